@@ -1,0 +1,106 @@
+"""memd's command line. It parses arguments, loads settings, and hands over; it holds no logic.
+
+Top-level imports stay light (click only): each command imports what it needs inside its function,
+so `memd status` never pays for the LLM client or the scheduler.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
+
+import click
+
+from pipeline import __version__
+
+if TYPE_CHECKING:
+    from daemon.config import LoadedSettings
+
+EXIT_CONFIG = 2
+
+
+@dataclass
+class CliContext:
+    config_path: Path | None
+    log_level: str
+    _loaded: LoadedSettings | None = field(default=None, repr=False)
+
+    def loaded(self) -> LoadedSettings:
+        """The settings, loaded once; a bad file or value exits with status 2 and says why."""
+        if self._loaded is None:
+            from daemon.config import ConfigError, load_settings
+
+            try:
+                self._loaded = load_settings(self.config_path)
+            except ConfigError as exc:
+                fail(f"config error: {exc}", EXIT_CONFIG)
+        return self._loaded
+
+    def configure_logging(self) -> None:
+        from daemon.logs import configure_logging
+
+        configure_logging(level=self.log_level)
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    """One clear line on stderr, no traceback."""
+    click.echo(f"memd: {message}", err=True)
+    sys.exit(code)
+
+
+pass_ctx = click.make_pass_decorator(CliContext)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", "-V", prog_name="memd", message="%(prog)s %(version)s")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="The TOML config file (default: $MEMD_CONFIG, else $XDG_CONFIG_HOME/memd/config.toml).",
+)
+@click.option(
+    "--log-level",
+    envvar="MEMD_LOG_LEVEL",
+    default="INFO",
+    show_default=True,
+    type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
+)
+@click.pass_context
+def cli(ctx: click.Context, config_path: Path | None, log_level: str) -> None:
+    """memd: durable memory for coding agents, built from their transcripts."""
+    ctx.obj = CliContext(config_path=config_path, log_level=log_level)
+
+
+def _register() -> None:
+    from daemon import cli_config
+
+    commands: list[Any] = [cli_config.config_group]
+    for command in commands:
+        cli.add_command(command)
+
+
+_register()
+
+
+def main(argv: list[str] | None = None) -> None:
+    from pipeline.errors import MemdError
+
+    try:
+        code = cli.main(args=argv, prog_name="memd", standalone_mode=False)
+    except click.exceptions.Abort:
+        fail("aborted", 130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except MemdError as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        fail("interrupted", 130)
+    except BrokenPipeError:
+        sys.exit(0)
+    if isinstance(code, int):
+        sys.exit(code)

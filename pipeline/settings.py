@@ -1,0 +1,203 @@
+"""The settings schema: one frozen object, one frozen model per TOML section.
+
+Loading (TOML file, environment overrides, error reporting) lives in ``daemon/config.py``; this
+module only says what the keys are, what they mean and what values are valid, so pipeline steps
+can take the section they need without importing the daemon.
+
+Path defaults follow the XDG base directories (via platformdirs on other platforms) and are
+resolved once, when the settings object is built, from the environment it is given.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+
+
+def _home(env: Mapping[str, str]) -> Path:
+    return Path(env.get("HOME") or Path.home())
+
+
+def _xdg(env: Mapping[str, str], var: str, fallback: str) -> Path:
+    value = env.get(var)
+    if value and Path(value).is_absolute():
+        return Path(value)
+    return _home(env) / fallback
+
+
+def default_config_path(env: Mapping[str, str]) -> Path:
+    return _xdg(env, "XDG_CONFIG_HOME", ".config") / "memd" / "config.toml"
+
+
+def default_state_dir(env: Mapping[str, str]) -> Path:
+    return _xdg(env, "XDG_STATE_HOME", ".local/state") / "memd"
+
+
+def default_data_dir(env: Mapping[str, str]) -> Path:
+    return _xdg(env, "XDG_DATA_HOME", ".local/share") / "memd"
+
+
+def codex_home(env: Mapping[str, str]) -> Path:
+    value = env.get("CODEX_HOME")
+    return Path(value) if value else _home(env) / ".codex"
+
+
+UserPath = Annotated[Path, AfterValidator(lambda p: p.expanduser())]
+"""A path in which a leading ``~`` means the user's home."""
+
+
+class PathsSettings(_Section):
+    memory_dir: UserPath
+    state_db: str = Field(description="An SQLAlchemy URL: sqlite:///PATH or postgresql://...")
+    state_dir: UserPath = Field(description="Where memd keeps its own files: the redaction key, the instance lock.")
+
+    @field_validator("state_db")
+    @classmethod
+    def _check_url(cls, value: str) -> str:
+        scheme = value.split(":", 1)[0]
+        base = scheme.split("+", 1)[0]
+        if "://" not in value or base not in {"sqlite", "postgresql", "postgres"}:
+            raise ValueError("must be an SQLAlchemy URL starting sqlite:/// or postgresql://")
+        return value
+
+
+class SourceSettings(_Section):
+    enabled: bool = True
+    root: UserPath
+
+
+class SourcesSettings(_Section):
+    claude_code: SourceSettings
+    codex: SourceSettings
+    gemini_cli: SourceSettings
+    pi: SourceSettings
+
+    def enabled(self) -> dict[str, SourceSettings]:
+        """The enabled sources by name, in a stable order."""
+        return {
+            name: value
+            for name, value in (
+                ("claude_code", self.claude_code),
+                ("codex", self.codex),
+                ("gemini_cli", self.gemini_cli),
+                ("pi", self.pi),
+            )
+            if value.enabled
+        }
+
+
+NonNegFloat = Annotated[float, Field(ge=0)]
+PosInt = Annotated[int, Field(gt=0)]
+Percent = Annotated[float, Field(ge=0, le=100)]
+
+
+class MemoriesSettings(_Section):
+    min_rollout_idle_hours: NonNegFloat = 6.0
+    max_rollout_age_days: Annotated[float, Field(gt=0)] = 30.0
+    max_rollouts_per_run: PosInt = 16
+    max_unused_days: Annotated[float, Field(gt=0)] = 30.0
+    min_rate_limit_remaining_percent: Percent = 25.0
+    disable_on_external_context: bool = False
+    min_user_messages: Annotated[int, Field(ge=0)] = 1
+    include_non_interactive: bool = False
+    exclude_projects: tuple[str, ...] = ()
+    render_token_budget: PosInt = Field(
+        default=60_000, description="Rendered transcript budget for one extraction request, in tokens."
+    )
+    summary_token_cap: PosInt = Field(default=2_500, description="Cap of a scope's memory_summary.md.")
+    topic_file_max_bytes: PosInt = Field(default=16_384, description="Cap of one topic file.")
+
+    @model_validator(mode="after")
+    def _idle_inside_age(self) -> MemoriesSettings:
+        if self.min_rollout_idle_hours >= self.max_rollout_age_days * 24:
+            raise ValueError("min_rollout_idle_hours must be shorter than max_rollout_age_days")
+        return self
+
+
+class BatchMode(str, Enum):
+    off = "off"
+    on = "on"
+    auto = "auto"
+
+
+class LLMSettings(_Section):
+    base_url: str | None = None
+    api_key_env: str = "ANTHROPIC_API_KEY"
+    provider: Literal["anthropic", "bedrock", "vertex"] = "anthropic"
+    extract_model: str = "claude-haiku-5-5"
+    consolidation_model: str = "claude-sonnet-5-5"
+    max_concurrency: Annotated[int, Field(ge=1, le=64)] = 8
+    batch: BatchMode = BatchMode.auto
+    batch_min_pending: PosInt = Field(default=4, description="With batch = auto, batch when at least this many.")
+    daily_token_budget: PosInt | None = None
+    request_timeout_s: Annotated[float, Field(gt=0)] = 300.0
+    max_backoff_s: Annotated[float, Field(gt=0)] = 3600.0
+
+    @field_validator("base_url")
+    @classmethod
+    def _check_base_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value
+
+
+class ScheduleSettings(_Section):
+    scan_interval_minutes: Annotated[float, Field(gt=0)] = 10.0
+    consolidate_cooldown_minutes: Annotated[float, Field(ge=0)] = 360.0
+    shutdown_timeout_s: Annotated[float, Field(gt=0)] = 30.0
+
+
+class ReviewSettings(_Section):
+    mode: Literal["auto", "inbox"] = "auto"
+
+
+class PublishSettings(_Section):
+    claude_code: bool = True
+    gemini: bool = True
+    codex: bool = False
+    claude_code_global: bool = False
+    gemini_global: bool = False
+    codex_global: bool = False
+    agents_md: bool = False
+    codex_summary_token_cap: PosInt = 2_500
+
+
+class Settings(_Section):
+    """Everything memd is told, validated once. Pass it (or one section of it) explicitly."""
+
+    paths: PathsSettings
+    sources: SourcesSettings
+    memories: MemoriesSettings = MemoriesSettings()
+    llm: LLMSettings = LLMSettings()
+    schedule: ScheduleSettings = ScheduleSettings()
+    review: ReviewSettings = ReviewSettings()
+    publish: PublishSettings = PublishSettings()
+
+
+def default_values(env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The defaults that depend on the environment (home and XDG directories), as plain TOML-shaped data."""
+    env = os.environ if env is None else env
+    home = _home(env)
+    state_dir = default_state_dir(env)
+    return {
+        "paths": {
+            "memory_dir": str(default_data_dir(env) / "memory"),
+            "state_db": f"sqlite:///{state_dir / 'state.db'}",
+            "state_dir": str(state_dir),
+        },
+        "sources": {
+            "claude_code": {"enabled": True, "root": str(home / ".claude" / "projects")},
+            "codex": {"enabled": True, "root": str(codex_home(env) / "sessions")},
+            "gemini_cli": {"enabled": True, "root": str(home / ".gemini" / "tmp")},
+            "pi": {"enabled": True, "root": str(home / ".pi" / "agent" / "sessions")},
+        },
+    }

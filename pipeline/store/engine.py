@@ -1,0 +1,131 @@
+"""Opening the state store: the URL, the engine, SQLite's pragmas and transactions, migrations.
+
+SQLAlchemy is imported only under ``pipeline/store``. ``sqlite:///PATH`` runs on aiosqlite (WAL,
+``busy_timeout``, write transactions begun IMMEDIATE so concurrent writers queue instead of
+failing on a lock upgrade); ``postgresql://...`` runs on asyncpg through the same code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import event, make_url
+from sqlalchemy.engine import URL
+from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+from pipeline.errors import StoreError
+
+SQLITE_BUSY_TIMEOUT_MS = 10_000
+
+
+def async_url(url: str) -> URL:
+    """The async driver URL for a user-facing ``sqlite:///`` or ``postgresql://`` URL."""
+    parsed = make_url(url)
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        return parsed.set(drivername="sqlite+aiosqlite")
+    if backend in {"postgresql", "postgres"}:
+        return parsed.set(drivername="postgresql+asyncpg")
+    raise StoreError(f"unsupported state_db URL scheme {parsed.drivername!r}: use sqlite:/// or postgresql://")
+
+
+def describe_url(url: str) -> str:
+    """The URL with any password hidden, for messages and `memd status`."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return "<invalid URL>"
+
+
+class Store:
+    """The state store's engine and its transactions. Domain operations live beside it, one module each."""
+
+    def __init__(self, engine: AsyncEngine, url: str) -> None:
+        self.engine = engine
+        self.url = url
+
+    @property
+    def dialect(self) -> str:
+        return self.engine.dialect.name
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[AsyncConnection]:
+        """A transaction that may write (on SQLite: ``BEGIN IMMEDIATE``)."""
+        async with self.engine.connect() as conn:
+            await conn.execution_options(memd_write=True)
+            async with conn.begin():
+                yield conn
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[AsyncConnection]:
+        """A read-only transaction (on SQLite: a deferred ``BEGIN``, which WAL lets run beside a writer)."""
+        async with self.engine.connect() as conn, conn.begin():
+            yield conn
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+
+def create_engine_for(url: str, *, pg_schema: str | None = None, **engine_kw: Any) -> AsyncEngine:
+    aurl = async_url(url)
+    if aurl.get_backend_name() == "sqlite":
+        if aurl.database and aurl.database != ":memory:":
+            Path(aurl.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        engine = create_async_engine(aurl, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}, **engine_kw)
+        _sqlite_events(engine)
+        return engine
+    connect_args: dict[str, Any] = {"timeout": 10}
+    if pg_schema:
+        connect_args["server_settings"] = {"search_path": pg_schema}
+    return create_async_engine(aurl, connect_args=connect_args, pool_pre_ping=True, **engine_kw)
+
+
+def _sqlite_events(engine: AsyncEngine) -> None:
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        # Take transaction control from the sqlite3 module so BEGIN is ours (see _on_begin).
+        dbapi_conn.isolation_level = None
+        cursor = dbapi_conn.cursor()
+        for pragma in (
+            "journal_mode=WAL",
+            "synchronous=NORMAL",
+            f"busy_timeout={SQLITE_BUSY_TIMEOUT_MS}",
+            "foreign_keys=ON",
+        ):
+            cursor.execute(f"PRAGMA {pragma}")
+        cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        write = conn.get_execution_options().get("memd_write", False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+
+async def open_store(url: str, *, migrate: bool = True, pg_schema: str | None = None) -> Store:
+    """Open the store; with ``migrate`` bring its schema up to date (refusing a newer one)."""
+    from pipeline.store.migrations import check_schema, upgrade
+
+    engine = create_engine_for(url, pg_schema=pg_schema)
+    store = Store(engine, url)
+    try:
+        if migrate:
+            await upgrade(store)
+        else:
+            await check_schema(store)
+    except (OperationalError, DBAPIError, OSError) as exc:
+        await engine.dispose()
+        raise StoreError(f"cannot open the state store {describe_url(url)}: {_short(exc)}") from None
+    except BaseException:
+        await engine.dispose()
+        raise
+    return store
+
+
+def _short(exc: BaseException) -> str:
+    orig = getattr(exc, "orig", None)
+    text = str(orig if orig is not None else exc)
+    return text.splitlines()[0] if text else type(exc).__name__

@@ -1,0 +1,33 @@
+"""Small named facts (the rate-limit gate, the last scan, publish notes), JSON values."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from pipeline.store.engine import Store
+from pipeline.store.schema import kv
+
+
+async def put(store: Store, key: str, value: Any, *, now: datetime) -> None:
+    insert = pg_insert if store.dialect == "postgresql" else sqlite_insert
+    stmt = insert(kv).values(key=key, value=value, updated_at=now)
+    stmt = stmt.on_conflict_do_update(index_elements=[kv.c.key], set_={"value": value, "updated_at": now})
+    async with store.write() as conn:
+        await conn.execute(stmt)
+
+
+async def get(store: Store, key: str, default: Any = None) -> Any:
+    async with store.read() as conn:
+        row = (await conn.execute(select(kv.c.value).where(kv.c.key == key))).first()
+    return default if row is None else row[0]
+
+
+async def get_with_time(store: Store, key: str) -> tuple[Any, datetime] | None:
+    async with store.read() as conn:
+        row = (await conn.execute(select(kv.c.value, kv.c.updated_at).where(kv.c.key == key))).first()
+    return None if row is None else (row[0], row[1])

@@ -1,0 +1,273 @@
+"""The state store's tables, in one place.
+
+Datetimes are stored through ``UTCDateTime``: aware UTC in, aware UTC out, on SQLite (which keeps
+no time zone) as on PostgreSQL, so comparisons hold on both.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    Dialect,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.types import TypeDecorator
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Stores aware datetimes as UTC; returns aware UTC datetimes. Naive input is refused."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to the state store; use aware UTC datetimes")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        assert isinstance(value, datetime)
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+metadata = MetaData()
+
+# Schema bookkeeping: one row, the version the database was migrated to.
+schema_version = Table(
+    "memd_schema",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("version", Integer, nullable=False),
+    Column("migrated_at", UTCDateTime, nullable=False),
+    Column("memd_version", String(32), nullable=False),
+)
+
+# One row per transcript file the scanner has seen.
+transcripts = Table(
+    "transcripts",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("source", String(32), nullable=False),
+    Column("path", Text, nullable=False, unique=True),
+    Column("session_id", String(200)),
+    Column("cwd", Text),
+    Column("project", Text),
+    # What the last scan saw of the file (one stat decides whether it changed).
+    Column("dev", BigInteger),
+    Column("ino", BigInteger),
+    Column("size", BigInteger),
+    Column("mtime_ns", BigInteger),
+    Column("parsed_offset", BigInteger, nullable=False, default=0),
+    Column("parse_state", JSON),
+    # What the records say.
+    Column("user_messages", Integer, nullable=False, default=0),
+    Column("started_at", UTCDateTime),
+    Column("last_activity", UTCDateTime),
+    Column("flags", JSON),
+    Column("external_context", JSON),
+    Column("redactions", JSON),
+    # Where it stands.
+    Column("state", String(32), nullable=False, default="new"),
+    Column("reason", Text),
+    Column("eligible_at", UTCDateTime),
+    Column("extracted_offset", BigInteger, nullable=False, default=0),
+    Column("extracted_at", UTCDateTime),
+    Column("first_seen_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    Column("changed_in_scan", Integer, nullable=False, default=0),
+)
+Index("ix_transcripts_state", transcripts.c.state)
+Index("ix_transcripts_session", transcripts.c.source, transcripts.c.session_id)
+
+# Work items: claimed with one statement, fenced by owner token.
+jobs = Table(
+    "jobs",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("kind", String(32), nullable=False),
+    Column("key", Text, nullable=False),
+    Column("state", String(16), nullable=False, default="pending"),
+    Column("payload", JSON),
+    Column("not_before", UTCDateTime),
+    Column("owner", String(64)),
+    Column("lease_until", UTCDateTime),
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("last_error", Text),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+    UniqueConstraint("kind", "key", name="uq_jobs_kind_key"),
+)
+Index("ix_jobs_claim", jobs.c.kind, jobs.c.state, jobs.c.not_before)
+
+# Named leases (a scope's consolidation, the instance): owner token, expiry, who holds it.
+leases = Table(
+    "leases",
+    metadata,
+    Column("name", String(200), primary_key=True),
+    Column("owner", String(64), nullable=False),
+    Column("host", String(200), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("acquired_at", UTCDateTime, nullable=False),
+    Column("heartbeat_at", UTCDateTime, nullable=False),
+    Column("expires_at", UTCDateTime, nullable=False),
+)
+
+# Phase-1 outputs, with provenance. A newer extract of the same transcript supersedes the older.
+stage1_outputs = Table(
+    "stage1_outputs",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("transcript_id", Integer, ForeignKey("transcripts.id", ondelete="CASCADE"), nullable=False),
+    Column("source", String(32), nullable=False),
+    Column("session_id", String(200), nullable=False),
+    Column("project", Text),
+    Column("scope", Text, nullable=False),
+    Column("range_start", BigInteger, nullable=False),
+    Column("range_end", BigInteger, nullable=False),
+    Column("rollout_slug", String(200), nullable=False),
+    Column("rollout_summary", Text, nullable=False),
+    Column("raw_memory", Text, nullable=False),
+    Column("memories", JSON, nullable=False),
+    Column("model", String(100), nullable=False),
+    Column("usage", JSON, nullable=False),
+    Column("redactions", JSON),
+    Column("session_started_at", UTCDateTime),
+    Column("session_last_activity", UTCDateTime),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("superseded_by", Integer),
+    Column("forgotten_at", UTCDateTime),
+    Column("use_count", Integer, nullable=False, default=0),
+    Column("last_used_at", UTCDateTime),
+)
+Index("ix_stage1_scope", stage1_outputs.c.scope, stage1_outputs.c.superseded_by)
+
+# One row per model call: what it cost.
+llm_calls = Table(
+    "llm_calls",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("at", UTCDateTime, nullable=False),
+    Column("phase", String(16), nullable=False),
+    Column("model", String(100), nullable=False),
+    Column("job_key", Text),
+    Column("batch", Boolean, nullable=False, default=False),
+    Column("input_tokens", Integer, nullable=False, default=0),
+    Column("output_tokens", Integer, nullable=False, default=0),
+    Column("cache_read_tokens", Integer, nullable=False, default=0),
+    Column("cache_write_tokens", Integer, nullable=False, default=0),
+    Column("cost_usd", Float, nullable=False, default=0.0),
+    Column("outcome", String(32), nullable=False),
+    Column("prompt_hash", String(64)),
+)
+Index("ix_llm_calls_at", llm_calls.c.at)
+
+# Small named facts: the rate-limit gate, the last scan, the daemon's status line.
+kv = Table(
+    "kv",
+    metadata,
+    Column("key", String(200), primary_key=True),
+    Column("value", JSON, nullable=False),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+# Message Batches submitted and not yet collected.
+batches = Table(
+    "batches",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("batch_id", String(200), nullable=False, unique=True),
+    Column("phase", String(16), nullable=False),
+    Column("custom_ids", JSON, nullable=False),
+    Column("state", String(32), nullable=False),
+    Column("submitted_at", UTCDateTime, nullable=False),
+    Column("ended_at", UTCDateTime),
+)
+
+# Consolidation scopes and their runs.
+scopes = Table(
+    "scopes",
+    metadata,
+    Column("key", Text, primary_key=True),
+    Column("project", Text),
+    Column("watermark", JSON),
+    Column("last_success_at", UTCDateTime),
+    Column("last_commit", String(64)),
+    Column("updated_at", UTCDateTime, nullable=False),
+)
+
+consolidation_runs = Table(
+    "consolidation_runs",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("run_id", String(64), nullable=False, unique=True),
+    Column("scope", Text, nullable=False),
+    Column("mode", String(16), nullable=False),
+    Column("started_at", UTCDateTime, nullable=False),
+    Column("finished_at", UTCDateTime),
+    Column("outcome", String(32), nullable=False),
+    Column("reason", Text),
+    Column("commit", String(64)),
+    Column("branch", String(200)),
+    Column("inputs", JSON),
+    Column("usage", JSON),
+)
+Index("ix_runs_scope", consolidation_runs.c.scope, consolidation_runs.c.started_at)
+
+# Where each scope was last published, and what was written, to notice outside edits.
+publications = Table(
+    "publications",
+    metadata,
+    Column("target", String(64), primary_key=True),
+    Column("scope", Text, primary_key=True),
+    Column("path", Text, nullable=False),
+    Column("content_sha256", String(64)),
+    Column("published_at", UTCDateTime),
+    Column("outcome", String(32), nullable=False),
+    Column("reason", Text),
+)
+
+# When a later session read a published memory.
+memory_uses = Table(
+    "memory_uses",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("scope", Text, nullable=False),
+    Column("file", Text, nullable=False),
+    Column("transcript_id", Integer, ForeignKey("transcripts.id", ondelete="CASCADE")),
+    Column("used_at", UTCDateTime, nullable=False),
+    UniqueConstraint("file", "transcript_id", "used_at", name="uq_memory_uses"),
+)
+
+# The running daemon's heartbeat, so `memd status` can tell a live daemon from a dead one.
+heartbeats = Table(
+    "heartbeats",
+    metadata,
+    Column("instance", String(64), primary_key=True),
+    Column("host", String(200), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("version", String(32), nullable=False),
+    Column("started_at", UTCDateTime, nullable=False),
+    Column("beat_at", UTCDateTime, nullable=False),
+    Column("status", Text),
+    Column("stopped_at", UTCDateTime),
+)
