@@ -7,50 +7,13 @@ so `memd status` never pays for the LLM client or the scheduler.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any
 
 import click
 
+from daemon.cli_context import CliContext, fail
 from pipeline import __version__
-
-if TYPE_CHECKING:
-    from daemon.config import LoadedSettings
-
-EXIT_CONFIG = 2
-
-
-@dataclass
-class CliContext:
-    config_path: Path | None
-    log_level: str
-    _loaded: LoadedSettings | None = field(default=None, repr=False)
-
-    def loaded(self) -> LoadedSettings:
-        """The settings, loaded once; a bad file or value exits with status 2 and says why."""
-        if self._loaded is None:
-            from daemon.config import ConfigError, load_settings
-
-            try:
-                self._loaded = load_settings(self.config_path)
-            except ConfigError as exc:
-                fail(f"config error: {exc}", EXIT_CONFIG)
-        return self._loaded
-
-    def configure_logging(self) -> None:
-        from daemon.logs import configure_logging
-
-        configure_logging(level=self.log_level)
-
-
-def fail(message: str, code: int = 1) -> NoReturn:
-    """One clear line on stderr, no traceback."""
-    click.echo(f"memd: {message}", err=True)
-    sys.exit(code)
-
-
-pass_ctx = click.make_pass_decorator(CliContext)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

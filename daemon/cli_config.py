@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from daemon.cli import CliContext, fail, pass_ctx
+from daemon.cli_context import CliContext, fail, pass_ctx
 
 TEMPLATE = Path(__file__).with_name("config_template.toml")
 

@@ -119,7 +119,9 @@ def _env_value(value: str) -> Any:
     return value
 
 
-def _merge(into: dict[str, Any], layer: Mapping[str, Any], origins: dict[str, str], origin: str, prefix: str = "") -> None:
+def _merge(
+    into: dict[str, Any], layer: Mapping[str, Any], origins: dict[str, str], origin: str, prefix: str = ""
+) -> None:
     for key, value in layer.items():
         dotted = f"{prefix}{key}"
         if isinstance(value, Mapping) and isinstance(into.get(key), dict):

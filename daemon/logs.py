@@ -15,7 +15,16 @@ from typing import Any, TextIO
 
 import structlog
 
-QUIET_LIBRARIES = ("anthropic", "httpx", "httpx2", "httpcore", "httpcore2", "apscheduler", "aiosqlite", "asyncpg")
+QUIET_LIBRARIES = (
+    "anthropic",
+    "httpx",
+    "httpx2",
+    "httpcore",
+    "httpcore2",
+    "apscheduler",
+    "aiosqlite",
+    "asyncpg",
+)
 LIBRARY_FLOOR = logging.WARNING
 
 
@@ -32,13 +41,16 @@ def configure_logging(*, level: str = "INFO", stream: TextIO | None = None, json
     renderer: Any
     if as_json:
         exc_processors: list[Any] = [
-            structlog.processors.ExceptionRenderer(structlog.tracebacks.ExceptionDictTransformer(show_locals=False))
+            structlog.processors.ExceptionRenderer(
+                structlog.tracebacks.ExceptionDictTransformer(show_locals=False)
+            )
         ]
         renderer = structlog.processors.JSONRenderer()
     else:
         exc_processors = []
         renderer = structlog.dev.ConsoleRenderer(
-            exception_formatter=structlog.dev.RichTracebackFormatter(show_locals=False), colors=stream.isatty()
+            exception_formatter=structlog.dev.RichTracebackFormatter(show_locals=False),
+            colors=stream.isatty(),
         )
     structlog.configure(
         processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
@@ -50,7 +62,11 @@ def configure_logging(*, level: str = "INFO", stream: TextIO | None = None, json
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             foreign_pre_chain=shared,
-            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, *exc_processors, renderer],
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                *exc_processors,
+                renderer,
+            ],
         )
     )
     root = logging.getLogger()

@@ -5,6 +5,7 @@ MemdError
 │   ├── SchemaTooNew            the database was migrated by a newer memd
 │   └── LeaseLost               a fenced update found another owner
 ├── TranscriptUnreadable        a transcript cannot be parsed (the reason says why)
+│   └── TranscriptIncomplete    caught mid-write: retry later, not an error
 ├── PromptError                 a prompt file is missing or its placeholders do not match
 ├── LLMError                    the model API failed
 │   ├── LLMUnavailable          retryable: 429, 529, 5xx, timeouts (carries not_before)
@@ -12,7 +13,8 @@ MemdError
 │   ├── LLMOutputInvalid        the model's output failed validation
 │   └── NoAPIKey                the key variable is not set
 ├── SecretFound                 the commit gate found a secret (rules only, never the value)
-└── MemoryRepoError             git or the memory directory failed
+├── MemoryRepoError             git or the memory directory failed
+└── ConsolidationFailed         a phase-2 run ended without a commit (the reason says why)
 """
 
 from __future__ import annotations
@@ -51,6 +53,14 @@ class TranscriptUnreadable(MemdError):
         self.retryable = retryable
 
 
+class TranscriptIncomplete(TranscriptUnreadable):
+    """A transcript caught mid-write (a whole-file JSON rewritten in place, no complete line yet):
+    not an error, read it again later."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason, retryable=True)
+
+
 class PromptError(MemdError):
     """A prompt file is missing, unreadable, or its placeholders do not match the code."""
 
@@ -62,7 +72,9 @@ class LLMError(MemdError):
 class LLMUnavailable(LLMError):
     """Retryable: rate limited, overloaded, server error or timeout. Retry at ``not_before``."""
 
-    def __init__(self, message: str, *, not_before: datetime | None = None, status: int | None = None) -> None:
+    def __init__(
+        self, message: str, *, not_before: datetime | None = None, status: int | None = None
+    ) -> None:
         super().__init__(message)
         self.not_before = not_before
         self.status = status
@@ -95,4 +107,17 @@ class SecretFound(MemdError):
 
 
 class MemoryRepoError(MemdError):
-    """git or the memory directory failed."""
+    """git or the memory directory failed; ``stderr`` holds git's own words when git was the one failing."""
+
+    def __init__(self, message: str, *, stderr: str = "") -> None:
+        super().__init__(message)
+        self.stderr = stderr
+
+
+class ConsolidationFailed(MemdError):
+    """A phase-2 run ended without a commit; ``reason`` says why (recorded on the run)."""
+
+    def __init__(self, reason: str, *, findings: list[str] | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.findings = findings or []

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -58,7 +58,9 @@ UserPath = Annotated[Path, AfterValidator(lambda p: p.expanduser())]
 class PathsSettings(_Section):
     memory_dir: UserPath
     state_db: str = Field(description="An SQLAlchemy URL: sqlite:///PATH or postgresql://...")
-    state_dir: UserPath = Field(description="Where memd keeps its own files: the redaction key, the instance lock.")
+    state_dir: UserPath = Field(
+        description="Where memd keeps its own files: the redaction key, the instance lock."
+    )
 
     @field_validator("state_db")
     @classmethod
@@ -123,7 +125,7 @@ class MemoriesSettings(_Section):
         return self
 
 
-class BatchMode(str, Enum):
+class BatchMode(StrEnum):
     off = "off"
     on = "on"
     auto = "auto"
@@ -137,7 +139,9 @@ class LLMSettings(_Section):
     consolidation_model: str = "claude-sonnet-5-5"
     max_concurrency: Annotated[int, Field(ge=1, le=64)] = 8
     batch: BatchMode = BatchMode.auto
-    batch_min_pending: PosInt = Field(default=4, description="With batch = auto, batch when at least this many.")
+    batch_min_pending: PosInt = Field(
+        default=4, description="With batch = auto, batch when at least this many."
+    )
     daily_token_budget: PosInt | None = None
     request_timeout_s: Annotated[float, Field(gt=0)] = 300.0
     max_backoff_s: Annotated[float, Field(gt=0)] = 3600.0

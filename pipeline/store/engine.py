@@ -30,7 +30,9 @@ def async_url(url: str) -> URL:
         return parsed.set(drivername="sqlite+aiosqlite")
     if backend in {"postgresql", "postgres"}:
         return parsed.set(drivername="postgresql+asyncpg")
-    raise StoreError(f"unsupported state_db URL scheme {parsed.drivername!r}: use sqlite:/// or postgresql://")
+    raise StoreError(
+        f"unsupported state_db URL scheme {parsed.drivername!r}: use sqlite:/// or postgresql://"
+    )
 
 
 def describe_url(url: str) -> str:
@@ -75,7 +77,9 @@ def create_engine_for(url: str, *, pg_schema: str | None = None, **engine_kw: An
     if aurl.get_backend_name() == "sqlite":
         if aurl.database and aurl.database != ":memory:":
             Path(aurl.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        engine = create_async_engine(aurl, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}, **engine_kw)
+        engine = create_async_engine(
+            aurl, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}, **engine_kw
+        )
         _sqlite_events(engine)
         return engine
     connect_args: dict[str, Any] = {"timeout": 10}
@@ -109,7 +113,10 @@ async def open_store(url: str, *, migrate: bool = True, pg_schema: str | None = 
     """Open the store; with ``migrate`` bring its schema up to date (refusing a newer one)."""
     from pipeline.store.migrations import check_schema, upgrade
 
-    engine = create_engine_for(url, pg_schema=pg_schema)
+    try:
+        engine = create_engine_for(url, pg_schema=pg_schema)
+    except OSError as exc:
+        raise StoreError(f"cannot open the state store {describe_url(url)}: {exc.strerror or exc}") from None
     store = Store(engine, url)
     try:
         if migrate:

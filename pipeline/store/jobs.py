@@ -100,7 +100,9 @@ async def claim_next(store: Store, kind: str, *, owner: str, now: datetime, leas
     stmt = (
         update(jobs)
         .where(jobs.c.id == pick)
-        .values(state=RUNNING, owner=owner, lease_until=now + lease, attempts=jobs.c.attempts + 1, updated_at=now)
+        .values(
+            state=RUNNING, owner=owner, lease_until=now + lease, attempts=jobs.c.attempts + 1, updated_at=now
+        )
         .returning(jobs.c.id, jobs.c.kind, jobs.c.key, jobs.c.payload, jobs.c.lease_until, jobs.c.attempts)
     )
     async with store.write() as conn:
@@ -119,7 +121,11 @@ async def claim_next(store: Store, kind: str, *, owner: str, now: datetime, leas
 
 
 async def _fenced(store: Store, job: Job, **values: Any) -> None:
-    stmt = update(jobs).where(jobs.c.id == job.id, jobs.c.owner == job.owner, jobs.c.state == RUNNING).values(**values)
+    stmt = (
+        update(jobs)
+        .where(jobs.c.id == job.id, jobs.c.owner == job.owner, jobs.c.state == RUNNING)
+        .values(**values)
+    )
     async with store.write() as conn:
         result = await conn.execute(stmt)
     if result.rowcount != 1:
@@ -142,7 +148,14 @@ async def fail(store: Store, job: Job, *, now: datetime, reason: str) -> None:
 async def retry_later(store: Store, job: Job, *, now: datetime, not_before: datetime, reason: str) -> None:
     """Hand the job back to the queue, to be claimed again no earlier than ``not_before``."""
     await _fenced(
-        store, job, state=PENDING, owner=None, lease_until=None, not_before=not_before, updated_at=now, last_error=reason
+        store,
+        job,
+        state=PENDING,
+        owner=None,
+        lease_until=None,
+        not_before=not_before,
+        updated_at=now,
+        last_error=reason,
     )
 
 

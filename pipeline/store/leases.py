@@ -73,7 +73,9 @@ async def acquire(
     }
     insert = pg_insert if store.dialect == "postgresql" else sqlite_insert
     async with store.write() as conn:
-        await conn.execute(insert(leases).values(**values).on_conflict_do_nothing(index_elements=[leases.c.name]))
+        await conn.execute(
+            insert(leases).values(**values).on_conflict_do_nothing(index_elements=[leases.c.name])
+        )
         row = (await conn.execute(select(leases).where(leases.c.name == name).with_for_update())).first()
         assert row is not None
         current = _holder(row)

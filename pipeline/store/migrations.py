@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 from alembic.operations import Operations
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import Connection, inspect, insert, select, update
+from sqlalchemy import Connection, insert, inspect, select, update
 
 from pipeline import __version__
 from pipeline.errors import SchemaTooNew, StoreError
@@ -24,7 +24,9 @@ from pipeline.store.engine import Store
 
 
 def _v1(op: Operations, conn: Connection) -> None:
-    schema.metadata.create_all(conn, tables=[t for t in schema.metadata.sorted_tables if t.name != "memd_schema"])
+    schema.metadata.create_all(
+        conn, tables=[t for t in schema.metadata.sorted_tables if t.name != "memd_schema"]
+    )
 
 
 MIGRATIONS: list[Callable[[Operations, Connection], None]] = [_v1]

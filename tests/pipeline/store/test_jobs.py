@@ -12,7 +12,9 @@ from pipeline.store import Store, jobs
 LEASE = timedelta(minutes=5)
 
 
-async def test_eight_concurrent_workers_claim_each_of_200_items_exactly_once(store: Store, clock: FakeClock) -> None:
+async def test_eight_concurrent_workers_claim_each_of_200_items_exactly_once(
+    store: Store, clock: FakeClock
+) -> None:
     now = clock.now()
     for i in range(200):
         await jobs.enqueue(store, "extract", f"t{i}", now=now)
@@ -84,7 +86,9 @@ async def test_retry_later_and_fail_record_the_reason(store: Store, clock: FakeC
     assert again.key == "a"
 
 
-async def test_enqueue_does_not_steal_a_running_job_but_requeues_a_finished_one(store: Store, clock: FakeClock) -> None:
+async def test_enqueue_does_not_steal_a_running_job_but_requeues_a_finished_one(
+    store: Store, clock: FakeClock
+) -> None:
     await jobs.enqueue(store, "extract", "a", now=clock.now(), payload={"v": 1})
     job = await jobs.claim_next(store, "extract", owner="w", now=clock.now(), lease=LEASE)
     assert job is not None

@@ -1,0 +1,55 @@
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from pipeline import __version__
+
+
+def _memd(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("MEMD_")}
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "daemon", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd=cwd,
+        timeout=60,
+    )
+
+
+def test_version() -> None:
+    done = _memd("--version")
+    assert done.returncode == 0
+    assert done.stdout.strip() == f"memd {__version__}"
+
+
+def test_bad_config_exits_2_with_one_line_naming_file_and_key(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    path.write_text("[memories]\nmax_rollouts_per_run = 0\n")
+    done = _memd("--config", str(path), "config", "validate")
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert f"{path}: memories.max_rollouts_per_run" in done.stderr
+
+
+def test_config_init_writes_a_valid_commented_file_and_show_reports_origins(tmp_path: Path) -> None:
+    env = {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    done = _memd("config", "init", env=env)
+    assert done.returncode == 0, done.stderr
+    written = tmp_path / "cfg" / "memd" / "config.toml"
+    assert written.exists()
+    assert _memd("config", "init", env=env).returncode == 1  # refuses to overwrite
+    assert _memd("config", "validate", env=env).returncode == 0
+    written.write_text("[schedule]\nscan_interval_minutes = 3\n")
+    show = _memd("config", "show", env={**env, "MEMD_LLM__MAX_CONCURRENCY": "2"})
+    assert show.returncode == 0, show.stderr
+    assert re.search(rf"scan_interval_minutes *= 3.0  # file {re.escape(str(written))}", show.stdout)
+    assert re.search(r"max_concurrency *= 2  # env MEMD_LLM__MAX_CONCURRENCY", show.stdout)
+    assert "# default" in show.stdout

@@ -1,0 +1,122 @@
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from daemon.config import ConfigError, load_settings
+
+BASE_ENV = {"HOME": "/home/u"}
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "config.toml"
+    path.write_text(text)
+    return path
+
+
+def test_defaults_follow_home_and_xdg() -> None:
+    loaded = load_settings(None, {**BASE_ENV, "XDG_STATE_HOME": "/st", "CODEX_HOME": "/cx"})
+    s = loaded.settings
+    assert s.paths.memory_dir == Path("/home/u/.local/share/memd/memory")
+    assert s.paths.state_db == "sqlite:////st/memd/state.db"
+    assert s.sources.claude_code.root == Path("/home/u/.claude/projects")
+    assert s.sources.codex.root == Path("/cx/sessions")
+    assert s.sources.gemini_cli.root == Path("/home/u/.gemini/tmp")
+    assert s.sources.pi.root == Path("/home/u/.pi/agent/sessions")
+    assert s.memories.min_rollout_idle_hours == 6
+    assert s.llm.extract_model == "claude-haiku-5-5"
+    assert s.publish.claude_code is True
+    assert s.publish.codex is False
+    assert loaded.path == Path("/home/u/.config/memd/config.toml")
+    assert not loaded.file_exists
+
+
+def test_file_then_environment_with_origins(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        '[memories]\nmin_rollout_idle_hours = 0\nmax_rollouts_per_run = 4\n[sources.pi]\nroot = "~/pi"\n',
+    )
+    env = {
+        **BASE_ENV,
+        "MEMD_MEMORIES__MAX_ROLLOUTS_PER_RUN": "9",
+        "MEMD_MEMORIES__EXCLUDE_PROJECTS": '["/a/*"]',
+    }
+    loaded = load_settings(path, env)
+    assert loaded.settings.memories.min_rollout_idle_hours == 0.0
+    assert loaded.settings.memories.max_rollouts_per_run == 9
+    assert loaded.settings.memories.exclude_projects == ("/a/*",)
+    assert loaded.settings.sources.pi.root == Path.home() / "pi"
+    assert loaded.origin("memories.min_rollout_idle_hours") == f"file {path}"
+    assert loaded.origin("memories.max_rollouts_per_run") == "env MEMD_MEMORIES__MAX_ROLLOUTS_PER_RUN"
+    assert loaded.origin("llm.batch") == "default"
+
+
+def test_memd_config_variable_names_the_file(tmp_path: Path) -> None:
+    path = _write(tmp_path, "[review]\nmode = 'inbox'\n")
+    assert load_settings(None, {**BASE_ENV, "MEMD_CONFIG": str(path)}).settings.review.mode == "inbox"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[memories]\nbogus = 1\n", "memories.bogus: unknown key"),
+        ("[nonsense]\nx = 1\n", "nonsense: unknown key"),
+        (
+            "[memories]\nmin_rollout_idle_hours = -1\n",
+            "memories.min_rollout_idle_hours: Input should be greater",
+        ),
+        ("[llm]\nbatch = 'sometimes'\n", "llm.batch"),
+        ("[paths]\nstate_db = 'mysql://x'\n", "paths.state_db"),
+        ("[memories\n", "invalid TOML"),
+        ("[memories]\nmin_rollout_idle_hours = 800\n", "shorter than max_rollout_age_days"),
+    ],
+)
+def test_bad_files_name_the_file_and_the_key(tmp_path: Path, text: str, expected: str) -> None:
+    path = _write(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        load_settings(path, BASE_ENV)
+    assert str(path) in str(info.value)
+    assert expected in str(info.value)
+
+
+def test_bad_environment_value_names_the_variable() -> None:
+    with pytest.raises(ConfigError, match="env MEMD_LLM__MAX_CONCURRENCY: llm.max_concurrency"):
+        load_settings(None, {**BASE_ENV, "MEMD_LLM__MAX_CONCURRENCY": "lots"})
+
+
+def test_a_named_missing_file_is_an_error_but_the_default_may_be_absent(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no such config file"):
+        load_settings(tmp_path / "nope.toml", BASE_ENV)
+    assert load_settings(None, {**BASE_ENV, "XDG_CONFIG_HOME": str(tmp_path)}).file_exists is False
+
+
+def test_settings_are_frozen() -> None:
+    s = load_settings(None, BASE_ENV).settings
+    with pytest.raises(ValidationError):
+        s.memories.min_user_messages = 5  # type: ignore[misc]
+
+
+def test_the_commented_template_is_valid_and_lists_every_key(tmp_path: Path) -> None:
+    from daemon.cli_config import TEMPLATE
+
+    text = TEMPLATE.read_text()
+    path = _write(tmp_path, text)
+    settings = load_settings(path, BASE_ENV).settings
+    for section, values in settings.model_dump().items():
+        assert f"[{section}" in text
+        for key, value in values.items():
+            if isinstance(value, dict):
+                for sub in value:
+                    assert f"# {sub} =" in text, f"{section}.{key}.{sub} missing from the template"
+            else:
+                assert f"# {key} =" in text, f"{section}.{key} missing from the template"
+    # Uncommenting every default must still validate.
+    uncommented = "\n".join(
+        line[2:] if re.match(r"# [a-z_]+ = ", line) and "$" not in line and "~" not in line else line
+        for line in text.splitlines()
+    )
+    path.write_text(uncommented)
+    load_settings(path, BASE_ENV)

@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from pipeline.projects import GLOBAL_SCOPE, ProjectResolver, project_key, resolve_project, scope_for
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True, capture_output=True
+    )
+
+
+def _repo(path: Path) -> Path:
+    path.mkdir(parents=True)
+    _git(path, "init", "-q", "-b", "main")
+    (path / "README").write_text("x")
+    _git(path, "add", "README")
+    _git(path, "commit", "-qm", "init")
+    return path
+
+
+def test_a_subfolder_joins_its_repository(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "app")
+    sub = repo / "src" / "deep"
+    sub.mkdir(parents=True)
+    assert resolve_project(str(sub)) == str(repo.resolve())
+
+
+def test_a_linked_worktree_joins_its_main_repository(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "app")
+    wt = tmp_path / "app-feature"
+    _git(repo, "worktree", "add", "-q", str(wt), "-b", "feature")
+    assert resolve_project(str(wt)) == str(repo.resolve())
+    assert resolve_project(str(wt / ".")) == str(repo.resolve())
+
+
+def test_a_directory_outside_git_is_its_own_project(tmp_path: Path) -> None:
+    plain = tmp_path / "notes"
+    plain.mkdir()
+    assert resolve_project(str(plain)) == str(plain.resolve())
+
+
+def test_a_vanished_directory_keeps_the_recorded_project(tmp_path: Path) -> None:
+    gone = tmp_path / "gone"
+    assert resolve_project(str(gone), recorded="/home/u/app") == "/home/u/app"
+    assert resolve_project(str(gone)) == str(gone)
+    assert resolve_project(None, recorded="/x") == "/x"
+
+
+def test_the_resolver_asks_git_once_per_directory(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "app")
+    resolver = ProjectResolver()
+    assert resolver.resolve(str(repo)) == str(repo.resolve())
+    # Once cached, removing git does not change the answer within this resolver's life.
+    subprocess.run(["rm", "-rf", str(repo / ".git")], check=True)
+    assert resolver.resolve(str(repo)) == str(repo.resolve())
+
+
+def test_scope_keys_are_stable_readable_and_distinct() -> None:
+    assert scope_for(None) == GLOBAL_SCOPE
+    a = scope_for("/home/u/work/app")
+    b = scope_for("/home/u/play/app")
+    assert a.startswith("projects/app-")
+    assert a != b
+    assert a == scope_for("/home/u/work/app")
+    assert project_key("/weird/na me!").startswith("na-me-")
