@@ -4,6 +4,7 @@ MemdError
 ├── StoreError                  the state store cannot be opened or used
 │   ├── SchemaTooNew            the database was migrated by a newer memd
 │   └── LeaseLost               a fenced update found another owner
+├── InstanceBusy                another live memd holds this state store (names it)
 ├── TranscriptUnreadable        a transcript cannot be parsed (the reason says why)
 │   └── TranscriptIncomplete    caught mid-write: retry later, not an error
 ├── PromptError                 a prompt file is missing or its placeholders do not match
@@ -11,10 +12,13 @@ MemdError
 │   ├── LLMUnavailable          retryable: 429, 529, 5xx, timeouts (carries not_before)
 │   ├── LLMRejected             permanent: a 4xx that will not heal (carries the API's message)
 │   ├── LLMOutputInvalid        the model's output failed validation
+│   ├── LLMAuthFailed           401/403: the key or its permissions are wrong (stops the run, fails no item)
 │   └── NoAPIKey                the key variable is not set
 ├── SecretFound                 the commit gate found a secret (rules only, never the value)
+├── RedactionKeyError           the redaction key file cannot be created or read
 ├── MemoryRepoError             git or the memory directory failed
-└── ConsolidationFailed         a phase-2 run ended without a commit (the reason says why)
+├── ConsolidationFailed         a phase-2 run ended without a commit (the reason says why)
+└── PublishError                an agent's file memd must edit is unusable (e.g. settings.json not JSON)
 """
 
 from __future__ import annotations
@@ -42,6 +46,19 @@ class SchemaTooNew(StoreError):
 
 class LeaseLost(StoreError):
     """A fenced update or completion found that this owner no longer holds the lease."""
+
+
+class InstanceBusy(MemdError):
+    """Another live memd holds this state store; the message says where and since when."""
+
+    def __init__(self, *, host: str, pid: int, since: datetime | None, where: str = "") -> None:
+        when = f", since {since.isoformat(timespec='seconds')}" if since is not None else ""
+        super().__init__(
+            f"memd is already running for this state store (host {host}, pid {pid}{when}){where}"
+        )
+        self.host = host
+        self.pid = pid
+        self.since = since
 
 
 class TranscriptUnreadable(MemdError):
@@ -92,6 +109,14 @@ class LLMOutputInvalid(LLMError):
     """The model's output failed validation."""
 
 
+class LLMAuthFailed(LLMError):
+    """The API refused the credentials (401/403): nothing can succeed until the key is fixed."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
 class NoAPIKey(LLMError):
     def __init__(self, variable: str) -> None:
         super().__init__(f"no API key: set {variable} (or [llm] api_key_env) to let memd call the model")
@@ -104,6 +129,10 @@ class SecretFound(MemdError):
     def __init__(self, findings: list[str]) -> None:
         super().__init__("secret gate: " + ", ".join(findings))
         self.findings = findings
+
+
+class RedactionKeyError(MemdError):
+    """The per-installation redaction key (``<state_dir>/redaction.key``) cannot be created or read."""
 
 
 class MemoryRepoError(MemdError):
@@ -121,3 +150,7 @@ class ConsolidationFailed(MemdError):
         super().__init__(reason)
         self.reason = reason
         self.findings = findings or []
+
+
+class PublishError(MemdError):
+    """A file memd must edit to publish or to install a hook is unusable; the message says which and why."""

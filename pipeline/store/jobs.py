@@ -76,6 +76,33 @@ async def enqueue(
         await conn.execute(stmt)
 
 
+async def enqueue_many(store: Store, kind: str, keys: list[str], *, now: datetime) -> None:
+    """``enqueue`` for many keys in one transaction (a scan that finds thousands of sessions)."""
+    if not keys:
+        return
+    insert = pg_insert if store.dialect == "postgresql" else sqlite_insert
+    stmt = insert(jobs)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=[jobs.c.kind, jobs.c.key],
+        set_={"state": PENDING, "not_before": None, "attempts": 0, "last_error": None, "updated_at": now},
+        where=or_(jobs.c.state != RUNNING, jobs.c.lease_until < now),
+    )
+    rows = [
+        {
+            "kind": kind,
+            "key": key,
+            "state": PENDING,
+            "payload": {},
+            "attempts": 0,
+            "created_at": now,
+            "updated_at": now,
+        }
+        for key in keys
+    ]
+    async with store.write() as conn:
+        await conn.execute(stmt, rows)
+
+
 def _claimable(kind: str, now: datetime) -> Any:
     return and_(
         jobs.c.kind == kind,

@@ -1,0 +1,245 @@
+"""Scanner benchmark: an unchanged re-scan of 20,000 transcripts against a bare stat walk, and the
+cost of parsing appended bytes against the size of the file they were appended to.
+
+    .venv/bin/python benchmarks/scan_bench.py [--files 20000] [--repeat 5]
+
+Everything runs in one process, side by side, on a corpus generated in a temporary directory:
+
+1. Re-scan: ``pipeline.scanner.scan`` with nothing changed (the state store already knows every
+   file) against a bare Python walk that stats every file (``os.walk`` + ``os.stat``), median of
+   ``--repeat`` runs each, alternating. Target: scan <= 3x the walk. The same two are also timed as
+   whole processes (``memd scan --json`` against ``python3 -c <walk>``) for reference.
+2. Appends: sessions of 100 KB, 1 MB, 10 MB and 50 MB each get 2 KB appended; the re-scan's parse
+   time and bytes parsed are reported per size. Target: the cost follows the appended bytes, not the
+   file size.
+
+Exits non-zero when a target is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pipeline.clock import FakeClock
+from pipeline.scanner import scan
+from pipeline.settings import Settings
+from pipeline.store import Store, open_store
+
+NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
+
+
+def _line(kind: str, sid: str, cwd: str, n: int, text: str) -> str:
+    at = (NOW - timedelta(hours=10) + timedelta(seconds=n)).strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    if kind == "user":
+        message: dict[str, object] = {"role": "user", "content": text}
+    else:
+        message = {
+            "id": f"msg_{sid[:8]}_{n}",
+            "role": "assistant",
+            "content": [{"type": "text", "text": text}],
+        }
+    return json.dumps(
+        {
+            "type": kind,
+            "sessionId": sid,
+            "cwd": cwd,
+            "uuid": f"{sid[:8]}-{n}",
+            "timestamp": at,
+            "message": message,
+        }
+    )
+
+
+def _session_text(sid: str, cwd: str, turns: int, filler: int = 200) -> str:
+    pad = "x" * filler
+    lines = []
+    for n in range(turns):
+        lines.append(_line("user", sid, cwd, 2 * n, f"request {n} {pad}"))
+        lines.append(_line("assistant", sid, cwd, 2 * n + 1, f"answer {n} {pad}"))
+    return "\n".join(lines) + "\n"
+
+
+def make_corpus(root: Path, files: int) -> Path:
+    projects = root / "claude" / "projects"
+    per_dir = 50
+    for i in range(files):
+        folder = projects / f"-home-u-proj{i // per_dir:04d}"
+        if i % per_dir == 0:
+            folder.mkdir(parents=True, exist_ok=True)
+        sid = f"{i:08x}-0000-4000-8000-{i:012x}"
+        (folder / f"{sid}.jsonl").write_text(_session_text(sid, f"/home/u/proj{i // per_dir:04d}", 3))
+    return projects
+
+
+def settings_for(root: Path) -> Settings:
+    return Settings.model_validate(
+        {
+            "paths": {
+                "memory_dir": str(root / "mem"),
+                "state_db": f"sqlite:///{root / 'state.db'}",
+                "state_dir": str(root / "state"),
+            },
+            "sources": {
+                "claude_code": {"root": str(root / "claude" / "projects")},
+                "codex": {"root": str(root / "none"), "enabled": False},
+                "gemini_cli": {"root": str(root / "none"), "enabled": False},
+                "pi": {"root": str(root / "none"), "enabled": False},
+            },
+        }
+    )
+
+
+def bare_walk(top: Path) -> int:
+    n = 0
+    for dirpath, _dirs, names in os.walk(top):
+        for name in names:
+            os.stat(os.path.join(dirpath, name))
+            n += 1
+    return n
+
+
+WALK_SNIPPET = (
+    "import os,sys\n"
+    "n=0\n"
+    "for d,_,fs in os.walk(sys.argv[1]):\n"
+    "    for f in fs:\n"
+    "        os.stat(os.path.join(d,f)); n+=1\n"
+    "print(n)\n"
+)
+
+
+async def rescan_benchmark(root: Path, files: int, repeat: int) -> bool:
+    print(f"generating {files} transcripts ...", flush=True)
+    t0 = time.perf_counter()
+    projects = make_corpus(root, files)
+    print(f"  done in {time.perf_counter() - t0:.1f}s")
+    settings = settings_for(root)
+    clock = FakeClock(NOW)
+    store = await open_store(settings.paths.state_db)
+    try:
+        t0 = time.perf_counter()
+        first = await scan(store, settings, clock, collect_sessions=False)
+        print(
+            f"first scan: {first.files_seen} files, {first.files_parsed} parsed in {time.perf_counter() - t0:.2f}s"
+        )
+        walk_times, scan_times = [], []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            n = bare_walk(projects)
+            walk_times.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            report = await scan(store, settings, clock, collect_sessions=False)
+            scan_times.append(time.perf_counter() - t0)
+            assert report.files_parsed == 0, report.files_parsed
+            assert report.files_seen == n == files
+    finally:
+        await store.close()
+
+    env = {**os.environ, "HOME": str(root), "MEMD_CONFIG": str(root / "memd.toml")}
+    (root / "memd.toml").write_text(
+        f'[paths]\nstate_db = "{settings.paths.state_db}"\nmemory_dir = "{root / "mem"}"\n'
+        f'[sources.claude_code]\nroot = "{projects}"\n'
+        "[sources.codex]\nenabled = false\n[sources.gemini_cli]\nenabled = false\n[sources.pi]\nenabled = false\n"
+    )
+    memd = [sys.executable, "-m", "daemon", "scan", "--json"]
+    proc_walk, proc_scan = [], []
+    for _ in range(max(3, repeat // 2)):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", WALK_SNIPPET, str(projects)], check=True, capture_output=True)
+        proc_walk.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        subprocess.run(
+            memd, check=True, capture_output=True, env=env, cwd=Path(__file__).resolve().parents[1]
+        )
+        proc_scan.append(time.perf_counter() - t0)
+
+    walk, rescan = statistics.median(walk_times), statistics.median(scan_times)
+    pw, ps = statistics.median(proc_walk), statistics.median(proc_scan)
+    ratio = rescan / walk
+    print()
+    print(f"{'unchanged re-scan of ' + str(files) + ' files':<46}{'median s':>10}{'ratio':>8}")
+    print(f"{'  bare walk (os.walk + os.stat), in process':<46}{walk:>10.3f}{1.0:>8.2f}")
+    print(f"{'  memd scan(), in process':<46}{rescan:>10.3f}{ratio:>8.2f}   target <= 3.00")
+    print(f"{'  python3 -c <walk>, whole process':<46}{pw:>10.3f}{1.0:>8.2f}")
+    print(
+        f"{'  memd scan --json, whole process':<46}{ps:>10.3f}{ps / pw:>8.2f}   (reference: imports and JSON output of every session)"
+    )
+    return ratio <= 3.0
+
+
+async def append_benchmark(root: Path) -> bool:
+    root.mkdir(parents=True, exist_ok=True)
+    settings = settings_for(root)
+    projects = root / "claude" / "projects" / "-home-u-big"
+    projects.mkdir(parents=True)
+    sizes = {"100 KB": 100_000, "1 MB": 1_000_000, "10 MB": 10_000_000, "50 MB": 50_000_000}
+    paths = {}
+    for label, size in sizes.items():
+        sid = f"{size:08x}-0000-4000-8000-000000000000"
+        turns = max(1, size // 1000)
+        text = _session_text(sid, "/home/u/big", turns, filler=430)
+        path = projects / f"{sid}.jsonl"
+        path.write_text(text)
+        paths[label] = (sid, path)
+    clock = FakeClock(NOW)
+    store: Store = await open_store(settings.paths.state_db)
+    rows = []
+    try:
+        t0 = time.perf_counter()
+        await scan(store, settings, clock, collect_sessions=False)
+        full = time.perf_counter() - t0
+        for label, (sid, path) in paths.items():
+            before = path.stat().st_size
+            extra = "".join(
+                _line("user", sid, "/home/u/big", 10_000_000 + k, "appended " + "y" * 900) + "\n"
+                for k in range(2)
+            )
+            with path.open("a") as f:
+                f.write(extra)
+            t0 = time.perf_counter()
+            report = await scan(store, settings, clock, collect_sessions=False)
+            elapsed = time.perf_counter() - t0
+            rows.append((label, before, len(extra.encode()), report.bytes_parsed, elapsed))
+    finally:
+        await store.close()
+    print()
+    print(f"first full parse of all four files: {full:.2f}s")
+    print(f"{'file size':<10}{'bytes on disk':>15}{'appended':>10}{'parsed':>10}{'re-scan s':>11}")
+    for label, before, appended, parsed, elapsed in rows:
+        print(f"{label:<10}{before:>15,}{appended:>10,}{parsed:>10,}{elapsed:>11.4f}")
+    parsed_ok = all(parsed == appended for _, _, appended, parsed, _ in rows)
+    times = [r[4] for r in rows]
+    flat = max(times) <= 5 * min(times)
+    print(
+        f"parsed bytes == appended bytes: {parsed_ok}; slowest/fastest re-scan: {max(times) / min(times):.2f}x (target <= 5x over a 500x size range)"
+    )
+    return parsed_ok and flat
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--files", type=int, default=20_000)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="memd-scan-bench-") as tmp:
+        ok1 = asyncio.run(rescan_benchmark(Path(tmp) / "rescan", args.files, args.repeat))
+        ok2 = asyncio.run(append_benchmark(Path(tmp) / "append"))
+    print()
+    print("PASS" if ok1 and ok2 else "FAIL")
+    return 0 if ok1 and ok2 else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

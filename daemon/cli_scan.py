@@ -1,0 +1,99 @@
+"""`memd scan`: find sessions, record them, and show which are ready and why the others are not."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+import click
+
+from daemon.cli_context import CliContext, pass_ctx
+
+if TYPE_CHECKING:
+    from pipeline.scanner import ScanReport
+    from pipeline.settings import Settings
+    from pipeline.store.transcripts import SessionRecord
+
+
+@click.command("scan")
+@click.option("--all", "show_all", is_flag=True, help="Table every session, not only the notable ones.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array, one object per session.")
+@pass_ctx
+def scan_command(ctx: CliContext, show_all: bool, as_json: bool) -> None:
+    """Scan the transcript roots now and record what was found."""
+    settings = ctx.loaded().settings
+    ctx.configure_logging()
+    report = asyncio.run(_scan(settings))
+    if as_json:
+        from pipeline.scanner import sessions_as_json
+
+        click.echo(sessions_as_json(report.sessions))
+        return
+    _print(report, show_all)
+
+
+async def _scan(settings: Settings) -> ScanReport:
+    from pipeline.clock import SystemClock
+    from pipeline.publish.usage import record_memory_uses
+    from pipeline.scanner import scan
+    from pipeline.store import open_store
+
+    store = await open_store(settings.paths.state_db)
+    try:
+        return await scan(store, settings, SystemClock(), on_memory_reads=record_memory_uses)
+    finally:
+        await store.close()
+
+
+def _ago(at: datetime | None) -> str:
+    if at is None:
+        return "-"
+    seconds = (datetime.now(UTC) - at).total_seconds()
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if abs(seconds) >= size:
+            return f"{seconds / size:.0f}{unit} ago"
+    return "just now"
+
+
+def _print(report: ScanReport, show_all: bool) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    counts = report.counts()
+    summary = Table(
+        title=f"Sessions ({report.files_seen} files, {report.files_parsed} parsed, {report.duration_s:.2f}s)"
+    )
+    states = sorted({state for by_state in counts.values() for state in by_state})
+    summary.add_column("source")
+    for state in states:
+        summary.add_column(state, justify="right")
+    for source, by_state in counts.items():
+        summary.add_row(source, *(str(by_state.get(state, 0)) for state in states))
+    console.print(summary)
+    rows: list[SessionRecord] = report.sessions if show_all else report.notable()
+    if not rows:
+        console.print("No session is eligible, failed or changed in this scan (--all lists every session).")
+    else:
+        table = Table(title="All sessions" if show_all else "Eligible, failed or changed in this scan")
+        for column in ("source", "project", "session", "user msgs", "last activity", "state", "reason"):
+            table.add_column(column, overflow="fold")
+        for s in rows:
+            table.add_row(
+                s.source,
+                s.project or "-",
+                (s.session_id or "-")[:13],
+                str(s.user_messages),
+                _ago(s.last_activity),
+                s.state,
+                s.reason or "",
+            )
+        console.print(table)
+    nxt = report.next_idle()
+    if nxt is not None and nxt.eligible_at is not None:
+        console.print(
+            f"Next session to become idle: {nxt.session_id} at {nxt.eligible_at:%Y-%m-%d %H:%M} UTC"
+        )
+    if report.enqueued:
+        console.print(f"{report.enqueued} session(s) queued for extraction.")

@@ -1,0 +1,112 @@
+"""Whether a session is ready for extraction, and if not, why not: one pure function.
+
+The scanner gathers the facts (from the records, the file and the project) and this module turns
+them into a state and a reason a user can read. Time comes in as ``now``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from pipeline.settings import MemoriesSettings
+
+ACTIVE = "active"
+ELIGIBLE = "eligible"
+SKIPPED = "skipped"
+EXTRACTED = "extracted"
+FAILED = "failed"
+UNREADABLE = "unreadable"
+PENDING_READ = "incomplete"  # caught mid-write; read again next scan
+
+
+@dataclass(frozen=True)
+class SessionFacts:
+    last_activity: datetime | None
+    user_messages: int
+    project: str | None
+    subagent: bool = False
+    compaction_run: bool = False
+    memd_generated: bool = False
+    non_interactive: bool = False
+    opted_out: bool = False
+    project_opted_out: bool = False
+    external_context: tuple[str, ...] = ()
+    unreadable_reason: str | None = None
+    incomplete_reason: str | None = None
+    parsed_offset: int = 0
+    extracted_offset: int = 0
+    failed_reason: str | None = None
+    """Set when the last extraction of exactly these bytes failed for good."""
+
+
+@dataclass(frozen=True)
+class Verdict:
+    state: str
+    reason: str | None
+    eligible_at: datetime | None = None
+    """For an active session: when it will have been idle long enough."""
+
+
+def _excluded(project: str | None, globs: tuple[str, ...]) -> str | None:
+    if not project:
+        return None
+    for pattern in globs:
+        expanded = os.path.expanduser(pattern)
+        if fnmatch.fnmatchcase(project, expanded) or fnmatch.fnmatchcase(project + "/", expanded):
+            return pattern
+    return None
+
+
+def evaluate(facts: SessionFacts, settings: MemoriesSettings, now: datetime) -> Verdict:
+    """The session's state and reason. Checks run from the most permanent reason to the most passing."""
+    if facts.unreadable_reason:
+        return Verdict(UNREADABLE, facts.unreadable_reason)
+    if facts.incomplete_reason:
+        return Verdict(PENDING_READ, facts.incomplete_reason)
+    skip = _skip_reason(facts, settings)
+    if skip is not None:
+        return Verdict(SKIPPED, skip)
+    if facts.last_activity is None:
+        return Verdict(SKIPPED, "no activity time in the records or the file")
+    if facts.last_activity < now - timedelta(days=settings.max_rollout_age_days):
+        return Verdict(SKIPPED, f"too old: last activity over {settings.max_rollout_age_days:g} days ago")
+    idle_at = facts.last_activity + timedelta(hours=settings.min_rollout_idle_hours)
+    if idle_at > now:
+        return Verdict(
+            ACTIVE, f"active: idle at {idle_at.strftime('%Y-%m-%d %H:%M UTC')}", eligible_at=idle_at
+        )
+    if facts.extracted_offset and facts.extracted_offset >= facts.parsed_offset:
+        return Verdict(EXTRACTED, None)
+    if facts.failed_reason:
+        return Verdict(FAILED, facts.failed_reason)
+    return Verdict(ELIGIBLE, None)
+
+
+def _skip_reason(facts: SessionFacts, settings: MemoriesSettings) -> str | None:
+    """Why the session is never to be extracted, whatever the time, or None."""
+    if facts.memd_generated:
+        return "memd's own consolidation session: never an input"
+    if facts.compaction_run:
+        return "compaction run: not user work"
+    if facts.subagent:
+        return "sub-agent session: its work is part of the parent session"
+    if facts.project_opted_out:
+        return "opted out: the project has a .memd-ignore file"
+    if facts.opted_out:
+        return "opted out: the session contains memd:ignore"
+    pattern = _excluded(facts.project, settings.exclude_projects)
+    if pattern is not None:
+        return f"excluded project (matches {pattern!r})"
+    if facts.non_interactive and not settings.include_non_interactive:
+        return "non-interactive (headless) run; set include_non_interactive to keep these"
+    if facts.user_messages < settings.min_user_messages:
+        return (
+            f"too few user messages ({facts.user_messages} < min_user_messages {settings.min_user_messages})"
+        )
+    if facts.external_context and settings.disable_on_external_context:
+        seen = ", ".join(facts.external_context)
+        return f"used external context ({seen}) and disable_on_external_context is on"
+    return None

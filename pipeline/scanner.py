@@ -1,0 +1,395 @@
+"""The idle scanner: find every session file, read only what changed, decide what is ready.
+
+One scan walks each enabled source root. A file whose (device, inode, size, mtime) matches the last
+scan costs one ``stat``; an appended file is parsed from the offset the last scan stopped at, with
+the parser state it left; a rewritten or replaced file is parsed again from the start. Every
+session then gets a state and a reason (``pipeline.eligibility``), and an eligible one an
+``extract`` job. The file walk and the parsing run in a worker thread so the daemon's loop stays
+responsive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import stat as stat_mod
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, cast
+
+import structlog
+
+from pipeline.clock import Clock
+from pipeline.eligibility import ELIGIBLE, FAILED, PENDING_READ, UNREADABLE, SessionFacts, Verdict, evaluate
+from pipeline.projects import ProjectResolver
+from pipeline.settings import MemoriesSettings, Settings
+from pipeline.sources import SourceAdapter, adapter_for
+from pipeline.sources.base import ParseResult
+from pipeline.store import Store, kv
+from pipeline.store import jobs as jobs_store
+from pipeline.store import transcripts as transcripts_store
+from pipeline.store.transcripts import KnownFile, SessionRecord
+from pipeline.transcript import SourceName, Transcript
+
+log = structlog.get_logger(__name__)
+
+GONE = "gone"
+IGNORE_FILE = ".memd-ignore"
+SETTINGS_KEY = "scan.settings_hash"
+LAST_SCAN_KEY = "scan.last"
+
+MemoryReadHook = Callable[[Store, int, Transcript, datetime], Any]
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What one worker-thread pass saw of one file."""
+
+    source: SourceName
+    path: str
+    stat: tuple[int, int, int, int] | None  # dev, ino, size, mtime_ns
+    result: ParseResult | None = None
+    stat_error: str | None = None
+
+
+@dataclass
+class ScanReport:
+    sessions: list[SessionRecord]
+    changed_paths: set[str] = field(default_factory=set)
+    files_seen: int = 0
+    files_parsed: int = 0
+    bytes_parsed: int = 0
+    duration_s: float = 0.0
+    enqueued: int = 0
+
+    def counts(self) -> dict[str, dict[str, int]]:
+        """Sessions by source, then by state."""
+        out: dict[str, Counter[str]] = {}
+        for s in self.sessions:
+            out.setdefault(s.source, Counter())[s.state] += 1
+        return {source: dict(sorted(c.items())) for source, c in sorted(out.items())}
+
+    def notable(self) -> list[SessionRecord]:
+        """What `memd scan` tables by default: eligible, failed, unreadable or changed in this scan."""
+        return [
+            s
+            for s in self.sessions
+            if s.state in {ELIGIBLE, FAILED, UNREADABLE} or s.path in self.changed_paths
+        ]
+
+    def next_idle(self) -> SessionRecord | None:
+        active = [s for s in self.sessions if s.eligible_at is not None and s.state == "active"]
+        return min(active, key=lambda s: s.eligible_at or datetime.max.replace(tzinfo=UTC), default=None)
+
+
+def _settings_hash(settings: MemoriesSettings) -> str:
+    return hashlib.sha256(settings.model_dump_json().encode()).hexdigest()[:16]
+
+
+def _stat_key(info: os.stat_result) -> tuple[int, int, int, int]:
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+def _walk(
+    adapter: SourceAdapter, root: Path, known: Mapping[str, KnownFile]
+) -> tuple[list[Observation], int]:
+    """Walk one root: one stat per file. Runs in a worker thread; never raises for one bad file."""
+    out: list[Observation] = []
+    seen = 0
+    if not root.is_dir():
+        return out, 0
+    source = adapter.source
+    for path in adapter.discover(root):
+        seen += 1
+        spath = str(path)
+        try:
+            info = os.stat(spath)
+        except OSError as exc:
+            out.append(Observation(source, spath, None, stat_error=f"cannot stat: {exc.strerror or exc}"))
+            continue
+        if not stat_mod.S_ISREG(info.st_mode):
+            out.append(Observation(source, spath, None, stat_error="not a regular file"))
+            continue
+        out.append(Observation(source, spath, (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)))
+    return out, seen
+
+
+def _parse(
+    adapter: SourceAdapter,
+    changed: list[Observation],
+    known: Mapping[str, KnownFile],
+    states: Mapping[int, Any],
+) -> list[Observation]:
+    """Parse the files that changed, each from where the last scan stopped when it can resume."""
+    out = []
+    for obs in changed:
+        assert obs.stat is not None
+        prev = known.get(obs.path)
+        start, state = 0, None
+        resumable = prev is not None and prev.parse_ok and prev.stat[:2] == obs.stat[:2]
+        if resumable and prev is not None and obs.stat[2] >= prev.parsed_offset and prev.id in states:
+            start, state = prev.parsed_offset, states[prev.id]
+        result = adapter.parse(Path(obs.path), start, state, with_items=False)
+        out.append(Observation(obs.source, obs.path, obs.stat, result=result))
+    return out
+
+
+async def scan(
+    store: Store,
+    settings: Settings,
+    clock: Clock,
+    *,
+    adapters: Mapping[SourceName, SourceAdapter] | None = None,
+    on_memory_reads: MemoryReadHook | None = None,
+    collect_sessions: bool = True,
+) -> ScanReport:
+    """Scan every enabled source root, record what was found, and enqueue what is ready."""
+    started = time.perf_counter()
+    scan_pass = _ScanPass(store, settings, clock.now(), await transcripts_store.known_files(store))
+    settings_hash = _settings_hash(settings.memories)
+    reevaluate_all = await kv.get(store, SETTINGS_KEY) != settings_hash
+    sources = {cast(SourceName, name): cfg.root for name, cfg in settings.sources.enabled().items()}
+    observations: list[Observation] = []
+    recheck: list[Observation] = []
+    known = scan_pass.known
+    for source, root in sources.items():
+        adapter = (adapters or {}).get(source) or adapter_for(source)
+        walked, seen = await asyncio.to_thread(_walk, adapter, root, known)
+        scan_pass.report.files_seen += seen
+        observations.extend(walked)
+        changed = []
+        for obs in walked:
+            prev = known.get(obs.path)
+            if obs.stat_error is not None:
+                scan_pass.observe_changed(obs)
+            elif prev is not None and prev.stat == obs.stat:
+                recheck.append(obs)
+            else:
+                changed.append(obs)
+        if changed:
+            ids = [known[o.path].id for o in changed if o.path in known]
+            states = await transcripts_store.parse_states(store, ids) if ids else {}
+            for parsed in await asyncio.to_thread(_parse, adapter, changed, known, states):
+                scan_pass.observe_changed(parsed)
+    due = [
+        scan_pass.known[o.path].id
+        for o in recheck
+        if reevaluate_all or scan_pass.known[o.path].due(scan_pass.now)
+    ]
+    await scan_pass.recheck(due)
+    scan_pass.mark_gone({o.path for o in observations}, {str(s) for s in sources})
+    await scan_pass.persist(on_memory_reads)
+
+    report = scan_pass.report
+    if reevaluate_all:
+        await kv.put(store, SETTINGS_KEY, settings_hash, now=scan_pass.now)
+    if collect_sessions:
+        report.sessions = await transcripts_store.sessions(store)
+    report.duration_s = time.perf_counter() - started
+    summary = {
+        "files_seen": report.files_seen,
+        "files_parsed": report.files_parsed,
+        "bytes_parsed": report.bytes_parsed,
+        "enqueued": report.enqueued,
+        "duration_s": round(report.duration_s, 3),
+    }
+    await kv.put(store, LAST_SCAN_KEY, {"at": scan_pass.now.isoformat(), **summary}, now=scan_pass.now)
+    log.info("scan_finished", **summary)
+    return report
+
+
+class _ScanPass:
+    """The bookkeeping of one scan: rows to write, jobs to enqueue, memory reads to record."""
+
+    def __init__(self, store: Store, settings: Settings, now: datetime, known: dict[str, KnownFile]) -> None:
+        self.store = store
+        self.settings = settings
+        self.now = now
+        self.known = known
+        self.report = ScanReport(sessions=[])
+        self.resolver = ProjectResolver()
+        self.updates: list[dict[str, Any]] = []
+        self.reads: list[tuple[str, Transcript]] = []
+        self._ignored: dict[str, bool] = {}
+
+    def project_opted_out(self, project: str | None) -> bool:
+        if not project:
+            return False
+        if project not in self._ignored:
+            self._ignored[project] = os.path.exists(os.path.join(project, IGNORE_FILE))
+        return self._ignored[project]
+
+    def observe_changed(self, obs: Observation) -> None:
+        prev = self.known.get(obs.path)
+        self.report.changed_paths.add(obs.path)
+        if obs.stat_error is not None:
+            self.updates.append(_problem_row(obs, prev, self.now, obs.stat_error))
+            return
+        result = obs.result
+        assert result is not None
+        assert obs.stat is not None
+        self.report.files_parsed += 1
+        resumed_from = 0 if result.restarted or prev is None or not prev.parse_ok else prev.parsed_offset
+        self.report.bytes_parsed += max(0, result.new_offset - resumed_from)
+        if result.problem is not None or result.transcript is None:
+            reason = str(result.problem) if result.problem else "no session in this file"
+            self.updates.append(_problem_row(obs, prev, self.now, reason, retryable=result.retryable))
+            return
+        self.updates.append(self._session_row(obs, prev, result))
+        if result.transcript.memory_reads:
+            self.reads.append((obs.path, result.transcript))
+
+    def _session_row(self, obs: Observation, prev: KnownFile | None, result: ParseResult) -> dict[str, Any]:
+        t = result.transcript
+        assert t is not None
+        assert obs.stat is not None
+        project = self.resolver.resolve(t.cwd, prev.project if prev else None)
+        opted_out = self.project_opted_out(project)
+        last_activity = t.last_activity or datetime.fromtimestamp(obs.stat[3] / 1e9, UTC)
+        extracted_offset = prev.extracted_offset if prev is not None and not result.restarted else 0
+        unchanged_failure = prev is not None and prev.state == FAILED and prev.stat == obs.stat
+        facts = SessionFacts(
+            last_activity=last_activity,
+            user_messages=t.user_message_count,
+            project=project,
+            subagent=t.subagent,
+            compaction_run=t.compaction_run,
+            memd_generated=t.memd_generated,
+            non_interactive=t.non_interactive,
+            opted_out=t.opted_out,
+            project_opted_out=opted_out,
+            external_context=t.external_context,
+            parsed_offset=result.new_offset,
+            extracted_offset=extracted_offset,
+            failed_reason=prev.reason if unchanged_failure and prev is not None else None,
+        )
+        row: dict[str, Any] = {
+            "source": obs.source,
+            "path": obs.path,
+            "session_id": t.session_id,
+            "cwd": t.cwd,
+            "project": project,
+            "dev": obs.stat[0],
+            "ino": obs.stat[1],
+            "size": obs.stat[2],
+            "mtime_ns": obs.stat[3],
+            "parsed_offset": result.new_offset,
+            "parse_state": result.state,
+            "user_messages": t.user_message_count,
+            "started_at": t.started_at,
+            "last_activity": last_activity,
+            "flags": _flags(t, opted_out),
+            "external_context": list(t.external_context),
+            "extracted_offset": extracted_offset,
+            **_verdict_columns(evaluate(facts, self.settings.memories, self.now)),
+            "updated_at": self.now,
+        }
+        if prev is not None:
+            row["id"] = prev.id
+        return row
+
+    async def recheck(self, ids: list[int]) -> None:
+        """Unchanged files whose verdict may have moved with time (or with the settings)."""
+        for facts_row in await transcripts_store.facts_for(self.store, ids):
+            verdict = evaluate(facts_row.facts, self.settings.memories, self.now)
+            if (verdict.state, verdict.reason) != (facts_row.state, facts_row.reason):
+                self.updates.append({"id": facts_row.id, **_verdict_columns(verdict), "updated_at": self.now})
+                self.report.changed_paths.add(facts_row.path)
+
+    def mark_gone(self, seen_paths: set[str], scanned_sources: set[str]) -> None:
+        for path, k in self.known.items():
+            if path not in seen_paths and k.state != GONE and k.source in scanned_sources:
+                self.updates.append(
+                    {
+                        "id": k.id,
+                        "state": GONE,
+                        "reason": "the file no longer exists",
+                        "eligible_at": None,
+                        "updated_at": self.now,
+                    }
+                )
+                self.report.changed_paths.add(path)
+
+    async def persist(self, on_memory_reads: MemoryReadHook | None) -> None:
+        new_ids = await transcripts_store.apply_scan(self.store, self.updates, now=self.now)
+
+        def row_id(path: str) -> int | None:
+            known = self.known.get(path)
+            return new_ids.get(path) or (known.id if known else None)
+
+        eligible = [
+            row.get("id") or new_ids.get(row.get("path", ""))
+            for row in self.updates
+            if row.get("state") == ELIGIBLE
+        ]
+        keys = [str(rid) for rid in eligible if rid is not None]
+        await jobs_store.enqueue_many(self.store, "extract", keys, now=self.now)
+        self.report.enqueued = len(keys)
+        if on_memory_reads is None:
+            return
+        for path, transcript in self.reads:
+            rid = row_id(path)
+            if rid is None:
+                continue
+            try:
+                await on_memory_reads(self.store, rid, transcript, self.now)
+            except Exception:
+                log.exception("memory_use_recording_failed", path=path)
+
+
+def _verdict_columns(verdict: Verdict) -> dict[str, Any]:
+    return {"state": verdict.state, "reason": verdict.reason, "eligible_at": verdict.eligible_at}
+
+
+def _flags(t: Transcript, project_opted_out: bool) -> dict[str, Any]:
+    return {
+        "subagent": t.subagent,
+        "parent_session_id": t.parent_session_id,
+        "forked_or_resumed": t.forked_or_resumed,
+        "compacted": t.compacted,
+        "compaction_run": t.compaction_run,
+        "non_interactive": t.non_interactive,
+        "memd_generated": t.memd_generated,
+        "opted_out": t.opted_out,
+        "project_opted_out": project_opted_out,
+        "agent_version": t.agent_version,
+        "parse_errors": t.parse_errors.count,
+        "first_parse_error": t.parse_errors.first,
+    }
+
+
+def _problem_row(
+    obs: Observation, prev: KnownFile | None, now: datetime, reason: str, *, retryable: bool = False
+) -> dict[str, Any]:
+    """A file that cannot be used (yet): recorded with its reason; the next scan reads it again."""
+    row: dict[str, Any] = {
+        "source": obs.source,
+        "path": obs.path,
+        "state": PENDING_READ if retryable else UNREADABLE,
+        "reason": reason,
+        "eligible_at": None,
+        "updated_at": now,
+        # No stat: the next scan must look again, whatever the file does meanwhile.
+        "dev": None,
+        "ino": None,
+        "size": None,
+        "mtime_ns": None,
+    }
+    if obs.stat is not None and not retryable:
+        row.update(dict(zip(("dev", "ino", "size", "mtime_ns"), obs.stat, strict=True)))
+        row["parse_state"] = {"unreadable": True}
+    if prev is not None:
+        row["id"] = prev.id
+    else:
+        row.update({"session_id": None, "parsed_offset": 0, "user_messages": 0})
+    return row
+
+
+def sessions_as_json(sessions: Iterable[SessionRecord]) -> str:
+    return json.dumps([s.as_json() for s in sessions], indent=2)

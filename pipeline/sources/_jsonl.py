@@ -1,0 +1,226 @@
+"""The incremental JSON Lines driver every JSONL adapter shares.
+
+A parse reads from ``start_offset`` to the last newline, feeds each record to the adapter, and
+returns the new offset with the summary state. Resuming checks that the file still starts with the
+bytes it started with (a fingerprint of its head) and is not shorter than the offset; otherwise the
+file was rewritten (Pi migration, a Codex ``.jsonl.zst`` decompressed back) and the parse starts
+again from byte 0. A ``.jsonl.zst`` is always read whole: it is written once, by compression.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import structlog
+import zstandard
+
+from pipeline.errors import TranscriptIncomplete, TranscriptUnreadable
+from pipeline.sources._collector import Collector, Summary
+from pipeline.sources._discover import describe_os_error
+from pipeline.sources._lines import MAX_LINE_BYTES, RawLine, decode_line, iter_lines
+from pipeline.sources.base import ParseResult, ParserState
+from pipeline.transcript import SourceName, Transcript
+
+log = structlog.get_logger(__name__)
+
+HEAD_BYTES = 4096
+CHUNK_BYTES = 1024 * 1024
+_RECALL_BYTES = b"<memd-recall"
+
+
+class _CorruptZst(Exception):
+    pass
+
+
+class _ByteSource:
+    """A transcript's bytes: a plain file (seekable) or a zstd-compressed one (streamed)."""
+
+    def __init__(self, path: Path) -> None:
+        self.compressed = path.name.endswith(".zst")
+        self._file: BinaryIO = path.open("rb")
+        self.size = os.fstat(self._file.fileno()).st_size
+        self.eof_offset = 0
+
+    def close(self) -> None:
+        self._file.close()
+
+    def _raw_chunks(self) -> Iterator[bytes]:
+        while chunk := self._file.read(CHUNK_BYTES):
+            yield chunk
+
+    def _decompressed(self) -> Iterator[bytes]:
+        self._file.seek(0)
+        decompressor = zstandard.ZstdDecompressor().decompressobj()
+        in_frame = False
+        try:
+            for chunk in self._raw_chunks():
+                while chunk:
+                    out = decompressor.decompress(chunk)
+                    in_frame = True
+                    if out:
+                        yield out
+                    chunk = b""
+                    if decompressor.eof:  # a frame ended; the rest may be another frame
+                        chunk = decompressor.unused_data
+                        decompressor = zstandard.ZstdDecompressor().decompressobj()
+                        in_frame = False
+        except zstandard.ZstdError as exc:
+            raise _CorruptZst(f"corrupt zstd stream: {exc}") from exc
+        if in_frame:
+            raise _CorruptZst("truncated zstd stream (the compressed file is incomplete)")
+
+    def head(self, n_bytes: int) -> bytes:
+        if not self.compressed:
+            self._file.seek(0)
+            return self._file.read(n_bytes)
+        data = bytearray()
+        for chunk in self._decompressed():
+            data += chunk
+            if len(data) >= n_bytes:
+                break
+        return bytes(data[:n_bytes])
+
+    def chunks(self, offset: int) -> Iterator[bytes]:
+        """The bytes from ``offset`` to the end; sets ``eof_offset`` once exhausted."""
+        if self.compressed:
+            position = 0
+            for chunk in self._decompressed():
+                position += len(chunk)
+                yield chunk
+            self.eof_offset = position
+            return
+        self._file.seek(offset)
+        position = offset
+        for chunk in self._raw_chunks():
+            position += len(chunk)
+            yield chunk
+        self.eof_offset = position
+
+
+def _unchanged(source: _ByteSource, summary: Summary, offset: int) -> bool:
+    if source.compressed or source.size < offset or summary.head_len <= 0:
+        return False
+    return hashlib.sha256(source.head(summary.head_len)).hexdigest() == summary.head_sha
+
+
+def _first_char(head: bytes) -> str:
+    stripped = head.lstrip(b" \t\r\n\x00\xef\xbb\xbf")
+    return chr(stripped[0]) if stripped and stripped[0] < 128 else ("?" if stripped else "")
+
+
+class JsonlAdapter(ABC):
+    """Shared machinery; a format implements ``feed`` (and optionally ``begin``/``finish``)."""
+
+    source: SourceName
+    label: str
+
+    @abstractmethod
+    def feed(self, c: Collector, record: dict[str, Any], has_recall: bool) -> bool:
+        """Fold one record in; True if it is a record of this format (known or skipped on purpose)."""
+
+    def begin(self, c: Collector, path: Path) -> None:  # noqa: B027 - an optional hook
+        """Set what the path says (sub-agent file, compaction run) before the first record."""
+
+    def finish(self, c: Collector, path: Path, offset: int) -> Transcript:
+        return c.transcript(path, offset, fallback_id=self.fallback_session_id(path))
+
+    def fallback_session_id(self, path: Path) -> str:
+        name = path.name
+        for suffix in (".zst", ".jsonl", ".json"):
+            name = name.removesuffix(suffix)
+        return name
+
+    def parse(
+        self,
+        path: Path,
+        start_offset: int = 0,
+        state: ParserState | None = None,
+        *,
+        with_items: bool = True,
+    ) -> ParseResult:
+        try:
+            return self._parse(path, start_offset, state, with_items)
+        except Exception as exc:  # the last guard: an adapter never raises on any input
+            log.error(
+                "transcript_parse_crashed", source=self.source, path=str(path), error=type(exc).__name__
+            )
+            problem = TranscriptUnreadable(f"parser error: {type(exc).__name__}: {exc}")
+            return ParseResult(None, start_offset, state, problem)
+
+    def _parse(
+        self, path: Path, start_offset: int, state: ParserState | None, with_items: bool
+    ) -> ParseResult:
+        summary = Summary.from_state(state, self.source) if start_offset > 0 else None
+        restarted = start_offset > 0 and summary is None
+        try:
+            source = _ByteSource(path)
+        except OSError as exc:
+            return ParseResult(None, start_offset, state, describe_os_error(path, exc))
+        try:
+            if summary is not None and not _unchanged(source, summary, start_offset):
+                summary, restarted = None, True
+            if summary is None:
+                summary, start_offset = Summary(source=self.source), 0
+            collector = Collector(summary, self.source, with_items=with_items and start_offset == 0)
+            if start_offset == 0:
+                self.begin(collector, path)
+            new_offset = start_offset
+            for raw in iter_lines(source.chunks(start_offset), start_offset):
+                self._consume(collector, raw)
+                new_offset = raw.end_offset
+            if summary.head_len == 0 and new_offset > 0:
+                head = source.head(min(HEAD_BYTES, new_offset))
+                summary.head_len, summary.head_sha = len(head), hashlib.sha256(head).hexdigest()
+            head_char = summary.first_byte or _first_char(source.head(256))
+        except _CorruptZst as exc:
+            return ParseResult(None, start_offset, None, TranscriptUnreadable(str(exc)), restarted)
+        except OSError as exc:
+            return ParseResult(None, start_offset, state, describe_os_error(path, exc), restarted)
+        finally:
+            source.close()
+        problem = self._problem(summary, source.eof_offset, head_char)
+        transcript = None if problem is not None else self.finish(collector, path, new_offset)
+        return ParseResult(transcript, new_offset, summary.to_state(), problem, restarted)
+
+    def _consume(self, c: Collector, raw: RawLine) -> None:
+        s = c.s
+        s.lines += 1
+        if raw.data is None:
+            s.note_error(f"line {s.lines}: longer than {MAX_LINE_BYTES} bytes, skipped")
+            return
+        records, error = decode_line(raw.data)
+        if error:
+            s.note_error(f"line {s.lines}: {error}")
+        if not s.first_byte:
+            s.first_byte = _first_char(raw.data)
+        has_recall = _RECALL_BYTES in raw.data
+        for record in records:
+            s.records += 1
+            if self.feed(c, record, has_recall):
+                s.recognized += 1
+
+    def _problem(self, s: Summary, eof_offset: int, head_char: str) -> TranscriptUnreadable | None:
+        if s.lines == 0:
+            if eof_offset == 0:
+                return TranscriptIncomplete("the file is empty")
+            if head_char == "{":
+                return TranscriptIncomplete(f"no complete line yet ({eof_offset} bytes without a newline)")
+        if s.records == 0:
+            if head_char == "[":
+                return TranscriptUnreadable("a JSON array where JSON Lines belong")
+            if s.lines > 0 and s.first_error is None:
+                return TranscriptUnreadable(f"no record: {s.lines} blank line(s)")
+            detail = f"; first error: {s.first_error}" if s.first_error else ""
+            if head_char != "{":
+                return TranscriptUnreadable(f"not JSON Lines (binary or unknown content){detail}")
+            return TranscriptUnreadable(f"no readable record in {s.lines} line(s){detail}")
+        if s.recognized == 0:
+            return TranscriptUnreadable(
+                f"not a {self.label} transcript: none of its {s.records} record(s) fits"
+            )
+        return None

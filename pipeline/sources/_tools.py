@@ -1,0 +1,228 @@
+"""Tool calls across agents: what a call did in one argument, which calls are external context, and
+which calls read a file memd published."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from typing import Any
+
+from pipeline.sources.injected import is_memd_topic_path, is_memory_index_path
+from pipeline.transcript import SourceName
+
+ESSENTIAL_ARG_MAX_CHARS = 500
+ARGS_SUMMARY_MAX_CHARS = 300
+
+WEB_SEARCH = "web_search"
+WEB_FETCH = "web_fetch"
+MCP_RESOURCES = "mcp_resources"
+
+_ESSENTIAL_KEYS = (
+    "command",
+    "cmd",
+    "file_path",
+    "absolute_path",
+    "notebook_path",
+    "path",
+    "paths",
+    "pattern",
+    "url",
+    "query",
+    "queries",
+    "description",
+    "objective",
+    "prompt",
+    "skill",
+    "agent_name",
+    "subject",
+)
+
+# Per source: tool name -> argument keys holding the path(s) it reads.
+READ_TOOLS: dict[SourceName, dict[str, tuple[str, ...]]] = {
+    "claude_code": {"Read": ("file_path",), "NotebookRead": ("notebook_path",)},
+    "codex": {},
+    "gemini_cli": {"read_file": ("file_path", "absolute_path", "path"), "read_many_files": ("paths",)},
+    "pi": {"read": ("path", "file_path")},
+}
+# Per source: tool name -> argument keys holding the shell command.
+SHELL_TOOLS: dict[SourceName, dict[str, tuple[str, ...]]] = {
+    "claude_code": {"Bash": ("command",)},
+    "codex": {
+        "shell": ("command", "cmd"),
+        "exec_command": ("cmd", "command"),
+        "local_shell": ("command",),
+        "shell_command": ("command",),
+        "container.exec": ("command", "cmd"),
+    },
+    "gemini_cli": {"run_shell_command": ("command",)},
+    "pi": {"bash": ("command",)},
+}
+
+_WEB_SEARCH_NAMES = frozenset(
+    {"WebSearch", "web_search", "google_web_search", "websearch", "web_search_call"}
+)
+_WEB_FETCH_NAMES = frozenset({"WebFetch", "web_fetch", "webfetch"})
+_MCP_RESOURCE_NAMES = frozenset(
+    {
+        "ListMcpResourcesTool",
+        "ReadMcpResourceTool",
+        "list_mcp_resources",
+        "list_mcp_resource_templates",
+        "read_mcp_resource",
+    }
+)
+PI_BUILTIN_TOOLS = frozenset({"read", "bash", "edit", "write", "grep", "find", "ls"})
+_GEMINI_MCP_DISPLAY_RE = re.compile(r"\(([^()]+) MCP Server\)\s*$")
+_READ_VERBS = frozenset(
+    {"cat", "sed", "head", "tail", "less", "more", "bat", "batcat", "nl", "awk", "grep", "rg", "tac", "view"}
+    | {"get-content", "gc", "type"}
+)
+_SHELL_SPLIT_RE = re.compile(r"\|\||&&|[|;&\n]")
+_SHELL_WRAPPERS = frozenset({"bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash"})
+
+
+def cap(text: str, max_chars: int) -> str:
+    if len(text) <= max_chars:
+        return text
+    return text[:max_chars] + f"… [{len(text) - max_chars} more chars]"
+
+
+def compact_json(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    except (TypeError, ValueError):
+        return str(value)
+
+
+def command_text(value: Any) -> str:
+    """A shell command as one string; ``["bash", "-lc", "x"]`` is ``x``."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        if len(value) == 3 and value[0] in _SHELL_WRAPPERS and value[1] in ("-lc", "-c"):
+            return str(value[2])
+        return shlex.join(value)
+    return compact_json(value)
+
+
+def _patch_files(patch: str) -> str:
+    files = re.findall(r"^\*\*\* (?:Add|Update|Delete) File: (.+)$", patch, re.M)
+    return " ".join(files) if files else patch.strip().split("\n", 1)[0]
+
+
+def essential_arg(name: str, args: Any) -> str:
+    """The argument that says what a call did: the command, the path, the URL, the query."""
+    if isinstance(args, str):
+        text = _patch_files(args) if "*** Begin Patch" in args else args
+        return cap(text, ESSENTIAL_ARG_MAX_CHARS)
+    if isinstance(args, dict):
+        for key in _ESSENTIAL_KEYS:
+            value = args.get(key)
+            if value in (None, "", []):
+                continue
+            text = command_text(value) if key in ("command", "cmd") else value
+            if isinstance(text, list) and all(isinstance(v, str) for v in text):
+                text = " ".join(text)
+            return cap(text if isinstance(text, str) else compact_json(text), ESSENTIAL_ARG_MAX_CHARS)
+    return ""
+
+
+def args_summary(args: Any) -> str:
+    if args is None:
+        return ""
+    return cap(args if isinstance(args, str) else compact_json(args), ARGS_SUMMARY_MAX_CHARS)
+
+
+def mcp_tag(server: str, tool: str) -> str:
+    return f"mcp:{server}/{tool}"
+
+
+def _split_mcp_name(name: str, source: SourceName) -> tuple[str, str] | None:
+    if name.startswith("mcp__"):
+        server, sep, tool = name[5:].partition("__")
+        return (server, tool) if sep and server and tool else None
+    if source in ("gemini_cli", "pi") and name.startswith("mcp_"):
+        server, sep, tool = name[4:].partition("_")
+        return (server, tool) if sep and server and tool else None
+    if source == "codex" and "__" in name and not name.startswith("_"):
+        server, _, tool = name.partition("__")
+        return (server, tool) if server and tool else None
+    return None
+
+
+def external_tag(
+    source: SourceName, name: str, *, display_name: str | None = None, namespace: str | None = None
+) -> str | None:
+    """What external context a tool call brought in (``mcp:server/tool``, ``web_search``,
+    ``web_fetch``, ``mcp_resources``, ``extension:name``), or None for a local tool."""
+    if name in _WEB_SEARCH_NAMES:
+        return WEB_SEARCH
+    if name in _WEB_FETCH_NAMES:
+        return WEB_FETCH
+    if name in _MCP_RESOURCE_NAMES:
+        return MCP_RESOURCES
+    if namespace and namespace.startswith("mcp__"):
+        return mcp_tag(namespace[5:].strip("_") or namespace, name)
+    if display_name:
+        match = _GEMINI_MCP_DISPLAY_RE.search(display_name)
+        if match:
+            server = match.group(1)
+            tool = name.removeprefix(f"mcp_{server}_").removeprefix(f"{server}__")
+            return mcp_tag(server, tool)
+    split = _split_mcp_name(name, source)
+    if split:
+        return mcp_tag(*split)
+    if source == "pi" and name not in PI_BUILTIN_TOOLS:
+        return f"extension:{name}"
+    return None
+
+
+def _arg_strings(args: Any, keys: tuple[str, ...]) -> list[str]:
+    if not isinstance(args, dict):
+        return []
+    out: list[str] = []
+    for key in keys:
+        value = args.get(key)
+        if isinstance(value, str):
+            out.append(value)
+        elif isinstance(value, list):
+            out.extend(v for v in value if isinstance(v, str))
+    return out
+
+
+def _is_memory_path(path: str) -> bool:
+    return is_memd_topic_path(path) or is_memory_index_path(path)
+
+
+def shell_read_paths(command: str) -> list[str]:
+    """Memory files a shell command reads with cat/sed/head/tail/less/grep... (best effort)."""
+    if "memd-" not in command and "MEMORY.md" not in command and "memory_summary.md" not in command:
+        return []
+    found: list[str] = []
+    for segment in _SHELL_SPLIT_RE.split(command):
+        try:
+            words = shlex.split(segment)
+        except ValueError:
+            words = segment.split()
+        while words and ("=" in words[0] or words[0] in ("sudo", "command", "exec")):
+            words = words[1:]
+        if not words or words[0].rsplit("/", 1)[-1].lower() not in _READ_VERBS:
+            continue
+        found.extend(w for w in words[1:] if not w.startswith("-") and _is_memory_path(w))
+    return found
+
+
+def memory_read_request(source: SourceName, name: str, args: Any) -> tuple[str, list[str]] | None:
+    """If a call may read memd's files: how (``read_tool`` or ``shell``) and which paths."""
+    keys = READ_TOOLS[source].get(name)
+    if keys is not None:
+        paths = [p for p in _arg_strings(args, keys) if _is_memory_path(p)]
+        return ("read_tool", paths) if paths else None
+    keys = SHELL_TOOLS[source].get(name)
+    if keys is not None:
+        for key in keys:
+            if isinstance(args, dict) and args.get(key) is not None:
+                paths = shell_read_paths(command_text(args[key]))
+                return ("shell", paths) if paths else None
+    return None

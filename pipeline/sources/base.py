@@ -1,0 +1,74 @@
+"""The one interface every transcript source implements, and what a parse returns.
+
+The scanner calls, per source:
+
+- ``adapter.discover(root) -> Iterator[Path]``: the session files under ``root`` (never raises,
+  never loops on symlinks);
+- ``adapter.parse(path, start_offset=0, state=None, *, with_items=True) -> ParseResult``: parse
+  from ``start_offset`` with the ``state`` the previous call returned. Store ``result.new_offset``
+  and ``result.state`` (plain JSON) and pass them back next time, so only appended bytes are read.
+  ``start_offset=0`` (or ``state=None``) is a full parse; with ``with_items`` it also returns the
+  conversation. A parse never raises: bad input comes back as ``result.problem``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from pipeline.errors import TranscriptUnreadable
+from pipeline.transcript import SourceName, Transcript
+
+# JSON-serializable (dicts, lists, strings, numbers, booleans, None); store it as JSON.
+ParserState = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ParseResult:
+    """The outcome of one parse call.
+
+    ``transcript`` covers the whole file up to ``new_offset`` (its items only when the parse started
+    at byte 0 with ``with_items``); it is None when ``problem`` says the file cannot be used (yet).
+    ``problem.retryable`` is True for a file caught mid-write (``TranscriptIncomplete``: read it
+    again later, not an error) and False for a bad file. ``restarted`` is True when the parse
+    ignored ``start_offset``/``state`` and read from byte 0 (the file shrank, was rewritten in place,
+    or the state was not usable).
+    """
+
+    transcript: Transcript | None
+    new_offset: int
+    state: ParserState | None
+    problem: TranscriptUnreadable | None = None
+    restarted: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None
+
+    @property
+    def retryable(self) -> bool:
+        return self.problem is not None and self.problem.retryable
+
+
+@runtime_checkable
+class SourceAdapter(Protocol):
+    """One agent's transcript format."""
+
+    source: SourceName
+
+    def discover(self, root: Path) -> Iterator[Path]:
+        """The session files under ``root`` (the configured source root), de-duplicated."""
+        ...
+
+    def parse(
+        self,
+        path: Path,
+        start_offset: int = 0,
+        state: ParserState | None = None,
+        *,
+        with_items: bool = True,
+    ) -> ParseResult:
+        """Parse ``path`` from ``start_offset``, resuming ``state``; never raises."""
+        ...

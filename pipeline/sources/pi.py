@@ -1,0 +1,121 @@
+"""Pi coding agent: ``~/.pi/agent/sessions/--<cwd>--/<timestamp>_<uuid>.jsonl``.
+
+- v1 (legacy): a ``session`` header without ``version`` (``provider``/``modelId``, maybe
+  ``branchedFrom``), then linear entries without ids.
+- v2/v3: a header with ``version``, entries with ``id``/``parentId`` forming a tree; branches live
+  in the same file. Every branch is the user's work, so all ``user`` messages count, in file order.
+- Pi rewrites a file in place when it migrates it (v1/v2 to v3); the incremental driver notices
+  the changed head and parses again from byte 0.
+- Built-in tools are read, bash, edit, write, grep, find, ls; any other tool came from an extension
+  (MCP adapters, web search) and is external context.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pipeline.sources._collector import Collector
+from pipeline.sources._discover import walk_files
+from pipeline.sources._jsonl import JsonlAdapter
+from pipeline.sources._time import parse_ts
+from pipeline.transcript import SourceName
+
+_ENTRY_TYPES = frozenset(
+    {"session", "message", "model_change", "thinking_level_change", "compaction", "branch_summary"}
+    | {"custom", "custom_message", "label", "session_info"}
+)
+
+
+def pi_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    parts = []
+    for block in content:
+        if isinstance(block, dict) and block.get("type") == "text" and isinstance(block.get("text"), str):
+            parts.append(block["text"])
+        elif isinstance(block, dict) and block.get("type") == "image":
+            parts.append("[image]")
+    return "\n".join(parts)
+
+
+class PiAdapter(JsonlAdapter):
+    source: SourceName = "pi"
+    label = "Pi"
+
+    def discover(self, root: Path) -> Iterator[Path]:
+        return walk_files(root, lambda name: name.endswith(".jsonl"))
+
+    def fallback_session_id(self, path: Path) -> str:
+        stem = super().fallback_session_id(path)
+        return stem.rsplit("_", 1)[-1]
+
+    def feed(self, c: Collector, record: dict[str, Any], has_recall: bool) -> bool:
+        kind = record.get("type")
+        if kind not in _ENTRY_TYPES and not (isinstance(kind, str) and "parentId" in record):
+            return False
+        ts = parse_ts(record.get("timestamp"))
+        c.s.see_time(ts)
+        if kind == "session":
+            self._header(c, record)
+        elif kind == "compaction":
+            c.s.compacted = True
+        elif kind == "message" and isinstance(record.get("message"), dict):
+            message = record["message"]
+            self._message(c, message, ts or parse_ts(message.get("timestamp")), str(record.get("id") or ""))
+        return True
+
+    def _header(self, c: Collector, header: dict[str, Any]) -> None:
+        s = c.s
+        if s.x.get("header_seen"):
+            return
+        s.x["header_seen"] = True
+        if isinstance(header.get("id"), str):
+            s.session_id = header["id"]
+        if isinstance(header.get("cwd"), str):
+            s.cwd = header["cwd"]
+        version = header.get("version")
+        s.agent_version = f"session format v{version if isinstance(version, int) else 1}"
+        parent = header.get("parentSession") or header.get("branchedFrom")
+        if isinstance(parent, str) and parent:
+            s.forked = True  # /fork or a branched session: the path of the file it came from
+            s.parent_session_id = self.fallback_session_id(Path(parent))
+
+    def _message(self, c: Collector, message: dict[str, Any], ts: datetime | None, entry_id: str) -> None:
+        role = message.get("role")
+        if role == "user":
+            c.user_prompt(pi_text(message.get("content")), ts)
+        elif role == "assistant":
+            self._assistant(c, message, ts)
+        elif role == "toolResult":
+            c.tool_result(
+                str(message.get("toolCallId") or ""),
+                pi_text(message.get("content")),
+                message.get("isError") is True,
+                ts,
+            )
+        elif role == "bashExecution":
+            c.tool_call("bash", {"command": message.get("command")}, entry_id, ts)
+            exit_code = message.get("exitCode")
+            failed = isinstance(exit_code, int) and exit_code != 0
+            c.tool_result(entry_id, str(message.get("output") or ""), failed, ts)
+        elif role == "compactionSummary":
+            c.s.compacted = True
+
+    def _assistant(self, c: Collector, message: dict[str, Any], ts: datetime | None) -> None:
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "text" and isinstance(block.get("text"), str):
+                c.assistant_text(block["text"], ts)
+            elif block.get("type") == "toolCall":
+                c.tool_call(
+                    str(block.get("name", "")), block.get("arguments"), str(block.get("id") or ""), ts
+                )
+        if message.get("stopReason") == "error":
+            c.error(str(message.get("errorMessage") or "the model request failed"), ts)

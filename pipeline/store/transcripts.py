@@ -1,0 +1,236 @@
+"""The scanner's queries: what each transcript file looked like last time, and its recorded verdict."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import bindparam, insert, select, update
+
+from pipeline.eligibility import ACTIVE, SessionFacts
+from pipeline.store.engine import Store
+from pipeline.store.schema import transcripts as t
+
+
+@dataclass(frozen=True, slots=True)
+class KnownFile:
+    id: int
+    source: str
+    path: str
+    stat: tuple[int | None, int | None, int | None, int | None]
+    parsed_offset: int
+    parse_ok: bool
+    project: str | None
+    state: str
+    reason: str | None
+    extracted_offset: int
+    eligible_at: datetime | None
+
+    def due(self, now: datetime) -> bool:
+        """An active session whose idle time has come: its verdict must be looked at again."""
+        return self.state == ACTIVE and self.eligible_at is not None and self.eligible_at <= now
+
+
+@dataclass(frozen=True, slots=True)
+class FactsRow:
+    id: int
+    path: str
+    state: str
+    reason: str | None
+    facts: SessionFacts
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    id: int
+    source: str
+    path: str
+    session_id: str | None
+    project: str | None
+    user_messages: int
+    last_activity: datetime | None
+    subagent: bool
+    external_context: tuple[str, ...]
+    state: str
+    reason: str | None
+    eligible_at: datetime | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "path": self.path,
+            "session_id": self.session_id,
+            "project": self.project,
+            "user_messages": self.user_messages,
+            "last_activity": self.last_activity.isoformat() if self.last_activity else None,
+            "subagent": self.subagent,
+            "external_context": list(self.external_context),
+            "state": self.state,
+            "reason": self.reason,
+            "eligible_at": self.eligible_at.isoformat() if self.eligible_at else None,
+        }
+
+
+async def known_files(store: Store) -> dict[str, KnownFile]:
+    stmt = select(
+        t.c.id,
+        t.c.source,
+        t.c.path,
+        t.c.dev,
+        t.c.ino,
+        t.c.size,
+        t.c.mtime_ns,
+        t.c.parsed_offset,
+        t.c.parse_state.isnot(None),
+        t.c.project,
+        t.c.state,
+        t.c.reason,
+        t.c.extracted_offset,
+        t.c.eligible_at,
+    )
+    async with store.read() as conn:
+        rows = (await conn.execute(stmt)).all()
+    return {
+        path: KnownFile(
+            rid,
+            source,
+            path,
+            (dev, ino, size, mtime),
+            offset or 0,
+            bool(has_state) and state != "unreadable",
+            project,
+            state,
+            reason,
+            extracted or 0,
+            eligible_at,
+        )
+        for (
+            rid,
+            source,
+            path,
+            dev,
+            ino,
+            size,
+            mtime,
+            offset,
+            has_state,
+            project,
+            state,
+            reason,
+            extracted,
+            eligible_at,
+        ) in rows
+    }
+
+
+async def parse_states(store: Store, ids: list[int]) -> dict[int, dict[str, Any]]:
+    """The parser states the last scan left, for the files about to be parsed again."""
+    out: dict[int, dict[str, Any]] = {}
+    async with store.read() as conn:
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            rows = (await conn.execute(select(t.c.id, t.c.parse_state).where(t.c.id.in_(chunk)))).all()
+            out.update({rid: state for rid, state in rows if state})
+    return out
+
+
+def _facts(r: Any) -> SessionFacts:
+    flags = r.flags or {}
+    return SessionFacts(
+        last_activity=r.last_activity,
+        user_messages=r.user_messages or 0,
+        project=r.project,
+        subagent=bool(flags.get("subagent")),
+        compaction_run=bool(flags.get("compaction_run")),
+        memd_generated=bool(flags.get("memd_generated")),
+        non_interactive=bool(flags.get("non_interactive")),
+        opted_out=bool(flags.get("opted_out")),
+        project_opted_out=bool(flags.get("project_opted_out")),
+        external_context=tuple(r.external_context or ()),
+        unreadable_reason=r.reason if r.state == "unreadable" else None,
+        incomplete_reason=r.reason if r.state == "incomplete" else None,
+        parsed_offset=r.parsed_offset or 0,
+        extracted_offset=r.extracted_offset or 0,
+        failed_reason=r.reason if r.state == "failed" else None,
+    )
+
+
+async def facts_for(store: Store, ids: list[int]) -> list[FactsRow]:
+    """The recorded facts of these transcripts, to evaluate them again without reading the files."""
+    out: list[FactsRow] = []
+    async with store.read() as conn:
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            rows = (await conn.execute(select(t).where(t.c.id.in_(chunk)))).all()
+            out.extend(
+                FactsRow(id=r.id, path=r.path, state=r.state, reason=r.reason, facts=_facts(r))
+                for r in rows
+                if r.state != "gone"
+            )
+    return out
+
+
+async def apply_scan(store: Store, rows: list[dict[str, Any]], *, now: datetime) -> dict[str, int]:
+    """Insert new files and update known ones in one transaction; returns path -> id of new rows."""
+    inserts = [r for r in rows if "id" not in r]
+    updates = [r for r in rows if "id" in r]
+    new_ids: dict[str, int] = {}
+    async with store.write() as conn:
+        by_keys: dict[tuple[str, ...], list[dict[str, Any]]] = defaultdict(list)
+        for row in inserts:
+            values = {"first_seen_at": now, "parsed_offset": 0, "user_messages": 0, **row}
+            by_keys[tuple(sorted(values))].append(values)
+        for group in by_keys.values():
+            returning = insert(t).returning(t.c.id, t.c.path, sort_by_parameter_order=True)
+            result = await conn.execute(returning, group)
+            new_ids.update({path: int(rid) for rid, path in result.all()})
+        groups: dict[tuple[str, ...], list[dict[str, Any]]] = defaultdict(list)
+        for row in updates:
+            groups[tuple(sorted(row))].append(row)
+        for keys, group in groups.items():
+            columns = [k for k in keys if k != "id"]
+
+            stmt = (
+                update(t).where(t.c.id == bindparam("_id")).values({k: bindparam(f"_v_{k}") for k in columns})
+            )
+            params = [{"_id": r["id"], **{f"_v_{k}": r[k] for k in columns}} for r in group]
+            await conn.execute(stmt, params)
+    return new_ids
+
+
+async def sessions(store: Store) -> list[SessionRecord]:
+    stmt = select(
+        t.c.id,
+        t.c.source,
+        t.c.path,
+        t.c.session_id,
+        t.c.project,
+        t.c.user_messages,
+        t.c.last_activity,
+        t.c.flags,
+        t.c.external_context,
+        t.c.state,
+        t.c.reason,
+        t.c.eligible_at,
+    ).order_by(t.c.last_activity.desc(), t.c.id)
+    async with store.read() as conn:
+        rows = (await conn.execute(stmt)).all()
+    return [
+        SessionRecord(
+            id=r.id,
+            source=r.source,
+            path=r.path,
+            session_id=r.session_id,
+            project=r.project,
+            user_messages=r.user_messages or 0,
+            last_activity=r.last_activity,
+            subagent=bool((r.flags or {}).get("subagent")),
+            external_context=tuple(r.external_context or ()),
+            state=r.state,
+            reason=r.reason,
+            eligible_at=r.eligible_at,
+        )
+        for r in rows
+    ]
