@@ -96,18 +96,15 @@ def _stat_key(info: os.stat_result) -> tuple[int, int, int, int]:
     return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
-def _walk(
-    adapter: SourceAdapter, root: Path, known: Mapping[str, KnownFile]
-) -> tuple[list[Observation], int]:
+def _walk(adapter: SourceAdapter, root: Path) -> tuple[list[Observation], int]:
     """Walk one root: one stat per file. Runs in a worker thread; never raises for one bad file."""
     out: list[Observation] = []
     seen = 0
     if not root.is_dir():
         return out, 0
     source = adapter.source
-    for path in adapter.discover(root):
+    for spath in adapter.discover_paths(root):
         seen += 1
-        spath = str(path)
         try:
             info = os.stat(spath)
         except OSError as exc:
@@ -151,16 +148,19 @@ async def scan(
 ) -> ScanReport:
     """Scan every enabled source root, record what was found, and enqueue what is ready."""
     started = time.perf_counter()
-    scan_pass = _ScanPass(store, settings, clock.now(), await transcripts_store.known_files(store))
+    sources = {cast(SourceName, name): cfg.root for name, cfg in settings.sources.enabled().items()}
+    chosen = {source: (adapters or {}).get(source) or adapter_for(source) for source in sources}
+    # The walks (worker threads) and the read of what the last scan saw (the store) run side by side.
+    walks = [asyncio.to_thread(_walk, chosen[source], root) for source, root in sources.items()]
+    gathered = await asyncio.gather(transcripts_store.known_files(store), *walks)
+    known = cast(dict[str, KnownFile], gathered[0])
+    walk_results = cast(list[tuple[list[Observation], int]], gathered[1:])
+    scan_pass = _ScanPass(store, settings, clock.now(), known)
     settings_hash = _settings_hash(settings.memories)
     reevaluate_all = await kv.get(store, SETTINGS_KEY) != settings_hash
-    sources = {cast(SourceName, name): cfg.root for name, cfg in settings.sources.enabled().items()}
     observations: list[Observation] = []
     recheck: list[Observation] = []
-    known = scan_pass.known
-    for source, root in sources.items():
-        adapter = (adapters or {}).get(source) or adapter_for(source)
-        walked, seen = await asyncio.to_thread(_walk, adapter, root, known)
+    for adapter, (walked, seen) in zip(chosen.values(), walk_results, strict=True):
         scan_pass.report.files_seen += seen
         observations.extend(walked)
         changed = []
@@ -367,7 +367,8 @@ def _flags(t: Transcript, project_opted_out: bool) -> dict[str, Any]:
 def _problem_row(
     obs: Observation, prev: KnownFile | None, now: datetime, reason: str, *, retryable: bool = False
 ) -> dict[str, Any]:
-    """A file that cannot be used (yet): recorded with its reason; the next scan reads it again."""
+    """A file that cannot be used (yet), recorded with its reason. It is read again once it changes:
+    a file caught mid-write changes again when its writer finishes."""
     row: dict[str, Any] = {
         "source": obs.source,
         "path": obs.path,
@@ -375,15 +376,14 @@ def _problem_row(
         "reason": reason,
         "eligible_at": None,
         "updated_at": now,
-        # No stat: the next scan must look again, whatever the file does meanwhile.
         "dev": None,
         "ino": None,
         "size": None,
         "mtime_ns": None,
+        "parse_state": {"unreadable": True},
     }
-    if obs.stat is not None and not retryable:
+    if obs.stat is not None:
         row.update(dict(zip(("dev", "ino", "size", "mtime_ns"), obs.stat, strict=True)))
-        row["parse_state"] = {"unreadable": True}
     if prev is not None:
         row["id"] = prev.id
     else:

@@ -23,7 +23,19 @@ def walk_files(
     prune: Callable[[str, int], bool] = lambda _name, _depth: False,
     max_depth: int = MAX_DEPTH,
 ) -> Iterator[Path]:
-    """Files under ``root`` whose name ``want`` accepts, depth first, sorted by name.
+    """``walk_paths`` as ``Path`` objects."""
+    return map(Path, walk_paths(root, want, prune=prune, max_depth=max_depth))
+
+
+def walk_paths(
+    root: Path,
+    want: Callable[[str], bool],
+    *,
+    prune: Callable[[str, int], bool] = lambda _name, _depth: False,
+    max_depth: int = MAX_DEPTH,
+) -> Iterator[str]:
+    """Files under ``root`` whose name ``want`` accepts, depth first, sorted by name, as strings
+    (a scan of tens of thousands of files should not pay for a ``Path`` object per file).
 
     Symlinked directories are followed once (a directory already visited, by device and inode, is
     skipped, so a symlink loop ends). A matching name that is a symlink to nothing or to itself is
@@ -31,9 +43,9 @@ def walk_files(
     """
     visited: set[tuple[int, int]] = set()
 
-    def visit(directory: Path, depth: int) -> Iterator[Path]:
+    def visit(directory: str, depth: int) -> Iterator[str]:
         try:
-            info = directory.stat()
+            info = os.stat(directory)
         except OSError:
             return
         key = (info.st_dev, info.st_ino)
@@ -53,7 +65,7 @@ def walk_files(
                 is_dir = False
             if is_dir:
                 if not prune(entry.name, depth + 1):
-                    yield from visit(Path(entry.path), depth + 1)
+                    yield from visit(entry.path, depth + 1)
                 continue
             if not want(entry.name):
                 continue
@@ -62,9 +74,9 @@ def walk_files(
             except OSError:
                 usable = False
             if usable:
-                yield Path(entry.path)
+                yield entry.path
 
-    yield from visit(root, 0)
+    yield from visit(str(root), 0)
 
 
 def drop_twins(paths: list[Path], drop_suffix: str, keep_suffix: str) -> list[Path]:

@@ -62,6 +62,10 @@ class SourceAdapter(Protocol):
         """The session files under ``root`` (the configured source root), de-duplicated."""
         ...
 
+    def discover_paths(self, root: Path) -> Iterator[str]:
+        """``discover`` as path strings: what the scanner walks, cheaply, every few minutes."""
+        ...
+
     def parse(
         self,
         path: Path,

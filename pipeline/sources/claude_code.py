@@ -24,7 +24,7 @@ from typing import Any
 
 from pipeline.sources import injected
 from pipeline.sources._collector import Collector
-from pipeline.sources._discover import walk_files
+from pipeline.sources._discover import walk_paths
 from pipeline.sources._jsonl import JsonlAdapter
 from pipeline.sources._time import parse_ts
 from pipeline.sources._tools import WEB_FETCH, WEB_SEARCH, external_tag
@@ -99,7 +99,10 @@ class ClaudeCodeAdapter(JsonlAdapter):
     label = "Claude Code"
 
     def discover(self, root: Path) -> Iterator[Path]:
-        return walk_files(
+        return map(Path, self.discover_paths(root))
+
+    def discover_paths(self, root: Path) -> Iterator[str]:
+        return walk_paths(
             root,
             lambda name: name.endswith(".jsonl") and name != "journal.jsonl",
             prune=lambda name, _depth: name in _PRUNED_DIRS,

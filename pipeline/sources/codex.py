@@ -101,6 +101,9 @@ class CodexAdapter(JsonlAdapter):
     source: SourceName = "codex"
     label = "Codex"
 
+    def discover_paths(self, root: Path) -> Iterator[str]:
+        return (str(path) for path in self.discover(root))
+
     def discover(self, root: Path) -> Iterator[Path]:
         if (root / "sessions").is_dir():
             roots = [root / "sessions", root / "archived_sessions"]

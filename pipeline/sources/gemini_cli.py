@@ -95,6 +95,9 @@ class GeminiCliAdapter(JsonlAdapter):
         self._projects = GeminiProjects(projects_json)
 
     # -- discovery ------------------------------------------------------------------------------
+    def discover_paths(self, root: Path) -> Iterator[str]:
+        return (str(path) for path in self.discover(root))
+
     def discover(self, root: Path) -> Iterator[Path]:
         paths: list[Path] = []
         try:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.sources._collector import Collector
-from pipeline.sources._discover import walk_files
+from pipeline.sources._discover import walk_paths
 from pipeline.sources._jsonl import JsonlAdapter
 from pipeline.sources._time import parse_ts
 from pipeline.transcript import SourceName
@@ -48,7 +48,10 @@ class PiAdapter(JsonlAdapter):
     label = "Pi"
 
     def discover(self, root: Path) -> Iterator[Path]:
-        return walk_files(root, lambda name: name.endswith(".jsonl"))
+        return map(Path, self.discover_paths(root))
+
+    def discover_paths(self, root: Path) -> Iterator[str]:
+        return walk_paths(root, lambda name: name.endswith(".jsonl"))
 
     def fallback_session_id(self, path: Path) -> str:
         stem = super().fallback_session_id(path)
