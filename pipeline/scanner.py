@@ -25,6 +25,7 @@ from typing import Any, cast
 
 import structlog
 
+from pipeline import scan_index
 from pipeline.clock import Clock
 from pipeline.eligibility import ELIGIBLE, FAILED, PENDING_READ, UNREADABLE, SessionFacts, Verdict, evaluate
 from pipeline.projects import ProjectResolver
@@ -34,7 +35,7 @@ from pipeline.sources.base import ParseResult
 from pipeline.store import Store, kv
 from pipeline.store import jobs as jobs_store
 from pipeline.store import transcripts as transcripts_store
-from pipeline.store.transcripts import KnownFile, SessionRecord
+from pipeline.store.transcripts import KnownFile, Seen, SessionRecord
 from pipeline.transcript import SourceName, Transcript
 
 log = structlog.get_logger(__name__)
@@ -152,41 +153,48 @@ async def scan(
     chosen = {source: (adapters or {}).get(source) or adapter_for(source) for source in sources}
     # The walks (worker threads) and the read of what the last scan saw (the store) run side by side.
     walks = [asyncio.to_thread(_walk, chosen[source], root) for source, root in sources.items()]
-    gathered = await asyncio.gather(transcripts_store.known_files(store), *walks)
-    known = cast(dict[str, KnownFile], gathered[0])
+    now = clock.now()
+    index_file = scan_index.index_path(settings.paths.state_dir)
+    gathered = await asyncio.gather(_seen(store, index_file), *walks)
+    seen_files = cast(dict[str, Seen], gathered[0])
     walk_results = cast(list[tuple[list[Observation], int]], gathered[1:])
-    scan_pass = _ScanPass(store, settings, clock.now(), known)
+    scan_pass = _ScanPass(store, settings, now, seen_files)
+    now_ts = now.timestamp()
     settings_hash = _settings_hash(settings.memories)
     reevaluate_all = await kv.get(store, SETTINGS_KEY) != settings_hash
     observations: list[Observation] = []
-    recheck: list[Observation] = []
+    recheck: list[int] = []
     for adapter, (walked, seen) in zip(chosen.values(), walk_results, strict=True):
         scan_pass.report.files_seen += seen
         observations.extend(walked)
         changed = []
         for obs in walked:
-            prev = known.get(obs.path)
+            prev = seen_files.get(obs.path)
             if obs.stat_error is not None:
-                scan_pass.observe_changed(obs)
-            elif prev is not None and prev.stat == obs.stat:
-                recheck.append(obs)
+                changed.append(obs)
+            elif prev is not None and prev[2] == obs.stat:
+                # Unchanged: look again only when time (or the settings) may have moved its verdict.
+                if reevaluate_all or (prev[3] is not None and prev[3] <= now_ts):
+                    recheck.append(prev[0])
             else:
                 changed.append(obs)
         if changed:
-            ids = [known[o.path].id for o in changed if o.path in known]
-            states = await transcripts_store.parse_states(store, ids) if ids else {}
-            for parsed in await asyncio.to_thread(_parse, adapter, changed, known, states):
+            ids = [seen_files[o.path][0] for o in changed if o.path in seen_files]
+            known, states = await transcripts_store.refresh(store, ids, now) if ids else ({}, {})
+            scan_pass.known.update(known)
+            for obs in changed:
+                if obs.stat_error is not None:
+                    scan_pass.observe_changed(obs)
+            to_parse = [o for o in changed if o.stat_error is None]
+            for parsed in await asyncio.to_thread(_parse, adapter, to_parse, known, states):
                 scan_pass.observe_changed(parsed)
-    due = [
-        scan_pass.known[o.path].id
-        for o in recheck
-        if reevaluate_all or scan_pass.known[o.path].due(scan_pass.now)
-    ]
-    await scan_pass.recheck(due)
+    await scan_pass.recheck(recheck)
     scan_pass.mark_gone({o.path for o in observations}, {str(s) for s in sources})
     await scan_pass.persist(on_memory_reads)
 
     report = scan_pass.report
+    if scan_pass.updates or report.enqueued or not index_file.exists():
+        await _save_index(store, index_file)
     if reevaluate_all:
         await kv.put(store, SETTINGS_KEY, settings_hash, now=scan_pass.now)
     if collect_sessions:
@@ -204,14 +212,34 @@ async def scan(
     return report
 
 
+async def _seen(store: Store, index_file: Path) -> dict[str, Seen]:
+    """What the last scan saw of every file: from the scan index when it matches the store, else
+    from the store. (A file that changed is read again from the store before it is parsed.)"""
+    generation = await transcripts_store.generation(store)
+    cached = await asyncio.to_thread(scan_index.load, index_file, generation)
+    if cached is not None:
+        return cached
+    return await transcripts_store.seen_files(store)
+
+
+async def _save_index(store: Store, index_file: Path) -> None:
+    generation = await transcripts_store.generation(store)
+    entries = await transcripts_store.seen_files(store)
+    try:
+        await asyncio.to_thread(scan_index.save, index_file, generation, entries)
+    except OSError as exc:
+        log.warning("scan_index_not_saved", path=str(index_file), error=str(exc))
+
+
 class _ScanPass:
     """The bookkeeping of one scan: rows to write, jobs to enqueue, memory reads to record."""
 
-    def __init__(self, store: Store, settings: Settings, now: datetime, known: dict[str, KnownFile]) -> None:
+    def __init__(self, store: Store, settings: Settings, now: datetime, seen: dict[str, Seen]) -> None:
         self.store = store
         self.settings = settings
         self.now = now
-        self.known = known
+        self.seen = seen
+        self.known: dict[str, KnownFile] = {}  # the full rows of the files that changed
         self.report = ScanReport(sessions=[])
         self.resolver = ProjectResolver()
         self.updates: list[dict[str, Any]] = []
@@ -252,8 +280,8 @@ class _ScanPass:
         project = self.resolver.resolve(t.cwd, prev.project if prev else None)
         opted_out = self.project_opted_out(project)
         last_activity = t.last_activity or datetime.fromtimestamp(obs.stat[3] / 1e9, UTC)
+        # A changed file is a new chance: a failure recorded for its old content does not stick.
         extracted_offset = prev.extracted_offset if prev is not None and not result.restarted else 0
-        unchanged_failure = prev is not None and prev.state == FAILED and prev.stat == obs.stat
         facts = SessionFacts(
             last_activity=last_activity,
             user_messages=t.user_message_count,
@@ -267,7 +295,6 @@ class _ScanPass:
             external_context=t.external_context,
             parsed_offset=result.new_offset,
             extracted_offset=extracted_offset,
-            failed_reason=prev.reason if unchanged_failure and prev is not None else None,
         )
         row: dict[str, Any] = {
             "source": obs.source,
@@ -303,11 +330,11 @@ class _ScanPass:
                 self.report.changed_paths.add(facts_row.path)
 
     def mark_gone(self, seen_paths: set[str], scanned_sources: set[str]) -> None:
-        for path, k in self.known.items():
-            if path not in seen_paths and k.state != GONE and k.source in scanned_sources:
+        for path, (rid, source, _stat, _idle_at, state) in self.seen.items():
+            if path not in seen_paths and state != GONE and source in scanned_sources:
                 self.updates.append(
                     {
-                        "id": k.id,
+                        "id": rid,
                         "state": GONE,
                         "reason": "the file no longer exists",
                         "eligible_at": None,
@@ -320,8 +347,8 @@ class _ScanPass:
         new_ids = await transcripts_store.apply_scan(self.store, self.updates, now=self.now)
 
         def row_id(path: str) -> int | None:
-            known = self.known.get(path)
-            return new_ids.get(path) or (known.id if known else None)
+            seen = self.seen.get(path)
+            return new_ids.get(path) or (seen[0] if seen else None)
 
         eligible = [
             row.get("id") or new_ids.get(row.get("path", ""))

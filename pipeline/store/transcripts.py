@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import and_, bindparam, case, func, insert, select, update
 
 from pipeline.eligibility import ACTIVE, SessionFacts
 from pipeline.store.engine import Store
@@ -16,6 +16,8 @@ from pipeline.store.schema import transcripts as t
 
 @dataclass(frozen=True, slots=True)
 class KnownFile:
+    """What the last scan saw of one file: just enough to decide, per file, whether to look again."""
+
     id: int
     source: str
     path: str
@@ -24,13 +26,9 @@ class KnownFile:
     parse_ok: bool
     project: str | None
     state: str
-    reason: str | None
     extracted_offset: int
-    eligible_at: datetime | None
-
-    def due(self, now: datetime) -> bool:
-        """An active session whose idle time has come: its verdict must be looked at again."""
-        return self.state == ACTIVE and self.eligible_at is not None and self.eligible_at <= now
+    due: bool
+    """An active session whose idle time has come by ``now``: its verdict must be looked at again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,8 +71,10 @@ class SessionRecord:
         }
 
 
-async def known_files(store: Store) -> dict[str, KnownFile]:
-    stmt = select(
+def _known_stmt(now: datetime) -> Any:
+    parse_ok = and_(t.c.parse_state.isnot(None), t.c.state != "unreadable")
+    due = and_(t.c.state == ACTIVE, t.c.eligible_at.isnot(None), t.c.eligible_at <= now)
+    return select(
         t.c.id,
         t.c.source,
         t.c.path,
@@ -83,57 +83,78 @@ async def known_files(store: Store) -> dict[str, KnownFile]:
         t.c.size,
         t.c.mtime_ns,
         t.c.parsed_offset,
-        t.c.parse_state.isnot(None),
+        case((parse_ok, 1), else_=0),
         t.c.project,
         t.c.state,
-        t.c.reason,
         t.c.extracted_offset,
-        t.c.eligible_at,
+        case((due, 1), else_=0),
+    )
+
+
+def _known_file(row: Any) -> KnownFile:
+    return KnownFile(
+        row[0],
+        row[1],
+        row[2],
+        (row[3], row[4], row[5], row[6]),
+        row[7] or 0,
+        bool(row[8]),
+        row[9],
+        row[10],
+        row[11] or 0,
+        bool(row[12]),
+    )
+
+
+# What every scan reads for every file, kept small and flat (no objects, no JSON, no datetimes):
+# path -> (id, source, (dev, ino, size, mtime_ns), idle_at as epoch seconds for an active session
+# else None, state). The scan index (``pipeline.scan_index``) stores exactly this.
+Seen = tuple[int, str, tuple[int | None, int | None, int | None, int | None], float | None, str]
+
+
+async def seen_files(store: Store) -> dict[str, Seen]:
+    """Every known file, by path, as a ``Seen`` tuple."""
+    stmt = select(
+        t.c.path,
+        t.c.id,
+        t.c.source,
+        t.c.dev,
+        t.c.ino,
+        t.c.size,
+        t.c.mtime_ns,
+        case((t.c.state == ACTIVE, t.c.eligible_at), else_=None),
+        t.c.state,
     )
     async with store.read() as conn:
         rows = (await conn.execute(stmt)).all()
-    return {
-        path: KnownFile(
-            rid,
-            source,
-            path,
-            (dev, ino, size, mtime),
-            offset or 0,
-            bool(has_state) and state != "unreadable",
-            project,
-            state,
-            reason,
-            extracted or 0,
-            eligible_at,
-        )
-        for (
-            rid,
-            source,
-            path,
-            dev,
-            ino,
-            size,
-            mtime,
-            offset,
-            has_state,
-            project,
-            state,
-            reason,
-            extracted,
-            eligible_at,
-        ) in rows
-    }
+    out: dict[str, Seen] = {}
+    for path, rid, source, dev, ino, size, mtime, idle_at, state in rows:
+        if isinstance(idle_at, str):  # SQLite hands back a CASE over a datetime column as text
+            idle_at = datetime.fromisoformat(idle_at).replace(tzinfo=UTC)
+        out[path] = (rid, source, (dev, ino, size, mtime), idle_at.timestamp() if idle_at else None, state)
+    return out
 
 
-async def parse_states(store: Store, ids: list[int]) -> dict[int, dict[str, Any]]:
-    """The parser states the last scan left, for the files about to be parsed again."""
-    out: dict[int, dict[str, Any]] = {}
+async def refresh(store: Store, ids: list[int], now: datetime) -> tuple[dict[str, KnownFile], dict[int, Any]]:
+    """The authoritative rows and parser states of the files about to be parsed again."""
+    known: dict[str, KnownFile] = {}
+    states: dict[int, Any] = {}
     async with store.read() as conn:
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
+            for row in (await conn.execute(_known_stmt(now).where(t.c.id.in_(chunk)))).all():
+                known[row[2]] = _known_file(row)
             rows = (await conn.execute(select(t.c.id, t.c.parse_state).where(t.c.id.in_(chunk)))).all()
-            out.update({rid: state for rid, state in rows if state})
-    return out
+            states.update({rid: state for rid, state in rows if state})
+    return known, states
+
+
+async def generation(store: Store) -> tuple[Any, ...]:
+    """Changes whenever a transcript row is added, removed or updated (see ``pipeline.scan_index``)."""
+    stmt = select(func.count(), func.max(t.c.id), func.max(t.c.updated_at))
+    async with store.read() as conn:
+        count, max_id, latest = (await conn.execute(stmt)).one()
+    return (int(count), int(max_id or 0), latest.isoformat() if latest else "")
 
 
 def _facts(r: Any) -> SessionFacts:
