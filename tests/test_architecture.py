@@ -34,6 +34,7 @@ HOMES = {
     "alembic": ("pipeline/store/",),
     "apscheduler": ("daemon/schedule.py",),
     "watchfiles": ("daemon/watch.py",),
+    "ahocorasick_rs": ("pipeline/redaction/",),
 }
 
 

@@ -1,0 +1,31 @@
+"""Secret redaction: a hard gate before any request, after every model output, before every commit.
+
+Use: ``redactor = Redactor(load_or_create_key(settings.paths.state_dir))``, then
+``redactor.redact(text)`` -> ``RedactionResult(text, counts by rule)`` before a request and on every
+model output, and ``redactor.scan_clean(text)`` as the commit gate: ``[]`` when clean, else one rule
+name per secret found (raise ``pipeline.errors.SecretFound`` with them; never log the text).
+"""
+
+from __future__ import annotations
+
+from pipeline.redaction.engine import (
+    MAX_GROWTH_PER_REDACTION,
+    PLACEHOLDER_MAX_LEN,
+    PLACEHOLDER_RE,
+    Redactor,
+    rule_names,
+)
+from pipeline.redaction.key import KEY_FILE, load_or_create_key
+from pipeline.redaction.model import Finding, RedactionResult
+
+__all__ = [
+    "KEY_FILE",
+    "MAX_GROWTH_PER_REDACTION",
+    "PLACEHOLDER_MAX_LEN",
+    "PLACEHOLDER_RE",
+    "Finding",
+    "RedactionResult",
+    "Redactor",
+    "load_or_create_key",
+    "rule_names",
+]

@@ -1,0 +1,205 @@
+"""The redaction engine: one Aho-Corasick pass over the lower-cased text finds every anchor of
+every rule; each rule then confirms its shape right there. Rules are compiled once per process.
+
+Text is handled as UTF-8 bytes (secrets are ASCII; bytes make lower-casing and matching cheap even
+when the text holds emoji). Placeholders already in the text (``[REDACTED:rule:tag]``) are
+protected: nothing that overlaps one is reported, so redaction is idempotent.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections import Counter
+from collections.abc import Sequence
+from functools import lru_cache
+
+import ahocorasick_rs
+
+from pipeline.redaction.filters import Level, value_is_secret
+from pipeline.redaction.key import Tagger
+from pipeline.redaction.model import GENERIC, Candidate, Finding, RedactionResult, Rule, Scan, ScanRule
+from pipeline.redaction.rules_context import context_rules
+from pipeline.redaction.rules_generic import generic_rules
+from pipeline.redaction.rules_provider import provider_rules
+
+PLACEHOLDER_RE = re.compile(rb"\[REDACTED(?::[a-z0-9-]{1,40}:[0-9a-f]{4}|_SECRET|)\]")
+"""What redaction writes (``[REDACTED:github-token:1f3a]``), plus the bare forms other tools write."""
+PLACEHOLDER_ANCHOR = b"[redacted"
+MAX_RULE_NAME = 24
+PLACEHOLDER_MAX_LEN = len("[REDACTED::]") + MAX_RULE_NAME + 4
+MIN_SECRET_LEN = 6
+MAX_GROWTH_PER_REDACTION = PLACEHOLDER_MAX_LEN - MIN_SECRET_LEN
+"""A redaction replaces at least MIN_SECRET_LEN characters with at most PLACEHOLDER_MAX_LEN: a line
+grows by at most this much per secret redacted on it (and never gains a line break)."""
+
+
+class _Compiled:
+    def __init__(self, rules: Sequence[Rule]) -> None:
+        self.rules = list(rules)
+        anchors: dict[bytes, list[Rule]] = {}
+        for rule in self.rules:
+            for anchor in rule.anchors:
+                if anchor != anchor.lower() or not anchor:
+                    raise ValueError(f"rule {rule.name}: anchors must be non-empty lower-case: {anchor!r}")
+                anchors.setdefault(anchor, []).append(rule)
+        index = {id(rule): i for i, rule in enumerate(self.rules)}
+        self.by_pattern: list[Sequence[tuple[int, Scan]]] = [
+            tuple((index[id(r)], r.scan if isinstance(r, ScanRule) else r.collect) for r in rs)
+            for rs in anchors.values()
+        ]
+        self.placeholder_index = len(self.by_pattern)
+        self.automaton = ahocorasick_rs.BytesAhoCorasick(
+            [*anchors.keys(), PLACEHOLDER_ANCHOR], implementation=ahocorasick_rs.Implementation.DFA
+        )
+
+    def candidates(self, buf: bytes) -> list[Candidate]:
+        low = buf.lower()
+        out: list[Candidate] = []
+        protected: list[tuple[int, int]] = []
+        by_pattern = self.by_pattern
+        resume = [0] * len(self.rules)
+        for index, start, end in self.automaton.find_matches_as_indexes(low, overlapping=True):
+            if index == self.placeholder_index:
+                m = PLACEHOLDER_RE.match(buf, start)
+                if m is not None:
+                    protected.append(m.span())
+                continue
+            for number, collect in by_pattern[index]:
+                if start >= resume[number]:
+                    resume[number] = collect(buf, low, start, end, out)
+        return _resolve(out, protected, buf)
+
+
+_LEVELS = {int(level): level for level in Level}
+
+
+def _resolve(found: list[Candidate], protected: list[tuple[int, int]], buf: bytes) -> list[Candidate]:
+    """Check deferred generic values that no stronger rule covers; drop what overlaps a placeholder;
+    merge overlapping spans, each named after its strongest rule."""
+    verified = sorted(c for c in found if c[3] >= GENERIC)
+    deferred = [c for c in found if c[3] < GENERIC]
+    if deferred:
+        covered = _Spans([(c[0], c[1]) for c in verified])
+        for s, e, name, level in deferred:
+            if not covered.overlaps(s, e) and value_is_secret(buf[s:e], _LEVELS[level]):
+                verified.append((s, e, name, GENERIC))
+        verified.sort()
+    if protected:
+        shield = _Spans(protected)
+        verified = [c for c in verified if not shield.overlaps(c[0], c[1])]
+    merged: list[Candidate] = []
+    for s, e, name, prio in verified:
+        if e - s < MIN_SECRET_LEN:  # too short to be a credential (and would break the length bound)
+            continue
+        if merged and s < merged[-1][1]:
+            ms, me, mname, mprio = merged[-1]
+            if (prio, e - s) > (mprio, me - ms):
+                mname, mprio = name, prio
+            merged[-1] = (ms, max(me, e), mname, mprio)
+        else:
+            merged.append((s, e, name, prio))
+    return merged
+
+
+class _Spans:
+    """Sorted spans answering "does [s, e) overlap any of them?" in O(log n)."""
+
+    def __init__(self, spans: list[tuple[int, int]]) -> None:
+        spans = sorted(spans)
+        self.starts = [s for s, _ in spans]
+        self.max_end: list[int] = []
+        top = -1
+        for _, e in spans:
+            top = max(top, e)
+            self.max_end.append(top)
+
+    def overlaps(self, s: int, e: int) -> bool:
+        i = bisect_left(self.starts, e)
+        return i > 0 and self.max_end[i - 1] > s
+
+
+@lru_cache(maxsize=1)
+def compiled_rules() -> _Compiled:
+    """Every rule, compiled once per process."""
+    rules: list[Rule] = []
+    rules.extend(provider_rules())
+    rules.extend(context_rules())
+    rules.extend(generic_rules())
+    return _Compiled(rules)
+
+
+def rule_names() -> list[str]:
+    """The names a placeholder or a count can carry."""
+    names = {r.name for r in compiled_rules().rules} | {"anthropic-api-key"}
+    names |= {"openai-api-key", "openrouter-api-key", "db-url", "basic-auth-url", "aws-secret-access-key"}
+    names.discard("url-credentials")
+    return sorted(names)
+
+
+class Redactor:
+    """Finds and replaces secrets. ``key`` is the installation's redaction key
+    (``load_or_create_key``): it makes each placeholder's tag stable for one secret and
+    meaningless elsewhere."""
+
+    def __init__(self, key: bytes) -> None:
+        if len(key) < 16:
+            raise ValueError("the redaction key must be at least 16 bytes")
+        self._tag = Tagger(key)
+        self._rules = compiled_rules()
+
+    def __repr__(self) -> str:
+        return "Redactor()"
+
+    def redact(self, text: str) -> RedactionResult:
+        """Replace every secret with ``[REDACTED:<rule>:<tag>]``; count the replacements by rule."""
+        buf = _encode(text)
+        spans = self._rules.candidates(buf)
+        if not spans:
+            return RedactionResult(text=text, counts={})
+        counts: Counter[str] = Counter()
+        tag = self._tag
+        pos = 0
+        if text.isascii():  # byte offsets are character offsets: build the result as str
+            pieces: list[str] = []
+            for s, e, name, _ in spans:
+                pieces.append(text[pos:s])
+                pieces.append(f"[REDACTED:{name}:{tag(buf[s:e])}]")
+                counts[name] += 1
+                pos = e
+            pieces.append(text[pos:])
+            return RedactionResult(text="".join(pieces), counts=dict(counts))
+        parts: list[bytes] = []
+        for s, e, name, _ in spans:
+            parts.append(buf[pos:s])
+            parts.append(b"[REDACTED:%s:%s]" % (name.encode(), tag(buf[s:e]).encode()))
+            counts[name] += 1
+            pos = e
+        parts.append(buf[pos:])
+        return RedactionResult(text=b"".join(parts).decode("utf-8", "surrogatepass"), counts=dict(counts))
+
+    def find(self, text: str) -> list[Finding]:
+        """Every secret in ``text``: rule and character span, never the value."""
+        buf = _encode(text)
+        spans = self._rules.candidates(buf)
+        if not spans or text.isascii():
+            return [Finding(name, s, e) for s, e, name, _ in spans]
+        findings = []
+        chars = 0
+        last = 0
+        for s, e, name, _ in spans:
+            chars += len(buf[last:s].decode("utf-8", "surrogatepass"))
+            length = e - s  # spans are ASCII: bytes == characters
+            findings.append(Finding(name, chars, chars + length))
+            chars += length
+            last = e
+        return findings
+
+    def scan_clean(self, text: str) -> list[str]:
+        """The commit gate: the rule name of each secret in ``text``; an empty list means clean.
+        Refuse the commit on any entry (``pipeline.errors.SecretFound`` carries these names)."""
+        return [f.rule for f in self.find(text)]
+
+
+def _encode(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")

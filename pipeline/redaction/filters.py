@@ -1,0 +1,144 @@
+"""Cheap checks that tell a real secret value from a placeholder, a reference or an ordinary word.
+
+Everything here works on ASCII ``bytes`` slices of the text being scanned and never logs or keeps
+the value. The checks are deliberately conservative in one direction: when unsure whether a value
+under a secret-looking name is a placeholder, it is treated as a secret (the cost of over-redaction
+is a lost word in a memory; the cost of under-redaction is a leaked credential).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import zlib
+from enum import IntEnum
+
+import ahocorasick_rs
+
+_PLACEHOLDER_WORDS = tuple(
+    b"""example your placeholder changeme change_me change-me changeit change_it change-it replace redacted
+    xxxx *** ... \xe2\x80\xa6 \xe2\x80\xa2 {{ }} ${ $( %( dummy sample insert_ insert- goeshere goes_here goes-here
+    _here -here todo fixme notareal not_a_real not-a-real notreal 000000 123456 abcdef""".split()
+)
+_PLACEHOLDER = ahocorasick_rs.BytesAhoCorasick(
+    _PLACEHOLDER_WORDS, implementation=ahocorasick_rs.Implementation.DFA
+)
+_STOPWORDS = frozenset(
+    b"""true false null none nil undefined yes no on off required optional string str int integer bool
+    boolean number object any bytes secret secrets password passwd passphrase token tokens apikey api_key
+    api-key bearer basic key value values empty default env enabled disabled hidden masked redacted unset
+    changeme changeit admin administrator root guest postgres mysql redis test testing example pass
+    username user demo sample foo bar baz qux secret123 password123 pass123 hunter2 letmein qwerty
+    mypassword mysecret mytoken secretkey secret_key test123 abc123 123456 12345678 123456789 required
+    jwt oauth oauth2 hmac sha256 aes256 base64 plain plaintext sso saml ldap none null tiger scott foobar
+    passw0rd p@ssw0rd s3cret s3cr3t topsecret supersecret mysecretpassword""".split()
+)
+_REFERENCE = re.compile(
+    # identifiers: snake, SCREAMING_SNAKE, camelCase, PascalCase, _private; dotted attributes; URLs;
+    # versions; paths
+    rb"[a-z][a-z_]*|[A-Z][A-Z_]*|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z]?[a-z]+(?:[A-Z][a-z]+)*|_+[A-Za-z][A-Za-z_]*|"
+    rb"(?:[A-Za-z_$][A-Za-z0-9_$]*(?:\.|::|->))+[A-Za-z_$][A-Za-z_$]*|[A-Za-z][A-Za-z0-9+.-]*://.*|"
+    rb"v?[0-9]+(?:\.[0-9]+)+(?:[-+][\w.]+)?|(?:~|\.{1,2})/.*|[A-Za-z]:\\.*|file:.*",
+    re.S,
+)
+_ABS_PATH = re.compile(rb"(?:/[\w.@-]+)+/?")
+_PATH_WORD = re.compile(rb"/[a-z]{3,}(?:/|\.|$)|\.(?:json|pem|key|txt|ya?ml|toml|env|crt|p12|pfx)$")
+_REF_START = re.compile(rb"[${<\[(*]|%[A-Za-z_(]|[@!*&#][A-Za-z_][A-Za-z0-9_]*$")
+_UUID = re.compile(rb"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_B62 = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+
+class Level(IntEnum):
+    """How strongly a name says its value is a secret; decides how much the value must prove."""
+
+    KEY = 1  # a bare or qualified ``*_key``: the value must look random
+    SECRET = 2  # secret, token, credential, auth, api key
+    PASSWORD = 3  # password, passwd, passphrase, pwd, pass
+
+
+MIN_LEN = {Level.KEY: 16, Level.SECRET: 8, Level.PASSWORD: 6}
+MIN_DISTINCT = {Level.KEY: 10, Level.SECRET: 6, Level.PASSWORD: 4}
+
+
+def distinct(value: bytes) -> int:
+    """How many different characters ``value`` uses: a cheap stand-in for entropy."""
+    return len(set(value))
+
+
+def is_placeholder(value: bytes) -> bool:
+    """A template, mask, documentation example or stopword rather than a credential."""
+    low = value.lower()
+    if not value or low in _STOPWORDS or _REF_START.match(value) or _PLACEHOLDER.find_matches_as_indexes(low):
+        return True
+    return (b"<" in value and b">" in value) or (len(value) >= 6 and len(set(value)) <= 3)
+
+
+def is_reference(value: bytes) -> bool:
+    """A variable name, dotted attribute, path, URL or version number: code, not a credential."""
+    if _REFERENCE.fullmatch(value):
+        return True
+    return value[:1] == b"/" and bool(_ABS_PATH.fullmatch(value) and _PATH_WORD.search(value))
+
+
+_DIGIT = re.compile(rb"[0-9]")
+_SYMBOL_OR_DIGIT = re.compile(rb"[0-9!#$%&*+=@^~|]")
+
+
+def has_digit(value: bytes) -> bool:
+    return _DIGIT.search(value) is not None
+
+
+def _classes(value: bytes) -> int:
+    """How many of lower case, upper case, digits and other characters ``value`` mixes."""
+    return (value.upper() != value) + (value.lower() != value) + has_digit(value) + (not value.isalnum())
+
+
+def value_is_secret(value: bytes, level: Level) -> bool:
+    """Would ``value``, found under a name of strength ``level``, be a credential?"""
+    n = len(value)
+    if n < MIN_LEN[level] or n > 1024 or value[-1:] == b":" or is_reference(value) or is_placeholder(value):
+        return False
+    if value.isdigit():
+        return n >= (8 if level is Level.PASSWORD else 12)
+    if b" " in value and not _SYMBOL_OR_DIGIT.search(value):  # words: a label or a sentence
+        return False
+    if distinct(value) < min(MIN_DISTINCT[level], n // 2):
+        return False
+    if level is Level.PASSWORD:
+        return True
+    if level is Level.SECRET:
+        return _classes(value) >= 2
+    return has_digit(value) and not _UUID.fullmatch(value)
+
+
+def has_placeholder_word(value: bytes) -> bool:
+    """``example``, ``your``, ``xxxx``, ``changeme``... anywhere in ``value`` (any case)."""
+    return bool(_PLACEHOLDER.find_matches_as_indexes(value.lower()))
+
+
+def token_body_ok(body: bytes, min_distinct: int = 8) -> bool:
+    """The variable part of a prefixed token: random-looking, not ``xxxx`` or ``your-token-here``."""
+    return len(set(body)) >= min(min_distinct, len(body) // 2) and not has_placeholder_word(body)
+
+
+def github_checksum_ok(token: bytes) -> bool:
+    """``gh?_`` + 30 random + 6 base62(CRC32 of the 30): true for every real classic GitHub token."""
+    if len(token) != 40 or token[3:4] != b"_":
+        return False
+    body, check = token[4:34], token[34:]
+    crc = zlib.crc32(body)
+    digits = bytearray()
+    while crc:
+        crc, rem = divmod(crc, 62)
+        digits.append(_B62[rem])
+    return bytes(reversed(digits)).rjust(6, b"0") == check
+
+
+def basic_credentials(value: bytes) -> bool:
+    """Does a ``Basic`` value decode to printable ``user:password``?"""
+    try:
+        raw = base64.b64decode(value + b"=" * (-len(value) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return b":" in raw and all(32 <= c < 127 for c in raw)

@@ -1,0 +1,120 @@
+"""The redaction vocabulary: rules, candidate spans, findings and results. No values are ever kept."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from pipeline.redaction.filters import has_placeholder_word
+
+# Priorities decide the name of a merged span when two rules overlap: the most specific rule wins.
+PROVIDER = 30
+STRUCTURE = 20
+CONTEXT = 15
+GENERIC = 10
+
+Candidate = tuple[int, int, str, int]
+"""(start, end, rule name, priority) in byte offsets of the UTF-8 text."""
+
+
+class Rule(Protocol):
+    """Something that, told where one of its anchors sits, adds the secret spans it finds there."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def anchors(self) -> tuple[bytes, ...]: ...
+
+    def collect(self, buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+        """Add candidates to ``out``; return the offset up to which this rule has looked (later
+        hits of the same rule before it are skipped), or 0."""
+        ...
+
+
+@dataclass(frozen=True)
+class RegexRule:
+    """A compiled pattern tried at each anchor hit (anchors are lower-case literals found in the
+    lower-cased text). ``back`` bytes before the anchor may belong to the match; with ``back == 0``
+    the match must start at the anchor. ``group`` is the secret inside the match. With
+    ``min_distinct``, the secret after its first ``skip`` characters must look random (that many
+    different characters, or half its length) and hold no placeholder word (``xxxx``, ``example``)."""
+
+    name: str
+    anchors: tuple[bytes, ...]
+    pattern: re.Pattern[bytes]
+    back: int = 0
+    fwd: int = 8192
+    group: int | str = 0
+    check: Callable[[re.Match[bytes]], bool] | None = None
+    namer: Callable[[re.Match[bytes]], str] | None = None
+    priority: int = PROVIDER
+    skip: int = 0
+    min_distinct: int = 0
+
+    def collect(self, buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+        if self.back == 0:
+            m = self.pattern.match(buf, start)
+            if m is None:
+                return 0
+        else:
+            for m in self.pattern.finditer(buf, max(0, start - self.back), min(len(buf), end + self.fwd)):
+                if m.start() <= start and m.end() >= end:
+                    break
+                if m.start() > start:
+                    return 0
+            else:
+                return 0
+        s, e = m.span(self.group)
+        if s >= e:
+            return m.end()
+        if self.min_distinct:  # inlined filters.token_body_ok: this is the hottest path
+            body = buf[s + self.skip : e]
+            if len(set(body)) < min(self.min_distinct, len(body) // 2) or has_placeholder_word(body):
+                return m.end()
+        if self.check is None or self.check(m):
+            out.append((s, e, self.namer(m) if self.namer else self.name, self.priority))
+        return m.end()
+
+
+Scan = Callable[[bytes, bytes, int, int, list[Candidate]], int]
+"""(text, lower-cased text, anchor start, anchor end, output) -> adds candidates to the output and
+returns how far it looked (see ``Rule.collect``)."""
+
+
+@dataclass(frozen=True)
+class ScanRule:
+    """A rule whose logic does not fit one pattern (assignments, command lines, YAML blocks)."""
+
+    name: str
+    anchors: tuple[bytes, ...]
+    scan: Scan
+
+    def collect(self, buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+        return self.scan(buf, low, start, end, out)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One secret found: the rule and where it is (character offsets). Never the value."""
+
+    rule: str
+    start: int
+    end: int
+
+    def __str__(self) -> str:
+        return f"{self.rule} at {self.start}..{self.end}"
+
+
+@dataclass(frozen=True)
+class RedactionResult:
+    """The redacted text and how many secrets each rule replaced."""
+
+    text: str
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())

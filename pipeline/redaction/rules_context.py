@@ -1,0 +1,266 @@
+"""Rules that need context: URLs with credentials, auth headers, private-key blocks, password
+flags on command lines, ``.netrc``, ``aws configure`` prompts and Kubernetes Secret data blocks."""
+
+from __future__ import annotations
+
+import re
+
+from pipeline.redaction.filters import (
+    Level,
+    basic_credentials,
+    has_digit,
+    is_placeholder,
+    is_reference,
+    token_body_ok,
+    value_is_secret,
+)
+from pipeline.redaction.model import CONTEXT, STRUCTURE, Candidate, RegexRule, Scan, ScanRule
+
+# A value after a flag: optionally quoted (also JSON-escaped quotes), then up to whitespace/quote.
+_QVAL = rb"(?P<q>\\*['\"])?(?P<v>[^\s'\"\\`]{1,256})"
+_DB_SCHEMES = frozenset(
+    b"""postgres postgresql mysql mariadb mongodb mongodb+srv redis rediss amqp amqps mssql sqlserver
+    oracle cockroachdb clickhouse nats kafka memcached couchdb neo4j neo4j+s bolt cassandra elasticsearch
+    influxdb rabbitmq mqtt mqtts stomp ldap ldaps snowflake db2 timescale sqlalchemy""".split()
+)
+
+_SCHEME_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789+.-")
+_URL_CRED = re.compile(
+    rb"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]{0,30})://"
+    rb"(?P<rest>(?P<user>[^\s:/@\"'`\\<>\[\]{}]{0,128}):(?P<pw>[^\s/@\"'`\\<>\[\]{}]{1,256})@"
+    rb"[^\s\"'`\\<>\[\]{}]{0,2048})"
+)
+_TRAILING = b").,;:!?}]*"
+
+
+def _url_credentials(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    pos = start
+    while pos > start - 31 and pos > 0 and low[pos - 1] in _SCHEME_CHARS:
+        pos -= 1
+    while pos < start and not (97 <= low[pos] <= 122):
+        pos += 1
+    m = _URL_CRED.match(buf, pos)
+    if m is None:
+        return 0
+    pw = m.group("pw")
+    if len(pw) < 3 or is_placeholder(pw) or pw == m.group("user") or (pw.isdigit() and len(pw) <= 5):
+        return 0
+    s, e = m.span("rest")
+    while e > m.end("pw") + 1 and buf[e - 1] in _TRAILING:
+        e -= 1
+    scheme = m.group("scheme").lower().split(b":")[-1]
+    name = "db-url" if scheme in _DB_SCHEMES or scheme.startswith(b"jdbc") else "basic-auth-url"
+    out.append((s, e, name, CONTEXT))
+    return e
+
+
+def _bearer_check(m: re.Match[bytes]) -> bool:
+    v = m.group("v")
+    return (has_digit(v) or len(v) >= 24) and token_body_ok(v, 10) and not is_reference(v)
+
+
+def _basic_check(m: re.Match[bytes]) -> bool:
+    v = m.group("v")
+    if is_placeholder(v):
+        return False
+    if basic_credentials(v):
+        return True
+    context = m.string[max(0, m.start() - 40) : m.start()].lower()
+    return b"authorization" in context and token_body_ok(v, 10)
+
+
+def _auth_check(m: re.Match[bytes]) -> bool:
+    v = m.group("v")
+    return value_is_secret(v, Level.SECRET) and v.lower() not in (b"bearer", b"basic")
+
+
+_PEM_BODY = rb"(?:[A-Za-z0-9+/=:,. \t\r\n]++|\\+[nrt]|-(?!----))*+"
+_PEM = re.compile(
+    rb"-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----(?P<body>" + _PEM_BODY + rb")"
+    rb"(?:-----END[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----)?"
+)
+_PEM_PAYLOAD = re.compile(rb"[A-Za-z0-9+/]{32}")
+
+
+def _pem_check(m: re.Match[bytes]) -> bool:
+    return _PEM_PAYLOAD.search(m.string, m.start("body"), m.end("body")) is not None
+
+
+# Password flags, per command: (anchors, flag pattern searched in the rest of the command line,
+# whether the value is ``user:password``).
+_CLI_FLAGS: list[tuple[tuple[bytes, ...], re.Pattern[bytes], bool]] = [
+    ((b"mysql", b"mariadb"), re.compile(rb"(?<![\w-])(?:-p|--password=)" + _QVAL), False),
+    ((b"sshpass",), re.compile(rb"(?<![\w-])-p[ \t]*" + _QVAL), False),
+    (
+        (b"login",),  # docker/podman/helm/nerdctl/oras/skopeo/cf login
+        re.compile(rb"(?<![\w-])(?:-p|--password)(?:[ \t]+|=)" + _QVAL),
+        False,
+    ),
+    ((b"redis-cli",), re.compile(rb"(?<![\w-])(?:-a|--pass)[ \t]+" + _QVAL), False),
+    ((b"sqlcmd", b"bcp ", b"osql"), re.compile(rb"(?<![\w-])-P[ \t]*" + _QVAL), False),
+    ((b"mongo",), re.compile(rb"(?<![\w-])(?:-p|--password)(?:[ \t]+|=)" + _QVAL), False),
+    (
+        (b"ldapsearch", b"ldapadd", b"ldapmodify", b"ldapdelete", b"ldapwhoami"),
+        re.compile(rb"(?<![\w-])-w[ \t]+" + _QVAL),
+        False,
+    ),
+    (
+        (b"keytool", b"jarsigner"),
+        re.compile(rb"(?<![\w-])-(?:src|dest)?(?:store|key)pass[ \t]+" + _QVAL),
+        False,
+    ),
+    ((b"smbclient",), re.compile(rb"(?<![\w-])-U[ \t]+[^\s%]+%" + _QVAL), False),
+    ((b"rabbitmqctl",), re.compile(rb"(?:add_user|change_password)[ \t]+\S+[ \t]+" + _QVAL), False),
+    ((b"htpasswd",), re.compile(rb"(?<![\w-])-[a-zA-Z]*b[a-zA-Z]*[ \t]+\S+[ \t]+\S+[ \t]+" + _QVAL), False),
+    (
+        (b"curl", b"wget", b"http "),
+        re.compile(rb"(?<![\w-])(?:-u|--user|--proxy-user)(?:[ \t]+|=)" + _QVAL),
+        True,
+    ),
+    ((b"wget",), re.compile(rb"(?<![\w-])--(?:http-|ftp-|proxy-)?password=" + _QVAL), False),
+    ((b"openssl", b"pass:"), re.compile(rb"(?<![\w-])pass:" + _QVAL), False),
+    ((b"secret set",), re.compile(rb"(?<![\w-])(?:--body|-b)(?:[ \t]+|=)?" + _QVAL), False),  # gh secret set
+    (
+        (b"configure set",),  # aws configure set aws_secret_access_key VALUE
+        re.compile(rb"configure set [\w.]*(?:secret|token|password)[\w.]*[ \t]+" + _QVAL),
+        False,
+    ),
+    (
+        (
+            b"--pass",
+            b"--token",
+            b"--api-key",
+            b"--apikey",
+            b"--secret",
+            b"--client-secret",
+            b"--auth-token",
+            b"--access-token",
+            b"-password",
+        ),
+        re.compile(
+            rb"(?<![\w-])--?(?:[a-z]+-)?(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|"
+            rb"auth-token|access-token)[ \t]+" + _QVAL
+        ),
+        False,
+    ),
+]
+_LINE_END = re.compile(rb"\r|\n|\\+[nr]|\|\||&&|\|")
+
+
+def _command_line_scanner(pattern: re.Pattern[bytes], userpass: bool) -> Scan:
+    def scan(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+        stop = _LINE_END.search(buf, end, min(len(buf), end + 2000))
+        limit = stop.start() if stop else min(len(buf), end + 2000)
+        for m in pattern.finditer(buf, start, limit):
+            v = m.group("v")
+            if userpass:
+                user, colon, pw = v.partition(b":")
+                if not colon or len(pw) < 4 or is_placeholder(pw) or pw == user:
+                    continue
+            elif v.startswith(b"-") or not value_is_secret(v, Level.PASSWORD):
+                continue
+            out.append((*m.span("v"), "password-cli-flag", CONTEXT))
+        return limit
+
+    return scan
+
+
+_NETRC = re.compile(rb"(?:(?<=\s)|(?<=\\n)|^)password[ \t]+" + _QVAL)
+_AWS_PROMPT = re.compile(rb"(?i:secret access key)[ \t]*(?:\[[^\]\r\n]{0,40}\])?[ \t]*:[ \t]*" + _QVAL)
+
+
+def _netrc(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    m = _NETRC.match(low, start)
+    if m is None or not (
+        b"machine" in low[max(0, start - 300) : start] or b"login" in low[max(0, start - 300) : start]
+    ):
+        return 0
+    s, e = m.span("v")
+    if value_is_secret(buf[s:e], Level.PASSWORD):
+        out.append((s, e, "password", CONTEXT))
+    return e
+
+
+def _aws_prompt(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    m = _AWS_PROMPT.match(buf, start)
+    if m is not None and value_is_secret(m.group("v"), Level.SECRET):
+        out.append((*m.span("v"), "aws-secret-access-key", CONTEXT))
+    return 0
+
+
+_K8S_WINDOW = 4096
+_K8S_DATA = re.compile(rb"data:[ \t]*(?=\r?\n|\\+n)")
+_K8S_ITEM = re.compile(
+    rb"(?:\r?\n|\\+n)(?P<indent>[ \t]+)[\"']?[\w.-]+[\"']?:[ \t]+(?P<q>\\*['\"])?(?P<v>[^\s'\"\\]{6,8192})"
+)
+
+
+def _k8s_secret(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """``kind: Secret`` documents: every value under ``data:`` / ``stringData:`` is a secret."""
+    lo = max(0, start - _K8S_WINDOW)
+    sep = buf.rfind(b"---", lo, start)
+    doc_start = sep + 3 if sep >= 0 else lo
+    sep = buf.find(b"---", end, min(len(buf), end + _K8S_WINDOW))
+    doc_end = sep if sep >= 0 else min(len(buf), end + _K8S_WINDOW)
+    at = low.find(b"data:", doc_start, doc_end)
+    while at >= 0:
+        block = _K8S_DATA.match(low, at)
+        at = low.find(b"data:", at + 5, doc_end)
+        if block is None:
+            continue
+        pos = block.end()
+        indent: bytes | None = None
+        while True:
+            m = _K8S_ITEM.match(buf, pos, doc_end)
+            if m is None or (indent is not None and m.group("indent") != indent):
+                break
+            indent = m.group("indent")
+            if not is_placeholder(m.group("v")):
+                out.append((*m.span("v"), "k8s-secret", CONTEXT))
+            pos = m.end()
+    return doc_end
+
+
+def context_rules() -> list[RegexRule | ScanRule]:
+    rules: list[RegexRule | ScanRule] = [
+        ScanRule("url-credentials", (b"://",), _url_credentials),
+        RegexRule(
+            "bearer-token",
+            (b"bearer",),
+            re.compile(
+                rb"(?:(?<![A-Za-z0-9_])|(?<=\\n))(?i:bearer)(?:[ \t]+|%20)(?P<v>[A-Za-z0-9._~+/=-]{12,8192})"
+            ),
+            group="v",
+            check=_bearer_check,
+            priority=CONTEXT,
+        ),
+        RegexRule(
+            "basic-auth",
+            (b"basic",),
+            re.compile(
+                rb"(?<![A-Za-z0-9_])(?i:basic)(?:[ \t]+|%20)(?P<v>[A-Za-z0-9+/]{8,2048}={0,2})(?![A-Za-z0-9+/=])"
+            ),
+            group="v",
+            check=_basic_check,
+            priority=CONTEXT,
+        ),
+        RegexRule(
+            "auth-header",
+            (b"authorization",),
+            re.compile(
+                rb"(?i:authorization)\\*[\"']?[ \t]*[:=][ \t]*\\*[\"']?"
+                rb"(?:(?i:token|bot|apikey|api-key|key|sso-key|ssws|dsn|hmac|sharedkey|gitlab-token)[ \t]+)?"
+                rb"(?P<v>[A-Za-z0-9._~+/=:-]{12,8192})"
+            ),
+            group="v",
+            check=_auth_check,
+            priority=CONTEXT,
+        ),
+        RegexRule("private-key", (b"-----begin",), _PEM, check=_pem_check, priority=STRUCTURE),
+        ScanRule("password", (b"password",), _netrc),
+        ScanRule("aws-secret-access-key", (b"secret access key",), _aws_prompt),
+        ScanRule("k8s-secret", (b"kind: secret",), _k8s_secret),
+    ]
+    for anchors, pattern, userpass in _CLI_FLAGS:
+        rules.append(ScanRule("password-cli-flag", anchors, _command_line_scanner(pattern, userpass)))
+    return rules

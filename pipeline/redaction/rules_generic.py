@@ -1,0 +1,167 @@
+"""Generic secret assignments: a secret-looking name, an assignment, a value.
+
+Covers env files and dumps (``DB_PASSWORD=...``), shell (``export``, ``$env:``), JSON (also
+escaped once or twice: ``\\"api_key\\": \\"...\\"``), YAML, TOML/INI, properties, XML
+(``<password>...</password>``, ``key="..." value="..."``), Kubernetes ``name:``/``value:`` pairs,
+and code (``password="..."``, ``apiKey: '...'``, ``"token" => "..."``).
+
+The name decides how much the value must prove (see ``filters.Level``); names that only talk
+about secrets (``token_type``, ``SECRET_NAME``, ``max_tokens``, ``page_token``) are skipped.
+Candidates carry their ``Level`` as priority (below ``GENERIC``): the engine checks the value only
+when no provider rule already covers it, which saves most of the work in secret-dense text.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from pipeline.redaction.filters import Level
+from pipeline.redaction.model import Candidate, ScanRule
+
+ANCHORS = (b"pass", b"pwd", b"secret", b"token", b"key", b"auth", b"cred")
+
+_IDCHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
+_ID_MASK = bytes(97 if c in _IDCHARS else 32 for c in range(256))  # identifier chars -> "a", others -> " "
+_ASSIGN = re.compile(
+    rb"[A-Za-z0-9_.-]{0,80}+(?P<end>)(?P<kq>\\*[\"'`]\]?)?[ \t]*"
+    rb"(?P<op>[ \t]+value[ \t]*=|(?:\r?\n|\\+[rn])[ \t-]*value[ \t]*:(?=[ \t])|,[ \t]*\\*[\"']value\\*[\"'][ \t]*:"
+    rb"|:=|=>|\?=|=(?!=)|:(?=[ \t]|\\*[\"'`])|,(?=[ \t]*\\*[\"'])|>|(?<=[ \t])\|(?=[ \t]+[^\s|]))"
+    rb"[ \t]*(?:(?P<vq>\\*[\"'`])(?P<qv>[^\"'`\\\s\x80-\xff][^\"'`\\\r\n\x80-\xff]{0,1023})"
+    rb"|(?P<uv>[^\s\"'`\\\x80-\xff]{1,1024}))"
+)
+# An unquoted value ends before ``;``/``,``/``&`` that start the next ``name=`` (query strings,
+# ADO.NET connection strings, flow mappings) and before closing brackets or a ``<`` tag at its end.
+_NEXT_PAIR = re.compile(rb"[;,&][ \t]*[A-Za-z_][\w. -]{0,40}=|<")
+_TRAILING = b",;)}]"
+_BLANK = re.compile(rb"[ \t]")
+_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_.-]*")
+_CALL = re.compile(rb"[A-Za-z_$][\w.$]*[(\[]")
+_SEG = re.compile(rb"[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])")
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_PASSWORD_SEGS = ("password", "passwd", "passphrase", "passwort", "pwd", "pass")
+_KEY_QUALIFIERS = _words(
+    """api secret private access auth master signing encryption enc client app admin service account
+    storage write read ingest license deploy hmac jwt session cookie shared sas webhook subscription
+    consumer server x rest live prod bot user personal integration management root mgmt project org sdk
+    developer dev"""
+)
+_KEY_TAILS = _words(
+    """base value prod production live test dev staging secret data b64 base64 pem hex raw str string v1 v2
+    old new"""
+)
+_DENY_ANY = _words(
+    """public publishable pub pubkey page next continuation cursor sync csrf xsrf max min num tokenizer
+    tokenize tokenized keyboard keypress keydown keyup keycode keyword keywords keystroke primary
+    foreign sort partition cache idempotency dedup lookup hotkey shortcut monkey turkey author authors
+    authority authorization authenticated authentication authenticate authorize authorized bypass
+    compass passthrough passed passes passing passenger hash hashed digest masked placeholder mock fake
+    dummy example sample length count expires expiry"""
+)
+_DENY_LAST = _words(
+    """id ids name names type types path paths file files dir url uri urls endpoint host hostname env var
+    vars arn version length len size count limit ttl expiry expires expiration timeout header headers
+    field fields prefix suffix format kind algorithm alg algo policy region ref refs label hint mode
+    scope scopes usage method provider source store manager backend enabled disabled required index
+    location hash digest fingerprint pattern regex template schema class handler fn func callback
+    validator description help prompt text message msg error column param params arg args option options
+    created updated at date time timestamp period interval seconds ms minutes hours days bits bytes
+    chars encoding parser generator cache rotation strength policy reset hint input output set check
+    checker"""
+)
+
+
+@lru_cache(maxsize=4096)
+def classify(identifier: bytes) -> Level | None:
+    """How strongly a name says its value is a secret; ``None`` when it does not (or only talks about one)."""
+    segs = [s.decode().lower() for s in _SEG.findall(identifier)]
+    if not segs or any(s in _DENY_ANY for s in segs) or segs[-1] in _DENY_LAST:
+        return None
+    level: Level | None = None
+    for i, s in enumerate(segs):
+        password = s.endswith(_PASSWORD_SEGS) and not s.endswith(("bypass", "compass"))
+        if password and (s not in ("pass", "pwd") or i == len(segs) - 1):  # not pass_context, pwd_hash
+            return Level.PASSWORD
+        if (
+            "secret" in s
+            or s.endswith("token")
+            or s in ("credential", "credentials", "creds", "cred")
+            or s == "auth"
+            or (s.endswith("auth") and len(s) > 4)
+        ):
+            level = Level.SECRET
+        elif s.endswith("key") and all(t in _KEY_TAILS for t in segs[i + 1 :]):
+            qualifier = s[:-3] if len(s) > 3 else (segs[i - 1] if i else "")
+            strong = qualifier in _KEY_QUALIFIERS or qualifier.endswith(
+                ("api", "secret", "private", "access")
+            )
+            level = max(level or Level.KEY, Level.SECRET if strong else Level.KEY)
+    return level
+
+
+@lru_cache(maxsize=4096)
+def _classify_named(identifier: bytes) -> tuple[int, str] | None:
+    """(level, rule name) for a name, or ``None``; cached, names repeat a lot."""
+    level = classify(identifier)
+    if level is None:
+        return None
+    if level is Level.PASSWORD:
+        return int(level), "password"
+    low = identifier.lower()
+    return int(level), "aws-secret-access-key" if b"aws" in low and b"secret" in low else "secret-assignment"
+
+
+def _identifier_start(buf: bytes, pos: int) -> int:
+    lo = max(0, pos - 80)
+    return lo + 1 + buf[lo:pos].translate(_ID_MASK).rfind(b" ")
+
+
+def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    m = _ASSIGN.match(buf, end)
+    if m is None:
+        return 0
+    ident_end = m.end("end")
+    ident_start = _identifier_start(buf, start)
+    if ident_start >= 2 and buf[ident_start - 1] == 92 and buf[ident_start] in b"nrt":  # \nNAME=
+        ident_start += 1
+    identifier = buf[ident_start:ident_end]
+    op = m.group("op")
+    if op == b">" and (buf[ident_start - 1 : ident_start] != b"<" or m.group("uv") is None):
+        return ident_end
+    if op == b"," and not (
+        m.group("kq") and buf[max(0, ident_start - 3) : ident_start - 1].strip()[-1:] == b"("
+    ):
+        return ident_end  # ("password", "value") is a call; ["APIKey", "Principal"] is a list
+    named = _classify_named(identifier)
+    if named is None:
+        return ident_end
+    if m.group("qv") is not None:
+        s, e = m.span("qv")
+    else:
+        s, e = m.span("uv")
+        cut = _NEXT_PAIR.search(buf, s, e)
+        if cut is not None:
+            e = cut.start()
+        while e > s and buf[e - 1] in _TRAILING:
+            e -= 1
+        if _CALL.match(buf, s, e + 1):  # a call or an index: code, not a value
+            return ident_end
+        if op == b">" and buf[e : e + 2] != b"</":
+            return ident_end
+    if s < e:
+        out.append((s, e, named[1], named[0]))  # checked later, unless a stronger rule covers it
+    # A value without blanks is one token: names inside it (``a=a=a=...``) are not searched again,
+    # which keeps the scan linear. A value with blanks may hold more assignments, and a bare name
+    # may be the next key (``key="ClearTextPassword" value="..."``).
+    if _BLANK.search(buf, s, e) is None and _NAME.fullmatch(buf, s, e) is None:
+        return e
+    return ident_end
+
+
+def generic_rules() -> list[ScanRule]:
+    return [ScanRule("secret-assignment", ANCHORS, scan_assignment)]

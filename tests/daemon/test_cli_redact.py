@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+import stat
+import zlib
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from daemon.cli import cli
+
+
+def _github_token() -> str:
+    body = "aB7cD8eF9gH0jK1mN2pQ3rS4tU5vW6"
+    crc, digits, alphabet = (
+        zlib.crc32(body.encode()),
+        "",
+        "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
+    )
+    while crc:
+        crc, rem = divmod(crc, 62)
+        digits = alphabet[rem] + digits
+    return "ghp_" + body + digits.rjust(6, "0")
+
+
+def _config(tmp_path: Path) -> Path:
+    config = tmp_path / "config.toml"
+    config.write_text(f'[paths]\nstate_dir = "{tmp_path / "state"}"\nmemory_dir = "{tmp_path / "memory"}"\n')
+    return config
+
+
+def test_redact_reads_stdin_writes_stdout_and_reports_on_stderr(tmp_path: Path) -> None:
+    token = _github_token()
+    stdin = f"export GITHUB_TOKEN={token}\nDB_PASSWORD=Xk9#mP2vLqZ\nplain line é\n"
+    runner = CliRunner()
+    args = ["--config", str(_config(tmp_path)), "--log-level", "DEBUG", "redact", "--report"]
+    result = runner.invoke(cli, args, input=stdin, env={"MEMD_CONFIG": None})
+    assert result.exit_code == 0, result.output
+    assert token not in result.stdout
+    assert "Xk9#mP2vLqZ" not in result.stdout
+    assert "[REDACTED:github-token:" in result.stdout
+    assert "plain line é\n" in result.stdout
+    assert "github-token" in result.stderr
+    assert "password" in result.stderr
+    assert "2 secret(s)" in result.stderr
+    assert token not in result.stderr
+    assert "Xk9#mP2vLqZ" not in result.stderr
+    key = tmp_path / "state" / "redaction.key"
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    again = runner.invoke(cli, args[:-1], input=stdin)
+    assert again.stdout == result.stdout  # the same key gives the same tags
+    assert again.stderr.count("secret(s)") == 0
+
+
+def test_redact_passes_arbitrary_bytes_through(tmp_path: Path) -> None:
+    raw = b"binary \xff\xfe ok\n"
+    result = CliRunner().invoke(cli, ["--config", str(_config(tmp_path)), "redact"], input=raw)
+    assert result.exit_code == 0
+    assert result.stdout_bytes == raw
