@@ -12,7 +12,7 @@ import structlog
 
 from pipeline.clock import FakeClock
 from pipeline.store import Store, open_store
-from tests.fakes.fixtures import fake_api  # noqa: F401  (the loopback fake Messages API fixture)
+from tests.fakes.fixtures import fake_api, llm_factory  # noqa: F401  (the loopback fake Messages API)
 
 POSTGRES_URL = os.environ.get("MEMD_TEST_POSTGRES_URL")
 

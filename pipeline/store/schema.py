@@ -144,6 +144,10 @@ stage1_outputs = Table(
     Column("scope", Text, nullable=False),
     Column("range_start", BigInteger, nullable=False),
     Column("range_end", BigInteger, nullable=False),
+    # The conversation items (0-based, end exclusive) this extract read; a grown session's next
+    # extract starts at items_end.
+    Column("items_start", Integer, nullable=False, default=0),
+    Column("items_end", Integer, nullable=False, default=0),
     Column("rollout_slug", String(200), nullable=False),
     Column("rollout_summary", Text, nullable=False),
     Column("raw_memory", Text, nullable=False),
@@ -213,6 +217,8 @@ scopes = Table(
     Column("last_success_at", UTCDateTime),
     Column("last_commit", String(64)),
     Column("updated_at", UTCDateTime, nullable=False),
+    # After a failed run: no new run of the scope before this (a rate limit's reset, or the cooldown).
+    Column("retry_at", UTCDateTime),
 )
 
 consolidation_runs = Table(

@@ -1,0 +1,1 @@
+"""Test doubles served on loopback (the fake Anthropic Messages API)."""
