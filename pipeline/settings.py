@@ -117,6 +117,15 @@ class MemoriesSettings(_Section):
     )
     summary_token_cap: PosInt = Field(default=2_500, description="Cap of a scope's memory_summary.md.")
     topic_file_max_bytes: PosInt = Field(default=16_384, description="Cap of one topic file.")
+    consolidation_max_turns: PosInt = Field(
+        default=60, description="Model turns one consolidation run may take, its repair turn included."
+    )
+    consolidation_token_budget: PosInt = Field(
+        default=1_500_000, description="Tokens (input, output and cache) one consolidation run may spend."
+    )
+    max_inputs_per_scope: PosInt = Field(
+        default=256, description="Most phase-1 extracts one scope consolidates (most used, then newest)."
+    )
 
     @model_validator(mode="after")
     def _idle_inside_age(self) -> MemoriesSettings:

@@ -1,0 +1,196 @@
+"""A scope in a scratch copy: prepared for the agent, checked after it, committed when sound.
+
+Preparing removes what memory never holds (symlinks, hidden and special files), materializes the
+inputs, stages everything and takes the workspace diff since the scope's last successful run
+(paths shown as the agent sees them, under ``/memories``). After the agent, memd restores the
+inputs, stamps provenance, removes orphaned topics, and validates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Literal
+
+from pipeline.phase2.plan import ScopePlan
+from pipeline.repo.inputs import materialize
+from pipeline.repo.layout import INDEX, ROLLOUT_DIR, Caps
+from pipeline.repo.provenance import ProvenanceReport, TopicSnapshot, apply_provenance, snapshot_topics
+from pipeline.repo.repository import MemoryRepo
+from pipeline.repo.validate import SecretFinder, list_scope, validate_scope
+
+DIFF_MAX_BYTES = 80_000
+Mode = Literal["INIT", "INCREMENTAL"]
+
+
+@dataclass
+class Workspace:
+    clone: MemoryRepo
+    scope: str
+    scope_dir: Path
+    mode: Mode
+    since: str
+    sanitized: list[str]
+    snapshot: dict[str, TopicSnapshot]
+    changed_sessions: set[str]
+    diff_text: str
+    clean: Callable[[str], str] = field(default=str, repr=False)
+
+
+def _sanitize(scope_dir: Path) -> list[str]:
+    """Remove symlinks, hidden entries and special files from the scope; return what went."""
+    listing = list_scope(scope_dir)
+    gone = listing.symlinks + listing.hidden + listing.special
+    for rel in gone:
+        path = scope_dir / rel
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
+    return gone
+
+
+async def _name_status(repo: MemoryRepo, since: str, scope: str) -> list[tuple[str, str, str | None]]:
+    """``(status letter, path, old path for a rename)`` of the staged scope against ``since``."""
+    out = await repo.git(
+        "diff", "--cached", "--no-ext-diff", "-M", "--name-status", "-z", f"--relative={scope}", since, "--"
+    )
+    fields = out.split("\0")
+    entries: list[tuple[str, str, str | None]] = []
+    i = 0
+    while i < len(fields) - 1:
+        status = fields[i]
+        if status.startswith(("R", "C")):
+            entries.append((status[0], fields[i + 2], fields[i + 1]))
+            i += 3
+        else:
+            entries.append((status[:1], fields[i + 1], None))
+            i += 2
+    return entries
+
+
+def cap_diff(text: str, max_bytes: int = DIFF_MAX_BYTES) -> str:
+    data = text.encode("utf-8")
+    if len(data) <= max_bytes:
+        return text
+    cut = data[:max_bytes].decode("utf-8", "ignore")
+    cut = cut[: cut.rfind("\n") + 1] if "\n" in cut else cut
+    return (
+        cut + f"\n[diff truncated at {max_bytes} bytes of {len(data)}: open the files with the memory tool]\n"
+    )
+
+
+def fence(text: str) -> str:
+    """Keep data from closing the prompt's fence."""
+    return text.replace("<workspace_diff>", "<workspace-diff>").replace(
+        "</workspace_diff>", "</workspace-diff>"
+    )
+
+
+def _real_scope_dir(top: Path, scope: str) -> tuple[Path, list[str]]:
+    """The scope's folder under ``top``, made of real directories: a symlink or a file in the way
+    (``projects`` pointing elsewhere) is removed, never followed."""
+    current, gone = top, []
+    for part in scope.split("/"):
+        current = current / part
+        if current.is_symlink() or (current.exists() and not current.is_dir()):
+            gone.append(current.relative_to(top).as_posix())
+            current.unlink()
+        if not current.exists():
+            current.mkdir(mode=0o700)
+    return current, gone
+
+
+async def prepare(clone: MemoryRepo, plan: ScopePlan, *, clean: Callable[[str], str]) -> Workspace:
+    scope_dir, in_the_way = await asyncio.to_thread(_real_scope_dir, clone.path, plan.scope)
+    for rel in in_the_way:
+        await clone.git("rm", "-q", "--cached", "--ignore-unmatch", "--", rel)
+    sanitized = in_the_way + await asyncio.to_thread(_sanitize, scope_dir)
+    mode: Mode = "INCREMENTAL" if (scope_dir / INDEX).is_file() else "INIT"
+    await asyncio.to_thread(materialize, scope_dir, plan.inputs, clean=clean)
+    await clone.git("add", "-A", "--", plan.scope)
+    last = plan.state.last_commit if plan.state else None
+    since = last if last and await clone.has_commit(last) else "HEAD"
+    by_stem = {f"{ROLLOUT_DIR}/{r.stem}.md": r.session_id for r in plan.inputs}
+    if mode == "INIT" or since == "HEAD" and last is None:
+        changed = {r.session_id for r in plan.inputs}
+    else:
+        changed = {
+            by_stem[p]
+            for s, p, _o in await _name_status(clone, since, plan.scope)
+            if s != "D" and p in by_stem
+        }
+    if mode == "INIT":
+        diff = "(INIT: there is no memory in this folder yet; read raw_memories.md and rollout_summaries/.)"
+    else:
+        diff = await clone.git(
+            "diff",
+            "--cached",
+            "--no-ext-diff",
+            "--no-color",
+            "-M",
+            f"--relative={plan.scope}",
+            "--src-prefix=a/memories/",
+            "--dst-prefix=b/memories/",
+            since,
+            "--",
+        )
+        diff = fence(cap_diff(diff)) or "(no changes)"
+    snapshot = await asyncio.to_thread(snapshot_topics, scope_dir)
+    return Workspace(clone, plan.scope, scope_dir, mode, since, sanitized, snapshot, changed, diff, clean)
+
+
+@dataclass
+class Checked:
+    findings: list[str]
+    provenance: ProvenanceReport
+
+
+async def check(
+    ws: Workspace,
+    plan: ScopePlan,
+    *,
+    caps: Caps,
+    finder: SecretFinder | None,
+    today: date,
+    forgotten: set[str],
+) -> Checked:
+    """Restore the inputs, stamp provenance, validate. Idempotent: run it again after a repair.
+
+    Anything the memory tool cannot have made (a symlink, a hidden or special file: another
+    process was at work in the scratch copy) is removed first and named in the commit message.
+    """
+    ws.sanitized += await asyncio.to_thread(_sanitize, ws.scope_dir)
+    await asyncio.to_thread(materialize, ws.scope_dir, plan.inputs, clean=ws.clean)
+    await ws.clone.git("add", "-A", "--", ws.scope)
+    renames = {new: old for s, new, old in await _name_status(ws.clone, "HEAD", ws.scope) if s == "R" and old}
+    report = await asyncio.to_thread(
+        apply_provenance,
+        ws.scope_dir,
+        ws.snapshot,
+        today=today,
+        run_sources=ws.changed_sessions,
+        live_sources={r.session_id for r in plan.inputs},
+        forgotten=forgotten,
+        renames=renames,
+    )
+    findings = await asyncio.to_thread(validate_scope, ws.scope_dir, caps, finder)
+    await ws.clone.git("add", "-A", "--", ws.scope)
+    return Checked(findings, report)
+
+
+async def staged_changes(ws: Workspace) -> list[str]:
+    """``<letter> <path>`` for every change of the scope against the scratch copy's HEAD."""
+    return [f"{s} {p}" for s, p, _o in await _name_status(ws.clone, "HEAD", ws.scope)]
+
+
+async def commit(ws: Workspace, message: str) -> str:
+    await ws.clone.git("commit", "-q", "--no-verify", "-F", "-", input_text=message)
+    head = await ws.clone.head()
+    assert head is not None
+    return head

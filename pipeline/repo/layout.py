@@ -1,0 +1,84 @@
+"""What a scope's folder holds, and the caps memd enforces on it in code.
+
+```
+<memory_dir>/
+  global/                     what holds across projects
+  projects/<key>/             one project
+    MEMORY.md                 the index: one line per topic file, what it holds and when to open it
+    memory_summary.md         the short always-loaded digest
+    <topic>.md                typed topic files with frontmatter (see frontmatter.py)
+    raw_memories.md           materialized phase-1 input (memd writes it; read-only to the agent)
+    rollout_summaries/*.md    materialized phase-1 input (memd writes it; read-only to the agent)
+```
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+INDEX = "MEMORY.md"
+SUMMARY = "memory_summary.md"
+RAW_MEMORIES = "raw_memories.md"
+ROLLOUT_DIR = "rollout_summaries"
+
+INDEX_MAX_LINES = 200
+INDEX_MAX_BYTES = 25_000
+TOPIC_TYPES = ("user", "feedback", "project", "reference")
+GLOBAL_SCOPE = "global"
+PROJECTS_DIR = "projects"
+BYTES_PER_TOKEN = 3.5
+"""A deliberately low bytes-per-token figure, so a token estimate errs high (caps hold for real)."""
+
+_SCOPE_RE = re.compile(r"^(global|projects/[A-Za-z0-9_][A-Za-z0-9._-]{0,199})$")
+
+
+def is_scope(scope: str) -> bool:
+    """``global`` or ``projects/<key>`` with a key of safe characters (not starting with a dot, no slashes)."""
+    return bool(_SCOPE_RE.match(scope))
+
+
+def check_scope(scope: str) -> str:
+    if not is_scope(scope):
+        raise ValueError(f"not a memory scope: {scope!r} (expected 'global' or 'projects/<key>')")
+    return scope
+
+
+def estimate_tokens(text: str) -> int:
+    """A pessimistic token count (no tokenizer offline): UTF-8 bytes over ``BYTES_PER_TOKEN``."""
+    return math.ceil(len(text.encode("utf-8")) / BYTES_PER_TOKEN)
+
+
+def is_input_path(rel: str) -> bool:
+    """Whether ``rel`` (relative to the scope) is a materialized phase-1 input memd owns."""
+    parts = PurePosixPath(rel).parts
+    return rel == RAW_MEMORIES or (len(parts) >= 1 and parts[0] == ROLLOUT_DIR)
+
+
+def is_topic_path(rel: str) -> bool:
+    """A topic file: any ``.md`` file of the scope that is not the index, the summary or an input."""
+    return rel.endswith(".md") and rel not in (INDEX, SUMMARY) and not is_input_path(rel)
+
+
+@dataclass(frozen=True)
+class Caps:
+    """The size caps of one scope, from ``[memories]``; enforced by the memory tool and by validation."""
+
+    summary_max_tokens: int
+    topic_max_bytes: int
+    index_max_lines: int = INDEX_MAX_LINES
+    index_max_bytes: int = INDEX_MAX_BYTES
+
+    @property
+    def summary_max_bytes(self) -> int:
+        """The byte size that keeps the summary under its token cap by ``estimate_tokens``."""
+        return int(self.summary_max_tokens * BYTES_PER_TOKEN)
+
+    def max_bytes_for(self, rel: str) -> int:
+        if rel == INDEX:
+            return self.index_max_bytes
+        if rel == SUMMARY:
+            return self.summary_max_bytes
+        return self.topic_max_bytes

@@ -1,0 +1,304 @@
+"""Phase 2's state: each scope's inputs and watermark, its runs, and forgetting.
+
+A scope's *inputs* are its live phase-1 extracts: not superseded by a newer extract of the same
+session, not forgotten, and used (or created) within ``max_unused_days``; at most ``limit`` of
+them, the most used and then the most recent. The *watermark* is the set of extract ids the last
+successful run consumed: a scope needs a run when its inputs differ from it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, func, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from pipeline.repo.inputs import InputRecord
+from pipeline.store.engine import Store
+from pipeline.store.schema import consolidation_runs, scopes, stage1_outputs
+
+RUNNING = "running"
+COMMITTED = "committed"
+PENDING_REVIEW = "pending_review"
+ACCEPTED = "accepted"
+REJECTED = "rejected"
+UNCHANGED = "unchanged"
+FAILED = "failed"
+CRASHED = "crashed"
+
+
+@dataclass(frozen=True)
+class ScopeState:
+    key: str
+    project: str | None
+    watermark: frozenset[int]
+    last_success_at: datetime | None
+    last_commit: str | None
+    retry_at: datetime | None
+
+
+@dataclass(frozen=True)
+class RunRow:
+    run_id: str
+    scope: str
+    mode: str
+    started_at: datetime
+    finished_at: datetime | None
+    outcome: str
+    reason: str | None
+    commit: str | None
+    branch: str | None
+    inputs: dict[str, Any]
+    usage: dict[str, Any]
+
+
+def _input(r: Any) -> InputRecord:
+    return InputRecord(
+        id=r.id,
+        session_id=r.session_id,
+        source=r.source,
+        project=r.project,
+        scope=r.scope,
+        rollout_slug=r.rollout_slug,
+        rollout_summary=r.rollout_summary,
+        raw_memory=r.raw_memory,
+        session_started_at=r.session_started_at,
+        session_last_activity=r.session_last_activity,
+        created_at=r.created_at,
+    )
+
+
+def _live(now: datetime, max_unused_days: float) -> Any:
+    cutoff = now - timedelta(days=max_unused_days)
+    return and_(
+        stage1_outputs.c.superseded_by.is_(None),
+        stage1_outputs.c.forgotten_at.is_(None),
+        func.coalesce(stage1_outputs.c.last_used_at, stage1_outputs.c.created_at) >= cutoff,
+    )
+
+
+async def live_inputs(
+    store: Store, scope: str, *, now: datetime, max_unused_days: float, limit: int
+) -> list[InputRecord]:
+    """The scope's inputs (see the module docstring), ordered by id."""
+    stmt = (
+        select(stage1_outputs)
+        .where(stage1_outputs.c.scope == scope, _live(now, max_unused_days))
+        .order_by(
+            stage1_outputs.c.use_count.desc(),
+            func.coalesce(stage1_outputs.c.last_used_at, stage1_outputs.c.created_at).desc(),
+            stage1_outputs.c.id.desc(),
+        )
+        .limit(limit)
+    )
+    async with store.read() as conn:
+        rows = (await conn.execute(stmt)).all()
+    return sorted((_input(r) for r in rows), key=lambda r: r.id)
+
+
+async def inputs_by_id(store: Store, ids: Iterable[int]) -> list[InputRecord]:
+    wanted = sorted(set(ids))
+    if not wanted:
+        return []
+    async with store.read() as conn:
+        rows = (await conn.execute(select(stage1_outputs).where(stage1_outputs.c.id.in_(wanted)))).all()
+    return sorted((_input(r) for r in rows), key=lambda r: r.id)
+
+
+async def candidate_scopes(store: Store) -> list[str]:
+    """Every scope that has extracts or a consolidation record."""
+    async with store.read() as conn:
+        from_outputs = (await conn.execute(select(stage1_outputs.c.scope).distinct())).scalars().all()
+        from_scopes = (await conn.execute(select(scopes.c.key))).scalars().all()
+    return sorted(set(from_outputs) | set(from_scopes))
+
+
+async def forgotten_sessions(store: Store, scope: str) -> set[str]:
+    """Sessions of ``scope`` that were forgotten (every extract of theirs carries ``forgotten_at``)."""
+    stmt = (
+        select(stage1_outputs.c.session_id)
+        .where(stage1_outputs.c.scope == scope)
+        .group_by(stage1_outputs.c.session_id)
+        .having(func.count(stage1_outputs.c.forgotten_at) == func.count())
+    )
+    async with store.read() as conn:
+        return set((await conn.execute(stmt)).scalars().all())
+
+
+async def scope_fully_forgotten(store: Store, scope: str) -> bool:
+    """Whether the scope has extracts and every one of them is forgotten."""
+    stmt = select(func.count(), func.count(stage1_outputs.c.forgotten_at)).where(
+        stage1_outputs.c.scope == scope
+    )
+    async with store.read() as conn:
+        total, forgotten = (await conn.execute(stmt)).one()
+    return int(total) > 0 and int(total) == int(forgotten)
+
+
+async def get_scope(store: Store, scope: str) -> ScopeState | None:
+    async with store.read() as conn:
+        r = (await conn.execute(select(scopes).where(scopes.c.key == scope))).first()
+    if r is None:
+        return None
+    raw = r.watermark or {}
+    return ScopeState(
+        key=r.key,
+        project=r.project,
+        watermark=frozenset(int(i) for i in raw.get("inputs", [])),
+        last_success_at=r.last_success_at,
+        last_commit=r.last_commit,
+        retry_at=r.retry_at,
+    )
+
+
+async def _upsert_scope(store: Store, scope: str, values: dict[str, Any], *, now: datetime) -> None:
+    insert = pg_insert if store.dialect == "postgresql" else sqlite_insert
+    stmt = insert(scopes).values(key=scope, updated_at=now, **values)
+    stmt = stmt.on_conflict_do_update(index_elements=[scopes.c.key], set_={**values, "updated_at": now})
+    async with store.write() as conn:
+        await conn.execute(stmt)
+
+
+async def save_success(
+    store: Store, scope: str, *, inputs: Iterable[int], commit: str | None, project: str | None, now: datetime
+) -> None:
+    values: dict[str, Any] = {
+        "watermark": {"inputs": sorted(set(inputs))},
+        "last_success_at": now,
+        "retry_at": None,
+        "project": project,
+    }
+    if commit is not None:
+        values["last_commit"] = commit
+    await _upsert_scope(store, scope, values, now=now)
+
+
+async def save_watermark(store: Store, scope: str, *, inputs: Iterable[int], now: datetime) -> None:
+    """Mark inputs as consumed without a new success (a rejected inbox run)."""
+    await _upsert_scope(store, scope, {"watermark": {"inputs": sorted(set(inputs))}}, now=now)
+
+
+async def save_retry_at(store: Store, scope: str, *, retry_at: datetime, now: datetime) -> None:
+    await _upsert_scope(store, scope, {"retry_at": retry_at}, now=now)
+
+
+# ---------------------------------------------------------------- runs
+
+
+def _run(r: Any) -> RunRow:
+    return RunRow(
+        run_id=r.run_id,
+        scope=r.scope,
+        mode=r.mode,
+        started_at=r.started_at,
+        finished_at=r.finished_at,
+        outcome=r.outcome,
+        reason=r.reason,
+        commit=r.commit,
+        branch=r.branch,
+        inputs=dict(r.inputs or {}),
+        usage=dict(r.usage or {}),
+    )
+
+
+async def start_run(
+    store: Store, *, run_id: str, scope: str, mode: str, now: datetime, inputs: dict[str, Any]
+) -> None:
+    async with store.write() as conn:
+        await conn.execute(
+            consolidation_runs.insert().values(
+                run_id=run_id, scope=scope, mode=mode, started_at=now, outcome=RUNNING, inputs=inputs
+            )
+        )
+
+
+async def finish_run(
+    store: Store,
+    run_id: str,
+    *,
+    outcome: str,
+    now: datetime,
+    reason: str | None = None,
+    commit: str | None = None,
+    branch: str | None = None,
+    usage: dict[str, Any] | None = None,
+    mode: str | None = None,
+) -> None:
+    values: dict[str, Any] = {"outcome": outcome, "finished_at": now, "reason": reason}
+    for key, value in (("commit", commit), ("branch", branch), ("usage", usage), ("mode", mode)):
+        if value is not None:
+            values[key] = value
+    async with store.write() as conn:
+        await conn.execute(
+            update(consolidation_runs).where(consolidation_runs.c.run_id == run_id).values(**values)
+        )
+
+
+async def mark_abandoned(store: Store, scope: str, *, now: datetime) -> int:
+    """Runs of ``scope`` still marked running become ``crashed``: call it holding the scope's lease,
+    when no run of the scope can be alive (a process killed mid-run never recorded its end)."""
+    stmt = (
+        update(consolidation_runs)
+        .where(consolidation_runs.c.scope == scope, consolidation_runs.c.outcome == RUNNING)
+        .values(outcome=CRASHED, finished_at=now, reason="abandoned: the process running it died")
+    )
+    async with store.write() as conn:
+        result = await conn.execute(stmt)
+    return int(result.rowcount)
+
+
+async def get_run(store: Store, run_id: str) -> RunRow | None:
+    async with store.read() as conn:
+        r = (
+            await conn.execute(select(consolidation_runs).where(consolidation_runs.c.run_id == run_id))
+        ).first()
+    return None if r is None else _run(r)
+
+
+async def list_runs(
+    store: Store, *, scope: str | None = None, outcomes: Iterable[str] | None = None, limit: int = 100
+) -> list[RunRow]:
+    stmt = select(consolidation_runs).order_by(
+        consolidation_runs.c.started_at.desc(), consolidation_runs.c.id.desc()
+    )
+    if scope is not None:
+        stmt = stmt.where(consolidation_runs.c.scope == scope)
+    if outcomes is not None:
+        stmt = stmt.where(consolidation_runs.c.outcome.in_(list(outcomes)))
+    async with store.read() as conn:
+        rows = (await conn.execute(stmt.limit(limit))).all()
+    return [_run(r) for r in rows]
+
+
+# ---------------------------------------------------------------- forgetting
+
+
+async def forget(
+    store: Store, *, now: datetime, session_id: str | None = None, scope: str | None = None
+) -> dict[str, int]:
+    """Mark the extracts of a session (in every scope) or of a whole scope forgotten. Returns count per scope."""
+    if (session_id is None) == (scope is None):
+        raise ValueError("forget needs exactly one of session_id or scope")
+    cond = (
+        stage1_outputs.c.session_id == session_id
+        if session_id is not None
+        else stage1_outputs.c.scope == scope
+    )
+    async with store.write() as conn:
+        rows = (
+            await conn.execute(
+                select(stage1_outputs.c.scope, func.count())
+                .where(cond, stage1_outputs.c.forgotten_at.is_(None))
+                .group_by(stage1_outputs.c.scope)
+            )
+        ).all()
+        await conn.execute(
+            update(stage1_outputs)
+            .where(cond, stage1_outputs.c.forgotten_at.is_(None))
+            .values(forgotten_at=now)
+        )
+    return {str(s): int(n) for s, n in rows}
