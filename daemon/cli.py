@@ -39,9 +39,22 @@ def cli(ctx: click.Context, config_path: Path | None, log_level: str) -> None:
 
 
 def _register() -> None:
-    from daemon import cli_config
+    from daemon import cli_config, cli_hooks, cli_publish, cli_recall, cli_run, cli_status
 
-    commands: list[Any] = [cli_config.config_group]
+    commands: list[Any] = [cli_config.config_group, cli_run.run_command, cli_status.status_command]
+    commands += [cli_publish.publish_command, cli_recall.recall_command, cli_hooks.hooks_group]
+    from daemon import cli_scan
+
+    commands += [cli_scan.scan_command]
+    from daemon import cli_service
+
+    commands += [cli_service.service_group]
+    from daemon import cli_forget, cli_inbox, cli_memories
+
+    commands += [cli_inbox.inbox_group, cli_forget.forget_command, cli_memories.memories_group]
+    from daemon import cli_redact
+
+    commands += [cli_redact.redact_command]
     for command in commands:
         cli.add_command(command)
 

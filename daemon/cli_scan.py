@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -24,6 +23,8 @@ def scan_command(ctx: CliContext, show_all: bool, as_json: bool) -> None:
     """Scan the transcript roots now and record what was found."""
     settings = ctx.loaded().settings
     ctx.configure_logging()
+    import asyncio
+
     report = asyncio.run(_scan(settings))
     if as_json:
         from pipeline.scanner import sessions_as_json

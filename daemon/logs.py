@@ -24,6 +24,8 @@ QUIET_LIBRARIES = (
     "apscheduler",
     "aiosqlite",
     "asyncpg",
+    "watchfiles",
+    "alembic",
 )
 LIBRARY_FLOOR = logging.WARNING
 

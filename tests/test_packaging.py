@@ -12,7 +12,18 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_the_wheel_ships_prompts_service_files_and_the_console_script(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation", "-q", "-w", str(tmp_path)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            str(ROOT),
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+        ],
         capture_output=True,
         text=True,
         timeout=300,

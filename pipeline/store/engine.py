@@ -7,7 +7,7 @@ failing on a lock upgrade); ``postgresql://...`` runs on asyncpg through the sam
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -130,6 +130,16 @@ async def open_store(url: str, *, migrate: bool = True, pg_schema: str | None = 
         await engine.dispose()
         raise
     return store
+
+
+async def fetch_all(
+    conn: AsyncConnection, sql: str, params: Mapping[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """Rows of a plain SQL query as dicts (for readers such as `memd status` that build their own SQL)."""
+    from sqlalchemy import text
+
+    result = await conn.execute(text(sql), dict(params or {}))
+    return [dict(row._mapping) for row in result]
 
 
 def _short(exc: BaseException) -> str:

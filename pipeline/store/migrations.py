@@ -12,15 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-from alembic.operations import Operations
-from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Connection, insert, inspect, select, update
 
 from pipeline import __version__
 from pipeline.errors import SchemaTooNew, StoreError
 from pipeline.store import schema
 from pipeline.store.engine import Store
+
+if TYPE_CHECKING:  # alembic is loaded only when a migration runs: an idle daemon never pays for it
+    from alembic.operations import Operations
 
 
 def _v1(op: Operations, conn: Connection) -> None:
@@ -46,6 +48,9 @@ def _run(conn: Connection) -> int:
         raise SchemaTooNew(found, LATEST)
     if found == LATEST:
         return found
+    from alembic.operations import Operations
+    from alembic.runtime.migration import MigrationContext
+
     schema.schema_version.create(conn, checkfirst=True)
     ctx = MigrationContext.configure(conn, opts={"render_as_batch": conn.dialect.name == "sqlite"})
     op = Operations(ctx)

@@ -24,7 +24,10 @@ def _home(tmp_path: Path) -> Path:
         shutil.copy(FIXTURES / "hostile" / name, bad / name)
     day = home / ".codex" / "sessions" / "2026" / "09" / "30"
     day.mkdir(parents=True, exist_ok=True)
-    shutil.copy(FIXTURES / "hostile" / "rollout-corrupt.jsonl.zst", day / "rollout-2026-09-30T10-00-00-corrupt.jsonl.zst")
+    shutil.copy(
+        FIXTURES / "hostile" / "rollout-corrupt.jsonl.zst",
+        day / "rollout-2026-09-30T10-00-00-corrupt.jsonl.zst",
+    )
     return home
 
 
@@ -40,7 +43,12 @@ def _memd(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
         }
     )
     return subprocess.run(
-        [sys.executable, "-m", "daemon", *args], capture_output=True, text=True, env=env, timeout=120, check=False
+        [sys.executable, "-m", "daemon", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
     )
 
 
@@ -59,7 +67,9 @@ def test_scan_json_lists_every_session_of_every_source_with_state_and_reason(tmp
         if s["state"] != "eligible":
             assert s["reason"], s
     assert any(s["state"] == "eligible" for s in sessions)
-    bad = {Path(s["path"]).name: s for s in sessions if "-home-dev-bad" in s["path"] or "corrupt" in s["path"]}
+    bad = {
+        Path(s["path"]).name: s for s in sessions if "-home-dev-bad" in s["path"] or "corrupt" in s["path"]
+    }
     assert set(bad) == {
         "binary.jsonl",
         "array.jsonl",
@@ -72,7 +82,9 @@ def test_scan_json_lists_every_session_of_every_source_with_state_and_reason(tmp
     assert any(s["external_context"] for s in sessions)
 
 
-def test_scan_table_summarizes_by_source_and_state_and_a_second_scan_reads_nothing_new(tmp_path: Path) -> None:
+def test_scan_table_summarizes_by_source_and_state_and_a_second_scan_reads_nothing_new(
+    tmp_path: Path,
+) -> None:
     home = _home(tmp_path)
     first = _memd(home, "scan")
     assert first.returncode == 0, first.stderr

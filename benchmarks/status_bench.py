@@ -1,0 +1,110 @@
+"""How long `memd status` takes, next to a bare `python -c 'import json, sqlite3'` in the same run.
+
+Builds a throwaway HOME whose state store holds --sessions transcripts (and a heartbeat, a few
+runs and leases), then times both commands alternately, --runs times each, and prints the medians
+and their ratio (the target is at most 10x).
+
+    .venv/bin/python benchmarks/status_bench.py [--runs 21] [--sessions 5000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from sqlalchemy import insert
+
+from daemon.config import load_settings
+from pipeline.store import heartbeats, kv, leases, open_store
+from pipeline.store.schema import transcripts
+
+
+async def populate(env: dict[str, str], sessions: int) -> None:
+    settings = load_settings(None, env=env).settings
+    store = await open_store(settings.paths.state_db)
+    now = datetime.now(UTC)
+    states = ["extracted", "active", "skipped", "eligible", "failed"]
+    try:
+        async with store.write() as conn:
+            await conn.execute(
+                insert(transcripts),
+                [
+                    {
+                        "source": ("claude_code", "codex", "gemini_cli", "pi")[n % 4],
+                        "path": f"/bench/{n}.jsonl",
+                        "session_id": f"s{n}",
+                        "state": states[n % len(states)],
+                        "reason": "bench",
+                        "eligible_at": now + timedelta(minutes=n),
+                        "first_seen_at": now,
+                        "updated_at": now,
+                    }
+                    for n in range(sessions)
+                ],
+            )
+        step = {"started_at": now.isoformat(), "finished_at": now.isoformat(), "outcome": "ok", "error": None}
+        for name in ("scan", "extract", "consolidate", "publish"):
+            await kv.put(store, f"run.{name}", {**step, "step": name, "report": {}}, now=now)
+        await leases.acquire(
+            store, "instance", owner="o", host="h", pid=os.getpid(), now=now, ttl=timedelta(minutes=2)
+        )
+        await heartbeats.beat(
+            store,
+            instance="o",
+            host="h",
+            pid=1,
+            version="0",
+            started_at=now,
+            now=now,
+            status={"state": "running"},
+        )
+    finally:
+        await store.close()
+
+
+def timed(argv: list[str], env: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("--sessions", type=int, default=5000)
+    args = parser.parse_args()
+    memd = Path(sys.executable).parent / "memd"
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMD_", "XDG_"))}
+        env["HOME"] = tmp
+        asyncio.run(populate(env, args.sessions))
+        commands = {
+            "memd status": [str(memd), "status"],
+            "memd status --json": [str(memd), "status", "--json"],
+            "python -c 'import json, sqlite3'": [sys.executable, "-c", "import json, sqlite3"],
+        }
+        for argv in commands.values():  # warm the page cache and .pyc files
+            timed(argv, env)
+        samples: dict[str, list[float]] = {name: [] for name in commands}
+        for _ in range(args.runs):
+            for name, argv in commands.items():
+                samples[name].append(timed(argv, env))
+    baseline = statistics.median(samples["python -c 'import json, sqlite3'"])
+    print(f"runs: {args.runs} each, interleaved; store: {args.sessions} transcripts")
+    for name, values in samples.items():
+        median = statistics.median(values)
+        print(f"{name:<34} median {median * 1000:7.1f} ms  ({median / baseline:4.1f}x baseline)")
+    ratio = statistics.median(samples["memd status"]) / baseline
+    print(f"memd status / baseline: {ratio:.1f}x (target <= 10x): {'ok' if ratio <= 10 else 'OVER'}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,223 @@
+"""One cycle of work: scan, extract, consolidate, publish, each step isolated and recorded.
+
+A step is an async callable returning its report (or ``Skipped`` when there was nothing for it to
+do). A step that raises does not stop the steps after it, except when the state store itself is
+failing. Each outcome is kept in the store (``kv["run.<step>"]``) for `memd status`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import PurePath
+from typing import Any, Literal, Protocol
+
+import structlog
+
+from pipeline.clock import Clock
+from pipeline.errors import LeaseLost, LLMUnavailable, MemdError, StoreError
+from pipeline.settings import Settings
+from pipeline.store import Store
+
+log = structlog.get_logger(__name__)
+
+STEP_ORDER: tuple[str, ...] = ("scan", "extract", "consolidate", "publish")
+RUN_KEY_PREFIX = "run."
+MAX_LIST_ITEMS = 100
+
+Outcome = Literal["ok", "skipped", "deferred", "failed", "cancelled"]
+
+
+class Step(Protocol):
+    def __call__(self, *, dry_run: bool) -> Awaitable[object]: ...
+
+
+@dataclass(frozen=True)
+class StepEnv:
+    """What the daemon gives the step factory once the store is open."""
+
+    store: Store
+    settings: Callable[[], Settings]
+    """The current settings (a SIGHUP may replace them between steps)."""
+    owner: str
+    """This instance's owner token: jobs claimed under it are handed back at shutdown."""
+
+
+@dataclass
+class StepSet:
+    """The steps of a cycle by name, and how to release what they loaded (the LLM client, say)."""
+
+    steps: Mapping[str, Step]
+    close: Callable[[], Awaitable[None]] | None = None
+
+    async def aclose(self) -> None:
+        if self.close is not None:
+            await self.close()
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A step that found nothing to do (and so loaded nothing to do it with)."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
+class StepResult:
+    name: str
+    outcome: Outcome
+    started_at: datetime
+    finished_at: datetime
+    duration_s: float
+    report: object = None
+    error: str | None = None
+    store_down: bool = False
+    """The step failed because the state store did: the steps after it would fail the same way."""
+
+    @property
+    def record_key(self) -> str:
+        """Where the outcome is kept: a skip does not hide the last run that did something."""
+        suffix = ".skipped" if self.outcome == "skipped" else ""
+        return f"{RUN_KEY_PREFIX}{self.name}{suffix}"
+
+    @property
+    def failed(self) -> bool:
+        """The step could not do its work (a retryable API outage is not a failure of memd)."""
+        return self.outcome in ("failed", "cancelled")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "step": self.name,
+            "outcome": self.outcome,
+            "started_at": self.started_at.isoformat(),
+            "finished_at": self.finished_at.isoformat(),
+            "duration_s": round(self.duration_s, 3),
+            "error": self.error,
+            "report": compact(self.report),
+        }
+
+
+@dataclass
+class CycleResult:
+    results: list[StepResult] = field(default_factory=list)
+
+    @property
+    def failures(self) -> list[StepResult]:
+        return [r for r in self.results if r.failed]
+
+    def summary(self) -> str:
+        """One line, e.g. ``scan ok, extract skipped, consolidate ok, publish ok``."""
+        return ", ".join(f"{r.name} {r.outcome}" for r in self.results) or "nothing ran"
+
+
+def ordered(names: Iterable[str]) -> list[str]:
+    wanted = set(names)
+    unknown = wanted - set(STEP_ORDER)
+    if unknown:
+        raise ValueError(f"unknown steps: {sorted(unknown)}")
+    return [n for n in STEP_ORDER if n in wanted]
+
+
+async def run_cycle(
+    steps: Mapping[str, Step],
+    names: Iterable[str],
+    *,
+    clock: Clock,
+    dry_run: bool = False,
+    keep_going: Callable[[], bool] = lambda: True,
+    on_start: Callable[[str], object] | None = None,
+    on_end: Callable[[StepResult], Awaitable[None] | None] | None = None,
+) -> CycleResult:
+    """Run ``names`` (in cycle order) and return every step's result; cancellation propagates."""
+    cycle = CycleResult()
+    for name in ordered(names):
+        if not keep_going():
+            break
+        step = steps.get(name)
+        if step is None:
+            continue
+        if on_start is not None:
+            on_start(name)
+        result = await run_step(name, step, clock=clock, dry_run=dry_run)
+        cycle.results.append(result)
+        if on_end is not None:
+            maybe = on_end(result)
+            if maybe is not None:
+                await maybe
+        if result.store_down:
+            break
+    return cycle
+
+
+async def run_step(name: str, step: Step, *, clock: Clock, dry_run: bool) -> StepResult:
+    started_at = clock.now()
+    t0 = time.perf_counter()
+    outcome: Outcome = "ok"
+    error: str | None = None
+    report: object = None
+    store_down = False
+    log.info("step_started", step=name, dry_run=dry_run)
+    try:
+        report = await step(dry_run=dry_run)
+        if isinstance(report, Skipped):
+            outcome = "skipped"
+    except LLMUnavailable as exc:
+        outcome, error = "deferred", f"model API unavailable: {exc}"
+    except LeaseLost as exc:
+        outcome, error = "failed", f"lease lost: {exc}"
+    except StoreError as exc:
+        outcome, error, store_down = "failed", f"state store: {exc}", True
+    except MemdError as exc:  # the step could not work (no API key, a broken repository): say why
+        outcome, error = "failed", str(exc)
+    except Exception as exc:  # a step's bug must not take the daemon down; it is logged in full
+        outcome, error = "failed", f"{type(exc).__name__}: {exc}"
+        log.exception("step_crashed", step=name)
+    duration_s = time.perf_counter() - t0
+    log.info("step_finished", step=name, outcome=outcome, duration_s=round(duration_s, 3), error=error)
+    return StepResult(name, outcome, started_at, clock.now(), duration_s, report, error, store_down)
+
+
+def jsonable(value: object, depth: int = 0) -> Any:
+    """A report as JSON-safe data: dataclasses and mappings to objects, lists capped, the rest as text."""
+    if depth > 6:
+        return str(value)
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, enum.Enum):
+        return jsonable(value.value, depth + 1)
+    if isinstance(value, PurePath):
+        return str(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            f.name: jsonable(getattr(value, f.name), depth + 1)
+            for f in dataclasses.fields(value)
+            if not f.name.startswith("_")
+        }
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        items = list(value)
+        out = [jsonable(v, depth + 1) for v in items[:MAX_LIST_ITEMS]]
+        if len(items) > MAX_LIST_ITEMS:
+            out.append(f"... {len(items) - MAX_LIST_ITEMS} more")
+        return out
+    return str(value)
+
+
+def compact(report: object) -> Any:
+    """A report as recorded for `memd status`: its own ``summary()`` when it has one, else its fields."""
+    summary = getattr(report, "summary", None)
+    if callable(summary):
+        try:
+            value = summary()
+        except Exception:
+            value = None
+        if isinstance(value, dict):
+            return jsonable(value)
+    return jsonable(report)

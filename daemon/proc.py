@@ -1,0 +1,23 @@
+"""Facts about processes on this host, kept free of heavy imports (``memd status`` uses them)."""
+
+from __future__ import annotations
+
+import os
+import socket
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id exists on this host (one we may not signal counts as alive)."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def hostname() -> str:
+    return socket.gethostname()

@@ -1,0 +1,492 @@
+"""The daemon's lifecycle: start, run until told to stop, stop cleanly. And the one-shot cycle.
+
+``Daemon.run_forever()`` goes through explicit states (logged on each transition):
+
+    created -> starting -> running -> stopping -> stopped     (or -> crashed)
+
+*starting* opens the state store, takes the instance lock and lease (refusing to start beside a
+live instance, taking over from a dead one at once), writes the first heartbeat, starts the
+schedule and the file watcher, and only then tells systemd ``READY=1``. *running* is a set of
+tasks the daemon owns: the worker that runs requested cycles, the heartbeat (which also renews
+the instance lease), the systemd watchdog, the file watcher, the settings reloader. Signal handlers
+only set flags. *stopping* pauses the schedule, lets the in-flight step finish for up to
+``schedule.shutdown_timeout_s`` and then cancels it (its work is handed back), releases every lease
+and job this instance holds, records the stop, and returns the exit status.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
+from datetime import timedelta
+from enum import StrEnum
+from typing import Any
+
+import structlog
+
+from daemon import cycle
+from daemon.instance import InstanceGuard
+from daemon.notify import Notifier
+from daemon.schedule import Schedule
+from daemon.watch import SourceWatcher
+from pipeline import __version__
+from pipeline.clock import Clock
+from pipeline.errors import LeaseLost
+from pipeline.settings import Settings
+from pipeline.store import Store, heartbeats, kv, workload
+
+log = structlog.get_logger(__name__)
+
+HEARTBEAT_INTERVAL_S = 15.0
+HEARTBEAT_RETENTION = timedelta(days=30)
+MIN_SCAN_GAP_S = 60.0
+"""A scan brought forward (by file events, or by something falling due) runs no sooner than this after the last."""
+CANCEL_GRACE_S = 5.0
+
+StepsFactory = Callable[[cycle.StepEnv], cycle.StepSet]
+StoreOpener = Callable[[str], Awaitable[Store]]
+SettingsReloader = Callable[[], Settings]
+
+
+class RunState(StrEnum):
+    created = "created"
+    starting = "starting"
+    running = "running"
+    stopping = "stopping"
+    stopped = "stopped"
+    crashed = "crashed"
+
+
+def chain_from(job: str) -> list[str]:
+    """What a trigger asks for: a scan is followed by the rest of the cycle, and so on."""
+    return list(cycle.STEP_ORDER[cycle.STEP_ORDER.index(job) :])
+
+
+class Daemon:
+    def __init__(
+        self,
+        *,
+        settings: Settings,
+        clock: Clock,
+        open_store: StoreOpener,
+        steps_factory: StepsFactory,
+        notifier: Notifier | None = None,
+        reload_settings: SettingsReloader | None = None,
+        host: str,
+        pid: int,
+        watch: bool = True,
+        heartbeat_interval_s: float = HEARTBEAT_INTERVAL_S,
+        min_scan_gap_s: float = MIN_SCAN_GAP_S,
+    ) -> None:
+        self.settings = settings
+        self._clock = clock
+        self._open_store = open_store
+        self._steps_factory = steps_factory
+        self._notifier = notifier or Notifier(None)
+        self._reload_settings = reload_settings
+        self.host = host
+        self.pid = pid
+        self.owner = uuid.uuid4().hex
+        self._watch_enabled = watch
+        self._heartbeat_interval_s = heartbeat_interval_s
+        self._min_scan_gap_s = min_scan_gap_s
+
+        self.state = RunState.created
+        self.exit_code = 0
+        self.store: Store | None = None
+        self.schedule: Schedule | None = None
+        self.watcher: SourceWatcher | None = None
+        self._guard: InstanceGuard | None = None
+        self._steps = cycle.StepSet({})
+        self._started_at = clock.now()
+        self._stop = asyncio.Event()
+        self._force = asyncio.Event()
+        self._reload = asyncio.Event()
+        self._wake = asyncio.Event()
+        self._wanted: set[str] = set()
+        self._current_step: str | None = None
+        self._last_cycle: str | None = None
+        self._last_scan_mono: float | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self.cycles_done = 0
+        self.cycle_finished = asyncio.Event()
+        """Set after each cycle of the daemon's worker (tests await it)."""
+        self.beats = 0
+        self.heartbeat_done = asyncio.Event()
+        """Set after each heartbeat written by the heartbeat task (tests await it)."""
+
+    # Requests (from signals, the schedule, the watcher, tests) --------------------------------------
+
+    def request_stop(self) -> None:
+        if self._stop.is_set():
+            self._force.set()  # a second SIGTERM/SIGINT: do not wait for in-flight work
+        self._stop.set()
+
+    def request_reload(self) -> None:
+        self._reload.set()
+
+    def request(self, job: str) -> None:
+        """Ask for ``job`` and the steps after it to run soon (ignored while stopping)."""
+        if self._stop.is_set():
+            return
+        self._wanted.update(chain_from(job))
+        self._wake.set()
+
+    # The daemon --------------------------------------------------------------------------------------
+
+    async def run_forever(self, *, install_signals: bool = True) -> int:
+        """Run until SIGTERM/SIGINT (or ``request_stop``); returns the exit status. Startup errors raise."""
+        with self._signals(install_signals, reload=True):
+            try:
+                await self._start()
+            except BaseException:
+                self._transition(RunState.crashed)
+                await self._shutdown()
+                raise
+            self._transition(RunState.running)
+            self._notifier.ready(self._status_line())
+            await self._stop.wait()
+            await self._shutdown()
+        return self.exit_code
+
+    async def _start(self) -> None:
+        self._transition(RunState.starting)
+        self.store = await self._open_store(self.settings.paths.state_db)
+        await self._take_instance()
+        self._steps = self._steps_factory(cycle.StepEnv(self.store, lambda: self.settings, self.owner))
+        await self._beat()
+        self.schedule = Schedule(
+            self.request, scan_interval_s=self.settings.schedule.scan_interval_minutes * 60
+        )
+        self.schedule.start()
+        self._spawn(self._work_loop(), "worker")
+        self._spawn(self._heartbeat_loop(), "heartbeat")
+        self._spawn(self._reload_loop(), "reloader")
+        if self._notifier.watchdog_interval_s:
+            self._spawn(self._watchdog_loop(self._notifier.watchdog_interval_s), "watchdog")
+        if self._watch_enabled:
+            self.watcher = SourceWatcher(self._roots(), self._on_files_changed)
+            self._spawn(self.watcher.run(), "watcher")
+
+    async def _take_instance(self) -> None:
+        assert self.store is not None
+        self._guard = InstanceGuard(
+            self.store,
+            state_dir=self.settings.paths.state_dir,
+            clock=self._clock,
+            owner=self.owner,
+            host=self.host,
+            pid=self.pid,
+        )
+        await self._guard.take()
+
+    async def _shutdown(self) -> None:
+        if self.state is not RunState.crashed:
+            self._transition(RunState.stopping)
+        self._notifier.stopping()
+        self._stop.set()
+        if self.schedule is not None:
+            self.schedule.pause()
+            await self.schedule.shutdown()
+        if self.watcher is not None:
+            self.watcher.stop()
+        self._wake.set()
+        await self._drain()
+        await self._release()
+        if self.state is not RunState.crashed:
+            self._transition(RunState.stopped)
+
+    async def _drain(self) -> None:
+        """Let the in-flight step finish within the shutdown timeout, then cancel what is left."""
+        worker = [t for t in self._tasks if t.get_name() == "worker"]
+        if worker and not worker[0].done():
+            timeout_s = 0.0 if self._force.is_set() else self.settings.schedule.shutdown_timeout_s
+            force = asyncio.ensure_future(self._force.wait())
+            done, _ = await asyncio.wait({worker[0], force}, timeout=timeout_s, return_when="FIRST_COMPLETED")
+            force.cancel()
+            if worker[0] not in done:
+                log.warning("shutdown_cancelling_work", step=self._current_step, timeout_s=timeout_s)
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=CANCEL_GRACE_S)
+
+    async def _release(self) -> None:
+        """Close what the steps loaded, hand back jobs and leases, record the stop, close the store."""
+        try:
+            await self._steps.aclose()
+        except Exception as exc:
+            log.warning("steps_close_failed", error=str(exc))
+        if self.store is None:
+            return
+        if self._guard is not None:
+            await self._guard.give_back()
+        await self.store.close()
+
+    # Tasks the daemon owns --------------------------------------------------------------------------
+
+    def _spawn(self, coro: Awaitable[Any], name: str) -> None:
+        task: asyncio.Task[Any] = asyncio.ensure_future(coro)
+        task.set_name(name)
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if task.cancelled() or self._stop.is_set():
+            return
+        exc = task.exception()
+        if exc is not None:
+            log.error("task_crashed", task=task.get_name(), exc_info=exc)
+            self.exit_code = 1
+            self.request_stop()
+
+    async def _work_loop(self) -> None:
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            if self._stop.is_set():
+                return
+            names, self._wanted = cycle.ordered(self._wanted), set()
+            result = await self._run_cycle(names, dry_run=False)
+            self._last_cycle = f"{self._clock.now():%H:%M}Z {result.summary()}"
+            self._notifier.status(self._status_line())
+            await self._after_cycle()
+            self.cycles_done += 1
+            self.cycle_finished.set()
+
+    async def _after_cycle(self) -> None:
+        """Watch roots that appeared; bring the next scan forward to when something becomes due."""
+        if self.watcher is not None:
+            self.watcher.refresh()
+        if self.store is None or self.schedule is None or self._stop.is_set():
+            return
+        try:
+            due = await workload.next_due_at(self.store, now=self._clock.now())
+        except Exception as exc:
+            log.warning("next_due_unknown", error=str(exc))
+            return
+        if due is not None:
+            delay_s = max((due - self._clock.now()).total_seconds() + 1.0, self._scan_gap_left_s())
+            if self.schedule.bring_forward(delay_s):
+                log.info("scan_brought_forward", reason="due", at=due.isoformat())
+
+    def _scan_gap_left_s(self) -> float:
+        """How long until a brought-forward scan may run (never a tight loop of scans)."""
+        if self._last_scan_mono is None:
+            return 0.0
+        return max(0.0, self._min_scan_gap_s - (self._clock.monotonic() - self._last_scan_mono))
+
+    async def _heartbeat_loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                await asyncio.wait_for(self._stop.wait(), timeout=self._heartbeat_interval_s)
+                return
+            except TimeoutError:
+                pass
+            try:
+                assert self._guard is not None
+                await self._guard.renew()
+                await self._beat()
+                self.beats += 1
+                self.heartbeat_done.set()
+            except LeaseLost:
+                log.error("instance_lease_lost", reason="another memd took over this state store")
+                self.exit_code = 1
+                self.request_stop()
+                return
+            except Exception as exc:  # the store is down for a while: keep going, say so
+                log.warning("heartbeat_failed", error=str(exc))
+
+    async def _watchdog_loop(self, interval_s: float) -> None:
+        while not self._stop.is_set():
+            self._notifier.watchdog()
+            try:
+                await asyncio.wait_for(self._stop.wait(), timeout=interval_s)
+            except TimeoutError:
+                pass
+
+    async def _reload_loop(self) -> None:
+        while True:
+            await self._reload.wait()
+            self._reload.clear()
+            self.reload()
+
+    def reload(self) -> bool:
+        """Load the settings again; a bad file keeps the old settings and logs why."""
+        if self._reload_settings is None:
+            return False
+        try:
+            new = self._reload_settings()
+        except Exception as exc:  # ConfigError, and anything the file system throws at us
+            log.error("settings_reload_failed", reason=str(exc), kept="previous settings")
+            self._notifier.status(f"settings reload failed, running with the previous settings: {exc}")
+            return False
+        old = self.settings
+        if (new.paths.state_db, new.paths.state_dir) != (old.paths.state_db, old.paths.state_dir):
+            log.warning(
+                "settings_reload_partial", reason="paths.state_db and paths.state_dir change on restart"
+            )
+            new = new.model_copy(
+                update={
+                    "paths": new.paths.model_copy(
+                        update={"state_db": old.paths.state_db, "state_dir": old.paths.state_dir}
+                    )
+                }
+            )
+        self.settings = new
+        if self.schedule is not None:
+            self.schedule.reconfigure(scan_interval_s=new.schedule.scan_interval_minutes * 60)
+        if self.watcher is not None:
+            self.watcher.set_roots(self._roots())
+        log.info("settings_reloaded")
+        self._notifier.status(f"settings reloaded; {self._status_line()}")
+        return True
+
+    # Work ---------------------------------------------------------------------------------------
+
+    async def _run_cycle(
+        self,
+        names: list[str],
+        *,
+        dry_run: bool,
+        on_start: Callable[[str], object] | None = None,
+        on_end: Callable[[cycle.StepResult], object] | None = None,
+    ) -> cycle.CycleResult:
+        def started(name: str) -> None:
+            self._current_step = name
+            self._notifier.status(self._status_line())
+            if name == "scan":
+                self._last_scan_mono = self._clock.monotonic()
+            if on_start is not None:
+                on_start(name)
+
+        async def ended(result: cycle.StepResult) -> None:
+            self._current_step = None
+            if not dry_run:
+                await self._record(result)
+            if on_end is not None:
+                on_end(result)
+
+        return await cycle.run_cycle(
+            self._steps.steps,
+            names,
+            clock=self._clock,
+            dry_run=dry_run,
+            keep_going=lambda: not self._stop.is_set(),
+            on_start=started,
+            on_end=ended,
+        )
+
+    async def _record(self, result: cycle.StepResult) -> None:
+        if self.store is None:
+            return
+        try:
+            await kv.put(self.store, result.record_key, result.to_json(), now=self._clock.now())
+        except Exception as exc:
+            log.warning("step_not_recorded", step=result.name, error=str(exc))
+
+    def _on_files_changed(self) -> None:
+        if self.schedule is None or self._stop.is_set():
+            return
+        delay_s = self._scan_gap_left_s()
+        if self.schedule.bring_forward(delay_s):
+            log.info("scan_brought_forward", reason="file_events", delay_s=round(delay_s, 1))
+
+    async def _beat(self) -> None:
+        assert self.store is not None
+        now = self._clock.now()
+        status = {"state": self.state.value, "step": self._current_step, "last_cycle": self._last_cycle}
+        await heartbeats.beat(
+            self.store,
+            instance=self.owner,
+            host=self.host,
+            pid=self.pid,
+            version=__version__,
+            started_at=self._started_at,
+            now=now,
+            status=status,
+        )
+        if self.state is RunState.starting:
+            await heartbeats.prune(self.store, before=now - HEARTBEAT_RETENTION)
+
+    # One cycle, then exit (`memd run --once`) -------------------------------------------------------
+
+    async def run_once(
+        self,
+        *,
+        dry_run: bool = False,
+        on_start: Callable[[str], object] | None = None,
+        on_end: Callable[[cycle.StepResult], object] | None = None,
+        install_signals: bool = True,
+    ) -> cycle.CycleResult:
+        """Open the store, take the instance, run every step once, release. Startup errors raise."""
+        self._transition(RunState.starting)
+        with self._signals(install_signals, reload=False):
+            return await self._once(dry_run, on_start, on_end)
+
+    async def _once(
+        self,
+        dry_run: bool,
+        on_start: Callable[[str], object] | None,
+        on_end: Callable[[cycle.StepResult], object] | None,
+    ) -> cycle.CycleResult:
+        try:
+            self.store = await self._open_store(self.settings.paths.state_db)
+            await self._take_instance()
+            self._steps = self._steps_factory(cycle.StepEnv(self.store, lambda: self.settings, self.owner))
+            self._transition(RunState.running)
+            work = asyncio.ensure_future(
+                self._run_cycle(list(cycle.STEP_ORDER), dry_run=dry_run, on_start=on_start, on_end=on_end)
+            )
+            work.set_name("worker")
+            self._tasks.add(work)
+            stop = asyncio.ensure_future(self._stop.wait())
+            await asyncio.wait({work, stop}, return_when="FIRST_COMPLETED")
+            stop.cancel()
+            if not work.done():
+                self._transition(RunState.stopping)
+                await self._drain()
+            return work.result() if work.done() and not work.cancelled() else cycle.CycleResult()
+        finally:
+            self._tasks.clear()
+            await self._release()
+            self._transition(RunState.stopped)
+
+    # Helpers ----------------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _signals(self, install: bool, *, reload: bool) -> Iterator[None]:
+        """SIGTERM and SIGINT ask for a stop (twice: at once), SIGHUP for a reload; handlers only set flags."""
+        loop = asyncio.get_running_loop()
+        handlers = {signal.SIGTERM: self.request_stop, signal.SIGINT: self.request_stop}
+        if reload:
+            handlers[signal.SIGHUP] = self.request_reload
+        if install:
+            for sig, handler in handlers.items():
+                loop.add_signal_handler(sig, handler)
+        try:
+            yield
+        finally:
+            if install:
+                for sig in handlers:
+                    loop.remove_signal_handler(sig)
+
+    def _roots(self) -> list[Any]:
+        return [s.root for s in self.settings.sources.enabled().values()]
+
+    def _status_line(self) -> str:
+        if self._current_step is not None:
+            return f"{self._current_step}..."
+        if self._last_cycle is None:
+            return "started; first scan due"
+        return f"idle; last cycle {self._last_cycle}"
+
+    def _transition(self, state: RunState) -> None:
+        if state is self.state:
+            return
+        log.info("daemon_state", state=state.value, previous=self.state.value)
+        self.state = state

@@ -1,0 +1,180 @@
+"""The service definitions, rendered for this installation: a systemd user unit, a launchd agent.
+
+The templates live in ``systemd/`` in a checkout and ship in the wheel as
+``daemon/service_files/`` (pyproject's force-include); ``template_dir()`` finds either. Each
+template is a working file on its own; rendering replaces what depends on the installation:
+the memd command, the config file, the directories memd may write (systemd), the log paths (launchd).
+"""
+
+from __future__ import annotations
+
+import plistlib
+import shutil
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pipeline.settings import Settings
+
+UNIT_NAME = "memd.service"
+LAUNCHD_LABEL = "dev.memd.agent"
+PLIST_NAME = f"{LAUNCHD_LABEL}.plist"
+PASS_THROUGH_ENV = ("CODEX_HOME", "MEMD_CONFIG")
+"""Variables that change where memd reads or writes: carried into the service when set."""
+
+
+def template_dir() -> Path:
+    """``daemon/service_files`` in an installed wheel, ``systemd/`` beside ``daemon/`` in a checkout."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here / "service_files", here.parent / "systemd"):
+        if (candidate / UNIT_NAME).is_file():
+            return candidate
+    raise FileNotFoundError(f"memd's service templates are missing (looked in {here / 'service_files'})")
+
+
+def memd_command() -> list[str]:
+    """How the service should start this memd: the console script beside this interpreter, else
+    the one on PATH, else ``python -m daemon`` with this interpreter."""
+    beside = Path(sys.executable).parent / "memd"
+    if beside.is_file():
+        return [str(beside)]
+    found = shutil.which("memd")
+    if found:
+        return [str(Path(found).resolve())]
+    return [sys.executable, "-m", "daemon"]
+
+
+def run_args(command: Sequence[str], config: Path | None) -> list[str]:
+    args = list(command)
+    if config is not None:
+        args += ["--config", str(config)]
+    return [*args, "run"]
+
+
+# systemd ---------------------------------------------------------------------------------------
+
+
+def unit_path(env: Mapping[str, str]) -> Path:
+    base = env.get("XDG_CONFIG_HOME")
+    config_home = Path(base) if base and Path(base).is_absolute() else Path(env.get("HOME", "~")) / ".config"
+    return config_home.expanduser() / "systemd" / "user" / UNIT_NAME
+
+
+def writable_paths(settings: Settings, env: Mapping[str, str]) -> list[Path]:
+    """What memd writes: its memory repository and state, the SQLite file's folder, and the
+    folders of the publish targets that are on."""
+    home = Path(env.get("HOME") or Path.home())
+    paths = [settings.paths.memory_dir, settings.paths.state_dir]
+    url = settings.paths.state_db
+    if url.startswith("sqlite") and ":///" in url:
+        paths.append(Path(url.split(":///", 1)[1].split("?", 1)[0]).expanduser().parent)
+    pub = settings.publish
+    if pub.claude_code or pub.claude_code_global:
+        paths.append(home / ".claude")
+    if pub.gemini or pub.gemini_global:
+        paths.append(home / ".gemini")
+    if pub.codex or pub.codex_global:
+        paths.append(Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex")
+    if pub.agents_md:
+        paths.append(home)  # a project's own AGENTS.md can be anywhere in the home directory
+    unique: list[Path] = []
+    for p in paths:
+        if p not in unique:
+            unique.append(p)
+    return unique
+
+
+def _unit_quote(value: str) -> str:
+    """One word of a unit file: specifiers escaped, quoted when it holds spaces or quotes."""
+    value = value.replace("%", "%%")
+    if any(c in value for c in ' \t"\\'):
+        value = '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return value
+
+
+def render_unit(
+    settings: Settings, *, command: Sequence[str], config: Path | None, env: Mapping[str, str]
+) -> str:
+    exec_start = " ".join(_unit_quote(a) for a in run_args(command, config))
+    rw = " ".join(_unit_quote(f"-{p}") for p in writable_paths(settings, env))
+    extra_env = [f"Environment={_unit_quote(f'{k}={env[k]}')}" for k in PASS_THROUGH_ENV if env.get(k)]
+    out: list[str] = []
+    for line in (template_dir() / UNIT_NAME).read_text(encoding="utf-8").splitlines():
+        if line.startswith("ExecStart="):
+            out.append(f"ExecStart={exec_start}")
+        elif line.startswith("ReadWritePaths="):
+            out.append(f"ReadWritePaths={rw}")
+        elif line.startswith("EnvironmentFile="):
+            out.extend([line, *extra_env])
+        else:
+            out.append(line)
+    return "\n".join(out) + "\n"
+
+
+# launchd ---------------------------------------------------------------------------------------
+
+
+def plist_path(env: Mapping[str, str]) -> Path:
+    return Path(env.get("HOME") or Path.home()) / "Library" / "LaunchAgents" / PLIST_NAME
+
+
+def log_dir(env: Mapping[str, str]) -> Path:
+    return Path(env.get("HOME") or Path.home()) / "Library" / "Logs" / "memd"
+
+
+PLIST_TYPES: dict[str, type | tuple[type, ...]] = {
+    "Label": str,
+    "ProgramArguments": list,
+    "RunAtLoad": bool,
+    "KeepAlive": (bool, dict),
+    "ThrottleInterval": int,
+    "ExitTimeOut": int,
+    "ProcessType": str,
+    "LowPriorityIO": bool,
+    "LowPriorityBackgroundIO": bool,
+    "Nice": int,
+    "Umask": int,
+    "EnvironmentVariables": dict,
+    "StandardOutPath": str,
+    "StandardErrorPath": str,
+    "WorkingDirectory": str,
+}
+"""launchd's key -> value type for every key memd writes (bool is checked before int: True is an int)."""
+
+
+def check_plist(data: Mapping[str, Any]) -> list[str]:
+    """Problems launchd would have with ``data``: unknown keys, wrong types, non-string env values."""
+    problems = []
+    for key, value in data.items():
+        expected = PLIST_TYPES.get(key)
+        if expected is None:
+            problems.append(f"{key}: not a key memd writes")
+            continue
+        kinds = expected if isinstance(expected, tuple) else (expected,)
+        if not any(isinstance(value, k) and not (k is int and isinstance(value, bool)) for k in kinds):
+            problems.append(
+                f"{key}: expected {' or '.join(k.__name__ for k in kinds)}, got {type(value).__name__}"
+            )
+    if not all(isinstance(a, str) for a in data.get("ProgramArguments", [])):
+        problems.append("ProgramArguments: every argument must be a string")
+    if not all(isinstance(v, str) for v in dict(data.get("EnvironmentVariables", {})).values()):
+        problems.append("EnvironmentVariables: values must be strings")
+    return problems
+
+
+def render_plist(*, command: Sequence[str], config: Path | None, env: Mapping[str, str]) -> bytes:
+    with (template_dir() / PLIST_NAME).open("rb") as f:
+        data: dict[str, Any] = plistlib.load(f)
+    data["ProgramArguments"] = run_args(command, config)
+    logs = log_dir(env)
+    data["StandardOutPath"] = str(logs / "memd.out.log")
+    data["StandardErrorPath"] = str(logs / "memd.err.log")
+    data["WorkingDirectory"] = str(Path(env.get("HOME") or Path.home()))
+    environment = dict(data.get("EnvironmentVariables", {}))
+    environment.update({k: env[k] for k in PASS_THROUGH_ENV if env.get(k)})
+    data["EnvironmentVariables"] = environment
+    problems = check_plist(data)
+    if problems:
+        raise ValueError("; ".join(problems))
+    return plistlib.dumps(data, fmt=plistlib.FMT_XML)

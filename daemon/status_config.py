@@ -1,0 +1,137 @@
+"""The few settings `memd status` needs, read without pydantic (which costs more than the rest of it).
+
+It reads the same file the full loader would (``--config``, ``$MEMD_CONFIG``, the XDG default),
+the same ``MEMD_<SECTION>__<KEY>`` overrides and the same defaults, for these keys only:
+``paths.state_db``, ``paths.state_dir``, ``paths.memory_dir``, ``llm.daily_token_budget``,
+``memories.min_rate_limit_remaining_percent``. Anything it does not understand (a TOML error, a
+value of the wrong type) makes it give up and return None; the caller then runs the full loader,
+which says precisely what is wrong. A test checks it agrees with the full loader.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ENV_PREFIX = "MEMD_"
+ENV_CONFIG = "MEMD_CONFIG"
+KNOWN_SCHEMES = {"sqlite", "postgresql", "postgres"}
+
+
+@dataclass(frozen=True)
+class StatusSettings:
+    config_path: Path
+    config_exists: bool
+    state_db: str
+    state_dir: Path
+    memory_dir: Path
+    daily_token_budget: int | None = None
+    min_rate_limit_remaining_percent: float = 25.0
+
+
+def _home(env: Mapping[str, str]) -> Path:
+    return Path(env.get("HOME") or Path.home())
+
+
+def _xdg(env: Mapping[str, str], var: str, fallback: str) -> Path:
+    value = env.get(var)
+    if value and Path(value).is_absolute():
+        return Path(value)
+    return _home(env) / fallback
+
+
+def _config_path(explicit: Path | None, env: Mapping[str, str]) -> tuple[Path, bool]:
+    if explicit is not None:
+        return explicit, True
+    if env.get(ENV_CONFIG):
+        return Path(env[ENV_CONFIG]), True
+    return _xdg(env, "XDG_CONFIG_HOME", ".config") / "memd" / "config.toml", False
+
+
+_KEYS = {
+    ("paths", "state_db"): str,
+    ("paths", "state_dir"): str,
+    ("paths", "memory_dir"): str,
+    ("llm", "daily_token_budget"): int,
+    ("memories", "min_rate_limit_remaining_percent"): float,
+}
+
+
+def load_status_settings(
+    explicit: Path | None, env: Mapping[str, str] | None = None
+) -> StatusSettings | None:
+    """The settings status needs, or None when only the full loader can tell what is wrong."""
+    env = os.environ if env is None else env
+    path, named = _config_path(explicit, env)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        if named:
+            return None
+        data: dict[str, Any] = {}
+    except OSError:
+        return None
+    else:
+        try:
+            data = tomllib.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+            return None
+
+    values: dict[tuple[str, str], Any] = {}
+    for section, key in _KEYS:
+        table = data.get(section, {})
+        if not isinstance(table, dict):
+            return None
+        if key in table:
+            values[(section, key)] = table[key]
+        name = f"{ENV_PREFIX}{section.upper()}__{key.upper()}"
+        if name in env:
+            values[(section, key)] = env[name]
+    try:
+        checked = {k: _coerce(v, _KEYS[k]) for k, v in values.items()}
+    except ValueError:
+        return None
+
+    state_dir_default = _xdg(env, "XDG_STATE_HOME", ".local/state") / "memd"
+    state_dir = _user_path(checked.get(("paths", "state_dir"))) or state_dir_default
+    memory_dir = _user_path(checked.get(("paths", "memory_dir"))) or (
+        _xdg(env, "XDG_DATA_HOME", ".local/share") / "memd" / "memory"
+    )
+    state_db = checked.get(("paths", "state_db")) or f"sqlite:///{state_dir_default / 'state.db'}"
+    if "://" not in state_db or state_db.split(":", 1)[0].split("+", 1)[0] not in KNOWN_SCHEMES:
+        return None
+    budget = checked.get(("llm", "daily_token_budget"))
+    share = checked.get(("memories", "min_rate_limit_remaining_percent"), 25.0)
+    return StatusSettings(
+        config_path=path,
+        config_exists=path.exists(),
+        state_db=state_db,
+        state_dir=state_dir,
+        memory_dir=memory_dir,
+        daily_token_budget=budget,
+        min_rate_limit_remaining_percent=share,
+    )
+
+
+def _coerce(value: Any, kind: type) -> Any:
+    if kind is str:
+        if not isinstance(value, str):
+            raise ValueError(value)
+        return value
+    if isinstance(value, bool):
+        raise ValueError(value)
+    if kind is int:
+        if isinstance(value, int):
+            return value
+        if isinstance(value, str) and value.strip().lstrip("+").isdigit():
+            return int(value)
+        raise ValueError(value)
+    return float(value)
+
+
+def _user_path(value: str | None) -> Path | None:
+    return Path(value).expanduser() if value else None

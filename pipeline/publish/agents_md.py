@@ -1,0 +1,30 @@
+"""``agents_md`` (off by default): a sentinel block in the project's own ``AGENTS.md``.
+
+That file is the user's repository, so memd writes there only when asked, only between its
+sentinels, and never creates the file in a folder that no longer exists.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline.publish.blockfile import plan_block_file
+from pipeline.publish.memfiles import ScopeMemory
+from pipeline.publish.plan import Plan, PublishContext
+
+TARGET = "agents_md"
+
+
+def plan_project(ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
+    project = ctx.projects.get(scope.scope)
+    if not project or not Path(project).is_dir():
+        plan = Plan(target=TARGET, scope=scope.scope, location=Path(project or "."))
+        plan.skip_reason = (
+            "no project path is recorded for this scope"
+            if not project
+            else f"the project folder {project} no longer exists"
+        )
+        return plan
+    return plan_block_file(
+        TARGET, scope, Path(project) / "AGENTS.md", title=f"Memory of {project}", previous_sha=previous_sha
+    )

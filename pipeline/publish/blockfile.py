@@ -1,0 +1,71 @@
+"""memd's block in a single instructions file (``CLAUDE.md``, ``GEMINI.md``, ``AGENTS.md``).
+
+The block holds the scope's digest and index; its index lines point at the topic files in the
+memory repository's working tree (read-only to the agent, always there). Everything outside the
+sentinels is the user's and is kept byte for byte.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline.publish import sentinel
+from pipeline.publish.atomic import decode, encode
+from pipeline.publish.memfiles import SUMMARY_FILE, ScopeMemory
+from pipeline.publish.plan import Plan, digest_of, read_bytes
+from pipeline.publish.render import Budget, render_body
+
+BLOCK_BUDGET = Budget(max_lines=80, max_bytes=8_000)
+"""Instruction files load whole: memd keeps its block small."""
+BLOCK_KEY = "block"
+
+
+def plan_block_file(
+    target: str,
+    scope: ScopeMemory,
+    path: Path,
+    *,
+    title: str,
+    previous_sha: str | None,
+    budget: Budget = BLOCK_BUDGET,
+) -> Plan:
+    plan = Plan(target=target, scope=scope.scope, location=path)
+    current_raw = read_bytes(path)
+    current = decode(current_raw) if current_raw is not None else None
+    plan.disk_digest = digest_of({BLOCK_KEY: sentinel.block_body(current) or ""})
+    body = render_body(
+        scope,
+        title=title,
+        where=f"Topic files: {scope.path}/ (read-only; open one when its line is relevant).",
+        link_for=lambda t: str(t.path),
+        budget=budget,
+        summary_source=str(scope.path / SUMMARY_FILE),
+    )
+    if body is None:  # pragma: no cover - the fixed budget always fits the header
+        plan.skip_reason = "memd's block does not fit its budget"
+        return plan
+    edit = sentinel.replace_block(current, body)
+    if not edit.ok:
+        plan.refused = f"{path}: {edit.problem}"
+        return plan
+    assert edit.text is not None
+    plan.change(path, encode(edit.text), current_raw)
+    plan.digest = digest_of({BLOCK_KEY: body})
+    plan.published = {str(t.path): (scope.scope, t.file) for t in scope.topics}
+    if previous_sha is not None and plan.disk_digest != previous_sha:
+        plan.outside_change = True
+        plan.notes.append("memd's block there was changed by someone else since the last publish")
+    return plan
+
+
+def plan_block_withdraw(target: str, scope: str, path: Path) -> Plan:
+    """Empty memd's block (the scope is gone)."""
+    plan = Plan(target=target, scope=scope, location=path, withdraw=True)
+    current_raw = read_bytes(path)
+    current = decode(current_raw) if current_raw is not None else None
+    if current is not None and sentinel.block_body(current):
+        edit = sentinel.replace_block(current, "")
+        if edit.text is not None:
+            plan.change(path, encode(edit.text), current_raw)
+    plan.digest = digest_of({BLOCK_KEY: ""})
+    return plan

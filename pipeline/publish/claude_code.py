@@ -1,0 +1,84 @@
+"""Claude Code: the project's auto-memory folder, and the global scope in ``~/.claude/CLAUDE.md``.
+
+Claude Code keeps a project's auto memory in ``~/.claude/projects/<encoded repo root>/memory/``
+(every character that is not an ASCII letter or digit becomes ``-``; a name over 200 characters is
+cut to 200 and given a hash suffix) and loads the first 200 lines, at most 25 KB, of ``MEMORY.md``
+there into every session started in the repository, in any of its worktrees or subfolders.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pipeline.publish.blockfile import plan_block_file
+from pipeline.publish.folder import LoadCut, plan_folder
+from pipeline.publish.memfiles import ScopeMemory
+from pipeline.publish.plan import Plan, PublishContext, missing_home
+
+TARGET = "claude_code"
+TARGET_GLOBAL = "claude_code_global"
+CUT = LoadCut(max_lines=200, max_bytes=25_000)
+MAX_ENCODED_CHARS = 200
+_NOT_ALNUM = re.compile(r"[^a-zA-Z0-9]")
+
+
+def _js_string_hash(text: str) -> int:
+    """Java/JavaScript ``(h << 5) - h + code`` over UTF-16 code units, as a signed 32-bit integer."""
+    h = 0
+    data = text.encode("utf-16-le", "surrogatepass")
+    for i in range(0, len(data), 2):
+        h = (h * 31 + int.from_bytes(data[i : i + 2], "little")) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= (1 << 31) else h
+
+
+def _base36(value: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        value, rem = divmod(value, 36)
+        out = digits[rem] + out
+        if value == 0:
+            return out
+
+
+def encode_project_dir(project: str) -> str:
+    """Claude Code's folder name for a project path."""
+    encoded = _NOT_ALNUM.sub("-", project)
+    if len(encoded) <= MAX_ENCODED_CHARS:
+        return encoded
+    return f"{encoded[:MAX_ENCODED_CHARS]}-{_base36(abs(_js_string_hash(project)))}"
+
+
+def memory_folder(claude_home: Path, project: str) -> Path:
+    return claude_home / "projects" / encode_project_dir(project) / "memory"
+
+
+def plan_project(ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
+    if (absent := missing_home(TARGET, scope.scope, ctx.homes.claude, "Claude Code")) is not None:
+        return absent
+    project = ctx.projects.get(scope.scope)
+    if not project:
+        plan = Plan(target=TARGET, scope=scope.scope, location=ctx.homes.claude / "projects")
+        plan.skip_reason = "no project path is recorded for this scope"
+        return plan
+    folder = memory_folder(ctx.homes.claude, project)
+    if not Path(project).is_dir():
+        plan = Plan(target=TARGET, scope=scope.scope, location=folder)
+        plan.skip_reason = f"the project folder {project} no longer exists"
+        return plan
+    return plan_folder(
+        TARGET, scope, folder, title=f"Memory of {project}", cut=CUT, previous_sha=previous_sha
+    )
+
+
+def plan_global(ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
+    if (absent := missing_home(TARGET_GLOBAL, scope.scope, ctx.homes.claude, "Claude Code")) is not None:
+        return absent
+    return plan_block_file(
+        TARGET_GLOBAL,
+        scope,
+        ctx.homes.claude / "CLAUDE.md",
+        title="Memory across projects",
+        previous_sha=previous_sha,
+    )

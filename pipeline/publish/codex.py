@@ -1,0 +1,178 @@
+"""Codex: ``$CODEX_HOME/memories/`` (one folder for every project), and the global scope in
+``$CODEX_HOME/AGENTS.md``.
+
+Codex (0.169, ``[features] memories = true``) injects ``memory_summary.md`` verbatim into every
+session, up to its token cap, and only names ``MEMORY.md``. memd writes one ``memory_summary.md``:
+the global digest, then one section per project labelled with its path, most recently active
+first, within ``publish.codex_summary_token_cap``; ``MEMORY.md`` indexes every topic file, which
+memd writes beside it as ``memd-<scope label>--<file>``. Codex's own consolidation may rewrite the
+folder: memd compares what is there with what it last wrote, publishes again and says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from pipeline.publish.atomic import encode
+from pipeline.publish.blockfile import plan_block_file
+from pipeline.publish.folder import memd_files
+from pipeline.publish.memfiles import GLOBAL, INDEX_FILE, SUMMARY_FILE, ScopeMemory, Topic
+from pipeline.publish.plan import Plan, PublishContext, digest_of, missing_home, read_bytes
+from pipeline.publish.render import VERIFY_NOTE, approx_tokens, clean_summary, index_line, newest_update
+
+TARGET = "codex"
+TARGET_GLOBAL = "codex_global"
+PREFIX = "memd-"
+GLOBAL_SHARE = 0.4
+"""At most this share of the summary's token cap goes to the global digest when projects follow."""
+OUTSIDE_CHANGE = "changed outside memd since the last publish (Codex's own consolidation?): published again"
+
+
+def label(scope: str) -> str:
+    return GLOBAL if scope == GLOBAL else scope.removeprefix("projects/")
+
+
+def topic_name(scope: str, topic: Topic) -> str:
+    return f"{PREFIX}{label(scope)}--{topic.file}"
+
+
+def memories_dir(codex_home: Path) -> Path:
+    return codex_home / "memories"
+
+
+def _scope_files(folder: Path, scope: str, existing: dict[str, bytes | None]) -> dict[str, bytes | None]:
+    prefix = f"{PREFIX}{label(scope)}--"
+    files = {name: data for name, data in existing.items() if name.startswith(prefix)}
+    if scope == GLOBAL:
+        files[SUMMARY_FILE] = read_bytes(folder / SUMMARY_FILE)
+        files[INDEX_FILE] = read_bytes(folder / INDEX_FILE)
+    return files
+
+
+def _section_title(ctx: PublishContext, scope: ScopeMemory) -> str:
+    if scope.scope == GLOBAL:
+        return f"## Global (newest memory updated {newest_update(scope)})"
+    project = ctx.projects.get(scope.scope) or scope.scope
+    active = ctx.activity.get(scope.scope)
+    when = f"last active {active.date().isoformat()}; " if active else ""
+    return f"## Project: {project} ({when}newest memory updated {newest_update(scope)})"
+
+
+def _order(ctx: PublishContext, projects: Sequence[ScopeMemory]) -> list[ScopeMemory]:
+    def key(s: ScopeMemory) -> tuple[float, str]:
+        active = ctx.activity.get(s.scope)
+        return (active.timestamp() if active else float("-inf"), s.scope)
+
+    return sorted(projects, key=key, reverse=True)
+
+
+def render_summary(ctx: PublishContext, global_scope: ScopeMemory, projects: Sequence[ScopeMemory]) -> str:
+    """The digest Codex injects: global first, then projects by last activity, within the token cap."""
+    cap = ctx.publish.codex_summary_token_cap
+    head = [
+        "v1",
+        "# Memory from memd",
+        f"{VERIFY_NOTE} The index is {INDEX_FILE} in this folder; topic files are {PREFIX}*.md beside it "
+        "(open one when its index line is relevant to the task).",
+    ]
+    text = "\n".join(head) + "\n"
+    ordered = [global_scope, *_order(ctx, projects)]
+    sections = [s for s in ordered if clean_summary(s.summary) or s.topics]
+    for i, scope in enumerate(sections):
+        left = len(sections) - i - 1
+        trailer = f"\n({left} more projects: see {INDEX_FILE})\n" if left else ""
+        lines = clean_summary(scope.summary) or [
+            f"(no digest yet; {len(scope.topics)} topic files in {INDEX_FILE})"
+        ]
+        section = f"\n{_section_title(ctx, scope)}\n"
+        # The global digest leaves most of the room to the projects, which a session needs more.
+        limit = approx_tokens(text) + int(cap * GLOBAL_SHARE) if scope.scope == GLOBAL and left else cap
+        taken = 0
+        for line in lines:
+            if approx_tokens(text + section + line + "\n" + _trailer_room(trailer)) > min(limit, cap):
+                break
+            section += line + "\n"
+            taken += 1
+        if taken == 0:
+            more = len(sections) - i
+            tail = f"\n({more} more projects: see {INDEX_FILE})\n" if scope.scope != GLOBAL else ""
+            if tail and approx_tokens(text + tail) <= cap:
+                text += tail
+            break
+        if taken < len(lines):
+            section += "(shortened to fit; more in the topic files)\n"
+        text += section
+    return text
+
+
+def _trailer_room(trailer: str) -> str:
+    return trailer + "(shortened to fit; more in the topic files)\n"
+
+
+def render_index(ctx: PublishContext, scopes: Sequence[ScopeMemory]) -> str:
+    lines = ["# memd memory index", "", VERIFY_NOTE]
+    for scope in scopes:
+        if not scope.topics:
+            continue
+        lines += ["", _section_title(ctx, scope)]
+        lines += [index_line(t, topic_name(scope.scope, t)) for t in scope.topics]
+    return "\n".join(lines) + "\n"
+
+
+def plan_all(
+    ctx: PublishContext, scopes: Sequence[ScopeMemory], previous: dict[str, str | None]
+) -> list[Plan]:
+    """One plan per scope (the global one also carries the summary, the index and stale removals)."""
+    if (absent := missing_home(TARGET, GLOBAL, ctx.homes.codex, "Codex")) is not None:
+        return [absent]
+    folder = memories_dir(ctx.homes.codex)
+    global_scope = next(
+        (s for s in scopes if s.scope == GLOBAL),
+        ScopeMemory(scope=GLOBAL, path=folder, summary="", index="", topics=()),
+    )
+    projects = [s for s in scopes if s.scope != GLOBAL]
+    ordered = [global_scope, *_order(ctx, projects)]
+    existing = memd_files(folder)
+    plans: list[Plan] = []
+    wanted: set[str] = set()
+    for scope in ordered:
+        plan = Plan(target=TARGET, scope=scope.scope, location=folder)
+        desired: dict[str, bytes | None] = {topic_name(scope.scope, t): encode(t.text) for t in scope.topics}
+        if scope.scope == GLOBAL:
+            desired[SUMMARY_FILE] = encode(render_summary(ctx, global_scope, projects))
+            desired[INDEX_FILE] = encode(render_index(ctx, ordered))
+        on_disk = _scope_files(folder, scope.scope, existing)
+        for name, data in desired.items():
+            plan.change(folder / name, data, on_disk[name] if name in on_disk else read_bytes(folder / name))
+        wanted.update(desired)
+        plan.digest = digest_of(desired)
+        plan.disk_digest = digest_of(on_disk)
+        plan.published = {
+            str(folder / topic_name(scope.scope, t)): (scope.scope, t.file) for t in scope.topics
+        }
+        if scope.scope == GLOBAL:
+            plan.published[str(folder / SUMMARY_FILE)] = (GLOBAL, SUMMARY_FILE)
+            plan.published[str(folder / INDEX_FILE)] = (GLOBAL, INDEX_FILE)
+        prev = previous.get(scope.scope)
+        if prev is not None and plan.disk_digest != prev:
+            # What memd last wrote is not what is there: someone else changed it.
+            plan.outside_change = True
+            plan.notes.append(OUTSIDE_CHANGE)
+        plans.append(plan)
+    stale = {name: data for name, data in existing.items() if name not in wanted}
+    for name, data in stale.items():
+        plans[0].change(folder / name, None, data)
+    return plans
+
+
+def plan_global(ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
+    if (absent := missing_home(TARGET_GLOBAL, scope.scope, ctx.homes.codex, "Codex")) is not None:
+        return absent
+    return plan_block_file(
+        TARGET_GLOBAL,
+        scope,
+        ctx.homes.codex / "AGENTS.md",
+        title="Memory across projects",
+        previous_sha=previous_sha,
+    )

@@ -1,0 +1,118 @@
+"""Gemini CLI: its private project memory ``~/.gemini/tmp/<short name>/memory/MEMORY.md``, and the
+global scope in ``~/.gemini/GEMINI.md``.
+
+Gemini CLI (0.29+) names a project's folder by a short name that ``~/.gemini/projects.json``
+(``{"projects": {<absolute path>: <short name>}}``) maps the directory it was started in to. A
+project started from a subfolder or a worktree has its own entry, so memd publishes to every
+entry whose directory belongs to the scope's project. memd never invents a short name: a project
+Gemini CLI has not seen is skipped with that reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from pipeline.projects import ProjectResolver
+from pipeline.publish.blockfile import plan_block_file
+from pipeline.publish.folder import LoadCut, plan_folder
+from pipeline.publish.memfiles import ScopeMemory
+from pipeline.publish.plan import Plan, PublishContext, digest_of, missing_home
+
+TARGET = "gemini"
+TARGET_GLOBAL = "gemini_global"
+CUT = LoadCut(max_lines=200, max_bytes=25_000)
+"""Gemini CLI documents no cap; memd keeps to the same budget as for Claude Code."""
+
+
+def read_projects_json(gemini_home: Path) -> dict[str, str]:
+    """Path -> short name from ``projects.json``; empty when missing or unreadable."""
+    try:
+        data = json.loads((gemini_home / "projects.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    projects = data.get("projects") if isinstance(data, dict) else None
+    if not isinstance(projects, dict):
+        return {}
+    return {
+        str(path): str(name)
+        for path, name in projects.items()
+        if isinstance(path, str)
+        and isinstance(name, str)
+        and name
+        and "/" not in name
+        and name not in {".", ".."}
+    }
+
+
+def short_names_for(project: str, registry: dict[str, str], resolver: ProjectResolver) -> list[str]:
+    """Every short name whose directory is the project, inside it, or one of its worktrees."""
+    names: list[str] = []
+    root = os.path.normpath(project)
+    for path, name in sorted(registry.items()):
+        norm = os.path.normpath(path)
+        belongs = norm == root or norm.startswith(root.rstrip("/") + "/")
+        if not belongs and Path(norm).is_dir():
+            belongs = resolver.resolve(norm) == project
+        if belongs and name not in names:
+            names.append(name)
+    return names
+
+
+def plan_project(
+    ctx: PublishContext,
+    scope: ScopeMemory,
+    previous_sha: str | None,
+    registry: dict[str, str],
+    resolver: ProjectResolver,
+) -> Plan:
+    """One plan covering every Gemini CLI folder of the project (a subfolder or worktree has its own)."""
+    project = ctx.projects.get(scope.scope)
+    tmp = ctx.homes.gemini / "tmp"
+    if not project:
+        plan = Plan(target=TARGET, scope=scope.scope, location=tmp)
+        plan.skip_reason = "no project path is recorded for this scope"
+        return plan
+    names = short_names_for(project, registry, resolver)
+    if not names:
+        plan = Plan(target=TARGET, scope=scope.scope, location=tmp)
+        plan.skip_reason = (
+            f"Gemini CLI has not been used in {project} (not in {ctx.homes.gemini / 'projects.json'})"
+        )
+        return plan
+    parts = [
+        plan_folder(
+            TARGET, scope, tmp / name / "memory", title=f"Memory of {project}", cut=CUT, previous_sha=None
+        )
+        for name in names
+    ]
+    merged = Plan(target=TARGET, scope=scope.scope, location=parts[0].location)
+    for part in parts:
+        if part.refused:
+            merged.refused = part.refused
+            return merged
+        merged.changes.extend(part.changes)
+        merged.published.update(part.published)
+        if part.skip_reason:
+            merged.skip_reason = part.skip_reason
+    merged.digest = digest_of({str(p.location): p.digest for p in parts})
+    merged.disk_digest = digest_of({str(p.location): p.disk_digest for p in parts})
+    if len(parts) > 1:
+        merged.notes.append("also in " + ", ".join(str(p.location) for p in parts[1:]))
+    if previous_sha is not None and merged.disk_digest != previous_sha:
+        merged.outside_change = True
+        merged.notes.append("memd's files or block there were changed by someone else since the last publish")
+    return merged
+
+
+def plan_global(ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
+    if (absent := missing_home(TARGET_GLOBAL, scope.scope, ctx.homes.gemini, "Gemini CLI")) is not None:
+        return absent
+    return plan_block_file(
+        TARGET_GLOBAL,
+        scope,
+        ctx.homes.gemini / "GEMINI.md",
+        title="Memory across projects",
+        previous_sha=previous_sha,
+    )

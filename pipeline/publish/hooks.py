@@ -1,0 +1,131 @@
+"""``memd hooks install claude-code``: ``memd recall`` as a SessionStart hook in Claude Code's settings.
+
+The settings file is the user's: memd merges one hook entry into it and keeps every other key,
+hook and value; running the install again changes nothing; a file that is not a JSON object is
+refused, never overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pipeline.errors import PublishError
+from pipeline.publish.atomic import atomic_write_text, read_text
+
+EVENT = "SessionStart"
+HOOK_TIMEOUT_S = 10
+"""Claude Code stops waiting for the hook after this; recall answers well within it."""
+RECALL_MODULE = "daemon.cli_recall"
+"""``memd recall`` as its own program: the hook skips loading every other memd command."""
+
+
+@dataclass(frozen=True)
+class HookChange:
+    path: Path
+    action: str
+    """added, updated, unchanged, removed, absent."""
+    text: str
+    """The settings file as it is (or, in a dry run, would be) afterwards."""
+
+
+def recall_command(python: str, config_path: Path | None = None) -> str:
+    """The hook's command line: ``PYTHON -m daemon.cli_recall [--config PATH] --format claude-hook``
+    (``memd [--config PATH] recall --format claude-hook``, started faster)."""
+    words = [python, "-m", RECALL_MODULE, *(["--config", str(config_path)] if config_path else [])]
+    return shlex.join([*words, "--format", "claude-hook"])
+
+
+def is_memd_hook(hook: Any) -> bool:
+    """memd's entry, in this form or as ``memd ... recall --format claude-hook``."""
+    command = hook.get("command") if isinstance(hook, dict) else None
+    return (
+        isinstance(command, str)
+        and "--format claude-hook" in command
+        and (RECALL_MODULE in command or " recall " in command)
+    )
+
+
+def merge_hook(
+    settings: dict[str, Any], command: str, *, timeout_s: int = HOOK_TIMEOUT_S
+) -> tuple[dict[str, Any], str]:
+    """``settings`` with memd's SessionStart hook (a deep copy); the action taken."""
+    data: dict[str, Any] = json.loads(json.dumps(settings))
+    hooks = data.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise PublishError("its 'hooks' value is not an object; fix it first")
+    groups = hooks.setdefault(EVENT, [])
+    if not isinstance(groups, list):
+        raise PublishError(f"its 'hooks.{EVENT}' value is not a list; fix it first")
+    wanted = {"type": "command", "command": command, "timeout": timeout_s}
+    for group in groups:
+        inner = group.get("hooks") if isinstance(group, dict) else None
+        if not isinstance(inner, list):
+            continue
+        for i, hook in enumerate(inner):
+            if is_memd_hook(hook):
+                if all(hook.get(k) == v for k, v in wanted.items()):
+                    return data, "unchanged"
+                inner[i] = {**hook, **wanted}
+                return data, "updated"
+    groups.append({"hooks": [wanted]})
+    return data, "added"
+
+
+def remove_hook(settings: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """``settings`` without memd's hook (groups left empty by it are dropped)."""
+    data: dict[str, Any] = json.loads(json.dumps(settings))
+    hooks = data.get("hooks")
+    groups = hooks.get(EVENT) if isinstance(hooks, dict) else None
+    if not isinstance(groups, list):
+        return data, "absent"
+    action = "absent"
+    kept = []
+    for group in groups:
+        inner = group.get("hooks") if isinstance(group, dict) else None
+        if isinstance(inner, list) and any(is_memd_hook(h) for h in inner):
+            action = "removed"
+            group = {**group, "hooks": [h for h in inner if not is_memd_hook(h)]}
+            if not group["hooks"]:
+                continue
+        kept.append(group)
+    assert isinstance(hooks, dict)
+    hooks[EVENT] = kept
+    return data, action
+
+
+def load_settings_json(path: Path) -> dict[str, Any]:
+    text = read_text(path)
+    if text is None or not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise PublishError(f"{path} is not valid JSON ({exc}); memd will not overwrite it") from None
+    if not isinstance(data, dict):
+        raise PublishError(f"{path} does not hold a JSON object; memd will not overwrite it")
+    return data
+
+
+def install_claude_hook(path: Path, command: str, *, dry_run: bool = False) -> HookChange:
+    current = load_settings_json(path)
+    try:
+        merged, action = merge_hook(current, command)
+    except PublishError as exc:
+        raise PublishError(f"{path}: {exc}") from None
+    return _finish(path, merged, action, dry_run)
+
+
+def uninstall_claude_hook(path: Path, *, dry_run: bool = False) -> HookChange:
+    merged, action = remove_hook(load_settings_json(path))
+    return _finish(path, merged, action, dry_run)
+
+
+def _finish(path: Path, data: dict[str, Any], action: str, dry_run: bool) -> HookChange:
+    text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if action in {"added", "updated", "removed"} and not dry_run:
+        atomic_write_text(path, text)
+    return HookChange(path=path, action=action, text=text)

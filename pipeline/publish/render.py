@@ -1,0 +1,148 @@
+"""Turning a scope into the text an agent loads: a header, the digest and the index, within a budget.
+
+Every block says when each memory was last updated and tells the agent to verify a remembered
+path, command or flag before relying on it: memory is a snapshot, not the truth. Standard library only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from pipeline.publish.memfiles import ScopeMemory, Topic
+
+VERIFY_NOTE = (
+    "Written by memd from past sessions: a snapshot, not the truth. "
+    "Verify a remembered path, command or flag before relying on it."
+)
+SUMMARY_SHARE = 0.4
+DESCRIPTION_MAX_CHARS = 240
+
+
+@dataclass(frozen=True)
+class Budget:
+    max_lines: int
+    max_bytes: int
+
+    def fits(self, lines: Sequence[str]) -> bool:
+        return len(lines) <= self.max_lines and sum(_size(line) for line in lines) <= self.max_bytes
+
+
+def approx_tokens(text: str) -> int:
+    """A conservative token estimate (about 3 bytes a token; tokenizers average nearer 4 on prose)."""
+    return (len(text.encode("utf-8")) + 2) // 3
+
+
+def clean_summary(text: str) -> list[str]:
+    """The digest's lines without frontmatter, a leading format line (``v1``) or surrounding blank lines."""
+    lines = text.splitlines()
+    if lines and lines[0].strip() == "---":
+        for i, line in enumerate(lines[1:], start=1):
+            if line.strip() == "---":
+                lines = lines[i + 1 :]
+                break
+    while lines and (not lines[0].strip() or lines[0].strip() == "v1"):
+        lines = lines[1:]
+    while lines and not lines[-1].strip():
+        lines = lines[:-1]
+    return [line.rstrip() for line in lines]
+
+
+def one_line(text: str, max_chars: int = DESCRIPTION_MAX_CHARS) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= max_chars else flat[: max_chars - 1].rstrip() + "…"
+
+
+def index_line(topic: Topic, link: str) -> str:
+    """``- [name](link) (type, updated YYYY-MM-DD): description``."""
+    kind = f"{one_line(topic.type, 40)}, " if topic.type else ""
+    line = f"- [{one_line(topic.name, 120)}]({link}) ({kind}updated {topic.updated_date})"
+    if topic.description:
+        line += f": {one_line(topic.description)}"
+    return line
+
+
+def newest_update(scope: ScopeMemory) -> str:
+    dates = [t.updated_date for t in scope.topics if t.updated_date != "undated"]
+    return max(dates) if dates else "undated"
+
+
+def render_body(
+    scope: ScopeMemory,
+    *,
+    title: str,
+    where: str,
+    link_for: Callable[[Topic], str],
+    budget: Budget,
+    summary_source: str | None = None,
+) -> str | None:
+    """The block's body (newline-terminated lines), or None when not even the header fits ``budget``.
+
+    The digest gets up to 40% of the budget first, then index lines fill what is left newest first
+    (a last line counts those left out), then the digest takes any room that remains.
+    """
+    header = [
+        f"## {title} (memd; newest memory updated {newest_update(scope)})",
+        f"{VERIFY_NOTE} {where}",
+    ]
+    if not budget.fits(header):
+        return None
+    summary = clean_summary(scope.summary)
+    items = [index_line(t, link_for(t)) for t in scope.topics]
+    index_head = ["", "Memories, newest first (open a file when its line looks relevant):"] if items else []
+
+    left = Budget(budget.max_lines - len(header), budget.max_bytes - _total(header))
+    share = Budget(int(left.max_lines * SUMMARY_SHARE), int(left.max_bytes * SUMMARY_SHARE))
+    summary_part = _fit_summary(summary, share, summary_source)
+    index_part = _fit_index(items, index_head, _minus(left, summary_part))
+    if len(index_part) == len(index_head) + len(items):
+        summary_part = _fit_summary(summary, _minus(left, index_part), summary_source)
+    lines = header + summary_part + index_part
+    return "".join(line + "\n" for line in lines)
+
+
+def _fit_summary(summary: list[str], budget: Budget, source: str | None) -> list[str]:
+    if not summary:
+        return []
+    whole = ["", *summary]
+    if budget.fits(whole):
+        return whole
+    note = f"(digest shortened to fit; the whole of it: {source})" if source else "(digest shortened to fit)"
+    taken = [""]
+    for line in summary:
+        if not budget.fits([*taken, line, note]):
+            break
+        taken.append(line)
+    if len(taken) == 1:
+        return []
+    return [*taken, note]
+
+
+def _fit_index(items: list[str], head: list[str], budget: Budget) -> list[str]:
+    if not items:
+        return []
+    if budget.fits([*head, *items]):
+        return [*head, *items]
+    taken = list(head)
+    for i, item in enumerate(items):
+        if not budget.fits([*taken, item, _more(len(items) - i - 1)]):
+            break
+        taken.append(item)
+    more = _more(len(items) - (len(taken) - len(head)))
+    return [*taken, more] if budget.fits([*taken, more]) else []
+
+
+def _more(count: int) -> str:
+    return f"- … {count} older memories not listed here (index budget)"
+
+
+def _minus(budget: Budget, lines: list[str]) -> Budget:
+    return Budget(budget.max_lines - len(lines), budget.max_bytes - _total(lines))
+
+
+def _size(line: str) -> int:
+    return len(line.encode("utf-8")) + 1
+
+
+def _total(lines: Sequence[str]) -> int:
+    return sum(_size(line) for line in lines)

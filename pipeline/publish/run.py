@@ -1,0 +1,249 @@
+"""``publish_all``: every scope of the memory repository to every enabled target.
+
+Planning reads the repository's working tree and the agents' files; applying writes atomically.
+Each (target, scope) succeeds or fails alone and is recorded in ``publications``; nothing here
+raises into the caller, so a failed publish never blocks the next consolidation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import structlog
+
+from pipeline.clock import Clock
+from pipeline.projects import scope_for
+from pipeline.publish.hitrate import INDEX_KEY
+from pipeline.publish.memfiles import ScopeMemory
+from pipeline.publish.plan import ChangedMeanwhile, Homes, Plan, PublishContext, apply
+from pipeline.publish.targets import CURRENT, plan_everything, short_error
+from pipeline.settings import Settings
+from pipeline.store import Store, kv
+from pipeline.store.publications import (
+    Publication,
+    load_publications,
+    project_activity,
+    save_publications,
+    scope_projects,
+)
+
+log = structlog.get_logger(__name__)
+
+
+@dataclass(frozen=True)
+class TargetResult:
+    target: str
+    scope: str
+    path: str
+    outcome: str
+    """published, republished (after someone else's change), unchanged, withdrawn, skipped, refused
+    (sentinels broken: left alone), failed; in a dry run would_publish, would_republish, would_withdraw."""
+    reason: str | None = None
+    written: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    bytes_written: int = 0
+
+
+@dataclass(frozen=True)
+class PublishReport:
+    dry_run: bool
+    started_at: datetime
+    finished_at: datetime
+    results: tuple[TargetResult, ...] = field(default_factory=tuple)
+
+    @property
+    def failed(self) -> list[TargetResult]:
+        return [r for r in self.results if r.outcome == "failed"]
+
+    @property
+    def changed(self) -> list[TargetResult]:
+        return [r for r in self.results if r.written or r.removed]
+
+    @property
+    def outside_changes(self) -> list[TargetResult]:
+        return [r for r in self.results if r.outcome in {"republished", "would_republish"}]
+
+
+async def publish_all(
+    store: Store, settings: Settings, clock: Clock, *, dry_run: bool = False
+) -> PublishReport:
+    """Publish every scope to every enabled target (``dry_run``: plan only, write nothing)."""
+    started = clock.now()
+    if not settings.paths.memory_dir.is_dir():
+        # Never read a missing (unmounted, misconfigured) repository as "every scope is gone".
+        reason = (
+            f"the memory directory {settings.paths.memory_dir} does not exist; nothing published or withdrawn"
+        )
+        log.warning("publish_no_memory_dir", memory_dir=str(settings.paths.memory_dir))
+        return PublishReport(dry_run, started, clock.now(), (TargetResult("*", "*", "", "failed", reason),))
+    previous: dict[tuple[str, str], Publication] = {}
+    projects: dict[str, str] = {}
+    activity: dict[str, datetime] = {}
+    try:
+        previous = {(p.target, p.scope): p for p in await load_publications(store)}
+        projects = await scope_projects(store)
+        for project, when in (await project_activity(store)).items():
+            scope = scope_for(project)
+            projects.setdefault(scope, project)
+            if scope not in activity or when > activity[scope]:
+                activity[scope] = when
+    except Exception as exc:
+        log.warning("publish_store_unreadable", error=short_error(exc))
+    ctx = PublishContext(
+        memory_dir=settings.paths.memory_dir,
+        homes=Homes.from_settings(settings),
+        publish=settings.publish,
+        today=started.date(),
+        projects=projects,
+        activity=activity,
+    )
+    try:
+        plans, scopes = await asyncio.to_thread(plan_everything, ctx, previous)
+        results = [await asyncio.to_thread(execute, plan, dry_run) for plan in plans]
+    except Exception as exc:
+        log.error("publish_failed", error=short_error(exc))
+        return PublishReport(
+            dry_run, started, clock.now(), (TargetResult("*", "*", "", "failed", short_error(exc)),)
+        )
+    finished = clock.now()
+    for plan, result in zip(plans, results, strict=True):
+        _log_result(plan, result)
+    if not dry_run:
+        try:
+            await _record(store, plans, results, previous, scopes, ctx, finished)
+        except Exception as exc:
+            log.error("publish_record_failed", error=short_error(exc))
+    report = PublishReport(dry_run, started, finished, tuple(results))
+    log.info(
+        "publish_done",
+        dry_run=dry_run,
+        targets=len(results),
+        changed=len(report.changed),
+        failed=len(report.failed),
+        republished=len(report.outside_changes),
+    )
+    return report
+
+
+def _result(
+    plan: Plan, outcome: str, reason: str | None, *, files: tuple[list[str], list[str], int] | None = None
+) -> TargetResult:
+    written, removed, size = files or ([], [], 0)
+    return TargetResult(
+        target=plan.target,
+        scope=plan.scope,
+        path=str(plan.location),
+        outcome=outcome,
+        reason=reason,
+        written=tuple(written),
+        removed=tuple(removed),
+        bytes_written=size,
+    )
+
+
+def execute(plan: Plan, dry_run: bool) -> TargetResult:
+    """Apply one plan (or say what it would do) and name the outcome."""
+    if plan.error:
+        return _result(plan, "failed", plan.error)
+    if plan.refused:
+        return _result(plan, "refused", plan.refused)
+    reasons = ([plan.skip_reason] if plan.skip_reason else []) + plan.notes
+    reason = "; ".join(reasons) or None
+    if not plan.changes:
+        outcome = "skipped" if plan.skip_reason else "withdrawn" if plan.withdraw else "unchanged"
+        return _result(plan, outcome, reason)
+    verb = "withdraw" if plan.withdraw else "republish" if plan.outside_change else "publish"
+    if dry_run:
+        planned = (
+            [str(c.path) for c in plan.changes if c.data is not None],
+            [str(c.path) for c in plan.changes if c.data is None],
+            sum(len(c.data) for c in plan.changes if c.data is not None),
+        )
+        return _result(plan, f"would_{verb}", reason, files=planned)
+    try:
+        done = apply(plan)
+    except (ChangedMeanwhile, OSError) as exc:
+        return _result(plan, "failed", short_error(exc))
+    outcome = (
+        "skipped"
+        if plan.skip_reason
+        else {"withdraw": "withdrawn", "republish": "republished"}.get(verb, "published")
+    )
+    return _result(plan, outcome, reason, files=done)
+
+
+async def _record(
+    store: Store,
+    plans: list[Plan],
+    results: list[TargetResult],
+    previous: dict[tuple[str, str], Publication],
+    scopes: dict[str, ScopeMemory],
+    ctx: PublishContext,
+    now: datetime,
+) -> None:
+    rows: dict[tuple[str, str], Publication] = {}
+    for plan, result in zip(plans, results, strict=True):
+        if result.target == "*":
+            continue
+        prev = previous.get((plan.target, plan.scope))
+        applied = bool(result.written or result.removed)
+        sha: str | None = prev.content_sha256 if prev else None
+        when: datetime | None = prev.published_at if prev else None
+        if result.outcome in CURRENT or (result.outcome == "skipped" and applied):
+            sha = plan.digest
+            when = now if applied or when is None else when
+        elif result.outcome == "failed":
+            sha = None
+        rows[(plan.target, plan.scope)] = Publication(
+            target=plan.target,
+            scope=plan.scope,
+            path=prev.path if plan.error and prev is not None else str(plan.location),
+            content_sha256=sha,
+            published_at=when,
+            outcome=result.outcome,
+            reason=result.reason,
+        )
+    await save_publications(store, rows.values())
+    await kv.put(store, INDEX_KEY, await _usage_index(store, plans, results, scopes, ctx, now), now=now)
+
+
+async def _usage_index(
+    store: Store,
+    plans: Iterable[Plan],
+    results: Iterable[TargetResult],
+    scopes: dict[str, ScopeMemory],
+    ctx: PublishContext,
+    now: datetime,
+) -> dict[str, Any]:
+    """Every path an agent may read memd's memory at -> (scope, file); each topic's sources."""
+    old = await kv.get(store, INDEX_KEY, {}) or {}
+    files: dict[str, list[str]] = {}
+    sources: dict[str, list[str]] = {}
+    for scope in scopes.values():
+        for topic in scope.topics:
+            files[str(topic.path)] = [scope.scope, topic.file]
+            sources[f"{scope.scope}/{topic.file}"] = list(topic.sources)
+    for plan, result in zip(plans, results, strict=True):
+        if result.outcome in CURRENT or result.outcome == "skipped":
+            for path, (scope_key, file) in plan.published.items():
+                files[path] = [scope_key, file]
+    first = dict(old.get("first_published") or {}) if isinstance(old, dict) else {}
+    for scope_key in scopes:
+        first.setdefault(scope_key, now.isoformat())
+    return {"memory_dir": str(ctx.memory_dir), "files": files, "sources": sources, "first_published": first}
+
+
+def _log_result(plan: Plan, result: TargetResult) -> None:
+    fields = {"target": result.target, "scope": result.scope, "path": result.path, "outcome": result.outcome}
+    if result.outcome == "refused":
+        log.warning("publish_refused", **fields, reason=result.reason)
+    elif result.outcome == "failed":
+        log.warning("publish_target_failed", **fields, reason=result.reason)
+    elif plan.outside_change:
+        log.warning("publish_outside_change", **fields, reason=result.reason)
+    else:
+        log.debug("publish_target", **fields, written=len(result.written), removed=len(result.removed))

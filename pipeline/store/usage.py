@@ -1,0 +1,115 @@
+"""Queries of usage tracking: which memd memories later sessions read, and the extracts behind them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import case, insert, literal, select, update
+
+from pipeline.store.engine import Store
+from pipeline.store.schema import UTCDateTime, memory_uses, stage1_outputs, transcripts
+
+
+@dataclass(frozen=True)
+class Use:
+    scope: str
+    file: str
+    used_at: datetime
+    sources: tuple[str, ...] = ()
+    """Session ids of the extracts the memory came from (their use counts are bumped)."""
+
+
+@dataclass(frozen=True)
+class UseRow:
+    scope: str
+    file: str
+    transcript_id: int | None
+    used_at: datetime
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    id: int
+    project: str | None
+    last_activity: datetime | None
+
+
+async def transcript_project(store: Store, transcript_id: int) -> str | None:
+    async with store.read() as conn:
+        row = (
+            await conn.execute(select(transcripts.c.project).where(transcripts.c.id == transcript_id))
+        ).first()
+    return None if row is None else row[0]
+
+
+def _session_ids(sources: Iterable[str]) -> list[str]:
+    """Each source as written, and without a ``<source>:`` prefix when it has one."""
+    ids: set[str] = set()
+    for source in sources:
+        ids.add(source)
+        if ":" in source:
+            ids.add(source.split(":", 1)[1])
+    return sorted(ids)
+
+
+async def record_uses(store: Store, transcript_id: int, uses: Sequence[Use]) -> int:
+    """Record each (scope, file) once per transcript; bump the extracts behind newly recorded ones.
+
+    Returns how many uses were new. Recording the same transcript again adds nothing.
+    """
+    async with store.write() as conn:
+        seen = {
+            (r.scope, r.file)
+            for r in (
+                await conn.execute(
+                    select(memory_uses.c.scope, memory_uses.c.file).where(
+                        memory_uses.c.transcript_id == transcript_id
+                    )
+                )
+            ).all()
+        }
+        new: list[Use] = []
+        for use in sorted(uses, key=lambda u: u.used_at):
+            if (use.scope, use.file) not in seen:
+                seen.add((use.scope, use.file))
+                new.append(use)
+        for use in new:
+            await conn.execute(
+                insert(memory_uses).values(
+                    scope=use.scope, file=use.file, transcript_id=transcript_id, used_at=use.used_at
+                )
+            )
+            ids = _session_ids(use.sources)
+            if not ids:
+                continue
+            last = stage1_outputs.c.last_used_at
+            when = literal(use.used_at, UTCDateTime())
+            await conn.execute(
+                update(stage1_outputs)
+                .where(stage1_outputs.c.session_id.in_(ids), stage1_outputs.c.superseded_by.is_(None))
+                .values(
+                    use_count=stage1_outputs.c.use_count + 1,
+                    last_used_at=case((last.is_(None) | (last < when), when), else_=last),
+                )
+            )
+    return len(new)
+
+
+async def uses_since(store: Store, since: datetime) -> list[UseRow]:
+    async with store.read() as conn:
+        rows = (await conn.execute(select(memory_uses).where(memory_uses.c.used_at >= since))).all()
+    return [UseRow(r.scope, r.file, r.transcript_id, r.used_at) for r in rows]
+
+
+async def sessions_since(store: Store, since: datetime) -> list[SessionRow]:
+    async with store.read() as conn:
+        rows = (
+            await conn.execute(
+                select(transcripts.c.id, transcripts.c.project, transcripts.c.last_activity).where(
+                    transcripts.c.last_activity >= since
+                )
+            )
+        ).all()
+    return [SessionRow(r.id, r.project, r.last_activity) for r in rows]

@@ -1,0 +1,48 @@
+"""Cheap questions the daemon asks before it loads anything heavy: is there work, and when is the next?
+
+Each is one or two indexed queries, so an idle daemon can ask them every cycle and load the LLM
+client only when a phase has something to do. (Phase 2's own planner, ``pipeline.phase2.plan``,
+answers the same question for consolidation without loading the client.)
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import ColumnElement, and_, func, or_, select
+
+from pipeline.store.engine import Store
+from pipeline.store.schema import jobs, transcripts
+
+
+def _claimable_jobs(kind: str, now: datetime) -> ColumnElement[bool]:
+    return and_(
+        jobs.c.kind == kind,
+        or_(
+            and_(jobs.c.state == "pending", or_(jobs.c.not_before.is_(None), jobs.c.not_before <= now)),
+            and_(jobs.c.state == "running", jobs.c.lease_until < now),
+        ),
+    )
+
+
+async def extract_pending(store: Store, *, now: datetime) -> int:
+    """Sessions waiting for phase 1: eligible transcripts, plus extraction jobs that may be claimed now."""
+    eligible = select(func.count()).select_from(transcripts).where(transcripts.c.state == "eligible")
+    claimable = select(func.count()).select_from(jobs).where(_claimable_jobs("extract", now))
+    async with store.read() as conn:
+        n_eligible = (await conn.execute(eligible)).scalar_one()
+        n_jobs = (await conn.execute(claimable)).scalar_one()
+    return int(n_eligible) + int(n_jobs)
+
+
+async def next_due_at(store: Store, *, now: datetime) -> datetime | None:
+    """When something next becomes due without any file changing: an active session turning idle,
+    or a job handed back with a ``not_before`` (a rate limit, a retry)."""
+    idle = select(func.min(transcripts.c.eligible_at)).where(
+        transcripts.c.state == "active", transcripts.c.eligible_at.is_not(None)
+    )
+    retry = select(func.min(jobs.c.not_before)).where(jobs.c.state == "pending", jobs.c.not_before > now)
+    async with store.read() as conn:
+        candidates = [(await conn.execute(idle)).scalar_one(), (await conn.execute(retry)).scalar_one()]
+    found = [c for c in candidates if c is not None]
+    return min(found) if found else None

@@ -1,0 +1,83 @@
+"""`memd publish [--dry-run] [--json]` end to end against a SQLite store in tmp_path."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from daemon.cli import cli
+from pipeline.projects import scope_for
+
+
+def _setup(tmp_path: Path) -> tuple[Path, Path]:
+    memory = tmp_path / "memory"
+    project = tmp_path / "src" / "app"
+    project.mkdir(parents=True)
+    scope_dir = memory / scope_for(str(project))
+    scope_dir.mkdir(parents=True)
+    (scope_dir / "memory_summary.md").write_text("App digest.\n")
+    (scope_dir / "a.md").write_text(
+        "---\nname: A\ndescription: d\ntype: project\nupdated: 2026-10-30\n---\nbody\n"
+    )
+    home = tmp_path / "home"
+    (home / ".claude").mkdir(parents=True)
+    config = tmp_path / "memd.toml"
+    config.write_text(
+        "[paths]\n"
+        f'memory_dir = "{memory}"\n'
+        f'state_db = "sqlite:///{tmp_path / "state.db"}"\n'
+        f'state_dir = "{tmp_path / "state"}"\n'
+        "[sources.claude_code]\n"
+        f'root = "{home / ".claude" / "projects"}"\n'
+        "[sources.gemini_cli]\n"
+        f'root = "{home / ".gemini" / "tmp"}"\n'
+        "[publish]\ngemini = false\nagents_md = true\n"
+    )
+    return config, project
+
+
+async def _record_scope(db: Path, project: Path) -> None:
+    from datetime import UTC, datetime
+
+    from pipeline.store import open_store
+    from pipeline.store.schema import scopes
+
+    store = await open_store(f"sqlite:///{db}")
+    try:
+        async with store.write() as conn:
+            await conn.execute(
+                scopes.insert().values(
+                    key=scope_for(str(project)), project=str(project), updated_at=datetime.now(UTC)
+                )
+            )
+    finally:
+        await store.close()
+
+
+def test_publish_dry_run_then_publish(tmp_path: Path) -> None:
+    config, project = _setup(tmp_path)
+    runner = CliRunner()
+    # No project recorded for the scope yet: each target says why it skipped.
+    result = runner.invoke(cli, ["--config", str(config), "publish", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert {(r["target"], r["outcome"]) for r in report["results"]} == {
+        ("claude_code", "skipped"),
+        ("agents_md", "skipped"),
+    }
+    assert all(r["reason"] == "no project path is recorded for this scope" for r in report["results"])
+
+    asyncio.run(_record_scope(tmp_path / "state.db", project))
+    result = runner.invoke(cli, ["--config", str(config), "publish", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert "would_publish" in result.stdout
+    assert f"would write {project / 'AGENTS.md'}" in result.stdout
+    assert not (project / "AGENTS.md").exists()
+
+    result = runner.invoke(cli, ["--config", str(config), "publish"])
+    assert result.exit_code == 0, result.output
+    assert "App digest." in (project / "AGENTS.md").read_text()
+    assert "changed 2, failed 0" in result.stdout

@@ -1,0 +1,189 @@
+"""`memd run` as the service runs it: a real subprocess, a fake NOTIFY_SOCKET, real signals."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.daemon.memd_process import EXIT_TIMEOUT_S, Memd
+
+
+@pytest.fixture
+def memd_env(tmp_path: Path) -> dict[str, str]:
+    home = tmp_path / "home"
+    roots = home / "roots"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMD_", "XDG_", "NOTIFY_", "WATCHDOG_"))}
+    env.pop("ANTHROPIC_API_KEY", None)
+    env.update(
+        {
+            "HOME": str(home),
+            "MEMD_SOURCES__CLAUDE_CODE__ROOT": str(roots / "claude"),
+            "MEMD_SOURCES__CODEX__ROOT": str(roots / "codex"),
+            "MEMD_SOURCES__GEMINI_CLI__ROOT": str(roots / "gemini"),
+            "MEMD_SOURCES__PI__ROOT": str(roots / "pi"),
+        }
+    )
+    (roots / "claude").mkdir(parents=True)
+    return env
+
+
+@pytest.fixture
+def started(tmp_path: Path) -> Iterator[list[Memd]]:
+    procs: list[Memd] = []
+    yield procs
+    for p in procs:
+        p.close()
+
+
+def start(started: list[Memd], tmp_path: Path, env: dict[str, str], *args: str) -> Memd:
+    proc = Memd(tmp_path, f"memd{len(started)}", env, *args)
+    started.append(proc)
+    return proc
+
+
+def test_ready_then_sigterm_stops_cleanly(
+    tmp_path: Path, memd_env: dict[str, str], started: list[Memd]
+) -> None:
+    memd = start(started, tmp_path, {**memd_env, "WATCHDOG_USEC": "2000000"}, "run")
+    ready = memd.wait_for("READY=1")
+    assert "STATUS=" in ready
+    memd.wait_for("WATCHDOG=1")
+    memd.wait_for("STATUS=idle; last cycle")  # the first cycle ran (scan at start)
+    memd.signal(signal.SIGTERM)
+    memd.wait_for("STOPPING=1")
+    assert memd.wait() == 0
+    assert '"event": "released"' in memd.stderr()
+
+
+def test_sigint_also_stops_cleanly(tmp_path: Path, memd_env: dict[str, str], started: list[Memd]) -> None:
+    memd = start(started, tmp_path, memd_env, "run")
+    memd.wait_for("READY=1")
+    memd.signal(signal.SIGINT)
+    assert memd.wait() == 0
+
+
+def test_a_second_instance_is_refused_and_names_the_holder(
+    tmp_path: Path, memd_env: dict[str, str], started: list[Memd]
+) -> None:
+    first = start(started, tmp_path, memd_env, "run")
+    first.wait_for("READY=1")
+    second = subprocess.run(
+        [sys.executable, "-m", "daemon", "run"],
+        env=memd_env,
+        capture_output=True,
+        text=True,
+        timeout=EXIT_TIMEOUT_S,
+    )
+    assert second.returncode == 3
+    assert f"pid {first.proc.pid}" in second.stderr
+    assert f"host {socket.gethostname()}" in second.stderr
+    once = subprocess.run(
+        [sys.executable, "-m", "daemon", "run", "--once"],
+        env=memd_env,
+        capture_output=True,
+        text=True,
+        timeout=EXIT_TIMEOUT_S,
+    )
+    assert once.returncode == 3
+    first.signal(signal.SIGTERM)
+    assert first.wait() == 0
+
+
+def test_an_instance_killed_with_sigkill_is_taken_over_at_once(
+    tmp_path: Path, memd_env: dict[str, str], started: list[Memd]
+) -> None:
+    first = start(started, tmp_path, memd_env, "run")
+    first.wait_for("READY=1")
+    first.proc.kill()
+    first.wait()
+    t0 = time.monotonic()
+    second = start(started, tmp_path, memd_env, "run")
+    second.wait_for("READY=1")
+    # The dead instance's lease would only expire after two minutes: this start did not wait for it.
+    assert time.monotonic() - t0 < 100
+    assert "instance_taken_over" in second.stderr()
+    second.signal(signal.SIGTERM)
+    assert second.wait() == 0
+
+
+def test_sighup_with_a_bad_file_keeps_the_old_settings_and_runs_on(
+    tmp_path: Path, memd_env: dict[str, str], started: list[Memd]
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[schedule]\nscan_interval_minutes = 5\n")
+    memd = start(started, tmp_path, memd_env, "--config", str(config), "run")
+    memd.wait_for("READY=1")
+    config.write_text("[schedule]\nscan_interval_minutes = -1\n")
+    memd.signal(signal.SIGHUP)
+    failed = memd.wait_for("STATUS=settings reload failed")
+    assert "scan_interval_minutes" in failed
+    config.write_text("[schedule]\nscan_interval_minutes = 7\n")
+    memd.signal(signal.SIGHUP)
+    memd.wait_for("STATUS=settings reloaded")
+    assert memd.proc.poll() is None
+    memd.signal(signal.SIGTERM)
+    assert memd.wait() == 0
+    assert "settings_reload_failed" in memd.stderr()
+
+
+def _once(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "daemon", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=EXIT_TIMEOUT_S * 3,
+    )
+
+
+def test_run_once_exits_2_on_a_bad_config(tmp_path: Path, memd_env: dict[str, str]) -> None:
+    config = tmp_path / "bad.toml"
+    config.write_text("[schedule]\nscan_interval_minutes = 0\n")
+    done = _once(memd_env, "--config", str(config), "run", "--once")
+    assert done.returncode == 2
+    assert "schedule.scan_interval_minutes" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_run_once_exits_1_when_the_state_store_is_unreachable(memd_env: dict[str, str]) -> None:
+    done = _once(
+        {**memd_env, "MEMD_PATHS__STATE_DB": "sqlite:////proc/memd-cannot-write/state.db"}, "run", "--once"
+    )
+    assert done.returncode == 1
+    assert "cannot open the state store" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_dry_run_needs_once(memd_env: dict[str, str]) -> None:
+    done = _once(memd_env, "run", "--dry-run")
+    assert done.returncode == 2
+
+
+def test_run_once_dry_run_lists_what_it_would_extract_without_a_key(memd_env: dict[str, str]) -> None:
+    fixtures = Path(__file__).parents[1] / "fixtures" / "transcripts" / "claude_code" / "projects"
+    root = Path(memd_env["MEMD_SOURCES__CLAUDE_CODE__ROOT"])
+    for src in fixtures.rglob("*"):
+        if src.is_file():
+            dest = root / src.relative_to(fixtures)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(src.read_bytes())
+    env = {
+        **memd_env,
+        "MEMD_MEMORIES__MIN_ROLLOUT_IDLE_HOURS": "0",
+        "MEMD_MEMORIES__MAX_ROLLOUT_AGE_DAYS": "36500",
+    }
+    done = _once(env, "run", "--once", "--dry-run")
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = done.stdout
+    assert "would extract" in out
+    assert "0b5c7d7e-2f1a-4c3e-9d41-7a2b9e0c1f11" in out
+    assert "estimated cost usd" in out
+    assert out.strip().splitlines()[-1].startswith("dry run: scan ok, extract ok")

@@ -1,0 +1,88 @@
+"""`memd service`: against a fake systemctl on PATH that records what it was asked."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+
+def fake_systemctl(bin_dir: Path, log: Path, *, active: bool = True) -> None:
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    script = bin_dir / "systemctl"
+    show = "ActiveState=active\\nSubState=running\\nMainPID=77\\n" if active else "ActiveState=inactive\\n"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" >> "{log}"\n'
+        f'if [ "$2" = "show" ]; then printf "LoadState=loaded\\n{show}"; fi\n'
+    )
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+
+
+def run(tmp_path: Path, *args: str, active: bool = True) -> subprocess.CompletedProcess[str]:
+    log = tmp_path / "systemctl.log"
+    fake_systemctl(tmp_path / "bin", log, active=active)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMD_", "XDG_"))}
+    env.update(
+        {
+            "HOME": str(tmp_path / "home"),
+            "XDG_CONFIG_HOME": str(tmp_path / "cfg"),
+            "PATH": f"{tmp_path / 'bin'}{os.pathsep}{env.get('PATH', '')}",
+        }
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "daemon", "service", *args, "--platform", "systemd"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_install_writes_the_unit_enables_and_starts_it(tmp_path: Path) -> None:
+    done = run(tmp_path, "install")
+    assert done.returncode == 0, done.stderr
+    unit = tmp_path / "cfg" / "systemd" / "user" / "memd.service"
+    text = unit.read_text()
+    assert f"ExecStart={Path(sys.executable).parent / 'memd'} run" in text
+    assert (tmp_path / "home" / ".local" / "share" / "memd" / "memory").is_dir()
+    calls = (tmp_path / "systemctl.log").read_text().splitlines()
+    assert calls == ["--user daemon-reload", "--user enable memd.service", "--user restart memd.service"]
+
+
+def test_dry_run_prints_and_changes_nothing(tmp_path: Path) -> None:
+    done = run(tmp_path, "install", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert "Type=notify" in done.stdout
+    assert "# would run: systemctl --user enable memd.service" in done.stdout
+    assert not (tmp_path / "cfg").exists()
+    assert not (tmp_path / "systemctl.log").exists()
+
+
+def test_status_reports_the_managers_view_and_uninstall_removes(tmp_path: Path) -> None:
+    assert run(tmp_path, "install").returncode == 0
+    status = run(tmp_path, "status")
+    assert status.returncode == 0
+    assert "ActiveState: active" in status.stdout
+    assert "MainPID: 77" in status.stdout
+    assert run(tmp_path, "status", active=False).returncode == 1
+    done = run(tmp_path, "uninstall")
+    assert done.returncode == 0
+    assert not (tmp_path / "cfg" / "systemd" / "user" / "memd.service").exists()
+    assert "--user disable --now memd.service" in (tmp_path / "systemctl.log").read_text()
+
+
+def test_launchd_dry_run_shows_the_agent(tmp_path: Path) -> None:
+    env = {**os.environ, "HOME": str(tmp_path / "home")}
+    done = subprocess.run(
+        [sys.executable, "-m", "daemon", "service", "install", "--platform", "launchd", "--dry-run"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "<string>dev.memd.agent</string>" in done.stdout
+    assert "launchctl bootstrap gui/" in done.stdout

@@ -1,0 +1,116 @@
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from daemon.cycle import STEP_ORDER, Skipped, StepResult, compact, jsonable, ordered, run_cycle
+from pipeline.clock import FakeClock
+from pipeline.errors import LLMUnavailable, NoAPIKey, StoreError
+
+
+def _step(calls: list[str], name: str, result: object = None, exc: BaseException | None = None) -> Any:
+    async def step(*, dry_run: bool) -> object:
+        calls.append(f"{name}{' dry' if dry_run else ''}")
+        if exc is not None:
+            raise exc
+        return result
+
+    return step
+
+
+async def test_steps_run_in_cycle_order_and_are_reported(clock: FakeClock) -> None:
+    calls: list[str] = []
+    steps = {name: _step(calls, name, result={"n": 1}) for name in STEP_ORDER}
+    ended: list[StepResult] = []
+    result = await run_cycle(steps, ["publish", "scan", "extract"], clock=clock, on_end=ended.append)
+    assert calls == ["scan", "extract", "publish"]
+    assert [r.outcome for r in result.results] == ["ok", "ok", "ok"]
+    assert ended == result.results
+    assert result.summary() == "scan ok, extract ok, publish ok"
+
+
+async def test_a_failing_step_does_not_stop_the_next_and_says_why(clock: FakeClock) -> None:
+    calls: list[str] = []
+    steps = {
+        "scan": _step(calls, "scan", exc=RuntimeError("boom")),
+        "extract": _step(calls, "extract", exc=NoAPIKey("ANTHROPIC_API_KEY")),
+        "consolidate": _step(calls, "consolidate", exc=LLMUnavailable("429")),
+        "publish": _step(calls, "publish", result=Skipped("nothing")),
+    }
+    result = await run_cycle(steps, STEP_ORDER, clock=clock, dry_run=True)
+    assert calls == ["scan dry", "extract dry", "consolidate dry", "publish dry"]
+    outcomes = {r.name: (r.outcome, r.error) for r in result.results}
+    assert outcomes["scan"] == ("failed", "RuntimeError: boom")
+    assert outcomes["extract"][0] == "failed"
+    assert "set ANTHROPIC_API_KEY" in (outcomes["extract"][1] or "")
+    assert outcomes["consolidate"][0] == "deferred"  # a bad day of the API is not memd failing
+    assert outcomes["publish"] == ("skipped", None)
+    assert [f.name for f in result.failures] == ["scan", "extract"]
+
+
+async def test_a_failing_store_ends_the_cycle(clock: FakeClock) -> None:
+    calls: list[str] = []
+    steps = {
+        "scan": _step(calls, "scan", exc=StoreError("disk I/O error")),
+        "extract": _step(calls, "extract"),
+    }
+    result = await run_cycle(steps, STEP_ORDER, clock=clock)
+    assert calls == ["scan"]
+    assert result.results[0].store_down
+
+
+async def test_keep_going_stops_before_the_next_step(clock: FakeClock) -> None:
+    calls: list[str] = []
+    steps = {name: _step(calls, name) for name in STEP_ORDER}
+    await run_cycle(steps, STEP_ORDER, clock=clock, keep_going=lambda: len(calls) < 2)
+    assert calls == ["scan", "extract"]
+
+
+def test_ordered_rejects_unknown_steps() -> None:
+    assert ordered({"publish", "scan"}) == ["scan", "publish"]
+    with pytest.raises(ValueError, match="unknown"):
+        ordered(["nap"])
+
+
+class Color(Enum):
+    red = "r"
+
+
+@dataclass
+class Inner:
+    when: datetime
+    path: Path
+    color: Color
+
+
+@dataclass
+class Report:
+    count: int
+    inner: Inner
+    items: list[int] = field(default_factory=list)
+    tags: set[str] = field(default_factory=set)
+    _private: int = 0
+
+
+def test_reports_become_json_safe_with_lists_capped() -> None:
+    when = datetime(2026, 11, 1, tzinfo=UTC)
+    data = jsonable(Report(3, Inner(when, Path("/x"), Color.red), items=list(range(150)), tags={"a"}))
+    assert data["inner"] == {"when": when.isoformat(), "path": "/x", "color": "r"}
+    assert len(data["items"]) == 101
+    assert data["items"][-1] == "... 50 more"
+    assert data["tags"] == ["a"]
+    assert "_private" not in data
+
+
+def test_compact_prefers_a_reports_own_summary() -> None:
+    class WithSummary:
+        def summary(self) -> dict[str, Any]:
+            return {"extracted": 2}
+
+    assert compact(WithSummary()) == {"extracted": 2}
+    assert compact(Skipped("idle")) == {"reason": "idle"}

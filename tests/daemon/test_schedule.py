@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+import asyncio
+
+from daemon.schedule import SCAN_JOB, Schedule
+
+
+async def test_jobs_coalesce_never_overlap_and_run_however_late() -> None:
+    schedule = Schedule(lambda job: None, scan_interval_s=600)
+    schedule.start(first_scan_delay_s=3600)
+    try:
+        assert schedule.job_options() == {
+            "coalesce": True,
+            "max_instances": 1,
+            "misfire_grace_time": None,
+            "interval_s": 600.0,
+        }
+    finally:
+        await schedule.shutdown()
+    assert not schedule.running
+
+
+async def test_a_trigger_only_requests_work_and_can_be_brought_forward() -> None:
+    fired = asyncio.Event()
+    requested: list[str] = []
+
+    def request(job: str) -> None:
+        requested.append(job)
+        fired.set()
+
+    schedule = Schedule(request, scan_interval_s=600)
+    schedule.start(first_scan_delay_s=3600)  # far away: nothing fires on its own during the test
+    try:
+        later = schedule.next_run()
+        assert later is not None
+        assert not schedule.bring_forward(7200)  # never moves a run later
+        assert schedule.next_run() == later
+        assert schedule.bring_forward(0)
+        await asyncio.wait_for(fired.wait(), timeout=10)
+        assert requested == [SCAN_JOB]
+        # The periodic cadence continues from the brought-forward run.
+        nxt = schedule.next_run()
+        assert nxt is not None
+        assert nxt < later
+    finally:
+        await schedule.shutdown()
+
+
+async def test_reconfigure_changes_the_interval() -> None:
+    schedule = Schedule(lambda job: None, scan_interval_s=600)
+    schedule.start(first_scan_delay_s=3600)
+    try:
+        schedule.reconfigure(scan_interval_s=120)
+        assert schedule.job_options()["interval_s"] == 120.0
+    finally:
+        await schedule.shutdown()

@@ -1,0 +1,149 @@
+"""The generated service files: the unit verified by systemd itself, the plist parsed and typed."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import plistlib
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from daemon import service_files as sf
+from daemon.config import load_settings
+from pipeline.settings import Settings
+
+SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
+needs_systemd = pytest.mark.skipif(SYSTEMD_ANALYZE is None, reason="systemd-analyze is not installed")
+MEMD = (
+    [str(Path(sys.executable).parent / "memd")]
+    if (Path(sys.executable).parent / "memd").exists()
+    else [sys.executable]
+)
+
+
+def settings_for(tmp_path: Path, **env: str) -> Settings:
+    return load_settings(None, env={"HOME": str(tmp_path / "home"), **env}).settings
+
+
+def analyze(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700, exist_ok=True)
+    assert SYSTEMD_ANALYZE is not None
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "SYSTEMD_LOG_COLOR": "0"}
+    return subprocess.run([SYSTEMD_ANALYZE, *args], env=env, capture_output=True, text=True, timeout=120)
+
+
+def write_unit(tmp_path: Path, settings: Settings, config: Path | None = None) -> Path:
+    unit = tmp_path / "unit" / sf.UNIT_NAME
+    unit.parent.mkdir(exist_ok=True)
+    unit.write_text(
+        sf.render_unit(settings, command=MEMD, config=config, env={"HOME": str(tmp_path / "home")})
+    )
+    return unit
+
+
+@needs_systemd
+def test_the_generated_unit_verifies_without_a_word(tmp_path: Path) -> None:
+    unit = write_unit(tmp_path, settings_for(tmp_path), config=tmp_path / "my config.toml")
+    done = analyze(tmp_path, "--user", "verify", str(unit))
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""  # unknown keys and bad values are only warnings: any output fails
+    assert done.stdout == ""
+
+
+@needs_systemd
+def test_the_generated_unit_rates_5_or_better(tmp_path: Path) -> None:
+    unit = write_unit(tmp_path, settings_for(tmp_path))
+    done = analyze(tmp_path, "security", "--offline=true", "--user", str(unit))
+    match = re.search(r"Overall exposure level for memd\.service: (\d+\.\d+)", done.stdout + done.stderr)
+    assert match, done.stdout[-2000:] + done.stderr
+    assert float(match.group(1)) <= 5.0
+
+
+@needs_systemd
+def test_verify_would_catch_a_typo(tmp_path: Path) -> None:
+    # The check above means something: systemd-analyze complains (on stderr, exit 0) about a bad key.
+    unit = write_unit(tmp_path, settings_for(tmp_path))
+    unit.write_text(unit.read_text().replace("NoNewPrivileges=", "NoNewPrivilegs="))
+    done = analyze(tmp_path, "--user", "verify", str(unit))
+    assert "NoNewPrivilegs" in done.stderr
+
+
+def test_the_unit_runs_this_memd_under_watchdog_and_names_the_writable_paths(tmp_path: Path) -> None:
+    settings = settings_for(tmp_path, MEMD_PUBLISH__CODEX="true")
+    text = sf.render_unit(
+        settings,
+        command=["/opt/memd 1/bin/memd"],
+        config=Path("/etc/memd%.toml"),
+        env={"HOME": str(tmp_path / "home"), "CODEX_HOME": "/codex"},
+    )
+    lines = text.splitlines()
+    assert 'ExecStart="/opt/memd 1/bin/memd" --config /etc/memd%%.toml run' in lines
+    for expected in (
+        "Type=notify",
+        "NotifyAccess=main",
+        "Restart=on-failure",
+        "PrivateTmp=yes",
+        "NoNewPrivileges=yes",
+    ):
+        assert expected in lines
+    assert any(line.startswith("WatchdogSec=") for line in lines)
+    rw = next(line for line in lines if line.startswith("ReadWritePaths="))
+    home = tmp_path / "home"
+    for path in (
+        settings.paths.memory_dir,
+        settings.paths.state_dir,
+        home / ".claude",
+        home / ".gemini",
+        Path("/codex"),
+    ):
+        assert f"-{path}" in rw
+    assert "Environment=CODEX_HOME=/codex" in lines
+
+
+def test_the_plist_parses_with_the_right_key_types(tmp_path: Path) -> None:
+    env = {"HOME": "/Users/ann", "MEMD_CONFIG": "/Users/ann/memd.toml"}
+    data = plistlib.loads(sf.render_plist(command=["/usr/local/bin/memd"], config=None, env=env))
+    assert sf.check_plist(data) == []
+    assert data["Label"] == "dev.memd.agent"
+    assert data["ProgramArguments"] == ["/usr/local/bin/memd", "run"]
+    assert data["RunAtLoad"] is True
+    assert data["KeepAlive"] == {"SuccessfulExit": False}
+    assert data["ProcessType"] == "Background"
+    assert data["LowPriorityIO"] is True
+    assert isinstance(data["ThrottleInterval"], int)
+    assert data["StandardErrorPath"] == "/Users/ann/Library/Logs/memd/memd.err.log"
+    assert data["EnvironmentVariables"]["MEMD_CONFIG"] == "/Users/ann/memd.toml"
+    assert plistlib.loads(plistlib.dumps(data)) == data
+
+
+def test_the_type_table_catches_what_launchd_would_reject() -> None:
+    assert sf.check_plist({"RunAtLoad": "yes", "Nice": "10", "ThrottleInterval": True, "Bogus": 1}) == [
+        "RunAtLoad: expected bool, got str",
+        "Nice: expected int, got str",
+        "ThrottleInterval: expected int, got bool",
+        "Bogus: not a key memd writes",
+    ]
+    assert sf.check_plist({"EnvironmentVariables": {"N": 1}}) == [
+        "EnvironmentVariables: values must be strings"
+    ]
+
+
+def test_templates_are_found_in_a_checkout_and_in_a_wheel_layout(tmp_path: Path) -> None:
+    assert sf.template_dir() == Path(sf.__file__).resolve().parents[1] / "systemd"
+    # The wheel ships systemd/ as daemon/service_files/ (pyproject force-include).
+    pkg = tmp_path / "site" / "daemon"
+    shutil.copytree(sf.template_dir(), pkg / "service_files")
+    shutil.copy(sf.__file__, pkg / "service_files.py")
+    spec = importlib.util.spec_from_file_location("wheel_service_files", pkg / "service_files.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.template_dir() == pkg / "service_files"
+    assert (module.template_dir() / sf.PLIST_NAME).is_file()

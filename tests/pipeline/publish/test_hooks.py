@@ -1,0 +1,108 @@
+"""memd hooks install claude-code: merged into settings.json, nothing lost, idempotent, dry-run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from daemon.cli import cli
+from pipeline.errors import PublishError
+from pipeline.publish.hooks import install_claude_hook, recall_command, uninstall_claude_hook
+from tests.pipeline.publish.support import Env
+
+COMMAND = recall_command("/usr/bin/python3")
+
+EXISTING = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(make:*)"], "deny": []},
+    "hooks": {
+        "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "echo hi"}]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}],
+    },
+    "unknownFutureKey": {"nested": [1, 2, {"x": None}]},
+}
+
+
+def test_install_merges_and_keeps_everything(tmp_path: Path) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps(EXISTING, indent=4))
+    change = install_claude_hook(path, COMMAND)
+    assert change.action == "added"
+    data = json.loads(path.read_text())
+    expected = json.loads(json.dumps(EXISTING))
+    expected["hooks"]["SessionStart"].append(
+        {"hooks": [{"type": "command", "command": COMMAND, "timeout": 10}]}
+    )
+    assert data == expected
+    assert COMMAND == "/usr/bin/python3 -m daemon.cli_recall --format claude-hook"
+
+    # Idempotent: the second install changes nothing, not even the bytes.
+    before = path.read_bytes()
+    assert install_claude_hook(path, COMMAND).action == "unchanged"
+    assert path.read_bytes() == before
+
+    # A moved memd updates the one entry instead of adding a second.
+    moved = recall_command("/opt/memd/bin/python", Path("/etc/memd.toml"))
+    assert install_claude_hook(path, moved).action == "updated"
+    groups = json.loads(path.read_text())["hooks"]["SessionStart"]
+    commands = [h["command"] for g in groups for h in g["hooks"]]
+    assert commands == [
+        "echo hi",
+        "/opt/memd/bin/python -m daemon.cli_recall --config /etc/memd.toml --format claude-hook",
+    ]
+
+    # Uninstall takes out only memd's entry.
+    assert uninstall_claude_hook(path).action == "removed"
+    assert json.loads(path.read_text()) == EXISTING
+    assert uninstall_claude_hook(path).action == "absent"
+
+
+def test_install_creates_the_file_and_dry_run_writes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / ".claude" / "settings.json"
+    change = install_claude_hook(path, COMMAND, dry_run=True)
+    assert change.action == "added"
+    assert not path.exists()
+    assert json.loads(change.text)["hooks"]["SessionStart"][0]["hooks"][0]["command"] == COMMAND
+    install_claude_hook(path, COMMAND)
+    assert json.loads(path.read_text()) == json.loads(change.text)
+
+
+@pytest.mark.parametrize("text", ["{not json", "[1, 2]", '{"hooks": []}', '{"hooks": {"SessionStart": {}}}'])
+def test_an_unusable_settings_file_is_refused_and_left_alone(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "settings.json"
+    path.write_text(text)
+    with pytest.raises(PublishError, match=str(path)):
+        install_claude_hook(path, COMMAND)
+    assert path.read_text() == text
+
+
+def test_cli_install_into_the_claude_home_from_settings(env: Env) -> None:
+    config = env.tmp / "memd.toml"
+    config.write_text(f'[sources.claude_code]\nroot = "{env.claude_home / "projects"}"\n')
+    settings = env.claude_home / "settings.json"
+    settings.write_text(json.dumps({"theme": "dark"}))
+    runner = CliRunner()
+
+    result = runner.invoke(cli, ["--config", str(config), "hooks", "install", "claude-code", "--dry-run"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(settings.read_text()) == {"theme": "dark"}
+    assert "would be (added)" in result.output
+
+    result = runner.invoke(cli, ["--config", str(config), "hooks", "install", "claude-code"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(settings.read_text())
+    assert data["theme"] == "dark"
+    (hook,) = data["hooks"]["SessionStart"][0]["hooks"]
+    assert hook["command"].endswith(f"-m daemon.cli_recall --config {config.resolve()} --format claude-hook")
+    assert hook["timeout"] == 10
+    result = runner.invoke(cli, ["--config", str(config), "hooks", "install", "claude-code"])
+    assert "already" in result.output
+
+    settings.write_text("{broken")
+    result = runner.invoke(cli, ["--config", str(config), "hooks", "install", "claude-code"])
+    assert result.exit_code == 1
+    assert "not valid JSON" in result.output
+    assert settings.read_text() == "{broken"
