@@ -1,7 +1,7 @@
 """How long `memd status` takes, next to a bare `python -c 'import json, sqlite3'` in the same run.
 
 Builds a throwaway HOME whose state store holds --sessions transcripts (and a heartbeat, a few
-runs and leases), then times both commands alternately, --runs times each, and prints the medians
+runs and leases, 20 published project scopes and a memory use by every third session), then times both commands alternately, --runs times each, and prints the medians
 and their ratio (the target is at most 10x).
 
     .venv/bin/python benchmarks/status_bench.py [--runs 21] [--sessions 5000]
@@ -23,8 +23,10 @@ from pathlib import Path
 from sqlalchemy import insert
 
 from daemon.config import load_settings
+from pipeline.projects import scope_for
+from pipeline.publish.hitrate import INDEX_KEY
 from pipeline.store import heartbeats, kv, leases, open_store
-from pipeline.store.schema import transcripts
+from pipeline.store.schema import memory_uses, publications, transcripts
 
 
 async def populate(env: dict[str, str], sessions: int) -> None:
@@ -44,12 +46,45 @@ async def populate(env: dict[str, str], sessions: int) -> None:
                         "state": states[n % len(states)],
                         "reason": "bench",
                         "eligible_at": now + timedelta(minutes=n),
+                        "project": f"/bench/p{n % 20}",
+                        "last_activity": now - timedelta(minutes=n),
                         "first_seen_at": now,
                         "updated_at": now,
                     }
                     for n in range(sessions)
                 ],
             )
+            # Usage: every third session read a topic file of its project's scope (the hit rate's rows).
+            await conn.execute(
+                insert(memory_uses),
+                [
+                    {
+                        "scope": scope_for(f"/bench/p{n % 20}"),
+                        "file": "t.md",
+                        "transcript_id": n + 1,
+                        "used_at": now - timedelta(minutes=n),
+                    }
+                    for n in range(0, sessions, 3)
+                ],
+            )
+            await conn.execute(
+                insert(publications),
+                [
+                    {
+                        "target": "claude_code",
+                        "scope": scope_for(f"/bench/p{p}"),
+                        "path": f"/bench/p{p}",
+                        "published_at": now,
+                        "outcome": "unchanged",
+                        "republished_at": now,
+                    }
+                    for p in range(20)
+                ],
+            )
+        first = (now - timedelta(days=60)).isoformat()
+        scopes = [scope_for(f"/bench/p{p}") for p in range(20)]
+        index = {"files": {}, "sources": {f"{s}/t.md": ["x"] for s in scopes}}
+        await kv.put(store, INDEX_KEY, index | {"first_published": dict.fromkeys(scopes, first)}, now=now)
         step = {"started_at": now.isoformat(), "finished_at": now.isoformat(), "outcome": "ok", "error": None}
         for name in ("scan", "extract", "consolidate", "publish"):
             await kv.put(store, f"run.{name}", {**step, "step": name, "report": {}}, now=now)

@@ -6,17 +6,51 @@ so `memd status` never pays for the LLM client or the scheduler.
 
 from __future__ import annotations
 
+import importlib
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
 from daemon.cli_context import CliContext, fail
 from pipeline import __version__
 
+# Every command, as "module:attribute": a command's module is imported only when that command runs,
+# so `memd status` or `memd recall` never pay for the others' imports.
+COMMANDS = {
+    "config": "daemon.cli_config:config_group",
+    "scan": "daemon.cli_scan:scan_command",
+    "run": "daemon.cli_run:run_command",
+    "status": "daemon.cli_status:status_command",
+    "redact": "daemon.cli_redact:redact_command",
+    "publish": "daemon.cli_publish:publish_command",
+    "recall": "daemon.cli_recall:recall_command",
+    "hooks": "daemon.cli_hooks:hooks_group",
+    "inbox": "daemon.cli_inbox:inbox_group",
+    "forget": "daemon.cli_forget:forget_command",
+    "memories": "daemon.cli_memories:memories_group",
+    "service": "daemon.cli_service:service_group",
+}
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None or cmd_name not in COMMANDS:
+            return command
+        module_name, attribute = COMMANDS[cmd_name].split(":")
+        loaded = getattr(importlib.import_module(module_name), attribute)
+        assert isinstance(loaded, click.Command)
+        self.add_command(loaded, cmd_name)
+        return loaded
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, "--version", "-V", prog_name="memd", message="%(prog)s %(version)s")
 @click.option(
     "--config",
@@ -36,30 +70,6 @@ from pipeline import __version__
 def cli(ctx: click.Context, config_path: Path | None, log_level: str) -> None:
     """memd: durable memory for coding agents, built from their transcripts."""
     ctx.obj = CliContext(config_path=config_path, log_level=log_level)
-
-
-def _register() -> None:
-    from daemon import cli_config, cli_hooks, cli_publish, cli_recall, cli_run, cli_status
-
-    commands: list[Any] = [cli_config.config_group, cli_run.run_command, cli_status.status_command]
-    commands += [cli_publish.publish_command, cli_recall.recall_command, cli_hooks.hooks_group]
-    from daemon import cli_scan
-
-    commands += [cli_scan.scan_command]
-    from daemon import cli_service
-
-    commands += [cli_service.service_group]
-    from daemon import cli_forget, cli_inbox, cli_memories
-
-    commands += [cli_inbox.inbox_group, cli_forget.forget_command, cli_memories.memories_group]
-    from daemon import cli_redact
-
-    commands += [cli_redact.redact_command]
-    for command in commands:
-        cli.add_command(command)
-
-
-_register()
 
 
 def main(argv: list[str] | None = None) -> None:

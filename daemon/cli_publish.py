@@ -68,6 +68,10 @@ def _print(report: PublishReport) -> None:
     if not report.results:
         click.echo("nothing to publish: the memory repository has no scopes yet, or every target is off")
         return
+    if all(r.target == "*" for r in report.results):  # the whole run, e.g. nothing consolidated yet
+        for r in report.results:
+            click.echo(f"{r.outcome}: {r.reason}")
+        return
     for r in report.results:
         click.echo(f"{r.outcome:<16} {r.target:<18} {r.scope:<40} {r.path}")
         if r.reason:

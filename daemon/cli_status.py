@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from daemon.cli_context import CliContext, pass_ctx
+from daemon.status_tables import publish_table, usage_table, when
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -107,6 +108,8 @@ def render(report: dict[str, Any]) -> None:
         grid.add_row(label, value)
     console.print(grid)
     _transcripts_table(console, report.get("transcripts", {}))
+    publish_table(console, report.get("publish", {}))
+    usage_table(console, report.get("usage", {}))
 
 
 def _daemon_line(report: dict[str, Any]) -> str:
@@ -120,9 +123,9 @@ def _daemon_line(report: dict[str, Any]) -> str:
             line += f", now: {d['step']}"
         return line
     if state in ("stopped", "crashed"):
-        return f"memd {report['version']}: daemon {state} at {_when(d.get('stopped_at'))} (was {where})"
+        return f"memd {report['version']}: daemon {state} at {when(d.get('stopped_at'))} (was {where})"
     if state == "dead":
-        return f"memd {report['version']}: daemon down ({where} is gone; last heartbeat {_when(d.get('heartbeat_at'))})"
+        return f"memd {report['version']}: daemon down ({where} is gone; last heartbeat {when(d.get('heartbeat_at'))})"
     return f"memd {report['version']}: daemon not running ({state})"
 
 
@@ -130,7 +133,7 @@ def _rows(report: dict[str, Any]) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     scan = report.get("last_scan")
     if scan:
-        out.append(("last scan", f"{_when(scan.get('at'))} {scan.get('outcome')}{_err(scan)}"))
+        out.append(("last scan", f"{when(scan.get('at'))} {scan.get('outcome')}{_err(scan)}"))
     for key, label, unit in (("phase1", "phase 1", "sessions"), ("phase2", "phase 2", "scopes")):
         section = report.get(key, {})
         out.append((label, _phase_line(section, unit)))
@@ -143,7 +146,7 @@ def _rows(report: dict[str, Any]) -> list[tuple[str, str]]:
             "unknown" if rl.get("remaining_percent") is None else f"{rl['remaining_percent']:g}% remaining"
         )
         gate = (
-            f"gated until {_when(rl.get('reset_at'))}: {rl.get('reason')}" if rl.get("gated") else "not gated"
+            f"gated until {when(rl.get('reset_at'))}: {rl.get('reason')}" if rl.get("gated") else "not gated"
         )
         out.append(("rate limit", f"{share}, {gate}"))
     budget = report.get("budget", {})
@@ -163,18 +166,14 @@ def _rows(report: dict[str, Any]) -> list[tuple[str, str]]:
         line += f" ({mem['branch']})" if mem.get("branch") else ""
         line += f", {scopes} scopes, {mem.get('pending_inbox_runs', 0)} pending inbox runs"
         out.append(("memory", line))
-    for target in (report.get("publish") or {}).get("targets", []):
-        line = (
-            f"{target['target']} {target['scope']}: {target['outcome']} {_when(target.get('published_at'))}"
-        )
-        out.append(("published", line + (f" ({target['reason']})" if target.get("reason") else "")))
+    out.append(("publish", _publish_line(report.get("publish") or {})))
     leases = report.get("leases")
     for lease in leases if isinstance(leases, list) else []:
         expired = " (expired)" if lease.get("expired") else ""
         out.append(
             (
                 "lease",
-                f"{lease['name']}: {lease['host']} pid {lease['pid']} since {_when(lease['since'])}{expired}",
+                f"{lease['name']}: {lease['host']} pid {lease['pid']} since {when(lease['since'])}{expired}",
             )
         )
     return out
@@ -186,13 +185,31 @@ def _phase_line(section: dict[str, Any], unit: str) -> str:
     last, check = section.get("last_run"), section.get("last_check")
     line = "never ran"
     if last:
-        line = f"{_when(last.get('at'))} {last.get('outcome')}"
+        line = f"{when(last.get('at'))} {last.get('outcome')}"
         if "tokens" in last:
             line += f": {last.get(unit, 0)} {unit}, {last['tokens']:,} tokens, ${last.get('cost_usd', 0):.2f}"
         line += _err(last)
     if check:
-        line += f"; checked {_when(check.get('at'))}: {check.get('reason') or 'nothing to do'}"
+        line += f"; checked {when(check.get('at'))}: {check.get('reason') or 'nothing to do'}"
     return line
+
+
+def _publish_line(section: dict[str, Any]) -> str:
+    """The last publish step: what it did to its targets, or why it did nothing as a whole."""
+    if "error" in section:
+        return f"unreadable: {section['error']}"
+    last = section.get("last_run")
+    if not last:
+        return "never ran"
+    line = f"{when(last.get('at'))} "
+    whole = last.get("whole_run")
+    if whole:
+        return line + f"{whole.get('outcome')}: {whole.get('reason')}"
+    counts = last.get("results") or {}
+    line += str(last.get("outcome"))
+    if counts:
+        line += ": " + ", ".join(f"{n} {outcome}" for outcome, n in counts.items())
+    return line + _err(last)
 
 
 def _transcripts_table(console: Console, section: dict[str, Any]) -> None:
@@ -215,20 +232,13 @@ def _transcripts_table(console: Console, section: dict[str, Any]) -> None:
     if nxt:
         console.print(
             f"next to become idle: {nxt['source']} {nxt['session_id']} ({nxt.get('project') or 'no project'}) "
-            f"in {_dur(nxt.get('in_s'))}, at {_when(nxt.get('at'))}",
+            f"in {_dur(nxt.get('in_s'))}, at {when(nxt.get('at'))}",
             markup=False,
         )
 
 
 def _err(section: dict[str, Any]) -> str:
     return f" ({section['error']})" if section.get("error") else ""
-
-
-def _when(value: Any) -> str:
-    from daemon.status_read import parse_time
-
-    moment = parse_time(value)
-    return moment.strftime("%Y-%m-%d %H:%MZ") if moment else "never"
 
 
 def _dur(seconds: Any) -> str:

@@ -51,6 +51,7 @@ def collect(
         "budget": lambda: _budget(rows, settings, now),
         "memory": lambda: _memory(rows, settings.memory_dir),
         "publish": lambda: _publish(rows, runs.get("publish")),
+        "usage": lambda: _usage_section(rows, now),
         "leases": lambda: _leases(rows, now),
     }
     for name, read in sections.items():
@@ -74,19 +75,19 @@ def parse_time(value: Any) -> datetime | None:
     if isinstance(value, datetime):
         moment = value
     else:
-        try:
-            moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        try:  # 3.11 reads a trailing Z, and SQLite's "2026-11-01 12:00:00.000000" as is
+            moment = datetime.fromisoformat(value if type(value) is str else str(value))
         except ValueError:
             return None
     return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
-def _iso(value: Any) -> str | None:
+def iso(value: Any) -> str | None:
     moment = parse_time(value)
     return moment.isoformat() if moment else None
 
 
-def _json(value: Any) -> Any:
+def json_value(value: Any) -> Any:
     if isinstance(value, str):
         try:
             return json.loads(value)
@@ -106,14 +107,14 @@ def _daemon(rows: Rows, now: datetime, host: str, pid_alive: Callable[[int], boo
     beat_at = parse_time(hb["beat_at"])
     started_at = parse_time(hb["started_at"])
     stopped_at = parse_time(hb["stopped_at"])
-    status = _json(hb["status"]) or {}
+    status = json_value(hb["status"]) or {}
     age_s = (now - beat_at).total_seconds() if beat_at else None
     view: dict[str, Any] = {
         "pid": hb["pid"],
         "host": hb["host"],
         "version": hb["version"],
-        "started_at": _iso(started_at),
-        "heartbeat_at": _iso(beat_at),
+        "started_at": iso(started_at),
+        "heartbeat_at": iso(beat_at),
         "heartbeat_age_s": round(age_s, 1) if age_s is not None else None,
         "step": status.get("step") if isinstance(status, dict) else None,
         "last_cycle": status.get("last_cycle") if isinstance(status, dict) else None,
@@ -122,7 +123,7 @@ def _daemon(rows: Rows, now: datetime, host: str, pid_alive: Callable[[int], boo
     if stopped_at is not None:
         crashed = isinstance(status, dict) and status.get("state") == "crashed"
         state = "crashed" if crashed else "stopped"
-        view.update(running=False, state=state, stopped_at=_iso(stopped_at))
+        view.update(running=False, state=state, stopped_at=iso(stopped_at))
     elif local and not pid_alive(int(hb["pid"])):
         view.update(running=False, state="dead")
     elif age_s is not None and age_s > HEARTBEAT_STALE_S:
@@ -151,7 +152,7 @@ def _transcripts(rows: Rows, now: datetime) -> dict[str, Any]:
             "source": nxt[0]["source"],
             "session_id": nxt[0]["session_id"],
             "project": nxt[0]["project"],
-            "at": _iso(at),
+            "at": iso(at),
             "in_s": round((at - now).total_seconds(), 1) if at else None,
         }
     failed = rows.all(
@@ -172,7 +173,7 @@ def _runs(rows: Rows) -> dict[str, dict[str, Any]]:
     that found nothing to do), by key without the ``run.`` prefix."""
     keys = ", ".join(f"'run.{s}', 'run.{s}.skipped'" for s in RUN_STEPS)
     found = rows.all(f"SELECT key, value FROM kv WHERE key IN ({keys})")
-    return {r["key"].removeprefix("run."): v for r in found if isinstance(v := _json(r["value"]), dict)}
+    return {r["key"].removeprefix("run."): v for r in found if isinstance(v := json_value(r["value"]), dict)}
 
 
 def _run_view(run: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -242,10 +243,10 @@ def _phase(rows: Rows, run: dict[str, Any] | None, kind: str) -> dict[str, Any]:
             "session_id": f["session_id"],
             "source": f["source"],
             "reason": f["reason"],
-            "at": _iso(f["updated_at"]),
+            "at": iso(f["updated_at"]),
         }
         for f in failed
-    ] + [{"job": j["key"], "reason": j["last_error"], "at": _iso(j["updated_at"])} for j in jobs]
+    ] + [{"job": j["key"], "reason": j["last_error"], "at": iso(j["updated_at"])} for j in jobs]
     return {"last_run": last, "failures": failures}
 
 
@@ -259,7 +260,7 @@ def _phase2(rows: Rows, run: dict[str, Any] | None) -> dict[str, Any]:
     )
     ok = {"committed", "succeeded", "success", "ok", "no_change", "noop", "inbox", "pending"}
     failures = [
-        {"scope": r["scope"], "run": r["run_id"], "reason": r["reason"], "at": _iso(r["finished_at"])}
+        {"scope": r["scope"], "run": r["run_id"], "reason": r["reason"], "at": iso(r["finished_at"])}
         for r in recent
         if r["outcome"] not in ok and r["reason"]
     ][:LIST_LIMIT]
@@ -268,7 +269,7 @@ def _phase2(rows: Rows, run: dict[str, Any] | None) -> dict[str, Any]:
             "scope": r["scope"],
             "run": r["run_id"],
             "outcome": r["outcome"],
-            "at": _iso(r["finished_at"] or r["started_at"]),
+            "at": iso(r["finished_at"] or r["started_at"]),
             "commit": r["commit_sha"],
         }
         for r in recent[:LIST_LIMIT]
@@ -278,7 +279,7 @@ def _phase2(rows: Rows, run: dict[str, Any] | None) -> dict[str, Any]:
 
 def _kv(rows: Rows, key: str) -> Any:
     found = rows.all("SELECT value FROM kv WHERE key = :key", {"key": key})
-    return _json(found[0]["value"]) if found else None
+    return json_value(found[0]["value"]) if found else None
 
 
 def _rate_limit(rows: Rows, settings: StatusSettings, now: datetime) -> dict[str, Any]:
@@ -340,7 +341,7 @@ def _memory(rows: Rows, memory_dir: Path) -> dict[str, Any]:
         "scopes": [
             {
                 "scope": s["key"],
-                "last_success_at": _iso(s["last_success_at"]),
+                "last_success_at": iso(s["last_success_at"]),
                 "last_commit": s["last_commit"],
             }
             for s in scopes
@@ -349,22 +350,48 @@ def _memory(rows: Rows, memory_dir: Path) -> dict[str, Any]:
     }
 
 
+def _usage_section(rows: Rows, now: datetime) -> dict[str, Any]:
+    from daemon.status_usage import usage
+
+    return usage(rows, now)
+
+
 def _publish(rows: Rows, run: dict[str, Any] | None) -> dict[str, Any]:
-    found = rows.all(
-        "SELECT target, scope, path, published_at, outcome, reason FROM publications ORDER BY target, scope"
-    )
+    """Each (target, scope): last published, outcome and reason, the last republish after an outside change."""
+    # Every column: a store made before republished_at still reads (without it).
+    found = rows.all("SELECT * FROM publications ORDER BY target, scope")
     targets = [
         {
             "target": r["target"],
             "scope": r["scope"],
             "path": r["path"],
-            "published_at": _iso(r["published_at"]),
+            "published_at": iso(r["published_at"]),
             "outcome": r["outcome"],
             "reason": r["reason"],
+            "republished_at": iso(r.get("republished_at")),
+            "republish_reason": r.get("republish_reason"),
         }
         for r in found
     ]
-    return {"last_run": _run_view(run), "targets": targets}
+    return {"last_run": _publish_run(run), "targets": targets}
+
+
+def _publish_run(run: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The last publish step, with its targets' outcomes counted and the reason of a run that did nothing
+    as a whole (``*``: nothing consolidated yet, say)."""
+    view = _run_view(run)
+    report = view.get("report") if view else None
+    results = report.get("results") if isinstance(report, dict) else None
+    if view is None or not isinstance(results, list):
+        return view
+    counts: dict[str, int] = {}
+    for result in results:
+        if isinstance(result, dict) and result.get("outcome"):
+            counts[str(result["outcome"])] = counts.get(str(result["outcome"]), 0) + 1
+    whole = next((r for r in results if isinstance(r, dict) and r.get("target") == "*"), None)
+    view["results"] = dict(sorted(counts.items()))
+    view["whole_run"] = {"outcome": whole.get("outcome"), "reason": whole.get("reason")} if whole else None
+    return view
 
 
 def _leases(rows: Rows, now: datetime) -> list[dict[str, Any]]:
@@ -377,8 +404,8 @@ def _leases(rows: Rows, now: datetime) -> list[dict[str, Any]]:
                 "name": r["name"],
                 "host": r["host"],
                 "pid": r["pid"],
-                "since": _iso(r["acquired_at"]),
-                "expires_at": _iso(expires),
+                "since": iso(r["acquired_at"]),
+                "expires_at": iso(expires),
                 "expired": bool(expires and expires <= now),
             }
         )

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from pipeline.gcpause import gc_paused
 from pipeline.store.transcripts import Seen
 
 FORMAT = "memd-scan-index-1"
@@ -32,8 +33,13 @@ def load(path: Path, generation: tuple[Any, ...]) -> dict[str, Seen] | None:
     """The index at ``path`` if it was written at ``generation``; None otherwise (read the store)."""
     try:
         with path.open("rb") as f:
-            data = marshal.load(f)
-    except (OSError, EOFError, ValueError, TypeError):
+            raw = f.read()
+    except OSError:
+        return None
+    try:
+        with gc_paused():
+            data = marshal.loads(raw)
+    except (EOFError, ValueError, TypeError):
         return None
     if not isinstance(data, tuple) or len(data) != 3 or data[0] != FORMAT or data[1] != generation:
         return None

@@ -28,6 +28,7 @@ import structlog
 from pipeline import scan_index
 from pipeline.clock import Clock
 from pipeline.eligibility import ELIGIBLE, FAILED, PENDING_READ, UNREADABLE, SessionFacts, Verdict, evaluate
+from pipeline.gcpause import gc_paused
 from pipeline.projects import ProjectResolver
 from pipeline.settings import MemoriesSettings, Settings
 from pipeline.sources import SourceAdapter, adapter_for
@@ -93,29 +94,29 @@ def _settings_hash(settings: MemoriesSettings) -> str:
     return hashlib.sha256(settings.model_dump_json().encode()).hexdigest()[:16]
 
 
-def _stat_key(info: os.stat_result) -> tuple[int, int, int, int]:
-    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+StatKey = tuple[int, int, int, int]  # dev, ino, size, mtime_ns
+Walked = tuple[str, StatKey | None, str | None]  # path, stat key, why it could not be used
 
 
-def _walk(adapter: SourceAdapter, root: Path) -> tuple[list[Observation], int]:
-    """Walk one root: one stat per file. Runs in a worker thread; never raises for one bad file."""
-    out: list[Observation] = []
-    seen = 0
+def _walk(adapter: SourceAdapter, root: Path) -> tuple[list[Walked], int]:
+    """Walk one root: one stat per file, plain tuples (this runs over every file on every scan).
+    Runs in a worker thread; never raises for one bad file."""
+    out: list[Walked] = []
     if not root.is_dir():
         return out, 0
-    source = adapter.source
-    for spath in adapter.discover_paths(root):
-        seen += 1
-        try:
-            info = os.stat(spath)
-        except OSError as exc:
-            out.append(Observation(source, spath, None, stat_error=f"cannot stat: {exc.strerror or exc}"))
-            continue
-        if not stat_mod.S_ISREG(info.st_mode):
-            out.append(Observation(source, spath, None, stat_error="not a regular file"))
-            continue
-        out.append(Observation(source, spath, (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)))
-    return out, seen
+    append = out.append
+    with gc_paused():
+        for spath in adapter.discover_paths(root):
+            try:
+                info = os.stat(spath)
+            except OSError as exc:
+                append((spath, None, f"cannot stat: {exc.strerror or exc}"))
+                continue
+            if stat_mod.S_ISREG(info.st_mode):
+                append((spath, (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns), None))
+            else:
+                append((spath, None, "not a regular file"))
+    return out, len(out)
 
 
 def _parse(
@@ -157,27 +158,26 @@ async def scan(
     index_file = scan_index.index_path(settings.paths.state_dir)
     gathered = await asyncio.gather(_seen(store, index_file), *walks)
     seen_files = cast(dict[str, Seen], gathered[0])
-    walk_results = cast(list[tuple[list[Observation], int]], gathered[1:])
+    walk_results = cast(list[tuple[list[Walked], int]], gathered[1:])
     scan_pass = _ScanPass(store, settings, now, seen_files)
     now_ts = now.timestamp()
     settings_hash = _settings_hash(settings.memories)
     reevaluate_all = await kv.get(store, SETTINGS_KEY) != settings_hash
-    observations: list[Observation] = []
+    seen_paths: set[str] = set()
     recheck: list[int] = []
-    for adapter, (walked, seen) in zip(chosen.values(), walk_results, strict=True):
+    for (source, adapter), (walked, seen) in zip(chosen.items(), walk_results, strict=True):
         scan_pass.report.files_seen += seen
-        observations.extend(walked)
-        changed = []
-        for obs in walked:
-            prev = seen_files.get(obs.path)
-            if obs.stat_error is not None:
-                changed.append(obs)
-            elif prev is not None and prev[2] == obs.stat:
-                # Unchanged: look again only when time (or the settings) may have moved its verdict.
-                if reevaluate_all or (prev[3] is not None and prev[3] <= now_ts):
-                    recheck.append(prev[0])
-            else:
-                changed.append(obs)
+        changed: list[Observation] = []
+        with gc_paused():
+            for path, stat_key, error in walked:
+                seen_paths.add(path)
+                prev = seen_files.get(path)
+                if error is None and prev is not None and prev[2] == stat_key:
+                    # Unchanged: look again only when time (or the settings) may have moved its verdict.
+                    if reevaluate_all or (prev[3] is not None and prev[3] <= now_ts):
+                        recheck.append(prev[0])
+                else:
+                    changed.append(Observation(source, path, stat_key, stat_error=error))
         if changed:
             ids = [seen_files[o.path][0] for o in changed if o.path in seen_files]
             known, states = await transcripts_store.refresh(store, ids, now) if ids else ({}, {})
@@ -189,7 +189,7 @@ async def scan(
             for parsed in await asyncio.to_thread(_parse, adapter, to_parse, known, states):
                 scan_pass.observe_changed(parsed)
     await scan_pass.recheck(recheck)
-    scan_pass.mark_gone({o.path for o in observations}, {str(s) for s in sources})
+    scan_pass.mark_gone(seen_paths, {str(s) for s in sources})
     await scan_pass.persist(on_memory_reads)
 
     report = scan_pass.report

@@ -4,7 +4,7 @@ Loading (TOML file, environment overrides, error reporting) lives in ``daemon/co
 module only says what the keys are, what they mean and what values are valid, so pipeline steps
 can take the section they need without importing the daemon.
 
-Path defaults follow the XDG base directories (via platformdirs on other platforms) and are
+Path defaults follow the XDG base directories (the same layout on Linux and macOS) and are
 resolved once, when the settings object is built, from the environment it is given.
 """
 

@@ -112,19 +112,22 @@ def summarize(
     window_start = now - timedelta(days=window_days)
     uses = [u for u in uses if u.used_at >= window_start]
     sessions = [s for s in sessions if s.last_activity is not None and s.last_activity >= window_start]
-    resolved = {s.id: scope_for(s.project) for s in sessions}
-    scopes = sorted(set(index.first_published) | {u.scope for u in uses})
+    # Grouped once (a scope per distinct project, not per session): `memd status` runs this on
+    # every session of the window.
+    scope_of = {project: scope_for(project) for project in {s.project for s in sessions}}
+    sessions_of: dict[str, list[SessionRow]] = {}
+    for s in sessions:
+        sessions_of.setdefault(scope_of[s.project], []).append(s)
+    uses_of: dict[str, list[UseRow]] = {}
+    for u in uses:
+        uses_of.setdefault(u.scope, []).append(u)
+    scopes = sorted(set(index.first_published) | set(uses_of))
     summary = []
     for scope in scopes:
         since = max(window_start, index.first_published.get(scope, window_start))
-        in_scope = {
-            s.id
-            for s in sessions
-            if s.last_activity is not None
-            and s.last_activity >= since
-            and (scope == GLOBAL or resolved[s.id] == scope)
-        }
-        scope_uses = [u for u in uses if u.scope == scope and u.used_at >= since]
+        candidates = sessions if scope == GLOBAL else sessions_of.get(scope, [])
+        in_scope = {s.id for s in candidates if s.last_activity is not None and s.last_activity >= since}
+        scope_uses = [u for u in uses_of.get(scope, []) if u.used_at >= since]
         reading = {
             u.transcript_id for u in scope_uses if u.file not in NOT_TOPICS and u.transcript_id is not None
         }

@@ -11,6 +11,7 @@ import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import structlog
@@ -74,12 +75,8 @@ async def publish_all(
     """Publish every scope to every enabled target (``dry_run``: plan only, write nothing)."""
     started = clock.now()
     if not settings.paths.memory_dir.is_dir():
-        # Never read a missing (unmounted, misconfigured) repository as "every scope is gone".
-        reason = (
-            f"the memory directory {settings.paths.memory_dir} does not exist; nothing published or withdrawn"
-        )
-        log.warning("publish_no_memory_dir", memory_dir=str(settings.paths.memory_dir))
-        return PublishReport(dry_run, started, clock.now(), (TargetResult("*", "*", "", "failed", reason),))
+        outcome, reason = await _no_memory_dir(store, settings.paths.memory_dir)
+        return PublishReport(dry_run, started, clock.now(), (TargetResult("*", "*", "", outcome, reason),))
     previous: dict[tuple[str, str], Publication] = {}
     projects: dict[str, str] = {}
     activity: dict[str, datetime] = {}
@@ -127,6 +124,28 @@ async def publish_all(
         republished=len(report.outside_changes),
     )
     return report
+
+
+async def _no_memory_dir(store: Store, memory_dir: Path) -> tuple[str, str]:
+    """The outcome of a publish without a memory directory: (outcome, reason).
+
+    Before the first consolidation there is no directory and nothing to publish: skipped. Once memd
+    has published from it, a missing directory is unmounted or misconfigured: failed. Either way it
+    is never read as "every scope is gone", so nothing is withdrawn.
+    """
+    try:
+        published_before = bool(await load_publications(store))
+    except Exception as exc:
+        log.warning("publish_store_unreadable", error=short_error(exc))
+        published_before = False
+    if not published_before:
+        log.info("publish_nothing_consolidated", memory_dir=str(memory_dir))
+        return "skipped", f"nothing consolidated yet: {memory_dir} does not exist"
+    log.warning("publish_no_memory_dir", memory_dir=str(memory_dir))
+    return "failed", (
+        f"the memory directory {memory_dir} does not exist, though memd published from it before "
+        "(unmounted or moved?); nothing published or withdrawn"
+    )
 
 
 def _result(
@@ -198,6 +217,10 @@ async def _record(
             when = now if applied or when is None else when
         elif result.outcome == "failed":
             sha = None
+        republished_at = prev.republished_at if prev else None
+        republish_reason = prev.republish_reason if prev else None
+        if result.outcome == "republished":
+            republished_at, republish_reason = now, result.reason
         rows[(plan.target, plan.scope)] = Publication(
             target=plan.target,
             scope=plan.scope,
@@ -206,6 +229,8 @@ async def _record(
             published_at=when,
             outcome=result.outcome,
             reason=result.reason,
+            republished_at=republished_at,
+            republish_reason=republish_reason,
         )
     await save_publications(store, rows.values())
     await kv.put(store, INDEX_KEY, await _usage_index(store, plans, results, scopes, ctx, now), now=now)

@@ -23,6 +23,9 @@ class Publication:
     published_at: datetime | None
     outcome: str
     reason: str | None
+    republished_at: datetime | None = None
+    """When memd last published again after someone else changed what it had published there."""
+    republish_reason: str | None = None
 
 
 async def load_publications(store: Store) -> list[Publication]:
@@ -39,6 +42,8 @@ async def load_publications(store: Store) -> list[Publication]:
             published_at=r.published_at,
             outcome=r.outcome,
             reason=r.reason,
+            republished_at=r.republished_at,
+            republish_reason=r.republish_reason,
         )
         for r in rows
     ]
@@ -57,6 +62,8 @@ async def save_publications(store: Store, rows: Iterable[Publication]) -> None:
                 "published_at": row.published_at,
                 "outcome": row.outcome,
                 "reason": row.reason,
+                "republished_at": row.republished_at,
+                "republish_reason": row.republish_reason,
             }
             stmt = insert(publications).values(**values)
             stmt = stmt.on_conflict_do_update(

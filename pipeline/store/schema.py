@@ -250,6 +250,10 @@ publications = Table(
     Column("published_at", UTCDateTime),
     Column("outcome", String(32), nullable=False),
     Column("reason", Text),
+    # The last time memd published again because someone else (Codex's own consolidation, a user)
+    # changed what memd had published there, and what was noticed; kept across later publishes.
+    Column("republished_at", UTCDateTime),
+    Column("republish_reason", Text),
 )
 
 # When a later session read a published memory.

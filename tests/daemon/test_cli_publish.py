@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -81,3 +82,16 @@ def test_publish_dry_run_then_publish(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "App digest." in (project / "AGENTS.md").read_text()
     assert "changed 2, failed 0" in result.stdout
+
+
+def test_publish_before_the_first_consolidation_is_skipped_and_exits_0(tmp_path: Path) -> None:
+    config, _project = _setup(tmp_path)
+    shutil.rmtree(tmp_path / "memory")
+    runner = CliRunner()
+    result = runner.invoke(cli, ["--config", str(config), "publish"])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.strip() == f"skipped: nothing consolidated yet: {tmp_path / 'memory'} does not exist"
+    result = runner.invoke(cli, ["--config", str(config), "publish", "--json"])
+    assert result.exit_code == 0, result.output
+    (only,) = json.loads(result.stdout)["results"]
+    assert (only["target"], only["outcome"]) == ("*", "skipped")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -11,10 +12,16 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy import insert
 
 from daemon.config import load_settings
+from daemon.cycle import run_step
 from daemon.status_config import load_status_settings
-from pipeline.store import heartbeats, open_store
+from pipeline.clock import FakeClock
+from pipeline.publish.run import publish_all
+from pipeline.store import heartbeats, kv, open_store
+from pipeline.store.schema import publications
+from tests.daemon.test_status_read import populate_usage
 
 
 def memd_env(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -173,3 +180,76 @@ def test_the_lean_loader_gives_up_on_what_it_cannot_judge(tmp_path: Path, file_t
     config = tmp_path / "config.toml"
     config.write_text(file_text)
     assert load_status_settings(config, env={"HOME": str(tmp_path)}) is None
+
+
+async def test_status_shows_publish_targets_republishes_and_memory_use(tmp_path: Path) -> None:
+    env = memd_env(tmp_path)
+    await beat(env, age=timedelta(seconds=3), pid=os.getpid())
+    settings = load_settings(None, env=env).settings
+    store = await open_store(settings.paths.state_db)
+    clock = FakeClock(datetime.now(UTC))
+    try:
+        shop = await populate_usage(store, clock)
+        async with store.write() as conn:
+            await conn.execute(
+                insert(publications).values(
+                    target="codex",
+                    scope="global",
+                    path="/h/.codex/memories",
+                    outcome="unchanged",
+                    published_at=clock.now() - timedelta(hours=2),
+                    republished_at=clock.now() - timedelta(hours=2),
+                    republish_reason="memd's files there were changed by someone else since the last publish",
+                )
+            )
+    finally:
+        await store.close()
+
+    done = status(env, "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    (target,) = report["publish"]["targets"]
+    assert (
+        target["republish_reason"] == "memd's files there were changed by someone else since the last publish"
+    )
+    by_scope = {s["scope"]: s for s in report["usage"]["scopes"]}
+    assert (by_scope[shop]["hit_rate"], by_scope[shop]["uses"]) == (0.333, 4)
+
+    human = status(env)
+    assert human.returncode == 0, human.stderr
+    rows = [re.split(r"\s{2,}", line.strip()) for line in human.stdout.splitlines()]
+    at = (clock.now() - timedelta(hours=2)).strftime("%Y-%m-%d %H:%MZ")
+    assert ["target", "scope", "outcome", "last published", "republished (outside change)", "reason"] in rows
+    assert ["codex", "global", "unchanged", at, at] in rows  # the reason column is empty
+    assert "memory use (last 30 days)" in human.stdout
+    # scope, hit rate, sessions using, given, topics read, uses, last use, memories used
+    shop_row = next(row for row in rows if row[0] == shop)
+    assert shop_row[1:6] == ["33%", "1 of 3", "2", "2 of 2", "4"]
+    assert shop_row[7] == "2 of 3 (3 uses)"
+
+
+async def test_status_stays_healthy_before_the_first_consolidation(tmp_path: Path) -> None:
+    env = memd_env(tmp_path)
+    await beat(env, age=timedelta(seconds=3), pid=os.getpid())
+    settings = load_settings(None, env=env).settings
+    assert not settings.paths.memory_dir.exists()
+    store = await open_store(settings.paths.state_db)
+    clock = FakeClock(datetime.now(UTC))
+    try:
+
+        async def publish(*, dry_run: bool) -> object:
+            return await publish_all(store, settings, clock, dry_run=dry_run)
+
+        step = await run_step("publish", publish, clock=clock, dry_run=False)  # as the daemon runs it
+        await kv.put(store, step.record_key, step.to_json(), now=clock.now())
+    finally:
+        await store.close()
+
+    done = status(env)
+    assert done.returncode == 0, done.stderr
+    line = next(line for line in done.stdout.splitlines() if line.startswith("publish "))
+    assert line.endswith(f"skipped: nothing consolidated yet: {settings.paths.memory_dir} does not exist")
+    assert "memory use: nothing published yet" in done.stdout
+    report = json.loads(status(env, "--json").stdout)
+    assert report["healthy"] is True
+    assert report["publish"]["last_run"]["whole_run"]["outcome"] == "skipped"

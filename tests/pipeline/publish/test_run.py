@@ -175,11 +175,59 @@ async def test_a_missing_memory_dir_withdraws_nothing(env: Env, store: Store, cl
     published = {p.name: p.read_bytes() for p in folder.iterdir()}
     env.memory_dir.rename(env.tmp / "unmounted")
     report = await publish_all(store, settings, clock)
+    # memd published from it before: a vanished directory is unmounted or moved, a real failure.
     (result,) = report.failed
     assert result.reason is not None
-    assert "does not exist" in result.reason
+    assert f"{env.memory_dir} does not exist, though memd published from it before" in result.reason
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == published
     assert {r.outcome for r in await load_publications(store)} == {"published"}
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+async def test_before_the_first_consolidation_publishing_is_skipped_not_failed(
+    env: Env, store: Store, clock: FakeClock, dry_run: bool
+) -> None:
+    env.memory_dir.rmdir()  # nothing consolidated yet: phase 2 has not created the repository
+    report = await publish_all(store, env.settings(), clock, dry_run=dry_run)
+    assert [(r.target, r.outcome, r.reason) for r in report.results] == [
+        ("*", "skipped", f"nothing consolidated yet: {env.memory_dir} does not exist")
+    ]
+    assert report.failed == []
+    assert list(env.claude_home.iterdir()) == []
+    assert await load_publications(store) == []
+    assert await kv.get(store, INDEX_KEY) is None
+
+
+async def test_a_republish_after_an_outside_change_is_remembered_across_later_publishes(
+    env: Env, store: Store, clock: FakeClock
+) -> None:
+    project = env.project("app")
+    scope = await add_scope(store, str(project), clock.now())
+    write_scope(env.memory_dir, scope, summary="Digest.", topics={"a.md": topic_text("A")})
+    settings = env.settings(gemini=False)
+    await publish_all(store, settings, clock)
+    (row,) = await load_publications(store)
+    assert (row.republished_at, row.republish_reason) == (None, None)
+
+    topic = memory_folder(env.claude_home, str(project)) / "memd-a.md"
+    ours = topic.read_bytes()
+    topic.write_text("someone else's words\n")  # an agent's own consolidation rewrote memd's file
+    clock.advance(60)
+    changed_at = clock.now()
+    (result,) = (await publish_all(store, settings, clock)).results
+    assert result.outcome == "republished"
+    assert topic.read_bytes() == ours
+    (row,) = await load_publications(store)
+    assert (row.outcome, row.published_at, row.republished_at) == ("republished", changed_at, changed_at)
+    assert row.republish_reason is not None
+    assert "changed by someone else" in row.republish_reason
+
+    clock.advance(3600)
+    (result,) = (await publish_all(store, settings, clock)).results
+    assert result.outcome == "unchanged"
+    (row,) = await load_publications(store)
+    assert (row.outcome, row.published_at, row.republished_at) == ("unchanged", changed_at, changed_at)
+    assert row.republish_reason is not None
 
 
 async def test_withdrawing_after_a_failure_touches_nothing(
