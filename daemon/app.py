@@ -176,7 +176,9 @@ def pipeline_steps(env: StepEnv, *, clock: Clock, environ: Mapping[str, str]) ->
         from pipeline.publish.usage import record_memory_uses
         from pipeline.scanner import scan
 
-        report = await scan(store, settings(), clock, on_memory_reads=record_memory_uses)
+        report = await scan(
+            store, settings(), clock, on_memory_reads=record_memory_uses, collect_sessions=False
+        )
         return summarize_scan(report)
 
     async def extract(*, dry_run: bool) -> object:

@@ -15,6 +15,10 @@ if TYPE_CHECKING:
     from pipeline.store.transcripts import SessionRecord
 
 
+TABLE_LIMIT = 50
+NOTABLE = ("eligible", "failed", "unreadable")
+
+
 @click.command("scan")
 @click.option("--all", "show_all", is_flag=True, help="Table every session, not only the notable ones.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON array, one object per session.")
@@ -25,7 +29,7 @@ def scan_command(ctx: CliContext, show_all: bool, as_json: bool) -> None:
     ctx.configure_logging()
     import asyncio
 
-    report = asyncio.run(_scan(settings))
+    report = asyncio.run(_scan(settings, collect_sessions=show_all or as_json))
     if as_json:
         from pipeline.scanner import sessions_as_json
 
@@ -34,7 +38,7 @@ def scan_command(ctx: CliContext, show_all: bool, as_json: bool) -> None:
     _print(report, show_all)
 
 
-async def _scan(settings: Settings) -> ScanReport:
+async def _scan(settings: Settings, *, collect_sessions: bool) -> ScanReport:
     from pipeline.clock import SystemClock
     from pipeline.publish.usage import record_memory_uses
     from pipeline.scanner import scan
@@ -42,7 +46,14 @@ async def _scan(settings: Settings) -> ScanReport:
 
     store = await open_store(settings.paths.state_db)
     try:
-        return await scan(store, settings, SystemClock(), on_memory_reads=record_memory_uses)
+        return await scan(
+            store,
+            settings,
+            SystemClock(),
+            on_memory_reads=record_memory_uses,
+            collect_sessions=collect_sessions,
+            notable_limit=TABLE_LIMIT,
+        )
     finally:
         await store.close()
 
@@ -73,7 +84,7 @@ def _print(report: ScanReport, show_all: bool) -> None:
     for source, by_state in counts.items():
         summary.add_row(source, *(str(by_state.get(state, 0)) for state in states))
     console.print(summary)
-    rows: list[SessionRecord] = report.sessions if show_all else report.notable()
+    rows: list[SessionRecord] = report.sessions if show_all else report.notable()[:TABLE_LIMIT]
     if not rows:
         console.print("No session is eligible, failed or changed in this scan (--all lists every session).")
     else:
@@ -91,6 +102,13 @@ def _print(report: ScanReport, show_all: bool) -> None:
                 s.reason or "",
             )
         console.print(table)
+        notable_total = sum(
+            n for by_state in report.counts().values() for state, n in by_state.items() if state in NOTABLE
+        )
+        if not show_all and notable_total > len(rows):
+            console.print(
+                f"(the {len(rows)} most recent shown; `memd scan --all` or `--json` lists every session)"
+            )
     nxt = report.next_idle()
     if nxt is not None and nxt.eligible_at is not None:
         console.print(

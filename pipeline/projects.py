@@ -2,7 +2,9 @@
 
 A working directory resolves through ``git rev-parse --git-common-dir``, so a linked worktree or a
 subfolder joins its main repository; a directory outside git is its own project; a directory that
-no longer exists keeps the project recorded when it was seen.
+no longer exists keeps the project recorded when it was seen. Git runs through
+``pipeline.repo.git_env.git_stdout``: the hardened configuration (no fsmonitor, no hooks, no user or
+system config) of every git call memd makes.
 """
 
 from __future__ import annotations
@@ -10,40 +12,16 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import subprocess
 from pathlib import Path
+
+from pipeline.repo.git_env import git_stdout
 
 GLOBAL_SCOPE = "global"
 GIT_TIMEOUT_S = 5.0
-_GIT_ENV_KEEP = ("PATH", "LANG", "SYSTEMROOT")
-_GIT_SAFE_ARGS = ("-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
-
-
-def _git_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k in _GIT_ENV_KEEP}
-    env.update(
-        {"LC_ALL": "C", "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1"}
-    )
-    return env
 
 
 def _git(cwd: Path, *args: str) -> str | None:
-    try:
-        done = subprocess.run(
-            ["git", *_GIT_SAFE_ARGS, *args],
-            cwd=cwd,
-            env=_git_env(),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=GIT_TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    if done.returncode != 0:
-        return None
-    return done.stdout.strip() or None
+    return git_stdout(cwd, *args, timeout_s=GIT_TIMEOUT_S)
 
 
 def git_project_root(directory: Path) -> Path | None:

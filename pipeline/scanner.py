@@ -16,7 +16,6 @@ import json
 import os
 import stat as stat_mod
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -46,6 +45,7 @@ IGNORE_FILE = ".memd-ignore"
 SETTINGS_KEY = "scan.settings_hash"
 LAST_SCAN_KEY = "scan.last"
 
+NOTABLE_STATES = (ELIGIBLE, FAILED, UNREADABLE)
 MemoryReadHook = Callable[[Store, int, Transcript, datetime], Any]
 
 
@@ -63,31 +63,28 @@ class Observation:
 @dataclass
 class ScanReport:
     sessions: list[SessionRecord]
+    """Every session; filled only when the scan was asked to ``collect_sessions``."""
     changed_paths: set[str] = field(default_factory=set)
     files_seen: int = 0
     files_parsed: int = 0
     bytes_parsed: int = 0
     duration_s: float = 0.0
     enqueued: int = 0
+    by_source: dict[str, dict[str, int]] = field(default_factory=dict)
+    notable_sessions: list[SessionRecord] = field(default_factory=list)
+    next_idle_session: SessionRecord | None = None
 
     def counts(self) -> dict[str, dict[str, int]]:
         """Sessions by source, then by state."""
-        out: dict[str, Counter[str]] = {}
-        for s in self.sessions:
-            out.setdefault(s.source, Counter())[s.state] += 1
-        return {source: dict(sorted(c.items())) for source, c in sorted(out.items())}
+        return self.by_source
 
     def notable(self) -> list[SessionRecord]:
         """What `memd scan` tables by default: eligible, failed, unreadable or changed in this scan."""
-        return [
-            s
-            for s in self.sessions
-            if s.state in {ELIGIBLE, FAILED, UNREADABLE} or s.path in self.changed_paths
-        ]
+        return self.notable_sessions
 
     def next_idle(self) -> SessionRecord | None:
-        active = [s for s in self.sessions if s.eligible_at is not None and s.state == "active"]
-        return min(active, key=lambda s: s.eligible_at or datetime.max.replace(tzinfo=UTC), default=None)
+        """The active session that will be idle first."""
+        return self.next_idle_session
 
 
 def _settings_hash(settings: MemoriesSettings) -> str:
@@ -147,8 +144,12 @@ async def scan(
     adapters: Mapping[SourceName, SourceAdapter] | None = None,
     on_memory_reads: MemoryReadHook | None = None,
     collect_sessions: bool = True,
+    notable_limit: int = 0,
 ) -> ScanReport:
-    """Scan every enabled source root, record what was found, and enqueue what is ready."""
+    """Scan every enabled source root, record what was found, and enqueue what is ready.
+
+    ``collect_sessions`` also loads every session into the report; ``notable_limit`` loads up to
+    that many of the eligible, failed, unreadable or just changed ones (what `memd scan` tables)."""
     started = time.perf_counter()
     sources = {cast(SourceName, name): cfg.root for name, cfg in settings.sources.enabled().items()}
     chosen = {source: (adapters or {}).get(source) or adapter_for(source) for source in sources}
@@ -197,6 +198,12 @@ async def scan(
         await _save_index(store, index_file)
     if reevaluate_all:
         await kv.put(store, SETTINGS_KEY, settings_hash, now=scan_pass.now)
+    report.by_source = await transcripts_store.state_counts(store)
+    report.next_idle_session = await transcripts_store.next_idle(store)
+    if notable_limit:
+        report.notable_sessions = await transcripts_store.sessions(
+            store, states=NOTABLE_STATES, paths=report.changed_paths, limit=notable_limit
+        )
     if collect_sessions:
         report.sessions = await transcripts_store.sessions(store)
     report.duration_s = time.perf_counter() - started

@@ -35,6 +35,9 @@ HOMES = {
     "apscheduler": ("daemon/schedule.py",),
     "watchfiles": ("daemon/watch.py",),
     "ahocorasick_rs": ("pipeline/redaction/",),
+    # git runs only under pipeline/repo (hardened, see pipeline/repo/git_env.py); the service
+    # manager (systemctl, launchctl) only from `memd service`.
+    "subprocess": ("pipeline/repo/", "daemon/cli_service.py"),
 }
 
 

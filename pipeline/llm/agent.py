@@ -5,13 +5,15 @@ tool runner (``thread=False``: every request is self-contained, nothing is kept 
 until it stops, the turn limit is reached or the token budget is spent. ``run`` can be called
 again with findings to repair: the conversation, kept here, goes on where it stopped.
 
-Errors from the API come back as memd's (``LLMUnavailable`` / ``LLMRejected`` ...); every turn's
-usage goes to ``on_usage`` (the ``llm_calls`` ledger) as it happens, so spend is recorded even
-when the run later fails.
+Errors from the API come back as memd's (``LLMUnavailable`` / ``LLMRejected`` ...), jittered with
+``rng``, after ``on_error`` saw them (the ledger, and the gate for a 429/529); every turn's usage
+goes to ``on_usage`` (the ``llm_calls`` ledger) as it happens, so spend is recorded even when the
+run later fails.
 """
 
 from __future__ import annotations
 
+import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -20,6 +22,7 @@ import anthropic
 import structlog
 
 from pipeline.clock import Clock
+from pipeline.errors import LLMError
 from pipeline.llm.backoff import translate
 from pipeline.llm.client import usage_of
 from pipeline.llm.memory_tool import ConfinedMemoryTool
@@ -32,6 +35,7 @@ MAX_OUTPUT_TOKENS = 12_000
 StopKind = Literal["done", "turn_limit", "token_budget"]
 UsageHook = Callable[[Usage, str], Awaitable[None]]
 TurnHook = Callable[[int], Awaitable[None]]
+ErrorHook = Callable[[LLMError], Awaitable[None]]
 
 
 @dataclass
@@ -56,6 +60,8 @@ class MemoryAgent:
     request_timeout_s: float
     on_usage: UsageHook | None = None
     on_turn: TurnHook | None = None
+    on_error: ErrorHook | None = None
+    rng: random.Random | None = None
     max_output_tokens: int = MAX_OUTPUT_TOKENS
     history: list[Any] = field(default_factory=list)
     """The conversation so far (message params; assistant turns as the SDK's own blocks)."""
@@ -118,7 +124,10 @@ class MemoryAgent:
                     log.warning("agent_token_budget_spent", turns=self.turns, tokens=self.usage.total_tokens)
                     return AgentOutcome("token_budget", self.turns, final_text)
         except anthropic.APIError as exc:
-            raise translate(exc, now=self.clock.now(), max_backoff_s=self.max_backoff_s) from None
+            err = translate(exc, now=self.clock.now(), max_backoff_s=self.max_backoff_s, rng=self.rng)
+            if self.on_error is not None:
+                await self.on_error(err)
+            raise err from None
         finally:
             await runner.close()
         if stop_reason in ("tool_use", "pause_turn") and used >= limit:

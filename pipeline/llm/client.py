@@ -127,10 +127,21 @@ class LLMClient:
     async def _fail(
         self, exc: anthropic.APIError, *, attempt: int, phase: str, model: str, job_key: str | None
     ) -> LLMError:
-        now = self.clock.now()
         err = translate(
-            exc, now=now, attempt=attempt, max_backoff_s=self.settings.llm.max_backoff_s, rng=self.rng
+            exc,
+            now=self.clock.now(),
+            attempt=attempt,
+            max_backoff_s=self.settings.llm.max_backoff_s,
+            rng=self.rng,
         )
+        await self.record_failure(err, phase=phase, model=model, job_key=job_key)
+        return err
+
+    async def record_failure(self, err: LLMError, *, phase: str, model: str, job_key: str | None) -> None:
+        """A failed call in the ledger; a retryable one (429, 529, 5xx, timeout) also closes the gate
+        until its ``not_before``, so no new call of any phase starts before then. Callers that reach the
+        API through the SDK's own helpers (phase 2's tool runner) report their failures here too."""
+        now = self.clock.now()
         outcome = type(err).__name__
         await calls.record(
             self.store, calls.CallRecord(at=now, phase=phase, model=model, outcome=outcome, job_key=job_key)
@@ -144,7 +155,6 @@ class LLMClient:
             error=outcome,
             status=getattr(err, "status", None),
         )
-        return err
 
     async def record_usage(
         self,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import structlog
 
-from pipeline.errors import ConsolidationFailed
+from pipeline.errors import ConsolidationFailed, LLMError
 from pipeline.llm.pricing import Usage
 from pipeline.phase2 import workspace
 from pipeline.phase2.context import Phase2Context, RunResult
@@ -37,6 +37,9 @@ async def run_agent(
             usage, model=used_model, phase="phase2", job_key=plan.scope, prompt_hash=prompts.hash
         )
 
+    async def on_error(err: LLMError) -> None:
+        await ctx.llm.record_failure(err, phase="phase2", model=model, job_key=plan.scope)
+
     tool = ConfinedMemoryTool(ws.scope_dir, max_bytes_for=caps.max_bytes_for, read_only=is_input_path)
     agent = MemoryAgent(
         sdk=ctx.llm.sdk,
@@ -50,6 +53,8 @@ async def run_agent(
         request_timeout_s=settings.llm.request_timeout_s,
         on_usage=on_usage,
         on_turn=lease.check,
+        on_error=on_error,
+        rng=ctx.llm.rng,
     )
     forgotten = await db.forgotten_sessions(ctx.store, plan.scope)
     today = ctx.clock.now().date()

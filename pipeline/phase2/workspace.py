@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -85,11 +86,13 @@ def cap_diff(text: str, max_bytes: int = DIFF_MAX_BYTES) -> str:
     )
 
 
+_FENCE_TAG = re.compile(r"<(\s*/?\s*)workspace_diff\b", re.IGNORECASE)
+
+
 def fence(text: str) -> str:
-    """Keep data from closing the prompt's fence."""
-    return text.replace("<workspace_diff>", "<workspace-diff>").replace(
-        "</workspace_diff>", "</workspace-diff>"
-    )
+    """Keep data from closing (or opening) the prompt's fence, whatever its case or spacing:
+    ``</workspace_diff>`` -> ``</workspace-diff>``."""
+    return _FENCE_TAG.sub(lambda m: f"<{m.group(1)}workspace-diff", text)
 
 
 def _real_scope_dir(top: Path, scope: str) -> tuple[Path, list[str]]:

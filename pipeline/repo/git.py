@@ -1,4 +1,5 @@
-"""The one place memd runs git: a subprocess with a hardened environment and configuration.
+"""The one place memd runs git on the memory repository: a subprocess with a hardened environment and
+configuration (``pipeline.repo.git_env``, shared with the synchronous project probe).
 
 Every call runs ``git`` with no user or system configuration, no hooks, no fsmonitor, no pager,
 no prompts and no GPG signing, so nothing in a repository's ``.git/config`` (which a misbehaving
@@ -9,7 +10,6 @@ a failure raises ``MemoryRepoError`` carrying git's stderr.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,66 +17,14 @@ from pathlib import Path
 import structlog
 
 from pipeline.errors import MemoryRepoError
+from pipeline.repo.git_env import SAFE_CONFIG, safe_args, safe_env
+
+__all__ = ["SAFE_CONFIG", "GitResult", "run_git", "safe_args", "safe_env"]
 
 log = structlog.get_logger(__name__)
 
 GIT_TIMEOUT_S = 60.0
 MAX_STDERR_CHARS = 2_000
-
-SAFE_CONFIG: tuple[tuple[str, str], ...] = (
-    ("core.hooksPath", "/dev/null"),
-    ("core.fsmonitor", "false"),
-    ("core.untrackedCache", "false"),
-    ("core.autocrlf", "false"),
-    ("core.pager", "cat"),
-    ("core.editor", "true"),
-    ("core.askPass", ""),
-    ("core.sshCommand", "false"),
-    ("core.quotePath", "false"),
-    ("commit.gpgSign", "false"),
-    ("tag.gpgSign", "false"),
-    ("gc.auto", "0"),
-    ("maintenance.auto", "false"),
-    ("merge.renames", "true"),
-    ("protocol.allow", "never"),
-    ("protocol.file.allow", "always"),
-    ("init.defaultBranch", "main"),
-    ("user.name", "memd"),
-    ("user.email", "memd@localhost"),
-)
-
-
-def safe_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The whole environment git sees: nothing inherited but PATH."""
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": "/nonexistent",
-        "LC_ALL": "C",
-        "LANG": "C",
-        "TZ": "UTC",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": "/dev/null",
-        "GIT_TERMINAL_PROMPT": "0",
-        "GIT_OPTIONAL_LOCKS": "0",
-        "GIT_PAGER": "cat",
-        "GIT_EDITOR": "true",
-        "GIT_ASKPASS": "",
-        "SSH_ASKPASS": "",
-        "GIT_AUTHOR_NAME": "memd",
-        "GIT_AUTHOR_EMAIL": "memd@localhost",
-        "GIT_COMMITTER_NAME": "memd",
-        "GIT_COMMITTER_EMAIL": "memd@localhost",
-    }
-    if extra:
-        env.update(extra)
-    return env
-
-
-def safe_args() -> list[str]:
-    args: list[str] = []
-    for key, value in SAFE_CONFIG:
-        args += ["-c", f"{key}={value}"]
-    return args
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -221,8 +222,8 @@ async def apply_scan(store: Store, rows: list[dict[str, Any]], *, now: datetime)
     return new_ids
 
 
-async def sessions(store: Store) -> list[SessionRecord]:
-    stmt = select(
+def _session_stmt() -> Any:
+    return select(
         t.c.id,
         t.c.source,
         t.c.path,
@@ -235,23 +236,69 @@ async def sessions(store: Store) -> list[SessionRecord]:
         t.c.state,
         t.c.reason,
         t.c.eligible_at,
-    ).order_by(t.c.last_activity.desc(), t.c.id)
+    )
+
+
+async def sessions(
+    store: Store,
+    *,
+    states: Iterable[str] | None = None,
+    paths: Iterable[str] | None = None,
+    limit: int | None = None,
+) -> list[SessionRecord]:
+    """Sessions, most recently active first: all of them, or (up to ``limit``) those in ``states``
+    or at ``paths``."""
+    stmt = _session_stmt().order_by(t.c.last_activity.desc(), t.c.id)
+    rows: list[Any] = []
+    async with store.read() as conn:
+        if states is None and paths is None:
+            rows = list((await conn.execute(stmt)).all())
+        else:
+            wanted = list(paths or ())[: limit or None]
+            seen: set[int] = set()
+            batches = [stmt.where(t.c.state.in_(list(states or ()))).limit(limit)]
+            batches += [stmt.where(t.c.path.in_(wanted[i : i + 500])) for i in range(0, len(wanted), 500)]
+            for query in batches:
+                for row in (await conn.execute(query)).all():
+                    if row.id not in seen:
+                        seen.add(row.id)
+                        rows.append(row)
+            rows.sort(key=lambda r: (-(r.last_activity.timestamp() if r.last_activity else 0.0), r.id))
+            rows = rows[:limit] if limit else rows
+    return [_session_record(r) for r in rows]
+
+
+async def state_counts(store: Store) -> dict[str, dict[str, int]]:
+    """Sessions by source, then by state."""
+    stmt = select(t.c.source, t.c.state, func.count()).group_by(t.c.source, t.c.state)
     async with store.read() as conn:
         rows = (await conn.execute(stmt)).all()
-    return [
-        SessionRecord(
-            id=r.id,
-            source=r.source,
-            path=r.path,
-            session_id=r.session_id,
-            project=r.project,
-            user_messages=r.user_messages or 0,
-            last_activity=r.last_activity,
-            subagent=bool((r.flags or {}).get("subagent")),
-            external_context=tuple(r.external_context or ()),
-            state=r.state,
-            reason=r.reason,
-            eligible_at=r.eligible_at,
-        )
-        for r in rows
-    ]
+    out: dict[str, dict[str, int]] = {}
+    for source, state, n in sorted(rows):
+        out.setdefault(source, {})[state] = int(n)
+    return out
+
+
+async def next_idle(store: Store) -> SessionRecord | None:
+    """The active session whose idle time comes first."""
+    stmt = _session_stmt().where(t.c.state == ACTIVE, t.c.eligible_at.isnot(None)).order_by(t.c.eligible_at)
+    async with store.read() as conn:
+        row = (await conn.execute(stmt.limit(1))).first()
+    return None if row is None else _session_record(row)
+
+
+def _session_record(r: Any) -> SessionRecord:
+    return SessionRecord(
+        id=r.id,
+        source=r.source,
+        path=r.path,
+        session_id=r.session_id,
+        project=r.project,
+        user_messages=r.user_messages or 0,
+        last_activity=r.last_activity,
+        subagent=bool((r.flags or {}).get("subagent")),
+        external_context=tuple(r.external_context or ()),
+        state=r.state,
+        reason=r.reason,
+        eligible_at=r.eligible_at,
+    )

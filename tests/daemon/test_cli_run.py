@@ -2,18 +2,32 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import pty
+import re
+import select
 import signal
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
+from sqlalchemy import select as sql_select
 
+from daemon.config import load_settings
+from pipeline.clock import SystemClock
+from pipeline.llm.ratelimit import record_backoff
+from pipeline.store import kv, open_store
+from pipeline.store.schema import jobs as jobs_table
 from tests.daemon.memd_process import EXIT_TIMEOUT_S, Memd
+from tests.fakes.anthropic_api import FakeAnthropicAPI
+from tests.fakes.fixtures import FAKE_API_KEY
 
 
 @pytest.fixture
@@ -167,7 +181,8 @@ def test_dry_run_needs_once(memd_env: dict[str, str]) -> None:
     assert done.returncode == 2
 
 
-def test_run_once_dry_run_lists_what_it_would_extract_without_a_key(memd_env: dict[str, str]) -> None:
+def with_sessions(memd_env: dict[str, str]) -> dict[str, str]:
+    """The fixture Claude Code sessions under the source root, all of them idle and recent enough."""
     fixtures = Path(__file__).parents[1] / "fixtures" / "transcripts" / "claude_code" / "projects"
     root = Path(memd_env["MEMD_SOURCES__CLAUDE_CODE__ROOT"])
     for src in fixtures.rglob("*"):
@@ -175,15 +190,125 @@ def test_run_once_dry_run_lists_what_it_would_extract_without_a_key(memd_env: di
             dest = root / src.relative_to(fixtures)
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes(src.read_bytes())
-    env = {
+    return {
         **memd_env,
         "MEMD_MEMORIES__MIN_ROLLOUT_IDLE_HOURS": "0",
         "MEMD_MEMORIES__MAX_ROLLOUT_AGE_DAYS": "36500",
     }
-    done = _once(env, "run", "--once", "--dry-run")
+
+
+def test_run_once_dry_run_lists_what_it_would_extract_without_a_key(memd_env: dict[str, str]) -> None:
+    done = _once(with_sessions(memd_env), "run", "--once", "--dry-run")
     assert done.returncode == 0, done.stderr[-3000:]
     out = done.stdout
     assert "would extract" in out
     assert "0b5c7d7e-2f1a-4c3e-9d41-7a2b9e0c1f11" in out
+    assert "rendered tokens" in out
     assert "estimated cost usd" in out
-    assert out.strip().splitlines()[-1].startswith("dry run: scan ok, extract ok")
+    # ... and the scopes it would consolidate after extracting them, with tokens and cost.
+    assert "would consolidate" in out
+    scope_rows = [line for line in out.splitlines() if "projects/shop-" in line]
+    assert scope_rows
+    assert "after extracting 2 sessions" in scope_rows[0]
+    assert re.search(r"\b\d+\s+\S\s+0\.\d{4}\b", scope_rows[0])  # estimated tokens, then the cost
+    assert out.strip().splitlines()[-1].startswith("dry run: scan ok, extract ok, consolidate ok")
+
+
+def test_a_gated_run_once_records_the_gate_starts_nothing_and_exits_0(
+    memd_env: dict[str, str], fake_api: FakeAnthropicAPI
+) -> None:
+    env = {
+        **with_sessions(memd_env),
+        "ANTHROPIC_API_KEY": FAKE_API_KEY,
+        "MEMD_LLM__BASE_URL": fake_api.base_url,
+        "MEMD_LLM__BATCH": "off",
+    }
+    settings = load_settings(None, env=env).settings
+    now = SystemClock().now()
+    until = now + timedelta(days=1)  # a run that waited for the reset would outlive the test's timeout
+
+    async def close_the_gate() -> None:
+        store = await open_store(settings.paths.state_db)
+        try:
+            await record_backoff(store, until, "API unavailable (429): rate_limit_error", now=now)
+        finally:
+            await store.close()
+
+    asyncio.run(close_the_gate())
+    done = _once(env, "run", "--once")
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert fake_api.requests == []  # nothing new started: no message, no batch
+    [extract] = [line for line in done.stdout.splitlines() if line.startswith("extract ")]
+    assert "gated=True" in extract
+    assert "backing off" in extract
+
+    async def recorded() -> tuple[Any, Any, list[str]]:
+        store = await open_store(settings.paths.state_db)
+        try:
+            async with store.read() as conn:
+                states = [
+                    row[0]
+                    for row in await conn.execute(
+                        sql_select(jobs_table.c.state).where(jobs_table.c.kind == "extract")
+                    )
+                ]
+            return await kv.get(store, "phase1_last_run"), await kv.get(store, "run.extract"), states
+        finally:
+            await store.close()
+
+    last_run, step, job_states = asyncio.run(recorded())
+    assert last_run["gated"] is True
+    assert last_run["claimed"] == 0
+    assert last_run["gate_reset_at"] == until.isoformat()
+    assert step["outcome"] == "ok"
+    assert job_states == ["pending"] * 3  # the sessions wait for the reset, none failed
+
+
+def test_run_once_on_a_terminal_shows_progress(memd_env: dict[str, str]) -> None:
+    env = {**with_sessions(memd_env), "TERM": "xterm", "COLUMNS": "160"}
+    env.pop("NO_COLOR", None)
+    env.pop("FORCE_COLOR", None)
+    code, screen = run_on_a_terminal(env, "run", "--once", "--dry-run")
+    assert code == 0, screen[-3000:]
+    # A spinner names each step while it runs, then one line per step stays.
+    for step in ("scan", "extract", "consolidate", "publish"):
+        assert f"{step}..." in screen
+        assert re.search(rf"^{step}\s+ok\s+\d+\.\ds", screen, re.MULTILINE), step
+    assert "\x1b[?25l" in screen  # the cursor hidden while the spinner runs
+    assert "step_started" not in screen  # INFO logs do not drown the progress on a terminal
+    # Off a terminal: the same lines, no spinner.
+    plain = _once(with_sessions(memd_env), "run", "--once", "--dry-run").stdout
+    assert "scan..." not in plain
+    assert "\x1b[" not in plain
+
+
+def run_on_a_terminal(env: dict[str, str], *args: str) -> tuple[int, str]:
+    """Run memd with a pseudo-terminal as stdin, stdout and stderr; its exit status and what it drew."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "daemon", *args], stdin=slave, stdout=slave, stderr=slave, env=env
+    )
+    os.close(slave)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + EXIT_TIMEOUT_S * 3
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], deadline - time.monotonic())
+            if not ready:
+                break
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        code = proc.wait(timeout=EXIT_TIMEOUT_S)
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    screen = b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+    return code, re.sub(r"\x1b\[1A\x1b\[2K|\r\x1b\[2K|\r", "\n", screen)

@@ -86,3 +86,66 @@ def test_launchd_dry_run_shows_the_agent(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "<string>dev.memd.agent</string>" in done.stdout
     assert "launchctl bootstrap gui/" in done.stdout
+
+
+def fake_launchctl(bin_dir: Path, log: Path, *, running: bool) -> None:
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    script = bin_dir / "launchctl"
+    printed = (
+        "\\tstate = running\\n\\tpid = 88\\n"
+        if running
+        else "\\tstate = not running\\n\\tlast exit code = 1\\n"
+    )
+    script.write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" >> "{log}"\n'
+        'if [ "$1" = "bootout" ]; then exit 3; fi\n'  # not loaded yet: memd must not mind
+        f'if [ "$1" = "print" ]; then printf "gui/501/dev.memd.agent = {{\\n{printed}}}\\n"; fi\n'
+    )
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+
+
+def test_launchd_install_status_and_uninstall(tmp_path: Path) -> None:
+    import plistlib
+
+    log = tmp_path / "launchctl.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMD_", "XDG_"))}
+    env.update(
+        {"HOME": str(tmp_path / "home"), "PATH": f"{tmp_path / 'bin'}{os.pathsep}{env.get('PATH', '')}"}
+    )
+
+    def memd(*args: str, running: bool = True) -> subprocess.CompletedProcess[str]:
+        fake_launchctl(tmp_path / "bin", log, running=running)
+        return subprocess.run(
+            [sys.executable, "-m", "daemon", "service", *args, "--platform", "launchd"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    done = memd("install")
+    assert done.returncode == 0, done.stderr
+    plist = tmp_path / "home" / "Library" / "LaunchAgents" / "dev.memd.agent.plist"
+    agent = plistlib.loads(plist.read_bytes())
+    assert agent["Label"] == "dev.memd.agent"
+    assert agent["ProgramArguments"][:2] == [str(Path(sys.executable).parent / "memd"), "run"]
+    assert (tmp_path / "home" / "Library" / "Logs" / "memd").is_dir()
+    domain = f"gui/{os.getuid()}"
+    assert log.read_text().splitlines() == [
+        f"bootout {domain}/dev.memd.agent",
+        f"bootstrap {domain} {plist}",
+        f"enable {domain}/dev.memd.agent",
+    ]
+
+    status = memd("status")
+    assert status.returncode == 0, status.stdout
+    assert "state: running" in status.stdout
+    assert "pid: 88" in status.stdout
+    stopped = memd("status", running=False)
+    assert stopped.returncode == 1
+    assert "last exit code: 1" in stopped.stdout
+
+    assert memd("uninstall").returncode == 0
+    assert not plist.exists()
+    assert log.read_text().splitlines()[-1] == f"bootout {domain}/dev.memd.agent"

@@ -2,6 +2,9 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from pipeline.projects import GLOBAL_SCOPE, ProjectResolver, project_key, resolve_project, scope_for
 
@@ -66,3 +69,37 @@ def test_scope_keys_are_stable_readable_and_distinct() -> None:
     assert a != b
     assert a == scope_for("/home/u/work/app")
     assert project_key("/weird/na me!").startswith("na-me-")
+
+
+def test_git_runs_hardened_in_a_users_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pipeline.repo.git_env as git_env
+
+    repo = _repo(tmp_path / "app")
+    marker = tmp_path / "ran"
+    with (repo / ".git" / "config").open("a") as f:
+        f.write(f"[core]\n\tfsmonitor = touch {marker}\n\thooksPath = {repo / '.git' / 'hooks'}\n")
+    for hook in ("post-checkout", "post-index-change", "reference-transaction"):
+        (repo / ".git" / "hooks" / hook).write_text(f"#!/bin/sh\ntouch {marker}\n")
+        (repo / ".git" / "hooks" / hook).chmod(0o755)
+    # What the user's shell carries must not steer git elsewhere.
+    monkeypatch.setenv("GIT_DIR", str(tmp_path / "elsewhere"))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "user.gitconfig"))
+    seen: list[tuple[list[str], dict[str, str]]] = []
+    real_run = subprocess.run
+
+    def recording_run(argv: list[str], **kw: Any) -> Any:
+        seen.append((list(argv), dict(kw["env"])))
+        return real_run(argv, **kw)
+
+    monkeypatch.setattr(git_env.subprocess, "run", recording_run)
+
+    assert resolve_project(str(repo)) == str(repo.resolve())
+
+    assert seen
+    for argv, env in seen:
+        assert argv[0] == "git"
+        assert "core.fsmonitor=false" in argv
+        assert "core.hooksPath=/dev/null" in argv
+        assert env == git_env.safe_env()
+        assert "GIT_DIR" not in env
+    assert not marker.exists()

@@ -35,6 +35,22 @@ async def test_no_key_names_the_variable(tmp_path: Path, store: Store, clock: Fa
     assert "\n" not in str(err.value)
 
 
+async def test_the_key_comes_from_api_key_env_and_the_url_from_anthropic_base_url(
+    tmp_path: Path, store: Store, clock: FakeClock, fake_api: fa.FakeAnthropicAPI, llm_factory: Any
+) -> None:
+    settings = make_settings(tmp_path, llm={"base_url": None, "api_key_env": "MY_ANTHROPIC_KEY"})
+    env = {
+        "MY_ANTHROPIC_KEY": FAKE_API_KEY,
+        "ANTHROPIC_API_KEY": "not-this-one",
+        "ANTHROPIC_BASE_URL": fake_api.base_url,
+    }
+    fake_api.expected_key = FAKE_API_KEY
+    llm = llm_factory(settings, store, clock, env=env)
+    assert (await llm.create(PARAMS, phase="extract")).text == "ok"
+    [sent] = fake_api.message_requests()
+    assert sent.headers["authorization"] == f"Bearer {FAKE_API_KEY}"
+
+
 async def test_call_records_usage_cost_and_rate_limits(
     tmp_path: Path, store: Store, clock: FakeClock, fake_api: fa.FakeAnthropicAPI, llm_factory: Any
 ) -> None:

@@ -8,10 +8,13 @@ import threading
 from datetime import timedelta
 from typing import Any
 
+import pytest
+
+from pipeline.llm.ratelimit import gate_state
 from pipeline.phase2.run import run_phase2
 from pipeline.projects import scope_for
 from pipeline.store import consolidation as db
-from pipeline.store import leases
+from pipeline.store import leases, llm_calls
 from tests.fakes.anthropic_api import FakeResponse, ScriptedResponder, rate_limited
 from tests.pipeline.phase2.support import Env, mem, turn, write_memory
 
@@ -45,6 +48,81 @@ async def test_two_concurrent_runs_of_one_scope_run_once(env: Env) -> None:
     assert len(env.api.message_requests()) == 4
     assert len(await env.repo.log()) == 2
     assert await leases.holders(env.store) == []
+
+
+async def test_the_heartbeat_renews_the_lease_and_a_run_that_lost_it_commits_nothing(
+    env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipeline.errors import LeaseLost
+    from pipeline.phase2 import lease as lease_mod
+
+    await env.add_extract("sess-1")
+    await env.repo.ensure()
+    head = await env.repo.head()
+    name = f"consolidate:{SCOPE}"
+    monkeypatch.setattr(lease_mod, "HEARTBEAT_S", 0.01)
+    renewed, lost = asyncio.Event(), asyncio.Event()
+    real_renew = lease_mod.ScopeLease.renew
+
+    async def renew(self: lease_mod.ScopeLease) -> None:
+        try:
+            await real_renew(self)
+        except LeaseLost:
+            lost.set()
+            raise
+        renewed.set()
+
+    monkeypatch.setattr(lease_mod.ScopeLease, "renew", renew)
+    loop = asyncio.get_running_loop()
+    arrived = asyncio.Event()
+    release = threading.Event()
+    script = write_memory()
+
+    def held(body: dict[str, Any], headers: dict[str, str]) -> FakeResponse:
+        loop.call_soon_threadsafe(arrived.set)
+        release.wait(30)
+        return script[0]
+
+    env.api.responder = ScriptedResponder([held, *script[1:]])
+    run = asyncio.create_task(run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor))
+    try:
+        await asyncio.wait_for(arrived.wait(), 10)
+        started = env.clock.now()
+        env.clock.advance(timedelta(minutes=5))
+
+        async def beat_at_now() -> leases.Holder:
+            while True:
+                renewed.clear()
+                await renewed.wait()
+                [holder] = await leases.holders(env.store)
+                if holder.heartbeat_at == env.clock.now():
+                    return holder
+
+        holder = await asyncio.wait_for(beat_at_now(), 10)
+        assert holder.acquired_at == started
+        assert holder.expires_at == env.clock.now() + lease_mod.LEASE_TTL
+
+        # Another daemon takes the scope over while the model is still answering.
+        await leases.release(env.store, name, owner=holder.owner)
+        await leases.acquire(
+            env.store,
+            name,
+            owner="thief",
+            host="elsewhere",
+            pid=1,
+            now=env.clock.now(),
+            ttl=timedelta(minutes=10),
+        )
+        await asyncio.wait_for(lost.wait(), 10)
+    finally:
+        release.set()
+    report = await asyncio.wait_for(run, 30)
+    [scope] = report.scopes
+    assert scope.outcome == "failed"
+    assert "no longer held" in (scope.reason or "")
+    assert await env.repo.head() == head
+    assert [h.owner for h in await leases.holders(env.store)] == ["thief"]
+    assert not list((env.tmp_path / "state" / "phase2-scratch").iterdir())
 
 
 async def test_a_lease_held_elsewhere_is_respected_and_a_dead_holder_is_taken_over(env: Env) -> None:
@@ -112,7 +190,15 @@ async def test_a_rate_limit_fails_the_run_until_the_reset_and_changes_nothing(en
     state = await db.get_scope(env.store, SCOPE)
     assert state is not None
     assert state.retry_at is not None
-    assert timedelta(seconds=590) <= state.retry_at - env.clock.now() <= timedelta(seconds=700)
+    # retry-after 600 s, jittered upward by at most 20 %
+    assert timedelta(seconds=600) <= state.retry_at - env.clock.now() <= timedelta(seconds=720)
+    # The 429 closes the gate for every phase until then, and the failed call is in the ledger.
+    gate = await gate_state(env.store, env.settings, env.clock.now())
+    assert gate.gated
+    assert gate.reset_at == state.retry_at
+    assert "429" in (gate.reason or "")
+    [call] = await llm_calls.calls_for(env.store, SCOPE)
+    assert (call.phase, call.outcome) == ("phase2", "LLMUnavailable")
     again = await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
     assert [s.outcome for s in again.scopes] == ["skipped"]
     assert len(env.api.message_requests()) == 1
