@@ -181,7 +181,7 @@ async def scan(
                     changed.append(Observation(source, path, stat_key, stat_error=error))
         if changed:
             ids = [seen_files[o.path][0] for o in changed if o.path in seen_files]
-            known, states = await transcripts_store.refresh(store, ids, now) if ids else ({}, {})
+            known, states = await transcripts_store.refresh(store, ids) if ids else ({}, {})
             scan_pass.known.update(known)
             for obs in changed:
                 if obs.stat_error is not None:

@@ -17,7 +17,7 @@ from pipeline.store.schema import transcripts as t
 
 @dataclass(frozen=True, slots=True)
 class KnownFile:
-    """What the last scan saw of one file: just enough to decide, per file, whether to look again."""
+    """The stored row of a file about to be parsed again: where its last parse stopped, and its verdict."""
 
     id: int
     source: str
@@ -28,8 +28,6 @@ class KnownFile:
     project: str | None
     state: str
     extracted_offset: int
-    due: bool
-    """An active session whose idle time has come by ``now``: its verdict must be looked at again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,9 +70,8 @@ class SessionRecord:
         }
 
 
-def _known_stmt(now: datetime) -> Any:
+def _known_stmt() -> Any:
     parse_ok = and_(t.c.parse_state.isnot(None), t.c.state != "unreadable")
-    due = and_(t.c.state == ACTIVE, t.c.eligible_at.isnot(None), t.c.eligible_at <= now)
     return select(
         t.c.id,
         t.c.source,
@@ -88,7 +85,6 @@ def _known_stmt(now: datetime) -> Any:
         t.c.project,
         t.c.state,
         t.c.extracted_offset,
-        case((due, 1), else_=0),
     )
 
 
@@ -103,7 +99,6 @@ def _known_file(row: Any) -> KnownFile:
         row[9],
         row[10],
         row[11] or 0,
-        bool(row[12]),
     )
 
 
@@ -136,14 +131,14 @@ async def seen_files(store: Store) -> dict[str, Seen]:
     return out
 
 
-async def refresh(store: Store, ids: list[int], now: datetime) -> tuple[dict[str, KnownFile], dict[int, Any]]:
+async def refresh(store: Store, ids: list[int]) -> tuple[dict[str, KnownFile], dict[int, Any]]:
     """The authoritative rows and parser states of the files about to be parsed again."""
     known: dict[str, KnownFile] = {}
     states: dict[int, Any] = {}
     async with store.read() as conn:
         for start in range(0, len(ids), 500):
             chunk = ids[start : start + 500]
-            for row in (await conn.execute(_known_stmt(now).where(t.c.id.in_(chunk)))).all():
+            for row in (await conn.execute(_known_stmt().where(t.c.id.in_(chunk)))).all():
                 known[row[2]] = _known_file(row)
             rows = (await conn.execute(select(t.c.id, t.c.parse_state).where(t.c.id.in_(chunk)))).all()
             states.update({rid: state for rid, state in rows if state})

@@ -241,3 +241,29 @@ async def test_a_missing_root_is_an_empty_source(
         (tmp_path / "claude").mkdir()
     report = await scan(store, _settings(tmp_path), clock)
     assert report.sessions == []
+
+
+async def test_a_stale_or_corrupt_scan_index_never_changes_the_outcome(
+    store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    from pipeline import scan_index
+
+    path = _session(tmp_path, tmp_path, clock.now() - timedelta(hours=1))
+    settings = _settings(tmp_path)
+    assert [s.state for s in (await scan(store, settings, clock)).sessions] == ["active"]
+    index = scan_index.index_path(settings.paths.state_dir)
+    assert index.exists()
+    # Someone else changed the store behind the index: the index must not be trusted.
+    async with store.write() as conn:
+        await conn.execute(
+            update(transcripts).values(state="extracted", updated_at=clock.now() + timedelta(seconds=1))
+        )
+    report = await scan(store, settings, clock)
+    assert report.files_parsed == 0
+    # A corrupt index is read as no index.
+    index.write_bytes(b"\x00garbage")
+    with path.open("a") as f:
+        f.write(_user(SID, str(tmp_path), "more", clock.now(), 30) + "\n")
+    report = await scan(store, settings, clock)
+    assert report.files_parsed == 1
+    assert [s.user_messages for s in report.sessions] == [3]
