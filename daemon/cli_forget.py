@@ -92,6 +92,11 @@ def _print(report: ForgetReport, what: str) -> None:
         click.echo(line)
         for change in run.changes:
             click.echo(f"  {change}")
+        for path in sorted(run.withdrawn):
+            how = "rebuilt from the remaining inputs" if path in run.rebuilt else "not rebuilt"
+            click.echo(f"  memd withdrew {path} (it cited a forgotten session): {how}")
         for path, why in sorted(run.removed_topics.items()):
+            if path in run.withdrawn:
+                continue
             click.echo(f"  memd removed {path} ({why})")
     click.echo("the forgotten content remains in the memory repository's git history (git log -p)")

@@ -11,7 +11,6 @@ from pipeline.phase2.context import Phase2Context, RunResult
 from pipeline.phase2.lease import ScopeLease
 from pipeline.phase2.plan import ScopePlan
 from pipeline.phase2.prompts import Prompts
-from pipeline.store import consolidation as db
 
 log = structlog.get_logger(__name__)
 
@@ -56,7 +55,7 @@ async def run_agent(
         on_error=on_error,
         rng=ctx.llm.rng,
     )
-    forgotten = await db.forgotten_sessions(ctx.store, plan.scope)
+    forgotten = ws.forgotten
     today = ctx.clock.now().date()
     try:
         user = prompts.user_text(plan, ws, today=today)
@@ -79,7 +78,9 @@ async def run_agent(
                     "the result still failed validation after the repair turn", findings=checked.findings
                 )
             result.findings = []
-        result.removed_topics = checked.provenance.removed
+        gone = {rel: "forgotten" for rel in ws.withdrawn if not (ws.scope_dir / rel).is_file()}
+        result.removed_topics = {**gone, **checked.provenance.removed}
+        result.rebuilt = [rel for rel in ws.withdrawn if rel not in gone]
     finally:
         result.usage = agent.usage
         result.turns = agent.turns

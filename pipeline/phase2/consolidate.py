@@ -165,7 +165,9 @@ async def _attempt(
     base = await repo.head()
     assert base is not None
     async with repo.scratch(ctx.scratch_parent, owner=f"run-{result.run_id}", paths=[plan.scope]) as clone:
-        ws = await workspace.prepare(clone, plan, clean=ctx.clean())
+        forgotten = await db.forgotten_sessions(ctx.store, plan.scope)
+        ws = await workspace.prepare(clone, plan, clean=ctx.clean(), forgotten=forgotten)
+        result.withdrawn = list(ws.withdrawn)
         result.mode = "CLEAR" if plan.action == "clear" else ws.mode
         if plan.action == "clear":
             await asyncio.to_thread(_rmtree, ws.scope_dir)

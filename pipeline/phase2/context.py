@@ -59,6 +59,10 @@ class RunResult:
     findings: list[str] = field(default_factory=list)
     changes: list[str] = field(default_factory=list)
     removed_topics: dict[str, str] = field(default_factory=dict)
+    withdrawn: list[str] = field(default_factory=list)
+    """Topics memd withdrew before the agent ran because they cited a forgotten session."""
+    rebuilt: list[str] = field(default_factory=list)
+    """The withdrawn topics the agent wrote again from the remaining inputs."""
     inputs: int = 0
     added: int = 0
     removed: int = 0

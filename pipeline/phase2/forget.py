@@ -2,10 +2,12 @@
 
 The extracts are marked forgotten (they stop being inputs at once); pending inbox runs of those
 scopes are dropped, since they may hold what is being forgotten; then each scope is consolidated
-at once, cooldown or not, straight onto the repository's branch. A scope left with no extract
-at all is removed by memd without a model call; otherwise the agent sees the removal in its
-workspace diff, and memd removes any topic whose sources were all forgotten. The content stays
-in the repository's git history (every run is a commit).
+at once, cooldown or not, straight onto the repository's branch. A scope left with no input is
+emptied by memd without a model call. Otherwise, before the agent runs, memd withdraws every
+topic whose ``sources`` cite a forgotten session (with its index line) and ``memory_summary.md``,
+and the agent rebuilds them from the remaining inputs only (``RunResult.withdrawn`` /
+``.rebuilt``); memd then stamps ``sources`` without the forgotten sessions. The content stays in
+the repository's git history (every run is a commit).
 """
 
 from __future__ import annotations

@@ -56,13 +56,20 @@ async def plan_scope(
     added = [r for r in inputs if r.id not in watermark]
     removed = await db.inputs_by_id(store, watermark - live)
     action: Action = "consolidate"
-    if not inputs and await db.scope_fully_forgotten(store, scope):
+    if not inputs and await _forget_emptied(store, scope, removed):
         action = "clear"
     plan = ScopePlan(scope, action, inputs, added, removed, state)
     reason = None if force else await _hold_reason(store, settings, plan, now)
     if reason is None:
         reason = await _pending_review(store, scope)
     return plan if reason is None else ScopePlan(scope, action, inputs, added, removed, state, reason)
+
+
+async def _forget_emptied(store: Store, scope: str, removed: list[InputRecord]) -> bool:
+    """No input is left and a forget did it: every extract forgotten, or one removed since the last run."""
+    if await db.scope_fully_forgotten(store, scope):
+        return True
+    return bool({r.session_id for r in removed} & await db.forgotten_sessions(store, scope))
 
 
 async def _hold_reason(store: Store, settings: Settings, plan: ScopePlan, now: datetime) -> str | None:

@@ -18,7 +18,16 @@ if TYPE_CHECKING:
     from pipeline.phase2.workspace import Workspace
 
 SYSTEM_KEYS = ("summary_token_cap", "topic_max_bytes", "index_max_lines", "index_max_bytes")
-USER_KEYS = ("mode", "scope", "scope_description", "today", "input_count", "changes", "workspace_diff")
+USER_KEYS = (
+    "mode",
+    "scope",
+    "scope_description",
+    "today",
+    "input_count",
+    "changes",
+    "withdrawn",
+    "workspace_diff",
+)
 REPAIR_KEYS = ("findings",)
 MAX_LISTED_SESSIONS = 40
 
@@ -57,6 +66,7 @@ class Prompts:
             today=today.isoformat(),
             input_count=len(plan.inputs),
             changes=changes_text(plan),
+            withdrawn=withdrawn_text(ws),
             workspace_diff=ws.diff_text,
         )
 
@@ -103,6 +113,23 @@ def changes_text(plan: ScopePlan) -> str:
     return "\n".join(lines) or "- no input changed"
 
 
+def withdrawn_text(ws: Workspace) -> str:
+    """What memd withdrew before this run because of forgotten sessions (empty when nothing)."""
+    if not ws.withdrawing:
+        return ""
+    sessions = ", ".join(ws.withdrawing[:MAX_LISTED_SESSIONS])
+    topics = "".join(f"  - /memories/{rel}\n" for rel in ws.withdrawn) or "  - (no topic file cited them)\n"
+    return (
+        f"\nForgotten session(s) {sessions}: memd withdrew what they taught before this run. It deleted\n"
+        "every topic file that cited them, with its line in MEMORY.md, and memory_summary.md:\n"
+        f"{topics}"
+        "Rebuild each withdrawn topic the remaining inputs still support, and memory_summary.md, from the\n"
+        "remaining inputs (raw_memories.md, rollout_summaries/) and the topic files still in the folder\n"
+        "only; a withdrawn topic they do not support stays deleted. Its old text is gone on purpose: do\n"
+        "not restore it from anywhere else.\n"
+    )
+
+
 def commit_message(plan: ScopePlan, result: RunResult, *, model: str, sanitized: Sequence[str]) -> str:
     added = sorted({r.session_id for r in plan.added})
     removed = sorted({r.session_id for r in plan.removed} - set(added))
@@ -123,6 +150,9 @@ def commit_message(plan: ScopePlan, result: RunResult, *, model: str, sanitized:
         )
     else:
         lines.append("Usage: no model call")
+    if result.withdrawn:
+        lines.append("Withdrawn for forgotten sessions: " + ", ".join(sorted(result.withdrawn)))
+        lines.append("Rebuilt from the remaining inputs: " + (", ".join(sorted(result.rebuilt)) or "none"))
     if result.removed_topics:
         lines.append(
             "Removed by memd: "

@@ -4,6 +4,11 @@ Preparing removes what memory never holds (symlinks, hidden and special files), 
 inputs, stages everything and takes the workspace diff since the scope's last successful run
 (paths shown as the agent sees them, under ``/memories``). After the agent, memd restores the
 inputs, stamps provenance, removes orphaned topics, and validates.
+
+After a forget (a forgotten session still cited by a topic, or removed since the last run), memd
+withdraws before the agent runs every topic citing a forgotten session, their index lines and
+``memory_summary.md``; the diff then withholds the text of inputs, the digest and the withdrawn
+topics (it names the changed inputs instead), so the agent rebuilds them from what remains.
 """
 
 from __future__ import annotations
@@ -20,8 +25,15 @@ from typing import Literal
 
 from pipeline.phase2.plan import ScopePlan
 from pipeline.repo.inputs import materialize
-from pipeline.repo.layout import INDEX, ROLLOUT_DIR, Caps
-from pipeline.repo.provenance import ProvenanceReport, TopicSnapshot, apply_provenance, snapshot_topics
+from pipeline.repo.layout import INDEX, RAW_MEMORIES, ROLLOUT_DIR, SUMMARY, Caps
+from pipeline.repo.provenance import (
+    ProvenanceReport,
+    TopicSnapshot,
+    apply_provenance,
+    citing_topics,
+    snapshot_topics,
+    withdraw_topics,
+)
 from pipeline.repo.repository import MemoryRepo
 from pipeline.repo.validate import SecretFinder, list_scope, validate_scope
 
@@ -41,6 +53,12 @@ class Workspace:
     changed_sessions: set[str]
     diff_text: str
     clean: Callable[[str], str] = field(default=str, repr=False)
+    forgotten: set[str] = field(default_factory=set)
+    """Every forgotten session of the scope (stripped from ``sources``)."""
+    withdrawing: list[str] = field(default_factory=list)
+    """The forgotten sessions this run withdraws what they taught (empty: nothing withdrawn)."""
+    withdrawn: list[str] = field(default_factory=list)
+    """Topic files memd deleted before the agent ran, for it to rebuild from the remaining inputs."""
 
 
 def _sanitize(scope_dir: Path) -> list[str]:
@@ -109,7 +127,55 @@ def _real_scope_dir(top: Path, scope: str) -> tuple[Path, list[str]]:
     return current, gone
 
 
-async def prepare(clone: MemoryRepo, plan: ScopePlan, *, clean: Callable[[str], str]) -> Workspace:
+def withdrawing_sessions(
+    plan: ScopePlan, snapshot: dict[str, TopicSnapshot], forgotten: set[str]
+) -> list[str]:
+    """Forgotten sessions whose teaching is still in the scope: cited by a topic, or removed since the
+    last run (the digest has no sources, so it may hold them)."""
+    cited: set[str] = set()
+    for snap in snapshot.values():
+        if snap.meta is not None:
+            cited |= set(snap.meta.sources)
+    removed = {r.session_id for r in plan.removed} - {r.session_id for r in plan.inputs}
+    return sorted(forgotten & (cited | removed))
+
+
+async def _withheld_diff(clone: MemoryRepo, scope: str, since: str, hidden: list[str]) -> str:
+    """The diff without the text of inputs, of the digest and of ``hidden`` topics; changed inputs by name."""
+    inputs = [
+        f"{s} /memories/{p}"
+        for s, p, _o in await _name_status(clone, since, scope)
+        if p == RAW_MEMORIES or p.startswith(f"{ROLLOUT_DIR}/")
+    ]
+    excluded = [RAW_MEMORIES, ROLLOUT_DIR, SUMMARY, *hidden]
+    diff = await clone.git(
+        "diff",
+        "--cached",
+        "--no-ext-diff",
+        "--no-color",
+        "-M",
+        f"--relative={scope}",
+        "--src-prefix=a/memories/",
+        "--dst-prefix=b/memories/",
+        since,
+        "--",
+        scope,
+        *[f":(exclude){scope}/{rel}" for rel in excluded],
+    )
+    if inputs:
+        head = (
+            "(inputs changed, by name only; read the remaining ones in the folder: "
+            + ", ".join(inputs)
+            + ")\n"
+        )
+    else:
+        head = "(no input changed)\n"
+    return head + (fence(cap_diff(diff)) if diff else "")
+
+
+async def prepare(
+    clone: MemoryRepo, plan: ScopePlan, *, clean: Callable[[str], str], forgotten: set[str] | None = None
+) -> Workspace:
     scope_dir, in_the_way = await asyncio.to_thread(_real_scope_dir, clone.path, plan.scope)
     for rel in in_the_way:
         await clone.git("rm", "-q", "--cached", "--ignore-unmatch", "--", rel)
@@ -128,8 +194,14 @@ async def prepare(clone: MemoryRepo, plan: ScopePlan, *, clean: Callable[[str], 
             for s, p, _o in await _name_status(clone, since, plan.scope)
             if s != "D" and p in by_stem
         }
+    forgotten = forgotten or set()
+    snapshot = await asyncio.to_thread(snapshot_topics, scope_dir)
+    withdrawing = withdrawing_sessions(plan, snapshot, forgotten)
+    withdrawn = citing_topics(snapshot, forgotten) if withdrawing else []
     if mode == "INIT":
         diff = "(INIT: there is no memory in this folder yet; read raw_memories.md and rollout_summaries/.)"
+    elif withdrawing:
+        diff = await _withheld_diff(clone, plan.scope, since, withdrawn)
     else:
         diff = await clone.git(
             "diff",
@@ -144,8 +216,26 @@ async def prepare(clone: MemoryRepo, plan: ScopePlan, *, clean: Callable[[str], 
             "--",
         )
         diff = fence(cap_diff(diff)) or "(no changes)"
-    snapshot = await asyncio.to_thread(snapshot_topics, scope_dir)
-    return Workspace(clone, plan.scope, scope_dir, mode, since, sanitized, snapshot, changed, diff, clean)
+    if withdrawing:
+        withdrawn = await asyncio.to_thread(withdraw_topics, scope_dir, withdrawn)
+        summary = scope_dir / SUMMARY
+        if summary.is_file():
+            summary.unlink()
+    return Workspace(
+        clone,
+        plan.scope,
+        scope_dir,
+        mode,
+        since,
+        sanitized,
+        snapshot,
+        changed,
+        diff,
+        clean,
+        forgotten=forgotten,
+        withdrawing=withdrawing,
+        withdrawn=withdrawn,
+    )
 
 
 @dataclass

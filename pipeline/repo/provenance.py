@@ -11,6 +11,10 @@ taken before the agent ran (``snapshot_topics``):
 A topic whose sources were all forgotten is removed, and so is a topic past its ``expires`` date;
 memd drops their lines from ``MEMORY.md`` itself. A topic that never had sources (a person wrote
 it by hand) keeps an empty list and is left alone.
+
+Before the agent runs after a forget, ``withdraw_topics`` deletes every topic citing a forgotten
+session (not only the fully orphaned ones), so the agent rebuilds it from the remaining inputs
+and nothing learned from the forgotten session can survive in it.
 """
 
 from __future__ import annotations
@@ -122,6 +126,27 @@ def apply_provenance(
     if report.removed:
         drop_index_lines(scope_dir, set(report.removed))
     return report
+
+
+def citing_topics(before: dict[str, TopicSnapshot], sessions: Iterable[str]) -> list[str]:
+    """The topic files whose recorded ``sources`` include any of ``sessions``."""
+    gone = set(sessions)
+    return sorted(
+        rel for rel, snap in before.items() if snap.meta is not None and gone & set(snap.meta.sources)
+    )
+
+
+def withdraw_topics(scope_dir: Path, topics: Iterable[str]) -> list[str]:
+    """Delete ``topics`` from the scope and their lines from ``MEMORY.md``; return what went."""
+    gone: list[str] = []
+    for rel in topics:
+        path = scope_dir / rel
+        if path.is_file() and not path.is_symlink():
+            path.unlink()
+            gone.append(rel)
+    if gone:
+        drop_index_lines(scope_dir, set(gone))
+    return gone
 
 
 def drop_index_lines(scope_dir: Path, removed: set[str]) -> None:

@@ -12,9 +12,10 @@ from pipeline.phase2.forget import forget, scope_of_project
 from pipeline.phase2.run import run_phase2
 from pipeline.projects import scope_for
 from pipeline.repo import frontmatter
+from pipeline.repo.repository import MemoryRepo
 from pipeline.store import consolidation as db
 from tests.fakes.anthropic_api import ScriptedResponder
-from tests.pipeline.phase2.support import Env, done, mem, request_bodies, topic, turn, write_memory
+from tests.pipeline.phase2.support import Env, done, dump, mem, request_bodies, topic, turn, write_memory
 
 SCOPE = scope_for("/work/acme")
 
@@ -124,20 +125,32 @@ async def test_forgetting_a_session_removes_what_only_it_taught(env: Env) -> Non
     assert frontmatter.parse((folder / "k8s.md").read_text()).meta.sources == ("sess-3",)
 
     env.clock.advance(timedelta(hours=1))
-    # The agent keeps everything (it does not obey the diff); memd removes k8s.md itself.
-    env.api.responder = ScriptedResponder([turn(mem("view", path="/memories")), done()])
+    # memd withdraws k8s.md and the digest before the agent runs; the agent only rewrites the digest.
+    calls = len(env.api.message_requests())
+    env.api.responder = ScriptedResponder(
+        [
+            turn(mem("view", path="/memories")),
+            turn(mem("create", path="/memories/memory_summary.md", file_text="# Summary\n\nacme.\n")),
+            done(),
+        ]
+    )
     report = await forget(env.store, env.settings, env.clock, env.llm, env.redactor, session_id="sess-3")
     assert report.forgotten == {SCOPE: 1}
     [run] = report.runs
     assert run.outcome == "committed", run
+    assert run.withdrawn == ["k8s.md"]
+    assert run.rebuilt == []
     assert run.removed_topics == {"k8s.md": "forgotten"}
     assert not (folder / "k8s.md").exists()
     assert "k8s.md" not in (folder / "MEMORY.md").read_text()
     assert (folder / "testing.md").exists()
     assert (folder / "deploy.md").exists()
-    prompt = request_bodies(env.api)[-2]["messages"][0]["content"][0]["text"]
+    prompt = request_bodies(env.api)[calls]["messages"][0]["content"][0]["text"]
     assert "sess-3" in prompt
-    assert "deleted file" in prompt
+    assert "/memories/k8s.md" in prompt  # named as withdrawn
+    assert "D /memories/rollout_summaries/" in prompt  # the removed input, by name only
+    assert "kubectl" not in prompt
+    assert "Moved deploys to k8s" not in prompt
     assert any(c.startswith("D rollout_summaries/") for c in run.changes)
     assert first  # sess-1 is still an input
     assert "sess-3" not in (folder / "raw_memories.md").read_text()
@@ -181,3 +194,121 @@ async def test_an_extract_unused_too_long_leaves_as_a_deletion_in_the_diff(env: 
     folder = env.repo.path / SCOPE
     assert "old-sess" not in (folder / "raw_memories.md").read_text()
     assert "used-sess" in (folder / "raw_memories.md").read_text()
+
+
+async def _tree_text(repo: MemoryRepo) -> str:
+    """Every file of the committed tree at HEAD, concatenated."""
+    names = (await repo.git("ls-tree", "-r", "--name-only", "HEAD")).split()
+    return "".join([await repo.git("show", f"HEAD:{name}") for name in names])
+
+
+async def test_forgetting_a_session_rebuilds_the_topics_it_shared_without_it(env: Env) -> None:
+    await env.add_extract("sess-b", summary="Runs the suite with make.", raw="- tests run with `make test`")
+    env.api.responder = ScriptedResponder(
+        write_memory(
+            {
+                "testing.md": topic("Testing", "Run `make test`."),
+                "docker.md": topic("Docker", "The suite needs Docker."),
+            }
+        )
+    )
+    await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+
+    # sess-a teaches one fact; the agent folds it into testing.md and the digest.
+    env.clock.advance(timedelta(days=1))
+    await env.add_extract("sess-a", summary="Lints with zebralint.", raw="- lint with `zebralint --strict`")
+    env.api.responder = ScriptedResponder(
+        [
+            turn(
+                mem(
+                    "str_replace",
+                    path="/memories/testing.md",
+                    old_str="Run `make test`.",
+                    new_str="Run `make test`. Lint with `zebralint --strict` first.",
+                ),
+                mem(
+                    "str_replace",
+                    path="/memories/memory_summary.md",
+                    old_str="works on acme.",
+                    new_str="works on acme and lints with zebralint.",
+                ),
+            ),
+            done(),
+        ]
+    )
+    await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    folder = env.repo.path / SCOPE
+    meta = frontmatter.parse((folder / "testing.md").read_text()).meta
+    assert meta.sources == ("sess-a", "sess-b")
+    assert frontmatter.parse((folder / "docker.md").read_text()).meta.sources == ("sess-b",)
+    assert "zebralint" in await _tree_text(env.repo)
+
+    # Forget sess-a: a scripted agent that rebuilds testing.md and the digest from what is left.
+    env.clock.advance(timedelta(hours=1))
+    calls = len(env.api.message_requests())
+    env.api.responder = ScriptedResponder(
+        [
+            turn(mem("view", path="/memories"), mem("view", path="/memories/raw_memories.md")),
+            turn(
+                mem("create", path="/memories/testing.md", file_text=topic("Testing", "Run `make test`.")),
+                mem(
+                    "str_replace",
+                    path="/memories/MEMORY.md",
+                    old_str="- [docker.md]",
+                    new_str="- [testing.md](testing.md) — how to run the tests\n- [docker.md]",
+                ),
+                mem("create", path="/memories/memory_summary.md", file_text="# Summary\n\nRebuilt: acme.\n"),
+            ),
+            done(),
+        ]
+    )
+    report = await forget(env.store, env.settings, env.clock, env.llm, env.redactor, session_id="sess-a")
+    [run] = report.runs
+    assert run.outcome == "committed", run
+    assert run.withdrawn == ["testing.md"] == run.rebuilt  # docker.md cites only sess-b: kept as is
+    assert run.removed_topics == {}
+
+    # What the model was sent: neither testing.md's old text, nor the digest's, nor sess-a's inputs.
+    sent = dump(request_bodies(env.api)[calls:])
+    assert "zebralint" not in sent
+    assert "Lints with" not in sent
+    first = request_bodies(env.api)[calls]["messages"][0]["content"][0]["text"]
+    assert "Forgotten session(s) sess-a" in first
+    assert "/memories/testing.md" in first
+    assert "remaining inputs" in first
+    assert "The suite needs Docker" not in first  # untouched topics are not withdrawn nor shown
+
+    # What was committed: testing.md rebuilt citing only sess-b, the digest rebuilt, no trace of sess-a.
+    meta = frontmatter.parse((folder / "testing.md").read_text()).meta
+    assert meta.sources == ("sess-b",)
+    assert frontmatter.parse((folder / "docker.md").read_text()).meta.sources == ("sess-b",)
+    assert (folder / "memory_summary.md").read_text() == "# Summary\n\nRebuilt: acme.\n"
+    assert "[testing.md](testing.md)" in (folder / "MEMORY.md").read_text()
+    tree = await _tree_text(env.repo)
+    assert "zebralint" not in tree
+    assert "sess-a" not in tree
+    assert "Runs the suite with make." in tree  # sess-b's input is still there
+    message = (await env.repo.log())[0]
+    assert message.subject.startswith(f"memd: consolidate {SCOPE}")
+    body = await env.repo.git("log", "-1", "--format=%B")
+    assert "Withdrawn for forgotten sessions: testing.md" in body
+    assert "Rebuilt from the remaining inputs: testing.md" in body
+
+
+async def test_forgetting_the_last_input_of_a_scope_empties_it_without_a_model_call(env: Env) -> None:
+    # old-sess expires (unused too long) on its own; forgetting sess-1 then leaves no input at all.
+    env = env.with_settings(memories={"max_unused_days": 30})
+    await env.add_extract("old-sess", created_at=env.clock.now() - timedelta(days=20))
+    await env.add_extract("sess-1")
+    env.api.responder = ScriptedResponder(write_memory())
+    await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    assert (env.repo.path / SCOPE / "testing.md").is_file()
+    env.clock.advance(timedelta(days=15))
+    calls = len(env.api.message_requests())
+    report = await forget(env.store, env.settings, env.clock, env.llm, env.redactor, session_id="sess-1")
+    [run] = report.runs
+    assert run.outcome == "cleared", run
+    assert len(env.api.message_requests()) == calls
+    assert not (env.repo.path / SCOPE).exists()
+    assert SCOPE not in await env.repo.git("ls-tree", "-r", "--name-only", "HEAD")
+    assert (await env.repo.log())[0].subject.startswith(f"memd: forget {SCOPE}")
