@@ -61,3 +61,35 @@ def test_without_a_key_scanning_works_and_extraction_names_the_variable(tmp_path
     assert done.returncode == 1
     assert "scan         ok" in done.stdout
     assert "memd: extract failed: no API key: set ANTHROPIC_API_KEY" in done.stderr
+
+
+def test_a_dry_run_with_work_loads_no_sdk(tmp_path: Path) -> None:
+    fixtures = (
+        Path(__file__).parents[1] / "fixtures" / "transcripts" / "claude_code" / "projects" / "-home-dev-shop"
+    )
+    root = tmp_path / "claude" / "-home-dev-shop"
+    root.mkdir(parents=True)
+    for src in fixtures.glob("*.jsonl"):
+        (root / src.name).write_bytes(src.read_bytes())
+    probe = textwrap.dedent(
+        """
+        import asyncio, sys
+        from daemon.app import build
+        from daemon.config import load_settings
+
+        daemon = build(load_settings(None).settings, watch=False)
+        result = asyncio.run(daemon.run_once(install_signals=False, dry_run=True))
+        print(result.summary())
+        print(sorted(m for m in ("anthropic", "pipeline.llm.client") if m in sys.modules))
+        """
+    )
+    env = {
+        **_env(tmp_path),
+        "MEMD_MEMORIES__MIN_ROLLOUT_IDLE_HOURS": "0",
+        "MEMD_MEMORIES__MAX_ROLLOUT_AGE_DAYS": "36500",
+    }
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary, loaded = done.stdout.strip().splitlines()[-2:]
+    assert summary.startswith("scan ok, extract ok"), summary
+    assert loaded == "[]"
