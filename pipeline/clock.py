@@ -44,10 +44,3 @@ class FakeClock:
         seconds = delta.total_seconds() if isinstance(delta, timedelta) else float(delta)
         self._now += timedelta(seconds=seconds)
         self._mono += seconds
-
-
-def utc(value: datetime) -> datetime:
-    """``value`` in UTC; a naive datetime is taken to be UTC already."""
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)

@@ -14,7 +14,6 @@ MemdError
 │   ├── LLMOutputInvalid        the model's output failed validation
 │   ├── LLMAuthFailed           401/403: the key or its permissions are wrong (stops the run, fails no item)
 │   └── NoAPIKey                the key variable is not set
-├── SecretFound                 the commit gate found a secret (rules only, never the value)
 ├── RedactionKeyError           the redaction key file cannot be created or read
 ├── MemoryRepoError             git or the memory directory failed
 ├── ConsolidationFailed         a phase-2 run ended without a commit (the reason says why)
@@ -121,14 +120,6 @@ class NoAPIKey(LLMError):
     def __init__(self, variable: str) -> None:
         super().__init__(f"no API key: set {variable} (or [llm] api_key_env) to let memd call the model")
         self.variable = variable
-
-
-class SecretFound(MemdError):
-    """The secret gate refused content; carries rule names and locations, never the secret."""
-
-    def __init__(self, findings: list[str]) -> None:
-        super().__init__("secret gate: " + ", ".join(findings))
-        self.findings = findings
 
 
 class RedactionKeyError(MemdError):

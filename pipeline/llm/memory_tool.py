@@ -47,7 +47,6 @@ _FIELDS: dict[str, dict[str, type]] = {
     "delete": {"path": str},
     "rename": {"old_path": str, "new_path": str},
 }
-WRITES = frozenset({"create", "str_replace", "insert", "delete", "rename"})
 
 
 class ConfinedMemoryTool(BetaAsyncLocalFilesystemMemoryTool):

@@ -80,8 +80,8 @@ async def usage_summary(store: Store, now: datetime, *, window_days: int = WINDO
     since = now - timedelta(days=window_days)
     return summarize(
         await kv.get(store, INDEX_KEY),
-        [UseRow(u.scope, u.file, u.transcript_id, u.used_at) for u in await uses_since(store, since)],
-        [SessionRow(s.id, s.project, s.last_activity) for s in await sessions_since(store, since)],
+        [UseRow(*row) for row in await uses_since(store, since)],
+        [SessionRow(*row) for row in await sessions_since(store, since)],
         now,
         window_days=window_days,
     )

@@ -3,7 +3,7 @@
 Use: ``redactor = Redactor(load_or_create_key(settings.paths.state_dir))``, then
 ``redactor.redact(text)`` -> ``RedactionResult(text, counts by rule)`` before a request and on every
 model output, and ``redactor.scan_clean(text)`` as the commit gate: ``[]`` when clean, else one rule
-name per secret found (raise ``pipeline.errors.SecretFound`` with them; never log the text).
+name per secret found (phase 2 refuses the commit with them; never log the text).
 """
 
 from __future__ import annotations

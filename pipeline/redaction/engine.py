@@ -197,7 +197,7 @@ class Redactor:
 
     def scan_clean(self, text: str) -> list[str]:
         """The commit gate: the rule name of each secret in ``text``; an empty list means clean.
-        Refuse the commit on any entry (``pipeline.errors.SecretFound`` carries these names)."""
+        Refuse the commit on any entry (phase 2 reports these names, never the text)."""
         return [f.rule for f in self.find(text)]
 
 

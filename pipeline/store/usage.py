@@ -21,21 +21,6 @@ class Use:
     """Session ids of the extracts the memory came from (their use counts are bumped)."""
 
 
-@dataclass(frozen=True)
-class UseRow:
-    scope: str
-    file: str
-    transcript_id: int | None
-    used_at: datetime
-
-
-@dataclass(frozen=True)
-class SessionRow:
-    id: int
-    project: str | None
-    last_activity: datetime | None
-
-
 async def transcript_project(store: Store, transcript_id: int) -> str | None:
     async with store.read() as conn:
         row = (
@@ -97,13 +82,16 @@ async def record_uses(store: Store, transcript_id: int, uses: Sequence[Use]) -> 
     return len(new)
 
 
-async def uses_since(store: Store, since: datetime) -> list[UseRow]:
+async def uses_since(store: Store, since: datetime) -> list[tuple[str, str, int | None, datetime]]:
+    """(scope, file, transcript id, used at) of every memory use since ``since``."""
+    stmt = select(memory_uses.c.scope, memory_uses.c.file, memory_uses.c.transcript_id, memory_uses.c.used_at)
     async with store.read() as conn:
-        rows = (await conn.execute(select(memory_uses).where(memory_uses.c.used_at >= since))).all()
-    return [UseRow(r.scope, r.file, r.transcript_id, r.used_at) for r in rows]
+        rows = (await conn.execute(stmt.where(memory_uses.c.used_at >= since))).all()
+    return [(r[0], r[1], r[2], r[3]) for r in rows]
 
 
-async def sessions_since(store: Store, since: datetime) -> list[SessionRow]:
+async def sessions_since(store: Store, since: datetime) -> list[tuple[int, str | None, datetime | None]]:
+    """(id, project, last activity) of every session active since ``since``."""
     async with store.read() as conn:
         rows = (
             await conn.execute(
@@ -112,4 +100,4 @@ async def sessions_since(store: Store, since: datetime) -> list[SessionRow]:
                 )
             )
         ).all()
-    return [SessionRow(r.id, r.project, r.last_activity) for r in rows]
+    return [(r[0], r[1], r[2]) for r in rows]
