@@ -3,18 +3,41 @@
 from __future__ import annotations
 
 import os
+import socket
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 
 import pytest
 import structlog
+from hypothesis import settings as hypothesis_settings
 
 from pipeline.clock import FakeClock
 from pipeline.store import Store, open_store
 from tests.fakes.fixtures import fake_api, llm_factory  # noqa: F401  (the loopback fake Messages API)
 
-POSTGRES_URL = os.environ.get("MEMD_TEST_POSTGRES_URL")
+# CI (``.ci/run`` sets CI=1) replays a fixed set of examples so a run is reproducible; a developer's
+# run explores new ones. A failure either way is a bug, to be pinned as an explicit example.
+hypothesis_settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+if os.environ.get("CI"):
+    hypothesis_settings.load_profile("ci")
+
+_DEFAULT_POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/test"
+
+
+def _postgres_url() -> str | None:
+    """MEMD_TEST_POSTGRES_URL (empty disables), else the local test database when it answers."""
+    url = os.environ.get("MEMD_TEST_POSTGRES_URL")
+    if url is not None:
+        return url or None
+    try:
+        socket.create_connection(("127.0.0.1", 5432), timeout=0.5).close()
+    except OSError:
+        return None
+    return _DEFAULT_POSTGRES_URL
+
+
+POSTGRES_URL = _postgres_url()
 
 
 @pytest.fixture(autouse=True)
@@ -33,7 +56,9 @@ def _backends() -> list[object]:
         "postgresql",
         marks=[
             pytest.mark.postgres,
-            pytest.mark.skipif(not POSTGRES_URL, reason="MEMD_TEST_POSTGRES_URL is not set"),
+            pytest.mark.skipif(
+                not POSTGRES_URL, reason="no PostgreSQL on 127.0.0.1:5432 and MEMD_TEST_POSTGRES_URL unset"
+            ),
         ],
     )
     return ["sqlite", pg]

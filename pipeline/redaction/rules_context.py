@@ -8,6 +8,7 @@ import re
 from pipeline.redaction.filters import (
     Level,
     basic_credentials,
+    dotted_name,
     has_digit,
     is_placeholder,
     is_reference,
@@ -56,7 +57,11 @@ def _url_credentials(buf: bytes, low: bytes, start: int, end: int, out: list[Can
 
 def _bearer_check(m: re.Match[bytes]) -> bool:
     v = m.group("v")
-    return (has_digit(v) or len(v) >= 24) and token_body_ok(v, 10) and not is_reference(v)
+    if not ((has_digit(v) or len(v) >= 24) and token_body_ok(v, 10)):
+        return False
+    # Code reaches a header through a quote, ``{`` or ``$``, none of which the value may hold; so a
+    # dotted name with a digit right after ``Bearer`` is a token (``O0_WkGJ_nHUl76_SAR.IEWn``).
+    return not is_reference(v) or (has_digit(v) and dotted_name(v))
 
 
 def _basic_check(m: re.Match[bytes]) -> bool:

@@ -18,6 +18,11 @@ _B62 = string.digits + string.ascii_uppercase + string.ascii_lowercase
 _rnd = random.Random(0x5EC2E7)
 
 
+def reseed(seed: int) -> None:
+    """Restart the generator (tests/conftest.py does so per test, from the test's id)."""
+    _rnd.seed(seed)
+
+
 def rand(n: int, alphabet: str = ALNUM) -> str:
     return "".join(_rnd.choice(alphabet) for _ in range(n))
 
