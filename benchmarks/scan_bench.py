@@ -5,10 +5,11 @@ cost of parsing appended bytes against the size of the file they were appended t
 
 Everything runs in one process, side by side, on a corpus generated in a temporary directory:
 
-1. Re-scan: ``pipeline.scanner.scan`` with nothing changed (the state store already knows every
-   file) against a bare Python walk that stats every file (``os.walk`` + ``os.stat``), median of
-   ``--repeat`` runs each, alternating. Target: scan <= 3x the walk. The same two are also timed as
-   whole processes (``memd scan`` and ``memd scan --json`` against ``python3 -c <walk>``) for reference.
+1. Re-scan with nothing changed (the state store already knows every file), against a bare Python
+   walk that stats every file (``os.walk`` + ``os.stat``), median of ``--repeat`` runs each,
+   alternating. Target: a second ``memd scan``, as a whole process, <= 3x ``python3 -c <walk>``
+   as a whole process; and ``pipeline.scanner.scan`` in process (what the daemon runs) <= 3x the
+   walk in process. ``memd scan --json`` (which prints every session) is timed for reference.
 2. Appends: sessions of 100 KB, 1 MB, 10 MB and 50 MB each get 2 KB appended; the re-scan's parse
    time and bytes parsed are reported per size. Target: the cost follows the appended bytes, not the
    file size.
@@ -155,8 +156,10 @@ async def rescan_benchmark(root: Path, files: int, repeat: int) -> bool:
     )
     memd = [sys.executable, "-m", "daemon", "scan"]
     memd_json = [*memd, "--json"]
+    # The first `memd scan` records its settings in the scan index; the measured ones are second scans.
+    subprocess.run(memd, check=True, capture_output=True, env=env, cwd=Path(__file__).resolve().parents[1])
     proc_walk, proc_scan, proc_json = [], [], []
-    for _ in range(max(3, repeat // 2)):
+    for _ in range(max(5, repeat)):
         t0 = time.perf_counter()
         subprocess.run([sys.executable, "-c", WALK_SNIPPET, str(projects)], check=True, capture_output=True)
         proc_walk.append(time.perf_counter() - t0)
@@ -174,18 +177,17 @@ async def rescan_benchmark(root: Path, files: int, repeat: int) -> bool:
     walk, rescan = statistics.median(walk_times), statistics.median(scan_times)
     pw, ps, pj = statistics.median(proc_walk), statistics.median(proc_scan), statistics.median(proc_json)
     ratio = rescan / walk
+    proc_ratio = ps / pw
     print()
     print(f"{'unchanged re-scan of ' + str(files) + ' files':<46}{'median s':>10}{'ratio':>8}")
     print(f"{'  bare walk (os.walk + os.stat), in process':<46}{walk:>10.3f}{1.0:>8.2f}")
     print(f"{'  memd scan(), in process':<46}{rescan:>10.3f}{ratio:>8.2f}   target <= 3.00")
     print(f"{'  python3 -c <walk>, whole process':<46}{pw:>10.3f}{1.0:>8.2f}")
-    print(
-        f"{'  memd scan, whole process':<46}{ps:>10.3f}{ps / pw:>8.2f}   (reference: imports, summary table)"
-    )
+    print(f"{'  memd scan (a second one), whole process':<46}{ps:>10.3f}{proc_ratio:>8.2f}   target <= 3.00")
     print(
         f"{'  memd scan --json, whole process':<46}{pj:>10.3f}{pj / pw:>8.2f}   (reference: JSON of every session)"
     )
-    return ratio <= 3.0
+    return ratio <= 3.0 and proc_ratio <= 3.0
 
 
 async def append_benchmark(root: Path) -> bool:

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from pipeline.llm.client import LLMClient
     from pipeline.phase2.run import Phase2Report
     from pipeline.redaction import Redactor
-    from pipeline.scanner import ScanReport
+    from pipeline.scan_view import ScanReport
 
 log = structlog.get_logger(__name__)
 

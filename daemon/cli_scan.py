@@ -10,9 +10,8 @@ import click
 from daemon.cli_context import CliContext, pass_ctx
 
 if TYPE_CHECKING:
-    from pipeline.scanner import ScanReport
+    from pipeline.scan_view import ScanReport, SessionRecord
     from pipeline.settings import Settings
-    from pipeline.store.transcripts import SessionRecord
 
 
 TABLE_LIMIT = 50
@@ -25,20 +24,53 @@ NOTABLE = ("eligible", "failed", "unreadable")
 @pass_ctx
 def scan_command(ctx: CliContext, show_all: bool, as_json: bool) -> None:
     """Scan the transcript roots now and record what was found."""
-    settings = ctx.loaded().settings
-    ctx.configure_logging()
-    import asyncio
+    collect = show_all or as_json
+    report = _unchanged(ctx, collect_sessions=collect)
+    if report is None:
+        loaded = ctx.loaded()
+        ctx.configure_logging()
+        import asyncio
 
-    report = asyncio.run(_scan(settings, collect_sessions=show_all or as_json))
+        report = asyncio.run(_scan(loaded.settings, loaded.inputs_key, collect_sessions=collect))
     if as_json:
-        from pipeline.scanner import sessions_as_json
+        from pipeline.scan_view import sessions_as_json
 
         click.echo(sessions_as_json(report.sessions))
         return
     _print(report, show_all)
 
 
-async def _scan(settings: Settings, *, collect_sessions: bool) -> ScanReport:
+def _unchanged(ctx: CliContext, *, collect_sessions: bool) -> ScanReport | None:
+    """The report of a scan that would find nothing new, made without loading the settings model,
+    the store layer or the parsers (``pipeline.scan_probe``); None when a full scan must run."""
+    import sqlite3
+    import time
+
+    from daemon.status_config import load_status_settings
+    from pipeline.scan_index import index_path
+    from pipeline.scan_probe import probe, sqlite_path
+    from pipeline.scan_view import ScanReport, read_sqlite
+
+    lean = load_status_settings(ctx.config_path)
+    if lean is None:
+        return None
+    found = probe(lean.state_db, index_path(lean.state_dir), lean.inputs_key, time.time())
+    db = sqlite_path(lean.state_db)
+    if found is None or db is None:
+        return None
+    report = ScanReport(sessions=[], files_seen=found.files_seen, duration_s=found.duration_s)
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2.0)
+        try:
+            read_sqlite(conn, report, notable_limit=TABLE_LIMIT, collect_sessions=collect_sessions)
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    return report
+
+
+async def _scan(settings: Settings, settings_key: str, *, collect_sessions: bool) -> ScanReport:
     from pipeline.clock import SystemClock
     from pipeline.publish.usage import record_memory_uses
     from pipeline.scanner import scan
@@ -53,6 +85,7 @@ async def _scan(settings: Settings, *, collect_sessions: bool) -> ScanReport:
             on_memory_reads=record_memory_uses,
             collect_sessions=collect_sessions,
             notable_limit=TABLE_LIMIT,
+            settings_key=settings_key,
         )
     finally:
         await store.close()

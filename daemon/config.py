@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from daemon.status_config import inputs_key
 from pipeline.settings import Settings, default_config_path, default_values
 
 ENV_PREFIX = "MEMD_"
@@ -35,6 +36,8 @@ class LoadedSettings:
     file_exists: bool
     origins: Mapping[str, str] = field(default_factory=dict)
     """Dotted key -> "default", "file PATH" or "env NAME", for every key that was given a value."""
+    inputs_key: str = ""
+    """What the settings were made from (``daemon.status_config.inputs_key``)."""
 
     def origin(self, dotted_key: str) -> str:
         return self.origins.get(dotted_key, "default")
@@ -52,7 +55,8 @@ def resolve_config_path(explicit: Path | None, env: Mapping[str, str]) -> tuple[
 def load_settings(explicit: Path | None = None, env: Mapping[str, str] | None = None) -> LoadedSettings:
     env = dict(os.environ if env is None else env)
     path, named = resolve_config_path(explicit, env)
-    file_data = _read_toml(path, named)
+    raw = _read_bytes(path, named)
+    file_data = {} if raw is None else _parse_toml(path, raw)
     env_data, env_names = _env_overrides(env)
 
     merged: dict[str, Any] = {}
@@ -67,18 +71,28 @@ def load_settings(explicit: Path | None = None, env: Mapping[str, str] | None = 
         settings = Settings.model_validate(merged)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, path, origins)) from None
-    return LoadedSettings(settings=settings, path=path, file_exists=path.exists(), origins=origins)
+    return LoadedSettings(
+        settings=settings,
+        path=path,
+        file_exists=raw is not None,
+        origins=origins,
+        inputs_key=inputs_key(path, raw, env),
+    )
 
 
-def _read_toml(path: Path, named: bool) -> dict[str, Any]:
+def _read_bytes(path: Path, named: bool) -> bytes | None:
+    """The config file's bytes; None for a missing default file."""
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
         if named:
             raise ConfigError(f"{path}: no such config file") from None
-        return {}
+        return None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def _parse_toml(path: Path, raw: bytes) -> dict[str, Any]:
     try:
         return tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:

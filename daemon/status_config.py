@@ -1,4 +1,5 @@
-"""The few settings `memd status` needs, read without pydantic (which costs more than the rest of it).
+"""The few settings `memd status` (and `memd scan`'s quick check) need, read without pydantic
+(which costs more than the rest of either).
 
 It reads the same file the full loader would (``--config``, ``$MEMD_CONFIG``, the XDG default),
 the same ``MEMD_<SECTION>__<KEY>`` overrides and the same defaults, for these keys only:
@@ -10,6 +11,7 @@ which says precisely what is wrong. A test checks it agrees with the full loader
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tomllib
 from collections.abc import Mapping
@@ -17,7 +19,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline import __version__
+
 ENV_PREFIX = "MEMD_"
+# Besides MEMD_*, the variables the settings' defaults derive from (see pipeline.settings).
+KEY_ENV = ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "CODEX_HOME")
 ENV_CONFIG = "MEMD_CONFIG"
 KNOWN_SCHEMES = {"sqlite", "postgresql", "postgres"}
 
@@ -31,6 +37,21 @@ class StatusSettings:
     memory_dir: Path
     daily_token_budget: int | None = None
     min_rate_limit_remaining_percent: float = 25.0
+    inputs_key: str = ""
+    """``inputs_key`` of what these settings were read from."""
+
+
+def inputs_key(path: Path, raw: bytes | None, env: Mapping[str, str]) -> str:
+    """Names everything the settings are made from: memd's version, the config file (its path
+    and bytes, or its absence) and the environment they read. Two loads with the same key give the
+    same settings, so a cache written under one key (the scan index) can be trusted by a process
+    that has not loaded the settings model at all."""
+    h = hashlib.sha256(f"{__version__}\0{path}\0".encode())
+    h.update(b"\1" if raw is None else b"\2" + raw)
+    for name in sorted(env):
+        if name.startswith(ENV_PREFIX) or name in KEY_ENV:
+            h.update(f"\0{name}={env[name]}".encode())
+    return h.hexdigest()[:32]
 
 
 def _home(env: Mapping[str, str]) -> Path:
@@ -67,6 +88,7 @@ def load_status_settings(
     """The settings status needs, or None when only the full loader can tell what is wrong."""
     env = os.environ if env is None else env
     path, named = _config_path(explicit, env)
+    raw: bytes | None = None
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
@@ -114,6 +136,7 @@ def load_status_settings(
         memory_dir=memory_dir,
         daily_token_budget=budget,
         min_rate_limit_remaining_percent=share,
+        inputs_key=inputs_key(path, raw, env),
     )
 
 

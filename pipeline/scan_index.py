@@ -7,6 +7,11 @@ changed something, and trusted only while the store's ``transcripts`` table is e
 then (its row count, highest id and latest ``updated_at``: the "generation"). Anything unusual
 (a missing, truncated, foreign or stale file) means the store is read instead, so the index is a
 cache and never a source of truth.
+
+The index also records the roots that scan walked and a ``key`` naming the settings it judged
+with (``daemon.status_config.inputs_key``: memd's version, the config file's bytes and the
+environment the settings derive from). With both, ``pipeline.scan_probe`` can tell that nothing
+changed without loading the settings model or the store layer. Standard library only.
 """
 
 from __future__ import annotations
@@ -14,48 +19,84 @@ from __future__ import annotations
 import marshal
 import os
 import tempfile
-from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from pipeline.gcpause import gc_paused
-from pipeline.store.transcripts import Seen
 
-FORMAT = "memd-scan-index-1"
+FORMAT = "memd-scan-index-2"  # a header (format, generation, key, roots), then the entries
 FILE_NAME = "scan-index.bin"
+
+# path -> (id, source, (dev, ino, size, mtime_ns), idle_at as epoch seconds for an active session
+# else None, state): what the scanner needs to know of a file it does not read again.
+Seen = tuple[int, str, tuple[int | None, int | None, int | None, int | None], float | None, str]
+Generation = tuple[int, int, str]
+
+# The same statement on every backend and from every reader (SQLAlchemy or sqlite3).
+GENERATION_SQL = "SELECT count(*), max(id), max(updated_at) FROM transcripts"
+
+
+def generation_of(row: tuple[Any, ...] | Any) -> Generation:
+    """The generation from ``GENERATION_SQL``'s row. SQLite hands back the stored text and
+    PostgreSQL a datetime; each is only ever compared with itself."""
+    count, max_id, latest = row[0], row[1], row[2]
+    stamp = latest.isoformat() if isinstance(latest, datetime) else str(latest or "")
+    return (int(count), int(max_id or 0), stamp)
+
+
+@dataclass(frozen=True)
+class Index:
+    generation: Generation
+    entries: dict[str, Seen]
+    key: str | None = None
+    """The settings the scan that wrote it judged with (None: not known)."""
+    roots: dict[str, str] = field(default_factory=dict)
+    """The roots that scan walked, by source."""
 
 
 def index_path(state_dir: Path) -> Path:
     return state_dir / FILE_NAME
 
 
-def load(path: Path, generation: tuple[Any, ...]) -> dict[str, Seen] | None:
-    """The index at ``path`` if it was written at ``generation``; None otherwise (read the store)."""
+def load(path: Path, *, header_only: bool = False) -> Index | None:
+    """The index at ``path`` (with no entries when ``header_only``), or None when there is none or
+    it is not one memd wrote."""
     try:
-        with path.open("rb") as f:
-            raw = f.read()
-    except OSError:
+        with path.open("rb") as f, gc_paused():
+            header = marshal.load(f)
+            if not _header_ok(header):
+                return None
+            entries = {} if header_only else marshal.load(f)
+    except (OSError, EOFError, ValueError, TypeError):
         return None
-    try:
-        with gc_paused():
-            data = marshal.loads(raw)
-    except (EOFError, ValueError, TypeError):
-        return None
-    if not isinstance(data, tuple) or len(data) != 3 or data[0] != FORMAT or data[1] != generation:
-        return None
-    entries = data[2]
     if not isinstance(entries, dict):
         return None
-    return entries
+    _, generation, key, roots = header
+    return Index(generation=generation, entries=entries, key=key, roots=roots)
 
 
-def save(path: Path, generation: tuple[Any, ...], entries: Mapping[str, Seen]) -> None:
+def _header_ok(header: Any) -> bool:
+    if not isinstance(header, tuple) or len(header) != 4 or header[0] != FORMAT:
+        return False
+    _, generation, key, roots = header
+    return (
+        isinstance(generation, tuple)
+        and len(generation) == 3
+        and isinstance(roots, dict)
+        and (key is None or isinstance(key, str))
+    )
+
+
+def save(path: Path, index: Index) -> None:
     """Write the index atomically (a reader sees the old or the new one, never half of one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".scan-index-")
     try:
         with os.fdopen(fd, "wb") as f:
-            marshal.dump((FORMAT, generation, dict(entries)), f)
+            marshal.dump((FORMAT, index.generation, index.key, dict(index.roots)), f)
+            marshal.dump(dict(index.entries), f)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -63,6 +104,12 @@ def save(path: Path, generation: tuple[Any, ...], entries: Mapping[str, Seen]) -
         except OSError:
             pass
         raise
+
+
+def entries_at(path: Path, generation: Generation) -> dict[str, Seen] | None:
+    """The entries of the index at ``path`` if it was written at ``generation``."""
+    index = load(path)
+    return index.entries if index is not None and index.generation == generation else None
 
 
 def drop(path: Path) -> None:

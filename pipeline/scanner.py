@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import os
-import stat as stat_mod
 import time
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
@@ -26,16 +24,19 @@ import structlog
 
 from pipeline import scan_index
 from pipeline.clock import Clock
+from pipeline.discovery import Walked, stat_paths
 from pipeline.eligibility import ELIGIBLE, FAILED, PENDING_READ, UNREADABLE, SessionFacts, Verdict, evaluate
 from pipeline.gcpause import gc_paused
 from pipeline.projects import ProjectResolver
+from pipeline.scan_index import Seen
+from pipeline.scan_view import ScanReport
 from pipeline.settings import MemoriesSettings, Settings
 from pipeline.sources import SourceAdapter, adapter_for
 from pipeline.sources.base import ParseResult
 from pipeline.store import Store, kv
 from pipeline.store import jobs as jobs_store
 from pipeline.store import transcripts as transcripts_store
-from pipeline.store.transcripts import KnownFile, Seen, SessionRecord
+from pipeline.store.transcripts import KnownFile
 from pipeline.transcript import SourceName, Transcript
 
 log = structlog.get_logger(__name__)
@@ -60,59 +61,15 @@ class Observation:
     stat_error: str | None = None
 
 
-@dataclass
-class ScanReport:
-    sessions: list[SessionRecord]
-    """Every session; filled only when the scan was asked to ``collect_sessions``."""
-    changed_paths: set[str] = field(default_factory=set)
-    files_seen: int = 0
-    files_parsed: int = 0
-    bytes_parsed: int = 0
-    duration_s: float = 0.0
-    enqueued: int = 0
-    by_source: dict[str, dict[str, int]] = field(default_factory=dict)
-    notable_sessions: list[SessionRecord] = field(default_factory=list)
-    next_idle_session: SessionRecord | None = None
-
-    def counts(self) -> dict[str, dict[str, int]]:
-        """Sessions by source, then by state."""
-        return self.by_source
-
-    def notable(self) -> list[SessionRecord]:
-        """What `memd scan` tables by default: eligible, failed, unreadable or changed in this scan."""
-        return self.notable_sessions
-
-    def next_idle(self) -> SessionRecord | None:
-        """The active session that will be idle first."""
-        return self.next_idle_session
-
-
 def _settings_hash(settings: MemoriesSettings) -> str:
     return hashlib.sha256(settings.model_dump_json().encode()).hexdigest()[:16]
 
 
-StatKey = tuple[int, int, int, int]  # dev, ino, size, mtime_ns
-Walked = tuple[str, StatKey | None, str | None]  # path, stat key, why it could not be used
-
-
 def _walk(adapter: SourceAdapter, root: Path) -> tuple[list[Walked], int]:
-    """Walk one root: one stat per file, plain tuples (this runs over every file on every scan).
-    Runs in a worker thread; never raises for one bad file."""
-    out: list[Walked] = []
+    """Walk one root (in a worker thread): one stat per file; never raises for one bad file."""
     if not root.is_dir():
-        return out, 0
-    append = out.append
-    with gc_paused():
-        for spath in adapter.discover_paths(root):
-            try:
-                info = os.stat(spath)
-            except OSError as exc:
-                append((spath, None, f"cannot stat: {exc.strerror or exc}"))
-                continue
-            if stat_mod.S_ISREG(info.st_mode):
-                append((spath, (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns), None))
-            else:
-                append((spath, None, "not a regular file"))
+        return [], 0
+    out = stat_paths(adapter.discover_paths(root))
     return out, len(out)
 
 
@@ -145,11 +102,15 @@ async def scan(
     on_memory_reads: MemoryReadHook | None = None,
     collect_sessions: bool = True,
     notable_limit: int = 0,
+    settings_key: str | None = None,
 ) -> ScanReport:
     """Scan every enabled source root, record what was found, and enqueue what is ready.
 
     ``collect_sessions`` also loads every session into the report; ``notable_limit`` loads up to
-    that many of the eligible, failed, unreadable or just changed ones (what `memd scan` tables)."""
+    that many of the eligible, failed, unreadable or just changed ones (what `memd scan` tables).
+    ``settings_key`` names the settings (``daemon.status_config.inputs_key``); the scan index
+    records it so the next `memd scan` can see that nothing changed without loading them
+    (``pipeline.scan_probe``)."""
     started = time.perf_counter()
     sources = {cast(SourceName, name): cfg.root for name, cfg in settings.sources.enabled().items()}
     chosen = {source: (adapters or {}).get(source) or adapter_for(source) for source in sources}
@@ -158,7 +119,7 @@ async def scan(
     now = clock.now()
     index_file = scan_index.index_path(settings.paths.state_dir)
     gathered = await asyncio.gather(_seen(store, index_file), *walks)
-    seen_files = cast(dict[str, Seen], gathered[0])
+    seen_files, previous = cast(tuple[dict[str, Seen], scan_index.Index | None], gathered[0])
     walk_results = cast(list[tuple[list[Walked], int]], gathered[1:])
     scan_pass = _ScanPass(store, settings, now, seen_files)
     now_ts = now.timestamp()
@@ -173,7 +134,7 @@ async def scan(
             for path, stat_key, error in walked:
                 seen_paths.add(path)
                 prev = seen_files.get(path)
-                if error is None and prev is not None and prev[2] == stat_key:
+                if error is None and prev is not None and prev[2] == stat_key and prev[4] != GONE:
                     # Unchanged: look again only when time (or the settings) may have moved its verdict.
                     if reevaluate_all or (prev[3] is not None and prev[3] <= now_ts):
                         recheck.append(prev[0])
@@ -194,10 +155,19 @@ async def scan(
     await scan_pass.persist(on_memory_reads)
 
     report = scan_pass.report
-    if scan_pass.updates or report.enqueued or not index_file.exists():
-        await _save_index(store, index_file)
     if reevaluate_all:
         await kv.put(store, SETTINGS_KEY, settings_hash, now=scan_pass.now)
+    roots: dict[str, str] = {source: str(root) for source, root in sources.items()}
+    # Rewritten when the store changed, or to name these roots and settings. (A scan without a
+    # key that changed nothing leaves the key: the verdicts it certifies did not move.)
+    if (
+        scan_pass.updates
+        or report.enqueued
+        or previous is None
+        or previous.roots != roots
+        or (settings_key is not None and previous.key != settings_key)
+    ):
+        await _save_index(store, index_file, settings_key, roots)
     report.by_source = await transcripts_store.state_counts(store)
     report.next_idle_session = await transcripts_store.next_idle(store)
     if notable_limit:
@@ -219,21 +189,23 @@ async def scan(
     return report
 
 
-async def _seen(store: Store, index_file: Path) -> dict[str, Seen]:
-    """What the last scan saw of every file: from the scan index when it matches the store, else
-    from the store. (A file that changed is read again from the store before it is parsed.)"""
+async def _seen(store: Store, index_file: Path) -> tuple[dict[str, Seen], scan_index.Index | None]:
+    """What the last scan saw of every file: from the scan index when it matches the store (also
+    returned), else from the store. (A file that changed is read again from the store before it is
+    parsed.)"""
     generation = await transcripts_store.generation(store)
-    cached = await asyncio.to_thread(scan_index.load, index_file, generation)
-    if cached is not None:
-        return cached
-    return await transcripts_store.seen_files(store)
+    index = await asyncio.to_thread(scan_index.load, index_file)
+    if index is not None and index.generation == generation:
+        return index.entries, index
+    return await transcripts_store.seen_files(store), None
 
 
-async def _save_index(store: Store, index_file: Path) -> None:
+async def _save_index(store: Store, index_file: Path, key: str | None, roots: dict[str, str]) -> None:
     generation = await transcripts_store.generation(store)
     entries = await transcripts_store.seen_files(store)
+    index = scan_index.Index(generation=generation, entries=entries, key=key, roots=roots)
     try:
-        await asyncio.to_thread(scan_index.save, index_file, generation, entries)
+        await asyncio.to_thread(scan_index.save, index_file, index)
     except OSError as exc:
         log.warning("scan_index_not_saved", path=str(index_file), error=str(exc))
 
@@ -423,7 +395,3 @@ def _problem_row(
     else:
         row.update({"session_id": None, "parsed_offset": 0, "user_messages": 0})
     return row
-
-
-def sessions_as_json(sessions: Iterable[SessionRecord]) -> str:
-    return json.dumps([s.as_json() for s in sessions], indent=2)

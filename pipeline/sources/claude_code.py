@@ -22,9 +22,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pipeline import discovery
 from pipeline.sources import injected
 from pipeline.sources._collector import Collector
-from pipeline.sources._discover import walk_paths
 from pipeline.sources._jsonl import JsonlAdapter
 from pipeline.sources._time import parse_ts
 from pipeline.sources._tools import WEB_FETCH, WEB_SEARCH, external_tag
@@ -55,7 +55,6 @@ _KNOWN_TYPES = frozenset(
     | {"fork-context-ref", "frame-link", "relocated", "ended-by-model", "cost-state", "atis-latch"}
 )
 _UUID_RE = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
-_PRUNED_DIRS = frozenset({"tool-results", "memory", "remote-agents", "mcp-tasks", "file-history"})
 
 
 def block_text(content: Any) -> str:
@@ -102,11 +101,7 @@ class ClaudeCodeAdapter(JsonlAdapter):
         return map(Path, self.discover_paths(root))
 
     def discover_paths(self, root: Path) -> Iterator[str]:
-        return walk_paths(
-            root,
-            lambda name: name.endswith(".jsonl") and name != "journal.jsonl",
-            prune=lambda name, _depth: name in _PRUNED_DIRS,
-        )
+        return discovery.claude_code(root)
 
     def begin(self, c: Collector, path: Path) -> None:
         name = path.name

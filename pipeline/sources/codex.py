@@ -23,9 +23,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from pipeline import discovery
 from pipeline.sources import injected
 from pipeline.sources._collector import Collector
-from pipeline.sources._discover import drop_twins, walk_files
 from pipeline.sources._jsonl import JsonlAdapter
 from pipeline.sources._time import parse_ts
 from pipeline.sources._tools import MCP_RESOURCES, WEB_FETCH, WEB_SEARCH, compact_json, mcp_tag
@@ -102,19 +102,10 @@ class CodexAdapter(JsonlAdapter):
     label = "Codex"
 
     def discover_paths(self, root: Path) -> Iterator[str]:
-        return (str(path) for path in self.discover(root))
+        return discovery.codex(root)
 
     def discover(self, root: Path) -> Iterator[Path]:
-        if (root / "sessions").is_dir():
-            roots = [root / "sessions", root / "archived_sessions"]
-        else:
-            roots = [root, root.parent / "archived_sessions"] if root.name == "sessions" else [root]
-        paths: list[Path] = []
-        for base in roots:
-            paths.extend(
-                walk_files(base, lambda n: n.startswith("rollout-") and n.endswith((".jsonl", ".jsonl.zst")))
-            )
-        return iter(drop_twins(paths, ".jsonl.zst", ".jsonl"))
+        return map(Path, self.discover_paths(root))
 
     def fallback_session_id(self, path: Path) -> str:
         stem = super().fallback_session_id(path)

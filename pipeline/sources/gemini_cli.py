@@ -25,9 +25,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pipeline import discovery
 from pipeline.errors import TranscriptIncomplete, TranscriptUnreadable
 from pipeline.sources._collector import Collector, Summary
-from pipeline.sources._discover import describe_os_error, drop_twins, walk_files
+from pipeline.sources._discover import describe_os_error
 from pipeline.sources._gemini_project import GeminiProjects
 from pipeline.sources._jsonl import JsonlAdapter
 from pipeline.sources._time import parse_ts
@@ -96,21 +97,10 @@ class GeminiCliAdapter(JsonlAdapter):
 
     # -- discovery ------------------------------------------------------------------------------
     def discover_paths(self, root: Path) -> Iterator[str]:
-        return (str(path) for path in self.discover(root))
+        return discovery.gemini_cli(root)
 
     def discover(self, root: Path) -> Iterator[Path]:
-        paths: list[Path] = []
-        try:
-            projects = sorted(p for p in root.iterdir() if p.is_dir())
-        except OSError:
-            projects = []
-        for project in projects:
-            chats = project / "chats"
-            for path in walk_files(chats, lambda n: n.endswith((".json", ".jsonl")), max_depth=2):
-                top = path.parent == chats
-                if (top and path.name.startswith("session-")) or (not top and path.name.endswith(".jsonl")):
-                    paths.append(path)
-        return iter(drop_twins(paths, ".json", ".jsonl"))
+        return map(Path, self.discover_paths(root))
 
     # -- parsing --------------------------------------------------------------------------------
     def parse(

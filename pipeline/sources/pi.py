@@ -17,8 +17,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from pipeline import discovery
 from pipeline.sources._collector import Collector
-from pipeline.sources._discover import walk_paths
 from pipeline.sources._jsonl import JsonlAdapter
 from pipeline.sources._time import parse_ts
 from pipeline.transcript import SourceName
@@ -51,7 +51,7 @@ class PiAdapter(JsonlAdapter):
         return map(Path, self.discover_paths(root))
 
     def discover_paths(self, root: Path) -> Iterator[str]:
-        return walk_paths(root, lambda name: name.endswith(".jsonl"))
+        return discovery.pi(root)
 
     def fallback_session_id(self, path: Path) -> str:
         stem = super().fallback_session_id(path)

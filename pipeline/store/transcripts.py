@@ -8,9 +8,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, case, func, insert, select, update
+from sqlalchemy import and_, bindparam, case, insert, select, text, update
 
 from pipeline.eligibility import ACTIVE, SessionFacts
+from pipeline.scan_index import GENERATION_SQL, Generation, Seen, generation_of
+from pipeline.scan_view import (
+    ALL_SQL,
+    COUNTS_SQL,
+    NEXT_IDLE_SQL,
+    SessionRecord,
+    counts_from_rows,
+    record_from_row,
+)
 from pipeline.store.engine import Store
 from pipeline.store.schema import transcripts as t
 
@@ -37,37 +46,6 @@ class FactsRow:
     state: str
     reason: str | None
     facts: SessionFacts
-
-
-@dataclass(frozen=True, slots=True)
-class SessionRecord:
-    id: int
-    source: str
-    path: str
-    session_id: str | None
-    project: str | None
-    user_messages: int
-    last_activity: datetime | None
-    subagent: bool
-    external_context: tuple[str, ...]
-    state: str
-    reason: str | None
-    eligible_at: datetime | None
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "source": self.source,
-            "path": self.path,
-            "session_id": self.session_id,
-            "project": self.project,
-            "user_messages": self.user_messages,
-            "last_activity": self.last_activity.isoformat() if self.last_activity else None,
-            "subagent": self.subagent,
-            "external_context": list(self.external_context),
-            "state": self.state,
-            "reason": self.reason,
-            "eligible_at": self.eligible_at.isoformat() if self.eligible_at else None,
-        }
 
 
 def _known_stmt() -> Any:
@@ -103,9 +81,8 @@ def _known_file(row: Any) -> KnownFile:
 
 
 # What every scan reads for every file, kept small and flat (no objects, no JSON, no datetimes):
-# path -> (id, source, (dev, ino, size, mtime_ns), idle_at as epoch seconds for an active session
-# else None, state). The scan index (``pipeline.scan_index``) stores exactly this.
-Seen = tuple[int, str, tuple[int | None, int | None, int | None, int | None], float | None, str]
+# ``Seen`` (what the scanner needs of a file it does not read again) is defined beside the scan
+# index, which stores exactly this.
 
 
 async def seen_files(store: Store) -> dict[str, Seen]:
@@ -145,12 +122,10 @@ async def refresh(store: Store, ids: list[int]) -> tuple[dict[str, KnownFile], d
     return known, states
 
 
-async def generation(store: Store) -> tuple[Any, ...]:
+async def generation(store: Store) -> Generation:
     """Changes whenever a transcript row is added, removed or updated (see ``pipeline.scan_index``)."""
-    stmt = select(func.count(), func.max(t.c.id), func.max(t.c.updated_at))
     async with store.read() as conn:
-        count, max_id, latest = (await conn.execute(stmt)).one()
-    return (int(count), int(max_id or 0), latest.isoformat() if latest else "")
+        return generation_of((await conn.execute(text(GENERATION_SQL))).one())
 
 
 def _facts(r: Any) -> SessionFacts:
@@ -217,6 +192,9 @@ async def apply_scan(store: Store, rows: list[dict[str, Any]], *, now: datetime)
     return new_ids
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
 def _session_stmt() -> Any:
     return select(
         t.c.id,
@@ -243,57 +221,33 @@ async def sessions(
 ) -> list[SessionRecord]:
     """Sessions, most recently active first: all of them, or (up to ``limit``) those in ``states``
     or at ``paths``."""
-    stmt = _session_stmt().order_by(t.c.last_activity.desc(), t.c.id)
-    rows: list[Any] = []
     async with store.read() as conn:
         if states is None and paths is None:
-            rows = list((await conn.execute(stmt)).all())
-        else:
-            wanted = list(paths or ())[: limit or None]
-            seen: set[int] = set()
-            batches = [stmt.where(t.c.state.in_(list(states or ()))).limit(limit)]
-            batches += [stmt.where(t.c.path.in_(wanted[i : i + 500])) for i in range(0, len(wanted), 500)]
-            for query in batches:
-                for row in (await conn.execute(query)).all():
-                    if row.id not in seen:
-                        seen.add(row.id)
-                        rows.append(row)
-            rows.sort(key=lambda r: (-(r.last_activity.timestamp() if r.last_activity else 0.0), r.id))
-            rows = rows[:limit] if limit else rows
-    return [_session_record(r) for r in rows]
+            return [record_from_row(r._mapping) for r in (await conn.execute(text(ALL_SQL))).all()]
+        stmt = _session_stmt().order_by(t.c.last_activity.is_(None), t.c.last_activity.desc(), t.c.id)
+        wanted = list(paths or ())[: limit or None]
+        found: dict[int, SessionRecord] = {}
+        batches = [stmt.where(t.c.state.in_(list(states or ()))).limit(limit)]
+        batches += [stmt.where(t.c.path.in_(wanted[i : i + 500])) for i in range(0, len(wanted), 500)]
+        for query in batches:
+            for row in (await conn.execute(query)).all():
+                found.setdefault(row.id, record_from_row(row._mapping))
+    records = sorted(
+        found.values(),
+        key=lambda r: (r.last_activity is None, -(r.last_activity or _EPOCH).timestamp(), r.id),
+    )
+    return records[:limit] if limit else records
 
 
 async def state_counts(store: Store) -> dict[str, dict[str, int]]:
     """Sessions by source, then by state."""
-    stmt = select(t.c.source, t.c.state, func.count()).group_by(t.c.source, t.c.state)
     async with store.read() as conn:
-        rows = (await conn.execute(stmt)).all()
-    out: dict[str, dict[str, int]] = {}
-    for source, state, n in sorted(rows):
-        out.setdefault(source, {})[state] = int(n)
-    return out
+        rows = (await conn.execute(text(COUNTS_SQL))).all()
+    return counts_from_rows([(source, state, n) for source, state, n in rows])
 
 
 async def next_idle(store: Store) -> SessionRecord | None:
     """The active session whose idle time comes first."""
-    stmt = _session_stmt().where(t.c.state == ACTIVE, t.c.eligible_at.isnot(None)).order_by(t.c.eligible_at)
     async with store.read() as conn:
-        row = (await conn.execute(stmt.limit(1))).first()
-    return None if row is None else _session_record(row)
-
-
-def _session_record(r: Any) -> SessionRecord:
-    return SessionRecord(
-        id=r.id,
-        source=r.source,
-        path=r.path,
-        session_id=r.session_id,
-        project=r.project,
-        user_messages=r.user_messages or 0,
-        last_activity=r.last_activity,
-        subagent=bool((r.flags or {}).get("subagent")),
-        external_context=tuple(r.external_context or ()),
-        state=r.state,
-        reason=r.reason,
-        eligible_at=r.eligible_at,
-    )
+        row = (await conn.execute(text(NEXT_IDLE_SQL))).first()
+    return None if row is None else record_from_row(row._mapping)

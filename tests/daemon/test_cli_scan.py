@@ -31,7 +31,7 @@ def _home(tmp_path: Path) -> Path:
     return home
 
 
-def _memd(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMD_", "XDG_", "CODEX_HOME"))}
     env.update(
         {
@@ -42,11 +42,15 @@ def _memd(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
             "COLUMNS": "200",
         }
     )
+    return env
+
+
+def _memd(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "daemon", *args],
         capture_output=True,
         text=True,
-        env=env,
+        env=_env(home),
         timeout=120,
         check=False,
     )
@@ -96,3 +100,27 @@ def test_scan_table_summarizes_by_source_and_state_and_a_second_scan_reads_nothi
     assert " 0 parsed" in second.stdout
     every = _memd(home, "scan", "--all")
     assert "All sessions" in every.stdout
+
+
+def test_a_second_scan_with_nothing_changed_skips_the_store_layer_and_shows_the_same(tmp_path: Path) -> None:
+    home = _home(tmp_path)
+    assert _memd(home, "scan").returncode == 0
+    # The second scan runs under -X importtime, to see what it loaded.
+    second = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "daemon", "scan", "--json"],
+        capture_output=True,
+        text=True,
+        env=_env(home),
+        timeout=120,
+        check=False,
+    )
+    assert second.returncode == 0, second.stderr
+    loaded = {line.split("|")[-1].strip() for line in second.stderr.splitlines() if "|" in line}
+    assert not {"sqlalchemy", "pydantic", "pipeline.store", "pipeline.sources"} & loaded
+    # What it shows is what a full scan of the same store shows.
+    index = home / ".local" / "state" / "memd" / "scan-index.bin"
+    assert index.exists()
+    index.unlink()
+    full = _memd(home, "scan", "--json")
+    assert full.returncode == 0, full.stderr
+    assert json.loads(second.stdout) == json.loads(full.stdout)

@@ -1,29 +1,57 @@
 from __future__ import annotations
 
+import marshal
 from pathlib import Path
 
 from pipeline import scan_index
+from pipeline.scan_index import Index
+
+ENTRIES: dict[str, scan_index.Seen] = {"/a.jsonl": (1, "claude_code", (1, 2, 3, 4), None, "eligible")}
 
 
 def test_an_index_is_used_only_at_the_generation_it_was_written(tmp_path: Path) -> None:
     path = scan_index.index_path(tmp_path)
-    entries = {"/a.jsonl": (1, "claude_code", (1, 2, 3, 4), None, "eligible")}
-    scan_index.save(path, (1, 1, "2026-11-01T12:00:00+00:00"), entries)
-    assert scan_index.load(path, (1, 1, "2026-11-01T12:00:00+00:00")) == entries
-    assert scan_index.load(path, (1, 1, "2026-11-01T12:00:01+00:00")) is None
-    assert scan_index.load(path, (2, 2, "2026-11-01T12:00:00+00:00")) is None
+    written = Index((1, 1, "2026-11-01 12:00:00.000000"), ENTRIES, key="k1", roots={"claude_code": "/r"})
+    scan_index.save(path, written)
+    assert scan_index.load(path) == written
+    assert scan_index.load(path, header_only=True) == Index(
+        written.generation, {}, key="k1", roots=written.roots
+    )
+    assert scan_index.entries_at(path, (1, 1, "2026-11-01 12:00:00.000000")) == ENTRIES
+    assert scan_index.entries_at(path, (1, 1, "2026-11-01 12:00:01.000000")) is None
+    assert scan_index.entries_at(path, (2, 2, "2026-11-01 12:00:00.000000")) is None
 
 
 def test_a_missing_truncated_or_foreign_index_is_ignored(tmp_path: Path) -> None:
     path = scan_index.index_path(tmp_path)
-    assert scan_index.load(path, (0, 0, "")) is None
-    scan_index.save(path, (0, 0, ""), {})
+    assert scan_index.load(path) is None
+    scan_index.save(path, Index((0, 0, ""), {}))
+    assert scan_index.load(path) == Index((0, 0, ""), {})
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2])
-    assert scan_index.load(path, (0, 0, "")) is None
+    assert scan_index.load(path) is None
     path.write_bytes(b"not an index at all")
-    assert scan_index.load(path, (0, 0, "")) is None
-    import marshal
+    assert scan_index.load(path) is None
+    path.write_bytes(marshal.dumps(("another-format", (0, 0, ""), None, {}, {})))
+    assert scan_index.load(path) is None
+    # The first format (no key, no roots) is read as no index: the next scan writes a new one.
+    path.write_bytes(marshal.dumps(("memd-scan-index-1", (0, 0, ""), {})))
+    assert scan_index.load(path) is None
+    path.write_bytes(marshal.dumps((scan_index.FORMAT, (0, 0, ""), 7, {})) + marshal.dumps({}))
+    assert scan_index.load(path) is None
+    path.write_bytes(marshal.dumps((scan_index.FORMAT, (0, 0, ""), None, {})) + marshal.dumps([]))
+    assert scan_index.load(path) is None
+    assert scan_index.load(path, header_only=True) == Index((0, 0, ""), {})
 
-    path.write_bytes(marshal.dumps(("another-format", (0, 0, ""), {})))
-    assert scan_index.load(path, (0, 0, "")) is None
+
+def test_generation_of_reads_either_backend() -> None:
+    from datetime import UTC, datetime
+
+    assert scan_index.generation_of((0, None, None)) == (0, 0, "")
+    assert scan_index.generation_of((3, 9, "2026-11-01 12:00:00.000000")) == (
+        3,
+        9,
+        "2026-11-01 12:00:00.000000",
+    )
+    at = datetime(2026, 11, 1, 12, tzinfo=UTC)
+    assert scan_index.generation_of((3, 9, at)) == (3, 9, at.isoformat())

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.discovery import drop_twins, walk_files
 from pipeline.sources import adapter_for
-from pipeline.sources._discover import drop_twins, walk_files
 from pipeline.transcript import SOURCE_NAMES
 
 
