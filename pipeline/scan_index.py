@@ -26,7 +26,7 @@ from typing import Any
 
 from pipeline.gcpause import gc_paused
 
-FORMAT = "memd-scan-index-2"  # a header (format, generation, key, roots), then the entries
+FORMAT = "memd-scan-index-2"  # one marshalled tuple: (FORMAT, generation, key, roots, entries)
 FILE_NAME = "scan-index.bin"
 
 # path -> (id, source, (dev, ino, size, mtime_ns), idle_at as epoch seconds for an active session
@@ -60,33 +60,26 @@ def index_path(state_dir: Path) -> Path:
     return state_dir / FILE_NAME
 
 
-def load(path: Path, *, header_only: bool = False) -> Index | None:
-    """The index at ``path`` (with no entries when ``header_only``), or None when there is none or
-    it is not one memd wrote."""
+def load(path: Path) -> Index | None:
+    """The index at ``path``, or None when there is none or it is not one memd wrote."""
     try:
-        with path.open("rb") as f, gc_paused():
-            header = marshal.load(f)
-            if not _header_ok(header):
-                return None
-            entries = {} if header_only else marshal.load(f)
+        raw = path.read_bytes()
+        with gc_paused():
+            data = marshal.loads(raw)
     except (OSError, EOFError, ValueError, TypeError):
         return None
-    if not isinstance(entries, dict):
+    if not isinstance(data, tuple) or len(data) != 5 or data[0] != FORMAT:
         return None
-    _, generation, key, roots = header
-    return Index(generation=generation, entries=entries, key=key, roots=roots)
-
-
-def _header_ok(header: Any) -> bool:
-    if not isinstance(header, tuple) or len(header) != 4 or header[0] != FORMAT:
-        return False
-    _, generation, key, roots = header
-    return (
+    _, generation, key, roots, entries = data
+    if not (
         isinstance(generation, tuple)
         and len(generation) == 3
         and isinstance(roots, dict)
+        and isinstance(entries, dict)
         and (key is None or isinstance(key, str))
-    )
+    ):
+        return None
+    return Index(generation=generation, entries=entries, key=key, roots=roots)
 
 
 def save(path: Path, index: Index) -> None:
@@ -95,8 +88,9 @@ def save(path: Path, index: Index) -> None:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".scan-index-")
     try:
         with os.fdopen(fd, "wb") as f:
-            marshal.dump((FORMAT, index.generation, index.key, dict(index.roots)), f)
-            marshal.dump(dict(index.entries), f)
+            f.write(
+                marshal.dumps((FORMAT, index.generation, index.key, dict(index.roots), dict(index.entries)))
+            )
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -104,16 +98,3 @@ def save(path: Path, index: Index) -> None:
         except OSError:
             pass
         raise
-
-
-def entries_at(path: Path, generation: Generation) -> dict[str, Seen] | None:
-    """The entries of the index at ``path`` if it was written at ``generation``."""
-    index = load(path)
-    return index.entries if index is not None and index.generation == generation else None
-
-
-def drop(path: Path) -> None:
-    try:
-        path.unlink()
-    except OSError:
-        pass

@@ -18,13 +18,12 @@ Standard library only: it imports the walk (``pipeline.discovery``) and the inde
 from __future__ import annotations
 
 import sqlite3
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline import scan_index
-from pipeline.discovery import DISCOVER, Walked, stat_paths
+from pipeline.discovery import DISCOVER, stat_paths
 
 GONE = "gone"
 
@@ -43,42 +42,23 @@ def sqlite_path(url: str) -> Path | None:
     return None if not path or path == ":memory:" else Path(path).expanduser()
 
 
-def _walk_all(roots: dict[str, str], into: dict[str, list[Walked] | None]) -> None:
-    for source, root in roots.items():
-        discover = DISCOVER.get(source)
-        into[source] = (
-            None if discover is None else stat_paths(discover(Path(root))) if Path(root).is_dir() else []
-        )
-
-
 def probe(state_db: str, index_file: Path, key: str, now: float) -> Unchanged | None:
     """``Unchanged`` when a full scan at epoch second ``now`` would find nothing to do; else None."""
     started = time.perf_counter()
     db = sqlite_path(state_db)
     if db is None or not key or not db.exists():
         return None
-    header = scan_index.load(index_file, header_only=True)
-    if header is None or header.key != key:
-        return None
-    # The walk (mostly system calls) runs beside the reads of the index and of the store.
-    walks: dict[str, list[Walked] | None] = {}
-    walker = threading.Thread(target=_walk_all, args=(header.roots, walks), name="memd-scan-probe")
-    walker.start()
-    try:
-        index = scan_index.load(index_file)
-        generation = _generation(db)
-    finally:
-        walker.join()
-    if index is None or (index.key, index.roots) != (header.key, header.roots):
-        return None  # replaced while we read it
-    if generation is None or generation != index.generation:
+    index = scan_index.load(index_file)
+    if index is None or index.key != key or _generation(db) != index.generation:
         return None
 
     entries = index.entries
     seen = 0
-    for source, walked in walks.items():
-        if walked is None:
+    for source, root in index.roots.items():
+        discover = DISCOVER.get(source)
+        if discover is None:
             return None
+        walked = stat_paths(discover(Path(root))) if Path(root).is_dir() else []
         for path, stat_key, error in walked:
             prev = entries.get(path)
             if (

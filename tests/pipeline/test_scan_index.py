@@ -9,17 +9,14 @@ from pipeline.scan_index import Index
 ENTRIES: dict[str, scan_index.Seen] = {"/a.jsonl": (1, "claude_code", (1, 2, 3, 4), None, "eligible")}
 
 
-def test_an_index_is_used_only_at_the_generation_it_was_written(tmp_path: Path) -> None:
+def test_an_index_reads_back_as_written(tmp_path: Path) -> None:
     path = scan_index.index_path(tmp_path)
     written = Index((1, 1, "2026-11-01 12:00:00.000000"), ENTRIES, key="k1", roots={"claude_code": "/r"})
     scan_index.save(path, written)
     assert scan_index.load(path) == written
-    assert scan_index.load(path, header_only=True) == Index(
-        written.generation, {}, key="k1", roots=written.roots
-    )
-    assert scan_index.entries_at(path, (1, 1, "2026-11-01 12:00:00.000000")) == ENTRIES
-    assert scan_index.entries_at(path, (1, 1, "2026-11-01 12:00:01.000000")) is None
-    assert scan_index.entries_at(path, (2, 2, "2026-11-01 12:00:00.000000")) is None
+    scan_index.save(path, Index((2, 2, "x"), {}))  # replaced whole
+    assert scan_index.load(path) == Index((2, 2, "x"), {})
+    assert [p.name for p in tmp_path.iterdir()] == [scan_index.FILE_NAME]  # no temporary left
 
 
 def test_a_missing_truncated_or_foreign_index_is_ignored(tmp_path: Path) -> None:
@@ -37,11 +34,10 @@ def test_a_missing_truncated_or_foreign_index_is_ignored(tmp_path: Path) -> None
     # The first format (no key, no roots) is read as no index: the next scan writes a new one.
     path.write_bytes(marshal.dumps(("memd-scan-index-1", (0, 0, ""), {})))
     assert scan_index.load(path) is None
-    path.write_bytes(marshal.dumps((scan_index.FORMAT, (0, 0, ""), 7, {})) + marshal.dumps({}))
+    path.write_bytes(marshal.dumps((scan_index.FORMAT, (0, 0, ""), 7, {}, {})))
     assert scan_index.load(path) is None
-    path.write_bytes(marshal.dumps((scan_index.FORMAT, (0, 0, ""), None, {})) + marshal.dumps([]))
+    path.write_bytes(marshal.dumps((scan_index.FORMAT, (0, 0, ""), None, {}, [])))
     assert scan_index.load(path) is None
-    assert scan_index.load(path, header_only=True) == Index((0, 0, ""), {})
 
 
 def test_generation_of_reads_either_backend() -> None:
