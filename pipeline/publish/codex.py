@@ -11,7 +11,7 @@ folder: memd compares what is there with what it last wrote, publishes again and
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pipeline.publish.atomic import encode
@@ -20,6 +20,7 @@ from pipeline.publish.folder import memd_files
 from pipeline.publish.memfiles import GLOBAL, INDEX_FILE, SUMMARY_FILE, ScopeMemory, Topic
 from pipeline.publish.plan import Plan, PublishContext, digest_of, missing_home, read_bytes
 from pipeline.publish.render import VERIFY_NOTE, approx_tokens, clean_summary, index_line, newest_update
+from pipeline.store.publications import Publication
 
 TARGET = "codex"
 TARGET_GLOBAL = "codex_global"
@@ -164,6 +165,28 @@ def plan_all(
     for name, data in stale.items():
         plans[0].change(folder / name, None, data)
     return plans
+
+
+def plan_withdraw_all(ctx: PublishContext, rows: Mapping[str, Publication]) -> Plan:
+    """The Codex target was turned off: remove every file memd put in the memories folder. The
+    summary and the index carry Codex's own names, so they go only while they are exactly what
+    memd last wrote (Codex's consolidation may have made them its own since)."""
+    folder = memories_dir(ctx.homes.codex)
+    plan = Plan(target=TARGET, scope=GLOBAL, location=folder, withdraw=True)
+    existing = memd_files(folder)
+    for name, data in existing.items():
+        plan.change(folder / name, None, data)
+    row = rows.get(GLOBAL)
+    shared = {SUMMARY_FILE: read_bytes(folder / SUMMARY_FILE), INDEX_FILE: read_bytes(folder / INDEX_FILE)}
+    if row is not None and row.content_sha256 == digest_of(_scope_files(folder, GLOBAL, existing)):
+        for name, data in shared.items():
+            plan.change(folder / name, None, data)
+    elif any(data is not None for data in shared.values()):
+        plan.notes.append(
+            f"{SUMMARY_FILE} and {INDEX_FILE} were changed since memd wrote them (by Codex?): left in place"
+        )
+    plan.digest = digest_of({})
+    return plan
 
 
 def plan_global(ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:

@@ -1,4 +1,6 @@
-"""Which plans one publish makes: every enabled target for every scope, and withdrawals.
+"""Which plans one publish makes: every enabled target for every scope, and withdrawals (of a
+scope that is gone, and of everything memd published to a target that has since been turned off:
+a stale copy an agent keeps loading is worse than none).
 
 A target's planner that raises becomes a failed plan with the reason, so one target's bug never
 stops the others.
@@ -87,19 +89,32 @@ def plan_everything(
         ):
             if enabled:
                 plans.append(_guard(target, GLOBAL, planner, ctx, global_scope, prev_sha(target, GLOBAL)))
-    plans += _withdrawals(previous, scopes, planned={(p.target, p.scope) for p in plans})
+    turned_on = {name for name, on in pub.model_dump().items() if on is True}
+    plans += _withdrawals(ctx, previous, scopes, {(p.target, p.scope) for p in plans}, turned_on)
     return plans, scopes
 
 
 def _withdrawals(
+    ctx: PublishContext,
     previous: dict[tuple[str, str], Publication],
     scopes: dict[str, ScopeMemory],
     planned: set[tuple[str, str]],
+    enabled: set[str],
 ) -> list[Plan]:
-    """Scopes memd published before that are gone (forgotten, emptied): take memd's copy back."""
+    """What memd published before for a scope that is gone (forgotten, emptied) or to a target
+    that is off now: take memd's copy back."""
     plans = []
+    codex_off = {s: r for (t, s), r in previous.items() if t == codex.TARGET and codex.TARGET not in enabled}
     for (target, scope), row in sorted(previous.items()):
-        if scope in scopes or (target, scope) in planned or row.outcome == "withdrawn":
+        if (target, scope) in planned or row.outcome == "withdrawn":
+            continue
+        if scope in scopes and target in enabled:
+            continue
+        if target == codex.TARGET and codex_off:
+            if scope == GLOBAL:
+                plans.append(_guard(target, scope, codex.plan_withdraw_all, ctx, codex_off))
+            else:
+                plans.append(Plan(target=target, scope=scope, location=Path(row.path), withdraw=True))
             continue
         if row.content_sha256 is None or not Path(row.path).is_absolute():
             # memd has nothing known to be there (it skipped, failed or was refused): just say so.

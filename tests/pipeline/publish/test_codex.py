@@ -124,3 +124,34 @@ async def test_codex_is_off_by_default_and_codex_global_uses_agents_md(
     text = (env.codex_home / "AGENTS.md").read_text()
     assert text.startswith("Run tests before committing.\n")
     assert "User is terse." in text
+
+
+async def test_turning_codex_off_removes_memds_files_and_keeps_codexs_own(
+    env: Env, store: Store, clock: FakeClock
+) -> None:
+    write_scope(env.memory_dir, "global", summary="User is terse.", topics={"u.md": topic_text("U")})
+    await _projects(env, store, clock, 2)
+    on = env.settings(claude_code=False, gemini=False, codex=True)
+    off = env.settings(claude_code=False, gemini=False)
+    folder = memories_dir(env.codex_home)
+    (folder.parent / "memories").mkdir(exist_ok=True)
+    (folder / "raw_memories.md").write_text("Codex's own file\n")
+
+    # Untouched since memd wrote them: everything memd put there goes.
+    await publish_all(store, on, clock)
+    assert (folder / "memory_summary.md").exists()
+    report = await publish_all(store, off, clock)
+    assert {r.outcome for r in report.results} == {"withdrawn"}
+    assert sorted(p.name for p in folder.iterdir()) == ["raw_memories.md"]
+    assert (await publish_all(store, off, clock)).results == ()
+
+    # Codex made the summary its own in the meantime: memd's topic files go, the summary stays.
+    await publish_all(store, on, clock)
+    (folder / "memory_summary.md").write_text("v1\n## User Profile\nCodex rewrote this.\n")
+    report = await publish_all(store, off, clock)
+    by_scope = {r.scope: r for r in report.results}
+    assert by_scope["global"].outcome == "withdrawn"
+    assert by_scope["global"].reason is not None
+    assert "left in place" in by_scope["global"].reason
+    assert sorted(p.name for p in folder.iterdir()) == ["MEMORY.md", "memory_summary.md", "raw_memories.md"]
+    assert "Codex rewrote this." in (folder / "memory_summary.md").read_text()

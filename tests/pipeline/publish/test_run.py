@@ -103,6 +103,37 @@ async def test_a_scope_that_is_gone_is_withdrawn_from_the_agents_files(
     assert report.results == ()
 
 
+async def test_a_target_turned_off_is_withdrawn_once(env: Env, store: Store, clock: FakeClock) -> None:
+    project = env.project("app")
+    scope = await add_scope(store, str(project), clock.now())
+    write_scope(env.memory_dir, scope, summary="Digest.", topics={"a.md": topic_text("A")})
+    write_scope(env.memory_dir, "global", summary="Global digest.")
+    folder = memory_folder(env.claude_home, str(project))
+    folder.mkdir(parents=True)
+    (folder / "MEMORY.md").write_text("Claude's line\n")
+    (env.claude_home / "CLAUDE.md").write_text("# Mine\n")
+    await publish_all(store, env.settings(gemini=False, claude_code_global=True), clock)
+    assert (folder / "memd-a.md").exists()
+    assert "Global digest." in (env.claude_home / "CLAUDE.md").read_text()
+
+    # The scope is still there; the targets are turned off.
+    report = await publish_all(store, env.settings(gemini=False, claude_code=False), clock)
+    assert {(r.target, r.outcome) for r in report.results} == {
+        ("claude_code", "withdrawn"),
+        ("claude_code_global", "withdrawn"),
+    }
+    assert (folder / "MEMORY.md").read_text() == f"Claude's line\n\n{BEGIN}\n{END}\n"
+    assert sorted(p.name for p in folder.iterdir()) == ["MEMORY.md"]
+    assert "Global digest." not in (env.claude_home / "CLAUDE.md").read_text()
+    assert (env.claude_home / "CLAUDE.md").read_text().startswith("# Mine\n")
+    report = await publish_all(store, env.settings(gemini=False, claude_code=False), clock)
+    assert report.results == ()
+    # Turned on again, it publishes again.
+    report = await publish_all(store, env.settings(gemini=False), clock)
+    assert [(r.target, r.outcome) for r in report.results] == [("claude_code", "published")]
+    assert (folder / "memd-a.md").exists()
+
+
 async def test_expired_topics_are_not_published(env: Env, store: Store, clock: FakeClock) -> None:
     project = env.project("app")
     scope = await add_scope(store, str(project), clock.now())
@@ -130,7 +161,8 @@ async def test_agents_md_is_off_by_default_and_keeps_the_users_text_when_on(
     user = "# Agents\n\nUse make.\n"
     (project / "AGENTS.md").write_text(user)
     report = await publish_all(store, env.settings(gemini=False, claude_code=False, agents_md=True), clock)
-    assert [(r.target, r.outcome) for r in report.results] == [("agents_md", "published")]
+    outcomes = {(r.target, r.outcome) for r in report.results}
+    assert outcomes == {("agents_md", "published"), ("claude_code", "withdrawn")}
     text = (project / "AGENTS.md").read_text()
     assert text.startswith(user)
     assert "Digest." in text
