@@ -64,6 +64,16 @@ def _backends() -> list[object]:
     return ["sqlite", pg]
 
 
+@pytest.fixture
+async def sqlite_store(tmp_path: os.PathLike[str]) -> AsyncIterator[Store]:
+    """A state store at ``tmp_path/state.db`` only: for what reads the SQLite file itself."""
+    s = await open_store(f"sqlite:///{tmp_path}/state.db")
+    try:
+        yield s
+    finally:
+        await s.close()
+
+
 @pytest.fixture(params=_backends())
 async def store(request: pytest.FixtureRequest, tmp_path: os.PathLike[str]) -> AsyncIterator[Store]:
     """A migrated state store: a SQLite file in tmp_path, or a private schema in the PostgreSQL test database."""

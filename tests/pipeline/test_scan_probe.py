@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -15,20 +14,11 @@ from pipeline.clock import FakeClock
 from pipeline.scan_probe import Unchanged, probe, sqlite_path
 from pipeline.scanner import scan
 from pipeline.settings import Settings
-from pipeline.store import Store, open_store
+from pipeline.store import Store
 from pipeline.store.schema import transcripts
 from tests.pipeline.test_scanner import SID, _session, _settings, _user
 
 KEY = "settings-key-1"
-
-
-@pytest.fixture
-async def sqlite_store(tmp_path: Path) -> AsyncIterator[Store]:
-    s = await open_store(f"sqlite:///{tmp_path}/state.db")
-    try:
-        yield s
-    finally:
-        await s.close()
 
 
 def _probe(tmp_path: Path, settings: Settings, clock: FakeClock, key: str = KEY) -> Unchanged | None:

@@ -3,29 +3,18 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import pytest
 from sqlalchemy import update
 
 from pipeline.clock import FakeClock
 from pipeline.scan_view import NOTABLE_STATES, ScanReport, read_sqlite, record_from_row
 from pipeline.scanner import scan
-from pipeline.store import Store, open_store
+from pipeline.store import Store
 from pipeline.store import transcripts as transcripts_store
 from pipeline.store.schema import transcripts
 from tests.pipeline.test_scanner import SID, _session, _settings
-
-
-@pytest.fixture
-async def sqlite_store(tmp_path: Path) -> AsyncIterator[Store]:
-    s = await open_store(f"sqlite:///{tmp_path}/state.db")
-    try:
-        yield s
-    finally:
-        await s.close()
 
 
 async def test_sqlite_view_equals_the_store_layer(
