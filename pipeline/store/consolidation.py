@@ -14,8 +14,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import and_, func, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from pipeline.repo.inputs import InputRecord
 from pipeline.store.engine import Store
@@ -156,8 +154,7 @@ async def get_scope(store: Store, scope: str) -> ScopeState | None:
 
 
 async def _upsert_scope(store: Store, scope: str, values: dict[str, Any], *, now: datetime) -> None:
-    insert = pg_insert if store.dialect == "postgresql" else sqlite_insert
-    stmt = insert(scopes).values(key=scope, updated_at=now, **values)
+    stmt = store.insert(scopes).values(key=scope, updated_at=now, **values)
     stmt = stmt.on_conflict_do_update(index_elements=[scopes.c.key], set_={**values, "updated_at": now})
     async with store.write() as conn:
         await conn.execute(stmt)

@@ -10,14 +10,17 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import event, make_url
+from sqlalchemy import Table, event, make_url
 from sqlalchemy.engine import URL
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from pipeline.errors import StoreError
+
+if TYPE_CHECKING:
+    from sqlalchemy.dialects import postgresql, sqlite
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 
@@ -67,6 +70,17 @@ class Store:
         """A read-only transaction (on SQLite: a deferred ``BEGIN``, which WAL lets run beside a writer)."""
         async with self.engine.connect() as conn, conn.begin():
             yield conn
+
+    def insert(self, table: Table) -> postgresql.Insert | sqlite.Insert:
+        """An ``INSERT`` into ``table`` in this store's dialect, so it can say ``ON CONFLICT``.
+        Only that dialect's module is imported: a SQLite store never loads PostgreSQL's."""
+        if self.dialect == "postgresql":
+            from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+            return pg_insert(table)
+        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+        return sqlite_insert(table)
 
     async def close(self) -> None:
         await self.engine.dispose()

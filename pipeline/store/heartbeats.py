@@ -13,8 +13,6 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import delete, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from pipeline.store.engine import Store
 from pipeline.store.schema import heartbeats
@@ -58,8 +56,7 @@ async def beat(
         "status": _status_text(status),
         "stopped_at": None,
     }
-    insert = pg_insert if store.dialect == "postgresql" else sqlite_insert
-    stmt = insert(heartbeats).values(**values)
+    stmt = store.insert(heartbeats).values(**values)
     stmt = stmt.on_conflict_do_update(
         index_elements=[heartbeats.c.instance],
         set_={"beat_at": now, "status": values["status"], "stopped_at": None},

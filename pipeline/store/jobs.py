@@ -13,8 +13,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import and_, or_, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from pipeline.errors import LeaseLost
 from pipeline.store.engine import Store
@@ -58,8 +56,7 @@ async def enqueue(
         "created_at": now,
         "updated_at": now,
     }
-    insert = pg_insert if store.dialect == "postgresql" else sqlite_insert
-    stmt = insert(jobs).values(**values)
+    stmt = store.insert(jobs).values(**values)
     stmt = stmt.on_conflict_do_update(
         index_elements=[jobs.c.kind, jobs.c.key],
         set_={
@@ -80,8 +77,7 @@ async def enqueue_many(store: Store, kind: str, keys: list[str], *, now: datetim
     """``enqueue`` for many keys in one transaction (a scan that finds thousands of sessions)."""
     if not keys:
         return
-    insert = pg_insert if store.dialect == "postgresql" else sqlite_insert
-    stmt = insert(jobs)
+    stmt = store.insert(jobs)
     stmt = stmt.on_conflict_do_update(
         index_elements=[jobs.c.kind, jobs.c.key],
         set_={"state": PENDING, "not_before": None, "attempts": 0, "last_error": None, "updated_at": now},

@@ -6,16 +6,13 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from pipeline.store.engine import Store
 from pipeline.store.schema import kv
 
 
 async def put(store: Store, key: str, value: Any, *, now: datetime) -> None:
-    insert = pg_insert if store.dialect == "postgresql" else sqlite_insert
-    stmt = insert(kv).values(key=key, value=value, updated_at=now)
+    stmt = store.insert(kv).values(key=key, value=value, updated_at=now)
     stmt = stmt.on_conflict_do_update(index_elements=[kv.c.key], set_={"value": value, "updated_at": now})
     async with store.write() as conn:
         await conn.execute(stmt)

@@ -12,8 +12,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy import delete, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from pipeline.errors import LeaseLost
 from pipeline.store.engine import Store
@@ -71,10 +69,9 @@ async def acquire(
         "heartbeat_at": now,
         "expires_at": now + ttl,
     }
-    insert = pg_insert if store.dialect == "postgresql" else sqlite_insert
     async with store.write() as conn:
         await conn.execute(
-            insert(leases).values(**values).on_conflict_do_nothing(index_elements=[leases.c.name])
+            store.insert(leases).values(**values).on_conflict_do_nothing(index_elements=[leases.c.name])
         )
         row = (await conn.execute(select(leases).where(leases.c.name == name).with_for_update())).first()
         assert row is not None

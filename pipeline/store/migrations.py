@@ -1,8 +1,11 @@
 """Versioned schema migrations, run at start.
 
-Each migration is a function of an alembic ``Operations`` bound to the connection (batch mode on
-SQLite). The version the database is at lives in ``memd_schema``; a database at a newer version
-than this code knows is refused, never touched.
+Each migration is a function of the connection; one that alters existing tables gets alembic's
+``Operations`` from ``operations(conn)`` (batch mode on SQLite). So alembic (and the Mako and
+Pygments lexers it imports) is loaded only when such a migration runs: a fresh store is created
+without it, and the daemon that created it does not carry it for the rest of its life. The version
+the database is at lives in ``memd_schema``; a database at a newer version than this code knows is
+refused, never touched.
 
 Until memd's first release, version 1 is the schema in ``schema.py`` as a whole. After it, every
 change is a new function appended to ``MIGRATIONS``.
@@ -21,17 +24,26 @@ from pipeline.errors import SchemaTooNew, StoreError
 from pipeline.store import schema
 from pipeline.store.engine import Store
 
-if TYPE_CHECKING:  # alembic is loaded only when a migration runs: an idle daemon never pays for it
+if TYPE_CHECKING:
     from alembic.operations import Operations
 
 
-def _v1(op: Operations, conn: Connection) -> None:
+def operations(conn: Connection) -> Operations:
+    """alembic's operations on ``conn`` (batch mode on SQLite), for a migration that alters tables."""
+    from alembic.operations import Operations
+    from alembic.runtime.migration import MigrationContext
+
+    ctx = MigrationContext.configure(conn, opts={"render_as_batch": conn.dialect.name == "sqlite"})
+    return Operations(ctx)
+
+
+def _v1(conn: Connection) -> None:
     schema.metadata.create_all(
         conn, tables=[t for t in schema.metadata.sorted_tables if t.name != "memd_schema"]
     )
 
 
-MIGRATIONS: list[Callable[[Operations, Connection], None]] = [_v1]
+MIGRATIONS: list[Callable[[Connection], None]] = [_v1]
 LATEST = len(MIGRATIONS)
 
 
@@ -48,14 +60,9 @@ def _run(conn: Connection) -> int:
         raise SchemaTooNew(found, LATEST)
     if found == LATEST:
         return found
-    from alembic.operations import Operations
-    from alembic.runtime.migration import MigrationContext
-
     schema.schema_version.create(conn, checkfirst=True)
-    ctx = MigrationContext.configure(conn, opts={"render_as_batch": conn.dialect.name == "sqlite"})
-    op = Operations(ctx)
     for version in range(found + 1, LATEST + 1):
-        MIGRATIONS[version - 1](op, conn)
+        MIGRATIONS[version - 1](conn)
     now = datetime.now(UTC)
     values = {"version": LATEST, "migrated_at": now, "memd_version": __version__}
     if found == 0 and conn.execute(select(schema.schema_version.c.id)).first() is None:

@@ -7,8 +7,6 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import delete, func, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from pipeline.store.engine import Store
 from pipeline.store.schema import publications, scopes, transcripts
@@ -51,7 +49,6 @@ async def load_publications(store: Store) -> list[Publication]:
 
 async def save_publications(store: Store, rows: Iterable[Publication]) -> None:
     """Upsert one row per (target, scope)."""
-    insert = pg_insert if store.dialect == "postgresql" else sqlite_insert
     async with store.write() as conn:
         for row in rows:
             values = {
@@ -65,7 +62,7 @@ async def save_publications(store: Store, rows: Iterable[Publication]) -> None:
                 "republished_at": row.republished_at,
                 "republish_reason": row.republish_reason,
             }
-            stmt = insert(publications).values(**values)
+            stmt = store.insert(publications).values(**values)
             stmt = stmt.on_conflict_do_update(
                 index_elements=[publications.c.target, publications.c.scope],
                 set_={k: v for k, v in values.items() if k not in {"target", "scope"}},

@@ -4,18 +4,27 @@ from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from sqlalchemy import update
+from sqlalchemy import Column, Connection, Text, inspect, update
 
 from pipeline.errors import SchemaTooNew, StoreError
 from pipeline.store import Store, kv, open_store
 from pipeline.store.engine import create_engine_for
-from pipeline.store.migrations import LATEST, check_schema, upgrade
+from pipeline.store.migrations import LATEST, check_schema, operations, upgrade
 from pipeline.store.schema import schema_version
 
 
 async def test_upgrade_is_idempotent_and_records_the_version(store: Store) -> None:
     assert await upgrade(store) == LATEST
     assert await check_schema(store) == LATEST
+
+
+async def test_a_migration_that_alters_a_table_gets_alembics_operations(store: Store) -> None:
+    def add_note(conn: Connection) -> set[str]:
+        operations(conn).add_column("kv", Column("note", Text, nullable=True))
+        return {c["name"] for c in inspect(conn).get_columns("kv")}
+
+    async with store.write() as conn:
+        assert "note" in await conn.run_sync(add_note)
 
 
 async def test_a_newer_schema_is_refused_with_a_clear_message(store: Store) -> None:
