@@ -33,6 +33,8 @@ FILE_NAME = "scan-index.bin"
 # else None, state): what the scanner needs to know of a file it does not read again.
 Seen = tuple[int, str, tuple[int | None, int | None, int | None, int | None], float | None, str]
 Generation = tuple[int, int, str]
+GONE = "gone"
+"""The state of a file that was not there at the last scan."""
 
 # The same statement on every backend and from every reader (SQLAlchemy or sqlite3).
 GENERATION_SQL = "SELECT count(*), max(id), max(updated_at) FROM transcripts"

@@ -24,8 +24,7 @@ from pathlib import Path
 
 from pipeline import scan_index
 from pipeline.discovery import DISCOVER, stat_paths
-
-GONE = "gone"
+from pipeline.scan_index import GONE
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from pipeline.discovery import Walked, stat_paths
 from pipeline.eligibility import ELIGIBLE, FAILED, PENDING_READ, UNREADABLE, SessionFacts, Verdict, evaluate
 from pipeline.gcpause import gc_paused
 from pipeline.projects import ProjectResolver
-from pipeline.scan_index import Seen
+from pipeline.scan_index import GONE, Seen
 from pipeline.scan_view import ScanReport
 from pipeline.settings import MemoriesSettings, Settings
 from pipeline.sources import SourceAdapter, adapter_for
@@ -41,7 +41,6 @@ from pipeline.transcript import SourceName, Transcript
 
 log = structlog.get_logger(__name__)
 
-GONE = "gone"
 IGNORE_FILE = ".memd-ignore"
 SETTINGS_KEY = "scan.settings_hash"
 LAST_SCAN_KEY = "scan.last"
