@@ -16,6 +16,9 @@ from pipeline.settings import MemoriesSettings
 ACTIVE = "active"
 ELIGIBLE = "eligible"
 SKIPPED = "skipped"
+IGNORE_FILE = ".memd-ignore"
+PROJECT_OPTED_OUT = f"opted out: the project has a {IGNORE_FILE} file"
+SESSION_OPTED_OUT = "opted out: the session contains memd:ignore"
 EXTRACTED = "extracted"
 FAILED = "failed"
 UNREADABLE = "unreadable"
@@ -94,9 +97,9 @@ def _skip_reason(facts: SessionFacts, settings: MemoriesSettings) -> str | None:
     if facts.subagent:
         return "sub-agent session: its work is part of the parent session"
     if facts.project_opted_out:
-        return "opted out: the project has a .memd-ignore file"
+        return PROJECT_OPTED_OUT
     if facts.opted_out:
-        return "opted out: the session contains memd:ignore"
+        return SESSION_OPTED_OUT
     pattern = _excluded(facts.project, settings.exclude_projects)
     if pattern is not None:
         return f"excluded project (matches {pattern!r})"

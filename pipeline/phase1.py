@@ -158,6 +158,8 @@ class _Run:
             self.report.failures.append((job.key, prep.reason))
         elif prep.outcome == "unchanged":
             self.report.unchanged += 1
+        elif prep.outcome == "skipped":
+            self.report.opted_out += 1
         else:
             self.report.retried += 1
         return None

@@ -19,9 +19,10 @@ from typing import Any, Protocol
 
 import structlog
 
+from pipeline.eligibility import PROJECT_OPTED_OUT, SESSION_OPTED_OUT
 from pipeline.phase1_request import ExtractPrompts, SessionInfo, build_params, user_text
 from pipeline.phase1_schema import Stage1Result, slugify
-from pipeline.projects import scope_for
+from pipeline.projects import has_ignore_file, scope_for
 from pipeline.render import render
 from pipeline.settings import Settings
 from pipeline.sources.base import ParseResult
@@ -106,7 +107,8 @@ def _iso(value: datetime | None) -> str | None:
 
 @dataclass(frozen=True)
 class Settled:
-    """An item that needs no call: ``outcome`` is failed, unreadable, retry or unchanged."""
+    """An item that needs no call: ``outcome`` is failed, unreadable, retry, unchanged or skipped
+    (the user opted out after the session was queued)."""
 
     outcome: str
     reason: str
@@ -137,6 +139,13 @@ async def build(
         reason = result.problem.reason if result.problem is not None else "no transcript"
         return Settled("retry" if result.retryable else "unreadable", reason, tid)
     transcript = result.transcript
+    # The last look before the text leaves the machine: an opt-out made since the scan counts.
+    if transcript.opted_out:
+        return Settled("skipped", SESSION_OPTED_OUT, tid)
+    if row.project is not None:
+        ignored: bool = await asyncio.to_thread(has_ignore_file, row.project)
+        if ignored:
+            return Settled("skipped", PROJECT_OPTED_OUT, tid)
     items = transcript.items
     previous = await stage1.current_output(store, tid)
     start = 0
@@ -212,6 +221,8 @@ async def prepare(
         await jobs_.retry_later(store, job, now=now, not_before=now + UNREADABLE_RETRY, reason=built.reason)
     elif built.outcome == "unchanged" and tid is not None:
         await stage1.mark_extracted(store, job, transcript_id=tid, now=now, extracted_offset=built.offset)
+    elif built.outcome == "skipped" and tid is not None:
+        await stage1.skip_extract(store, job, transcript_id=tid, now=now, reason=built.reason)
     else:
         state = "unreadable" if built.outcome == "unreadable" else "failed"
         await stage1.fail_extract(store, job, transcript_id=tid, now=now, reason=built.reason, state=state)

@@ -33,6 +33,8 @@ class Phase1Report:
     extracted: int = 0
     nothing_durable: int = 0
     unchanged: int = 0
+    opted_out: int = 0
+    """Queued sessions skipped because the user opted out since the scan."""
     failed: int = 0
     retried: int = 0
     gate: GateState | None = None
@@ -60,6 +62,7 @@ class Phase1Report:
             "extracted": self.extracted,
             "nothing_durable": self.nothing_durable,
             "unchanged": self.unchanged,
+            "opted_out": self.opted_out,
             "failed": self.failed,
             "retried": self.retried,
             "gated": self.gated,

@@ -14,6 +14,7 @@ import os
 import re
 from pathlib import Path
 
+from pipeline.eligibility import IGNORE_FILE
 from pipeline.repo.git_env import git_stdout
 
 GLOBAL_SCOPE = "global"
@@ -60,6 +61,11 @@ class ProjectResolver:
 
 def resolve_project(cwd: str | None, recorded: str | None = None) -> str | None:
     return ProjectResolver().resolve(cwd, recorded)
+
+
+def has_ignore_file(project: str) -> bool:
+    """Has the user opted the project out of memory (a ``.memd-ignore`` file in its root)?"""
+    return os.path.exists(os.path.join(project, IGNORE_FILE))
 
 
 def project_key(project: str) -> str:

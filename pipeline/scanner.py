@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -25,9 +24,17 @@ import structlog
 from pipeline import scan_index
 from pipeline.clock import Clock
 from pipeline.discovery import Walked, stat_paths
-from pipeline.eligibility import ELIGIBLE, FAILED, PENDING_READ, UNREADABLE, SessionFacts, Verdict, evaluate
+from pipeline.eligibility import (
+    ELIGIBLE,
+    FAILED,
+    PENDING_READ,
+    UNREADABLE,
+    SessionFacts,
+    Verdict,
+    evaluate,
+)
 from pipeline.gcpause import gc_paused
-from pipeline.projects import ProjectResolver
+from pipeline.projects import ProjectResolver, has_ignore_file
 from pipeline.scan_index import GONE, Seen
 from pipeline.scan_view import ScanReport
 from pipeline.settings import MemoriesSettings, Settings
@@ -41,7 +48,6 @@ from pipeline.transcript import SourceName, Transcript
 
 log = structlog.get_logger(__name__)
 
-IGNORE_FILE = ".memd-ignore"
 SETTINGS_KEY = "scan.settings_hash"
 LAST_SCAN_KEY = "scan.last"
 
@@ -228,7 +234,7 @@ class _ScanPass:
         if not project:
             return False
         if project not in self._ignored:
-            self._ignored[project] = os.path.exists(os.path.join(project, IGNORE_FILE))
+            self._ignored[project] = has_ignore_file(project)
         return self._ignored[project]
 
     def observe_changed(self, obs: Observation) -> None:

@@ -228,6 +228,18 @@ async def fail_extract(
             )
 
 
+async def skip_extract(store: Store, job: Job, *, transcript_id: int, now: datetime, reason: str) -> None:
+    """The user opted out since the session was queued: the job is done, nothing is extracted, and
+    the transcript is skipped with ``reason``."""
+    async with store.write() as conn:
+        await _finish_job(conn, job, state=DONE, now=now, reason=None)
+        await conn.execute(
+            update(transcripts)
+            .where(transcripts.c.id == transcript_id)
+            .values(state="skipped", reason=reason, eligible_at=None, updated_at=now)
+        )
+
+
 async def set_transcript_state(
     store: Store, transcript_id: int, *, state: str, reason: str | None, now: datetime
 ) -> None:

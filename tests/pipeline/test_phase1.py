@@ -487,3 +487,37 @@ async def test_a_refused_key_fails_no_item_and_raises(
         await run_phase1(store, settings, clock, llm, TagRedactor(), load=loader)
     assert (await job_row(store, str(tid))).state == "pending"
     assert (await transcript_state(store, tid))[0] == "eligible"
+
+
+async def test_an_opt_out_made_after_the_scan_stops_the_extraction(
+    tmp_path: Path, store: Store, clock: FakeClock, fake_api: fa.FakeAnthropicAPI, llm_factory: Any
+) -> None:
+    from dataclasses import replace
+
+    from pipeline.eligibility import PROJECT_OPTED_OUT, SESSION_OPTED_OUT
+    from tests.pipeline.phase1_support import transcript_of
+
+    settings, llm, loader, [kept] = await setup(tmp_path, store, clock, fake_api, llm_factory)
+    # Queued by a scan, then opted out before phase 1 ran: a .memd-ignore in the project's root ...
+    project = tmp_path / "private"
+    project.mkdir()
+    loader.files["/t/p.jsonl"] = conversation(2)
+    ignored = await add_transcript(store, now=clock.now(), path="/t/p.jsonl", project=str(project))
+    (project / ".memd-ignore").write_text("")
+    # ... and memd:ignore typed into a session after it was scanned.
+    said = await add_transcript(store, now=clock.now(), path="/t/i.jsonl", session_id="sess-i")
+    loader.files["/t/i.jsonl"] = ParseResult(
+        replace(transcript_of(conversation(2), path="/t/i.jsonl"), opted_out=True), 2000, {}
+    )
+    fake_api.responder = fa.ScriptedResponder([fa.json_message(extract_output())])
+
+    report = await run_phase1(store, settings, clock, llm, TagRedactor(), load=loader)
+
+    assert (report.extracted, report.opted_out, report.failed) == (1, 2, 0)
+    assert len(fake_api.message_requests()) == 1
+    assert await transcript_state(store, ignored) == ("skipped", PROJECT_OPTED_OUT, 0)
+    assert await transcript_state(store, said) == ("skipped", SESSION_OPTED_OUT, 0)
+    assert (await transcript_state(store, kept))[0] == "extracted"
+    for tid in (ignored, said):
+        assert (await job_row(store, str(tid))).state == "done"
+    assert await stage1.current_output(store, ignored) is None
