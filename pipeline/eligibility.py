@@ -69,7 +69,7 @@ def evaluate(facts: SessionFacts, settings: MemoriesSettings, now: datetime) -> 
         return Verdict(UNREADABLE, facts.unreadable_reason)
     if facts.incomplete_reason:
         return Verdict(PENDING_READ, facts.incomplete_reason)
-    skip = _skip_reason(facts, settings)
+    skip = skip_reason(facts, settings)
     if skip is not None:
         return Verdict(SKIPPED, skip)
     if facts.last_activity is None:
@@ -88,8 +88,9 @@ def evaluate(facts: SessionFacts, settings: MemoriesSettings, now: datetime) -> 
     return Verdict(ELIGIBLE, None)
 
 
-def _skip_reason(facts: SessionFacts, settings: MemoriesSettings) -> str | None:
-    """Why the session is never to be extracted, whatever the time, or None."""
+def skip_reason(facts: SessionFacts, settings: MemoriesSettings) -> str | None:
+    """Why the session is never to be extracted, whatever the time, or None. Phase 1 asks again
+    just before a queued session is sent, with the session as it is then and the settings in force."""
     if facts.memd_generated:
         return "memd's own consolidation session: never an input"
     if facts.compaction_run:

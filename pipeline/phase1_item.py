@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 import structlog
 
-from pipeline.eligibility import PROJECT_OPTED_OUT, SESSION_OPTED_OUT
+from pipeline.eligibility import SessionFacts, skip_reason
 from pipeline.phase1_request import ExtractPrompts, SessionInfo, build_params, user_text
 from pipeline.phase1_schema import Stage1Result, slugify
 from pipeline.projects import has_ignore_file, scope_for
@@ -108,7 +108,7 @@ def _iso(value: datetime | None) -> str | None:
 @dataclass(frozen=True)
 class Settled:
     """An item that needs no call: ``outcome`` is failed, unreadable, retry, unchanged or skipped
-    (the user opted out after the session was queued)."""
+    (the user opted out, or a rule now leaves the session out, since it was queued)."""
 
     outcome: str
     reason: str
@@ -139,13 +139,23 @@ async def build(
         reason = result.problem.reason if result.problem is not None else "no transcript"
         return Settled("retry" if result.retryable else "unreadable", reason, tid)
     transcript = result.transcript
-    # The last look before the text leaves the machine: an opt-out made since the scan counts.
-    if transcript.opted_out:
-        return Settled("skipped", SESSION_OPTED_OUT, tid)
-    if row.project is not None:
-        ignored: bool = await asyncio.to_thread(has_ignore_file, row.project)
-        if ignored:
-            return Settled("skipped", PROJECT_OPTED_OUT, tid)
+    # The last look before the text leaves the machine: an opt-out made, or a rule changed, since
+    # the session was queued counts.
+    ignored: bool = row.project is not None and await asyncio.to_thread(has_ignore_file, row.project)
+    facts = SessionFacts(
+        last_activity=transcript.last_activity,
+        user_messages=transcript.user_message_count,
+        project=row.project,
+        subagent=transcript.subagent,
+        compaction_run=transcript.compaction_run,
+        memd_generated=transcript.memd_generated,
+        non_interactive=transcript.non_interactive,
+        opted_out=transcript.opted_out,
+        project_opted_out=ignored,
+        external_context=transcript.external_context,
+    )
+    if (skip := skip_reason(facts, settings.memories)) is not None:
+        return Settled("skipped", skip, tid)
     items = transcript.items
     previous = await stage1.current_output(store, tid)
     start = 0

@@ -34,7 +34,8 @@ class Phase1Report:
     nothing_durable: int = 0
     unchanged: int = 0
     opted_out: int = 0
-    """Queued sessions skipped because the user opted out since the scan."""
+    """Queued sessions left out at the last moment: an opt-out or a rule (exclude_projects,
+    disable_on_external_context...) that came after they were queued."""
     failed: int = 0
     retried: int = 0
     gate: GateState | None = None

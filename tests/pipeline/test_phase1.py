@@ -521,3 +521,45 @@ async def test_an_opt_out_made_after_the_scan_stops_the_extraction(
     for tid in (ignored, said):
         assert (await job_row(store, str(tid))).state == "done"
     assert await stage1.current_output(store, ignored) is None
+
+
+@pytest.mark.parametrize(
+    ("memories", "expected"),
+    [
+        ({"exclude_projects": ["/home/u/*"]}, "excluded project"),
+        ({"disable_on_external_context": True}, "used external context (mcp:github/get_issue)"),
+    ],
+)
+async def test_a_rule_changed_after_the_scan_leaves_a_queued_session_out(
+    tmp_path: Path,
+    store: Store,
+    clock: FakeClock,
+    fake_api: fa.FakeAnthropicAPI,
+    llm_factory: Any,
+    memories: dict[str, Any],
+    expected: str,
+) -> None:
+    from dataclasses import replace
+
+    from tests.pipeline.phase1_support import transcript_of
+
+    # Queued under the defaults; the settings in force when phase 1 runs say otherwise.
+    settings = make_settings(tmp_path, fake_api.base_url, memories=memories)
+    tid = await add_transcript(store, now=clock.now(), path="/t/x.jsonl")
+    loader = FakeLoader()
+    loader.files["/t/x.jsonl"] = ParseResult(
+        replace(
+            transcript_of(conversation(2), path="/t/x.jsonl"), external_context=("mcp:github/get_issue",)
+        ),
+        2000,
+        {},
+    )
+    report = await run_phase1(
+        store, settings, clock, llm_factory(settings, store, clock), TagRedactor(), load=loader
+    )
+    assert (report.extracted, report.opted_out) == (0, 1)
+    assert fake_api.message_requests() == []
+    state, reason, _ = await transcript_state(store, tid)
+    assert state == "skipped"
+    assert reason is not None
+    assert expected in reason
