@@ -11,12 +11,12 @@ import os
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from pipeline.projects import IGNORE_FILE
 from pipeline.settings import MemoriesSettings
 
 ACTIVE = "active"
 ELIGIBLE = "eligible"
 SKIPPED = "skipped"
-IGNORE_FILE = ".memd-ignore"
 PROJECT_OPTED_OUT = f"opted out: the project has a {IGNORE_FILE} file"
 SESSION_OPTED_OUT = "opted out: the session contains memd:ignore"
 EXTRACTED = "extracted"

@@ -14,7 +14,6 @@ import os
 import re
 from pathlib import Path
 
-from pipeline.eligibility import IGNORE_FILE
 from pipeline.repo.git_env import git_stdout
 
 GLOBAL_SCOPE = "global"
@@ -61,6 +60,9 @@ class ProjectResolver:
 
 def resolve_project(cwd: str | None, recorded: str | None = None) -> str | None:
     return ProjectResolver().resolve(cwd, recorded)
+
+
+IGNORE_FILE = ".memd-ignore"
 
 
 def has_ignore_file(project: str) -> bool:

@@ -127,7 +127,9 @@ def test_a_bad_config_exits_2_naming_the_key(tmp_path: Path) -> None:
     assert "paths.state_db" in done.stderr
 
 
-def test_status_imports_no_llm_scheduler_orm_or_settings_model(tmp_path: Path) -> None:
+async def test_status_imports_no_llm_scheduler_orm_or_settings_model(tmp_path: Path) -> None:
+    env = memd_env(tmp_path)
+    await beat(env, age=timedelta(seconds=5), pid=os.getpid())  # a store, so every section is read
     probe = (
         "import sys\n"
         "from daemon.cli import main\n"
@@ -138,10 +140,9 @@ def test_status_imports_no_llm_scheduler_orm_or_settings_model(tmp_path: Path) -
         "heavy = ('anthropic', 'apscheduler', 'sqlalchemy', 'pydantic', 'watchfiles', 'structlog', 'pipeline.llm')\n"
         "print([m for m in heavy if m in sys.modules], file=sys.stderr)\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], env=memd_env(tmp_path), capture_output=True, text=True, timeout=60
-    )
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60)
     assert done.stderr.strip().splitlines()[-1] == "[]"
+    assert '"usage"' in done.stdout
 
 
 @pytest.mark.parametrize(
