@@ -4,10 +4,13 @@ Claude Code keeps a project's auto memory in ``~/.claude/projects/<encoded repo 
 (every character that is not an ASCII letter or digit becomes ``-``; a name over 200 characters is
 cut to 200 and given a hash suffix) and loads the first 200 lines, at most 25 KB, of ``MEMORY.md``
 there into every session started in the repository, in any of its worktrees or subfolders.
+Auto memory can be turned off (``"autoMemoryEnabled": false`` in the user's or the project's
+settings): then the folder is never loaded, and memd says so instead of publishing where no one reads.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -54,6 +57,24 @@ def memory_folder(claude_home: Path, project: str) -> Path:
     return claude_home / "projects" / encode_project_dir(project) / "memory"
 
 
+def auto_memory_off(claude_home: Path, project: str) -> Path | None:
+    """The settings file that turns Claude Code's auto memory off for ``project``, or None. The most
+    specific file that sets ``autoMemoryEnabled`` decides: the project's ``settings.local.json``,
+    then its ``settings.json``, then the user's. A file that is not valid JSON is passed over."""
+    for path in (
+        Path(project) / ".claude" / "settings.local.json",
+        Path(project) / ".claude" / "settings.json",
+        claude_home / "settings.json",
+    ):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and isinstance(data.get("autoMemoryEnabled"), bool):
+            return None if data["autoMemoryEnabled"] else path
+    return None
+
+
 def plan_project(ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
     if (absent := missing_home(TARGET, scope.scope, ctx.homes.claude, "Claude Code")) is not None:
         return absent
@@ -66,6 +87,13 @@ def plan_project(ctx: PublishContext, scope: ScopeMemory, previous_sha: str | No
     if not Path(project).is_dir():
         plan = Plan(target=TARGET, scope=scope.scope, location=folder)
         plan.skip_reason = f"the project folder {project} no longer exists"
+        return plan
+    if (off := auto_memory_off(ctx.homes.claude, project)) is not None:
+        plan = Plan(target=TARGET, scope=scope.scope, location=folder)
+        plan.skip_reason = (
+            f"Claude Code's auto memory is off for this project (autoMemoryEnabled is false in {off}): "
+            "`memd hooks install claude-code` gives its sessions the memory instead"
+        )
         return plan
     return plan_folder(
         TARGET, scope, folder, title=f"Memory of {project}", cut=CUT, previous_sha=previous_sha

@@ -205,3 +205,38 @@ async def test_worktree_and_subfolder_sessions_publish_to_the_repositorys_folder
     )
     assert "Repo memory." in (memory_folder(env.claude_home, root) / "MEMORY.md").read_text()
     assert not (env.claude_home / "projects" / encode_project_dir(str(worktree))).exists()
+
+
+async def test_auto_memory_turned_off_is_skipped_with_the_reason(
+    env: Env, store: Store, clock: FakeClock
+) -> None:
+    import json
+
+    project = env.project("app")
+    scope = await add_scope(store, str(project), clock.now())
+    write_scope(env.memory_dir, scope, summary="Digest.")
+    folder = memory_folder(env.claude_home, str(project))
+    settings = env.settings(gemini=False)
+
+    (env.claude_home / "settings.json").write_text(json.dumps({"autoMemoryEnabled": False}))
+    (result,) = (await publish_all(store, settings, clock)).results
+    assert result.outcome == "skipped"
+    assert result.reason is not None
+    assert str(env.claude_home / "settings.json") in result.reason
+    assert "memd hooks install claude-code" in result.reason
+    assert not folder.exists()
+
+    # The project's own settings win over the user's; its local settings over both.
+    (project / ".claude").mkdir()
+    (project / ".claude" / "settings.json").write_text(json.dumps({"autoMemoryEnabled": True}))
+    (result,) = (await publish_all(store, settings, clock)).results
+    assert result.outcome == "published"
+    (project / ".claude" / "settings.local.json").write_text(json.dumps({"autoMemoryEnabled": False}))
+    (result,) = (await publish_all(store, settings, clock)).results
+    assert result.outcome == "skipped"
+    assert result.reason is not None
+    assert "settings.local.json" in result.reason
+    # A broken file is passed over, not trusted.
+    (project / ".claude" / "settings.local.json").write_text("{not json")
+    (result,) = (await publish_all(store, settings, clock)).results
+    assert result.outcome == "unchanged"
