@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 
 from pipeline.projects import IGNORE_FILE
 from pipeline.settings import MemoriesSettings
+from pipeline.transcript import Transcript
 
 ACTIVE = "active"
 ELIGIBLE = "eligible"
@@ -43,6 +44,32 @@ class SessionFacts:
     extracted_offset: int = 0
     failed_reason: str | None = None
     """Set when the last extraction of exactly these bytes failed for good."""
+
+
+def facts_of(
+    t: Transcript,
+    *,
+    project: str | None,
+    project_opted_out: bool,
+    last_activity: datetime | None,
+    parsed_offset: int = 0,
+    extracted_offset: int = 0,
+) -> SessionFacts:
+    """The facts of a parsed session (the scanner's, and phase 1's last look before sending)."""
+    return SessionFacts(
+        last_activity=last_activity,
+        user_messages=t.user_message_count,
+        project=project,
+        subagent=t.subagent,
+        compaction_run=t.compaction_run,
+        memd_generated=t.memd_generated,
+        non_interactive=t.non_interactive,
+        opted_out=t.opted_out,
+        project_opted_out=project_opted_out,
+        external_context=t.external_context,
+        parsed_offset=parsed_offset,
+        extracted_offset=extracted_offset,
+    )
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 import structlog
 
-from pipeline.eligibility import SessionFacts, skip_reason
+from pipeline.eligibility import facts_of, skip_reason
 from pipeline.phase1_request import ExtractPrompts, SessionInfo, build_params, user_text
 from pipeline.phase1_schema import Stage1Result, slugify
 from pipeline.projects import has_ignore_file, scope_for
@@ -142,17 +142,8 @@ async def build(
     # The last look before the text leaves the machine: an opt-out made, or a rule changed, since
     # the session was queued counts.
     ignored: bool = row.project is not None and await asyncio.to_thread(has_ignore_file, row.project)
-    facts = SessionFacts(
-        last_activity=transcript.last_activity,
-        user_messages=transcript.user_message_count,
-        project=row.project,
-        subagent=transcript.subagent,
-        compaction_run=transcript.compaction_run,
-        memd_generated=transcript.memd_generated,
-        non_interactive=transcript.non_interactive,
-        opted_out=transcript.opted_out,
-        project_opted_out=ignored,
-        external_context=transcript.external_context,
+    facts = facts_of(
+        transcript, project=row.project, project_opted_out=ignored, last_activity=transcript.last_activity
     )
     if (skip := skip_reason(facts, settings.memories)) is not None:
         return Settled("skipped", skip, tid)

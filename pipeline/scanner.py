@@ -29,9 +29,9 @@ from pipeline.eligibility import (
     FAILED,
     PENDING_READ,
     UNREADABLE,
-    SessionFacts,
     Verdict,
     evaluate,
+    facts_of,
 )
 from pipeline.gcpause import gc_paused
 from pipeline.projects import ProjectResolver, has_ignore_file
@@ -266,17 +266,11 @@ class _ScanPass:
         last_activity = t.last_activity or datetime.fromtimestamp(obs.stat[3] / 1e9, UTC)
         # A changed file is a new chance: a failure recorded for its old content does not stick.
         extracted_offset = prev.extracted_offset if prev is not None and not result.restarted else 0
-        facts = SessionFacts(
-            last_activity=last_activity,
-            user_messages=t.user_message_count,
+        facts = facts_of(
+            t,
             project=project,
-            subagent=t.subagent,
-            compaction_run=t.compaction_run,
-            memd_generated=t.memd_generated,
-            non_interactive=t.non_interactive,
-            opted_out=t.opted_out,
             project_opted_out=opted_out,
-            external_context=t.external_context,
+            last_activity=last_activity,
             parsed_offset=result.new_offset,
             extracted_offset=extracted_offset,
         )
