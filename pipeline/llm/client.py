@@ -15,6 +15,7 @@ import logging
 import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 import anthropic
@@ -53,6 +54,12 @@ class BatchInfo:
     batch_id: str
     status: str  # in_progress | canceling | ended
     counts: dict[str, int]
+    created_at: datetime | None = None
+
+    @property
+    def size(self) -> int:
+        """How many requests the batch holds, whatever became of them."""
+        return sum(self.counts.values())
 
     @property
     def ended(self) -> bool:
@@ -66,6 +73,15 @@ class BatchEntry:
     reply: Reply | None = None
     error: str | None = None
     error_type: str | None = None
+
+
+def _batch_info(batch: Any) -> BatchInfo:
+    return BatchInfo(
+        str(batch.id),
+        str(batch.processing_status),
+        batch.request_counts.model_dump(),
+        getattr(batch, "created_at", None),
+    )
 
 
 def usage_of(message: Any) -> Usage:
@@ -234,7 +250,16 @@ class LLMClient:
             batch = await self.sdk.messages.batches.retrieve(batch_id)
         except anthropic.APIError as exc:
             raise await self._fail(exc, attempt=1, phase=phase, model="", job_key=None) from None
-        return BatchInfo(str(batch.id), str(batch.processing_status), batch.request_counts.model_dump())
+        return _batch_info(batch)
+
+    async def recent_batches(self, *, phase: str, limit: int = 50) -> list[BatchInfo]:
+        """The account's most recent Message Batches, newest first (to find one memd created but
+        did not get to record)."""
+        try:
+            page = await self.sdk.messages.batches.list(limit=limit)
+        except anthropic.APIError as exc:
+            raise await self._fail(exc, attempt=1, phase=phase, model="", job_key=None) from None
+        return [_batch_info(b) for b in page.data]
 
     async def batch_results(self, batch_id: str, *, phase: str) -> list[BatchEntry]:
         """Every entry of an ended batch (unordered: match them by ``custom_id``)."""

@@ -275,25 +275,53 @@ class BatchRow:
     submitted_at: datetime
 
 
+SUBMITTING = "submitting"
+"""Recorded under a placeholder id just before the API is asked to create it."""
 SUBMITTED = "submitted"
 COLLECTED = "collected"
+ABANDONED = "abandoned"
+"""Never created (the request failed, or memd stopped before sending it)."""
 
 
 async def record_batch(
-    store: Store, batch_id: str, *, phase: str, entries: dict[str, dict[str, Any]], now: datetime
+    store: Store,
+    batch_id: str,
+    *,
+    phase: str,
+    entries: dict[str, dict[str, Any]],
+    now: datetime,
+    state: str = SUBMITTED,
 ) -> None:
-    """Remember a submitted batch before anything waits on it (``entries``: custom_id -> what finishing needs)."""
+    """Remember a batch before anything waits on it (``entries``: custom_id -> what finishing needs)."""
     async with store.write() as conn:
         await conn.execute(
             insert(batches).values(
-                batch_id=batch_id, phase=phase, custom_ids=entries, state=SUBMITTED, submitted_at=now
+                batch_id=batch_id, phase=phase, custom_ids=entries, state=state, submitted_at=now
             )
         )
 
 
+async def adopt_batch(store: Store, placeholder: str, *, batch_id: str) -> None:
+    """The batch recorded as ``placeholder`` was created as ``batch_id``."""
+    async with store.write() as conn:
+        await conn.execute(
+            update(batches)
+            .where(batches.c.batch_id == placeholder, batches.c.state == SUBMITTING)
+            .values(batch_id=batch_id, state=SUBMITTED)
+        )
+
+
+async def known_batch_ids(store: Store) -> set[str]:
+    async with store.read() as conn:
+        return {str(b) for b in (await conn.execute(select(batches.c.batch_id))).scalars().all()}
+
+
 async def open_batches(store: Store, *, phase: str) -> list[BatchRow]:
+    """Batches submitted and not yet collected, and any left mid-submission by a stop."""
     stmt = (
-        select(batches).where(batches.c.phase == phase, batches.c.state == SUBMITTED).order_by(batches.c.id)
+        select(batches)
+        .where(batches.c.phase == phase, batches.c.state.in_((SUBMITTING, SUBMITTED)))
+        .order_by(batches.c.id)
     )
     async with store.read() as conn:
         rows = (await conn.execute(stmt)).all()

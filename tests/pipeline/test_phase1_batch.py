@@ -171,3 +171,86 @@ async def test_a_refused_batch_puts_every_item_back(
         job = await job_row(store, str(tid))
         assert job.state == "pending"
         assert 90 <= (job.not_before - clock.now()).total_seconds() <= 108
+
+
+class Stop(BaseException):
+    """memd stopping dead at a chosen point (as kill -9 would)."""
+
+
+async def _stop(*_args: object, **_kwargs: object) -> None:
+    raise Stop
+
+
+async def test_a_stop_after_the_batch_was_created_adopts_it_and_pays_once(
+    tmp_path: Path,
+    store: Store,
+    clock: FakeClock,
+    fake_api: fa.FakeAnthropicAPI,
+    llm_factory: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fake_api.auto_end_batches = False
+    settings, loader, tids = await setup(tmp_path, store, clock, fake_api, 2)
+    monkeypatch.setattr(stage1, "adopt_batch", _stop)  # created, but its id never recorded
+    with pytest.raises(Stop):
+        await run_phase1(
+            store, settings, clock, llm_factory(settings, store, clock), TagRedactor(), load=loader
+        )
+    monkeypatch.undo()
+    [batch_id] = list(fake_api.batches)
+    [row] = await stage1.open_batches(store, phase="extract")
+    assert row.state == stage1.SUBMITTING
+    for tid in tids:  # nobody else may take them meanwhile
+        assert (await job_row(store, str(tid))).lease_until == clock.now() + BATCH_LEASE
+
+    # Restarted: the batch is found and adopted, not sent again.
+    second = await run_phase1(
+        store, settings, clock, llm_factory(settings, store, clock), TagRedactor(), load=loader
+    )
+    assert second.batches_submitted == []
+    assert second.batches_pending == 1
+    [row] = await stage1.open_batches(store, phase="extract")
+    assert (row.batch_id, row.state) == (batch_id, stage1.SUBMITTED)
+    fake_api.responder = lambda body, headers: fa.json_message(extract_output())
+    fake_api.end_batch(batch_id)
+    third = await run_phase1(
+        store, settings, clock, llm_factory(settings, store, clock), TagRedactor(), load=loader
+    )
+    assert third.batches_collected == 1
+    assert [(await transcript_state(store, tid))[0] for tid in tids] == ["extracted", "extracted"]
+    assert len(creates(fake_api)) == 1
+    assert fake_api.message_requests() == []
+
+
+async def test_a_stop_before_the_batch_was_created_queues_its_entries_again(
+    tmp_path: Path,
+    store: Store,
+    clock: FakeClock,
+    fake_api: fa.FakeAnthropicAPI,
+    llm_factory: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pipeline.llm.client import LLMClient
+
+    settings, loader, tids = await setup(tmp_path, store, clock, fake_api, 2)
+    monkeypatch.setattr(LLMClient, "submit_batch", _stop)
+    with pytest.raises(Stop):
+        await run_phase1(
+            store, settings, clock, llm_factory(settings, store, clock), TagRedactor(), load=loader
+        )
+    monkeypatch.undo()
+    assert creates(fake_api) == []
+
+    # Restarted: no batch of that size exists, so its entries go back and into a batch of this run.
+    fake_api.responder = lambda body, headers: fa.json_message(extract_output())
+    second = await run_phase1(
+        store, settings, clock, llm_factory(settings, store, clock), TagRedactor(), load=loader
+    )
+    assert len(second.batches_submitted) == 1
+    assert len(creates(fake_api)) == 1
+    third = await run_phase1(
+        store, settings, clock, llm_factory(settings, store, clock), TagRedactor(), load=loader
+    )
+    assert third.batches_collected == 1
+    assert [(await transcript_state(store, tid))[0] for tid in tids] == ["extracted", "extracted"]
+    assert [r.state for r in await stage1.open_batches(store, phase="extract")] == []
