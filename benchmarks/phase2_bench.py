@@ -28,12 +28,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.phase2 import workspace
-from pipeline.phase2.plan import ScopePlan
+from pipeline.consolidate import workspace
+from pipeline.consolidate.plan import ScopePlan
+from pipeline.memory.inputs import InputRecord
+from pipeline.memory.layout import Caps
+from pipeline.memory.repository import MemoryRepo
 from pipeline.redaction import Redactor
-from pipeline.repo.inputs import InputRecord
-from pipeline.repo.layout import Caps
-from pipeline.repo.repository import MemoryRepo
 
 CAPS = Caps(summary_max_tokens=2_500, topic_max_bytes=16_384)
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
@@ -105,7 +105,7 @@ async def memd_run(
 
 
 def baseline_run(repo: MemoryRepo, scope: str, n_inputs: int, round_: int) -> None:
-    from pipeline.repo.inputs import materialize
+    from pipeline.memory.inputs import materialize
 
     folder = repo.path / scope
     materialize(folder, inputs(scope, n_inputs, round_))

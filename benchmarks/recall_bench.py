@@ -7,7 +7,7 @@ project scope holds ``--topics`` topic files and a full digest, then times whole
 side, alternating, median of ``--repeat`` runs each:
 
 - ``python3 -c pass`` (the floor), ``python3 -c 'import json, sqlite3'`` (the `memd status` baseline);
-- ``python -m daemon.cli_recall --format claude-hook`` with the hook's JSON on stdin (the command
+- ``python -m daemon.cli.recall --format claude-hook`` with the hook's JSON on stdin (the command
   ``memd hooks install claude-code`` writes), and ``memd recall`` through the full CLI for comparison;
 - the hook with the state store locked exclusively by another connection (it must not matter).
 
@@ -101,13 +101,13 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         worktree, config, db = _setup(Path(tmp), args.topics)
         py = sys.executable
-        hook = [py, "-m", "daemon.cli_recall", "--config", str(config), "--format", "claude-hook"]
+        hook = [py, "-m", "daemon.cli.recall", "--config", str(config), "--format", "claude-hook"]
         full = [py, "-m", "daemon", "--config", str(config), "recall", "--format", "claude-hook"]
         stdin = json.dumps({"session_id": "x", "cwd": str(worktree), "hook_event_name": "SessionStart"})
         cases = {
             "python3 -c pass": ([py, "-c", "pass"], None),
             "python3 -c 'import json, sqlite3'": ([py, "-c", "import json, sqlite3"], None),
-            "hook: python -m daemon.cli_recall": (hook, stdin),
+            "hook: python -m daemon.cli.recall": (hook, stdin),
             "memd recall --format claude-hook": (full, stdin),
         }
         times: dict[str, list[float]] = {name: [] for name in [*cases, "memd recall, store locked"]}
@@ -141,7 +141,7 @@ def main() -> int:
     print(f"{'build_recall in process':<40} {in_process * 1000:>10.1f}")
     assert result.text
     baseline = statistics.median(times["python3 -c 'import json, sqlite3'"])
-    ratio = statistics.median(times["hook: python -m daemon.cli_recall"]) / baseline
+    ratio = statistics.median(times["hook: python -m daemon.cli.recall"]) / baseline
     print(f"hook / import-json-sqlite3 baseline: {ratio:.1f}x (target <= {TARGET_RATIO:g}x)")
     return 0 if ratio <= TARGET_RATIO else 1
 

@@ -9,7 +9,7 @@ response items: ``message`` with ``input_text``/``output_text`` parts, ``functio
 its arguments, ``function_call_output`` with the full output), so the difference is the rendering,
 not what the adapters kept. The adapters already cap a call's ``args_summary``, so the baseline is,
 if anything, smaller than Codex's. Both sides are counted with the same estimator
-(``pipeline.render.estimate_tokens``, characters / 3.5).
+(``pipeline.extract.compact.estimate_tokens``, characters / 3.5).
 
 Columns: items; JSON tokens (baseline); compact tokens with no budget (the rendering alone);
 their ratio; compact tokens inside ``--budget`` and how many items that cut; render time.
@@ -26,8 +26,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.render import estimate_tokens, render
-from pipeline.sources import adapter_for
+from pipeline.extract.compact import estimate_tokens, render
+from pipeline.sources.registry import adapter_for
 from pipeline.transcript import AssistantText, ErrorItem, Item, SourceName, ToolCall, ToolResult, UserMessage
 
 FOLDERS: dict[str, SourceName] = {

@@ -8,7 +8,7 @@ Everything runs in one process, side by side, on a corpus generated in a tempora
 1. Re-scan with nothing changed (the state store already knows every file), against a bare Python
    walk that stats every file (``os.walk`` + ``os.stat``), median of ``--repeat`` runs each,
    alternating. Target: a second ``memd scan``, as a whole process, <= 3x ``python3 -c <walk>``
-   as a whole process; and ``pipeline.scanner.scan`` in process (what the daemon runs) <= 3x the
+   as a whole process; and ``pipeline.scan.scanner.scan`` in process (what the daemon runs) <= 3x the
    walk in process. ``memd scan --json`` (which prints every session) is timed for reference.
 2. Appends: sessions of 100 KB, 1 MB, 10 MB and 50 MB each get 2 KB appended; the re-scan's parse
    time and bytes parsed are reported per size. Target: the cost follows the appended bytes, not the
@@ -34,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipeline.clock import FakeClock
-from pipeline.scanner import scan
+from pipeline.scan.scanner import scan
 from pipeline.settings import Settings
 from pipeline.store import Store, open_store
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.sources import adapter_for
+from pipeline.sources.registry import adapter_for
 from pipeline.transcript import SourceName
 
 FIX = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "transcripts"

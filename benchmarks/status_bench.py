@@ -23,8 +23,8 @@ from pathlib import Path
 from sqlalchemy import insert
 
 from daemon.config import load_settings
+from pipeline.hits.rate import INDEX_KEY
 from pipeline.projects import scope_for
-from pipeline.publish.hitrate import INDEX_KEY
 from pipeline.store import heartbeats, kv, leases, open_store
 from pipeline.store.schema import memory_uses, publications, transcripts
 

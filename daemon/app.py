@@ -5,9 +5,9 @@ systemd notifier and a factory for the cycle's steps. The store is opened by the
 starts (so an unreachable store is a startup error with a clear message), and the steps are built
 around it here:
 
-    scan        pipeline.scanner.scan(store, settings, clock)
-    extract     pipeline.phase1.run_phase1(store, settings, clock, llm, redactor, dry_run=)
-    consolidate pipeline.phase2.run.run_phase2(store, settings, clock, llm, redactor, dry_run=)
+    scan        pipeline.scan.scanner.scan(store, settings, clock)
+    extract     pipeline.extract.run.run_phase1(store, settings, clock, llm, redactor, dry_run=)
+    consolidate pipeline.consolidate.run.run_phase2(store, settings, clock, llm, redactor, dry_run=)
     publish     pipeline.publish.run.publish_all(store, settings, clock, dry_run=)
 
 Heavy parts are made on first use: a phase module, the LLM client (and with it the ``anthropic``
@@ -33,10 +33,10 @@ from pipeline.settings import Settings
 from pipeline.store import Store, open_store, workload
 
 if TYPE_CHECKING:
+    from pipeline.consolidate.run import Phase2Report
     from pipeline.llm.client import LLMClient
-    from pipeline.phase2.run import Phase2Report
     from pipeline.redaction import Redactor
-    from pipeline.scan_view import ScanReport
+    from pipeline.scan.view import ScanReport
 
 log = structlog.get_logger(__name__)
 
@@ -132,9 +132,9 @@ class DryConsolidation:
 def dry_consolidation(
     report: Phase2Report, would_extract: list[tuple[str | None, str]], settings: Settings
 ) -> DryConsolidation:
+    from pipeline.consolidate.run import PROMPT_OVERHEAD_TOKENS
+    from pipeline.extract.run import EXPECTED_OUTPUT_TOKENS
     from pipeline.llm.pricing import Usage, cost_usd
-    from pipeline.phase1 import EXPECTED_OUTPUT_TOKENS
-    from pipeline.phase2.run import PROMPT_OVERHEAD_TOKENS
     from pipeline.projects import scope_for
 
     model = settings.llm.consolidation_model
@@ -173,8 +173,8 @@ def pipeline_steps(env: StepEnv, *, clock: Clock, environ: Mapping[str, str]) ->
     rt = Runtime(store, settings, clock=clock, env=environ)
 
     async def scan(*, dry_run: bool) -> object:
-        from pipeline.publish.usage import record_memory_uses
-        from pipeline.scanner import scan
+        from pipeline.hits.record import record_memory_uses
+        from pipeline.scan.scanner import scan
 
         report = await scan(
             store, settings(), clock, on_memory_reads=record_memory_uses, collect_sessions=False
@@ -184,7 +184,7 @@ def pipeline_steps(env: StepEnv, *, clock: Clock, environ: Mapping[str, str]) ->
     async def extract(*, dry_run: bool) -> object:
         if not await workload.extract_pending(store, now=clock.now()):
             return Skipped("no session waits for extraction")
-        from pipeline.phase1 import run_phase1
+        from pipeline.extract.run import run_phase1
 
         llm = await _llm_for(rt, dry_run)
         report = await run_phase1(
@@ -194,7 +194,7 @@ def pipeline_steps(env: StepEnv, *, clock: Clock, environ: Mapping[str, str]) ->
         return report
 
     async def consolidate(*, dry_run: bool) -> object:
-        from pipeline.phase2.plan import plan_all
+        from pipeline.consolidate.plan import plan_all
 
         plans = await plan_all(store, settings(), now=clock.now())
         if not dry_run and not any(p.runnable for p in plans):
@@ -202,7 +202,7 @@ def pipeline_steps(env: StepEnv, *, clock: Clock, environ: Mapping[str, str]) ->
             return Skipped(
                 f"{len(held)} scopes wait: {held[0]}" if held else "no scope has new or removed extracts"
             )
-        from pipeline.phase2.run import run_phase2
+        from pipeline.consolidate.run import run_phase2
 
         llm = await _llm_for(rt, dry_run)
         report = await run_phase2(store, settings(), clock, llm, rt.redactor(), dry_run=dry_run)

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from daemon.status_config import inputs_key
+from daemon.status.config import inputs_key
 from pipeline.settings import Settings, default_config_path, default_values
 
 ENV_PREFIX = "MEMD_"
@@ -37,7 +37,7 @@ class LoadedSettings:
     origins: Mapping[str, str] = field(default_factory=dict)
     """Dotted key -> "default", "file PATH" or "env NAME", for every key that was given a value."""
     inputs_key: str = ""
-    """What the settings were made from (``daemon.status_config.inputs_key``)."""
+    """What the settings were made from (``daemon.status.config.inputs_key``)."""
 
     def origin(self, dotted_key: str) -> str:
         return self.origins.get(dotted_key, "default")

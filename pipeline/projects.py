@@ -3,7 +3,7 @@
 A working directory resolves through ``git rev-parse --git-common-dir``, so a linked worktree or a
 subfolder joins its main repository; a directory outside git is its own project; a directory that
 no longer exists keeps the project recorded when it was seen. Git runs through
-``pipeline.repo.git_env.git_stdout``: the hardened configuration (no fsmonitor, no hooks, no user or
+``pipeline.memory.git_env.git_stdout``: the hardened configuration (no fsmonitor, no hooks, no user or
 system config) of every git call memd makes.
 """
 
@@ -14,7 +14,7 @@ import os
 import re
 from pathlib import Path
 
-from pipeline.repo.git_env import git_stdout
+from pipeline.memory.git_env import git_stdout
 
 GLOBAL_SCOPE = "global"
 GIT_TIMEOUT_S = 5.0

@@ -35,9 +35,9 @@ HOMES = {
     "apscheduler": ("daemon/schedule.py",),
     "watchfiles": ("daemon/watch.py",),
     "ahocorasick_rs": ("pipeline/redaction/",),
-    # git runs only under pipeline/repo (hardened, see pipeline/repo/git_env.py); the service
+    # git runs only under pipeline/repo (hardened, see pipeline/memory/git_env.py); the service
     # manager (systemctl, launchctl) only from `memd service`.
-    "subprocess": ("pipeline/repo/", "daemon/cli_service.py"),
+    "subprocess": ("pipeline/memory/", "daemon/cli/service.py"),
 }
 
 
@@ -72,3 +72,80 @@ def test_no_pypi_asyncio_dependency() -> None:
     assert not any(
         d.split("[")[0].split("<")[0].split(">")[0].split("=")[0].strip() == "asyncio" for d in deps
     )
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_graph() -> dict[str, set[str]]:
+    """Every module of daemon/ and pipeline/ to the modules it imports, lazy imports included
+    (``from package import module`` counts as an import of that module)."""
+    modules = {_module_name(path): path for path in MODULES}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        edges: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            if isinstance(node, ast.Import):
+                edges.update(alias.name for alias in node.names if alias.name in modules)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    target = f"{node.module}.{alias.name}"
+                    if target in modules:
+                        edges.add(target)
+                    elif node.module in modules:
+                        edges.add(node.module)
+        graph[name] = edges - {name}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+KNOWN_CYCLES: list[list[str]] = [
+    ["daemon.status.hits", "daemon.status.read"],
+    ["pipeline.extract.batch", "pipeline.extract.run"],
+    ["pipeline.store.engine", "pipeline.store.migrations"],
+]
+"""Being taken apart (issue 11); the list must end empty."""
+
+
+def test_no_import_cycles() -> None:
+    assert sorted(_cycles(_import_graph())) == KNOWN_CYCLES
+
+
+def test_the_cycle_check_sees_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

@@ -40,8 +40,8 @@ def test_the_wheel_ships_prompts_service_files_and_the_console_script(tmp_path: 
         assert f"pipeline/prompts/{name}" in names
     for unit in (ROOT / "systemd").iterdir():
         assert f"daemon/service_files/{unit.name}" in names
-    assert "daemon/cli.py" in names
-    assert "pipeline/scanner.py" in names
+    assert "daemon/cli/__init__.py" in names
+    assert "pipeline/scan/scanner.py" in names
     assert "daemon/config_template.toml" in names
     assert "memd = daemon.cli:main" in entry_points
     assert not any(n.startswith("tests/") for n in names)

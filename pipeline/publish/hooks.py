@@ -19,7 +19,7 @@ from pipeline.publish.atomic import atomic_write_text, read_text
 EVENT = "SessionStart"
 HOOK_TIMEOUT_S = 10
 """Claude Code stops waiting for the hook after this; recall answers well within it."""
-RECALL_MODULE = "daemon.cli_recall"
+RECALL_MODULE = "daemon.cli.recall"
 """``memd recall`` as its own program: the hook skips loading every other memd command."""
 
 
@@ -33,7 +33,7 @@ class HookChange:
 
 
 def recall_command(python: str, config_path: Path | None = None) -> str:
-    """The hook's command line: ``PYTHON -m daemon.cli_recall [--config PATH] --format claude-hook``
+    """The hook's command line: ``PYTHON -m daemon.cli.recall [--config PATH] --format claude-hook``
     (``memd [--config PATH] recall --format claude-hook``, started faster)."""
     words = [python, "-m", RECALL_MODULE, *(["--config", str(config_path)] if config_path else [])]
     return shlex.join([*words, "--format", "claude-hook"])

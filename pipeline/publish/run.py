@@ -17,11 +17,11 @@ from typing import Any
 import structlog
 
 from pipeline.clock import Clock
+from pipeline.hits.rate import INDEX_KEY
 from pipeline.projects import scope_for
-from pipeline.publish.hitrate import INDEX_KEY
 from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import ChangedMeanwhile, Homes, Plan, PublishContext, apply
-from pipeline.publish.targets import CURRENT, plan_everything, short_error
+from pipeline.publish.targets.registry import CURRENT, plan_everything, short_error
 from pipeline.settings import Settings
 from pipeline.store import Store, kv
 from pipeline.store.publications import (

@@ -1,39 +1,7 @@
 """Transcript sources: one adapter per agent behind ``SourceAdapter`` (see ``base``).
 
-``adapter_for(source)`` returns the adapter the scanner uses for a configured source;
-``pipeline.sources.injected`` strips injected memory and instructions.
+``registry.adapter_for(source)`` returns the adapter the scanner uses for a configured source;
+``walk`` finds each agent's session files with the standard library only (this package's
+``__init__`` imports nothing, so `memd scan`'s quick check can use ``walk`` without the adapters);
+``injected`` strips injected memory and instructions.
 """
-
-from __future__ import annotations
-
-from pipeline.sources.base import ParseResult, ParserState, SourceAdapter
-from pipeline.sources.claude_code import ClaudeCodeAdapter
-from pipeline.sources.codex import CodexAdapter
-from pipeline.sources.gemini_cli import GeminiCliAdapter
-from pipeline.sources.pi import PiAdapter
-from pipeline.transcript import SourceName
-
-__all__ = [
-    "ClaudeCodeAdapter",
-    "CodexAdapter",
-    "GeminiCliAdapter",
-    "ParseResult",
-    "ParserState",
-    "PiAdapter",
-    "SourceAdapter",
-    "adapter_for",
-]
-
-
-def adapter_for(source: SourceName) -> SourceAdapter:
-    """A new adapter for ``source`` (adapters hold only small caches; one per scan is fine)."""
-    adapters: dict[str, type[SourceAdapter]] = {
-        "claude_code": ClaudeCodeAdapter,
-        "codex": CodexAdapter,
-        "gemini_cli": GeminiCliAdapter,
-        "pi": PiAdapter,
-    }
-    try:
-        return adapters[source]()
-    except KeyError:
-        raise ValueError(f"unknown transcript source: {source!r}") from None

@@ -25,8 +25,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pipeline import discovery
 from pipeline.errors import TranscriptIncomplete, TranscriptUnreadable
+from pipeline.sources import walk as discovery
 from pipeline.sources._collector import Collector, Summary
 from pipeline.sources._discover import describe_os_error
 from pipeline.sources._gemini_project import GeminiProjects

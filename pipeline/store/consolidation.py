@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import and_, func, select, update
 
-from pipeline.repo.inputs import InputRecord
+from pipeline.memory.inputs import InputRecord
 from pipeline.store.engine import Store
 from pipeline.store.schema import consolidation_runs, scopes, stage1_outputs
 

@@ -96,7 +96,7 @@ transcripts = Table(
     Column("updated_at", UTCDateTime, nullable=False),
     Column("changed_in_scan", Integer, nullable=False, default=0),
 )
-# The state index also serves `memd scan`'s "most recent per state" (pipeline.scan_view); the
+# The state index also serves `memd scan`'s "most recent per state" (pipeline.scan.view); the
 # other two keep its counts and the scan index's generation to an index read.
 Index("ix_transcripts_state", transcripts.c.state, transcripts.c.last_activity)
 Index("ix_transcripts_source_state", transcripts.c.source, transcripts.c.state)

@@ -10,9 +10,9 @@ from typing import Any
 
 from sqlalchemy import and_, bindparam, case, insert, select, text, update
 
-from pipeline.eligibility import ACTIVE, SessionFacts
-from pipeline.scan_index import GENERATION_SQL, Generation, Seen, generation_of
-from pipeline.scan_view import (
+from pipeline.scan.eligibility import ACTIVE, SessionFacts
+from pipeline.scan.index import GENERATION_SQL, Generation, Seen, generation_of
+from pipeline.scan.view import (
     ALL_SQL,
     COUNTS_SQL,
     NEXT_IDLE_SQL,
@@ -123,7 +123,7 @@ async def refresh(store: Store, ids: list[int]) -> tuple[dict[str, KnownFile], d
 
 
 async def generation(store: Store) -> Generation:
-    """Changes whenever a transcript row is added, removed or updated (see ``pipeline.scan_index``)."""
+    """Changes whenever a transcript row is added, removed or updated (see ``pipeline.scan.index``)."""
     async with store.read() as conn:
         return generation_of((await conn.execute(text(GENERATION_SQL))).one())
 

@@ -1,7 +1,7 @@
 """Cheap questions the daemon asks before it loads anything heavy: is there work, and when is the next?
 
 Each is one or two indexed queries, so an idle daemon can ask them every cycle and load the LLM
-client only when a phase has something to do. (Phase 2's own planner, ``pipeline.phase2.plan``,
+client only when a phase has something to do. (Phase 2's own planner, ``pipeline.consolidate.plan``,
 answers the same question for consolidation without loading the client.)
 """
 

@@ -28,7 +28,7 @@ def test_an_idle_cycle_loads_no_llm_client(tmp_path: Path) -> None:
         daemon = build(load_settings(None).settings, watch=False)
         result = asyncio.run(daemon.run_once(install_signals=False))
         print(result.summary())
-        heavy = ("anthropic", "pipeline.llm.client", "pipeline.phase1", "pipeline.phase2.run", "alembic", "sqlalchemy.dialects.postgresql")
+        heavy = ("anthropic", "pipeline.llm.client", "pipeline.extract.run", "pipeline.consolidate.run", "alembic", "sqlalchemy.dialects.postgresql")
         print(sorted(m for m in heavy if m in sys.modules))
         """
     )

@@ -100,7 +100,7 @@ def test_settings_are_frozen() -> None:
 
 
 def test_the_commented_template_is_valid_and_lists_every_key(tmp_path: Path) -> None:
-    from daemon.cli_config import TEMPLATE
+    from daemon.cli.config import TEMPLATE
 
     text = TEMPLATE.read_text()
     path = _write(tmp_path, text)

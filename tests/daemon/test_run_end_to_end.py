@@ -27,8 +27,8 @@ from pipeline.store.schema import stage1_outputs, transcripts
 from tests.daemon.memd_process import Memd
 from tests.fakes.anthropic_api import FakeAnthropicAPI, FakeResponse, json_message
 from tests.fakes.fixtures import FAKE_API_KEY
-from tests.pipeline.phase1_support import extract_output
-from tests.pipeline.phase2.support import write_memory
+from tests.pipeline.consolidate.support import write_memory
+from tests.pipeline.extract.support import extract_output
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 

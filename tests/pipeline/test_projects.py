@@ -72,7 +72,7 @@ def test_scope_keys_are_stable_readable_and_distinct() -> None:
 
 
 def test_git_runs_hardened_in_a_users_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import pipeline.repo.git_env as git_env
+    import pipeline.memory.git_env as git_env
 
     repo = _repo(tmp_path / "app")
     marker = tmp_path / "ran"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.errors import PromptError
-from pipeline.phase1_request import USER_PLACEHOLDERS, ExtractPrompts
+from pipeline.extract.request import USER_PLACEHOLDERS, ExtractPrompts
 from pipeline.prompts import combined_hash, load_prompt, placeholders_of, prompts_dir
 
 

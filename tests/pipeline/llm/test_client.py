@@ -23,7 +23,7 @@ from pipeline.store import Store, kv
 from pipeline.store import llm_calls as calls
 from tests.fakes import anthropic_api as fa
 from tests.fakes.fixtures import FAKE_API_KEY
-from tests.pipeline.phase1_support import make_settings
+from tests.pipeline.extract.support import make_settings
 
 PARAMS = {"model": "claude-haiku-5-5", "max_tokens": 100, "messages": [{"role": "user", "content": "hi"}]}
 

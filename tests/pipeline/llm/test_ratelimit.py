@@ -19,7 +19,7 @@ from pipeline.llm.ratelimit import (
 from pipeline.store import Store
 from pipeline.store import llm_calls as calls
 from tests.fakes import anthropic_api as fa
-from tests.pipeline.phase1_support import make_settings
+from tests.pipeline.extract.support import make_settings
 
 
 def test_parse_headers_reads_every_family(clock: FakeClock) -> None:

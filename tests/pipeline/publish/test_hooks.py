@@ -37,7 +37,7 @@ def test_install_merges_and_keeps_everything(tmp_path: Path) -> None:
         {"hooks": [{"type": "command", "command": COMMAND, "timeout": 10}]}
     )
     assert data == expected
-    assert COMMAND == "/usr/bin/python3 -m daemon.cli_recall --format claude-hook"
+    assert COMMAND == "/usr/bin/python3 -m daemon.cli.recall --format claude-hook"
 
     # Idempotent: the second install changes nothing, not even the bytes.
     before = path.read_bytes()
@@ -51,7 +51,7 @@ def test_install_merges_and_keeps_everything(tmp_path: Path) -> None:
     commands = [h["command"] for g in groups for h in g["hooks"]]
     assert commands == [
         "echo hi",
-        "/opt/memd/bin/python -m daemon.cli_recall --config /etc/memd.toml --format claude-hook",
+        "/opt/memd/bin/python -m daemon.cli.recall --config /etc/memd.toml --format claude-hook",
     ]
 
     # Uninstall takes out only memd's entry.
@@ -96,7 +96,7 @@ def test_cli_install_into_the_claude_home_from_settings(env: Env) -> None:
     data = json.loads(settings.read_text())
     assert data["theme"] == "dark"
     (hook,) = data["hooks"]["SessionStart"][0]["hooks"]
-    assert hook["command"].endswith(f"-m daemon.cli_recall --config {config.resolve()} --format claude-hook")
+    assert hook["command"].endswith(f"-m daemon.cli.recall --config {config.resolve()} --format claude-hook")
     assert hook["timeout"] == 10
     result = runner.invoke(cli, ["--config", str(config), "hooks", "install", "claude-code"])
     assert "already" in result.output

@@ -270,7 +270,7 @@ def test_the_hook_entry_point_as_claude_code_runs_it(env: Env) -> None:
     config = str(_config(env))
     payload = json.dumps({"session_id": "s", "cwd": str(repo / "sub"), "hook_event_name": "SessionStart"})
     done, _ = _memd(
-        env, "--config", config, "--format", "claude-hook", module="daemon.cli_recall", stdin=payload
+        env, "--config", config, "--format", "claude-hook", module="daemon.cli.recall", stdin=payload
     )
     assert done.returncode == 0, done.stderr
     context = json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]
@@ -278,6 +278,6 @@ def test_the_hook_entry_point_as_claude_code_runs_it(env: Env) -> None:
     assert "Repo uses uv" in context
     # Broken input on stdin: the session's own directory is used; nothing fails.
     done, _ = _memd(
-        env, "--config", config, "--format", "claude-hook", module="daemon.cli_recall", stdin="{oops"
+        env, "--config", config, "--format", "claude-hook", module="daemon.cli.recall", stdin="{oops"
     )
     assert done.returncode == 0

@@ -7,10 +7,10 @@ import shutil
 import pytest
 
 from pipeline.clock import FakeClock
-from pipeline.publish.claude_code import memory_folder
+from pipeline.hits.record import INDEX_KEY
 from pipeline.publish.run import publish_all
 from pipeline.publish.sentinel import BEGIN, END
-from pipeline.publish.usage import INDEX_KEY
+from pipeline.publish.targets.claude_code import memory_folder
 from pipeline.store import Store, kv
 from pipeline.store.publications import load_publications
 from tests.pipeline.publish.support import Env, add_scope, topic_text, write_scope

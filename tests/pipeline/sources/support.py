@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pipeline.sources import adapter_for
 from pipeline.sources.base import ParseResult
+from pipeline.sources.registry import adapter_for
 from pipeline.transcript import SourceName, Transcript
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"

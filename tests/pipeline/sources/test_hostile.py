@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.sources import adapter_for
+from pipeline.sources.registry import adapter_for
 from pipeline.transcript import SOURCE_NAMES, UserMessage
 from tests.pipeline.sources.support import HOSTILE, parse
 

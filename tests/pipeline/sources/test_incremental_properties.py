@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pipeline.sources import adapter_for
+from pipeline.sources.registry import adapter_for
 from pipeline.transcript import SourceName
 from tests.pipeline.sources.support import (
     CLAUDE,

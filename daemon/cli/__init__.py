@@ -1,0 +1,92 @@
+"""memd's command line. It parses arguments, loads settings, and hands over; it holds no logic.
+
+Top-level imports stay light (click only): each command imports what it needs inside its function,
+so `memd status` never pays for the LLM client or the scheduler.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+import click
+
+from daemon.cli.context import CliContext, fail
+from pipeline import __version__
+
+# Every command, as "module:attribute": a command's module is imported only when that command runs,
+# so `memd status` or `memd recall` never pay for the others' imports.
+COMMANDS = {
+    "config": "daemon.cli.config:config_group",
+    "scan": "daemon.cli.scan:scan_command",
+    "run": "daemon.cli.run:run_command",
+    "status": "daemon.cli.status:status_command",
+    "redact": "daemon.cli.redact:redact_command",
+    "publish": "daemon.cli.publish:publish_command",
+    "recall": "daemon.cli.recall:recall_command",
+    "hooks": "daemon.cli.hooks:hooks_group",
+    "inbox": "daemon.cli.inbox:inbox_group",
+    "forget": "daemon.cli.forget:forget_command",
+    "memories": "daemon.cli.memories:memories_group",
+    "service": "daemon.cli.service:service_group",
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None or cmd_name not in COMMANDS:
+            return command
+        module_name, attribute = COMMANDS[cmd_name].split(":")
+        loaded = getattr(importlib.import_module(module_name), attribute)
+        assert isinstance(loaded, click.Command)
+        self.add_command(loaded, cmd_name)
+        return loaded
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "--version", "-V", prog_name="memd", message="%(prog)s %(version)s")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    default=None,
+    help="The TOML config file (default: $MEMD_CONFIG, else $XDG_CONFIG_HOME/memd/config.toml).",
+)
+@click.option(
+    "--log-level",
+    envvar="MEMD_LOG_LEVEL",
+    default="INFO",
+    show_default=True,
+    type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
+)
+@click.pass_context
+def cli(ctx: click.Context, config_path: Path | None, log_level: str) -> None:
+    """memd: durable memory for coding agents, built from their transcripts."""
+    ctx.obj = CliContext(config_path=config_path, log_level=log_level)
+
+
+def main(argv: list[str] | None = None) -> None:
+    from pipeline.errors import MemdError
+
+    try:
+        code = cli.main(args=argv, prog_name="memd", standalone_mode=False)
+    except click.exceptions.Abort:
+        fail("aborted", 130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except MemdError as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        fail("interrupted", 130)
+    except BrokenPipeError:
+        sys.exit(0)
+    if isinstance(code, int):
+        sys.exit(code)

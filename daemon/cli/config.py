@@ -1,0 +1,84 @@
+"""`memd config show|validate|init`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import click
+
+from daemon.cli.context import CliContext, fail, pass_ctx
+
+TEMPLATE = Path(__file__).resolve().parent.parent / "config_template.toml"
+
+
+@click.group("config")
+def config_group() -> None:
+    """Show, check or create the configuration file."""
+
+
+@config_group.command("show")
+@pass_ctx
+def show(ctx: CliContext) -> None:
+    """Print the effective settings as TOML, each value with where it came from."""
+    loaded = ctx.loaded()
+    data = loaded.settings.model_dump(mode="json")
+    state = "" if loaded.file_exists else " (not found: defaults and environment only)"
+    click.echo(f"# config file: {loaded.path}{state}")
+    for section, values in data.items():
+        _emit(section, values, loaded.origin)
+
+
+def _emit(prefix: str, values: dict[str, Any], origin: Any) -> None:
+    scalars = {k: v for k, v in values.items() if not isinstance(v, dict)}
+    tables = {k: v for k, v in values.items() if isinstance(v, dict)}
+    if scalars:
+        click.echo(f"\n[{prefix}]")
+        width = max(len(k) for k in scalars)
+        for key, value in scalars.items():
+            rendered = "# unset" if value is None else f"= {_toml(value)}"
+            click.echo(f"{key:<{width}} {rendered}  # {origin(f'{prefix}.{key}')}")
+    for key, sub in tables.items():
+        _emit(f"{prefix}.{key}", sub, origin)
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    return json.dumps(value)
+
+
+@config_group.command("validate")
+@click.argument("path", required=False, type=click.Path(path_type=Path, dir_okay=False))
+@pass_ctx
+def validate(ctx: CliContext, path: Path | None) -> None:
+    """Check a config file (default: the one memd would read). Exit 2 and say why when it is bad."""
+    if path is not None:
+        ctx.config_path = path
+    loaded = ctx.loaded()
+    where = loaded.path if loaded.file_exists else f"{loaded.path} (not found; defaults are valid)"
+    click.echo(f"ok: {where}")
+
+
+@config_group.command("init")
+@click.option("--force", is_flag=True, help="Overwrite an existing file.")
+@click.argument("path", required=False, type=click.Path(path_type=Path, dir_okay=False))
+@pass_ctx
+def init(ctx: CliContext, path: Path | None, force: bool) -> None:
+    """Write a commented default config file."""
+    from daemon.config import resolve_config_path
+
+    if path is None:
+        import os
+
+        path, _ = resolve_config_path(ctx.config_path, os.environ)
+    if path.exists() and not force:
+        fail(f"{path} exists; use --force to overwrite it")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(TEMPLATE.read_text(encoding="utf-8"), encoding="utf-8")
+    tmp.replace(path)
+    click.echo(f"wrote {path}")

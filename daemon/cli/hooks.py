@@ -1,0 +1,84 @@
+"""`memd hooks install|uninstall claude-code [--dry-run]`: `memd recall` as a Claude Code SessionStart hook.
+
+For users who prefer a hook to the auto-memory folder. The hook entry is merged into
+``~/.claude/settings.json`` (the Claude Code root's parent, from ``[sources.claude_code] root``):
+every other key and hook is kept, and installing twice changes nothing.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from daemon.cli.context import CliContext, fail, pass_ctx
+
+AGENTS = ("claude-code",)
+
+
+@click.group("hooks")
+def hooks_group() -> None:
+    """Install or remove memd's session-start hooks in agents."""
+
+
+@hooks_group.command("install")
+@click.argument("agent", type=click.Choice(AGENTS))
+@click.option("--dry-run", is_flag=True, help="Print the settings file as it would be; write nothing.")
+@pass_ctx
+def install(ctx: CliContext, agent: str, dry_run: bool) -> None:
+    """Add `memd recall` as AGENT's SessionStart hook."""
+    from pipeline.errors import PublishError
+    from pipeline.publish.hooks import install_claude_hook, recall_command
+
+    path, config = _paths(ctx)
+    command = recall_command(sys.executable, config)
+    try:
+        change = install_claude_hook(path, command, dry_run=dry_run)
+    except PublishError as exc:
+        fail(str(exc))
+    _report(change.action, change.path, change.text, dry_run, command)
+
+
+@hooks_group.command("uninstall")
+@click.argument("agent", type=click.Choice(AGENTS))
+@click.option("--dry-run", is_flag=True, help="Print the settings file as it would be; write nothing.")
+@pass_ctx
+def uninstall(ctx: CliContext, agent: str, dry_run: bool) -> None:
+    """Remove memd's SessionStart hook from AGENT's settings."""
+    from pipeline.errors import PublishError
+    from pipeline.publish.hooks import uninstall_claude_hook
+
+    path, _ = _paths(ctx)
+    try:
+        change = uninstall_claude_hook(path, dry_run=dry_run)
+    except PublishError as exc:
+        fail(str(exc))
+    _report(change.action, change.path, change.text, dry_run, None)
+
+
+def _paths(ctx: CliContext) -> tuple[Path, Path | None]:
+    """Claude Code's settings file, and the config file the hook must name (when one was named here)."""
+    import os
+
+    from daemon.config import resolve_config_path
+
+    loaded = ctx.loaded()
+    _, named = resolve_config_path(ctx.config_path, os.environ)
+    config = loaded.path.resolve() if named else None
+    return loaded.settings.sources.claude_code.root.parent / "settings.json", config
+
+
+def _report(action: str, path: Path, text: str, dry_run: bool, command: str | None) -> None:
+    if dry_run:
+        click.echo(f"# {path} would be ({action}):")
+        click.echo(text, nl=False)
+        return
+    messages = {
+        "added": f"added the SessionStart hook to {path}: {command}",
+        "updated": f"updated memd's SessionStart hook in {path}: {command}",
+        "unchanged": f"memd's SessionStart hook is already in {path}",
+        "removed": f"removed memd's SessionStart hook from {path}",
+        "absent": f"no memd hook in {path}",
+    }
+    click.echo(messages[action])

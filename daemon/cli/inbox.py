@@ -1,0 +1,102 @@
+"""`memd inbox [show|accept|reject RUN]`: review consolidations made with `[review] mode = "inbox"`.
+
+Exit status: 0 on success; 1 when the run is unknown, its branch is gone, git or the store fails;
+2 for a bad config.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, TypeVar
+
+import click
+
+from daemon.cli.context import CliContext, fail, pass_ctx
+
+if TYPE_CHECKING:
+    from pipeline.settings import Settings
+    from pipeline.store import Store
+
+T = TypeVar("T")
+EXIT_FAILED = 1
+
+
+def _with_store(ctx: CliContext, work: Callable[[Store, Settings], Awaitable[T]]) -> T:
+    settings = ctx.loaded().settings
+    from pipeline.errors import MemdError
+    from pipeline.store import open_store
+
+    async def go() -> T:
+        store = await open_store(settings.paths.state_db)
+        try:
+            return await work(store, settings)
+        finally:
+            await store.close()
+
+    try:
+        return asyncio.run(go())
+    except MemdError as exc:
+        fail(str(exc), EXIT_FAILED)
+
+
+@click.group("inbox", invoke_without_command=True)
+@click.pass_context
+def inbox_group(click_ctx: click.Context) -> None:
+    """List consolidation runs waiting for review (see `memd inbox show|accept|reject RUN`)."""
+    if click_ctx.invoked_subcommand is not None:
+        return
+    ctx: CliContext = click_ctx.obj
+    from pipeline.consolidate import inbox
+
+    entries = _with_store(ctx, lambda store, settings: inbox.pending(store, settings))
+    if not entries:
+        click.echo("the inbox is empty: no consolidation waits for review")
+        return
+    for e in entries:
+        run = e.run
+        added, removed = len(run.inputs.get("added", [])), len(run.inputs.get("removed", []))
+        note = "" if e.branch_exists else "  (branch gone: reject it)"
+        click.echo(
+            f"{run.run_id}  {run.scope:<40} {run.started_at:%Y-%m-%d %H:%M}  "
+            f"+{added} -{removed} session(s){note}"
+        )
+    click.echo(
+        f"\n{len(entries)} pending: `memd inbox show RUN`, then `memd inbox accept RUN` or `reject RUN`"
+    )
+
+
+@inbox_group.command("show")
+@click.argument("run_id")
+@pass_ctx
+def show(ctx: CliContext, run_id: str) -> None:
+    """Print a pending run's commit message and diff."""
+    from pipeline.consolidate import inbox
+
+    entry, patch = _with_store(ctx, lambda store, settings: inbox.show(store, settings, run_id))
+    click.echo(f"run {entry.run.run_id}  scope {entry.run.scope}  branch {entry.run.branch}\n")
+    click.echo(patch.rstrip("\n"))
+
+
+@inbox_group.command("accept")
+@click.argument("run_id")
+@pass_ctx
+def accept(ctx: CliContext, run_id: str) -> None:
+    """Merge a pending run into the memory repository."""
+    from pipeline.clock import SystemClock
+    from pipeline.consolidate import inbox
+
+    head = _with_store(ctx, lambda store, settings: inbox.accept(store, settings, SystemClock(), run_id))
+    click.echo(f"accepted: the memory repository is at {head[:12]}")
+
+
+@inbox_group.command("reject")
+@click.argument("run_id")
+@pass_ctx
+def reject(ctx: CliContext, run_id: str) -> None:
+    """Drop a pending run (its sessions are proposed again only with new input)."""
+    from pipeline.clock import SystemClock
+    from pipeline.consolidate import inbox
+
+    run = _with_store(ctx, lambda store, settings: inbox.reject(store, settings, SystemClock(), run_id))
+    click.echo(f"rejected {run.run_id} ({run.scope}): its branch is deleted")

@@ -1,0 +1,203 @@
+"""`memd run`: the foreground daemon the service starts; `--once` for one full cycle; `--dry-run` to look.
+
+Exit status: 0 when the daemon stopped cleanly or the cycle ran (a transcript that failed is a
+recorded outcome, not a failed run; so is an API that asked memd to wait); 1 when memd itself could
+not work (the state store is unreachable, a step could not run, such as extraction without an API
+key); 2 for a bad config; 3 when another memd holds the state store.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from daemon.cli.context import CliContext, fail, pass_ctx
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from daemon.cycle import CycleResult, StepResult
+    from daemon.service import Daemon
+
+EXIT_FAILED = 1
+EXIT_BUSY = 3
+QUIET_FIELDS = {"started_at", "finished_at", "dry_run", "duration_s"}
+"""Report fields the progress line leaves out (the step's own timing is shown beside it)."""
+TABLE_COLUMNS = {
+    "would_extract": [
+        "source",
+        "session_id",
+        "project",
+        "rendered_tokens",
+        "request_tokens",
+        "estimated_cost_usd",
+    ],
+    "would_consolidate": ["scope", "why", "estimated_tokens", "estimated_cost_usd"],
+}
+"""The columns a dry run shows for the lists it knows; other lists show their scalar fields."""
+
+
+@click.command("run")
+@click.option(
+    "--once", is_flag=True, help="Run one full cycle (scan, extract, consolidate, publish) and exit."
+)
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="With --once: call no API; list the sessions and scopes it would work on, with tokens and cost.",
+)
+@pass_ctx
+def run_command(ctx: CliContext, once: bool, dry_run: bool) -> None:
+    """Run the daemon in the foreground (what the service starts), or one cycle with --once."""
+    if dry_run and not once:
+        fail("--dry-run works with --once only", 2)
+    loaded = ctx.loaded()
+    _configure_logging(ctx, once=once)
+
+    from daemon.app import build
+    from daemon.config import load_settings
+
+    def reload() -> Any:
+        return load_settings(ctx.config_path).settings
+
+    import asyncio
+
+    daemon = build(loaded.settings, reload_settings=reload)
+    code = asyncio.run(_once(daemon, dry_run) if once else _forever(daemon))
+    sys.exit(code)
+
+
+def _configure_logging(ctx: CliContext, *, once: bool) -> None:
+    """On a terminal, a one-shot run shows progress; its INFO logs would drown it unless asked for."""
+    click_ctx = click.get_current_context()
+    parent = click_ctx.parent
+    explicit = parent is not None and parent.get_parameter_source("log_level") not in (
+        None,
+        click.core.ParameterSource.DEFAULT,
+    )
+    if once and sys.stderr.isatty() and not explicit:
+        ctx.log_level = "WARNING"
+    ctx.configure_logging()
+
+
+async def _forever(daemon: Daemon) -> int:
+    from pipeline.errors import InstanceBusy, StoreError
+
+    try:
+        return await daemon.run_forever()
+    except InstanceBusy as exc:
+        fail(str(exc), EXIT_BUSY)
+    except StoreError as exc:
+        fail(str(exc), EXIT_FAILED)
+
+
+async def _once(daemon: Daemon, dry_run: bool) -> int:
+    from pipeline.errors import InstanceBusy, StoreError
+
+    progress = Progress(dry_run=dry_run)
+    try:
+        result = await daemon.run_once(dry_run=dry_run, on_start=progress.start, on_end=progress.end)
+    except InstanceBusy as exc:
+        fail(str(exc), EXIT_BUSY)
+    except StoreError as exc:
+        fail(str(exc), EXIT_FAILED)
+    finally:
+        progress.close()
+    progress.finish(result)
+    if result.failures:
+        for failed in result.failures:
+            click.echo(f"memd: {failed.name} failed: {failed.error}", err=True)
+        return EXIT_FAILED
+    return 0
+
+
+class Progress:
+    """One line per step on stdout; a spinner while a step runs when stdout is a terminal."""
+
+    def __init__(self, *, dry_run: bool) -> None:
+        from rich.console import Console
+
+        self.dry_run = dry_run
+        self.console: Console = Console(highlight=False)
+        if not self.console.is_terminal:
+            self.console = Console(highlight=False, width=200)
+        self._status: Any = None
+
+    def start(self, name: str) -> None:
+        if self.console.is_terminal:
+            self._status = self.console.status(f"{name}...")
+            self._status.start()
+
+    def end(self, result: StepResult) -> None:
+        self.close()
+        line = f"{result.name:<12} {result.outcome:<8} {result.duration_s:6.1f}s  {summarize(result.report)}"
+        if result.error:
+            line += f"  ({result.error})"
+        self.console.print(line.rstrip(), markup=False)
+        if self.dry_run:
+            _print_tables(self.console, result.report)
+
+    def close(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    def finish(self, result: CycleResult) -> None:
+        prefix = "dry run: " if self.dry_run else ""
+        self.console.print(f"{prefix}{result.summary()}", markup=False)
+
+
+def summarize(report: object) -> str:
+    """A report on one line: its scalar fields, list fields as counts, small mappings inline."""
+    from daemon.cycle import Skipped, compact
+
+    if report is None:
+        return ""
+    if isinstance(report, Skipped):
+        return report.reason
+    data = compact(report)
+    if not isinstance(data, dict):
+        return str(data)
+    parts: list[str] = []
+    for key, value in data.items():
+        if key in QUIET_FIELDS or value in (0, False, None, "", [], {}):
+            continue
+        if isinstance(value, list):
+            parts.append(f"{key}={len(value)}")
+        elif isinstance(value, dict):
+            if value and len(value) <= 8 and all(isinstance(v, int | float | str) for v in value.values()):
+                inner = ",".join(f"{k}:{_fmt(v)}" for k, v in value.items())
+                parts.append(f"{key}={{{inner}}}")
+        elif value is not None and value != "":
+            parts.append(f"{key}={_fmt(value)}")
+    return " ".join(parts)
+
+
+def _fmt(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.4f}" if value < 1 else f"{value:.2f}"
+    return str(value)
+
+
+def _print_tables(console: Console, report: object) -> None:
+    """The lists inside a dry-run report (sessions it would extract, scopes it would consolidate)."""
+    from rich.table import Table
+
+    from daemon.cycle import jsonable
+
+    data = jsonable(report)
+    if not isinstance(data, dict):
+        return
+    for key, value in data.items():
+        rows = [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+        if not rows:
+            continue
+        columns = TABLE_COLUMNS.get(key) or [c for c in rows[0] if not isinstance(rows[0][c], dict | list)]
+        table = Table(title=key.replace("_", " "), title_justify="left", show_edge=False)
+        for column in columns:
+            table.add_column(column.replace("_", " "), overflow="fold")
+        for row in rows:
+            table.add_row(*(_fmt(row.get(c, "")) for c in columns))
+        console.print(table)

@@ -1,0 +1,151 @@
+"""`memd scan`: find sessions, record them, and show which are ready and why the others are not."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+import click
+
+from daemon.cli.context import CliContext, pass_ctx
+
+if TYPE_CHECKING:
+    from pipeline.scan.view import ScanReport, SessionRecord
+    from pipeline.settings import Settings
+
+
+TABLE_LIMIT = 50
+NOTABLE = ("eligible", "failed", "unreadable")
+
+
+@click.command("scan")
+@click.option("--all", "show_all", is_flag=True, help="Table every session, not only the notable ones.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON array, one object per session.")
+@pass_ctx
+def scan_command(ctx: CliContext, show_all: bool, as_json: bool) -> None:
+    """Scan the transcript roots now and record what was found."""
+    collect = show_all or as_json
+    report = _unchanged(ctx, collect_sessions=collect)
+    if report is None:
+        loaded = ctx.loaded()
+        ctx.configure_logging()
+        import asyncio
+
+        report = asyncio.run(_scan(loaded.settings, loaded.inputs_key, collect_sessions=collect))
+    if as_json:
+        from pipeline.scan.view import sessions_as_json
+
+        click.echo(sessions_as_json(report.sessions))
+        return
+    _print(report, show_all)
+
+
+def _unchanged(ctx: CliContext, *, collect_sessions: bool) -> ScanReport | None:
+    """The report of a scan that would find nothing new, made without loading the settings model,
+    the store layer or the parsers (``pipeline.scan.probe``); None when a full scan must run."""
+    import sqlite3
+    import time
+
+    from daemon.status.config import load_status_settings
+    from pipeline.scan.index import index_path
+    from pipeline.scan.probe import probe, sqlite_path
+    from pipeline.scan.view import ScanReport, read_sqlite
+
+    lean = load_status_settings(ctx.config_path)
+    if lean is None:
+        return None
+    found = probe(lean.state_db, index_path(lean.state_dir), lean.inputs_key, time.time())
+    db = sqlite_path(lean.state_db)
+    if found is None or db is None:
+        return None
+    report = ScanReport(sessions=[], files_seen=found.files_seen, duration_s=found.duration_s)
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2.0)
+        try:
+            read_sqlite(conn, report, notable_limit=TABLE_LIMIT, collect_sessions=collect_sessions)
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None
+    return report
+
+
+async def _scan(settings: Settings, settings_key: str, *, collect_sessions: bool) -> ScanReport:
+    from pipeline.clock import SystemClock
+    from pipeline.hits.record import record_memory_uses
+    from pipeline.scan.scanner import scan
+    from pipeline.store import open_store
+
+    store = await open_store(settings.paths.state_db)
+    try:
+        return await scan(
+            store,
+            settings,
+            SystemClock(),
+            on_memory_reads=record_memory_uses,
+            collect_sessions=collect_sessions,
+            notable_limit=TABLE_LIMIT,
+            settings_key=settings_key,
+        )
+    finally:
+        await store.close()
+
+
+def _ago(at: datetime | None) -> str:
+    if at is None:
+        return "-"
+    seconds = (datetime.now(UTC) - at).total_seconds()
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if abs(seconds) >= size:
+            return f"{seconds / size:.0f}{unit} ago"
+    return "just now"
+
+
+def _print(report: ScanReport, show_all: bool) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    counts = report.counts()
+    summary = Table(
+        title=f"Sessions ({report.files_seen} files, {report.files_parsed} parsed, {report.duration_s:.2f}s)"
+    )
+    states = sorted({state for by_state in counts.values() for state in by_state})
+    summary.add_column("source")
+    for state in states:
+        summary.add_column(state, justify="right")
+    for source, by_state in counts.items():
+        summary.add_row(source, *(str(by_state.get(state, 0)) for state in states))
+    console.print(summary)
+    rows: list[SessionRecord] = report.sessions if show_all else report.notable()[:TABLE_LIMIT]
+    if not rows:
+        console.print("No session is eligible, failed or changed in this scan (--all lists every session).")
+    else:
+        table = Table(title="All sessions" if show_all else "Eligible, failed or changed in this scan")
+        for column in ("source", "project", "session", "user msgs", "last activity", "state", "reason"):
+            table.add_column(column, overflow="fold")
+        for s in rows:
+            table.add_row(
+                s.source,
+                s.project or "-",
+                (s.session_id or "-")[:13],
+                str(s.user_messages),
+                _ago(s.last_activity),
+                s.state,
+                s.reason or "",
+            )
+        console.print(table)
+        notable_total = sum(
+            n for by_state in report.counts().values() for state, n in by_state.items() if state in NOTABLE
+        )
+        if not show_all and notable_total > len(rows):
+            console.print(
+                f"(the {len(rows)} most recent shown; `memd scan --all` or `--json` lists every session)"
+            )
+    nxt = report.next_idle()
+    if nxt is not None and nxt.eligible_at is not None:
+        console.print(
+            f"Next session to become idle: {nxt.session_id} at {nxt.eligible_at:%Y-%m-%d %H:%M} UTC"
+        )
+    if report.enqueued:
+        console.print(f"{report.enqueued} session(s) queued for extraction.")

@@ -1,0 +1,184 @@
+"""`memd service install|uninstall|status`: run memd as a systemd user service or a launchd agent.
+
+``install`` writes the platform's file with this installation's memd path, creates the
+directories memd writes, then enables and starts it; ``--dry-run`` prints the file and the
+commands instead. ``status`` reports what the service manager says (exit 0 when it runs).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from daemon.cli.context import CliContext, fail, pass_ctx
+
+PLATFORMS = ("auto", "systemd", "launchd")
+COMMAND_TIMEOUT_S = 60
+
+
+def _platform(choice: str) -> str:
+    if choice != "auto":
+        return choice
+    return "launchd" if sys.platform == "darwin" else "systemd"
+
+
+def _run(argv: Sequence[str], *, check: bool = True) -> subprocess.CompletedProcess[str]:
+    try:
+        done = subprocess.run(
+            list(argv), capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S, check=False
+        )
+    except FileNotFoundError:
+        fail(f"{argv[0]} not found: is this a {'macOS' if argv[0] == 'launchctl' else 'systemd'} machine?")
+    except subprocess.TimeoutExpired:
+        fail(f"{' '.join(argv)} did not answer within {COMMAND_TIMEOUT_S} s")
+    if check and done.returncode != 0:
+        fail(f"{' '.join(argv)} failed: {(done.stderr or done.stdout).strip()}")
+    return done
+
+
+def _write(path: Path, content: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(content)
+    tmp.replace(path)
+
+
+@click.group("service")
+def service_group() -> None:
+    """Install, remove or check memd as a background service (systemd user unit or launchd agent)."""
+
+
+platform_option = click.option(
+    "--platform", type=click.Choice(PLATFORMS), default="auto", show_default=True, help="Service manager."
+)
+dry_run_option = click.option(
+    "--dry-run", is_flag=True, help="Print what would be written and run; change nothing."
+)
+
+
+@service_group.command("install")
+@platform_option
+@dry_run_option
+@pass_ctx
+def install(ctx: CliContext, platform: str, dry_run: bool) -> None:
+    """Write the service file for this memd, enable it and start it."""
+    from daemon import service_files as sf
+
+    settings = ctx.loaded().settings
+    env = dict(os.environ)
+    config = ctx.config_path.resolve() if ctx.config_path is not None else None
+    command = sf.memd_command()
+    if _platform(platform) == "systemd":
+        path = sf.unit_path(env)
+        content = sf.render_unit(settings, command=command, config=config, env=env).encode()
+        dirs = [settings.paths.memory_dir, settings.paths.state_dir]
+        commands = [
+            ["systemctl", "--user", "daemon-reload"],
+            ["systemctl", "--user", "enable", sf.UNIT_NAME],
+            ["systemctl", "--user", "restart", sf.UNIT_NAME],
+        ]
+        notes = [
+            f"put the API key in {Path(env.get('HOME', '~')) / '.config/memd/env'} (mode 600) as "
+            f"{settings.llm.api_key_env}=...",
+            "to keep memd running without a login session: loginctl enable-linger",
+        ]
+    else:
+        path = sf.plist_path(env)
+        content = sf.render_plist(command=command, config=config, env=env)
+        dirs = [settings.paths.memory_dir, settings.paths.state_dir, sf.log_dir(env)]
+        domain = f"gui/{os.getuid()}"
+        commands = [
+            ["launchctl", "bootout", f"{domain}/{sf.LAUNCHD_LABEL}"],
+            ["launchctl", "bootstrap", domain, str(path)],
+            ["launchctl", "enable", f"{domain}/{sf.LAUNCHD_LABEL}"],
+        ]
+        notes = [
+            f"launchd agents do not read your shell profile: make {settings.llm.api_key_env} available to it"
+        ]
+    if dry_run:
+        click.echo(f"# would write {path}:")
+        click.echo(content.decode())
+        for d in dirs:
+            click.echo(f"# would create {d}")
+        for argv in commands:
+            click.echo("# would run: " + " ".join(argv))
+        return
+    for d in dirs:
+        d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    _write(path, content)
+    click.echo(f"wrote {path}")
+    for argv in commands:
+        _run(argv, check=argv[1] != "bootout")  # bootout of an agent that is not loaded fails: fine
+    click.echo("memd service installed and started")
+    for note in notes:
+        click.echo(f"note: {note}")
+
+
+@service_group.command("uninstall")
+@platform_option
+@dry_run_option
+def uninstall(platform: str, dry_run: bool) -> None:
+    """Stop and disable the service and remove its file."""
+    from daemon import service_files as sf
+
+    env = dict(os.environ)
+    if _platform(platform) == "systemd":
+        path = sf.unit_path(env)
+        commands = [["systemctl", "--user", "disable", "--now", sf.UNIT_NAME]]
+        after = [["systemctl", "--user", "daemon-reload"]]
+    else:
+        path = sf.plist_path(env)
+        commands = [["launchctl", "bootout", f"gui/{os.getuid()}/{sf.LAUNCHD_LABEL}"]]
+        after = []
+    if dry_run:
+        for argv in commands:
+            click.echo("# would run: " + " ".join(argv))
+        click.echo(f"# would remove {path}")
+        for argv in after:
+            click.echo("# would run: " + " ".join(argv))
+        return
+    for argv in commands:
+        _run(argv, check=False)
+    path.unlink(missing_ok=True)
+    for argv in after:
+        _run(argv, check=False)
+    click.echo(f"removed {path}")
+
+
+@service_group.command("status")
+@platform_option
+def status(platform: str) -> None:
+    """What the service manager says about memd (exit 0 when it runs)."""
+    from daemon import service_files as sf
+
+    env = dict(os.environ)
+    if _platform(platform) == "systemd":
+        path = sf.unit_path(env)
+        props = "LoadState,UnitFileState,ActiveState,SubState,MainPID,ExecMainStatus,StatusText"
+        done = _run(["systemctl", "--user", "show", sf.UNIT_NAME, f"--property={props}"], check=False)
+        values = dict(line.split("=", 1) for line in done.stdout.splitlines() if "=" in line)
+        click.echo(f"unit file: {path}{'' if path.exists() else ' (not installed)'}")
+        for key in props.split(","):
+            if values.get(key):
+                click.echo(f"{key}: {values[key]}")
+        running = values.get("ActiveState") == "active"
+    else:
+        path = sf.plist_path(env)
+        done = _run(["launchctl", "print", f"gui/{os.getuid()}/{sf.LAUNCHD_LABEL}"], check=False)
+        fields = {}
+        for line in done.stdout.splitlines():
+            key, sep, value = line.strip().partition(" = ")
+            if sep and key in ("state", "pid", "last exit code"):
+                fields[key] = value
+        click.echo(f"agent file: {path}{'' if path.exists() else ' (not installed)'}")
+        click.echo(f"state: {fields.get('state', 'not loaded')}")
+        for key in ("pid", "last exit code"):
+            if key in fields:
+                click.echo(f"{key}: {fields[key]}")
+        running = fields.get("state") == "running"
+    sys.exit(0 if running else 1)

@@ -1,0 +1,254 @@
+"""`memd status`: what the daemon is doing, at a glance (``--json`` for scripts).
+
+Fast by construction: it reads a few settings without pydantic (``daemon.status.config``), the
+SQLite store read-only with ``sqlite3`` (``daemon.status.read``), and imports no LLM, scheduler
+or SQLAlchemy code unless the store is PostgreSQL.
+
+Exit status: 0 when the daemon is running and its heartbeat is fresh; 1 when it is not running
+(never started, stopped, crashed) or the store cannot be read; 2 for a bad config; 3 when it is
+stuck (its process is there but its heartbeat is stale).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from daemon.cli.context import CliContext, pass_ctx
+from daemon.status.tables import publish_table, usage_table, when
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from daemon.status.config import StatusSettings
+
+EXIT_DOWN = 1
+EXIT_STUCK = 3
+
+
+@click.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@pass_ctx
+def status_command(ctx: CliContext, as_json: bool) -> None:
+    """Show whether the daemon runs, what it did last, and what it is waiting for."""
+    from daemon.proc import hostname, pid_alive
+    from daemon.status.read import collect
+    from daemon.status.rows import StoreUnavailable, describe, open_rows
+    from pipeline import __version__
+    from pipeline.clock import SystemClock
+
+    settings = _settings(ctx)
+    now = SystemClock().now()
+    report: dict[str, Any] = {
+        "version": __version__,
+        "checked_at": now.isoformat(),
+        "config": str(settings.config_path) + ("" if settings.config_exists else " (not found: defaults)"),
+        "state_db": describe(settings.state_db),
+    }
+    try:
+        rows = open_rows(settings.state_db)
+    except StoreUnavailable as exc:
+        report["error"] = str(exc)
+        report["daemon"] = {"running": False, "state": "no state store"}
+    else:
+        try:
+            report.update(collect(rows, settings, now=now, host=hostname(), pid_alive=pid_alive))
+        finally:
+            rows.close()
+    state = report["daemon"].get("state")
+    report["healthy"] = state == "running"
+    if as_json:
+        click.echo(json.dumps(report, indent=2, default=str))
+    else:
+        render(report)
+    ctx_exit = 0 if state == "running" else EXIT_STUCK if state == "stuck" else EXIT_DOWN
+    raise SystemExit(ctx_exit)
+
+
+def _settings(ctx: CliContext) -> StatusSettings:
+    from daemon.status.config import StatusSettings, load_status_settings
+
+    lean = load_status_settings(ctx.config_path)
+    if lean is not None:
+        return lean
+    loaded = ctx.loaded()  # the full loader: exits 2 and names the key when the file is bad
+    s = loaded.settings
+    return StatusSettings(
+        config_path=loaded.path,
+        config_exists=loaded.file_exists,
+        state_db=s.paths.state_db,
+        state_dir=s.paths.state_dir,
+        memory_dir=s.paths.memory_dir,
+        daily_token_budget=s.llm.daily_token_budget,
+        min_rate_limit_remaining_percent=s.memories.min_rate_limit_remaining_percent,
+    )
+
+
+# The human view ----------------------------------------------------------------------------------
+
+
+def render(report: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(highlight=False)
+    console.print(_daemon_line(report), markup=False)
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column(overflow="fold")
+    grid.add_row("config", report["config"])
+    grid.add_row("state store", report["state_db"])
+    if "error" in report:
+        grid.add_row("error", report["error"])
+        console.print(grid)
+        return
+    for label, value in _rows(report):
+        grid.add_row(label, value)
+    console.print(grid)
+    _transcripts_table(console, report.get("transcripts", {}))
+    publish_table(console, report.get("publish", {}))
+    usage_table(console, report.get("usage", {}))
+
+
+def _daemon_line(report: dict[str, Any]) -> str:
+    d = report.get("daemon", {})
+    state = d.get("state", "unknown")
+    where = f"pid {d['pid']} on {d['host']}" if d.get("pid") else ""
+    if state in ("running", "stuck"):
+        line = f"memd {report['version']}: daemon {state} ({where}, up {_dur(d.get('uptime_s'))}, "
+        line += f"heartbeat {_dur(d.get('heartbeat_age_s'))} ago)"
+        if d.get("step"):
+            line += f", now: {d['step']}"
+        return line
+    if state in ("stopped", "crashed"):
+        return f"memd {report['version']}: daemon {state} at {when(d.get('stopped_at'))} (was {where})"
+    if state == "dead":
+        return f"memd {report['version']}: daemon down ({where} is gone; last heartbeat {when(d.get('heartbeat_at'))})"
+    return f"memd {report['version']}: daemon not running ({state})"
+
+
+def _rows(report: dict[str, Any]) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    scan = report.get("last_scan")
+    if scan:
+        out.append(("last scan", f"{when(scan.get('at'))} {scan.get('outcome')}{_err(scan)}"))
+    for key, label, unit in (("phase1", "phase 1", "sessions"), ("phase2", "phase 2", "scopes")):
+        section = report.get(key, {})
+        out.append((label, _phase_line(section, unit)))
+        for failure in (section.get("failures") or [])[:3]:
+            what = failure.get("session_id") or failure.get("scope") or failure.get("job") or "?"
+            out.append(("", f"failed: {what}: {failure.get('reason')}"))
+    rl = report.get("rate_limit", {})
+    if "error" not in rl:
+        share = (
+            "unknown" if rl.get("remaining_percent") is None else f"{rl['remaining_percent']:g}% remaining"
+        )
+        gate = (
+            f"gated until {when(rl.get('reset_at'))}: {rl.get('reason')}" if rl.get("gated") else "not gated"
+        )
+        out.append(("rate limit", f"{share}, {gate}"))
+    budget = report.get("budget", {})
+    if "error" not in budget:
+        of = f" of {budget['daily_token_budget']:,}" if budget.get("daily_token_budget") else ""
+        out.append(
+            (
+                "budget today",
+                f"{budget.get('used_today_tokens', 0):,}{of} tokens, ${budget.get('cost_today_usd', 0):.2f}",
+            )
+        )
+    mem = report.get("memory", {})
+    if "error" not in mem:
+        head = (mem.get("head") or "")[:12] or "no commits"
+        scopes = len(mem.get("scopes") or [])
+        line = f"{mem.get('directory')}  HEAD {head}"
+        line += f" ({mem['branch']})" if mem.get("branch") else ""
+        line += f", {scopes} scopes, {mem.get('pending_inbox_runs', 0)} pending inbox runs"
+        out.append(("memory", line))
+    out.append(("publish", _publish_line(report.get("publish") or {})))
+    leases = report.get("leases")
+    for lease in leases if isinstance(leases, list) else []:
+        expired = " (expired)" if lease.get("expired") else ""
+        out.append(
+            (
+                "lease",
+                f"{lease['name']}: {lease['host']} pid {lease['pid']} since {when(lease['since'])}{expired}",
+            )
+        )
+    return out
+
+
+def _phase_line(section: dict[str, Any], unit: str) -> str:
+    if "error" in section:
+        return f"unreadable: {section['error']}"
+    last, check = section.get("last_run"), section.get("last_check")
+    line = "never ran"
+    if last:
+        line = f"{when(last.get('at'))} {last.get('outcome')}"
+        if "tokens" in last:
+            line += f": {last.get(unit, 0)} {unit}, {last['tokens']:,} tokens, ${last.get('cost_usd', 0):.2f}"
+        line += _err(last)
+    if check:
+        line += f"; checked {when(check.get('at'))}: {check.get('reason') or 'nothing to do'}"
+    return line
+
+
+def _publish_line(section: dict[str, Any]) -> str:
+    """The last publish step: what it did to its targets, or why it did nothing as a whole."""
+    if "error" in section:
+        return f"unreadable: {section['error']}"
+    last = section.get("last_run")
+    if not last:
+        return "never ran"
+    line = f"{when(last.get('at'))} "
+    whole = last.get("whole_run")
+    if whole:
+        return line + f"{whole.get('outcome')}: {whole.get('reason')}"
+    counts = last.get("results") or {}
+    line += str(last.get("outcome"))
+    if counts:
+        line += ": " + ", ".join(f"{n} {outcome}" for outcome, n in counts.items())
+    return line + _err(last)
+
+
+def _transcripts_table(console: Console, section: dict[str, Any]) -> None:
+    from rich.table import Table
+
+    if "error" in section or not section.get("by_source"):
+        console.print(
+            "transcripts: none recorded yet" if "error" not in section else f"transcripts: {section['error']}"
+        )
+        return
+    states = sorted(section["by_state"])
+    table = Table(title=f"transcripts ({section['total']})", title_justify="left", show_edge=False)
+    table.add_column("source")
+    for state in states:
+        table.add_column(state, justify="right")
+    for source, counts in section["by_source"].items():
+        table.add_row(source, *(str(counts.get(s, 0)) for s in states))
+    console.print(table)
+    nxt = section.get("next_idle")
+    if nxt:
+        console.print(
+            f"next to become idle: {nxt['source']} {nxt['session_id']} ({nxt.get('project') or 'no project'}) "
+            f"in {_dur(nxt.get('in_s'))}, at {when(nxt.get('at'))}",
+            markup=False,
+        )
+
+
+def _err(section: dict[str, Any]) -> str:
+    return f" ({section['error']})" if section.get("error") else ""
+
+
+def _dur(seconds: Any) -> str:
+    if seconds is None:
+        return "?"
+    s = int(abs(float(seconds)))
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m {s % 60}s"
+    if s < 86400:
+        return f"{s // 3600}h {s % 3600 // 60}m"
+    return f"{s // 86400}d {s % 86400 // 3600}h"

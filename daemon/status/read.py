@@ -1,0 +1,412 @@
+"""What `memd status` reports, read from the state store without memd's store code.
+
+Rows come from ``daemon.status.rows`` (read-only ``sqlite3``, or SQLAlchemy for PostgreSQL), the
+memory repository's HEAD from ``daemon.status.git_refs``. Every section is read on its own: a section
+that fails says so and the others still show.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from daemon.status.config import StatusSettings
+from daemon.status.git_refs import git_head
+from daemon.status.rows import Rows
+
+HEARTBEAT_STALE_S = 90.0
+"""A heartbeat older than this means the daemon is not making progress (it beats every 15 s)."""
+RUN_STEPS = ("scan", "extract", "consolidate", "publish")
+LIST_LIMIT = 5
+
+
+# Reading ------------------------------------------------------------------------------------------
+
+
+def collect(
+    rows: Rows,
+    settings: StatusSettings,
+    *,
+    now: datetime,
+    host: str,
+    pid_alive: Callable[[int], bool],
+) -> dict[str, Any]:
+    """Every section of the report; a section that cannot be read is ``{"error": ...}``."""
+    report: dict[str, Any] = {}
+    runs = _section(lambda: _runs(rows), {})
+    sections: dict[str, Callable[[], Any]] = {
+        "daemon": lambda: _daemon(rows, now, host, pid_alive),
+        "transcripts": lambda: _transcripts(rows, now),
+        "phase1": lambda: (
+            _phase(rows, runs.get("extract"), "extract") | {"last_check": _last_check(runs, "extract")}
+        ),
+        "phase2": lambda: (
+            _phase2(rows, runs.get("consolidate")) | {"last_check": _last_check(runs, "consolidate")}
+        ),
+        "rate_limit": lambda: _rate_limit(rows, settings, now),
+        "budget": lambda: _budget(rows, settings, now),
+        "memory": lambda: _memory(rows, settings.memory_dir),
+        "publish": lambda: _publish(rows, runs.get("publish")),
+        "usage": lambda: _usage_section(rows, now),
+        "leases": lambda: _leases(rows, now),
+    }
+    for name, read in sections.items():
+        report[name] = _section(read, {"error": "unreadable"})
+    report["last_scan"] = _run_view(runs.get("scan"))
+    return report
+
+
+def _section(read: Callable[[], Any], fallback: Any) -> Any:
+    try:
+        return read()
+    except (sqlite3.Error, OSError, ValueError, KeyError, TypeError) as exc:
+        return {"error": str(exc)} if isinstance(fallback, dict) and fallback else fallback
+    except Exception as exc:  # a PostgreSQL driver error: still only this section
+        return {"error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}
+
+
+def parse_time(value: Any) -> datetime | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        moment = value
+    else:
+        try:  # 3.11 reads a trailing Z, and SQLite's "2026-11-01 12:00:00.000000" as is
+            moment = datetime.fromisoformat(value if type(value) is str else str(value))
+        except ValueError:
+            return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def iso(value: Any) -> str | None:
+    moment = parse_time(value)
+    return moment.isoformat() if moment else None
+
+
+def json_value(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return None
+    return value
+
+
+def _daemon(rows: Rows, now: datetime, host: str, pid_alive: Callable[[int], bool]) -> dict[str, Any]:
+    found = rows.all(
+        "SELECT instance, host, pid, version, started_at, beat_at, status, stopped_at "
+        "FROM heartbeats ORDER BY beat_at DESC LIMIT 1"
+    )
+    if not found:
+        return {"running": False, "state": "never started"}
+    hb = found[0]
+    beat_at = parse_time(hb["beat_at"])
+    started_at = parse_time(hb["started_at"])
+    stopped_at = parse_time(hb["stopped_at"])
+    status = json_value(hb["status"]) or {}
+    age_s = (now - beat_at).total_seconds() if beat_at else None
+    view: dict[str, Any] = {
+        "pid": hb["pid"],
+        "host": hb["host"],
+        "version": hb["version"],
+        "started_at": iso(started_at),
+        "heartbeat_at": iso(beat_at),
+        "heartbeat_age_s": round(age_s, 1) if age_s is not None else None,
+        "step": status.get("step") if isinstance(status, dict) else None,
+        "last_cycle": status.get("last_cycle") if isinstance(status, dict) else None,
+    }
+    local = hb["host"] == host
+    if stopped_at is not None:
+        crashed = isinstance(status, dict) and status.get("state") == "crashed"
+        state = "crashed" if crashed else "stopped"
+        view.update(running=False, state=state, stopped_at=iso(stopped_at))
+    elif local and not pid_alive(int(hb["pid"])):
+        view.update(running=False, state="dead")
+    elif age_s is not None and age_s > HEARTBEAT_STALE_S:
+        view.update(running=True, state="stuck")
+    else:
+        view.update(running=True, state="running")
+    if view["running"] and started_at is not None:
+        view["uptime_s"] = round((now - started_at).total_seconds(), 1)
+    return view
+
+
+def _transcripts(rows: Rows, now: datetime) -> dict[str, Any]:
+    by_source: dict[str, dict[str, int]] = {}
+    by_state: dict[str, int] = {}
+    for r in rows.all("SELECT source, state, count(*) AS n FROM transcripts GROUP BY source, state"):
+        by_source.setdefault(r["source"], {})[r["state"]] = int(r["n"])
+        by_state[r["state"]] = by_state.get(r["state"], 0) + int(r["n"])
+    nxt = rows.all(
+        "SELECT source, session_id, project, eligible_at FROM transcripts "
+        "WHERE state = 'active' AND eligible_at IS NOT NULL ORDER BY eligible_at LIMIT 1"
+    )
+    next_idle = None
+    if nxt:
+        at = parse_time(nxt[0]["eligible_at"])
+        next_idle = {
+            "source": nxt[0]["source"],
+            "session_id": nxt[0]["session_id"],
+            "project": nxt[0]["project"],
+            "at": iso(at),
+            "in_s": round((at - now).total_seconds(), 1) if at else None,
+        }
+    failed = rows.all(
+        "SELECT source, session_id, path, state, reason FROM transcripts "
+        f"WHERE state IN ('failed', 'unreadable') ORDER BY updated_at DESC LIMIT {LIST_LIMIT}"
+    )
+    return {
+        "total": sum(by_state.values()),
+        "by_state": dict(sorted(by_state.items())),
+        "by_source": {k: dict(sorted(v.items())) for k, v in sorted(by_source.items())},
+        "next_idle": next_idle,
+        "failures": failed,
+    }
+
+
+def _runs(rows: Rows) -> dict[str, dict[str, Any]]:
+    """``run.<step>`` (the last run that did something) and ``run.<step>.skipped`` (the last check
+    that found nothing to do), by key without the ``run.`` prefix."""
+    keys = ", ".join(f"'run.{s}', 'run.{s}.skipped'" for s in RUN_STEPS)
+    found = rows.all(f"SELECT key, value FROM kv WHERE key IN ({keys})")
+    return {r["key"].removeprefix("run."): v for r in found if isinstance(v := json_value(r["value"]), dict)}
+
+
+def _run_view(run: dict[str, Any] | None) -> dict[str, Any] | None:
+    if not run:
+        return None
+    return {
+        "at": run.get("finished_at"),
+        "outcome": run.get("outcome"),
+        "duration_s": run.get("duration_s"),
+        "error": run.get("error"),
+        "report": run.get("report"),
+    }
+
+
+def _last_check(runs: dict[str, dict[str, Any]], step: str) -> dict[str, Any] | None:
+    """The last time ``step`` found nothing to do, when that is more recent than its last run."""
+    skipped, ran = runs.get(f"{step}.skipped"), runs.get(step)
+    if not skipped:
+        return None
+    if ran and str(ran.get("finished_at", "")) >= str(skipped.get("finished_at", "")):
+        return None
+    report = skipped.get("report")
+    reason = report.get("reason") if isinstance(report, dict) else None
+    return {"at": skipped.get("finished_at"), "outcome": "nothing to do", "reason": reason}
+
+
+def _usage(rows: Rows, start: Any, end: Any) -> dict[str, Any]:
+    found = rows.all(
+        "SELECT count(*) AS calls, count(DISTINCT job_key) AS items, "
+        "coalesce(sum(input_tokens + output_tokens + cache_read_tokens + cache_write_tokens), 0) AS tokens, "
+        "coalesce(sum(cost_usd), 0) AS cost FROM llm_calls WHERE at >= :start AND at <= :end",
+        {"start": rows.time(start), "end": rows.time(end)},
+    )[0]
+    return {
+        "calls": int(found["calls"]),
+        "items": int(found["items"]),
+        "tokens": int(found["tokens"]),
+        "cost_usd": round(float(found["cost"]), 4),
+    }
+
+
+def _last_run(rows: Rows, run: dict[str, Any] | None) -> dict[str, Any] | None:
+    view = _run_view(run)
+    if view is None or run is None:
+        return None
+    start, end = parse_time(run.get("started_at")), parse_time(run.get("finished_at"))
+    if start and end:
+        view.update(_usage(rows, start, end))
+    return view
+
+
+def _phase(rows: Rows, run: dict[str, Any] | None, kind: str) -> dict[str, Any]:
+    last = _last_run(rows, run)
+    if last is not None:
+        last["sessions"] = last.pop("items", 0)
+    failed = rows.all(
+        "SELECT source, session_id, state, reason, updated_at FROM transcripts "
+        f"WHERE state = 'failed' ORDER BY updated_at DESC LIMIT {LIST_LIMIT}"
+    )
+    jobs = rows.all(
+        "SELECT key, last_error, updated_at FROM jobs WHERE kind = :kind AND state = 'failed' "
+        f"ORDER BY updated_at DESC LIMIT {LIST_LIMIT}",
+        {"kind": kind},
+    )
+    failures = [
+        {
+            "session_id": f["session_id"],
+            "source": f["source"],
+            "reason": f["reason"],
+            "at": iso(f["updated_at"]),
+        }
+        for f in failed
+    ] + [{"job": j["key"], "reason": j["last_error"], "at": iso(j["updated_at"])} for j in jobs]
+    return {"last_run": last, "failures": failures}
+
+
+def _phase2(rows: Rows, run: dict[str, Any] | None) -> dict[str, Any]:
+    last = _last_run(rows, run)
+    if last is not None:
+        last["scopes"] = last.pop("items", 0)
+    recent = rows.all(
+        'SELECT run_id, scope, mode, started_at, finished_at, outcome, reason, "commit" AS commit_sha '
+        f"FROM consolidation_runs ORDER BY started_at DESC LIMIT {LIST_LIMIT * 2}"
+    )
+    ok = {"committed", "succeeded", "success", "ok", "no_change", "noop", "inbox", "pending"}
+    failures = [
+        {"scope": r["scope"], "run": r["run_id"], "reason": r["reason"], "at": iso(r["finished_at"])}
+        for r in recent
+        if r["outcome"] not in ok and r["reason"]
+    ][:LIST_LIMIT]
+    runs = [
+        {
+            "scope": r["scope"],
+            "run": r["run_id"],
+            "outcome": r["outcome"],
+            "at": iso(r["finished_at"] or r["started_at"]),
+            "commit": r["commit_sha"],
+        }
+        for r in recent[:LIST_LIMIT]
+    ]
+    return {"last_run": last, "recent": runs, "failures": failures}
+
+
+def _kv(rows: Rows, key: str) -> Any:
+    found = rows.all("SELECT value FROM kv WHERE key = :key", {"key": key})
+    return json_value(found[0]["value"]) if found else None
+
+
+def _rate_limit(rows: Rows, settings: StatusSettings, now: datetime) -> dict[str, Any]:
+    snapshot = _kv(rows, "rate_limit")
+    families = snapshot.get("families", {}) if isinstance(snapshot, dict) else {}
+    shares: list[float] = []
+    reasons: list[tuple[datetime, str]] = []
+    for name, fam in families.items():
+        limit, remaining = int(fam.get("limit", 0)), int(fam.get("remaining", 0))
+        if limit <= 0:
+            continue
+        share = 100.0 * remaining / limit
+        shares.append(share)
+        reset = parse_time(fam.get("reset"))
+        if share < settings.min_rate_limit_remaining_percent and reset is not None and reset > now:
+            reasons.append((reset, f"{name} {share:.0f}% remaining"))
+    backoff = _kv(rows, "llm_backoff")
+    if isinstance(backoff, dict):
+        until = parse_time(backoff.get("until"))
+        if until is not None and until > now:
+            reasons.append((until, f"backing off: {backoff.get('reason') or 'the API asked to wait'}"))
+    budget = _budget(rows, settings, now)
+    if budget["exhausted"]:
+        reasons.append((_day_start(now) + timedelta(days=1), "daily token budget used"))
+    return {
+        "remaining_percent": round(min(shares), 1) if shares else None,
+        "gated": bool(reasons),
+        "reason": "; ".join(r for _, r in reasons) or None,
+        "reset_at": max(at for at, _ in reasons).isoformat() if reasons else None,
+        "observed_at": snapshot.get("observed_at") if isinstance(snapshot, dict) else None,
+    }
+
+
+def _day_start(now: datetime) -> datetime:
+    now = now.astimezone(UTC)
+    return datetime(now.year, now.month, now.day, tzinfo=UTC)
+
+
+def _budget(rows: Rows, settings: StatusSettings, now: datetime) -> dict[str, Any]:
+    used = _usage(rows, _day_start(now), now + timedelta(days=1))
+    limit = settings.daily_token_budget
+    return {
+        "used_today_tokens": used["tokens"],
+        "cost_today_usd": used["cost_usd"],
+        "daily_token_budget": limit,
+        "exhausted": limit is not None and used["tokens"] >= limit,
+    }
+
+
+def _memory(rows: Rows, memory_dir: Path) -> dict[str, Any]:
+    scopes = rows.all("SELECT key, last_success_at, last_commit FROM scopes ORDER BY key")
+    pending = rows.all("SELECT count(*) AS n FROM consolidation_runs WHERE outcome = 'pending_review'")
+    head, branch = git_head(memory_dir)
+    return {
+        "directory": str(memory_dir),
+        "exists": memory_dir.is_dir(),
+        "head": head,
+        "branch": branch,
+        "scopes": [
+            {
+                "scope": s["key"],
+                "last_success_at": iso(s["last_success_at"]),
+                "last_commit": s["last_commit"],
+            }
+            for s in scopes
+        ],
+        "pending_inbox_runs": int(pending[0]["n"]),
+    }
+
+
+def _usage_section(rows: Rows, now: datetime) -> dict[str, Any]:
+    from daemon.status.hits import usage
+
+    return usage(rows, now)
+
+
+def _publish(rows: Rows, run: dict[str, Any] | None) -> dict[str, Any]:
+    """Each (target, scope): last published, outcome and reason, the last republish after an outside change."""
+    # Every column: a store made before republished_at still reads (without it).
+    found = rows.all("SELECT * FROM publications ORDER BY target, scope")
+    targets = [
+        {
+            "target": r["target"],
+            "scope": r["scope"],
+            "path": r["path"],
+            "published_at": iso(r["published_at"]),
+            "outcome": r["outcome"],
+            "reason": r["reason"],
+            "republished_at": iso(r.get("republished_at")),
+            "republish_reason": r.get("republish_reason"),
+        }
+        for r in found
+    ]
+    return {"last_run": _publish_run(run), "targets": targets}
+
+
+def _publish_run(run: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The last publish step, with its targets' outcomes counted and the reason of a run that did nothing
+    as a whole (``*``: nothing consolidated yet, say)."""
+    view = _run_view(run)
+    report = view.get("report") if view else None
+    results = report.get("results") if isinstance(report, dict) else None
+    if view is None or not isinstance(results, list):
+        return view
+    counts: dict[str, int] = {}
+    for result in results:
+        if isinstance(result, dict) and result.get("outcome"):
+            counts[str(result["outcome"])] = counts.get(str(result["outcome"]), 0) + 1
+    whole = next((r for r in results if isinstance(r, dict) and r.get("target") == "*"), None)
+    view["results"] = dict(sorted(counts.items()))
+    view["whole_run"] = {"outcome": whole.get("outcome"), "reason": whole.get("reason")} if whole else None
+    return view
+
+
+def _leases(rows: Rows, now: datetime) -> list[dict[str, Any]]:
+    found = rows.all("SELECT name, host, pid, acquired_at, expires_at FROM leases ORDER BY name")
+    out = []
+    for r in found:
+        expires = parse_time(r["expires_at"])
+        out.append(
+            {
+                "name": r["name"],
+                "host": r["host"],
+                "pid": r["pid"],
+                "since": iso(r["acquired_at"]),
+                "expires_at": iso(expires),
+                "expired": bool(expires and expires <= now),
+            }
+        )
+    return out

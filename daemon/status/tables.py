@@ -1,0 +1,102 @@
+"""`memd status`'s longer lists, as plain padded columns: the publish targets and the memory use per scope.
+
+A rich ``Table`` costs about a millisecond a row and these lists grow with the scopes, so they are
+padded by hand (``plain_table``); the JSON report has every field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def when(value: Any) -> str:
+    """A moment as ``2026-11-01 12:00Z``, or ``never``."""
+    from daemon.status.read import parse_time
+
+    moment = parse_time(value)
+    return moment.strftime("%Y-%m-%d %H:%MZ") if moment else "never"
+
+
+def publish_table(console: Console, section: dict[str, Any]) -> None:
+    """Each target and scope: last published, outcome and reason, the last republish after an outside change."""
+    targets = section.get("targets") or []
+    if "error" in section or not targets:
+        return
+    header = ("target", "scope", "outcome", "last published", "republished (outside change)", "reason")
+    rows = [
+        (
+            t["target"],
+            t["scope"],
+            t["outcome"],
+            when(t.get("published_at")),
+            when(t["republished_at"]) if t.get("republished_at") else "-",
+            t.get("reason") or "",
+        )
+        for t in targets
+    ]
+    plain_table(console, "publish targets", header, rows)
+
+
+def usage_table(console: Console, section: dict[str, Any]) -> None:
+    """Per scope: the hit rate (sessions that used a topic file) and the use counts."""
+    if "error" in section:
+        console.print(f"memory use: {section['error']}", markup=False)
+        return
+    scopes = section.get("scopes") or []
+    if not scopes:
+        console.print("memory use: nothing published yet", markup=False)
+        return
+    header = (
+        "scope",
+        "hit rate",
+        "sessions using",
+        "given",
+        "topics read",
+        "uses",
+        "last use",
+        "memories used",
+    )
+    rows = []
+    for s in scopes:
+        mem = s.get("memories") or {}
+        rows.append(
+            (
+                s["scope"],
+                "-" if s.get("hit_rate") is None else f"{100 * s['hit_rate']:.0f}%",
+                f"{s['sessions_reading']} of {s['sessions']}",
+                str(s["sessions_given"]),
+                f"{s['topics_read']} of {s['topics_published']}",
+                str(s["uses"]),
+                when(s.get("last_used_at")),
+                f"{mem.get('used', 0)} of {mem.get('live', 0)} ({mem.get('use_count', 0)} uses)",
+            )
+        )
+    plain_table(console, f"memory use (last {section.get('window_days')} days)", header, rows, left=1)
+
+
+def plain_table(
+    console: Console, title: str, header: Sequence[str], rows: Sequence[Sequence[str]], *, left: int = 0
+) -> None:
+    """A title, a bold header and the rows, padded by hand.
+
+    ``left``: how many leading columns are left-aligned (all when 0); the rest are right-aligned.
+    """
+    from rich.text import Text
+
+    widths = [max(len(cells[i]) for cells in (header, *rows)) for i in range(len(header))]
+    lefts = len(header) if left == 0 else left
+
+    def line(cells: Sequence[str]) -> str:
+        padded = (
+            c.ljust(w) if i < lefts else c.rjust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        )
+        return " " + "  ".join(padded).rstrip()
+
+    console.print(Text(title))
+    console.print(Text(line(header), style="bold"), soft_wrap=True)
+    console.print(Text("\n".join(line(cells) for cells in rows)), soft_wrap=True)

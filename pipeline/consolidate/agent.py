@@ -1,0 +1,93 @@
+"""The agent half of a run: the consolidation model with the confined memory tool, one repair turn."""
+
+from __future__ import annotations
+
+import structlog
+
+from pipeline.consolidate import workspace
+from pipeline.consolidate.context import Phase2Context, RunResult
+from pipeline.consolidate.lease import ScopeLease
+from pipeline.consolidate.plan import ScopePlan
+from pipeline.consolidate.request import Prompts
+from pipeline.errors import ConsolidationFailed, LLMError
+from pipeline.llm.pricing import Usage
+
+log = structlog.get_logger(__name__)
+
+REPAIR_TURNS = 12
+
+
+async def run_agent(
+    ctx: Phase2Context, plan: ScopePlan, ws: workspace.Workspace, result: RunResult, lease: ScopeLease
+) -> None:
+    from pipeline.llm.agent import MemoryAgent
+    from pipeline.llm.memory_tool import ConfinedMemoryTool
+    from pipeline.memory.layout import is_input_path
+
+    if ctx.llm is None:
+        raise ConsolidationFailed("no model client: set the API key to consolidate")
+    settings = ctx.settings
+    prompts = Prompts.load()
+    model = settings.llm.consolidation_model
+    caps = ctx.caps
+
+    async def on_usage(usage: Usage, used_model: str) -> None:
+        await ctx.llm.record_usage(
+            usage, model=used_model, phase="phase2", job_key=plan.scope, prompt_hash=prompts.hash
+        )
+
+    async def on_error(err: LLMError) -> None:
+        await ctx.llm.record_failure(err, phase="phase2", model=model, job_key=plan.scope)
+
+    tool = ConfinedMemoryTool(ws.scope_dir, max_bytes_for=caps.max_bytes_for, read_only=is_input_path)
+    agent = MemoryAgent(
+        sdk=ctx.llm.sdk,
+        model=model,
+        system=prompts.system_text(caps),
+        tool=tool,
+        clock=ctx.clock,
+        max_turns=settings.memories.consolidation_max_turns,
+        token_budget=settings.memories.consolidation_token_budget,
+        max_backoff_s=settings.llm.max_backoff_s,
+        request_timeout_s=settings.llm.request_timeout_s,
+        on_usage=on_usage,
+        on_turn=lease.check,
+        on_error=on_error,
+        rng=ctx.llm.rng,
+    )
+    forgotten = ws.forgotten
+    today = ctx.clock.now().date()
+    try:
+        user = prompts.user_text(plan, ws, today=today)
+        repair_turns = max(1, min(REPAIR_TURNS, agent.max_turns // 4))
+        outcome = await agent.run(user, turns=max(1, agent.max_turns - repair_turns))
+        _check_outcome(outcome.stopped, "its work")
+        checked = await workspace.check(
+            ws, plan, caps=caps, finder=ctx.finder, today=today, forgotten=forgotten
+        )
+        if checked.findings:
+            result.findings = checked.findings
+            log.info("consolidation_repair_turn", scope=plan.scope, findings=len(checked.findings))
+            outcome = await agent.run(prompts.repair_text(checked.findings), turns=repair_turns)
+            _check_outcome(outcome.stopped, "the repair turn")
+            checked = await workspace.check(
+                ws, plan, caps=caps, finder=ctx.finder, today=today, forgotten=forgotten
+            )
+            if checked.findings:
+                raise ConsolidationFailed(
+                    "the result still failed validation after the repair turn", findings=checked.findings
+                )
+            result.findings = []
+        gone = {rel: "forgotten" for rel in ws.withdrawn if not (ws.scope_dir / rel).is_file()}
+        result.removed_topics = {**gone, **checked.provenance.removed}
+        result.rebuilt = [rel for rel in ws.withdrawn if rel not in gone]
+    finally:
+        result.usage = agent.usage
+        result.turns = agent.turns
+
+
+def _check_outcome(stopped: str, what: str) -> None:
+    if stopped == "turn_limit":
+        raise ConsolidationFailed(f"the agent hit the turn limit before finishing {what}")
+    if stopped == "token_budget":
+        raise ConsolidationFailed(f"the agent spent the run's token budget before finishing {what}")

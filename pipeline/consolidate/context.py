@@ -1,0 +1,72 @@
+"""What a phase-2 run is given (``Phase2Context``) and what it gives back (``RunResult``)."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from pipeline.clock import Clock
+from pipeline.llm.pricing import Usage
+from pipeline.memory.layout import Caps
+from pipeline.memory.repository import MemoryRepo
+from pipeline.memory.validate import SecretFinder
+from pipeline.settings import Settings
+from pipeline.store import Store
+
+
+@dataclass
+class Phase2Context:
+    store: Store
+    settings: Settings
+    clock: Clock
+    llm: Any
+    """The ``LLMClient`` (``.sdk`` is the ``AsyncAnthropic``; ``.record_usage`` the ledger), or None."""
+    finder: SecretFinder | None
+    repo: MemoryRepo
+    scratch_parent: Path
+    host: str = field(default_factory=socket.gethostname)
+    pid: int = field(default_factory=os.getpid)
+
+    @property
+    def caps(self) -> Caps:
+        m = self.settings.memories
+        return Caps(summary_max_tokens=m.summary_token_cap, topic_max_bytes=m.topic_file_max_bytes)
+
+    def clean(self) -> Callable[[str], str]:
+        redact = getattr(self.finder, "redact", None)
+        if redact is None:
+            return str
+        return lambda text: str(getattr(redact(text), "text", text))
+
+
+@dataclass
+class RunResult:
+    scope: str
+    outcome: str
+    run_id: str | None = None
+    reason: str | None = None
+    commit: str | None = None
+    branch: str | None = None
+    mode: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    turns: int = 0
+    findings: list[str] = field(default_factory=list)
+    changes: list[str] = field(default_factory=list)
+    removed_topics: dict[str, str] = field(default_factory=dict)
+    withdrawn: list[str] = field(default_factory=list)
+    """Topics memd withdrew before the agent ran because they cited a forgotten session."""
+    rebuilt: list[str] = field(default_factory=list)
+    """The withdrawn topics the agent wrote again from the remaining inputs."""
+    inputs: int = 0
+    added: int = 0
+    removed: int = 0
+
+
+def new_run_id(now: datetime) -> str:
+    return f"{now.strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(3)}"

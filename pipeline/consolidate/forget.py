@@ -1,0 +1,73 @@
+"""``memd forget``: drop a session's or a project's extracts and consolidate the affected scopes now.
+
+The extracts are marked forgotten (they stop being inputs at once); pending inbox runs of those
+scopes are dropped, since they may hold what is being forgotten; then each scope is consolidated
+at once, cooldown or not, straight onto the repository's branch. A scope left with no input is
+emptied by memd without a model call. Otherwise, before the agent runs, memd withdraws every
+topic whose ``sources`` cite a forgotten session (with its index line) and ``memory_summary.md``,
+and the agent rebuilds them from the remaining inputs only (``RunResult.withdrawn`` /
+``.rebuilt``); memd then stamps ``sources`` without the forgotten sessions. The content stays in
+the repository's git history (every run is a commit).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pipeline.clock import Clock
+from pipeline.consolidate import inbox
+from pipeline.consolidate.context import RunResult
+from pipeline.consolidate.run import context
+from pipeline.consolidate.scope_run import consolidate_scope
+from pipeline.memory.layout import GLOBAL_SCOPE, is_scope
+from pipeline.memory.validate import SecretFinder
+from pipeline.projects import project_key
+from pipeline.settings import Settings
+from pipeline.store import Store
+from pipeline.store import consolidation as db
+
+
+@dataclass
+class ForgetReport:
+    forgotten: dict[str, int] = field(default_factory=dict)
+    """Extracts marked forgotten, per scope."""
+    dropped_inbox: list[str] = field(default_factory=list)
+    runs: list[RunResult] = field(default_factory=list)
+
+
+def scope_of_project(value: str) -> str:
+    """``--project``: a project key (``acme-1a2b3c4d``), a scope (``projects/...``, ``global``) or a path."""
+    if value == GLOBAL_SCOPE or value.startswith("projects/"):
+        scope = value.rstrip("/")
+    elif value.startswith(("/", "~")):
+        from pathlib import Path
+
+        scope = f"projects/{project_key(str(Path(value).expanduser()))}"
+    else:
+        scope = f"projects/{value}"
+    if not is_scope(scope):
+        raise ValueError(f"not a project key or scope: {value!r}")
+    return scope
+
+
+async def forget(
+    store: Store,
+    settings: Settings,
+    clock: Clock,
+    llm: Any,
+    redactor: SecretFinder | None,
+    *,
+    session_id: str | None = None,
+    project: str | None = None,
+) -> ForgetReport:
+    if (session_id is None) == (project is None):
+        raise ValueError("give exactly one of a session id or a project")
+    report = ForgetReport()
+    scope = scope_of_project(project) if project is not None else None
+    report.forgotten = await db.forget(store, now=clock.now(), session_id=session_id, scope=scope)
+    ctx = context(store, settings, clock, llm, redactor)
+    for affected in sorted(report.forgotten):
+        report.dropped_inbox += await inbox.drop_pending(store, settings, clock, affected)
+        report.runs.append(await consolidate_scope(ctx, affected, force=True, review="auto"))
+    return report

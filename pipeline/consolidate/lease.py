@@ -1,0 +1,81 @@
+"""A scope's consolidation lease: taken before a run, renewed in the background, fenced at the end."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from datetime import timedelta
+
+import structlog
+
+from pipeline.consolidate.context import Phase2Context
+from pipeline.errors import LeaseLost, MemdError
+from pipeline.store import leases
+
+log = structlog.get_logger(__name__)
+
+LEASE_TTL = timedelta(minutes=10)
+HEARTBEAT_S = 60.0
+
+
+def holder_gone(ctx: Phase2Context) -> Callable[[leases.Holder], bool]:
+    def gone(holder: leases.Holder) -> bool:
+        if holder.host != ctx.host or holder.pid == ctx.pid:
+            return False
+        try:
+            os.kill(holder.pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
+
+    return gone
+
+
+class ScopeLease:
+    """The scope's lease, renewed in the background; ``check()`` raises once it was lost."""
+
+    def __init__(self, ctx: Phase2Context, name: str, owner: str) -> None:
+        self.ctx, self.name, self.owner = ctx, name, owner
+        self.lost: str | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    async def renew(self) -> None:
+        try:
+            await leases.renew(
+                self.ctx.store, self.name, owner=self.owner, now=self.ctx.clock.now(), ttl=LEASE_TTL
+            )
+        except LeaseLost as exc:
+            self.lost = str(exc)
+            raise
+
+    async def _beat(self) -> None:
+        while self.lost is None:
+            await asyncio.sleep(HEARTBEAT_S)
+            try:
+                await self.renew()
+            except LeaseLost:
+                log.warning("consolidation_lease_lost", lease=self.name)
+            except MemdError as exc:
+                log.warning("consolidation_heartbeat_failed", lease=self.name, error=str(exc)[:200])
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._beat(), name=f"heartbeat {self.name}")
+
+    async def check(self, _turn: int = 0) -> None:
+        if self.lost is not None:
+            raise LeaseLost(self.lost)
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+        try:
+            await leases.release(self.ctx.store, self.name, owner=self.owner)
+        except MemdError as exc:
+            log.warning("consolidation_lease_release_failed", lease=self.name, error=str(exc)[:200])

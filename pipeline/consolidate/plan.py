@@ -1,0 +1,99 @@
+"""Which scopes need a consolidation run, and why (or why not yet)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Literal
+
+from pipeline.memory.inputs import InputRecord
+from pipeline.memory.layout import is_scope
+from pipeline.settings import Settings
+from pipeline.store import Store
+from pipeline.store import consolidation as db
+
+Action = Literal["consolidate", "clear", "none"]
+
+
+@dataclass(frozen=True)
+class ScopePlan:
+    scope: str
+    action: Action
+    inputs: list[InputRecord] = field(default_factory=list)
+    added: list[InputRecord] = field(default_factory=list)
+    removed: list[InputRecord] = field(default_factory=list)
+    state: db.ScopeState | None = None
+    skip_reason: str | None = None
+    """Set when the scope has work but may not run now (cooldown, retry, review, bad name)."""
+
+    @property
+    def project(self) -> str | None:
+        for record in self.inputs:
+            if record.project:
+                return record.project
+        return self.state.project if self.state else None
+
+    @property
+    def runnable(self) -> bool:
+        return self.action != "none" and self.skip_reason is None
+
+
+async def plan_scope(
+    store: Store, settings: Settings, scope: str, *, now: datetime, force: bool = False
+) -> ScopePlan:
+    """The plan for one scope. ``force`` ignores the cooldown and a pending retry (``memd forget``)."""
+    if not is_scope(scope):
+        return ScopePlan(scope, "none", skip_reason=f"not a valid scope name: {scope!r}")
+    memories = settings.memories
+    inputs = await db.live_inputs(
+        store, scope, now=now, max_unused_days=memories.max_unused_days, limit=memories.max_inputs_per_scope
+    )
+    state = await db.get_scope(store, scope)
+    watermark = state.watermark if state else frozenset()
+    live = {r.id for r in inputs}
+    if live == watermark:
+        return ScopePlan(scope, "none", inputs, state=state)
+    added = [r for r in inputs if r.id not in watermark]
+    removed = await db.inputs_by_id(store, watermark - live)
+    action: Action = "consolidate"
+    if not inputs and await _forget_emptied(store, scope, removed):
+        action = "clear"
+    plan = ScopePlan(scope, action, inputs, added, removed, state)
+    reason = None if force else await _hold_reason(store, settings, plan, now)
+    if reason is None:
+        reason = await _pending_review(store, scope)
+    return plan if reason is None else ScopePlan(scope, action, inputs, added, removed, state, reason)
+
+
+async def _forget_emptied(store: Store, scope: str, removed: list[InputRecord]) -> bool:
+    """No input is left and a forget did it: every extract forgotten, or one removed since the last run."""
+    if await db.scope_fully_forgotten(store, scope):
+        return True
+    return bool({r.session_id for r in removed} & await db.forgotten_sessions(store, scope))
+
+
+async def _hold_reason(store: Store, settings: Settings, plan: ScopePlan, now: datetime) -> str | None:
+    state = plan.state
+    if state is None:
+        return None
+    if state.retry_at is not None and state.retry_at > now:
+        return f"retrying after a failed run at {state.retry_at.isoformat(timespec='minutes')}"
+    cooldown = timedelta(minutes=settings.schedule.consolidate_cooldown_minutes)
+    if state.last_success_at is not None and state.last_success_at + cooldown > now:
+        until = state.last_success_at + cooldown
+        return f"cooling down until {until.isoformat(timespec='minutes')}"
+    return None
+
+
+async def _pending_review(store: Store, scope: str) -> str | None:
+    pending = await db.list_runs(store, scope=scope, outcomes=[db.PENDING_REVIEW], limit=1)
+    if pending:
+        return f"waiting for review: memd inbox show {pending[0].run_id}"
+    return None
+
+
+async def plan_all(store: Store, settings: Settings, *, now: datetime) -> list[ScopePlan]:
+    """A plan for every scope memd knows, global first."""
+    scopes = await db.candidate_scopes(store)
+    scopes.sort(key=lambda s: (s != "global", s))
+    return [await plan_scope(store, settings, s, now=now) for s in scopes]

@@ -1,0 +1,164 @@
+"""The consolidation prompts, filled, and the commit message of a run."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import TYPE_CHECKING
+
+from pipeline.consolidate.plan import ScopePlan
+from pipeline.llm.pricing import cost_usd
+from pipeline.memory.inputs import InputRecord
+from pipeline.memory.layout import GLOBAL_SCOPE, Caps
+from pipeline.prompts import Prompt, combined_hash, load_prompt
+
+if TYPE_CHECKING:
+    from pipeline.consolidate.context import RunResult
+    from pipeline.consolidate.workspace import Workspace
+
+SYSTEM_KEYS = ("summary_token_cap", "topic_max_bytes", "index_max_lines", "index_max_bytes")
+USER_KEYS = (
+    "mode",
+    "scope",
+    "scope_description",
+    "today",
+    "input_count",
+    "changes",
+    "withdrawn",
+    "workspace_diff",
+)
+REPAIR_KEYS = ("findings",)
+MAX_LISTED_SESSIONS = 40
+
+
+@dataclass(frozen=True)
+class Prompts:
+    system: Prompt
+    user: Prompt
+    repair: Prompt
+
+    @classmethod
+    def load(cls) -> Prompts:
+        return cls(
+            load_prompt("consolidate.system", SYSTEM_KEYS),
+            load_prompt("consolidate.user", USER_KEYS),
+            load_prompt("consolidate.repair", REPAIR_KEYS),
+        )
+
+    @property
+    def hash(self) -> str:
+        return combined_hash(self.system, self.user, self.repair)
+
+    def system_text(self, caps: Caps) -> str:
+        return self.system.fill(
+            summary_token_cap=caps.summary_max_tokens,
+            topic_max_bytes=caps.topic_max_bytes,
+            index_max_lines=caps.index_max_lines,
+            index_max_bytes=caps.index_max_bytes,
+        )
+
+    def user_text(self, plan: ScopePlan, ws: Workspace, *, today: date) -> str:
+        return self.user.fill(
+            mode=ws.mode,
+            scope=plan.scope,
+            scope_description=describe_scope(plan),
+            today=today.isoformat(),
+            input_count=len(plan.inputs),
+            changes=changes_text(plan),
+            withdrawn=withdrawn_text(ws),
+            workspace_diff=ws.diff_text,
+        )
+
+    def repair_text(self, findings: Sequence[str]) -> str:
+        return self.repair.fill(findings="\n".join(f"- {f}" for f in findings))
+
+
+def describe_scope(plan: ScopePlan) -> str:
+    if plan.scope == GLOBAL_SCOPE:
+        return "what holds across all projects: the person, their preferences, their environment"
+    return f"the project at {plan.project}" if plan.project else "one project"
+
+
+def _day(record: InputRecord) -> str:
+    at = record.session_last_activity or record.created_at
+    return at.date().isoformat()
+
+
+def _listed(records: Sequence[InputRecord]) -> list[str]:
+    lines = [f"  - {r.session_id} ({r.source}, last active {_day(r)}): {r.summary_path}" for r in records]
+    if len(lines) > MAX_LISTED_SESSIONS:
+        lines = lines[:MAX_LISTED_SESSIONS] + [f"  - ... and {len(lines) - MAX_LISTED_SESSIONS} more"]
+    return lines
+
+
+def changes_text(plan: ScopePlan) -> str:
+    added_sessions = {r.session_id for r in plan.added}
+    updated = [r for r in plan.added if r.session_id in {x.session_id for x in plan.removed}]
+    added = [r for r in plan.added if r not in updated]
+    removed = [r for r in plan.removed if r.session_id not in added_sessions]
+    lines: list[str] = []
+    if added:
+        lines += [f"- {len(added)} new session(s):", *_listed(added)]
+    if updated:
+        lines += [f"- {len(updated)} session(s) extracted again (they grew):", *_listed(updated)]
+    if removed:
+        lines += [
+            f"- {len(removed)} session(s) removed (forgotten, or unused too long): forget what only they supported",
+            *[
+                f"  - {r.session_id} ({r.source}, last active {_day(r)})"
+                for r in removed[:MAX_LISTED_SESSIONS]
+            ],
+        ]
+    return "\n".join(lines) or "- no input changed"
+
+
+def withdrawn_text(ws: Workspace) -> str:
+    """What memd withdrew before this run because of forgotten sessions (empty when nothing)."""
+    if not ws.withdrawing:
+        return ""
+    sessions = ", ".join(ws.withdrawing[:MAX_LISTED_SESSIONS])
+    topics = "".join(f"  - /memories/{rel}\n" for rel in ws.withdrawn) or "  - (no topic file cited them)\n"
+    return (
+        f"\nForgotten session(s) {sessions}: memd withdrew what they taught before this run. It deleted\n"
+        "every topic file that cited them, with its line in MEMORY.md, and memory_summary.md:\n"
+        f"{topics}"
+        "Rebuild each withdrawn topic the remaining inputs still support, and memory_summary.md, from the\n"
+        "remaining inputs (raw_memories.md, rollout_summaries/) and the topic files still in the folder\n"
+        "only; a withdrawn topic they do not support stays deleted. Its old text is gone on purpose: do\n"
+        "not restore it from anywhere else.\n"
+    )
+
+
+def commit_message(plan: ScopePlan, result: RunResult, *, model: str, sanitized: Sequence[str]) -> str:
+    added = sorted({r.session_id for r in plan.added})
+    removed = sorted({r.session_id for r in plan.removed} - set(added))
+    verb = "forget" if plan.action == "clear" else "consolidate"
+    title = f"memd: {verb} {plan.scope} ({result.mode}, {len(added)} new, {len(removed)} removed session(s))"
+    lines = [title, "", f"Scope: {plan.scope}"]
+    if plan.project:
+        lines.append(f"Project: {plan.project}")
+    lines.append(f"Sessions consumed: {len(plan.inputs)} input(s)")
+    lines += [f"+ {s}" for s in added[:MAX_LISTED_SESSIONS]]
+    lines += [f"- {s}" for s in removed[:MAX_LISTED_SESSIONS]]
+    u = result.usage
+    if result.turns:
+        lines.append(
+            f"Usage: {result.turns} turn(s), {u.input_tokens} input + {u.output_tokens} output tokens, "
+            f"cache read {u.cache_read_tokens}, cache write {u.cache_write_tokens}, "
+            f"est. ${cost_usd(model, u):.4f} ({model})"
+        )
+    else:
+        lines.append("Usage: no model call")
+    if result.withdrawn:
+        lines.append("Withdrawn for forgotten sessions: " + ", ".join(sorted(result.withdrawn)))
+        lines.append("Rebuilt from the remaining inputs: " + (", ".join(sorted(result.rebuilt)) or "none"))
+    if result.removed_topics:
+        lines.append(
+            "Removed by memd: "
+            + ", ".join(f"{p} ({why})" for p, why in sorted(result.removed_topics.items()))
+        )
+    if sanitized:
+        lines.append("Not memory, removed: " + ", ".join(sanitized))
+    lines.append(f"Run: {result.run_id}")
+    return "\n".join(lines) + "\n"

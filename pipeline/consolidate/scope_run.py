@@ -1,0 +1,212 @@
+"""One scope's consolidation run, under its lease, in a scratch copy; the real repository changes
+only at the very end (a fast-forward, or an ``inbox/<run>`` branch), or not at all.
+
+Outcomes: ``committed`` / ``pending_review`` (inbox) / ``unchanged`` (nothing to commit) /
+``cleared`` (every session of the scope forgotten: memd removed the folder, no model call) /
+``skipped`` (another run holds the scope, or nothing to do any more) / ``failed`` (the reason is
+recorded on the run and the scope waits before it is tried again) / ``crashed`` (an unexpected
+error or a cancellation: recorded, then re-raised).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import structlog
+
+from pipeline.consolidate import workspace
+from pipeline.consolidate.agent import run_agent
+from pipeline.consolidate.context import Phase2Context, RunResult, new_run_id
+from pipeline.consolidate.lease import LEASE_TTL, ScopeLease, holder_gone
+from pipeline.consolidate.plan import ScopePlan, plan_scope
+from pipeline.consolidate.request import commit_message
+from pipeline.errors import ConsolidationFailed, LLMUnavailable, MemdError
+from pipeline.memory.repository import INBOX_PREFIX
+from pipeline.store import consolidation as db
+from pipeline.store import leases
+
+log = structlog.get_logger(__name__)
+
+FAILURE_RETRY_MAX = timedelta(hours=1)
+
+
+async def consolidate_scope(
+    ctx: Phase2Context, scope: str, *, force: bool = False, review: str | None = None
+) -> RunResult:
+    """Run one scope if it (still) needs it. ``review`` overrides ``[review] mode``."""
+    now = ctx.clock.now()
+    run_id = new_run_id(now)
+    name = f"consolidate:{scope}"
+    got = await leases.acquire(
+        ctx.store,
+        name,
+        owner=run_id,
+        host=ctx.host,
+        pid=ctx.pid,
+        now=now,
+        ttl=LEASE_TTL,
+        owner_gone=holder_gone(ctx),
+    )
+    if isinstance(got, leases.Holder):
+        reason = f"another run holds the scope ({got.host}, pid {got.pid}, since {got.acquired_at:%H:%M})"
+        return RunResult(scope, "skipped", reason=reason)
+    lease = ScopeLease(ctx, name, run_id)
+    lease.start()
+    try:
+        abandoned = await db.mark_abandoned(ctx.store, scope, now=now)
+        if abandoned:
+            log.warning("consolidation_runs_abandoned", scope=scope, runs=abandoned)
+        plan = await plan_scope(ctx.store, ctx.settings, scope, now=now, force=force)
+        if not plan.runnable:
+            return RunResult(
+                scope, "skipped", reason=plan.skip_reason or "up to date", inputs=len(plan.inputs)
+            )
+        return await _run(ctx, plan, run_id, lease, review or ctx.settings.review.mode)
+    finally:
+        await lease.stop()
+
+
+async def _run(ctx: Phase2Context, plan: ScopePlan, run_id: str, lease: ScopeLease, review: str) -> RunResult:
+    result = RunResult(
+        plan.scope,
+        "running",
+        run_id,
+        inputs=len(plan.inputs),
+        added=len(plan.added),
+        removed=len(plan.removed),
+    )
+    inputs = {
+        "ids": [r.id for r in plan.inputs],
+        "added": sorted({r.session_id for r in plan.added}),
+        "removed": sorted({r.session_id for r in plan.removed}),
+        "project": plan.project,
+    }
+    await db.start_run(
+        ctx.store, run_id=run_id, scope=plan.scope, mode=plan.action, now=ctx.clock.now(), inputs=inputs
+    )
+    log.info(
+        "consolidation_started", scope=plan.scope, run_id=run_id, inputs=len(plan.inputs), action=plan.action
+    )
+    try:
+        await _attempt(ctx, plan, result, lease, review)
+    except (MemdError, OSError) as exc:  # ConsolidationFailed, LLMError, LeaseLost, MemoryRepoError...
+        result.outcome = db.FAILED
+        result.reason = getattr(exc, "reason", None) or str(exc)
+        result.findings = list(getattr(exc, "findings", []) or result.findings)
+        retry = _retry_at(ctx, exc)
+        await db.save_retry_at(ctx.store, plan.scope, retry_at=retry, now=ctx.clock.now())
+        log.warning("consolidation_failed", scope=plan.scope, run_id=run_id, reason=result.reason[:300])
+    except BaseException as exc:
+        result.outcome = db.CRASHED
+        result.reason = f"interrupted: {type(exc).__name__}"
+        await _record(ctx, result, plan)
+        raise
+    await _record(ctx, result, plan)
+    return result
+
+
+def _retry_at(ctx: Phase2Context, exc: BaseException) -> datetime:
+    now = ctx.clock.now()
+    if isinstance(exc, LLMUnavailable) and exc.not_before is not None:
+        return exc.not_before
+    cooldown = timedelta(minutes=ctx.settings.schedule.consolidate_cooldown_minutes)
+    return now + min(cooldown, FAILURE_RETRY_MAX)
+
+
+async def _record(ctx: Phase2Context, result: RunResult, plan: ScopePlan) -> None:
+    assert result.run_id is not None
+    usage = {**result.usage.as_dict(), "turns": result.turns}
+    if result.findings:
+        usage["findings"] = len(result.findings)
+    reason = result.reason
+    if result.findings:
+        reason = (reason or "") + "\n" + "\n".join(f"- {f}" for f in result.findings)
+    try:
+        await asyncio.shield(
+            db.finish_run(
+                ctx.store,
+                result.run_id,
+                outcome=result.outcome,
+                now=ctx.clock.now(),
+                reason=reason,
+                commit=result.commit,
+                branch=result.branch,
+                usage=usage,
+                mode=result.mode,
+            )
+        )
+    except MemdError as exc:
+        log.warning("consolidation_record_failed", run_id=result.run_id, error=str(exc)[:200])
+    log.info(
+        "consolidation_finished",
+        scope=plan.scope,
+        run_id=result.run_id,
+        outcome=result.outcome,
+        commit=result.commit,
+        turns=result.turns,
+        tokens=result.usage.total_tokens,
+    )
+
+
+async def _attempt(
+    ctx: Phase2Context, plan: ScopePlan, result: RunResult, lease: ScopeLease, review: str
+) -> None:
+    repo = ctx.repo
+    await repo.ensure()
+    dirty = await repo.dirty_paths(plan.scope)
+    if dirty:
+        raise ConsolidationFailed(
+            f"{plan.scope} has uncommitted changes in {repo.path} ({len(dirty)} path(s), e.g. {dirty[0]}): "
+            "commit or discard them, then memd consolidates again"
+        )
+    base = await repo.head()
+    assert base is not None
+    async with repo.scratch(ctx.scratch_parent, owner=f"run-{result.run_id}", paths=[plan.scope]) as clone:
+        forgotten = await db.forgotten_sessions(ctx.store, plan.scope)
+        ws = await workspace.prepare(clone, plan, clean=ctx.clean(), forgotten=forgotten)
+        result.withdrawn = list(ws.withdrawn)
+        result.mode = "CLEAR" if plan.action == "clear" else ws.mode
+        if plan.action == "clear":
+            await asyncio.to_thread(_rmtree, ws.scope_dir)
+            await clone.git("add", "-A", "--", plan.scope)
+        else:
+            await run_agent(ctx, plan, ws, result, lease)
+        result.changes = await workspace.staged_changes(ws)
+        if not result.changes:
+            result.outcome = db.UNCHANGED
+            await db.save_success(
+                ctx.store,
+                plan.scope,
+                inputs=[r.id for r in plan.inputs],
+                commit=None,
+                project=plan.project,
+                now=ctx.clock.now(),
+            )
+            return
+        message = commit_message(
+            plan, result, model=ctx.settings.llm.consolidation_model, sanitized=ws.sanitized
+        )
+        await workspace.commit(ws, message)
+        await lease.renew()  # fence: a run that lost its lease writes nothing
+        if review == "inbox":
+            result.branch = f"{INBOX_PREFIX}{result.run_id}"
+            result.commit = await repo.park(clone, result.branch)
+            result.outcome = db.PENDING_REVIEW
+            return
+        result.commit = await repo.land(clone, base=base)
+    result.outcome = "cleared" if plan.action == "clear" else db.COMMITTED
+    await db.save_success(
+        ctx.store,
+        plan.scope,
+        inputs=[r.id for r in plan.inputs],
+        commit=result.commit,
+        project=plan.project,
+        now=ctx.clock.now(),
+    )
+
+
+def _rmtree(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)

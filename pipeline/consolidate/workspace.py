@@ -1,0 +1,289 @@
+"""A scope in a scratch copy: prepared for the agent, checked after it, committed when sound.
+
+Preparing removes what memory never holds (symlinks, hidden and special files), materializes the
+inputs, stages everything and takes the workspace diff since the scope's last successful run
+(paths shown as the agent sees them, under ``/memories``). After the agent, memd restores the
+inputs, stamps provenance, removes orphaned topics, and validates.
+
+After a forget (a forgotten session still cited by a topic, or removed since the last run), memd
+withdraws before the agent runs every topic citing a forgotten session, their index lines and
+``memory_summary.md``; the diff then withholds the text of inputs, the digest and the withdrawn
+topics (it names the changed inputs instead), so the agent rebuilds them from what remains.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import Literal
+
+from pipeline.consolidate.plan import ScopePlan
+from pipeline.memory.inputs import materialize
+from pipeline.memory.layout import INDEX, RAW_MEMORIES, ROLLOUT_DIR, SUMMARY, Caps
+from pipeline.memory.provenance import (
+    ProvenanceReport,
+    TopicSnapshot,
+    apply_provenance,
+    citing_topics,
+    snapshot_topics,
+    withdraw_topics,
+)
+from pipeline.memory.repository import MemoryRepo
+from pipeline.memory.validate import SecretFinder, list_scope, validate_scope
+
+DIFF_MAX_BYTES = 80_000
+Mode = Literal["INIT", "INCREMENTAL"]
+
+
+@dataclass
+class Workspace:
+    clone: MemoryRepo
+    scope: str
+    scope_dir: Path
+    mode: Mode
+    since: str
+    sanitized: list[str]
+    snapshot: dict[str, TopicSnapshot]
+    changed_sessions: set[str]
+    diff_text: str
+    clean: Callable[[str], str] = field(default=str, repr=False)
+    forgotten: set[str] = field(default_factory=set)
+    """Every forgotten session of the scope (stripped from ``sources``)."""
+    withdrawing: list[str] = field(default_factory=list)
+    """The forgotten sessions this run withdraws what they taught (empty: nothing withdrawn)."""
+    withdrawn: list[str] = field(default_factory=list)
+    """Topic files memd deleted before the agent ran, for it to rebuild from the remaining inputs."""
+
+
+def _sanitize(scope_dir: Path) -> list[str]:
+    """Remove symlinks, hidden entries and special files from the scope; return what went."""
+    listing = list_scope(scope_dir)
+    gone = listing.symlinks + listing.hidden + listing.special
+    for rel in gone:
+        path = scope_dir / rel
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
+    return gone
+
+
+async def _name_status(repo: MemoryRepo, since: str, scope: str) -> list[tuple[str, str, str | None]]:
+    """``(status letter, path, old path for a rename)`` of the staged scope against ``since``."""
+    out = await repo.git(
+        "diff", "--cached", "--no-ext-diff", "-M", "--name-status", "-z", f"--relative={scope}", since, "--"
+    )
+    fields = out.split("\0")
+    entries: list[tuple[str, str, str | None]] = []
+    i = 0
+    while i < len(fields) - 1:
+        status = fields[i]
+        if status.startswith(("R", "C")):
+            entries.append((status[0], fields[i + 2], fields[i + 1]))
+            i += 3
+        else:
+            entries.append((status[:1], fields[i + 1], None))
+            i += 2
+    return entries
+
+
+def cap_diff(text: str, max_bytes: int = DIFF_MAX_BYTES) -> str:
+    data = text.encode("utf-8")
+    if len(data) <= max_bytes:
+        return text
+    cut = data[:max_bytes].decode("utf-8", "ignore")
+    cut = cut[: cut.rfind("\n") + 1] if "\n" in cut else cut
+    return (
+        cut + f"\n[diff truncated at {max_bytes} bytes of {len(data)}: open the files with the memory tool]\n"
+    )
+
+
+_FENCE_TAG = re.compile(r"<(\s*/?\s*)workspace_diff\b", re.IGNORECASE)
+
+
+def fence(text: str) -> str:
+    """Keep data from closing (or opening) the prompt's fence, whatever its case or spacing:
+    ``</workspace_diff>`` -> ``</workspace-diff>``."""
+    return _FENCE_TAG.sub(lambda m: f"<{m.group(1)}workspace-diff", text)
+
+
+def _real_scope_dir(top: Path, scope: str) -> tuple[Path, list[str]]:
+    """The scope's folder under ``top``, made of real directories: a symlink or a file in the way
+    (``projects`` pointing elsewhere) is removed, never followed."""
+    current, gone = top, []
+    for part in scope.split("/"):
+        current = current / part
+        if current.is_symlink() or (current.exists() and not current.is_dir()):
+            gone.append(current.relative_to(top).as_posix())
+            current.unlink()
+        if not current.exists():
+            current.mkdir(mode=0o700)
+    return current, gone
+
+
+def withdrawing_sessions(
+    plan: ScopePlan, snapshot: dict[str, TopicSnapshot], forgotten: set[str]
+) -> list[str]:
+    """Forgotten sessions whose teaching is still in the scope: cited by a topic, or removed since the
+    last run (the digest has no sources, so it may hold them)."""
+    cited: set[str] = set()
+    for snap in snapshot.values():
+        if snap.meta is not None:
+            cited |= set(snap.meta.sources)
+    removed = {r.session_id for r in plan.removed} - {r.session_id for r in plan.inputs}
+    return sorted(forgotten & (cited | removed))
+
+
+async def _withheld_diff(clone: MemoryRepo, scope: str, since: str, hidden: list[str]) -> str:
+    """The diff without the text of inputs, of the digest and of ``hidden`` topics; changed inputs by name."""
+    inputs = [
+        f"{s} /memories/{p}"
+        for s, p, _o in await _name_status(clone, since, scope)
+        if p == RAW_MEMORIES or p.startswith(f"{ROLLOUT_DIR}/")
+    ]
+    excluded = [RAW_MEMORIES, ROLLOUT_DIR, SUMMARY, *hidden]
+    diff = await clone.git(
+        "diff",
+        "--cached",
+        "--no-ext-diff",
+        "--no-color",
+        "-M",
+        f"--relative={scope}",
+        "--src-prefix=a/memories/",
+        "--dst-prefix=b/memories/",
+        since,
+        "--",
+        scope,
+        *[f":(exclude){scope}/{rel}" for rel in excluded],
+    )
+    if inputs:
+        head = (
+            "(inputs changed, by name only; read the remaining ones in the folder: "
+            + ", ".join(inputs)
+            + ")\n"
+        )
+    else:
+        head = "(no input changed)\n"
+    return head + (fence(cap_diff(diff)) if diff else "")
+
+
+async def prepare(
+    clone: MemoryRepo, plan: ScopePlan, *, clean: Callable[[str], str], forgotten: set[str] | None = None
+) -> Workspace:
+    scope_dir, in_the_way = await asyncio.to_thread(_real_scope_dir, clone.path, plan.scope)
+    for rel in in_the_way:
+        await clone.git("rm", "-q", "--cached", "--ignore-unmatch", "--", rel)
+    sanitized = in_the_way + await asyncio.to_thread(_sanitize, scope_dir)
+    mode: Mode = "INCREMENTAL" if (scope_dir / INDEX).is_file() else "INIT"
+    await asyncio.to_thread(materialize, scope_dir, plan.inputs, clean=clean)
+    await clone.git("add", "-A", "--", plan.scope)
+    last = plan.state.last_commit if plan.state else None
+    since = last if last and await clone.has_commit(last) else "HEAD"
+    by_stem = {f"{ROLLOUT_DIR}/{r.stem}.md": r.session_id for r in plan.inputs}
+    if mode == "INIT" or since == "HEAD" and last is None:
+        changed = {r.session_id for r in plan.inputs}
+    else:
+        changed = {
+            by_stem[p]
+            for s, p, _o in await _name_status(clone, since, plan.scope)
+            if s != "D" and p in by_stem
+        }
+    forgotten = forgotten or set()
+    snapshot = await asyncio.to_thread(snapshot_topics, scope_dir)
+    withdrawing = withdrawing_sessions(plan, snapshot, forgotten)
+    withdrawn = citing_topics(snapshot, forgotten) if withdrawing else []
+    if mode == "INIT":
+        diff = "(INIT: there is no memory in this folder yet; read raw_memories.md and rollout_summaries/.)"
+    elif withdrawing:
+        diff = await _withheld_diff(clone, plan.scope, since, withdrawn)
+    else:
+        diff = await clone.git(
+            "diff",
+            "--cached",
+            "--no-ext-diff",
+            "--no-color",
+            "-M",
+            f"--relative={plan.scope}",
+            "--src-prefix=a/memories/",
+            "--dst-prefix=b/memories/",
+            since,
+            "--",
+        )
+        diff = fence(cap_diff(diff)) or "(no changes)"
+    if withdrawing:
+        withdrawn = await asyncio.to_thread(withdraw_topics, scope_dir, withdrawn)
+        summary = scope_dir / SUMMARY
+        if summary.is_file():
+            summary.unlink()
+    return Workspace(
+        clone,
+        plan.scope,
+        scope_dir,
+        mode,
+        since,
+        sanitized,
+        snapshot,
+        changed,
+        diff,
+        clean,
+        forgotten=forgotten,
+        withdrawing=withdrawing,
+        withdrawn=withdrawn,
+    )
+
+
+@dataclass
+class Checked:
+    findings: list[str]
+    provenance: ProvenanceReport
+
+
+async def check(
+    ws: Workspace,
+    plan: ScopePlan,
+    *,
+    caps: Caps,
+    finder: SecretFinder | None,
+    today: date,
+    forgotten: set[str],
+) -> Checked:
+    """Restore the inputs, stamp provenance, validate. Idempotent: run it again after a repair.
+
+    Anything the memory tool cannot have made (a symlink, a hidden or special file: another
+    process was at work in the scratch copy) is removed first and named in the commit message.
+    """
+    ws.sanitized += await asyncio.to_thread(_sanitize, ws.scope_dir)
+    await asyncio.to_thread(materialize, ws.scope_dir, plan.inputs, clean=ws.clean)
+    await ws.clone.git("add", "-A", "--", ws.scope)
+    renames = {new: old for s, new, old in await _name_status(ws.clone, "HEAD", ws.scope) if s == "R" and old}
+    report = await asyncio.to_thread(
+        apply_provenance,
+        ws.scope_dir,
+        ws.snapshot,
+        today=today,
+        run_sources=ws.changed_sessions,
+        live_sources={r.session_id for r in plan.inputs},
+        forgotten=forgotten,
+        renames=renames,
+    )
+    findings = await asyncio.to_thread(validate_scope, ws.scope_dir, caps, finder)
+    await ws.clone.git("add", "-A", "--", ws.scope)
+    return Checked(findings, report)
+
+
+async def staged_changes(ws: Workspace) -> list[str]:
+    """``<letter> <path>`` for every change of the scope against the scratch copy's HEAD."""
+    return [f"{s} {p}" for s, p, _o in await _name_status(ws.clone, "HEAD", ws.scope)]
+
+
+async def commit(ws: Workspace, message: str) -> str:
+    await ws.clone.git("commit", "-q", "--no-verify", "-F", "-", input_text=message)
+    head = await ws.clone.head()
+    assert head is not None
+    return head

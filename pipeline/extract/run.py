@@ -1,0 +1,330 @@
+"""Phase 1: each eligible session becomes one structured extract.
+
+``run_phase1(store, settings, clock, llm, redactor)`` first collects any Message Batch that has
+ended, then (unless the gate is closed) claims up to ``memories.max_rollouts_per_run`` ``extract``
+jobs and, per job: full parse by the adapter -> the part not yet extracted (a grown session is
+extracted again for its new part, with the previous summary as context) -> compact render within
+``render_token_budget`` -> redaction -> one structured-output call (or one batch entry) ->
+validation (an invalid output is retried once, then the item fails with the reason) -> redaction of
+every output field -> stored with provenance, superseding the previous extract, job completed.
+
+Direct calls run ``llm.max_concurrency`` at a time. A closed gate (rate-limit share, backoff after
+a 429/529, daily token budget) starts nothing new: the run records it in the report and returns;
+the items go back to the queue for after the reset. ``dry_run`` calls nothing: it reports what it
+would extract, with rendered token counts and the estimated cost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import structlog
+
+from pipeline.clock import Clock
+from pipeline.errors import LeaseLost, LLMAuthFailed, LLMOutputInvalid, LLMRejected, LLMUnavailable, NoAPIKey
+from pipeline.extract.item import Loader, Prepared, RedactorLike, Settled, build, finish, parse_full, prepare
+from pipeline.extract.report import Phase1Report, WouldExtract
+from pipeline.extract.request import ExtractPrompts, estimate_request_tokens
+from pipeline.extract.schema import parse_result
+from pipeline.llm.pricing import Usage, cost_usd
+from pipeline.llm.ratelimit import gate_state
+from pipeline.settings import BatchMode, Settings
+from pipeline.store import Store, kv, stage1
+from pipeline.store import jobs as jobs_
+from pipeline.store.jobs import Job
+
+__all__ = ["KV_LAST_RUN", "Phase1Report", "WouldExtract", "lease_for", "run_phase1"]
+
+log = structlog.get_logger(__name__)
+
+PHASE = "extract"
+KV_LAST_RUN = "phase1_last_run"
+EXPECTED_OUTPUT_TOKENS = 1_500  # for cost estimates before a call: a typical extract's size
+ERROR_RETRY = timedelta(minutes=10)
+
+
+def lease_for(settings: Settings) -> timedelta:
+    """A direct call's claim: two tries of the request timeout, and room to store."""
+    return timedelta(seconds=2 * settings.llm.request_timeout_s + 300)
+
+
+async def run_phase1(
+    store: Store,
+    settings: Settings,
+    clock: Clock,
+    llm: Any,
+    redactor: RedactorLike,
+    *,
+    dry_run: bool = False,
+    owner: str | None = None,
+    load: Loader | None = None,
+) -> Phase1Report:
+    """One phase-1 pass (see the module docstring). ``llm`` is a ``pipeline.llm.client.LLMClient``
+    (None without a key: then only ``dry_run`` works, anything else raises ``NoAPIKey``). ``owner``
+    names this run's claims (a cancelled run hands them back itself). A 401/403 puts the item back and
+    raises ``LLMAuthFailed`` at the end of the run; ``PromptError`` when a prompt file does not match."""
+    from pipeline.extract.batch import collect_batches, submit_batch
+
+    prompts = ExtractPrompts.load()
+    load = load or parse_full
+    report = Phase1Report(started_at=clock.now(), dry_run=dry_run)
+    if dry_run:
+        await _dry_run(store, settings, clock, redactor, prompts, load, report)
+        report.finished_at = clock.now()
+        return report
+    if llm is None:
+        raise NoAPIKey(settings.llm.api_key_env)
+    owner = owner or f"phase1-{uuid.uuid4().hex[:12]}"
+    ctx = _Run(store, settings, clock, llm, redactor, prompts, load, report, owner)
+
+    try:
+        await collect_batches(ctx)
+        gate = await gate_state(store, settings, clock.now())
+        if gate.gated:
+            report.gate = gate
+            report.stopped = f"gated: {gate.reason}"
+            log.info("phase1_gated", reason=gate.reason, reset_at=gate.reset_at)
+        elif await _use_batch(ctx):
+            report.batch = True
+            await submit_batch(ctx)
+        else:
+            await _run_direct(ctx)
+    except asyncio.CancelledError:
+        # A shutdown: hand back what this run still holds (batched jobs belong to their batch).
+        released = await jobs_.release_owner(store, owner, now=clock.now())
+        log.info("phase1_cancelled", released=released)
+        raise
+    report.finished_at = clock.now()
+    await kv.put(store, KV_LAST_RUN, report.summary(), now=report.finished_at)
+    log.info(
+        "phase1_done",
+        extracted=report.extracted,
+        failed=report.failed,
+        retried=report.retried,
+        tokens=report.usage.total_tokens,
+    )
+    if ctx.auth_error is not None:
+        raise ctx.auth_error  # a wrong key fails no item, but the run must say so
+    return report
+
+
+@dataclass
+class _Run:
+    store: Store
+    settings: Settings
+    clock: Clock
+    llm: Any
+    redactor: RedactorLike
+    prompts: ExtractPrompts
+    load: Loader
+    report: Phase1Report
+    owner: str
+    stop: asyncio.Event = field(default_factory=asyncio.Event)
+    auth_error: LLMAuthFailed | None = None
+
+    def now(self) -> datetime:
+        return self.clock.now()
+
+    async def claim(self, lease: timedelta) -> Job | None:
+        return await jobs_.claim_next(
+            self.store, stage1.EXTRACT, owner=self.owner, now=self.now(), lease=lease
+        )
+
+    async def prepare(self, job: Job) -> Prepared | None:
+        try:
+            prep = await prepare(
+                self.store,
+                self.settings,
+                job,
+                now=self.now(),
+                prompts=self.prompts,
+                redactor=self.redactor,
+                load=self.load,
+            )
+        except LeaseLost:
+            return None
+        except Exception as exc:  # a bug or an I/O failure: the item waits, the run goes on
+            log.exception("phase1_prepare_failed", job=job.key)
+            await self.retry(job, not_before=self.now() + ERROR_RETRY, reason=f"{type(exc).__name__}: {exc}")
+            return None
+        if isinstance(prep, Prepared):
+            return prep
+        if prep.outcome in ("failed", "unreadable"):
+            self.report.failed += 1
+            self.report.failures.append((job.key, prep.reason))
+        elif prep.outcome == "unchanged":
+            self.report.unchanged += 1
+        elif prep.outcome == "skipped":
+            self.report.opted_out += 1
+        else:
+            self.report.retried += 1
+        return None
+
+    async def retry(self, job: Job, *, not_before: datetime, reason: str) -> None:
+        try:
+            await jobs_.retry_later(self.store, job, now=self.now(), not_before=not_before, reason=reason)
+            self.report.retried += 1
+        except LeaseLost:
+            pass
+
+    async def fail(self, prep: Prepared, reason: str) -> None:
+        try:
+            await stage1.fail_extract(
+                self.store, prep.job(), transcript_id=prep.transcript_id, now=self.now(), reason=reason
+            )
+        except LeaseLost:
+            return
+        self.report.failed += 1
+        self.report.failures.append((prep.job_key, reason))
+        log.warning("extract_failed", transcript_id=prep.transcript_id, reason=reason)
+
+    async def store_result(
+        self, prep: Prepared, text: str, *, model: str, usage: Usage, batch: bool
+    ) -> LLMOutputInvalid | None:
+        """Validate and store; the validation error when the output was invalid (the caller decides)."""
+        try:
+            result = parse_result(text)
+        except LLMOutputInvalid as exc:
+            log.warning("extract_output_invalid", transcript_id=prep.transcript_id, batch=batch)
+            return exc
+        usage_json = {**usage.as_dict(), "cost_usd": cost_usd(model, usage, batch=batch), "batch": batch}
+        try:
+            await finish(
+                self.store,
+                prep,
+                result,
+                now=self.now(),
+                redactor=self.redactor,
+                model=model,
+                usage=usage_json,
+            )
+        except LeaseLost:
+            log.warning("extract_lease_lost", transcript_id=prep.transcript_id)
+            return None
+        self.report.extracted += 1
+        self.report.nothing_durable += int(result.nothing_durable)
+        self.report.scopes.add(prep.scope)
+        return None
+
+
+async def _use_batch(ctx: _Run) -> bool:
+    mode = ctx.settings.llm.batch
+    if mode == BatchMode.off or not ctx.llm.supports_batches:
+        return False
+    if mode == BatchMode.on:
+        return True
+    pending = await stage1.count_claimable(ctx.store, now=ctx.now())
+    return pending >= ctx.settings.llm.batch_min_pending
+
+
+async def _run_direct(ctx: _Run) -> None:
+    cap = ctx.settings.memories.max_rollouts_per_run
+    lease = lease_for(ctx.settings)
+
+    async def worker() -> None:
+        while not ctx.stop.is_set() and ctx.report.claimed < cap:
+            ctx.report.claimed += 1  # reserve the slot before awaiting, so workers never overshoot
+            job = await ctx.claim(lease)
+            if job is None:
+                ctx.report.claimed -= 1
+                return
+            prep = await ctx.prepare(job)
+            if prep is None:
+                continue
+            try:
+                await _extract_direct(ctx, prep)
+            except Exception as exc:  # a bug or a store hiccup: this item waits, the others go on
+                log.exception("phase1_item_crashed", job=prep.job_key)
+                await ctx.retry(
+                    prep.job(), not_before=ctx.now() + ERROR_RETRY, reason=f"{type(exc).__name__}: {exc}"
+                )
+
+    workers = min(ctx.settings.llm.max_concurrency, cap)
+    await asyncio.gather(*(worker() for _ in range(workers)))
+
+
+async def _extract_direct(ctx: _Run, prep: Prepared) -> None:
+    job = prep.job()
+    gate = await gate_state(ctx.store, ctx.settings, ctx.now())
+    if gate.gated:
+        ctx.report.gate = gate
+        ctx.report.stopped = f"gated: {gate.reason}"
+        ctx.stop.set()
+        await ctx.retry(job, not_before=gate.reset_at or ctx.now(), reason=f"gated: {gate.reason}")
+        return
+    tries = max(1, 2 - prep.invalid_before)
+    invalid: LLMOutputInvalid | None = None
+    for _ in range(tries):
+        try:
+            reply = await ctx.llm.create(
+                prep.params,
+                phase=PHASE,
+                job_key=prep.job_key,
+                prompt_hash=prep.prompt_hash,
+                attempt=prep.attempts,
+            )
+        except LLMUnavailable as exc:
+            ctx.stop.set()
+            ctx.report.stopped = str(exc)
+            await ctx.retry(job, not_before=exc.not_before or ctx.now() + ERROR_RETRY, reason=str(exc))
+            return
+        except LLMAuthFailed as exc:
+            ctx.stop.set()
+            ctx.report.stopped = str(exc)
+            ctx.auth_error = exc
+            await ctx.retry(job, not_before=ctx.now(), reason=str(exc))
+            return
+        except LLMRejected as exc:
+            await ctx.fail(prep, str(exc))
+            return
+        ctx.report.add_usage(reply.model, reply.usage, batch=False)
+        invalid = await ctx.store_result(prep, reply.text, model=reply.model, usage=reply.usage, batch=False)
+        if invalid is None:
+            return
+    await ctx.fail(prep, f"model output invalid after {tries + prep.invalid_before} tries: {invalid}")
+
+
+async def _dry_run(
+    store: Store,
+    settings: Settings,
+    clock: Clock,
+    redactor: RedactorLike,
+    prompts: ExtractPrompts,
+    load: Loader,
+    report: Phase1Report,
+) -> None:
+    """What a run would extract now, with token and cost estimates; claims nothing, calls nothing."""
+    now = clock.now()
+    keys = await stage1.claimable_keys(store, now=now, limit=settings.memories.max_rollouts_per_run)
+    pending = await stage1.count_claimable(store, now=now)
+    mode = settings.llm.batch
+    batch = settings.llm.provider == "anthropic" and (
+        mode == BatchMode.on or (mode == BatchMode.auto and pending >= settings.llm.batch_min_pending)
+    )
+    report.batch = batch
+    for key in keys:
+        prep = await build(store, settings, key, prompts=prompts, redactor=redactor, load=load)
+        if isinstance(prep, Settled):
+            continue
+        request_tokens = estimate_request_tokens(prep.params)
+        usage = Usage(input_tokens=request_tokens, output_tokens=EXPECTED_OUTPUT_TOKENS)
+        cost = cost_usd(settings.llm.extract_model, usage, batch=batch)
+        report.usage = report.usage + usage
+        report.cost_usd += cost
+        report.would_extract.append(
+            WouldExtract(
+                transcript_id=prep.transcript_id,
+                source=prep.source,
+                session_id=prep.session_id,
+                project=prep.project,
+                reextract=prep.previous_id is not None,
+                rendered_tokens=prep.rendered_tokens,
+                request_tokens=request_tokens,
+                items_omitted=prep.items_omitted,
+                estimated_cost_usd=cost,
+            )
+        )

@@ -1,0 +1,198 @@
+"""Topic-file frontmatter: a small strict subset of YAML, parsed and rendered by memd.
+
+```
+---
+name: Test conventions
+description: How this project runs its tests; open before writing or running tests
+type: project
+created: 2026-11-01
+updated: 2026-11-03
+sources: ["4f1c...", "9a02..."]
+expires: 2027-01-31
+---
+<body>
+```
+
+The agent writes ``name``, ``description``, ``type`` (and may write ``expires``) and the body; memd
+owns ``created``, ``updated`` and ``sources`` and overwrites whatever the model put there.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field, replace
+from datetime import date
+
+from pipeline.memory.layout import TOPIC_TYPES
+
+AGENT_KEYS = ("name", "description", "type", "expires")
+MEMD_KEYS = ("created", "updated", "sources")
+KEYS = ("name", "description", "type", "created", "updated", "sources", "expires")
+NAME_MAX_CHARS = 120
+DESCRIPTION_MAX_CHARS = 400
+
+_PLAIN = re.compile(r"^[A-Za-z0-9(][^\n#]*$")
+_KEY_LINE = re.compile(r"^([a-z_]+):(?:\s(.*)|)$")
+
+
+class FrontmatterError(ValueError):
+    """The frontmatter is missing or malformed; the message says where."""
+
+
+@dataclass(frozen=True)
+class Frontmatter:
+    name: str = ""
+    description: str = ""
+    type: str = ""
+    created: date | None = None
+    updated: date | None = None
+    sources: tuple[str, ...] = ()
+    expires: date | None = None
+    unknown: tuple[str, ...] = field(default=())
+
+    def with_provenance(self, *, created: date, updated: date, sources: tuple[str, ...]) -> Frontmatter:
+        return replace(self, created=created, updated=updated, sources=tuple(sorted(set(sources))))
+
+
+@dataclass(frozen=True)
+class TopicFile:
+    meta: Frontmatter
+    body: str
+
+
+def _scalar(raw: str) -> str:
+    raw = raw.strip()
+    if raw.startswith('"'):
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            raise FrontmatterError(f"bad quoted value: {raw[:40]}") from None
+        if not isinstance(value, str):
+            raise FrontmatterError(f"expected a string: {raw[:40]}")
+        return value
+    if raw.startswith("'") and raw.endswith("'") and len(raw) >= 2:
+        return raw[1:-1].replace("''", "'")
+    return raw
+
+
+def _list(raw: str) -> tuple[str, ...]:
+    raw = raw.strip()
+    if not (raw.startswith("[") and raw.endswith("]")):
+        raise FrontmatterError('sources must be a list like ["id1", "id2"]')
+    inner = raw[1:-1].strip()
+    if not inner:
+        return ()
+    try:
+        value = json.loads(raw)
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return tuple(value)
+    except ValueError:
+        pass
+    return tuple(_scalar(item) for item in inner.split(",") if item.strip())
+
+
+def _date(key: str, raw: str) -> date:
+    try:
+        return date.fromisoformat(_scalar(raw))
+    except ValueError:
+        raise FrontmatterError(f"{key} must be a date YYYY-MM-DD, got {raw.strip()[:30]!r}") from None
+
+
+def split(text: str) -> tuple[list[str], str]:
+    """The frontmatter lines and the body. Raises ``FrontmatterError`` when there is no frontmatter."""
+    if not text.startswith("---\n"):
+        raise FrontmatterError("the file must start with a frontmatter block: a line '---'")
+    end = text.find("\n---\n", 3)
+    if end == -1:
+        if text.endswith("\n---"):
+            end = len(text) - 4
+        else:
+            raise FrontmatterError("the frontmatter block is not closed by a line '---'")
+    head = text[4:end]
+    body = text[end + 5 :]
+    return (head.split("\n") if head else []), body
+
+
+def parse(text: str) -> TopicFile:
+    lines, body = split(text)
+    values: dict[str, str] = {}
+    unknown: list[str] = []
+    block_key: str | None = None
+    block_items: list[str] = []
+    for number, line in enumerate(lines, start=2):
+        if block_key is not None and line.startswith(("  - ", "- ")):
+            block_items.append(_scalar(line.split("- ", 1)[1]))
+            continue
+        if not line.strip():
+            continue
+        match = _KEY_LINE.match(line)
+        if match is None:
+            raise FrontmatterError(f"line {number} of the frontmatter is not 'key: value'")
+        key, raw = match.group(1), match.group(2) or ""
+        if key in values:
+            raise FrontmatterError(f"key {key!r} appears twice")
+        if key not in KEYS:
+            unknown.append(key)
+        block_key = key if key == "sources" and not raw.strip() else None
+        values[key] = raw
+    sources: tuple[str, ...] = ()
+    if "sources" in values:
+        sources = tuple(block_items) if not values["sources"].strip() else _list(values["sources"])
+    meta = Frontmatter(
+        name=_scalar(values.get("name", "")),
+        description=_scalar(values.get("description", "")),
+        type=_scalar(values.get("type", "")),
+        created=_date("created", values["created"]) if values.get("created", "").strip() else None,
+        updated=_date("updated", values["updated"]) if values.get("updated", "").strip() else None,
+        sources=sources,
+        expires=_date("expires", values["expires"]) if values.get("expires", "").strip() else None,
+        unknown=tuple(unknown),
+    )
+    return TopicFile(meta, body)
+
+
+def problems(meta: Frontmatter, *, require_provenance: bool = True) -> list[str]:
+    """What is wrong with ``meta`` against the schema, as short sentences (empty when valid)."""
+    out: list[str] = []
+    if meta.unknown:
+        out.append(f"unknown frontmatter keys {list(meta.unknown)} (allowed: {', '.join(AGENT_KEYS)})")
+    if not meta.name.strip():
+        out.append("missing 'name'")
+    elif "\n" in meta.name or len(meta.name) > NAME_MAX_CHARS:
+        out.append(f"'name' must be one line of at most {NAME_MAX_CHARS} characters")
+    if not meta.description.strip():
+        out.append("missing 'description'")
+    elif "\n" in meta.description or len(meta.description) > DESCRIPTION_MAX_CHARS:
+        out.append(f"'description' must be one line of at most {DESCRIPTION_MAX_CHARS} characters")
+    if meta.type not in TOPIC_TYPES:
+        out.append(f"'type' must be one of {', '.join(TOPIC_TYPES)} (got {meta.type[:30]!r})")
+    if require_provenance and (meta.created is None or meta.updated is None):
+        out.append("missing 'created'/'updated' (memd sets them)")
+    return out
+
+
+def _render_scalar(value: str) -> str:
+    value = value.replace("\n", " ").strip()
+    if _PLAIN.match(value) and ": " not in value and not value.endswith(":"):
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def render(meta: Frontmatter, body: str) -> str:
+    """The file text: frontmatter in a fixed key order (unknown keys dropped), then the body."""
+    lines = [
+        "---",
+        f"name: {_render_scalar(meta.name)}",
+        f"description: {_render_scalar(meta.description)}",
+        f"type: {meta.type}",
+    ]
+    if meta.created is not None:
+        lines.append(f"created: {meta.created.isoformat()}")
+    if meta.updated is not None:
+        lines.append(f"updated: {meta.updated.isoformat()}")
+    lines.append("sources: " + json.dumps(list(meta.sources), ensure_ascii=False))
+    if meta.expires is not None:
+        lines.append(f"expires: {meta.expires.isoformat()}")
+    lines.append("---")
+    return "\n".join(lines) + "\n" + body

@@ -1,0 +1,93 @@
+"""The one place memd runs git on the memory repository: a subprocess with a hardened environment and
+configuration (``pipeline.memory.git_env``, shared with the synchronous project probe).
+
+Every call runs ``git`` with no user or system configuration, no hooks, no fsmonitor, no pager,
+no prompts and no GPG signing, so nothing in a repository's ``.git/config`` (which a misbehaving
+agent or another program could have written) makes git execute anything. Each call has a timeout;
+a failure raises ``MemoryRepoError`` carrying git's stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import structlog
+
+from pipeline.errors import MemoryRepoError
+from pipeline.memory.git_env import SAFE_CONFIG, safe_args, safe_env
+
+__all__ = ["SAFE_CONFIG", "GitResult", "run_git", "safe_args", "safe_env"]
+
+log = structlog.get_logger(__name__)
+
+GIT_TIMEOUT_S = 60.0
+MAX_STDERR_CHARS = 2_000
+
+
+@dataclass(frozen=True)
+class GitResult:
+    args: tuple[str, ...]
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+async def run_git(
+    cwd: Path,
+    *args: str,
+    check: bool = True,
+    timeout_s: float = GIT_TIMEOUT_S,
+    env: Mapping[str, str] | None = None,
+    input_text: str | None = None,
+) -> GitResult:
+    """Run ``git <args>`` in ``cwd``. With ``check``, a non-zero exit raises ``MemoryRepoError``."""
+    argv: Sequence[str] = ["git", *safe_args(), *args]
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=str(cwd),
+            env=safe_env(env),
+            stdin=asyncio.subprocess.PIPE if input_text is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+    except FileNotFoundError as exc:
+        raise MemoryRepoError(f"git is not installed or not on PATH ({exc.filename})") from None
+    except OSError as exc:
+        raise MemoryRepoError(f"cannot run git in {cwd}: {exc}") from None
+    data = input_text.encode() if input_text is not None else None
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(data), timeout_s)
+    except TimeoutError:
+        _kill(proc)
+        await proc.wait()
+        raise MemoryRepoError(
+            f"git {args[0] if args else ''} timed out after {timeout_s:g}s in {cwd}"
+        ) from None
+    except BaseException:
+        _kill(proc)
+        await proc.wait()
+        raise
+    result = GitResult(
+        tuple(args), proc.returncode or 0, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
+    )
+    if check and result.returncode != 0:
+        raise MemoryRepoError(_describe(result), stderr=result.stderr)
+    return result
+
+
+def _kill(proc: asyncio.subprocess.Process) -> None:
+    try:
+        proc.kill()
+    except ProcessLookupError:
+        pass
+
+
+def _describe(result: GitResult) -> str:
+    stderr = result.stderr.strip()[-MAX_STDERR_CHARS:]
+    cmd = " ".join(result.args[:3])
+    return f"git {cmd} failed (exit {result.returncode}): {stderr or '(no output)'}"

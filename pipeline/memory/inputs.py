@@ -1,0 +1,111 @@
+"""Materializing a scope's phase-1 inputs as files the consolidation agent reads.
+
+``rollout_summaries/<stem>.md`` holds one session's summary under a short header; the stem is
+stable for a session (its start time, a hash of its id, its slug), so a re-extracted session shows
+as a modification in the workspace diff and a dropped one as a deletion. ``raw_memories.md``
+holds every session's raw memory, oldest first. Both are rewritten in full by memd each run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from pipeline.memory.layout import RAW_MEMORIES, ROLLOUT_DIR
+
+SLUG_MAX_CHARS = 48
+
+
+@dataclass(frozen=True)
+class InputRecord:
+    """One phase-1 extract, as phase 2 consumes it."""
+
+    id: int
+    session_id: str
+    source: str
+    project: str | None
+    scope: str
+    rollout_slug: str
+    rollout_summary: str
+    raw_memory: str
+    session_started_at: datetime | None
+    session_last_activity: datetime | None
+    created_at: datetime
+
+    @property
+    def stem(self) -> str:
+        at = self.session_started_at or self.session_last_activity or self.created_at
+        digest = hashlib.sha256(f"{self.source}\0{self.session_id}".encode()).hexdigest()[:8]
+        slug = re.sub(r"[^a-z0-9]+", "-", self.rollout_slug.lower()).strip("-")[:SLUG_MAX_CHARS].strip("-")
+        return f"{at.strftime('%Y-%m-%dT%H-%M-%S')}-{digest}" + (f"-{slug}" if slug else "")
+
+    @property
+    def summary_path(self) -> str:
+        return f"{ROLLOUT_DIR}/{self.stem}.md"
+
+
+def _iso(value: datetime | None) -> str:
+    return value.isoformat().replace("+00:00", "Z") if value else "unknown"
+
+
+def render_summary(record: InputRecord) -> str:
+    header = [
+        f"session: {record.session_id}",
+        f"agent: {record.source}",
+        f"project: {record.project or '(none: global)'}",
+        f"started: {_iso(record.session_started_at)}",
+        f"last_activity: {_iso(record.session_last_activity)}",
+        f"extracted: {_iso(record.created_at)}",
+    ]
+    return "\n".join(header) + "\n\n" + record.rollout_summary.strip() + "\n"
+
+
+def render_raw_memories(records: Sequence[InputRecord]) -> str:
+    if not records:
+        return "# Raw memories\n\nNo inputs: every extract of this scope was forgotten or expired.\n"
+    parts = ["# Raw memories\n\nOne section per session, oldest first. Written by memd; read-only.\n"]
+    for record in records:
+        parts.append(
+            f"\n## Session `{record.session_id}`\n"
+            f"agent: {record.source}; last_activity: {_iso(record.session_last_activity)}; "
+            f"rollout_summary_file: {record.summary_path}\n\n{record.raw_memory.strip()}\n"
+        )
+    return "".join(parts)
+
+
+def _order(record: InputRecord) -> tuple[str, str]:
+    return (_iso(record.session_last_activity or record.created_at), record.stem)
+
+
+def materialize(
+    scope_dir: Path, records: Sequence[InputRecord], *, clean: Callable[[str], str] = str
+) -> None:
+    """Write the inputs into ``scope_dir`` (``clean`` runs over every text, e.g. the redactor), pruning stale files."""
+    ordered = sorted(records, key=_order)
+    folder = scope_dir / ROLLOUT_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    wanted = {f"{r.stem}.md" for r in ordered}
+    for existing in folder.iterdir():
+        if existing.name not in wanted or existing.is_symlink() or not existing.is_file():
+            _remove(existing)
+    for record in ordered:
+        _write(folder / f"{record.stem}.md", clean(render_summary(record)))
+    _write(scope_dir / RAW_MEMORIES, clean(render_raw_memories(ordered)))
+
+
+def _write(path: Path, text: str) -> None:
+    if path.is_symlink():
+        path.unlink()
+    path.write_text(text, encoding="utf-8")
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink()

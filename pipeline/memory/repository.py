@@ -1,0 +1,253 @@
+"""The memory repository: initialization, scratch copies, landing a run's commit, history.
+
+The real repository at ``memory_dir`` only ever changes in two ways: a fast-forward of its
+branch to a commit built and validated in a scratch copy (``land``), or a new ``inbox/<run>``
+branch pointing at such a commit (``park``). Everything a run does before that happens in a
+clone in a temporary directory, which is thrown away whatever the outcome.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import os
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import structlog
+
+from pipeline.errors import MemoryRepoError
+from pipeline.memory.git import run_git
+from pipeline.memory.layout import check_scope
+
+log = structlog.get_logger(__name__)
+
+LOCK_FILE = "memd.lock"
+LOCK_TIMEOUT_S = 60.0
+LOCK_POLL_S = 0.05
+INBOX_PREFIX = "inbox/"
+
+README = """# memd memory
+
+This repository is written by memd. One folder per scope: `global/` for what holds across
+projects, `projects/<key>/` for each project. In each: `MEMORY.md` (the index),
+`memory_summary.md` (the short digest agents load), topic files with frontmatter, and the
+phase-1 inputs memd consolidated (`raw_memories.md`, `rollout_summaries/`).
+
+Every consolidation is one commit: `git log` shows them, `git revert <commit>` undoes one.
+Read it without git: `memd memories show [SCOPE]`, `memd memories log`.
+"""
+
+
+@dataclass(frozen=True)
+class Commit:
+    sha: str
+    at: str
+    subject: str
+
+
+class MemoryRepo:
+    """A git repository of memory scopes at ``path``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    async def git(self, *args: str, check: bool = True, input_text: str | None = None) -> str:
+        return (await run_git(self.path, *args, check=check, input_text=input_text)).stdout
+
+    # ------------------------------------------------------------ set-up
+
+    async def ensure(self) -> None:
+        """Create the repository with a first commit if it does not exist; check it if it does."""
+        if (self.path / ".git").is_dir():
+            if await self.head() is None:
+                await self._first_commit()
+            return
+        if self.path.exists() and any(self.path.iterdir()):
+            raise MemoryRepoError(
+                f"{self.path} exists, is not empty and is not a git repository: "
+                "point [paths] memory_dir at an empty or new folder"
+            )
+        self.path.mkdir(parents=True, exist_ok=True, mode=0o700)
+        await self.git("init", "-q", "-b", "main")
+        await self._first_commit()
+        log.info("memory_repo_created", path=str(self.path))
+
+    async def _first_commit(self) -> None:
+        readme = self.path / "README.md"
+        if not readme.exists():
+            readme.write_text(README, encoding="utf-8")
+        await self.git("add", "--", "README.md")
+        await self.git("commit", "-q", "--allow-empty", "-m", "memd: initialize the memory repository")
+
+    async def head(self) -> str | None:
+        out = await run_git(self.path, "rev-parse", "--verify", "-q", "HEAD^{commit}", check=False)
+        return out.stdout.strip() or None
+
+    async def branch(self) -> str:
+        out = await run_git(self.path, "symbolic-ref", "-q", "--short", "HEAD", check=False)
+        name = out.stdout.strip()
+        if not name:
+            raise MemoryRepoError(f"{self.path} has a detached HEAD: check out a branch (git switch main)")
+        return name
+
+    async def has_commit(self, sha: str) -> bool:
+        out = await run_git(self.path, "cat-file", "-e", f"{sha}^{{commit}}", check=False)
+        return out.returncode == 0
+
+    async def dirty_paths(self, scope: str) -> list[str]:
+        """Uncommitted changes (staged, unstaged or untracked) under ``scope``."""
+        out = await self.git(
+            "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", check_scope(scope)
+        )
+        return [entry[3:] for entry in out.split("\0") if entry]
+
+    # ------------------------------------------------------------ scratch copies
+
+    @contextlib.asynccontextmanager
+    async def scratch(
+        self, parent: Path, *, ref: str = "HEAD", owner: str = "x", paths: Sequence[str] | None = None
+    ) -> AsyncIterator[MemoryRepo]:
+        """A throwaway clone of this repository at ``ref``, removed on exit whatever happened.
+
+        Its folder is ``<parent>/<owner>.<random>``: ``owner`` (a run id) lets a later run tell a
+        copy a killed process left behind (``sweep_scratch``) from one still in use. With ``paths``
+        only those folders are checked out (sparse): a run on one scope does not copy the others.
+        The clone shares this repository's objects (read-only); what it writes stays its own.
+        """
+        tmp = await asyncio.to_thread(_make_scratch_dir, parent, owner)
+        work = tmp / "repo"
+        try:
+            sparse = ["--sparse"] if paths else []
+            await run_git(tmp, "clone", "-q", "--no-tags", "--shared", *sparse, str(self.path), str(work))
+            clone = MemoryRepo(work)
+            if paths:
+                await clone.git("sparse-checkout", "set", "--cone", "--", *paths)
+            if ref != "HEAD":
+                await clone.git("checkout", "-q", "-B", "memd-run", f"origin/{ref}")
+            yield clone
+        finally:
+            await asyncio.to_thread(shutil.rmtree, tmp, True)
+
+    # ------------------------------------------------------------ landing a run
+
+    @contextlib.asynccontextmanager
+    async def locked(self, timeout_s: float = LOCK_TIMEOUT_S) -> AsyncIterator[None]:
+        """An exclusive lock on the real repository's refs and work tree (across processes)."""
+        path = self.path / ".git" / LOCK_FILE
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        try:
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + timeout_s
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if loop.time() > deadline:
+                        raise MemoryRepoError(f"the memory repository {self.path} stayed locked") from None
+                    await asyncio.sleep(LOCK_POLL_S)
+            try:
+                yield
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+
+    async def _rebase_onto_current(self, clone: MemoryRepo) -> None:
+        """Replay the clone's new commits onto this repository's current branch (scopes are disjoint)."""
+        branch = await self.branch()
+        await clone.git("fetch", "-q", "--no-tags", str(self.path), f"refs/heads/{branch}")
+        result = await run_git(clone.path, "rebase", "-q", "FETCH_HEAD", check=False)
+        if result.returncode != 0:
+            await run_git(clone.path, "rebase", "--abort", check=False)
+            raise MemoryRepoError(
+                "the memory repository changed under this scope during the run; nothing was written",
+                stderr=result.stderr,
+            )
+
+    async def land(self, clone: MemoryRepo, *, base: str) -> str:
+        """Fast-forward this repository's branch to the clone's HEAD. Returns the new HEAD."""
+        async with self.locked():
+            if await self.head() != base:
+                await self._rebase_onto_current(clone)
+            target = await clone.head()
+            assert target is not None
+            await self.git("fetch", "-q", "--no-tags", str(clone.path), "HEAD")
+            await self.git("merge", "-q", "--ff-only", "--no-edit", target)
+            return target
+
+    async def park(self, clone: MemoryRepo, branch: str) -> str:
+        """Point a new branch (``inbox/<run>``) at the clone's HEAD; this repository's work tree is untouched."""
+        async with self.locked():
+            target = await clone.head()
+            assert target is not None
+            await self.git("fetch", "-q", "--no-tags", str(clone.path), f"HEAD:refs/heads/{branch}")
+            return target
+
+    # ------------------------------------------------------------ inbox branches
+
+    async def inbox_branches(self) -> list[str]:
+        out = await self.git("for-each-ref", "--format=%(refname:short)", f"refs/heads/{INBOX_PREFIX}")
+        return [line for line in out.splitlines() if line]
+
+    async def accept(self, branch: str, scratch_parent: Path) -> str:
+        """Land the inbox branch on the current branch (replayed onto it if it moved); delete the branch."""
+        async with self.scratch(scratch_parent, ref=branch, owner="accept") as clone:
+            new_head = await self.land(clone, base=await _merge_base(self, branch))
+        await self.git("branch", "-q", "-D", branch)
+        return new_head
+
+    async def reject(self, branch: str) -> None:
+        await self.git("branch", "-q", "-D", branch)
+
+    # ------------------------------------------------------------ reading
+
+    async def log(self, scope: str | None = None, *, limit: int = 50, ref: str = "HEAD") -> list[Commit]:
+        args = ["log", f"-n{limit}", "--format=%H%x1f%cI%x1f%s", ref]
+        if scope:
+            args += ["--", check_scope(scope)]
+        out = await self.git(*args)
+        commits = []
+        for line in out.splitlines():
+            sha, at, subject = line.split("\x1f", 2)
+            commits.append(Commit(sha, at, subject))
+        return commits
+
+    async def diff(
+        self, base: str, target: str, *, paths: list[str] | None = None, stat: bool = False
+    ) -> str:
+        args = ["diff", "--no-ext-diff", "--no-color", "-M"]
+        if stat:
+            args.append("--stat")
+        args += [base, target]
+        if paths:
+            args += ["--", *paths]
+        return await self.git(*args)
+
+
+def _make_scratch_dir(parent: Path, owner: str) -> Path:
+    parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    return Path(tempfile.mkdtemp(prefix=f"{owner}.", dir=parent))
+
+
+def sweep_scratch(parent: Path, *, keep: Callable[[str], bool]) -> list[str]:
+    """Remove the scratch copies under ``parent`` whose owner ``keep`` does not vouch for."""
+    removed: list[str] = []
+    if not parent.is_dir():
+        return removed
+    for entry in parent.iterdir():
+        owner = entry.name.rsplit(".", 1)[0]
+        if entry.is_dir() and not entry.is_symlink() and not keep(owner):
+            shutil.rmtree(entry, ignore_errors=True)
+            removed.append(entry.name)
+    return removed
+
+
+async def _merge_base(repo: MemoryRepo, branch: str) -> str:
+    out = await repo.git("merge-base", "HEAD", branch)
+    return out.strip()

@@ -1,0 +1,90 @@
+"""Has anything changed since the last scan? Answered with one ``stat`` per file and nothing else.
+
+`memd scan` asks this first. A full scan loads the settings model, the store layer and the source
+parsers, which costs several times the walk itself; when nothing changed it would find nothing to
+parse, nothing to re-judge and nothing to write. The probe answers "unchanged" only when all of
+these hold, and otherwise says nothing (the caller then runs the full scan):
+
+- the scan index exists and was written under the same settings (``key``, see
+  ``daemon.status.config.inputs_key``) at the store's current generation (a SQLite store, read
+  with ``sqlite3``; any other store is left to the full scan);
+- every file under the roots that scan walked has the stat key the index recorded, and no file
+  is new, unusable or gone, nor one the index says had gone;
+- no active session's idle time has come (its verdict would move with the clock).
+
+Standard library only: it imports the walk (``pipeline.sources.walk``) and the index, nothing else.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.scan import index as scan_index
+from pipeline.scan.index import GONE
+from pipeline.sources.walk import DISCOVER, stat_paths
+
+
+@dataclass(frozen=True)
+class Unchanged:
+    files_seen: int
+    duration_s: float
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of a ``sqlite:///PATH`` store URL; None for any other store."""
+    if not url.startswith("sqlite") or ":///" not in url:
+        return None
+    path = url.split(":///", 1)[1].split("?", 1)[0]
+    return None if not path or path == ":memory:" else Path(path).expanduser()
+
+
+def probe(state_db: str, index_file: Path, key: str, now: float) -> Unchanged | None:
+    """``Unchanged`` when a full scan at epoch second ``now`` would find nothing to do; else None."""
+    started = time.perf_counter()
+    db = sqlite_path(state_db)
+    if db is None or not key or not db.exists():
+        return None
+    index = scan_index.load(index_file)
+    if index is None or index.key != key or _generation(db) != index.generation:
+        return None
+
+    entries = index.entries
+    seen = 0
+    for source, root in index.roots.items():
+        discover = DISCOVER.get(source)
+        if discover is None:
+            return None
+        walked = stat_paths(discover(Path(root))) if Path(root).is_dir() else []
+        for path, stat_key, error in walked:
+            prev = entries.get(path)
+            if (
+                error is not None
+                or prev is None
+                or prev[1] != source
+                or prev[2] != stat_key
+                or prev[4] == GONE
+            ):
+                return None
+            if prev[3] is not None and prev[3] <= now:
+                return None
+        seen += len(walked)
+    # Every file the index knows for these sources was walked (each walked file is one of them,
+    # so equal counts mean equal sets).
+    expected = sum(1 for e in entries.values() if e[1] in index.roots and e[4] != GONE)
+    if expected != seen:
+        return None
+    return Unchanged(files_seen=seen, duration_s=time.perf_counter() - started)
+
+
+def _generation(db: Path) -> scan_index.Generation | None:
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2.0)
+        try:
+            return scan_index.generation_of(conn.execute(scan_index.GENERATION_SQL).fetchone())
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return None

@@ -1,0 +1,95 @@
+"""memd's words, each defined once: the states, kinds and outcomes the store records and the CLI shows.
+
+Every module that writes or compares one of these uses the enum, so mypy catches a typo; the values
+are the strings stored in the state store and printed by `memd status`, so they never change
+without a migration. Standard library only: the fast paths (`memd status`, `memd scan`'s quick
+check, `memd recall`) import it too.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class SourceName(StrEnum):
+    """The agents memd reads out of the box (``pipeline.sources.registry`` holds one entry each)."""
+
+    CLAUDE_CODE = "claude_code"
+    CODEX = "codex"
+    GEMINI_CLI = "gemini_cli"
+    PI = "pi"
+
+
+class TranscriptState(StrEnum):
+    """A transcript file's verdict, as the scanner and phase 1 record it."""
+
+    ACTIVE = "active"
+    ELIGIBLE = "eligible"
+    SKIPPED = "skipped"
+    EXTRACTED = "extracted"
+    FAILED = "failed"
+    UNREADABLE = "unreadable"
+    INCOMPLETE = "incomplete"  # caught mid-write; read again at the next scan
+    GONE = "gone"  # the file went away after it was recorded
+
+
+class JobKind(StrEnum):
+    """What a row of the ``jobs`` table asks for."""
+
+    EXTRACT = "extract"
+
+
+class JobState(StrEnum):
+    PENDING = "pending"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class BatchState(StrEnum):
+    """A Message Batch's life in the store: recorded before the API creates it, then collected."""
+
+    SUBMITTING = "submitting"
+    SUBMITTED = "submitted"
+    COLLECTED = "collected"
+    ABANDONED = "abandoned"
+
+
+class RunOutcome(StrEnum):
+    """How a consolidation run (phase 2, one scope) ended."""
+
+    RUNNING = "running"
+    COMMITTED = "committed"
+    CLEARED = "cleared"
+    PENDING_REVIEW = "pending_review"
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+    UNCHANGED = "unchanged"
+    FAILED = "failed"
+    CRASHED = "crashed"
+    WOULD_RUN = "would_run"  # a dry run's answer
+
+
+class PublishOutcome(StrEnum):
+    """What one publish target did with one scope."""
+
+    PUBLISHED = "published"
+    REPUBLISHED = "republished"
+    UNCHANGED = "unchanged"
+    WITHDRAWN = "withdrawn"
+    SKIPPED = "skipped"
+    REFUSED = "refused"
+    FAILED = "failed"
+    WOULD_PUBLISH = "would_publish"
+    WOULD_REPUBLISH = "would_republish"
+    WOULD_WITHDRAW = "would_withdraw"
+
+
+class StepOutcome(StrEnum):
+    """How one step of a daemon cycle (scan, extract, consolidate, publish) ended."""
+
+    OK = "ok"
+    SKIPPED = "skipped"
+    DEFERRED = "deferred"
+    FAILED = "failed"
+    CANCELLED = "cancelled"

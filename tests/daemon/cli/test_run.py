@@ -1,0 +1,314 @@
+"""`memd run` as the service runs it: a real subprocess, a fake NOTIFY_SOCKET, real signals."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import pty
+import re
+import select
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import select as sql_select
+
+from daemon.config import load_settings
+from pipeline.clock import SystemClock
+from pipeline.llm.ratelimit import record_backoff
+from pipeline.store import kv, open_store
+from pipeline.store.schema import jobs as jobs_table
+from tests.daemon.memd_process import EXIT_TIMEOUT_S, Memd
+from tests.fakes.anthropic_api import FakeAnthropicAPI
+from tests.fakes.fixtures import FAKE_API_KEY
+
+
+@pytest.fixture
+def memd_env(tmp_path: Path) -> dict[str, str]:
+    home = tmp_path / "home"
+    roots = home / "roots"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMD_", "XDG_", "NOTIFY_", "WATCHDOG_"))}
+    env.pop("ANTHROPIC_API_KEY", None)
+    env.update(
+        {
+            "HOME": str(home),
+            "MEMD_SOURCES__CLAUDE_CODE__ROOT": str(roots / "claude"),
+            "MEMD_SOURCES__CODEX__ROOT": str(roots / "codex"),
+            "MEMD_SOURCES__GEMINI_CLI__ROOT": str(roots / "gemini"),
+            "MEMD_SOURCES__PI__ROOT": str(roots / "pi"),
+        }
+    )
+    (roots / "claude").mkdir(parents=True)
+    return env
+
+
+@pytest.fixture
+def started(tmp_path: Path) -> Iterator[list[Memd]]:
+    procs: list[Memd] = []
+    yield procs
+    for p in procs:
+        p.close()
+
+
+def start(started: list[Memd], tmp_path: Path, env: dict[str, str], *args: str) -> Memd:
+    proc = Memd(tmp_path, f"memd{len(started)}", env, *args)
+    started.append(proc)
+    return proc
+
+
+def test_ready_then_sigterm_stops_cleanly(
+    tmp_path: Path, memd_env: dict[str, str], started: list[Memd]
+) -> None:
+    memd = start(started, tmp_path, {**memd_env, "WATCHDOG_USEC": "2000000"}, "run")
+    ready = memd.wait_for("READY=1")
+    assert "STATUS=" in ready
+    memd.wait_for("WATCHDOG=1")
+    memd.wait_for("STATUS=idle; last cycle")  # the first cycle ran (scan at start)
+    memd.signal(signal.SIGTERM)
+    memd.wait_for("STOPPING=1")
+    assert memd.wait() == 0
+    assert '"event": "released"' in memd.stderr()
+
+
+def test_sigint_also_stops_cleanly(tmp_path: Path, memd_env: dict[str, str], started: list[Memd]) -> None:
+    memd = start(started, tmp_path, memd_env, "run")
+    memd.wait_for("READY=1")
+    memd.signal(signal.SIGINT)
+    assert memd.wait() == 0
+
+
+def test_a_second_instance_is_refused_and_names_the_holder(
+    tmp_path: Path, memd_env: dict[str, str], started: list[Memd]
+) -> None:
+    first = start(started, tmp_path, memd_env, "run")
+    first.wait_for("READY=1")
+    second = subprocess.run(
+        [sys.executable, "-m", "daemon", "run"],
+        env=memd_env,
+        capture_output=True,
+        text=True,
+        timeout=EXIT_TIMEOUT_S,
+    )
+    assert second.returncode == 3
+    assert f"pid {first.proc.pid}" in second.stderr
+    assert f"host {socket.gethostname()}" in second.stderr
+    once = subprocess.run(
+        [sys.executable, "-m", "daemon", "run", "--once"],
+        env=memd_env,
+        capture_output=True,
+        text=True,
+        timeout=EXIT_TIMEOUT_S,
+    )
+    assert once.returncode == 3
+    first.signal(signal.SIGTERM)
+    assert first.wait() == 0
+
+
+def test_an_instance_killed_with_sigkill_is_taken_over_at_once(
+    tmp_path: Path, memd_env: dict[str, str], started: list[Memd]
+) -> None:
+    first = start(started, tmp_path, memd_env, "run")
+    first.wait_for("READY=1")
+    first.proc.kill()
+    first.wait()
+    t0 = time.monotonic()
+    second = start(started, tmp_path, memd_env, "run")
+    second.wait_for("READY=1")
+    # The dead instance's lease would only expire after two minutes: this start did not wait for it.
+    assert time.monotonic() - t0 < 100
+    assert "instance_taken_over" in second.stderr()
+    second.signal(signal.SIGTERM)
+    assert second.wait() == 0
+
+
+def test_sighup_with_a_bad_file_keeps_the_old_settings_and_runs_on(
+    tmp_path: Path, memd_env: dict[str, str], started: list[Memd]
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[schedule]\nscan_interval_minutes = 5\n")
+    memd = start(started, tmp_path, memd_env, "--config", str(config), "run")
+    memd.wait_for("READY=1")
+    config.write_text("[schedule]\nscan_interval_minutes = -1\n")
+    memd.signal(signal.SIGHUP)
+    failed = memd.wait_for("STATUS=settings reload failed")
+    assert "scan_interval_minutes" in failed
+    config.write_text("[schedule]\nscan_interval_minutes = 7\n")
+    memd.signal(signal.SIGHUP)
+    memd.wait_for("STATUS=settings reloaded")
+    assert memd.proc.poll() is None
+    memd.signal(signal.SIGTERM)
+    assert memd.wait() == 0
+    assert "settings_reload_failed" in memd.stderr()
+
+
+def _once(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "daemon", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=EXIT_TIMEOUT_S * 3,
+    )
+
+
+def test_run_once_exits_2_on_a_bad_config(tmp_path: Path, memd_env: dict[str, str]) -> None:
+    config = tmp_path / "bad.toml"
+    config.write_text("[schedule]\nscan_interval_minutes = 0\n")
+    done = _once(memd_env, "--config", str(config), "run", "--once")
+    assert done.returncode == 2
+    assert "schedule.scan_interval_minutes" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_run_once_exits_1_when_the_state_store_is_unreachable(memd_env: dict[str, str]) -> None:
+    done = _once(
+        {**memd_env, "MEMD_PATHS__STATE_DB": "sqlite:////proc/memd-cannot-write/state.db"}, "run", "--once"
+    )
+    assert done.returncode == 1
+    assert "cannot open the state store" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_dry_run_needs_once(memd_env: dict[str, str]) -> None:
+    done = _once(memd_env, "run", "--dry-run")
+    assert done.returncode == 2
+
+
+def with_sessions(memd_env: dict[str, str]) -> dict[str, str]:
+    """The fixture Claude Code sessions under the source root, all of them idle and recent enough."""
+    fixtures = Path(__file__).parents[2] / "fixtures" / "transcripts" / "claude_code" / "projects"
+    root = Path(memd_env["MEMD_SOURCES__CLAUDE_CODE__ROOT"])
+    for src in fixtures.rglob("*"):
+        if src.is_file():
+            dest = root / src.relative_to(fixtures)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(src.read_bytes())
+    return {
+        **memd_env,
+        "MEMD_MEMORIES__MIN_ROLLOUT_IDLE_HOURS": "0",
+        "MEMD_MEMORIES__MAX_ROLLOUT_AGE_DAYS": "36500",
+    }
+
+
+def test_run_once_dry_run_lists_what_it_would_extract_without_a_key(memd_env: dict[str, str]) -> None:
+    done = _once(with_sessions(memd_env), "run", "--once", "--dry-run")
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = done.stdout
+    assert "would extract" in out
+    assert "0b5c7d7e-2f1a-4c3e-9d41-7a2b9e0c1f11" in out
+    assert "rendered tokens" in out
+    assert "estimated cost usd" in out
+    # ... and the scopes it would consolidate after extracting them, with tokens and cost.
+    assert "would consolidate" in out
+    scope_rows = [line for line in out.splitlines() if "projects/shop-" in line]
+    assert scope_rows
+    assert "after extracting 2 sessions" in scope_rows[0]
+    assert re.search(r"\b\d+\s+\S\s+0\.\d{4}\b", scope_rows[0])  # estimated tokens, then the cost
+    assert out.strip().splitlines()[-1].startswith("dry run: scan ok, extract ok, consolidate ok")
+
+
+def test_a_gated_run_once_records_the_gate_starts_nothing_and_exits_0(
+    memd_env: dict[str, str], fake_api: FakeAnthropicAPI
+) -> None:
+    env = {
+        **with_sessions(memd_env),
+        "ANTHROPIC_API_KEY": FAKE_API_KEY,
+        "MEMD_LLM__BASE_URL": fake_api.base_url,
+        "MEMD_LLM__BATCH": "off",
+    }
+    settings = load_settings(None, env=env).settings
+    now = SystemClock().now()
+    until = now + timedelta(days=1)  # a run that waited for the reset would outlive the test's timeout
+
+    async def close_the_gate() -> None:
+        store = await open_store(settings.paths.state_db)
+        try:
+            await record_backoff(store, until, "API unavailable (429): rate_limit_error", now=now)
+        finally:
+            await store.close()
+
+    asyncio.run(close_the_gate())
+    done = _once(env, "run", "--once")
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert fake_api.requests == []  # nothing new started: no message, no batch
+    [extract] = [line for line in done.stdout.splitlines() if line.startswith("extract ")]
+    assert "gated=True" in extract
+    assert "backing off" in extract
+
+    async def recorded() -> tuple[Any, Any, list[str]]:
+        store = await open_store(settings.paths.state_db)
+        try:
+            async with store.read() as conn:
+                states = [
+                    row[0]
+                    for row in await conn.execute(
+                        sql_select(jobs_table.c.state).where(jobs_table.c.kind == "extract")
+                    )
+                ]
+            return await kv.get(store, "phase1_last_run"), await kv.get(store, "run.extract"), states
+        finally:
+            await store.close()
+
+    last_run, step, job_states = asyncio.run(recorded())
+    assert last_run["gated"] is True
+    assert last_run["claimed"] == 0
+    assert last_run["gate_reset_at"] == until.isoformat()
+    assert step["outcome"] == "ok"
+    assert job_states == ["pending"] * 3  # the sessions wait for the reset, none failed
+
+
+def test_run_once_on_a_terminal_shows_progress(memd_env: dict[str, str]) -> None:
+    env = {**with_sessions(memd_env), "TERM": "xterm", "COLUMNS": "160"}
+    env.pop("NO_COLOR", None)
+    env.pop("FORCE_COLOR", None)
+    code, screen = run_on_a_terminal(env, "run", "--once", "--dry-run")
+    assert code == 0, screen[-3000:]
+    # A spinner names each step while it runs, then one line per step stays.
+    for step in ("scan", "extract", "consolidate", "publish"):
+        assert f"{step}..." in screen
+        assert re.search(rf"^{step}\s+ok\s+\d+\.\ds", screen, re.MULTILINE), step
+    assert "\x1b[?25l" in screen  # the cursor hidden while the spinner runs
+    assert "step_started" not in screen  # INFO logs do not drown the progress on a terminal
+    # Off a terminal: the same lines, no spinner.
+    plain = _once(with_sessions(memd_env), "run", "--once", "--dry-run").stdout
+    assert "scan..." not in plain
+    assert "\x1b[" not in plain
+
+
+def run_on_a_terminal(env: dict[str, str], *args: str) -> tuple[int, str]:
+    """Run memd with a pseudo-terminal as stdin, stdout and stderr; its exit status and what it drew."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "daemon", *args], stdin=slave, stdout=slave, stderr=slave, env=env
+    )
+    os.close(slave)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + EXIT_TIMEOUT_S * 3
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], deadline - time.monotonic())
+            if not ready:
+                break
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the child closed the terminal
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        code = proc.wait(timeout=EXIT_TIMEOUT_S)
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    screen = b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+    return code, re.sub(r"\x1b\[1A\x1b\[2K|\r\x1b\[2K|\r", "\n", screen)

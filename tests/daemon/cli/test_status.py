@@ -1,0 +1,256 @@
+"""`memd status` as a user runs it: the JSON and the table, its exit status, and what it imports."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import insert
+
+from daemon.config import load_settings
+from daemon.cycle import run_step
+from daemon.status.config import load_status_settings
+from pipeline.clock import FakeClock
+from pipeline.publish.run import publish_all
+from pipeline.store import heartbeats, kv, open_store
+from pipeline.store.schema import publications
+from tests.daemon.status.test_read import populate_usage
+
+
+def memd_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMD_", "XDG_"))}
+    env.update({"HOME": str(tmp_path / "home"), "COLUMNS": "200", **extra})
+    return env
+
+
+def status(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "daemon", "status", *args], env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+async def beat(env: dict[str, str], *, age: timedelta, pid: int) -> None:
+    settings = load_settings(None, env=env).settings
+    store = await open_store(settings.paths.state_db)
+    now = datetime.now(UTC)
+    try:
+        await heartbeats.beat(
+            store,
+            instance="i",
+            host=socket.gethostname(),
+            pid=pid,
+            version="0.1.0",
+            started_at=now - timedelta(hours=1),
+            now=now - age,
+            status={"state": "running", "last_cycle": "12:00Z scan ok"},
+        )
+    finally:
+        await store.close()
+
+
+def test_no_store_yet_is_down_and_says_so(tmp_path: Path) -> None:
+    done = status(memd_env(tmp_path), "--json")
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    assert report["daemon"] == {"running": False, "state": "no state store"}
+    assert "has not run yet" in report["error"]
+    assert report["healthy"] is False
+
+
+async def test_a_fresh_heartbeat_is_healthy_and_shown(tmp_path: Path) -> None:
+    env = memd_env(tmp_path)
+    await beat(env, age=timedelta(seconds=3), pid=os.getpid())
+    done = status(env, "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["daemon"]["state"] == "running"
+    assert report["daemon"]["pid"] == os.getpid()
+    assert set(report) >= {
+        "daemon",
+        "transcripts",
+        "phase1",
+        "phase2",
+        "rate_limit",
+        "budget",
+        "memory",
+        "publish",
+        "leases",
+    }
+    human = status(env)
+    assert human.returncode == 0
+    assert f"daemon running (pid {os.getpid()} on {socket.gethostname()}, up 1h 0m" in human.stdout
+    for label in ("phase 1", "phase 2", "rate limit", "budget today", "memory"):
+        assert label in human.stdout
+
+
+async def test_a_stale_heartbeat_is_stuck(tmp_path: Path) -> None:
+    env = memd_env(tmp_path)
+    await beat(env, age=timedelta(minutes=10), pid=os.getpid())
+    done = status(env)
+    assert done.returncode == 3
+    assert "daemon stuck" in done.stdout
+
+
+@pytest.fixture
+def dead_pid() -> int:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    return gone.pid
+
+
+async def test_a_dead_process_is_down(tmp_path: Path, dead_pid: int) -> None:
+    env = memd_env(tmp_path)
+    await beat(env, age=timedelta(seconds=1), pid=dead_pid)
+    done = status(env, "--json")
+    assert done.returncode == 1
+    assert json.loads(done.stdout)["daemon"]["state"] == "dead"
+
+
+def test_a_bad_config_exits_2_naming_the_key(tmp_path: Path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text('[paths]\nstate_db = "mysql://x"\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "daemon", "--config", str(config), "status"],
+        env=memd_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "paths.state_db" in done.stderr
+
+
+async def test_status_imports_no_llm_scheduler_orm_or_settings_model(tmp_path: Path) -> None:
+    env = memd_env(tmp_path)
+    await beat(env, age=timedelta(seconds=5), pid=os.getpid())  # a store, so every section is read
+    probe = (
+        "import sys\n"
+        "from daemon.cli import main\n"
+        "try:\n"
+        "    main(['status', '--json'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "heavy = ('anthropic', 'apscheduler', 'sqlalchemy', 'pydantic', 'watchfiles', 'structlog', 'pipeline.llm')\n"
+        "print([m for m in heavy if m in sys.modules], file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60)
+    assert done.stderr.strip().splitlines()[-1] == "[]"
+    assert '"usage"' in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("file_text", "env"),
+    [
+        ("", {}),
+        ("", {"XDG_STATE_HOME": "/xdg/state", "XDG_DATA_HOME": "/xdg/data"}),
+        ('[paths]\nstate_dir = "~/st"\nmemory_dir = "/m"\n', {}),
+        ('[paths]\nstate_db = "postgresql://u@h/db"\n[llm]\ndaily_token_budget = 1000\n', {}),
+        ("[memories]\nmin_rate_limit_remaining_percent = 40\n", {"MEMD_LLM__DAILY_TOKEN_BUDGET": "5"}),
+        ("", {"MEMD_PATHS__STATE_DB": "sqlite:////tmp/x.db", "MEMD_PATHS__MEMORY_DIR": "/mem"}),
+    ],
+)
+def test_the_lean_status_settings_agree_with_the_full_loader(
+    tmp_path: Path, file_text: str, env: dict[str, str]
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(file_text)
+    full_env = {"HOME": str(tmp_path), **env}
+    full = load_settings(config, env=full_env).settings
+    lean = load_status_settings(config, env=full_env)
+    assert lean is not None
+    assert (lean.state_db, lean.state_dir, lean.memory_dir) == (
+        full.paths.state_db,
+        full.paths.state_dir,
+        full.paths.memory_dir,
+    )
+    assert lean.daily_token_budget == full.llm.daily_token_budget
+    assert lean.min_rate_limit_remaining_percent == full.memories.min_rate_limit_remaining_percent
+
+
+@pytest.mark.parametrize(
+    "file_text", ["[paths\n", "[paths]\nstate_db = 3\n", '[llm]\ndaily_token_budget = "x"\n']
+)
+def test_the_lean_loader_gives_up_on_what_it_cannot_judge(tmp_path: Path, file_text: str) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(file_text)
+    assert load_status_settings(config, env={"HOME": str(tmp_path)}) is None
+
+
+async def test_status_shows_publish_targets_republishes_and_memory_use(tmp_path: Path) -> None:
+    env = memd_env(tmp_path)
+    await beat(env, age=timedelta(seconds=3), pid=os.getpid())
+    settings = load_settings(None, env=env).settings
+    store = await open_store(settings.paths.state_db)
+    clock = FakeClock(datetime.now(UTC))
+    try:
+        shop = await populate_usage(store, clock)
+        async with store.write() as conn:
+            await conn.execute(
+                insert(publications).values(
+                    target="codex",
+                    scope="global",
+                    path="/h/.codex/memories",
+                    outcome="unchanged",
+                    published_at=clock.now() - timedelta(hours=2),
+                    republished_at=clock.now() - timedelta(hours=2),
+                    republish_reason="memd's files there were changed by someone else since the last publish",
+                )
+            )
+    finally:
+        await store.close()
+
+    done = status(env, "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    (target,) = report["publish"]["targets"]
+    assert (
+        target["republish_reason"] == "memd's files there were changed by someone else since the last publish"
+    )
+    by_scope = {s["scope"]: s for s in report["usage"]["scopes"]}
+    assert (by_scope[shop]["hit_rate"], by_scope[shop]["uses"]) == (0.333, 4)
+
+    human = status(env)
+    assert human.returncode == 0, human.stderr
+    rows = [re.split(r"\s{2,}", line.strip()) for line in human.stdout.splitlines()]
+    at = (clock.now() - timedelta(hours=2)).strftime("%Y-%m-%d %H:%MZ")
+    assert ["target", "scope", "outcome", "last published", "republished (outside change)", "reason"] in rows
+    assert ["codex", "global", "unchanged", at, at] in rows  # the reason column is empty
+    assert "memory use (last 30 days)" in human.stdout
+    # scope, hit rate, sessions using, given, topics read, uses, last use, memories used
+    shop_row = next(row for row in rows if row[0] == shop)
+    assert shop_row[1:6] == ["33%", "1 of 3", "2", "2 of 2", "4"]
+    assert shop_row[7] == "2 of 3 (3 uses)"
+
+
+async def test_status_stays_healthy_before_the_first_consolidation(tmp_path: Path) -> None:
+    env = memd_env(tmp_path)
+    await beat(env, age=timedelta(seconds=3), pid=os.getpid())
+    settings = load_settings(None, env=env).settings
+    assert not settings.paths.memory_dir.exists()
+    store = await open_store(settings.paths.state_db)
+    clock = FakeClock(datetime.now(UTC))
+    try:
+
+        async def publish(*, dry_run: bool) -> object:
+            return await publish_all(store, settings, clock, dry_run=dry_run)
+
+        step = await run_step("publish", publish, clock=clock, dry_run=False)  # as the daemon runs it
+        await kv.put(store, step.record_key, step.to_json(), now=clock.now())
+    finally:
+        await store.close()
+
+    done = status(env)
+    assert done.returncode == 0, done.stderr
+    line = next(line for line in done.stdout.splitlines() if line.startswith("publish "))
+    assert line.endswith(f"skipped: nothing consolidated yet: {settings.paths.memory_dir} does not exist")
+    assert "memory use: nothing published yet" in done.stdout
+    report = json.loads(status(env, "--json").stdout)
+    assert report["healthy"] is True
+    assert report["publish"]["last_run"]["whole_run"]["outcome"] == "skipped"

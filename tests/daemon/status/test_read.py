@@ -1,0 +1,537 @@
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import insert, text
+
+from daemon.config import load_settings
+from daemon.cycle import run_step
+from daemon.status import read as status_read
+from daemon.status import rows as status_rows
+from daemon.status.config import StatusSettings
+from pipeline.clock import FakeClock
+from pipeline.hits.rate import INDEX_KEY
+from pipeline.projects import scope_for
+from pipeline.publish.run import publish_all
+from pipeline.store import Store, heartbeats, kv, leases
+from pipeline.store.schema import (
+    consolidation_runs,
+    jobs,
+    llm_calls,
+    memory_uses,
+    publications,
+    scopes,
+    stage1_outputs,
+    transcripts,
+)
+
+
+async def populate(store: Store, clock: FakeClock) -> None:
+    now = clock.now()
+    hour = timedelta(hours=1)
+    async with store.write() as conn:
+        for n, (source, state, reason, eligible_at) in enumerate(
+            [
+                ("claude_code", "eligible", None, now - hour),
+                ("claude_code", "active", "idle in 2h", now + 2 * hour),
+                ("claude_code", "active", "idle in 5h", now + 5 * hour),
+                ("codex", "failed", "model output invalid after 2 tries", None),
+            ]
+        ):
+            await conn.execute(
+                insert(transcripts).values(
+                    source=source,
+                    path=f"/t/{n}.jsonl",
+                    session_id=f"s{n}",
+                    project="/home/dev/shop",
+                    state=state,
+                    reason=reason,
+                    eligible_at=eligible_at,
+                    first_seen_at=now,
+                    updated_at=now,
+                )
+            )
+        await conn.execute(
+            insert(jobs).values(
+                kind="extract",
+                key="9",
+                state="failed",
+                last_error="API rejected: too long",
+                created_at=now,
+                updated_at=now,
+            )
+        )
+        for at, tokens, cost in ((now - 2 * hour, 1000, 0.01), (now - timedelta(minutes=5), 3000, 0.05)):
+            await conn.execute(
+                insert(llm_calls).values(
+                    at=at,
+                    phase="extract",
+                    model="m",
+                    job_key=f"j{tokens}",
+                    input_tokens=tokens,
+                    cost_usd=cost,
+                    outcome="ok",
+                )
+            )
+        await conn.execute(
+            insert(scopes).values(key="global", last_success_at=now - hour, last_commit="abc", updated_at=now)
+        )
+        for run_id, outcome, reason in (
+            ("r1", "failed", "index over its cap"),
+            ("r2", "pending_review", None),
+        ):
+            await conn.execute(
+                insert(consolidation_runs).values(
+                    run_id=run_id,
+                    scope="global",
+                    mode="inbox",
+                    started_at=now - hour,
+                    finished_at=now - hour,
+                    outcome=outcome,
+                    reason=reason,
+                )
+            )
+        await conn.execute(
+            insert(publications).values(
+                target="claude_code",
+                scope="projects/shop-1",
+                path="/p/MEMORY.md",
+                published_at=now,
+                outcome="published",
+            )
+        )
+    step = {
+        "started_at": (now - timedelta(minutes=10)).isoformat(),
+        "finished_at": now.isoformat(),
+        "error": None,
+    }
+    await kv.put(
+        store,
+        "run.extract",
+        {**step, "step": "extract", "outcome": "ok", "report": {"extracted": 1}},
+        now=now,
+    )
+    await kv.put(
+        store,
+        "run.consolidate.skipped",
+        {
+            **step,
+            "step": "consolidate",
+            "outcome": "skipped",
+            "report": {"reason": "no scope has new extracts"},
+        },
+        now=now,
+    )
+    reset = (now + timedelta(minutes=30)).isoformat()
+    await kv.put(
+        store,
+        "rate_limit",
+        {
+            "observed_at": now.isoformat(),
+            "families": {"tokens": {"limit": 100, "remaining": 10, "reset": reset}},
+        },
+        now=now,
+    )
+    await leases.acquire(
+        store, "instance", owner="o", host="h1", pid=os.getpid(), now=now, ttl=timedelta(minutes=2)
+    )
+    await heartbeats.beat(
+        store,
+        instance="o",
+        host="h1",
+        pid=os.getpid(),
+        version="0.1.0",
+        started_at=now - hour,
+        now=now - timedelta(seconds=5),
+        status={"state": "running", "step": None, "last_cycle": "12:00Z scan ok"},
+    )
+
+
+def git_repo(path: Path) -> str:
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=path, check=True, capture_output=True, text=True
+        ).stdout.strip()
+
+    path.mkdir(parents=True)
+    git("init", "-q", "-b", "main")
+    (path / "MEMORY.md").write_text("# memory\n")
+    git("add", "MEMORY.md")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "init")
+    git("branch", "inbox/r2")
+    git("pack-refs", "--all")  # HEAD's branch is now only in packed-refs
+    assert not (path / ".git" / "refs" / "heads" / "main").exists()
+    return git("rev-parse", "HEAD")
+
+
+async def current_schema(store: Store) -> str | None:
+    if store.dialect != "postgresql":
+        return None
+    async with store.read() as conn:
+        return str((await conn.execute(text("SELECT current_schema()"))).scalar_one())
+
+
+async def read_report(store: Store, clock: FakeClock, tmp_path: Path, **kw: Any) -> dict[str, Any]:
+    settings = StatusSettings(
+        config_path=tmp_path / "c.toml",
+        config_exists=False,
+        state_db=store.url,
+        state_dir=tmp_path,
+        memory_dir=tmp_path / "memory",
+        daily_token_budget=3500,
+    )
+    schema = await current_schema(store)
+
+    def read() -> dict[str, Any]:
+        rows = status_rows.open_rows(store.url, pg_schema=schema)
+        try:
+            return status_read.collect(
+                rows,
+                settings,
+                now=clock.now(),
+                host=kw.get("host", "h1"),
+                pid_alive=kw.get("pid_alive", lambda pid: True),
+            )
+        finally:
+            rows.close()
+
+    return await asyncio.to_thread(read)  # the reader runs its own loop for PostgreSQL
+
+
+async def test_every_section_is_read(store: Store, clock: FakeClock, tmp_path: Path) -> None:
+    await populate(store, clock)
+    head = git_repo(tmp_path / "memory")
+    report = await read_report(store, clock, tmp_path)
+
+    daemon = report["daemon"]
+    assert daemon["running"] is True
+    assert daemon["state"] == "running"
+    assert daemon["pid"] == os.getpid()
+    assert daemon["heartbeat_age_s"] == 5.0
+    assert daemon["uptime_s"] == 3600.0
+    assert daemon["last_cycle"] == "12:00Z scan ok"
+
+    t = report["transcripts"]
+    assert t["total"] == 4
+    assert t["by_source"] == {"claude_code": {"active": 2, "eligible": 1}, "codex": {"failed": 1}}
+    assert t["next_idle"]["session_id"] == "s1"
+    assert t["next_idle"]["in_s"] == 7200.0
+    assert t["failures"][0]["reason"] == "model output invalid after 2 tries"
+
+    p1 = report["phase1"]
+    assert p1["last_run"]["outcome"] == "ok"
+    assert (p1["last_run"]["tokens"], p1["last_run"]["cost_usd"], p1["last_run"]["sessions"]) == (
+        3000,
+        0.05,
+        1,
+    )
+    reasons = {f["reason"] for f in p1["failures"]}
+    assert reasons == {"model output invalid after 2 tries", "API rejected: too long"}
+
+    p2 = report["phase2"]
+    assert p2["last_run"] is None
+    assert p2["last_check"]["reason"] == "no scope has new extracts"
+    assert p2["failures"] == [
+        {"scope": "global", "run": "r1", "reason": "index over its cap", "at": p2["failures"][0]["at"]}
+    ]
+
+    rl = report["rate_limit"]
+    assert rl["remaining_percent"] == 10.0
+    assert rl["gated"] is True
+    assert "tokens 10% remaining" in rl["reason"]
+    assert "daily token budget used" in rl["reason"]
+    assert rl["reset_at"] == "2026-11-02T00:00:00+00:00"  # the latest reset: the budget's, at UTC midnight
+
+    budget = report["budget"]
+    assert (budget["used_today_tokens"], budget["daily_token_budget"], budget["exhausted"]) == (
+        4000,
+        3500,
+        True,
+    )
+
+    memory = report["memory"]
+    assert (memory["head"], memory["branch"]) == (head, "main")
+    assert memory["scopes"][0]["scope"] == "global"
+    assert memory["pending_inbox_runs"] == 1
+
+    assert report["publish"]["targets"][0]["target"] == "claude_code"
+    assert [(lease["name"], lease["expired"]) for lease in report["leases"]] == [("instance", False)]
+
+
+async def test_stale_heartbeat_is_stuck_and_a_dead_pid_is_down(
+    store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    await populate(store, clock)
+    clock.advance(timedelta(minutes=10))
+    report = await read_report(store, clock, tmp_path)
+    assert report["daemon"]["state"] == "stuck"
+    report = await read_report(store, clock, tmp_path, pid_alive=lambda pid: False)
+    assert report["daemon"]["state"] == "dead"
+    assert report["daemon"]["running"] is False
+    report = await read_report(store, clock, tmp_path, host="elsewhere", pid_alive=lambda pid: False)
+    assert report["daemon"]["state"] == "stuck"  # another host: a stale heartbeat is all we can see
+    await heartbeats.stopped(store, instance="o", now=clock.now(), status={"state": "stopped"})
+    assert (await read_report(store, clock, tmp_path))["daemon"]["state"] == "stopped"
+
+
+async def test_an_empty_store_reads_as_never_started(store: Store, clock: FakeClock, tmp_path: Path) -> None:
+    report = await read_report(store, clock, tmp_path)
+    assert report["daemon"] == {"running": False, "state": "never started"}
+    assert report["transcripts"]["total"] == 0
+    assert report["memory"]["head"] is None
+
+
+def test_a_missing_sqlite_store_is_reported_not_created(tmp_path: Path) -> None:
+    with pytest.raises(status_rows.StoreUnavailable, match="has not run yet"):
+        status_rows.open_rows(f"sqlite:///{tmp_path}/none.db")
+    assert not (tmp_path / "none.db").exists()
+
+
+def test_passwords_are_hidden() -> None:
+    assert status_rows.describe("postgresql://memd:s3cret@db/memd") == "postgresql://memd:***@db/memd"
+    assert status_rows.describe("sqlite:////x/state.db") == "sqlite:////x/state.db"
+
+
+SHOP = "/home/dev/shop"
+
+
+async def populate_usage(store: Store, clock: FakeClock) -> str:
+    """Sessions, memory uses and extracts for one project scope and the global scope; returns the project's."""
+    now, day = clock.now(), timedelta(days=1)
+    shop = scope_for(SHOP)
+    await kv.put(
+        store,
+        INDEX_KEY,
+        {
+            "files": {f"/p/memd-{n}": [shop, n] for n in ("a.md", "b.md")},
+            "sources": {f"{shop}/a.md": ["s101"], f"{shop}/b.md": ["s102"], "global/g.md": ["s105"]},
+            # The project scope was first published 10 days ago: older sessions had no chance to use it.
+            "first_published": {shop: (now - 10 * day).isoformat(), "global": (now - 40 * day).isoformat()},
+        },
+        now=now,
+    )
+    async with store.write() as conn:
+        for tid, project, age in (
+            (101, SHOP, day),
+            (102, SHOP, 2 * day),
+            (103, SHOP, 3 * day),
+            (104, SHOP, 20 * day),  # before the project scope's first publish
+            (105, "/home/dev/other", day),
+            (106, SHOP, 45 * day),  # outside the 30-day window
+        ):
+            await conn.execute(
+                insert(transcripts).values(
+                    id=tid,
+                    source="claude_code",
+                    path=f"/t/{tid}.jsonl",
+                    session_id=f"s{tid}",
+                    project=project,
+                    state="extracted",
+                    last_activity=now - age,
+                    first_seen_at=now - age,
+                    updated_at=now - age,
+                )
+            )
+        for scope, file, tid, used_at in (
+            (shop, "a.md", 101, now - day),  # a topic read: a hit
+            (shop, "b.md", 101, now - day + timedelta(minutes=1)),  # the same session: still one hit
+            (shop, "MEMORY.md", 102, now - 2 * day),  # the index loaded: given, not a hit
+            (shop, "<recall>", 103, now - 3 * day),  # a recall block: given, not a hit
+            ("global", "g.md", 105, now - day),
+            (shop, "a.md", 106, now - 45 * day),  # outside the window
+        ):
+            await conn.execute(
+                insert(memory_uses).values(scope=scope, file=file, transcript_id=tid, used_at=used_at)
+            )
+        for n, (uses, last_used, superseded_by, forgotten_at) in enumerate(
+            (
+                (2, now - day, None, None),
+                (1, now - 5 * day, None, None),
+                (0, None, None, None),
+                (9, now - day, 1, None),  # superseded by a newer extract: not live
+                (4, now - day, None, now - day),  # forgotten: not live
+            )
+        ):
+            await conn.execute(
+                insert(stage1_outputs).values(
+                    transcript_id=101,
+                    source="claude_code",
+                    session_id=f"s10{n}",
+                    project=SHOP,
+                    scope=shop,
+                    range_start=0,
+                    range_end=1,
+                    rollout_slug="x",
+                    rollout_summary="x",
+                    raw_memory="x",
+                    memories=[],
+                    model="m",
+                    usage={},
+                    created_at=now - 6 * day,
+                    superseded_by=superseded_by,
+                    forgotten_at=forgotten_at,
+                    use_count=uses,
+                    last_used_at=last_used,
+                )
+            )
+    return shop
+
+
+async def test_usage_shows_each_scopes_hit_rate_and_use_counts(
+    store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    shop = await populate_usage(store, clock)
+    now, day = clock.now(), timedelta(days=1)
+    usage = (await read_report(store, clock, tmp_path))["usage"]
+    assert usage["window_days"] == 30
+    by_scope = {s["scope"]: s for s in usage["scopes"]}
+    assert list(by_scope) == ["global", shop]
+    assert by_scope[shop] == {
+        "scope": shop,
+        "since": (now - 10 * day).isoformat(),
+        "hit_rate": 0.333,  # 1 of the 3 sessions since the first publish read a topic file
+        "sessions": 3,
+        "sessions_reading": 1,
+        "sessions_given": 2,
+        "uses": 4,
+        "last_used_at": (now - day + timedelta(minutes=1)).isoformat(),
+        "topics_published": 2,
+        "topics_read": 2,
+        "memories": {"live": 3, "used": 2, "use_count": 3, "last_used_at": (now - day).isoformat()},
+    }
+    glob = by_scope["global"]
+    # Every session of the window counts for the global scope (not the 45-day-old one).
+    assert (glob["sessions"], glob["sessions_reading"], glob["hit_rate"], glob["uses"]) == (5, 1, 0.2, 1)
+    assert glob["memories"] == {"live": 0, "used": 0, "use_count": 0, "last_used_at": None}
+
+
+async def test_nothing_published_yet_has_no_usage(store: Store, clock: FakeClock, tmp_path: Path) -> None:
+    assert (await read_report(store, clock, tmp_path))["usage"] == {"window_days": 30, "scopes": []}
+
+
+async def test_publish_shows_each_target_and_the_last_republish_after_an_outside_change(
+    store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    now, hour = clock.now(), timedelta(hours=1)
+    async with store.write() as conn:
+        for target, scope, outcome, reason, published_at, republished_at, republish_reason in (
+            (
+                "claude_code",
+                "projects/shop-1",
+                "skipped",
+                "/h/.claude does not exist: Claude Code is not set up for this user",
+                None,
+                None,
+                None,
+            ),
+            (
+                "codex",
+                "global",
+                "unchanged",
+                None,
+                now - 2 * hour,
+                now - 2 * hour,
+                "memd's files there were changed by someone else since the last publish",
+            ),
+        ):
+            await conn.execute(
+                insert(publications).values(
+                    target=target,
+                    scope=scope,
+                    path=f"/p/{target}",
+                    outcome=outcome,
+                    reason=reason,
+                    published_at=published_at,
+                    republished_at=republished_at,
+                    republish_reason=republish_reason,
+                )
+            )
+    results = [
+        {"target": "claude_code", "scope": "projects/shop-1", "outcome": "skipped"},
+        {"target": "codex", "scope": "global", "outcome": "unchanged"},
+    ]
+    await kv.put(store, "run.publish", publish_run(now, results), now=now)
+    publish = (await read_report(store, clock, tmp_path))["publish"]
+    assert publish["targets"] == [
+        {
+            "target": "claude_code",
+            "scope": "projects/shop-1",
+            "path": "/p/claude_code",
+            "published_at": None,
+            "outcome": "skipped",
+            "reason": "/h/.claude does not exist: Claude Code is not set up for this user",
+            "republished_at": None,
+            "republish_reason": None,
+        },
+        {
+            "target": "codex",
+            "scope": "global",
+            "path": "/p/codex",
+            "published_at": (now - 2 * hour).isoformat(),
+            "outcome": "unchanged",
+            "reason": None,
+            "republished_at": (now - 2 * hour).isoformat(),
+            "republish_reason": "memd's files there were changed by someone else since the last publish",
+        },
+    ]
+    assert publish["last_run"]["results"] == {"skipped": 1, "unchanged": 1}
+    assert publish["last_run"]["whole_run"] is None
+
+
+def publish_run(now: datetime, results: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "step": "publish",
+        "outcome": "ok",
+        "started_at": now.isoformat(),
+        "finished_at": now.isoformat(),
+        "duration_s": 0.1,
+        "error": None,
+        "report": {"dry_run": False, "results": results},
+    }
+
+
+async def test_publishing_before_the_first_consolidation_keeps_status_healthy(
+    store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    await heartbeats.beat(
+        store,
+        instance="o",
+        host="h1",
+        pid=os.getpid(),
+        version="0.1.0",
+        started_at=clock.now() - timedelta(minutes=1),
+        now=clock.now(),
+        status={"state": "running"},
+    )
+    settings = load_settings(None, env={"HOME": str(tmp_path / "home")}).settings
+    settings = settings.model_copy(
+        update={"paths": settings.paths.model_copy(update={"memory_dir": tmp_path / "memory"})}
+    )
+
+    async def publish(*, dry_run: bool) -> object:
+        return await publish_all(store, settings, clock, dry_run=dry_run)
+
+    # The publish step as the daemon runs and records it.
+    step = await run_step("publish", publish, clock=clock, dry_run=False)
+    await kv.put(store, step.record_key, step.to_json(), now=clock.now())
+
+    report = await read_report(store, clock, tmp_path)
+    assert report["daemon"]["state"] == "running"
+    assert [
+        name for name, section in report.items() if isinstance(section, dict) and "error" in section
+    ] == []
+    last = report["publish"]["last_run"]
+    assert last["outcome"] == "ok"
+    assert last["results"] == {"skipped": 1}
+    assert last["whole_run"] == {
+        "outcome": "skipped",
+        "reason": f"nothing consolidated yet: {tmp_path / 'memory'} does not exist",
+    }
+    assert report["publish"]["targets"] == []
+    assert report["memory"]["exists"] is False
