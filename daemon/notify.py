@@ -3,7 +3,9 @@
 The socket and watchdog settings come from the environment systemd gives the service
 (``NOTIFY_SOCKET``, ``WATCHDOG_USEC``, ``WATCHDOG_PID``); the composition root passes that mapping
 in, so this module reads no environment itself and a test can point it at its own socket. Sending
-never raises: a failure is logged at debug and the daemon goes on.
+never raises and never blocks: the socket is non-blocking, so a service manager that stopped reading
+(its queue full) costs a dropped message, logged (a warning for the first of a run of drops), and
+never the daemon's loop or its heartbeat.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ class Notifier:
 
     def __init__(self, address: str | None, *, watchdog_usec: int | None = None) -> None:
         self._address = _socket_address(address)
+        self._dropping = False
         self.watchdog_interval_s: float | None = watchdog_usec / 2e6 if watchdog_usec else None
         """How often to send ``WATCHDOG=1``: half the watchdog interval, or None without a watchdog."""
 
@@ -46,12 +49,22 @@ class Notifier:
             return False
         payload = "\n".join(line.replace("\n", " ") for line in lines).encode("utf-8", "replace")
         try:
-            with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC) as sock:
+            with socket.socket(
+                socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC | socket.SOCK_NONBLOCK
+            ) as sock:
                 sock.connect(self._address)
-                sock.sendall(payload)
+                sock.send(payload)
+        except BlockingIOError:
+            if not self._dropping:
+                log.warning("sd_notify_dropped", reason="the service manager's socket is full")
+            else:
+                log.debug("sd_notify_dropped", reason="the service manager's socket is full")
+            self._dropping = True
+            return False
         except OSError as exc:
             log.debug("sd_notify_failed", error=str(exc))
             return False
+        self._dropping = False
         return True
 
     def ready(self, status: str) -> bool:

@@ -5,6 +5,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from structlog.testing import capture_logs
 
 from daemon.notify import Notifier
 
@@ -67,3 +68,34 @@ def test_silent_outside_systemd_and_never_raises(tmp_path: Path) -> None:
 )
 def test_watchdog_interval_is_half_the_timeout(env: dict[str, str], interval: float | None) -> None:
     assert Notifier.from_env(env, pid=4242).watchdog_interval_s == interval
+
+
+def test_a_manager_that_stops_reading_never_blocks_a_send(tmp_path: Path) -> None:
+    """A datagram socket whose reader stopped fills up; the next send would block forever. Each
+    send must return at once instead: the message is dropped, said in the log, and the daemon goes on."""
+    import threading
+
+    path = tmp_path / "stuck.sock"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(str(path))  # bound, never read
+    n = Notifier.from_env({"NOTIFY_SOCKET": str(path)})
+    results: list[bool] = []
+
+    def flood() -> None:
+        for _ in range(5000):  # far beyond the kernel's queue (net.unix.max_dgram_qlen, 512 by default)
+            results.append(n.watchdog())
+
+    worker = threading.Thread(target=flood, daemon=True)
+    with capture_logs() as logs:
+        worker.start()
+        worker.join(timeout=10)
+    try:
+        assert not worker.is_alive(), "a notification blocked on a full socket"
+        assert results[0] is True
+        assert results[-1] is False  # dropped, not waited for
+        drops = [e for e in logs if e["event"] == "sd_notify_dropped"]
+        assert drops
+        assert drops[0]["log_level"] == "warning"
+        assert [e["log_level"] for e in drops[1:]] == ["debug"] * (len(drops) - 1)
+    finally:
+        sock.close()
