@@ -2,9 +2,11 @@
 configuration (``pipeline.memory.git_env``, shared with the synchronous project probe).
 
 Every call runs ``git`` with no user or system configuration, no hooks, no fsmonitor, no pager,
-no prompts and no GPG signing, so nothing in a repository's ``.git/config`` (which a misbehaving
-agent or another program could have written) makes git execute anything. Each call has a timeout;
-a failure raises ``MemoryRepoError`` carrying git's stderr.
+no prompts and no GPG signing, and refuses a repository whose ``.git/config`` (which a misbehaving
+agent or another program could have written) names anything beyond plain data (filters, textconv,
+diff and merge drivers, includes, credential helpers: ``git_env.refusal``), so nothing there makes
+git execute anything. Each call has a timeout; a failure raises ``MemoryRepoError`` carrying git's
+stderr.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 import structlog
 
 from pipeline.errors import MemoryRepoError
-from pipeline.memory.git_env import SAFE_CONFIG, safe_args, safe_env
+from pipeline.memory.git_env import SAFE_CONFIG, git_dir_of, refusal, safe_args, safe_env
 
 __all__ = ["SAFE_CONFIG", "GitResult", "run_git", "safe_args", "safe_env"]
 
@@ -44,6 +46,9 @@ async def run_git(
     input_text: str | None = None,
 ) -> GitResult:
     """Run ``git <args>`` in ``cwd``. With ``check``, a non-zero exit raises ``MemoryRepoError``."""
+    git_dir = await asyncio.to_thread(git_dir_of, cwd)
+    if git_dir is not None and (why := await asyncio.to_thread(refusal, git_dir)) is not None:
+        raise MemoryRepoError(f"git will not run in {cwd}: {why}")
     argv: Sequence[str] = ["git", *safe_args(), *args]
     try:
         proc = await asyncio.create_subprocess_exec(

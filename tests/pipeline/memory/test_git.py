@@ -23,7 +23,7 @@ async def test_hooks_fsmonitor_and_aliases_in_a_repository_config_never_run(tmp_
     with (repo / ".git" / "config").open("a") as f:
         f.write(
             f"[core]\n\tfsmonitor = touch {marker}\n\thooksPath = {hooks}\n\tpager = touch {marker}\n"
-            f"[diff]\n\texternal = touch {marker}\n[commit]\n\tgpgSign = true\n[gpg]\n\tprogram = touch {marker}\n"
+            f"\teditor = touch {marker}\n\tsshCommand = touch {marker}\n[commit]\n\tgpgSign = true\n"
         )
     (repo / "a.md").write_text("a\n")
     await run_git(repo, "add", "-A")
@@ -69,3 +69,113 @@ def test_the_environment_git_sees_carries_nothing_of_the_users() -> None:
     assert env["GIT_CONFIG_GLOBAL"] == "/dev/null"
     assert "ANTHROPIC_API_KEY" not in env
     assert "SSH_AUTH_SOCK" not in env
+
+
+# -- every way a repository's configuration could make git run a program --------------------------
+
+VECTORS = {
+    # name: (.git/config text, .git/info/attributes text); ``{m}`` is the marker command.
+    "filter clean and smudge": (
+        '[filter "x"]\n\tclean = {m}\n\tsmudge = {m}\n\trequired = true\n',
+        "* filter=x\n",
+    ),
+    "filter process": ('[filter "x"]\n\tprocess = {m}\n', "* filter=x\n"),
+    "textconv": ('[diff "x"]\n\ttextconv = {m}\n', "* diff=x\n"),
+    "diff driver command": ('[diff "x"]\n\tcommand = {m}\n', "* diff=x\n"),
+    "external diff": ("[diff]\n\texternal = {m}\n", ""),
+    "merge driver": ('[merge "x"]\n\tdriver = {m}\n', "* merge=x\n"),
+    "ssh command": ("[core]\n\tsshCommand = {m}\n", ""),
+    "credential helper": ("[credential]\n\thelper = !{m}\n", ""),
+    "alternate refs command": ("[core]\n\talternateRefsCommand = {m}\n", ""),
+    "pack objects hook": ("[uploadpack]\n\tpackObjectsHook = {m}\n", ""),
+    "fsmonitor": ("[core]\n\tfsmonitor = {m}\n", ""),
+    "gpg program": ("[commit]\n\tgpgSign = true\n[gpg]\n\tprogram = {m}\n", ""),
+    "per-command pager": ("[pager]\n\tlog = {m}\n", ""),
+    "legacy subsection filter": ("[filter.x]\n\tclean = {m}\n\tsmudge = {m}\n", "* filter=x\n"),
+    "hooks path": ("[core]\n\thooksPath = {hooks}\n", ""),
+    "include": ("[include]\n\tpath = {inc}\n", "* filter=x\n"),
+    "conditional include": ('[includeIf "gitdir:/"]\n\tpath = {inc}\n', "* filter=x\n"),
+}
+
+
+async def _plant(tmp_path: Path, vector: str) -> tuple[Path, Path]:
+    repo = tmp_path / "r"
+    repo.mkdir()
+    await run_git(repo, "init", "-q")
+    (repo / "a.md").write_text("a\n")
+    await run_git(repo, "add", "-A")
+    await run_git(repo, "commit", "-q", "-m", "one")
+    marker = tmp_path / "ran"
+    script = tmp_path / "evil.sh"
+    script.write_text(f"#!/bin/sh\ntouch {marker}\ncat\n")
+    script.chmod(0o755)
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    for hook in ("pre-commit", "post-commit", "post-checkout", "reference-transaction"):
+        (hooks / hook).write_text(f"#!/bin/sh\ntouch {marker}\n")
+        (hooks / hook).chmod(0o755)
+    inc = tmp_path / "included.gitconfig"
+    inc.write_text(f'[filter "x"]\n\tclean = {script}\n\tsmudge = {script}\n')
+    config, attributes = VECTORS[vector]
+    with (repo / ".git" / "config").open("a") as f:
+        f.write(config.format(m=script, hooks=hooks, inc=inc))
+    (repo / ".git" / "info").mkdir(exist_ok=True)
+    (repo / ".git" / "info" / "attributes").write_text(attributes)
+    return repo, marker
+
+
+@pytest.mark.parametrize("vector", sorted(VECTORS))
+async def test_nothing_a_repository_config_names_ever_runs(tmp_path: Path, vector: str) -> None:
+    repo, marker = await _plant(tmp_path, vector)
+    (repo / "a.md").write_text("b\n")
+    operations = [
+        ("status", "--porcelain"),
+        ("add", "-A"),
+        ("diff", "--cached"),
+        ("commit", "-q", "-m", "two"),
+        ("log", "-p"),
+        ("show", "HEAD"),
+        ("checkout", "-q", "HEAD~1", "--", "a.md"),
+        ("merge", "-q", "HEAD"),
+        ("clone", "-q", "--shared", str(repo), str(tmp_path / "clone")),
+    ]
+    refusals: list[str] = []
+    for args in operations:
+        try:
+            await run_git(repo, *args, check=False)
+        except MemoryRepoError as exc:
+            refusals.append(str(exc))
+    refused = len(refusals)
+    assert all("could run a program" in why for why in refusals)
+    assert not marker.exists(), f"{vector}: a program from the repository's configuration ran"
+    if vector not in {"fsmonitor", "hooks path", "ssh command"}:  # overridden on every call instead
+        assert refused == len(operations), "git ran in a repository whose configuration names a program"
+
+
+async def test_the_refusal_names_the_key_and_how_to_go_on(tmp_path: Path) -> None:
+    repo, _ = await _plant(tmp_path, "filter clean and smudge")
+    with pytest.raises(MemoryRepoError) as info:
+        await run_git(repo, "status")
+    assert "filter.x.clean" in str(info.value)
+    assert "git config --unset" in str(info.value)
+
+
+async def test_a_hostile_config_file_is_refused_without_hanging(tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    repo.mkdir()
+    await run_git(repo, "init", "-q")
+    config = repo / ".git" / "config"
+    config.unlink()
+    os.mkfifo(config)
+    with pytest.raises(MemoryRepoError, match="FIFO"):
+        await run_git(repo, "status")
+
+
+async def test_a_plain_repository_config_is_accepted(tmp_path: Path) -> None:
+    repo = tmp_path / "r"
+    repo.mkdir()
+    await run_git(repo, "init", "-q")
+    await run_git(repo, "remote", "add", "origin", str(tmp_path / "elsewhere"))
+    with (repo / ".git" / "config").open("a") as f:
+        f.write('[branch "main"]\n\tremote = origin\n\tmerge = refs/heads/main\n# a comment\n; another\n')
+    assert (await run_git(repo, "status", "--porcelain")).returncode == 0
