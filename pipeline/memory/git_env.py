@@ -64,6 +64,7 @@ DATA_KEYS = frozenset(
         "core.sparsecheckoutcone",
         "index.sparse",
         "extensions.objectformat",
+        "extensions.worktreeconfig",  # sparse checkout; config.worktree is checked the same way
         "remote.*.url",
         "remote.*.fetch",
         "remote.*.pushurl",
@@ -94,14 +95,24 @@ def git_dir_of(cwd: Path) -> Path | None:
     return None
 
 
+CONFIG_FILES = ("config", "config.worktree")
+
+
 def unsafe_config_keys(git_dir: Path) -> list[str]:
-    """The keys of ``<git_dir>/config`` that are not plain data (``DATA_KEYS``), as git names them
-    (``filter.x.clean``); a line that is not a key or a section counts as unsafe. ``UnsafeFile``
-    when the config is not a regular file memd can read."""
-    try:
-        text = read_text_capped(git_dir / "config", MAX_CONFIG_BYTES, follow_symlinks=False)
-    except FileNotFoundError:
-        return []
+    """The keys of ``<git_dir>/config`` (and ``config.worktree``) that are not plain data
+    (``DATA_KEYS``), as git names them (``filter.x.clean``); a line that is not a key or a section
+    counts as unsafe. ``UnsafeFile`` when a config is not a regular file memd can read."""
+    found: list[str] = []
+    for name in CONFIG_FILES:
+        try:
+            text = read_text_capped(git_dir / name, MAX_CONFIG_BYTES, follow_symlinks=False)
+        except FileNotFoundError:
+            continue
+        found += _unsafe_keys(text)
+    return found
+
+
+def _unsafe_keys(text: str) -> list[str]:
     found: list[str] = []
     section = ""
     continued = False

@@ -179,3 +179,17 @@ async def test_a_plain_repository_config_is_accepted(tmp_path: Path) -> None:
     with (repo / ".git" / "config").open("a") as f:
         f.write('[branch "main"]\n\tremote = origin\n\tmerge = refs/heads/main\n# a comment\n; another\n')
     assert (await run_git(repo, "status", "--porcelain")).returncode == 0
+
+
+async def test_a_worktree_config_is_checked_like_the_config(tmp_path: Path) -> None:
+    repo, marker = await _plant(tmp_path, "fsmonitor")
+    (repo / ".git" / "config").write_text(
+        "[core]\n\trepositoryformatversion = 1\n[extensions]\n\tworktreeConfig = true\n"
+    )
+    script = tmp_path / "evil.sh"
+    (repo / ".git" / "config.worktree").write_text(f'[filter "x"]\n\tclean = {script}\n')
+    (repo / ".git" / "info" / "attributes").write_text("* filter=x\n")
+    (repo / "a.md").write_text("c\n")
+    with pytest.raises(MemoryRepoError, match=r"filter\.x\.clean"):
+        await run_git(repo, "add", "-A")
+    assert not marker.exists()
