@@ -117,6 +117,11 @@ class MemoriesSettings(_Section):
     )
     summary_token_cap: PosInt = Field(default=2_500, description="Cap of a scope's memory_summary.md.")
     topic_file_max_bytes: PosInt = Field(default=16_384, description="Cap of one topic file.")
+    max_topic_files: PosInt = Field(
+        default=100,
+        description="Topic files one scope may hold (one index line each, inside Claude Code's "
+        "200-line load cut); a run that leaves more is refused.",
+    )
     consolidation_max_turns: PosInt = Field(
         default=60, description="Model turns one consolidation run may take, its repair turn included."
     )

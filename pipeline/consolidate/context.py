@@ -36,7 +36,11 @@ class Phase2Context:
     @property
     def caps(self) -> Caps:
         m = self.settings.memories
-        return Caps(summary_max_tokens=m.summary_token_cap, topic_max_bytes=m.topic_file_max_bytes)
+        return Caps(
+            summary_max_tokens=m.summary_token_cap,
+            topic_max_bytes=m.topic_file_max_bytes,
+            max_topic_files=m.max_topic_files,
+        )
 
     def clean(self) -> Callable[[str], str]:
         redact = getattr(self.finder, "redact", None)

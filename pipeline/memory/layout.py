@@ -26,6 +26,7 @@ ROLLOUT_DIR = "rollout_summaries"
 
 INDEX_MAX_LINES = 200
 INDEX_MAX_BYTES = 25_000
+
 TOPIC_TYPES = ("user", "feedback", "project", "reference")
 GLOBAL_SCOPE = "global"
 PROJECTS_DIR = "projects"
@@ -68,6 +69,7 @@ class Caps:
 
     summary_max_tokens: int
     topic_max_bytes: int
+    max_topic_files: int
     index_max_lines: int = INDEX_MAX_LINES
     index_max_bytes: int = INDEX_MAX_BYTES
 

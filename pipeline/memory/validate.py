@@ -2,7 +2,8 @@
 
 - ``MEMORY.md`` and ``memory_summary.md`` exist and are within their caps;
 - every topic file is within its cap and has valid frontmatter;
-- every link in ``MEMORY.md`` points at an existing file of the scope, and every topic file is linked;
+- every link in ``MEMORY.md`` points at an existing file of the scope, one link per line, and every
+  topic file is linked; the scope holds no more topic files than its cap;
 - only regular ``.md`` files, no symlinks, nothing hidden (memd's own inputs aside);
 - the secret gate finds nothing in any file.
 
@@ -112,6 +113,14 @@ def _check_index(scope_dir: Path, listing: ScopeListing, caps: Caps) -> list[str
         )
     if listing.files[INDEX] > caps.index_max_bytes:
         out.append(f"{INDEX} is {listing.files[INDEX]} bytes, over the cap of {caps.index_max_bytes}")
+    per_line: dict[int, int] = {}
+    for number, _ in index_links(text):
+        per_line[number] = per_line.get(number, 0) + 1
+    out.extend(
+        f"{INDEX} line {number} links to {count} files: one line per topic file"
+        for number, count in sorted(per_line.items())
+        if count > 1
+    )
     linked: set[str] = set()
     for number, target in index_links(text):
         norm = os.path.normpath(target)
@@ -132,6 +141,11 @@ def _check_files(scope_dir: Path, listing: ScopeListing, caps: Caps) -> list[str
         out.append(f"{rel} is not a regular file")
     for rel in listing.hidden:
         out.append(f"{rel} is hidden; memory holds no hidden files")
+    topics = sum(1 for rel in listing.files if is_topic_path(rel))
+    if topics > caps.max_topic_files:
+        out.append(
+            f"the scope has {topics} topic files, over the cap of {caps.max_topic_files}: merge related topics"
+        )
     if SUMMARY not in listing.files:
         out.append(f"{SUMMARY} is missing: write the short digest")
     else:

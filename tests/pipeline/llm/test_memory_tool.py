@@ -18,7 +18,7 @@ from pipeline.llm.pricing import Usage
 from pipeline.memory.layout import Caps, is_input_path
 from tests.fakes.anthropic_api import FakeAnthropicAPI, ScriptedResponder, message, tool_use, tool_use_message
 
-CAPS = Caps(summary_max_tokens=100, topic_max_bytes=2_000)
+CAPS = Caps(summary_max_tokens=100, topic_max_bytes=2_000, max_topic_files=100)
 
 
 def tree_digest(top: Path, *, skip: Path | None = None) -> dict[str, str]:

@@ -16,7 +16,7 @@ from pipeline.memory.provenance import apply_provenance, snapshot_topics
 from pipeline.memory.validate import index_links, validate_scope
 from pipeline.redaction import Redactor
 
-CAPS = Caps(summary_max_tokens=100, topic_max_bytes=1_000)
+CAPS = Caps(summary_max_tokens=100, topic_max_bytes=1_000, max_topic_files=100)
 TODAY = date(2026, 11, 1)
 
 
@@ -241,3 +241,38 @@ def test_inputs_are_materialized_with_stable_names_and_stale_ones_pruned(tmp_pat
     assert len(list((root / "rollout_summaries").iterdir())) == 1
     assert "`a`" not in (root / "raw_memories.md").read_text()
     assert record(2, "b").stem == record(2, "b").stem
+
+
+# ---------------------------------------------------------------- how many topics a scope may hold
+
+
+def _many_topics(tmp_path: Path, count: int, *, per_line: int = 1) -> Path:
+    names = [f"t{i:04d}.md" for i in range(count)]
+    links = [f"[{n}]({n})" for n in names]
+    lines = [" ".join(links[i : i + per_line]) for i in range(0, count, per_line)]
+    files = {n: topic(name=n, extra="created: 2026-11-01\nupdated: 2026-11-01\n") for n in names}
+    files["MEMORY.md"] = "\n".join(f"- {line}" for line in lines) + "\n"
+    files["memory_summary.md"] = "digest\n"
+    return scope(tmp_path, files)
+
+
+def test_a_scope_over_its_topic_file_cap_is_refused_with_the_reason(tmp_path: Path) -> None:
+    caps = Caps(summary_max_tokens=100, topic_max_bytes=1_000, max_topic_files=10)
+    assert validate_scope(_many_topics(tmp_path / "ok", 10), caps, None) == []
+    findings = validate_scope(_many_topics(tmp_path / "over", 11), caps, None)
+    assert findings == ["the scope has 11 topic files, over the cap of 10: merge related topics"]
+
+
+def test_the_default_cap_stops_a_flood_of_topic_files(tmp_path: Path) -> None:
+    # 1,500 topic files behind an index of 15 lines of 100 links: under the line cap, over the file cap.
+    findings = validate_scope(_many_topics(tmp_path, 1_500, per_line=100), CAPS, None)
+    assert any("1500 topic files, over the cap" in f for f in findings)
+
+
+def test_an_index_line_links_one_topic(tmp_path: Path) -> None:
+    root = _many_topics(tmp_path, 4, per_line=2)
+    findings = validate_scope(root, CAPS, None)
+    assert findings == [
+        "MEMORY.md line 1 links to 2 files: one line per topic file",
+        "MEMORY.md line 2 links to 2 files: one line per topic file",
+    ]
