@@ -7,6 +7,7 @@ so `memd status` never pays for the LLM client or the scheduler.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from pathlib import Path
 
@@ -72,9 +73,16 @@ def cli(ctx: click.Context, config_path: Path | None, log_level: str) -> None:
     ctx.obj = CliContext(config_path=config_path, log_level=log_level)
 
 
+PRIVATE_UMASK = 0o077
+"""Bits every file and folder memd creates leaves out: what it writes (extracts, keys, memory) is
+the user's alone, 0600 files in 0700 folders, whatever the umask of the shell that started it
+(a stricter umask stays as it is)."""
+
+
 def main(argv: list[str] | None = None) -> None:
     from pipeline.errors import MemdError
 
+    os.umask(os.umask(PRIVATE_UMASK) | PRIVATE_UMASK)
     try:
         code = cli.main(args=argv, prog_name="memd", standalone_mode=False)
     except click.exceptions.Abort:

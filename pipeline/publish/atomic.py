@@ -12,7 +12,8 @@ import stat
 import tempfile
 from pathlib import Path
 
-DEFAULT_MODE = 0o644
+DEFAULT_MODE = 0o600
+"""A new file is the user's alone; an existing file keeps its mode."""
 
 
 def real_target(path: Path) -> Path:

@@ -126,3 +126,29 @@ def test_a_second_scan_with_nothing_changed_skips_the_store_layer_and_shows_the_
     full = _memd(home, "scan", "--json")
     assert full.returncode == 0, full.stderr
     assert json.loads(second.stdout) == json.loads(full.stdout)
+
+
+def test_a_first_scan_from_a_permissive_shell_keeps_the_state_private(tmp_path: Path) -> None:
+    """The state store holds extracts: whatever the umask of the shell that first runs memd (022
+    here), what memd creates is 0600 files in 0700 folders."""
+    home = _home(tmp_path)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import os, sys; os.umask(0o022); from daemon.cli import main; main(sys.argv[1:])",
+            "scan",
+        ],
+        capture_output=True,
+        text=True,
+        env=_env(home),
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    state = home / ".local" / "state" / "memd"
+    created = [state, *state.rglob("*")]
+    assert len(created) > 2
+    for path in created:
+        mode = path.stat().st_mode & 0o777
+        assert mode & 0o077 == 0, f"{path} is {oct(mode)}"
