@@ -8,8 +8,8 @@ publishing and for the service unit alike), and plans a project scope, the globa
 withdrawal. ``registry`` holds the list and does everything by iterating it; nothing outside a
 target's module knows its names, its keys or its folders.
 
-A planner that raises becomes a failed plan with the reason (``guard``), so one target's bug
-never stops the others.
+A planner that raises becomes a failed plan with the reason (``guard``; the registry guards every
+call it makes), so one target's bug never stops the others.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from pipeline.publish.folder import memd_files
 from pipeline.publish.memfiles import GLOBAL, INDEX_FILE, SUMMARY_FILE, ScopeMemory, Topic
 from pipeline.publish.plan import Homes, Plan, PublishContext, digest_of, missing_home, read_bytes
 from pipeline.publish.render import VERIFY_NOTE, approx_tokens, clean_summary, index_line, newest_update
-from pipeline.publish.targets.base import PublishTarget, failed_plan, nothing_to_withdraw
+from pipeline.publish.targets.base import PublishTarget, nothing_to_withdraw
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
 from pipeline.vocabulary import SourceName
@@ -215,10 +215,7 @@ class Codex(PublishTarget):
     def plan_projects(
         self, ctx: PublishContext, scopes: Sequence[ScopeMemory], previous: Mapping[str, str | None]
     ) -> list[Plan]:
-        try:
-            return plan_all(ctx, scopes, previous)
-        except Exception as exc:
-            return [failed_plan(TARGET, GLOBAL, exc)]
+        return plan_all(ctx, scopes, previous)
 
     def plan_global(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
         home = codex_home(ctx.homes)

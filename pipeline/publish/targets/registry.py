@@ -2,6 +2,8 @@
 target's plans for every scope, withdrawals (of a scope that is gone, and of everything memd
 published under a name that has since been turned off: a stale copy an agent keeps loading is
 worse than none), and the folders the targets that are on write in (the service unit's sandbox).
+A target's planner that raises becomes a failed plan with the reason, so one target's bug never
+stops the others.
 
 Adding a target is one module with a ``PublishTarget`` and one entry in ``TARGETS``.
 """
@@ -14,7 +16,7 @@ from pathlib import Path
 from pipeline.publish.memfiles import GLOBAL, ScopeMemory, list_scopes, read_scope
 from pipeline.publish.plan import Homes, Plan, PublishContext
 from pipeline.publish.targets.agents_md import AgentsMd
-from pipeline.publish.targets.base import PublishTarget, guard, known_copy, nothing_to_withdraw
+from pipeline.publish.targets.base import PublishTarget, failed_plan, guard, known_copy, nothing_to_withdraw
 from pipeline.publish.targets.claude_code import ClaudeCode
 from pipeline.publish.targets.codex import Codex
 from pipeline.publish.targets.gemini import Gemini
@@ -49,8 +51,11 @@ def plan_everything(
     on = [(target, target.enabled(ctx.publish)) for target in targets]
     plans: list[Plan] = []
     for target, names in on:
-        if target.project_name in names:
-            plans += target.plan_projects(ctx, list(scopes.values()), previous_of(target.project_name))
+        if (name := target.project_name) in names:
+            try:
+                plans += target.plan_projects(ctx, list(scopes.values()), previous_of(name))
+            except Exception as exc:
+                plans.append(failed_plan(name, GLOBAL, exc))
     global_scope = scopes.get(GLOBAL)
     if global_scope is not None:
         for target, names in on:

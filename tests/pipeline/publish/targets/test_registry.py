@@ -3,6 +3,7 @@ planned, applied, withdrawn and given its folder in the service unit with no oth
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -114,6 +115,26 @@ async def test_a_toy_target_that_raises_fails_alone(
     outcomes = {(r.target, r.outcome) for r in report.results}
     assert outcomes == {("claude_code", "published"), ("toy", "failed")}
     assert next(r.reason for r in report.results if r.target == "toy") == "RuntimeError: toy bug"
+
+
+class Exploding(Toy):
+    def plan_projects(
+        self, ctx: PublishContext, scopes: Sequence[ScopeMemory], previous: Mapping[str, str | None]
+    ) -> list[Plan]:
+        raise OSError("no such disk")
+
+
+async def test_a_toy_target_whose_whole_planning_raises_fails_alone(
+    env: Env, store: Store, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scope = await add_scope(store, str(env.project("app")), clock.now())
+    write_scope(env.memory_dir, scope, summary="Project digest.")
+    register(monkeypatch, Exploding(env.tmp / "toy"))
+    report = await publish_all(store, env.settings(gemini=False), clock)
+    assert {(r.target, r.scope, r.outcome, r.reason) for r in report.results} == {
+        ("claude_code", scope, "published", None),
+        ("toy", GLOBAL, "failed", "OSError: no such disk"),
+    }
 
 
 def test_a_toy_targets_folder_is_in_the_service_units_sandbox_while_it_is_on(
