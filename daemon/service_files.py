@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pipeline.publish.plan import Homes
+from pipeline.publish.targets import registry
 from pipeline.settings import Settings
 
 UNIT_NAME = "memd.service"
@@ -62,22 +64,14 @@ def unit_path(env: Mapping[str, str]) -> Path:
 
 
 def writable_paths(settings: Settings, env: Mapping[str, str]) -> list[Path]:
-    """What memd writes: its memory repository and state, the SQLite file's folder, and the
-    folders of the publish targets that are on."""
-    home = Path(env.get("HOME") or Path.home())
+    """What memd writes: its memory repository and state, the SQLite file's folder, and every
+    folder the publish targets that are on write in, worked out by those targets from the same
+    settings as publishing (a moved transcript root or ``CODEX_HOME`` moves both)."""
     paths = [settings.paths.memory_dir, settings.paths.state_dir]
     url = settings.paths.state_db
     if url.startswith("sqlite") and ":///" in url:
         paths.append(Path(url.split(":///", 1)[1].split("?", 1)[0]).expanduser().parent)
-    pub = settings.publish
-    if pub.claude_code or pub.claude_code_global:
-        paths.append(home / ".claude")
-    if pub.gemini or pub.gemini_global:
-        paths.append(home / ".gemini")
-    if pub.codex or pub.codex_global:
-        paths.append(Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex")
-    if pub.agents_md:
-        paths.append(home)  # a project's own AGENTS.md can be anywhere in the home directory
+    paths += registry.written_folders(Homes.from_settings(settings, env), settings.publish)
     unique: list[Path] = []
     for p in paths:
         if p not in unique:

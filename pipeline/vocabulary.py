@@ -85,6 +85,12 @@ class PublishOutcome(StrEnum):
     WOULD_WITHDRAW = "would_withdraw"
 
 
+PUBLISH_CURRENT: frozenset[PublishOutcome] = frozenset(
+    {PublishOutcome.PUBLISHED, PublishOutcome.REPUBLISHED, PublishOutcome.UNCHANGED, PublishOutcome.WITHDRAWN}
+)
+"""Publish outcomes after which what is on disk is what memd last wrote (the row keeps its digest)."""
+
+
 class StepOutcome(StrEnum):
     """How one step of a daemon cycle (scan, extract, consolidate, publish) ended."""
 

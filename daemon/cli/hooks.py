@@ -62,11 +62,13 @@ def _paths(ctx: CliContext) -> tuple[Path, Path | None]:
     import os
 
     from daemon.config import resolve_config_path
+    from pipeline.publish.plan import Homes
+    from pipeline.publish.targets.claude_code import claude_home
 
     loaded = ctx.loaded()
     _, named = resolve_config_path(ctx.config_path, os.environ)
     config = loaded.path.resolve() if named else None
-    return loaded.settings.sources.claude_code.root.parent / "settings.json", config
+    return claude_home(Homes.from_settings(loaded.settings)) / "settings.json", config
 
 
 def _report(action: str, path: Path, text: str, dry_run: bool, command: str | None) -> None:

@@ -8,31 +8,37 @@ edits in between is not overwritten (the plan fails and the next publish tries a
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 
 from pipeline.publish.atomic import atomic_write_bytes, remove_file
-from pipeline.settings import PublishSettings, Settings
+from pipeline.settings import PublishSettings, Settings, SourceSettings, SourcesSettings
+from pipeline.vocabulary import SourceName
 
 
 @dataclass(frozen=True)
 class Homes:
-    """The agents' home folders, derived from the source roots so tests can point them anywhere."""
+    """Where this installation's agents and user keep their files, as the settings and the
+    environment say. Each target derives its own agent's folder from it (Claude Code's is the
+    parent of its transcripts root), for publishing and for the service unit alike: a moved root
+    or ``CODEX_HOME`` moves both."""
 
-    claude: Path
-    gemini: Path
-    codex: Path
+    user: Path
+    """The user's home folder."""
+    sources: SourcesSettings
 
     @classmethod
-    def from_settings(cls, settings: Settings) -> Homes:
-        sources = settings.sources
-        return cls(
-            claude=sources.claude_code.root.parent,
-            gemini=sources.gemini_cli.root.parent,
-            codex=sources.codex.root.parent,
-        )
+    def from_settings(cls, settings: Settings, env: Mapping[str, str] | None = None) -> Homes:
+        env = os.environ if env is None else env
+        return cls(user=Path(env.get("HOME") or Path.home()), sources=settings.sources)
+
+    def root(self, source: SourceName) -> Path:
+        """The transcripts root configured for ``source`` (whether or not it is scanned)."""
+        entry: SourceSettings = getattr(self.sources, source.value)
+        return entry.root
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,8 @@ from pipeline.hits.rate import INDEX_KEY
 from pipeline.projects import scope_for
 from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import ChangedMeanwhile, Homes, Plan, PublishContext, apply
-from pipeline.publish.targets.registry import CURRENT, plan_everything, short_error
+from pipeline.publish.targets.base import short_error
+from pipeline.publish.targets.registry import plan_everything
 from pipeline.settings import Settings
 from pipeline.store import Store, kv
 from pipeline.store.publications import (
@@ -31,8 +32,18 @@ from pipeline.store.publications import (
     save_publications,
     scope_projects,
 )
+from pipeline.vocabulary import PUBLISH_CURRENT, PublishOutcome
 
 log = structlog.get_logger(__name__)
+
+WOULD = {
+    PublishOutcome.PUBLISHED: PublishOutcome.WOULD_PUBLISH,
+    PublishOutcome.REPUBLISHED: PublishOutcome.WOULD_REPUBLISH,
+    PublishOutcome.WITHDRAWN: PublishOutcome.WOULD_WITHDRAW,
+}
+"""A dry run's outcome for what the plan would have done."""
+OUTSIDE_CHANGE = frozenset({PublishOutcome.REPUBLISHED, PublishOutcome.WOULD_REPUBLISH})
+"""Outcomes of a copy someone else changed since memd last wrote it."""
 
 
 @dataclass(frozen=True)
@@ -40,7 +51,7 @@ class TargetResult:
     target: str
     scope: str
     path: str
-    outcome: str
+    outcome: PublishOutcome
     """published, republished (after someone else's change), unchanged, withdrawn, skipped, refused
     (sentinels broken: left alone), failed; in a dry run would_publish, would_republish, would_withdraw."""
     reason: str | None = None
@@ -58,7 +69,7 @@ class PublishReport:
 
     @property
     def failed(self) -> list[TargetResult]:
-        return [r for r in self.results if r.outcome == "failed"]
+        return [r for r in self.results if r.outcome == PublishOutcome.FAILED]
 
     @property
     def changed(self) -> list[TargetResult]:
@@ -66,7 +77,7 @@ class PublishReport:
 
     @property
     def outside_changes(self) -> list[TargetResult]:
-        return [r for r in self.results if r.outcome in {"republished", "would_republish"}]
+        return [r for r in self.results if r.outcome in OUTSIDE_CHANGE]
 
 
 async def publish_all(
@@ -104,7 +115,10 @@ async def publish_all(
     except Exception as exc:
         log.error("publish_failed", error=short_error(exc))
         return PublishReport(
-            dry_run, started, clock.now(), (TargetResult("*", "*", "", "failed", short_error(exc)),)
+            dry_run,
+            started,
+            clock.now(),
+            (TargetResult("*", "*", "", PublishOutcome.FAILED, short_error(exc)),),
         )
     finished = clock.now()
     for plan, result in zip(plans, results, strict=True):
@@ -126,7 +140,7 @@ async def publish_all(
     return report
 
 
-async def _no_memory_dir(store: Store, memory_dir: Path) -> tuple[str, str]:
+async def _no_memory_dir(store: Store, memory_dir: Path) -> tuple[PublishOutcome, str]:
     """The outcome of a publish without a memory directory: (outcome, reason).
 
     Before the first consolidation there is no directory and nothing to publish: skipped. Once memd
@@ -140,16 +154,20 @@ async def _no_memory_dir(store: Store, memory_dir: Path) -> tuple[str, str]:
         published_before = False
     if not published_before:
         log.info("publish_nothing_consolidated", memory_dir=str(memory_dir))
-        return "skipped", f"nothing consolidated yet: {memory_dir} does not exist"
+        return PublishOutcome.SKIPPED, f"nothing consolidated yet: {memory_dir} does not exist"
     log.warning("publish_no_memory_dir", memory_dir=str(memory_dir))
-    return "failed", (
+    return PublishOutcome.FAILED, (
         f"the memory directory {memory_dir} does not exist, though memd published from it before "
         "(unmounted or moved?); nothing published or withdrawn"
     )
 
 
 def _result(
-    plan: Plan, outcome: str, reason: str | None, *, files: tuple[list[str], list[str], int] | None = None
+    plan: Plan,
+    outcome: PublishOutcome,
+    reason: str | None,
+    *,
+    files: tuple[list[str], list[str], int] | None = None,
 ) -> TargetResult:
     written, removed, size = files or ([], [], 0)
     return TargetResult(
@@ -167,32 +185,39 @@ def _result(
 def execute(plan: Plan, dry_run: bool) -> TargetResult:
     """Apply one plan (or say what it would do) and name the outcome."""
     if plan.error:
-        return _result(plan, "failed", plan.error)
+        return _result(plan, PublishOutcome.FAILED, plan.error)
     if plan.refused:
-        return _result(plan, "refused", plan.refused)
+        return _result(plan, PublishOutcome.REFUSED, plan.refused)
     reasons = ([plan.skip_reason] if plan.skip_reason else []) + plan.notes
     reason = "; ".join(reasons) or None
     if not plan.changes:
-        outcome = "skipped" if plan.skip_reason else "withdrawn" if plan.withdraw else "unchanged"
+        outcome = (
+            PublishOutcome.SKIPPED
+            if plan.skip_reason
+            else PublishOutcome.WITHDRAWN
+            if plan.withdraw
+            else PublishOutcome.UNCHANGED
+        )
         return _result(plan, outcome, reason)
-    verb = "withdraw" if plan.withdraw else "republish" if plan.outside_change else "publish"
+    done = (
+        PublishOutcome.WITHDRAWN
+        if plan.withdraw
+        else PublishOutcome.REPUBLISHED
+        if plan.outside_change
+        else PublishOutcome.PUBLISHED
+    )
     if dry_run:
         planned = (
             [str(c.path) for c in plan.changes if c.data is not None],
             [str(c.path) for c in plan.changes if c.data is None],
             sum(len(c.data) for c in plan.changes if c.data is not None),
         )
-        return _result(plan, f"would_{verb}", reason, files=planned)
+        return _result(plan, WOULD[done], reason, files=planned)
     try:
-        done = apply(plan)
+        files = apply(plan)
     except (ChangedMeanwhile, OSError) as exc:
-        return _result(plan, "failed", short_error(exc))
-    outcome = (
-        "skipped"
-        if plan.skip_reason
-        else {"withdraw": "withdrawn", "republish": "republished"}.get(verb, "published")
-    )
-    return _result(plan, outcome, reason, files=done)
+        return _result(plan, PublishOutcome.FAILED, short_error(exc))
+    return _result(plan, PublishOutcome.SKIPPED if plan.skip_reason else done, reason, files=files)
 
 
 async def _record(
@@ -212,14 +237,14 @@ async def _record(
         applied = bool(result.written or result.removed)
         sha: str | None = prev.content_sha256 if prev else None
         when: datetime | None = prev.published_at if prev else None
-        if result.outcome in CURRENT or (result.outcome == "skipped" and applied):
+        if result.outcome in PUBLISH_CURRENT or (result.outcome == PublishOutcome.SKIPPED and applied):
             sha = plan.digest
             when = now if applied or when is None else when
-        elif result.outcome == "failed":
+        elif result.outcome == PublishOutcome.FAILED:
             sha = None
         republished_at = prev.republished_at if prev else None
         republish_reason = prev.republish_reason if prev else None
-        if result.outcome == "republished":
+        if result.outcome == PublishOutcome.REPUBLISHED:
             republished_at, republish_reason = now, result.reason
         rows[(plan.target, plan.scope)] = Publication(
             target=plan.target,
@@ -253,7 +278,7 @@ async def _usage_index(
             files[str(topic.path)] = [scope.scope, topic.file]
             sources[f"{scope.scope}/{topic.file}"] = list(topic.sources)
     for plan, result in zip(plans, results, strict=True):
-        if result.outcome in CURRENT or result.outcome == "skipped":
+        if result.outcome in PUBLISH_CURRENT or result.outcome == PublishOutcome.SKIPPED:
             for path, (scope_key, file) in plan.published.items():
                 files[path] = [scope_key, file]
     first = dict(old.get("first_published") or {}) if isinstance(old, dict) else {}
@@ -264,9 +289,9 @@ async def _usage_index(
 
 def _log_result(plan: Plan, result: TargetResult) -> None:
     fields = {"target": result.target, "scope": result.scope, "path": result.path, "outcome": result.outcome}
-    if result.outcome == "refused":
+    if result.outcome == PublishOutcome.REFUSED:
         log.warning("publish_refused", **fields, reason=result.reason)
-    elif result.outcome == "failed":
+    elif result.outcome == PublishOutcome.FAILED:
         log.warning("publish_target_failed", **fields, reason=result.reason)
     elif plan.outside_change:
         log.warning("publish_outside_change", **fields, reason=result.reason)

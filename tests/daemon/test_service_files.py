@@ -15,6 +15,8 @@ import pytest
 
 from daemon import service_files as sf
 from daemon.config import load_settings
+from pipeline.publish.plan import Homes
+from pipeline.publish.targets import registry
 from pipeline.settings import Settings
 
 SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
@@ -75,7 +77,8 @@ def test_verify_would_catch_a_typo(tmp_path: Path) -> None:
 
 
 def test_the_unit_runs_this_memd_under_watchdog_and_names_the_writable_paths(tmp_path: Path) -> None:
-    settings = settings_for(tmp_path, MEMD_PUBLISH__CODEX="true")
+    # `memd service install` loads the settings from the environment it renders the unit with.
+    settings = settings_for(tmp_path, MEMD_PUBLISH__CODEX="true", CODEX_HOME="/codex")
     text = sf.render_unit(
         settings,
         command=["/opt/memd 1/bin/memd"],
@@ -104,6 +107,45 @@ def test_the_unit_runs_this_memd_under_watchdog_and_names_the_writable_paths(tmp
     ):
         assert f"-{path}" in rw
     assert "Environment=CODEX_HOME=/codex" in lines
+
+
+def _writable(text: str) -> list[str]:
+    line = next(line for line in text.splitlines() if line.startswith("ReadWritePaths="))
+    return line.removeprefix("ReadWritePaths=").split(" ")
+
+
+def test_the_sandbox_follows_moved_roots_to_where_publishing_writes(tmp_path: Path) -> None:
+    env = {"HOME": str(tmp_path / "home")}
+    settings = settings_for(
+        tmp_path,
+        MEMD_SOURCES__CLAUDE_CODE__ROOT=str(tmp_path / "data/claude/projects"),
+        MEMD_SOURCES__GEMINI_CLI__ROOT=str(tmp_path / "data/gemini/tmp"),
+        MEMD_SOURCES__CODEX__ROOT=str(tmp_path / "data/codex/sessions"),
+        MEMD_PUBLISH__CODEX_GLOBAL="true",
+    )
+    rw = _writable(sf.render_unit(settings, command=MEMD, config=None, env=env))
+    for moved in ("claude", "gemini", "codex"):
+        assert f"-{tmp_path / 'data' / moved}" in rw
+    assert not any(".claude" in p or ".gemini" in p or ".codex" in p for p in rw)
+    # The folders are the ones publishing writes in: the same targets, from the same settings.
+    homes = Homes.from_settings(settings, env)
+    assert registry.written_folders(homes, settings.publish) == [
+        tmp_path / "data/claude",
+        tmp_path / "data/gemini",
+        tmp_path / "data/codex",
+    ]
+
+
+def test_only_the_targets_that_are_on_open_their_folders(tmp_path: Path) -> None:
+    env = {"HOME": str(tmp_path / "home")}
+    off = settings_for(tmp_path, MEMD_PUBLISH__CLAUDE_CODE="false", MEMD_PUBLISH__GEMINI="false")
+    assert _writable(sf.render_unit(off, command=MEMD, config=None, env=env)) == [
+        f"-{off.paths.memory_dir}",
+        f"-{off.paths.state_dir}",
+    ]
+    # agents_md writes into the projects' own folders, anywhere in the home folder.
+    agents = settings_for(tmp_path, MEMD_PUBLISH__AGENTS_MD="true")
+    assert f"-{tmp_path / 'home'}" in _writable(sf.render_unit(agents, command=MEMD, config=None, env=env))
 
 
 def test_the_plist_parses_with_the_right_key_types(tmp_path: Path) -> None:

@@ -8,23 +8,43 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.publish.blockfile import plan_block_file
+from pipeline.publish.blockfile import plan_block_file, plan_block_withdraw
 from pipeline.publish.memfiles import ScopeMemory
-from pipeline.publish.plan import Plan, PublishContext
+from pipeline.publish.plan import Homes, Plan, PublishContext
+from pipeline.publish.targets.base import PublishTarget
+from pipeline.settings import PublishSettings
 
 TARGET = "agents_md"
 
 
-def plan_project(ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
-    project = ctx.projects.get(scope.scope)
-    if not project or not Path(project).is_dir():
-        plan = Plan(target=TARGET, scope=scope.scope, location=Path(project or "."))
-        plan.skip_reason = (
-            "no project path is recorded for this scope"
-            if not project
-            else f"the project folder {project} no longer exists"
+class AgentsMd(PublishTarget):
+    """``[publish] agents_md``: each project's own ``AGENTS.md``; it serves no global scope."""
+
+    project_name = TARGET
+
+    def enabled(self, publish: PublishSettings) -> frozenset[str]:
+        return self._on(project=publish.agents_md)
+
+    def folders(self, homes: Homes) -> list[Path]:
+        return [homes.user]  # a project's own AGENTS.md can be anywhere in the home folder
+
+    def plan_project(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
+        project = ctx.projects.get(scope.scope)
+        if not project or not Path(project).is_dir():
+            plan = Plan(target=TARGET, scope=scope.scope, location=Path(project or "."))
+            plan.skip_reason = (
+                "no project path is recorded for this scope"
+                if not project
+                else f"the project folder {project} no longer exists"
+            )
+            return plan
+        return plan_block_file(
+            TARGET,
+            scope,
+            Path(project) / "AGENTS.md",
+            title=f"Memory of {project}",
+            previous_sha=previous_sha,
         )
-        return plan
-    return plan_block_file(
-        TARGET, scope, Path(project) / "AGENTS.md", title=f"Memory of {project}", previous_sha=previous_sha
-    )
+
+    def withdraw(self, name: str, scope: str, location: Path) -> Plan:
+        return plan_block_withdraw(name, scope, location)

@@ -14,13 +14,17 @@ import json
 import re
 from pathlib import Path
 
-from pipeline.publish.blockfile import plan_block_file
-from pipeline.publish.folder import LoadCut, plan_folder
+from pipeline.publish.blockfile import plan_block_file, plan_block_withdraw
+from pipeline.publish.folder import LoadCut, plan_folder, plan_withdraw
 from pipeline.publish.memfiles import ScopeMemory
-from pipeline.publish.plan import Plan, PublishContext, missing_home
+from pipeline.publish.plan import Homes, Plan, PublishContext, missing_home
+from pipeline.publish.targets.base import PublishTarget
+from pipeline.settings import PublishSettings
+from pipeline.vocabulary import SourceName
 
 TARGET = "claude_code"
 TARGET_GLOBAL = "claude_code_global"
+AGENT = "Claude Code"
 CUT = LoadCut(max_lines=200, max_bytes=25_000)
 MAX_ENCODED_CHARS = 200
 _NOT_ALNUM = re.compile(r"[^a-zA-Z0-9]")
@@ -53,6 +57,11 @@ def encode_project_dir(project: str) -> str:
     return f"{encoded[:MAX_ENCODED_CHARS]}-{_base36(abs(_js_string_hash(project)))}"
 
 
+def claude_home(homes: Homes) -> Path:
+    """Claude Code's home folder (``~/.claude``): the parent of its transcripts root."""
+    return homes.root(SourceName.CLAUDE_CODE).parent
+
+
 def memory_folder(claude_home: Path, project: str) -> Path:
     return claude_home / "projects" / encode_project_dir(project) / "memory"
 
@@ -75,38 +84,57 @@ def auto_memory_off(claude_home: Path, project: str) -> Path | None:
     return None
 
 
-def plan_project(ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
-    if (absent := missing_home(TARGET, scope.scope, ctx.homes.claude, "Claude Code")) is not None:
-        return absent
-    project = ctx.projects.get(scope.scope)
-    if not project:
-        plan = Plan(target=TARGET, scope=scope.scope, location=ctx.homes.claude / "projects")
-        plan.skip_reason = "no project path is recorded for this scope"
-        return plan
-    folder = memory_folder(ctx.homes.claude, project)
-    if not Path(project).is_dir():
-        plan = Plan(target=TARGET, scope=scope.scope, location=folder)
-        plan.skip_reason = f"the project folder {project} no longer exists"
-        return plan
-    if (off := auto_memory_off(ctx.homes.claude, project)) is not None:
-        plan = Plan(target=TARGET, scope=scope.scope, location=folder)
-        plan.skip_reason = (
-            f"Claude Code's auto memory is off for this project (autoMemoryEnabled is false in {off}): "
-            "`memd hooks install claude-code` gives its sessions the memory instead"
+class ClaudeCode(PublishTarget):
+    """``[publish] claude_code``: each project's auto-memory folder; ``claude_code_global``: the
+    global scope in ``CLAUDE.md``. Both under Claude Code's home, the parent of its transcripts root."""
+
+    project_name = TARGET
+    global_name = TARGET_GLOBAL
+
+    def enabled(self, publish: PublishSettings) -> frozenset[str]:
+        return self._on(project=publish.claude_code, global_=publish.claude_code_global)
+
+    def folders(self, homes: Homes) -> list[Path]:
+        return [claude_home(homes)]
+
+    def plan_project(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
+        home = claude_home(ctx.homes)
+        if (absent := missing_home(TARGET, scope.scope, home, AGENT)) is not None:
+            return absent
+        project = ctx.projects.get(scope.scope)
+        if not project:
+            plan = Plan(target=TARGET, scope=scope.scope, location=home / "projects")
+            plan.skip_reason = "no project path is recorded for this scope"
+            return plan
+        folder = memory_folder(home, project)
+        if not Path(project).is_dir():
+            plan = Plan(target=TARGET, scope=scope.scope, location=folder)
+            plan.skip_reason = f"the project folder {project} no longer exists"
+            return plan
+        if (off := auto_memory_off(home, project)) is not None:
+            plan = Plan(target=TARGET, scope=scope.scope, location=folder)
+            plan.skip_reason = (
+                f"Claude Code's auto memory is off for this project (autoMemoryEnabled is false in {off}): "
+                "`memd hooks install claude-code` gives its sessions the memory instead"
+            )
+            return plan
+        return plan_folder(
+            TARGET, scope, folder, title=f"Memory of {project}", cut=CUT, previous_sha=previous_sha
         )
-        return plan
-    return plan_folder(
-        TARGET, scope, folder, title=f"Memory of {project}", cut=CUT, previous_sha=previous_sha
-    )
 
+    def plan_global(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
+        home = claude_home(ctx.homes)
+        if (absent := missing_home(TARGET_GLOBAL, scope.scope, home, AGENT)) is not None:
+            return absent
+        return plan_block_file(
+            TARGET_GLOBAL,
+            scope,
+            home / "CLAUDE.md",
+            title="Memory across projects",
+            previous_sha=previous_sha,
+        )
 
-def plan_global(ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
-    if (absent := missing_home(TARGET_GLOBAL, scope.scope, ctx.homes.claude, "Claude Code")) is not None:
-        return absent
-    return plan_block_file(
-        TARGET_GLOBAL,
-        scope,
-        ctx.homes.claude / "CLAUDE.md",
-        title="Memory across projects",
-        previous_sha=previous_sha,
-    )
+    def withdraw(self, name: str, scope: str, location: Path) -> Plan:
+        if name == TARGET:
+            return plan_withdraw(name, scope, location)
+        return plan_block_withdraw(name, scope, location)

@@ -15,15 +15,19 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pipeline.publish.atomic import encode
-from pipeline.publish.blockfile import plan_block_file
+from pipeline.publish.blockfile import plan_block_file, plan_block_withdraw
 from pipeline.publish.folder import memd_files
 from pipeline.publish.memfiles import GLOBAL, INDEX_FILE, SUMMARY_FILE, ScopeMemory, Topic
-from pipeline.publish.plan import Plan, PublishContext, digest_of, missing_home, read_bytes
+from pipeline.publish.plan import Homes, Plan, PublishContext, digest_of, missing_home, read_bytes
 from pipeline.publish.render import VERIFY_NOTE, approx_tokens, clean_summary, index_line, newest_update
+from pipeline.publish.targets.base import PublishTarget, nothing_to_withdraw
+from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
+from pipeline.vocabulary import SourceName
 
 TARGET = "codex"
 TARGET_GLOBAL = "codex_global"
+AGENT = "Codex"
 PREFIX = "memd-"
 GLOBAL_SHARE = 0.4
 """At most this share of the summary's token cap goes to the global digest when projects follow."""
@@ -38,8 +42,13 @@ def topic_name(scope: str, topic: Topic) -> str:
     return f"{PREFIX}{label(scope)}--{topic.file}"
 
 
-def memories_dir(codex_home: Path) -> Path:
-    return codex_home / "memories"
+def codex_home(homes: Homes) -> Path:
+    """``$CODEX_HOME`` (``~/.codex``): the parent of Codex's transcripts root."""
+    return homes.root(SourceName.CODEX).parent
+
+
+def memories_dir(home: Path) -> Path:
+    return home / "memories"
 
 
 def _scope_files(folder: Path, scope: str, existing: dict[str, bytes | None]) -> dict[str, bytes | None]:
@@ -122,12 +131,12 @@ def render_index(ctx: PublishContext, scopes: Sequence[ScopeMemory]) -> str:
 
 
 def plan_all(
-    ctx: PublishContext, scopes: Sequence[ScopeMemory], previous: dict[str, str | None]
+    ctx: PublishContext, scopes: Sequence[ScopeMemory], previous: Mapping[str, str | None]
 ) -> list[Plan]:
     """One plan per scope (the global one also carries the summary, the index and stale removals)."""
-    if (absent := missing_home(TARGET, GLOBAL, ctx.homes.codex, "Codex")) is not None:
+    if (absent := missing_home(TARGET, GLOBAL, codex_home(ctx.homes), AGENT)) is not None:
         return [absent]
-    folder = memories_dir(ctx.homes.codex)
+    folder = memories_dir(codex_home(ctx.homes))
     global_scope = next(
         (s for s in scopes if s.scope == GLOBAL),
         ScopeMemory(scope=GLOBAL, path=folder, summary="", index="", topics=()),
@@ -171,7 +180,7 @@ def plan_withdraw_all(ctx: PublishContext, rows: Mapping[str, Publication]) -> P
     """The Codex target was turned off: remove every file memd put in the memories folder. The
     summary and the index carry Codex's own names, so they go only while they are exactly what
     memd last wrote (Codex's consolidation may have made them its own since)."""
-    folder = memories_dir(ctx.homes.codex)
+    folder = memories_dir(codex_home(ctx.homes))
     plan = Plan(target=TARGET, scope=GLOBAL, location=folder, withdraw=True)
     existing = memd_files(folder)
     for name, data in existing.items():
@@ -189,13 +198,46 @@ def plan_withdraw_all(ctx: PublishContext, rows: Mapping[str, Publication]) -> P
     return plan
 
 
-def plan_global(ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
-    if (absent := missing_home(TARGET_GLOBAL, scope.scope, ctx.homes.codex, "Codex")) is not None:
-        return absent
-    return plan_block_file(
-        TARGET_GLOBAL,
-        scope,
-        ctx.homes.codex / "AGENTS.md",
-        title="Memory across projects",
-        previous_sha=previous_sha,
-    )
+class Codex(PublishTarget):
+    """``[publish] codex``: every scope in ``$CODEX_HOME/memories`` (planned together: one summary
+    and one index serve them all); ``codex_global``: the global scope in ``$CODEX_HOME/AGENTS.md``.
+    ``$CODEX_HOME`` is the parent of Codex's transcripts root."""
+
+    project_name = TARGET
+    global_name = TARGET_GLOBAL
+
+    def enabled(self, publish: PublishSettings) -> frozenset[str]:
+        return self._on(project=publish.codex, global_=publish.codex_global)
+
+    def folders(self, homes: Homes) -> list[Path]:
+        return [codex_home(homes)]
+
+    def plan_projects(
+        self, ctx: PublishContext, scopes: Sequence[ScopeMemory], previous: Mapping[str, str | None]
+    ) -> list[Plan]:
+        return plan_all(ctx, scopes, previous)
+
+    def plan_global(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
+        home = codex_home(ctx.homes)
+        if (absent := missing_home(TARGET_GLOBAL, scope.scope, home, AGENT)) is not None:
+            return absent
+        return plan_block_file(
+            TARGET_GLOBAL,
+            scope,
+            home / "AGENTS.md",
+            title="Memory across projects",
+            previous_sha=previous_sha,
+        )
+
+    def plan_withdrawal(self, ctx: PublishContext, row: Publication, rows: Mapping[str, Publication]) -> Plan:
+        """The memories folder is withdrawn as a whole, with its global row: while Codex is on,
+        that row is always planned, so withdrawing it means the target was turned off. Another
+        scope's files went with the global plan that dropped them (or go with that withdrawal)."""
+        if row.target == TARGET:
+            if row.scope == GLOBAL:
+                return plan_withdraw_all(ctx, rows)
+            return nothing_to_withdraw(row)
+        return super().plan_withdrawal(ctx, row, rows)
+
+    def withdraw(self, name: str, scope: str, location: Path) -> Plan:
+        return plan_block_withdraw(name, scope, location)

@@ -12,16 +12,21 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pipeline.projects import ProjectResolver
-from pipeline.publish.blockfile import plan_block_file
-from pipeline.publish.folder import LoadCut, plan_folder
-from pipeline.publish.memfiles import ScopeMemory
-from pipeline.publish.plan import Plan, PublishContext, digest_of, missing_home
+from pipeline.publish.blockfile import plan_block_file, plan_block_withdraw
+from pipeline.publish.folder import LoadCut, plan_folder, plan_withdraw
+from pipeline.publish.memfiles import GLOBAL, ScopeMemory
+from pipeline.publish.plan import Homes, Plan, PublishContext, digest_of, missing_home
+from pipeline.publish.targets.base import PublishTarget, guard
+from pipeline.settings import PublishSettings
+from pipeline.vocabulary import SourceName
 
 TARGET = "gemini"
 TARGET_GLOBAL = "gemini_global"
+AGENT = "Gemini CLI"
 CUT = LoadCut(max_lines=200, max_bytes=25_000)
 """Gemini CLI documents no cap; memd keeps to the same budget as for Claude Code."""
 
@@ -60,7 +65,12 @@ def short_names_for(project: str, registry: dict[str, str], resolver: ProjectRes
     return names
 
 
-def plan_project(
+def gemini_home(homes: Homes) -> Path:
+    """Gemini CLI's home folder (``~/.gemini``): the parent of its transcripts root."""
+    return homes.root(SourceName.GEMINI_CLI).parent
+
+
+def plan_project_folders(
     ctx: PublishContext,
     scope: ScopeMemory,
     previous_sha: str | None,
@@ -69,7 +79,8 @@ def plan_project(
 ) -> Plan:
     """One plan covering every Gemini CLI folder of the project (a subfolder or worktree has its own)."""
     project = ctx.projects.get(scope.scope)
-    tmp = ctx.homes.gemini / "tmp"
+    home = gemini_home(ctx.homes)
+    tmp = home / "tmp"
     if not project:
         plan = Plan(target=TARGET, scope=scope.scope, location=tmp)
         plan.skip_reason = "no project path is recorded for this scope"
@@ -77,9 +88,7 @@ def plan_project(
     names = short_names_for(project, registry, resolver)
     if not names:
         plan = Plan(target=TARGET, scope=scope.scope, location=tmp)
-        plan.skip_reason = (
-            f"Gemini CLI has not been used in {project} (not in {ctx.homes.gemini / 'projects.json'})"
-        )
+        plan.skip_reason = f"Gemini CLI has not been used in {project} (not in {home / 'projects.json'})"
         return plan
     parts = [
         plan_folder(
@@ -106,13 +115,50 @@ def plan_project(
     return merged
 
 
-def plan_global(ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
-    if (absent := missing_home(TARGET_GLOBAL, scope.scope, ctx.homes.gemini, "Gemini CLI")) is not None:
-        return absent
-    return plan_block_file(
-        TARGET_GLOBAL,
-        scope,
-        ctx.homes.gemini / "GEMINI.md",
-        title="Memory across projects",
-        previous_sha=previous_sha,
-    )
+class Gemini(PublishTarget):
+    """``[publish] gemini``: each project's private memory folders; ``gemini_global``: the global
+    scope in ``GEMINI.md``. Both under Gemini CLI's home, the parent of its transcripts root."""
+
+    project_name = TARGET
+    global_name = TARGET_GLOBAL
+
+    def enabled(self, publish: PublishSettings) -> frozenset[str]:
+        return self._on(project=publish.gemini, global_=publish.gemini_global)
+
+    def folders(self, homes: Homes) -> list[Path]:
+        return [gemini_home(homes)]
+
+    def plan_projects(
+        self, ctx: PublishContext, scopes: Sequence[ScopeMemory], previous: Mapping[str, str | None]
+    ) -> list[Plan]:
+        """``projects.json`` is read once for every project."""
+        projects = [s for s in scopes if s.scope != GLOBAL]
+        if not projects:
+            return []
+        registry = read_projects_json(gemini_home(ctx.homes))
+        resolver = ProjectResolver()
+        return [
+            guard(TARGET, s.scope, plan_project_folders, ctx, s, previous.get(s.scope), registry, resolver)
+            for s in projects
+        ]
+
+    def plan_project(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
+        registry = read_projects_json(gemini_home(ctx.homes))
+        return plan_project_folders(ctx, scope, previous_sha, registry, ProjectResolver())
+
+    def plan_global(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
+        home = gemini_home(ctx.homes)
+        if (absent := missing_home(TARGET_GLOBAL, scope.scope, home, AGENT)) is not None:
+            return absent
+        return plan_block_file(
+            TARGET_GLOBAL,
+            scope,
+            home / "GEMINI.md",
+            title="Memory across projects",
+            previous_sha=previous_sha,
+        )
+
+    def withdraw(self, name: str, scope: str, location: Path) -> Plan:
+        if name == TARGET:
+            return plan_withdraw(name, scope, location)
+        return plan_block_withdraw(name, scope, location)

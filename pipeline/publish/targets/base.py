@@ -1,0 +1,122 @@
+"""``PublishTarget``: what a place memd publishes to says about itself.
+
+A target is one agent's way of reading memory. It records its publications under one name per
+kind of scope it serves (``project_name`` for each project scope, ``global_name`` for the global
+scope; either may be None), knows which ``[publish]`` keys turn those names on, names the folders
+it writes in (derived from ``Homes``, so a moved transcript root or ``CODEX_HOME`` moves them for
+publishing and for the service unit alike), and plans a project scope, the global scope and a
+withdrawal. ``registry`` holds the list and does everything by iterating it; nothing outside a
+target's module knows its names, its keys or its folders.
+
+A planner that raises becomes a failed plan with the reason (``guard``; the registry guards every
+call it makes), so one target's bug never stops the others.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from pipeline.publish.memfiles import GLOBAL, ScopeMemory
+from pipeline.publish.plan import Homes, Plan, PublishContext
+from pipeline.settings import PublishSettings
+from pipeline.store.publications import Publication
+
+
+class PublishTarget(ABC):
+    """One place memd publishes to (see the module's docstring)."""
+
+    project_name: ClassVar[str | None] = None
+    """The name its project scopes are recorded under (None: it serves no project scope)."""
+    global_name: ClassVar[str | None] = None
+    """The name its global scope is recorded under (None: it serves no global scope)."""
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(n for n in (self.project_name, self.global_name) if n is not None)
+
+    @abstractmethod
+    def enabled(self, publish: PublishSettings) -> frozenset[str]:
+        """Which of its names the ``[publish]`` settings turn on."""
+
+    @abstractmethod
+    def folders(self, homes: Homes) -> Sequence[Path]:
+        """Every folder it may write in while on (the service unit's sandbox must contain them)."""
+
+    def plan_projects(
+        self, ctx: PublishContext, scopes: Sequence[ScopeMemory], previous: Mapping[str, str | None]
+    ) -> list[Plan]:
+        """The plans of the project scopes. ``scopes`` holds every scope with memory, the global one
+        included; ``previous`` is scope -> the digest memd last wrote there, when it is known to be
+        on disk. By default one ``plan_project`` per project scope, each guarded."""
+        name = self._name(self.project_name, "project")
+        return [
+            guard(name, s.scope, self.plan_project, ctx, s, previous.get(s.scope))
+            for s in scopes
+            if s.scope != GLOBAL
+        ]
+
+    def plan_project(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
+        """The plan of one project scope."""
+        raise NotImplementedError(f"{type(self).__name__} plans no single project scope")
+
+    def plan_global(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
+        """The plan of the global scope."""
+        raise NotImplementedError(f"{type(self).__name__} plans no global scope")
+
+    def plan_withdrawal(self, ctx: PublishContext, row: Publication, rows: Mapping[str, Publication]) -> Plan:
+        """Take memd's copy back from what ``row`` records (its scope is gone, or its name is off).
+        ``rows`` holds every row of the same name, by scope. By default: when nothing is known to be
+        there, a plan that only records the withdrawal; else ``withdraw``."""
+        location = known_copy(row)
+        if location is None:
+            return nothing_to_withdraw(row)
+        return self.withdraw(row.target, row.scope, location)
+
+    def withdraw(self, name: str, scope: str, location: Path) -> Plan:
+        """Take memd's copy back from ``location`` (where it last published ``scope`` under ``name``)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot withdraw {name}")
+
+    def _on(self, *, project: bool = False, global_: bool = False) -> frozenset[str]:
+        """The names switched on, given whether its project and its global scopes are."""
+        wanted = ((self.project_name, project), (self.global_name, global_))
+        return frozenset(name for name, on in wanted if on and name is not None)
+
+    def _name(self, name: str | None, kind: str) -> str:
+        if name is None:
+            raise NotImplementedError(f"{type(self).__name__} has no {kind} scope")
+        return name
+
+
+def known_copy(row: Publication) -> Path | None:
+    """Where memd's copy recorded by ``row`` is, or None when memd has nothing known to be there
+    (it skipped, failed or was refused)."""
+    if row.content_sha256 is None or not Path(row.path).is_absolute():
+        return None
+    return Path(row.path)
+
+
+def nothing_to_withdraw(row: Publication) -> Plan:
+    """A withdrawal that changes no file: it only records that memd's copy is gone."""
+    return Plan(target=row.target, scope=row.scope, location=Path(row.path), withdraw=True)
+
+
+def guard(target: str, scope: str, make: Callable[..., Plan], *args: Any) -> Plan:
+    """``make(*args)``, or a failed plan saying why: one target's bug never stops the others."""
+    try:
+        return make(*args)
+    except Exception as exc:
+        return failed_plan(target, scope, exc)
+
+
+def failed_plan(target: str, scope: str, exc: BaseException) -> Plan:
+    plan = Plan(target=target, scope=scope, location=Path("."))
+    plan.error = short_error(exc)
+    return plan
+
+
+def short_error(exc: BaseException) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
