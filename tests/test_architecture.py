@@ -66,6 +66,17 @@ def test_only_the_llm_package_reaches_the_sdk_object(path: Path) -> None:
     assert not [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "sdk"]
 
 
+@pytest.mark.parametrize("path", MODULES, ids=_rel)
+def test_only_the_memory_package_runs_git(path: Path) -> None:
+    """Everyone else asks ``MemoryRepo`` for an intent (stage, what changed, commit, land...)."""
+    if _rel(path).startswith("pipeline/memory/"):
+        return
+    tree = ast.parse(path.read_text(), filename=str(path))
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    names = [c.func.attr if isinstance(c.func, ast.Attribute) else getattr(c.func, "id", "") for c in calls]
+    assert not [name for name in names if name in ("git", "run_git")]
+
+
 def test_the_import_packages_are_the_checkout() -> None:
     import daemon
     import pipeline
