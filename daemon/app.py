@@ -21,7 +21,7 @@ import os
 import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import structlog
 
@@ -34,7 +34,7 @@ from pipeline.store import Store, open_store, workload
 
 if TYPE_CHECKING:
     from pipeline.consolidate.run import Phase2Report
-    from pipeline.llm.client import LLMClient
+    from pipeline.llm.protocol import ModelClient
     from pipeline.redaction import Redactor
     from pipeline.scan.view import ScanReport
 
@@ -52,13 +52,13 @@ class Runtime:
         self.settings = settings
         self.clock = clock
         self._env = env
-        self._llm: LLMClient | None = None
+        self._llm: ModelClient | None = None
         self._llm_settings: Settings | None = None
         self._redactor: Redactor | None = None
         self.would_extract: list[tuple[str | None, str]] = []
         """In a dry run: (project, session) of each session phase 1 would extract."""
 
-    async def llm(self) -> LLMClient:
+    async def llm(self) -> ModelClient:
         """The model client for the current settings (raises ``NoAPIKey`` when the key is unset);
         made again, and the old one closed, after a reload changed the settings."""
         settings = self.settings()
@@ -217,7 +217,7 @@ def pipeline_steps(env: StepEnv, *, clock: Clock, environ: Mapping[str, str]) ->
     return StepSet(steps, close=rt.aclose)
 
 
-async def _llm_for(rt: Runtime, dry_run: bool) -> Any:
+async def _llm_for(rt: Runtime, dry_run: bool) -> ModelClient | None:
     """A dry run calls no API: it needs neither a key nor the SDK (whose import alone takes seconds)."""
     if dry_run:
         return None

@@ -26,9 +26,9 @@ from typing import Any
 
 import structlog
 
-from daemon.proc import pid_alive
 from pipeline.clock import Clock
 from pipeline.errors import InstanceBusy
+from pipeline.proc import pid_alive
 from pipeline.store import Store, heartbeats, jobs, leases
 
 log = structlog.get_logger(__name__)

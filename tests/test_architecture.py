@@ -57,6 +57,26 @@ def test_each_library_is_imported_only_from_its_home(path: Path) -> None:
             assert rel.startswith(homes), f"{rel} imports {name}; only {homes} may"
 
 
+@pytest.mark.parametrize("path", MODULES, ids=_rel)
+def test_only_the_llm_package_reaches_the_sdk_object(path: Path) -> None:
+    """Callers know the model client by ``pipeline.llm.protocol.ModelClient``; its ``.sdk`` stays inside."""
+    if _rel(path).startswith("pipeline/llm/"):
+        return
+    tree = ast.parse(path.read_text(), filename=str(path))
+    assert not [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "sdk"]
+
+
+@pytest.mark.parametrize("path", MODULES, ids=_rel)
+def test_only_the_memory_package_runs_git(path: Path) -> None:
+    """Everyone else asks ``MemoryRepo`` for an intent (stage, what changed, commit, land...)."""
+    if _rel(path).startswith("pipeline/memory/"):
+        return
+    tree = ast.parse(path.read_text(), filename=str(path))
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    names = [c.func.attr if isinstance(c.func, ast.Attribute) else getattr(c.func, "id", "") for c in calls]
+    assert not [name for name in names if name in ("git", "run_git")]
+
+
 def test_the_import_packages_are_the_checkout() -> None:
     import daemon
     import pipeline
@@ -137,7 +157,6 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 KNOWN_CYCLES: list[list[str]] = [
     ["daemon.status.hits", "daemon.status.read"],
-    ["pipeline.extract.batch", "pipeline.extract.run"],
     ["pipeline.store.engine", "pipeline.store.migrations"],
 ]
 """Being taken apart (issue 11); the list must end empty."""

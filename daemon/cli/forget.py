@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -16,6 +16,7 @@ from daemon.cli.context import CliContext, fail, pass_ctx
 
 if TYPE_CHECKING:
     from pipeline.consolidate.forget import ForgetReport
+    from pipeline.llm.protocol import ModelClient
 
 EXIT_FAILED = 1
 EXIT_USAGE = 2
@@ -48,7 +49,7 @@ def forget_command(ctx: CliContext, session_id: str | None, project: str | None)
     async def go() -> ForgetReport:
         clock = SystemClock()
         store = await open_store(settings.paths.state_db)
-        llm: Any = None
+        llm: ModelClient | None = None
         try:
             from pipeline.llm.client import build_client
 

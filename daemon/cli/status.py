@@ -33,11 +33,11 @@ EXIT_STUCK = 3
 @pass_ctx
 def status_command(ctx: CliContext, as_json: bool) -> None:
     """Show whether the daemon runs, what it did last, and what it is waiting for."""
-    from daemon.proc import hostname, pid_alive
     from daemon.status.read import collect
     from daemon.status.rows import StoreUnavailable, describe, open_rows
     from pipeline import __version__
     from pipeline.clock import SystemClock
+    from pipeline.proc import hostname, pid_alive
 
     settings = _settings(ctx)
     now = SystemClock().now()

@@ -9,51 +9,36 @@ from pipeline.consolidate.context import Phase2Context, RunResult
 from pipeline.consolidate.lease import ScopeLease
 from pipeline.consolidate.plan import ScopePlan
 from pipeline.consolidate.request import Prompts
-from pipeline.errors import ConsolidationFailed, LLMError
-from pipeline.llm.pricing import Usage
+from pipeline.errors import ConsolidationFailed
+from pipeline.memory.layout import is_input_path
 
 log = structlog.get_logger(__name__)
 
 REPAIR_TURNS = 12
+PHASE = "phase2"
+"""Phase 2's name in the ``llm_calls`` ledger."""
 
 
 async def run_agent(
     ctx: Phase2Context, plan: ScopePlan, ws: workspace.Workspace, result: RunResult, lease: ScopeLease
 ) -> None:
-    from pipeline.llm.agent import MemoryAgent
-    from pipeline.llm.memory_tool import ConfinedMemoryTool
-    from pipeline.memory.layout import is_input_path
-
     if ctx.llm is None:
         raise ConsolidationFailed("no model client: set the API key to consolidate")
     settings = ctx.settings
     prompts = Prompts.load()
-    model = settings.llm.consolidation_model
     caps = ctx.caps
-
-    async def on_usage(usage: Usage, used_model: str) -> None:
-        await ctx.llm.record_usage(
-            usage, model=used_model, phase="phase2", job_key=plan.scope, prompt_hash=prompts.hash
-        )
-
-    async def on_error(err: LLMError) -> None:
-        await ctx.llm.record_failure(err, phase="phase2", model=model, job_key=plan.scope)
-
-    tool = ConfinedMemoryTool(ws.scope_dir, max_bytes_for=caps.max_bytes_for, read_only=is_input_path)
-    agent = MemoryAgent(
-        sdk=ctx.llm.sdk,
-        model=model,
+    agent = ctx.llm.memory_agent(
+        ws.scope_dir,
+        model=settings.llm.consolidation_model,
         system=prompts.system_text(caps),
-        tool=tool,
-        clock=ctx.clock,
+        max_bytes_for=caps.max_bytes_for,
+        read_only=is_input_path,
         max_turns=settings.memories.consolidation_max_turns,
         token_budget=settings.memories.consolidation_token_budget,
-        max_backoff_s=settings.llm.max_backoff_s,
-        request_timeout_s=settings.llm.request_timeout_s,
-        on_usage=on_usage,
+        phase=PHASE,
+        job_key=plan.scope,
+        prompt_hash=prompts.hash,
         on_turn=lease.check,
-        on_error=on_error,
-        rng=ctx.llm.rng,
     )
     forgotten = ws.forgotten
     today = ctx.clock.now().date()

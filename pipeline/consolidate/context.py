@@ -9,10 +9,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from pipeline.clock import Clock
 from pipeline.llm.pricing import Usage
+from pipeline.llm.protocol import ModelClient
 from pipeline.memory.layout import Caps
 from pipeline.memory.repository import MemoryRepo
 from pipeline.memory.validate import SecretFinder
@@ -25,8 +25,8 @@ class Phase2Context:
     store: Store
     settings: Settings
     clock: Clock
-    llm: Any
-    """The ``LLMClient`` (``.sdk`` is the ``AsyncAnthropic``; ``.record_usage`` the ledger), or None."""
+    llm: ModelClient | None
+    """The model client, or None without an API key (then only a run with no model call works)."""
     finder: SecretFinder | None
     repo: MemoryRepo
     scratch_parent: Path

@@ -13,13 +13,13 @@ the repository's git history (every run is a commit).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from pipeline.clock import Clock
 from pipeline.consolidate import inbox
 from pipeline.consolidate.context import RunResult
 from pipeline.consolidate.run import context
 from pipeline.consolidate.scope_run import consolidate_scope
+from pipeline.llm.protocol import ModelClient
 from pipeline.memory.layout import GLOBAL_SCOPE, is_scope
 from pipeline.memory.validate import SecretFinder
 from pipeline.projects import project_key
@@ -55,7 +55,7 @@ async def forget(
     store: Store,
     settings: Settings,
     clock: Clock,
-    llm: Any,
+    llm: ModelClient | None,
     redactor: SecretFinder | None,
     *,
     session_id: str | None = None,

@@ -52,12 +52,7 @@ async def show(store: Store, settings: Settings, run_id: str) -> tuple[InboxEntr
     entry = await find(store, settings, run_id)
     if not entry.branch_exists or entry.run.branch is None:
         raise MemdError(f"the branch of run {entry.run.run_id} is gone from the memory repository")
-    repo = _repo(settings)
-    base = (await repo.git("merge-base", "HEAD", entry.run.branch)).strip()
-    patch = await repo.git(
-        "log", "--no-ext-diff", "--no-color", "-p", "--format=%B", f"{base}..{entry.run.branch}"
-    )
-    return entry, patch
+    return entry, await _repo(settings).branch_patch(entry.run.branch)
 
 
 async def accept(store: Store, settings: Settings, clock: Clock, run_id: str) -> str:

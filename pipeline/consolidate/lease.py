@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Callable
 from datetime import timedelta
 
@@ -11,6 +10,7 @@ import structlog
 
 from pipeline.consolidate.context import Phase2Context
 from pipeline.errors import LeaseLost, MemdError
+from pipeline.proc import pid_alive
 from pipeline.store import leases
 
 log = structlog.get_logger(__name__)
@@ -20,16 +20,12 @@ HEARTBEAT_S = 60.0
 
 
 def holder_gone(ctx: Phase2Context) -> Callable[[leases.Holder], bool]:
+    """Whether a lease's holder is a process of this host that no longer exists (its lease is free)."""
+
     def gone(holder: leases.Holder) -> bool:
         if holder.host != ctx.host or holder.pid == ctx.pid:
             return False
-        try:
-            os.kill(holder.pid, 0)
-        except ProcessLookupError:
-            return True
-        except PermissionError:
-            return False
-        return False
+        return not pid_alive(holder.pid)
 
     return gone
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import structlog
 
@@ -20,6 +19,7 @@ from pipeline.consolidate.context import Phase2Context, RunResult
 from pipeline.consolidate.plan import ScopePlan, plan_all
 from pipeline.consolidate.scope_run import consolidate_scope
 from pipeline.llm.pricing import Usage
+from pipeline.llm.protocol import ModelClient
 from pipeline.memory.inputs import render_raw_memories, render_summary
 from pipeline.memory.layout import estimate_tokens
 from pipeline.memory.repository import MemoryRepo, sweep_scratch
@@ -69,7 +69,7 @@ class Phase2Report:
 
 
 def context(
-    store: Store, settings: Settings, clock: Clock, llm: Any, redactor: SecretFinder | None
+    store: Store, settings: Settings, clock: Clock, llm: ModelClient | None, redactor: SecretFinder | None
 ) -> Phase2Context:
     return Phase2Context(
         store=store,
@@ -109,7 +109,7 @@ async def run_phase2(
     store: Store,
     settings: Settings,
     clock: Clock,
-    llm: Any,
+    llm: ModelClient | None,
     redactor: SecretFinder | None,
     *,
     dry_run: bool = False,

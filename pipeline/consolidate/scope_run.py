@@ -27,6 +27,7 @@ from pipeline.errors import ConsolidationFailed, LLMUnavailable, MemdError
 from pipeline.memory.repository import INBOX_PREFIX
 from pipeline.store import consolidation as db
 from pipeline.store import leases
+from pipeline.vocabulary import RunOutcome
 
 log = structlog.get_logger(__name__)
 
@@ -171,7 +172,7 @@ async def _attempt(
         result.mode = "CLEAR" if plan.action == "clear" else ws.mode
         if plan.action == "clear":
             await asyncio.to_thread(_rmtree, ws.scope_dir)
-            await clone.git("add", "-A", "--", plan.scope)
+            await clone.stage(plan.scope)
         else:
             await run_agent(ctx, plan, ws, result, lease)
         result.changes = await workspace.staged_changes(ws)
@@ -197,7 +198,7 @@ async def _attempt(
             result.outcome = db.PENDING_REVIEW
             return
         result.commit = await repo.land(clone, base=base)
-    result.outcome = "cleared" if plan.action == "clear" else db.COMMITTED
+    result.outcome = RunOutcome.CLEARED if plan.action == "clear" else db.COMMITTED
     await db.save_success(
         ctx.store,
         plan.scope,

@@ -38,6 +38,8 @@ from pipeline.memory.repository import MemoryRepo
 from pipeline.memory.validate import SecretFinder, list_scope, validate_scope
 
 DIFF_MAX_BYTES = 80_000
+AGENT_VIEW = "memories/"
+"""Where the agent sees the scope (the memory tool's ``/memories``): the diff's paths are shown under it."""
 Mode = Literal["INIT", "INCREMENTAL"]
 
 
@@ -72,25 +74,6 @@ def _sanitize(scope_dir: Path) -> list[str]:
         else:
             os.unlink(path)
     return gone
-
-
-async def _name_status(repo: MemoryRepo, since: str, scope: str) -> list[tuple[str, str, str | None]]:
-    """``(status letter, path, old path for a rename)`` of the staged scope against ``since``."""
-    out = await repo.git(
-        "diff", "--cached", "--no-ext-diff", "-M", "--name-status", "-z", f"--relative={scope}", since, "--"
-    )
-    fields = out.split("\0")
-    entries: list[tuple[str, str, str | None]] = []
-    i = 0
-    while i < len(fields) - 1:
-        status = fields[i]
-        if status.startswith(("R", "C")):
-            entries.append((status[0], fields[i + 2], fields[i + 1]))
-            i += 3
-        else:
-            entries.append((status[:1], fields[i + 1], None))
-            i += 2
-    return entries
 
 
 def cap_diff(text: str, max_bytes: int = DIFF_MAX_BYTES) -> str:
@@ -143,25 +126,12 @@ def withdrawing_sessions(
 async def _withheld_diff(clone: MemoryRepo, scope: str, since: str, hidden: list[str]) -> str:
     """The diff without the text of inputs, of the digest and of ``hidden`` topics; changed inputs by name."""
     inputs = [
-        f"{s} /memories/{p}"
-        for s, p, _o in await _name_status(clone, since, scope)
-        if p == RAW_MEMORIES or p.startswith(f"{ROLLOUT_DIR}/")
+        f"{c.status} /{AGENT_VIEW}{c.path}"
+        for c in await clone.staged_changes(scope, since)
+        if c.path == RAW_MEMORIES or c.path.startswith(f"{ROLLOUT_DIR}/")
     ]
     excluded = [RAW_MEMORIES, ROLLOUT_DIR, SUMMARY, *hidden]
-    diff = await clone.git(
-        "diff",
-        "--cached",
-        "--no-ext-diff",
-        "--no-color",
-        "-M",
-        f"--relative={scope}",
-        "--src-prefix=a/memories/",
-        "--dst-prefix=b/memories/",
-        since,
-        "--",
-        scope,
-        *[f":(exclude){scope}/{rel}" for rel in excluded],
-    )
+    diff = await clone.staged_diff(scope, since, prefix=AGENT_VIEW, exclude=excluded)
     if inputs:
         head = (
             "(inputs changed, by name only; read the remaining ones in the folder: "
@@ -177,12 +147,11 @@ async def prepare(
     clone: MemoryRepo, plan: ScopePlan, *, clean: Callable[[str], str], forgotten: set[str] | None = None
 ) -> Workspace:
     scope_dir, in_the_way = await asyncio.to_thread(_real_scope_dir, clone.path, plan.scope)
-    for rel in in_the_way:
-        await clone.git("rm", "-q", "--cached", "--ignore-unmatch", "--", rel)
+    await clone.untrack(in_the_way)
     sanitized = in_the_way + await asyncio.to_thread(_sanitize, scope_dir)
     mode: Mode = "INCREMENTAL" if (scope_dir / INDEX).is_file() else "INIT"
     await asyncio.to_thread(materialize, scope_dir, plan.inputs, clean=clean)
-    await clone.git("add", "-A", "--", plan.scope)
+    await clone.stage(plan.scope)
     last = plan.state.last_commit if plan.state else None
     since = last if last and await clone.has_commit(last) else "HEAD"
     by_stem = {f"{ROLLOUT_DIR}/{r.stem}.md": r.session_id for r in plan.inputs}
@@ -190,9 +159,9 @@ async def prepare(
         changed = {r.session_id for r in plan.inputs}
     else:
         changed = {
-            by_stem[p]
-            for s, p, _o in await _name_status(clone, since, plan.scope)
-            if s != "D" and p in by_stem
+            by_stem[c.path]
+            for c in await clone.staged_changes(plan.scope, since)
+            if c.status != "D" and c.path in by_stem
         }
     forgotten = forgotten or set()
     snapshot = await asyncio.to_thread(snapshot_topics, scope_dir)
@@ -203,18 +172,7 @@ async def prepare(
     elif withdrawing:
         diff = await _withheld_diff(clone, plan.scope, since, withdrawn)
     else:
-        diff = await clone.git(
-            "diff",
-            "--cached",
-            "--no-ext-diff",
-            "--no-color",
-            "-M",
-            f"--relative={plan.scope}",
-            "--src-prefix=a/memories/",
-            "--dst-prefix=b/memories/",
-            since,
-            "--",
-        )
+        diff = await clone.staged_diff(plan.scope, since, prefix=AGENT_VIEW)
         diff = fence(cap_diff(diff)) or "(no changes)"
     if withdrawing:
         withdrawn = await asyncio.to_thread(withdraw_topics, scope_dir, withdrawn)
@@ -260,8 +218,10 @@ async def check(
     """
     ws.sanitized += await asyncio.to_thread(_sanitize, ws.scope_dir)
     await asyncio.to_thread(materialize, ws.scope_dir, plan.inputs, clean=ws.clean)
-    await ws.clone.git("add", "-A", "--", ws.scope)
-    renames = {new: old for s, new, old in await _name_status(ws.clone, "HEAD", ws.scope) if s == "R" and old}
+    await ws.clone.stage(ws.scope)
+    renames = {
+        c.path: c.old_path for c in await ws.clone.staged_changes(ws.scope) if c.status == "R" and c.old_path
+    }
     report = await asyncio.to_thread(
         apply_provenance,
         ws.scope_dir,
@@ -273,17 +233,14 @@ async def check(
         renames=renames,
     )
     findings = await asyncio.to_thread(validate_scope, ws.scope_dir, caps, finder)
-    await ws.clone.git("add", "-A", "--", ws.scope)
+    await ws.clone.stage(ws.scope)
     return Checked(findings, report)
 
 
 async def staged_changes(ws: Workspace) -> list[str]:
     """``<letter> <path>`` for every change of the scope against the scratch copy's HEAD."""
-    return [f"{s} {p}" for s, p, _o in await _name_status(ws.clone, "HEAD", ws.scope)]
+    return [f"{c.status} {c.path}" for c in await ws.clone.staged_changes(ws.scope)]
 
 
 async def commit(ws: Workspace, message: str) -> str:
-    await ws.clone.git("commit", "-q", "--no-verify", "-F", "-", input_text=message)
-    head = await ws.clone.head()
-    assert head is not None
-    return head
+    return await ws.clone.commit_staged(message)

@@ -21,22 +21,18 @@ from __future__ import annotations
 import uuid
 from dataclasses import replace
 from datetime import timedelta
-from typing import TYPE_CHECKING
 
 import structlog
 
 from pipeline.errors import LeaseLost, LLMAuthFailed, LLMError, LLMRejected, LLMUnavailable
+from pipeline.extract.context import PHASE, Phase1Context, lease_for
 from pipeline.extract.item import Prepared
+from pipeline.llm.protocol import BatchEntry
 from pipeline.store import jobs as jobs_
 from pipeline.store import stage1
 
-if TYPE_CHECKING:
-    from pipeline.extract.run import _Run
-    from pipeline.llm.client import BatchInfo
-
 log = structlog.get_logger(__name__)
 
-PHASE = "extract"
 BATCH_LEASE = timedelta(hours=25)  # the API ends every batch within 24 hours (expired entries included)
 REQUEUE_DELAY = timedelta(minutes=1)
 CLOCK_SKEW = timedelta(minutes=10)
@@ -48,9 +44,7 @@ def custom_id(prep: Prepared) -> str:
     return f"x{prep.job_id}-{prep.transcript_id}"
 
 
-async def submit_batch(ctx: _Run) -> None:
-    from pipeline.extract.run import lease_for
-
+async def submit_batch(ctx: Phase1Context) -> None:
     cap = ctx.settings.memories.max_rollouts_per_run
     prepared: list[Prepared] = []
     while ctx.report.claimed < cap:
@@ -103,7 +97,7 @@ async def submit_batch(ctx: _Run) -> None:
     log.info("batch_submitted", batch_id=batch_id, entries=len(entries))
 
 
-async def collect_batches(ctx: _Run) -> None:
+async def collect_batches(ctx: Phase1Context) -> None:
     for row in await stage1.open_batches(ctx.store, phase=PHASE):
         if row.state == stage1.SUBMITTING:
             found = await _recover(ctx, row)
@@ -133,11 +127,11 @@ async def collect_batches(ctx: _Run) -> None:
         log.info("batch_collected", batch_id=row.batch_id, entries=len(row.entries))
 
 
-async def _recover(ctx: _Run, row: stage1.BatchRow) -> str | None:
+async def _recover(ctx: Phase1Context, row: stage1.BatchRow) -> str | None:
     """A batch a stop left mid-submission: the id the API gave it, adopted; or None (its entries
     back in the queue when it was never created, or the API could not be asked)."""
     try:
-        recent: list[BatchInfo] = await ctx.llm.recent_batches(phase=PHASE)
+        recent = await ctx.llm.recent_batches(phase=PHASE)
     except LLMError as exc:
         ctx.report.stopped = f"batch {row.batch_id}: {exc}"
         return None
@@ -160,13 +154,11 @@ async def _recover(ctx: _Run, row: stage1.BatchRow) -> str | None:
     return None
 
 
-async def _settle(ctx: _Run, prep: Prepared, entry: object | None) -> None:
-    from pipeline.llm.client import BatchEntry
-
+async def _settle(ctx: Phase1Context, prep: Prepared, entry: BatchEntry | None) -> None:
     now = ctx.now()
     job = prep.job()
-    if not isinstance(entry, BatchEntry) or entry.kind in ("expired", "canceled"):
-        kind = entry.kind if isinstance(entry, BatchEntry) else "missing"
+    if entry is None or entry.kind in ("expired", "canceled"):
+        kind = entry.kind if entry is not None else "missing"
         await ctx.retry(job, not_before=now, reason=f"batch entry {kind}")
         return
     if entry.kind == "errored":

@@ -18,57 +18,46 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from dataclasses import dataclass, field
-from datetime import datetime, timedelta
-from typing import Any
 
 import structlog
 
 from pipeline.clock import Clock
-from pipeline.errors import LeaseLost, LLMAuthFailed, LLMOutputInvalid, LLMRejected, LLMUnavailable, NoAPIKey
-from pipeline.extract.item import Loader, Prepared, RedactorLike, Settled, build, finish, parse_full, prepare
+from pipeline.errors import LLMAuthFailed, LLMOutputInvalid, LLMRejected, LLMUnavailable, NoAPIKey
+from pipeline.extract.batch import collect_batches, submit_batch
+from pipeline.extract.context import ERROR_RETRY, PHASE, Phase1Context, lease_for
+from pipeline.extract.item import Loader, Prepared, RedactorLike, Settled, build, parse_full
 from pipeline.extract.report import Phase1Report, WouldExtract
 from pipeline.extract.request import ExtractPrompts, estimate_request_tokens
-from pipeline.extract.schema import parse_result
 from pipeline.llm.pricing import Usage, cost_usd
+from pipeline.llm.protocol import ModelClient
 from pipeline.llm.ratelimit import gate_state
 from pipeline.settings import BatchMode, Settings
 from pipeline.store import Store, kv, stage1
 from pipeline.store import jobs as jobs_
-from pipeline.store.jobs import Job
 
 __all__ = ["KV_LAST_RUN", "Phase1Report", "WouldExtract", "lease_for", "run_phase1"]
 
 log = structlog.get_logger(__name__)
 
-PHASE = "extract"
 KV_LAST_RUN = "phase1_last_run"
 EXPECTED_OUTPUT_TOKENS = 1_500  # for cost estimates before a call: a typical extract's size
-ERROR_RETRY = timedelta(minutes=10)
-
-
-def lease_for(settings: Settings) -> timedelta:
-    """A direct call's claim: two tries of the request timeout, and room to store."""
-    return timedelta(seconds=2 * settings.llm.request_timeout_s + 300)
 
 
 async def run_phase1(
     store: Store,
     settings: Settings,
     clock: Clock,
-    llm: Any,
+    llm: ModelClient | None,
     redactor: RedactorLike,
     *,
     dry_run: bool = False,
     owner: str | None = None,
     load: Loader | None = None,
 ) -> Phase1Report:
-    """One phase-1 pass (see the module docstring). ``llm`` is a ``pipeline.llm.client.LLMClient``
+    """One phase-1 pass (see the module docstring). ``llm`` is the model client
     (None without a key: then only ``dry_run`` works, anything else raises ``NoAPIKey``). ``owner``
     names this run's claims (a cancelled run hands them back itself). A 401/403 puts the item back and
     raises ``LLMAuthFailed`` at the end of the run; ``PromptError`` when a prompt file does not match."""
-    from pipeline.extract.batch import collect_batches, submit_batch
-
     prompts = ExtractPrompts.load()
     load = load or parse_full
     report = Phase1Report(started_at=clock.now(), dry_run=dry_run)
@@ -79,7 +68,7 @@ async def run_phase1(
     if llm is None:
         raise NoAPIKey(settings.llm.api_key_env)
     owner = owner or f"phase1-{uuid.uuid4().hex[:12]}"
-    ctx = _Run(store, settings, clock, llm, redactor, prompts, load, report, owner)
+    ctx = Phase1Context(store, settings, clock, llm, redactor, prompts, load, report, owner)
 
     try:
         await collect_batches(ctx)
@@ -112,106 +101,7 @@ async def run_phase1(
     return report
 
 
-@dataclass
-class _Run:
-    store: Store
-    settings: Settings
-    clock: Clock
-    llm: Any
-    redactor: RedactorLike
-    prompts: ExtractPrompts
-    load: Loader
-    report: Phase1Report
-    owner: str
-    stop: asyncio.Event = field(default_factory=asyncio.Event)
-    auth_error: LLMAuthFailed | None = None
-
-    def now(self) -> datetime:
-        return self.clock.now()
-
-    async def claim(self, lease: timedelta) -> Job | None:
-        return await jobs_.claim_next(
-            self.store, stage1.EXTRACT, owner=self.owner, now=self.now(), lease=lease
-        )
-
-    async def prepare(self, job: Job) -> Prepared | None:
-        try:
-            prep = await prepare(
-                self.store,
-                self.settings,
-                job,
-                now=self.now(),
-                prompts=self.prompts,
-                redactor=self.redactor,
-                load=self.load,
-            )
-        except LeaseLost:
-            return None
-        except Exception as exc:  # a bug or an I/O failure: the item waits, the run goes on
-            log.exception("phase1_prepare_failed", job=job.key)
-            await self.retry(job, not_before=self.now() + ERROR_RETRY, reason=f"{type(exc).__name__}: {exc}")
-            return None
-        if isinstance(prep, Prepared):
-            return prep
-        if prep.outcome in ("failed", "unreadable"):
-            self.report.failed += 1
-            self.report.failures.append((job.key, prep.reason))
-        elif prep.outcome == "unchanged":
-            self.report.unchanged += 1
-        elif prep.outcome == "skipped":
-            self.report.opted_out += 1
-        else:
-            self.report.retried += 1
-        return None
-
-    async def retry(self, job: Job, *, not_before: datetime, reason: str) -> None:
-        try:
-            await jobs_.retry_later(self.store, job, now=self.now(), not_before=not_before, reason=reason)
-            self.report.retried += 1
-        except LeaseLost:
-            pass
-
-    async def fail(self, prep: Prepared, reason: str) -> None:
-        try:
-            await stage1.fail_extract(
-                self.store, prep.job(), transcript_id=prep.transcript_id, now=self.now(), reason=reason
-            )
-        except LeaseLost:
-            return
-        self.report.failed += 1
-        self.report.failures.append((prep.job_key, reason))
-        log.warning("extract_failed", transcript_id=prep.transcript_id, reason=reason)
-
-    async def store_result(
-        self, prep: Prepared, text: str, *, model: str, usage: Usage, batch: bool
-    ) -> LLMOutputInvalid | None:
-        """Validate and store; the validation error when the output was invalid (the caller decides)."""
-        try:
-            result = parse_result(text)
-        except LLMOutputInvalid as exc:
-            log.warning("extract_output_invalid", transcript_id=prep.transcript_id, batch=batch)
-            return exc
-        usage_json = {**usage.as_dict(), "cost_usd": cost_usd(model, usage, batch=batch), "batch": batch}
-        try:
-            await finish(
-                self.store,
-                prep,
-                result,
-                now=self.now(),
-                redactor=self.redactor,
-                model=model,
-                usage=usage_json,
-            )
-        except LeaseLost:
-            log.warning("extract_lease_lost", transcript_id=prep.transcript_id)
-            return None
-        self.report.extracted += 1
-        self.report.nothing_durable += int(result.nothing_durable)
-        self.report.scopes.add(prep.scope)
-        return None
-
-
-async def _use_batch(ctx: _Run) -> bool:
+async def _use_batch(ctx: Phase1Context) -> bool:
     mode = ctx.settings.llm.batch
     if mode == BatchMode.off or not ctx.llm.supports_batches:
         return False
@@ -221,7 +111,7 @@ async def _use_batch(ctx: _Run) -> bool:
     return pending >= ctx.settings.llm.batch_min_pending
 
 
-async def _run_direct(ctx: _Run) -> None:
+async def _run_direct(ctx: Phase1Context) -> None:
     cap = ctx.settings.memories.max_rollouts_per_run
     lease = lease_for(ctx.settings)
 
@@ -247,7 +137,7 @@ async def _run_direct(ctx: _Run) -> None:
     await asyncio.gather(*(worker() for _ in range(workers)))
 
 
-async def _extract_direct(ctx: _Run, prep: Prepared) -> None:
+async def _extract_direct(ctx: Phase1Context, prep: Prepared) -> None:
     job = prep.job()
     gate = await gate_state(ctx.store, ctx.settings, ctx.now())
     if gate.gated:

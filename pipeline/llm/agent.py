@@ -1,5 +1,8 @@
 """The consolidation agent's loop: the SDK's tool runner with the confined memory tool and nothing else.
 
+Phase 2 gets one from ``LLMClient.memory_agent`` and knows it as a
+``pipeline.llm.protocol.ConsolidationAgent``.
+
 ``MemoryAgent.run(text)`` adds ``text`` as a user message and lets the model work through the
 tool runner (``thread=False``: every request is self-contained, nothing is kept server-side)
 until it stops, the turn limit is reached or the token budget is spent. ``run`` can be called
@@ -16,7 +19,7 @@ from __future__ import annotations
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import anthropic
 import structlog
@@ -24,25 +27,18 @@ import structlog
 from pipeline.clock import Clock
 from pipeline.errors import LLMError
 from pipeline.llm.backoff import translate
-from pipeline.llm.client import usage_of
 from pipeline.llm.memory_tool import ConfinedMemoryTool
-from pipeline.llm.pricing import Usage
+from pipeline.llm.pricing import Usage, usage_of
+from pipeline.llm.protocol import AgentOutcome, TurnHook
+
+__all__ = ["AgentOutcome", "MemoryAgent"]
 
 log = structlog.get_logger(__name__)
 
 MAX_OUTPUT_TOKENS = 12_000
 
-StopKind = Literal["done", "turn_limit", "token_budget"]
 UsageHook = Callable[[Usage, str], Awaitable[None]]
-TurnHook = Callable[[int], Awaitable[None]]
 ErrorHook = Callable[[LLMError], Awaitable[None]]
-
-
-@dataclass
-class AgentOutcome:
-    stopped: StopKind
-    turns: int
-    final_text: str
 
 
 @dataclass

@@ -5,18 +5,18 @@ key it raises ``NoAPIKey`` naming the variable (work that needs no model, such a
 The SDK's own retries are off (``max_retries=0``: it would honour any ``retry-after`` uncapped);
 failures come back as memd's errors (``pipeline.llm.backoff``) and the caller reschedules the item.
 A client middleware records the ``anthropic-ratelimit-*`` headers of every response, errors
-included, for the gate (``pipeline.llm.ratelimit``). ``LLMClient.sdk`` is the ``AsyncAnthropic`` for
-callers that need the SDK's own helpers (phase 2's tool runner); the SDK is imported nowhere else.
+included, for the gate (``pipeline.llm.ratelimit``). ``LLMClient`` satisfies
+``pipeline.llm.protocol.ModelClient``, the type its callers know it by; ``LLMClient.sdk`` (the
+``AsyncAnthropic``) stays inside this package: phase 2's agent is made by ``memory_agent``.
 """
 
 from __future__ import annotations
 
 import logging
 import random
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import anthropic
 import structlog
@@ -25,10 +25,16 @@ from pipeline.clock import Clock
 from pipeline.errors import LLMError, LLMUnavailable, NoAPIKey
 from pipeline.llm import ratelimit
 from pipeline.llm.backoff import translate
-from pipeline.llm.pricing import Usage, cost_usd
+from pipeline.llm.pricing import Usage, cost_usd, usage_of
+from pipeline.llm.protocol import BatchEntry, BatchInfo, ConsolidationAgent, ModelClient, Reply, TurnHook
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.store import llm_calls as calls
+
+if TYPE_CHECKING:
+    from pipeline.llm.agent import MemoryAgent
+
+__all__ = ["BatchEntry", "BatchInfo", "LLMClient", "Reply", "build_client", "reply_of"]
 
 log = structlog.get_logger(__name__)
 
@@ -38,61 +44,12 @@ for _name in ("anthropic", "httpx2", "httpcore2", "httpx", "httpcore"):
     logging.getLogger(_name).setLevel(logging.WARNING)
 
 
-@dataclass(frozen=True)
-class Reply:
-    """One model answer: its text blocks joined, usage, and the SDK message for richer callers."""
-
-    text: str
-    usage: Usage
-    model: str
-    stop_reason: str | None
-    message: Any
-
-
-@dataclass(frozen=True)
-class BatchInfo:
-    batch_id: str
-    status: str  # in_progress | canceling | ended
-    counts: dict[str, int]
-    created_at: datetime | None = None
-
-    @property
-    def size(self) -> int:
-        """How many requests the batch holds, whatever became of them."""
-        return sum(self.counts.values())
-
-    @property
-    def ended(self) -> bool:
-        return self.status == "ended"
-
-
-@dataclass(frozen=True)
-class BatchEntry:
-    custom_id: str
-    kind: str  # succeeded | errored | expired | canceled
-    reply: Reply | None = None
-    error: str | None = None
-    error_type: str | None = None
-
-
 def _batch_info(batch: Any) -> BatchInfo:
     return BatchInfo(
         str(batch.id),
         str(batch.processing_status),
         batch.request_counts.model_dump(),
         getattr(batch, "created_at", None),
-    )
-
-
-def usage_of(message: Any) -> Usage:
-    u = getattr(message, "usage", None)
-    if u is None:
-        return Usage()
-    return Usage(
-        input_tokens=int(getattr(u, "input_tokens", 0) or 0),
-        output_tokens=int(getattr(u, "output_tokens", 0) or 0),
-        cache_read_tokens=int(getattr(u, "cache_read_input_tokens", 0) or 0),
-        cache_write_tokens=int(getattr(u, "cache_creation_input_tokens", 0) or 0),
     )
 
 
@@ -233,6 +190,50 @@ class LLMClient:
             ) from None
         return int(result.input_tokens)
 
+    def memory_agent(
+        self,
+        root: Path,
+        *,
+        model: str,
+        system: str,
+        max_bytes_for: Callable[[str], int],
+        read_only: Callable[[str], bool],
+        max_turns: int,
+        token_budget: int,
+        phase: str,
+        job_key: str | None,
+        prompt_hash: str | None = None,
+        on_turn: TurnHook | None = None,
+    ) -> MemoryAgent:
+        """The consolidation agent (``pipeline.llm.agent``) on this client's SDK, with the memory tool
+        confined to ``root``; its usage and failures go to the ledger (a 429/529 also closes the gate)."""
+        from pipeline.llm.agent import MemoryAgent
+        from pipeline.llm.memory_tool import ConfinedMemoryTool
+
+        async def on_usage(usage: Usage, used_model: str) -> None:
+            await self.record_usage(
+                usage, model=used_model, phase=phase, job_key=job_key, prompt_hash=prompt_hash
+            )
+
+        async def on_error(err: LLMError) -> None:
+            await self.record_failure(err, phase=phase, model=model, job_key=job_key)
+
+        return MemoryAgent(
+            sdk=self.sdk,
+            model=model,
+            system=system,
+            tool=ConfinedMemoryTool(root, max_bytes_for=max_bytes_for, read_only=read_only),
+            clock=self.clock,
+            max_turns=max_turns,
+            token_budget=token_budget,
+            max_backoff_s=self.settings.llm.max_backoff_s,
+            request_timeout_s=self.settings.llm.request_timeout_s,
+            on_usage=on_usage,
+            on_turn=on_turn,
+            on_error=on_error,
+            rng=self.rng,
+        )
+
     # -- Message Batches
 
     async def submit_batch(self, requests: Sequence[tuple[str, Mapping[str, Any]]], *, phase: str) -> str:
@@ -339,3 +340,9 @@ def build_client(
         except (ValueError, anthropic.AnthropicError) as exc:
             raise LLMError(f"cannot set up provider vertex: {exc}") from None
     return LLMClient(sdk, settings, store=store, clock=clock, rng=rng)
+
+
+if TYPE_CHECKING:  # mypy checks here that the real client and agent satisfy the protocols
+
+    def _satisfies(client: LLMClient, agent: MemoryAgent) -> tuple[ModelClient, ConsolidationAgent]:
+        return client, agent

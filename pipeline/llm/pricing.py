@@ -9,6 +9,7 @@ estimates for `memd status` and `--dry-run`, not an invoice.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 BATCH_DISCOUNT = 0.5
 CACHE_WRITE_FACTOR = 1.25
@@ -71,6 +72,19 @@ class Usage:
             "cache_read_tokens": self.cache_read_tokens,
             "cache_write_tokens": self.cache_write_tokens,
         }
+
+
+def usage_of(message: Any) -> Usage:
+    """The ``Usage`` an SDK message reports (read by attribute: no SDK import), zero when it has none."""
+    u = getattr(message, "usage", None)
+    if u is None:
+        return Usage()
+    return Usage(
+        input_tokens=int(getattr(u, "input_tokens", 0) or 0),
+        output_tokens=int(getattr(u, "output_tokens", 0) or 0),
+        cache_read_tokens=int(getattr(u, "cache_read_input_tokens", 0) or 0),
+        cache_write_tokens=int(getattr(u, "cache_creation_input_tokens", 0) or 0),
+    )
 
 
 def cost_usd(model: str, usage: Usage, *, batch: bool = False) -> float:

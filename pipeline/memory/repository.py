@@ -1,9 +1,12 @@
-"""The memory repository: initialization, scratch copies, landing a run's commit, history.
+"""The memory repository: initialization, scratch copies, staging a run, landing its commit, history.
 
 The real repository at ``memory_dir`` only ever changes in two ways: a fast-forward of its
 branch to a commit built and validated in a scratch copy (``land``), or a new ``inbox/<run>``
 branch pointing at such a commit (``park``). Everything a run does before that happens in a
 clone in a temporary directory, which is thrown away whatever the outcome.
+
+Callers ask for intents (stage a scope, what changed since a commit, commit, land, the patch of an
+inbox branch); the git command lines are built here and run by ``pipeline.memory.git`` only.
 """
 
 from __future__ import annotations
@@ -48,6 +51,16 @@ class Commit:
     sha: str
     at: str
     subject: str
+
+
+@dataclass(frozen=True)
+class Change:
+    """One staged change of a scope: git's status letter (``A``, ``M``, ``D``, ``R``, ``C``, ``T``),
+    the path relative to the scope, and for a rename or a copy the path it came from."""
+
+    status: str
+    path: str
+    old_path: str | None = None
 
 
 class MemoryRepo:
@@ -133,6 +146,71 @@ class MemoryRepo:
         finally:
             await asyncio.to_thread(shutil.rmtree, tmp, True)
 
+    # ------------------------------------------------------------ staging a run (in a scratch copy)
+
+    async def stage(self, scope: str) -> None:
+        """Stage everything under ``scope`` as it is on disk: new, changed and deleted files."""
+        await self.git("add", "-A", "--", check_scope(scope))
+
+    async def untrack(self, paths: Sequence[str]) -> None:
+        """Drop ``paths`` from the index, leaving the disk alone (a path git does not track is ignored)."""
+        if paths:
+            await self.git("rm", "-q", "--cached", "--ignore-unmatch", "--", *paths)
+
+    async def staged_changes(self, scope: str, since: str = "HEAD") -> list[Change]:
+        """What is staged under ``scope`` against the commit ``since`` (renames detected)."""
+        out = await self.git(
+            "diff",
+            "--cached",
+            "--no-ext-diff",
+            "-M",
+            "--name-status",
+            "-z",
+            f"--relative={scope}",
+            since,
+            "--",
+        )
+        fields = out.split("\0")
+        changes: list[Change] = []
+        i = 0
+        while i < len(fields) - 1:
+            status = fields[i]
+            if status.startswith(("R", "C")):
+                changes.append(Change(status[0], fields[i + 2], fields[i + 1]))
+                i += 3
+            else:
+                changes.append(Change(status[:1], fields[i + 1]))
+                i += 2
+        return changes
+
+    async def staged_diff(
+        self, scope: str, since: str, *, prefix: str = "", exclude: Sequence[str] = ()
+    ) -> str:
+        """The staged change of ``scope`` against the commit ``since`` as a patch, its paths relative to
+        the scope and shown under ``prefix`` (``a/<prefix><path>``); ``exclude`` (paths relative to
+        the scope) is left out."""
+        return await self.git(
+            "diff",
+            "--cached",
+            "--no-ext-diff",
+            "--no-color",
+            "-M",
+            f"--relative={scope}",
+            f"--src-prefix=a/{prefix}",
+            f"--dst-prefix=b/{prefix}",
+            since,
+            "--",
+            scope,
+            *[f":(exclude){scope}/{rel}" for rel in exclude],
+        )
+
+    async def commit_staged(self, message: str) -> str:
+        """Commit what is staged (hooks never run); returns the new HEAD."""
+        await self.git("commit", "-q", "--no-verify", "-F", "-", input_text=message)
+        head = await self.head()
+        assert head is not None
+        return head
+
     # ------------------------------------------------------------ landing a run
 
     @contextlib.asynccontextmanager
@@ -204,6 +282,11 @@ class MemoryRepo:
 
     async def reject(self, branch: str) -> None:
         await self.git("branch", "-q", "-D", branch)
+
+    async def branch_patch(self, branch: str) -> str:
+        """The commits ``branch`` adds to HEAD as one patch: each commit's message, then its diff."""
+        base = await _merge_base(self, branch)
+        return await self.git("log", "--no-ext-diff", "--no-color", "-p", "--format=%B", f"{base}..{branch}")
 
     # ------------------------------------------------------------ reading
 

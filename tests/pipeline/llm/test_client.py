@@ -252,3 +252,50 @@ async def test_other_clouds_use_the_sdks_own_clients_without_batches(
     llm = llm_factory(settings, None, clock, env=env)  # no Anthropic key needed
     assert type(llm.sdk).__name__ == sdk_class
     assert not llm.supports_batches
+
+
+async def test_memory_agent_works_in_its_root_and_ledgers_every_turn_and_failure(
+    tmp_path: Path, store: Store, clock: FakeClock, fake_api: fa.FakeAnthropicAPI, llm_factory: Any
+) -> None:
+    root = tmp_path / "scratch" / "global"
+    root.mkdir(parents=True)
+    fake_api.responder = fa.ScriptedResponder(
+        [
+            fa.tool_use_message(
+                fa.tool_use("memory", {"command": "create", "path": "/memories/a.md", "file_text": "x\n"}),
+                fa.tool_use("memory", {"command": "create", "path": "/memories/raw.md", "file_text": "y\n"}),
+            ),
+            fa.message("done", usage_=fa.usage(10, 5)),
+            fa.rate_limited(60),
+        ]
+    )
+    llm = llm_factory(make_settings(tmp_path, fake_api.base_url), store, clock)
+    agent = llm.memory_agent(
+        root,
+        model="claude-sonnet-5-5",
+        system="sys",
+        max_bytes_for=lambda _rel: 1_000,
+        read_only=lambda rel: rel == "raw.md",
+        max_turns=5,
+        token_budget=100_000,
+        phase="phase2",
+        job_key="global",
+        prompt_hash="h",
+    )
+
+    outcome = await agent.run("consolidate")
+
+    assert (outcome.stopped, outcome.turns, agent.turns) == ("done", 2, 2)
+    assert (root / "a.md").read_text() == "x\n"
+    assert not (root / "raw.md").exists()  # read_only reached the tool
+    [first, _second] = fake_api.message_requests()
+    assert first.json["system"] == "sys"
+    rows = await calls.calls_for(store, "global")
+    assert [(r.phase, r.outcome, r.prompt_hash) for r in rows] == [("phase2", "ok", "h")] * 2
+    assert agent.usage == Usage(
+        input_tokens=sum(r.input_tokens for r in rows), output_tokens=sum(r.output_tokens for r in rows)
+    )
+    with pytest.raises(LLMUnavailable):
+        await agent.run("repair")
+    assert [r.outcome for r in await calls.calls_for(store, "global")][-1] == "LLMUnavailable"
+    assert (await gate_state(store, llm.settings, clock.now())).gated

@@ -1,4 +1,7 @@
-"""Facts about processes on this host, kept free of heavy imports (``memd status`` uses them)."""
+"""Facts about processes on this host, standard library only (``memd status`` uses them).
+
+The daemon's instance check, ``memd status`` and phase 2's scope leases all ask ``pid_alive``.
+"""
 
 from __future__ import annotations
 
