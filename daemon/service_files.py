@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.settings import Settings
+from pipeline.store.url import sqlite_path
 
 UNIT_NAME = "memd.service"
 LAUNCHD_LABEL = "dev.memd.agent"
@@ -66,9 +67,9 @@ def writable_paths(settings: Settings, env: Mapping[str, str]) -> list[Path]:
     folders of the publish targets that are on."""
     home = Path(env.get("HOME") or Path.home())
     paths = [settings.paths.memory_dir, settings.paths.state_dir]
-    url = settings.paths.state_db
-    if url.startswith("sqlite") and ":///" in url:
-        paths.append(Path(url.split(":///", 1)[1].split("?", 1)[0]).expanduser().parent)
+    db = sqlite_path(settings.paths.state_db)
+    if db is not None:
+        paths.append(db.parent)
     pub = settings.publish
     if pub.claude_code or pub.claude_code_global:
         paths.append(home / ".claude")

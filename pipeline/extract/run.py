@@ -36,6 +36,7 @@ from pipeline.settings import BatchMode, Settings
 from pipeline.store import Store, kv, stage1
 from pipeline.store import jobs as jobs_
 from pipeline.store.jobs import Job
+from pipeline.vocabulary import JobKind
 
 __all__ = ["KV_LAST_RUN", "Phase1Report", "WouldExtract", "lease_for", "run_phase1"]
 
@@ -131,7 +132,7 @@ class _Run:
 
     async def claim(self, lease: timedelta) -> Job | None:
         return await jobs_.claim_next(
-            self.store, stage1.EXTRACT, owner=self.owner, now=self.now(), lease=lease
+            self.store, JobKind.EXTRACT, owner=self.owner, now=self.now(), lease=lease
         )
 
     async def prepare(self, job: Job) -> Prepared | None:

@@ -537,7 +537,6 @@ async def test_publishing_before_the_first_consolidation_keeps_status_healthy(
     assert report["memory"]["exists"] is False
 
 
-@pytest.mark.xfail(strict=True, reason="status keeps its own list of successful outcomes (issue 11)")
 @pytest.mark.parametrize("outcome", ["accepted", "rejected", "unchanged", "cleared"])
 async def test_a_consolidation_run_that_ended_without_failing_is_no_phase2_failure(
     store: Store, clock: FakeClock, tmp_path: Path, outcome: str
