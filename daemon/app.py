@@ -31,6 +31,7 @@ from daemon.service import Daemon, SettingsReloader, StepsFactory, StoreOpener
 from pipeline.clock import Clock, SystemClock
 from pipeline.settings import Settings
 from pipeline.store import Store, open_store, workload
+from pipeline.vocabulary import RunOutcome
 
 if TYPE_CHECKING:
     from pipeline.consolidate.run import Phase2Report
@@ -140,7 +141,7 @@ def dry_consolidation(
     model = settings.llm.consolidation_model
     rows: dict[str, WouldConsolidate] = {}
     for s in report.scopes:
-        if s.outcome == "would_run":
+        if s.outcome == RunOutcome.WOULD_RUN:
             tokens = s.estimated_tokens or 0
             why = f"{s.inputs} inputs ({s.added} new, {s.removed} removed)"
             rows[s.scope] = WouldConsolidate(
@@ -159,7 +160,7 @@ def dry_consolidation(
             tokens = PROMPT_OVERHEAD_TOKENS + extra
             why = f"after extracting {_sessions(n)}"
         rows[scope] = WouldConsolidate(scope, why, tokens, cost_usd(model, Usage(input_tokens=tokens)))
-    held = [f"{s.scope}: {s.reason}" for s in report.scopes if s.outcome == "skipped" and s.reason]
+    held = [f"{s.scope}: {s.reason}" for s in report.scopes if s.outcome == RunOutcome.SKIPPED and s.reason]
     return DryConsolidation(sorted(rows.values(), key=lambda r: (r.scope != "global", r.scope)), held)
 
 

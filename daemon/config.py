@@ -18,11 +18,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from daemon.status.config import inputs_key
-from pipeline.settings import Settings, default_config_path, default_values
-
-ENV_PREFIX = "MEMD_"
-ENV_CONFIG = "MEMD_CONFIG"
+from daemon.status.config import ENV_PREFIX, config_path, inputs_key
+from pipeline.settings import Settings, default_values
 
 
 class ConfigError(Exception):
@@ -45,11 +42,7 @@ class LoadedSettings:
 
 def resolve_config_path(explicit: Path | None, env: Mapping[str, str]) -> tuple[Path, bool]:
     """The config file to read, and whether the user named it (a named file must exist)."""
-    if explicit is not None:
-        return explicit, True
-    if env.get(ENV_CONFIG):
-        return Path(env[ENV_CONFIG]), True
-    return default_config_path(env), False
+    return config_path(explicit, env)
 
 
 def load_settings(explicit: Path | None = None, env: Mapping[str, str] | None = None) -> LoadedSettings:

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import PurePath
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 import structlog
 
@@ -22,14 +22,13 @@ from pipeline.clock import Clock
 from pipeline.errors import LeaseLost, LLMUnavailable, MemdError, StoreError
 from pipeline.settings import Settings
 from pipeline.store import Store
+from pipeline.store.readmodel import RUN_STEPS, run_key
+from pipeline.vocabulary import StepOutcome
 
 log = structlog.get_logger(__name__)
 
-STEP_ORDER: tuple[str, ...] = ("scan", "extract", "consolidate", "publish")
-RUN_KEY_PREFIX = "run."
+STEP_ORDER: tuple[str, ...] = RUN_STEPS
 MAX_LIST_ITEMS = 100
-
-Outcome = Literal["ok", "skipped", "deferred", "failed", "cancelled"]
 
 
 class Step(Protocol):
@@ -69,7 +68,7 @@ class Skipped:
 @dataclass(frozen=True)
 class StepResult:
     name: str
-    outcome: Outcome
+    outcome: StepOutcome
     started_at: datetime
     finished_at: datetime
     duration_s: float
@@ -81,13 +80,12 @@ class StepResult:
     @property
     def record_key(self) -> str:
         """Where the outcome is kept: a skip does not hide the last run that did something."""
-        suffix = ".skipped" if self.outcome == "skipped" else ""
-        return f"{RUN_KEY_PREFIX}{self.name}{suffix}"
+        return run_key(self.name, skipped=self.outcome == StepOutcome.SKIPPED)
 
     @property
     def failed(self) -> bool:
         """The step could not do its work (a retryable API outage is not a failure of memd)."""
-        return self.outcome in ("failed", "cancelled")
+        return self.outcome in (StepOutcome.FAILED, StepOutcome.CANCELLED)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -156,7 +154,7 @@ async def run_cycle(
 async def run_step(name: str, step: Step, *, clock: Clock, dry_run: bool) -> StepResult:
     started_at = clock.now()
     t0 = time.perf_counter()
-    outcome: Outcome = "ok"
+    outcome = StepOutcome.OK
     error: str | None = None
     report: object = None
     store_down = False
@@ -164,17 +162,17 @@ async def run_step(name: str, step: Step, *, clock: Clock, dry_run: bool) -> Ste
     try:
         report = await step(dry_run=dry_run)
         if isinstance(report, Skipped):
-            outcome = "skipped"
+            outcome = StepOutcome.SKIPPED
     except LLMUnavailable as exc:
-        outcome, error = "deferred", f"model API unavailable: {exc}"
+        outcome, error = StepOutcome.DEFERRED, f"model API unavailable: {exc}"
     except LeaseLost as exc:
-        outcome, error = "failed", f"lease lost: {exc}"
+        outcome, error = StepOutcome.FAILED, f"lease lost: {exc}"
     except StoreError as exc:
-        outcome, error, store_down = "failed", f"state store: {exc}", True
+        outcome, error, store_down = StepOutcome.FAILED, f"state store: {exc}", True
     except MemdError as exc:  # the step could not work (no API key, a broken repository): say why
-        outcome, error = "failed", str(exc)
+        outcome, error = StepOutcome.FAILED, str(exc)
     except Exception as exc:  # a step's bug must not take the daemon down; it is logged in full
-        outcome, error = "failed", f"{type(exc).__name__}: {exc}"
+        outcome, error = StepOutcome.FAILED, f"{type(exc).__name__}: {exc}"
         log.exception("step_crashed", step=name)
     duration_s = time.perf_counter() - t0
     log.info("step_finished", step=name, outcome=outcome, duration_s=round(duration_s, 3), error=error)

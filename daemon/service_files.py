@@ -18,6 +18,7 @@ from typing import Any
 from pipeline.publish.plan import Homes
 from pipeline.publish.targets import registry
 from pipeline.settings import Settings
+from pipeline.store.url import sqlite_path
 
 UNIT_NAME = "memd.service"
 LAUNCHD_LABEL = "dev.memd.agent"
@@ -68,9 +69,9 @@ def writable_paths(settings: Settings, env: Mapping[str, str]) -> list[Path]:
     folder the publish targets that are on write in, worked out by those targets from the same
     settings as publishing (a moved transcript root or ``CODEX_HOME`` moves both)."""
     paths = [settings.paths.memory_dir, settings.paths.state_dir]
-    url = settings.paths.state_db
-    if url.startswith("sqlite") and ":///" in url:
-        paths.append(Path(url.split(":///", 1)[1].split("?", 1)[0]).expanduser().parent)
+    db = sqlite_path(settings.paths.state_db)
+    if db is not None:
+        paths.append(db.parent)
     paths += registry.written_folders(Homes.from_settings(settings, env), settings.publish)
     unique: list[Path] = []
     for p in paths:

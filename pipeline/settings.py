@@ -5,7 +5,8 @@ module only says what the keys are, what they mean and what values are valid, so
 can take the section they need without importing the daemon.
 
 Path defaults follow the XDG base directories (the same layout on Linux and macOS) and are
-resolved once, when the settings object is built, from the environment it is given.
+resolved once, when the settings object is built, from the environment it is given. The defaults
+`memd status` reads without this module live in ``pipeline.defaults``; the fields here use them.
 """
 
 from __future__ import annotations
@@ -18,32 +19,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from pipeline import defaults
+from pipeline.store import url as store_url
+
 
 class _Section(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
 
 
-def _home(env: Mapping[str, str]) -> Path:
-    return Path(env.get("HOME") or Path.home())
-
-
-def _xdg(env: Mapping[str, str], var: str, fallback: str) -> Path:
-    value = env.get(var)
-    if value and Path(value).is_absolute():
-        return Path(value)
-    return _home(env) / fallback
-
-
-def default_config_path(env: Mapping[str, str]) -> Path:
-    return _xdg(env, "XDG_CONFIG_HOME", ".config") / "memd" / "config.toml"
-
-
-def default_state_dir(env: Mapping[str, str]) -> Path:
-    return _xdg(env, "XDG_STATE_HOME", ".local/state") / "memd"
-
-
-def default_data_dir(env: Mapping[str, str]) -> Path:
-    return _xdg(env, "XDG_DATA_HOME", ".local/share") / "memd"
+_home = defaults.home
 
 
 def codex_home(env: Mapping[str, str]) -> Path:
@@ -65,10 +49,8 @@ class PathsSettings(_Section):
     @field_validator("state_db")
     @classmethod
     def _check_url(cls, value: str) -> str:
-        scheme = value.split(":", 1)[0]
-        base = scheme.split("+", 1)[0]
-        if "://" not in value or base not in {"sqlite", "postgresql", "postgres"}:
-            raise ValueError("must be an SQLAlchemy URL starting sqlite:/// or postgresql://")
+        if store_url.backend(value) is None:
+            raise ValueError(f"must be {store_url.EXPECTED}")
         return value
 
 
@@ -107,7 +89,7 @@ class MemoriesSettings(_Section):
     max_rollout_age_days: Annotated[float, Field(gt=0)] = 30.0
     max_rollouts_per_run: PosInt = 16
     max_unused_days: Annotated[float, Field(gt=0)] = 30.0
-    min_rate_limit_remaining_percent: Percent = 25.0
+    min_rate_limit_remaining_percent: Percent = defaults.MIN_RATE_LIMIT_REMAINING_PERCENT
     disable_on_external_context: bool = False
     min_user_messages: Annotated[int, Field(ge=0)] = 1
     include_non_interactive: bool = False
@@ -156,7 +138,7 @@ class LLMSettings(_Section):
     batch_min_pending: PosInt = Field(
         default=4, description="With batch = auto, batch when at least this many."
     )
-    daily_token_budget: PosInt | None = None
+    daily_token_budget: PosInt | None = defaults.DAILY_TOKEN_BUDGET
     request_timeout_s: Annotated[float, Field(gt=0)] = 300.0
     max_backoff_s: Annotated[float, Field(gt=0)] = 3600.0
 
@@ -205,12 +187,11 @@ def default_values(env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The defaults that depend on the environment (home and XDG directories), as plain TOML-shaped data."""
     env = os.environ if env is None else env
     home = _home(env)
-    state_dir = default_state_dir(env)
     return {
         "paths": {
-            "memory_dir": str(default_data_dir(env) / "memory"),
-            "state_db": f"sqlite:///{state_dir / 'state.db'}",
-            "state_dir": str(state_dir),
+            "memory_dir": str(defaults.memory_dir(env)),
+            "state_db": defaults.state_db(env),
+            "state_dir": str(defaults.state_dir(env)),
         },
         "sources": {
             "claude_code": {"enabled": True, "root": str(home / ".claude" / "projects")},

@@ -33,6 +33,18 @@ class TranscriptState(StrEnum):
     GONE = "gone"  # the file went away after it was recorded
 
 
+TRANSCRIPT_NOTABLE: tuple[TranscriptState, ...] = (
+    TranscriptState.ELIGIBLE,
+    TranscriptState.FAILED,
+    TranscriptState.UNREADABLE,
+)
+"""The states `memd scan` tables by default (besides the sessions a scan changed)."""
+TRANSCRIPT_FAILED: frozenset[TranscriptState] = frozenset(
+    {TranscriptState.FAILED, TranscriptState.UNREADABLE}
+)
+"""The states `memd status` lists as transcript failures."""
+
+
 class JobKind(StrEnum):
     """What a row of the ``jobs`` table asks for."""
 
@@ -49,10 +61,10 @@ class JobState(StrEnum):
 class BatchState(StrEnum):
     """A Message Batch's life in the store: recorded before the API creates it, then collected."""
 
-    SUBMITTING = "submitting"
+    SUBMITTING = "submitting"  # recorded under a placeholder id just before the API is asked to create it
     SUBMITTED = "submitted"
     COLLECTED = "collected"
-    ABANDONED = "abandoned"
+    ABANDONED = "abandoned"  # never created (the request failed, or memd stopped before sending it)
 
 
 class RunOutcome(StrEnum):
@@ -68,6 +80,19 @@ class RunOutcome(StrEnum):
     FAILED = "failed"
     CRASHED = "crashed"
     WOULD_RUN = "would_run"  # a dry run's answer
+    SKIPPED = "skipped"  # nothing to do for the scope (or held back); never recorded as a run
+
+
+RUN_FAILED: frozenset[RunOutcome] = frozenset({RunOutcome.FAILED, RunOutcome.CRASHED})
+"""The consolidation outcomes that are failures of phase 2. Every other one is not: a run accepted
+or rejected in the inbox was reviewed, an unchanged one had nothing to write, a cleared one emptied
+its scope, a pending or running one has not ended. `memd status` and the store layer
+(``pipeline.store.consolidation``) both classify with this."""
+
+
+def run_failed(outcome: str) -> bool:
+    """Whether a recorded consolidation outcome is a failure (``RUN_FAILED``)."""
+    return outcome in RUN_FAILED
 
 
 class PublishOutcome(StrEnum):

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 from daemon.cli.context import CliContext, fail, pass_ctx
+from pipeline.vocabulary import RunOutcome
 
 if TYPE_CHECKING:
     from pipeline.consolidate.forget import ForgetReport
@@ -71,7 +72,7 @@ def forget_command(ctx: CliContext, session_id: str | None, project: str | None)
     except MemdError as exc:
         fail(str(exc), EXIT_FAILED)
     _print(report, session_id or project or "")
-    failed = [r for r in report.runs if r.outcome in ("failed", "skipped")]
+    failed = [r for r in report.runs if r.outcome in (RunOutcome.FAILED, RunOutcome.SKIPPED)]
     if not report.forgotten or failed:
         raise SystemExit(EXIT_FAILED)
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from daemon.cli.context import CliContext, pass_ctx
+from pipeline.vocabulary import TRANSCRIPT_NOTABLE
 
 if TYPE_CHECKING:
     from pipeline.scan.view import ScanReport, SessionRecord
@@ -15,7 +16,6 @@ if TYPE_CHECKING:
 
 
 TABLE_LIMIT = 50
-NOTABLE = ("eligible", "failed", "unreadable")
 
 
 @click.command("scan")
@@ -48,8 +48,10 @@ def _unchanged(ctx: CliContext, *, collect_sessions: bool) -> ScanReport | None:
 
     from daemon.status.config import load_status_settings
     from pipeline.scan.index import index_path
-    from pipeline.scan.probe import probe, sqlite_path
+    from pipeline.scan.probe import probe
     from pipeline.scan.view import ScanReport, read_sqlite
+    from pipeline.store.readmodel import connect_sqlite
+    from pipeline.store.url import sqlite_path
 
     lean = load_status_settings(ctx.config_path)
     if lean is None:
@@ -60,7 +62,7 @@ def _unchanged(ctx: CliContext, *, collect_sessions: bool) -> ScanReport | None:
         return None
     report = ScanReport(sessions=[], files_seen=found.files_seen, duration_s=found.duration_s)
     try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2.0)
+        conn = connect_sqlite(db)
         try:
             read_sqlite(conn, report, notable_limit=TABLE_LIMIT, collect_sessions=collect_sessions)
         finally:
@@ -136,7 +138,10 @@ def _print(report: ScanReport, show_all: bool) -> None:
             )
         console.print(table)
         notable_total = sum(
-            n for by_state in report.counts().values() for state, n in by_state.items() if state in NOTABLE
+            n
+            for by_state in report.counts().values()
+            for state, n in by_state.items()
+            if state in TRANSCRIPT_NOTABLE
         )
         if not show_all and notable_total > len(rows):
             console.print(

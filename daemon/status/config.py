@@ -1,8 +1,9 @@
 """The few settings `memd status` (and `memd scan`'s quick check) need, read without pydantic
 (which costs more than the rest of either).
 
-It reads the same file the full loader would (``--config``, ``$MEMD_CONFIG``, the XDG default),
-the same ``MEMD_<SECTION>__<KEY>`` overrides and the same defaults, for these keys only:
+It reads the same file the full loader would (``--config``, ``$MEMD_CONFIG``, the XDG default:
+``config_path``, which the full loader calls too), the same ``MEMD_<SECTION>__<KEY>`` overrides and
+the same defaults (``pipeline.defaults``, which ``pipeline.settings`` uses), for these keys only:
 ``paths.state_db``, ``paths.state_dir``, ``paths.memory_dir``, ``llm.daily_token_budget``,
 ``memories.min_rate_limit_remaining_percent``. Anything it does not understand (a TOML error, a
 value of the wrong type) makes it give up and return None; the caller then runs the full loader,
@@ -19,13 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline import __version__
+from pipeline import __version__, defaults
+from pipeline.store.url import backend
 
 ENV_PREFIX = "MEMD_"
-# Besides MEMD_*, the variables the settings' defaults derive from (see pipeline.settings).
-KEY_ENV = ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "CODEX_HOME")
 ENV_CONFIG = "MEMD_CONFIG"
-KNOWN_SCHEMES = {"sqlite", "postgresql", "postgres"}
 
 
 @dataclass(frozen=True)
@@ -35,8 +34,8 @@ class StatusSettings:
     state_db: str
     state_dir: Path
     memory_dir: Path
-    daily_token_budget: int | None = None
-    min_rate_limit_remaining_percent: float = 25.0
+    daily_token_budget: int | None = defaults.DAILY_TOKEN_BUDGET
+    min_rate_limit_remaining_percent: float = defaults.MIN_RATE_LIMIT_REMAINING_PERCENT
     inputs_key: str = ""
     """``inputs_key`` of what these settings were read from."""
 
@@ -49,28 +48,18 @@ def inputs_key(path: Path, raw: bytes | None, env: Mapping[str, str]) -> str:
     h = hashlib.sha256(f"{__version__}\0{path}\0".encode())
     h.update(b"\1" if raw is None else b"\2" + raw)
     for name in sorted(env):
-        if name.startswith(ENV_PREFIX) or name in KEY_ENV:
+        if name.startswith(ENV_PREFIX) or name in defaults.ENV_INPUTS:
             h.update(f"\0{name}={env[name]}".encode())
     return h.hexdigest()[:32]
 
 
-def _home(env: Mapping[str, str]) -> Path:
-    return Path(env.get("HOME") or Path.home())
-
-
-def _xdg(env: Mapping[str, str], var: str, fallback: str) -> Path:
-    value = env.get(var)
-    if value and Path(value).is_absolute():
-        return Path(value)
-    return _home(env) / fallback
-
-
-def _config_path(explicit: Path | None, env: Mapping[str, str]) -> tuple[Path, bool]:
+def config_path(explicit: Path | None, env: Mapping[str, str]) -> tuple[Path, bool]:
+    """The config file to read, and whether the user named it (a named file must exist)."""
     if explicit is not None:
         return explicit, True
     if env.get(ENV_CONFIG):
         return Path(env[ENV_CONFIG]), True
-    return _xdg(env, "XDG_CONFIG_HOME", ".config") / "memd" / "config.toml", False
+    return defaults.config_path(env), False
 
 
 _KEYS = {
@@ -87,7 +76,7 @@ def load_status_settings(
 ) -> StatusSettings | None:
     """The settings status needs, or None when only the full loader can tell what is wrong."""
     env = os.environ if env is None else env
-    path, named = _config_path(explicit, env)
+    path, named = config_path(explicit, env)
     raw: bytes | None = None
     try:
         raw = path.read_bytes()
@@ -118,16 +107,15 @@ def load_status_settings(
     except ValueError:
         return None
 
-    state_dir_default = _xdg(env, "XDG_STATE_HOME", ".local/state") / "memd"
-    state_dir = _user_path(checked.get(("paths", "state_dir"))) or state_dir_default
-    memory_dir = _user_path(checked.get(("paths", "memory_dir"))) or (
-        _xdg(env, "XDG_DATA_HOME", ".local/share") / "memd" / "memory"
-    )
-    state_db = checked.get(("paths", "state_db")) or f"sqlite:///{state_dir_default / 'state.db'}"
-    if "://" not in state_db or state_db.split(":", 1)[0].split("+", 1)[0] not in KNOWN_SCHEMES:
+    state_dir = _user_path(checked.get(("paths", "state_dir"))) or defaults.state_dir(env)
+    memory_dir = _user_path(checked.get(("paths", "memory_dir"))) or defaults.memory_dir(env)
+    state_db = checked.get(("paths", "state_db")) or defaults.state_db(env)
+    if backend(state_db) is None:
         return None
-    budget = checked.get(("llm", "daily_token_budget"))
-    share = checked.get(("memories", "min_rate_limit_remaining_percent"), 25.0)
+    budget = checked.get(("llm", "daily_token_budget"), defaults.DAILY_TOKEN_BUDGET)
+    share = checked.get(
+        ("memories", "min_rate_limit_remaining_percent"), defaults.MIN_RATE_LIMIT_REMAINING_PERCENT
+    )
     return StatusSettings(
         config_path=path,
         config_exists=path.exists(),

@@ -1,9 +1,10 @@
 """`memd status`'s ``usage`` section: per published scope, whether later sessions used its memory.
 
 The arithmetic is ``pipeline.hits.rate.summarize`` (standard library only, the same figures
-``usage_summary`` computes through SQLAlchemy); the rows come from ``daemon.status.rows``: the
-``publish.index`` kv value, the ``memory_uses`` and the sessions (``transcripts``) of the window,
-and each scope's live extracts (``stage1_outputs``) with their use counts.
+``usage_summary`` computes through SQLAlchemy); the rows come from ``daemon.status.rows`` running
+the store's read model (``pipeline.store.readmodel``): the ``publish.index`` kv value, the
+``memory_uses`` and the sessions (``transcripts``) of the window, and each scope's live extracts
+(``stage1_outputs``) with their use counts.
 """
 
 from __future__ import annotations
@@ -11,9 +12,17 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from daemon.status.read import iso, json_value, parse_time
 from daemon.status.rows import Rows
 from pipeline.hits.rate import INDEX_KEY, WINDOW_DAYS, SessionRow, UseRow, summarize
+from pipeline.store.readmodel import (
+    KV_SQL,
+    LIVE_MEMORIES_SQL,
+    SESSIONS_SINCE_SQL,
+    USES_SINCE_SQL,
+    iso,
+    json_value,
+    parse_time,
+)
 
 
 def usage(rows: Rows, now: datetime, *, window_days: int | None = None) -> dict[str, Any]:
@@ -21,19 +30,15 @@ def usage(rows: Rows, now: datetime, *, window_days: int | None = None) -> dict[
     days = WINDOW_DAYS if window_days is None else window_days
     start = now - timedelta(days=days)
     params = {"since": rows.time(start)}
-    index = rows.all("SELECT value FROM kv WHERE key = :key", {"key": INDEX_KEY})
+    index = rows.all(KV_SQL, {"key": INDEX_KEY})
     uses = [
         UseRow(r["scope"], r["file"], r["transcript_id"], used_at)
-        for r in rows.all(
-            "SELECT scope, file, transcript_id, used_at FROM memory_uses WHERE used_at >= :since", params
-        )
+        for r in rows.all(USES_SINCE_SQL, params)
         if (used_at := parse_time(r["used_at"])) is not None
     ]
     sessions = [
         SessionRow(int(r["id"]), r["project"], parse_time(r["last_activity"]))
-        for r in rows.all(
-            "SELECT id, project, last_activity FROM transcripts WHERE last_activity >= :since", params
-        )
+        for r in rows.all(SESSIONS_SINCE_SQL, params)
     ]
     memories = _memories(rows)
     summary = summarize(
@@ -66,11 +71,7 @@ def usage(rows: Rows, now: datetime, *, window_days: int | None = None) -> dict[
 
 def _memories(rows: Rows) -> dict[str, dict[str, Any]]:
     """Per scope, its live extracts: how many, how many were ever used, their use counts, last use."""
-    found = rows.all(
-        "SELECT scope, count(*) AS live, sum(CASE WHEN use_count > 0 THEN 1 ELSE 0 END) AS used, "
-        "coalesce(sum(use_count), 0) AS use_count, max(last_used_at) AS last_used_at "
-        "FROM stage1_outputs WHERE superseded_by IS NULL AND forgotten_at IS NULL GROUP BY scope"
-    )
+    found = rows.all(LIVE_MEMORIES_SQL)
     return {
         r["scope"]: {
             "live": int(r["live"]),

@@ -1,26 +1,31 @@
 """What `memd status` reports, read from the state store without memd's store code.
 
-Rows come from ``daemon.status.rows`` (read-only ``sqlite3``, or SQLAlchemy for PostgreSQL), the
-memory repository's HEAD from ``daemon.status.git_refs``. Every section is read on its own: a section
-that fails says so and the others still show.
+Rows come from ``daemon.status.rows`` (read-only ``sqlite3``, or SQLAlchemy for PostgreSQL) running
+the store's read model (``pipeline.store.readmodel``: every statement and row mapping), the memory
+repository's HEAD from ``daemon.status.git_refs``; the rate-limit gate is ``pipeline.ratelimit_rule``,
+the rule the model client applies. Every section is read on its own: a section that fails says so
+and the others still show.
 """
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from daemon.status.config import StatusSettings
 from daemon.status.git_refs import git_head
+from daemon.status.hits import usage
 from daemon.status.rows import Rows
+from pipeline import ratelimit_rule
+from pipeline.store import readmodel as rm
+from pipeline.store.readmodel import iso, json_value, parse_time
+from pipeline.vocabulary import JobKind
 
 HEARTBEAT_STALE_S = 90.0
 """A heartbeat older than this means the daemon is not making progress (it beats every 15 s)."""
-RUN_STEPS = ("scan", "extract", "consolidate", "publish")
 LIST_LIMIT = 5
 
 
@@ -42,7 +47,7 @@ def collect(
         "daemon": lambda: _daemon(rows, now, host, pid_alive),
         "transcripts": lambda: _transcripts(rows, now),
         "phase1": lambda: (
-            _phase(rows, runs.get("extract"), "extract") | {"last_check": _last_check(runs, "extract")}
+            _phase(rows, runs.get("extract"), JobKind.EXTRACT) | {"last_check": _last_check(runs, "extract")}
         ),
         "phase2": lambda: (
             _phase2(rows, runs.get("consolidate")) | {"last_check": _last_check(runs, "consolidate")}
@@ -51,7 +56,7 @@ def collect(
         "budget": lambda: _budget(rows, settings, now),
         "memory": lambda: _memory(rows, settings.memory_dir),
         "publish": lambda: _publish(rows, runs.get("publish")),
-        "usage": lambda: _usage_section(rows, now),
+        "usage": lambda: usage(rows, now),
         "leases": lambda: _leases(rows, now),
     }
     for name, read in sections.items():
@@ -69,38 +74,8 @@ def _section(read: Callable[[], Any], fallback: Any) -> Any:
         return {"error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}
 
 
-def parse_time(value: Any) -> datetime | None:
-    if value is None or value == "":
-        return None
-    if isinstance(value, datetime):
-        moment = value
-    else:
-        try:  # 3.11 reads a trailing Z, and SQLite's "2026-11-01 12:00:00.000000" as is
-            moment = datetime.fromisoformat(value if type(value) is str else str(value))
-        except ValueError:
-            return None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
-
-
-def iso(value: Any) -> str | None:
-    moment = parse_time(value)
-    return moment.isoformat() if moment else None
-
-
-def json_value(value: Any) -> Any:
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return None
-    return value
-
-
 def _daemon(rows: Rows, now: datetime, host: str, pid_alive: Callable[[int], bool]) -> dict[str, Any]:
-    found = rows.all(
-        "SELECT instance, host, pid, version, started_at, beat_at, status, stopped_at "
-        "FROM heartbeats ORDER BY beat_at DESC LIMIT 1"
-    )
+    found = rows.all(rm.HEARTBEAT_SQL)
     if not found:
         return {"running": False, "state": "never started"}
     hb = found[0]
@@ -138,13 +113,10 @@ def _daemon(rows: Rows, now: datetime, host: str, pid_alive: Callable[[int], boo
 def _transcripts(rows: Rows, now: datetime) -> dict[str, Any]:
     by_source: dict[str, dict[str, int]] = {}
     by_state: dict[str, int] = {}
-    for r in rows.all("SELECT source, state, count(*) AS n FROM transcripts GROUP BY source, state"):
+    for r in rows.all(rm.COUNTS_SQL):
         by_source.setdefault(r["source"], {})[r["state"]] = int(r["n"])
         by_state[r["state"]] = by_state.get(r["state"], 0) + int(r["n"])
-    nxt = rows.all(
-        "SELECT source, session_id, project, eligible_at FROM transcripts "
-        "WHERE state = 'active' AND eligible_at IS NOT NULL ORDER BY eligible_at LIMIT 1"
-    )
+    nxt = rows.all(rm.NEXT_IDLE_SQL)
     next_idle = None
     if nxt:
         at = parse_time(nxt[0]["eligible_at"])
@@ -155,10 +127,7 @@ def _transcripts(rows: Rows, now: datetime) -> dict[str, Any]:
             "at": iso(at),
             "in_s": round((at - now).total_seconds(), 1) if at else None,
         }
-    failed = rows.all(
-        "SELECT source, session_id, path, state, reason FROM transcripts "
-        f"WHERE state IN ('failed', 'unreadable') ORDER BY updated_at DESC LIMIT {LIST_LIMIT}"
-    )
+    failed = rows.all(rm.TRANSCRIPT_FAILURES_SQL, {"limit": LIST_LIMIT})
     return {
         "total": sum(by_state.values()),
         "by_state": dict(sorted(by_state.items())),
@@ -171,9 +140,12 @@ def _transcripts(rows: Rows, now: datetime) -> dict[str, Any]:
 def _runs(rows: Rows) -> dict[str, dict[str, Any]]:
     """``run.<step>`` (the last run that did something) and ``run.<step>.skipped`` (the last check
     that found nothing to do), by key without the ``run.`` prefix."""
-    keys = ", ".join(f"'run.{s}', 'run.{s}.skipped'" for s in RUN_STEPS)
-    found = rows.all(f"SELECT key, value FROM kv WHERE key IN ({keys})")
-    return {r["key"].removeprefix("run."): v for r in found if isinstance(v := json_value(r["value"]), dict)}
+    found = rows.all(rm.RUNS_SQL)
+    return {
+        r["key"].removeprefix(rm.RUN_KEY_PREFIX): v
+        for r in found
+        if isinstance(v := json_value(r["value"]), dict)
+    }
 
 
 def _run_view(run: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -190,7 +162,7 @@ def _run_view(run: dict[str, Any] | None) -> dict[str, Any] | None:
 
 def _last_check(runs: dict[str, dict[str, Any]], step: str) -> dict[str, Any] | None:
     """The last time ``step`` found nothing to do, when that is more recent than its last run."""
-    skipped, ran = runs.get(f"{step}.skipped"), runs.get(step)
+    skipped, ran = runs.get(f"{step}{rm.SKIPPED_SUFFIX}"), runs.get(step)
     if not skipped:
         return None
     if ran and str(ran.get("finished_at", "")) >= str(skipped.get("finished_at", "")):
@@ -201,12 +173,7 @@ def _last_check(runs: dict[str, dict[str, Any]], step: str) -> dict[str, Any] | 
 
 
 def _usage(rows: Rows, start: Any, end: Any) -> dict[str, Any]:
-    found = rows.all(
-        "SELECT count(*) AS calls, count(DISTINCT job_key) AS items, "
-        "coalesce(sum(input_tokens + output_tokens + cache_read_tokens + cache_write_tokens), 0) AS tokens, "
-        "coalesce(sum(cost_usd), 0) AS cost FROM llm_calls WHERE at >= :start AND at <= :end",
-        {"start": rows.time(start), "end": rows.time(end)},
-    )[0]
+    found = rows.all(rm.USAGE_SQL, {"start": rows.time(start), "end": rows.time(end)})[0]
     return {
         "calls": int(found["calls"]),
         "items": int(found["items"]),
@@ -225,19 +192,12 @@ def _last_run(rows: Rows, run: dict[str, Any] | None) -> dict[str, Any] | None:
     return view
 
 
-def _phase(rows: Rows, run: dict[str, Any] | None, kind: str) -> dict[str, Any]:
+def _phase(rows: Rows, run: dict[str, Any] | None, kind: JobKind) -> dict[str, Any]:
     last = _last_run(rows, run)
     if last is not None:
         last["sessions"] = last.pop("items", 0)
-    failed = rows.all(
-        "SELECT source, session_id, state, reason, updated_at FROM transcripts "
-        f"WHERE state = 'failed' ORDER BY updated_at DESC LIMIT {LIST_LIMIT}"
-    )
-    jobs = rows.all(
-        "SELECT key, last_error, updated_at FROM jobs WHERE kind = :kind AND state = 'failed' "
-        f"ORDER BY updated_at DESC LIMIT {LIST_LIMIT}",
-        {"kind": kind},
-    )
+    failed = rows.all(rm.EXTRACT_FAILURES_SQL, {"limit": LIST_LIMIT})
+    jobs = rows.all(rm.FAILED_JOBS_SQL, {"kind": kind.value, "limit": LIST_LIMIT})
     failures = [
         {
             "session_id": f["session_id"],
@@ -254,16 +214,8 @@ def _phase2(rows: Rows, run: dict[str, Any] | None) -> dict[str, Any]:
     last = _last_run(rows, run)
     if last is not None:
         last["scopes"] = last.pop("items", 0)
-    recent = rows.all(
-        'SELECT run_id, scope, mode, started_at, finished_at, outcome, reason, "commit" AS commit_sha '
-        f"FROM consolidation_runs ORDER BY started_at DESC LIMIT {LIST_LIMIT * 2}"
-    )
-    ok = {"committed", "succeeded", "success", "ok", "no_change", "noop", "inbox", "pending"}
-    failures = [
-        {"scope": r["scope"], "run": r["run_id"], "reason": r["reason"], "at": iso(r["finished_at"])}
-        for r in recent
-        if r["outcome"] not in ok and r["reason"]
-    ][:LIST_LIMIT]
+    recent = rows.all(rm.RECENT_RUNS_SQL, {"limit": LIST_LIMIT * 2})
+    failures = [f for r in recent if (f := rm.run_failure(r)) is not None][:LIST_LIMIT]
     runs = [
         {
             "scope": r["scope"],
@@ -278,48 +230,33 @@ def _phase2(rows: Rows, run: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def _kv(rows: Rows, key: str) -> Any:
-    found = rows.all("SELECT value FROM kv WHERE key = :key", {"key": key})
+    found = rows.all(rm.KV_SQL, {"key": key})
     return json_value(found[0]["value"]) if found else None
 
 
 def _rate_limit(rows: Rows, settings: StatusSettings, now: datetime) -> dict[str, Any]:
-    snapshot = _kv(rows, "rate_limit")
-    families = snapshot.get("families", {}) if isinstance(snapshot, dict) else {}
-    shares: list[float] = []
-    reasons: list[tuple[datetime, str]] = []
-    for name, fam in families.items():
-        limit, remaining = int(fam.get("limit", 0)), int(fam.get("remaining", 0))
-        if limit <= 0:
-            continue
-        share = 100.0 * remaining / limit
-        shares.append(share)
-        reset = parse_time(fam.get("reset"))
-        if share < settings.min_rate_limit_remaining_percent and reset is not None and reset > now:
-            reasons.append((reset, f"{name} {share:.0f}% remaining"))
-    backoff = _kv(rows, "llm_backoff")
-    if isinstance(backoff, dict):
-        until = parse_time(backoff.get("until"))
-        if until is not None and until > now:
-            reasons.append((until, f"backing off: {backoff.get('reason') or 'the API asked to wait'}"))
-    budget = _budget(rows, settings, now)
-    if budget["exhausted"]:
-        reasons.append((_day_start(now) + timedelta(days=1), "daily token budget used"))
+    """The gate as phases 1 and 2 see it: the same kv values through the same rule."""
+    snapshot = _kv(rows, ratelimit_rule.KV_RATE_LIMIT)
+    decision = ratelimit_rule.decide(
+        ratelimit_rule.families_from_json(snapshot),
+        threshold=settings.min_rate_limit_remaining_percent,
+        backoff=ratelimit_rule.backoff_from_json(_kv(rows, ratelimit_rule.KV_BACKOFF)),
+        used_today=_budget(rows, settings, now)["used_today_tokens"],
+        budget=settings.daily_token_budget,
+        now=now,
+    )
+    share = decision.remaining_percent
     return {
-        "remaining_percent": round(min(shares), 1) if shares else None,
-        "gated": bool(reasons),
-        "reason": "; ".join(r for _, r in reasons) or None,
-        "reset_at": max(at for at, _ in reasons).isoformat() if reasons else None,
+        "remaining_percent": None if share is None else round(share, 1),
+        "gated": decision.gated,
+        "reason": decision.reason,
+        "reset_at": decision.reset_at.isoformat() if decision.reset_at else None,
         "observed_at": snapshot.get("observed_at") if isinstance(snapshot, dict) else None,
     }
 
 
-def _day_start(now: datetime) -> datetime:
-    now = now.astimezone(UTC)
-    return datetime(now.year, now.month, now.day, tzinfo=UTC)
-
-
 def _budget(rows: Rows, settings: StatusSettings, now: datetime) -> dict[str, Any]:
-    used = _usage(rows, _day_start(now), now + timedelta(days=1))
+    used = _usage(rows, ratelimit_rule.utc_day_start(now), now + timedelta(days=1))
     limit = settings.daily_token_budget
     return {
         "used_today_tokens": used["tokens"],
@@ -330,8 +267,8 @@ def _budget(rows: Rows, settings: StatusSettings, now: datetime) -> dict[str, An
 
 
 def _memory(rows: Rows, memory_dir: Path) -> dict[str, Any]:
-    scopes = rows.all("SELECT key, last_success_at, last_commit FROM scopes ORDER BY key")
-    pending = rows.all("SELECT count(*) AS n FROM consolidation_runs WHERE outcome = 'pending_review'")
+    scopes = rows.all(rm.SCOPES_SQL)
+    pending = rows.all(rm.PENDING_REVIEW_SQL)
     head, branch = git_head(memory_dir)
     return {
         "directory": str(memory_dir),
@@ -350,16 +287,9 @@ def _memory(rows: Rows, memory_dir: Path) -> dict[str, Any]:
     }
 
 
-def _usage_section(rows: Rows, now: datetime) -> dict[str, Any]:
-    from daemon.status.hits import usage
-
-    return usage(rows, now)
-
-
 def _publish(rows: Rows, run: dict[str, Any] | None) -> dict[str, Any]:
     """Each (target, scope): last published, outcome and reason, the last republish after an outside change."""
-    # Every column: a store made before republished_at still reads (without it).
-    found = rows.all("SELECT * FROM publications ORDER BY target, scope")
+    found = rows.all(rm.PUBLICATIONS_SQL)
     targets = [
         {
             "target": r["target"],
@@ -395,7 +325,7 @@ def _publish_run(run: dict[str, Any] | None) -> dict[str, Any] | None:
 
 
 def _leases(rows: Rows, now: datetime) -> list[dict[str, Any]]:
-    found = rows.all("SELECT name, host, pid, acquired_at, expires_at FROM leases ORDER BY name")
+    found = rows.all(rm.LEASES_SQL)
     out = []
     for r in found:
         expires = parse_time(r["expires_at"])

@@ -2,7 +2,8 @@
 
 The default SQLite store is opened read-only with ``sqlite3`` (no SQLAlchemy, no migration, no
 write, and a missing file is reported, not created); a PostgreSQL store goes through
-SQLAlchemy, imported only then. Both answer the same SQL.
+SQLAlchemy, imported only then. Both answer the same SQL, the store's read model
+(``pipeline.store.readmodel``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,11 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
+
+from pipeline.store.readmodel import connect_sqlite
+from pipeline.store.url import backend, describe, sqlite_path
+
+__all__ = ["PostgresRows", "Rows", "SqliteRows", "StoreUnavailable", "describe", "open_rows"]
 
 
 class StoreUnavailable(Exception):
@@ -33,7 +39,7 @@ class SqliteRows:
         if not path.exists():
             raise StoreUnavailable(f"no state store at {path} (memd has not run yet)")
         try:
-            self._conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=2.0)
+            self._conn = connect_sqlite(path)
             self._conn.row_factory = sqlite3.Row
         except sqlite3.Error as exc:
             raise StoreUnavailable(f"cannot open {path}: {exc}") from None
@@ -91,20 +97,9 @@ class PostgresRows:
 
 def open_rows(url: str, *, pg_schema: str | None = None) -> Rows:
     """A reader for the store at ``url`` (``pg_schema``: a PostgreSQL schema other than the default)."""
-    scheme = url.split(":", 1)[0].split("+", 1)[0]
-    if scheme == "sqlite":
-        path = url.split(":///", 1)[1] if ":///" in url else ""
-        if not path or path == ":memory:":
+    if backend(url) == "sqlite":
+        path = sqlite_path(url)
+        if path is None:
             raise StoreUnavailable(f"cannot read the state store {url}")
-        return SqliteRows(Path(path.split("?", 1)[0]).expanduser())
+        return SqliteRows(path)
     return PostgresRows(url, pg_schema=pg_schema)
-
-
-def describe(url: str) -> str:
-    """The store URL with any password hidden, without importing SQLAlchemy."""
-    if "://" not in url or "@" not in url:
-        return url
-    scheme, rest = url.split("://", 1)
-    creds, host = rest.rsplit("@", 1)
-    user = creds.split(":", 1)[0]
-    return f"{scheme}://{user}:***@{host}" if ":" in creds else url

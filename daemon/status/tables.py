@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 def when(value: Any) -> str:
     """A moment as ``2026-11-01 12:00Z``, or ``never``."""
-    from daemon.status.read import parse_time
+    from pipeline.store.readmodel import parse_time
 
     moment = parse_time(value)
     return moment.strftime("%Y-%m-%d %H:%MZ") if moment else "never"

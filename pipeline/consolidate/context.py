@@ -18,6 +18,7 @@ from pipeline.memory.repository import MemoryRepo
 from pipeline.memory.validate import SecretFinder
 from pipeline.settings import Settings
 from pipeline.store import Store
+from pipeline.vocabulary import RunOutcome
 
 
 @dataclass
@@ -52,7 +53,7 @@ class Phase2Context:
 @dataclass
 class RunResult:
     scope: str
-    outcome: str
+    outcome: RunOutcome
     run_id: str | None = None
     reason: str | None = None
     commit: str | None = None

@@ -18,6 +18,7 @@ from pipeline.memory.repository import MemoryRepo
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.store import consolidation as db
+from pipeline.vocabulary import RunOutcome
 
 
 @dataclass(frozen=True)
@@ -31,7 +32,7 @@ def _repo(settings: Settings) -> MemoryRepo:
 
 
 async def pending(store: Store, settings: Settings) -> list[InboxEntry]:
-    runs = await db.list_runs(store, outcomes=[db.PENDING_REVIEW], limit=1000)
+    runs = await db.list_runs(store, outcomes=[RunOutcome.PENDING_REVIEW], limit=1000)
     repo = _repo(settings)
     branches = set(await repo.inbox_branches()) if (repo.path / ".git").is_dir() else set()
     return [InboxEntry(r, r.branch in branches) for r in sorted(runs, key=lambda r: r.started_at)]
@@ -64,7 +65,9 @@ async def accept(store: Store, settings: Settings, clock: Clock, run_id: str) ->
     repo = _repo(settings)
     head = await repo.accept(run.branch, Path(settings.paths.state_dir) / SCRATCH_DIR)
     now = clock.now()
-    await db.finish_run(store, run.run_id, outcome=db.ACCEPTED, now=now, commit=head, reason=run.reason)
+    await db.finish_run(
+        store, run.run_id, outcome=RunOutcome.ACCEPTED, now=now, commit=head, reason=run.reason
+    )
     project = run.inputs.get("project")
     await db.save_success(
         store, run.scope, inputs=run.inputs.get("ids", []), commit=head, project=project, now=now
@@ -78,7 +81,7 @@ async def reject(store: Store, settings: Settings, clock: Clock, run_id: str) ->
     if entry.branch_exists and run.branch is not None:
         await _repo(settings).reject(run.branch)
     now = clock.now()
-    await db.finish_run(store, run.run_id, outcome=db.REJECTED, now=now, reason=run.reason)
+    await db.finish_run(store, run.run_id, outcome=RunOutcome.REJECTED, now=now, reason=run.reason)
     await db.save_watermark(store, run.scope, inputs=run.inputs.get("ids", []), now=now)
     return run
 
@@ -92,7 +95,11 @@ async def drop_pending(store: Store, settings: Settings, clock: Clock, scope: st
         if entry.branch_exists and entry.run.branch is not None:
             await _repo(settings).reject(entry.run.branch)
         await db.finish_run(
-            store, entry.run.run_id, outcome=db.REJECTED, now=clock.now(), reason="dropped by memd forget"
+            store,
+            entry.run.run_id,
+            outcome=RunOutcome.REJECTED,
+            now=clock.now(),
+            reason="dropped by memd forget",
         )
         dropped.append(entry.run.run_id)
     return dropped

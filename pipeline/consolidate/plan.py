@@ -11,6 +11,7 @@ from pipeline.memory.layout import is_scope
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.store import consolidation as db
+from pipeline.vocabulary import RunOutcome
 
 Action = Literal["consolidate", "clear", "none"]
 
@@ -86,7 +87,7 @@ async def _hold_reason(store: Store, settings: Settings, plan: ScopePlan, now: d
 
 
 async def _pending_review(store: Store, scope: str) -> str | None:
-    pending = await db.list_runs(store, scope=scope, outcomes=[db.PENDING_REVIEW], limit=1)
+    pending = await db.list_runs(store, scope=scope, outcomes=[RunOutcome.PENDING_REVIEW], limit=1)
     if pending:
         return f"waiting for review: memd inbox show {pending[0].run_id}"
     return None

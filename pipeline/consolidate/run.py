@@ -26,6 +26,7 @@ from pipeline.memory.repository import MemoryRepo, sweep_scratch
 from pipeline.memory.validate import SecretFinder
 from pipeline.settings import Settings
 from pipeline.store import Store
+from pipeline.vocabulary import RunOutcome
 
 log = structlog.get_logger(__name__)
 
@@ -36,7 +37,7 @@ PROMPT_OVERHEAD_TOKENS = 3_000
 @dataclass
 class ScopeReport:
     scope: str
-    outcome: str
+    outcome: RunOutcome
     """committed, pending_review, unchanged, cleared, failed, skipped, or ``would_run`` in a dry run."""
     inputs: int = 0
     added: int = 0
@@ -57,7 +58,7 @@ class Phase2Report:
     scopes: list[ScopeReport] = field(default_factory=list)
     gated: str | None = None
 
-    def count(self, outcome: str) -> int:
+    def count(self, outcome: RunOutcome) -> int:
         return sum(1 for s in self.scopes if s.outcome == outcome)
 
     @property
@@ -122,13 +123,15 @@ async def run_phase2(
     for plan in plans:
         if plan.action == "none":
             continue
-        base = ScopeReport(plan.scope, "skipped", len(plan.inputs), len(plan.added), len(plan.removed))
+        base = ScopeReport(
+            plan.scope, RunOutcome.SKIPPED, len(plan.inputs), len(plan.added), len(plan.removed)
+        )
         if not plan.runnable:
             base.reason = plan.skip_reason
             report.scopes.append(base)
             continue
         if dry_run:
-            base.outcome = "would_run"
+            base.outcome = RunOutcome.WOULD_RUN
             base.estimated_tokens = 0 if plan.action == "clear" else estimate_first_request(plan)
             report.scopes.append(base)
             continue
@@ -143,10 +146,10 @@ async def run_phase2(
     log.info(
         "phase2_done",
         dry_run=dry_run,
-        committed=report.count("committed"),
-        inbox=report.count("pending_review"),
-        failed=report.count("failed"),
-        skipped=report.count("skipped"),
+        committed=report.count(RunOutcome.COMMITTED),
+        inbox=report.count(RunOutcome.PENDING_REVIEW),
+        failed=report.count(RunOutcome.FAILED),
+        skipped=report.count(RunOutcome.SKIPPED),
     )
     return report
 

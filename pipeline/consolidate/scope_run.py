@@ -53,7 +53,7 @@ async def consolidate_scope(
     )
     if isinstance(got, leases.Holder):
         reason = f"another run holds the scope ({got.host}, pid {got.pid}, since {got.acquired_at:%H:%M})"
-        return RunResult(scope, "skipped", reason=reason)
+        return RunResult(scope, RunOutcome.SKIPPED, reason=reason)
     lease = ScopeLease(ctx, name, run_id)
     lease.start()
     try:
@@ -63,7 +63,7 @@ async def consolidate_scope(
         plan = await plan_scope(ctx.store, ctx.settings, scope, now=now, force=force)
         if not plan.runnable:
             return RunResult(
-                scope, "skipped", reason=plan.skip_reason or "up to date", inputs=len(plan.inputs)
+                scope, RunOutcome.SKIPPED, reason=plan.skip_reason or "up to date", inputs=len(plan.inputs)
             )
         return await _run(ctx, plan, run_id, lease, review or ctx.settings.review.mode)
     finally:
@@ -73,7 +73,7 @@ async def consolidate_scope(
 async def _run(ctx: Phase2Context, plan: ScopePlan, run_id: str, lease: ScopeLease, review: str) -> RunResult:
     result = RunResult(
         plan.scope,
-        "running",
+        RunOutcome.RUNNING,
         run_id,
         inputs=len(plan.inputs),
         added=len(plan.added),
@@ -94,14 +94,14 @@ async def _run(ctx: Phase2Context, plan: ScopePlan, run_id: str, lease: ScopeLea
     try:
         await _attempt(ctx, plan, result, lease, review)
     except (MemdError, OSError) as exc:  # ConsolidationFailed, LLMError, LeaseLost, MemoryRepoError...
-        result.outcome = db.FAILED
+        result.outcome = RunOutcome.FAILED
         result.reason = getattr(exc, "reason", None) or str(exc)
         result.findings = list(getattr(exc, "findings", []) or result.findings)
         retry = _retry_at(ctx, exc)
         await db.save_retry_at(ctx.store, plan.scope, retry_at=retry, now=ctx.clock.now())
         log.warning("consolidation_failed", scope=plan.scope, run_id=run_id, reason=result.reason[:300])
     except BaseException as exc:
-        result.outcome = db.CRASHED
+        result.outcome = RunOutcome.CRASHED
         result.reason = f"interrupted: {type(exc).__name__}"
         await _record(ctx, result, plan)
         raise
@@ -177,7 +177,7 @@ async def _attempt(
             await run_agent(ctx, plan, ws, result, lease)
         result.changes = await workspace.staged_changes(ws)
         if not result.changes:
-            result.outcome = db.UNCHANGED
+            result.outcome = RunOutcome.UNCHANGED
             await db.save_success(
                 ctx.store,
                 plan.scope,
@@ -195,10 +195,10 @@ async def _attempt(
         if review == "inbox":
             result.branch = f"{INBOX_PREFIX}{result.run_id}"
             result.commit = await repo.park(clone, result.branch)
-            result.outcome = db.PENDING_REVIEW
+            result.outcome = RunOutcome.PENDING_REVIEW
             return
         result.commit = await repo.land(clone, base=base)
-    result.outcome = RunOutcome.CLEARED if plan.action == "clear" else db.COMMITTED
+    result.outcome = RunOutcome.CLEARED if plan.action == "clear" else RunOutcome.COMMITTED
     await db.save_success(
         ctx.store,
         plan.scope,

@@ -30,6 +30,7 @@ from pipeline.extract.item import Prepared
 from pipeline.llm.protocol import BatchEntry
 from pipeline.store import jobs as jobs_
 from pipeline.store import stage1
+from pipeline.vocabulary import BatchState
 
 log = structlog.get_logger(__name__)
 
@@ -74,7 +75,7 @@ async def submit_batch(ctx: Phase1Context) -> None:
     entries = {custom_id(p): replace(p, params={"model": p.params["model"]}).to_json() for p in prepared}
     placeholder = f"pending-{batch_owner}"
     await stage1.record_batch(
-        ctx.store, placeholder, phase=PHASE, entries=entries, now=ctx.now(), state=stage1.SUBMITTING
+        ctx.store, placeholder, phase=PHASE, entries=entries, now=ctx.now(), state=BatchState.SUBMITTING
     )
     for p in prepared:
         try:
@@ -84,7 +85,7 @@ async def submit_batch(ctx: Phase1Context) -> None:
     try:
         batch_id = await ctx.llm.submit_batch(requests, phase=PHASE)
     except (LLMUnavailable, LLMAuthFailed, LLMRejected) as exc:
-        await stage1.close_batch(ctx.store, placeholder, state=stage1.ABANDONED, now=ctx.now())
+        await stage1.close_batch(ctx.store, placeholder, state=BatchState.ABANDONED, now=ctx.now())
         ctx.report.stopped = f"batch not submitted: {exc}"
         if isinstance(exc, LLMAuthFailed):
             ctx.auth_error = exc
@@ -99,11 +100,11 @@ async def submit_batch(ctx: Phase1Context) -> None:
 
 async def collect_batches(ctx: Phase1Context) -> None:
     for row in await stage1.open_batches(ctx.store, phase=PHASE):
-        if row.state == stage1.SUBMITTING:
+        if row.state == BatchState.SUBMITTING:
             found = await _recover(ctx, row)
             if found is None:
                 continue
-            row = replace(row, batch_id=found, state=stage1.SUBMITTED)
+            row = replace(row, batch_id=found, state=BatchState.SUBMITTED)
         try:
             info = await ctx.llm.batch_info(row.batch_id, phase=PHASE)
             if not info.ended:
@@ -122,7 +123,7 @@ async def collect_batches(ctx: Phase1Context) -> None:
             return
         for cid, meta in row.entries.items():
             await _settle(ctx, Prepared.from_json(meta), entries.get(cid))
-        await stage1.close_batch(ctx.store, row.batch_id, state=stage1.COLLECTED, now=ctx.now())
+        await stage1.close_batch(ctx.store, row.batch_id, state=BatchState.COLLECTED, now=ctx.now())
         ctx.report.batches_collected += 1
         log.info("batch_collected", batch_id=row.batch_id, entries=len(row.entries))
 
@@ -149,7 +150,7 @@ async def _recover(ctx: Phase1Context, row: stage1.BatchRow) -> str | None:
             not_before=ctx.now(),
             reason="memd stopped before its batch was created: queued again",
         )
-    await stage1.close_batch(ctx.store, row.batch_id, state=stage1.ABANDONED, now=ctx.now())
+    await stage1.close_batch(ctx.store, row.batch_id, state=BatchState.ABANDONED, now=ctx.now())
     log.warning("batch_never_created", placeholder=row.batch_id, entries=len(row.entries))
     return None
 

@@ -24,6 +24,7 @@ from pipeline.settings import Settings
 from pipeline.store import Store, stage1
 from pipeline.store import jobs as jobs_
 from pipeline.store.jobs import Job
+from pipeline.vocabulary import JobKind
 
 log = structlog.get_logger(__name__)
 
@@ -59,7 +60,7 @@ class Phase1Context:
 
     async def claim(self, lease: timedelta) -> Job | None:
         return await jobs_.claim_next(
-            self.store, stage1.EXTRACT, owner=self.owner, now=self.now(), lease=lease
+            self.store, JobKind.EXTRACT, owner=self.owner, now=self.now(), lease=lease
         )
 
     async def prepare(self, job: Job) -> Prepared | None:

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import structlog
 
@@ -29,6 +29,7 @@ from pipeline.sources.base import ParseResult
 from pipeline.store import Store, stage1
 from pipeline.store import jobs as jobs_
 from pipeline.store.jobs import Job
+from pipeline.vocabulary import JobKind, TranscriptState
 
 log = structlog.get_logger(__name__)
 
@@ -86,7 +87,7 @@ class Prepared:
 
     def job(self) -> Job:
         return Job(
-            self.job_id, stage1.EXTRACT, self.job_key, {}, self.owner, self.last_lease(), self.attempts
+            self.job_id, JobKind.EXTRACT, self.job_key, {}, self.owner, self.last_lease(), self.attempts
         )
 
     @staticmethod
@@ -110,7 +111,7 @@ class Settled:
     """An item that needs no call: ``outcome`` is failed, unreadable, retry, unchanged or skipped
     (the user opted out, or a rule now leaves the session out, since it was queued)."""
 
-    outcome: str
+    outcome: Literal["failed", "unreadable", "retry", "unchanged", "skipped"]
     reason: str
     transcript_id: int | None = None
     offset: int = 0
@@ -225,7 +226,7 @@ async def prepare(
     elif built.outcome == "skipped" and tid is not None:
         await stage1.skip_extract(store, job, transcript_id=tid, now=now, reason=built.reason)
     else:
-        state = "unreadable" if built.outcome == "unreadable" else "failed"
+        state = TranscriptState.UNREADABLE if built.outcome == "unreadable" else TranscriptState.FAILED
         await stage1.fail_extract(store, job, transcript_id=tid, now=now, reason=built.reason, state=state)
     return built
 

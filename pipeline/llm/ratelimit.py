@@ -1,43 +1,27 @@
 """Rate limits and budgets: what the API last said about them, and whether a new call may start.
 
 Every response's ``anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}``
-headers are recorded (kv ``rate_limit``). The gate closes when:
-
-- the smallest remaining share of any family falls below ``memories.min_rate_limit_remaining_percent``
-  (until the latest reset among the families below it);
-- a 429/529/5xx put memd in backoff (kv ``llm_backoff``, until its ``not_before``);
-- ``llm.daily_token_budget`` is set and today's (UTC) calls used it up (until the next UTC midnight).
-
-``gate_state(store, settings, now)`` is what phase 1, phase 2 and ``memd status`` read.
+headers are recorded (kv ``rate_limit``). ``gate_state(store, settings, now)`` is what phase 1 and
+phase 2 ask before a call: it reads the store and applies the one rule, ``pipeline.ratelimit_rule``
+(which `memd status` applies to the same values).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
+from pipeline import ratelimit_rule as rule
+from pipeline.ratelimit_rule import KV_BACKOFF, KV_RATE_LIMIT, Family, utc_day_start
 from pipeline.settings import Settings
 from pipeline.store import Store, kv
 from pipeline.store import llm_calls as calls
 
-KV_RATE_LIMIT = "rate_limit"
-KV_BACKOFF = "llm_backoff"
 PREFIX = "anthropic-ratelimit-"
 FAMILIES = ("requests", "tokens", "input-tokens", "output-tokens")
-
-
-@dataclass(frozen=True)
-class Family:
-    limit: int
-    remaining: int
-    reset: datetime | None
-
-    @property
-    def remaining_percent(self) -> float:
-        return 100.0 * self.remaining / self.limit if self.limit > 0 else 100.0
 
 
 @dataclass(frozen=True)
@@ -65,22 +49,8 @@ class RateLimitSnapshot:
 
     @staticmethod
     def from_json(value: Mapping[str, Any]) -> RateLimitSnapshot:
-        fams = {
-            name: Family(int(f["limit"]), int(f["remaining"]), _parse_time(f.get("reset")))
-            for name, f in dict(value.get("families") or {}).items()
-        }
-        observed = _parse_time(value.get("observed_at")) or datetime.fromtimestamp(0, UTC)
-        return RateLimitSnapshot(observed, fams)
-
-
-def _parse_time(value: Any) -> datetime | None:
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+        observed = rule.parse_time(value.get("observed_at")) or datetime.fromtimestamp(0, UTC)
+        return RateLimitSnapshot(observed, rule.families_from_json(value))
 
 
 def parse_headers(headers: Mapping[str, str], now: datetime) -> RateLimitSnapshot | None:
@@ -94,7 +64,7 @@ def parse_headers(headers: Mapping[str, str], now: datetime) -> RateLimitSnapsho
             continue
         try:
             families[name.replace("-", "_")] = Family(
-                int(limit), int(remaining), _parse_time(lower.get(f"{PREFIX}{name}-reset"))
+                int(limit), int(remaining), rule.parse_time(lower.get(f"{PREFIX}{name}-reset"))
             )
         except ValueError:
             continue
@@ -147,7 +117,7 @@ async def record_backoff(store: Store, until: datetime, reason: str, *, now: dat
     """No new call before ``until`` (a 429, 529, 5xx or timeout said so). Never moves an existing one earlier."""
     current = await kv.get(store, KV_BACKOFF)
     if isinstance(current, dict):
-        existing = _parse_time(current.get("until"))
+        existing = rule.parse_time(current.get("until"))
         if existing is not None and existing >= until:
             return
     await kv.put(store, KV_BACKOFF, {"until": until.isoformat(), "reason": reason}, now=now)
@@ -166,47 +136,25 @@ class GateState:
     observed_at: datetime | None = None
 
 
-def utc_day_start(now: datetime) -> datetime:
-    now = now.astimezone(UTC)
-    return datetime(now.year, now.month, now.day, tzinfo=UTC)
-
-
 async def gate_state(store: Store, settings: Settings, now: datetime) -> GateState:
     """The gate as of ``now``: closed by the rate-limit share, a backoff, or the daily token budget."""
     snapshot = await load_snapshot(store)
-    remaining = snapshot.remaining_percent if snapshot else None
     used = (await calls.totals_since(store, utc_day_start(now))).tokens
     budget = settings.llm.daily_token_budget
-    common: dict[str, Any] = {
-        "remaining_percent": remaining,
-        "budget_used_today": used,
-        "daily_token_budget": budget,
-        "observed_at": snapshot.observed_at if snapshot else None,
-    }
-
-    closed: list[tuple[datetime, str]] = []
-    threshold = settings.memories.min_rate_limit_remaining_percent
-    if snapshot is not None:
-        low = [
-            (name, f)
-            for name, f in snapshot.families.items()
-            if f.limit > 0 and f.remaining_percent < threshold and f.reset is not None and f.reset > now
-        ]
-        if low:
-            reset = max(f.reset for _, f in low if f.reset is not None)
-            names = ", ".join(f"{name} {f.remaining_percent:.0f}%" for name, f in low)
-            closed.append((reset, f"rate limit below {threshold:g}% ({names} remaining)"))
-    backoff = await kv.get(store, KV_BACKOFF)
-    if isinstance(backoff, dict):
-        until = _parse_time(backoff.get("until"))
-        if until is not None and until > now:
-            closed.append((until, f"backing off: {backoff.get('reason') or 'the API asked to wait'}"))
-    if budget is not None and used >= budget:
-        closed.append(
-            (utc_day_start(now) + timedelta(days=1), f"daily token budget used ({used} of {budget})")
-        )
-
-    if not closed:
-        return GateState(gated=False, reason=None, reset_at=None, **common)
-    reset_at = max(at for at, _ in closed)
-    return GateState(gated=True, reason="; ".join(r for _, r in closed), reset_at=reset_at, **common)
+    decision = rule.decide(
+        snapshot.families if snapshot else {},
+        threshold=settings.memories.min_rate_limit_remaining_percent,
+        backoff=rule.backoff_from_json(await kv.get(store, KV_BACKOFF)),
+        used_today=used,
+        budget=budget,
+        now=now,
+    )
+    return GateState(
+        gated=decision.gated,
+        reason=decision.reason,
+        reset_at=decision.reset_at,
+        remaining_percent=decision.remaining_percent,
+        budget_used_today=used,
+        daily_token_budget=budget,
+        observed_at=snapshot.observed_at if snapshot else None,
+    )

@@ -14,16 +14,10 @@ from datetime import datetime, timedelta
 from pipeline.projects import IGNORE_FILE
 from pipeline.settings import MemoriesSettings
 from pipeline.transcript import Transcript
+from pipeline.vocabulary import TranscriptState
 
-ACTIVE = "active"
-ELIGIBLE = "eligible"
-SKIPPED = "skipped"
 PROJECT_OPTED_OUT = f"opted out: the project has a {IGNORE_FILE} file"
 SESSION_OPTED_OUT = "opted out: the session contains memd:ignore"
-EXTRACTED = "extracted"
-FAILED = "failed"
-UNREADABLE = "unreadable"
-PENDING_READ = "incomplete"  # caught mid-write; read again next scan
 
 
 @dataclass(frozen=True)
@@ -74,7 +68,7 @@ def facts_of(
 
 @dataclass(frozen=True)
 class Verdict:
-    state: str
+    state: TranscriptState
     reason: str | None
     eligible_at: datetime | None = None
     """For an active session: when it will have been idle long enough."""
@@ -93,26 +87,30 @@ def _excluded(project: str | None, globs: tuple[str, ...]) -> str | None:
 def evaluate(facts: SessionFacts, settings: MemoriesSettings, now: datetime) -> Verdict:
     """The session's state and reason. Checks run from the most permanent reason to the most passing."""
     if facts.unreadable_reason:
-        return Verdict(UNREADABLE, facts.unreadable_reason)
+        return Verdict(TranscriptState.UNREADABLE, facts.unreadable_reason)
     if facts.incomplete_reason:
-        return Verdict(PENDING_READ, facts.incomplete_reason)
+        return Verdict(TranscriptState.INCOMPLETE, facts.incomplete_reason)
     skip = skip_reason(facts, settings)
     if skip is not None:
-        return Verdict(SKIPPED, skip)
+        return Verdict(TranscriptState.SKIPPED, skip)
     if facts.last_activity is None:
-        return Verdict(SKIPPED, "no activity time in the records or the file")
+        return Verdict(TranscriptState.SKIPPED, "no activity time in the records or the file")
     if facts.last_activity < now - timedelta(days=settings.max_rollout_age_days):
-        return Verdict(SKIPPED, f"too old: last activity over {settings.max_rollout_age_days:g} days ago")
+        return Verdict(
+            TranscriptState.SKIPPED, f"too old: last activity over {settings.max_rollout_age_days:g} days ago"
+        )
     idle_at = facts.last_activity + timedelta(hours=settings.min_rollout_idle_hours)
     if idle_at > now:
         return Verdict(
-            ACTIVE, f"active: idle at {idle_at.strftime('%Y-%m-%d %H:%M UTC')}", eligible_at=idle_at
+            TranscriptState.ACTIVE,
+            f"active: idle at {idle_at.strftime('%Y-%m-%d %H:%M UTC')}",
+            eligible_at=idle_at,
         )
     if facts.extracted_offset and facts.extracted_offset >= facts.parsed_offset:
-        return Verdict(EXTRACTED, None)
+        return Verdict(TranscriptState.EXTRACTED, None)
     if facts.failed_reason:
-        return Verdict(FAILED, facts.failed_reason)
-    return Verdict(ELIGIBLE, None)
+        return Verdict(TranscriptState.FAILED, facts.failed_reason)
+    return Verdict(TranscriptState.ELIGIBLE, None)
 
 
 def skip_reason(facts: SessionFacts, settings: MemoriesSettings) -> str | None:

@@ -11,7 +11,8 @@ cache and never a source of truth.
 The index also records the roots that scan walked and a ``key`` naming the settings it judged
 with (``daemon.status.config.inputs_key``: memd's version, the config file's bytes and the
 environment the settings derive from). With both, ``pipeline.scan.probe`` can tell that nothing
-changed without loading the settings model or the store layer. Standard library only.
+changed without loading the settings model or the store layer. Standard library only (its
+types come from the store's read model, ``pipeline.store.readmodel``).
 """
 
 from __future__ import annotations
@@ -20,32 +21,16 @@ import marshal
 import os
 import tempfile
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from pipeline.gcpause import gc_paused
+from pipeline.store.readmodel import Generation, Seen
 
 FORMAT = "memd-scan-index-2"  # one marshalled tuple: (FORMAT, generation, key, roots, entries)
 FILE_NAME = "scan-index.bin"
 
-# path -> (id, source, (dev, ino, size, mtime_ns), idle_at as epoch seconds for an active session
-# else None, state): what the scanner needs to know of a file it does not read again.
-Seen = tuple[int, str, tuple[int | None, int | None, int | None, int | None], float | None, str]
-Generation = tuple[int, int, str]
-GONE = "gone"
-"""The state of a file that was not there at the last scan."""
-
-# The same statement on every backend and from every reader (SQLAlchemy or sqlite3).
-GENERATION_SQL = "SELECT count(*), max(id), max(updated_at) FROM transcripts"
-
-
-def generation_of(row: tuple[Any, ...] | Any) -> Generation:
-    """The generation from ``GENERATION_SQL``'s row. SQLite hands back the stored text and
-    PostgreSQL a datetime; each is only ever compared with itself."""
-    count, max_id, latest = row[0], row[1], row[2]
-    stamp = latest.isoformat() if isinstance(latest, datetime) else str(latest or "")
-    return (int(count), int(max_id or 0), stamp)
+# Each entry is a ``Seen`` tuple (``pipeline.store.readmodel``, where the store layer reads it
+# too); the generation is ``readmodel.GENERATION_SQL``'s answer.
 
 
 @dataclass(frozen=True)

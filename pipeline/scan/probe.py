@@ -7,12 +7,13 @@ these hold, and otherwise says nothing (the caller then runs the full scan):
 
 - the scan index exists and was written under the same settings (``key``, see
   ``daemon.status.config.inputs_key``) at the store's current generation (a SQLite store, read
-  with ``sqlite3``; any other store is left to the full scan);
+  with ``sqlite3`` through the store's read model; any other store is left to the full scan);
 - every file under the roots that scan walked has the stat key the index recorded, and no file
   is new, unusable or gone, nor one the index says had gone;
 - no active session's idle time has come (its verdict would move with the clock).
 
-Standard library only: it imports the walk (``pipeline.sources.walk``) and the index, nothing else.
+Standard library only: it imports the walk (``pipeline.sources.walk``), the index and the store's
+read model and URL (``pipeline.store.readmodel``, ``pipeline.store.url``), nothing else.
 """
 
 from __future__ import annotations
@@ -23,22 +24,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.scan import index as scan_index
-from pipeline.scan.index import GONE
 from pipeline.sources.walk import DISCOVER, stat_paths
+from pipeline.store import readmodel
+from pipeline.store.url import sqlite_path
+from pipeline.vocabulary import TranscriptState
 
 
 @dataclass(frozen=True)
 class Unchanged:
     files_seen: int
     duration_s: float
-
-
-def sqlite_path(url: str) -> Path | None:
-    """The file of a ``sqlite:///PATH`` store URL; None for any other store."""
-    if not url.startswith("sqlite") or ":///" not in url:
-        return None
-    path = url.split(":///", 1)[1].split("?", 1)[0]
-    return None if not path or path == ":memory:" else Path(path).expanduser()
 
 
 def probe(state_db: str, index_file: Path, key: str, now: float) -> Unchanged | None:
@@ -65,7 +60,7 @@ def probe(state_db: str, index_file: Path, key: str, now: float) -> Unchanged | 
                 or prev is None
                 or prev[1] != source
                 or prev[2] != stat_key
-                or prev[4] == GONE
+                or prev[4] == TranscriptState.GONE
             ):
                 return None
             if prev[3] is not None and prev[3] <= now:
@@ -73,17 +68,17 @@ def probe(state_db: str, index_file: Path, key: str, now: float) -> Unchanged | 
         seen += len(walked)
     # Every file the index knows for these sources was walked (each walked file is one of them,
     # so equal counts mean equal sets).
-    expected = sum(1 for e in entries.values() if e[1] in index.roots and e[4] != GONE)
+    expected = sum(1 for e in entries.values() if e[1] in index.roots and e[4] != TranscriptState.GONE)
     if expected != seen:
         return None
     return Unchanged(files_seen=seen, duration_s=time.perf_counter() - started)
 
 
-def _generation(db: Path) -> scan_index.Generation | None:
+def _generation(db: Path) -> readmodel.Generation | None:
     try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2.0)
+        conn = readmodel.connect_sqlite(db)
         try:
-            return scan_index.generation_of(conn.execute(scan_index.GENERATION_SQL).fetchone())
+            return readmodel.generation_of(conn.execute(readmodel.GENERATION_SQL).fetchone())
         finally:
             conn.close()
     except sqlite3.Error:

@@ -25,16 +25,7 @@ from pipeline.clock import Clock
 from pipeline.gcpause import gc_paused
 from pipeline.projects import ProjectResolver, has_ignore_file
 from pipeline.scan import index as scan_index
-from pipeline.scan.eligibility import (
-    ELIGIBLE,
-    FAILED,
-    PENDING_READ,
-    UNREADABLE,
-    Verdict,
-    evaluate,
-    facts_of,
-)
-from pipeline.scan.index import GONE, Seen
+from pipeline.scan.eligibility import Verdict, evaluate, facts_of
 from pipeline.scan.view import ScanReport
 from pipeline.settings import MemoriesSettings, Settings
 from pipeline.sources.base import ParseResult, SourceAdapter
@@ -43,15 +34,16 @@ from pipeline.sources.walk import Walked, stat_paths
 from pipeline.store import Store, kv
 from pipeline.store import jobs as jobs_store
 from pipeline.store import transcripts as transcripts_store
+from pipeline.store.readmodel import Seen
 from pipeline.store.transcripts import KnownFile
 from pipeline.transcript import SourceName, Transcript
+from pipeline.vocabulary import TRANSCRIPT_NOTABLE, JobKind, TranscriptState
 
 log = structlog.get_logger(__name__)
 
 SETTINGS_KEY = "scan.settings_hash"
 LAST_SCAN_KEY = "scan.last"
 
-NOTABLE_STATES = (ELIGIBLE, FAILED, UNREADABLE)
 MemoryReadHook = Callable[[Store, int, Transcript, datetime], Any]
 
 
@@ -139,7 +131,12 @@ async def scan(
             for path, stat_key, error in walked:
                 seen_paths.add(path)
                 prev = seen_files.get(path)
-                if error is None and prev is not None and prev[2] == stat_key and prev[4] != GONE:
+                if (
+                    error is None
+                    and prev is not None
+                    and prev[2] == stat_key
+                    and prev[4] != TranscriptState.GONE
+                ):
                     # Unchanged: look again only when time (or the settings) may have moved its verdict.
                     if reevaluate_all or (prev[3] is not None and prev[3] <= now_ts):
                         recheck.append(prev[0])
@@ -177,7 +174,7 @@ async def scan(
     report.next_idle_session = await transcripts_store.next_idle(store)
     if notable_limit:
         report.notable_sessions = await transcripts_store.sessions(
-            store, states=NOTABLE_STATES, paths=report.changed_paths, limit=notable_limit
+            store, states=TRANSCRIPT_NOTABLE, paths=report.changed_paths, limit=notable_limit
         )
     if collect_sessions:
         report.sessions = await transcripts_store.sessions(store)
@@ -309,11 +306,11 @@ class _ScanPass:
 
     def mark_gone(self, seen_paths: set[str], scanned_sources: set[str]) -> None:
         for path, (rid, source, _stat, _idle_at, state) in self.seen.items():
-            if path not in seen_paths and state != GONE and source in scanned_sources:
+            if path not in seen_paths and state != TranscriptState.GONE and source in scanned_sources:
                 self.updates.append(
                     {
                         "id": rid,
-                        "state": GONE,
+                        "state": TranscriptState.GONE,
                         "reason": "the file no longer exists",
                         "eligible_at": None,
                         "updated_at": self.now,
@@ -331,10 +328,10 @@ class _ScanPass:
         eligible = [
             row.get("id") or new_ids.get(row.get("path", ""))
             for row in self.updates
-            if row.get("state") == ELIGIBLE
+            if row.get("state") == TranscriptState.ELIGIBLE
         ]
         keys = [str(rid) for rid in eligible if rid is not None]
-        await jobs_store.enqueue_many(self.store, "extract", keys, now=self.now)
+        await jobs_store.enqueue_many(self.store, JobKind.EXTRACT, keys, now=self.now)
         self.report.enqueued = len(keys)
         if on_memory_reads is None:
             return
@@ -377,7 +374,7 @@ def _problem_row(
     row: dict[str, Any] = {
         "source": obs.source,
         "path": obs.path,
-        "state": PENDING_READ if retryable else UNREADABLE,
+        "state": TranscriptState.INCOMPLETE if retryable else TranscriptState.UNREADABLE,
         "reason": reason,
         "eligible_at": None,
         "updated_at": now,

@@ -18,15 +18,7 @@ from sqlalchemy import and_, func, select, update
 from pipeline.memory.inputs import InputRecord
 from pipeline.store.engine import Store
 from pipeline.store.schema import consolidation_runs, scopes, stage1_outputs
-
-RUNNING = "running"
-COMMITTED = "committed"
-PENDING_REVIEW = "pending_review"
-ACCEPTED = "accepted"
-REJECTED = "rejected"
-UNCHANGED = "unchanged"
-FAILED = "failed"
-CRASHED = "crashed"
+from pipeline.vocabulary import RunOutcome, run_failed
 
 
 @dataclass(frozen=True)
@@ -52,6 +44,11 @@ class RunRow:
     branch: str | None
     inputs: dict[str, Any]
     usage: dict[str, Any]
+
+    @property
+    def failed(self) -> bool:
+        """A failure of phase 2 (``pipeline.vocabulary.RUN_FAILED``), as `memd status` counts one."""
+        return run_failed(self.outcome)
 
 
 def _input(r: Any) -> InputRecord:
@@ -208,7 +205,12 @@ async def start_run(
     async with store.write() as conn:
         await conn.execute(
             consolidation_runs.insert().values(
-                run_id=run_id, scope=scope, mode=mode, started_at=now, outcome=RUNNING, inputs=inputs
+                run_id=run_id,
+                scope=scope,
+                mode=mode,
+                started_at=now,
+                outcome=RunOutcome.RUNNING,
+                inputs=inputs,
             )
         )
 
@@ -217,7 +219,7 @@ async def finish_run(
     store: Store,
     run_id: str,
     *,
-    outcome: str,
+    outcome: RunOutcome,
     now: datetime,
     reason: str | None = None,
     commit: str | None = None,
@@ -240,8 +242,8 @@ async def mark_abandoned(store: Store, scope: str, *, now: datetime) -> int:
     when no run of the scope can be alive (a process killed mid-run never recorded its end)."""
     stmt = (
         update(consolidation_runs)
-        .where(consolidation_runs.c.scope == scope, consolidation_runs.c.outcome == RUNNING)
-        .values(outcome=CRASHED, finished_at=now, reason="abandoned: the process running it died")
+        .where(consolidation_runs.c.scope == scope, consolidation_runs.c.outcome == RunOutcome.RUNNING)
+        .values(outcome=RunOutcome.CRASHED, finished_at=now, reason="abandoned: the process running it died")
     )
     async with store.write() as conn:
         result = await conn.execute(stmt)
@@ -257,7 +259,7 @@ async def get_run(store: Store, run_id: str) -> RunRow | None:
 
 
 async def list_runs(
-    store: Store, *, scope: str | None = None, outcomes: Iterable[str] | None = None, limit: int = 100
+    store: Store, *, scope: str | None = None, outcomes: Iterable[RunOutcome] | None = None, limit: int = 100
 ) -> list[RunRow]:
     stmt = select(consolidation_runs).order_by(
         consolidation_runs.c.started_at.desc(), consolidation_runs.c.id.desc()

@@ -1,4 +1,5 @@
-"""Opening the state store: the URL, the engine, SQLite's pragmas and transactions, migrations.
+"""The state store's engine: the URL, SQLite's pragmas and transactions (``pipeline.store.opener``
+opens it and brings its schema up to date).
 
 SQLAlchemy is imported only under ``pipeline/store``. ``sqlite:///PATH`` runs on aiosqlite (WAL,
 ``busy_timeout``, write transactions begun IMMEDIATE so concurrent writers queue instead of
@@ -14,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Table, event, make_url
 from sqlalchemy.engine import URL
-from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from pipeline.errors import StoreError
@@ -123,29 +123,6 @@ def _sqlite_events(engine: AsyncEngine) -> None:
         conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
 
 
-async def open_store(url: str, *, migrate: bool = True, pg_schema: str | None = None) -> Store:
-    """Open the store; with ``migrate`` bring its schema up to date (refusing a newer one)."""
-    from pipeline.store.migrations import check_schema, upgrade
-
-    try:
-        engine = create_engine_for(url, pg_schema=pg_schema)
-    except OSError as exc:
-        raise StoreError(f"cannot open the state store {describe_url(url)}: {exc.strerror or exc}") from None
-    store = Store(engine, url)
-    try:
-        if migrate:
-            await upgrade(store)
-        else:
-            await check_schema(store)
-    except (OperationalError, DBAPIError, OSError) as exc:
-        await engine.dispose()
-        raise StoreError(f"cannot open the state store {describe_url(url)}: {_short(exc)}") from None
-    except BaseException:
-        await engine.dispose()
-        raise
-    return store
-
-
 async def fetch_all(
     conn: AsyncConnection, sql: str, params: Mapping[str, Any] | None = None
 ) -> list[dict[str, Any]]:
@@ -154,9 +131,3 @@ async def fetch_all(
 
     result = await conn.execute(text(sql), dict(params or {}))
     return [dict(row._mapping) for row in result]
-
-
-def _short(exc: BaseException) -> str:
-    orig = getattr(exc, "orig", None)
-    text = str(orig if orig is not None else exc)
-    return text.splitlines()[0] if text else type(exc).__name__

@@ -17,11 +17,7 @@ from sqlalchemy import and_, or_, select, update
 from pipeline.errors import LeaseLost
 from pipeline.store.engine import Store
 from pipeline.store.schema import jobs
-
-PENDING = "pending"
-RUNNING = "running"
-DONE = "done"
-FAILED = "failed"
+from pipeline.vocabulary import JobKind, JobState
 
 
 @dataclass(frozen=True)
@@ -37,7 +33,7 @@ class Job:
 
 async def enqueue(
     store: Store,
-    kind: str,
+    kind: JobKind,
     key: str,
     *,
     now: datetime,
@@ -48,7 +44,7 @@ async def enqueue(
     values = {
         "kind": kind,
         "key": key,
-        "state": PENDING,
+        "state": JobState.PENDING,
         "payload": payload or {},
         "not_before": not_before,
         "attempts": 0,
@@ -60,34 +56,40 @@ async def enqueue(
     stmt = stmt.on_conflict_do_update(
         index_elements=[jobs.c.kind, jobs.c.key],
         set_={
-            "state": PENDING,
+            "state": JobState.PENDING,
             "payload": stmt.excluded.payload,
             "not_before": stmt.excluded.not_before,
             "attempts": 0,
             "last_error": None,
             "updated_at": now,
         },
-        where=or_(jobs.c.state != RUNNING, jobs.c.lease_until < now),
+        where=or_(jobs.c.state != JobState.RUNNING, jobs.c.lease_until < now),
     )
     async with store.write() as conn:
         await conn.execute(stmt)
 
 
-async def enqueue_many(store: Store, kind: str, keys: list[str], *, now: datetime) -> None:
+async def enqueue_many(store: Store, kind: JobKind, keys: list[str], *, now: datetime) -> None:
     """``enqueue`` for many keys in one transaction (a scan that finds thousands of sessions)."""
     if not keys:
         return
     stmt = store.insert(jobs)
     stmt = stmt.on_conflict_do_update(
         index_elements=[jobs.c.kind, jobs.c.key],
-        set_={"state": PENDING, "not_before": None, "attempts": 0, "last_error": None, "updated_at": now},
-        where=or_(jobs.c.state != RUNNING, jobs.c.lease_until < now),
+        set_={
+            "state": JobState.PENDING,
+            "not_before": None,
+            "attempts": 0,
+            "last_error": None,
+            "updated_at": now,
+        },
+        where=or_(jobs.c.state != JobState.RUNNING, jobs.c.lease_until < now),
     )
     rows = [
         {
             "kind": kind,
             "key": key,
-            "state": PENDING,
+            "state": JobState.PENDING,
             "payload": {},
             "attempts": 0,
             "created_at": now,
@@ -99,22 +101,27 @@ async def enqueue_many(store: Store, kind: str, keys: list[str], *, now: datetim
         await conn.execute(stmt, rows)
 
 
-def _claimable(kind: str, now: datetime) -> Any:
+def claimable(kind: JobKind, now: datetime) -> Any:
+    """The condition of a job of ``kind`` a claim may take at ``now``."""
     return and_(
         jobs.c.kind == kind,
         or_(
-            and_(jobs.c.state == PENDING, or_(jobs.c.not_before.is_(None), jobs.c.not_before <= now)),
+            and_(
+                jobs.c.state == JobState.PENDING, or_(jobs.c.not_before.is_(None), jobs.c.not_before <= now)
+            ),
             # A running job whose lease ran out was abandoned (a crash, a kill): take it over.
-            and_(jobs.c.state == RUNNING, jobs.c.lease_until < now),
+            and_(jobs.c.state == JobState.RUNNING, jobs.c.lease_until < now),
         ),
     )
 
 
-async def claim_next(store: Store, kind: str, *, owner: str, now: datetime, lease: timedelta) -> Job | None:
+async def claim_next(
+    store: Store, kind: JobKind, *, owner: str, now: datetime, lease: timedelta
+) -> Job | None:
     """Claim the oldest claimable job of ``kind`` for ``owner``, or None. One statement, race-free."""
     pick = (
         select(jobs.c.id)
-        .where(_claimable(kind, now))
+        .where(claimable(kind, now))
         .order_by(jobs.c.id)
         .limit(1)
         .with_for_update(skip_locked=True)
@@ -124,7 +131,11 @@ async def claim_next(store: Store, kind: str, *, owner: str, now: datetime, leas
         update(jobs)
         .where(jobs.c.id == pick)
         .values(
-            state=RUNNING, owner=owner, lease_until=now + lease, attempts=jobs.c.attempts + 1, updated_at=now
+            state=JobState.RUNNING,
+            owner=owner,
+            lease_until=now + lease,
+            attempts=jobs.c.attempts + 1,
+            updated_at=now,
         )
         .returning(jobs.c.id, jobs.c.kind, jobs.c.key, jobs.c.payload, jobs.c.lease_until, jobs.c.attempts)
     )
@@ -146,7 +157,7 @@ async def claim_next(store: Store, kind: str, *, owner: str, now: datetime, leas
 async def _fenced(store: Store, job: Job, **values: Any) -> None:
     stmt = (
         update(jobs)
-        .where(jobs.c.id == job.id, jobs.c.owner == job.owner, jobs.c.state == RUNNING)
+        .where(jobs.c.id == job.id, jobs.c.owner == job.owner, jobs.c.state == JobState.RUNNING)
         .values(**values)
     )
     async with store.write() as conn:
@@ -160,12 +171,16 @@ async def renew(store: Store, job: Job, *, now: datetime, lease: timedelta) -> N
 
 
 async def complete(store: Store, job: Job, *, now: datetime) -> None:
-    await _fenced(store, job, state=DONE, owner=None, lease_until=None, updated_at=now, last_error=None)
+    await _fenced(
+        store, job, state=JobState.DONE, owner=None, lease_until=None, updated_at=now, last_error=None
+    )
 
 
 async def fail(store: Store, job: Job, *, now: datetime, reason: str) -> None:
     """The job will not heal: record why and stop trying."""
-    await _fenced(store, job, state=FAILED, owner=None, lease_until=None, updated_at=now, last_error=reason)
+    await _fenced(
+        store, job, state=JobState.FAILED, owner=None, lease_until=None, updated_at=now, last_error=reason
+    )
 
 
 async def retry_later(store: Store, job: Job, *, now: datetime, not_before: datetime, reason: str) -> None:
@@ -173,7 +188,7 @@ async def retry_later(store: Store, job: Job, *, now: datetime, not_before: date
     await _fenced(
         store,
         job,
-        state=PENDING,
+        state=JobState.PENDING,
         owner=None,
         lease_until=None,
         not_before=not_before,
@@ -186,15 +201,15 @@ async def release_owner(store: Store, owner: str, *, now: datetime) -> int:
     """Hand back every job ``owner`` still holds (a clean shutdown, or a dead owner found at start)."""
     stmt = (
         update(jobs)
-        .where(jobs.c.owner == owner, jobs.c.state == RUNNING)
-        .values(state=PENDING, owner=None, lease_until=None, updated_at=now)
+        .where(jobs.c.owner == owner, jobs.c.state == JobState.RUNNING)
+        .values(state=JobState.PENDING, owner=None, lease_until=None, updated_at=now)
     )
     async with store.write() as conn:
         result = await conn.execute(stmt)
     return int(result.rowcount)
 
 
-async def counts(store: Store, kind: str | None = None) -> dict[str, int]:
+async def counts(store: Store, kind: JobKind | None = None) -> dict[str, int]:
     from sqlalchemy import func
 
     stmt = select(jobs.c.state, func.count()).group_by(jobs.c.state)

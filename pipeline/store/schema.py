@@ -28,6 +28,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.types import TypeDecorator
 
+from pipeline.vocabulary import JobState
+
 
 class UTCDateTime(TypeDecorator[datetime]):
     """Stores aware datetimes as UTC; returns aware UTC datetimes. Naive input is refused."""
@@ -110,7 +112,7 @@ jobs = Table(
     Column("id", Integer, primary_key=True),
     Column("kind", String(32), nullable=False),
     Column("key", Text, nullable=False),
-    Column("state", String(16), nullable=False, default="pending"),
+    Column("state", String(16), nullable=False, default=JobState.PENDING.value),
     Column("payload", JSON),
     Column("not_before", UTCDateTime),
     Column("owner", String(64)),

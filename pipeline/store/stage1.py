@@ -10,15 +10,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import and_, func, insert, or_, select, update
+from sqlalchemy import func, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from pipeline.errors import LeaseLost
 from pipeline.store.engine import Store
-from pipeline.store.jobs import DONE, FAILED, PENDING, RUNNING, Job
+from pipeline.store.jobs import Job, claimable
 from pipeline.store.schema import batches, jobs, stage1_outputs, transcripts
-
-EXTRACT = "extract"
+from pipeline.vocabulary import BatchState, JobKind, JobState, TranscriptState
 
 
 @dataclass(frozen=True)
@@ -123,34 +122,26 @@ async def outputs_for(store: Store, transcript_id: int) -> list[Stage1Row]:
         return [_s_row(r) for r in (await conn.execute(stmt)).all()]
 
 
-def _claimable(now: datetime) -> Any:
-    return and_(
-        jobs.c.kind == EXTRACT,
-        or_(
-            and_(jobs.c.state == PENDING, or_(jobs.c.not_before.is_(None), jobs.c.not_before <= now)),
-            and_(jobs.c.state == RUNNING, jobs.c.lease_until < now),
-        ),
-    )
-
-
 async def claimable_keys(store: Store, *, now: datetime, limit: int) -> list[str]:
     """The keys of extract jobs a claim would take now, oldest first (for dry runs and batch sizing)."""
-    stmt = select(jobs.c.key).where(_claimable(now)).order_by(jobs.c.id).limit(limit)
+    stmt = select(jobs.c.key).where(claimable(JobKind.EXTRACT, now)).order_by(jobs.c.id).limit(limit)
     async with store.read() as conn:
         return [str(k) for k in (await conn.execute(stmt)).scalars().all()]
 
 
 async def count_claimable(store: Store, *, now: datetime) -> int:
     async with store.read() as conn:
-        return int((await conn.execute(select(func.count()).where(_claimable(now)))).scalar_one())
+        return int(
+            (await conn.execute(select(func.count()).where(claimable(JobKind.EXTRACT, now)))).scalar_one()
+        )
 
 
 async def _finish_job(
-    conn: AsyncConnection, job: Job, *, state: str, now: datetime, reason: str | None
+    conn: AsyncConnection, job: Job, *, state: JobState, now: datetime, reason: str | None
 ) -> None:
     result = await conn.execute(
         update(jobs)
-        .where(jobs.c.id == job.id, jobs.c.owner == job.owner, jobs.c.state == RUNNING)
+        .where(jobs.c.id == job.id, jobs.c.owner == job.owner, jobs.c.state == JobState.RUNNING)
         .values(state=state, owner=None, lease_until=None, updated_at=now, last_error=reason)
     )
     if result.rowcount != 1:
@@ -171,7 +162,7 @@ async def save_extract(
     One transaction, fenced by the job's owner: ``LeaseLost`` stores nothing. Returns the new row id.
     """
     async with store.write() as conn:
-        await _finish_job(conn, job, state=DONE, now=now, reason=None)
+        await _finish_job(conn, job, state=JobState.DONE, now=now, reason=None)
         new_id = int(
             (
                 await conn.execute(insert(stage1_outputs).values(**output).returning(stage1_outputs.c.id))
@@ -185,7 +176,7 @@ async def save_extract(
             update(transcripts)
             .where(transcripts.c.id == output["transcript_id"])
             .values(
-                state="extracted",
+                state=TranscriptState.EXTRACTED,
                 reason=None,
                 extracted_offset=extracted_offset,
                 extracted_at=now,
@@ -200,12 +191,12 @@ async def mark_extracted(
 ) -> None:
     """Nothing new to extract (the session grew by nothing readable): complete the job, keep the extract."""
     async with store.write() as conn:
-        await _finish_job(conn, job, state=DONE, now=now, reason=None)
+        await _finish_job(conn, job, state=JobState.DONE, now=now, reason=None)
         await conn.execute(
             update(transcripts)
             .where(transcripts.c.id == transcript_id)
             .values(
-                state="extracted",
+                state=TranscriptState.EXTRACTED,
                 reason=None,
                 extracted_offset=extracted_offset,
                 extracted_at=now,
@@ -215,11 +206,17 @@ async def mark_extracted(
 
 
 async def fail_extract(
-    store: Store, job: Job, *, transcript_id: int | None, now: datetime, reason: str, state: str = "failed"
+    store: Store,
+    job: Job,
+    *,
+    transcript_id: int | None,
+    now: datetime,
+    reason: str,
+    state: TranscriptState = TranscriptState.FAILED,
 ) -> None:
     """The item will not heal: the job fails and the transcript takes ``state`` (failed, unreadable) and ``reason``."""
     async with store.write() as conn:
-        await _finish_job(conn, job, state=FAILED, now=now, reason=reason)
+        await _finish_job(conn, job, state=JobState.FAILED, now=now, reason=reason)
         if transcript_id is not None:
             await conn.execute(
                 update(transcripts)
@@ -232,16 +229,16 @@ async def skip_extract(store: Store, job: Job, *, transcript_id: int, now: datet
     """The user opted out since the session was queued: the job is done, nothing is extracted, and
     the transcript is skipped with ``reason``."""
     async with store.write() as conn:
-        await _finish_job(conn, job, state=DONE, now=now, reason=None)
+        await _finish_job(conn, job, state=JobState.DONE, now=now, reason=None)
         await conn.execute(
             update(transcripts)
             .where(transcripts.c.id == transcript_id)
-            .values(state="skipped", reason=reason, eligible_at=None, updated_at=now)
+            .values(state=TranscriptState.SKIPPED, reason=reason, eligible_at=None, updated_at=now)
         )
 
 
 async def set_transcript_state(
-    store: Store, transcript_id: int, *, state: str, reason: str | None, now: datetime
+    store: Store, transcript_id: int, *, state: TranscriptState, reason: str | None, now: datetime
 ) -> None:
     async with store.write() as conn:
         await conn.execute(
@@ -256,7 +253,7 @@ async def transfer_job(store: Store, job: Job, *, new_owner: str, now: datetime)
     async with store.write() as conn:
         result = await conn.execute(
             update(jobs)
-            .where(jobs.c.id == job.id, jobs.c.owner == job.owner, jobs.c.state == RUNNING)
+            .where(jobs.c.id == job.id, jobs.c.owner == job.owner, jobs.c.state == JobState.RUNNING)
             .values(owner=new_owner, updated_at=now)
         )
     if result.rowcount != 1:
@@ -275,14 +272,6 @@ class BatchRow:
     submitted_at: datetime
 
 
-SUBMITTING = "submitting"
-"""Recorded under a placeholder id just before the API is asked to create it."""
-SUBMITTED = "submitted"
-COLLECTED = "collected"
-ABANDONED = "abandoned"
-"""Never created (the request failed, or memd stopped before sending it)."""
-
-
 async def record_batch(
     store: Store,
     batch_id: str,
@@ -290,7 +279,7 @@ async def record_batch(
     phase: str,
     entries: dict[str, dict[str, Any]],
     now: datetime,
-    state: str = SUBMITTED,
+    state: BatchState = BatchState.SUBMITTED,
 ) -> None:
     """Remember a batch before anything waits on it (``entries``: custom_id -> what finishing needs)."""
     async with store.write() as conn:
@@ -306,8 +295,8 @@ async def adopt_batch(store: Store, placeholder: str, *, batch_id: str) -> None:
     async with store.write() as conn:
         await conn.execute(
             update(batches)
-            .where(batches.c.batch_id == placeholder, batches.c.state == SUBMITTING)
-            .values(batch_id=batch_id, state=SUBMITTED)
+            .where(batches.c.batch_id == placeholder, batches.c.state == BatchState.SUBMITTING)
+            .values(batch_id=batch_id, state=BatchState.SUBMITTED)
         )
 
 
@@ -320,7 +309,7 @@ async def open_batches(store: Store, *, phase: str) -> list[BatchRow]:
     """Batches submitted and not yet collected, and any left mid-submission by a stop."""
     stmt = (
         select(batches)
-        .where(batches.c.phase == phase, batches.c.state.in_((SUBMITTING, SUBMITTED)))
+        .where(batches.c.phase == phase, batches.c.state.in_((BatchState.SUBMITTING, BatchState.SUBMITTED)))
         .order_by(batches.c.id)
     )
     async with store.read() as conn:
@@ -328,7 +317,7 @@ async def open_batches(store: Store, *, phase: str) -> list[BatchRow]:
     return [BatchRow(r.batch_id, r.phase, dict(r.custom_ids or {}), r.state, r.submitted_at) for r in rows]
 
 
-async def close_batch(store: Store, batch_id: str, *, state: str, now: datetime) -> None:
+async def close_batch(store: Store, batch_id: str, *, state: BatchState, now: datetime) -> None:
     async with store.write() as conn:
         await conn.execute(
             update(batches).where(batches.c.batch_id == batch_id).values(state=state, ended_at=now)
@@ -342,9 +331,9 @@ async def requeue_extract(
     async with store.write() as conn:
         result = await conn.execute(
             update(jobs)
-            .where(jobs.c.id == job.id, jobs.c.owner == job.owner, jobs.c.state == RUNNING)
+            .where(jobs.c.id == job.id, jobs.c.owner == job.owner, jobs.c.state == JobState.RUNNING)
             .values(
-                state=PENDING,
+                state=JobState.PENDING,
                 owner=None,
                 lease_until=None,
                 not_before=not_before,

@@ -10,18 +10,22 @@ from typing import Any
 
 from sqlalchemy import and_, bindparam, case, insert, select, text, update
 
-from pipeline.scan.eligibility import ACTIVE, SessionFacts
-from pipeline.scan.index import GENERATION_SQL, Generation, Seen, generation_of
-from pipeline.scan.view import (
+from pipeline.scan.eligibility import SessionFacts
+from pipeline.store.engine import Store
+from pipeline.store.readmodel import (
     ALL_SQL,
     COUNTS_SQL,
+    GENERATION_SQL,
     NEXT_IDLE_SQL,
+    Generation,
+    Seen,
     SessionRecord,
     counts_from_rows,
+    generation_of,
     record_from_row,
 )
-from pipeline.store.engine import Store
 from pipeline.store.schema import transcripts as t
+from pipeline.vocabulary import TranscriptState
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +53,7 @@ class FactsRow:
 
 
 def _known_stmt() -> Any:
-    parse_ok = and_(t.c.parse_state.isnot(None), t.c.state != "unreadable")
+    parse_ok = and_(t.c.parse_state.isnot(None), t.c.state != TranscriptState.UNREADABLE)
     return select(
         t.c.id,
         t.c.source,
@@ -95,7 +99,7 @@ async def seen_files(store: Store) -> dict[str, Seen]:
         t.c.ino,
         t.c.size,
         t.c.mtime_ns,
-        case((t.c.state == ACTIVE, t.c.eligible_at), else_=None),
+        case((t.c.state == TranscriptState.ACTIVE, t.c.eligible_at), else_=None),
         t.c.state,
     )
     async with store.read() as conn:
@@ -141,11 +145,11 @@ def _facts(r: Any) -> SessionFacts:
         opted_out=bool(flags.get("opted_out")),
         project_opted_out=bool(flags.get("project_opted_out")),
         external_context=tuple(r.external_context or ()),
-        unreadable_reason=r.reason if r.state == "unreadable" else None,
-        incomplete_reason=r.reason if r.state == "incomplete" else None,
+        unreadable_reason=r.reason if r.state == TranscriptState.UNREADABLE else None,
+        incomplete_reason=r.reason if r.state == TranscriptState.INCOMPLETE else None,
         parsed_offset=r.parsed_offset or 0,
         extracted_offset=r.extracted_offset or 0,
-        failed_reason=r.reason if r.state == "failed" else None,
+        failed_reason=r.reason if r.state == TranscriptState.FAILED else None,
     )
 
 
@@ -159,7 +163,7 @@ async def facts_for(store: Store, ids: list[int]) -> list[FactsRow]:
             out.extend(
                 FactsRow(id=r.id, path=r.path, state=r.state, reason=r.reason, facts=_facts(r))
                 for r in rows
-                if r.state != "gone"
+                if r.state != TranscriptState.GONE
             )
     return out
 
@@ -215,7 +219,7 @@ def _session_stmt() -> Any:
 async def sessions(
     store: Store,
     *,
-    states: Iterable[str] | None = None,
+    states: Iterable[TranscriptState] | None = None,
     paths: Iterable[str] | None = None,
     limit: int | None = None,
 ) -> list[SessionRecord]:

@@ -9,29 +9,23 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, and_, func, or_, select
+from sqlalchemy import func, select
 
 from pipeline.store.engine import Store
+from pipeline.store.jobs import claimable
 from pipeline.store.schema import jobs, transcripts
-
-
-def _claimable_jobs(kind: str, now: datetime) -> ColumnElement[bool]:
-    return and_(
-        jobs.c.kind == kind,
-        or_(
-            and_(jobs.c.state == "pending", or_(jobs.c.not_before.is_(None), jobs.c.not_before <= now)),
-            and_(jobs.c.state == "running", jobs.c.lease_until < now),
-        ),
-    )
+from pipeline.vocabulary import JobKind, JobState, TranscriptState
 
 
 async def extract_pending(store: Store, *, now: datetime) -> int:
     """Sessions waiting for phase 1: eligible transcripts, plus extraction jobs that may be claimed now."""
-    eligible = select(func.count()).select_from(transcripts).where(transcripts.c.state == "eligible")
-    claimable = select(func.count()).select_from(jobs).where(_claimable_jobs("extract", now))
+    eligible = (
+        select(func.count()).select_from(transcripts).where(transcripts.c.state == TranscriptState.ELIGIBLE)
+    )
+    takeable = select(func.count()).select_from(jobs).where(claimable(JobKind.EXTRACT, now))
     async with store.read() as conn:
         n_eligible = (await conn.execute(eligible)).scalar_one()
-        n_jobs = (await conn.execute(claimable)).scalar_one()
+        n_jobs = (await conn.execute(takeable)).scalar_one()
     return int(n_eligible) + int(n_jobs)
 
 
@@ -39,9 +33,11 @@ async def next_due_at(store: Store, *, now: datetime) -> datetime | None:
     """When something next becomes due without any file changing: an active session turning idle,
     or a job handed back with a ``not_before`` (a rate limit, a retry)."""
     idle = select(func.min(transcripts.c.eligible_at)).where(
-        transcripts.c.state == "active", transcripts.c.eligible_at.is_not(None)
+        transcripts.c.state == TranscriptState.ACTIVE, transcripts.c.eligible_at.is_not(None)
     )
-    retry = select(func.min(jobs.c.not_before)).where(jobs.c.state == "pending", jobs.c.not_before > now)
+    retry = select(func.min(jobs.c.not_before)).where(
+        jobs.c.state == JobState.PENDING, jobs.c.not_before > now
+    )
     async with store.read() as conn:
         candidates = [(await conn.execute(idle)).scalar_one(), (await conn.execute(retry)).scalar_one()]
     found = [c for c in candidates if c is not None]

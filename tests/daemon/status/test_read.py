@@ -535,3 +535,16 @@ async def test_publishing_before_the_first_consolidation_keeps_status_healthy(
     }
     assert report["publish"]["targets"] == []
     assert report["memory"]["exists"] is False
+
+
+@pytest.mark.parametrize("outcome", ["accepted", "rejected", "unchanged", "cleared"])
+async def test_a_consolidation_run_that_ended_without_failing_is_no_phase2_failure(
+    store: Store, clock: FakeClock, tmp_path: Path, outcome: str
+) -> None:
+    """A run rejected in the inbox (or accepted, unchanged, cleared) was not a failure of phase 2."""
+    from pipeline.store import consolidation
+
+    now = clock.now()
+    await consolidation.start_run(store, run_id="r1", scope="global", mode="inbox", now=now, inputs={})
+    await consolidation.finish_run(store, "r1", outcome=outcome, now=now, reason="reviewed in the inbox")
+    assert (await read_report(store, clock, tmp_path))["phase2"]["failures"] == []

@@ -12,6 +12,7 @@ from pipeline.extract.batch import BATCH_LEASE
 from pipeline.extract.run import run_phase1
 from pipeline.store import Store, stage1
 from pipeline.store import llm_calls as calls
+from pipeline.vocabulary import BatchState
 from tests.fakes import anthropic_api as fa
 from tests.pipeline.extract.support import (
     FakeLoader,
@@ -199,7 +200,7 @@ async def test_a_stop_after_the_batch_was_created_adopts_it_and_pays_once(
     monkeypatch.undo()
     [batch_id] = list(fake_api.batches)
     [row] = await stage1.open_batches(store, phase="extract")
-    assert row.state == stage1.SUBMITTING
+    assert row.state == BatchState.SUBMITTING
     for tid in tids:  # nobody else may take them meanwhile
         assert (await job_row(store, str(tid))).lease_until == clock.now() + BATCH_LEASE
 
@@ -210,7 +211,7 @@ async def test_a_stop_after_the_batch_was_created_adopts_it_and_pays_once(
     assert second.batches_submitted == []
     assert second.batches_pending == 1
     [row] = await stage1.open_batches(store, phase="extract")
-    assert (row.batch_id, row.state) == (batch_id, stage1.SUBMITTED)
+    assert (row.batch_id, row.state) == (batch_id, BatchState.SUBMITTED)
     fake_api.responder = lambda body, headers: fa.json_message(extract_output())
     fake_api.end_batch(batch_id)
     third = await run_phase1(

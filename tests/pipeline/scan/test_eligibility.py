@@ -5,17 +5,16 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from pipeline.scan.eligibility import (
-    ACTIVE,
-    ELIGIBLE,
-    EXTRACTED,
-    FAILED,
-    SKIPPED,
-    UNREADABLE,
-    SessionFacts,
-    evaluate,
-)
+from pipeline.scan.eligibility import SessionFacts, evaluate
 from pipeline.settings import MemoriesSettings
+from pipeline.vocabulary import TranscriptState
+
+ACTIVE = TranscriptState.ACTIVE
+ELIGIBLE = TranscriptState.ELIGIBLE
+EXTRACTED = TranscriptState.EXTRACTED
+FAILED = TranscriptState.FAILED
+SKIPPED = TranscriptState.SKIPPED
+UNREADABLE = TranscriptState.UNREADABLE
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 BASE = SessionFacts(

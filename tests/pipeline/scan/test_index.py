@@ -5,8 +5,9 @@ from pathlib import Path
 
 from pipeline.scan import index as scan_index
 from pipeline.scan.index import Index
+from pipeline.store.readmodel import Seen
 
-ENTRIES: dict[str, scan_index.Seen] = {"/a.jsonl": (1, "claude_code", (1, 2, 3, 4), None, "eligible")}
+ENTRIES: dict[str, Seen] = {"/a.jsonl": (1, "claude_code", (1, 2, 3, 4), None, "eligible")}
 
 
 def test_an_index_reads_back_as_written(tmp_path: Path) -> None:
@@ -38,16 +39,3 @@ def test_a_missing_truncated_or_foreign_index_is_ignored(tmp_path: Path) -> None
     assert scan_index.load(path) is None
     path.write_bytes(marshal.dumps((scan_index.FORMAT, (0, 0, ""), None, {}, [])))
     assert scan_index.load(path) is None
-
-
-def test_generation_of_reads_either_backend() -> None:
-    from datetime import UTC, datetime
-
-    assert scan_index.generation_of((0, None, None)) == (0, 0, "")
-    assert scan_index.generation_of((3, 9, "2026-11-01 12:00:00.000000")) == (
-        3,
-        9,
-        "2026-11-01 12:00:00.000000",
-    )
-    at = datetime(2026, 11, 1, 12, tzinfo=UTC)
-    assert scan_index.generation_of((3, 9, at)) == (3, 9, at.isoformat())

@@ -11,7 +11,7 @@ from sqlalchemy import update
 
 from pipeline.clock import FakeClock
 from pipeline.scan import index as scan_index
-from pipeline.scan.probe import Unchanged, probe, sqlite_path
+from pipeline.scan.probe import Unchanged, probe
 from pipeline.scan.scanner import scan
 from pipeline.settings import Settings
 from pipeline.store import Store
@@ -135,10 +135,3 @@ async def test_a_missing_or_foreign_index_or_store_means_a_full_scan(
     assert probe(f"sqlite:///{tmp_path}/state.db", index, KEY, now) is None
     index.unlink()
     assert probe(f"sqlite:///{tmp_path}/state.db", index, KEY, now) is None
-
-
-def test_sqlite_path() -> None:
-    assert sqlite_path("sqlite:////var/x/state.db") == Path("/var/x/state.db")
-    assert sqlite_path("sqlite+aiosqlite:///rel.db?timeout=3") == Path("rel.db")
-    assert sqlite_path("sqlite:///:memory:") is None
-    assert sqlite_path("postgresql://u@h/db") is None

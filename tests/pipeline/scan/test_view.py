@@ -10,10 +10,11 @@ from sqlalchemy import update
 
 from pipeline.clock import FakeClock
 from pipeline.scan.scanner import scan
-from pipeline.scan.view import NOTABLE_STATES, ScanReport, read_sqlite, record_from_row
+from pipeline.scan.view import ScanReport, read_sqlite
 from pipeline.store import Store
 from pipeline.store import transcripts as transcripts_store
 from pipeline.store.schema import transcripts
+from pipeline.vocabulary import TRANSCRIPT_NOTABLE
 from tests.pipeline.scan.test_scanner import SID, _session, _settings
 
 
@@ -49,29 +50,7 @@ async def test_sqlite_view_equals_the_store_layer(
     assert view.sessions == await transcripts_store.sessions(sqlite_store)
     assert len(view.sessions) == 12
     assert view.sessions[-1].last_activity is None
-    notable = await transcripts_store.sessions(sqlite_store, states=NOTABLE_STATES, limit=5)
+    notable = await transcripts_store.sessions(sqlite_store, states=TRANSCRIPT_NOTABLE, limit=5)
     assert view.notable_sessions == notable
     assert len(notable) == 5
-    assert {s.state for s in notable} <= set(NOTABLE_STATES)
-
-
-def test_record_from_row_reads_either_backend() -> None:
-    sqlite_row = {
-        "id": 3,
-        "source": "codex",
-        "path": "/p",
-        "session_id": "s",
-        "project": None,
-        "user_messages": None,
-        "last_activity": "2026-11-01 12:00:00.000000",
-        "flags": '{"subagent": true}',
-        "external_context": '["mcp:x/y"]',
-        "state": "eligible",
-        "reason": None,
-        "eligible_at": None,
-    }
-    at = datetime(2026, 11, 1, 12, tzinfo=UTC)
-    pg_row = {**sqlite_row, "last_activity": at, "flags": {"subagent": True}, "external_context": ["mcp:x/y"]}
-    a, b = record_from_row(sqlite_row), record_from_row(pg_row)
-    assert a == b
-    assert (a.last_activity, a.subagent, a.external_context, a.user_messages) == (at, True, ("mcp:x/y",), 0)
+    assert {s.state for s in notable} <= set(TRANSCRIPT_NOTABLE)

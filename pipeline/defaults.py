@@ -1,0 +1,54 @@
+"""The settings' defaults that the lean readers need too, each defined once.
+
+``pipeline.settings`` (the pydantic schema the daemon loads) takes its defaults from here, and so
+does `memd status`'s lean reader (``daemon.status.config``), which must agree with it without
+importing pydantic. Standard library only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+ENV_INPUTS = ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "CODEX_HOME")
+"""The environment variables (besides ``MEMD_*``) the defaults below derive from."""
+
+MIN_RATE_LIMIT_REMAINING_PERCENT = 25.0
+"""``memories.min_rate_limit_remaining_percent``."""
+DAILY_TOKEN_BUDGET: int | None = None
+"""``llm.daily_token_budget``: no budget."""
+
+
+def home(env: Mapping[str, str]) -> Path:
+    return Path(env.get("HOME") or Path.home())
+
+
+def xdg(env: Mapping[str, str], var: str, fallback: str) -> Path:
+    """An XDG base directory: ``$var`` when it is absolute, else ``~/fallback``."""
+    value = env.get(var)
+    if value and Path(value).is_absolute():
+        return Path(value)
+    return home(env) / fallback
+
+
+def config_path(env: Mapping[str, str]) -> Path:
+    return xdg(env, "XDG_CONFIG_HOME", ".config") / "memd" / "config.toml"
+
+
+def state_dir(env: Mapping[str, str]) -> Path:
+    """``paths.state_dir``."""
+    return xdg(env, "XDG_STATE_HOME", ".local/state") / "memd"
+
+
+def data_dir(env: Mapping[str, str]) -> Path:
+    return xdg(env, "XDG_DATA_HOME", ".local/share") / "memd"
+
+
+def memory_dir(env: Mapping[str, str]) -> Path:
+    """``paths.memory_dir``."""
+    return data_dir(env) / "memory"
+
+
+def state_db(env: Mapping[str, str]) -> str:
+    """``paths.state_db``: a SQLite file in the default state directory (whatever ``state_dir`` is set to)."""
+    return f"sqlite:///{state_dir(env) / 'state.db'}"

@@ -1,0 +1,260 @@
+"""The state store as the fast paths read it: every raw SQL string and row mapping of `memd status`
+(``daemon.status``) and `memd scan`'s quick check (``pipeline.scan.probe``, ``index``, ``view``).
+
+Standard library only (no SQLAlchemy, no pydantic): the fast paths read a SQLite store with
+``sqlite3``. The SQLAlchemy layer beside it (``pipeline.store.transcripts``) runs the same
+statements and maps rows with the same functions, so both readers see the same thing. Each
+statement is plain SQL that SQLite and PostgreSQL both answer, with ``:name`` parameters.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pipeline.vocabulary import (
+    RUN_FAILED,
+    TRANSCRIPT_FAILED,
+    TRANSCRIPT_NOTABLE,
+    JobState,
+    RunOutcome,
+    TranscriptState,
+)
+
+
+def connect_sqlite(path: Path, *, timeout: float = 2.0) -> sqlite3.Connection:
+    """The store file opened read-only (WAL lets it read beside the daemon's writes; a missing
+    file is an error, never created)."""
+    return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=timeout)
+
+
+def _in(values: frozenset[str] | tuple[str, ...]) -> str:
+    """A SQL ``IN`` list of vocabulary values (fixed strings, never user input)."""
+    return ", ".join(f"'{v}'" for v in sorted(values))
+
+
+# Row values ---------------------------------------------------------------------------------------
+
+
+def parse_time(value: Any) -> datetime | None:
+    """A stored time as an aware UTC datetime: a datetime (PostgreSQL) or SQLite's naive UTC text."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        moment = value
+    else:
+        try:  # 3.11 reads a trailing Z, and SQLite's "2026-11-01 12:00:00.000000" as is
+            moment = datetime.fromisoformat(value if type(value) is str else str(value))
+        except ValueError:
+            return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def iso(value: Any) -> str | None:
+    moment = parse_time(value)
+    return moment.isoformat() if moment else None
+
+
+def json_value(value: Any) -> Any:
+    """A JSON column: SQLite hands back its text, PostgreSQL the decoded value."""
+    if isinstance(value, str | bytes):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return None
+    return value
+
+
+# kv -----------------------------------------------------------------------------------------------
+
+KV_SQL = "SELECT value FROM kv WHERE key = :key"
+RUN_KEY_PREFIX = "run."
+"""``kv["run.<step>"]``: a daemon step's last run that did something; ``run.<step>.skipped``: its
+last check that found nothing to do."""
+SKIPPED_SUFFIX = ".skipped"
+RUN_STEPS = ("scan", "extract", "consolidate", "publish")
+"""The daemon's steps, in the order a cycle runs them."""
+RUNS_SQL = "SELECT key, value FROM kv WHERE key IN ({keys})".format(
+    keys=", ".join(f"'{RUN_KEY_PREFIX}{s}', '{RUN_KEY_PREFIX}{s}{SKIPPED_SUFFIX}'" for s in RUN_STEPS)
+)
+
+
+def run_key(step: str, *, skipped: bool) -> str:
+    return f"{RUN_KEY_PREFIX}{step}{SKIPPED_SUFFIX if skipped else ''}"
+
+
+# Scan index: the transcripts table's generation, and what a scan needs of each file ---------------
+
+GENERATION_SQL = "SELECT count(*), max(id), max(updated_at) FROM transcripts"
+"""The same statement on every backend and from every reader (SQLAlchemy or sqlite3)."""
+Generation = tuple[int, int, str]
+Seen = tuple[int, str, tuple[int | None, int | None, int | None, int | None], float | None, str]
+"""path -> (id, source, (dev, ino, size, mtime_ns), idle_at as epoch seconds for an active session
+else None, state): what the scanner needs to know of a file it does not read again (the scan
+index stores exactly this)."""
+
+
+def generation_of(row: tuple[Any, ...] | Any) -> Generation:
+    """The generation from ``GENERATION_SQL``'s row. SQLite hands back the stored text and
+    PostgreSQL a datetime; each is only ever compared with itself."""
+    count, max_id, latest = row[0], row[1], row[2]
+    stamp = latest.isoformat() if isinstance(latest, datetime) else str(latest or "")
+    return (int(count), int(max_id or 0), stamp)
+
+
+# Sessions (`memd scan`'s report) ------------------------------------------------------------------
+
+SESSION_COLUMNS = (
+    "id",
+    "source",
+    "path",
+    "session_id",
+    "project",
+    "user_messages",
+    "last_activity",
+    "flags",
+    "external_context",
+    "state",
+    "reason",
+    "eligible_at",
+)
+_SELECT = f"SELECT {', '.join(SESSION_COLUMNS)} FROM transcripts"
+RECENT_FIRST = "ORDER BY last_activity DESC NULLS LAST, id DESC"
+COUNTS_SQL = "SELECT source, state, count(*) AS n FROM transcripts GROUP BY source, state"
+NEXT_IDLE_SQL = (
+    f"{_SELECT} WHERE state = '{TranscriptState.ACTIVE}' AND eligible_at IS NOT NULL "
+    "ORDER BY eligible_at, id LIMIT 1"
+)
+ALL_SQL = f"{_SELECT} {RECENT_FIRST}"
+# The most recent ``:limit`` of each state, merged: each part is a short read of
+# ix_transcripts_state, where ``state IN (...)`` would sort every matching row.
+NOTABLE_SQL = (
+    " UNION ALL ".join(
+        f"SELECT * FROM ({_SELECT} WHERE state = '{state}' {RECENT_FIRST} LIMIT :limit)"
+        for state in TRANSCRIPT_NOTABLE
+    )
+    + f" {RECENT_FIRST} LIMIT :limit"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionRecord:
+    id: int
+    source: str
+    path: str
+    session_id: str | None
+    project: str | None
+    user_messages: int
+    last_activity: datetime | None
+    subagent: bool
+    external_context: tuple[str, ...]
+    state: str
+    reason: str | None
+    eligible_at: datetime | None
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "path": self.path,
+            "session_id": self.session_id,
+            "project": self.project,
+            "user_messages": self.user_messages,
+            "last_activity": self.last_activity.isoformat() if self.last_activity else None,
+            "subagent": self.subagent,
+            "external_context": list(self.external_context),
+            "state": self.state,
+            "reason": self.reason,
+            "eligible_at": self.eligible_at.isoformat() if self.eligible_at else None,
+        }
+
+
+def record_from_row(r: Any) -> SessionRecord:
+    """A session from the ``SESSION_COLUMNS`` of a row read by name (a SQLAlchemy ``RowMapping``
+    or a ``sqlite3.Row``)."""
+    flags = json_value(r["flags"]) or {}
+    return SessionRecord(
+        id=int(r["id"]),
+        source=r["source"],
+        path=r["path"],
+        session_id=r["session_id"],
+        project=r["project"],
+        user_messages=int(r["user_messages"] or 0),
+        last_activity=parse_time(r["last_activity"]),
+        subagent=bool(flags.get("subagent")),
+        external_context=tuple(json_value(r["external_context"]) or ()),
+        state=r["state"],
+        reason=r["reason"],
+        eligible_at=parse_time(r["eligible_at"]),
+    )
+
+
+def counts_from_rows(rows: list[tuple[str, str, int]]) -> dict[str, dict[str, int]]:
+    """``COUNTS_SQL``'s rows as sessions by source, then by state."""
+    out: dict[str, dict[str, int]] = {}
+    for source, state, n in sorted(rows):
+        out.setdefault(source, {})[state] = int(n)
+    return out
+
+
+# `memd status` ------------------------------------------------------------------------------------
+
+HEARTBEAT_SQL = (
+    "SELECT instance, host, pid, version, started_at, beat_at, status, stopped_at "
+    "FROM heartbeats ORDER BY beat_at DESC LIMIT 1"
+)
+TRANSCRIPT_FAILURES_SQL = (
+    "SELECT source, session_id, path, state, reason FROM transcripts "
+    f"WHERE state IN ({_in(TRANSCRIPT_FAILED)}) ORDER BY updated_at DESC LIMIT :limit"
+)
+EXTRACT_FAILURES_SQL = (
+    "SELECT source, session_id, state, reason, updated_at FROM transcripts "
+    f"WHERE state = '{TranscriptState.FAILED}' ORDER BY updated_at DESC LIMIT :limit"
+)
+FAILED_JOBS_SQL = (
+    f"SELECT key, last_error, updated_at FROM jobs WHERE kind = :kind AND state = '{JobState.FAILED}' "
+    "ORDER BY updated_at DESC LIMIT :limit"
+)
+USAGE_SQL = (
+    "SELECT count(*) AS calls, count(DISTINCT job_key) AS items, "
+    "coalesce(sum(input_tokens + output_tokens + cache_read_tokens + cache_write_tokens), 0) AS tokens, "
+    "coalesce(sum(cost_usd), 0) AS cost FROM llm_calls WHERE at >= :start AND at <= :end"
+)
+RECENT_RUNS_SQL = (
+    'SELECT run_id, scope, mode, started_at, finished_at, outcome, reason, "commit" AS commit_sha '
+    "FROM consolidation_runs ORDER BY started_at DESC LIMIT :limit"
+)
+SCOPES_SQL = "SELECT key, last_success_at, last_commit FROM scopes ORDER BY key"
+PENDING_REVIEW_SQL = (
+    f"SELECT count(*) AS n FROM consolidation_runs WHERE outcome = '{RunOutcome.PENDING_REVIEW}'"
+)
+# Every column: a store made before republished_at still reads (without it).
+PUBLICATIONS_SQL = "SELECT * FROM publications ORDER BY target, scope"
+LEASES_SQL = "SELECT name, host, pid, acquired_at, expires_at FROM leases ORDER BY name"
+
+
+def run_failure(row: dict[str, Any]) -> dict[str, Any] | None:
+    """A row of ``RECENT_RUNS_SQL`` as a phase-2 failure, or None when its outcome is not one
+    (``pipeline.vocabulary.RUN_FAILED``: the store layer's ``RunRow.failed`` says the same)."""
+    if row["outcome"] not in RUN_FAILED:
+        return None
+    return {
+        "scope": row["scope"],
+        "run": row["run_id"],
+        "reason": row["reason"],
+        "at": iso(row["finished_at"]),
+    }
+
+
+# Memory use (`memd status`'s usage section; ``pipeline.hits.rate`` does the arithmetic) -----------
+
+USES_SINCE_SQL = "SELECT scope, file, transcript_id, used_at FROM memory_uses WHERE used_at >= :since"
+SESSIONS_SINCE_SQL = "SELECT id, project, last_activity FROM transcripts WHERE last_activity >= :since"
+LIVE_MEMORIES_SQL = (
+    "SELECT scope, count(*) AS live, sum(CASE WHEN use_count > 0 THEN 1 ELSE 0 END) AS used, "
+    "coalesce(sum(use_count), 0) AS use_count, max(last_used_at) AS last_used_at "
+    "FROM stage1_outputs WHERE superseded_by IS NULL AND forgotten_at IS NULL GROUP BY scope"
+)

@@ -1,0 +1,76 @@
+"""`memd status`'s lean settings agree with the full loader: the same defaults, from one place."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from daemon.config import load_settings
+from daemon.status.config import StatusSettings, load_status_settings
+from pipeline import defaults
+from pipeline.settings import LLMSettings, MemoriesSettings
+
+EVERY_KEY = (
+    "[paths]\n"
+    'state_db = "sqlite:////elsewhere/s.db"\n'
+    'state_dir = "~/st"\n'
+    'memory_dir = "/mem"\n'
+    "[llm]\n"
+    "daily_token_budget = 1234\n"
+    "[memories]\n"
+    "min_rate_limit_remaining_percent = 40.5\n"
+)
+EVERY_ENV = {
+    "MEMD_PATHS__STATE_DB": "postgresql://u@h/db",
+    "MEMD_PATHS__STATE_DIR": "/s",
+    "MEMD_PATHS__MEMORY_DIR": "/m",
+    "MEMD_LLM__DAILY_TOKEN_BUDGET": "99",
+    "MEMD_MEMORIES__MIN_RATE_LIMIT_REMAINING_PERCENT": "10",
+}
+
+
+@pytest.mark.parametrize(
+    ("file_text", "env"),
+    [
+        ("", {}),
+        ("", {"XDG_STATE_HOME": "/xdg/state", "XDG_DATA_HOME": "/xdg/data"}),
+        (EVERY_KEY, {}),
+        ("", EVERY_ENV),
+        (EVERY_KEY, EVERY_ENV),
+    ],
+    ids=["empty", "xdg", "every-key-in-the-file", "every-key-in-the-env", "both"],
+)
+def test_the_lean_settings_equal_the_full_loaders(
+    tmp_path: Path, file_text: str, env: dict[str, str]
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(file_text)
+    full_env = {"HOME": str(tmp_path), **env}
+    full = load_settings(config, env=full_env)
+    lean = load_status_settings(config, env=full_env)
+    assert lean is not None
+    assert lean == StatusSettings(
+        config_path=full.path,
+        config_exists=full.file_exists,
+        state_db=full.settings.paths.state_db,
+        state_dir=full.settings.paths.state_dir,
+        memory_dir=full.settings.paths.memory_dir,
+        daily_token_budget=full.settings.llm.daily_token_budget,
+        min_rate_limit_remaining_percent=full.settings.memories.min_rate_limit_remaining_percent,
+        inputs_key=full.inputs_key,
+    )
+
+
+def test_the_defaults_come_from_one_place() -> None:
+    fields = StatusSettings.__dataclass_fields__
+    assert (
+        fields["min_rate_limit_remaining_percent"].default
+        == MemoriesSettings().min_rate_limit_remaining_percent
+        == defaults.MIN_RATE_LIMIT_REMAINING_PERCENT
+    )
+    assert (
+        fields["daily_token_budget"].default
+        == LLMSettings().daily_token_budget
+        == defaults.DAILY_TOKEN_BUDGET
+    )

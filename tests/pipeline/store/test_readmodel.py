@@ -1,0 +1,128 @@
+"""The read model: the fast paths and the store layer read the same rows the same way, and classify
+every state and outcome of the vocabulary alike."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import insert
+
+from pipeline.clock import FakeClock
+from pipeline.scan.view import ScanReport, read_sqlite
+from pipeline.store import Store, consolidation
+from pipeline.store import transcripts as transcripts_store
+from pipeline.store.readmodel import generation_of, parse_time, record_from_row
+from pipeline.store.schema import transcripts
+from pipeline.vocabulary import TRANSCRIPT_FAILED, TRANSCRIPT_NOTABLE, RunOutcome, TranscriptState
+from tests.daemon.status.test_read import read_report
+
+
+@pytest.mark.parametrize("outcome", list(RunOutcome))
+async def test_memd_status_and_the_store_layer_agree_whether_a_run_failed(
+    store: Store, clock: FakeClock, tmp_path: Path, outcome: RunOutcome
+) -> None:
+    now = clock.now()
+    await consolidation.start_run(store, run_id="r1", scope="global", mode="auto", now=now, inputs={})
+    await consolidation.finish_run(store, "r1", outcome=outcome, now=now, reason=f"it ended {outcome}")
+    [run] = await consolidation.list_runs(store)
+    listed = [f["run"] for f in (await read_report(store, clock, tmp_path))["phase2"]["failures"]]
+    assert run.outcome == outcome
+    assert listed == (["r1"] if run.failed else [])
+    # And the classification is the one meant: only a failed or crashed run is a failure.
+    assert run.failed is (outcome in (RunOutcome.FAILED, RunOutcome.CRASHED))
+
+
+async def _one_session_per_state(store: Store, now: datetime) -> None:
+    async with store.write() as conn:
+        for n, state in enumerate(TranscriptState):
+            await conn.execute(
+                insert(transcripts).values(
+                    source="claude_code",
+                    path=f"/t/{state}.jsonl",
+                    session_id=f"s-{state}",
+                    project="/home/dev/shop",
+                    state=state,
+                    reason=f"the session is {state}",
+                    last_activity=now - timedelta(hours=n + 1),
+                    eligible_at=now + timedelta(hours=1) if state == TranscriptState.ACTIVE else None,
+                    first_seen_at=now,
+                    updated_at=now - timedelta(minutes=n),
+                )
+            )
+
+
+async def test_memd_status_and_the_store_layer_classify_every_transcript_state_alike(
+    store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    await _one_session_per_state(store, clock.now())
+    report = await read_report(store, clock, tmp_path)
+    counts = await transcripts_store.state_counts(store)
+    assert report["transcripts"]["by_source"] == counts
+    assert report["transcripts"]["by_state"] == {state.value: 1 for state in sorted(TranscriptState)}
+    failed = await transcripts_store.sessions(store, states=TRANSCRIPT_FAILED)
+    assert {f["state"] for f in report["transcripts"]["failures"]} == {s.state for s in failed}
+    assert {s.state for s in failed} == {TranscriptState.FAILED, TranscriptState.UNREADABLE}
+    # Phase 1's failures are the sessions it failed, not the ones no one could read.
+    phase1 = {f["session_id"] for f in report["phase1"]["failures"]}
+    assert phase1 == {f"s-{TranscriptState.FAILED}"}
+    nxt = await transcripts_store.next_idle(store)
+    assert nxt is not None
+    assert report["transcripts"]["next_idle"]["session_id"] == nxt.session_id == f"s-{TranscriptState.ACTIVE}"
+
+
+async def test_memd_scans_quick_check_and_the_store_layer_list_the_same_notable_sessions(
+    sqlite_store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    await _one_session_per_state(sqlite_store, clock.now())
+    view = ScanReport(sessions=[])
+    conn = sqlite3.connect(tmp_path / "state.db")
+    try:
+        read_sqlite(conn, view, notable_limit=50, collect_sessions=True)
+    finally:
+        conn.close()
+    notable = await transcripts_store.sessions(sqlite_store, states=TRANSCRIPT_NOTABLE, limit=50)
+    assert view.notable_sessions == notable
+    assert {s.state for s in notable} == set(TRANSCRIPT_NOTABLE)
+    assert view.sessions == await transcripts_store.sessions(sqlite_store)
+    assert view.next_idle_session == await transcripts_store.next_idle(sqlite_store)
+
+
+def test_record_from_row_reads_either_backend() -> None:
+    sqlite_row = {
+        "id": 3,
+        "source": "codex",
+        "path": "/p",
+        "session_id": "s",
+        "project": None,
+        "user_messages": None,
+        "last_activity": "2026-11-01 12:00:00.000000",
+        "flags": '{"subagent": true}',
+        "external_context": '["mcp:x/y"]',
+        "state": "eligible",
+        "reason": None,
+        "eligible_at": None,
+    }
+    at = datetime(2026, 11, 1, 12, tzinfo=UTC)
+    pg_row = {**sqlite_row, "last_activity": at, "flags": {"subagent": True}, "external_context": ["mcp:x/y"]}
+    a, b = record_from_row(sqlite_row), record_from_row(pg_row)
+    assert a == b
+    assert (a.last_activity, a.subagent, a.external_context, a.user_messages) == (at, True, ("mcp:x/y",), 0)
+
+
+def test_generation_of_reads_either_backend() -> None:
+    assert generation_of((0, None, None)) == (0, 0, "")
+    assert generation_of((3, 9, "2026-11-01 12:00:00.000000")) == (3, 9, "2026-11-01 12:00:00.000000")
+    at = datetime(2026, 11, 1, 12, tzinfo=UTC)
+    assert generation_of((3, 9, at)) == (3, 9, at.isoformat())
+
+
+def test_parse_time_gives_aware_utc() -> None:
+    at = datetime(2026, 11, 1, 12, tzinfo=UTC)
+    assert parse_time("2026-11-01 12:00:00.000000") == at
+    assert parse_time("2026-11-01T13:00:00+01:00") == at
+    assert parse_time(at.replace(tzinfo=None)) == at
+    assert parse_time("") is None
+    assert parse_time("not a time") is None
