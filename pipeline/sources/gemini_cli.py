@@ -33,7 +33,8 @@ from pipeline.sources._gemini_project import GeminiProjects
 from pipeline.sources._jsonl import JsonlAdapter
 from pipeline.sources._time import parse_ts
 from pipeline.sources.base import ParseResult, ParserState
-from pipeline.transcript import SourceName, Transcript
+from pipeline.transcript import Transcript
+from pipeline.vocabulary import SourceName
 
 MAX_LEGACY_BYTES = 256 * 1024 * 1024
 _SLASH_COMMAND_RE = re.compile(r"^(?:/[A-Za-z][\w-]*|\?)(?:\s|$)")
@@ -89,8 +90,7 @@ def _looks_truncated(text: str, exc: ValueError) -> bool:
 
 
 class GeminiCliAdapter(JsonlAdapter):
-    source: SourceName = "gemini_cli"
-    label = "Gemini CLI"
+    source: SourceName = SourceName.GEMINI_CLI
 
     def __init__(self, projects_json: Path | None = None) -> None:
         self._projects = GeminiProjects(projects_json)
