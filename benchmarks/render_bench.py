@@ -32,10 +32,10 @@ from pipeline.transcript import AssistantText, ErrorItem, Item, ToolCall, ToolRe
 from pipeline.vocabulary import SourceName
 
 FOLDERS: dict[str, SourceName] = {
-    "claude-code": "claude_code",
-    "codex": "codex",
-    "gemini-cli": "gemini_cli",
-    "pi": "pi",
+    "claude-code": SourceName.CLAUDE_CODE,
+    "codex": SourceName.CODEX,
+    "gemini-cli": SourceName.GEMINI_CLI,
+    "pi": SourceName.PI,
 }
 UNBOUNDED = 10**12
 
