@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import TranscriptIncomplete, TranscriptUnreadable
+from pipeline.sources import registry
 from pipeline.sources import walk as discovery
 from pipeline.sources._collector import Collector, Summary
 from pipeline.sources._discover import describe_os_error
@@ -139,7 +140,10 @@ class GeminiCliAdapter(JsonlAdapter):
             return ParseResult(None, 0, None, TranscriptUnreadable(f"invalid JSON ({exc})"))
         if not isinstance(record, dict) or not isinstance(record.get("messages"), list):
             return ParseResult(
-                None, 0, None, TranscriptUnreadable("not a Gemini CLI session (no messages list)")
+                None,
+                0,
+                None,
+                TranscriptUnreadable(f"not a {registry.label_of(self.source)} session (no messages list)"),
             )
         c = Collector(Summary(source=self.source), self.source, with_items=with_items)
         self.begin(c, path)
