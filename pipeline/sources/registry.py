@@ -15,11 +15,9 @@ Standard library only, and no adapter is imported until one is asked for: the qu
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from pipeline.sources import walk
 from pipeline.vocabulary import SourceName
@@ -31,9 +29,9 @@ Env = Mapping[str, str]
 Discover = Callable[[Path], Iterator[str]]
 
 
-@dataclass(frozen=True)
-class Source:
-    """One agent memd reads transcripts of."""
+class Source(NamedTuple):
+    """One agent memd reads transcripts of. (A ``NamedTuple``: a quarter of a frozen dataclass's
+    cost to define, which `memd status` pays on every run.)"""
 
     name: str
     """The key of ``[sources.<name>]`` and the ``source`` stored with each transcript."""
@@ -54,6 +52,8 @@ class Source:
         """A new adapter (adapters hold only small caches; one per scan is fine)."""
         factory = self.adapter
         if isinstance(factory, str):
+            import importlib
+
             module, _, attr = factory.partition(":")
             factory = cast("Callable[[], SourceAdapter]", getattr(importlib.import_module(module), attr))
         return factory()
