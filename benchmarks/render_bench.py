@@ -28,13 +28,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipeline.extract.compact import estimate_tokens, render
 from pipeline.sources.registry import adapter_for
-from pipeline.transcript import AssistantText, ErrorItem, Item, SourceName, ToolCall, ToolResult, UserMessage
+from pipeline.transcript import AssistantText, ErrorItem, Item, ToolCall, ToolResult, UserMessage
+from pipeline.vocabulary import SourceName
 
 FOLDERS: dict[str, SourceName] = {
-    "claude-code": "claude_code",
-    "codex": "codex",
-    "gemini-cli": "gemini_cli",
-    "pi": "pi",
+    "claude-code": SourceName.CLAUDE_CODE,
+    "codex": SourceName.CODEX,
+    "gemini-cli": SourceName.GEMINI_CLI,
+    "pi": SourceName.PI,
 }
 UNBOUNDED = 10**12
 

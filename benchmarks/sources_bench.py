@@ -21,19 +21,22 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipeline.sources.registry import adapter_for
-from pipeline.transcript import SourceName
+from pipeline.vocabulary import SourceName
 
 FIX = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "transcripts"
 CASES: list[tuple[SourceName, Path]] = [
-    ("claude_code", FIX / "claude_code/projects/-home-dev-shop/0b5c7d7e-2f1a-4c3e-9d41-7a2b9e0c1f11.jsonl"),
     (
-        "codex",
+        SourceName.CLAUDE_CODE,
+        FIX / "claude_code/projects/-home-dev-shop/0b5c7d7e-2f1a-4c3e-9d41-7a2b9e0c1f11.jsonl",
+    ),
+    (
+        SourceName.CODEX,
         FIX
         / "codex/sessions/2026/10/02/rollout-2026-10-02T09-14-03-019a0b1c-2d3e-7f40-8a51-b2c3d4e5f601.jsonl",
     ),
-    ("gemini_cli", FIX / "gemini_cli/tmp/shop/chats/session-2026-10-05T08-00-6c1d2e3f.jsonl"),
+    (SourceName.GEMINI_CLI, FIX / "gemini_cli/tmp/shop/chats/session-2026-10-05T08-00-6c1d2e3f.jsonl"),
     (
-        "pi",
+        SourceName.PI,
         FIX
         / "pi/sessions/--home-dev-shop--/2026-10-06T10-00-00-000Z_0199aaaa-bbbb-7ccc-8ddd-eeeeffff0001.jsonl",
     ),

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-ENV_INPUTS = ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "CODEX_HOME")
-"""The environment variables (besides ``MEMD_*``) the defaults below derive from."""
+ENV_INPUTS = ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME")
+"""The environment variables (besides ``MEMD_*``) the defaults below derive from; the sources' default
+roots add their own (``pipeline.sources.registry.default_env()``)."""
 
 MIN_RATE_LIMIT_REMAINING_PERCENT = 25.0
 """``memories.min_rate_limit_remaining_percent``."""

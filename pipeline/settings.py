@@ -17,22 +17,26 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from pipeline import defaults
+from pipeline.sources import registry
 from pipeline.store import url as store_url
+from pipeline.vocabulary import SourceName
 
 
 class _Section(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
-
-
-_home = defaults.home
-
-
-def codex_home(env: Mapping[str, str]) -> Path:
-    value = env.get("CODEX_HOME")
-    return Path(value) if value else _home(env) / ".codex"
 
 
 UserPath = Annotated[Path, AfterValidator(lambda p: p.expanduser())]
@@ -60,23 +64,65 @@ class SourceSettings(_Section):
 
 
 class SourcesSettings(_Section):
-    claude_code: SourceSettings
-    codex: SourceSettings
-    gemini_cli: SourceSettings
-    pi: SourceSettings
+    """``[sources.<name>]``: one table per source of ``pipeline.sources.registry``, each required
+    (the defaults give every one); a name the registry does not know is an unknown key."""
+
+    model_config = ConfigDict(frozen=True, extra="allow", validate_default=True)
+    __pydantic_extra__: dict[str, SourceSettings] = Field(init=False)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _registered(cls, data: Any, handler: ModelWrapValidatorHandler[SourcesSettings]) -> SourcesSettings:
+        if isinstance(data, Mapping):
+            known = registry.names()
+            errors = [
+                InitErrorDetails(
+                    type=PydanticCustomError(
+                        "unknown_source", "unknown source (memd knows {known})", {"known": ", ".join(known)}
+                    ),
+                    loc=(str(name),),
+                    input=value,
+                )
+                for name, value in data.items()
+                if name not in known
+            ]
+            errors += [
+                InitErrorDetails(type="missing", loc=(name,), input=data)
+                for name in known
+                if name not in data
+            ]
+            if errors:
+                raise ValidationError.from_exception_data(cls.__name__, errors)
+        return handler(data)
+
+    def __getitem__(self, name: str) -> SourceSettings:
+        extra = self.__pydantic_extra__ or {}
+        try:
+            return extra[name]
+        except KeyError:
+            raise KeyError(f"no source {name!r} in the settings") from None
 
     def enabled(self) -> dict[str, SourceSettings]:
-        """The enabled sources by name, in a stable order."""
-        return {
-            name: value
-            for name, value in (
-                ("claude_code", self.claude_code),
-                ("codex", self.codex),
-                ("gemini_cli", self.gemini_cli),
-                ("pi", self.pi),
-            )
-            if value.enabled
-        }
+        """The enabled sources by name, in the registry's order."""
+        extra = self.__pydantic_extra__ or {}
+        return {name: extra[name] for name in registry.names() if name in extra and extra[name].enabled}
+
+    # Typed shorthands for the built-ins (``sources[name]`` reads any source).
+    @property
+    def claude_code(self) -> SourceSettings:
+        return self[SourceName.CLAUDE_CODE]
+
+    @property
+    def codex(self) -> SourceSettings:
+        return self[SourceName.CODEX]
+
+    @property
+    def gemini_cli(self) -> SourceSettings:
+        return self[SourceName.GEMINI_CLI]
+
+    @property
+    def pi(self) -> SourceSettings:
+        return self[SourceName.PI]
 
 
 NonNegFloat = Annotated[float, Field(ge=0)]
@@ -186,17 +232,11 @@ class Settings(_Section):
 def default_values(env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The defaults that depend on the environment (home and XDG directories), as plain TOML-shaped data."""
     env = os.environ if env is None else env
-    home = _home(env)
     return {
         "paths": {
             "memory_dir": str(defaults.memory_dir(env)),
             "state_db": defaults.state_db(env),
             "state_dir": str(defaults.state_dir(env)),
         },
-        "sources": {
-            "claude_code": {"enabled": True, "root": str(home / ".claude" / "projects")},
-            "codex": {"enabled": True, "root": str(codex_home(env) / "sessions")},
-            "gemini_cli": {"enabled": True, "root": str(home / ".gemini" / "tmp")},
-            "pi": {"enabled": True, "root": str(home / ".pi" / "agent" / "sessions")},
-        },
+        "sources": registry.default_tables(env),
     }

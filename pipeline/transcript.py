@@ -17,8 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-SourceName = Literal["claude_code", "codex", "gemini_cli", "pi"]
-SOURCE_NAMES: tuple[SourceName, ...] = ("claude_code", "codex", "gemini_cli", "pi")
+from pipeline.vocabulary import SourceName
 
 # A session whose first user text contains this marker was produced by memd itself (consolidation
 # or extraction run through an agent CLI); it is never an input. Put it in every prompt memd sends

@@ -11,6 +11,8 @@ import click
 from daemon.cli.context import CliContext, fail, pass_ctx
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "config_template.toml"
+SOURCES_MARKER = "# @sources"
+"""The template's line that stands for the ``[sources.<name>]`` tables, made from the registry."""
 
 
 @click.group("config")
@@ -79,6 +81,32 @@ def init(ctx: CliContext, path: Path | None, force: bool) -> None:
         fail(f"{path} exists; use --force to overwrite it")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(TEMPLATE.read_text(encoding="utf-8"), encoding="utf-8")
+    tmp.write_text(template_text(), encoding="utf-8")
     tmp.replace(path)
     click.echo(f"wrote {path}")
+
+
+def template_text() -> str:
+    """The commented default config file: the template, with one ``[sources.<name>]`` table per
+    registered source (``pipeline.sources.registry``) where its ``# @sources`` line stands."""
+    lines = TEMPLATE.read_text(encoding="utf-8").splitlines(keepends=True)
+    return "".join(sources_template() if line.startswith(SOURCES_MARKER) else line for line in lines)
+
+
+def sources_template() -> str:
+    """Each source's table with its defaults commented out; a default root that depends on the
+    environment is shown as the variable, with what it is when the variable is unset."""
+    from pipeline.sources import registry
+
+    out: list[str] = []
+    for source in registry.sources():
+        shown = source.defaults({"HOME": "~", **{var: f"${var}" for var in source.env}})
+        out.append(f"[sources.{source.name}]\n")
+        for key, value in shown.items():
+            line = f"# {key} = {_toml(value)}"
+            if key == "root" and source.env:
+                unset = source.default_root({"HOME": "~"})
+                line += f"  # without {' or '.join('$' + var for var in source.env)}: {unset}"
+            out.append(line + "\n")
+        out.append("\n")
+    return "".join(out)

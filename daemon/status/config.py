@@ -45,10 +45,13 @@ def inputs_key(path: Path, raw: bytes | None, env: Mapping[str, str]) -> str:
     and bytes, or its absence) and the environment they read. Two loads with the same key give the
     same settings, so a cache written under one key (the scan index) can be trusted by a process
     that has not loaded the settings model at all."""
+    from pipeline.sources.registry import default_env
+
+    key_env = {*defaults.ENV_INPUTS, *default_env()}
     h = hashlib.sha256(f"{__version__}\0{path}\0".encode())
     h.update(b"\1" if raw is None else b"\2" + raw)
     for name in sorted(env):
-        if name.startswith(ENV_PREFIX) or name in defaults.ENV_INPUTS:
+        if name.startswith(ENV_PREFIX) or name in key_env:
             h.update(f"\0{name}={env[name]}".encode())
     return h.hexdigest()[:32]
 

@@ -55,7 +55,7 @@ def parse_full(source: str, path: Path) -> ParseResult:
     """A full parse (with the conversation) by the source's adapter."""
     from pipeline.sources.registry import adapter_for
 
-    adapter = adapter_for(source)  # type: ignore[arg-type]  # a stored source name
+    adapter = adapter_for(source)
     result: ParseResult = adapter.parse(path, 0, None, with_items=True)
     return result
 

@@ -19,6 +19,7 @@ from typing import Any
 from pipeline.extract.compact import estimate_tokens
 from pipeline.extract.schema import output_schema
 from pipeline.prompts import Prompt, combined_hash, load_prompt
+from pipeline.sources import registry
 
 EXTRACT_MAX_TOKENS = 8_000
 USER_PLACEHOLDERS = frozenset(
@@ -34,7 +35,6 @@ USER_PLACEHOLDERS = frozenset(
         "transcript",
     }
 )
-SOURCE_NAMES = {"claude_code": "Claude Code", "codex": "Codex CLI", "gemini_cli": "Gemini CLI", "pi": "Pi"}
 _FENCE_TAGS = re.compile(r"<(/?)\s*(transcript|previous_summary)\b", re.IGNORECASE)
 
 
@@ -90,7 +90,7 @@ def user_text(
     if previous_summary:
         previous = prompts.previous.fill(summary=defuse(previous_summary.strip()))
     return prompts.user.fill(
-        source=SOURCE_NAMES.get(session.source, session.source),
+        source=registry.label_of(session.source),
         project=session.project or "(none: the global scope)",
         session_id=session.session_id or "unknown",
         started_at=_when(session.started_at),

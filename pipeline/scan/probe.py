@@ -12,8 +12,9 @@ these hold, and otherwise says nothing (the caller then runs the full scan):
   is new, unusable or gone, nor one the index says had gone;
 - no active session's idle time has come (its verdict would move with the clock).
 
-Standard library only: it imports the walk (``pipeline.sources.walk``), the index and the store's
-read model and URL (``pipeline.store.readmodel``, ``pipeline.store.url``), nothing else.
+Standard library only: it imports the walk (``pipeline.sources.walk``, each source's through
+``pipeline.sources.registry``), the index and the store's read model and URL
+(``pipeline.store.readmodel``, ``pipeline.store.url``), nothing else.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.scan import index as scan_index
-from pipeline.sources.walk import DISCOVER, stat_paths
+from pipeline.sources import registry
+from pipeline.sources.walk import stat_paths
 from pipeline.store import readmodel
 from pipeline.store.url import sqlite_path
 from pipeline.vocabulary import TranscriptState
@@ -49,9 +51,10 @@ def probe(state_db: str, index_file: Path, key: str, now: float) -> Unchanged | 
     entries = index.entries
     seen = 0
     for source, root in index.roots.items():
-        discover = DISCOVER.get(source)
-        if discover is None:
+        entry = registry.find(source)
+        if entry is None:
             return None
+        discover = entry.discover
         walked = stat_paths(discover(Path(root))) if Path(root).is_dir() else []
         for path, stat_key, error in walked:
             prev = entries.get(path)

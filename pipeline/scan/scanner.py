@@ -36,7 +36,7 @@ from pipeline.store import jobs as jobs_store
 from pipeline.store import transcripts as transcripts_store
 from pipeline.store.readmodel import Seen
 from pipeline.store.transcripts import KnownFile
-from pipeline.transcript import SourceName, Transcript
+from pipeline.transcript import Transcript
 from pipeline.vocabulary import TRANSCRIPT_NOTABLE, JobKind, TranscriptState
 
 log = structlog.get_logger(__name__)
@@ -51,7 +51,7 @@ MemoryReadHook = Callable[[Store, int, Transcript, datetime], Any]
 class Observation:
     """What one worker-thread pass saw of one file."""
 
-    source: SourceName
+    source: str  # a registered source's name (pipeline.sources.registry)
     path: str
     stat: tuple[int, int, int, int] | None  # dev, ino, size, mtime_ns
     result: ParseResult | None = None
@@ -95,7 +95,7 @@ async def scan(
     settings: Settings,
     clock: Clock,
     *,
-    adapters: Mapping[SourceName, SourceAdapter] | None = None,
+    adapters: Mapping[str, SourceAdapter] | None = None,
     on_memory_reads: MemoryReadHook | None = None,
     collect_sessions: bool = True,
     notable_limit: int = 0,
@@ -109,7 +109,7 @@ async def scan(
     records it so the next `memd scan` can see that nothing changed without loading them
     (``pipeline.scan.probe``)."""
     started = time.perf_counter()
-    sources = {cast(SourceName, name): cfg.root for name, cfg in settings.sources.enabled().items()}
+    sources = {name: cfg.root for name, cfg in settings.sources.enabled().items()}
     chosen = {source: (adapters or {}).get(source) or adapter_for(source) for source in sources}
     # The walks (worker threads) and the read of what the last scan saw (the store) run side by side.
     walks = [asyncio.to_thread(_walk, chosen[source], root) for source, root in sources.items()]

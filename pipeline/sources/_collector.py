@@ -30,12 +30,12 @@ from pipeline.transcript import (
     MemoryRead,
     MemoryReadVia,
     ParseErrors,
-    SourceName,
     ToolCall,
     ToolResult,
     Transcript,
     UserMessage,
 )
+from pipeline.vocabulary import SourceName
 
 STATE_VERSION = 1
 ITEM_TEXT_MAX_CHARS = 50_000

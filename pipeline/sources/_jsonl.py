@@ -20,11 +20,13 @@ import structlog
 import zstandard
 
 from pipeline.errors import TranscriptIncomplete, TranscriptUnreadable
+from pipeline.sources import registry
 from pipeline.sources._collector import Collector, Summary
 from pipeline.sources._discover import describe_os_error
 from pipeline.sources._lines import MAX_LINE_BYTES, RawLine, decode_line, iter_lines
 from pipeline.sources.base import ParseResult, ParserState
-from pipeline.transcript import SourceName, Transcript
+from pipeline.transcript import Transcript
+from pipeline.vocabulary import SourceName
 
 log = structlog.get_logger(__name__)
 
@@ -117,7 +119,6 @@ class JsonlAdapter(ABC):
     """Shared machinery; a format implements ``feed`` (and optionally ``begin``/``finish``)."""
 
     source: SourceName
-    label: str
 
     @abstractmethod
     def feed(self, c: Collector, record: dict[str, Any], has_recall: bool) -> bool:
@@ -221,6 +222,6 @@ class JsonlAdapter(ABC):
             return TranscriptUnreadable(f"no readable record in {s.lines} line(s){detail}")
         if s.recognized == 0:
             return TranscriptUnreadable(
-                f"not a {self.label} transcript: none of its {s.records} record(s) fits"
+                f"not a {registry.label_of(self.source)} transcript: none of its {s.records} record(s) fits"
             )
         return None

@@ -9,7 +9,7 @@ import shlex
 from typing import Any
 
 from pipeline.sources.injected import is_memd_topic_path, is_memory_index_path
-from pipeline.transcript import SourceName
+from pipeline.vocabulary import SourceName
 
 ESSENTIAL_ARG_MAX_CHARS = 500
 ARGS_SUMMARY_MAX_CHARS = 300
@@ -40,23 +40,26 @@ _ESSENTIAL_KEYS = (
 
 # Per source: tool name -> argument keys holding the path(s) it reads.
 READ_TOOLS: dict[SourceName, dict[str, tuple[str, ...]]] = {
-    "claude_code": {"Read": ("file_path",), "NotebookRead": ("notebook_path",)},
-    "codex": {},
-    "gemini_cli": {"read_file": ("file_path", "absolute_path", "path"), "read_many_files": ("paths",)},
-    "pi": {"read": ("path", "file_path")},
+    SourceName.CLAUDE_CODE: {"Read": ("file_path",), "NotebookRead": ("notebook_path",)},
+    SourceName.CODEX: {},
+    SourceName.GEMINI_CLI: {
+        "read_file": ("file_path", "absolute_path", "path"),
+        "read_many_files": ("paths",),
+    },
+    SourceName.PI: {"read": ("path", "file_path")},
 }
 # Per source: tool name -> argument keys holding the shell command.
 SHELL_TOOLS: dict[SourceName, dict[str, tuple[str, ...]]] = {
-    "claude_code": {"Bash": ("command",)},
-    "codex": {
+    SourceName.CLAUDE_CODE: {"Bash": ("command",)},
+    SourceName.CODEX: {
         "shell": ("command", "cmd"),
         "exec_command": ("cmd", "command"),
         "local_shell": ("command",),
         "shell_command": ("command",),
         "container.exec": ("command", "cmd"),
     },
-    "gemini_cli": {"run_shell_command": ("command",)},
-    "pi": {"bash": ("command",)},
+    SourceName.GEMINI_CLI: {"run_shell_command": ("command",)},
+    SourceName.PI: {"bash": ("command",)},
 }
 
 _WEB_SEARCH_NAMES = frozenset(
@@ -142,10 +145,10 @@ def _split_mcp_name(name: str, source: SourceName) -> tuple[str, str] | None:
     if name.startswith("mcp__"):
         server, sep, tool = name[5:].partition("__")
         return (server, tool) if sep and server and tool else None
-    if source in ("gemini_cli", "pi") and name.startswith("mcp_"):
+    if source in (SourceName.GEMINI_CLI, SourceName.PI) and name.startswith("mcp_"):
         server, sep, tool = name[4:].partition("_")
         return (server, tool) if sep and server and tool else None
-    if source == "codex" and "__" in name and not name.startswith("_"):
+    if source == SourceName.CODEX and "__" in name and not name.startswith("_"):
         server, _, tool = name.partition("__")
         return (server, tool) if server and tool else None
     return None
@@ -173,7 +176,7 @@ def external_tag(
     split = _split_mcp_name(name, source)
     if split:
         return mcp_tag(*split)
-    if source == "pi" and name not in PI_BUILTIN_TOOLS:
+    if source == SourceName.PI and name not in PI_BUILTIN_TOOLS:
         return f"extension:{name}"
     return None
 

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from pipeline.errors import TranscriptUnreadable
-from pipeline.transcript import SourceName, Transcript
+from pipeline.transcript import Transcript
+from pipeline.vocabulary import SourceName
 
 # JSON-serializable (dicts, lists, strings, numbers, booleans, None); store it as JSON.
 ParserState = dict[str, Any]

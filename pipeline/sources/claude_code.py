@@ -28,7 +28,7 @@ from pipeline.sources._collector import Collector
 from pipeline.sources._jsonl import JsonlAdapter
 from pipeline.sources._time import parse_ts
 from pipeline.sources._tools import WEB_FETCH, WEB_SEARCH, external_tag
-from pipeline.transcript import SourceName
+from pipeline.vocabulary import SourceName
 
 _COMPACT_SUMMARY_PREFIX = "This session is being continued from a previous conversation"
 _NOT_PROMPT_PREFIXES = (
@@ -94,8 +94,7 @@ def prompt_text(text: str) -> str | None:
 
 
 class ClaudeCodeAdapter(JsonlAdapter):
-    source: SourceName = "claude_code"
-    label = "Claude Code"
+    source: SourceName = SourceName.CLAUDE_CODE
 
     def discover(self, root: Path) -> Iterator[Path]:
         return map(Path, self.discover_paths(root))

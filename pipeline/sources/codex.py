@@ -29,7 +29,7 @@ from pipeline.sources._collector import Collector
 from pipeline.sources._jsonl import JsonlAdapter
 from pipeline.sources._time import parse_ts
 from pipeline.sources._tools import MCP_RESOURCES, WEB_FETCH, WEB_SEARCH, compact_json, mcp_tag
-from pipeline.transcript import SourceName
+from pipeline.vocabulary import SourceName
 
 _ENVELOPE_TYPES = frozenset(
     {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "world_state"}
@@ -98,8 +98,7 @@ def _json_args(arguments: Any) -> Any:
 
 
 class CodexAdapter(JsonlAdapter):
-    source: SourceName = "codex"
-    label = "Codex"
+    source: SourceName = SourceName.CODEX
 
     def discover_paths(self, root: Path) -> Iterator[str]:
         return discovery.codex(root)

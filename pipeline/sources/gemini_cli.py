@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import TranscriptIncomplete, TranscriptUnreadable
+from pipeline.sources import registry
 from pipeline.sources import walk as discovery
 from pipeline.sources._collector import Collector, Summary
 from pipeline.sources._discover import describe_os_error
@@ -33,7 +34,8 @@ from pipeline.sources._gemini_project import GeminiProjects
 from pipeline.sources._jsonl import JsonlAdapter
 from pipeline.sources._time import parse_ts
 from pipeline.sources.base import ParseResult, ParserState
-from pipeline.transcript import SourceName, Transcript
+from pipeline.transcript import Transcript
+from pipeline.vocabulary import SourceName
 
 MAX_LEGACY_BYTES = 256 * 1024 * 1024
 _SLASH_COMMAND_RE = re.compile(r"^(?:/[A-Za-z][\w-]*|\?)(?:\s|$)")
@@ -89,8 +91,7 @@ def _looks_truncated(text: str, exc: ValueError) -> bool:
 
 
 class GeminiCliAdapter(JsonlAdapter):
-    source: SourceName = "gemini_cli"
-    label = "Gemini CLI"
+    source: SourceName = SourceName.GEMINI_CLI
 
     def __init__(self, projects_json: Path | None = None) -> None:
         self._projects = GeminiProjects(projects_json)
@@ -139,7 +140,10 @@ class GeminiCliAdapter(JsonlAdapter):
             return ParseResult(None, 0, None, TranscriptUnreadable(f"invalid JSON ({exc})"))
         if not isinstance(record, dict) or not isinstance(record.get("messages"), list):
             return ParseResult(
-                None, 0, None, TranscriptUnreadable("not a Gemini CLI session (no messages list)")
+                None,
+                0,
+                None,
+                TranscriptUnreadable(f"not a {registry.label_of(self.source)} session (no messages list)"),
             )
         c = Collector(Summary(source=self.source), self.source, with_items=with_items)
         self.begin(c, path)

@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from pipeline.transcript import SourceName
+from pipeline.vocabulary import SourceName
 
 # `memd recall` fences its output with these; the scanner strips the block from later transcripts.
 RECALL_BEGIN = "<memd-recall>"
@@ -139,11 +139,11 @@ def strip_injected(text: str, source: SourceName) -> tuple[str, bool]:
     """``text`` with every injected memory or instruction block of ``source`` removed, and whether a
     ``memd recall`` block was among them. Leading and trailing whitespace is trimmed."""
     text, had_recall = strip_recall(text)
-    if source == "claude_code":
+    if source == SourceName.CLAUDE_CODE:
         text = strip_system_reminders(text)
-    elif source == "codex":
+    elif source == SourceName.CODEX:
         text = strip_codex_memory(text)
-    elif source == "gemini_cli":
+    elif source == SourceName.GEMINI_CLI:
         text = strip_gemini_context(text)
     if MEMD_SENTINEL_BEGIN[:12] in text:
         text = _SENTINEL_BLOCK_RE.sub(MEMD_BLOCK_REFERENCE, text)

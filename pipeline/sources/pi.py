@@ -21,7 +21,7 @@ from pipeline.sources import walk as discovery
 from pipeline.sources._collector import Collector
 from pipeline.sources._jsonl import JsonlAdapter
 from pipeline.sources._time import parse_ts
-from pipeline.transcript import SourceName
+from pipeline.vocabulary import SourceName
 
 _ENTRY_TYPES = frozenset(
     {"session", "message", "model_change", "thinking_level_change", "compaction", "branch_summary"}
@@ -44,8 +44,7 @@ def pi_text(content: Any) -> str:
 
 
 class PiAdapter(JsonlAdapter):
-    source: SourceName = "pi"
-    label = "Pi"
+    source: SourceName = SourceName.PI
 
     def discover(self, root: Path) -> Iterator[Path]:
         return map(Path, self.discover_paths(root))

@@ -2,8 +2,9 @@
 
 Every scan walks every root, and `memd scan` with nothing changed does little else, so this module
 uses the standard library only (no adapter, no logging set-up, no pydantic): the quick check in
-``pipeline.scan.probe`` imports it without the rest of memd. The adapters' ``discover_paths`` are
-these functions. Walking never raises: symlink loops end, unreadable directories are skipped.
+``pipeline.scan.probe`` imports it without the rest of memd. Each source's entry in
+``pipeline.sources.registry`` names its function below; the adapters' ``discover_paths`` are the
+same functions. Walking never raises: symlink loops end, unreadable directories are skipped.
 """
 
 from __future__ import annotations
@@ -169,11 +170,3 @@ def gemini_cli(root: Path) -> Iterator[str]:
 def pi(root: Path) -> Iterator[str]:
     """``<root>/<encoded cwd>/<time>_<session>.jsonl``."""
     return walk_paths(root, lambda name: name.endswith(".jsonl"))
-
-
-DISCOVER: dict[str, Callable[[Path], Iterator[str]]] = {
-    "claude_code": claude_code,
-    "codex": codex,
-    "gemini_cli": gemini_cli,
-    "pi": pi,
-}

@@ -72,6 +72,11 @@ def test_memd_config_variable_names_the_file(tmp_path: Path) -> None:
         ("[paths]\nstate_db = 'mysql://x'\n", "paths.state_db"),
         ("[memories\n", "invalid TOML"),
         ("[memories]\nmin_rollout_idle_hours = 800\n", "shorter than max_rollout_age_days"),
+        (
+            "[sources.cursor]\nroot = '/x'\n",
+            "sources.cursor: unknown source (memd knows claude_code, codex, gemini_cli, pi)",
+        ),
+        ("[sources.pi]\nenabled = 'maybe'\n", "sources.pi.enabled: Input should be a valid boolean"),
     ],
 )
 def test_bad_files_name_the_file_and_the_key(tmp_path: Path, text: str, expected: str) -> None:
@@ -87,6 +92,16 @@ def test_bad_environment_value_names_the_variable() -> None:
         load_settings(None, {**BASE_ENV, "MEMD_LLM__MAX_CONCURRENCY": "lots"})
 
 
+def test_sources_are_set_from_the_environment_and_an_unknown_one_is_named() -> None:
+    env = {**BASE_ENV, "MEMD_SOURCES__CODEX__ROOT": "/cx/rollouts", "MEMD_SOURCES__PI__ENABLED": "false"}
+    loaded = load_settings(None, env)
+    assert loaded.settings.sources.codex.root == Path("/cx/rollouts")
+    assert loaded.origin("sources.codex.root") == "env MEMD_SOURCES__CODEX__ROOT"
+    assert list(loaded.settings.sources.enabled()) == ["claude_code", "codex", "gemini_cli"]
+    with pytest.raises(ConfigError, match=r"env MEMD_SOURCES__CURSOR__ROOT: sources\.cursor: unknown source"):
+        load_settings(None, {**BASE_ENV, "MEMD_SOURCES__CURSOR__ROOT": "/x"})
+
+
 def test_a_named_missing_file_is_an_error_but_the_default_may_be_absent(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no such config file"):
         load_settings(tmp_path / "nope.toml", BASE_ENV)
@@ -100,9 +115,9 @@ def test_settings_are_frozen() -> None:
 
 
 def test_the_commented_template_is_valid_and_lists_every_key(tmp_path: Path) -> None:
-    from daemon.cli.config import TEMPLATE
+    from daemon.cli.config import template_text
 
-    text = TEMPLATE.read_text()
+    text = template_text()
     path = _write(tmp_path, text)
     settings = load_settings(path, BASE_ENV).settings
     for section, values in settings.model_dump().items():

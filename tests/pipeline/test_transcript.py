@@ -8,7 +8,6 @@ import pytest
 from pipeline.transcript import (
     MEMD_SESSION_MARKER,
     OPT_OUT_MARKER,
-    SOURCE_NAMES,
     ParseErrors,
     Transcript,
     UserMessage,
@@ -18,7 +17,6 @@ from pipeline.transcript import (
 def test_the_markers_we_own() -> None:
     assert MEMD_SESSION_MARKER == "<memd:consolidation>"
     assert OPT_OUT_MARKER == "memd:ignore"
-    assert SOURCE_NAMES == ("claude_code", "codex", "gemini_cli", "pi")
 
 
 def test_a_transcript_is_immutable_and_its_summary_drops_only_the_items() -> None:

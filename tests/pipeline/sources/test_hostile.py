@@ -7,16 +7,17 @@ from pathlib import Path
 import pytest
 
 from pipeline.sources.registry import adapter_for
-from pipeline.transcript import SOURCE_NAMES, UserMessage
+from pipeline.transcript import UserMessage
+from pipeline.vocabulary import SourceName
 from tests.pipeline.sources.support import HOSTILE, parse
 
 CORRUPT = HOSTILE / "c0ffee00-0000-4000-8000-00000000dead.jsonl"
 
 
-@pytest.mark.parametrize("source", SOURCE_NAMES)
+@pytest.mark.parametrize("source", list(SourceName))
 @pytest.mark.parametrize("name", sorted(p.name for p in HOSTILE.iterdir()))
 def test_no_bad_file_raises_from_any_adapter(source: str, name: str) -> None:
-    result = adapter_for(source).parse(HOSTILE / name)  # type: ignore[arg-type]
+    result = adapter_for(source).parse(HOSTILE / name)
     assert result.problem is not None or result.transcript is not None
     if result.problem is not None:
         assert result.problem.reason

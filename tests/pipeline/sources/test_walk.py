@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.sources.registry import adapter_for
 from pipeline.sources.walk import drop_twins, walk_files
-from pipeline.transcript import SOURCE_NAMES
+from pipeline.vocabulary import SourceName
 
 
 def test_symlinked_directories_are_followed_once_and_loops_end(tmp_path: Path) -> None:
@@ -52,12 +52,12 @@ def test_an_unreadable_directory_is_skipped(tmp_path: Path) -> None:
         (tmp_path / "locked").chmod(0o755)
 
 
-@pytest.mark.parametrize("source", SOURCE_NAMES)
+@pytest.mark.parametrize("source", list(SourceName))
 def test_a_missing_root_yields_nothing(source: str, tmp_path: Path) -> None:
-    assert list(adapter_for(source).discover(tmp_path / "absent")) == []  # type: ignore[arg-type]
+    assert list(adapter_for(source).discover(tmp_path / "absent")) == []
 
 
-@pytest.mark.parametrize("source", SOURCE_NAMES)
+@pytest.mark.parametrize("source", list(SourceName))
 def test_every_adapter_survives_a_symlink_loop_under_its_root(source: str, tmp_path: Path) -> None:
     root = tmp_path / "root"
     chats = root / "proj" / "chats"
@@ -65,7 +65,7 @@ def test_every_adapter_survives_a_symlink_loop_under_its_root(source: str, tmp_p
     (chats / "loop").symlink_to(root)
     (root / "proj" / "loop").symlink_to(root)
     (root / "back").symlink_to(root)
-    assert list(adapter_for(source).discover(root)) == []  # type: ignore[arg-type]
+    assert list(adapter_for(source).discover(root)) == []
 
 
 def test_drop_twins() -> None:
