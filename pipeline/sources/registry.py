@@ -143,7 +143,7 @@ register(
     Source(
         name=SourceName.CODEX,
         label="Codex CLI",
-        default_root=lambda env: codexhome(env) / "sessions",
+        default_root=lambda env: codex_home(env) / "sessions",
         discover=walk.codex,
         adapter="pipeline.sources.codex:CodexAdapter",
         env=("CODEX_HOME",),
