@@ -76,6 +76,8 @@ class Summary:
     first_byte: str = ""
     head_len: int = 0
     head_sha: str = ""
+    tail_len: int = 0
+    tail_sha: str = ""
     x: dict[str, Any] = field(default_factory=dict)
 
     def see_time(self, ts: datetime | None) -> None:
@@ -105,7 +107,9 @@ class Summary:
         if not isinstance(state, dict) or state.get("v") != STATE_VERSION or state.get("source") != source:
             return None
         try:
-            values: dict[str, Any] = copy.deepcopy({name: state[name] for name in _FIELDS})
+            values: dict[str, Any] = copy.deepcopy(
+                {name: state[name] for name in _FIELDS if name in state or name not in _ADDED_FIELDS}
+            )
             if not all(isinstance(values[k], t) for k, t in _CONTAINER_FIELDS.items()):
                 return None
             values["started_at"] = parse_ts(values["started_at"])
@@ -117,6 +121,9 @@ class Summary:
 
 
 _FIELDS = tuple(f.name for f in fields(Summary))
+# Fields added after STATE_VERSION 1 was stored: a state without them keeps their defaults, so an
+# upgrade does not make every transcript parse again from byte 0.
+_ADDED_FIELDS = frozenset({"tail_len", "tail_sha"})
 _CONTAINER_FIELDS: dict[str, type] = {
     "external": list,
     "memory_reads": list,

@@ -6,10 +6,13 @@ import errno
 from pathlib import Path
 
 from pipeline.errors import TranscriptUnreadable
+from pipeline.safefile import UnsafeFile
 
 
 def describe_os_error(path: Path, exc: OSError) -> TranscriptUnreadable:
     """A human-readable reason for a file that cannot be opened or read."""
+    if isinstance(exc, UnsafeFile):  # a FIFO, a device, a directory: what was opened, not a transcript
+        return TranscriptUnreadable(exc.reason.removeprefix("is "))
     if exc.errno == errno.ELOOP:
         return TranscriptUnreadable("a symlink loop (the path points back to itself)")
     if isinstance(exc, FileNotFoundError):

@@ -3,7 +3,9 @@
 ``~/.gemini/tmp/<project id>/chats/...``: the project id is the sha256 of the root path (<= v0.28)
 or a slug of its name (v0.29+). The root is read from ``<project dir>/.project_root``, else from
 ``~/.gemini/projects.json`` (``{"projects": {root: slug}}``): the entry whose slug is the directory
-name, or whose sha256 is the directory name or the record's ``projectHash``.
+name, or whose sha256 is the directory name or the record's ``projectHash``. Both files are read
+as hostile (``pipeline.safefile``: a regular file, capped, never blocking); one that is not
+usable counts as absent.
 """
 
 from __future__ import annotations
@@ -11,6 +13,11 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+
+from pipeline.safefile import read_text_capped
+
+MAX_MARKER_BYTES = 4096  # a path
+MAX_REGISTRY_BYTES = 8 * 1024 * 1024  # every project the user ever ran Gemini CLI in
 
 
 class GeminiProjects:
@@ -27,8 +34,8 @@ class GeminiProjects:
         at = len(parts) - 1 - parts[::-1].index("chats")
         project = Path(*parts[:at])
         try:
-            marker = (project / ".project_root").read_text(encoding="utf-8").strip()
-        except (OSError, ValueError):
+            marker = read_text_capped(project / ".project_root", MAX_MARKER_BYTES).strip()
+        except OSError:  # missing, not a regular file (a FIFO, /dev/zero), or too long for a path
             marker = ""
         if marker:
             return marker
@@ -47,8 +54,8 @@ class GeminiProjects:
         if cached and cached[0] == mtime:
             return cached[1]
         try:
-            data = json.loads(registry.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = json.loads(read_text_capped(registry, MAX_REGISTRY_BYTES))
+        except (OSError, ValueError, RecursionError):
             data = None
         table = data.get("projects") if isinstance(data, dict) else None
         projects = {k: v for k, v in table.items() if isinstance(v, str)} if isinstance(table, dict) else {}

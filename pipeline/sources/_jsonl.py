@@ -20,6 +20,7 @@ import structlog
 import zstandard
 
 from pipeline.errors import TranscriptIncomplete, TranscriptUnreadable
+from pipeline.safefile import open_regular
 from pipeline.sources import registry
 from pipeline.sources._collector import Collector, Summary
 from pipeline.sources._discover import describe_os_error
@@ -31,6 +32,7 @@ from pipeline.vocabulary import SourceName
 log = structlog.get_logger(__name__)
 
 HEAD_BYTES = 4096
+TAIL_BYTES = 4096
 CHUNK_BYTES = 1024 * 1024
 _RECALL_BYTES = b"<memd-recall"
 
@@ -40,20 +42,34 @@ class _CorruptZst(Exception):
 
 
 class _ByteSource:
-    """A transcript's bytes: a plain file (seekable) or a zstd-compressed one (streamed)."""
+    """A transcript's bytes: a plain file (seekable) or a zstd-compressed one (streamed).
 
-    def __init__(self, path: Path) -> None:
+    Opened without blocking and checked on the descriptor (``pipeline.safefile.open_regular``): a
+    FIFO, a device or a directory swapped in for the transcript is ``UnsafeFile``, never a hang or
+    an endless read. No more than ``max_bytes`` (the size the scan saw) nor the size at the open is
+    read: bytes written after that wait for the next parse."""
+
+    def __init__(self, path: Path, max_bytes: int | None = None) -> None:
         self.compressed = path.name.endswith(".zst")
-        self._file: BinaryIO = path.open("rb")
-        self.size = os.fstat(self._file.fileno()).st_size
+        fd, info = open_regular(path)
+        self._file: BinaryIO = os.fdopen(fd, "rb")
+        self.size = info.st_size
+        self.limit = info.st_size if max_bytes is None else max(0, min(info.st_size, max_bytes))
         self.eof_offset = 0
 
     def close(self) -> None:
         self._file.close()
 
     def _raw_chunks(self) -> Iterator[bytes]:
-        while chunk := self._file.read(CHUNK_BYTES):
+        left = self.limit - self._file.tell()
+        while left > 0 and (chunk := self._file.read(min(CHUNK_BYTES, left))):
+            left -= len(chunk)
             yield chunk
+
+    def read_at(self, offset: int, n_bytes: int) -> bytes:
+        """The plain file's bytes ``[offset, offset + n_bytes)`` (fewer at the limit)."""
+        self._file.seek(offset)
+        return self._file.read(max(0, min(n_bytes, self.limit - offset)))
 
     def _decompressed(self) -> Iterator[bytes]:
         self._file.seek(0)
@@ -78,8 +94,7 @@ class _ByteSource:
 
     def head(self, n_bytes: int) -> bytes:
         if not self.compressed:
-            self._file.seek(0)
-            return self._file.read(n_bytes)
+            return self.read_at(0, n_bytes)
         data = bytearray()
         for chunk in self._decompressed():
             data += chunk
@@ -105,9 +120,26 @@ class _ByteSource:
 
 
 def _unchanged(source: _ByteSource, summary: Summary, offset: int) -> bool:
-    if source.compressed or source.size < offset or summary.head_len <= 0:
+    """Whether the file still holds the bytes the last parse read up to ``offset``: not shorter, the
+    same head, and the same bytes just before the offset (a file truncated and then grown past its
+    old size keeps its head but not those)."""
+    if source.compressed or source.size < offset or source.limit < offset or summary.head_len <= 0:
         return False
-    return hashlib.sha256(source.head(summary.head_len)).hexdigest() == summary.head_sha
+    if hashlib.sha256(source.head(summary.head_len)).hexdigest() != summary.head_sha:
+        return False
+    if summary.tail_len <= 0:  # a state from before the tail was kept
+        return True
+    tail = source.read_at(offset - summary.tail_len, summary.tail_len)
+    return hashlib.sha256(tail).hexdigest() == summary.tail_sha
+
+
+def _remember_tail(source: _ByteSource, summary: Summary, offset: int) -> None:
+    """Fingerprint the bytes just before ``offset``, where the next parse resumes."""
+    if source.compressed or offset <= 0:
+        summary.tail_len, summary.tail_sha = 0, ""
+        return
+    tail = source.read_at(offset - min(TAIL_BYTES, offset), min(TAIL_BYTES, offset))
+    summary.tail_len, summary.tail_sha = len(tail), hashlib.sha256(tail).hexdigest()
 
 
 def _first_char(head: bytes) -> str:
@@ -143,9 +175,10 @@ class JsonlAdapter(ABC):
         state: ParserState | None = None,
         *,
         with_items: bool = True,
+        max_bytes: int | None = None,
     ) -> ParseResult:
         try:
-            return self._parse(path, start_offset, state, with_items)
+            return self._parse(path, start_offset, state, with_items, max_bytes)
         except Exception as exc:  # the last guard: an adapter never raises on any input
             log.error(
                 "transcript_parse_crashed", source=self.source, path=str(path), error=type(exc).__name__
@@ -154,12 +187,17 @@ class JsonlAdapter(ABC):
             return ParseResult(None, start_offset, state, problem)
 
     def _parse(
-        self, path: Path, start_offset: int, state: ParserState | None, with_items: bool
+        self,
+        path: Path,
+        start_offset: int,
+        state: ParserState | None,
+        with_items: bool,
+        max_bytes: int | None,
     ) -> ParseResult:
         summary = Summary.from_state(state, self.source) if start_offset > 0 else None
         restarted = start_offset > 0 and summary is None
         try:
-            source = _ByteSource(path)
+            source = _ByteSource(path, max_bytes)
         except OSError as exc:
             return ParseResult(None, start_offset, state, describe_os_error(path, exc))
         try:
@@ -177,6 +215,8 @@ class JsonlAdapter(ABC):
             if summary.head_len == 0 and new_offset > 0:
                 head = source.head(min(HEAD_BYTES, new_offset))
                 summary.head_len, summary.head_sha = len(head), hashlib.sha256(head).hexdigest()
+            if new_offset != start_offset or summary.tail_len == 0:
+                _remember_tail(source, summary, new_offset)
             head_char = summary.first_byte or _first_char(source.head(256))
         except _CorruptZst as exc:
             return ParseResult(None, start_offset, None, TranscriptUnreadable(str(exc)), restarted)
@@ -202,7 +242,12 @@ class JsonlAdapter(ABC):
         has_recall = _RECALL_BYTES in raw.data
         for record in records:
             s.records += 1
-            if self.feed(c, record, has_recall):
+            try:
+                recognized = self.feed(c, record, has_recall)
+            except Exception as exc:  # a record the adapter cannot take costs that record only
+                s.note_error(f"line {s.lines}: unreadable record ({type(exc).__name__})")
+                continue
+            if recognized:
                 s.recognized += 1
 
     def _problem(self, s: Summary, eof_offset: int, head_char: str) -> TranscriptUnreadable | None:

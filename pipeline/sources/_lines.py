@@ -1,5 +1,6 @@
 """JSON Lines as agents really write them: only newline-terminated lines count, and a bad line is a
-counted error, never an exception.
+counted error, never an exception (whatever the decoder raises: a line nested too deeply to decode
+costs that line only).
 
 Repairs: NUL runs are dropped, invalid UTF-8 is replaced, two records glued together (``}{``) are
 split, and a torn record followed by a whole one on the same line gives up the torn part only.
@@ -15,6 +16,8 @@ from typing import Any
 MAX_LINE_BYTES = 64 * 1024 * 1024
 RECOVERY_MAX_BYTES = 1024 * 1024
 RECOVERY_MAX_ATTEMPTS = 64
+
+NESTED_TOO_DEEPLY = "JSON nested too deeply to read"
 
 _DECODER = json.JSONDecoder()
 
@@ -67,8 +70,15 @@ def decode_line(line: bytes) -> tuple[list[dict[str, Any]], str | None]:
         return [], ("a run of NUL bytes" if had_nul else None)
     try:
         value = json.loads(text)
+    except RecursionError:
+        return [], NESTED_TOO_DEEPLY
     except ValueError as exc:
-        return _recover(text, exc)
+        try:
+            return _recover(text, exc)
+        except RecursionError:
+            return [], NESTED_TOO_DEEPLY
+    except Exception as exc:  # whatever the decoder raises costs this line only
+        return [], f"unreadable line ({type(exc).__name__})"
     if isinstance(value, dict):
         return [value], None
     kind = "a JSON array" if isinstance(value, list) else f"a JSON {type(value).__name__}"

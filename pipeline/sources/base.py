@@ -4,11 +4,15 @@ The scanner calls, per source:
 
 - ``adapter.discover(root) -> Iterator[Path]``: the session files under ``root`` (never raises,
   never loops on symlinks);
-- ``adapter.parse(path, start_offset=0, state=None, *, with_items=True) -> ParseResult``: parse
-  from ``start_offset`` with the ``state`` the previous call returned. Store ``result.new_offset``
-  and ``result.state`` (plain JSON) and pass them back next time, so only appended bytes are read.
-  ``start_offset=0`` (or ``state=None``) is a full parse; with ``with_items`` it also returns the
-  conversation. A parse never raises: bad input comes back as ``result.problem``.
+- ``adapter.parse(path, start_offset=0, state=None, *, with_items=True, max_bytes=None) ->
+  ParseResult``: parse from ``start_offset`` with the ``state`` the previous call returned. Store
+  ``result.new_offset`` and ``result.state`` (plain JSON) and pass them back next time, so only
+  appended bytes are read. ``start_offset=0`` (or ``state=None``) is a full parse; with
+  ``with_items`` it also returns the conversation. ``max_bytes`` is the size the caller saw (the
+  scan's ``stat``): no byte past it is read, and later bytes wait for the next parse. The file is
+  opened without blocking and must be a regular file on the opened descriptor
+  (``pipeline.safefile.open_regular``). A parse never raises: bad input comes back as
+  ``result.problem``.
 """
 
 from __future__ import annotations
@@ -74,6 +78,8 @@ class SourceAdapter(Protocol):
         state: ParserState | None = None,
         *,
         with_items: bool = True,
+        max_bytes: int | None = None,
     ) -> ParseResult:
-        """Parse ``path`` from ``start_offset``, resuming ``state``; never raises."""
+        """Parse ``path`` from ``start_offset``, resuming ``state``, reading no byte past
+        ``max_bytes``; never raises."""
         ...

@@ -20,18 +20,21 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from pipeline.errors import TranscriptIncomplete, TranscriptUnreadable
+from pipeline.safefile import open_regular, read_at_most
 from pipeline.sources import registry
 from pipeline.sources import walk as discovery
 from pipeline.sources._collector import Collector, Summary
 from pipeline.sources._discover import describe_os_error
 from pipeline.sources._gemini_project import GeminiProjects
 from pipeline.sources._jsonl import JsonlAdapter
+from pipeline.sources._lines import NESTED_TOO_DEEPLY
 from pipeline.sources._time import parse_ts
 from pipeline.sources.base import ParseResult, ParserState
 from pipeline.transcript import Transcript
@@ -111,27 +114,47 @@ class GeminiCliAdapter(JsonlAdapter):
         state: ParserState | None = None,
         *,
         with_items: bool = True,
+        max_bytes: int | None = None,
     ) -> ParseResult:
         if path.name.endswith(".json"):
             try:
-                return self._parse_legacy(path, with_items=with_items and start_offset == 0)
+                return self._parse_legacy(
+                    path, with_items=with_items and start_offset == 0, max_bytes=max_bytes
+                )
             except Exception as exc:  # the last guard: an adapter never raises on any input
                 return ParseResult(None, start_offset, state, TranscriptUnreadable(f"parser error: {exc!r}"))
-        return super().parse(path, start_offset, state, with_items=with_items)
+        return super().parse(path, start_offset, state, with_items=with_items, max_bytes=max_bytes)
 
-    def _parse_legacy(self, path: Path, *, with_items: bool) -> ParseResult:
+    def _parse_legacy(self, path: Path, *, with_items: bool, max_bytes: int | None = None) -> ParseResult:
+        """The whole file, one JSON object, read no further than ``max_bytes`` (the size the scan
+        saw): a file rewritten larger since then waits for the next scan."""
+        cap = MAX_LEGACY_BYTES if max_bytes is None else min(max_bytes, MAX_LEGACY_BYTES)
         try:
-            with path.open("rb") as handle:
-                data = handle.read(MAX_LEGACY_BYTES + 1)
+            fd, _info = open_regular(path)
+            try:
+                data = read_at_most(fd, cap + 1)
+            finally:
+                os.close(fd)
         except OSError as exc:
             return ParseResult(None, 0, None, describe_os_error(path, exc))
-        if len(data) > MAX_LEGACY_BYTES:
+        if len(data) > cap:
+            if cap < MAX_LEGACY_BYTES:
+                return ParseResult(
+                    None,
+                    0,
+                    None,
+                    TranscriptIncomplete(
+                        "the file changed since it was scanned; it is read at the next scan"
+                    ),
+                )
             return ParseResult(None, 0, None, TranscriptUnreadable(f"larger than {MAX_LEGACY_BYTES} bytes"))
         text = data.replace(b"\x00", b"").decode("utf-8", errors="replace")
         if not text.strip():
             return ParseResult(None, 0, None, TranscriptIncomplete("the file is empty (being written)"))
         try:
             record = json.loads(text)
+        except RecursionError:
+            return ParseResult(None, 0, None, TranscriptUnreadable(NESTED_TOO_DEEPLY))
         except ValueError as exc:
             if _looks_truncated(text, exc):
                 return ParseResult(

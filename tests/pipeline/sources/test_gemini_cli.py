@@ -2,7 +2,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import time
 from pathlib import Path
+
+import pytest
 
 from pipeline.sources.gemini_cli import GeminiCliAdapter
 from pipeline.transcript import AssistantText, ErrorItem, ToolCall, ToolResult, UserMessage
@@ -154,3 +158,78 @@ def test_a_legacy_file_is_reparsed_whole_when_rewritten(tmp_path: Path) -> None:
     assert second.transcript is not None
     assert second.transcript.user_message_count == 2
     assert second.transcript.items == ()  # incremental calls return the summary only
+
+
+# -- hostile files (issues 13 and 14) ---------------------------------------------------------------
+
+
+def _hostile(path: Path, kind: str) -> None:
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("kind", ["fifo", "dev_zero"])
+def test_a_legacy_file_that_is_a_fifo_or_dev_zero_is_unreadable_at_once(tmp_path: Path, kind: str) -> None:
+    path = tmp_path / LEGACY_MAIN.name
+    _hostile(path, kind)
+    started = time.monotonic()
+    result = parse("gemini_cli", path)
+    assert time.monotonic() - started < 2
+    assert result.problem is not None
+    assert not result.retryable
+    assert ("FIFO" if kind == "fifo" else "character device") in result.problem.reason
+
+
+def test_a_legacy_file_grown_past_the_scanned_size_waits_for_the_next_scan(tmp_path: Path) -> None:
+    path = tmp_path / LEGACY_MAIN.name
+    path.write_bytes(LEGACY_MAIN.read_bytes())
+    seen = path.stat().st_size
+    with path.open("ab") as f:
+        f.write(b"\n" * 100)  # rewritten since the scan: now larger
+    result = parse("gemini_cli", path, max_bytes=seen)
+    assert result.transcript is None
+    assert result.problem is not None
+    assert result.retryable
+    assert "changed since it was scanned" in result.problem.reason
+
+
+def test_a_legacy_file_nested_too_deeply_is_unreadable_with_a_reason(tmp_path: Path) -> None:
+    path = tmp_path / LEGACY_MAIN.name
+    path.write_bytes(b'{"messages": ' + b"[" * 200_000 + b"]" * 200_000 + b"}")
+    result = parse("gemini_cli", path)
+    assert result.transcript is None
+    assert result.problem is not None
+    assert not result.retryable
+    assert result.problem.reason == "JSON nested too deeply to read"
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("kind", ["fifo", "dev_zero"])
+@pytest.mark.parametrize("which", [".project_root", "projects.json"])
+def test_a_hostile_project_file_never_hangs_and_is_ignored(tmp_path: Path, which: str, kind: str) -> None:
+    chats = tmp_path / "tmp" / "shop" / "chats"
+    chats.mkdir(parents=True)
+    target = chats / GEMINI_MAIN.name
+    target.write_bytes(GEMINI_MAIN.read_bytes())
+    if which == "projects.json":
+        _hostile(tmp_path / "projects.json", kind)
+    else:
+        _hostile(tmp_path / "tmp" / "shop" / ".project_root", kind)
+        (tmp_path / "projects.json").write_text(json.dumps({"projects": {"/srv/shop": "shop"}}))
+    started = time.monotonic()
+    t = transcript("gemini_cli", target)
+    assert time.monotonic() - started < 2
+    assert t.cwd == (None if which == "projects.json" else "/srv/shop")
+
+
+def test_an_oversized_project_marker_is_ignored(tmp_path: Path) -> None:
+    chats = tmp_path / "tmp" / "shop" / "chats"
+    chats.mkdir(parents=True)
+    target = chats / GEMINI_MAIN.name
+    target.write_bytes(GEMINI_MAIN.read_bytes())
+    (tmp_path / "tmp" / "shop" / ".project_root").write_text("/srv/" + "x" * 100_000)
+    (tmp_path / "projects.json").write_text(json.dumps({"projects": {"/srv/shop": "shop"}}))
+    assert transcript("gemini_cli", target).cwd == "/srv/shop"

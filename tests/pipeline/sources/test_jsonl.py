@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pipeline.errors import TranscriptIncomplete
 from pipeline.sources._lines import MAX_LINE_BYTES
 from pipeline.sources.claude_code import ClaudeCodeAdapter
-from tests.pipeline.sources.support import CLAUDE_MAIN, parse
+from pipeline.vocabulary import SourceName
+from tests.pipeline.sources.support import CLAUDE_MAIN, CODEX_MAIN, GEMINI_MAIN, PI_MAIN, parse
 
 SID = "11111111-2222-4333-8444-555555555555"
 
@@ -173,10 +176,10 @@ def test_a_directory_named_like_a_transcript_is_unreadable(tmp_path: Path) -> No
 def test_permission_denied_is_unreadable(session: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     session.write_bytes(record(1))
 
-    def deny(self: Path, *args: object, **kwargs: object) -> object:
-        raise PermissionError(13, "Permission denied", str(self))
+    def deny(path: object, *args: object, **kwargs: object) -> object:
+        raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr(Path, "open", deny)
+    monkeypatch.setattr(os, "open", deny)
     result = parse("claude_code", session)
     assert result.problem is not None
     assert result.problem.reason == "permission denied"
@@ -196,10 +199,10 @@ def test_an_internal_failure_is_an_outcome_not_an_exception(
 ) -> None:
     session.write_bytes(record(1))
 
-    def boom(*args: object) -> bool:
+    def boom(*args: object) -> None:
         raise RuntimeError("bug")
 
-    monkeypatch.setattr(ClaudeCodeAdapter, "feed", boom)
+    monkeypatch.setattr(ClaudeCodeAdapter, "begin", boom)
     result = ClaudeCodeAdapter().parse(session)
     assert result.problem is not None
     assert "RuntimeError" in result.problem.reason
@@ -220,3 +223,114 @@ def test_a_full_parse_without_items_has_the_same_summary() -> None:
     assert without.items == ()
     assert not without.items_complete
     assert with_items.summary() == without
+
+
+# -- hostile swaps and caps (issue 13): a transcript is opened without blocking, checked on the open
+# descriptor, and read no further than the size the caller saw ------------------------------------
+
+JSONL_MAINS = {
+    "claude_code": CLAUDE_MAIN,
+    "codex": CODEX_MAIN,
+    "gemini_cli": GEMINI_MAIN,
+    "pi": PI_MAIN,
+}
+
+
+def _swap(path: Path, kind: str) -> None:
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("kind", ["fifo", "dev_zero"])
+@pytest.mark.parametrize("source", sorted(JSONL_MAINS))
+def test_a_fifo_or_dev_zero_in_place_of_a_transcript_is_unreadable_at_once(
+    tmp_path: Path, source: SourceName, kind: str
+) -> None:
+    path = tmp_path / JSONL_MAINS[source].name
+    _swap(path, kind)
+    started = time.monotonic()
+    for start, max_bytes in ((0, None), (0, 4096), (100, 4096)):
+        result = parse(source, path, start_offset=start, max_bytes=max_bytes)
+        assert result.transcript is None
+        assert result.problem is not None
+        assert not result.retryable
+        assert ("FIFO" if kind == "fifo" else "character device") in result.problem.reason
+    assert time.monotonic() - started < 2
+
+
+def test_a_parse_reads_no_further_than_max_bytes(session: Path) -> None:
+    session.write_bytes(record(1) + record(2) + record(3))
+    seen = len(record(1) + record(2)) + 5  # the scan saw two lines and part of a third
+    capped = parse("claude_code", session, max_bytes=seen)
+    assert capped.new_offset == len(record(1) + record(2))
+    assert capped.transcript is not None
+    assert capped.transcript.user_message_count == 2
+    # the bytes after the cap wait for the next call, which resumes where this one stopped
+    rest = parse("claude_code", session, start_offset=capped.new_offset, state=capped.state, max_bytes=10**6)
+    assert not rest.restarted
+    assert rest.new_offset == session.stat().st_size
+    assert rest.transcript is not None
+    assert rest.transcript.user_message_count == 3
+
+
+def test_a_file_truncated_then_grown_past_the_offset_is_read_again_from_zero(session: Path) -> None:
+    # More than the 4 KB head fingerprint, so the head alone cannot tell the truncation.
+    session.write_bytes(b"".join(record(n, "first " + "x" * 200) for n in range(40)))
+    first = parse("claude_code", session)
+    assert first.new_offset == session.stat().st_size
+    kept = b"".join(record(n, "first " + "x" * 200) for n in range(30))
+    grown = kept + b"".join(record(n, "second " + "y" * 300) for n in range(30, 45))
+    assert len(grown) > first.new_offset
+    session.write_bytes(grown)  # truncated to 30 records, then 15 different ones written
+    again = parse("claude_code", session, start_offset=first.new_offset, state=first.state)
+    assert again.restarted
+    assert again.problem is None
+    assert again.transcript is not None
+    assert again.transcript.user_message_count == 45
+    assert again.transcript.parse_errors.count == 0
+    assert again.transcript == parse("claude_code", session).transcript
+
+
+# -- a bad line costs that line only (issue 14) -----------------------------------------------------
+
+DEEP_LINE = b"[" * 200_000 + b"\n"
+
+
+@pytest.mark.parametrize("source", sorted(JSONL_MAINS))
+def test_a_deeply_nested_line_costs_that_line_only(tmp_path: Path, source: SourceName) -> None:
+    original = JSONL_MAINS[source]
+    lines = original.read_bytes().splitlines(keepends=True)
+    path = tmp_path / original.name
+    path.write_bytes(lines[0] + DEEP_LINE + b"".join(lines[1:]))
+    result = parse(source, path)
+    assert result.problem is None, result.problem
+    assert result.transcript is not None
+    expected = parse(source, original).transcript
+    assert expected is not None
+    assert result.transcript.items == expected.items
+    assert result.transcript.user_message_count == expected.user_message_count
+    assert result.transcript.parse_errors.count == expected.parse_errors.count + 1
+    assert result.transcript.parse_errors.first == "line 2: JSON nested too deeply to read"
+
+
+def test_an_exception_from_a_record_costs_that_record_only(
+    session: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session.write_bytes(record(1) + record(2, "boom") + record(3))
+    real_feed = ClaudeCodeAdapter.feed
+
+    def feed(self: ClaudeCodeAdapter, c: Any, rec: dict[str, Any], has_recall: bool) -> bool:
+        if "boom" in json.dumps(rec):
+            raise RecursionError("maximum recursion depth exceeded")
+        return real_feed(self, c, rec, has_recall)
+
+    monkeypatch.setattr(ClaudeCodeAdapter, "feed", feed)
+    result = parse("claude_code", session)
+    assert result.problem is None, result.problem
+    assert result.transcript is not None
+    assert result.transcript.user_message_count == 2
+    assert result.transcript.parse_errors.count == 1
+    assert result.transcript.parse_errors.first == "line 2: unreadable record (RecursionError)"

@@ -64,3 +64,8 @@ def test_recovery_is_bounded_on_huge_garbage() -> None:
     records, error = decode_line(line)
     assert records == []
     assert error is not None
+
+
+def test_a_deeply_nested_line_is_an_error_not_an_exception() -> None:
+    assert decode_line(b"[" * 200_000) == ([], "JSON nested too deeply to read")
+    assert decode_line(b'{"a": ' * 100_000) == ([], "JSON nested too deeply to read")

@@ -18,6 +18,7 @@ from pipeline.clock import FakeClock
 from pipeline.errors import TranscriptUnreadable
 from pipeline.extract.item import Prepared, build, parse_full
 from pipeline.extract.request import ExtractPrompts
+from pipeline.safefile import read_capped
 from pipeline.scan import index as scan_index
 from pipeline.scan.probe import probe
 from pipeline.scan.scanner import scan
@@ -47,9 +48,15 @@ class ToyAdapter:
         return discover_toy(root)
 
     def parse(
-        self, path: Path, start_offset: int = 0, state: ParserState | None = None, *, with_items: bool = True
+        self,
+        path: Path,
+        start_offset: int = 0,
+        state: ParserState | None = None,
+        *,
+        with_items: bool = True,
+        max_bytes: int | None = None,
     ) -> ParseResult:
-        raw = path.read_bytes()
+        raw = read_capped(path, 1 << 20)[:max_bytes]
         lines = raw.decode().splitlines()
         if not lines or not lines[0].startswith("toy "):
             return ParseResult(None, len(raw), None, TranscriptUnreadable("not a toy transcript"))
