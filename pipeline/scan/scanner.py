@@ -4,7 +4,10 @@ One scan walks each enabled source root. A file whose (device, inode, size, mtim
 scan costs one ``stat``; an appended file is parsed from the offset the last scan stopped at, with
 the parser state it left; a rewritten or replaced file is parsed again from the start. Every
 session then gets a state and a reason (``pipeline.scan.eligibility``), and an eligible one an
-``extract`` job. The file walk and the parsing run in a worker thread so the daemon's loop stays
+``extract`` job. A file read again from the start has its extract bookkeeping reset, so no turn
+written over the old bytes is skipped. A parse reads no further than the size the walk's ``stat``
+saw, through a descriptor checked to be a regular file (a FIFO or ``/dev/zero`` swapped in after
+the ``stat`` is unreadable, never a hang). The file walk and the parsing run in a worker thread so the daemon's loop stays
 responsive.
 """
 
@@ -56,6 +59,8 @@ class Observation:
     stat: tuple[int, int, int, int] | None  # dev, ino, size, mtime_ns
     result: ParseResult | None = None
     stat_error: str | None = None
+    started_over: bool = False
+    """The scanner read a file it had parsed before from byte 0 (it was replaced or shrank)."""
 
 
 def _settings_hash(settings: MemoriesSettings) -> str:
@@ -76,7 +81,9 @@ def _parse(
     known: Mapping[str, KnownFile],
     states: Mapping[int, Any],
 ) -> list[Observation]:
-    """Parse the files that changed, each from where the last scan stopped when it can resume."""
+    """Parse the files that changed, each from where the last scan stopped when it can resume
+    (the same file, not shorter than that point), and no further than the size its ``stat`` saw:
+    bytes written since wait for the next scan."""
     out = []
     for obs in changed:
         assert obs.stat is not None
@@ -85,8 +92,9 @@ def _parse(
         resumable = prev is not None and prev.parse_ok and prev.stat[:2] == obs.stat[:2]
         if resumable and prev is not None and obs.stat[2] >= prev.parsed_offset and prev.id in states:
             start, state = prev.parsed_offset, states[prev.id]
-        result = adapter.parse(Path(obs.path), start, state, with_items=False)
-        out.append(Observation(obs.source, obs.path, obs.stat, result=result))
+        result = adapter.parse(Path(obs.path), start, state, with_items=False, max_bytes=obs.stat[2])
+        started_over = prev is not None and prev.parsed_offset > 0 and start == 0
+        out.append(Observation(obs.source, obs.path, obs.stat, result=result, started_over=started_over))
     return out
 
 
@@ -244,7 +252,8 @@ class _ScanPass:
         assert result is not None
         assert obs.stat is not None
         self.report.files_parsed += 1
-        resumed_from = 0 if result.restarted or prev is None or not prev.parse_ok else prev.parsed_offset
+        restarted = result.restarted or obs.started_over
+        resumed_from = 0 if restarted or prev is None or not prev.parse_ok else prev.parsed_offset
         self.report.bytes_parsed += max(0, result.new_offset - resumed_from)
         if result.problem is not None or result.transcript is None:
             reason = str(result.problem) if result.problem else "no session in this file"
@@ -261,8 +270,11 @@ class _ScanPass:
         project = self.resolver.resolve(t.cwd, prev.project if prev else None)
         opted_out = self.project_opted_out(project)
         last_activity = t.last_activity or datetime.fromtimestamp(obs.stat[3] / 1e9, UTC)
-        # A changed file is a new chance: a failure recorded for its old content does not stick.
-        extracted_offset = prev.extracted_offset if prev is not None and not result.restarted else 0
+        # A changed file is a new chance: a failure recorded for its old content does not stick. A
+        # file read again from byte 0 (replaced, shrunk, or rewritten before the offset) is extracted
+        # again from its start: what was extracted of the old bytes says nothing of the new ones.
+        restarted = result.restarted or obs.started_over
+        extracted_offset = prev.extracted_offset if prev is not None and not restarted else 0
         facts = facts_of(
             t,
             project=project,

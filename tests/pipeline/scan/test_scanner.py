@@ -3,13 +3,16 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import time
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import update
 
 from pipeline.clock import FakeClock
+from pipeline.scan import scanner as scanner_module
 from pipeline.scan.scanner import scan
 from pipeline.settings import Settings
 from pipeline.store import Store, jobs
@@ -267,3 +270,114 @@ async def test_a_stale_or_corrupt_scan_index_never_changes_the_outcome(
     report = await scan(store, settings, clock)
     assert report.files_parsed == 1
     assert [s.user_messages for s in report.sessions] == [3]
+
+
+# -- a file swapped after its stat (issue 13), and one that shrank or was replaced (issue 14) -------
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("kind", ["fifo", "dev_zero"])
+async def test_a_transcript_swapped_for_a_fifo_or_dev_zero_after_its_stat_is_unreadable(
+    store: Store, clock: FakeClock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    path = _session(tmp_path, tmp_path, clock.now() - timedelta(hours=7))
+    real_stat_paths = scanner_module.stat_paths
+
+    def stat_then_swap(paths: Any) -> Any:
+        walked = real_stat_paths(paths)
+        path.unlink()  # between the scanner's stat and its open
+        if kind == "fifo":
+            os.mkfifo(path)
+        else:
+            path.symlink_to("/dev/zero")
+        return walked
+
+    monkeypatch.setattr(scanner_module, "stat_paths", stat_then_swap)
+    started = time.monotonic()
+    report = await scan(store, _settings(tmp_path), clock)
+    assert time.monotonic() - started < 2
+    [s] = report.sessions
+    assert s.state == "unreadable"
+    assert s.reason == (
+        "not a regular file (a FIFO)" if kind == "fifo" else "not a regular file (a character device)"
+    )
+    assert report.enqueued == 0
+
+
+def _long_session(path: Path, cwd: Path, at: datetime, turns: range, text: str) -> bytes:
+    """Turns long enough that the file outgrows the parser's 4 KB head fingerprint."""
+    return b"".join((_user(SID, str(cwd), f"{text} {n} " + "x" * 300, at, n) + "\n").encode() for n in turns)
+
+
+async def _mark_extracted(store: Store) -> None:
+    async with store.write() as conn:
+        await conn.execute(
+            update(transcripts).values(state="extracted", extracted_offset=transcripts.c.parsed_offset)
+        )
+
+
+async def _offsets(store: Store) -> tuple[int, int, str]:
+    async with store.read() as conn:
+        row = (await conn.execute(transcripts.select())).one()
+    return int(row.parsed_offset), int(row.extracted_offset), str(row.state)
+
+
+@pytest.mark.parametrize("between", ["unseen", "seen"])
+async def test_a_file_truncated_then_grown_again_is_extracted_again_from_the_start(
+    store: Store, clock: FakeClock, tmp_path: Path, between: str
+) -> None:
+    at = clock.now() - timedelta(hours=7)
+    path = _session(tmp_path, tmp_path, at)
+    path.write_bytes(_long_session(path, tmp_path, at, range(20), "first"))
+    settings = _settings(tmp_path)
+    await scan(store, settings, clock)
+    await _mark_extracted(store)
+    old_size = path.stat().st_size
+    kept = _long_session(path, tmp_path, at, range(10), "first")
+    with path.open("r+b") as f:
+        f.truncate(len(kept))
+    if between == "seen":  # a scan sees the shorter file before it grows again
+        await scan(store, settings, clock)
+    with path.open("ab") as f:
+        f.write(_long_session(path, tmp_path, at, range(10, 25), "second"))
+    assert path.stat().st_size > old_size
+    [s] = (await scan(store, settings, clock)).sessions
+    assert s.state == "eligible"
+    assert s.user_messages == 25
+    parsed, extracted, _ = await _offsets(store)
+    assert (parsed, extracted) == (path.stat().st_size, 0)
+
+
+async def test_a_file_replaced_by_a_larger_different_one_is_extracted_again_from_the_start(
+    store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    at = clock.now() - timedelta(hours=7)
+    path = _session(tmp_path, tmp_path, at)
+    settings = _settings(tmp_path)
+    await scan(store, settings, clock)
+    await _mark_extracted(store)
+    other = tmp_path / "other.jsonl"
+    other.write_bytes(_long_session(path, tmp_path, at, range(5), "other"))
+    os.replace(other, path)
+    [s] = (await scan(store, settings, clock)).sessions
+    assert s.state == "eligible"
+    assert s.user_messages == 5
+    parsed, extracted, _ = await _offsets(store)
+    assert (parsed, extracted) == (path.stat().st_size, 0)
+
+
+async def test_an_appended_file_keeps_its_extract_bookkeeping(
+    store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    at = clock.now() - timedelta(hours=7)
+    path = _session(tmp_path, tmp_path, at)
+    path.write_bytes(_long_session(path, tmp_path, at, range(20), "first"))
+    settings = _settings(tmp_path)
+    await scan(store, settings, clock)
+    await _mark_extracted(store)
+    extracted_before = path.stat().st_size
+    with path.open("ab") as f:
+        f.write(_long_session(path, tmp_path, at, range(20, 22), "more"))
+    await scan(store, settings, clock)
+    parsed, extracted, state = await _offsets(store)
+    assert (parsed, extracted, state) == (path.stat().st_size, extracted_before, "eligible")
