@@ -35,7 +35,9 @@ log = structlog.get_logger(__name__)
 
 UNREADABLE_RETRY = timedelta(minutes=30)
 
-Loader = Callable[[str, Path], ParseResult]
+Loader = Callable[[str, Path, int | None], ParseResult]
+"""``load(source, path, max_bytes)``: the whole transcript with its conversation, read no further
+than ``max_bytes`` (the size the scan saw; None when it saw none)."""
 
 
 class RedactionResultLike(Protocol):
@@ -51,12 +53,14 @@ class RedactorLike(Protocol):
     def redact(self, text: str) -> RedactionResultLike: ...
 
 
-def parse_full(source: str, path: Path) -> ParseResult:
-    """A full parse (with the conversation) by the source's adapter."""
+def parse_full(source: str, path: Path, max_bytes: int | None = None) -> ParseResult:
+    """A full parse (with the conversation) by the source's adapter, no further than ``max_bytes``:
+    bytes written after the scan wait for the next scan, and a file swapped for a FIFO or a device
+    since is unreadable with its reason (the adapter opens it through ``pipeline.safefile``)."""
     from pipeline.sources.registry import adapter_for
 
     adapter = adapter_for(source)
-    result: ParseResult = adapter.parse(path, 0, None, with_items=True)
+    result: ParseResult = adapter.parse(path, 0, None, with_items=True, max_bytes=max_bytes)
     return result
 
 
@@ -135,7 +139,7 @@ async def build(
     row = await stage1.get_transcript(store, tid)
     if row is None:
         return Settled("failed", "transcript no longer known")
-    result = await asyncio.to_thread(load, row.source, Path(row.path))
+    result = await asyncio.to_thread(load, row.source, Path(row.path), row.size)
     if result.problem is not None or result.transcript is None:
         reason = result.problem.reason if result.problem is not None else "no transcript"
         return Settled("retry" if result.retryable else "unreadable", reason, tid)
@@ -151,7 +155,11 @@ async def build(
     items = transcript.items
     previous = await stage1.current_output(store, tid)
     start = 0
-    if previous is not None and 0 < previous.items_end <= len(items):
+    # The scan resets the extract offset of a file it read again from byte 0 (replaced, shrunk,
+    # rewritten): the previous extract covered other bytes, so the whole file is extracted again
+    # (the new extract still supersedes the old one).
+    read_again = previous is not None and row.extracted_offset < previous.range_end
+    if previous is not None and not read_again and 0 < previous.items_end <= len(items):
         start = previous.items_end
     new_items = items[start:]
     if previous is not None and not new_items:

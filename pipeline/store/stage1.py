@@ -32,6 +32,7 @@ class TranscriptRow:
     extracted_offset: int
     started_at: datetime | None
     last_activity: datetime | None
+    size: int | None = None  # the size the last scan's stat saw: phase 1 reads no further
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ def _t_row(r: Any) -> TranscriptRow:
         extracted_offset=int(r.extracted_offset or 0),
         started_at=r.started_at,
         last_activity=r.last_activity,
+        size=None if r.size is None else int(r.size),
     )
 
 

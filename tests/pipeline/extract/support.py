@@ -87,14 +87,17 @@ def transcript_of(items: list[Item], *, path: str = "/t/s.jsonl", session_id: st
 
 
 class FakeLoader:
-    """``load(source, path)`` from a dict path -> items (or a ParseResult), counting calls."""
+    """``load(source, path, max_bytes)`` from a dict path -> items (or a ParseResult), counting
+    calls and the byte caps it was given."""
 
     def __init__(self) -> None:
         self.files: dict[str, list[Item] | ParseResult] = {}
         self.calls: list[str] = []
+        self.max_bytes: list[int | None] = []
 
-    def __call__(self, source: str, path: Path) -> ParseResult:
+    def __call__(self, source: str, path: Path, max_bytes: int | None = None) -> ParseResult:
         self.calls.append(str(path))
+        self.max_bytes.append(max_bytes)
         value = self.files[str(path)]
         if isinstance(value, ParseResult):
             return value
