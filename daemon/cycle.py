@@ -7,6 +7,7 @@ failing. Each outcome is kept in the store (``kv["run.<step>"]``) for `memd stat
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import enum
 import time
@@ -29,6 +30,8 @@ log = structlog.get_logger(__name__)
 
 STEP_ORDER: tuple[str, ...] = RUN_STEPS
 MAX_LIST_ITEMS = 100
+INTERRUPTED = "interrupted"
+"""Why a step was cut short, or not run, after a stop was asked for."""
 
 
 class Step(Protocol):
@@ -102,14 +105,19 @@ class StepResult:
 @dataclass
 class CycleResult:
     results: list[StepResult] = field(default_factory=list)
+    not_run: list[str] = field(default_factory=list)
+    """Steps a stop kept from running."""
 
     @property
     def failures(self) -> list[StepResult]:
         return [r for r in self.results if r.failed]
 
     def summary(self) -> str:
-        """One line, e.g. ``scan ok, extract skipped, consolidate ok, publish ok``."""
-        return ", ".join(f"{r.name} {r.outcome}" for r in self.results) or "nothing ran"
+        """One line, e.g. ``scan ok, extract skipped, consolidate ok, publish ok``, or after a stop
+        ``scan ok, extract cancelled, consolidate skipped: interrupted, publish skipped: interrupted``."""
+        parts = [f"{r.name} {r.outcome}" for r in self.results]
+        parts += [f"{name} {StepOutcome.SKIPPED}: {INTERRUPTED}" for name in self.not_run]
+        return ", ".join(parts) or "nothing ran"
 
 
 def ordered(names: Iterable[str]) -> list[str]:
@@ -129,18 +137,31 @@ async def run_cycle(
     keep_going: Callable[[], bool] = lambda: True,
     on_start: Callable[[str], object] | None = None,
     on_end: Callable[[StepResult], Awaitable[None] | None] | None = None,
+    into: CycleResult | None = None,
 ) -> CycleResult:
-    """Run ``names`` (in cycle order) and return every step's result; cancellation propagates."""
-    cycle = CycleResult()
-    for name in ordered(names):
+    """Run ``names`` (in cycle order) and return every step's result; cancellation propagates, and
+    leaves in ``into`` what ran, the step it cut short (``cancelled``) and the steps it kept from running."""
+    cycle = into if into is not None else CycleResult()
+    order = [n for n in ordered(names) if n in steps]
+    for i, name in enumerate(order):
         if not keep_going():
+            cycle.not_run = order[i:]
             break
-        step = steps.get(name)
-        if step is None:
-            continue
+        step = steps[name]
         if on_start is not None:
             on_start(name)
-        result = await run_step(name, step, clock=clock, dry_run=dry_run)
+        started_at, t0 = clock.now(), time.perf_counter()
+        try:
+            result = await run_step(name, step, clock=clock, dry_run=dry_run)
+        except asyncio.CancelledError:
+            duration_s = time.perf_counter() - t0
+            cancelled = StepResult(
+                name, StepOutcome.CANCELLED, started_at, clock.now(), duration_s, None, INTERRUPTED
+            )
+            cycle.results.append(cancelled)
+            cycle.not_run = order[i + 1 :]
+            log.warning("step_cancelled", step=name, duration_s=round(duration_s, 3))
+            raise
         cycle.results.append(result)
         if on_end is not None:
             maybe = on_end(result)

@@ -8,10 +8,17 @@
 live instance, taking over from a dead one at once), writes the first heartbeat, starts the
 schedule and the file watcher, and only then tells systemd ``READY=1``. *running* is a set of
 tasks the daemon owns: the worker that runs requested cycles, the heartbeat (which also renews
-the instance lease), the systemd watchdog, the file watcher, the settings reloader. Signal handlers
-only set flags. *stopping* pauses the schedule, lets the in-flight step finish for up to
-``schedule.shutdown_timeout_s`` and then cancels it (its work is handed back), releases every lease
-and job this instance holds, records the stop, and returns the exit status.
+the instance lease, and records the step in progress, since when, and its deadline, so that
+`memd status` shows a step that overran as stuck), the systemd watchdog, the file watcher, the
+settings reloader. Signal handlers only set flags, and arm the ``HardStop``. *stopping* pauses the
+schedule, lets the in-flight step finish for up to ``schedule.shutdown_timeout_s`` and then cancels
+it (its work is handed back), releases every lease and job this instance holds, records the stop,
+and returns the exit status.
+
+A step stuck in a thread (a system call no cancellation reaches) cannot keep the process alive:
+the stop signal arms ``daemon.hardstop.HardStop``, which ends the process ``STOP_GRACE_S`` after
+the shutdown timeout whatever is still running (the event loop itself included), and a stop that
+had to abandon a step says so (``abandoned``) so that the CLI ends the process at once.
 """
 
 from __future__ import annotations
@@ -21,16 +28,20 @@ import contextlib
 import signal
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from enum import StrEnum
+from types import FrameType
 from typing import Any
 
 import structlog
 
 from daemon import cycle
+from daemon.hardstop import HardStop
 from daemon.instance import InstanceGuard
 from daemon.notify import Notifier
 from daemon.schedule import Schedule
+from daemon.status.liveness import LAST_ONCE_KEY, beat_status, once_record, stuck_step
 from daemon.watch import SourceWatcher
 from pipeline import __version__
 from pipeline.clock import Clock
@@ -45,10 +56,22 @@ HEARTBEAT_RETENTION = timedelta(days=30)
 MIN_SCAN_GAP_S = 60.0
 """A scan brought forward (by file events, or by something falling due) runs no sooner than this after the last."""
 CANCEL_GRACE_S = 5.0
+STOP_GRACE_S = CANCEL_GRACE_S + 3.0
+"""After a stop signal, the process ends within ``shutdown_timeout_s`` plus this, whatever still runs."""
 
 StepsFactory = Callable[[cycle.StepEnv], cycle.StepSet]
 StoreOpener = Callable[[str], Awaitable[Store]]
 SettingsReloader = Callable[[], Settings]
+
+
+@dataclass(frozen=True)
+class Interrupt:
+    """A stop signal, as `memd run --once` tells it: the step in flight and how long it may take."""
+
+    step: str | None
+    wait_s: float
+    again: bool
+    """The second signal: the step in flight is abandoned."""
 
 
 class RunState(StrEnum):
@@ -80,6 +103,7 @@ class Daemon:
         watch: bool = True,
         heartbeat_interval_s: float = HEARTBEAT_INTERVAL_S,
         min_scan_gap_s: float = MIN_SCAN_GAP_S,
+        hard_stop: HardStop | None = None,
     ) -> None:
         self.settings = settings
         self._clock = clock
@@ -108,6 +132,16 @@ class Daemon:
         self._wake = asyncio.Event()
         self._wanted: set[str] = set()
         self._current_step: str | None = None
+        self._step_started_at: datetime | None = None
+        self._overran_step: str | None = None
+        self._beat_soon = asyncio.Event()
+        self._signalled = False
+        self._on_interrupt: Callable[[Interrupt], object] | None = None
+        self._cycle = cycle.CycleResult()
+        self.hard_stop = hard_stop or HardStop()
+        self.hard_stop.what = lambda: self._current_step
+        self.abandoned: str | None = None
+        """The step a stop had to cancel (its thread may still be stuck): the process must not wait for it."""
         self._last_cycle: str | None = None
         self._last_scan_mono: float | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -209,6 +243,7 @@ class Daemon:
             force.cancel()
             if worker[0] not in done:
                 log.warning("shutdown_cancelling_work", step=self._current_step, timeout_s=timeout_s)
+                self.abandoned = self._current_step or "work"
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
@@ -281,16 +316,25 @@ class Daemon:
         return max(0.0, self._min_scan_gap_s - (self._clock.monotonic() - self._last_scan_mono))
 
     async def _heartbeat_loop(self) -> None:
+        """A beat every interval, and one as soon as a step starts (so the step shows at once)."""
         while not self._stop.is_set():
-            try:
-                await asyncio.wait_for(self._stop.wait(), timeout=self._heartbeat_interval_s)
+            stop, soon = (
+                asyncio.ensure_future(self._stop.wait()),
+                asyncio.ensure_future(self._beat_soon.wait()),
+            )
+            await asyncio.wait(
+                {stop, soon}, timeout=self._heartbeat_interval_s, return_when="FIRST_COMPLETED"
+            )
+            stop.cancel()
+            soon.cancel()
+            if self._stop.is_set():
                 return
-            except TimeoutError:
-                pass
+            self._beat_soon.clear()
             try:
                 assert self._guard is not None
                 await self._guard.renew()
                 await self._beat()
+                self._check_overrun()
                 self.beats += 1
                 self.heartbeat_done.set()
             except LeaseLost:
@@ -358,6 +402,8 @@ class Daemon:
     ) -> cycle.CycleResult:
         def started(name: str) -> None:
             self._current_step = name
+            self._step_started_at = self._clock.now()
+            self._beat_soon.set()
             self._notifier.status(self._status_line())
             if name == "scan":
                 self._last_scan_mono = self._clock.monotonic()
@@ -366,11 +412,13 @@ class Daemon:
 
         async def ended(result: cycle.StepResult) -> None:
             self._current_step = None
+            self._step_started_at = None
             if not dry_run:
                 await self._record(result)
             if on_end is not None:
                 on_end(result)
 
+        self._cycle = cycle.CycleResult()
         return await cycle.run_cycle(
             self._steps.steps,
             names,
@@ -379,6 +427,7 @@ class Daemon:
             keep_going=lambda: not self._stop.is_set(),
             on_start=started,
             on_end=ended,
+            into=self._cycle,
         )
 
     async def _record(self, result: cycle.StepResult) -> None:
@@ -396,10 +445,30 @@ class Daemon:
         if self.schedule.bring_forward(delay_s):
             log.info("scan_brought_forward", reason="file_events", delay_s=round(delay_s, 1))
 
+    def _step_deadline_s(self) -> float:
+        return self.settings.schedule.step_deadline_minutes * 60
+
+    def _check_overrun(self) -> None:
+        """Log once a step that has run past its deadline (`memd status` shows it as stuck)."""
+        step = self._current_step
+        overrun = stuck_step(self._beat_status(), self._clock.now())
+        if overrun is not None and step != self._overran_step:
+            self._overran_step = step
+            log.warning("step_overran", **overrun)
+
+    def _beat_status(self) -> dict[str, Any]:
+        return beat_status(
+            state=self.state.value,
+            step=self._current_step,
+            step_started_at=self._step_started_at,
+            step_deadline_s=self._step_deadline_s(),
+            last_cycle=self._last_cycle,
+        )
+
     async def _beat(self) -> None:
         assert self.store is not None
         now = self._clock.now()
-        status = {"state": self.state.value, "step": self._current_step, "last_cycle": self._last_cycle}
+        status = self._beat_status()
         await heartbeats.beat(
             self.store,
             instance=self.owner,
@@ -421,9 +490,12 @@ class Daemon:
         dry_run: bool = False,
         on_start: Callable[[str], object] | None = None,
         on_end: Callable[[cycle.StepResult], object] | None = None,
+        on_interrupt: Callable[[Interrupt], object] | None = None,
         install_signals: bool = True,
     ) -> cycle.CycleResult:
-        """Open the store, take the instance, run every step once, release. Startup errors raise."""
+        """Open the store, take the instance, run every step once, release. Startup errors raise.
+        A stop signal is told to ``on_interrupt`` at once; the result names the steps it kept from running."""
+        self._on_interrupt = on_interrupt
         self._transition(RunState.starting)
         with self._signals(install_signals, reload=False):
             return await self._once(dry_run, on_start, on_end)
@@ -439,6 +511,9 @@ class Daemon:
             await self._take_instance()
             self._steps = self._steps_factory(cycle.StepEnv(self.store, lambda: self.settings, self.owner))
             self._transition(RunState.running)
+            started_at = self._clock.now()
+            if not dry_run:
+                await self._record_once(started_at)
             work = asyncio.ensure_future(
                 self._run_cycle(list(cycle.STEP_ORDER), dry_run=dry_run, on_start=on_start, on_end=on_end)
             )
@@ -450,30 +525,70 @@ class Daemon:
             if not work.done():
                 self._transition(RunState.stopping)
                 await self._drain()
-            return work.result() if work.done() and not work.cancelled() else cycle.CycleResult()
+            if work.done() and not work.cancelled():
+                work.result()  # a step's bug that escaped run_step raises here, as before
+            if not dry_run:
+                await self._record_once(started_at, finished=True)
+            return self._cycle
         finally:
             self._tasks.clear()
             await self._release()
             self._transition(RunState.stopped)
 
+    async def _record_once(self, started_at: datetime, *, finished: bool = False) -> None:
+        """``memd run --once`` leaves a record for `memd status`: when it ran, and how it went."""
+        if self.store is None:
+            return
+        record = once_record(
+            pid=self.pid,
+            host=self.host,
+            started_at=started_at,
+            finished_at=self._clock.now() if finished else None,
+            summary=self._cycle.summary() if finished else None,
+        )
+        try:
+            await kv.put(self.store, LAST_ONCE_KEY, record, now=self._clock.now())
+        except Exception as exc:
+            log.warning("once_not_recorded", error=str(exc))
+
     # Helpers ----------------------------------------------------------------------------------------
 
     @contextlib.contextmanager
     def _signals(self, install: bool, *, reload: bool) -> Iterator[None]:
-        """SIGTERM and SIGINT ask for a stop (twice: at once), SIGHUP for a reload; handlers only set flags."""
+        """SIGTERM and SIGINT ask for a stop (twice: at once), SIGHUP for a reload.
+
+        The stop signals get a plain ``signal.signal`` handler rather than the event loop's: it runs
+        even while the loop is blocked, arms the ``HardStop`` and hands the request to the loop."""
         loop = asyncio.get_running_loop()
-        handlers = {signal.SIGTERM: self.request_stop, signal.SIGINT: self.request_stop}
-        if reload:
-            handlers[signal.SIGHUP] = self.request_reload
+        stops = (signal.SIGTERM, signal.SIGINT)
+        previous: dict[int, Any] = {}
+
+        def on_stop_signal(signum: int, frame: FrameType | None) -> None:
+            again, self._signalled = self._signalled, True
+            timeout_s = self.settings.schedule.shutdown_timeout_s
+            self.hard_stop.arm(STOP_GRACE_S if again else timeout_s + STOP_GRACE_S)
+            loop.call_soon_threadsafe(self._stop_signalled, again)
+
         if install:
-            for sig, handler in handlers.items():
-                loop.add_signal_handler(sig, handler)
+            for sig in stops:
+                previous[sig] = signal.signal(sig, on_stop_signal)
+            if reload:
+                loop.add_signal_handler(signal.SIGHUP, self.request_reload)
         try:
             yield
         finally:
             if install:
-                for sig in handlers:
-                    loop.remove_signal_handler(sig)
+                for signum, handler in previous.items():
+                    signal.signal(signum, handler)
+                if reload:
+                    loop.remove_signal_handler(signal.SIGHUP)
+
+    def _stop_signalled(self, again: bool) -> None:
+        step = self._current_step
+        self.request_stop()
+        if self._on_interrupt is not None:
+            wait_s = 0.0 if again else self.settings.schedule.shutdown_timeout_s
+            self._on_interrupt(Interrupt(step, wait_s, again))
 
     def _roots(self) -> list[Any]:
         return [s.root for s in self.settings.sources.enabled().values()]

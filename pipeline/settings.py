@@ -200,6 +200,11 @@ class ScheduleSettings(_Section):
     scan_interval_minutes: Annotated[float, Field(gt=0)] = 10.0
     consolidate_cooldown_minutes: Annotated[float, Field(ge=0)] = 360.0
     shutdown_timeout_s: Annotated[float, Field(gt=0)] = 30.0
+    step_deadline_minutes: Annotated[float, Field(gt=0)] = Field(
+        default=60.0,
+        description="A step (scan, extract, consolidate, publish) still running after this long is "
+        "shown by `memd status` as stuck.",
+    )
 
 
 class ReviewSettings(_Section):

@@ -4,6 +4,11 @@ Exit status: 0 when the daemon stopped cleanly or the cycle ran (a transcript th
 recorded outcome, not a failed run; so is an API that asked memd to wait); 1 when memd itself could
 not work (the state store is unreachable, a step could not run, such as extraction without an API
 key); 2 for a bad config; 3 when another memd holds the state store.
+
+Ctrl-C (SIGINT, like SIGTERM) lets the step in flight finish for up to ``[schedule]
+shutdown_timeout_s`` and runs no further step; `--once` says so at once, and that a second Ctrl-C
+abandons the step. A stop that had to abandon a step ends the process without waiting for the
+thread the step may have left stuck (``daemon.hardstop``).
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from daemon.cycle import CycleResult, StepResult
-    from daemon.service import Daemon
+    from daemon.service import Daemon, Interrupt
 
 EXIT_FAILED = 1
 EXIT_BUSY = 3
@@ -86,11 +91,14 @@ async def _forever(daemon: Daemon) -> int:
     from pipeline.errors import InstanceBusy, StoreError
 
     try:
-        return await daemon.run_forever()
+        code = await daemon.run_forever()
     except InstanceBusy as exc:
         fail(str(exc), EXIT_BUSY)
     except StoreError as exc:
         fail(str(exc), EXIT_FAILED)
+    if daemon.abandoned:
+        daemon.hard_stop.exit_now(code)
+    return code
 
 
 async def _once(daemon: Daemon, dry_run: bool) -> int:
@@ -98,7 +106,9 @@ async def _once(daemon: Daemon, dry_run: bool) -> int:
 
     progress = Progress(dry_run=dry_run)
     try:
-        result = await daemon.run_once(dry_run=dry_run, on_start=progress.start, on_end=progress.end)
+        result = await daemon.run_once(
+            dry_run=dry_run, on_start=progress.start, on_end=progress.end, on_interrupt=progress.interrupted
+        )
     except InstanceBusy as exc:
         fail(str(exc), EXIT_BUSY)
     except StoreError as exc:
@@ -109,8 +119,12 @@ async def _once(daemon: Daemon, dry_run: bool) -> int:
     if result.failures:
         for failed in result.failures:
             click.echo(f"memd: {failed.name} failed: {failed.error}", err=True)
-        return EXIT_FAILED
-    return 0
+        code = EXIT_FAILED
+    else:
+        code = 0
+    if daemon.abandoned:
+        daemon.hard_stop.exit_now(code)
+    return code
 
 
 class Progress:
@@ -138,6 +152,19 @@ class Progress:
         self.console.print(line.rstrip(), markup=False)
         if self.dry_run:
             _print_tables(self.console, result.report)
+
+    def interrupted(self, interrupt: Interrupt) -> None:
+        """Ctrl-C: say at once what the run waits for, and what a second Ctrl-C does."""
+        if interrupt.again:
+            line = f"abandoning {interrupt.step}" if interrupt.step else "stopping at once"
+        elif interrupt.step:
+            line = (
+                f"interrupted: waiting up to {interrupt.wait_s:g}s for {interrupt.step} to finish; "
+                "no further step will run (Ctrl-C again to abandon it)"
+            )
+        else:
+            line = "interrupted: no further step will run (Ctrl-C again to stop at once)"
+        self.console.print(line, markup=False)
 
     def close(self) -> None:
         if self._status is not None:

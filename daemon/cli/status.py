@@ -6,7 +6,8 @@ or SQLAlchemy code unless the store is PostgreSQL.
 
 Exit status: 0 when the daemon is running and its heartbeat is fresh; 1 when it is not running
 (never started, stopped, crashed) or the store cannot be read; 2 for a bad config; 3 when it is
-stuck (its process is there but its heartbeat is stale).
+stuck (its process is there but its heartbeat is stale, or a step has run past its deadline,
+``[schedule] step_deadline_minutes``).
 """
 
 from __future__ import annotations
@@ -119,18 +120,29 @@ def _daemon_line(report: dict[str, Any]) -> str:
     if state in ("running", "stuck"):
         line = f"memd {report['version']}: daemon {state} ({where}, up {_dur(d.get('uptime_s'))}, "
         line += f"heartbeat {_dur(d.get('heartbeat_age_s'))} ago)"
-        if d.get("step"):
+        stuck = d.get("stuck_step")
+        if stuck:
+            line += f", {stuck['step']} has run for {_dur(stuck.get('running_s'))}"
+            line += f" (deadline {_dur(stuck.get('deadline_s'))})"
+        elif d.get("step"):
             line += f", now: {d['step']}"
         return line
     if state in ("stopped", "crashed"):
         return f"memd {report['version']}: daemon {state} at {when(d.get('stopped_at'))} (was {where})"
     if state == "dead":
         return f"memd {report['version']}: daemon down ({where} is gone; last heartbeat {when(d.get('heartbeat_at'))})"
+    once = report.get("last_once")
+    if state == "never started" and once and "error" not in once:
+        at = when(once.get("finished_at") or once.get("started_at"))
+        return f"memd {report['version']}: daemon not running (never run as a service; `memd run --once` at {at})"
     return f"memd {report['version']}: daemon not running ({state})"
 
 
 def _rows(report: dict[str, Any]) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
+    once = report.get("last_once")
+    if once and "error" not in once:
+        out.append(("last run --once", _once_line(once)))
     scan = report.get("last_scan")
     if scan:
         out.append(("last scan", f"{when(scan.get('at'))} {scan.get('outcome')}{_err(scan)}"))
@@ -177,6 +189,14 @@ def _rows(report: dict[str, Any]) -> list[tuple[str, str]]:
             )
         )
     return out
+
+
+def _once_line(once: dict[str, Any]) -> str:
+    if once.get("finished_at"):
+        return f"{when(once['finished_at'])} {once.get('summary') or ''}".rstrip()
+    if once.get("running"):
+        return f"running since {when(once.get('started_at'))} (pid {once.get('pid')})"
+    return f"started {when(once.get('started_at'))}, did not finish (pid {once.get('pid')} on {once.get('host')})"
 
 
 def _phase_line(section: dict[str, Any], unit: str) -> str:

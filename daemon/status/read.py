@@ -18,6 +18,7 @@ from typing import Any
 from daemon.status.config import StatusSettings
 from daemon.status.git_refs import git_head
 from daemon.status.hits import usage
+from daemon.status.liveness import LAST_ONCE_KEY, stuck_step
 from daemon.status.rows import Rows
 from pipeline import ratelimit_rule
 from pipeline.store import readmodel as rm
@@ -58,6 +59,7 @@ def collect(
         "publish": lambda: _publish(rows, runs.get("publish")),
         "usage": lambda: usage(rows, now),
         "leases": lambda: _leases(rows, now),
+        "last_once": lambda: _last_once(rows, host, pid_alive),
     }
     for name, read in sections.items():
         report[name] = _section(read, {"error": "unreadable"})
@@ -103,10 +105,25 @@ def _daemon(rows: Rows, now: datetime, host: str, pid_alive: Callable[[int], boo
         view.update(running=False, state="dead")
     elif age_s is not None and age_s > HEARTBEAT_STALE_S:
         view.update(running=True, state="stuck")
+    elif (overrun := stuck_step(status, now)) is not None:
+        view.update(running=True, state="stuck", stuck_step=overrun)
     else:
         view.update(running=True, state="running")
     if view["running"] and started_at is not None:
         view["uptime_s"] = round((now - started_at).total_seconds(), 1)
+    return view
+
+
+def _last_once(rows: Rows, host: str, pid_alive: Callable[[int], bool]) -> dict[str, Any] | None:
+    """The last ``memd run --once``: when it started and finished, its summary; still running, or
+    gone without finishing."""
+    record = _kv(rows, LAST_ONCE_KEY)
+    if not isinstance(record, dict):
+        return None
+    view = {k: record.get(k) for k in ("pid", "host", "started_at", "finished_at", "summary")}
+    unfinished = record.get("finished_at") is None
+    alive = unfinished and record.get("host") == host and isinstance(record.get("pid"), int)
+    view["running"] = bool(alive and pid_alive(int(record["pid"])))
     return view
 
 

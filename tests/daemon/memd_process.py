@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+REPO = Path(__file__).parents[2]
 READY_TIMEOUT_S = 60
 EXIT_TIMEOUT_S = 60
 
@@ -16,7 +17,9 @@ EXIT_TIMEOUT_S = 60
 class Memd:
     """One `memd` process with its own notify socket; stderr goes to a file (never a full pipe)."""
 
-    def __init__(self, tmp_path: Path, name: str, env: dict[str, str], *args: str) -> None:
+    def __init__(
+        self, tmp_path: Path, name: str, env: dict[str, str], *args: str, module: str = "daemon"
+    ) -> None:
         self.socket_path = tmp_path / f"{name}.sock"
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.sock.bind(str(self.socket_path))
@@ -25,8 +28,9 @@ class Memd:
         self.messages: list[str] = []
         with self.stderr_path.open("wb") as err:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "daemon", *args],
+                [sys.executable, "-m", module, *args],
                 env={**env, "NOTIFY_SOCKET": str(self.socket_path)},
+                cwd=REPO,
                 stdout=subprocess.DEVNULL,
                 stderr=err,
             )

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import Enum
@@ -8,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from daemon.cycle import STEP_ORDER, Skipped, StepResult, compact, jsonable, ordered, run_cycle
+from daemon.cycle import STEP_ORDER, CycleResult, Skipped, StepResult, compact, jsonable, ordered, run_cycle
 from pipeline.clock import FakeClock
 from pipeline.errors import LLMUnavailable, NoAPIKey, StoreError
 
@@ -114,3 +115,38 @@ def test_compact_prefers_a_reports_own_summary() -> None:
 
     assert compact(WithSummary()) == {"extracted": 2}
     assert compact(Skipped("idle")) == {"reason": "idle"}
+
+
+async def test_a_stop_names_the_steps_it_kept_from_running(clock: FakeClock) -> None:
+    calls: list[str] = []
+    steps = {name: _step(calls, name) for name in STEP_ORDER}
+    result = await run_cycle(steps, STEP_ORDER, clock=clock, keep_going=lambda: len(calls) < 2)
+    assert result.not_run == ["consolidate", "publish"]
+    assert result.summary() == (
+        "scan ok, extract ok, consolidate skipped: interrupted, publish skipped: interrupted"
+    )
+
+
+async def test_a_cancelled_cycle_keeps_what_ran_and_names_the_rest(clock: FakeClock) -> None:
+    calls: list[str] = []
+    blocked = asyncio.Event()
+
+    async def endless(*, dry_run: bool) -> object:
+        blocked.set()
+        await asyncio.Event().wait()
+        return None
+
+    steps = {name: _step(calls, name) for name in STEP_ORDER} | {"extract": endless}
+    into = CycleResult()
+    task = asyncio.create_task(run_cycle(steps, STEP_ORDER, clock=clock, into=into))
+    await blocked.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert [(r.name, r.outcome, r.error) for r in into.results] == [
+        ("scan", "ok", None),
+        ("extract", "cancelled", "interrupted"),
+    ]
+    assert into.summary() == (
+        "scan ok, extract cancelled, consolidate skipped: interrupted, publish skipped: interrupted"
+    )

@@ -227,8 +227,9 @@ async def test_heartbeats_renew_the_lease_and_a_lost_lease_stops_the_daemon(
     daemon = make_daemon(settings, clock, FakeSteps(), heartbeat_interval_s=0.05)
     run = asyncio.create_task(daemon.run_forever(install_signals=False))
     await wait_cycles(daemon, 1)
-    daemon.heartbeat_done.clear()
-    await asyncio.wait_for(daemon.heartbeat_done.wait(), timeout=TIMEOUT_S)
+    for _ in range(2):  # the second beat began after the cycle ended (a step's start also beats)
+        daemon.heartbeat_done.clear()
+        await asyncio.wait_for(daemon.heartbeat_done.wait(), timeout=TIMEOUT_S)
     assert daemon.store is not None
     hb = await heartbeats.latest(daemon.store)
     assert hb is not None
@@ -405,3 +406,49 @@ async def test_something_already_due_never_makes_scans_spin(tmp_path: Path, cloc
     assert 50 < wait_s <= 61  # brought forward from the 10-minute interval, but not below the gap
     daemon.request_stop()
     assert await asyncio.wait_for(run, timeout=TIMEOUT_S) == 0
+
+
+async def test_the_heartbeat_records_the_step_in_progress_its_start_and_deadline(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    steps = FakeSteps()
+    started, release = asyncio.Event(), asyncio.Event()
+
+    async def slow_scan(env: StepEnv) -> object:
+        started.set()
+        await release.wait()
+        return {}
+
+    steps.hooks["scan"] = slow_scan
+    settings = make_settings(tmp_path, MEMD_SCHEDULE__STEP_DEADLINE_MINUTES="2")
+    daemon = make_daemon(settings, clock, steps, heartbeat_interval_s=3600)  # only the step's own beat
+    run = asyncio.create_task(daemon.run_forever(install_signals=False))
+    await asyncio.wait_for(started.wait(), timeout=TIMEOUT_S)
+    await asyncio.wait_for(daemon.heartbeat_done.wait(), timeout=TIMEOUT_S)
+    beat = await read_store(settings, heartbeats.latest)
+    assert beat.status["step"] == "scan"
+    assert beat.status["step_started_at"] == clock.now().isoformat()
+    assert beat.status["step_deadline_s"] == 120
+    release.set()
+    daemon.request_stop()
+    assert await asyncio.wait_for(run, timeout=TIMEOUT_S) == 0
+    assert daemon.abandoned is None
+
+
+async def test_a_stop_that_cancels_a_step_says_which(tmp_path: Path, clock: FakeClock) -> None:
+    steps = FakeSteps()
+    started = asyncio.Event()
+
+    async def endless(env: StepEnv) -> object:
+        started.set()
+        await asyncio.Event().wait()
+        return None
+
+    steps.hooks["consolidate"] = endless
+    daemon = make_daemon(make_settings(tmp_path, MEMD_SCHEDULE__SHUTDOWN_TIMEOUT_S="0.1"), clock, steps)
+    once = asyncio.create_task(daemon.run_once(install_signals=False))
+    await asyncio.wait_for(started.wait(), timeout=TIMEOUT_S)
+    daemon.request_stop()
+    result = await asyncio.wait_for(once, timeout=TIMEOUT_S)
+    assert daemon.abandoned == "consolidate"
+    assert result.summary() == "scan ok, extract ok, consolidate cancelled, publish skipped: interrupted"

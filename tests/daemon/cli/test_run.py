@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import pty
 import re
@@ -312,3 +313,197 @@ def run_on_a_terminal(env: dict[str, str], *args: str) -> tuple[int, str]:
             proc.wait()
     screen = b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
     return code, re.sub(r"\x1b\[1A\x1b\[2K|\r\x1b\[2K|\r", "\n", screen)
+
+
+# A step that does not return: shown stuck, and no signal leaves the process behind -----------------
+
+SHUTDOWN_TIMEOUT_S = 2.0
+EXIT_BOUND_S = SHUTDOWN_TIMEOUT_S + 10  # shutdown_timeout_s plus a few seconds (and a loaded machine)
+
+
+def blocking(memd_env: dict[str, str], **extra: str) -> dict[str, str]:
+    return {
+        **memd_env,
+        "MEMD_SCHEDULE__SHUTDOWN_TIMEOUT_S": str(SHUTDOWN_TIMEOUT_S),
+        "MEMD_SCHEDULE__STEP_DEADLINE_MINUTES": "0.02",  # 1.2 s
+        **extra,
+    }
+
+
+def memd_status(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return _once({**env, "COLUMNS": "200"}, "status", *args)
+
+
+def wait_for_stderr(memd: Memd, text: str, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while text not in memd.stderr():
+        assert time.monotonic() < deadline, f"no {text!r} in stderr:\n{memd.stderr()[-3000:]}"
+        assert memd.proc.poll() is None, memd.stderr()[-3000:]
+        time.sleep(0.1)
+
+
+def exits_within(proc: subprocess.Popen[Any], seconds: float) -> tuple[int, float]:
+    t0 = time.monotonic()
+    try:
+        code = proc.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"still running {seconds:.0f}s after the signal")
+    return code, time.monotonic() - t0
+
+
+@pytest.mark.slow
+def test_a_step_blocked_in_a_thread_is_shown_stuck_and_sigterm_still_ends_the_process(
+    tmp_path: Path, memd_env: dict[str, str], started: list[Memd]
+) -> None:
+    env = blocking(memd_env)
+    memd = Memd(tmp_path, "blocked", env, "scan", "thread", "run", module="tests.daemon.blocking_memd")
+    started.append(memd)
+    memd.wait_for("READY=1")
+    wait_for_stderr(memd, "blocking scan")
+    deadline = time.monotonic() + 30
+    while True:
+        done = memd_status(env, "--json")
+        report = json.loads(done.stdout)
+        if report["daemon"]["state"] == "stuck" or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert report["daemon"]["state"] == "stuck", report["daemon"]
+    assert done.returncode == 3
+    assert report["daemon"]["stuck_step"]["step"] == "scan"
+    assert report["daemon"]["stuck_step"]["running_s"] >= 1.2
+    human = memd_status(env)
+    assert human.returncode == 3
+    assert re.search(r"daemon stuck .*scan has run for \d+s", human.stdout), human.stdout
+
+    memd.signal(signal.SIGTERM)
+    code, took = exits_within(memd.proc, EXIT_BOUND_S)
+    assert code == 0, memd.stderr()[-3000:]
+    assert "shutdown_cancelling_work" in memd.stderr()
+    after = json.loads(memd_status(env, "--json").stdout)
+    assert after["daemon"]["state"] == "stopped"  # the stop was recorded, the instance released
+    assert after["leases"] == []
+
+
+@pytest.mark.slow
+def test_a_step_blocking_the_event_loop_still_ends_on_sigterm(
+    tmp_path: Path, memd_env: dict[str, str], started: list[Memd]
+) -> None:
+    memd = Memd(
+        tmp_path, "loop", blocking(memd_env), "scan", "loop", "run", module="tests.daemon.blocking_memd"
+    )
+    started.append(memd)
+    memd.wait_for("READY=1")
+    wait_for_stderr(memd, "blocking scan")
+    memd.signal(signal.SIGTERM)
+    code, _ = exits_within(memd.proc, EXIT_BOUND_S)
+    assert code != 0  # nothing could be released: not a clean stop
+    assert "shutdown_overran" in memd.stderr()
+
+
+# Ctrl-C during `memd run --once` -----------------------------------------------------------------
+
+
+class Once:
+    """`memd run --once` with one step blocked, its stdout read line by line as it comes."""
+
+    def __init__(self, env: dict[str, str], step: str, how: str) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.daemon.blocking_memd", step, how, "run", "--once"],
+            env=env,
+            cwd=Path(__file__).parents[3],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        self.lines: list[str] = []
+
+    def line_with(self, text: str, timeout_s: float = 60) -> str:
+        assert self.proc.stdout is not None
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([self.proc.stdout], [], [], deadline - time.monotonic())
+            if not ready:
+                break
+            line = self.proc.stdout.readline()
+            if not line:
+                break
+            self.lines.append(line)
+            if text in line:
+                return line
+        pytest.fail(f"no {text!r} on stdout; so far: {self.lines}")
+
+    def rest(self) -> tuple[str, str]:
+        out, err = self.proc.communicate(timeout=EXIT_TIMEOUT_S)
+        return "".join(self.lines) + out, err
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+@pytest.fixture
+def onces() -> Iterator[list[Once]]:
+    found: list[Once] = []
+    yield found
+    for once in found:
+        once.close()
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_run_once_says_what_it_waits_for_and_names_the_skipped_steps(
+    memd_env: dict[str, str], onces: list[Once]
+) -> None:
+    env = blocking(memd_env, MEMD_SCHEDULE__SHUTDOWN_TIMEOUT_S="30")
+    once = Once(env, "extract", "sleep:3")
+    onces.append(once)
+    once.line_with("scan ")
+    time.sleep(0.5)  # extract is under way
+    t0 = time.monotonic()
+    once.proc.send_signal(signal.SIGINT)
+    notice = once.line_with("interrupted", timeout_s=2)
+    assert time.monotonic() - t0 < 2  # at once, not when the step is done
+    assert "extract" in notice
+    assert "30s" in notice
+    assert "Ctrl-C again" in notice
+    out, err = once.rest()
+    summary = out.strip().splitlines()[-1]
+    assert summary.startswith("scan ok, extract ok"), out
+    assert "consolidate skipped: interrupted" in summary
+    assert "publish skipped: interrupted" in summary
+
+
+@pytest.mark.slow
+def test_a_second_ctrl_c_abandons_the_step_and_still_reports_what_ran(
+    memd_env: dict[str, str], onces: list[Once]
+) -> None:
+    env = blocking(memd_env, MEMD_SCHEDULE__SHUTDOWN_TIMEOUT_S="30")
+    once = Once(env, "extract", "thread")
+    onces.append(once)
+    once.line_with("scan ")
+    time.sleep(0.5)
+    once.proc.send_signal(signal.SIGINT)
+    once.line_with("interrupted", timeout_s=2)
+    once.proc.send_signal(signal.SIGINT)
+    once.line_with("abandon", timeout_s=2)
+    code, _ = exits_within(once.proc, 10)  # the thread stuck in its read does not keep it alive
+    out, err = once.rest()
+    summary = out.strip().splitlines()[-1]
+    assert "nothing ran" not in out
+    assert summary.startswith("scan ok, extract cancelled"), out
+    assert "publish skipped: interrupted" in summary
+    assert code == 1  # a step was cut short
+
+
+def test_status_says_when_the_last_run_once_ran(memd_env: dict[str, str]) -> None:
+    done = _once(memd_env, "run", "--once")
+    assert done.returncode == 0, done.stderr[-3000:]
+    status = memd_status(memd_env, "--json")
+    report = json.loads(status.stdout)
+    last = report["last_once"]
+    assert last["summary"] == done.stdout.strip().splitlines()[-1]
+    assert last["finished_at"] is not None
+    assert last["pid"] > 0
+    human = memd_status(memd_env).stdout
+    assert "never started" not in human
+    assert re.search(r"last run --once\s+\S+ .*scan ok", human), human

@@ -254,3 +254,57 @@ async def test_status_stays_healthy_before_the_first_consolidation(tmp_path: Pat
     report = json.loads(status(env, "--json").stdout)
     assert report["healthy"] is True
     assert report["publish"]["last_run"]["whole_run"]["outcome"] == "skipped"
+
+
+async def test_a_step_past_its_deadline_is_stuck_with_its_name(tmp_path: Path) -> None:
+    env = memd_env(tmp_path)
+    settings = load_settings(None, env=env).settings
+    store = await open_store(settings.paths.state_db)
+    now = datetime.now(UTC)
+    status_json = {
+        "state": "running",
+        "step": "extract",
+        "step_started_at": (now - timedelta(minutes=75)).isoformat(),
+        "step_deadline_s": 3600,
+    }
+    try:
+        await heartbeats.beat(
+            store,
+            instance="i",
+            host=socket.gethostname(),
+            pid=os.getpid(),
+            version="0.1.0",
+            started_at=now - timedelta(hours=2),
+            now=now,  # a fresh heartbeat: the event loop runs, the step does not return
+            status=status_json,
+        )
+    finally:
+        await store.close()
+    done = status(env, "--json")
+    assert done.returncode == 3
+    daemon = json.loads(done.stdout)["daemon"]
+    assert daemon["state"] == "stuck"
+    assert daemon["stuck_step"]["step"] == "extract"
+    assert daemon["stuck_step"]["running_s"] >= 75 * 60
+    human = status(env).stdout
+    assert "daemon stuck" in human
+    assert "extract has run for 1h 15m (deadline 1h 0m)" in human
+    # Within its deadline the same step is a running daemon's current step.
+    status_json["step_started_at"] = (now - timedelta(minutes=5)).isoformat()
+    store = await open_store(settings.paths.state_db)
+    try:
+        await heartbeats.beat(
+            store,
+            instance="i",
+            host=socket.gethostname(),
+            pid=os.getpid(),
+            version="0.1.0",
+            started_at=now - timedelta(hours=2),
+            now=now,
+            status=status_json,
+        )
+    finally:
+        await store.close()
+    fine = status(env)
+    assert fine.returncode == 0
+    assert "now: extract" in fine.stdout

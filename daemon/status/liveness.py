@@ -1,0 +1,74 @@
+"""What the daemon writes about itself for `memd status`, and the rule that calls a step stuck.
+
+The daemon's heartbeat carries a small JSON status (``beat_status``): its state, the step in
+progress, when that step started and its deadline (``[schedule] step_deadline_minutes``, as the
+daemon had it). `memd status` calls the daemon stuck when that step has run past its deadline
+(``stuck_step``), whatever the heartbeat's age: a step waiting on a thread that never returns leaves
+the event loop, and so the heartbeat, running. ``memd run --once`` leaves a record of itself in the
+store's kv under ``LAST_ONCE_KEY`` (``once_record``). Standard library only: `memd status` reads it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pipeline.store.readmodel import iso, parse_time
+
+LAST_ONCE_KEY = "last_once"
+"""``kv[LAST_ONCE_KEY]``: the last ``memd run --once`` (pid, host, started, finished, its summary)."""
+
+
+def beat_status(
+    *,
+    state: str,
+    step: str | None,
+    step_started_at: datetime | None,
+    step_deadline_s: float | None,
+    last_cycle: str | None,
+) -> dict[str, Any]:
+    """The heartbeat's status JSON."""
+    return {
+        "state": state,
+        "step": step,
+        "step_started_at": iso(step_started_at) if step is not None else None,
+        "step_deadline_s": step_deadline_s if step is not None else None,
+        "last_cycle": last_cycle,
+    }
+
+
+def stuck_step(status: Any, now: datetime) -> dict[str, Any] | None:
+    """The step in progress when it has run past its deadline: its name, since when, for how long."""
+    if not isinstance(status, dict) or not status.get("step"):
+        return None
+    started = parse_time(status.get("step_started_at"))
+    deadline_s = status.get("step_deadline_s")
+    if started is None or not isinstance(deadline_s, int | float):
+        return None
+    running_s = (now - started).total_seconds()
+    if running_s <= deadline_s:
+        return None
+    return {
+        "step": str(status["step"]),
+        "started_at": iso(started),
+        "running_s": round(running_s, 1),
+        "deadline_s": deadline_s,
+    }
+
+
+def once_record(
+    *,
+    pid: int,
+    host: str,
+    started_at: datetime,
+    finished_at: datetime | None = None,
+    summary: str | None = None,
+) -> dict[str, Any]:
+    """``kv[LAST_ONCE_KEY]``: written when ``memd run --once`` starts, and again when it ends."""
+    return {
+        "pid": pid,
+        "host": host,
+        "started_at": iso(started_at),
+        "finished_at": iso(finished_at),
+        "summary": summary,
+    }
