@@ -1,7 +1,10 @@
 """`memd inbox [show|accept|reject RUN]`: review consolidations made with `[review] mode = "inbox"`.
 
-Exit status: 0 on success; 1 when the run is unknown, its branch is gone, git or the store fails;
-2 for a bad config.
+`accept` publishes at once (the agents see the accepted memory without waiting for a cycle);
+`reject` changes nothing on the branch, so the published memory stays as it was.
+
+Exit status: 0 on success; 1 when the run is unknown, its branch is gone, git or the store fails,
+or publishing the accepted memory failed; 2 for a bad config.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import click
 from daemon.cli.context import CliContext, fail, pass_ctx
 
 if TYPE_CHECKING:
+    from pipeline.publish.run import PublishReport
     from pipeline.settings import Settings
     from pipeline.store import Store
 
@@ -82,12 +86,23 @@ def show(ctx: CliContext, run_id: str) -> None:
 @click.argument("run_id")
 @pass_ctx
 def accept(ctx: CliContext, run_id: str) -> None:
-    """Merge a pending run into the memory repository."""
+    """Merge a pending run into the memory repository and publish it."""
     from pipeline.clock import SystemClock
     from pipeline.consolidate import inbox
+    from pipeline.publish.run import publish_all
 
-    head = _with_store(ctx, lambda store, settings: inbox.accept(store, settings, SystemClock(), run_id))
+    async def work(store: Store, settings: Settings) -> tuple[str, PublishReport]:
+        clock = SystemClock()
+        head = await inbox.accept(store, settings, clock, run_id)
+        return head, await publish_all(store, settings, clock)
+
+    ctx.configure_logging()
+    head, published = _with_store(ctx, work)
     click.echo(f"accepted: the memory repository is at {head[:12]}")
+    for line in publish_lines(published):
+        click.echo(line)
+    if published.failed:
+        raise SystemExit(EXIT_FAILED)
 
 
 @inbox_group.command("reject")
@@ -99,4 +114,27 @@ def reject(ctx: CliContext, run_id: str) -> None:
     from pipeline.consolidate import inbox
 
     run = _with_store(ctx, lambda store, settings: inbox.reject(store, settings, SystemClock(), run_id))
-    click.echo(f"rejected {run.run_id} ({run.scope}): its branch is deleted")
+    click.echo(
+        f"rejected {run.run_id} ({run.scope}): its branch is deleted; the memory and its published copies "
+        "stay as they were"
+    )
+
+
+def publish_lines(report: PublishReport) -> list[str]:
+    """What publishing did: one line per copy it wrote, withdrew, skipped or failed on (none: all current)."""
+    lines = []
+    for r in report.results:
+        if r.written or r.removed or r.outcome in ("failed", "refused", "skipped"):
+            what = ", ".join(
+                part
+                for part in (
+                    f"wrote {len(r.written)} file(s)" if r.written else "",
+                    f"removed {len(r.removed)} file(s)" if r.removed else "",
+                    r.reason or "",
+                )
+                if part
+            )
+            lines.append(f"published {r.scope} to {r.target}: {r.outcome} {r.path} ({what})")
+    if not lines:
+        lines.append("published copies: already current, nothing to write")
+    return lines

@@ -69,5 +69,7 @@ async def forget(
     ctx = context(store, settings, clock, llm, redactor)
     for affected in sorted(report.forgotten):
         report.dropped_inbox += await inbox.drop_pending(store, settings, clock, affected)
-        report.runs.append(await consolidate_scope(ctx, affected, force=True, review="auto"))
+        report.runs.append(
+            await consolidate_scope(ctx, affected, force=True, review="auto", landed_only=True)
+        )
     return report

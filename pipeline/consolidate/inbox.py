@@ -70,7 +70,13 @@ async def accept(store: Store, settings: Settings, clock: Clock, run_id: str) ->
     )
     project = run.inputs.get("project")
     await db.save_success(
-        store, run.scope, inputs=run.inputs.get("ids", []), commit=head, project=project, now=now
+        store,
+        run.scope,
+        inputs=run.inputs.get("ids", []),
+        consumed=run.inputs.get("consumed"),
+        commit=head,
+        project=project,
+        now=now,
     )
     return head
 

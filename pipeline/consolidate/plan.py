@@ -1,8 +1,15 @@
-"""Which scopes need a consolidation run, and why (or why not yet)."""
+"""Which scopes need a consolidation run, and why (or why not yet).
+
+A scope needs a run when its live inputs differ from its watermark (what the last run consumed or
+a rejected inbox run proposed). What the run adds and removes is counted against what *landed* on
+the repository's branch, so a session a rejected run proposed is named as new when it lands later.
+``memd forget`` plans with ``landed_only``: the run rebuilds from the inputs already on the branch,
+never from a rejected or pending run's sessions.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Literal
 
@@ -26,6 +33,12 @@ class ScopePlan:
     state: db.ScopeState | None = None
     skip_reason: str | None = None
     """Set when the scope has work but may not run now (cooldown, retry, review, bad name)."""
+    consumed: frozenset[int] | None = None
+    """The watermark a successful run leaves (None: its inputs); a forget's keeps what was rejected."""
+
+    @property
+    def watermark_after(self) -> frozenset[int]:
+        return self.consumed if self.consumed is not None else frozenset(r.id for r in self.inputs)
 
     @property
     def project(self) -> str | None:
@@ -40,9 +53,16 @@ class ScopePlan:
 
 
 async def plan_scope(
-    store: Store, settings: Settings, scope: str, *, now: datetime, force: bool = False
+    store: Store,
+    settings: Settings,
+    scope: str,
+    *,
+    now: datetime,
+    force: bool = False,
+    landed_only: bool = False,
 ) -> ScopePlan:
-    """The plan for one scope. ``force`` ignores the cooldown and a pending retry (``memd forget``)."""
+    """The plan for one scope. ``force`` ignores the cooldown and a pending retry; ``landed_only``
+    keeps only the inputs already on the branch (both for ``memd forget``)."""
     if not is_scope(scope):
         return ScopePlan(scope, "none", skip_reason=f"not a valid scope name: {scope!r}")
     memories = settings.memories
@@ -51,19 +71,25 @@ async def plan_scope(
     )
     state = await db.get_scope(store, scope)
     watermark = state.watermark if state else frozenset()
+    landed = state.landed if state else frozenset()
+    consumed: frozenset[int] | None = None
+    if landed_only:
+        consumed = watermark & {r.id for r in inputs}
+        inputs = [r for r in inputs if r.id in landed]
+        watermark = landed
     live = {r.id for r in inputs}
     if live == watermark:
-        return ScopePlan(scope, "none", inputs, state=state)
-    added = [r for r in inputs if r.id not in watermark]
-    removed = await db.inputs_by_id(store, watermark - live)
+        return ScopePlan(scope, "none", inputs, state=state, consumed=consumed)
+    added = [r for r in inputs if r.id not in landed]
+    removed = await db.inputs_by_id(store, landed - live, scope=scope)
     action: Action = "consolidate"
     if not inputs and await _forget_emptied(store, scope, removed):
         action = "clear"
-    plan = ScopePlan(scope, action, inputs, added, removed, state)
+    plan = ScopePlan(scope, action, inputs, added, removed, state, consumed=consumed)
     reason = None if force else await _hold_reason(store, settings, plan, now)
     if reason is None:
         reason = await _pending_review(store, scope)
-    return plan if reason is None else ScopePlan(scope, action, inputs, added, removed, state, reason)
+    return plan if reason is None else replace(plan, skip_reason=reason)
 
 
 async def _forget_emptied(store: Store, scope: str, removed: list[InputRecord]) -> bool:

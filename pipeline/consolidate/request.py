@@ -11,6 +11,7 @@ from pipeline.consolidate.plan import ScopePlan
 from pipeline.llm.pricing import cost_usd
 from pipeline.memory.inputs import InputRecord
 from pipeline.memory.layout import GLOBAL_SCOPE, Caps
+from pipeline.memory.repository import RUN_TRAILER
 from pipeline.prompts import Prompt, combined_hash, load_prompt
 
 if TYPE_CHECKING:
@@ -76,7 +77,12 @@ class Prompts:
 
 def describe_scope(plan: ScopePlan) -> str:
     if plan.scope == GLOBAL_SCOPE:
-        return "what holds across all projects: the person, their preferences, their environment"
+        return (
+            "the global scope, which every project reads: it holds only what is about the user (the person, "
+            "their preferences, their environment), never anything about a project. Its inputs are the "
+            "memories sessions made about the user, without their projects; leave out anything in them "
+            "that is about one project"
+        )
     return f"the project at {plan.project}" if plan.project else "one project"
 
 
@@ -160,5 +166,5 @@ def commit_message(plan: ScopePlan, result: RunResult, *, model: str, sanitized:
         )
     if sanitized:
         lines.append("Not memory, removed: " + ", ".join(sanitized))
-    lines.append(f"Run: {result.run_id}")
+    lines += ["", f"{RUN_TRAILER}: {result.run_id}"]
     return "\n".join(lines) + "\n"

@@ -6,6 +6,10 @@ Outcomes: ``committed`` / ``pending_review`` (inbox) / ``unchanged`` (nothing to
 ``skipped`` (another run holds the scope, or nothing to do any more) / ``failed`` (the reason is
 recorded on the run and the scope waits before it is tried again) / ``crashed`` (an unexpected
 error or a cancellation: recorded, then re-raised).
+
+A process killed after its run landed (or parked on ``inbox/<run>``) but before the store recorded
+it leaves the run marked running: the next run of the scope finds its commit by the ``Memd-Run``
+trailer and records it as it ended, so it is neither paid for again nor called abandoned.
 """
 
 from __future__ import annotations
@@ -35,9 +39,16 @@ FAILURE_RETRY_MAX = timedelta(hours=1)
 
 
 async def consolidate_scope(
-    ctx: Phase2Context, scope: str, *, force: bool = False, review: str | None = None
+    ctx: Phase2Context,
+    scope: str,
+    *,
+    force: bool = False,
+    review: str | None = None,
+    landed_only: bool = False,
 ) -> RunResult:
-    """Run one scope if it (still) needs it. ``review`` overrides ``[review] mode``."""
+    """Run one scope if it (still) needs it. ``review`` overrides ``[review] mode``; ``landed_only``
+    rebuilds from the inputs on the branch only, and a scope with nothing to change is ``unchanged``
+    (``memd forget``)."""
     now = ctx.clock.now()
     run_id = new_run_id(now)
     name = f"consolidate:{scope}"
@@ -57,10 +68,21 @@ async def consolidate_scope(
     lease = ScopeLease(ctx, name, run_id)
     lease.start()
     try:
+        await _recover_landed(ctx, scope)
         abandoned = await db.mark_abandoned(ctx.store, scope, now=now)
         if abandoned:
             log.warning("consolidation_runs_abandoned", scope=scope, runs=abandoned)
-        plan = await plan_scope(ctx.store, ctx.settings, scope, now=now, force=force)
+        plan = await plan_scope(ctx.store, ctx.settings, scope, now=now, force=force, landed_only=landed_only)
+        if landed_only and plan.action == "none":
+            state = plan.state
+            if state is not None and plan.watermark_after != state.watermark:
+                await db.save_watermark(ctx.store, scope, inputs=plan.watermark_after, now=now)
+            return RunResult(
+                scope,
+                RunOutcome.UNCHANGED,
+                reason="nothing of it was in the memory on the branch: no rewrite needed",
+                inputs=len(plan.inputs),
+            )
         if not plan.runnable:
             return RunResult(
                 scope, RunOutcome.SKIPPED, reason=plan.skip_reason or "up to date", inputs=len(plan.inputs)
@@ -68,6 +90,35 @@ async def consolidate_scope(
         return await _run(ctx, plan, run_id, lease, review or ctx.settings.review.mode)
     finally:
         await lease.stop()
+
+
+async def _recover_landed(ctx: Phase2Context, scope: str) -> None:
+    """Record the runs of ``scope`` a killed process left running whose commit landed or was parked."""
+    for run in await db.running_runs(ctx.store, scope):
+        now = ctx.clock.now()
+        commit = await ctx.repo.commit_of_run(run.run_id)
+        branch = f"{INBOX_PREFIX}{run.run_id}"
+        reason = "recorded after a restart: the process that ran it stopped after its commit was made"
+        if commit is not None:
+            outcome = RunOutcome.CLEARED if run.mode == "clear" else RunOutcome.COMMITTED
+            await db.finish_run(ctx.store, run.run_id, outcome=outcome, now=now, reason=reason, commit=commit)
+            await db.save_success(
+                ctx.store,
+                scope,
+                inputs=run.inputs.get("ids", []),
+                consumed=run.inputs.get("consumed"),
+                commit=commit,
+                project=run.inputs.get("project"),
+                now=now,
+            )
+        elif (parked := await ctx.repo.branch_head(branch)) is not None:
+            outcome = RunOutcome.PENDING_REVIEW
+            await db.finish_run(
+                ctx.store, run.run_id, outcome=outcome, now=now, reason=reason, commit=parked, branch=branch
+            )
+        else:
+            continue
+        log.warning("consolidation_run_recovered", scope=scope, run_id=run.run_id, outcome=outcome)
 
 
 async def _run(ctx: Phase2Context, plan: ScopePlan, run_id: str, lease: ScopeLease, review: str) -> RunResult:
@@ -85,6 +136,8 @@ async def _run(ctx: Phase2Context, plan: ScopePlan, run_id: str, lease: ScopeLea
         "removed": sorted({r.session_id for r in plan.removed}),
         "project": plan.project,
     }
+    if plan.consumed is not None:
+        inputs["consumed"] = sorted(plan.consumed)
     await db.start_run(
         ctx.store, run_id=run_id, scope=plan.scope, mode=plan.action, now=ctx.clock.now(), inputs=inputs
     )
@@ -182,6 +235,7 @@ async def _attempt(
                 ctx.store,
                 plan.scope,
                 inputs=[r.id for r in plan.inputs],
+                consumed=plan.consumed,
                 commit=None,
                 project=plan.project,
                 now=ctx.clock.now(),
@@ -203,6 +257,7 @@ async def _attempt(
         ctx.store,
         plan.scope,
         inputs=[r.id for r in plan.inputs],
+        consumed=plan.consumed,
         commit=result.commit,
         project=plan.project,
         now=ctx.clock.now(),

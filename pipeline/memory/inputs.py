@@ -4,6 +4,10 @@
 stable for a session (its start time, a hash of its id, its slug), so a re-extracted session shows
 as a modification in the workspace diff and a dropped one as a deletion. ``raw_memories.md``
 holds every session's raw memory, oldest first. Both are rewritten in full by memd each run.
+
+The global scope is every project's: its inputs are not whole extracts but only their ``user``
+candidate memories (what a session taught about the person), without the project, the session's
+summary or its raw notes (``about_the_user``). An extract without one is no input of global.
 """
 
 from __future__ import annotations
@@ -11,14 +15,16 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from pipeline.memory.layout import RAW_MEMORIES, ROLLOUT_DIR
+from pipeline.memory.layout import GLOBAL_SCOPE, RAW_MEMORIES, ROLLOUT_DIR
 
 SLUG_MAX_CHARS = 48
+USER_MEMORY = "user"
+"""The candidate memory type (``pipeline.extract.schema.MemoryType``) that is about the person."""
 
 
 @dataclass(frozen=True)
@@ -109,3 +115,44 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path)
     else:
         path.unlink()
+
+
+def user_memories(memories: Iterable[Mapping[str, object]]) -> list[Mapping[str, object]]:
+    """The candidate memories of an extract that are about the user."""
+    return [m for m in memories if isinstance(m, Mapping) and m.get("type") == USER_MEMORY]
+
+
+def _render_user_memories(memories: Sequence[Mapping[str, object]]) -> str:
+    lines = []
+    for m in memories:
+        line = f"- **{str(m.get('name') or '').strip()}**: {str(m.get('body') or '').strip()}"
+        for label, key in (("why", "why"), ("how to apply", "how_to_apply")):
+            value = str(m.get(key) or "").strip()
+            if value:
+                line += f"\n  - {label}: {value}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def about_the_user(record: InputRecord, memories: Iterable[Mapping[str, object]]) -> InputRecord | None:
+    """``record`` as an input of the global scope: its user memories only, no project; None without one."""
+    mine = user_memories(memories)
+    if not mine:
+        return None
+    text = _render_user_memories(mine)
+    return replace(
+        record,
+        project=None,
+        scope=GLOBAL_SCOPE,
+        rollout_slug="about-the-user",
+        rollout_summary=(
+            "What this session taught about the user (its project, summary and notes are left out):\n\n"
+            + text
+        ),
+        raw_memory=text,
+    )
+
+
+def as_global(record: InputRecord) -> InputRecord:
+    """A record named in a global run's plan only by its session (a removed input: no text needed)."""
+    return replace(record, project=None, scope=GLOBAL_SCOPE, rollout_summary="", raw_memory="")

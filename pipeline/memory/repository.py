@@ -33,6 +33,9 @@ LOCK_FILE = "memd.lock"
 LOCK_TIMEOUT_S = 60.0
 LOCK_POLL_S = 0.05
 INBOX_PREFIX = "inbox/"
+RUN_TRAILER = "Memd-Run"
+"""The commit trailer naming the consolidation run that made a commit (``Memd-Run: <run id>``)."""
+RUN_SEARCH_DEPTH = 200
 
 README = """# memd memory
 
@@ -268,6 +271,28 @@ class MemoryRepo:
             return target
 
     # ------------------------------------------------------------ inbox branches
+
+    async def commit_of_run(self, run_id: str, *, depth: int = RUN_SEARCH_DEPTH) -> str | None:
+        """The commit on the branch whose message carries ``Memd-Run: <run_id>`` (or an older memd's
+        ``Run: <run_id>``), among the last ``depth`` commits; None when the run never landed."""
+        if await self.head() is None:
+            return None
+        out = await self.git(
+            "log", f"-{depth}", "--fixed-strings", f"--grep=Run: {run_id}", "--format=%H%x00%B%x01", "HEAD"
+        )
+        for entry in out.split("\x01"):
+            sha, _, body = entry.strip().partition("\x00")
+            if any(
+                line.strip() in (f"{RUN_TRAILER}: {run_id}", f"Run: {run_id}") for line in body.splitlines()
+            ):
+                return sha
+        return None
+
+    async def branch_head(self, branch: str) -> str | None:
+        out = await run_git(
+            self.path, "rev-parse", "--verify", "-q", f"refs/heads/{branch}^{{commit}}", check=False
+        )
+        return out.stdout.strip() or None
 
     async def inbox_branches(self) -> list[str]:
         out = await self.git("for-each-ref", "--format=%(refname:short)", f"refs/heads/{INBOX_PREFIX}")

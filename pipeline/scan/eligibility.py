@@ -18,6 +18,11 @@ from pipeline.vocabulary import TranscriptState
 
 PROJECT_OPTED_OUT = f"opted out: the project has a {IGNORE_FILE} file"
 SESSION_OPTED_OUT = "opted out: the session contains memd:ignore"
+NO_PROJECT = (
+    "its project cannot be told: the session records no working directory memd could map to a project "
+    "(for Gemini CLI, no .project_root and no projects.json entry); what it taught is never put in the "
+    "global scope, which every project reads"
+)
 
 
 @dataclass(frozen=True)
@@ -122,6 +127,8 @@ def skip_reason(facts: SessionFacts, settings: MemoriesSettings) -> str | None:
         return "compaction run: not user work"
     if facts.subagent:
         return "sub-agent session: its work is part of the parent session"
+    if not facts.project:
+        return NO_PROJECT
     if facts.project_opted_out:
         return PROJECT_OPTED_OUT
     if facts.opted_out:

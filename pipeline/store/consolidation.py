@@ -3,7 +3,13 @@
 A scope's *inputs* are its live phase-1 extracts: not superseded by a newer extract of the same
 session, not forgotten, and used (or created) within ``max_unused_days``; at most ``limit`` of
 them, the most used and then the most recent. The *watermark* is the set of extract ids the last
-successful run consumed: a scope needs a run when its inputs differ from it.
+successful run consumed (or a rejected inbox run proposed): a scope needs a run when its inputs
+differ from it. The *landed* set is the extract ids whose text is on the repository's branch (the
+last run that landed there); ``memd forget`` rebuilds from those only, so a rejected or pending
+run's sessions never land through it.
+
+The global scope's inputs are not extracts of its own: they are the ``user`` memories of every live
+extract of a project (``pipeline.memory.inputs.about_the_user``).
 """
 
 from __future__ import annotations
@@ -15,8 +21,10 @@ from typing import Any
 
 from sqlalchemy import and_, func, select, update
 
-from pipeline.memory.inputs import InputRecord
+from pipeline.memory.inputs import InputRecord, about_the_user, as_global, user_memories
+from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.store.engine import Store
+from pipeline.store.purge import FORGOTTEN_TEXT, purging
 from pipeline.store.schema import consolidation_runs, scopes, stage1_outputs
 from pipeline.vocabulary import RunOutcome, run_failed
 
@@ -26,6 +34,8 @@ class ScopeState:
     key: str
     project: str | None
     watermark: frozenset[int]
+    landed: frozenset[int]
+    """The inputs on the repository's branch (the last landed run's)."""
     last_success_at: datetime | None
     last_commit: str | None
     retry_at: datetime | None
@@ -80,14 +90,17 @@ async def live_inputs(
     store: Store, scope: str, *, now: datetime, max_unused_days: float, limit: int
 ) -> list[InputRecord]:
     """The scope's inputs (see the module docstring), ordered by id."""
+    order = (
+        stage1_outputs.c.use_count.desc(),
+        func.coalesce(stage1_outputs.c.last_used_at, stage1_outputs.c.created_at).desc(),
+        stage1_outputs.c.id.desc(),
+    )
+    if scope == GLOBAL_SCOPE:
+        return await _global_inputs(store, _live(now, max_unused_days), order, limit)
     stmt = (
         select(stage1_outputs)
         .where(stage1_outputs.c.scope == scope, _live(now, max_unused_days))
-        .order_by(
-            stage1_outputs.c.use_count.desc(),
-            func.coalesce(stage1_outputs.c.last_used_at, stage1_outputs.c.created_at).desc(),
-            stage1_outputs.c.id.desc(),
-        )
+        .order_by(*order)
         .limit(limit)
     )
     async with store.read() as conn:
@@ -95,37 +108,59 @@ async def live_inputs(
     return sorted((_input(r) for r in rows), key=lambda r: r.id)
 
 
-async def inputs_by_id(store: Store, ids: Iterable[int]) -> list[InputRecord]:
+async def _global_inputs(store: Store, live: Any, order: tuple[Any, ...], limit: int) -> list[InputRecord]:
+    """The user memories of every live extract of a project (a session without one never counts)."""
+    stmt = select(stage1_outputs).where(stage1_outputs.c.scope != GLOBAL_SCOPE, live).order_by(*order)
+    found: list[InputRecord] = []
+    async with store.read() as conn:
+        for r in (await conn.execute(stmt)).all():
+            record = about_the_user(_input(r), r.memories or [])
+            if record is not None:
+                found.append(record)
+                if len(found) >= limit:
+                    break
+    return sorted(found, key=lambda r: r.id)
+
+
+async def inputs_by_id(store: Store, ids: Iterable[int], *, scope: str | None = None) -> list[InputRecord]:
+    """The extracts ``ids`` (for ``scope`` global: named by their session only)."""
     wanted = sorted(set(ids))
     if not wanted:
         return []
     async with store.read() as conn:
         rows = (await conn.execute(select(stage1_outputs).where(stage1_outputs.c.id.in_(wanted)))).all()
-    return sorted((_input(r) for r in rows), key=lambda r: r.id)
+    records = sorted((_input(r) for r in rows), key=lambda r: r.id)
+    return [as_global(r) for r in records] if scope == GLOBAL_SCOPE else records
 
 
 async def candidate_scopes(store: Store) -> list[str]:
-    """Every scope that has extracts or a consolidation record."""
+    """Every scope that has extracts or a consolidation record, and global once any extract exists."""
     async with store.read() as conn:
-        from_outputs = (await conn.execute(select(stage1_outputs.c.scope).distinct())).scalars().all()
+        from_outputs = set((await conn.execute(select(stage1_outputs.c.scope).distinct())).scalars().all())
         from_scopes = (await conn.execute(select(scopes.c.key))).scalars().all()
-    return sorted(set(from_outputs) | set(from_scopes))
+    if from_outputs:
+        from_outputs.add(GLOBAL_SCOPE)
+    return sorted(from_outputs | set(from_scopes))
 
 
 async def forgotten_sessions(store: Store, scope: str) -> set[str]:
-    """Sessions of ``scope`` that were forgotten (every extract of theirs carries ``forgotten_at``)."""
-    stmt = (
-        select(stage1_outputs.c.session_id)
-        .where(stage1_outputs.c.scope == scope)
-        .group_by(stage1_outputs.c.session_id)
-        .having(func.count(stage1_outputs.c.forgotten_at) == func.count())
+    """Sessions of ``scope`` that were forgotten (every extract of theirs carries ``forgotten_at``);
+    for global, which every session may feed, those of every scope."""
+    stmt = select(stage1_outputs.c.session_id)
+    if scope != GLOBAL_SCOPE:
+        stmt = stmt.where(stage1_outputs.c.scope == scope)
+    stmt = stmt.group_by(stage1_outputs.c.session_id).having(
+        func.count(stage1_outputs.c.forgotten_at) == func.count()
     )
     async with store.read() as conn:
         return set((await conn.execute(stmt)).scalars().all())
 
 
 async def scope_fully_forgotten(store: Store, scope: str) -> bool:
-    """Whether the scope has extracts and every one of them is forgotten."""
+    """Whether the scope has extracts and every one of them is forgotten (never for global, which has
+    no extracts of its own: ``pipeline.consolidate.plan`` tells a forget there by its removed inputs)."""
+    if scope == GLOBAL_SCOPE:
+        return False
     stmt = select(func.count(), func.count(stage1_outputs.c.forgotten_at)).where(
         stage1_outputs.c.scope == scope
     )
@@ -140,10 +175,12 @@ async def get_scope(store: Store, scope: str) -> ScopeState | None:
     if r is None:
         return None
     raw = r.watermark or {}
+    watermark = frozenset(int(i) for i in raw.get("inputs", []))
     return ScopeState(
         key=r.key,
         project=r.project,
-        watermark=frozenset(int(i) for i in raw.get("inputs", [])),
+        watermark=watermark,
+        landed=frozenset(int(i) for i in raw["landed"]) if "landed" in raw else watermark,
         last_success_at=r.last_success_at,
         last_commit=r.last_commit,
         retry_at=r.retry_at,
@@ -158,10 +195,19 @@ async def _upsert_scope(store: Store, scope: str, values: dict[str, Any], *, now
 
 
 async def save_success(
-    store: Store, scope: str, *, inputs: Iterable[int], commit: str | None, project: str | None, now: datetime
+    store: Store,
+    scope: str,
+    *,
+    inputs: Iterable[int],
+    commit: str | None,
+    project: str | None,
+    now: datetime,
+    consumed: Iterable[int] | None = None,
 ) -> None:
+    """A run landed ``inputs`` on the branch; ``consumed`` (default: the same) becomes the watermark."""
+    landed = sorted(set(inputs))
     values: dict[str, Any] = {
-        "watermark": {"inputs": sorted(set(inputs))},
+        "watermark": {"inputs": landed if consumed is None else sorted(set(consumed)), "landed": landed},
         "last_success_at": now,
         "retry_at": None,
         "project": project,
@@ -172,8 +218,11 @@ async def save_success(
 
 
 async def save_watermark(store: Store, scope: str, *, inputs: Iterable[int], now: datetime) -> None:
-    """Mark inputs as consumed without a new success (a rejected inbox run)."""
-    await _upsert_scope(store, scope, {"watermark": {"inputs": sorted(set(inputs))}}, now=now)
+    """Mark inputs as consumed without a new success (a rejected inbox run): what landed stays."""
+    state = await get_scope(store, scope)
+    landed = sorted(state.landed) if state is not None else []
+    watermark = {"inputs": sorted(set(inputs)), "landed": landed}
+    await _upsert_scope(store, scope, {"watermark": watermark}, now=now)
 
 
 async def save_retry_at(store: Store, scope: str, *, retry_at: datetime, now: datetime) -> None:
@@ -237,6 +286,15 @@ async def finish_run(
         )
 
 
+async def running_runs(store: Store, scope: str) -> list[RunRow]:
+    """Runs of ``scope`` still marked running (under the scope's lease: their process died)."""
+    stmt = select(consolidation_runs).where(
+        consolidation_runs.c.scope == scope, consolidation_runs.c.outcome == RunOutcome.RUNNING
+    )
+    async with store.read() as conn:
+        return [_run(r) for r in (await conn.execute(stmt)).all()]
+
+
 async def mark_abandoned(store: Store, scope: str, *, now: datetime) -> int:
     """Runs of ``scope`` still marked running become ``crashed``: call it holding the scope's lease,
     when no run of the scope can be alive (a process killed mid-run never recorded its end)."""
@@ -279,7 +337,9 @@ async def list_runs(
 async def forget(
     store: Store, *, now: datetime, session_id: str | None = None, scope: str | None = None
 ) -> dict[str, int]:
-    """Mark the extracts of a session (in every scope) or of a whole scope forgotten. Returns count per scope."""
+    """Mark the extracts of a session (in every scope) or of a whole scope forgotten, and remove their
+    text (``pipeline.store.purge``). Returns the count per affected scope; global counts the extracts
+    that fed it user memories."""
     if (session_id is None) == (scope is None):
         raise ValueError("forget needs exactly one of session_id or scope")
     cond = (
@@ -287,17 +347,24 @@ async def forget(
         if session_id is not None
         else stage1_outputs.c.scope == scope
     )
-    async with store.write() as conn:
+    counts: dict[str, int] = {}
+    async with purging(store) as conn:
         rows = (
             await conn.execute(
-                select(stage1_outputs.c.scope, func.count())
-                .where(cond, stage1_outputs.c.forgotten_at.is_(None))
-                .group_by(stage1_outputs.c.scope)
+                select(stage1_outputs.c.scope, stage1_outputs.c.memories).where(
+                    cond, stage1_outputs.c.forgotten_at.is_(None)
+                )
             )
         ).all()
+        for row_scope, memories in rows:
+            counts[str(row_scope)] = counts.get(str(row_scope), 0) + 1
+            if row_scope != GLOBAL_SCOPE and user_memories(memories or []):
+                counts[GLOBAL_SCOPE] = counts.get(GLOBAL_SCOPE, 0) + 1
         await conn.execute(
             update(stage1_outputs)
             .where(cond, stage1_outputs.c.forgotten_at.is_(None))
             .values(forgotten_at=now)
         )
-    return {str(s): int(n) for s, n in rows}
+        # Every extract matched, those an older memd forgot without removing their text included.
+        await conn.execute(update(stage1_outputs).where(cond).values(**FORGOTTEN_TEXT))
+    return counts

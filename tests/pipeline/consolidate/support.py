@@ -69,6 +69,7 @@ class Env:
         created_at: datetime | None = None,
         last_used_at: datetime | None = None,
         supersede: int | None = None,
+        memories: list[dict[str, Any]] | None = None,
     ) -> int:
         from pipeline.projects import scope_for
 
@@ -109,7 +110,7 @@ class Env:
                         rollout_slug=f"slug {session_id}",
                         rollout_summary=summary,
                         raw_memory=raw,
-                        memories=[],
+                        memories=memories or [],
                         model="claude-haiku-5-5",
                         usage={},
                         session_started_at=now - timedelta(hours=2),
@@ -129,6 +130,19 @@ class Env:
                     .values(superseded_by=new_id)
                 )
         return int(new_id)
+
+
+def candidate(type_: str, name: str, body: str) -> dict[str, Any]:
+    """A candidate memory as phase 1 stores it (``CandidateMemory``, redacted)."""
+    return {
+        "type": type_,
+        "name": name,
+        "description": f"{name}, when it matters",
+        "body": body,
+        "why": "the user said so",
+        "how_to_apply": "follow it",
+        "dates": [],
+    }
 
 
 # ---------------------------------------------------------------- scripted memory-tool turns

@@ -16,7 +16,7 @@ from pipeline.projects import scope_for
 from pipeline.store import consolidation as db
 from pipeline.store import leases, llm_calls
 from tests.fakes.anthropic_api import FakeResponse, ScriptedResponder, rate_limited
-from tests.pipeline.consolidate.support import Env, mem, turn, write_memory
+from tests.pipeline.consolidate.support import Env, candidate, mem, turn, write_memory
 
 SCOPE = scope_for("/work/acme")
 DEAD_PID = 4_194_999  # above Linux's largest pid_max: no such process
@@ -163,13 +163,17 @@ async def test_cooldown_holds_a_scope_between_successful_runs(env: Env) -> None:
 
 async def test_a_dry_run_lists_scopes_with_inputs_and_estimates_and_touches_nothing(env: Env) -> None:
     await env.add_extract("sess-1", summary="x" * 7_000)
-    await env.add_extract("sess-2", project=None)
+    # global's one input: sess-2's memory about the user (its own project is never consolidated here).
+    await env.add_extract("sess-2", project=None, memories=[candidate("user", "Tabs", "Uses tabs.")])
+    await env.add_extract("sess-3", project="/work/beta", memories=[candidate("user", "Tabs", "Uses tabs.")])
     report = await run_phase2(env.store, env.settings, env.clock, None, env.redactor, dry_run=True)
     assert [(s.scope, s.outcome, s.inputs) for s in report.scopes] == [
         ("global", "would_run", 1),
         (SCOPE, "would_run", 1),
+        (scope_for("/work/beta"), "would_run", 1),
     ]
     assert all(s.estimated_tokens and s.estimated_tokens > 3_000 for s in report.scopes)
+    assert report.scopes[0].estimated_tokens < report.scopes[1].estimated_tokens  # type: ignore[operator]
     assert report.scopes[1].estimated_tokens > report.scopes[0].estimated_tokens + 1_500  # type: ignore[operator]
     assert env.api.message_requests() == []
     assert not env.repo.path.exists()

@@ -87,3 +87,11 @@ def test_unreadable_wins_and_failed_stays_failed_until_the_file_changes() -> Non
     assert evaluate(replace(BASE, unreadable_reason="not JSONL"), SETTINGS, NOW).state == UNREADABLE
     failed = evaluate(replace(BASE, failed_reason="400: prompt too long"), SETTINGS, NOW)
     assert (failed.state, failed.reason) == (FAILED, "400: prompt too long")
+
+
+def test_a_session_whose_project_cannot_be_told_is_skipped_with_the_reason() -> None:
+    # Issue 13 (6): such a session used to be extracted into the global scope, shown in every project.
+    verdict = evaluate(replace(BASE, project=None), SETTINGS, NOW)
+    assert verdict.state == SKIPPED
+    assert verdict.reason is not None
+    assert verdict.reason.startswith("its project cannot be told:")
