@@ -3,7 +3,8 @@
 Exit status: 0 when the daemon stopped cleanly or the cycle ran (a transcript that failed is a
 recorded outcome, not a failed run; so is an API that asked memd to wait); 1 when memd itself could
 not work (the state store is unreachable, a step could not run, such as extraction without an API
-key); 2 for a bad config; 3 when another memd holds the state store.
+key, with a key the API refuses, an API that cannot be reached or a model it does not know, or a
+consolidation refused by validation); 2 for a bad config; 3 when another memd holds the state store.
 """
 
 from __future__ import annotations
