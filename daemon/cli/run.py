@@ -107,6 +107,9 @@ async def _once(daemon: Daemon, dry_run: bool) -> int:
     finally:
         progress.close()
     progress.finish(result)
+    pending = pending_batches(result)
+    if pending is not None:
+        progress.console.print(pending, markup=False)
     if result.failures:
         for failed in result.failures:
             click.echo(f"memd: {failed.name} failed: {failed.error}", err=True)
@@ -148,6 +151,20 @@ class Progress:
     def finish(self, result: CycleResult) -> None:
         prefix = "dry run: " if self.dry_run else ""
         self.console.print(f"{prefix}{result.summary()}", markup=False)
+
+
+def pending_batches(result: CycleResult) -> str | None:
+    """What a cycle left in Message Batches, to be collected later; None when it left nothing."""
+    for step in result.results:
+        batches = getattr(step.report, "batches_pending", 0)
+        if step.name == "extract" and isinstance(batches, int) and batches > 0:
+            sessions = getattr(step.report, "sessions_pending", 0)
+            return (
+                f"{batches} batch{'es' if batches != 1 else ''} pending with {sessions} "
+                f"session{'s' if sessions != 1 else ''}: the results will be collected by a later cycle "
+                "(the daemon, or `memd run --once` again once the API has ended them)"
+            )
+    return None
 
 
 def summarize(report: object) -> str:

@@ -191,9 +191,20 @@ def _phase_line(section: dict[str, Any], unit: str) -> str:
         if "tokens" in last:
             line += f": {last.get(unit, 0)} {unit}, {last['tokens']:,} tokens, ${last.get('cost_usd', 0):.2f}"
         line += _err(last)
+        line += _pending(last.get("report"))
     if check:
         line += f"; checked {when(check.get('at'))}: {check.get('reason') or 'nothing to do'}"
     return line
+
+
+def _pending(report: Any) -> str:
+    """Batches the last run left open (phase 1): how many, with how many sessions."""
+    batches = report.get("batches_pending") if isinstance(report, dict) else None
+    if not isinstance(batches, int) or batches <= 0:
+        return ""
+    sessions = report.get("sessions_pending") or 0
+    plural = "es" if batches != 1 else ""
+    return f"; {batches} batch{plural} pending with {sessions} sessions (a later cycle collects them)"
 
 
 def _publish_line(section: dict[str, Any]) -> str:

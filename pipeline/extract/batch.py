@@ -103,6 +103,8 @@ async def submit_batch(ctx: Phase1Context) -> None:
         return
     await stage1.adopt_batch(ctx.store, placeholder, batch_id=batch_id)
     ctx.report.batches_submitted.append(batch_id)
+    ctx.report.batches_pending += 1
+    ctx.report.sessions_pending += len(entries)
     log.info("batch_submitted", batch_id=batch_id, entries=len(entries))
 
 
@@ -117,6 +119,7 @@ async def collect_batches(ctx: Phase1Context) -> None:
             info = await ctx.llm.batch_info(row.batch_id, phase=PHASE)
             if not info.ended:
                 ctx.report.batches_pending += 1
+                ctx.report.sessions_pending += len(row.entries)
                 continue
             entries = {e.custom_id: e for e in await ctx.llm.batch_results(row.batch_id, phase=PHASE)}
         except LLMRejected as exc:

@@ -384,3 +384,23 @@ def test_run_once_with_a_model_that_does_not_exist_fails_and_keeps_the_sessions(
     phase1 = _phase1_line(_status(env))
     assert "failed" in phase1
     assert "claude-nope-1" in phase1
+
+
+def test_a_run_once_that_only_submits_a_batch_says_so_and_status_shows_it_pending(
+    memd_env: dict[str, str], fake_api: FakeAnthropicAPI
+) -> None:
+    fake_api.auto_end_batches = False
+    env = {
+        **with_sessions(memd_env),
+        "ANTHROPIC_API_KEY": FAKE_API_KEY,
+        "MEMD_LLM__BASE_URL": fake_api.base_url,
+        "MEMD_LLM__BATCH": "on",
+    }
+    done = _once(env, "run", "--once")
+    assert done.returncode == 0, done.stderr[-3000:]
+    [extract] = [line for line in done.stdout.splitlines() if line.startswith("extract ")]
+    assert "batches_pending=1" in extract
+    assert "collected by a later cycle" in done.stdout
+    phase1 = _phase1_line(_status(env))
+    assert "1 batch pending" in phase1
+    assert "3 sessions" in phase1
