@@ -160,8 +160,9 @@ def _describe(exc: ValidationError, path: Path, origins: Mapping[str, str]) -> s
 
 
 def _nearest_origin(loc: list[str], origins: Mapping[str, str]) -> str:
-    """The origin of a section-level error: the origin of any key inside that section."""
-    prefix = ".".join(loc)
+    """The origin of a section-level error: the origin of any key inside that section (``memorie``
+    is not inside ``memories``)."""
+    prefix = ".".join(loc) + "."
     for key, origin in origins.items():
         if key.startswith(prefix) and origin != "default":
             return origin

@@ -1,7 +1,8 @@
 """One cycle of work: scan, extract, consolidate, publish, each step isolated and recorded.
 
 A step is an async callable returning its report (or ``Skipped`` when there was nothing for it to
-do). A step that raises does not stop the steps after it, except when the state store itself is
+do); a report whose ``failure`` is set (a consolidation refused by validation) makes the step
+``failed`` with that reason. A step that raises does not stop the steps after it, except when the state store itself is
 failing. Each outcome is kept in the store (``kv["run.<step>"]``) for `memd status`.
 """
 
@@ -20,7 +21,7 @@ from typing import Any, Protocol
 import structlog
 
 from pipeline.clock import Clock
-from pipeline.errors import LeaseLost, LLMUnavailable, MemdError, StoreError
+from pipeline.errors import LeaseLost, LLMUnavailable, LLMUnreachable, MemdError, StoreError
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.store.readmodel import RUN_STEPS, run_key
@@ -184,6 +185,10 @@ async def run_step(name: str, step: Step, *, clock: Clock, dry_run: bool) -> Ste
         report = await step(dry_run=dry_run)
         if isinstance(report, Skipped):
             outcome = StepOutcome.SKIPPED
+        elif (failure := declared_failure(report)) is not None:
+            outcome, error = StepOutcome.FAILED, failure
+    except LLMUnreachable as exc:  # not a pause the API asked for: the address is wrong or down
+        outcome, error = StepOutcome.FAILED, str(exc)
     except LLMUnavailable as exc:
         outcome, error = StepOutcome.DEFERRED, f"model API unavailable: {exc}"
     except LeaseLost as exc:
@@ -198,6 +203,12 @@ async def run_step(name: str, step: Step, *, clock: Clock, dry_run: bool) -> Ste
     duration_s = time.perf_counter() - t0
     log.info("step_finished", step=name, outcome=outcome, duration_s=round(duration_s, 3), error=error)
     return StepResult(name, outcome, started_at, clock.now(), duration_s, report, error, store_down)
+
+
+def declared_failure(report: object) -> str | None:
+    """What a report says went wrong although the step ran to its end (its ``failure``), or None."""
+    failure = getattr(report, "failure", None)
+    return failure if isinstance(failure, str) and failure else None
 
 
 def jsonable(value: object, depth: int = 0) -> Any:

@@ -96,12 +96,21 @@ class LLMUnavailable(LLMError):
         self.status = status
 
 
+class LLMUnreachable(LLMUnavailable):
+    """The API could not be reached at all (connection refused, no such host): the items wait, but
+    the step that met it failed (a wrong ``base_url`` heals only when someone fixes it)."""
+
+
 class LLMRejected(LLMError):
     """Permanent: the API refused the request (a 4xx that will not heal)."""
 
     def __init__(self, message: str, *, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+
+
+class LLMModelNotFound(LLMRejected):
+    """The API does not know the model asked for (404): no item is to blame; the step fails."""
 
 
 class LLMOutputInvalid(LLMError):

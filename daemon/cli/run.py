@@ -3,7 +3,8 @@
 Exit status: 0 when the daemon stopped cleanly or the cycle ran (a transcript that failed is a
 recorded outcome, not a failed run; so is an API that asked memd to wait); 1 when memd itself could
 not work (the state store is unreachable, a step could not run, such as extraction without an API
-key); 2 for a bad config; 3 when another memd holds the state store.
+key, with a key the API refuses, an API that cannot be reached or a model it does not know, or a
+consolidation refused by validation); 2 for a bad config; 3 when another memd holds the state store.
 
 Ctrl-C (SIGINT, like SIGTERM) lets the step in flight finish for up to ``[schedule]
 shutdown_timeout_s`` and runs no further step; `--once` says so at once, and that a second Ctrl-C
@@ -116,6 +117,9 @@ async def _once(daemon: Daemon, dry_run: bool) -> int:
     finally:
         progress.close()
     progress.finish(result)
+    pending = pending_batches(result)
+    if pending is not None:
+        progress.console.print(pending, markup=False)
     if result.failures:
         for failed in result.failures:
             click.echo(f"memd: {failed.name} failed: {failed.error}", err=True)
@@ -174,6 +178,20 @@ class Progress:
     def finish(self, result: CycleResult) -> None:
         prefix = "dry run: " if self.dry_run else ""
         self.console.print(f"{prefix}{result.summary()}", markup=False)
+
+
+def pending_batches(result: CycleResult) -> str | None:
+    """What a cycle left in Message Batches, to be collected later; None when it left nothing."""
+    for step in result.results:
+        batches = getattr(step.report, "batches_pending", 0)
+        if step.name == "extract" and isinstance(batches, int) and batches > 0:
+            sessions = getattr(step.report, "sessions_pending", 0)
+            return (
+                f"{batches} batch{'es' if batches != 1 else ''} pending with {sessions} "
+                f"session{'s' if sessions != 1 else ''}: the results will be collected by a later cycle "
+                "(the daemon, or `memd run --once` again once the API has ended them)"
+            )
+    return None
 
 
 def summarize(report: object) -> str:

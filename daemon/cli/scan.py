@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 
 
 TABLE_LIMIT = 50
+CANNOT_READ = frozenset({"unreadable", "failed", "incomplete"})
+"""The states of a file memd could not (yet) read: the table names its path (it may have no session)."""
 
 
 @click.command("scan")
@@ -95,7 +97,9 @@ async def _scan(settings: Settings, settings_key: str, *, collect_sessions: bool
 
 def _ago(at: datetime | None) -> str:
     if at is None:
-        return "-"
+        from daemon.status.tables import ABSENT
+
+        return ABSENT
     seconds = (datetime.now(UTC) - at).total_seconds()
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if abs(seconds) >= size:
@@ -106,6 +110,9 @@ def _ago(at: datetime | None) -> str:
 def _print(report: ScanReport, show_all: bool) -> None:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
+
+    from daemon.status.tables import ABSENT
 
     console = Console()
     counts = report.counts()
@@ -121,22 +128,30 @@ def _print(report: ScanReport, show_all: bool) -> None:
     console.print(summary)
     rows: list[SessionRecord] = report.sessions if show_all else report.notable()[:TABLE_LIMIT]
     if not rows:
-        console.print("No session is eligible, failed or changed in this scan (--all lists every session).")
+        console.print(
+            "No session is eligible, failed or changed in this scan (--all lists every session).",
+            markup=False,
+        )
     else:
         table = Table(title="All sessions" if show_all else "Eligible, failed or changed in this scan")
         for column in ("source", "project", "session", "user msgs", "last activity", "state", "reason"):
             table.add_column(column, overflow="fold")
         for s in rows:
             table.add_row(
-                s.source,
-                s.project or "-",
-                (s.session_id or "-")[:13],
+                Text(s.source),
+                Text(s.project or ABSENT),
+                Text((s.session_id or ABSENT)[:13]),
                 str(s.user_messages),
                 _ago(s.last_activity),
-                s.state,
-                s.reason or "",
+                Text(s.state),
+                Text(s.reason or ABSENT),
             )
         console.print(table)
+        unread = [s for s in rows if s.state in CANNOT_READ or not s.session_id]
+        if unread:
+            console.print("Files memd could not read (state: path):", markup=False)
+            for s in unread:
+                console.print(f"  {s.state}: {s.path}", markup=False, soft_wrap=True)
         notable_total = sum(
             n
             for by_state in report.counts().values()
@@ -150,7 +165,8 @@ def _print(report: ScanReport, show_all: bool) -> None:
     nxt = report.next_idle()
     if nxt is not None and nxt.eligible_at is not None:
         console.print(
-            f"Next session to become idle: {nxt.session_id} at {nxt.eligible_at:%Y-%m-%d %H:%M} UTC"
+            f"Next session to become idle: {nxt.session_id} at {nxt.eligible_at:%Y-%m-%d %H:%M} UTC",
+            markup=False,
         )
     if report.enqueued:
         console.print(f"{report.enqueued} session(s) queued for extraction.")

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from daemon.cli.context import CliContext, pass_ctx
-from daemon.status.tables import publish_table, usage_table, when
+from daemon.status.tables import publish_table, shown, usage_table, when
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -93,20 +93,22 @@ def _settings(ctx: CliContext) -> StatusSettings:
 def render(report: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     console = Console(highlight=False)
     console.print(_daemon_line(report), markup=False)
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
     grid.add_column(overflow="fold")
-    grid.add_row("config", report["config"])
-    grid.add_row("state store", report["state_db"])
+    # Text, not str: a path, a reason or a hint such as "[llm] api_key_env" is not rich markup.
+    grid.add_row("config", Text(report["config"]))
+    grid.add_row("state store", Text(report["state_db"]))
     if "error" in report:
-        grid.add_row("error", report["error"])
+        grid.add_row("error", Text(report["error"]))
         console.print(grid)
         return
     for label, value in _rows(report):
-        grid.add_row(label, value)
+        grid.add_row(label, Text(value))
     console.print(grid)
     _transcripts_table(console, report.get("transcripts", {}))
     publish_table(console, report.get("publish", {}))
@@ -145,13 +147,13 @@ def _rows(report: dict[str, Any]) -> list[tuple[str, str]]:
         out.append(("last run --once", _once_line(once)))
     scan = report.get("last_scan")
     if scan:
-        out.append(("last scan", f"{when(scan.get('at'))} {scan.get('outcome')}{_err(scan)}"))
+        out.append(("last scan", f"{when(scan.get('at'))} {shown(scan.get('outcome'))}{_err(scan)}"))
     for key, label, unit in (("phase1", "phase 1", "sessions"), ("phase2", "phase 2", "scopes")):
         section = report.get(key, {})
         out.append((label, _phase_line(section, unit)))
         for failure in (section.get("failures") or [])[:3]:
-            what = failure.get("session_id") or failure.get("scope") or failure.get("job") or "?"
-            out.append(("", f"failed: {what}: {failure.get('reason')}"))
+            what = shown(failure.get("session_id") or failure.get("scope") or failure.get("job"))
+            out.append(("", f"failed: {what}: {shown(failure.get('reason'))}"))
     rl = report.get("rate_limit", {})
     if "error" not in rl:
         share = (
@@ -205,13 +207,24 @@ def _phase_line(section: dict[str, Any], unit: str) -> str:
     last, check = section.get("last_run"), section.get("last_check")
     line = "never ran"
     if last:
-        line = f"{when(last.get('at'))} {last.get('outcome')}"
+        line = f"{when(last.get('at'))} {shown(last.get('outcome'))}"
         if "tokens" in last:
             line += f": {last.get(unit, 0)} {unit}, {last['tokens']:,} tokens, ${last.get('cost_usd', 0):.2f}"
         line += _err(last)
+        line += _pending(last.get("report"))
     if check:
         line += f"; checked {when(check.get('at'))}: {check.get('reason') or 'nothing to do'}"
     return line
+
+
+def _pending(report: Any) -> str:
+    """Batches the last run left open (phase 1): how many, with how many sessions."""
+    batches = report.get("batches_pending") if isinstance(report, dict) else None
+    if not isinstance(batches, int) or batches <= 0:
+        return ""
+    sessions = report.get("sessions_pending") or 0
+    plural = "es" if batches != 1 else ""
+    return f"; {batches} batch{plural} pending with {sessions} sessions (a later cycle collects them)"
 
 
 def _publish_line(section: dict[str, Any]) -> str:
@@ -224,9 +237,9 @@ def _publish_line(section: dict[str, Any]) -> str:
     line = f"{when(last.get('at'))} "
     whole = last.get("whole_run")
     if whole:
-        return line + f"{whole.get('outcome')}: {whole.get('reason')}"
+        return line + f"{shown(whole.get('outcome'))}: {shown(whole.get('reason'))}"
     counts = last.get("results") or {}
-    line += str(last.get("outcome"))
+    line += shown(last.get("outcome"))
     if counts:
         line += ": " + ", ".join(f"{n} {outcome}" for outcome, n in counts.items())
     return line + _err(last)
@@ -234,10 +247,14 @@ def _publish_line(section: dict[str, Any]) -> str:
 
 def _transcripts_table(console: Console, section: dict[str, Any]) -> None:
     from rich.table import Table
+    from rich.text import Text
 
     if "error" in section or not section.get("by_source"):
         console.print(
-            "transcripts: none recorded yet" if "error" not in section else f"transcripts: {section['error']}"
+            "transcripts: none recorded yet"
+            if "error" not in section
+            else f"transcripts: {section['error']}",
+            markup=False,
         )
         return
     states = sorted(section["by_state"])
@@ -246,12 +263,12 @@ def _transcripts_table(console: Console, section: dict[str, Any]) -> None:
     for state in states:
         table.add_column(state, justify="right")
     for source, counts in section["by_source"].items():
-        table.add_row(source, *(str(counts.get(s, 0)) for s in states))
+        table.add_row(Text(source), *(str(counts.get(s, 0)) for s in states))
     console.print(table)
     nxt = section.get("next_idle")
     if nxt:
         console.print(
-            f"next to become idle: {nxt['source']} {nxt['session_id']} ({nxt.get('project') or 'no project'}) "
+            f"next to become idle: {nxt['source']} {shown(nxt['session_id'])} ({nxt.get('project') or 'no project'}) "
             f"in {_dur(nxt.get('in_s'))}, at {when(nxt.get('at'))}",
             markup=False,
         )
@@ -263,7 +280,7 @@ def _err(section: dict[str, Any]) -> str:
 
 def _dur(seconds: Any) -> str:
     if seconds is None:
-        return "?"
+        return shown(None)
     s = int(abs(float(seconds)))
     if s < 60:
         return f"{s}s"

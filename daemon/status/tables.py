@@ -13,6 +13,15 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
+ABSENT = "-"
+"""How every table and line shows a value that is not there (never ``None``, never blank)."""
+
+
+def shown(value: Any) -> str:
+    """A value as text, or ``ABSENT`` when there is none."""
+    return ABSENT if value is None or value == "" else str(value)
+
+
 def when(value: Any) -> str:
     """A moment as ``2026-11-01 12:00Z``, or ``never``."""
     from pipeline.store.readmodel import parse_time
@@ -29,12 +38,12 @@ def publish_table(console: Console, section: dict[str, Any]) -> None:
     header = ("target", "scope", "outcome", "last published", "republished (outside change)", "reason")
     rows = [
         (
-            t["target"],
-            t["scope"],
-            t["outcome"],
+            shown(t["target"]),
+            shown(t["scope"]),
+            shown(t["outcome"]),
             when(t.get("published_at")),
-            when(t["republished_at"]) if t.get("republished_at") else "-",
-            t.get("reason") or "",
+            when(t["republished_at"]) if t.get("republished_at") else ABSENT,
+            shown(t.get("reason")),
         )
         for t in targets
     ]
@@ -65,8 +74,8 @@ def usage_table(console: Console, section: dict[str, Any]) -> None:
         mem = s.get("memories") or {}
         rows.append(
             (
-                s["scope"],
-                "-" if s.get("hit_rate") is None else f"{100 * s['hit_rate']:.0f}%",
+                shown(s["scope"]),
+                ABSENT if s.get("hit_rate") is None else f"{100 * s['hit_rate']:.0f}%",
                 f"{s['sessions_reading']} of {s['sessions']}",
                 str(s["sessions_given"]),
                 f"{s['topics_read']} of {s['topics_published']}",

@@ -26,7 +26,7 @@ from pipeline.memory.repository import MemoryRepo, sweep_scratch
 from pipeline.memory.validate import SecretFinder
 from pipeline.settings import Settings
 from pipeline.store import Store
-from pipeline.vocabulary import RunOutcome
+from pipeline.vocabulary import RUN_FAILED, RunOutcome
 
 log = structlog.get_logger(__name__)
 
@@ -60,6 +60,14 @@ class Phase2Report:
 
     def count(self, outcome: RunOutcome) -> int:
         return sum(1 for s in self.scopes if s.outcome == outcome)
+
+    @property
+    def failure(self) -> str | None:
+        """Each scope whose run failed, with its reason (the cycle marks the step ``failed``), or None."""
+        failed = [s for s in self.scopes if s.outcome in RUN_FAILED]
+        if not failed:
+            return None
+        return "; ".join(f"{s.scope}: {s.reason or s.outcome}" for s in failed)
 
     @property
     def usage(self) -> Usage:

@@ -24,7 +24,15 @@ from datetime import timedelta
 
 import structlog
 
-from pipeline.errors import LeaseLost, LLMAuthFailed, LLMError, LLMRejected, LLMUnavailable
+from pipeline.errors import (
+    LeaseLost,
+    LLMAuthFailed,
+    LLMError,
+    LLMModelNotFound,
+    LLMRejected,
+    LLMUnavailable,
+    LLMUnreachable,
+)
 from pipeline.extract.context import PHASE, Phase1Context, lease_for
 from pipeline.extract.item import Prepared
 from pipeline.llm.protocol import BatchEntry
@@ -87,14 +95,16 @@ async def submit_batch(ctx: Phase1Context) -> None:
     except (LLMUnavailable, LLMAuthFailed, LLMRejected) as exc:
         await stage1.close_batch(ctx.store, placeholder, state=BatchState.ABANDONED, now=ctx.now())
         ctx.report.stopped = f"batch not submitted: {exc}"
-        if isinstance(exc, LLMAuthFailed):
-            ctx.auth_error = exc
+        if isinstance(exc, LLMAuthFailed | LLMUnreachable | LLMModelNotFound):
+            ctx.fatal = exc
         not_before = getattr(exc, "not_before", None) or ctx.now() + REQUEUE_DELAY
         for p in prepared:
             await ctx.retry(p.job(), not_before=not_before, reason=str(exc))
         return
     await stage1.adopt_batch(ctx.store, placeholder, batch_id=batch_id)
     ctx.report.batches_submitted.append(batch_id)
+    ctx.report.batches_pending += 1
+    ctx.report.sessions_pending += len(entries)
     log.info("batch_submitted", batch_id=batch_id, entries=len(entries))
 
 
@@ -109,6 +119,7 @@ async def collect_batches(ctx: Phase1Context) -> None:
             info = await ctx.llm.batch_info(row.batch_id, phase=PHASE)
             if not info.ended:
                 ctx.report.batches_pending += 1
+                ctx.report.sessions_pending += len(row.entries)
                 continue
             entries = {e.custom_id: e for e in await ctx.llm.batch_results(row.batch_id, phase=PHASE)}
         except LLMRejected as exc:
@@ -120,6 +131,8 @@ async def collect_batches(ctx: Phase1Context) -> None:
                 return
         except LLMError as exc:
             ctx.report.stopped = f"batch {row.batch_id}: {exc}"
+            if isinstance(exc, LLMAuthFailed | LLMUnreachable):
+                ctx.fatal = exc
             return
         for cid, meta in row.entries.items():
             await _settle(ctx, Prepared.from_json(meta), entries.get(cid))

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 import structlog
 
 from pipeline.clock import Clock
-from pipeline.errors import LeaseLost, LLMAuthFailed, LLMOutputInvalid
+from pipeline.errors import LeaseLost, LLMError, LLMOutputInvalid
 from pipeline.extract.item import Loader, Prepared, RedactorLike, finish, prepare
 from pipeline.extract.report import Phase1Report
 from pipeline.extract.request import ExtractPrompts
@@ -53,7 +53,15 @@ class Phase1Context:
     report: Phase1Report
     owner: str
     stop: asyncio.Event = field(default_factory=asyncio.Event)
-    auth_error: LLMAuthFailed | None = None
+    fatal: LLMError | None = None
+    """What makes the run fail although no item is to blame (a refused key, an unreachable API, a
+    model the API does not know): the items wait, and ``run_phase1`` raises it at the end."""
+
+    def stop_for(self, exc: LLMError) -> None:
+        """Start nothing new: ``exc`` would fail every item the same way."""
+        self.stop.set()
+        self.report.stopped = str(exc)
+        self.fatal = exc
 
     def now(self) -> datetime:
         return self.clock.now()

@@ -42,6 +42,9 @@ class Phase1Report:
     stopped: str | None = None
     batches_submitted: list[str] = field(default_factory=list)
     batches_pending: int = 0
+    """Batches still open at the end of this run (submitted now, or not ended yet)."""
+    sessions_pending: int = 0
+    """The sessions inside those batches: a later run collects them."""
     batches_collected: int = 0
     usage: Usage = field(default_factory=Usage)
     cost_usd: float = 0.0
@@ -72,6 +75,7 @@ class Phase1Report:
             "stopped": self.stopped,
             "batches_submitted": self.batches_submitted,
             "batches_pending": self.batches_pending,
+            "sessions_pending": self.sessions_pending,
             "tokens": self.usage.total_tokens,
             "cost_usd": round(self.cost_usd, 6),
             "failures": [{"job": k, "reason": r} for k, r in self.failures[:20]],

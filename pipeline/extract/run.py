@@ -22,7 +22,15 @@ import uuid
 import structlog
 
 from pipeline.clock import Clock
-from pipeline.errors import LLMAuthFailed, LLMOutputInvalid, LLMRejected, LLMUnavailable, NoAPIKey
+from pipeline.errors import (
+    LLMAuthFailed,
+    LLMModelNotFound,
+    LLMOutputInvalid,
+    LLMRejected,
+    LLMUnavailable,
+    LLMUnreachable,
+    NoAPIKey,
+)
 from pipeline.extract.batch import collect_batches, submit_batch
 from pipeline.extract.context import ERROR_RETRY, PHASE, Phase1Context, lease_for
 from pipeline.extract.item import Loader, Prepared, RedactorLike, Settled, build, parse_full
@@ -56,8 +64,10 @@ async def run_phase1(
 ) -> Phase1Report:
     """One phase-1 pass (see the module docstring). ``llm`` is the model client
     (None without a key: then only ``dry_run`` works, anything else raises ``NoAPIKey``). ``owner``
-    names this run's claims (a cancelled run hands them back itself). A 401/403 puts the item back and
-    raises ``LLMAuthFailed`` at the end of the run; ``PromptError`` when a prompt file does not match."""
+    names this run's claims (a cancelled run hands them back itself). A 401/403, an unreachable API or a
+    model the API does not know puts the item back, starts nothing new and is raised at the end of the
+    run (``LLMAuthFailed``, ``LLMUnreachable``, ``LLMModelNotFound``: the step failed, and says where);
+    ``PromptError`` when a prompt file does not match."""
     prompts = ExtractPrompts.load()
     load = load or parse_full
     report = Phase1Report(started_at=clock.now(), dry_run=dry_run)
@@ -96,8 +106,8 @@ async def run_phase1(
         retried=report.retried,
         tokens=report.usage.total_tokens,
     )
-    if ctx.auth_error is not None:
-        raise ctx.auth_error  # a wrong key fails no item, but the run must say so
+    if ctx.fatal is not None:
+        raise ctx.fatal  # a wrong key, URL or model fails no item, but the run must say so
     return report
 
 
@@ -158,14 +168,15 @@ async def _extract_direct(ctx: Phase1Context, prep: Prepared) -> None:
                 attempt=prep.attempts,
             )
         except LLMUnavailable as exc:
-            ctx.stop.set()
-            ctx.report.stopped = str(exc)
+            if isinstance(exc, LLMUnreachable):
+                ctx.stop_for(exc)
+            else:
+                ctx.stop.set()
+                ctx.report.stopped = str(exc)
             await ctx.retry(job, not_before=exc.not_before or ctx.now() + ERROR_RETRY, reason=str(exc))
             return
-        except LLMAuthFailed as exc:
-            ctx.stop.set()
-            ctx.report.stopped = str(exc)
-            ctx.auth_error = exc
+        except (LLMAuthFailed, LLMModelNotFound) as exc:
+            ctx.stop_for(exc)
             await ctx.retry(job, not_before=ctx.now(), reason=str(exc))
             return
         except LLMRejected as exc:

@@ -120,7 +120,9 @@ class MemoryAgent:
                     log.warning("agent_token_budget_spent", turns=self.turns, tokens=self.usage.total_tokens)
                     return AgentOutcome("token_budget", self.turns, final_text)
         except anthropic.APIError as exc:
-            err = translate(exc, now=self.clock.now(), max_backoff_s=self.max_backoff_s, rng=self.rng)
+            err = translate(
+                exc, now=self.clock.now(), max_backoff_s=self.max_backoff_s, rng=self.rng, model=self.model
+            )
             if self.on_error is not None:
                 await self.on_error(err)
             raise err from None

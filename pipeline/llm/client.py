@@ -106,6 +106,7 @@ class LLMClient:
             attempt=attempt,
             max_backoff_s=self.settings.llm.max_backoff_s,
             rng=self.rng,
+            model=model or None,
         )
         await self.record_failure(err, phase=phase, model=model, job_key=job_key)
         return err

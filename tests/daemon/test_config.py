@@ -92,6 +92,17 @@ def test_bad_environment_value_names_the_variable() -> None:
         load_settings(None, {**BASE_ENV, "MEMD_LLM__MAX_CONCURRENCY": "lots"})
 
 
+@pytest.mark.parametrize("with_file", [False, True])
+def test_a_typo_in_an_environment_section_is_blamed_on_the_variable(tmp_path: Path, with_file: bool) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[memories]\nmin_user_messages = 2\n" if with_file else "")
+    env = {"MEMD_CONFIG": str(config), "MEMD_MEMORIE__MIN_ROLLOUT_IDLE_HOURS": "0"}
+    with pytest.raises(ConfigError) as info:
+        load_settings(None, env=env)
+    assert str(info.value) == "env MEMD_MEMORIE__MIN_ROLLOUT_IDLE_HOURS: memorie: unknown key"
+    assert str(config) not in str(info.value)
+
+
 def test_sources_are_set_from_the_environment_and_an_unknown_one_is_named() -> None:
     env = {**BASE_ENV, "MEMD_SOURCES__CODEX__ROOT": "/cx/rollouts", "MEMD_SOURCES__PI__ENABLED": "false"}
     loaded = load_settings(None, env)

@@ -150,3 +150,25 @@ async def test_a_cancelled_cycle_keeps_what_ran_and_names_the_rest(clock: FakeCl
     assert into.summary() == (
         "scan ok, extract cancelled, consolidate skipped: interrupted, publish skipped: interrupted"
     )
+
+
+async def test_a_report_that_declares_a_failure_fails_the_step_with_its_reason(clock: FakeClock) -> None:
+    from pipeline.consolidate.run import Phase2Report, ScopeReport
+    from pipeline.vocabulary import RunOutcome
+
+    refused = Phase2Report(
+        scopes=[
+            ScopeReport("global", RunOutcome.COMMITTED),
+            ScopeReport("projects/shop", RunOutcome.FAILED, reason="validation: MEMORY.md has no title"),
+        ]
+    )
+    result = await run_cycle(
+        {"consolidate": _step([], "consolidate", result=refused)}, ["consolidate"], clock=clock
+    )
+    [step] = result.results
+    assert step.outcome == "failed"
+    assert step.error is not None
+    assert "projects/shop" in step.error
+    assert "no title" in step.error
+    assert step.report is refused  # the report is kept for `memd status`
+    assert result.summary() == "consolidate failed"

@@ -507,3 +507,95 @@ def test_status_says_when_the_last_run_once_ran(memd_env: dict[str, str]) -> Non
     human = memd_status(memd_env).stdout
     assert "never started" not in human
     assert re.search(r"last run --once\s+\S+ .*scan ok", human), human
+
+
+def _status(env: dict[str, str]) -> str:
+    return _once({**env, "COLUMNS": "400"}, "status").stdout
+
+
+def _phase1_line(status: str) -> str:
+    [line] = [line for line in status.splitlines() if line.startswith("phase 1")]
+    return line
+
+
+def test_run_once_with_an_unreachable_api_fails_and_names_it(memd_env: dict[str, str]) -> None:
+    env = {
+        **with_sessions(memd_env),
+        "ANTHROPIC_API_KEY": FAKE_API_KEY,
+        "MEMD_LLM__BASE_URL": "http://127.0.0.1:9",
+        "MEMD_LLM__BATCH": "off",
+    }
+    done = _once(env, "run", "--once")
+    assert done.returncode == 1, done.stdout + done.stderr[-3000:]
+    [extract] = [line for line in done.stdout.splitlines() if line.startswith("extract ")]
+    assert re.match(r"extract\s+failed", extract)
+    assert "http://127.0.0.1:9" in extract
+    assert "extract failed" in done.stdout.strip().splitlines()[-1]
+    phase1 = _phase1_line(_status(env))
+    assert "failed" in phase1
+    assert "http://127.0.0.1:9" in phase1
+
+
+def test_run_once_with_a_refused_key_fails_and_names_the_api(
+    memd_env: dict[str, str], fake_api: FakeAnthropicAPI
+) -> None:
+    fake_api.expected_key = "another-key"
+    env = {
+        **with_sessions(memd_env),
+        "ANTHROPIC_API_KEY": FAKE_API_KEY,
+        "MEMD_LLM__BASE_URL": fake_api.base_url,
+        "MEMD_LLM__BATCH": "off",
+    }
+    done = _once(env, "run", "--once")
+    assert done.returncode == 1
+    [extract] = [line for line in done.stdout.splitlines() if line.startswith("extract ")]
+    assert re.match(r"extract\s+failed", extract)
+    assert fake_api.base_url in extract
+    assert "401" in extract
+    phase1 = _phase1_line(_status(env))
+    assert "failed" in phase1
+    assert "401" in phase1
+
+
+def test_run_once_with_a_model_that_does_not_exist_fails_and_keeps_the_sessions(
+    memd_env: dict[str, str], fake_api: FakeAnthropicAPI
+) -> None:
+    from tests.fakes.anthropic_api import bad_request
+
+    fake_api.responder = lambda body, headers: bad_request(f"model: {body['model']}", 404)
+    env = {
+        **with_sessions(memd_env),
+        "ANTHROPIC_API_KEY": FAKE_API_KEY,
+        "MEMD_LLM__BASE_URL": fake_api.base_url,
+        "MEMD_LLM__BATCH": "off",
+        "MEMD_LLM__EXTRACT_MODEL": "claude-nope-1",
+    }
+    done = _once(env, "run", "--once")
+    assert done.returncode == 1
+    [extract] = [line for line in done.stdout.splitlines() if line.startswith("extract ")]
+    assert re.match(r"extract\s+failed", extract)
+    assert "claude-nope-1" in extract
+    assert "failed=" not in extract  # no session is blamed for the model
+    phase1 = _phase1_line(_status(env))
+    assert "failed" in phase1
+    assert "claude-nope-1" in phase1
+
+
+def test_a_run_once_that_only_submits_a_batch_says_so_and_status_shows_it_pending(
+    memd_env: dict[str, str], fake_api: FakeAnthropicAPI
+) -> None:
+    fake_api.auto_end_batches = False
+    env = {
+        **with_sessions(memd_env),
+        "ANTHROPIC_API_KEY": FAKE_API_KEY,
+        "MEMD_LLM__BASE_URL": fake_api.base_url,
+        "MEMD_LLM__BATCH": "on",
+    }
+    done = _once(env, "run", "--once")
+    assert done.returncode == 0, done.stderr[-3000:]
+    [extract] = [line for line in done.stdout.splitlines() if line.startswith("extract ")]
+    assert "batches_pending=1" in extract
+    assert "collected by a later cycle" in done.stdout
+    phase1 = _phase1_line(_status(env))
+    assert "1 batch pending" in phase1
+    assert "3 sessions" in phase1

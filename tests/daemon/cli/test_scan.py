@@ -152,3 +152,15 @@ def test_a_first_scan_from_a_permissive_shell_keeps_the_state_private(tmp_path: 
     for path in created:
         mode = path.stat().st_mode & 0o777
         assert mode & 0o077 == 0, f"{path} is {oct(mode)}"
+
+
+def test_the_scan_table_shows_the_path_of_every_file_it_cannot_read(tmp_path: Path) -> None:
+    home = _home(tmp_path)
+    done = _memd(home, "scan")
+    assert done.returncode == 0, done.stderr
+    records = json.loads(_memd(home, "scan", "--json").stdout)
+    cannot_read = [r for r in records if r["state"] in ("unreadable", "failed", "incomplete")]
+    assert any(Path(r["path"]).name == "empty.jsonl" for r in cannot_read)
+    lines = [line.strip() for line in done.stdout.splitlines()]
+    for record in cannot_read:
+        assert any(line.endswith(record["path"]) for line in lines), record["path"]

@@ -18,6 +18,7 @@ from daemon.config import load_settings
 from daemon.cycle import run_step
 from daemon.status.config import load_status_settings
 from pipeline.clock import FakeClock
+from pipeline.errors import NoAPIKey
 from pipeline.publish.run import publish_all
 from pipeline.store import heartbeats, kv, open_store
 from pipeline.store.schema import publications
@@ -221,7 +222,14 @@ async def test_status_shows_publish_targets_republishes_and_memory_use(tmp_path:
     rows = [re.split(r"\s{2,}", line.strip()) for line in human.stdout.splitlines()]
     at = (clock.now() - timedelta(hours=2)).strftime("%Y-%m-%d %H:%MZ")
     assert ["target", "scope", "outcome", "last published", "republished (outside change)", "reason"] in rows
-    assert ["codex", "global", "unchanged", at, at] in rows  # the reason column is empty
+    assert [
+        "codex",
+        "global",
+        "unchanged",
+        at,
+        at,
+        "-",
+    ] in rows  # no reason: shown as "-", like every absent value
     assert "memory use (last 30 days)" in human.stdout
     # scope, hit rate, sessions using, given, topics read, uses, last use, memories used
     shop_row = next(row for row in rows if row[0] == shop)
@@ -308,3 +316,25 @@ async def test_a_step_past_its_deadline_is_stuck_with_its_name(tmp_path: Path) -
     fine = status(env)
     assert fine.returncode == 0
     assert "now: extract" in fine.stdout
+
+
+async def test_user_text_is_shown_as_written_not_as_markup(tmp_path: Path) -> None:
+    env = memd_env(tmp_path, HOME=str(tmp_path / "home[b]"))
+    await beat(env, age=timedelta(seconds=3), pid=os.getpid())
+    settings = load_settings(None, env=env).settings
+    store = await open_store(settings.paths.state_db)
+    clock = FakeClock(datetime.now(UTC))
+    try:
+
+        async def extract(*, dry_run: bool) -> object:
+            raise NoAPIKey("ANTHROPIC_API_KEY")
+
+        step = await run_step("extract", extract, clock=clock, dry_run=False)
+        await kv.put(store, step.record_key, step.to_json(), now=clock.now())
+    finally:
+        await store.close()
+
+    done = status(env)
+    assert done.returncode == 0, done.stderr
+    assert "(or [llm] api_key_env)" in done.stdout
+    assert "home[b]" in done.stdout  # the paths (config, memory) keep their brackets
