@@ -383,3 +383,34 @@ async def test_two_projects_sharing_one_claude_folder_are_both_refused_and_never
     rows = {r.scope: r for r in await load_publications(store)}
     assert rows[scope_dash].outcome == rows[scope_dot].outcome == "refused"
     assert str(dot) in (rows[scope_dash].reason or "")
+
+
+@pytest.mark.parametrize("vouched", [True, False])
+def test_broken_sentinels_in_memory_md_are_repaired_only_when_memd_can_vouch_for_its_block(
+    env: Env, vouched: bool
+) -> None:
+    from pipeline.publish.folder import BLOCK_KEY
+    from pipeline.publish.plan import digest_of
+
+    write_scope(env.memory_dir, "projects/p", summary="New digest.", topics={"a.md": topic_text("A")})
+    folder = env.home / "mem"
+    folder.mkdir()
+    old_body = f"old memd text with the model's {END} in it\n"
+    before, after = "- [Claude's note](note.md)\n\n", "\n- Claude's later note\n"
+    text = f"{before}{BEGIN}\n{old_body}{END}{after}"
+    (folder / "MEMORY.md").write_text(text)
+    (folder / "memd-a.md").write_text("old topic\n")
+    sha = digest_of({BLOCK_KEY: old_body, "memd-a.md": b"old topic\n"}) if vouched else None
+    scope = read_scope(env.memory_dir, "projects/p")
+    plan = plan_folder("claude_code", scope, folder, title="t", cut=CUT, previous_sha=sha, within=env.home)
+    if not vouched:
+        assert plan.refused is not None
+        assert str(folder / "MEMORY.md") in plan.refused
+        assert plan.changes == []
+        return
+    assert plan.refused is None
+    assert not plan.outside_change
+    new = next(c.data for c in plan.changes if c.path.name == "MEMORY.md")
+    assert new is not None
+    assert sentinel.outside(new.decode()) == before + after, "Claude's lines kept byte for byte"
+    assert "New digest." in (sentinel.block_body(new.decode()) or "")
