@@ -2,11 +2,15 @@
 
 The block holds the scope's digest and index; its index lines point at the topic files in the
 memory repository's working tree (read-only to the agent, always there). Everything outside the
-sentinels is the user's and is kept byte for byte.
+sentinels is the user's and is kept byte for byte. The file must stay inside ``within`` (a
+project's ``AGENTS.md`` inside the project); a user-level file (``follow_link``) may be a symlink
+to a regular file the same user owns. Broken sentinels are repaired only when the block is, byte
+for byte, what memd last wrote (``previous_sha``), else refused with the file's name.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from pipeline.publish import sentinel
@@ -28,8 +32,12 @@ def plan_block_file(
     title: str,
     previous_sha: str | None,
     budget: Budget = BLOCK_BUDGET,
+    within: Path | None = None,
+    follow_link: bool = False,
 ) -> Plan:
     plan = Plan(target=target, scope=scope.scope, location=path)
+    if not plan.confine(within or path.parent, path, follow_link=follow_link):
+        return plan
     current_raw = read_bytes(path)
     current = decode(current_raw) if current_raw is not None else None
     plan.disk_digest = digest_of({BLOCK_KEY: sentinel.block_body(current) or ""})
@@ -44,11 +52,14 @@ def plan_block_file(
     if body is None:  # pragma: no cover - the fixed budget always fits the header
         plan.skip_reason = "memd's block does not fit its budget"
         return plan
-    edit = sentinel.replace_block(current, body)
+    edit = sentinel.replace_block(current, body, trusted=_trusted(previous_sha))
     if not edit.ok:
         plan.refused = f"{path}: {edit.problem}"
         return plan
     assert edit.text is not None
+    if edit.repaired:
+        plan.disk_digest = digest_of({BLOCK_KEY: edit.old_body or ""})
+        plan.notes.append(sentinel.repaired_note(path))
     plan.change(path, encode(edit.text), current_raw)
     plan.digest = digest_of({BLOCK_KEY: body})
     plan.published = {str(t.path): (scope.scope, t.file) for t in scope.topics}
@@ -58,14 +69,36 @@ def plan_block_file(
     return plan
 
 
-def plan_block_withdraw(target: str, scope: str, path: Path) -> Plan:
+def plan_block_withdraw(
+    target: str,
+    scope: str,
+    path: Path,
+    *,
+    previous_sha: str | None,
+    within: Path | None = None,
+    follow_link: bool = False,
+) -> Plan:
     """Empty memd's block (the scope is gone)."""
     plan = Plan(target=target, scope=scope, location=path, withdraw=True)
+    if not plan.confine(within or path.parent, path, follow_link=follow_link):
+        return plan
     current_raw = read_bytes(path)
     current = decode(current_raw) if current_raw is not None else None
-    if current is not None and sentinel.block_body(current):
-        edit = sentinel.replace_block(current, "")
-        if edit.text is not None:
+    if current:
+        edit = sentinel.replace_block(current, "", trusted=_trusted(previous_sha))
+        if not edit.ok:
+            plan.refused = f"{path}: {edit.problem}"
+            return plan
+        if edit.repaired:
+            plan.notes.append(sentinel.repaired_note(path))
+        if edit.old_body and edit.text is not None:
             plan.change(path, encode(edit.text), current_raw)
     plan.digest = digest_of({BLOCK_KEY: ""})
     return plan
+
+
+def _trusted(previous_sha: str | None) -> Callable[[str], bool] | None:
+    """Whether a block body is the one memd last wrote (known by its digest)."""
+    if previous_sha is None:
+        return None
+    return lambda body: digest_of({BLOCK_KEY: body}) == previous_sha

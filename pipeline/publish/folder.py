@@ -3,11 +3,14 @@
 memd's topic files carry its own prefix (``memd-*.md``) so they never collide with the agent's;
 files with the prefix that no longer match a topic are removed. memd's part of ``MEMORY.md`` is a
 sentinel block sized so that the whole file, the agent's own lines included, stays inside the
-load cut with room left for the agent to add lines of its own.
+load cut with room left for the agent to add lines of its own. Every file stays inside the agent's
+home (``within``), reached without a symlink; broken sentinels in ``MEMORY.md`` are repaired only
+when memd's files and block are exactly what it last wrote.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,7 +18,7 @@ from pipeline.publish import sentinel
 from pipeline.publish.atomic import decode, encode
 from pipeline.publish.memfiles import INDEX_FILE, SUMMARY_FILE, ScopeMemory
 from pipeline.publish.plan import Plan, digest_of, read_bytes
-from pipeline.publish.render import Budget, render_body
+from pipeline.publish.render import Budget, render_body, topic_file
 
 PREFIX = "memd-"
 BLOCK_KEY = "MEMORY.md#memd"
@@ -44,20 +47,16 @@ class LoadCut:
 
 
 def memd_files(folder: Path) -> dict[str, bytes | None]:
-    """memd's topic files now in ``folder`` (regular files named ``memd-*.md``)."""
+    """memd's topic files now in ``folder`` (``memd-*.md``; a symlink is never memd's and is passed
+    over, anything else that is not a regular file raises ``safefile.UnsafeFile``)."""
     found: dict[str, bytes | None] = {}
     try:
         children = list(folder.iterdir())
     except OSError:
         return found
     for path in children:
-        if (
-            path.name.startswith(PREFIX)
-            and path.name.endswith(".md")
-            and path.is_file()
-            and not path.is_symlink()
-        ):
-            found[path.name] = read_bytes(path)
+        if path.name.startswith(PREFIX) and path.name.endswith(".md") and not path.is_symlink():
+            found[path.name] = read_bytes(path)  # a FIFO, a device or a folder: UnsafeFile
     return found
 
 
@@ -69,19 +68,26 @@ def plan_folder(
     title: str,
     cut: LoadCut,
     previous_sha: str | None,
+    within: Path,
 ) -> Plan:
     plan = Plan(target=target, scope=scope.scope, location=folder)
     index_path = folder / INDEX_FILE
+    if not plan.confine(within, index_path):
+        return plan
     current_raw = read_bytes(index_path)
     current = decode(current_raw) if current_raw is not None else None
     existing = memd_files(folder)
     plan.disk_digest = digest_of({BLOCK_KEY: sentinel.block_body(current) or "", **existing})
 
-    base = sentinel.replace_block(current, "")
+    trusted = _trusted(previous_sha, existing)
+    base = sentinel.replace_block(current, "", trusted=trusted)
     if not base.ok:
         plan.refused = f"{index_path}: {base.problem}"
         return plan
     assert base.text is not None
+    if base.repaired:
+        plan.disk_digest = digest_of({BLOCK_KEY: base.old_body or "", **existing})
+        plan.notes.append(sentinel.repaired_note(index_path))
     body = render_body(
         scope,
         title=title,
@@ -90,17 +96,19 @@ def plan_folder(
         budget=cut.body_budget(base.text),
         summary_source=str(scope.path / SUMMARY_FILE),
     )
-    desired: dict[str, bytes | None] = {PREFIX + t.file: encode(t.text) for t in scope.topics}
+    desired: dict[str, bytes | None] = {PREFIX + t.file: encode(topic_file(t.text)) for t in scope.topics}
+    if not plan.confine(within, index_path, *(folder / name for name in desired)):
+        return plan
     if body is None:
         plan.skip_reason = (
             f"{index_path} has {sentinel.count_lines(base.text)} lines / {len(encode(base.text))} bytes outside "
             f"memd's block: no room inside the {cut.max_lines}-line / {cut.max_bytes}-byte load cut"
         )
         body, desired = "", {}
-    edit = sentinel.replace_block(current, body)
+    edit = sentinel.replace_block(current, body, trusted=trusted)
     assert edit.text is not None
     # A file that had no block and gets an empty one is left alone.
-    if not (body == "" and current is not None and sentinel.block_body(current) is None):
+    if not (body == "" and current is not None and edit.old_body is None):
         plan.change(index_path, encode(edit.text), current_raw)
     for name, data in desired.items():
         plan.change(folder / name, data, existing.get(name))
@@ -117,17 +125,33 @@ def plan_folder(
     return plan
 
 
-def plan_withdraw(target: str, scope: str, folder: Path) -> Plan:
-    """Empty memd's block and remove its topic files (the scope is gone from the repository)."""
+def plan_withdraw(target: str, scope: str, folder: Path, *, previous_sha: str | None, within: Path) -> Plan:
+    """Empty memd's block and remove its topic files (the scope is gone from the repository, or
+    memd may no longer publish there)."""
     plan = Plan(target=target, scope=scope, location=folder, withdraw=True)
     index_path = folder / INDEX_FILE
+    if not plan.confine(within, index_path):
+        return plan
     current_raw = read_bytes(index_path)
     current = decode(current_raw) if current_raw is not None else None
-    if current is not None and sentinel.block_body(current):
-        edit = sentinel.replace_block(current, "")
-        if edit.text is not None:
+    existing = memd_files(folder)
+    if current:
+        edit = sentinel.replace_block(current, "", trusted=_trusted(previous_sha, existing))
+        if not edit.ok:
+            plan.refused = f"{index_path}: {edit.problem}"
+            return plan
+        if edit.repaired:
+            plan.notes.append(sentinel.repaired_note(index_path))
+        if edit.old_body and edit.text is not None:
             plan.change(index_path, encode(edit.text), current_raw)
-    for name, data in memd_files(folder).items():
+    for name, data in existing.items():
         plan.change(folder / name, None, data)
     plan.digest = digest_of({BLOCK_KEY: ""})
     return plan
+
+
+def _trusted(previous_sha: str | None, existing: dict[str, bytes | None]) -> Callable[[str], bool] | None:
+    """Whether a block body, with memd's files as they are, is what memd last wrote (by its digest)."""
+    if previous_sha is None:
+        return None
+    return lambda body: digest_of({BLOCK_KEY: body, **existing}) == previous_sha

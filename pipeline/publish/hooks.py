@@ -2,7 +2,8 @@
 
 The settings file is the user's: memd merges one hook entry into it and keeps every other key,
 hook and value; running the install again changes nothing; a file that is not a JSON object is
-refused, never overwritten.
+refused, never overwritten. It is read with a cap and never blocks (a FIFO or a device is refused),
+and written like a user-level file: through a symlink only to a regular file the user owns.
 """
 
 from __future__ import annotations
@@ -14,11 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import PublishError
-from pipeline.publish.atomic import atomic_write_text, read_text
+from pipeline.publish.atomic import UnsafeTarget, atomic_write_text, decode
+from pipeline.safefile import UnsafeFile, read_capped
 
 EVENT = "SessionStart"
 HOOK_TIMEOUT_S = 10
 """Claude Code stops waiting for the hook after this; recall answers well within it."""
+SETTINGS_MAX_BYTES = 1_000_000
+"""The most memd reads of Claude Code's settings file (it holds a few kilobytes)."""
 RECALL_MODULE = "daemon.cli.recall"
 """``memd recall`` as its own program: the hook skips loading every other memd command."""
 
@@ -98,8 +102,13 @@ def remove_hook(settings: dict[str, Any]) -> tuple[dict[str, Any], str]:
 
 
 def load_settings_json(path: Path) -> dict[str, Any]:
-    text = read_text(path)
-    if text is None or not text.strip():
+    try:
+        text = decode(read_capped(path, SETTINGS_MAX_BYTES))
+    except FileNotFoundError:
+        return {}
+    except UnsafeFile as exc:
+        raise PublishError(f"{exc}; memd will not read or overwrite it") from None
+    if not text.strip():
         return {}
     try:
         data = json.loads(text)
@@ -127,5 +136,8 @@ def uninstall_claude_hook(path: Path, *, dry_run: bool = False) -> HookChange:
 def _finish(path: Path, data: dict[str, Any], action: str, dry_run: bool) -> HookChange:
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     if action in {"added", "updated", "removed"} and not dry_run:
-        atomic_write_text(path, text)
+        try:
+            atomic_write_text(path, text, follow_link=True)
+        except UnsafeTarget as exc:
+            raise PublishError(f"{exc}; left alone") from None
     return HookChange(path=path, action=action, text=text)

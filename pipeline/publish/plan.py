@@ -2,7 +2,11 @@
 
 Targets only read (the memory repository and the agent's files) and return ``Plan``s; ``run``
 applies them. A change carries the bytes the file held when it was planned, so a file someone
-edits in between is not overwritten (the plan fails and the next publish tries again).
+edits in between is not overwritten (the plan fails and the next publish tries again). A plan names
+the folder its files must stay in (``within``) and whether its one user-level file may be followed
+as a symlink (``follow_link``); ``atomic`` refuses anything else. Every file memd reads here was
+possibly not written by it, so it is read with ``safefile`` and a cap: a FIFO, a device or a huge
+file fails the plan with its reason instead of hanging the publish.
 """
 
 from __future__ import annotations
@@ -14,9 +18,14 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 
-from pipeline.publish.atomic import atomic_write_bytes, remove_file
+from pipeline.publish.atomic import UnsafeTarget, atomic_write_bytes, check_target, remove_file
+from pipeline.safefile import read_capped
 from pipeline.settings import PublishSettings, Settings, SourceSettings, SourcesSettings
 from pipeline.vocabulary import SourceName
+
+INSTRUCTIONS_MAX_BYTES = 2_000_000
+"""The most memd reads of a file it patches or writes in an agent's folder (an instructions file,
+an index, a topic file): agents load far less than this, so a larger file is not one to edit."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +83,7 @@ class Plan:
     """sha256 of memd's content as found on disk, to notice someone else's changes."""
     skip_reason: str | None = None
     refused: str | None = None
+    """Why memd leaves this place alone; with changes, they only take memd's copy back."""
     withdraw: bool = False
     outside_change: bool = False
     """memd's content there is not what memd last wrote: someone else changed it."""
@@ -81,10 +91,27 @@ class Plan:
     published: dict[str, tuple[str, str]] = field(default_factory=dict)
     """Absolute path of each file an agent may read -> (scope, topic file), for usage tracking."""
     notes: list[str] = field(default_factory=list)
+    within: Path | None = None
+    """The folder every file of the plan must stay in, reached without a symlink (None: each
+    file's own folder)."""
+    follow_link: bool = False
+    """A user-level file that may be a symlink to a regular file the same user owns."""
 
     def change(self, path: Path, data: bytes | None, current: bytes | None) -> None:
         if data != current:
             self.changes.append(FileChange(path=path, data=data, expected=current))
+
+    def confine(self, within: Path, *paths: Path, follow_link: bool = False) -> bool:
+        """Keep this plan's files inside ``within``; False (the plan failed with the reason) when
+        one of ``paths`` may not be written (``atomic.check_target``)."""
+        self.within, self.follow_link = within, follow_link
+        try:
+            for path in paths:
+                check_target(path, within, follow_link=follow_link)
+        except UnsafeTarget as exc:
+            self.error = str(exc)
+            return False
+        return True
 
 
 def missing_home(target: str, scope: str, home: Path, agent: str) -> Plan | None:
@@ -107,11 +134,11 @@ def digest_of(entries: Mapping[str, bytes | str | None]) -> str:
     return h.hexdigest()
 
 
-def read_bytes(path: Path) -> bytes | None:
+def read_bytes(path: Path, max_bytes: int = INSTRUCTIONS_MAX_BYTES) -> bytes | None:
+    """A file's bytes, None when absent; ``safefile.UnsafeFile`` when it is not a regular file or
+    is larger than ``max_bytes`` (never a read that blocks or runs without end)."""
     try:
-        if path.is_dir():
-            return None
-        return path.read_bytes()
+        return read_capped(path, max_bytes)
     except FileNotFoundError:
         return None
 
@@ -123,6 +150,7 @@ class ChangedMeanwhile(Exception):
 def apply(plan: Plan) -> tuple[list[str], list[str], int]:
     """Apply a plan's changes: written files first, removals last. Returns (written, removed, bytes)."""
     for change in plan.changes:
+        check_target(change.path, plan.within, follow_link=plan.follow_link)
         if read_bytes(change.path) != change.expected:
             raise ChangedMeanwhile(
                 f"{change.path} changed while memd was publishing; will try again next time"
@@ -133,10 +161,10 @@ def apply(plan: Plan) -> tuple[list[str], list[str], int]:
     ordered = sorted(plan.changes, key=lambda c: (c.data is None, c.path.name in {"MEMORY.md"}, str(c.path)))
     for change in ordered:
         if change.data is None:
-            if remove_file(change.path):
+            if remove_file(change.path, within=plan.within):
                 removed.append(str(change.path))
         else:
-            atomic_write_bytes(change.path, change.data)
+            atomic_write_bytes(change.path, change.data, within=plan.within, follow_link=plan.follow_link)
             written.append(str(change.path))
             size += len(change.data)
     return written, removed, size

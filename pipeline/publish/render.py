@@ -1,11 +1,17 @@
 """Turning a scope into the text an agent loads: a header, the digest and the index, within a budget.
 
 Every block says when each memory was last updated and tells the agent to verify a remembered
-path, command or flag before relying on it: memory is a snapshot, not the truth. Standard library only.
+path, command or flag before relying on it: memory is a snapshot, not the truth.
+
+The model's text is neutralised on its way into any file (``neutralise``, ``topic_file``): a marker
+memd or its scanner acts on (memd's sentinels, the recall fence, Codex's summary markers, in any
+form they accept) and a frontmatter fence that is not memd's are defused, so a line the model wrote
+can neither end memd's block nor start a frontmatter. Standard library only.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -17,6 +23,44 @@ VERIFY_NOTE = (
 )
 SUMMARY_SHARE = 0.4
 DESCRIPTION_MAX_CHARS = 240
+_MARKERS = (
+    # <!-- memd:begin --> / <!-- memd:end --> and any spacing or case of them
+    (re.compile(r"<!--(\s*)(memd\s*:)", re.I), r"<!--\1quoted \2"),
+    # <memd-recall ...> / </memd-recall>
+    (re.compile(r"<(\s*/?\s*)(memd-recall)", re.I), r"<\1quoted-\2"),
+    # Codex's MEMORY_SUMMARY BEGINS / ENDS
+    (re.compile(r"(MEMORY_SUMMARY)(\s+)(BEGINS|ENDS)", re.I), r"\1 (quoted)\2\3"),
+)
+FENCE_STAND_IN = "- - -"
+"""What a ``---`` line of the model's becomes where it could be read as a frontmatter fence (still
+a thematic break in Markdown)."""
+_FENCE = re.compile(r"^[ \t]*---[ \t]*$")
+
+
+def neutralise(text: str) -> str:
+    """``text`` with every marker memd or its scanner acts on defused (idempotent)."""
+    for pattern, stand_in in _MARKERS:
+        text = pattern.sub(stand_in, text)
+    return text
+
+
+def topic_file(text: str) -> str:
+    """A topic file as memd writes it into an agent's folder: its frontmatter (the first ``---``
+    line to the next ``---`` or ``...``) kept, every other fence-like line and every marker defused."""
+    lines = text.splitlines(keepends=True)
+    keep: set[int] = set()
+    if lines and lines[0].strip() == "---":
+        for i, line in enumerate(lines[1:], start=1):
+            if line.strip() in {"---", "..."}:
+                keep = {0, i}
+                break
+    out = []
+    for i, line in enumerate(lines):
+        if i not in keep and _FENCE.match(line.rstrip("\r\n")):
+            ending = line[len(line.rstrip("\r\n")) :]
+            line = FENCE_STAND_IN + ending
+        out.append(line)
+    return neutralise("".join(out))
 
 
 @dataclass(frozen=True)
@@ -98,7 +142,7 @@ def render_body(
     if len(index_part) == len(index_head) + len(items):
         summary_part = _fit_summary(summary, _minus(left, index_part), summary_source)
     lines = header + summary_part + index_part
-    return "".join(line + "\n" for line in lines)
+    return neutralise("".join(line + "\n" for line in lines))
 
 
 def _fit_summary(summary: list[str], budget: Budget, source: str | None) -> list[str]:

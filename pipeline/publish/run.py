@@ -186,9 +186,9 @@ def execute(plan: Plan, dry_run: bool) -> TargetResult:
     """Apply one plan (or say what it would do) and name the outcome."""
     if plan.error:
         return _result(plan, PublishOutcome.FAILED, plan.error)
-    if plan.refused:
-        return _result(plan, PublishOutcome.REFUSED, plan.refused)
-    reasons = ([plan.skip_reason] if plan.skip_reason else []) + plan.notes
+    if plan.refused and not plan.changes:
+        return _result(plan, PublishOutcome.REFUSED, "; ".join([plan.refused, *plan.notes]))
+    reasons = [r for r in (plan.refused, plan.skip_reason) if r] + plan.notes
     reason = "; ".join(reasons) or None
     if not plan.changes:
         outcome = (
@@ -200,7 +200,9 @@ def execute(plan: Plan, dry_run: bool) -> TargetResult:
         )
         return _result(plan, outcome, reason)
     done = (
-        PublishOutcome.WITHDRAWN
+        PublishOutcome.REFUSED  # refused, memd's copy taken back (see ``Plan.refused``)
+        if plan.refused
+        else PublishOutcome.WITHDRAWN
         if plan.withdraw
         else PublishOutcome.REPUBLISHED
         if plan.outside_change
@@ -212,12 +214,14 @@ def execute(plan: Plan, dry_run: bool) -> TargetResult:
             [str(c.path) for c in plan.changes if c.data is None],
             sum(len(c.data) for c in plan.changes if c.data is not None),
         )
-        return _result(plan, WOULD[done], reason, files=planned)
+        return _result(plan, WOULD.get(done, done), reason, files=planned)
     try:
         files = apply(plan)
     except (ChangedMeanwhile, OSError) as exc:
         return _result(plan, PublishOutcome.FAILED, short_error(exc))
-    return _result(plan, PublishOutcome.SKIPPED if plan.skip_reason else done, reason, files=files)
+    return _result(
+        plan, PublishOutcome.SKIPPED if plan.skip_reason and not plan.refused else done, reason, files=files
+    )
 
 
 async def _record(

@@ -3,11 +3,15 @@
 Only the text between ``<!-- memd:begin -->`` and ``<!-- memd:end -->`` is ever replaced;
 everything outside is kept byte for byte. A file without sentinels gets the block appended. A file
 with one sentinel, several, or an end before the begin is left alone: the caller gets the problem
-as a reason and warns, because guessing where memd's text ends could eat the user's.
+as a reason and warns, because guessing where memd's text ends could eat the user's. The one
+exception is a repair the caller can vouch for (``trusted``): when the text from the first begin to
+the last end is exactly the body memd last wrote (an older memd published a sentinel the model
+wrote), that span is memd's, and replacing it keeps everything outside byte for byte.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 BEGIN = "<!-- memd:begin -->"
@@ -32,6 +36,8 @@ class BlockEdit:
     problem: str | None = None
     old_body: str | None = None
     """memd's body as it was in the file (None when the file had no block)."""
+    repaired: bool = False
+    """The sentinels were broken and the block was repaired (see ``replace_block``)."""
 
     @property
     def ok(self) -> bool:
@@ -56,6 +62,22 @@ def find_block(text: str) -> BlockSpan | None:
     end_at = text.index(END)
     if end_at < begin:
         raise SentinelProblem(f"{END} comes before {BEGIN}; left alone (fix or remove them)")
+    return _span(text, begin, end_at)
+
+
+def outer_block(text: str) -> BlockSpan | None:
+    """From the first begin sentinel to the last end, when the text has no sentinel outside that
+    span (the block of a file whose block itself holds sentinels); None otherwise."""
+    if BEGIN not in text or END not in text:
+        return None
+    begin = text.index(BEGIN)
+    end_at = text.rindex(END)
+    if end_at < begin or END in text[:begin] or BEGIN in text[end_at:]:
+        return None
+    return _span(text, begin, end_at)
+
+
+def _span(text: str, begin: int, end_at: int) -> BlockSpan:
     body_start = begin + len(BEGIN)
     # The body starts on the line after the begin sentinel when there is one.
     if text.startswith("\r\n", body_start):
@@ -82,15 +104,21 @@ def render_block(body: str) -> str:
     return f"{BEGIN}\n{_terminated(body)}{END}\n"
 
 
-def replace_block(text: str | None, body: str) -> BlockEdit:
-    """``text`` with memd's block set to ``body``; appended (after a blank line) when absent."""
+def replace_block(text: str | None, body: str, *, trusted: Callable[[str], bool] | None = None) -> BlockEdit:
+    """``text`` with memd's block set to ``body``; appended (after a blank line) when absent.
+    Broken sentinels are a problem, unless ``trusted`` says the body of ``outer_block`` is what
+    memd last wrote: then that block is replaced (``repaired``)."""
     body = _terminated(body)
     if text is None or text == "":
         return BlockEdit(text=render_block(body))
+    repaired = False
     try:
         span = find_block(text)
     except SentinelProblem as exc:
-        return BlockEdit(text=None, problem=str(exc))
+        span = outer_block(text)
+        if span is None or trusted is None or not trusted(text[span.body_start : span.body_end]):
+            return BlockEdit(text=None, problem=str(exc))
+        repaired = True
     if span is None:
         separator = "\n" if text.endswith("\n") else "\n\n"
         if text.endswith("\n\n"):
@@ -101,7 +129,14 @@ def replace_block(text: str | None, body: str) -> BlockEdit:
     head = text[: span.body_start]
     if span.body_start == span.begin + len(BEGIN):
         head += "\n"
-    return BlockEdit(text=head + body + text[span.body_end :], old_body=old)
+    return BlockEdit(text=head + body + text[span.body_end :], old_body=old, repaired=repaired)
+
+
+def repaired_note(path: object) -> str:
+    return (
+        f"repaired the broken sentinels in {path}: memd's block held a sentinel of the model's text; "
+        "the text outside it is unchanged"
+    )
 
 
 def outside(text: str | None) -> str:

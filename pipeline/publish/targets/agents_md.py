@@ -1,7 +1,8 @@
 """``agents_md`` (off by default): a sentinel block in the project's own ``AGENTS.md``.
 
 That file is the user's repository, so memd writes there only when asked, only between its
-sentinels, and never creates the file in a folder that no longer exists.
+sentinels, and never creates the file in a folder that no longer exists. It must be a regular file
+inside the project: a symlink (``AGENTS.md -> ../../.bashrc``) is refused, never written through.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import Homes, Plan, PublishContext
 from pipeline.publish.targets.base import PublishTarget
 from pipeline.settings import PublishSettings
+from pipeline.store.publications import Publication
 
 TARGET = "agents_md"
 
@@ -44,7 +46,8 @@ class AgentsMd(PublishTarget):
             Path(project) / "AGENTS.md",
             title=f"Memory of {project}",
             previous_sha=previous_sha,
+            within=Path(project),
         )
 
-    def withdraw(self, name: str, scope: str, location: Path) -> Plan:
-        return plan_block_withdraw(name, scope, location)
+    def withdraw(self, ctx: PublishContext, row: Publication, location: Path) -> Plan:
+        return plan_block_withdraw(row.target, row.scope, location, previous_sha=row.content_sha256)

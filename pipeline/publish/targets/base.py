@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 from pipeline.publish.memfiles import GLOBAL, ScopeMemory
 from pipeline.publish.plan import Homes, Plan, PublishContext
+from pipeline.safefile import UnsafeFile
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
 
@@ -73,11 +74,12 @@ class PublishTarget(ABC):
         location = known_copy(row)
         if location is None:
             return nothing_to_withdraw(row)
-        return self.withdraw(row.target, row.scope, location)
+        return self.withdraw(ctx, row, location)
 
-    def withdraw(self, name: str, scope: str, location: Path) -> Plan:
-        """Take memd's copy back from ``location`` (where it last published ``scope`` under ``name``)."""
-        raise NotImplementedError(f"{type(self).__name__} cannot withdraw {name}")
+    def withdraw(self, ctx: PublishContext, row: Publication, location: Path) -> Plan:
+        """Take memd's copy back from ``location``, where it last published ``row.scope`` under
+        ``row.target`` (``row.content_sha256``: what it wrote there)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot withdraw {row.target}")
 
     def _on(self, *, project: bool = False, global_: bool = False) -> frozenset[str]:
         """The names switched on, given whether its project and its global scopes are."""
@@ -112,6 +114,10 @@ def guard(target: str, scope: str, make: Callable[..., Plan], *args: Any) -> Pla
 
 
 def failed_plan(target: str, scope: str, exc: BaseException) -> Plan:
+    if isinstance(exc, UnsafeFile):  # a FIFO, a device, a huge file: its name and what it is say enough
+        plan = Plan(target=target, scope=scope, location=Path(exc.path))
+        plan.error = f"{exc}; memd does not read it"
+        return plan
     plan = Plan(target=target, scope=scope, location=Path("."))
     plan.error = short_error(exc)
     return plan

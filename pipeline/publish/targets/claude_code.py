@@ -6,20 +6,29 @@ cut to 200 and given a hash suffix) and loads the first 200 lines, at most 25 KB
 there into every session started in the repository, in any of its worktrees or subfolders.
 Auto memory can be turned off (``"autoMemoryEnabled": false`` in the user's or the project's
 settings): then the folder is never loaded, and memd says so instead of publishing where no one reads.
+
+Two projects whose paths differ only in such characters (``/x/my-app`` and ``/x/my.app``) share
+one folder, and each would load the other's memory: memd refuses both, naming the other, and takes
+back what it wrote there (the SessionStart hook, per directory, serves them instead). memd writes
+only inside Claude Code's home, never through a symlink, except that a global ``CLAUDE.md`` may
+link to a regular file the user owns.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pipeline.publish.blockfile import plan_block_file, plan_block_withdraw
 from pipeline.publish.folder import LoadCut, plan_folder, plan_withdraw
-from pipeline.publish.memfiles import ScopeMemory
+from pipeline.publish.memfiles import GLOBAL, ScopeMemory
 from pipeline.publish.plan import Homes, Plan, PublishContext, missing_home
-from pipeline.publish.targets.base import PublishTarget
+from pipeline.publish.targets.base import PublishTarget, guard
+from pipeline.safefile import read_capped
 from pipeline.settings import PublishSettings
+from pipeline.store.publications import Publication
 from pipeline.vocabulary import SourceName
 
 TARGET = "claude_code"
@@ -27,6 +36,11 @@ TARGET_GLOBAL = "claude_code_global"
 AGENT = "Claude Code"
 CUT = LoadCut(max_lines=200, max_bytes=25_000)
 MAX_ENCODED_CHARS = 200
+SETTINGS_MAX_BYTES = 1_000_000
+"""The most memd reads of a Claude Code settings file (they hold a few kilobytes)."""
+HOOK_HINT = (
+    "`memd hooks install claude-code` gives each its memory at session start (`memd recall`, per directory)"
+)
 _NOT_ALNUM = re.compile(r"[^a-zA-Z0-9]")
 
 
@@ -69,19 +83,59 @@ def memory_folder(claude_home: Path, project: str) -> Path:
 def auto_memory_off(claude_home: Path, project: str) -> Path | None:
     """The settings file that turns Claude Code's auto memory off for ``project``, or None. The most
     specific file that sets ``autoMemoryEnabled`` decides: the project's ``settings.local.json``,
-    then its ``settings.json``, then the user's. A file that is not valid JSON is passed over."""
+    then its ``settings.json``, then the user's. A file that is not valid JSON is passed over; one
+    that is not a regular file or is huge raises ``safefile.UnsafeFile`` (memd cannot tell)."""
     for path in (
         Path(project) / ".claude" / "settings.local.json",
         Path(project) / ".claude" / "settings.json",
         claude_home / "settings.json",
     ):
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = json.loads(read_capped(path, SETTINGS_MAX_BYTES))
+        except (FileNotFoundError, ValueError):
             continue
         if isinstance(data, dict) and isinstance(data.get("autoMemoryEnabled"), bool):
             return None if data["autoMemoryEnabled"] else path
     return None
+
+
+def shared_folders(ctx: PublishContext) -> dict[str, list[str]]:
+    """Claude Code's folder name -> the projects memd knows (and that exist) mapping to it, for
+    the folders more than one maps to."""
+    by_folder: dict[str, list[str]] = {}
+    for project in sorted(set(ctx.projects.values())):
+        if project and Path(project).is_dir():
+            by_folder.setdefault(encode_project_dir(project), []).append(project)
+    return {name: projects for name, projects in by_folder.items() if len(projects) > 1}
+
+
+def plan_shared(
+    ctx: PublishContext,
+    scope: ScopeMemory,
+    project: str,
+    others: Sequence[str],
+    previous_sha: str | None,
+    take_back: bool,
+) -> Plan:
+    """A project whose folder another project shares: refused with the reason; ``take_back``: the
+    plan also takes memd's copy out of the folder (one plan per folder does)."""
+    home = claude_home(ctx.homes)
+    folder = memory_folder(home, project)
+    plan = (
+        plan_withdraw(TARGET, scope.scope, folder, previous_sha=previous_sha, within=home)
+        if take_back
+        else Plan(target=TARGET, scope=scope.scope, location=folder)
+    )
+    plan.withdraw = False
+    if plan.error or plan.refused:
+        return plan
+    plan.refused = (
+        f"{project} shares Claude Code's folder {folder.parent} with {', '.join(others)} (Claude Code "
+        "names a project's folder by its path with every character that is not a letter or digit made "
+        "'-'), so each would load the other's memory: memd publishes there for neither and takes back "
+        f"what it wrote; {HOOK_HINT}"
+    )
+    return plan
 
 
 class ClaudeCode(PublishTarget):
@@ -96,6 +150,28 @@ class ClaudeCode(PublishTarget):
 
     def folders(self, homes: Homes) -> list[Path]:
         return [claude_home(homes)]
+
+    def plan_projects(
+        self, ctx: PublishContext, scopes: Sequence[ScopeMemory], previous: Mapping[str, str | None]
+    ) -> list[Plan]:
+        """One plan per project scope; projects that share a folder are refused (``plan_shared``)."""
+        shared = shared_folders(ctx) if claude_home(ctx.homes).is_dir() else {}
+        taken: set[str] = set()
+        plans = []
+        for s in scopes:
+            if s.scope == GLOBAL:
+                continue
+            project = ctx.projects.get(s.scope)
+            name = encode_project_dir(project) if project else ""
+            if project and project in shared.get(name, ()):
+                others = [p for p in shared[name] if p != project]
+                first = name not in taken
+                taken.add(name)
+                sha = previous.get(s.scope)
+                plans.append(guard(TARGET, s.scope, plan_shared, ctx, s, project, others, sha, first))
+            else:
+                plans.append(guard(TARGET, s.scope, self.plan_project, ctx, s, previous.get(s.scope)))
+        return plans
 
     def plan_project(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
         home = claude_home(ctx.homes)
@@ -119,7 +195,13 @@ class ClaudeCode(PublishTarget):
             )
             return plan
         return plan_folder(
-            TARGET, scope, folder, title=f"Memory of {project}", cut=CUT, previous_sha=previous_sha
+            TARGET,
+            scope,
+            folder,
+            title=f"Memory of {project}",
+            cut=CUT,
+            previous_sha=previous_sha,
+            within=home,
         )
 
     def plan_global(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
@@ -132,9 +214,18 @@ class ClaudeCode(PublishTarget):
             home / "CLAUDE.md",
             title="Memory across projects",
             previous_sha=previous_sha,
+            follow_link=True,
         )
 
-    def withdraw(self, name: str, scope: str, location: Path) -> Plan:
-        if name == TARGET:
-            return plan_withdraw(name, scope, location)
-        return plan_block_withdraw(name, scope, location)
+    def withdraw(self, ctx: PublishContext, row: Publication, location: Path) -> Plan:
+        if row.target == TARGET:
+            return plan_withdraw(
+                row.target,
+                row.scope,
+                location,
+                previous_sha=row.content_sha256,
+                within=claude_home(ctx.homes),
+            )
+        return plan_block_withdraw(
+            row.target, row.scope, location, previous_sha=row.content_sha256, follow_link=True
+        )

@@ -19,7 +19,15 @@ from pipeline.publish.blockfile import plan_block_file, plan_block_withdraw
 from pipeline.publish.folder import memd_files
 from pipeline.publish.memfiles import GLOBAL, INDEX_FILE, SUMMARY_FILE, ScopeMemory, Topic
 from pipeline.publish.plan import Homes, Plan, PublishContext, digest_of, missing_home, read_bytes
-from pipeline.publish.render import VERIFY_NOTE, approx_tokens, clean_summary, index_line, newest_update
+from pipeline.publish.render import (
+    VERIFY_NOTE,
+    approx_tokens,
+    clean_summary,
+    index_line,
+    neutralise,
+    newest_update,
+    topic_file,
+)
 from pipeline.publish.targets.base import PublishTarget, nothing_to_withdraw
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
@@ -78,7 +86,12 @@ def _order(ctx: PublishContext, projects: Sequence[ScopeMemory]) -> list[ScopeMe
 
 
 def render_summary(ctx: PublishContext, global_scope: ScopeMemory, projects: Sequence[ScopeMemory]) -> str:
-    """The digest Codex injects: global first, then projects by last activity, within the token cap."""
+    """The digest Codex injects: global first, then projects by last activity, within the token cap
+    (the model's markers neutralised)."""
+    return neutralise(_summary(ctx, global_scope, projects))
+
+
+def _summary(ctx: PublishContext, global_scope: ScopeMemory, projects: Sequence[ScopeMemory]) -> str:
     cap = ctx.publish.codex_summary_token_cap
     head = [
         "v1",
@@ -127,7 +140,7 @@ def render_index(ctx: PublishContext, scopes: Sequence[ScopeMemory]) -> str:
             continue
         lines += ["", _section_title(ctx, scope)]
         lines += [index_line(t, topic_name(scope.scope, t)) for t in scope.topics]
-    return "\n".join(lines) + "\n"
+    return neutralise("\n".join(lines) + "\n")
 
 
 def plan_all(
@@ -136,7 +149,11 @@ def plan_all(
     """One plan per scope (the global one also carries the summary, the index and stale removals)."""
     if (absent := missing_home(TARGET, GLOBAL, codex_home(ctx.homes), AGENT)) is not None:
         return [absent]
-    folder = memories_dir(codex_home(ctx.homes))
+    home = codex_home(ctx.homes)
+    folder = memories_dir(home)
+    guard = Plan(target=TARGET, scope=GLOBAL, location=folder)
+    if not guard.confine(home, folder / INDEX_FILE):
+        return [guard]
     global_scope = next(
         (s for s in scopes if s.scope == GLOBAL),
         ScopeMemory(scope=GLOBAL, path=folder, summary="", index="", topics=()),
@@ -147,8 +164,10 @@ def plan_all(
     plans: list[Plan] = []
     wanted: set[str] = set()
     for scope in ordered:
-        plan = Plan(target=TARGET, scope=scope.scope, location=folder)
-        desired: dict[str, bytes | None] = {topic_name(scope.scope, t): encode(t.text) for t in scope.topics}
+        plan = Plan(target=TARGET, scope=scope.scope, location=folder, within=home)
+        desired: dict[str, bytes | None] = {
+            topic_name(scope.scope, t): encode(topic_file(t.text)) for t in scope.topics
+        }
         if scope.scope == GLOBAL:
             desired[SUMMARY_FILE] = encode(render_summary(ctx, global_scope, projects))
             desired[INDEX_FILE] = encode(render_index(ctx, ordered))
@@ -169,6 +188,8 @@ def plan_all(
             # What memd last wrote is not what is there: someone else changed it.
             plan.outside_change = True
             plan.notes.append(OUTSIDE_CHANGE)
+        if not plan.confine(home, *(folder / name for name in desired)):
+            return [plan]
         plans.append(plan)
     stale = {name: data for name, data in existing.items() if name not in wanted}
     for name, data in stale.items():
@@ -180,8 +201,11 @@ def plan_withdraw_all(ctx: PublishContext, rows: Mapping[str, Publication]) -> P
     """The Codex target was turned off: remove every file memd put in the memories folder. The
     summary and the index carry Codex's own names, so they go only while they are exactly what
     memd last wrote (Codex's consolidation may have made them its own since)."""
-    folder = memories_dir(codex_home(ctx.homes))
+    home = codex_home(ctx.homes)
+    folder = memories_dir(home)
     plan = Plan(target=TARGET, scope=GLOBAL, location=folder, withdraw=True)
+    if not plan.confine(home, folder / INDEX_FILE):
+        return plan
     existing = memd_files(folder)
     for name, data in existing.items():
         plan.change(folder / name, None, data)
@@ -227,6 +251,7 @@ class Codex(PublishTarget):
             home / "AGENTS.md",
             title="Memory across projects",
             previous_sha=previous_sha,
+            follow_link=True,
         )
 
     def plan_withdrawal(self, ctx: PublishContext, row: Publication, rows: Mapping[str, Publication]) -> Plan:
@@ -239,5 +264,7 @@ class Codex(PublishTarget):
             return nothing_to_withdraw(row)
         return super().plan_withdrawal(ctx, row, rows)
 
-    def withdraw(self, name: str, scope: str, location: Path) -> Plan:
-        return plan_block_withdraw(name, scope, location)
+    def withdraw(self, ctx: PublishContext, row: Publication, location: Path) -> Plan:
+        return plan_block_withdraw(
+            row.target, row.scope, location, previous_sha=row.content_sha256, follow_link=True
+        )

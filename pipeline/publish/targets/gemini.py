@@ -20,8 +20,10 @@ from pipeline.publish.blockfile import plan_block_file, plan_block_withdraw
 from pipeline.publish.folder import LoadCut, plan_folder, plan_withdraw
 from pipeline.publish.memfiles import GLOBAL, ScopeMemory
 from pipeline.publish.plan import Homes, Plan, PublishContext, digest_of, missing_home
-from pipeline.publish.targets.base import PublishTarget, guard
+from pipeline.publish.targets.base import PublishTarget, failed_plan, guard
+from pipeline.safefile import UnsafeFile, read_capped
 from pipeline.settings import PublishSettings
+from pipeline.store.publications import Publication
 from pipeline.vocabulary import SourceName
 
 TARGET = "gemini"
@@ -29,13 +31,16 @@ TARGET_GLOBAL = "gemini_global"
 AGENT = "Gemini CLI"
 CUT = LoadCut(max_lines=200, max_bytes=25_000)
 """Gemini CLI documents no cap; memd keeps to the same budget as for Claude Code."""
+PROJECTS_JSON_MAX_BYTES = 8_000_000
+"""The most memd reads of ``projects.json`` (about a hundred bytes a project)."""
 
 
 def read_projects_json(gemini_home: Path) -> dict[str, str]:
-    """Path -> short name from ``projects.json``; empty when missing or unreadable."""
+    """Path -> short name from ``projects.json``; empty when missing or not JSON;
+    ``safefile.UnsafeFile`` when it is not a regular file or is huge."""
     try:
-        data = json.loads((gemini_home / "projects.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_capped(gemini_home / "projects.json", PROJECTS_JSON_MAX_BYTES))
+    except (FileNotFoundError, ValueError):
         return {}
     projects = data.get("projects") if isinstance(data, dict) else None
     if not isinstance(projects, dict):
@@ -92,12 +97,21 @@ def plan_project_folders(
         return plan
     parts = [
         plan_folder(
-            TARGET, scope, tmp / name / "memory", title=f"Memory of {project}", cut=CUT, previous_sha=None
+            TARGET,
+            scope,
+            tmp / name / "memory",
+            title=f"Memory of {project}",
+            cut=CUT,
+            previous_sha=None,
+            within=home,
         )
         for name in names
     ]
     merged = Plan(target=TARGET, scope=scope.scope, location=parts[0].location)
     for part in parts:
+        if part.error:
+            merged.error = part.error
+            return merged
         if part.refused:
             merged.refused = part.refused
             return merged
@@ -135,7 +149,10 @@ class Gemini(PublishTarget):
         projects = [s for s in scopes if s.scope != GLOBAL]
         if not projects:
             return []
-        registry = read_projects_json(gemini_home(ctx.homes))
+        try:
+            registry = read_projects_json(gemini_home(ctx.homes))
+        except UnsafeFile as exc:
+            return [failed_plan(TARGET, s.scope, exc) for s in projects]
         resolver = ProjectResolver()
         return [
             guard(TARGET, s.scope, plan_project_folders, ctx, s, previous.get(s.scope), registry, resolver)
@@ -156,9 +173,15 @@ class Gemini(PublishTarget):
             home / "GEMINI.md",
             title="Memory across projects",
             previous_sha=previous_sha,
+            follow_link=True,
         )
 
-    def withdraw(self, name: str, scope: str, location: Path) -> Plan:
-        if name == TARGET:
-            return plan_withdraw(name, scope, location)
-        return plan_block_withdraw(name, scope, location)
+    def withdraw(self, ctx: PublishContext, row: Publication, location: Path) -> Plan:
+        if row.target == TARGET:
+            # Several folders' digest: no single block can be vouched for, so no repair here.
+            return plan_withdraw(
+                row.target, row.scope, location, previous_sha=None, within=gemini_home(ctx.homes)
+            )
+        return plan_block_withdraw(
+            row.target, row.scope, location, previous_sha=row.content_sha256, follow_link=True
+        )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -14,6 +15,19 @@ from pipeline.projects import scope_for
 from pipeline.settings import PathsSettings, PublishSettings, Settings, SourceSettings, SourcesSettings
 from pipeline.store import Store
 from pipeline.store.schema import scopes, transcripts
+
+HOSTILE = ("fifo", "dev_zero")
+"""Files that hang or exhaust a careless reader: a FIFO no one writes to, a symlink to ``/dev/zero``."""
+
+
+def make_hostile(path: Path, kind: str) -> Path:
+    """Put a ``HOSTILE`` file at ``path`` (its folder created)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    return path
 
 
 def topic_text(

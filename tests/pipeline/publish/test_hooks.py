@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from daemon.cli import cli
 from pipeline.errors import PublishError
 from pipeline.publish.hooks import install_claude_hook, recall_command, uninstall_claude_hook
-from tests.pipeline.publish.support import Env
+from tests.pipeline.publish.support import HOSTILE, Env, make_hostile
 
 COMMAND = recall_command("/usr/bin/python3")
 
@@ -106,3 +106,23 @@ def test_cli_install_into_the_claude_home_from_settings(env: Env) -> None:
     assert result.exit_code == 1
     assert "not valid JSON" in result.output
     assert settings.read_text() == "{broken"
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("kind", HOSTILE)
+def test_a_hostile_settings_file_is_refused_promptly(tmp_path: Path, kind: str) -> None:
+    path = make_hostile(tmp_path / "settings.json", kind)
+    for run in (lambda: install_claude_hook(path, COMMAND), lambda: uninstall_claude_hook(path)):
+        with pytest.raises(PublishError, match="not a regular file"):
+            run()
+
+
+def test_a_settings_file_linked_to_the_users_own_file_is_updated_through_the_link(tmp_path: Path) -> None:
+    real = tmp_path / "dotfiles" / "settings.json"
+    real.parent.mkdir()
+    real.write_text("{}")
+    link = tmp_path / "settings.json"
+    link.symlink_to(real)
+    install_claude_hook(link, COMMAND)
+    assert link.is_symlink()
+    assert COMMAND in real.read_text()

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from pipeline.publish import sentinel
-from pipeline.publish.atomic import atomic_write_bytes, atomic_write_text, read_text
+from pipeline.publish.atomic import atomic_write_bytes, atomic_write_text, decode
+from pipeline.publish.plan import read_bytes
 from pipeline.publish.sentinel import BEGIN, END, outside, replace_block
 
 
@@ -83,14 +84,14 @@ def test_count_lines() -> None:
     assert sentinel.count_lines("a\nb") == 2
 
 
-def test_atomic_write_keeps_mode_leaves_no_temp_and_writes_through_a_symlink(tmp_path: Path) -> None:
+def test_atomic_write_keeps_mode_leaves_no_temp_and_follows_a_user_level_symlink(tmp_path: Path) -> None:
     target = tmp_path / "dotfiles" / "CLAUDE.md"
     target.parent.mkdir()
     target.write_text("old\n")
     target.chmod(0o600)
     link = tmp_path / "CLAUDE.md"
     link.symlink_to(target)
-    atomic_write_text(link, "new\n")
+    atomic_write_text(link, "new\n", follow_link=True)
     assert link.is_symlink(), "the user's symlink survives"
     assert target.read_text() == "new\n"
     assert target.stat().st_mode & 0o777 == 0o600
@@ -98,8 +99,9 @@ def test_atomic_write_keeps_mode_leaves_no_temp_and_writes_through_a_symlink(tmp
     # Invalid UTF-8 survives a round trip untouched.
     raw = b"caf\xe9 \xff\n"
     atomic_write_bytes(tmp_path / "bin.md", raw)
-    text = read_text(tmp_path / "bin.md")
-    assert text is not None
+    data = read_bytes(tmp_path / "bin.md")
+    assert data is not None
+    text = decode(data)
     edit = replace_block(text, "x\n")
     assert edit.text is not None
     assert edit.text.encode("utf-8", "surrogateescape").startswith(raw)

@@ -28,8 +28,10 @@ class ProjectsOnly(PublishTarget):
             raise ValueError("no good\nsecond line")
         return Plan(target="projects_only", scope=scope.scope, location=Path("/x"))
 
-    def withdraw(self, name: str, scope: str, location: Path) -> Plan:
-        return Plan(target=name, scope=scope, location=location, withdraw=True, notes=["withdrawn here"])
+    def withdraw(self, ctx: PublishContext, row: Publication, location: Path) -> Plan:
+        return Plan(
+            target=row.target, scope=row.scope, location=location, withdraw=True, notes=["withdrawn here"]
+        )
 
 
 def ctx_of(env: Env) -> PublishContext:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from pipeline.clock import FakeClock
 from pipeline.projects import resolve_project, scope_for
 from pipeline.publish import sentinel
@@ -13,7 +15,17 @@ from pipeline.publish.run import publish_all
 from pipeline.publish.sentinel import BEGIN, END
 from pipeline.publish.targets.claude_code import CUT, encode_project_dir, memory_folder
 from pipeline.store import Store
-from tests.pipeline.publish.support import Env, add_scope, add_transcript, git, topic_text, write_scope
+from pipeline.store.publications import load_publications
+from tests.pipeline.publish.support import (
+    HOSTILE,
+    Env,
+    add_scope,
+    add_transcript,
+    git,
+    make_hostile,
+    topic_text,
+    write_scope,
+)
 
 
 def test_encoded_folder_name_matches_claude_code() -> None:
@@ -47,7 +59,13 @@ def _plan(env: Env, scope: str, existing: str | None) -> tuple[Path, str]:
     if existing is not None:
         (folder / "MEMORY.md").write_text(existing)
     plan = plan_folder(
-        "claude_code", read_scope(env.memory_dir, scope), folder, title="t", cut=CUT, previous_sha=None
+        "claude_code",
+        read_scope(env.memory_dir, scope),
+        folder,
+        title="t",
+        cut=CUT,
+        previous_sha=None,
+        within=env.home,
     )
     assert plan.refused is None
     index = next(c for c in plan.changes if c.path.name == "MEMORY.md")
@@ -88,7 +106,13 @@ def test_a_file_already_over_the_cap_gets_no_block(env: Env, clock: FakeClock) -
     over = _claude_lines(230)
     (folder / "MEMORY.md").write_text(over)
     plan = plan_folder(
-        "claude_code", read_scope(env.memory_dir, "projects/p"), folder, title="t", cut=CUT, previous_sha=None
+        "claude_code",
+        read_scope(env.memory_dir, "projects/p"),
+        folder,
+        title="t",
+        cut=CUT,
+        previous_sha=None,
+        within=env.home,
     )
     assert plan.skip_reason
     assert "no room" in plan.skip_reason
@@ -97,7 +121,13 @@ def test_a_file_already_over_the_cap_gets_no_block(env: Env, clock: FakeClock) -
     (folder / "MEMORY.md").write_text(over + f"{BEGIN}\nold memd\n{END}\n")
     (folder / "memd-old.md").write_text("old")
     plan = plan_folder(
-        "claude_code", read_scope(env.memory_dir, "projects/p"), folder, title="t", cut=CUT, previous_sha=None
+        "claude_code",
+        read_scope(env.memory_dir, "projects/p"),
+        folder,
+        title="t",
+        cut=CUT,
+        previous_sha=None,
+        within=env.home,
     )
     new_index = next(c.data for c in plan.changes if c.path.name == "MEMORY.md")
     assert new_index == (over + f"{BEGIN}\n{END}\n").encode()
@@ -240,3 +270,147 @@ async def test_auto_memory_turned_off_is_skipped_with_the_reason(
     (project / ".claude" / "settings.local.json").write_text("{not json")
     (result,) = (await publish_all(store, settings, clock)).results
     assert result.outcome == "unchanged"
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("kind", HOSTILE)
+@pytest.mark.parametrize("where", ["project", "project_local", "user"])
+async def test_a_hostile_settings_file_fails_its_projects_promptly_and_the_others_publish(
+    env: Env, store: Store, clock: FakeClock, kind: str, where: str
+) -> None:
+    app = env.project("app")
+    other = env.project("other")
+    for project in (app, other):
+        scope = await add_scope(store, str(project), clock.now())
+        write_scope(env.memory_dir, scope, summary=f"Digest of {project.name}.")
+    path = {
+        "project": app / ".claude" / "settings.json",
+        "project_local": app / ".claude" / "settings.local.json",
+        "user": env.claude_home / "settings.json",
+    }[where]
+    make_hostile(path, kind)
+    report = await publish_all(store, env.settings(gemini=False), clock)
+    outcomes = {r.scope.split("/")[1].split("-")[0]: r for r in report.results}
+    assert outcomes["app"].outcome == "failed"
+    assert str(path) in (outcomes["app"].reason or "")
+    assert "not a regular file" in (outcomes["app"].reason or "")
+    assert outcomes["other"].outcome == ("failed" if where == "user" else "published")
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("kind", HOSTILE)
+@pytest.mark.parametrize("name", ["MEMORY.md", "memd-a.md"])
+async def test_a_hostile_file_in_the_memory_folder_fails_that_project_promptly(
+    env: Env, store: Store, clock: FakeClock, kind: str, name: str
+) -> None:
+    project = env.project("app")
+    scope = await add_scope(store, str(project), clock.now())
+    write_scope(env.memory_dir, scope, summary="Digest.", topics={"a.md": topic_text("A")})
+    path = make_hostile(memory_folder(env.claude_home, str(project)) / name, kind)
+    report = await publish_all(store, env.settings(gemini=False), clock)
+    (result,) = report.results
+    assert result.outcome == "failed"
+    assert str(path) in (result.reason or "")
+
+
+async def test_a_memory_folder_that_is_a_symlink_elsewhere_is_refused(
+    env: Env, store: Store, clock: FakeClock
+) -> None:
+    project = env.project("app")
+    scope = await add_scope(store, str(project), clock.now())
+    write_scope(env.memory_dir, scope, summary="Digest.", topics={"a.md": topic_text("A")})
+    elsewhere = env.tmp / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "MEMORY.md").write_text("not Claude's\n")
+    folder = memory_folder(env.claude_home, str(project))
+    folder.parent.mkdir(parents=True)
+    folder.symlink_to(elsewhere)
+    report = await publish_all(store, env.settings(gemini=False), clock)
+    (result,) = report.results
+    assert result.outcome == "failed"
+    assert "symbolic link" in (result.reason or "")
+    assert sorted(p.name for p in elsewhere.iterdir()) == ["MEMORY.md"]
+    assert (elsewhere / "MEMORY.md").read_text() == "not Claude's\n"
+
+
+async def test_a_global_claude_md_linked_to_the_users_own_file_is_updated_through_the_link(
+    env: Env, store: Store, clock: FakeClock
+) -> None:
+    write_scope(env.memory_dir, "global", summary="Global digest.")
+    real = env.tmp / "dotfiles" / "CLAUDE.md"
+    real.parent.mkdir()
+    real.write_text("# My rules\n")
+    link = env.claude_home / "CLAUDE.md"
+    link.symlink_to(real)
+    settings = env.settings(claude_code=False, gemini=False, claude_code_global=True)
+    report = await publish_all(store, settings, clock)
+    assert [r.outcome for r in report.results] == ["published"]
+    assert link.is_symlink()
+    assert real.read_text().startswith("# My rules\n")
+    assert "Global digest." in real.read_text()
+
+
+async def test_two_projects_sharing_one_claude_folder_are_both_refused_and_never_swap(
+    env: Env, store: Store, clock: FakeClock
+) -> None:
+    """Issue 13, point 7: ``my-app`` and ``my.app`` are one Claude Code folder."""
+    dash, dot = env.project("my-app"), env.project("my.app")
+    assert memory_folder(env.claude_home, str(dash)) == memory_folder(env.claude_home, str(dot))
+    folder = memory_folder(env.claude_home, str(dash))
+    scope_dash = await add_scope(store, str(dash), clock.now())
+    write_scope(env.memory_dir, scope_dash, summary="Dash digest.", topics={"a.md": topic_text("A")})
+    settings = env.settings(gemini=False)
+    # my-app alone publishes; then my.app appears (a session there, memory of its own).
+    report = await publish_all(store, settings, clock)
+    assert [r.outcome for r in report.results] == ["published"]
+    folder.joinpath("claude-own.md").write_text("Claude's own\n")
+    scope_dot = await add_scope(store, str(dot), clock.now())
+    write_scope(env.memory_dir, scope_dot, summary="Dot digest.", topics={"b.md": topic_text("B")})
+    for attempt in range(2):
+        clock.advance(60)
+        report = await publish_all(store, settings, clock)
+        by_scope = {r.scope: r for r in report.results}
+        assert {r.outcome for r in report.results} == {"refused"}
+        assert str(dot) in (by_scope[scope_dash].reason or "")
+        assert str(dash) in (by_scope[scope_dot].reason or "")
+        assert "memd hooks install claude-code" in (by_scope[scope_dash].reason or "")
+        index = (folder / "MEMORY.md").read_text()
+        assert "Dash digest." not in index, "neither project's memory stays"
+        assert "Dot digest." not in index
+        assert sorted(p.name for p in folder.iterdir()) == ["MEMORY.md", "claude-own.md"]
+        if attempt == 1:
+            assert not any(r.written or r.removed for r in report.results), "nothing goes back and forth"
+    rows = {r.scope: r for r in await load_publications(store)}
+    assert rows[scope_dash].outcome == rows[scope_dot].outcome == "refused"
+    assert str(dot) in (rows[scope_dash].reason or "")
+
+
+@pytest.mark.parametrize("vouched", [True, False])
+def test_broken_sentinels_in_memory_md_are_repaired_only_when_memd_can_vouch_for_its_block(
+    env: Env, vouched: bool
+) -> None:
+    from pipeline.publish.folder import BLOCK_KEY
+    from pipeline.publish.plan import digest_of
+
+    write_scope(env.memory_dir, "projects/p", summary="New digest.", topics={"a.md": topic_text("A")})
+    folder = env.home / "mem"
+    folder.mkdir()
+    old_body = f"old memd text with the model's {END} in it\n"
+    before, after = "- [Claude's note](note.md)\n\n", "\n- Claude's later note\n"
+    text = f"{before}{BEGIN}\n{old_body}{END}{after}"
+    (folder / "MEMORY.md").write_text(text)
+    (folder / "memd-a.md").write_text("old topic\n")
+    sha = digest_of({BLOCK_KEY: old_body, "memd-a.md": b"old topic\n"}) if vouched else None
+    scope = read_scope(env.memory_dir, "projects/p")
+    plan = plan_folder("claude_code", scope, folder, title="t", cut=CUT, previous_sha=sha, within=env.home)
+    if not vouched:
+        assert plan.refused is not None
+        assert str(folder / "MEMORY.md") in plan.refused
+        assert plan.changes == []
+        return
+    assert plan.refused is None
+    assert not plan.outside_change
+    new = next(c.data for c in plan.changes if c.path.name == "MEMORY.md")
+    assert new is not None
+    assert sentinel.outside(new.decode()) == before + after, "Claude's lines kept byte for byte"
+    assert "New digest." in (sentinel.block_body(new.decode()) or "")

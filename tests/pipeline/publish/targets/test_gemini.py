@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from pipeline.clock import FakeClock
 from pipeline.publish.run import publish_all
 from pipeline.publish.sentinel import BEGIN, END
 from pipeline.store import Store
 from pipeline.store.publications import load_publications
-from tests.pipeline.publish.support import Env, add_scope, git, topic_text, write_scope
+from tests.pipeline.publish.support import HOSTILE, Env, add_scope, git, make_hostile, topic_text, write_scope
 
 
 def _registry(env: Env, projects: dict[str, str]) -> None:
@@ -76,3 +78,17 @@ async def test_gemini_global_is_a_block_in_gemini_md(env: Env, store: Store, clo
     assert "User prefers tabs." in text
     assert str(env.memory_dir / "global" / "style.md") in text
     assert "updated 2026-10-30" in text
+
+
+@pytest.mark.timeout(10)
+@pytest.mark.parametrize("kind", HOSTILE)
+async def test_a_hostile_projects_json_fails_every_project_promptly(
+    env: Env, store: Store, clock: FakeClock, kind: str
+) -> None:
+    for name in ("a", "b"):
+        scope = await add_scope(store, str(env.project(name)), clock.now())
+        write_scope(env.memory_dir, scope, summary=f"Digest of {name}.")
+    path = make_hostile(env.gemini_home / "projects.json", kind)
+    report = await publish_all(store, env.settings(claude_code=False), clock)
+    assert [r.outcome for r in report.results] == ["failed", "failed"]
+    assert all(str(path) in (r.reason or "") for r in report.results)

@@ -18,7 +18,7 @@ from pipeline.publish.targets import registry
 from pipeline.publish.targets.base import PublishTarget
 from pipeline.settings import PublishSettings
 from pipeline.store import Store
-from pipeline.store.publications import load_publications
+from pipeline.store.publications import Publication, load_publications
 from tests.pipeline.publish.support import Env, add_scope, topic_text, write_scope
 
 
@@ -54,8 +54,8 @@ class Toy(PublishTarget):
     def plan_global(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
         return self._plan("toy_global", scope)
 
-    def withdraw(self, name: str, scope: str, location: Path) -> Plan:
-        plan = Plan(target=name, scope=scope, location=location, withdraw=True)
+    def withdraw(self, ctx: PublishContext, row: Publication, location: Path) -> Plan:
+        plan = Plan(target=row.target, scope=row.scope, location=location, withdraw=True)
         plan.change(location, None, read_bytes(location))
         plan.digest = digest_of({})
         return plan
