@@ -659,3 +659,22 @@ def test_run_once_wait_gives_up_at_its_limit_and_says_what_is_pending(
     assert re.search(r"^publish\s+", done.stdout, re.M)  # the cycle still ran to its end
     [batches] = [line for line in _status(env).splitlines() if line.startswith("batches")]
     assert "1 pending with 3 sessions" in batches
+
+
+def test_ctrl_c_while_run_once_waits_for_batches_stops_waiting_and_names_the_skipped_steps(
+    memd_env: dict[str, str], fake_api: FakeAnthropicAPI
+) -> None:
+    env = _batch_env(memd_env, fake_api)
+    args = [sys.executable, "-m", "daemon", "run", "--once", "--wait", "--wait-poll", "0.2"]
+    with subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        assert proc.stdout is not None
+        seen = ""
+        while "waiting for 1 batch" not in seen and proc.poll() is None:
+            seen += proc.stdout.readline()
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=EXIT_TIMEOUT_S)
+    stdout = seen + stdout
+    assert "interrupted: no further step will run" in stdout, stdout + stderr[-3000:]
+    assert "consolidate skipped: interrupted, publish skipped: interrupted" in stdout
+    assert "1 batch pending with 3 sessions: the results will be collected by a later cycle" in stdout
+    assert "gave up" not in stdout
