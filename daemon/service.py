@@ -74,6 +74,27 @@ class Interrupt:
     """The second signal: the step in flight is abandoned."""
 
 
+@dataclass(frozen=True)
+class BatchWait:
+    """`memd run --once --wait`: after a cycle that left Message Batches open, poll them every
+    ``poll_s`` (through phase 1, which collects what ended) for up to ``timeout_s``, then finish the
+    cycle. ``on_poll(batches, sessions, waited_s)`` is told each time some are still pending."""
+
+    timeout_s: float
+    poll_s: float = 30.0
+    on_poll: Callable[[int, int, float], object] | None = None
+
+
+def pending_of(result: cycle.CycleResult) -> tuple[int, int]:
+    """(batches, sessions) the cycle's last extract step left pending in Message Batches."""
+    for step in reversed(result.results):
+        if step.name == "extract":
+            batches = getattr(step.report, "batches_pending", 0)
+            sessions = getattr(step.report, "sessions_pending", 0)
+            return (batches, sessions) if isinstance(batches, int) and batches > 0 else (0, 0)
+    return (0, 0)
+
+
 class RunState(StrEnum):
     created = "created"
     starting = "starting"
@@ -399,6 +420,7 @@ class Daemon:
         dry_run: bool,
         on_start: Callable[[str], object] | None = None,
         on_end: Callable[[cycle.StepResult], object] | None = None,
+        into: cycle.CycleResult | None = None,
     ) -> cycle.CycleResult:
         def started(name: str) -> None:
             self._current_step = name
@@ -418,7 +440,7 @@ class Daemon:
             if on_end is not None:
                 on_end(result)
 
-        self._cycle = cycle.CycleResult()
+        self._cycle = into if into is not None else cycle.CycleResult()
         return await cycle.run_cycle(
             self._steps.steps,
             names,
@@ -492,19 +514,22 @@ class Daemon:
         on_end: Callable[[cycle.StepResult], object] | None = None,
         on_interrupt: Callable[[Interrupt], object] | None = None,
         install_signals: bool = True,
+        wait: BatchWait | None = None,
     ) -> cycle.CycleResult:
         """Open the store, take the instance, run every step once, release. Startup errors raise.
-        A stop signal is told to ``on_interrupt`` at once; the result names the steps it kept from running."""
+        A stop signal is told to ``on_interrupt`` at once; the result names the steps it kept from running.
+        With ``wait``, batches the extract step left open are waited for before consolidating."""
         self._on_interrupt = on_interrupt
         self._transition(RunState.starting)
         with self._signals(install_signals, reload=False):
-            return await self._once(dry_run, on_start, on_end)
+            return await self._once(dry_run, on_start, on_end, None if dry_run else wait)
 
     async def _once(
         self,
         dry_run: bool,
         on_start: Callable[[str], object] | None,
         on_end: Callable[[cycle.StepResult], object] | None,
+        wait: BatchWait | None = None,
     ) -> cycle.CycleResult:
         try:
             self.store = await self._open_store(self.settings.paths.state_db)
@@ -516,6 +541,8 @@ class Daemon:
                 await self._record_once(started_at)
             work = asyncio.ensure_future(
                 self._run_cycle(list(cycle.STEP_ORDER), dry_run=dry_run, on_start=on_start, on_end=on_end)
+                if wait is None
+                else self._cycle_waiting(wait, on_start=on_start, on_end=on_end)
             )
             work.set_name("worker")
             self._tasks.add(work)
@@ -534,6 +561,46 @@ class Daemon:
             self._tasks.clear()
             await self._release()
             self._transition(RunState.stopped)
+
+    async def _cycle_waiting(
+        self,
+        wait: BatchWait,
+        *,
+        on_start: Callable[[str], object] | None,
+        on_end: Callable[[cycle.StepResult], object] | None,
+    ) -> cycle.CycleResult:
+        """Scan and extract; while batches are pending, poll them (an extract step, which collects
+        what ended) until none is or ``wait.timeout_s`` has passed; then consolidate and publish.
+        The result holds each step once (extract: its last run)."""
+        head = [n for n in cycle.STEP_ORDER if n in ("scan", "extract")]
+        tail = [n for n in cycle.STEP_ORDER if n not in head]
+        whole = await self._run_cycle(head, dry_run=False, on_start=on_start, on_end=on_end)
+        waited_from = self._clock.monotonic()
+        batches, sessions = pending_of(whole)
+        while batches and not self._stop.is_set() and not whole.failures:
+            waited_s = self._clock.monotonic() - waited_from
+            if wait.on_poll is not None:
+                wait.on_poll(batches, sessions, waited_s)
+            left_s = wait.timeout_s - waited_s
+            if left_s <= 0 or await self._stopped_within(min(wait.poll_s, left_s)):
+                break
+            poll = await self._run_cycle(["extract"], dry_run=False)
+            whole.results = [r for r in whole.results if r.name != "extract"] + poll.results
+            whole.not_run = poll.not_run
+            batches, sessions = pending_of(whole)
+            if (not batches or whole.failures) and on_end is not None and poll.results:
+                on_end(poll.results[-1])  # the extract that collected them (or failed), as its own line
+        self._cycle = whole
+        if self._stop.is_set():
+            whole.not_run = [*whole.not_run, *tail]
+            return whole
+        return await self._run_cycle(tail, dry_run=False, on_start=on_start, on_end=on_end, into=whole)
+
+    async def _stopped_within(self, seconds: float) -> bool:
+        """Sleep ``seconds``, or less when a stop is asked for (then True)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stop.wait(), timeout=seconds)
+        return self._stop.is_set()
 
     async def _record_once(self, started_at: datetime, *, finished: bool = False) -> None:
         """``memd run --once`` leaves a record for `memd status`: when it ran, and how it went."""

@@ -67,6 +67,10 @@ class BatchState(StrEnum):
     ABANDONED = "abandoned"  # never created (the request failed, or memd stopped before sending it)
 
 
+BATCH_OPEN: frozenset[BatchState] = frozenset({BatchState.SUBMITTING, BatchState.SUBMITTED})
+"""A batch whose results are still to be collected (``memd status`` counts these as pending)."""
+
+
 class RunOutcome(StrEnum):
     """How a consolidation run (phase 2, one scope) ended."""
 

@@ -15,6 +15,7 @@ thread the step may have left stuck (``daemon.hardstop``).
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -29,6 +30,10 @@ if TYPE_CHECKING:
 
 EXIT_FAILED = 1
 EXIT_BUSY = 3
+WAIT_TIMEOUT_S = 1800.0
+"""`--wait`'s default limit: the API ends most batches well within half an hour."""
+WAIT_POLL_S = 30.0
+"""How often `--wait` asks the API whether the batches ended."""
 QUIET_FIELDS = {"started_at", "finished_at", "dry_run", "duration_s"}
 """Report fields the progress line leaves out (the step's own timing is shown beside it)."""
 TABLE_COLUMNS = {
@@ -54,11 +59,29 @@ TABLE_COLUMNS = {
     is_flag=True,
     help="With --once: call no API; list the sessions and scopes it would work on, with tokens and cost.",
 )
+@click.option(
+    "--wait",
+    is_flag=True,
+    help="With --once: wait for the Message Batches the cycle submitted, then finish the cycle.",
+)
+@click.option(
+    "--wait-timeout",
+    type=click.FloatRange(min=0),
+    default=WAIT_TIMEOUT_S,
+    show_default=True,
+    metavar="SECONDS",
+    help="With --wait: give up after this long (exit 1, saying what is still pending).",
+)
+@click.option("--wait-poll", type=click.FloatRange(min=0.05), default=WAIT_POLL_S, hidden=True)
 @pass_ctx
-def run_command(ctx: CliContext, once: bool, dry_run: bool) -> None:
+def run_command(
+    ctx: CliContext, once: bool, dry_run: bool, wait: bool, wait_timeout: float, wait_poll: float
+) -> None:
     """Run the daemon in the foreground (what the service starts), or one cycle with --once."""
     if dry_run and not once:
         fail("--dry-run works with --once only", 2)
+    if wait and (not once or dry_run):
+        fail("--wait works with --once only (and not with --dry-run)", 2)
     loaded = ctx.loaded()
     _configure_logging(ctx, once=once)
 
@@ -71,7 +94,8 @@ def run_command(ctx: CliContext, once: bool, dry_run: bool) -> None:
     import asyncio
 
     daemon = build(loaded.settings, reload_settings=reload)
-    code = asyncio.run(_once(daemon, dry_run) if once else _forever(daemon))
+    limits = (wait_timeout, wait_poll) if wait else None
+    code = asyncio.run(_once(daemon, dry_run, limits) if once else _forever(daemon))
     sys.exit(code)
 
 
@@ -102,13 +126,21 @@ async def _forever(daemon: Daemon) -> int:
     return code
 
 
-async def _once(daemon: Daemon, dry_run: bool) -> int:
+async def _once(daemon: Daemon, dry_run: bool, limits: tuple[float, float] | None = None) -> int:
+    from daemon.service import BatchWait
     from pipeline.errors import InstanceBusy, StoreError
 
     progress = Progress(dry_run=dry_run)
+    wait = None
+    if limits is not None:
+        wait = BatchWait(timeout_s=limits[0], poll_s=limits[1], on_poll=progress.waiting(limits[0]))
     try:
         result = await daemon.run_once(
-            dry_run=dry_run, on_start=progress.start, on_end=progress.end, on_interrupt=progress.interrupted
+            dry_run=dry_run,
+            on_start=progress.start,
+            on_end=progress.end,
+            on_interrupt=progress.interrupted,
+            wait=wait,
         )
     except InstanceBusy as exc:
         fail(str(exc), EXIT_BUSY)
@@ -117,7 +149,7 @@ async def _once(daemon: Daemon, dry_run: bool) -> int:
     finally:
         progress.close()
     progress.finish(result)
-    pending = pending_batches(result)
+    pending = pending_batches(result, waited_s=None if limits is None or result.not_run else limits[0])
     if pending is not None:
         progress.console.print(pending, markup=False)
     if result.failures:
@@ -125,7 +157,7 @@ async def _once(daemon: Daemon, dry_run: bool) -> int:
             click.echo(f"memd: {failed.name} failed: {failed.error}", err=True)
         code = EXIT_FAILED
     else:
-        code = 0
+        code = EXIT_FAILED if limits is not None and pending is not None and not result.not_run else 0
     if daemon.abandoned:
         daemon.hard_stop.exit_now(code)
     return code
@@ -170,6 +202,19 @@ class Progress:
             line = "interrupted: no further step will run (Ctrl-C again to stop at once)"
         self.console.print(line, markup=False)
 
+    def waiting(self, limit_s: float) -> Callable[[int, int, float], None]:
+        """`--wait`'s progress: a line each time batches are found still pending."""
+
+        def line(batches: int, sessions: int, waited_s: float) -> None:
+            self.console.print(
+                f"waiting for {batches} batch{'es' if batches != 1 else ''} with {sessions} "
+                f"session{'s' if sessions != 1 else ''}: {_dur(waited_s)} of {_dur(limit_s)} "
+                "(Ctrl-C stops waiting)",
+                markup=False,
+            )
+
+        return line
+
     def close(self) -> None:
         if self._status is not None:
             self._status.stop()
@@ -180,18 +225,33 @@ class Progress:
         self.console.print(f"{prefix}{result.summary()}", markup=False)
 
 
-def pending_batches(result: CycleResult) -> str | None:
-    """What a cycle left in Message Batches, to be collected later; None when it left nothing."""
-    for step in result.results:
-        batches = getattr(step.report, "batches_pending", 0)
-        if step.name == "extract" and isinstance(batches, int) and batches > 0:
-            sessions = getattr(step.report, "sessions_pending", 0)
-            return (
-                f"{batches} batch{'es' if batches != 1 else ''} pending with {sessions} "
-                f"session{'s' if sessions != 1 else ''}: the results will be collected by a later cycle "
-                "(the daemon, or `memd run --once` again once the API has ended them)"
-            )
-    return None
+def pending_batches(result: CycleResult, *, waited_s: float | None = None) -> str | None:
+    """What a cycle left in Message Batches, to be collected later; None when it left nothing.
+    ``waited_s``: `--wait` gave up after that long."""
+    from daemon.service import pending_of
+
+    batches, sessions = pending_of(result)
+    if not batches:
+        return None
+    later = (
+        "the results will be collected by a later cycle "
+        "(the daemon, or `memd run --once` again once the API has ended them)"
+    )
+    if waited_s is not None:
+        return f"gave up waiting after {_dur(waited_s)}: {_batches(batches, sessions)}; {later}"
+    return f"{_batches(batches, sessions)}: {later}"
+
+
+def _batches(batches: int, sessions: int) -> str:
+    return (
+        f"{batches} batch{'es' if batches != 1 else ''} pending with {sessions} "
+        f"session{'s' if sessions != 1 else ''}"
+    )
+
+
+def _dur(seconds: float) -> str:
+    s = int(seconds)
+    return f"{s}s" if s < 60 else f"{s // 60}m {s % 60:02d}s"
 
 
 def summarize(report: object) -> str:

@@ -154,6 +154,8 @@ def _rows(report: dict[str, Any]) -> list[tuple[str, str]]:
         for failure in (section.get("failures") or [])[:3]:
             what = shown(failure.get("session_id") or failure.get("scope") or failure.get("job"))
             out.append(("", f"failed: {what}: {shown(failure.get('reason'))}"))
+        if key == "phase1" and (batches := _batches_line(report.get("batches") or {})):
+            out.append(("batches", batches))
     rl = report.get("rate_limit", {})
     if "error" not in rl:
         share = (
@@ -225,6 +227,27 @@ def _pending(report: Any) -> str:
     sessions = report.get("sessions_pending") or 0
     plural = "es" if batches != 1 else ""
     return f"; {batches} batch{plural} pending with {sessions} sessions (a later cycle collects them)"
+
+
+SESSIONS_SHOWN = 3
+
+
+def _batches_line(section: dict[str, Any]) -> str:
+    """Message Batches still to be collected, read from the store: how many, the oldest's age, the
+    first few sessions; empty when none is pending."""
+    if "error" in section:
+        return f"unreadable: {section['error']}"
+    if not section.get("pending"):
+        return ""
+    ids = [sid for b in section.get("batches") or [] for sid in b.get("session_ids") or []]
+    names = ", ".join(ids[:SESSIONS_SHOWN])
+    more = len(ids) - SESSIONS_SHOWN
+    names += f" and {more} more" if more > 0 else ""
+    return (
+        f"{section['pending']} pending with {section.get('sessions', 0)} sessions, oldest submitted "
+        f"{_dur(section.get('oldest_age_s'))} ago at {when(section.get('oldest_at'))}: {names} "
+        "(a later cycle collects them; `memd run --once --wait` waits for them)"
+    )
 
 
 def _publish_line(section: dict[str, Any]) -> str:

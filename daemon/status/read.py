@@ -53,6 +53,7 @@ def collect(
         "phase2": lambda: (
             _phase2(rows, runs.get("consolidate")) | {"last_check": _last_check(runs, "consolidate")}
         ),
+        "batches": lambda: _batches(rows, now),
         "rate_limit": lambda: _rate_limit(rows, settings, now),
         "budget": lambda: _budget(rows, settings, now),
         "memory": lambda: _memory(rows, settings.memory_dir),
@@ -244,6 +245,34 @@ def _phase2(rows: Rows, run: dict[str, Any] | None) -> dict[str, Any]:
         for r in recent[:LIST_LIMIT]
     ]
     return {"last_run": last, "recent": runs, "failures": failures}
+
+
+def _batches(rows: Rows, now: datetime) -> dict[str, Any]:
+    """Message Batches submitted and not yet collected: how many, how old, with which sessions."""
+    found = [rm.pending_batch_from_row(r) for r in rows.all(rm.OPEN_BATCHES_SQL)]
+
+    def age(at: datetime | None) -> float | None:
+        return round((now - at).total_seconds(), 1) if at else None
+
+    oldest = min((b.submitted_at for b in found if b.submitted_at), default=None)
+    return {
+        "pending": len(found),
+        "sessions": sum(len(b.session_ids) for b in found),
+        "oldest_at": iso(oldest),
+        "oldest_age_s": age(oldest),
+        "batches": [
+            {
+                "batch_id": b.batch_id,
+                "phase": b.phase,
+                "state": b.state,
+                "submitted_at": iso(b.submitted_at),
+                "age_s": age(b.submitted_at),
+                "sessions": len(b.session_ids),
+                "session_ids": list(b.session_ids),
+            }
+            for b in found
+        ],
+    }
 
 
 def _kv(rows: Rows, key: str) -> Any:

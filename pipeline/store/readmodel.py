@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.vocabulary import (
+    BATCH_OPEN,
     RUN_FAILED,
     TRANSCRIPT_FAILED,
     TRANSCRIPT_NOTABLE,
@@ -234,6 +235,40 @@ PENDING_REVIEW_SQL = (
 # Every column: a store made before republished_at still reads (without it).
 PUBLICATIONS_SQL = "SELECT * FROM publications ORDER BY target, scope"
 LEASES_SQL = "SELECT name, host, pid, acquired_at, expires_at FROM leases ORDER BY name"
+
+
+OPEN_BATCHES_SQL = (
+    "SELECT batch_id, phase, state, submitted_at, custom_ids FROM batches "
+    f"WHERE state IN ({_in(BATCH_OPEN)}) ORDER BY submitted_at, id"
+)
+"""Message Batches whose results are still to be collected, oldest first."""
+
+
+@dataclass(frozen=True, slots=True)
+class PendingBatch:
+    batch_id: str
+    phase: str
+    state: str
+    submitted_at: datetime | None
+    session_ids: tuple[str, ...]
+    """The sessions of its entries, in the order they were submitted (``?`` for an entry without one)."""
+
+
+def pending_batch_from_row(r: Any) -> PendingBatch:
+    """A row of ``OPEN_BATCHES_SQL``: its entries (``custom_id`` -> the stored ``Prepared``) give
+    the sessions."""
+    entries = json_value(r["custom_ids"]) or {}
+    sessions = tuple(
+        str(e.get("session_id") or "?") if isinstance(e, dict) else "?"
+        for e in (entries.values() if isinstance(entries, dict) else ())
+    )
+    return PendingBatch(
+        batch_id=str(r["batch_id"]),
+        phase=str(r["phase"]),
+        state=str(r["state"]),
+        submitted_at=parse_time(r["submitted_at"]),
+        session_ids=sessions,
+    )
 
 
 def run_failure(row: dict[str, Any]) -> dict[str, Any] | None:

@@ -17,7 +17,7 @@ from pipeline.errors import LeaseLost
 from pipeline.store.engine import Store
 from pipeline.store.jobs import Job, claimable
 from pipeline.store.schema import batches, jobs, stage1_outputs, transcripts
-from pipeline.vocabulary import BatchState, JobKind, JobState, TranscriptState
+from pipeline.vocabulary import BATCH_OPEN, BatchState, JobKind, JobState, TranscriptState
 
 
 @dataclass(frozen=True)
@@ -311,7 +311,7 @@ async def open_batches(store: Store, *, phase: str) -> list[BatchRow]:
     """Batches submitted and not yet collected, and any left mid-submission by a stop."""
     stmt = (
         select(batches)
-        .where(batches.c.phase == phase, batches.c.state.in_((BatchState.SUBMITTING, BatchState.SUBMITTED)))
+        .where(batches.c.phase == phase, batches.c.state.in_(sorted(BATCH_OPEN)))
         .order_by(batches.c.id)
     )
     async with store.read() as conn:

@@ -27,8 +27,10 @@ from pipeline.llm.ratelimit import record_backoff
 from pipeline.store import kv, open_store
 from pipeline.store.schema import jobs as jobs_table
 from tests.daemon.memd_process import EXIT_TIMEOUT_S, Memd
-from tests.fakes.anthropic_api import FakeAnthropicAPI
+from tests.fakes.anthropic_api import FakeAnthropicAPI, default_responder
+from tests.fakes.anthropic_api import json_message as fake_json_message
 from tests.fakes.fixtures import FAKE_API_KEY
+from tests.pipeline.extract.support import extract_output
 
 
 @pytest.fixture
@@ -599,3 +601,80 @@ def test_a_run_once_that_only_submits_a_batch_says_so_and_status_shows_it_pendin
     phase1 = _phase1_line(_status(env))
     assert "1 batch pending" in phase1
     assert "3 sessions" in phase1
+
+
+def _batch_env(memd_env: dict[str, str], fake_api: FakeAnthropicAPI) -> dict[str, str]:
+    fake_api.auto_end_batches = False
+    return {
+        **with_sessions(memd_env),
+        "ANTHROPIC_API_KEY": FAKE_API_KEY,
+        "MEMD_LLM__BASE_URL": fake_api.base_url,
+        "MEMD_LLM__BATCH": "on",
+    }
+
+
+def test_run_once_wait_waits_for_the_batch_then_finishes_the_cycle(
+    memd_env: dict[str, str], fake_api: FakeAnthropicAPI
+) -> None:
+    env = _batch_env(memd_env, fake_api)
+    args = [sys.executable, "-m", "daemon", "run", "--once", "--wait", "--wait-poll", "0.2"]
+    with subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        deadline = time.monotonic() + EXIT_TIMEOUT_S * 3
+        while not fake_api.batches and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        [batch_id] = list(fake_api.batches)
+        time.sleep(0.5)  # memd polls at least once while the batch runs
+        fake_api.responder = lambda body, headers: fake_json_message(extract_output())
+        fake_api.end_batch(batch_id)  # its entries answered with valid extracts
+        fake_api.responder = default_responder
+        try:
+            stdout, stderr = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            stdout, stderr = proc.communicate()
+            raise AssertionError(stdout + stderr[-3000:]) from None
+    # The fake's default reply is no valid consolidation, so consolidate fails (exit 1): what
+    # matters here is that it ran on the extracts the wait collected.
+    assert "waiting for 1 batch with 3 sessions" in stdout, stdout + stderr[-3000:]
+    submitted, collected = [line for line in stdout.splitlines() if line.startswith("extract ")]
+    assert "batches_submitted=1" in submitted
+    assert "extracted=3" in collected
+    assert re.search(r"^consolidate\s+\S+.*scopes=2", stdout, re.M), stdout  # it consolidated the extracts
+    assert re.search(r"^publish\s+ok", stdout, re.M), stdout
+    assert "gave up" not in stdout
+    assert "collected by a later cycle" not in stdout
+    phase1 = _phase1_line(_status(env))
+    assert "pending" not in phase1
+    assert "batches" not in [line.split()[0] for line in _status(env).splitlines() if line.strip()]
+
+
+def test_run_once_wait_gives_up_at_its_limit_and_says_what_is_pending(
+    memd_env: dict[str, str], fake_api: FakeAnthropicAPI
+) -> None:
+    env = _batch_env(memd_env, fake_api)
+    done = _once(env, "run", "--once", "--wait", "--wait-timeout", "1", "--wait-poll", "0.2")
+    assert done.returncode == 1, done.stdout + done.stderr[-3000:]
+    assert "waiting for 1 batch with 3 sessions" in done.stdout
+    assert "gave up waiting after 1s: 1 batch pending with 3 sessions" in done.stdout
+    assert re.search(r"^publish\s+", done.stdout, re.M)  # the cycle still ran to its end
+    [batches] = [line for line in _status(env).splitlines() if line.startswith("batches")]
+    assert "1 pending with 3 sessions" in batches
+
+
+def test_ctrl_c_while_run_once_waits_for_batches_stops_waiting_and_names_the_skipped_steps(
+    memd_env: dict[str, str], fake_api: FakeAnthropicAPI
+) -> None:
+    env = _batch_env(memd_env, fake_api)
+    args = [sys.executable, "-m", "daemon", "run", "--once", "--wait", "--wait-poll", "0.2"]
+    with subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        assert proc.stdout is not None
+        seen = ""
+        while "waiting for 1 batch" not in seen and proc.poll() is None:
+            seen += proc.stdout.readline()
+        proc.send_signal(signal.SIGINT)
+        stdout, stderr = proc.communicate(timeout=EXIT_TIMEOUT_S)
+    stdout = seen + stdout
+    assert "interrupted: no further step will run" in stdout, stdout + stderr[-3000:]
+    assert "consolidate skipped: interrupted, publish skipped: interrupted" in stdout
+    assert "1 batch pending with 3 sessions: the results will be collected by a later cycle" in stdout
+    assert "gave up" not in stdout

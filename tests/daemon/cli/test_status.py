@@ -338,3 +338,24 @@ async def test_user_text_is_shown_as_written_not_as_markup(tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr
     assert "(or [llm] api_key_env)" in done.stdout
     assert "home[b]" in done.stdout  # the paths (config, memory) keep their brackets
+
+
+async def test_status_shows_pending_batches_from_the_store(tmp_path: Path) -> None:
+    from tests.daemon.status.test_read import record_batches
+
+    env = memd_env(tmp_path)
+    await beat(env, age=timedelta(seconds=3), pid=os.getpid())
+    settings = load_settings(None, env=env).settings
+    store = await open_store(settings.paths.state_db)
+    try:
+        await record_batches(store, FakeClock(datetime.now(UTC)))
+    finally:
+        await store.close()
+
+    report = json.loads(status(env, "--json").stdout)
+    assert (report["batches"]["pending"], report["batches"]["sessions"]) == (2, 8)
+    human = status(env).stdout
+    [line] = [line for line in human.splitlines() if line.startswith("batches")]
+    assert "2 pending with 8 sessions" in line
+    assert "oldest submitted 40m" in line
+    assert "sess-0, sess-1, sess-2 and 5 more" in line

@@ -548,3 +548,54 @@ async def test_a_consolidation_run_that_ended_without_failing_is_no_phase2_failu
     await consolidation.start_run(store, run_id="r1", scope="global", mode="inbox", now=now, inputs={})
     await consolidation.finish_run(store, "r1", outcome=outcome, now=now, reason="reviewed in the inbox")
     assert (await read_report(store, clock, tmp_path))["phase2"]["failures"] == []
+
+
+async def record_batches(store: Store, clock: FakeClock) -> None:
+    """Two open batches (one submitted 40 minutes ago with 7 sessions, one mid-submission 5 minutes
+    ago with 1) and a collected one, which is not pending."""
+    from pipeline.store import stage1
+    from pipeline.vocabulary import BatchState
+
+    def entries(*session_ids: str) -> dict[str, Any]:
+        return {
+            f"x{n}-{n}": {"session_id": sid, "params": {"model": "m"}} for n, sid in enumerate(session_ids)
+        }
+
+    now = clock.now()
+    await stage1.record_batch(
+        store,
+        "msgbatch_old",
+        phase="phase1",
+        entries=entries(*(f"sess-{n}" for n in range(7))),
+        now=now - timedelta(minutes=40),
+    )
+    await stage1.record_batch(
+        store,
+        "pending-batch-x",
+        phase="phase1",
+        entries=entries("sess-new"),
+        now=now - timedelta(minutes=5),
+        state=BatchState.SUBMITTING,
+    )
+    await stage1.record_batch(
+        store, "msgbatch_done", phase="phase1", entries=entries("sess-done"), now=now - timedelta(hours=2)
+    )
+    await stage1.close_batch(store, "msgbatch_done", state=BatchState.COLLECTED, now=now - timedelta(hours=1))
+
+
+async def test_pending_batches_are_read_from_the_store_with_their_age_and_sessions(
+    store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    await record_batches(store, clock)
+    batches = (await read_report(store, clock, tmp_path))["batches"]
+    assert (batches["pending"], batches["sessions"]) == (2, 8)
+    assert batches["oldest_age_s"] == 2400.0
+    [old, new] = batches["batches"]
+    assert (old["batch_id"], old["age_s"], old["sessions"]) == ("msgbatch_old", 2400.0, 7)
+    assert old["session_ids"] == [f"sess-{n}" for n in range(7)]
+    assert (new["state"], new["sessions"], new["session_ids"]) == ("submitting", 1, ["sess-new"])
+
+
+async def test_no_batch_pending_reads_as_none(store: Store, clock: FakeClock, tmp_path: Path) -> None:
+    batches = (await read_report(store, clock, tmp_path))["batches"]
+    assert batches == {"pending": 0, "sessions": 0, "oldest_at": None, "oldest_age_s": None, "batches": []}
