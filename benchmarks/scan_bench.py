@@ -33,6 +33,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.bytecode import compile_sources
 from pipeline.clock import FakeClock
 from pipeline.scan.scanner import scan
 from pipeline.settings import Settings
@@ -244,6 +245,7 @@ def main() -> int:
     parser.add_argument("--files", type=int, default=20_000)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
+    compile_sources()  # as installed: see benchmarks/bytecode.py
     with tempfile.TemporaryDirectory(prefix="memd-scan-bench-") as tmp:
         ok1 = asyncio.run(rescan_benchmark(Path(tmp) / "rescan", args.files, args.repeat))
         ok2 = asyncio.run(append_benchmark(Path(tmp) / "append"))

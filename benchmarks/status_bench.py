@@ -22,6 +22,7 @@ from pathlib import Path
 
 from sqlalchemy import insert
 
+from benchmarks.bytecode import compile_sources
 from daemon.config import load_settings
 from pipeline.hits.rate import INDEX_KEY
 from pipeline.projects import scope_for
@@ -116,6 +117,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=21)
     parser.add_argument("--sessions", type=int, default=5000)
     args = parser.parse_args()
+    compile_sources()  # as installed: see benchmarks/bytecode.py
     memd = Path(sys.executable).parent / "memd"
     with tempfile.TemporaryDirectory() as tmp:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMD_", "XDG_"))}

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import marshal
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -72,6 +71,8 @@ def load(path: Path) -> Index | None:
 def save(path: Path, index: Index) -> None:
     """Write the index atomically (a reader sees the old or the new one, never half of one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    import tempfile  # only when writing: the quick check only reads the index
+
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".scan-index-")
     try:
         with os.fdopen(fd, "wb") as f:

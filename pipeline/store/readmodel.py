@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pipeline.vocabulary import (
     BATCH_OPEN,
@@ -142,8 +141,7 @@ NOTABLE_SQL = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class SessionRecord:
+class SessionRecord(NamedTuple):
     id: int
     source: str
     path: str
@@ -244,8 +242,7 @@ OPEN_BATCHES_SQL = (
 """Message Batches whose results are still to be collected, oldest first."""
 
 
-@dataclass(frozen=True, slots=True)
-class PendingBatch:
+class PendingBatch(NamedTuple):
     batch_id: str
     phase: str
     state: str
