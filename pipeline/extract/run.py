@@ -167,12 +167,15 @@ async def _extract_direct(ctx: Phase1Context, prep: Prepared) -> None:
                 prompt_hash=prep.prompt_hash,
                 attempt=prep.attempts,
             )
+        except LLMUnreachable as exc:
+            # Not the API asking to wait: the session is due again at the next run, which tries
+            # (and, while the API stays out of reach, fails as truthfully).
+            ctx.stop_for(exc)
+            await ctx.retry(job, not_before=ctx.now(), reason=str(exc))
+            return
         except LLMUnavailable as exc:
-            if isinstance(exc, LLMUnreachable):
-                ctx.stop_for(exc)
-            else:
-                ctx.stop.set()
-                ctx.report.stopped = str(exc)
+            ctx.stop.set()
+            ctx.report.stopped = str(exc)
             await ctx.retry(job, not_before=exc.not_before or ctx.now() + ERROR_RETRY, reason=str(exc))
             return
         except (LLMAuthFailed, LLMModelNotFound) as exc:

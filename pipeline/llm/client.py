@@ -22,7 +22,7 @@ import anthropic
 import structlog
 
 from pipeline.clock import Clock
-from pipeline.errors import LLMError, LLMUnavailable, NoAPIKey
+from pipeline.errors import LLMError, LLMUnavailable, LLMUnreachable, NoAPIKey
 from pipeline.llm import ratelimit
 from pipeline.llm.backoff import translate
 from pipeline.llm.pricing import Usage, cost_usd, usage_of
@@ -113,14 +113,15 @@ class LLMClient:
 
     async def record_failure(self, err: LLMError, *, phase: str, model: str, job_key: str | None) -> None:
         """A failed call in the ledger; a retryable one (429, 529, 5xx, timeout) also closes the gate
-        until its ``not_before``, so no new call of any phase starts before then. Callers that reach the
+        until its ``not_before``, so no new call of any phase starts before then (an API that cannot be
+        reached asked for no wait: the next run tries again, and fails as truthfully). Callers that reach the
         API through the SDK's own helpers (phase 2's tool runner) report their failures here too."""
         now = self.clock.now()
         outcome = type(err).__name__
         await calls.record(
             self.store, calls.CallRecord(at=now, phase=phase, model=model, outcome=outcome, job_key=job_key)
         )
-        if isinstance(err, LLMUnavailable) and err.not_before is not None:
+        if isinstance(err, LLMUnavailable) and not isinstance(err, LLMUnreachable) and err.not_before:
             await ratelimit.record_backoff(self.store, err.not_before, str(err), now=now)
         log.warning(
             "llm_call_failed",

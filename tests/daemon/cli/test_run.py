@@ -536,6 +536,13 @@ def test_run_once_with_an_unreachable_api_fails_and_names_it(memd_env: dict[str,
     phase1 = _phase1_line(_status(env))
     assert "failed" in phase1
     assert "http://127.0.0.1:9" in phase1
+    # An API that cannot be reached did not ask memd to wait: the next run tries again and says
+    # the same, instead of a gate that reads as "ok".
+    again = _once(env, "run", "--once")
+    assert again.returncode == 1, again.stdout + again.stderr[-3000:]
+    [extract] = [line for line in again.stdout.splitlines() if line.startswith("extract ")]
+    assert re.match(r"extract\s+failed", extract)
+    assert "http://127.0.0.1:9" in extract
 
 
 def test_run_once_with_a_refused_key_fails_and_names_the_api(
