@@ -108,50 +108,53 @@ def _ago(at: datetime | None) -> str:
 
 
 def _print(report: ScanReport, show_all: bool) -> None:
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
+    """The summary by source and state, then the notable sessions (every one with ``--all``).
 
-    from daemon.status.tables import ABSENT
+    Plain padded columns (``format_table``), not rich: a rich table costs more than the whole quick
+    check of a second scan of 20,000 sessions.
+    """
+    from daemon.status.tables import ABSENT, format_table, printable
 
-    console = Console()
+    def table(title: str, header: tuple[str, ...], rows: list[tuple[str, ...]], *, left: int = 0) -> None:
+        head, *body = format_table(header, rows, left=left)
+        click.echo(title)
+        click.echo(click.style(head, bold=True))
+        for line in body:
+            click.echo(line)
+
     counts = report.counts()
-    summary = Table(
-        title=f"Sessions ({report.files_seen} files, {report.files_parsed} parsed, {report.duration_s:.2f}s)"
-    )
     states = sorted({state for by_state in counts.values() for state in by_state})
-    summary.add_column("source")
-    for state in states:
-        summary.add_column(state, justify="right")
-    for source, by_state in counts.items():
-        summary.add_row(source, *(str(by_state.get(state, 0)) for state in states))
-    console.print(summary)
+    table(
+        f"Sessions ({report.files_seen} files, {report.files_parsed} parsed, {report.duration_s:.2f}s)",
+        ("source", *states),
+        [(source, *(str(by_state.get(state, 0)) for state in states)) for source, by_state in counts.items()],
+        left=1,
+    )
     rows: list[SessionRecord] = report.sessions if show_all else report.notable()[:TABLE_LIMIT]
     if not rows:
-        console.print(
-            "No session is eligible, failed or changed in this scan (--all lists every session).",
-            markup=False,
-        )
+        click.echo("No session is eligible, failed or changed in this scan (--all lists every session).")
     else:
-        table = Table(title="All sessions" if show_all else "Eligible, failed or changed in this scan")
-        for column in ("source", "project", "session", "user msgs", "last activity", "state", "reason"):
-            table.add_column(column, overflow="fold")
-        for s in rows:
-            table.add_row(
-                Text(s.source),
-                Text(s.project or ABSENT),
-                Text((s.session_id or ABSENT)[:13]),
-                str(s.user_messages),
-                _ago(s.last_activity),
-                Text(s.state),
-                Text(s.reason or ABSENT),
-            )
-        console.print(table)
+        table(
+            "All sessions" if show_all else "Eligible, failed or changed in this scan",
+            ("source", "project", "session", "user msgs", "last activity", "state", "reason"),
+            [
+                (
+                    s.source,
+                    s.project or ABSENT,
+                    (s.session_id or ABSENT)[:13],
+                    str(s.user_messages),
+                    _ago(s.last_activity),
+                    s.state,
+                    s.reason or ABSENT,
+                )
+                for s in rows
+            ],
+        )
         unread = [s for s in rows if s.state in CANNOT_READ or not s.session_id]
         if unread:
-            console.print("Files memd could not read (state: path):", markup=False)
+            click.echo("Files memd could not read (state: path):")
             for s in unread:
-                console.print(f"  {s.state}: {s.path}", markup=False, soft_wrap=True)
+                click.echo(f"  {s.state}: {printable(str(s.path))}")
         notable_total = sum(
             n
             for by_state in report.counts().values()
@@ -159,14 +162,13 @@ def _print(report: ScanReport, show_all: bool) -> None:
             if state in TRANSCRIPT_NOTABLE
         )
         if not show_all and notable_total > len(rows):
-            console.print(
+            click.echo(
                 f"(the {len(rows)} most recent shown; `memd scan --all` or `--json` lists every session)"
             )
     nxt = report.next_idle()
     if nxt is not None and nxt.eligible_at is not None:
-        console.print(
-            f"Next session to become idle: {nxt.session_id} at {nxt.eligible_at:%Y-%m-%d %H:%M} UTC",
-            markup=False,
+        click.echo(
+            f"Next session to become idle: {printable(nxt.session_id or ABSENT)} at {nxt.eligible_at:%Y-%m-%d %H:%M} UTC"
         )
     if report.enqueued:
-        console.print(f"{report.enqueued} session(s) queued for extraction.")
+        click.echo(f"{report.enqueued} session(s) queued for extraction.")

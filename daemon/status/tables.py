@@ -87,15 +87,21 @@ def usage_table(console: Console, section: dict[str, Any]) -> None:
     plain_table(console, f"memory use (last {section.get('window_days')} days)", header, rows, left=1)
 
 
-def plain_table(
-    console: Console, title: str, header: Sequence[str], rows: Sequence[Sequence[str]], *, left: int = 0
-) -> None:
-    """A title, a bold header and the rows, padded by hand.
+_CONTROLS = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7F, 0xA0))}
+
+
+def printable(text: str) -> str:
+    """``text`` with every control character shown as ``\\xNN``: a session's path, project or reason
+    comes from files memd did not write, and an escape sequence in one must not reach the terminal."""
+    return text.translate(_CONTROLS)
+
+
+def format_table(header: Sequence[str], rows: Sequence[Sequence[str]], *, left: int = 0) -> list[str]:
+    """The header line and one line per row, padded by hand (standard library only).
 
     ``left``: how many leading columns are left-aligned (all when 0); the rest are right-aligned.
     """
-    from rich.text import Text
-
+    rows = [[printable(c) for c in cells] for cells in rows]
     widths = [max(len(cells[i]) for cells in (header, *rows)) for i in range(len(header))]
     lefts = len(header) if left == 0 else left
 
@@ -106,6 +112,16 @@ def plain_table(
         )
         return " " + "  ".join(padded).rstrip()
 
+    return [line(cells) for cells in (header, *rows)]
+
+
+def plain_table(
+    console: Console, title: str, header: Sequence[str], rows: Sequence[Sequence[str]], *, left: int = 0
+) -> None:
+    """A title, a bold header and the rows, padded by hand (``format_table``)."""
+    from rich.text import Text
+
+    head, *body = format_table(header, rows, left=left)
     console.print(Text(title))
-    console.print(Text(line(header), style="bold"), soft_wrap=True)
-    console.print(Text("\n".join(line(cells) for cells in rows)), soft_wrap=True)
+    console.print(Text(head, style="bold"), soft_wrap=True)
+    console.print(Text("\n".join(body)), soft_wrap=True)

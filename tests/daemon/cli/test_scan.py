@@ -164,3 +164,16 @@ def test_the_scan_table_shows_the_path_of_every_file_it_cannot_read(tmp_path: Pa
     lines = [line.strip() for line in done.stdout.splitlines()]
     for record in cannot_read:
         assert any(line.endswith(record["path"]) for line in lines), record["path"]
+
+
+def test_an_escape_sequence_in_a_path_is_shown_escaped_never_sent_to_the_terminal(tmp_path: Path) -> None:
+    home = _home(tmp_path)
+    hostile = home / ".claude" / "projects" / "-home-dev-\x1b]0;owned\x07\x1b[2J"
+    hostile.mkdir()
+    shutil.copy(FIXTURES / "hostile" / "empty.jsonl", hostile / "empty.jsonl")
+    for args in (("scan",), ("scan", "--all")):  # the full scan, then the quick check with every row
+        done = _memd(home, *args)
+        assert done.returncode == 0, done.stderr
+        assert "\x1b" not in done.stdout
+        assert "\x07" not in done.stdout
+        assert "-home-dev-\\x1b]0;owned\\x07\\x1b[2J" in done.stdout, done.stdout
