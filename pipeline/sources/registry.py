@@ -183,7 +183,6 @@ register(
         default_root=lambda env: xdg(env, "XDG_DATA_HOME", ".local/share") / "opencode",
         discover=walk.opencode,
         adapter="pipeline.sources.opencode:OpenCodeAdapter",
-        env=("XDG_DATA_HOME",),
         walk=walk.opencode_sessions,
     )
 )
