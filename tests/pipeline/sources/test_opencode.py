@@ -41,7 +41,8 @@ def _files(folder: Path) -> list[str]:
 def test_the_sample_session_reads_as_the_cli_wrote_it(tmp_path: Path) -> None:
     db = sample_db(tmp_path / "opencode")
     (walked,) = adapter.walk(tmp_path / "opencode")
-    assert walked[0] == f"{db}#{SAMPLE_SESSION}" and walked[2] is None
+    assert walked[0] == f"{db}#{SAMPLE_SESSION}"
+    assert walked[2] is None
     result = adapter.parse(Path(walked[0]))
     assert result.ok, result.problem
     t = result.transcript
@@ -52,17 +53,20 @@ def test_the_sample_session_reads_as_the_cli_wrote_it(tmp_path: Path) -> None:
         "/home/dev/ag/work/repo",
     )
     assert (t.user_message_count, t.agent_version, t.subagent, t.compacted) == (1, "1.18.33", False, False)
-    assert t.started_at is not None and t.last_activity is not None and t.started_at < t.last_activity
+    assert t.started_at is not None
+    assert t.last_activity is not None
+    assert t.started_at < t.last_activity
     kinds = [type(i) for i in t.items]
     assert kinds == [UserMessage, AssistantText, ToolCall, ToolResult, AssistantText]
     first = t.items[0]
-    assert (
-        isinstance(first, UserMessage) and SECRET in first.text
-    )  # redaction comes later, before any request
+    assert isinstance(first, UserMessage)
+    assert SECRET in first.text
     call = t.items[2]
-    assert isinstance(call, ToolCall) and (call.name, call.essential_arg) == ("bash", "ls")
+    assert isinstance(call, ToolCall)
+    assert (call.name, call.essential_arg) == ("bash", "ls")
     assert result.new_offset == walked[1][2], "the offset is the version the walk saw"
-    assert result.bytes_read and result.bytes_read > 500
+    assert result.bytes_read
+    assert result.bytes_read > 500
     assert _files(tmp_path / "opencode") == ["opencode.db"], "reading left no file behind"
 
 
@@ -71,7 +75,8 @@ def test_a_sub_agent_is_its_own_session_marked_with_its_parent(tmp_path: Path) -
     load_rows(db, "subagent-example.rows.json")
     child = adapter.parse(_path(db, SUBAGENT_CHILD)).transcript
     parent = adapter.parse(_path(db, SUBAGENT_PARENT)).transcript
-    assert child is not None and parent is not None
+    assert child is not None
+    assert parent is not None
     assert (child.subagent, child.parent_session_id) == (True, SUBAGENT_PARENT)
     assert parent.subagent is False
     task = next(i for i in parent.items if isinstance(i, ToolCall) and i.name == "task")
@@ -83,9 +88,11 @@ def test_compaction_marks_the_session_and_keeps_the_summary_and_the_continue_out
     db = sample_db(tmp_path)
     load_rows(db, "compaction-example.rows.json")
     t = adapter.parse(_path(db, COMPACTED)).transcript
-    assert t is not None and t.compacted
+    assert t is not None
+    assert t.compacted
     users = [i.text for i in t.items if isinstance(i, UserMessage)]
-    assert len(users) == 1 and users[0].startswith('"Compaction test')
+    assert len(users) == 1
+    assert users[0].startswith('"Compaction test')
     assert t.user_message_count == 1
     assert not any("Continue if you have next steps" in i.text for i in t.items if isinstance(i, UserMessage))
     texts = [i.text for i in t.items if isinstance(i, AssistantText)]
@@ -119,7 +126,8 @@ def test_a_nested_agents_md_appended_to_a_read_result_is_stripped(tmp_path: Path
     assert t is not None
     (out,) = [i for i in t.items if isinstance(i, ToolResult)]
     assert "secret notes" in out.text
-    assert "MK_O_AGENTS" not in out.text and "Instructions from" not in out.text
+    assert "MK_O_AGENTS" not in out.text
+    assert "Instructions from" not in out.text
 
 
 def test_rows_in_the_wal_are_read_while_another_connection_writes_and_nothing_waits(tmp_path: Path) -> None:
@@ -136,14 +144,16 @@ def test_rows_in_the_wal_are_read_while_another_connection_writes_and_nothing_wa
     walked = dict((p, k) for p, k, _ in adapter.walk(folder))
     assert f"{db}#ses_live" in walked
     first = adapter.parse(_path(db, "ses_live"))
-    assert first.transcript is not None and first.transcript.user_message_count == 2
+    assert first.transcript is not None
+    assert first.transcript.user_message_count == 2
 
     # The writer goes on, inside a transaction, while memd reads: memd sees the last commit and
     # the writer's commit never waits on memd's reader.
     writer.execute("BEGIN IMMEDIATE")
     user_message(writer, "ses_live", 7, "a third request", 1796100000100)
     during = adapter.parse(_path(db, "ses_live"), first.new_offset, first.state)
-    assert during.transcript is not None and during.transcript.user_message_count == 2
+    assert during.transcript is not None
+    assert during.transcript.user_message_count == 2
     stop = threading.Event()
 
     def keep_reading() -> None:
@@ -161,8 +171,10 @@ def test_rows_in_the_wal_are_read_while_another_connection_writes_and_nothing_wa
         stop.set()
         reader.join()
     after = adapter.parse(_path(db, "ses_live"), first.new_offset, first.state)
-    assert after.transcript is not None and after.transcript.user_message_count == 7
-    assert after.new_offset > first.new_offset and after.restarted is False
+    assert after.transcript is not None
+    assert after.transcript.user_message_count == 7
+    assert after.new_offset > first.new_offset
+    assert after.restarted is False
     assert dict((p, k) for p, k, _ in adapter.walk(folder))[f"{db}#ses_live"] != walked[f"{db}#ses_live"]
     writer.close()
     assert _files(folder) == ["opencode.db"], "the writer, closing last, checkpointed: memd kept nothing open"
@@ -199,7 +211,9 @@ def test_a_database_that_changes_during_a_wal_less_read_is_read_again(
     monkeypatch.setattr(opencode_db, "_connect", connect_then_write)
     result = adapter.parse(_path(db, "ses_racer"))
     assert calls["n"] == 2, "the first read was thrown away: the file changed under it"
-    assert result.ok and result.transcript is not None and result.transcript.session_id == "ses_racer"
+    assert result.ok
+    assert result.transcript is not None
+    assert result.transcript.session_id == "ses_racer"
 
 
 def test_the_prefix_check_says_when_earlier_messages_went(tmp_path: Path) -> None:
@@ -212,13 +226,15 @@ def test_the_prefix_check_says_when_earlier_messages_went(tmp_path: Path) -> Non
         user_message(conn, "ses_undo", 5, "more", 1796100001000)
     conn.close()
     grown = adapter.parse(_path(db, "ses_undo"), first.new_offset, first.state, with_items=False)
-    assert grown.ok and grown.restarted is False
+    assert grown.ok
+    assert grown.restarted is False
     with sqlite3.connect(db) as conn:  # /undo: OpenCode deletes the reverted messages
         conn.execute("DELETE FROM message WHERE session_id = 'ses_undo' AND id LIKE '%0001%'")
         bump(conn, "ses_undo")
     conn.close()
     undone = adapter.parse(_path(db, "ses_undo"), grown.new_offset, grown.state, with_items=False)
-    assert undone.ok and undone.restarted is True
+    assert undone.ok
+    assert undone.restarted is True
 
 
 # -- hostile databases ---------------------------------------------------------------------------
@@ -226,7 +242,8 @@ def test_the_prefix_check_says_when_earlier_messages_went(tmp_path: Path) -> Non
 
 def _walk_error(folder: Path) -> str:
     (entry,) = adapter.walk(folder)
-    assert entry[1] is None and entry[2] is not None
+    assert entry[1] is None
+    assert entry[2] is not None
     return entry[2]
 
 
@@ -235,7 +252,8 @@ def test_a_truncated_database_is_unreadable_with_its_reason(tmp_path: Path) -> N
     db.write_bytes(db.read_bytes()[:5000])
     assert "OpenCode database" in _walk_error(tmp_path)
     result = adapter.parse(_path(db, SAMPLE_SESSION))
-    assert result.problem is not None and not result.retryable
+    assert result.problem is not None
+    assert not result.retryable
 
 
 def test_a_database_that_is_not_opencodes_is_named(tmp_path: Path) -> None:
@@ -260,7 +278,8 @@ def test_a_locked_database_waits_briefly_and_says_so(tmp_path: Path) -> None:
     try:
         started = time.monotonic()
         reason = _walk_error(folder)
-        assert "locked" in reason and time.monotonic() - started < 5
+        assert "locked" in reason
+        assert time.monotonic() - started < 5
         result = adapter.parse(_path(db, SAMPLE_SESSION))
         assert result.retryable, result.problem
     finally:
@@ -297,7 +316,8 @@ def test_a_symlink_to_a_regular_database_is_read_where_it_points(tmp_path: Path)
     folder.mkdir()
     (folder / "opencode.db").symlink_to(real)
     (path, key, error) = adapter.walk(folder)[0]
-    assert error is None and path == f"{folder / 'opencode.db'}#{SAMPLE_SESSION}"
+    assert error is None
+    assert path == f"{folder / 'opencode.db'}#{SAMPLE_SESSION}"
     assert adapter.parse(Path(path)).ok
 
 
@@ -306,12 +326,14 @@ def test_a_wal_without_its_index_waits_rather_than_create_one(tmp_path: Path) ->
     db = sample_db(folder)
     (folder / "opencode.db-wal").write_bytes(b"")
     result = adapter.parse(_path(db, SAMPLE_SESSION))
-    assert result.retryable and "no index (-shm)" in str(result.problem)
+    assert result.retryable
+    assert "no index (-shm)" in str(result.problem)
     assert _files(folder) == ["opencode.db", "opencode.db-wal"]
 
 
 def test_a_session_gone_from_the_database_is_waited_for(tmp_path: Path) -> None:
     db = sample_db(tmp_path)
     result = adapter.parse(_path(db, "ses_never"))
-    assert result.retryable and "no longer in the OpenCode database" in str(result.problem)
+    assert result.retryable
+    assert "no longer in the OpenCode database" in str(result.problem)
     assert not adapter.parse(tmp_path / "not-a-session-path").ok
