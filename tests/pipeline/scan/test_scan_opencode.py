@@ -4,6 +4,7 @@ and a database that cannot be read leaving its sessions as they were."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 import subprocess
@@ -180,3 +181,48 @@ async def test_a_database_removed_takes_its_sessions_with_it(
     (tmp_path / "opencode").mkdir()
     report = await scan(store, settings, clock)
     assert {s.state for s in report.sessions} == {"gone"}
+
+
+async def test_an_opencode_session_becomes_a_redacted_extraction_request(
+    store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    from pipeline.extract.item import Prepared, build, parse_full
+    from pipeline.extract.request import ExtractPrompts
+    from pipeline.redaction import Redactor
+    from tests.pipeline.sources.opencode_support import SECRET
+
+    db = sample_db(tmp_path / "opencode")
+    settings = _settings(tmp_path)
+    late = FakeClock(datetime(2026, 12, 2, 12, 0, tzinfo=clock.now().tzinfo))  # the sample is idle by then
+    report = await scan(store, settings, late)
+    [session] = report.sessions
+    assert session.state == "eligible"
+    prepared = await build(
+        store,
+        settings,
+        str(session.id),
+        prompts=ExtractPrompts.load(),
+        redactor=Redactor(b"opencode-test-key-0123456789"),
+        load=parse_full,
+    )
+    assert isinstance(prepared, Prepared), prepared
+    assert (prepared.source, prepared.session_id, prepared.project) == (
+        "opencode",
+        SAMPLE_SESSION,
+        "/home/dev/ag/work/repo",
+    )
+    request = json.dumps(prepared.params)
+    assert "Please list the files here" in request
+    assert "STUB_FINAL_TEXT" in request
+    assert SECRET not in request
+    assert "[REDACTED:" in request
+    assert prepared.range_end == session_row_offset(report, db)
+
+
+def session_row_offset(report: object, db: Path) -> int:
+    """The version the scan recorded is what the extract covers (its ``range_end``)."""
+    from pipeline.sources import opencode_db
+
+    [(_, key, _)] = opencode_db.list_sessions(str(db))
+    assert key is not None
+    return key[2]
