@@ -337,3 +337,63 @@ def test_a_session_gone_from_the_database_is_waited_for(tmp_path: Path) -> None:
     assert result.retryable
     assert "no longer in the OpenCode database" in str(result.problem)
     assert not adapter.parse(tmp_path / "not-a-session-path").ok
+
+
+READ_IN_READ_ONLY_MOUNT = """
+import sys
+from pathlib import Path
+from pipeline.sources.opencode import OpenCodeAdapter
+a = OpenCodeAdapter()
+walked = a.walk(Path(sys.argv[1]))
+bad = [w for w in walked if w[2] is not None]
+ok = [a.parse(Path(p)).ok for p, _, _ in walked]
+print(len(walked), len(bad), all(ok), [w[2] for w in bad])
+"""
+
+
+def _in_read_only_mount(folder: Path) -> str:
+    """What the adapter reads of ``folder`` bound read-only, as the service's sandbox has it (a
+    private mount namespace: root only)."""
+    import shutil
+    import subprocess
+    import sys
+
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("a read-only bind mount needs root and unshare(1)")
+    script = f"mount --bind -o ro '{folder}' '{folder}' && exec '{sys.executable}' -c \"$0\" '{folder}'"
+    done = subprocess.run(
+        ["unshare", "-m", "sh", "-c", script, READ_IN_READ_ONLY_MOUNT],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parents[3],
+    )
+    if "mount:" in done.stderr or "unshare:" in done.stderr:
+        pytest.skip(f"no private read-only mount here: {done.stderr.strip()[:200]}")
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip()
+
+
+def test_a_read_only_folder_is_read_with_and_without_a_wal(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    folder = tmp_path / "opencode"
+    db = sample_db(folder)
+    assert _in_read_only_mount(folder) == "1 0 True []"
+    # A writer that died with its newest rows in the -wal (and the -shm beside it).
+    writer = (
+        "import sqlite3, os, sys\n"
+        "sys.path.insert(0, sys.argv[2])\n"
+        "from tests.pipeline.sources.opencode_support import new_session\n"
+        "c = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+        "c.execute('PRAGMA journal_mode = WAL'); c.execute('PRAGMA wal_autocheckpoint = 0')\n"
+        "new_session(c, 'ses_in_wal', '/x', 1796100000000, turns=2)\n"
+        "os._exit(0)\n"
+    )
+    subprocess.run(
+        [sys.executable, "-c", writer, str(db), str(Path(__file__).resolve().parents[3])], check=True
+    )
+    assert _files(folder) == ["opencode.db", "opencode.db-shm", "opencode.db-wal"]
+    assert _in_read_only_mount(folder) == "2 0 True []"
+    assert _files(folder) == ["opencode.db", "opencode.db-shm", "opencode.db-wal"]
