@@ -33,33 +33,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipeline.clock import FakeClock
 from pipeline.scan.scanner import scan
-from pipeline.settings import Settings
 from pipeline.sources import opencode_db
 from pipeline.sources.opencode import OpenCodeAdapter
 from pipeline.store import open_store
-from tests.pipeline.sources.opencode_support import new_session, sample_db, user_message
+from tests.pipeline.sources.opencode_support import new_session, opencode_settings, sample_db, user_message
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
-
-
-def _settings(base: Path) -> Settings:
-    off = {"enabled": False}
-    return Settings.model_validate(
-        {
-            "paths": {
-                "memory_dir": str(base / "mem"),
-                "state_db": "sqlite:///x",
-                "state_dir": str(base / "st"),
-            },
-            "sources": {
-                "claude_code": {"root": str(base / "c"), **off},
-                "codex": {"root": str(base / "x"), **off},
-                "gemini_cli": {"root": str(base / "g"), **off},
-                "pi": {"root": str(base / "p"), **off},
-                "opencode": {"root": str(base / "opencode")},
-            },
-        }
-    )
 
 
 def _median(samples: list[float]) -> float:
@@ -102,7 +81,7 @@ async def run(args: argparse.Namespace) -> int:
                 adapter.parse(Path(path), with_items=False)
             read_all.append(time.perf_counter() - t0)
 
-        settings = _settings(base)
+        settings = opencode_settings(base)
         store = await open_store(f"sqlite:///{base}/state.db")
         clock = FakeClock(NOW)
         try:

@@ -26,6 +26,7 @@ from tests.pipeline.sources.opencode_support import (
     SUBAGENT_PARENT,
     load_rows,
     new_session,
+    opencode_settings,
     sample_db,
     user_message,
 )
@@ -34,23 +35,7 @@ KEY = "settings-key-1"
 
 
 def _settings(tmp_path: Path) -> Settings:
-    off = {"enabled": False}
-    return Settings.model_validate(
-        {
-            "paths": {
-                "memory_dir": str(tmp_path / "mem"),
-                "state_db": "sqlite:///x",
-                "state_dir": str(tmp_path / "st"),
-            },
-            "sources": {
-                "claude_code": {"root": str(tmp_path / "claude"), **off},
-                "codex": {"root": str(tmp_path / "codex"), **off},
-                "gemini_cli": {"root": str(tmp_path / "gemini"), **off},
-                "pi": {"root": str(tmp_path / "pi"), **off},
-                "opencode": {"root": str(tmp_path / "opencode")},
-            },
-        }
-    )
+    return opencode_settings(tmp_path)
 
 
 def _ms(at: datetime) -> int:

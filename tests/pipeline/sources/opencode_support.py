@@ -10,6 +10,10 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from pipeline.settings import Settings
+from pipeline.sources import registry
+from pipeline.vocabulary import SourceName
+
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts" / "opencode"
 SAMPLE_SESSION = "ses_dd020693dffe6EIKlfFJFmz4Cp"
 SUBAGENT_PARENT = "ses_dd024ca62ffeYHOIQcx7lqdBTm"
@@ -151,3 +155,12 @@ def new_session(
     )
     for n in range(turns):
         user_message(conn, session_id, n, f"request {n} in {session_id}", at_ms + 10 * n)
+
+
+def opencode_settings(base: Path, **sections: Any) -> Settings:
+    """Settings that read OpenCode only, at ``base/opencode`` (every other registered source off)."""
+    sources = {
+        name: {"root": str(base / name), "enabled": name == SourceName.OPENCODE} for name in registry.names()
+    }
+    paths = {"memory_dir": str(base / "mem"), "state_db": "sqlite:///x", "state_dir": str(base / "st")}
+    return Settings.model_validate({"paths": paths, "sources": sources, **sections})

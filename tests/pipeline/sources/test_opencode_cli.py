@@ -20,11 +20,12 @@ import pytest
 from pipeline.clock import SystemClock
 from pipeline.publish.run import publish_all
 from pipeline.scan.scanner import scan
-from pipeline.settings import PathsSettings, PublishSettings, Settings, SourceSettings, SourcesSettings
+from pipeline.settings import Settings, SourcesSettings
 from pipeline.sources.opencode import OpenCodeAdapter
 from pipeline.store import Store
 from pipeline.transcript import ToolCall, UserMessage
 from tests.pipeline.publish.support import write_scope
+from tests.pipeline.sources.opencode_support import opencode_settings
 
 REPO = Path(__file__).resolve().parents[3]
 CLI = Path(
@@ -78,20 +79,9 @@ def stub(tmp_path: Path) -> Iterator[tuple[int, Path]]:
 
 
 def _settings(tmp_path: Path, data: Path, **publish: bool) -> Settings:
-    off = SourceSettings(enabled=False, root=tmp_path / "none")
-    return Settings(
-        paths=PathsSettings(
-            memory_dir=tmp_path / "memory", state_db="sqlite:///x", state_dir=tmp_path / "state"
-        ),
-        sources=SourcesSettings(
-            claude_code=off,
-            codex=off,
-            gemini_cli=off,
-            pi=off,
-            opencode=SourceSettings(root=data / "opencode"),
-        ),
-        publish=PublishSettings(claude_code=False, gemini=False, **publish),
-    )
+    base = opencode_settings(tmp_path, publish={"claude_code": False, "gemini": False, **publish})
+    sources = {**base.sources.model_dump(), "opencode": {"root": data / "opencode"}}
+    return base.model_copy(update={"sources": SourcesSettings.model_validate(sources)})
 
 
 async def test_opencode_loads_the_published_memory_and_memd_reads_its_session(
