@@ -327,16 +327,22 @@ class _ScanPass:
 
     def mark_gone(self, seen_paths: set[str], scanned_sources: set[str], unreadable: set[str]) -> None:
         """Rows whose file the walk did not find. A session kept in a database the walk could not
-        read (``<database>#<session>``, the database listed with its reason) is not gone."""
+        read (``<database>#<session>``, the database listed with its reason) is not gone; the
+        database's own row, once its sessions are listed again, says so."""
+        containers: set[str] | None = None
         for path, (rid, source, _stat, _idle_at, state) in self.seen.items():
             if path not in seen_paths and state != TranscriptState.GONE and source in scanned_sources:
                 if unreadable and path.rpartition("#")[0] in unreadable:
                     continue
+                if containers is None:
+                    containers = {p.rpartition("#")[0] for p in seen_paths if "#" in p}
                 self.updates.append(
                     {
                         "id": rid,
                         "state": TranscriptState.GONE,
-                        "reason": "the file no longer exists",
+                        "reason": "readable again: its sessions are listed one by one"
+                        if path in containers
+                        else "the file no longer exists",
                         "eligible_at": None,
                         "updated_at": self.now,
                     }

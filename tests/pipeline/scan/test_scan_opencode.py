@@ -152,6 +152,8 @@ async def test_a_database_that_cannot_be_read_leaves_its_sessions_as_they_were(
     db.write_bytes(good)
     healed = await scan(store, settings, clock)
     again = {s.session_id: s.state for s in healed.sessions if "#" in s.path}
+    [database] = [s for s in healed.sessions if s.path == str(db)]
+    assert (database.state, database.reason) == ("gone", "readable again: its sessions are listed one by one")
     assert again["ses_idle"] == "eligible"
     assert len(again) == 5
 
