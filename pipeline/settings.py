@@ -124,6 +124,10 @@ class SourcesSettings(_Section):
     def pi(self) -> SourceSettings:
         return self[SourceName.PI]
 
+    @property
+    def opencode(self) -> SourceSettings:
+        return self[SourceName.OPENCODE]
+
 
 NonNegFloat = Annotated[float, Field(ge=0)]
 PosInt = Annotated[int, Field(gt=0)]
@@ -219,6 +223,7 @@ class PublishSettings(_Section):
     gemini_global: bool = False
     codex_global: bool = False
     agents_md: bool = False
+    opencode_global: bool = False
     codex_summary_token_cap: PosInt = 2_500
 
 

@@ -116,6 +116,9 @@ class Transcript:
     agent_version: str | None = None
     parse_errors: ParseErrors = field(default_factory=ParseErrors)
     ingest_offset: int = 0
+    root: str | None = None
+    """The repository root the agent itself recorded for the session (OpenCode's project worktree):
+    the project when the working directory no longer exists to ask git."""
 
     def summary(self) -> Transcript:
         """The same transcript without its items: what an incremental parse returns."""

@@ -18,6 +18,7 @@ class SourceName(StrEnum):
     CODEX = "codex"
     GEMINI_CLI = "gemini_cli"
     PI = "pi"
+    OPENCODE = "opencode"
 
 
 class TranscriptState(StrEnum):

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 
+from pipeline.defaults import xdg
 from pipeline.publish.atomic import UnsafeTarget, atomic_write_bytes, check_target, remove_file
 from pipeline.safefile import read_capped
 from pipeline.settings import PublishSettings, Settings, SourceSettings, SourcesSettings
@@ -38,11 +39,18 @@ class Homes:
     user: Path
     """The user's home folder."""
     sources: SourcesSettings
+    config: Path | None = None
+    """The user's configuration folder (``$XDG_CONFIG_HOME``, by default ``~/.config``)."""
 
     @classmethod
     def from_settings(cls, settings: Settings, env: Mapping[str, str] | None = None) -> Homes:
         env = os.environ if env is None else env
-        return cls(user=Path(env.get("HOME") or Path.home()), sources=settings.sources)
+        user = Path(env.get("HOME") or Path.home())
+        return cls(user=user, sources=settings.sources, config=xdg(env, "XDG_CONFIG_HOME", ".config"))
+
+    @property
+    def config_home(self) -> Path:
+        return self.config if self.config is not None else self.user / ".config"
 
     def root(self, source: SourceName) -> Path:
         """The transcripts root configured for ``source`` (whether or not it is scanned)."""

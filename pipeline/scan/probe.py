@@ -26,7 +26,6 @@ from pathlib import Path
 
 from pipeline.scan import index as scan_index
 from pipeline.sources import registry
-from pipeline.sources.walk import stat_paths
 from pipeline.store import readmodel
 from pipeline.store.url import sqlite_path
 from pipeline.vocabulary import TranscriptState
@@ -54,8 +53,7 @@ def probe(state_db: str, index_file: Path, key: str, now: float) -> Unchanged | 
         entry = registry.find(source)
         if entry is None:
             return None
-        discover = entry.discover
-        walked = stat_paths(discover(Path(root))) if Path(root).is_dir() else []
+        walked = entry.walked(Path(root)) if Path(root).is_dir() else []
         for path, stat_key, error in walked:
             prev = entries.get(path)
             if (

@@ -31,7 +31,7 @@ from pipeline.scan import index as scan_index
 from pipeline.scan.eligibility import Verdict, evaluate, facts_of
 from pipeline.scan.view import ScanReport
 from pipeline.settings import MemoriesSettings, Settings
-from pipeline.sources.base import ParseResult, SourceAdapter
+from pipeline.sources.base import ParseResult, SourceAdapter, WalkingAdapter
 from pipeline.sources.registry import adapter_for
 from pipeline.sources.walk import Walked, stat_paths
 from pipeline.store import Store, kv
@@ -68,10 +68,15 @@ def _settings_hash(settings: MemoriesSettings) -> str:
 
 
 def _walk(adapter: SourceAdapter, root: Path) -> tuple[list[Walked], int]:
-    """Walk one root (in a worker thread): one stat per file; never raises for one bad file."""
+    """Walk one root (in a worker thread): one stat per file, or the adapter's own walk (a
+    database's sessions); never raises for one bad file."""
     if not root.is_dir():
         return [], 0
-    out = stat_paths(adapter.discover_paths(root))
+    out = (
+        adapter.walk(root)
+        if isinstance(adapter, WalkingAdapter)
+        else stat_paths(adapter.discover_paths(root))
+    )
     return out, len(out)
 
 
@@ -131,6 +136,7 @@ async def scan(
     settings_hash = _settings_hash(settings.memories)
     reevaluate_all = await kv.get(store, SETTINGS_KEY) != settings_hash
     seen_paths: set[str] = set()
+    unreadable: set[str] = set()
     recheck: list[int] = []
     for (source, adapter), (walked, seen) in zip(chosen.items(), walk_results, strict=True):
         scan_pass.report.files_seen += seen
@@ -138,6 +144,8 @@ async def scan(
         with gc_paused():
             for path, stat_key, error in walked:
                 seen_paths.add(path)
+                if error is not None:
+                    unreadable.add(path)
                 prev = seen_files.get(path)
                 if (
                     error is None
@@ -161,7 +169,7 @@ async def scan(
             for parsed in await asyncio.to_thread(_parse, adapter, to_parse, known, states):
                 scan_pass.observe_changed(parsed)
     await scan_pass.recheck(recheck)
-    scan_pass.mark_gone(seen_paths, {str(s) for s in sources})
+    scan_pass.mark_gone(seen_paths, {str(s) for s in sources}, unreadable)
     await scan_pass.persist(on_memory_reads)
 
     report = scan_pass.report
@@ -254,7 +262,8 @@ class _ScanPass:
         self.report.files_parsed += 1
         restarted = result.restarted or obs.started_over
         resumed_from = 0 if restarted or prev is None or not prev.parse_ok else prev.parsed_offset
-        self.report.bytes_parsed += max(0, result.new_offset - resumed_from)
+        read = result.bytes_read if result.bytes_read is not None else result.new_offset - resumed_from
+        self.report.bytes_parsed += max(0, read)
         if result.problem is not None or result.transcript is None:
             reason = str(result.problem) if result.problem else "no session in this file"
             self.updates.append(_problem_row(obs, prev, self.now, reason, retryable=result.retryable))
@@ -267,7 +276,7 @@ class _ScanPass:
         t = result.transcript
         assert t is not None
         assert obs.stat is not None
-        project = self.resolver.resolve(t.cwd, prev.project if prev else None)
+        project = self.resolver.resolve(t.cwd, (prev.project if prev else None) or t.root)
         opted_out = self.project_opted_out(project)
         last_activity = t.last_activity or datetime.fromtimestamp(obs.stat[3] / 1e9, UTC)
         # A changed file is a new chance: a failure recorded for its old content does not stick. A
@@ -316,14 +325,24 @@ class _ScanPass:
                 self.updates.append({"id": facts_row.id, **_verdict_columns(verdict), "updated_at": self.now})
                 self.report.changed_paths.add(facts_row.path)
 
-    def mark_gone(self, seen_paths: set[str], scanned_sources: set[str]) -> None:
+    def mark_gone(self, seen_paths: set[str], scanned_sources: set[str], unreadable: set[str]) -> None:
+        """Rows whose file the walk did not find. A session kept in a database the walk could not
+        read (``<database>#<session>``, the database listed with its reason) is not gone; the
+        database's own row, once its sessions are listed again, says so."""
+        containers: set[str] | None = None
         for path, (rid, source, _stat, _idle_at, state) in self.seen.items():
             if path not in seen_paths and state != TranscriptState.GONE and source in scanned_sources:
+                if unreadable and path.rpartition("#")[0] in unreadable:
+                    continue
+                if containers is None:
+                    containers = {p.rpartition("#")[0] for p in seen_paths if "#" in p}
                 self.updates.append(
                     {
                         "id": rid,
                         "state": TranscriptState.GONE,
-                        "reason": "the file no longer exists",
+                        "reason": "readable again: its sessions are listed one by one"
+                        if path in containers
+                        else "the file no longer exists",
                         "eligible_at": None,
                         "updated_at": self.now,
                     }

@@ -22,6 +22,7 @@ _ESSENTIAL_KEYS = (
     "command",
     "cmd",
     "file_path",
+    "filePath",
     "absolute_path",
     "notebook_path",
     "path",
@@ -47,6 +48,7 @@ READ_TOOLS: dict[SourceName, dict[str, tuple[str, ...]]] = {
         "read_many_files": ("paths",),
     },
     SourceName.PI: {"read": ("path", "file_path")},
+    SourceName.OPENCODE: {"read": ("filePath",)},
 }
 # Per source: tool name -> argument keys holding the shell command.
 SHELL_TOOLS: dict[SourceName, dict[str, tuple[str, ...]]] = {
@@ -60,6 +62,7 @@ SHELL_TOOLS: dict[SourceName, dict[str, tuple[str, ...]]] = {
     },
     SourceName.GEMINI_CLI: {"run_shell_command": ("command",)},
     SourceName.PI: {"bash": ("command",)},
+    SourceName.OPENCODE: {"bash": ("command",)},
 }
 
 _WEB_SEARCH_NAMES = frozenset(

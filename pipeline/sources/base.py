@@ -13,6 +13,11 @@ The scanner calls, per source:
   opened without blocking and must be a regular file on the opened descriptor
   (``pipeline.safefile.open_regular``). A parse never raises: bad input comes back as
   ``result.problem``.
+
+A source whose sessions are not one file each (OpenCode's rows in one SQLite database) is a
+``WalkingAdapter``: its ``walk(root)`` lists every session with a path of its own
+(``<database>#<session id>``) and a change key shaped like a ``stat`` key, and its offsets are a
+session's version (monotone in every write) rather than bytes; see ``pipeline.sources.opencode_db``.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from pipeline.errors import TranscriptUnreadable
+from pipeline.sources.walk import Walked
 from pipeline.transcript import Transcript
 from pipeline.vocabulary import SourceName
 
@@ -47,6 +53,9 @@ class ParseResult:
     state: ParserState | None
     problem: TranscriptUnreadable | None = None
     restarted: bool = False
+    bytes_read: int | None = None
+    """The bytes this parse read, when they are not ``new_offset`` less where it resumed (a
+    database source, whose offsets are versions of a session rather than bytes)."""
 
     @property
     def ok(self) -> bool:
@@ -82,4 +91,15 @@ class SourceAdapter(Protocol):
     ) -> ParseResult:
         """Parse ``path`` from ``start_offset``, resuming ``state``, reading no byte past
         ``max_bytes``; never raises."""
+        ...
+
+
+@runtime_checkable
+class WalkingAdapter(SourceAdapter, Protocol):
+    """An adapter that lists its sessions and their change keys itself, instead of the scanner's
+    one ``stat`` per discovered file."""
+
+    def walk(self, root: Path) -> list[Walked]:
+        """Every session under ``root``: (path, change key, None), or (path, None, why it cannot
+        be read); never raises."""
         ...

@@ -145,6 +145,8 @@ def strip_injected(text: str, source: SourceName) -> tuple[str, bool]:
         text = strip_codex_memory(text)
     elif source == SourceName.GEMINI_CLI:
         text = strip_gemini_context(text)
+    elif source == SourceName.OPENCODE:  # a nested AGENTS.md, appended to a read tool's result
+        text = strip_system_reminders(text)
     if MEMD_SENTINEL_BEGIN[:12] in text:
         text = _SENTINEL_BLOCK_RE.sub(MEMD_BLOCK_REFERENCE, text)
     return text.strip(), had_recall

@@ -19,8 +19,9 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
-from pipeline.defaults import home
+from pipeline.defaults import home, xdg
 from pipeline.sources import walk
+from pipeline.sources.walk import Walked, stat_paths
 from pipeline.vocabulary import SourceName
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 Env = Mapping[str, str]
 Discover = Callable[[Path], Iterator[str]]
+Walk = Callable[[Path], list[Walked]]
 
 
 class Source(NamedTuple):
@@ -48,6 +50,13 @@ class Source(NamedTuple):
     """The environment variables ``default_root`` reads besides ``HOME``."""
     enabled: bool = True
     """Whether the source is read when the configuration does not say."""
+    walk: Walk | None = None
+    """For sessions that are not one file each (rows of a database): every session under a root
+    with its change key, in place of one ``stat`` per discovered file."""
+
+    def walked(self, root: Path) -> list[Walked]:
+        """What the scan compares with the last one: each session's path and change key."""
+        return self.walk(root) if self.walk is not None else stat_paths(self.discover(root))
 
     def new_adapter(self) -> SourceAdapter:
         """A new adapter (adapters hold only small caches; one per scan is fine)."""
@@ -165,5 +174,15 @@ register(
         default_root=lambda env: home(env) / ".pi" / "agent" / "sessions",
         discover=walk.pi,
         adapter="pipeline.sources.pi:PiAdapter",
+    )
+)
+register(
+    Source(
+        name=SourceName.OPENCODE,
+        label="OpenCode",
+        default_root=lambda env: xdg(env, "XDG_DATA_HOME", ".local/share") / "opencode",
+        discover=walk.opencode,
+        adapter="pipeline.sources.opencode:OpenCodeAdapter",
+        walk=walk.opencode_sessions,
     )
 )

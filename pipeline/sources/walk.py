@@ -170,3 +170,18 @@ def gemini_cli(root: Path) -> Iterator[str]:
 def pi(root: Path) -> Iterator[str]:
     """``<root>/<encoded cwd>/<time>_<session>.jsonl``."""
     return walk_paths(root, lambda name: name.endswith(".jsonl"))
+
+
+def opencode(root: Path) -> Iterator[str]:
+    """``<root>/opencode.db`` (``opencode-<channel>.db``): one ``<database>#<session id>`` per
+    session (``pipeline.sources.opencode_db``, imported on first use)."""
+    from pipeline.sources import opencode_db
+
+    return opencode_db.discover(root)
+
+
+def opencode_sessions(root: Path) -> list[Walked]:
+    """``opencode`` with each session's change key: what the scan and its quick check compare."""
+    from pipeline.sources import opencode_db
+
+    return opencode_db.walk(root)

@@ -20,11 +20,18 @@ from pipeline.publish.targets.base import PublishTarget, failed_plan, guard, kno
 from pipeline.publish.targets.claude_code import ClaudeCode
 from pipeline.publish.targets.codex import Codex
 from pipeline.publish.targets.gemini import Gemini
+from pipeline.publish.targets.opencode import OpenCode
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
 from pipeline.vocabulary import PUBLISH_CURRENT, PublishOutcome
 
-TARGETS: tuple[PublishTarget, ...] = (ClaudeCode(), AgentsMd(), Gemini(), Codex())
+TARGETS: tuple[PublishTarget, ...] = (
+    ClaudeCode(),
+    AgentsMd(),
+    Gemini(),
+    Codex(),
+    OpenCode(),
+)
 """Every target, in the order a publish plans them."""
 
 

@@ -101,6 +101,7 @@ class Env:
                 codex=SourceSettings(root=self.codex_home / "sessions"),
                 gemini_cli=SourceSettings(root=self.gemini_home / "tmp"),
                 pi=SourceSettings(root=root / "pi"),
+                opencode=SourceSettings(root=root / "opencode"),
             ),
             publish=PublishSettings(**publish),
         )

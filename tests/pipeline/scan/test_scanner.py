@@ -32,6 +32,7 @@ def _settings(tmp_path: Path, **memories: object) -> Settings:
                 "codex": {"root": str(tmp_path / "codex"), "enabled": False},
                 "gemini_cli": {"root": str(tmp_path / "gemini"), "enabled": False},
                 "pi": {"root": str(tmp_path / "pi"), "enabled": False},
+                "opencode": {"root": str(tmp_path / "opencode"), "enabled": False},
             },
             "memories": memories,
         }

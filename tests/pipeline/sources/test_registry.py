@@ -130,6 +130,7 @@ def test_every_built_in_source_has_one_entry_in_vocabulary_order() -> None:
         "codex": "Codex CLI",
         "gemini_cli": "Gemini CLI",
         "pi": "Pi",
+        "opencode": "OpenCode",
     }
     assert registry.label_of("gone_agent") == "gone_agent"
 
@@ -141,7 +142,9 @@ def test_the_default_roots_follow_the_environment() -> None:
         "codex": {"enabled": True, "root": "/cx/sessions"},
         "gemini_cli": {"enabled": True, "root": "/h/.gemini/tmp"},
         "pi": {"enabled": True, "root": "/h/.pi/agent/sessions"},
+        "opencode": {"enabled": True, "root": "/h/.local/share/opencode"},
     }
+    assert registry.default_tables({"HOME": "/h", "XDG_DATA_HOME": "/d"})["opencode"]["root"] == "/d/opencode"
     assert registry.default_tables({"HOME": "/h"})["codex"]["root"] == "/h/.codex/sessions"
     assert registry.default_env() == ("CODEX_HOME",)
 

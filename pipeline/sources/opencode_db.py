@@ -1,0 +1,264 @@
+"""OpenCode's SQLite database, read without OpenCode ever noticing (standard library only).
+
+OpenCode (1.18) keeps every session in one database, ``$XDG_DATA_HOME/opencode/opencode.db``
+(``opencode-<channel>.db`` for other channels), in WAL mode: while it runs, and often after it
+exits, the newest rows are in ``opencode.db-wal``. A session is not a file, so memd names it
+``<database path>#<session id>`` (``session_path``): the path the scanner, the scan index, the store
+and extraction key it by, like a transcript file's path.
+
+How it is read (``read``):
+
+- The database, its ``-wal`` and its ``-shm`` must be regular files (checked on a descriptor
+  opened without blocking: SQLite's own ``open`` of a FIFO would hang forever); a symlink is
+  followed to a regular file, and SQLite is handed the resolved path, so it finds the ``-wal``
+  beside the real file.
+- With a ``-wal`` (and its ``-shm`` index) present: ``mode=ro``. SQLite reads the log as well as
+  the main file, in one read transaction (a consistent snapshot), takes only the shared read
+  marks of a WAL reader (which never block OpenCode's writer) and, being read-only, never
+  checkpoints or deletes the log when it closes. Works when the folder is not writable.
+- Without a ``-wal``: every row is in the main file, and ``mode=ro`` would create a ``-wal`` and
+  ``-shm`` of its own and leave them behind (and fail in a read-only folder). So the file is read
+  ``immutable`` (no lock, no file created) and the read counts only when the file's identity,
+  size and mtime are the same after it as before it: a writer that started meanwhile (its rows go
+  to a new ``-wal``; a checkpoint would change the file) makes the read start again, with the
+  ``-wal`` this time.
+- A ``-wal`` without its ``-shm`` (left by a crash) is not read: SQLite would have to create the
+  index. The session waits, with that reason, until OpenCode opens the database again.
+- Read transactions are short (one listing, or one session), so OpenCode's checkpoints are never
+  held back for long; a busy database is waited on for at most ``BUSY_TIMEOUT_S``.
+
+The scan's change check (``walk``) reads one row per session (its ``time_updated`` and the last
+sequence number of its event log, bumped by every write OpenCode makes to it) and nothing else;
+only sessions whose key moved are read (``pipeline.sources.opencode``).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import sqlite3
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+from urllib.parse import quote
+
+from pipeline.safefile import UnsafeFile, open_regular
+
+T = TypeVar("T")
+
+SEPARATOR = "#"
+BUSY_TIMEOUT_S = 1.0
+"""How long a read waits on a database another process holds (a WAL reader almost never waits)."""
+READ_ATTEMPTS = 3
+"""Reads of a WAL-less file that a writer changed meanwhile, before the session waits for a scan."""
+SEQ_BITS = 21
+"""The version of a session is ``time_updated`` (epoch ms) shifted left by this, plus its event
+sequence number (capped): a writer that adds a part without touching ``time_updated`` still moves it."""
+MAX_TIME_MS = (1 << 41) - 1
+REQUIRED_TABLES = frozenset({"session", "message", "part"})
+
+Walked = tuple[str, tuple[int, int, int, int] | None, str | None]
+
+
+class DatabaseUnreadable(Exception):
+    """Why the database cannot be read now; ``retryable`` when it may be readable at the next scan."""
+
+    def __init__(self, reason: str, *, retryable: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retryable = retryable
+
+
+class _ChangedDuringRead(Exception):
+    pass
+
+
+def is_database_name(name: str) -> bool:
+    """``opencode.db`` or ``opencode-<channel>.db`` (never the ``-wal``/``-shm`` beside it)."""
+    return name == "opencode.db" or (name.startswith("opencode-") and name.endswith(".db"))
+
+
+def session_path(db: str, session_id: str) -> str:
+    return f"{db}{SEPARATOR}{session_id}"
+
+
+def split_session_path(path: str) -> tuple[str, str] | None:
+    """``(database path, session id)`` of a ``session_path``, or None."""
+    db, sep, session_id = path.rpartition(SEPARATOR)
+    if not sep or not db or not session_id or "/" in session_id:
+        return None
+    return db, session_id
+
+
+def version_of(time_updated: object, seq: object) -> int:
+    """A session's version: monotone in every write OpenCode makes to it (see ``SEQ_BITS``)."""
+    ms = time_updated if isinstance(time_updated, int) and not isinstance(time_updated, bool) else 0
+    n = seq if isinstance(seq, int) and not isinstance(seq, bool) else 0
+    return (min(max(ms, 0), MAX_TIME_MS) << SEQ_BITS) + min(max(n, 0) + 1, (1 << SEQ_BITS) - 1)
+
+
+def time_ms_of(version: int) -> int:
+    return version >> SEQ_BITS
+
+
+# -- the one way in ---------------------------------------------------------------------------
+
+
+def _check_regular(path: str, what: str) -> os.stat_result | None:
+    """The ``fstat`` of the regular file at ``path`` (None when there is none); anything else at
+    that name is ``DatabaseUnreadable``."""
+    try:
+        fd, info = open_regular(path)
+    except FileNotFoundError:
+        return None
+    except UnsafeFile as exc:
+        raise DatabaseUnreadable(f"{what} {exc.reason}") from None
+    except PermissionError:
+        raise DatabaseUnreadable(f"{what}: permission denied") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise DatabaseUnreadable(f"{what} is a symlink loop") from None
+        raise DatabaseUnreadable(f"{what} cannot be opened: {exc.strerror or exc}") from None
+    os.close(fd)
+    return info
+
+
+def _identity(info: os.stat_result) -> tuple[int, int, int, int]:
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+
+
+def _connect(real: str) -> tuple[sqlite3.Connection, tuple[int, int, int, int] | None]:
+    """A read-only connection to ``real`` and, when it was opened ``immutable``, the file's
+    identity to compare after the read."""
+    info = _check_regular(real, "the database")
+    if info is None:
+        raise DatabaseUnreadable("the database disappeared", retryable=True)
+    wal = _check_regular(real + "-wal", "its write-ahead log (-wal)")
+    shm = _check_regular(real + "-shm", "its WAL index (-shm)")
+    journal = _check_regular(real + "-journal", "its rollback journal")
+    if journal is not None and journal.st_size > 0:
+        raise DatabaseUnreadable("a rollback journal is present (a write is in progress)", retryable=True)
+    if wal is not None and shm is None:
+        raise DatabaseUnreadable(
+            "its write-ahead log has no index (-shm): memd reads it once OpenCode has opened the database "
+            "again, rather than create one",
+            retryable=True,
+        )
+    guard = None if wal is not None else _identity(info)
+    mode = "mode=ro" if wal is not None else "mode=ro&immutable=1"
+    uri = f"file:{quote(real)}?{mode}"
+    conn = sqlite3.connect(
+        uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+    )
+    try:
+        conn.execute("PRAGMA query_only = ON")
+    except BaseException:
+        conn.close()
+        raise
+    return conn, guard
+
+
+def _describe(exc: sqlite3.Error) -> DatabaseUnreadable:
+    text = str(exc)
+    lowered = text.lower()
+    if "locked" in lowered or "busy" in lowered:
+        return DatabaseUnreadable(
+            f"locked by another process ({text}); read again at the next scan", retryable=True
+        )
+    if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
+        return DatabaseUnreadable(f"not a readable SQLite database ({text})")
+    if "unable to open" in lowered:
+        return DatabaseUnreadable(f"cannot be opened read-only ({text})", retryable=True)
+    return DatabaseUnreadable(f"SQLite error: {text}")
+
+
+def read(db: str, query: Callable[[sqlite3.Connection], T]) -> T:
+    """``query(conn)`` run in one read transaction of the database at ``db`` (see the module's
+    docstring); ``DatabaseUnreadable`` with the reason when it cannot be read."""
+    real = os.path.realpath(db)
+    for _ in range(READ_ATTEMPTS):
+        try:
+            conn, guard = _connect(real)
+        except sqlite3.Error as exc:
+            raise _describe(exc) from None
+        try:
+            conn.execute("BEGIN")
+            result = query(conn)
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise _describe(exc) from None
+        finally:
+            conn.close()
+        if guard is None:
+            return result
+        after = _check_regular(real, "the database")
+        if after is not None and _identity(after) == guard:
+            return result
+    raise DatabaseUnreadable(
+        "the database changed during every read; read again at the next scan", retryable=True
+    )
+
+
+def tables(conn: sqlite3.Connection) -> frozenset[str]:
+    return frozenset(r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
+
+
+def require_opencode(conn: sqlite3.Connection) -> frozenset[str]:
+    """The database's tables; ``DatabaseUnreadable`` when it has not OpenCode's."""
+    found = tables(conn)
+    missing = REQUIRED_TABLES - found
+    if missing:
+        raise DatabaseUnreadable(f"not an OpenCode database (no {', '.join(sorted(missing))} table)")
+    return found
+
+
+# -- the scan's change check --------------------------------------------------------------------
+
+LIST_SQL = (
+    "SELECT s.id, s.time_updated, e.seq FROM session s LEFT JOIN event_sequence e ON e.aggregate_id = s.id"
+)
+LIST_SQL_NO_EVENTS = "SELECT id, time_updated, NULL FROM session"
+
+
+def _list(conn: sqlite3.Connection) -> list[tuple[object, object, object]]:
+    found = require_opencode(conn)
+    return list(conn.execute(LIST_SQL if "event_sequence" in found else LIST_SQL_NO_EVENTS))
+
+
+def list_sessions(db: str) -> list[Walked]:
+    """One entry per session of the database: its path and change key ``(0, 0, version,
+    time_updated in ns)`` (the database file's own identity stays out, so a database copied back
+    is not read again from the start); a database that cannot be read is one entry with the reason."""
+    try:
+        rows = read(db, _list)
+    except DatabaseUnreadable as exc:
+        return [(db, None, f"OpenCode database: {exc.reason}")]
+    out: list[Walked] = []
+    for session_id, time_updated, seq in rows:
+        if not isinstance(session_id, str) or not session_id or SEPARATOR in session_id or "/" in session_id:
+            continue
+        version = version_of(time_updated, seq)
+        out.append((session_path(db, session_id), (0, 0, version, time_ms_of(version) * 1_000_000), None))
+    out.sort()
+    return out
+
+
+def databases(root: Path) -> list[str]:
+    """The OpenCode databases directly in ``root`` (its data folder), sorted."""
+    try:
+        with os.scandir(root) as listing:
+            return sorted(e.path for e in listing if is_database_name(e.name))
+    except OSError:
+        return []
+
+
+def walk(root: Path) -> list[Walked]:
+    """Every session of every OpenCode database in ``root``, with its change key."""
+    out: list[Walked] = []
+    for db in databases(root):
+        out.extend(list_sessions(db))
+    return out
+
+
+def discover(root: Path) -> Iterator[str]:
+    return (path for path, key, _ in walk(root) if key is not None)
