@@ -12,7 +12,7 @@
   by the templates) and, when the browser sends one, an ``Origin`` of this page; read-only mode
   refuses every POST (403). No CORS header is ever sent.
 - Every answer says ``Content-Security-Policy`` (no script at all, styles and images from the page
-  itself), ``X-Frame-Options: DENY``, ``Referrer-Policy: no-referrer``, ``nosniff``, ``no-store``.
+  itself), ``X-Frame-Options: DENY``, ``Referrer-Policy: same-origin`` (no-referrer would make a browser send ``Origin: null`` with the page's own forms), ``nosniff``, ``no-store``.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ HEADERS = {
     "content-security-policy": CSP,
     "x-frame-options": "DENY",
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    "referrer-policy": "same-origin",
     "cache-control": "no-store",
     "cross-origin-opener-policy": "same-origin",
     "cross-origin-resource-policy": "same-origin",
