@@ -65,12 +65,34 @@ def _read(path: Path) -> str:
         return ""
 
 
-def view(repo: MemoryRepo, scope: str) -> ScopeView:
+@dataclass(frozen=True)
+class ScopeBrief:
+    scope: str
+    topics: int
+    inputs: int
+    summary: str
+
+
+def brief(repo: MemoryRepo, scope: str) -> ScopeBrief:
+    """A scope at a glance: how many topic files and phase-1 inputs, and its summary (no topic is read)."""
+    folder = _folder(repo, scope)
+    files = list_scope(folder).files
+    topics = sum(1 for rel in files if is_topic_path(rel))
+    inputs = sum(1 for rel in files if rel.startswith("rollout_summaries/"))
+    return ScopeBrief(scope, topics, inputs, _read(folder / SUMMARY))
+
+
+def _folder(repo: MemoryRepo, scope: str) -> Path:
     if not is_scope(scope):
         raise MemoryRepoError(f"not a scope: {scope!r} (see `memd memories show`)")
     folder = repo.path.joinpath(*scope.split("/"))
     if not folder.is_dir() or folder.is_symlink():
         raise MemoryRepoError(f"no scope {scope} in {repo.path}")
+    return folder
+
+
+def view(repo: MemoryRepo, scope: str) -> ScopeView:
+    folder = _folder(repo, scope)
     listing = list_scope(folder)
     topics = []
     inputs = 0

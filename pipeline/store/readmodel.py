@@ -314,8 +314,3 @@ SESSION_EXTRACTS_SQL = (
     "FROM stage1_outputs WHERE session_id = :session_id GROUP BY scope ORDER BY scope"
 )
 """A session's extracts by scope: how many, how many are live, when it was forgotten."""
-CALLS_SINCE_SQL = (
-    "SELECT at, input_tokens + output_tokens + cache_read_tokens + cache_write_tokens AS tokens, "
-    "cost_usd AS cost FROM llm_calls WHERE at >= :since"
-)
-"""Each model call since ``:since`` (the page sums them per UTC day: day arithmetic differs by backend)."""

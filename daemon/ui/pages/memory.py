@@ -34,8 +34,8 @@ def _not_found(exc: MemoryRepoError) -> HTTPException:
 async def scopes(request: Request) -> Response:
     repo = _repo(request)
 
-    def read_all() -> list[read.ScopeView]:
-        return [read.view(repo, s) for s in read.scopes(repo)]
+    def read_all() -> list[read.ScopeBrief]:
+        return [read.brief(repo, s) for s in read.scopes(repo)]
 
     views = await asyncio.to_thread(read_all)
     return page(request, "memory.html", title="memory", views=views, directory=str(repo.path))

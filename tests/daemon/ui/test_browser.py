@@ -102,6 +102,8 @@ def test_click_through_every_page_accept_reject_and_forget(
 ) -> None:
     from selenium.common.exceptions import NoAlertPresentException
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
 
     driver = browser
     ui = UiProcess(tmp_path, fresh.config)
@@ -116,6 +118,14 @@ def test_click_through_every_page_accept_reject_and_forget(
 
         def click(text: str) -> None:
             driver.find_element(By.LINK_TEXT, text).click()  # type: ignore[attr-defined]
+
+        def submit(button: str) -> None:
+            """Press a form's button and wait for the page that says what happened."""
+            old = driver.find_element(By.TAG_NAME, "html")  # type: ignore[attr-defined]
+            driver.find_element(By.ID, button).click()  # type: ignore[attr-defined]
+            wait = WebDriverWait(driver, 60)  # type: ignore[arg-type]
+            wait.until(expected_conditions.staleness_of(old))
+            wait.until(expected_conditions.presence_of_element_located((By.ID, "result")))
 
         def body() -> str:
             return str(driver.find_element(By.TAG_NAME, "body").text)  # type: ignore[attr-defined]
@@ -164,12 +174,12 @@ def test_click_through_every_page_accept_reject_and_forget(
         click(fresh.accept_run)
         assert "+Deploy with `fly deploy`." in body()
         shot("10-inbox-run")
-        driver.find_element(By.ID, "accept").click()  # type: ignore[attr-defined]
+        submit("accept")
         assert "accepted: the memory repository is at" in body()
         shot("11-accepted")
         click("inbox")
         click(fresh.reject_run)
-        driver.find_element(By.ID, "reject").click()  # type: ignore[attr-defined]
+        submit("reject")
         assert f"rejected {fresh.reject_run}" in body()
         shot("12-rejected")
         click("inbox")
@@ -184,7 +194,7 @@ def test_click_through_every_page_accept_reject_and_forget(
         driver.find_element(By.ID, "forget-session").click()  # type: ignore[attr-defined]
         assert "memd forget --session sess-acme" in body()
         shot("15-confirm-forget")
-        driver.find_element(By.ID, "confirm-forget").click()  # type: ignore[attr-defined]
+        submit("confirm-forget")
         assert f"{fresh.acme}: cleared" in body()
         shot("16-forgotten")
 
