@@ -1,7 +1,7 @@
 """How long each page of `memd ui` takes, next to a static file served by the same stack in the same run.
 
-Builds a throwaway HOME whose state store holds --sessions sessions (with a month of model calls,
-extracts, memory uses, publish records and a pending inbox run) and whose memory repository holds
+Builds a throwaway HOME whose state store holds --sessions sessions (`memd status`'s bench store,
+plus a month of model calls, extracts and a pending inbox run) and whose memory repository holds
 --scopes scopes of --topics topic files each (committed with git), starts `memd ui --port 0` as
 installed, then asks every page in turn, --runs times each, over one keep-alive connection with the
 page's cookie, and prints the median, the 95th percentile and the slowest answer of each page
@@ -31,19 +31,13 @@ from urllib.parse import urlencode
 from sqlalchemy import insert
 
 from benchmarks.bytecode import compile_sources
+from benchmarks.status_bench import populate
 from daemon.config import load_settings
 from pipeline.memory.repository import MemoryRepo
 from pipeline.projects import scope_for
 from pipeline.settings import Settings
-from pipeline.store import heartbeats, kv, open_store
-from pipeline.store.schema import (
-    consolidation_runs,
-    llm_calls,
-    memory_uses,
-    publications,
-    stage1_outputs,
-    transcripts,
-)
+from pipeline.store import open_store
+from pipeline.store.schema import consolidation_runs, llm_calls, stage1_outputs
 
 TARGET_MS = 200.0
 BASELINE = "/static/memd.css"
@@ -87,29 +81,13 @@ async def build_memory(settings: Settings, scopes: int, topics: int, now: dateti
     return first, "topic-00.md"
 
 
-async def build_store(settings: Settings, sessions: int, scopes: int, now: datetime) -> None:
+async def build_store(env: dict[str, str], settings: Settings, sessions: int, now: datetime) -> None:
+    """`memd status`'s bench store (sessions, memory uses, publications, runs, a heartbeat), plus
+    what the page shows beyond it: a month of model calls, extracts, a run waiting in the inbox."""
+    await populate(env, sessions)
     store = await open_store(settings.paths.state_db)
-    states = ["extracted", "active", "skipped", "eligible", "failed"]
-    reasons = ["", "idle for 1h of 6h", "too few user messages", "", "API error: overloaded"]
     try:
         async with store.write() as conn:
-            await conn.execute(
-                insert(transcripts),
-                [
-                    {
-                        "source": ("claude_code", "codex", "gemini_cli", "pi")[n % 4],
-                        "path": f"/bench/{n}.jsonl",
-                        "session_id": f"s{n}",
-                        "state": states[n % 5],
-                        "reason": reasons[n % 5] or None,
-                        "project": f"/bench/p{n % scopes}",
-                        "last_activity": now - timedelta(minutes=n),
-                        "first_seen_at": now,
-                        "updated_at": now,
-                    }
-                    for n in range(sessions)
-                ],
-            )
             await conn.execute(
                 insert(stage1_outputs),
                 [
@@ -117,8 +95,8 @@ async def build_store(settings: Settings, sessions: int, scopes: int, now: datet
                         "transcript_id": n + 1,
                         "source": "claude_code",
                         "session_id": f"s{n}",
-                        "project": f"/bench/p{n % scopes}",
-                        "scope": scope_for(f"/bench/p{n % scopes}"),
+                        "project": f"/bench/p{n % 20}",
+                        "scope": scope_for(f"/bench/p{n % 20}"),
                         "range_start": 0,
                         "range_end": 100,
                         "rollout_slug": f"slug {n}",
@@ -149,31 +127,6 @@ async def build_store(settings: Settings, sessions: int, scopes: int, now: datet
                 ],
             )
             await conn.execute(
-                insert(memory_uses),
-                [
-                    {
-                        "scope": scope_for(f"/bench/p{n % scopes}"),
-                        "file": "topic-00.md",
-                        "transcript_id": n + 1,
-                        "used_at": now - timedelta(minutes=n),
-                    }
-                    for n in range(0, sessions, 3)
-                ],
-            )
-            await conn.execute(
-                insert(publications),
-                [
-                    {
-                        "target": "claude_code",
-                        "scope": scope_for(f"/bench/p{p}"),
-                        "path": f"/bench/p{p}",
-                        "published_at": now,
-                        "outcome": "unchanged",
-                    }
-                    for p in range(scopes)
-                ],
-            )
-            await conn.execute(
                 insert(consolidation_runs).values(
                     run_id=RUN_ID,
                     scope=scope_for("/bench/p0"),
@@ -186,17 +139,6 @@ async def build_store(settings: Settings, sessions: int, scopes: int, now: datet
                     usage={},
                 )
             )
-        await kv.put(store, "run.scan", {"finished_at": now.isoformat(), "outcome": "ok"}, now=now)
-        await heartbeats.beat(
-            store,
-            instance="o",
-            host="h",
-            pid=1,
-            version="0",
-            started_at=now,
-            now=now,
-            status={"state": "running"},
-        )
     finally:
         await store.close()
 
@@ -238,7 +180,7 @@ def main() -> None:
         settings = load_settings(None, env=env).settings
         now = datetime.now(UTC)
         scope, topic = asyncio.run(build_memory(settings, args.scopes, args.topics, now))
-        asyncio.run(build_store(settings, args.sessions, args.scopes, now))
+        asyncio.run(build_store(env, settings, args.sessions, now))
         commits = asyncio.run(MemoryRepo(settings.paths.memory_dir).log(scope, limit=2))
         paths = pages(scope, topic, (commits[1].sha, commits[0].sha))
         out = Path(tmp) / "ui.out"

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from daemon.status.config import StatusSettings
 from daemon.ui.security import Guard
+from pipeline.gcpause import gc_paused
 
 if TYPE_CHECKING:
     from daemon.status.rows import Rows
@@ -52,10 +53,12 @@ class UIContext:
         url = self.settings().paths.state_db
 
         def run() -> T:
-            rows = open_rows(url)
-            try:
-                return work(rows)
-            finally:
-                rows.close()
+            # Thousands of small acyclic rows: the cyclic collector would only walk them (pipeline.gcpause).
+            with gc_paused():
+                rows = open_rows(url)
+                try:
+                    return work(rows)
+                finally:
+                    rows.close()
 
         return await asyncio.to_thread(run)
