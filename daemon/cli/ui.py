@@ -44,7 +44,7 @@ def ui_command(
     port = ui.port if port is None else port
     read_only = bool(read_only) or ui.read_only
     from daemon.ui import server
-    from daemon.ui.security import Guard, load_or_create_token
+    from daemon.ui.security import LOOPBACK, Guard, load_or_create_token
     from pipeline.clock import SystemClock
     from pipeline.errors import MemdError
     from pipeline.proc import hostname
@@ -59,7 +59,7 @@ def ui_command(
         click.echo(f"the memd daemon serves the page: open {guard.address(with_token=True)}")
         return
     ctx.configure_logging()
-    if host not in ("127.0.0.1", "localhost", "::1"):
+    if host not in LOOPBACK:
         click.echo(
             f"memd: the page listens on {host}: anyone who can reach it and has the token can change memory",
             err=True,

@@ -21,6 +21,7 @@ import hashlib
 import hmac
 import os
 import secrets
+import socket
 import stat
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -105,14 +106,19 @@ def cookie_name(port: int) -> str:
     return f"memd_ui_{port}"
 
 
+LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+WILDCARD = frozenset({"0.0.0.0", "::"})
+
+
 def allowed_hosts(host: str, port: int) -> frozenset[str]:
-    """The Host headers this page answers: the address it listens on (and ``localhost`` for loopback)."""
+    """The Host headers this page answers: the address it listens on (and ``localhost`` for loopback;
+    the machine's own names when it was told to listen on every address)."""
     names = {host}
-    if host in ("127.0.0.1", "localhost", "::1"):
-        names |= {"127.0.0.1", "localhost", "[::1]"}
-    elif ":" in host:
-        names = {f"[{host}]"}
-    return frozenset(f"{name}:{port}" for name in names)
+    if host in LOOPBACK or host in WILDCARD:
+        names = {"127.0.0.1", "localhost", "::1"}
+    if host in WILDCARD:
+        names |= {socket.gethostname(), socket.getfqdn()}
+    return frozenset(f"[{name}]:{port}" if ":" in name else f"{name}:{port}" for name in names)
 
 
 @dataclass
@@ -133,7 +139,8 @@ class Guard:
         return derived(self.token, "id")[:16]
 
     def address(self, *, with_token: bool) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
+        host = socket.gethostname() if self.host in WILDCARD else self.host
+        host = f"[{host}]" if ":" in host else host
         query = f"/?{urlencode({TOKEN_PARAM: self.token})}" if with_token else "/"
         return f"http://{host}:{self.port}{query}"
 

@@ -22,7 +22,7 @@ import uvicorn
 
 from daemon.ui.app import create_app
 from daemon.ui.context import UIContext
-from daemon.ui.security import Guard, load_or_create_token
+from daemon.ui.security import WILDCARD, Guard, load_or_create_token
 
 if TYPE_CHECKING:
     from pipeline.clock import Clock
@@ -118,6 +118,7 @@ def probe(host: str, port: int, public_id: str) -> bool:
     """Whether this installation's page (the one whose token makes ``public_id``) answers at host:port."""
     if port == 0:
         return False
+    host = "127.0.0.1" if host in WILDCARD else host
     shown = f"[{host}]" if ":" in host else host
     request = urllib.request.Request(f"http://{shown}:{port}/healthz", headers={"Host": f"{shown}:{port}"})
     try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import stat
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from daemon.ui.security import CSP, TOKEN_FILE, TokenError, cookie_name, load_or_create_token
+from daemon.ui.security import CSP, TOKEN_FILE, TokenError, allowed_hosts, cookie_name, load_or_create_token
 from tests.daemon.ui.conftest import ADDRESS, PORT, Opener, page_app
 from tests.daemon.ui.support import HOSTILE, Prepared
 
@@ -222,3 +223,13 @@ def test_healthz_answers_without_the_token_and_names_no_secret(shared: Prepared)
         assert found == {"service": "memd-ui", "id": context.guard.public_id}
         assert context.guard.token not in client.get("/healthz").text
         assert client.get("/healthz", headers={"host": "evil.example"}).status_code == 421
+
+
+def test_the_hosts_answered_are_the_listening_address_and_loopbacks_names() -> None:
+    assert allowed_hosts("127.0.0.1", 8377) == {"127.0.0.1:8377", "localhost:8377", "[::1]:8377"}
+    assert allowed_hosts("192.168.1.5", 80) == {"192.168.1.5:80"}
+    assert allowed_hosts("fe80::1", 9) == {"[fe80::1]:9"}
+    everywhere = allowed_hosts("0.0.0.0", 9)
+    assert f"{socket.gethostname()}:9" in everywhere
+    assert "localhost:9" in everywhere
+    assert "evil.example:9" not in everywhere
