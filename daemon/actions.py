@@ -9,7 +9,7 @@ publisher, the model client, the redaction key) are imported when called.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -88,9 +88,11 @@ async def forget_now(
     session_id: str | None = None,
     project: str | None = None,
     env: Mapping[str, str] | None = None,
+    warn: Callable[[str], object] | None = None,
 ) -> Forgotten:
     """Forget a session's or a project's extracts, rewrite the affected scopes and publish them.
-    Without an API key it still forgets; scopes that keep other sessions then cannot be rewritten."""
+    Without an API key it still forgets; scopes that keep other sessions then cannot be rewritten
+    (``warn`` is told so at once, before the work; ``Forgotten.warning`` keeps it)."""
     from pipeline.consolidate.forget import forget
     from pipeline.errors import NoAPIKey
     from pipeline.llm.client import build_client
@@ -103,6 +105,8 @@ async def forget_now(
             llm = build_client(settings, store=store, clock=clock, env=os.environ if env is None else env)
         except NoAPIKey as exc:
             warning = f"{exc}; scopes that still have other sessions cannot be rewritten now"
+            if warn is not None:
+                warn(warning)
         redactor = Redactor(load_or_create_key(settings.paths.state_dir))
         report = await forget(store, settings, clock, llm, redactor, session_id=session_id, project=project)
         published = None

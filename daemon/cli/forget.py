@@ -50,7 +50,13 @@ def forget_command(ctx: CliContext, session_id: str | None, project: str | None)
         store = await open_store(settings.paths.state_db)
         try:
             return await forget_now(
-                store, settings, SystemClock(), session_id=session_id, project=project, env=os.environ
+                store,
+                settings,
+                SystemClock(),
+                session_id=session_id,
+                project=project,
+                env=os.environ,
+                warn=lambda warning: click.echo(f"memd: {warning}", err=True),
             )
         finally:
             await store.close()
@@ -59,8 +65,6 @@ def forget_command(ctx: CliContext, session_id: str | None, project: str | None)
         done = asyncio.run(go())
     except MemdError as exc:
         fail(str(exc), EXIT_FAILED)
-    if done.warning:
-        click.echo(f"memd: {done.warning}", err=True)
     for line in done.lines():
         click.echo(line)
     if not done.ok:
