@@ -6,7 +6,7 @@ its first cycle, then samples /proc for --seconds (default 60). A bare Python pr
 over the same period is measured beside it as the baseline. Targets: at most 80 MB RSS, CPU near
 zero (no busy polling; the LLM client is never loaded).
 
-    .venv/bin/python benchmarks/idle_bench.py [--seconds 60]
+    .venv/bin/python benchmarks/idle_bench.py [--seconds 60] [--ui]
 """
 
 from __future__ import annotations
@@ -57,6 +57,9 @@ def main() -> None:
     parser.add_argument(
         "--settle", type=float, default=5.0, help="seconds after the first cycle before measuring"
     )
+    parser.add_argument(
+        "--ui", action="store_true", help="with [ui] enabled: the daemon serves the web page (on a free port)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
@@ -68,6 +71,8 @@ def main() -> None:
         for name, rel in (("CLAUDE_CODE", ".claude/projects"), ("CODEX", ".codex/sessions")):
             (home / rel).mkdir(parents=True)
             env[f"MEMD_SOURCES__{name}__ROOT"] = str(home / rel)
+        if args.ui:
+            env.update({"MEMD_UI__ENABLED": "true", "MEMD_UI__PORT": "0"})
         sock_path = home / "notify.sock"
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         sock.bind(str(sock_path))
@@ -91,7 +96,10 @@ def main() -> None:
             baseline.kill()
             baseline.wait()
             sock.close()
-    print(f"idle for {args.seconds:.0f} s after the first cycle (watchers on 2 roots, heartbeat every 15 s)")
+    page = ", serving the web page ([ui] enabled)" if args.ui else ""
+    print(
+        f"idle for {args.seconds:.0f} s after the first cycle (watchers on 2 roots, heartbeat every 15 s{page})"
+    )
     print(f"{'':<20} {'CPU s':>8} {'CPU %':>7} {'RSS mean MB':>12} {'RSS peak MB':>12}")
     print(f"{'memd run':<20} {cpu:8.2f} {100 * cpu / args.seconds:6.2f}% {rss_mean:12.1f} {rss_peak:12.1f}")
     print(

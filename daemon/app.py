@@ -21,13 +21,14 @@ import os
 import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import structlog
 
 from daemon.cycle import Skipped, StepEnv, StepSet
 from daemon.notify import Notifier
-from daemon.service import Daemon, SettingsReloader, StepsFactory, StoreOpener
+from daemon.service import Daemon, SettingsReloader, Sidecar, StepsFactory, StoreOpener
 from pipeline.clock import Clock, SystemClock
 from pipeline.settings import Settings
 from pipeline.store import Store, open_store, workload
@@ -235,6 +236,7 @@ def build(
     store_opener: StoreOpener | None = None,
     notifier: Notifier | None = None,
     watch: bool = True,
+    config_path: Path | None = None,
 ) -> Daemon:
     """The daemon for ``settings``; everything it needs is made here or given by the caller (tests)."""
     clock = clock or SystemClock()
@@ -254,4 +256,46 @@ def build(
         host=socket.gethostname(),
         pid=pid,
         watch=watch,
+        sidecars=[("ui", web_page(clock, env, config_path))] if settings.ui.enabled else [],
     )
+
+
+def web_page(clock: Clock, env: Mapping[str, str], config_path: Path | None) -> Sidecar:
+    """The web page (`memd ui`, ``[ui] enabled``) as the daemon serves it, on the daemon's store.
+
+    The web stack is imported only here, when the page is enabled. A port that cannot be had, or a
+    token file that cannot be trusted, is logged and the daemon goes on without the page."""
+
+    config_exists = config_path is not None and config_path.exists()
+
+    async def serve_page(store: Store, settings: Callable[[], Settings]) -> None:
+        from daemon.ui import server
+        from pipeline.errors import MemdError
+        from pipeline.proc import hostname
+
+        ui = settings().ui
+        try:
+            context, web = server.build(
+                settings,
+                store,
+                clock=clock,
+                config_path=config_path or Path("?"),
+                config_exists=config_exists,
+                env=env,
+                host=ui.host,
+                port=ui.port,
+                read_only=ui.read_only,
+                host_name=hostname(),
+            )
+            sock = server.bind(ui.host, ui.port)
+        except (OSError, MemdError) as exc:
+            log.error("ui_unavailable", host=ui.host, port=ui.port, reason=str(exc))
+            return
+        context.guard.port = sock.getsockname()[1]
+        log.info("ui_serving", address=context.guard.address(with_token=False), read_only=ui.read_only)
+        try:
+            await server.serve(web, sock)
+        except Exception as exc:  # the page is not worth the daemon: say so and go on without it
+            log.error("ui_failed", reason=str(exc) or type(exc).__name__)
+
+    return serve_page

@@ -27,7 +27,7 @@ import asyncio
 import contextlib
 import signal
 import uuid
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
@@ -62,6 +62,9 @@ STOP_GRACE_S = CANCEL_GRACE_S + 3.0
 StepsFactory = Callable[[cycle.StepEnv], cycle.StepSet]
 StoreOpener = Callable[[str], Awaitable[Store]]
 SettingsReloader = Callable[[], Settings]
+Sidecar = Callable[[Store, Callable[[], Settings]], Awaitable[None]]
+"""A service the daemon runs beside its cycles while it runs (the web page): given the open store and
+the current settings, it runs until cancelled at the stop, and handles its own failures."""
 
 
 @dataclass(frozen=True)
@@ -125,6 +128,7 @@ class Daemon:
         heartbeat_interval_s: float = HEARTBEAT_INTERVAL_S,
         min_scan_gap_s: float = MIN_SCAN_GAP_S,
         hard_stop: HardStop | None = None,
+        sidecars: Sequence[tuple[str, Sidecar]] = (),
     ) -> None:
         self.settings = settings
         self._clock = clock
@@ -138,6 +142,7 @@ class Daemon:
         self._watch_enabled = watch
         self._heartbeat_interval_s = heartbeat_interval_s
         self._min_scan_gap_s = min_scan_gap_s
+        self._sidecars = tuple(sidecars)
 
         self.state = RunState.created
         self.exit_code = 0
@@ -225,6 +230,8 @@ class Daemon:
         if self._watch_enabled:
             self.watcher = SourceWatcher(self._roots(), self._on_files_changed)
             self._spawn(self.watcher.run(), "watcher")
+        for name, sidecar in self._sidecars:
+            self._spawn(sidecar(self.store, lambda: self.settings), name)
 
     async def _take_instance(self) -> None:
         assert self.store is not None

@@ -18,6 +18,10 @@ MIN_RATE_LIMIT_REMAINING_PERCENT = 25.0
 """``memories.min_rate_limit_remaining_percent``."""
 DAILY_TOKEN_BUDGET: int | None = None
 """``llm.daily_token_budget``: no budget."""
+UI_HOST = "127.0.0.1"
+"""``ui.host``: the loopback address only (another address must be asked for)."""
+UI_PORT = 8377
+"""``ui.port``."""
 
 
 def home(env: Mapping[str, str]) -> Path:

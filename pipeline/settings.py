@@ -227,6 +227,15 @@ class PublishSettings(_Section):
     codex_summary_token_cap: PosInt = 2_500
 
 
+class UISettings(_Section):
+    """``[ui]``: the local web page (`memd ui`), served by the daemon when ``enabled``."""
+
+    enabled: bool = Field(default=False, description="The daemon serves the web page.")
+    host: str = Field(default=defaults.UI_HOST, min_length=1, description="The address it listens on.")
+    port: Annotated[int, Field(ge=0, le=65535)] = defaults.UI_PORT
+    read_only: bool = Field(default=False, description="The page shows memory and changes nothing.")
+
+
 class Settings(_Section):
     """Everything memd is told, validated once. Pass it (or one section of it) explicitly."""
 
@@ -237,6 +246,7 @@ class Settings(_Section):
     schedule: ScheduleSettings = ScheduleSettings()
     review: ReviewSettings = ReviewSettings()
     publish: PublishSettings = PublishSettings()
+    ui: UISettings = UISettings()
 
 
 def default_values(env: Mapping[str, str] | None = None) -> dict[str, Any]:

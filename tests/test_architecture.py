@@ -35,6 +35,12 @@ HOMES = {
     "apscheduler": ("daemon/schedule.py",),
     "watchfiles": ("daemon/watch.py",),
     "ahocorasick_rs": ("pipeline/redaction/",),
+    # the web page: its stack is imported only under daemon/ui/ (the daemon loads it with [ui] enabled)
+    "starlette": ("daemon/ui/",),
+    "uvicorn": ("daemon/ui/",),
+    "jinja2": ("daemon/ui/",),
+    "markupsafe": ("daemon/ui/",),
+    "markdown_it": ("daemon/ui/",),
     # git runs only under pipeline/repo (hardened, see pipeline/memory/git_env.py); the service
     # manager (systemctl, launchctl) only from `memd service`.
     "subprocess": ("pipeline/memory/", "daemon/cli/service.py"),

@@ -43,5 +43,10 @@ def test_the_wheel_ships_prompts_service_files_and_the_console_script(tmp_path: 
     assert "daemon/cli/__init__.py" in names
     assert "pipeline/scan/scanner.py" in names
     assert "daemon/config_template.toml" in names
+    for asset in (ROOT / "daemon" / "ui").glob("*/*.*"):  # the page's templates and stylesheet
+        if asset.suffix in (".html", ".css"):
+            assert f"daemon/ui/{asset.parent.name}/{asset.name}" in names
+    assert "daemon/ui/templates/base.html" in names
+    assert "daemon/ui/static/memd.css" in names
     assert "memd = daemon.cli:main" in entry_points
     assert not any(n.startswith("tests/") for n in names)

@@ -31,6 +31,7 @@ COMMANDS = {
     "forget": "daemon.cli.forget:forget_command",
     "memories": "daemon.cli.memories:memories_group",
     "service": "daemon.cli.service:service_group",
+    "ui": "daemon.cli.ui:ui_command",
 }
 
 

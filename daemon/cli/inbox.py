@@ -18,7 +18,6 @@ import click
 from daemon.cli.context import CliContext, fail, pass_ctx
 
 if TYPE_CHECKING:
-    from pipeline.publish.run import PublishReport
     from pipeline.settings import Settings
     from pipeline.store import Store
 
@@ -87,21 +86,14 @@ def show(ctx: CliContext, run_id: str) -> None:
 @pass_ctx
 def accept(ctx: CliContext, run_id: str) -> None:
     """Merge a pending run into the memory repository and publish it."""
+    from daemon.actions import accept_run
     from pipeline.clock import SystemClock
-    from pipeline.consolidate import inbox
-    from pipeline.publish.run import publish_all
-
-    async def work(store: Store, settings: Settings) -> tuple[str, PublishReport]:
-        clock = SystemClock()
-        head = await inbox.accept(store, settings, clock, run_id)
-        return head, await publish_all(store, settings, clock)
 
     ctx.configure_logging()
-    head, published = _with_store(ctx, work)
-    click.echo(f"accepted: the memory repository is at {head[:12]}")
-    for line in publish_lines(published):
+    done = _with_store(ctx, lambda store, settings: accept_run(store, settings, SystemClock(), run_id))
+    for line in done.lines():
         click.echo(line)
-    if published.failed:
+    if not done.ok:
         raise SystemExit(EXIT_FAILED)
 
 
@@ -110,31 +102,8 @@ def accept(ctx: CliContext, run_id: str) -> None:
 @pass_ctx
 def reject(ctx: CliContext, run_id: str) -> None:
     """Drop a pending run (its sessions are proposed again only with new input)."""
+    from daemon.actions import reject_run, rejected_line
     from pipeline.clock import SystemClock
-    from pipeline.consolidate import inbox
 
-    run = _with_store(ctx, lambda store, settings: inbox.reject(store, settings, SystemClock(), run_id))
-    click.echo(
-        f"rejected {run.run_id} ({run.scope}): its branch is deleted; the memory and its published copies "
-        "stay as they were"
-    )
-
-
-def publish_lines(report: PublishReport) -> list[str]:
-    """What publishing did: one line per copy it wrote, withdrew, skipped or failed on (none: all current)."""
-    lines = []
-    for r in report.results:
-        if r.written or r.removed or r.outcome in ("failed", "refused", "skipped"):
-            what = ", ".join(
-                part
-                for part in (
-                    f"wrote {len(r.written)} file(s)" if r.written else "",
-                    f"removed {len(r.removed)} file(s)" if r.removed else "",
-                    r.reason or "",
-                )
-                if part
-            )
-            lines.append(f"published {r.scope} to {r.target}: {r.outcome} {r.path} ({what})")
-    if not lines:
-        lines.append("published copies: already current, nothing to write")
-    return lines
+    run = _with_store(ctx, lambda store, settings: reject_run(store, settings, SystemClock(), run_id))
+    click.echo(rejected_line(run))

@@ -93,7 +93,7 @@ def run_command(
 
     import asyncio
 
-    daemon = build(loaded.settings, reload_settings=reload)
+    daemon = build(loaded.settings, reload_settings=reload, config_path=loaded.path)
     limits = (wait_timeout, wait_poll) if wait else None
     code = asyncio.run(_once(daemon, dry_run, limits) if once else _forever(daemon))
     sys.exit(code)

@@ -75,16 +75,7 @@ def _settings(ctx: CliContext) -> StatusSettings:
     if lean is not None:
         return lean
     loaded = ctx.loaded()  # the full loader: exits 2 and names the key when the file is bad
-    s = loaded.settings
-    return StatusSettings(
-        config_path=loaded.path,
-        config_exists=loaded.file_exists,
-        state_db=s.paths.state_db,
-        state_dir=s.paths.state_dir,
-        memory_dir=s.paths.memory_dir,
-        daily_token_budget=s.llm.daily_token_budget,
-        min_rate_limit_remaining_percent=s.memories.min_rate_limit_remaining_percent,
-    )
+    return StatusSettings.of(loaded.settings, config_path=loaded.path, config_exists=loaded.file_exists)
 
 
 # The human view ----------------------------------------------------------------------------------

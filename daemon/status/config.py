@@ -18,10 +18,13 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline import __version__, defaults
 from pipeline.store.url import backend
+
+if TYPE_CHECKING:
+    from pipeline.settings import Settings
 
 ENV_PREFIX = "MEMD_"
 ENV_CONFIG = "MEMD_CONFIG"
@@ -38,6 +41,19 @@ class StatusSettings:
     min_rate_limit_remaining_percent: float = defaults.MIN_RATE_LIMIT_REMAINING_PERCENT
     inputs_key: str = ""
     """``inputs_key`` of what these settings were read from."""
+
+    @classmethod
+    def of(cls, settings: Settings, *, config_path: Path, config_exists: bool) -> StatusSettings:
+        """The same keys, taken from the full settings (the caller has loaded them anyway)."""
+        return cls(
+            config_path=config_path,
+            config_exists=config_exists,
+            state_db=settings.paths.state_db,
+            state_dir=settings.paths.state_dir,
+            memory_dir=settings.paths.memory_dir,
+            daily_token_budget=settings.llm.daily_token_budget,
+            min_rate_limit_remaining_percent=settings.memories.min_rate_limit_remaining_percent,
+        )
 
 
 def inputs_key(path: Path, raw: bytes | None, env: Mapping[str, str]) -> str:

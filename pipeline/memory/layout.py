@@ -47,6 +47,17 @@ def check_scope(scope: str) -> str:
     return scope
 
 
+_FILE_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}(/[A-Za-z0-9_][A-Za-z0-9._-]{0,199})*$")
+
+
+def check_file(rel: str | None) -> str:
+    """A file's path relative to its scope, as given from outside (a page's address): plain names
+    only, so it is never an option, a pathspec pattern or a way out of the scope."""
+    if not rel or not _FILE_RE.match(rel) or ".." in rel.split("/"):
+        raise ValueError(f"not a file of a scope: {str(rel)[:80]!r}")
+    return rel
+
+
 def estimate_tokens(text: str) -> int:
     """A pessimistic token count (no tokenizer offline): UTF-8 bytes over ``BYTES_PER_TOKEN``."""
     return math.ceil(len(text.encode("utf-8")) / BYTES_PER_TOKEN)

@@ -7,9 +7,22 @@ from pathlib import Path
 
 from pipeline.errors import MemoryRepoError
 from pipeline.memory import frontmatter
-from pipeline.memory.layout import GLOBAL_SCOPE, INDEX, PROJECTS_DIR, SUMMARY, is_scope, is_topic_path
+from pipeline.memory.layout import (
+    GLOBAL_SCOPE,
+    INDEX,
+    PROJECTS_DIR,
+    SUMMARY,
+    check_file,
+    is_scope,
+    is_topic_path,
+)
 from pipeline.memory.repository import Commit, MemoryRepo
 from pipeline.memory.validate import list_scope
+from pipeline.safefile import UnsafeFile, read_capped
+
+READ_MAX_BYTES = 1_000_000
+"""The most of one file shown or searched (memd caps topic files far below this)."""
+SEARCH_LIMIT = 200
 
 
 @dataclass(frozen=True)
@@ -45,17 +58,41 @@ def scopes(repo: MemoryRepo) -> list[str]:
 
 
 def _read(path: Path) -> str:
-    if not path.is_file() or path.is_symlink():
+    """The file's text; empty when it is missing or not a regular file, or too big to show."""
+    try:
+        return read_capped(path, READ_MAX_BYTES, follow_symlinks=False).decode("utf-8", errors="replace")
+    except (OSError, UnsafeFile):
         return ""
-    return path.read_text(encoding="utf-8", errors="replace")
 
 
-def view(repo: MemoryRepo, scope: str) -> ScopeView:
+@dataclass(frozen=True)
+class ScopeBrief:
+    scope: str
+    topics: int
+    inputs: int
+    summary: str
+
+
+def brief(repo: MemoryRepo, scope: str) -> ScopeBrief:
+    """A scope at a glance: how many topic files and phase-1 inputs, and its summary (no topic is read)."""
+    folder = _folder(repo, scope)
+    files = list_scope(folder).files
+    topics = sum(1 for rel in files if is_topic_path(rel))
+    inputs = sum(1 for rel in files if rel.startswith("rollout_summaries/"))
+    return ScopeBrief(scope, topics, inputs, _read(folder / SUMMARY))
+
+
+def _folder(repo: MemoryRepo, scope: str) -> Path:
     if not is_scope(scope):
         raise MemoryRepoError(f"not a scope: {scope!r} (see `memd memories show`)")
     folder = repo.path.joinpath(*scope.split("/"))
     if not folder.is_dir() or folder.is_symlink():
         raise MemoryRepoError(f"no scope {scope} in {repo.path}")
+    return folder
+
+
+def view(repo: MemoryRepo, scope: str) -> ScopeView:
+    folder = _folder(repo, scope)
     listing = list_scope(folder)
     topics = []
     inputs = 0
@@ -91,3 +128,62 @@ async def history(repo: MemoryRepo, scope: str | None = None, *, limit: int = 20
     if not (repo.path / ".git").is_dir():
         return []
     return await repo.log(scope, limit=limit)
+
+
+async def file_history(repo: MemoryRepo, scope: str, name: str, *, limit: int = 50) -> list[Commit]:
+    """The commits that changed one file of ``scope``, newest first."""
+    if not is_scope(scope):
+        raise MemoryRepoError(f"not a scope: {scope!r}")
+    if not (repo.path / ".git").is_dir():
+        return []
+    try:
+        rel = check_file(name)
+    except ValueError as exc:
+        raise MemoryRepoError(str(exc)) from None
+    return await repo.log(scope, limit=limit, file=rel)
+
+
+async def file_diff(repo: MemoryRepo, scope: str, name: str, base: str | None, target: str) -> str:
+    """The change of one file of ``scope`` between two commits (``base`` None: its first version)."""
+    if not is_scope(scope):
+        raise MemoryRepoError(f"not a scope: {scope!r}")
+    try:
+        rel = check_file(name)
+    except ValueError as exc:
+        raise MemoryRepoError(str(exc)) from None
+    return await repo.diff_file(scope, rel, base, target)
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    scope: str
+    path: str
+    name: str
+    line: str
+    """The first line that matches (the file's name or description when only they do)."""
+
+
+def search(repo: MemoryRepo, query: str, *, limit: int = SEARCH_LIMIT) -> list[SearchHit]:
+    """Topic files of every scope whose name, description or text holds ``query`` (any case)."""
+    needle = query.strip().casefold()
+    hits: list[SearchHit] = []
+    if not needle:
+        return hits
+    for scope in scopes(repo):
+        folder = repo.path.joinpath(*scope.split("/"))
+        for rel in list_scope(folder).files:
+            if not is_topic_path(rel):
+                continue
+            text = _read(folder / rel)
+            if needle not in text.casefold():
+                continue
+            try:
+                parsed = frontmatter.parse(text)
+                name, body = parsed.meta.name or rel, parsed.body
+            except frontmatter.FrontmatterError:
+                name, body = rel, text
+            line = next((ln.strip() for ln in body.splitlines() if needle in ln.casefold()), name)
+            hits.append(SearchHit(scope, rel, name, line))
+            if len(hits) >= limit:
+                return hits
+    return hits

@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import fcntl
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -25,7 +26,7 @@ import structlog
 
 from pipeline.errors import MemoryRepoError
 from pipeline.memory.git import run_git
-from pipeline.memory.layout import check_scope
+from pipeline.memory.layout import check_file, check_scope
 
 log = structlog.get_logger(__name__)
 
@@ -36,6 +37,15 @@ INBOX_PREFIX = "inbox/"
 RUN_TRAILER = "Memd-Run"
 """The commit trailer naming the consolidation run that made a commit (``Memd-Run: <run id>``)."""
 RUN_SEARCH_DEPTH = 200
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+"""git's id of the empty tree: the base of a file's first version."""
+_SHA = re.compile(r"^[0-9a-f]{7,40}$")
+
+
+def is_sha(value: str) -> bool:
+    """A commit id as memd shows them (7 to 40 lowercase hex digits): never an option or a range."""
+    return bool(_SHA.match(value))
+
 
 README = """# memd memory
 
@@ -315,16 +325,28 @@ class MemoryRepo:
 
     # ------------------------------------------------------------ reading
 
-    async def log(self, scope: str | None = None, *, limit: int = 50, ref: str = "HEAD") -> list[Commit]:
+    async def log(
+        self, scope: str | None = None, *, limit: int = 50, ref: str = "HEAD", file: str | None = None
+    ) -> list[Commit]:
+        """The commits of the repository, of ``scope``, or of one ``file`` of it (a path relative to
+        the scope: ``check_file``)."""
         args = ["log", f"-n{limit}", "--format=%H%x1f%cI%x1f%s", ref]
         if scope:
-            args += ["--", check_scope(scope)]
+            args += ["--", f"{check_scope(scope)}/{check_file(file)}" if file else check_scope(scope)]
         out = await self.git(*args)
         commits = []
         for line in out.splitlines():
             sha, at, subject = line.split("\x1f", 2)
             commits.append(Commit(sha, at, subject))
         return commits
+
+    async def diff_file(self, scope: str, file: str, base: str | None, target: str) -> str:
+        """The change of one file of ``scope`` from commit ``base`` (None: from nothing) to ``target``."""
+        for sha in (base, target):
+            if sha is not None and not is_sha(sha):
+                raise MemoryRepoError(f"not a commit id: {sha[:50]!r}")
+        args = ["diff", "--no-ext-diff", "--no-color", base or EMPTY_TREE, target]
+        return await self.git(*args, "--", f"{check_scope(scope)}/{check_file(file)}")
 
     async def diff(
         self, base: str, target: str, *, paths: list[str] | None = None, stat: bool = False

@@ -290,3 +290,27 @@ LIVE_MEMORIES_SQL = (
     "coalesce(sum(use_count), 0) AS use_count, max(last_used_at) AS last_used_at "
     "FROM stage1_outputs WHERE superseded_by IS NULL AND forgotten_at IS NULL GROUP BY scope"
 )
+
+
+# The web page (`memd ui`, ``daemon.ui``) -----------------------------------------------------------
+
+SESSIONS_COUNT_SQL = "SELECT count(*) AS n FROM transcripts"
+SESSIONS_PAGE_SQL = f"{_SELECT} {RECENT_FIRST} LIMIT :limit OFFSET :offset"
+"""One page of every session, most recent first."""
+SESSIONS_IN_STATE_COUNT_SQL = "SELECT count(*) AS n FROM transcripts WHERE state = :state"
+SESSIONS_IN_STATE_PAGE_SQL = f"{_SELECT} WHERE state = :state {RECENT_FIRST} LIMIT :limit OFFSET :offset"
+SESSIONS_MATCHING_SQL = (
+    f"{_SELECT} WHERE session_id = :needle OR project = :needle OR path = :needle {RECENT_FIRST} LIMIT :limit"
+)
+"""The sessions whose id, project or transcript path is exactly ``:needle`` (a topic file's source)."""
+BACKLOG_SQL = (
+    "SELECT state, coalesce(reason, '') AS reason, count(*) AS n FROM transcripts "
+    "GROUP BY state, coalesce(reason, '') ORDER BY state, n DESC"
+)
+"""Sessions by state and reason (the backlog and why each part of it waits)."""
+SESSION_EXTRACTS_SQL = (
+    "SELECT scope, count(*) AS n, max(forgotten_at) AS forgotten_at, "
+    "sum(CASE WHEN forgotten_at IS NULL AND superseded_by IS NULL THEN 1 ELSE 0 END) AS live "
+    "FROM stage1_outputs WHERE session_id = :session_id GROUP BY scope ORDER BY scope"
+)
+"""A session's extracts by scope: how many, how many are live, when it was forgotten."""

@@ -12,6 +12,7 @@ from daemon.cli import cli
 from pipeline.clock import SystemClock
 from pipeline.consolidate.run import run_phase2
 from pipeline.llm.client import build_client
+from pipeline.projects import scope_for
 from pipeline.redaction import Redactor
 from pipeline.store import open_store
 from tests.fakes.anthropic_api import FakeAnthropicAPI, ScriptedResponder
@@ -44,8 +45,9 @@ def config_for(tmp_path: Path, base_url: str) -> Path:
     return config
 
 
-def propose(tmp_path: Path, config: Path, session: str, **extract: str) -> str:
-    """Add an extract of ``session`` and run phase 2: the id of the run waiting in the inbox."""
+def propose(tmp_path: Path, config: Path, session: str, *, project: str | None = None, **extract: str) -> str:
+    """Add an extract of ``session`` (in ``project``, default ``project_of``) and run phase 2: the id
+    of the run waiting in the inbox."""
 
     async def go() -> str:
         from daemon.config import load_settings
@@ -56,8 +58,10 @@ def propose(tmp_path: Path, config: Path, session: str, **extract: str) -> str:
         llm = build_client(settings, store=store, clock=clock, env=ENV, rng=random.Random(1))
         try:
             env = Env(tmp_path, store, clock, None, settings, llm, Redactor(b"cli-test-key-0123456789"))  # type: ignore[arg-type]
-            await env.add_extract(session, project=project_of(tmp_path), **extract)  # type: ignore[arg-type]
-            [scope] = (await run_phase2(store, settings, clock, llm, env.redactor)).scopes
+            where = project or project_of(tmp_path)
+            await env.add_extract(session, project=where, **extract)  # type: ignore[arg-type]
+            report = await run_phase2(store, settings, clock, llm, env.redactor)
+            [scope] = [s for s in report.scopes if s.scope == scope_for(where)]
             assert scope.outcome == "pending_review", scope
             assert scope.run_id is not None
             return scope.run_id

@@ -1,0 +1,178 @@
+"""The changes a person asks memd to make to the memory, shared by the command line and the web page.
+
+`memd inbox accept|reject RUN` and `memd forget --session ID|--project KEY` call these, and so does
+`memd ui` (``daemon.ui``): the page does exactly what the commands do, and says it in the same words
+(``publish_lines``, ``forget_lines``). Each takes an open store and the settings; heavy parts (the
+publisher, the model client, the redaction key) are imported when called.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from pipeline.vocabulary import RunOutcome
+
+if TYPE_CHECKING:
+    from pipeline.clock import Clock
+    from pipeline.consolidate.forget import ForgetReport
+    from pipeline.llm.protocol import ModelClient
+    from pipeline.publish.run import PublishReport
+    from pipeline.settings import Settings
+    from pipeline.store import Store
+    from pipeline.store.consolidation import RunRow
+
+
+@dataclass(frozen=True)
+class Accepted:
+    head: str
+    published: PublishReport
+
+    @property
+    def ok(self) -> bool:
+        return not self.published.failed
+
+    def lines(self) -> list[str]:
+        return [f"accepted: the memory repository is at {self.head[:12]}", *publish_lines(self.published)]
+
+
+async def accept_run(store: Store, settings: Settings, clock: Clock, run_id: str) -> Accepted:
+    """Land a pending inbox run and publish at once (the agents see it without waiting for a cycle)."""
+    from pipeline.consolidate import inbox
+    from pipeline.publish.run import publish_all
+
+    head = await inbox.accept(store, settings, clock, run_id)
+    return Accepted(head, await publish_all(store, settings, clock))
+
+
+async def reject_run(store: Store, settings: Settings, clock: Clock, run_id: str) -> RunRow:
+    """Drop a pending inbox run: its branch goes, the memory and its published copies stay as they were."""
+    from pipeline.consolidate import inbox
+
+    return await inbox.reject(store, settings, clock, run_id)
+
+
+def rejected_line(run: RunRow) -> str:
+    return (
+        f"rejected {run.run_id} ({run.scope}): its branch is deleted; the memory and its published copies "
+        "stay as they were"
+    )
+
+
+@dataclass(frozen=True)
+class Forgotten:
+    what: str
+    report: ForgetReport
+    published: PublishReport | None
+    dialect: str
+    warning: str | None
+    """Said before the report: why scopes with other sessions could not be rewritten (no API key)."""
+
+    @property
+    def ok(self) -> bool:
+        failed = [r for r in self.report.runs if r.outcome in (RunOutcome.FAILED, RunOutcome.SKIPPED)]
+        published_failed = self.published is not None and bool(self.published.failed)
+        return bool(self.report.forgotten) and not failed and not published_failed
+
+    def lines(self) -> list[str]:
+        return forget_lines(self.report, self.what, self.published, self.dialect)
+
+
+async def forget_now(
+    store: Store,
+    settings: Settings,
+    clock: Clock,
+    *,
+    session_id: str | None = None,
+    project: str | None = None,
+    env: Mapping[str, str] | None = None,
+    warn: Callable[[str], object] | None = None,
+) -> Forgotten:
+    """Forget a session's or a project's extracts, rewrite the affected scopes and publish them.
+    Without an API key it still forgets; scopes that keep other sessions then cannot be rewritten
+    (``warn`` is told so at once, before the work; ``Forgotten.warning`` keeps it)."""
+    from pipeline.consolidate.forget import forget
+    from pipeline.errors import NoAPIKey
+    from pipeline.llm.client import build_client
+    from pipeline.redaction import Redactor, load_or_create_key
+
+    llm: ModelClient | None = None
+    warning = None
+    try:
+        try:
+            llm = build_client(settings, store=store, clock=clock, env=os.environ if env is None else env)
+        except NoAPIKey as exc:
+            warning = f"{exc}; scopes that still have other sessions cannot be rewritten now"
+            if warn is not None:
+                warn(warning)
+        redactor = Redactor(load_or_create_key(settings.paths.state_dir))
+        report = await forget(store, settings, clock, llm, redactor, session_id=session_id, project=project)
+        published = None
+        if report.forgotten:
+            from pipeline.publish.run import publish_all
+
+            published = await publish_all(store, settings, clock)
+    finally:
+        if llm is not None:
+            await llm.aclose()
+    return Forgotten(session_id or project or "", report, published, store.dialect, warning)
+
+
+def publish_lines(report: PublishReport) -> list[str]:
+    """What publishing did: one line per copy it wrote, withdrew, skipped or failed on (none: all current)."""
+    lines = []
+    for r in report.results:
+        if r.written or r.removed or r.outcome in ("failed", "refused", "skipped"):
+            what = ", ".join(
+                part
+                for part in (
+                    f"wrote {len(r.written)} file(s)" if r.written else "",
+                    f"removed {len(r.removed)} file(s)" if r.removed else "",
+                    r.reason or "",
+                )
+                if part
+            )
+            lines.append(f"published {r.scope} to {r.target}: {r.outcome} {r.path} ({what})")
+    if not lines:
+        lines.append("published copies: already current, nothing to write")
+    return lines
+
+
+def forget_lines(report: ForgetReport, what: str, published: PublishReport | None, dialect: str) -> list[str]:
+    """What forgetting did, scope by scope, and where the forgotten text still is."""
+    if not report.forgotten:
+        return [f"nothing to forget: no extract of {what} is left (unknown, or forgotten already)"]
+    lines = [f"{scope}: {count} extract(s) forgotten" for scope, count in sorted(report.forgotten.items())]
+    where = (
+        "and from the database file"
+        if dialect == "sqlite"
+        else "(PostgreSQL keeps old row versions until VACUUM FULL, and its WAL and backups keep theirs)"
+    )
+    lines.append(
+        "state store: the forgotten extracts' summaries, notes and memories are removed "
+        f"{where}; their ids and the fact of forgetting stay"
+    )
+    lines += [
+        f"dropped pending review {run_id}: its branch is deleted, none of it landed"
+        for run_id in report.dropped_inbox
+    ]
+    for run in report.runs:
+        line = f"{run.scope}: {run.outcome}"
+        if run.commit:
+            line += f" {run.commit[:12]}"
+        if run.reason:
+            line += f" ({run.reason.splitlines()[0]})"
+        lines.append(line)
+        lines += [f"  {change}" for change in run.changes]
+        for path in sorted(run.withdrawn):
+            how = "rebuilt from the remaining inputs" if path in run.rebuilt else "not rebuilt"
+            lines.append(f"  memd withdrew {path} (it cited a forgotten session): {how}")
+        for path, why in sorted(run.removed_topics.items()):
+            if path not in run.withdrawn:
+                lines.append(f"  memd removed {path} ({why})")
+    if published is not None:
+        lines += publish_lines(published)
+    lines.append("the forgotten content remains in the memory repository's git history (git log -p)")
+    return lines

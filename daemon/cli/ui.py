@@ -1,0 +1,105 @@
+"""`memd ui [--host HOST] [--port PORT] [--read-only]`: the local web page to see and steer memory.
+
+When the daemon already serves the page (``[ui] enabled``) at the address, it prints that address
+with the installation's token and exits. Otherwise it serves the page itself, in the foreground,
+until Ctrl-C (or SIGTERM), printing the address once it listens. Every request needs the token
+(it is in the printed address, then kept in a cookie); see ``daemon.ui.security``.
+
+Exit status: 0 (the daemon serves it, or stopped by Ctrl-C); 1 when the port cannot be had or the
+store cannot be opened; 2 for a bad config.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+
+import click
+
+from daemon.cli.context import CliContext, fail, pass_ctx
+
+EXIT_FAILED = 1
+
+
+@click.command("ui")
+@click.option("--host", default=None, help="The address to listen on (default: [ui] host, 127.0.0.1).")
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    help="The port (default: [ui] port; 0: any free one).",
+)
+@click.option("--read-only", is_flag=True, default=None, help="Show memory, change nothing.")
+@click.option("--no-open-check", is_flag=True, help="Serve here even if the daemon serves the page already.")
+@pass_ctx
+def ui_command(
+    ctx: CliContext, host: str | None, port: int | None, read_only: bool | None, no_open_check: bool
+) -> None:
+    """Open memory in a browser: print the page's address (serving it here when no daemon does)."""
+    loaded = ctx.loaded()
+    settings = loaded.settings
+    ui = settings.ui
+    host = host or ui.host
+    port = ui.port if port is None else port
+    read_only = bool(read_only) or ui.read_only
+    from daemon.ui import server
+    from daemon.ui.security import LOOPBACK, Guard, load_or_create_token
+    from pipeline.clock import SystemClock
+    from pipeline.errors import MemdError
+    from pipeline.proc import hostname
+    from pipeline.store import open_store
+
+    try:
+        token = load_or_create_token(settings.paths.state_dir)
+    except MemdError as exc:
+        fail(str(exc), EXIT_FAILED)
+    guard = Guard(token=token, host=host, port=port, read_only=read_only)
+    if not no_open_check and server.probe(host, port, guard.public_id):
+        click.echo(f"the memd daemon serves the page: open {guard.address(with_token=True)}")
+        return
+    ctx.configure_logging()
+    if host not in LOOPBACK:
+        click.echo(
+            f"memd: the page listens on {host}: anyone who can reach it and has the token can change memory",
+            err=True,
+        )
+    try:
+        sock = server.bind(host, port)
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc} (set [ui] port, or --port)", EXIT_FAILED)
+
+    async def go() -> None:
+        store = await open_store(settings.paths.state_db)
+        try:
+            context, web = server.build(
+                lambda: settings,
+                store,
+                clock=SystemClock(),
+                config_path=loaded.path,
+                config_exists=loaded.file_exists,
+                env=os.environ,
+                host=host,
+                port=sock.getsockname()[1],
+                read_only=read_only,
+                host_name=hostname(),
+            )
+            serving = asyncio.ensure_future(server.serve(web, sock))
+            loop = asyncio.get_running_loop()
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(sig, serving.cancel)
+            # The socket listens already: a browser that connects before uvicorn runs waits in its queue.
+            mode = " (read-only)" if read_only else ""
+            click.echo(f"memd ui{mode}: open {context.guard.address(with_token=True)}", nl=True)
+            click.echo("Ctrl-C stops it.")
+            try:
+                await serving
+            except asyncio.CancelledError:
+                pass
+        finally:
+            await store.close()
+
+    try:
+        asyncio.run(go())
+    except MemdError as exc:
+        fail(str(exc), EXIT_FAILED)

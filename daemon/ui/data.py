@@ -1,0 +1,118 @@
+"""What the page reads from the state store, beside `memd status`'s own report (``daemon.status.read``).
+
+Synchronous, like the status reader it shares (``daemon.status.rows``: read-only ``sqlite3``, or
+SQLAlchemy for PostgreSQL) and the store's read model (``pipeline.store.readmodel``) that holds
+every statement; the page runs these in a worker thread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from daemon.status.rows import Rows
+from pipeline.store import readmodel as rm
+
+CHART_DAYS = 30
+PAGE_SIZE = 100
+REASONS_SHOWN = 8
+
+
+@dataclass(frozen=True)
+class Day:
+    day: str
+    tokens: int
+    cost_usd: float
+
+
+def daily_usage(rows: Rows, now: datetime, *, days: int = CHART_DAYS) -> list[Day]:
+    """Tokens and cost of the model calls of each UTC day, the last ``days`` days, today last: one
+    indexed range read per day, the same sum `memd status` makes of a day (``USAGE_SQL``)."""
+    first = (now - timedelta(days=days - 1)).astimezone(UTC).date()
+    out = []
+    for i in range(days):
+        day = first + timedelta(days=i)
+        start = datetime(day.year, day.month, day.day, tzinfo=UTC)
+        end = start + timedelta(days=1) - timedelta(microseconds=1)
+        found = rows.all(rm.USAGE_SQL, {"start": rows.time(start), "end": rows.time(end)})[0]
+        out.append(Day(day.isoformat(), int(found["tokens"]), round(float(found["cost"]), 4)))
+    return out
+
+
+@dataclass(frozen=True)
+class Backlog:
+    state: str
+    total: int
+    reasons: list[tuple[str, int]]
+    """The most common reasons, most frequent first (``""``: none given)."""
+    more: int
+    """Sessions in this state whose reason is not among those shown."""
+
+
+def backlog(rows: Rows) -> list[Backlog]:
+    """Sessions by state, each with why they are there."""
+    by_state: dict[str, list[tuple[str, int]]] = {}
+    for r in rows.all(rm.BACKLOG_SQL):
+        by_state.setdefault(r["state"], []).append((r["reason"], int(r["n"])))
+    out = []
+    for state, reasons in sorted(by_state.items()):
+        reasons.sort(key=lambda item: (-item[1], item[0]))
+        shown = reasons[:REASONS_SHOWN]
+        total = sum(n for _, n in reasons)
+        out.append(Backlog(state, total, shown, total - sum(n for _, n in shown)))
+    return out
+
+
+@dataclass(frozen=True)
+class SessionsPage:
+    sessions: list[rm.SessionRecord]
+    total: int
+    page: int
+    pages: int
+    state: str | None
+
+
+def sessions_page(rows: Rows, *, state: str | None, page: int, size: int = PAGE_SIZE) -> SessionsPage:
+    """One page of every session (or of those in ``state``), most recent first."""
+    params: dict[str, Any] = {"limit": size}
+    if state:
+        params["state"] = state
+        total = int(rows.all(rm.SESSIONS_IN_STATE_COUNT_SQL, params)[0]["n"])
+    else:
+        total = int(rows.all(rm.SESSIONS_COUNT_SQL)[0]["n"])
+    pages = max(1, -(-total // size))
+    page = min(max(1, page), pages)
+    params["offset"] = (page - 1) * size
+    sql = rm.SESSIONS_IN_STATE_PAGE_SQL if state else rm.SESSIONS_PAGE_SQL
+    found = [rm.record_from_row(r) for r in rows.all(sql, params)]
+    return SessionsPage(found, total, page, pages, state)
+
+
+@dataclass(frozen=True)
+class Extracts:
+    scope: str
+    count: int
+    live: int
+    forgotten_at: str | None
+
+
+@dataclass(frozen=True)
+class SessionDetail:
+    needle: str
+    sessions: list[rm.SessionRecord]
+    extracts: list[Extracts]
+
+
+def session_detail(rows: Rows, needle: str) -> SessionDetail:
+    """The sessions whose id (or project, or transcript path) is ``needle``, and their extracts by scope."""
+    found = [
+        rm.record_from_row(r) for r in rows.all(rm.SESSIONS_MATCHING_SQL, {"needle": needle, "limit": 50})
+    ]
+    ids = sorted({s.session_id for s in found if s.session_id} or {needle})
+    extracts = [
+        Extracts(r["scope"], int(r["n"]), int(r["live"] or 0), rm.iso(r["forgotten_at"]))
+        for sid in ids
+        for r in rows.all(rm.SESSION_EXTRACTS_SQL, {"session_id": sid})
+    ]
+    return SessionDetail(needle, found, extracts)

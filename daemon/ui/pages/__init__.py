@@ -1,0 +1,30 @@
+"""One module per page of `memd ui`, each with its ``routes``; ``arg`` and ``context`` serve them all."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+
+if TYPE_CHECKING:
+    from daemon.ui.context import UIContext
+
+MAX_ARG_CHARS = 500
+
+
+def context(request: Request) -> UIContext:
+    ui: UIContext = request.app.state.ui
+    return ui
+
+
+def arg(request: Request, name: str, *, default: str | None = None) -> str:
+    """A query parameter (400 when a required one is missing or absurdly long)."""
+    value = request.query_params.get(name, default)
+    if value is None or value == "":
+        if default is not None:
+            return default
+        raise HTTPException(400, f"missing ?{name}=")
+    if len(value) > MAX_ARG_CHARS:
+        raise HTTPException(400, f"?{name}= is too long")
+    return value

@@ -1,0 +1,66 @@
+"""The inbox: runs waiting for review, each with its diff, and accept or reject (``daemon.actions``,
+what `memd inbox accept|reject` do)."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from daemon import actions
+from daemon.ui.pages import arg, context
+from daemon.ui.render import diff_html, page
+from daemon.ui.security import FormRefused, checked_form
+from pipeline.consolidate import inbox as review
+
+
+async def listing(request: Request) -> Response:
+    ui = context(request)
+    entries = await review.pending(ui.db, ui.settings())
+    return page(request, "inbox.html", title="inbox", entries=entries, mode=ui.settings().review.mode)
+
+
+async def run(request: Request) -> Response:
+    ui = context(request)
+    entry, patch = await review.show(ui.db, ui.settings(), arg(request, "id"))
+    return page(
+        request, "inbox_run.html", title=f"run {entry.run.run_id}", entry=entry, patch=diff_html(patch)
+    )
+
+
+async def accept(request: Request) -> Response:
+    ui = context(request)
+    run_id = await _run_id(request)
+    async with ui.changing:
+        done = await actions.accept_run(ui.db, ui.settings(), ui.clock, run_id)
+    return page(
+        request,
+        "result.html",
+        status_code=200 if done.ok else 500,
+        title="accepted",
+        ok=done.ok,
+        lines=done.lines(),
+    )
+
+
+async def reject(request: Request) -> Response:
+    ui = context(request)
+    run_id = await _run_id(request)
+    async with ui.changing:
+        row = await actions.reject_run(ui.db, ui.settings(), ui.clock, run_id)
+    return page(request, "result.html", title="rejected", ok=True, lines=[actions.rejected_line(row)])
+
+
+async def _run_id(request: Request) -> str:
+    run_id = (await checked_form(request, context(request).guard)).get("run", "")
+    if not run_id:
+        raise FormRefused("the form names no run")
+    return run_id
+
+
+routes = [
+    Route("/inbox", listing),
+    Route("/inbox/run", run),
+    Route("/inbox/accept", accept, methods=["POST"]),
+    Route("/inbox/reject", reject, methods=["POST"]),
+]

@@ -1,0 +1,96 @@
+"""Sessions: every session with its state and reason, one session with its extracts, and forgetting a
+session or a project after a confirmation (``daemon.actions.forget_now``, what `memd forget` does)."""
+
+from __future__ import annotations
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from daemon import actions
+from daemon.status.rows import StoreUnavailable
+from daemon.ui import data
+from daemon.ui.pages import arg, context
+from daemon.ui.render import page
+from daemon.ui.security import FormRefused, checked_form
+from pipeline.consolidate.forget import scope_of_project
+from pipeline.vocabulary import TranscriptState
+
+
+async def listing(request: Request) -> Response:
+    ui = context(request)
+    state = request.query_params.get("state") or None
+    if state is not None and state not in {s.value for s in TranscriptState}:
+        raise HTTPException(400, f"no state {state[:40]!r}")
+    try:
+        number = int(request.query_params.get("page", "1"))
+    except ValueError:
+        raise HTTPException(400, "?page= is a number") from None
+    try:
+        found = await ui.read(lambda rows: data.sessions_page(rows, state=state, page=number))
+    except StoreUnavailable as exc:
+        raise HTTPException(503, str(exc)) from None
+    return page(
+        request, "sessions.html", title="sessions", found=found, states=[s.value for s in TranscriptState]
+    )
+
+
+async def detail(request: Request) -> Response:
+    ui = context(request)
+    needle = arg(request, "session")
+    try:
+        found = await ui.read(lambda rows: data.session_detail(rows, needle))
+    except StoreUnavailable as exc:
+        raise HTTPException(503, str(exc)) from None
+    return page(request, "session.html", title=f"session {needle}", found=found)
+
+
+async def confirm(request: Request) -> Response:
+    """What forgetting will do, and the button that does it (a POST)."""
+    session, project = request.query_params.get("session"), request.query_params.get("project")
+    scope = _target(session, project)
+    return page(request, "confirm.html", title="forget", session=session, project=project, scope=scope)
+
+
+async def forget(request: Request) -> Response:
+    ui = context(request)
+    fields = await checked_form(request, ui.guard)
+    session, project = fields.get("session") or None, fields.get("project") or None
+    try:
+        _target(session, project)
+    except HTTPException as exc:
+        raise FormRefused(exc.detail) from None
+    async with ui.changing:
+        done = await actions.forget_now(
+            ui.db, ui.settings(), ui.clock, session_id=session, project=project, env=ui.env
+        )
+    lines = ([f"note: {done.warning}"] if done.warning else []) + done.lines()
+    return page(
+        request,
+        "result.html",
+        status_code=200 if done.ok else 500,
+        title="forgotten" if done.ok else "forget",
+        ok=done.ok,
+        lines=lines,
+    )
+
+
+def _target(session: str | None, project: str | None) -> str | None:
+    """The scope a project names (None for a session); 400 unless exactly one is given and valid."""
+    if (session is None) == (project is None):
+        raise HTTPException(400, "give exactly one of ?session= or ?project=")
+    if project is None:
+        return None
+    try:
+        return scope_of_project(project)
+    except ValueError as exc:
+        raise HTTPException(400, str(exc)) from None
+
+
+routes = [
+    Route("/sessions", listing),
+    Route("/sessions/detail", detail),
+    Route("/forget", confirm),
+    Route("/forget", forget, methods=["POST"]),
+]

@@ -1,0 +1,144 @@
+"""Turning data into the page: the templates (Jinja, every value escaped), Markdown, and SVG charts.
+
+Memory is text a model wrote, so it is never trusted as HTML: templates autoescape everything, and
+Markdown is rendered by markdown-it with raw HTML off (a ``<script>`` in a topic file shows as
+text) and only http(s), mailto and relative links. Charts are SVG drawn here, with no script and
+nothing fetched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup, escape
+from starlette.requests import Request
+from starlette.responses import HTMLResponse
+
+HERE = Path(__file__).resolve().parent
+TEMPLATES = HERE / "templates"
+STATIC = HERE / "static"
+
+
+@cache
+def environment() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATES),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["when"] = when
+    env.filters["num"] = lambda n: f"{int(n or 0):,}"
+    env.filters["usd"] = lambda v: f"${float(v or 0):.2f}"
+    env.filters["pct"] = lambda v: "n/a" if v is None else f"{float(v) * 100:.0f}%"
+    env.filters["short"] = lambda v, n=12: "" if v is None else str(v)[:n]
+    return env
+
+
+def page(request: Request, template: str, *, status_code: int = 200, **values: Any) -> HTMLResponse:
+    """A whole page: the layout, the navigation, the CSRF token for its forms."""
+    ui = request.app.state.ui
+    values.setdefault("title", "")
+    html = (
+        environment()
+        .get_template(template)
+        .render(csrf=ui.guard.csrf, read_only=ui.guard.read_only, path=request.url.path, **values)
+    )
+    return HTMLResponse(html, status_code=status_code)
+
+
+def when(value: Any) -> str:
+    """An ISO time as ``YYYY-MM-DD HH:MM`` (UTC), or a dash."""
+    if value is None or value == "":
+        return "-"
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M")
+    return str(value)[:16].replace("T", " ")
+
+
+@cache
+def _markdown() -> Any:
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
+    md.enable("table")
+    md.validateLink = _safe_link  # type: ignore[method-assign]
+    return md
+
+
+def _safe_link(url: str) -> bool:
+    lowered = url.strip().lower()
+    return lowered.startswith(("http://", "https://", "mailto:", "#")) or ":" not in lowered.split("/")[0]
+
+
+def markdown(text: str, *, relative: Callable[[str], str] | None = None) -> Markup:
+    """Markdown as HTML, with raw HTML shown as text and only harmless links kept; ``relative``
+    turns a link to a file beside this one (``testing.md``) into the page's address for it."""
+    md = _markdown()
+    tokens = md.parse(text)
+    if relative is not None:
+        for token in tokens:
+            for child in token.children or ():
+                href = child.attrGet("href") if child.type == "link_open" else None
+                if isinstance(href, str) and href and ":" not in href and not href.startswith(("/", "#")):
+                    child.attrSet("href", relative(href.split("#", 1)[0]))
+    return Markup(md.renderer.render(tokens, md.options, {}))
+
+
+def diff_html(patch: str) -> Markup:
+    """A unified diff, each line escaped and classed by what it does (added, removed, hunk, file)."""
+    out = []
+    for line in patch.splitlines():
+        kind = (
+            "file"
+            if line.startswith(("diff --git", "+++", "---", "index "))
+            else "add"
+            if line.startswith("+")
+            else "del"
+            if line.startswith("-")
+            else "hunk"
+            if line.startswith("@@")
+            else "ctx"
+        )
+        out.append(f'<span class="d-{kind}">{escape(line)}</span>')
+    return Markup('<pre class="diff">' + "\n".join(out) + "</pre>")
+
+
+CHART_W, CHART_H, CHART_PAD = 640, 160, 28
+
+
+def bar_chart(points: Sequence[tuple[str, float]], *, label: str, fmt: str = "{:,.0f}") -> Markup:
+    """A bar per point (a day), scaled to the largest, each with its value as a tooltip; an empty
+    frame with "no data" when every value is zero."""
+    top = max((v for _, v in points), default=0.0)
+    inner_w, inner_h = CHART_W - 2 * CHART_PAD, CHART_H - 2 * CHART_PAD
+    step = inner_w / max(len(points), 1)
+    parts = [
+        f'<svg class="chart" viewBox="0 0 {CHART_W} {CHART_H}" role="img" aria-label="{escape(label)}" '
+        'xmlns="http://www.w3.org/2000/svg">',
+        f'<line class="axis" x1="{CHART_PAD}" y1="{CHART_H - CHART_PAD}" x2="{CHART_W - CHART_PAD}" '
+        f'y2="{CHART_H - CHART_PAD}"/>',
+        f'<text class="lbl" x="{CHART_PAD}" y="{CHART_PAD - 10}">{escape(label)}: max '
+        f"{escape(fmt.format(top))}</text>",
+    ]
+    if top <= 0:
+        parts.append(f'<text class="lbl" x="{CHART_W / 2 - 30}" y="{CHART_H / 2}">no data</text>')
+    for i, (day, value) in enumerate(points):
+        h = 0.0 if top <= 0 else inner_h * value / top
+        x = CHART_PAD + i * step + step * 0.15
+        y = CHART_H - CHART_PAD - h
+        parts.append(
+            f'<rect class="bar" x="{x:.1f}" y="{y:.1f}" width="{step * 0.7:.1f}" height="{h:.1f}">'
+            f"<title>{escape(day)}: {escape(fmt.format(value))}</title></rect>"
+        )
+        if i % 5 == 0 or i == len(points) - 1:
+            parts.append(
+                f'<text class="tick" x="{x:.1f}" y="{CHART_H - CHART_PAD + 14}">{escape(day[5:])}</text>'
+            )
+    parts.append("</svg>")
+    return Markup("".join(parts))

@@ -1,0 +1,78 @@
+"""Fixtures of the page's tests: a prepared installation, and the page over it through starlette's TestClient."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from daemon.ui.app import create_app
+from daemon.ui.context import UIContext
+from daemon.ui.security import Guard, load_or_create_token
+from pipeline.clock import SystemClock
+from tests.daemon.cli.test_inbox import ENV
+from tests.daemon.ui.support import Prepared, prepare
+from tests.fakes.anthropic_api import FakeAnthropicAPI
+
+PORT = 8399
+ADDRESS = f"http://127.0.0.1:{PORT}"
+
+
+def page_app(prepared: Prepared, *, read_only: bool = False, port: int = PORT) -> tuple[UIContext, object]:
+    settings = prepared.settings
+    guard = Guard(load_or_create_token(settings.paths.state_dir), "127.0.0.1", port, read_only)
+    context = UIContext(
+        settings=lambda: settings,
+        store=None,
+        guard=guard,
+        clock=SystemClock(),
+        config_path=prepared.config,
+        config_exists=True,
+        env=ENV,
+        host_name="test-host",
+    )
+    return context, create_app(context)
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prepared]:
+    """One prepared installation for the tests that only read."""
+    api = FakeAnthropicAPI().start()
+    try:
+        yield prepare(tmp_path_factory.mktemp("ui"), api)
+    finally:
+        api.stop()
+
+
+@pytest.fixture
+def fresh(tmp_path: Path, fake_api: FakeAnthropicAPI) -> Prepared:
+    """A prepared installation of this test's own, for the tests that change it."""
+    return prepare(tmp_path, fake_api)
+
+
+Opener = Callable[..., tuple[UIContext, TestClient]]
+
+
+@pytest.fixture
+def open_page() -> Iterator[Opener]:
+    """``open_page(prepared, read_only=False, login=True)``: a TestClient at the page's own address,
+    logged in by the token in the address (as a browser is) unless ``login=False``."""
+    clients: list[TestClient] = []
+
+    def opener(
+        prepared: Prepared, *, read_only: bool = False, login: bool = True
+    ) -> tuple[UIContext, TestClient]:
+        context, app = page_app(prepared, read_only=read_only)
+        client = TestClient(app, base_url=ADDRESS)  # type: ignore[arg-type]
+        client.__enter__()
+        clients.append(client)
+        if login:
+            response = client.get(f"/?token={context.guard.token}")
+            assert response.status_code == 200, response.text
+        return context, client
+
+    yield opener
+    for client in clients:
+        client.__exit__(None, None, None)
