@@ -18,6 +18,8 @@ class SourceName(StrEnum):
     CODEX = "codex"
     GEMINI_CLI = "gemini_cli"
     PI = "pi"
+    COPILOT_CLI = "copilot_cli"
+    QWEN_CODE = "qwen_code"
 
 
 class TranscriptState(StrEnum):

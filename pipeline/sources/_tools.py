@@ -47,6 +47,11 @@ READ_TOOLS: dict[SourceName, dict[str, tuple[str, ...]]] = {
         "read_many_files": ("paths",),
     },
     SourceName.PI: {"read": ("path", "file_path")},
+    SourceName.COPILOT_CLI: {"view": ("path",)},
+    SourceName.QWEN_CODE: {
+        "read_file": ("file_path", "absolute_path", "path"),
+        "read_many_files": ("paths",),
+    },
 }
 # Per source: tool name -> argument keys holding the shell command.
 SHELL_TOOLS: dict[SourceName, dict[str, tuple[str, ...]]] = {
@@ -60,6 +65,8 @@ SHELL_TOOLS: dict[SourceName, dict[str, tuple[str, ...]]] = {
     },
     SourceName.GEMINI_CLI: {"run_shell_command": ("command",)},
     SourceName.PI: {"bash": ("command",)},
+    SourceName.COPILOT_CLI: {"bash": ("command",)},
+    SourceName.QWEN_CODE: {"run_shell_command": ("command",)},
 }
 
 _WEB_SEARCH_NAMES = frozenset(

@@ -44,6 +44,9 @@ _GEMINI_CONTEXT_RE = re.compile(
     r"|--- Context from: [^\n]*? ---\n.*?(?:--- End of Context from: [^\n]*? ---|\Z)",
     re.S,
 )
+_COPILOT_CONTEXT_RE = re.compile(
+    r"<(custom_instruction|system_reminder|current_datetime)>.*?(?:</\1>|\Z)", re.S
+)
 _CODEX_MEMORY_RE = re.compile(
     r"=*[ \t]*MEMORY_SUMMARY BEGINS[ \t]*=*.*?(?:MEMORY_SUMMARY ENDS[ \t]*=*|\Z)", re.S
 )
@@ -109,6 +112,19 @@ def strip_gemini_context(text: str) -> str:
     return _GEMINI_CONTEXT_RE.sub("", text)
 
 
+def strip_copilot_context(text: str) -> str:
+    """GitHub Copilot CLI's ``<custom_instruction>`` (an instruction file's text, memd's published
+    block included), ``<system_reminder>`` (a nested AGENTS.md found on the way) and
+    ``<current_datetime>`` blocks."""
+    if (
+        "<custom_instruction>" not in text
+        and "<system_reminder>" not in text
+        and "<current_datetime>" not in text
+    ):
+        return text
+    return _COPILOT_CONTEXT_RE.sub("", text)
+
+
 def strip_codex_memory(text: str) -> str:
     """The ``MEMORY_SUMMARY BEGINS``/``ENDS`` block of Codex's memory instructions."""
     if "MEMORY_SUMMARY BEGINS" not in text:
@@ -143,8 +159,10 @@ def strip_injected(text: str, source: SourceName) -> tuple[str, bool]:
         text = strip_system_reminders(text)
     elif source == SourceName.CODEX:
         text = strip_codex_memory(text)
-    elif source == SourceName.GEMINI_CLI:
+    elif source in (SourceName.GEMINI_CLI, SourceName.QWEN_CODE):
         text = strip_gemini_context(text)
+    elif source == SourceName.COPILOT_CLI:
+        text = strip_copilot_context(text)
     if MEMD_SENTINEL_BEGIN[:12] in text:
         text = _SENTINEL_BLOCK_RE.sub(MEMD_BLOCK_REFERENCE, text)
     return text.strip(), had_recall
