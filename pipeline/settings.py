@@ -219,6 +219,8 @@ class PublishSettings(_Section):
     gemini_global: bool = False
     codex_global: bool = False
     agents_md: bool = False
+    qwen_code: bool = True
+    copilot_global: bool = False
     codex_summary_token_cap: PosInt = 2_500
 
 

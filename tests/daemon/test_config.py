@@ -74,7 +74,7 @@ def test_memd_config_variable_names_the_file(tmp_path: Path) -> None:
         ("[memories]\nmin_rollout_idle_hours = 800\n", "shorter than max_rollout_age_days"),
         (
             "[sources.cursor]\nroot = '/x'\n",
-            "sources.cursor: unknown source (memd knows claude_code, codex, gemini_cli, pi)",
+            "sources.cursor: unknown source (memd knows claude_code, codex, gemini_cli, pi, copilot_cli, qwen_code)",
         ),
         ("[sources.pi]\nenabled = 'maybe'\n", "sources.pi.enabled: Input should be a valid boolean"),
     ],
@@ -108,7 +108,13 @@ def test_sources_are_set_from_the_environment_and_an_unknown_one_is_named() -> N
     loaded = load_settings(None, env)
     assert loaded.settings.sources.codex.root == Path("/cx/rollouts")
     assert loaded.origin("sources.codex.root") == "env MEMD_SOURCES__CODEX__ROOT"
-    assert list(loaded.settings.sources.enabled()) == ["claude_code", "codex", "gemini_cli"]
+    assert list(loaded.settings.sources.enabled()) == [
+        "claude_code",
+        "codex",
+        "gemini_cli",
+        "copilot_cli",
+        "qwen_code",
+    ]
     with pytest.raises(ConfigError, match=r"env MEMD_SOURCES__CURSOR__ROOT: sources\.cursor: unknown source"):
         load_settings(None, {**BASE_ENV, "MEMD_SOURCES__CURSOR__ROOT": "/x"})
 

@@ -19,12 +19,14 @@ from pipeline.publish.targets.agents_md import AgentsMd
 from pipeline.publish.targets.base import PublishTarget, failed_plan, guard, known_copy, nothing_to_withdraw
 from pipeline.publish.targets.claude_code import ClaudeCode
 from pipeline.publish.targets.codex import Codex
+from pipeline.publish.targets.copilot_cli import CopilotCli
 from pipeline.publish.targets.gemini import Gemini
+from pipeline.publish.targets.qwen_code import QwenCode
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
 from pipeline.vocabulary import PUBLISH_CURRENT, PublishOutcome
 
-TARGETS: tuple[PublishTarget, ...] = (ClaudeCode(), AgentsMd(), Gemini(), Codex())
+TARGETS: tuple[PublishTarget, ...] = (ClaudeCode(), AgentsMd(), Gemini(), Codex(), QwenCode(), CopilotCli())
 """Every target, in the order a publish plans them."""
 
 

@@ -1,0 +1,140 @@
+"""Qwen Code: the project's own managed auto-memory, ``<Qwen home>/projects/<encoded git root>/memory/``.
+
+Qwen Code (0.24, ``memory.enableManagedAutoMemory``, on by default) keys a project's memory by its
+git root (the nearest folder up from the working directory that holds ``.git``), named like its
+chats folder: every character that is not an ASCII letter or digit becomes ``-``. Its home is
+``$QWEN_RUNTIME_DIR``, else ``$QWEN_HOME``, else ``~/.qwen``: the parent of its transcripts root.
+At session start it puts ``MEMORY.md`` verbatim into the system prompt, cut at 200 lines and
+25,000 characters, and offers every ``*.md`` below the folder with a ``type`` of user, feedback,
+project or reference (memd's topic files have one) to a side request that picks the topics to put
+into the first user message. memd writes ``memd-*.md`` topic files and a sentinel block in
+``MEMORY.md`` inside that cut, as for Claude Code. When Qwen saves a memory of its own it rebuilds
+``MEMORY.md`` from the topic files (memd's included): memd's block is gone until the next publish,
+which puts it back and says the file was changed outside memd.
+
+Two projects whose paths differ only in such characters share one folder and would load each
+other's memory: memd publishes there for neither and takes back what it wrote. A linked worktree
+has its own folder (its own ``.git``), which memd does not write.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from pipeline.publish.folder import LoadCut, plan_folder, plan_withdraw
+from pipeline.publish.memfiles import GLOBAL, ScopeMemory
+from pipeline.publish.plan import Homes, Plan, PublishContext, missing_home
+from pipeline.publish.targets.base import PublishTarget, guard
+from pipeline.settings import PublishSettings
+from pipeline.store.publications import Publication
+from pipeline.vocabulary import SourceName
+
+TARGET = "qwen_code"
+AGENT = "Qwen Code"
+CUT = LoadCut(max_lines=200, max_bytes=25_000)
+"""Qwen Code's cut of ``MEMORY.md`` (``MAX_MANAGED_AUTO_MEMORY_INDEX_LINES``/``_BYTES``)."""
+_NOT_ALNUM = re.compile(r"[^a-zA-Z0-9]")
+
+
+def encode_project_dir(project: str) -> str:
+    """Qwen Code's folder name for a path (its ``sanitizeCwd``)."""
+    return _NOT_ALNUM.sub("-", project)
+
+
+def qwen_home(homes: Homes) -> Path:
+    """Qwen Code's home (``~/.qwen``): the parent of its transcripts root."""
+    return homes.root(SourceName.QWEN_CODE).parent
+
+
+def memory_folder(home: Path, project: str) -> Path:
+    return home / "projects" / encode_project_dir(project) / "memory"
+
+
+class QwenCode(PublishTarget):
+    """``[publish] qwen_code``: each project's memory folder under Qwen Code's home."""
+
+    project_name = TARGET
+
+    def enabled(self, publish: PublishSettings) -> frozenset[str]:
+        return self._on(project=publish.qwen_code)
+
+    def folders(self, homes: Homes) -> list[Path]:
+        return [qwen_home(homes)]
+
+    def plan_projects(
+        self, ctx: PublishContext, scopes: Sequence[ScopeMemory], previous: Mapping[str, str | None]
+    ) -> list[Plan]:
+        """One plan per project scope; projects that share a folder are refused."""
+        by_folder: dict[str, list[str]] = {}
+        for project in sorted(set(ctx.projects.values())):
+            if project and Path(project).is_dir():
+                by_folder.setdefault(encode_project_dir(project), []).append(project)
+        taken: set[str] = set()
+        plans = []
+        for s in scopes:
+            if s.scope == GLOBAL:
+                continue
+            project = ctx.projects.get(s.scope) or ""
+            name = encode_project_dir(project)
+            sharing = by_folder.get(name, [])
+            if project and len(sharing) > 1:
+                others = [p for p in sharing if p != project]
+                plans.append(guard(TARGET, s.scope, _plan_shared, ctx, s, project, others, name not in taken))
+                taken.add(name)
+            else:
+                plans.append(guard(TARGET, s.scope, self.plan_project, ctx, s, previous.get(s.scope)))
+        return plans
+
+    def plan_project(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
+        home = qwen_home(ctx.homes)
+        if (absent := missing_home(TARGET, scope.scope, home, AGENT)) is not None:
+            return absent
+        project = ctx.projects.get(scope.scope)
+        if not project:
+            plan = Plan(target=TARGET, scope=scope.scope, location=home / "projects")
+            plan.skip_reason = "no project path is recorded for this scope"
+            return plan
+        folder = memory_folder(home, project)
+        if not Path(project).is_dir():
+            plan = Plan(target=TARGET, scope=scope.scope, location=folder)
+            plan.skip_reason = f"the project folder {project} no longer exists"
+            return plan
+        return plan_folder(
+            TARGET,
+            scope,
+            folder,
+            title=f"Memory of {project}",
+            cut=CUT,
+            previous_sha=previous_sha,
+            within=home,
+        )
+
+    def withdraw(self, ctx: PublishContext, row: Publication, location: Path) -> Plan:
+        return plan_withdraw(
+            row.target, row.scope, location, previous_sha=row.content_sha256, within=qwen_home(ctx.homes)
+        )
+
+
+def _plan_shared(
+    ctx: PublishContext, scope: ScopeMemory, project: str, others: Sequence[str], take_back: bool
+) -> Plan:
+    """A project whose Qwen Code folder another project shares: refused, and (once per folder)
+    memd's copy taken out of it."""
+    home = qwen_home(ctx.homes)
+    folder = memory_folder(home, project)
+    plan = (
+        plan_withdraw(TARGET, scope.scope, folder, previous_sha=None, within=home)
+        if take_back and folder.is_dir()
+        else Plan(target=TARGET, scope=scope.scope, location=folder)
+    )
+    plan.withdraw = False
+    if plan.error or plan.refused:
+        return plan
+    plan.refused = (
+        f"{project} shares Qwen Code's memory folder {folder} with {', '.join(others)} (Qwen Code names "
+        "it by the path with every character that is not a letter or digit made '-'), so each would "
+        "load the other's memory: memd publishes there for neither and takes back what it wrote"
+    )
+    return plan
