@@ -14,7 +14,7 @@ if ! command -v npm >/dev/null 2>&1; then
     exit 0
 fi
 for package in "${PACKAGES[@]}"; do
-    folder="$DEST/$(printf '%s' "$package" | tr '/@' '+=')"
+    folder="$DEST/$(printf '%s' "$package" | sed 's|^@||; s|[/@]|-|g')"
     if [ -f "$folder/.installed" ]; then
         echo "agent CLIs: $package already in $folder"
         continue
