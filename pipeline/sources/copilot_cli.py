@@ -79,7 +79,7 @@ class CopilotCliAdapter(JsonlAdapter):
     def feed(self, c: Collector, record: dict[str, Any], has_recall: bool) -> bool:
         kind = record.get("type")
         data = record.get("data")
-        if not isinstance(kind, str) or not isinstance(data, dict) or "." not in kind:
+        if not isinstance(kind, str) or not isinstance(data, dict):
             return False
         ts = parse_ts(record.get("timestamp"))
         c.s.see_time(ts)

@@ -24,7 +24,7 @@ from pathlib import Path
 from pipeline.publish.blockfile import plan_block_file, plan_block_withdraw
 from pipeline.publish.folder import LoadCut, plan_folder, plan_withdraw
 from pipeline.publish.memfiles import GLOBAL, ScopeMemory
-from pipeline.publish.plan import Homes, Plan, PublishContext, missing_home
+from pipeline.publish.plan import Homes, Plan, PublishContext, missing_home, unusable_project
 from pipeline.publish.targets.base import PublishTarget, guard
 from pipeline.safefile import read_capped
 from pipeline.settings import PublishSettings
@@ -175,18 +175,11 @@ class ClaudeCode(PublishTarget):
 
     def plan_project(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
         home = claude_home(ctx.homes)
-        if (absent := missing_home(TARGET, scope.scope, home, AGENT)) is not None:
-            return absent
-        project = ctx.projects.get(scope.scope)
-        if not project:
-            plan = Plan(target=TARGET, scope=scope.scope, location=home / "projects")
-            plan.skip_reason = "no project path is recorded for this scope"
-            return plan
+        skipped = unusable_project(TARGET, scope.scope, ctx, home, AGENT, lambda p: memory_folder(home, p))
+        if skipped is not None:
+            return skipped
+        project = ctx.projects[scope.scope]
         folder = memory_folder(home, project)
-        if not Path(project).is_dir():
-            plan = Plan(target=TARGET, scope=scope.scope, location=folder)
-            plan.skip_reason = f"the project folder {project} no longer exists"
-            return plan
         if (off := auto_memory_off(home, project)) is not None:
             plan = Plan(target=TARGET, scope=scope.scope, location=folder)
             plan.skip_reason = (

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from pipeline.publish.folder import LoadCut, plan_folder, plan_withdraw
 from pipeline.publish.memfiles import GLOBAL, ScopeMemory
-from pipeline.publish.plan import Homes, Plan, PublishContext, missing_home
+from pipeline.publish.plan import Homes, Plan, PublishContext, unusable_project
 from pipeline.publish.targets.base import PublishTarget, guard
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
@@ -89,18 +89,11 @@ class QwenCode(PublishTarget):
 
     def plan_project(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
         home = qwen_home(ctx.homes)
-        if (absent := missing_home(TARGET, scope.scope, home, AGENT)) is not None:
-            return absent
-        project = ctx.projects.get(scope.scope)
-        if not project:
-            plan = Plan(target=TARGET, scope=scope.scope, location=home / "projects")
-            plan.skip_reason = "no project path is recorded for this scope"
-            return plan
+        skipped = unusable_project(TARGET, scope.scope, ctx, home, AGENT, lambda p: memory_folder(home, p))
+        if skipped is not None:
+            return skipped
+        project = ctx.projects[scope.scope]
         folder = memory_folder(home, project)
-        if not Path(project).is_dir():
-            plan = Plan(target=TARGET, scope=scope.scope, location=folder)
-            plan.skip_reason = f"the project folder {project} no longer exists"
-            return plan
         return plan_folder(
             TARGET,
             scope,
