@@ -16,6 +16,7 @@ import pytest
 from daemon.config import load_settings
 from pipeline.clock import FakeClock
 from pipeline.publish.run import publish_all
+from pipeline.publish.targets.qwen_code import memory_folder
 from pipeline.scan.scanner import scan
 from pipeline.settings import Settings
 from pipeline.sources.registry import adapter_for
@@ -137,9 +138,7 @@ async def test_qwen_code_writes_a_session_memd_reads_and_loads_what_memd_publish
     )
     settings = _settings(home, tmp_path, qwen_code="true")
     project_marker, _ = await _publish(sqlite_store, settings, repo, clock)
-    index = (
-        home / ".qwen" / "projects" / str(repo).replace("/", "-").replace("_", "-") / "memory" / "MEMORY.md"
-    )
+    index = memory_folder(home / ".qwen", str(repo)) / "MEMORY.md"
     assert project_marker in index.read_text()
 
     step = {"name": "run_shell_command", "input": {"command": "ls", "description": "List"}}

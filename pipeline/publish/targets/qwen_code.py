@@ -14,7 +14,8 @@ which puts it back and says the file was changed outside memd.
 
 Two projects whose paths differ only in such characters share one folder and would load each
 other's memory: memd publishes there for neither and takes back what it wrote. A linked worktree
-has its own folder (its own ``.git``), which memd does not write.
+has its own folder (its own ``.git``), which memd does not write; nor does it follow Qwen's
+``QWEN_CODE_MEMORY_LOCAL``, ``QWEN_CODE_MEMORY_BASE_DIR`` or ``QWEN_CODE_MEMORY_PROJECT_SCOPE``.
 """
 
 from __future__ import annotations
