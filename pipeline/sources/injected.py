@@ -3,7 +3,8 @@
 memd must never fold its own output (or the agent's memory and instruction files) back into
 memory. The adapters pass every user, assistant and tool-result text through ``strip_injected``
 and drop whole records that only carry injected context (Claude Code ``attachment`` and ``isMeta``
-records, Codex developer messages and AGENTS.md/environment messages, Gemini CLI session context).
+records, Codex developer messages and AGENTS.md/environment messages, Gemini CLI session context,
+GitHub Copilot CLI's ``system.message`` with its ``<custom_instruction>`` blocks).
 
 The results of tool calls that read memd's published files become a one-line reference
 (``memory_file_reference``), and those reads are recorded on the transcript as ``MemoryRead``s
