@@ -32,6 +32,8 @@ def _settings(tmp_path: Path, **memories: object) -> Settings:
                 "codex": {"root": str(tmp_path / "codex"), "enabled": False},
                 "gemini_cli": {"root": str(tmp_path / "gemini"), "enabled": False},
                 "pi": {"root": str(tmp_path / "pi"), "enabled": False},
+                "copilot_cli": {"root": str(tmp_path / "copilot"), "enabled": False},
+                "qwen_code": {"root": str(tmp_path / "qwen"), "enabled": False},
             },
             "memories": memories,
         }
