@@ -25,9 +25,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pipeline.publish.folder import LoadCut, plan_folder, plan_withdraw
-from pipeline.publish.memfiles import GLOBAL, ScopeMemory
+from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import Homes, Plan, PublishContext, unusable_project
-from pipeline.publish.targets.base import PublishTarget, guard
+from pipeline.publish.targets import encoded
+from pipeline.publish.targets.base import PublishTarget
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
 from pipeline.vocabulary import SourceName
@@ -68,25 +69,16 @@ class QwenCode(PublishTarget):
         self, ctx: PublishContext, scopes: Sequence[ScopeMemory], previous: Mapping[str, str | None]
     ) -> list[Plan]:
         """One plan per project scope; projects that share a folder are refused."""
-        by_folder: dict[str, list[str]] = {}
-        for project in sorted(set(ctx.projects.values())):
-            if project and Path(project).is_dir():
-                by_folder.setdefault(encode_project_dir(project), []).append(project)
-        taken: set[str] = set()
-        plans = []
-        for s in scopes:
-            if s.scope == GLOBAL:
-                continue
-            project = ctx.projects.get(s.scope) or ""
-            name = encode_project_dir(project)
-            sharing = by_folder.get(name, [])
-            if project and len(sharing) > 1:
-                others = [p for p in sharing if p != project]
-                plans.append(guard(TARGET, s.scope, _plan_shared, ctx, s, project, others, name not in taken))
-                taken.add(name)
-            else:
-                plans.append(guard(TARGET, s.scope, self.plan_project, ctx, s, previous.get(s.scope)))
-        return plans
+        return encoded.plan_projects(
+            TARGET,
+            ctx,
+            scopes,
+            previous,
+            encode=encode_project_dir,
+            shared=encoded.sharing(ctx, encode_project_dir),
+            plan_one=self.plan_project,
+            plan_shared=_plan_shared,
+        )
 
     def plan_project(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
         home = qwen_home(ctx.homes)
@@ -112,23 +104,22 @@ class QwenCode(PublishTarget):
 
 
 def _plan_shared(
-    ctx: PublishContext, scope: ScopeMemory, project: str, others: Sequence[str], take_back: bool
+    ctx: PublishContext,
+    scope: ScopeMemory,
+    project: str,
+    others: Sequence[str],
+    previous_sha: str | None,
+    take_back: bool,
 ) -> Plan:
     """A project whose Qwen Code folder another project shares: refused, and (once per folder)
     memd's copy taken out of it."""
     home = qwen_home(ctx.homes)
     folder = memory_folder(home, project)
-    plan = (
-        plan_withdraw(TARGET, scope.scope, folder, previous_sha=None, within=home)
-        if take_back and folder.is_dir()
-        else Plan(target=TARGET, scope=scope.scope, location=folder)
-    )
-    plan.withdraw = False
-    if plan.error or plan.refused:
-        return plan
-    plan.refused = (
+    reason = (
         f"{project} shares Qwen Code's memory folder {folder} with {', '.join(others)} (Qwen Code names "
         "it by the path with every character that is not a letter or digit made '-'), so each would "
         "load the other's memory: memd publishes there for neither and takes back what it wrote"
     )
-    return plan
+    return encoded.refuse_shared(
+        TARGET, scope.scope, folder, home, previous_sha=previous_sha, take_back=take_back, reason=reason
+    )
