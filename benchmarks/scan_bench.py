@@ -98,6 +98,8 @@ def settings_for(root: Path) -> Settings:
                 "codex": {"root": str(root / "none"), "enabled": False},
                 "gemini_cli": {"root": str(root / "none"), "enabled": False},
                 "pi": {"root": str(root / "none"), "enabled": False},
+                "copilot_cli": {"root": str(root / "none"), "enabled": False},
+                "qwen_code": {"root": str(root / "none"), "enabled": False},
             },
         }
     )

@@ -18,13 +18,15 @@ from typing import Any
 from pipeline.publish.plan import Homes
 from pipeline.publish.targets import registry
 from pipeline.settings import Settings
+from pipeline.sources import registry as sources
 from pipeline.store.url import sqlite_path
 
 UNIT_NAME = "memd.service"
 LAUNCHD_LABEL = "dev.memd.agent"
 PLIST_NAME = f"{LAUNCHD_LABEL}.plist"
-PASS_THROUGH_ENV = ("CODEX_HOME", "MEMD_CONFIG")
-"""Variables that change where memd reads or writes: carried into the service when set."""
+PASS_THROUGH_ENV = (*sources.default_env(), "MEMD_CONFIG")
+"""Variables that change where memd reads or writes (the agents' homes: ``CODEX_HOME``,
+``COPILOT_HOME``...; the config file): carried into the service when set."""
 
 
 def template_dir() -> Path:

@@ -224,6 +224,8 @@ class PublishSettings(_Section):
     codex_global: bool = False
     agents_md: bool = False
     opencode_global: bool = False
+    qwen_code: bool = True
+    copilot_global: bool = False
     codex_summary_token_cap: PosInt = 2_500
 
 

@@ -19,6 +19,8 @@ class SourceName(StrEnum):
     GEMINI_CLI = "gemini_cli"
     PI = "pi"
     OPENCODE = "opencode"
+    COPILOT_CLI = "copilot_cli"
+    QWEN_CODE = "qwen_code"
 
 
 class TranscriptState(StrEnum):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -129,6 +129,25 @@ def missing_home(target: str, scope: str, home: Path, agent: str) -> Plan | None
     plan = Plan(target=target, scope=scope, location=home)
     plan.skip_reason = f"{home} does not exist: {agent} is not set up for this user"
     return plan
+
+
+def unusable_project(
+    target: str, scope: str, ctx: PublishContext, home: Path, agent: str, folder_of: Callable[[str], Path]
+) -> Plan | None:
+    """A skipped plan when a project's folder under an agent's ``home`` cannot be planned: the agent
+    is not set up, no project path is recorded for the scope, or the project folder is gone."""
+    if (absent := missing_home(target, scope, home, agent)) is not None:
+        return absent
+    project = ctx.projects.get(scope)
+    if not project:
+        plan = Plan(target=target, scope=scope, location=home / "projects")
+        plan.skip_reason = "no project path is recorded for this scope"
+        return plan
+    if not Path(project).is_dir():
+        plan = Plan(target=target, scope=scope, location=folder_of(project))
+        plan.skip_reason = f"the project folder {project} no longer exists"
+        return plan
+    return None
 
 
 def digest_of(entries: Mapping[str, bytes | str | None]) -> str:

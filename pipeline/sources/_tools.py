@@ -49,6 +49,11 @@ READ_TOOLS: dict[SourceName, dict[str, tuple[str, ...]]] = {
     },
     SourceName.PI: {"read": ("path", "file_path")},
     SourceName.OPENCODE: {"read": ("filePath",)},
+    SourceName.COPILOT_CLI: {"view": ("path",)},
+    SourceName.QWEN_CODE: {
+        "read_file": ("file_path", "absolute_path", "path"),
+        "read_many_files": ("paths",),
+    },
 }
 # Per source: tool name -> argument keys holding the shell command.
 SHELL_TOOLS: dict[SourceName, dict[str, tuple[str, ...]]] = {
@@ -63,6 +68,8 @@ SHELL_TOOLS: dict[SourceName, dict[str, tuple[str, ...]]] = {
     SourceName.GEMINI_CLI: {"run_shell_command": ("command",)},
     SourceName.PI: {"bash": ("command",)},
     SourceName.OPENCODE: {"bash": ("command",)},
+    SourceName.COPILOT_CLI: {"bash": ("command",)},
+    SourceName.QWEN_CODE: {"run_shell_command": ("command",)},
 }
 
 _WEB_SEARCH_NAMES = frozenset(

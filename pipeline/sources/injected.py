@@ -3,7 +3,8 @@
 memd must never fold its own output (or the agent's memory and instruction files) back into
 memory. The adapters pass every user, assistant and tool-result text through ``strip_injected``
 and drop whole records that only carry injected context (Claude Code ``attachment`` and ``isMeta``
-records, Codex developer messages and AGENTS.md/environment messages, Gemini CLI session context).
+records, Codex developer messages and AGENTS.md/environment messages, Gemini CLI session context,
+GitHub Copilot CLI's ``system.message`` with its ``<custom_instruction>`` blocks).
 
 The results of tool calls that read memd's published files become a one-line reference
 (``memory_file_reference``), and those reads are recorded on the transcript as ``MemoryRead``s
@@ -43,6 +44,9 @@ _GEMINI_CONTEXT_RE = re.compile(
     r"<(session_context|hook_context)>.*?(?:</\1>|\Z)"
     r"|--- Context from: [^\n]*? ---\n.*?(?:--- End of Context from: [^\n]*? ---|\Z)",
     re.S,
+)
+_COPILOT_CONTEXT_RE = re.compile(
+    r"<(custom_instruction|system_reminder|current_datetime)>.*?(?:</\1>|\Z)", re.S
 )
 _CODEX_MEMORY_RE = re.compile(
     r"=*[ \t]*MEMORY_SUMMARY BEGINS[ \t]*=*.*?(?:MEMORY_SUMMARY ENDS[ \t]*=*|\Z)", re.S
@@ -109,6 +113,19 @@ def strip_gemini_context(text: str) -> str:
     return _GEMINI_CONTEXT_RE.sub("", text)
 
 
+def strip_copilot_context(text: str) -> str:
+    """GitHub Copilot CLI's ``<custom_instruction>`` (an instruction file's text, memd's published
+    block included), ``<system_reminder>`` (a nested AGENTS.md found on the way) and
+    ``<current_datetime>`` blocks."""
+    if (
+        "<custom_instruction>" not in text
+        and "<system_reminder>" not in text
+        and "<current_datetime>" not in text
+    ):
+        return text
+    return _COPILOT_CONTEXT_RE.sub("", text)
+
+
 def strip_codex_memory(text: str) -> str:
     """The ``MEMORY_SUMMARY BEGINS``/``ENDS`` block of Codex's memory instructions."""
     if "MEMORY_SUMMARY BEGINS" not in text:
@@ -143,10 +160,12 @@ def strip_injected(text: str, source: SourceName) -> tuple[str, bool]:
         text = strip_system_reminders(text)
     elif source == SourceName.CODEX:
         text = strip_codex_memory(text)
-    elif source == SourceName.GEMINI_CLI:
+    elif source in (SourceName.GEMINI_CLI, SourceName.QWEN_CODE):
         text = strip_gemini_context(text)
     elif source == SourceName.OPENCODE:  # a nested AGENTS.md, appended to a read tool's result
         text = strip_system_reminders(text)
+    elif source == SourceName.COPILOT_CLI:
+        text = strip_copilot_context(text)
     if MEMD_SENTINEL_BEGIN[:12] in text:
         text = _SENTINEL_BLOCK_RE.sub(MEMD_BLOCK_REFERENCE, text)
     return text.strip(), had_recall

@@ -186,3 +186,46 @@ register(
         walk=walk.opencode_sessions,
     )
 )
+
+
+# -- GitHub Copilot CLI: ``$COPILOT_HOME`` (``~/.copilot``) -----------------------------------
+
+
+def copilot_home(env: Env) -> Path:
+    """``$COPILOT_HOME``, by default ``~/.copilot``."""
+    value = env.get("COPILOT_HOME")
+    return Path(value) if value else home(env) / ".copilot"
+
+
+register(
+    Source(
+        name=SourceName.COPILOT_CLI,
+        label="GitHub Copilot CLI",
+        default_root=lambda env: copilot_home(env) / "session-state",
+        discover=walk.copilot_cli,
+        adapter="pipeline.sources.copilot_cli:CopilotCliAdapter",
+        env=("COPILOT_HOME",),
+    )
+)
+
+
+# -- Qwen Code: ``$QWEN_RUNTIME_DIR``, else ``$QWEN_HOME``, else ``~/.qwen`` ----------------------
+
+
+def qwen_home(env: Env) -> Path:
+    """Where Qwen Code keeps its projects (chats and memory): ``$QWEN_RUNTIME_DIR``, else
+    ``$QWEN_HOME``, else ``~/.qwen``."""
+    value = env.get("QWEN_RUNTIME_DIR") or env.get("QWEN_HOME")
+    return Path(value).expanduser() if value else home(env) / ".qwen"
+
+
+register(
+    Source(
+        name=SourceName.QWEN_CODE,
+        label="Qwen Code",
+        default_root=lambda env: qwen_home(env) / "projects",
+        discover=walk.qwen_code,
+        adapter="pipeline.sources.qwen_code:QwenCodeAdapter",
+        env=("QWEN_RUNTIME_DIR", "QWEN_HOME"),
+    )
+)

@@ -185,3 +185,27 @@ def opencode_sessions(root: Path) -> list[Walked]:
     from pipeline.sources import opencode_db
 
     return opencode_db.walk(root)
+def copilot_cli(root: Path) -> Iterator[str]:
+    """``<root>/<session id>/events.jsonl`` (``root`` is ``$COPILOT_HOME/session-state``)."""
+    return walk_paths(
+        root,
+        lambda name: name == "events.jsonl",
+        prune=lambda name, _depth: name.startswith("."),
+        max_depth=1,
+    )
+
+
+def qwen_code(root: Path) -> Iterator[str]:
+    """``<root>/<encoded cwd>/chats/<session>.jsonl`` and sub-agents'
+    ``<root>/<encoded cwd>/subagents/<parent>/agent-*.jsonl`` (``root`` is ``~/.qwen/projects``)."""
+    for path in walk_paths(
+        root,
+        lambda name: name.endswith(".jsonl"),
+        prune=lambda name, depth: depth == 2 and name not in ("chats", "subagents"),
+        max_depth=3,
+    ):
+        parts = path.rsplit("/", 3)
+        if len(parts) == 4 and (
+            parts[2] == "chats" or (parts[1] == "subagents" and parts[3].startswith("agent-"))
+        ):
+            yield path

@@ -78,12 +78,12 @@ def test_verify_would_catch_a_typo(tmp_path: Path) -> None:
 
 def test_the_unit_runs_this_memd_under_watchdog_and_names_the_writable_paths(tmp_path: Path) -> None:
     # `memd service install` loads the settings from the environment it renders the unit with.
-    settings = settings_for(tmp_path, MEMD_PUBLISH__CODEX="true", CODEX_HOME="/codex")
+    settings = settings_for(tmp_path, MEMD_PUBLISH__CODEX="true", CODEX_HOME="/codex", QWEN_HOME="/qwen")
     text = sf.render_unit(
         settings,
         command=["/opt/memd 1/bin/memd"],
         config=Path("/etc/memd%.toml"),
-        env={"HOME": str(tmp_path / "home"), "CODEX_HOME": "/codex"},
+        env={"HOME": str(tmp_path / "home"), "CODEX_HOME": "/codex", "QWEN_HOME": "/qwen"},
     )
     lines = text.splitlines()
     assert 'ExecStart="/opt/memd 1/bin/memd" --config /etc/memd%%.toml run' in lines
@@ -107,6 +107,8 @@ def test_the_unit_runs_this_memd_under_watchdog_and_names_the_writable_paths(tmp
     ):
         assert f"-{path}" in rw
     assert "Environment=CODEX_HOME=/codex" in lines
+    assert f"-{Path('/qwen')}" in rw  # Qwen Code's memory folders, where $QWEN_HOME puts them
+    assert "Environment=QWEN_HOME=/qwen" in lines
 
 
 def _writable(text: str) -> list[str]:
@@ -121,24 +123,34 @@ def test_the_sandbox_follows_moved_roots_to_where_publishing_writes(tmp_path: Pa
         MEMD_SOURCES__CLAUDE_CODE__ROOT=str(tmp_path / "data/claude/projects"),
         MEMD_SOURCES__GEMINI_CLI__ROOT=str(tmp_path / "data/gemini/tmp"),
         MEMD_SOURCES__CODEX__ROOT=str(tmp_path / "data/codex/sessions"),
+        MEMD_SOURCES__QWEN_CODE__ROOT=str(tmp_path / "data/qwen/projects"),
+        MEMD_SOURCES__COPILOT_CLI__ROOT=str(tmp_path / "data/copilot/session-state"),
         MEMD_PUBLISH__CODEX_GLOBAL="true",
+        MEMD_PUBLISH__COPILOT_GLOBAL="true",
     )
     rw = _writable(sf.render_unit(settings, command=MEMD, config=None, env=env))
-    for moved in ("claude", "gemini", "codex"):
+    for moved in ("claude", "gemini", "codex", "qwen", "copilot"):
         assert f"-{tmp_path / 'data' / moved}" in rw
-    assert not any(".claude" in p or ".gemini" in p or ".codex" in p for p in rw)
+    assert not any(name in p for p in rw for name in (".claude", ".gemini", ".codex", ".qwen", ".copilot"))
     # The folders are the ones publishing writes in: the same targets, from the same settings.
     homes = Homes.from_settings(settings, env)
     assert registry.written_folders(homes, settings.publish) == [
         tmp_path / "data/claude",
         tmp_path / "data/gemini",
         tmp_path / "data/codex",
+        tmp_path / "data/qwen",
+        tmp_path / "data/copilot",
     ]
 
 
 def test_only_the_targets_that_are_on_open_their_folders(tmp_path: Path) -> None:
     env = {"HOME": str(tmp_path / "home")}
-    off = settings_for(tmp_path, MEMD_PUBLISH__CLAUDE_CODE="false", MEMD_PUBLISH__GEMINI="false")
+    off = settings_for(
+        tmp_path,
+        MEMD_PUBLISH__CLAUDE_CODE="false",
+        MEMD_PUBLISH__GEMINI="false",
+        MEMD_PUBLISH__QWEN_CODE="false",
+    )
     assert _writable(sf.render_unit(off, command=MEMD, config=None, env=env)) == [
         f"-{off.paths.memory_dir}",
         f"-{off.paths.state_dir}",

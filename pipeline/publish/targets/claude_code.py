@@ -23,9 +23,10 @@ from pathlib import Path
 
 from pipeline.publish.blockfile import plan_block_file, plan_block_withdraw
 from pipeline.publish.folder import LoadCut, plan_folder, plan_withdraw
-from pipeline.publish.memfiles import GLOBAL, ScopeMemory
-from pipeline.publish.plan import Homes, Plan, PublishContext, missing_home
-from pipeline.publish.targets.base import PublishTarget, guard
+from pipeline.publish.memfiles import ScopeMemory
+from pipeline.publish.plan import Homes, Plan, PublishContext, missing_home, unusable_project
+from pipeline.publish.targets import encoded
+from pipeline.publish.targets.base import PublishTarget
 from pipeline.safefile import read_capped
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
@@ -102,11 +103,7 @@ def auto_memory_off(claude_home: Path, project: str) -> Path | None:
 def shared_folders(ctx: PublishContext) -> dict[str, list[str]]:
     """Claude Code's folder name -> the projects memd knows (and that exist) mapping to it, for
     the folders more than one maps to."""
-    by_folder: dict[str, list[str]] = {}
-    for project in sorted(set(ctx.projects.values())):
-        if project and Path(project).is_dir():
-            by_folder.setdefault(encode_project_dir(project), []).append(project)
-    return {name: projects for name, projects in by_folder.items() if len(projects) > 1}
+    return encoded.sharing(ctx, encode_project_dir)
 
 
 def plan_shared(
@@ -121,21 +118,15 @@ def plan_shared(
     plan also takes memd's copy out of the folder (one plan per folder does)."""
     home = claude_home(ctx.homes)
     folder = memory_folder(home, project)
-    plan = (
-        plan_withdraw(TARGET, scope.scope, folder, previous_sha=previous_sha, within=home)
-        if take_back
-        else Plan(target=TARGET, scope=scope.scope, location=folder)
-    )
-    plan.withdraw = False
-    if plan.error or plan.refused:
-        return plan
-    plan.refused = (
+    reason = (
         f"{project} shares Claude Code's folder {folder.parent} with {', '.join(others)} (Claude Code "
         "names a project's folder by its path with every character that is not a letter or digit made "
         "'-'), so each would load the other's memory: memd publishes there for neither and takes back "
         f"what it wrote; {HOOK_HINT}"
     )
-    return plan
+    return encoded.refuse_shared(
+        TARGET, scope.scope, folder, home, previous_sha=previous_sha, take_back=take_back, reason=reason
+    )
 
 
 class ClaudeCode(PublishTarget):
@@ -156,37 +147,24 @@ class ClaudeCode(PublishTarget):
     ) -> list[Plan]:
         """One plan per project scope; projects that share a folder are refused (``plan_shared``)."""
         shared = shared_folders(ctx) if claude_home(ctx.homes).is_dir() else {}
-        taken: set[str] = set()
-        plans = []
-        for s in scopes:
-            if s.scope == GLOBAL:
-                continue
-            project = ctx.projects.get(s.scope)
-            name = encode_project_dir(project) if project else ""
-            if project and project in shared.get(name, ()):
-                others = [p for p in shared[name] if p != project]
-                first = name not in taken
-                taken.add(name)
-                sha = previous.get(s.scope)
-                plans.append(guard(TARGET, s.scope, plan_shared, ctx, s, project, others, sha, first))
-            else:
-                plans.append(guard(TARGET, s.scope, self.plan_project, ctx, s, previous.get(s.scope)))
-        return plans
+        return encoded.plan_projects(
+            TARGET,
+            ctx,
+            scopes,
+            previous,
+            encode=encode_project_dir,
+            shared=shared,
+            plan_one=self.plan_project,
+            plan_shared=plan_shared,
+        )
 
     def plan_project(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
         home = claude_home(ctx.homes)
-        if (absent := missing_home(TARGET, scope.scope, home, AGENT)) is not None:
-            return absent
-        project = ctx.projects.get(scope.scope)
-        if not project:
-            plan = Plan(target=TARGET, scope=scope.scope, location=home / "projects")
-            plan.skip_reason = "no project path is recorded for this scope"
-            return plan
+        skipped = unusable_project(TARGET, scope.scope, ctx, home, AGENT, lambda p: memory_folder(home, p))
+        if skipped is not None:
+            return skipped
+        project = ctx.projects[scope.scope]
         folder = memory_folder(home, project)
-        if not Path(project).is_dir():
-            plan = Plan(target=TARGET, scope=scope.scope, location=folder)
-            plan.skip_reason = f"the project folder {project} no longer exists"
-            return plan
         if (off := auto_memory_off(home, project)) is not None:
             plan = Plan(target=TARGET, scope=scope.scope, location=folder)
             plan.skip_reason = (

@@ -19,8 +19,10 @@ from pipeline.publish.targets.agents_md import AgentsMd
 from pipeline.publish.targets.base import PublishTarget, failed_plan, guard, known_copy, nothing_to_withdraw
 from pipeline.publish.targets.claude_code import ClaudeCode
 from pipeline.publish.targets.codex import Codex
+from pipeline.publish.targets.copilot_cli import CopilotCli
 from pipeline.publish.targets.gemini import Gemini
 from pipeline.publish.targets.opencode import OpenCode
+from pipeline.publish.targets.qwen_code import QwenCode
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
 from pipeline.vocabulary import PUBLISH_CURRENT, PublishOutcome
@@ -31,6 +33,8 @@ TARGETS: tuple[PublishTarget, ...] = (
     Gemini(),
     Codex(),
     OpenCode(),
+    QwenCode(),
+    CopilotCli(),
 )
 """Every target, in the order a publish plans them."""
 

@@ -35,7 +35,7 @@ def _setup(tmp_path: Path) -> tuple[Path, Path]:
         f'root = "{home / ".claude" / "projects"}"\n'
         "[sources.gemini_cli]\n"
         f'root = "{home / ".gemini" / "tmp"}"\n'
-        "[publish]\ngemini = false\nagents_md = true\n"
+        "[publish]\ngemini = false\nqwen_code = false\nagents_md = true\n"
     )
     return config, project
 

@@ -88,6 +88,14 @@ class Env:
     def codex_home(self) -> Path:
         return self.home / ".codex"
 
+    @property
+    def copilot_home(self) -> Path:
+        return self.home / ".copilot"
+
+    @property
+    def qwen_home(self) -> Path:
+        return self.home / ".qwen"
+
     def settings(self, **publish: Any) -> Settings:
         root = self.tmp / "roots"
         return Settings(
@@ -102,8 +110,11 @@ class Env:
                 gemini_cli=SourceSettings(root=self.gemini_home / "tmp"),
                 pi=SourceSettings(root=root / "pi"),
                 opencode=SourceSettings(root=root / "opencode"),
+                copilot_cli=SourceSettings(root=self.copilot_home / "session-state"),
+                qwen_code=SourceSettings(root=self.qwen_home / "projects"),
             ),
-            publish=PublishSettings(**publish),
+            # Qwen Code's memory is on by default; the tests about other targets leave it out.
+            publish=PublishSettings(**{"qwen_code": False, **publish}),
         )
 
     def project(self, name: str) -> Path:

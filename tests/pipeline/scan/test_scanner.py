@@ -33,6 +33,8 @@ def _settings(tmp_path: Path, **memories: object) -> Settings:
                 "gemini_cli": {"root": str(tmp_path / "gemini"), "enabled": False},
                 "pi": {"root": str(tmp_path / "pi"), "enabled": False},
                 "opencode": {"root": str(tmp_path / "opencode"), "enabled": False},
+                "copilot_cli": {"root": str(tmp_path / "copilot"), "enabled": False},
+                "qwen_code": {"root": str(tmp_path / "qwen"), "enabled": False},
             },
             "memories": memories,
         }

@@ -131,22 +131,31 @@ def test_every_built_in_source_has_one_entry_in_vocabulary_order() -> None:
         "gemini_cli": "Gemini CLI",
         "pi": "Pi",
         "opencode": "OpenCode",
+        "copilot_cli": "GitHub Copilot CLI",
+        "qwen_code": "Qwen Code",
     }
     assert registry.label_of("gone_agent") == "gone_agent"
 
 
 def test_the_default_roots_follow_the_environment() -> None:
-    env = {"HOME": "/h", "CODEX_HOME": "/cx"}
+    env = {"HOME": "/h", "CODEX_HOME": "/cx", "COPILOT_HOME": "/cp", "QWEN_HOME": "/qw"}
     assert registry.default_tables(env) == {
         "claude_code": {"enabled": True, "root": "/h/.claude/projects"},
         "codex": {"enabled": True, "root": "/cx/sessions"},
         "gemini_cli": {"enabled": True, "root": "/h/.gemini/tmp"},
         "pi": {"enabled": True, "root": "/h/.pi/agent/sessions"},
         "opencode": {"enabled": True, "root": "/h/.local/share/opencode"},
+        "copilot_cli": {"enabled": True, "root": "/cp/session-state"},
+        "qwen_code": {"enabled": True, "root": "/qw/projects"},
     }
     assert registry.default_tables({"HOME": "/h", "XDG_DATA_HOME": "/d"})["opencode"]["root"] == "/d/opencode"
-    assert registry.default_tables({"HOME": "/h"})["codex"]["root"] == "/h/.codex/sessions"
-    assert registry.default_env() == ("CODEX_HOME",)
+    plain = registry.default_tables({"HOME": "/h"})
+    assert plain["codex"]["root"] == "/h/.codex/sessions"
+    assert plain["copilot_cli"]["root"] == "/h/.copilot/session-state"
+    assert plain["qwen_code"]["root"] == "/h/.qwen/projects"
+    # Qwen Code keeps its runtime files (chats, memory) under $QWEN_RUNTIME_DIR when it is set.
+    assert registry.default_tables({**env, "QWEN_RUNTIME_DIR": "/rt"})["qwen_code"]["root"] == "/rt/projects"
+    assert registry.default_env() == ("CODEX_HOME", "COPILOT_HOME", "QWEN_RUNTIME_DIR", "QWEN_HOME")
 
 
 def test_adapters_are_imported_on_first_use_and_carry_their_name() -> None:

@@ -1,0 +1,60 @@
+"""GitHub Copilot CLI: the global scope in a sentinel block of ``$COPILOT_HOME/copilot-instructions.md``.
+
+Copilot CLI (1.0) puts ``~/.copilot/copilot-instructions.md`` (``$COPILOT_HOME`` moves it) into the
+system prompt of every session, as a ``<custom_instruction>`` block. It keeps no local memory of
+its own ("Copilot Memory" is a remote service). A project's scope reaches it through the
+project's own ``AGENTS.md`` (the ``agents_md`` target), which it loads from the git root and the
+working directory. ``$COPILOT_HOME`` is the parent of its transcripts root. Off unless asked:
+the file is the user's, and memd writes only between its sentinels.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline.publish.blockfile import plan_block_file, plan_block_withdraw
+from pipeline.publish.memfiles import ScopeMemory
+from pipeline.publish.plan import Homes, Plan, PublishContext, missing_home
+from pipeline.publish.targets.base import PublishTarget
+from pipeline.settings import PublishSettings
+from pipeline.store.publications import Publication
+from pipeline.vocabulary import SourceName
+
+TARGET_GLOBAL = "copilot_global"
+AGENT = "GitHub Copilot CLI"
+INSTRUCTIONS_FILE = "copilot-instructions.md"
+
+
+def copilot_home(homes: Homes) -> Path:
+    """``$COPILOT_HOME`` (``~/.copilot``): the parent of Copilot CLI's transcripts root."""
+    return homes.root(SourceName.COPILOT_CLI).parent
+
+
+class CopilotCli(PublishTarget):
+    """``[publish] copilot_global``: the global scope in Copilot CLI's user instructions file."""
+
+    global_name = TARGET_GLOBAL
+
+    def enabled(self, publish: PublishSettings) -> frozenset[str]:
+        return self._on(global_=publish.copilot_global)
+
+    def folders(self, homes: Homes) -> list[Path]:
+        return [copilot_home(homes)]
+
+    def plan_global(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
+        home = copilot_home(ctx.homes)
+        if (absent := missing_home(TARGET_GLOBAL, scope.scope, home, AGENT)) is not None:
+            return absent
+        return plan_block_file(
+            TARGET_GLOBAL,
+            scope,
+            home / INSTRUCTIONS_FILE,
+            title="Memory across projects",
+            previous_sha=previous_sha,
+            follow_link=True,
+        )
+
+    def withdraw(self, ctx: PublishContext, row: Publication, location: Path) -> Plan:
+        return plan_block_withdraw(
+            row.target, row.scope, location, previous_sha=row.content_sha256, follow_link=True
+        )

@@ -1,0 +1,116 @@
+"""Running a real agent CLI offline against the loopback model stub, for the live tests.
+
+The CLIs are installed by ``tests/agents_cli/install_copilot_qwen.sh`` under ``$MEMD_AGENT_CLIS``
+(default ``~/.cache/memd/agent-clis``); the stub is ``$MEMD_MODEL_STUB`` (default
+``/work/shared/tools/model_stub.py``). A test whose CLI or stub is missing is skipped, saying which.
+The CLI runs with a private ``HOME``, its proxy pointed at the stub (which refuses anything that
+is not loopback), stdin closed and a timeout; the stub is stopped by its own process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CLI_TIMEOUT_S = 120
+
+
+def clis_dir() -> Path:
+    value = os.environ.get("MEMD_AGENT_CLIS")
+    if value:
+        return Path(value)
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "memd" / "agent-clis"
+
+
+def require_cli(folder: str, command: str) -> Path:
+    """The installed CLI's executable, or skip the test saying how to install it."""
+    path = clis_dir() / folder / "node_modules" / ".bin" / command
+    if not (clis_dir() / folder / ".installed").is_file() or not path.exists():
+        pytest.skip(
+            f"{command} is not installed in {clis_dir() / folder} (run tests/agents_cli/install_copilot_qwen.sh)"
+        )
+    return path
+
+
+def require_stub() -> Path:
+    path = Path(os.environ.get("MEMD_MODEL_STUB", "/work/shared/tools/model_stub.py"))
+    if not path.is_file():
+        pytest.skip(f"the model stub is not at {path} (set MEMD_MODEL_STUB)")
+    return path
+
+
+@dataclass
+class Run:
+    returncode: int
+    stdout: str
+    stderr: str
+    requests: list[dict[str, Any]]
+
+    def bodies(self) -> str:
+        """Every request body the stub received, as one text to look for markers in."""
+        return "\n".join(json.dumps(r.get("body")) for r in self.requests)
+
+
+def run_cli(
+    tmp: Path, *, api: str, script: dict[str, Any], argv: list[str], cwd: Path, env: dict[str, str]
+) -> Run:
+    """Start the stub, run the CLI in ``cwd`` with ``env`` (``{port}`` in a value is the stub's
+    port), stop the stub, and return what the CLI printed and what the stub received."""
+    stub_dir = tmp / "stub"
+    stub_dir.mkdir()
+    (stub_dir / "script.json").write_text(json.dumps(script))
+    log, port_file = stub_dir / "requests.jsonl", stub_dir / "port"
+    stub = subprocess.Popen(
+        [
+            sys.executable,
+            str(require_stub()),
+            "--api",
+            api,
+            "--log",
+            str(log),
+            "--script",
+            str(stub_dir / "script.json"),
+        ]
+        + ["--port", "0", "--port-file", str(port_file)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while not port_file.exists():
+            if stub.poll() is not None or time.monotonic() > deadline:
+                pytest.fail("the model stub did not start")
+            time.sleep(0.05)
+        port = port_file.read_text().strip()
+        proxy = f"http://127.0.0.1:{port}"
+        full_env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HTTP_PROXY": proxy,
+            "HTTPS_PROXY": proxy,
+            "NO_PROXY": "127.0.0.1,localhost",
+            **{k: v.replace("{port}", port) for k, v in env.items()},
+        }
+        done = subprocess.run(
+            argv,
+            cwd=cwd,
+            env=full_env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=CLI_TIMEOUT_S,
+        )
+    finally:
+        stub.terminate()
+        stub.wait(timeout=10)
+    requests = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
+    return Run(done.returncode, done.stdout, done.stderr, requests)
