@@ -185,6 +185,8 @@ def opencode_sessions(root: Path) -> list[Walked]:
     from pipeline.sources import opencode_db
 
     return opencode_db.walk(root)
+
+
 def copilot_cli(root: Path) -> Iterator[str]:
     """``<root>/<session id>/events.jsonl`` (``root`` is ``$COPILOT_HOME/session-state``)."""
     return walk_paths(
