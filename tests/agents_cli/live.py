@@ -1,8 +1,8 @@
 """Running a real agent CLI offline against the loopback model stub, for the live tests.
 
-The CLIs are installed by ``tests/agents_cli/install_copilot_qwen.sh`` under ``$MEMD_AGENT_CLIS``
+The CLIs are installed by ``tests/agents_cli/install.sh`` under ``$MEMD_AGENT_CLIS``
 (default ``~/.cache/memd/agent-clis``); the stub is ``$MEMD_MODEL_STUB`` (default
-``/work/shared/tools/model_stub.py``). A test whose CLI or stub is missing is skipped, saying which.
+``tests/agents_cli/model_stub.py``, a copy of the team's offline stub of the model APIs). A test whose CLI or stub is missing is skipped, saying which.
 The CLI runs with a private ``HOME``, its proxy pointed at the stub (which refuses anything that
 is not loopback), stdin closed and a timeout; the stub is stopped by its own process.
 """
@@ -35,14 +35,17 @@ def require_cli(folder: str, command: str) -> Path:
     """The installed CLI's executable, or skip the test saying how to install it."""
     path = clis_dir() / folder / "node_modules" / ".bin" / command
     if not (clis_dir() / folder / ".installed").is_file() or not path.exists():
-        pytest.skip(
-            f"{command} is not installed in {clis_dir() / folder} (run tests/agents_cli/install_copilot_qwen.sh)"
-        )
+        pytest.skip(f"{command} is not installed in {clis_dir() / folder} (run tests/agents_cli/install.sh)")
     return path
 
 
+def stub_path() -> Path:
+    """The model stub: ``$MEMD_MODEL_STUB``, else the copy beside this module."""
+    return Path(os.environ.get("MEMD_MODEL_STUB") or Path(__file__).with_name("model_stub.py"))
+
+
 def require_stub() -> Path:
-    path = Path(os.environ.get("MEMD_MODEL_STUB", "/work/shared/tools/model_stub.py"))
+    path = stub_path()
     if not path.is_file():
         pytest.skip(f"the model stub is not at {path} (set MEMD_MODEL_STUB)")
     return path

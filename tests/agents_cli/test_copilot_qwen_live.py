@@ -2,7 +2,7 @@
 session memd reads (its agent and project, the user's words, the instruction text kept out), and
 each loads the memory memd published (memd's marker is in the request the stub receives).
 
-Skipped, saying why, when the pinned CLI (tests/agents_cli/install_copilot_qwen.sh) or the stub is
+Skipped, saying why, when the pinned CLI (tests/agents_cli/install.sh) or the stub is
 not there."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The real OpenCode CLI (the pinned npm version, installed by ``.ci/install-opencode``), run offline
+"""The real OpenCode CLI (the pinned npm version, installed by ``tests/agents_cli/install.sh``), run offline
 against the loopback model stub: it loads the memory memd published (a marker in the request the
 stub receives) and writes a session memd then reads from its live database. Skipped with the reason
 when the CLI or the stub is not there."""
@@ -24,20 +24,18 @@ from pipeline.settings import Settings, SourcesSettings
 from pipeline.sources.opencode import OpenCodeAdapter
 from pipeline.store import Store
 from pipeline.transcript import ToolCall, UserMessage
+from tests.agents_cli.live import clis_dir, stub_path
 from tests.pipeline.publish.support import write_scope
 from tests.pipeline.sources.opencode_support import opencode_settings
 
-REPO = Path(__file__).resolve().parents[3]
-CLI = Path(
-    os.environ.get("MEMD_OPENCODE_BIN") or REPO / ".cache/agent-clis/opencode/node_modules/.bin/opencode"
-)
-STUB = Path(os.environ.get("MEMD_MODEL_STUB") or REPO.parent / "shared/tools/model_stub.py")
+CLI = clis_dir() / "opencode-ai-1.18.33" / "node_modules" / ".bin" / "opencode"
+STUB = stub_path()
 MARKER = "MEMD_PUBLISHED_MARKER_5c1e"
 
 pytestmark = [
     pytest.mark.skipif(
         not (CLI.is_file() and os.access(CLI, os.X_OK)),
-        reason=f"the OpenCode CLI is not installed at {CLI} (.ci/install-opencode installs it)",
+        reason=f"the OpenCode CLI is not installed at {CLI} (tests/agents_cli/install.sh installs it)",
     ),
     pytest.mark.skipif(not STUB.is_file(), reason=f"the model stub is not at {STUB}"),
     pytest.mark.timeout(240),
