@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pipeline import defaults
 from pipeline.publish.plan import Homes
 from pipeline.publish.targets import registry
 from pipeline.settings import Settings
@@ -24,9 +25,14 @@ from pipeline.store.url import sqlite_path
 UNIT_NAME = "memd.service"
 LAUNCHD_LABEL = "dev.memd.agent"
 PLIST_NAME = f"{LAUNCHD_LABEL}.plist"
-PASS_THROUGH_ENV = (*sources.default_env(), "MEMD_CONFIG")
-"""Variables that change where memd reads or writes (the agents' homes: ``CODEX_HOME``,
-``COPILOT_HOME``...; the config file): carried into the service when set."""
+PASS_THROUGH_ENV = (
+    *(name for name in defaults.ENV_INPUTS if name != "HOME"),
+    *sources.default_env(),
+    "MEMD_CONFIG",
+)
+"""Variables that change where memd reads or writes (the XDG folders of memd's own state and of
+OpenCode; the agents' homes: ``CODEX_HOME``, ``COPILOT_HOME``...; the config file): carried into
+the service when set, so the service reads the store `memd status` reads in the installing shell."""
 
 
 def template_dir() -> Path:

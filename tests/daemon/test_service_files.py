@@ -111,6 +111,24 @@ def test_the_unit_runs_this_memd_under_watchdog_and_names_the_writable_paths(tmp
     assert "Environment=QWEN_HOME=/qwen" in lines
 
 
+def test_the_xdg_folders_of_the_installing_shell_reach_the_service(tmp_path: Path) -> None:
+    # memd's own state and config, OpenCode's database and its AGENTS.md follow the XDG variables:
+    # a service started without them would read another store than `memd status` in that shell.
+    xdg = {
+        "XDG_CONFIG_HOME": "/x/config",
+        "XDG_STATE_HOME": "/x/state",
+        "XDG_DATA_HOME": "/x/data",
+    }
+    settings = settings_for(tmp_path, MEMD_PUBLISH__OPENCODE_GLOBAL="true", **xdg)
+    env = {"HOME": str(tmp_path / "home"), **xdg}
+    lines = sf.render_unit(settings, command=["/opt/memd/bin/memd"], config=None, env=env).splitlines()
+    for name, value in xdg.items():
+        assert f"Environment={name}={value}" in lines
+    assert settings.paths.state_dir == Path("/x/state/memd")
+    rw = next(line for line in lines if line.startswith("ReadWritePaths="))
+    assert "-/x/config/opencode" in rw
+
+
 def _writable(text: str) -> list[str]:
     line = next(line for line in text.splitlines() if line.startswith("ReadWritePaths="))
     return line.removeprefix("ReadWritePaths=").split(" ")
