@@ -30,6 +30,7 @@ from daemon.cycle import Skipped, StepEnv, StepSet
 from daemon.notify import Notifier
 from daemon.service import Daemon, SettingsReloader, Sidecar, StepsFactory, StoreOpener
 from pipeline.clock import Clock, SystemClock
+from pipeline.machine import machine_id
 from pipeline.settings import Settings
 from pipeline.store import Store, open_store, workload
 from pipeline.vocabulary import RunOutcome
@@ -246,10 +247,13 @@ def build(
     def default_steps(step_env: StepEnv) -> StepSet:
         return pipeline_steps(step_env, clock=clock, environ=env)
 
+    async def default_opener(url: str) -> Store:
+        return await open_store(url, machine=machine_id(settings.paths.state_dir))
+
     return Daemon(
         settings=settings,
         clock=clock,
-        open_store=store_opener or open_store,
+        open_store=store_opener or default_opener,
         steps_factory=steps_factory or default_steps,
         notifier=notifier or Notifier.from_env(env, pid=pid),
         reload_settings=reload_settings,

@@ -174,6 +174,10 @@ def _rows(report: dict[str, Any]) -> list[tuple[str, str]]:
         line += f", {scopes} scopes, {mem.get('pending_inbox_runs', 0)} pending inbox runs"
         out.append(("memory", line))
     out.append(("publish", _publish_line(report.get("publish") or {})))
+    machines = report.get("machines")
+    if isinstance(machines, list) and len(machines) > 1:  # team mode: every machine's daemon
+        for view in machines:
+            out.append(("machine", _machine_line(view)))
     leases = report.get("leases")
     for lease in leases if isinstance(leases, list) else []:
         expired = " (expired)" if lease.get("expired") else ""
@@ -184,6 +188,16 @@ def _rows(report: dict[str, Any]) -> list[tuple[str, str]]:
             )
         )
     return out
+
+
+def _machine_line(view: dict[str, Any]) -> str:
+    """One machine's daemon sharing the store: its label and id, its state, its last heartbeat."""
+    who = f"{shown(view.get('host'))} ({shown((view.get('machine') or '')[:8])})"
+    this = ", this machine" if view.get("this_machine") else ""
+    beat = f"heartbeat {when(view.get('heartbeat_at'))}"
+    if view.get("heartbeat_age_s") is not None and view.get("running"):
+        beat = f"heartbeat {_dur(view['heartbeat_age_s'])} ago"
+    return f"{who}{this}: {shown(view.get('state'))}, pid {shown(view.get('pid'))}, {beat}"
 
 
 def _once_line(once: dict[str, Any]) -> str:

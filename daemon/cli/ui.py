@@ -48,6 +48,7 @@ def ui_command(
     from pipeline.clock import SystemClock
     from pipeline.errors import MemdError
     from pipeline.proc import hostname
+    from pipeline.machine import machine_id
     from pipeline.store import open_store
 
     try:
@@ -70,7 +71,7 @@ def ui_command(
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc} (set [ui] port, or --port)", EXIT_FAILED)
 
     async def go() -> None:
-        store = await open_store(settings.paths.state_db)
+        store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
         try:
             context, web = server.build(
                 lambda: settings,

@@ -15,6 +15,7 @@ from daemon.config import ConfigError, load_settings
 from daemon.cycle import StepEnv, StepSet
 from daemon.notify import Notifier
 from daemon.service import Daemon, RunState
+from pipeline.machine import UNNAMED
 from pipeline.clock import FakeClock
 from pipeline.errors import InstanceBusy
 from pipeline.settings import Settings
@@ -301,6 +302,7 @@ async def test_a_session_turning_idle_brings_the_next_scan_forward(tmp_path: Pat
             async with env.store.write() as conn:
                 await conn.execute(
                     insert(transcripts).values(
+                        machine=UNNAMED,
                         source="claude_code",
                         path="/t/1.jsonl",
                         state="active",
@@ -385,6 +387,7 @@ async def test_something_already_due_never_makes_scans_spin(tmp_path: Path, cloc
         ):  # a session the scanner keeps "active" though its idle time passed
             await conn.execute(
                 insert(transcripts).values(
+                    machine=UNNAMED,
                     source="claude_code",
                     path=f"/t/{len(steps.calls)}.jsonl",
                     state="active",

@@ -15,6 +15,7 @@ from daemon.cycle import run_step
 from daemon.status import read as status_read
 from daemon.status import rows as status_rows
 from daemon.status.config import StatusSettings
+from pipeline.machine import UNNAMED
 from pipeline.clock import FakeClock
 from pipeline.hits.rate import INDEX_KEY
 from pipeline.projects import scope_for
@@ -46,6 +47,7 @@ async def populate(store: Store, clock: FakeClock) -> None:
         ):
             await conn.execute(
                 insert(transcripts).values(
+                    machine=UNNAMED,
                     source=source,
                     path=f"/t/{n}.jsonl",
                     session_id=f"s{n}",
@@ -197,6 +199,7 @@ async def read_report(store: Store, clock: FakeClock, tmp_path: Path, **kw: Any)
                 now=clock.now(),
                 host=kw.get("host", "h1"),
                 pid_alive=kw.get("pid_alive", lambda pid: True),
+                machine=kw.get("machine"),
             )
         finally:
             rows.close()
@@ -274,8 +277,12 @@ async def test_stale_heartbeat_is_stuck_and_a_dead_pid_is_down(
     report = await read_report(store, clock, tmp_path, pid_alive=lambda pid: False)
     assert report["daemon"]["state"] == "dead"
     assert report["daemon"]["running"] is False
-    report = await read_report(store, clock, tmp_path, host="elsewhere", pid_alive=lambda pid: False)
-    assert report["daemon"]["state"] == "stuck"  # another host: a stale heartbeat is all we can see
+    report = await read_report(store, clock, tmp_path, machine="elsewhere", pid_alive=lambda pid: False)
+    # Read from another machine sharing the store: that daemon's pid means nothing here, and a
+    # stale heartbeat is all it can see; this machine has no daemon of its own.
+    assert report["daemon"]["state"] == "never started"
+    [other] = report["machines"]
+    assert (other["this_machine"], other["state"], other["running"]) == (False, "stuck", True)
     await heartbeats.stopped(store, instance="o", now=clock.now(), status={"state": "stopped"})
     assert (await read_report(store, clock, tmp_path))["daemon"]["state"] == "stopped"
 
@@ -327,6 +334,7 @@ async def populate_usage(store: Store, clock: FakeClock) -> str:
         ):
             await conn.execute(
                 insert(transcripts).values(
+                    machine=UNNAMED,
                     id=tid,
                     source="claude_code",
                     path=f"/t/{tid}.jsonl",

@@ -18,6 +18,7 @@ from sqlalchemy import insert
 
 from daemon.cli import cli
 from daemon.config import load_settings
+from pipeline.machine import UNNAMED
 from pipeline.memory.repository import MemoryRepo
 from pipeline.projects import scope_for
 from pipeline.settings import Settings
@@ -95,6 +96,7 @@ async def _more_sessions(settings: Settings, n: int) -> None:
                 state, reason = states[i % len(states)]
                 await conn.execute(
                     insert(transcripts).values(
+                        machine=UNNAMED,
                         source="codex",
                         path=f"/t/extra-{i}.jsonl",
                         session_id=f"extra-{i}",

@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import insert, select
 
+from pipeline.machine import UNNAMED
 from pipeline.clock import FakeClock
 from pipeline.llm.client import LLMClient, build_client
 from pipeline.memory.repository import MemoryRepo
@@ -85,6 +86,7 @@ class Env:
                     await conn.execute(
                         insert(transcripts)
                         .values(
+                            machine=UNNAMED,
                             source="claude_code",
                             path=f"/t/{session_id}.jsonl",
                             session_id=session_id,

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import insert
 
+from pipeline.machine import UNNAMED
 from pipeline.clock import FakeClock
 from pipeline.scan.view import ScanReport, read_sqlite
 from pipeline.store import Store, consolidation
@@ -40,6 +41,7 @@ async def _one_session_per_state(store: Store, now: datetime) -> None:
         for n, state in enumerate(TranscriptState):
             await conn.execute(
                 insert(transcripts).values(
+                    machine=UNNAMED,
                     source="claude_code",
                     path=f"/t/{state}.jsonl",
                     session_id=f"s-{state}",
