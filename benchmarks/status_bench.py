@@ -25,8 +25,8 @@ from sqlalchemy import insert
 from benchmarks.bytecode import compile_sources
 from daemon.config import load_settings
 from daemon.instance import instance_lease
-from pipeline.machine import machine_id
 from pipeline.hits.rate import INDEX_KEY
+from pipeline.machine import machine_id
 from pipeline.projects import scope_for
 from pipeline.store import heartbeats, kv, leases, open_store
 from pipeline.store.schema import memory_uses, publications, transcripts
@@ -93,7 +93,13 @@ async def populate(env: dict[str, str], sessions: int) -> None:
         for name in ("scan", "extract", "consolidate", "publish"):
             await kv.put(store, f"run.{name}", {**step, "step": name, "report": {}}, now=now)
         await leases.acquire(
-            store, instance_lease(store), owner="o", host="h", pid=os.getpid(), now=now, ttl=timedelta(minutes=2)
+            store,
+            instance_lease(store),
+            owner="o",
+            host="h",
+            pid=os.getpid(),
+            now=now,
+            ttl=timedelta(minutes=2),
         )
         await heartbeats.beat(
             store,

@@ -198,9 +198,10 @@ def pipeline_steps(env: StepEnv, *, clock: Clock, environ: Mapping[str, str]) ->
 
     async def consolidate(*, dry_run: bool) -> object:
         from pipeline.consolidate.plan import plan_all
+        from pipeline.store import snapshots
 
         plans = await plan_all(store, settings(), now=clock.now())
-        if not dry_run and not any(p.runnable for p in plans):
+        if not dry_run and not any(p.runnable for p in plans) and not await snapshots.to_adopt(store):
             held = [p.skip_reason for p in plans if p.action != "none" and p.skip_reason]
             return Skipped(
                 f"{len(held)} scopes wait: {held[0]}" if held else "no scope has new or removed extracts"

@@ -45,7 +45,7 @@ LEASE_TTL = timedelta(seconds=120)
 def instance_lease(store: Store) -> str:
     """The instance lease ``store.machine`` takes: the store's own on SQLite (a file on one
     machine), the machine's on PostgreSQL (which machines may share)."""
-    return INSTANCE_LEASE if store.dialect == "sqlite" else f"{INSTANCE_LEASE}:{store.machine}"
+    return f"{INSTANCE_LEASE}:{store.machine}" if store.shared else INSTANCE_LEASE
 
 
 def lock_path(state_dir: Path, store_url: str) -> Path:

@@ -34,8 +34,8 @@ def publish_command(ctx: CliContext, dry_run: bool, as_json: bool) -> None:
 
     from pipeline.clock import SystemClock
     from pipeline.errors import StoreError
-    from pipeline.publish.run import publish_all
     from pipeline.machine import machine_id
+    from pipeline.publish.run import publish_all
     from pipeline.store import open_store
 
     async def go() -> PublishReport:

@@ -81,8 +81,8 @@ def _unchanged(ctx: CliContext, *, collect_sessions: bool) -> ScanReport | None:
 async def _scan(settings: Settings, settings_key: str, *, collect_sessions: bool) -> ScanReport:
     from pipeline.clock import SystemClock
     from pipeline.hits.record import record_memory_uses
-    from pipeline.scan.scanner import scan
     from pipeline.machine import machine_id
+    from pipeline.scan.scanner import scan
     from pipeline.store import open_store
 
     store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))

@@ -47,8 +47,8 @@ def ui_command(
     from daemon.ui.security import LOOPBACK, Guard, load_or_create_token
     from pipeline.clock import SystemClock
     from pipeline.errors import MemdError
-    from pipeline.proc import hostname
     from pipeline.machine import machine_id
+    from pipeline.proc import hostname
     from pipeline.store import open_store
 
     try:

@@ -61,6 +61,12 @@ class Store:
     def dialect(self) -> str:
         return self.engine.dialect.name
 
+    @property
+    def shared(self) -> bool:
+        """Whether other machines may share this store (team mode): PostgreSQL may be; a SQLite
+        file is one machine's."""
+        return self.dialect == "postgresql"
+
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:
         """A transaction that may write (on SQLite: ``BEGIN IMMEDIATE``)."""

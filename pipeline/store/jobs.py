@@ -89,7 +89,7 @@ async def enqueue_many(
         },
         where=or_(jobs.c.state != JobState.RUNNING, jobs.c.lease_until < now),
     )
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "kind": kind,
             "key": key,

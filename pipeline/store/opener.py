@@ -6,7 +6,8 @@ from __future__ import annotations
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from pipeline.errors import StoreError
-from pipeline.store.engine import UNNAMED_MACHINE, Store, create_engine_for, describe_url
+from pipeline.machine import UNNAMED as UNNAMED_MACHINE
+from pipeline.store.engine import Store, create_engine_for, describe_url
 from pipeline.store.migrations import check_schema, upgrade
 
 

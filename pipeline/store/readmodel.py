@@ -223,6 +223,8 @@ def latest_per_machine(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
             seen.add(key)
             out.append(row)
     return out
+
+
 TRANSCRIPT_FAILURES_SQL = (
     "SELECT source, session_id, path, state, reason FROM transcripts "
     f"WHERE state IN ({_in(TRANSCRIPT_FAILED)}) AND {MINE} ORDER BY updated_at DESC LIMIT :limit"

@@ -126,7 +126,12 @@ async def outputs_for(store: Store, transcript_id: int) -> list[Stage1Row]:
 
 async def claimable_keys(store: Store, *, now: datetime, limit: int) -> list[str]:
     """The keys of extract jobs a claim would take now, oldest first (for dry runs and batch sizing)."""
-    stmt = select(jobs.c.key).where(claimable(JobKind.EXTRACT, now, store.machine)).order_by(jobs.c.id).limit(limit)
+    stmt = (
+        select(jobs.c.key)
+        .where(claimable(JobKind.EXTRACT, now, store.machine))
+        .order_by(jobs.c.id)
+        .limit(limit)
+    )
     async with store.read() as conn:
         return [str(k) for k in (await conn.execute(stmt)).scalars().all()]
 
@@ -134,7 +139,9 @@ async def claimable_keys(store: Store, *, now: datetime, limit: int) -> list[str
 async def count_claimable(store: Store, *, now: datetime) -> int:
     async with store.read() as conn:
         return int(
-            (await conn.execute(select(func.count()).where(claimable(JobKind.EXTRACT, now, store.machine)))).scalar_one()
+            (
+                await conn.execute(select(func.count()).where(claimable(JobKind.EXTRACT, now, store.machine)))
+            ).scalar_one()
         )
 
 

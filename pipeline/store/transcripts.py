@@ -179,7 +179,13 @@ async def apply_scan(store: Store, rows: list[dict[str, Any]], *, now: datetime)
     async with store.write() as conn:
         by_keys: dict[tuple[str, ...], list[dict[str, Any]]] = defaultdict(list)
         for row in inserts:
-            values = {"first_seen_at": now, "parsed_offset": 0, "user_messages": 0, **row, "machine": store.machine}
+            values = {
+                "first_seen_at": now,
+                "parsed_offset": 0,
+                "user_messages": 0,
+                **row,
+                "machine": store.machine,
+            }
             by_keys[tuple(sorted(values))].append(values)
         for group in by_keys.values():
             returning = insert(t).returning(t.c.id, t.c.path, sort_by_parameter_order=True)

@@ -78,7 +78,8 @@ async def test_machines_sharing_a_postgresql_store_run_one_daemon_each(
         third = _guard(two, clock, tmp_path / "m2-again", "d", host="same-hostname", pid=999_996)
         monkeypatch.setattr(instance_mod, "pid_alive", lambda pid: pid != 999_998)
         took = await third.acquire()  # m2's own dead holder: taken over at once
-        assert took is not None and took.owner == "b"
+        assert took is not None
+        assert took.owner == "b"
         await third.release()
         await first.renew()
         await first.release()
@@ -89,7 +90,13 @@ async def test_a_dead_holder_on_this_host_is_taken_over_at_once(
 ) -> None:
     # A crash leaves the lease row behind; its process is gone (here: a pid nobody has).
     await leases.acquire(
-        store, instance_lease(store), owner="dead", host="h1", pid=999_999, now=clock.now(), ttl=timedelta(hours=1)
+        store,
+        instance_lease(store),
+        owner="dead",
+        host="h1",
+        pid=999_999,
+        now=clock.now(),
+        ttl=timedelta(hours=1),
     )
     monkeypatch.setattr(instance_mod, "pid_alive", lambda pid: pid != 999_999)
     took = await _guard(store, clock, tmp_path, "b").acquire()

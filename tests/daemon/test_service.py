@@ -15,9 +15,9 @@ from daemon.config import ConfigError, load_settings
 from daemon.cycle import StepEnv, StepSet
 from daemon.notify import Notifier
 from daemon.service import Daemon, RunState
-from pipeline.machine import UNNAMED
 from pipeline.clock import FakeClock
 from pipeline.errors import InstanceBusy
+from pipeline.machine import UNNAMED
 from pipeline.settings import Settings
 from pipeline.store import Store, heartbeats, jobs, kv, leases, open_store
 from pipeline.store.schema import leases as leases_table

@@ -15,9 +15,9 @@ from daemon.cycle import run_step
 from daemon.status import read as status_read
 from daemon.status import rows as status_rows
 from daemon.status.config import StatusSettings
-from pipeline.machine import UNNAMED
 from pipeline.clock import FakeClock
 from pipeline.hits.rate import INDEX_KEY
+from pipeline.machine import UNNAMED
 from pipeline.projects import scope_for
 from pipeline.publish.run import publish_all
 from pipeline.store import Store, heartbeats, kv, leases

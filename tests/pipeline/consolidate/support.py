@@ -12,9 +12,9 @@ from typing import Any
 
 from sqlalchemy import insert, select
 
-from pipeline.machine import UNNAMED
 from pipeline.clock import FakeClock
 from pipeline.llm.client import LLMClient, build_client
+from pipeline.machine import UNNAMED
 from pipeline.memory.repository import MemoryRepo
 from pipeline.redaction import Redactor
 from pipeline.settings import Settings, default_values

@@ -420,16 +420,16 @@ async def test_two_machines_sharing_a_store_each_record_and_judge_their_own_file
         # Each machine claims the extract of its own row only.
         lease = timedelta(minutes=1)
         job = await jobs.claim_next(one, "extract", owner="w1", now=clock.now(), lease=lease)
-        assert job is not None and job.key == str(first.id)
+        assert job is not None
+        assert job.key == str(first.id)
         assert await jobs.claim_next(one, "extract", owner="w1", now=clock.now(), lease=lease) is None
         job = await jobs.claim_next(two, "extract", owner="w2", now=clock.now(), lease=lease)
-        assert job is not None and job.key == str(second.id)
+        assert job is not None
+        assert job.key == str(second.id)
         # The file going away on m1 is m1's news: m2's row stays as m2 last saw it.
         path.unlink()
         [gone] = (await scan(one, on("m1"), clock)).sessions
         assert gone.state == "gone"
         async with store.read() as conn:
-            states = dict(
-                (await conn.execute(select(transcripts.c.machine, transcripts.c.state))).all()
-            )
+            states = dict((await conn.execute(select(transcripts.c.machine, transcripts.c.state))).all())
         assert states == {"m1": "gone", "m2": "eligible"}

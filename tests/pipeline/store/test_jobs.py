@@ -124,7 +124,8 @@ async def test_an_extract_job_of_one_machine_is_claimed_only_there(store: Store,
         assert await jobs.claim_next(two, JobKind.EXTRACT, owner="w2", now=now, lease=LEASE) is None
         assert await stage1.count_claimable(one, now=now) == 1
         job = await jobs.claim_next(one, JobKind.EXTRACT, owner="w1", now=now, lease=LEASE)
-        assert job is not None and job.key == "7"
+        assert job is not None
+        assert job.key == "7"
         # Its lease running out makes it m1's to take again, never m2's.
         later = now + LEASE + timedelta(seconds=1)
         assert await jobs.claim_next(two, JobKind.EXTRACT, owner="w2", now=later, lease=LEASE) is None

@@ -22,10 +22,9 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 
 from pipeline.errors import SchemaTooNew, StoreError
-from pipeline.store import Store, kv, open_store
+from pipeline.store import Store, kv, open_store, schema
 from pipeline.store.engine import create_engine_for
 from pipeline.store.migrations import LATEST, check_schema, operations, upgrade
-from pipeline.store import schema
 from pipeline.store.schema import schema_version
 from tests.conftest import as_machine
 
@@ -107,9 +106,7 @@ def _version_1(conn: Connection) -> None:
         tables=[t for t in schema.metadata.sorted_tables if t.name not in _CHANGED | {"scope_snapshots"}],
     )
     now = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
-    conn.execute(
-        insert(schema.schema_version).values(id=1, version=1, migrated_at=now, memd_version="0.old")
-    )
+    conn.execute(insert(schema.schema_version).values(id=1, version=1, migrated_at=now, memd_version="0.old"))
     conn.execute(
         insert(old.tables["transcripts"]),
         [
@@ -167,12 +164,15 @@ async def test_a_version_1_store_migrates_its_rows_to_this_machine_and_keys_tran
             assert (await conn.execute(select(schema.jobs.c.machine))).scalars().all() == ["m-old"]
             assert (await conn.execute(select(schema.heartbeats.c.machine))).scalars().all() == ["m-old"]
             lease = (await conn.execute(select(schema.leases.c.name, schema.leases.c.machine))).one()
-            indexes = await conn.run_sync(lambda c: {i["name"] for i in inspect(c).get_indexes("transcripts")})
+            indexes = await conn.run_sync(
+                lambda c: {i["name"] for i in inspect(c).get_indexes("transcripts")}
+            )
             snapshots = await conn.run_sync(lambda c: inspect(c).has_table("scope_snapshots"))
         # SQLite keeps one instance per store; on PostgreSQL each machine holds its own.
         expected = "instance" if store.dialect == "sqlite" else "instance:m-old"
         assert tuple(lease) == (expected, "m-old")
-        assert "ix_transcripts_machine_updated" in indexes and "ix_transcripts_updated" not in indexes
+        assert "ix_transcripts_machine_updated" in indexes
+        assert "ix_transcripts_updated" not in indexes
         assert snapshots
         now = datetime(2026, 11, 2, tzinfo=UTC)
         row = {"source": "claude_code", "path": "/home/dev/a.jsonl", "first_seen_at": now, "updated_at": now}

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import insert
 
-from pipeline.machine import UNNAMED
 from pipeline.clock import FakeClock
+from pipeline.machine import UNNAMED
 from pipeline.scan.view import ScanReport, read_sqlite
 from pipeline.store import Store, consolidation
 from pipeline.store import transcripts as transcripts_store

@@ -4,8 +4,8 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import insert
 
-from pipeline.machine import UNNAMED
 from pipeline.clock import FakeClock
+from pipeline.machine import UNNAMED
 from pipeline.store import Store, jobs, workload
 from pipeline.store.schema import transcripts
 
