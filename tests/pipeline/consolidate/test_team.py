@@ -9,8 +9,8 @@ from pathlib import Path
 
 from pipeline.consolidate.lease import LEASE_TTL
 from pipeline.consolidate.run import run_phase2
-from pipeline.projects import scope_for
 from pipeline.memory.repository import MemoryRepo
+from pipeline.projects import scope_for
 from pipeline.settings import Settings
 from pipeline.store import leases, snapshots
 from tests.conftest import as_machine, postgres_only
