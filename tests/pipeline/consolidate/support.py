@@ -14,7 +14,6 @@ from sqlalchemy import insert, select
 
 from pipeline.clock import FakeClock
 from pipeline.llm.client import LLMClient, build_client
-from pipeline.machine import UNNAMED
 from pipeline.memory.repository import MemoryRepo
 from pipeline.redaction import Redactor
 from pipeline.settings import Settings, default_values
@@ -86,7 +85,7 @@ class Env:
                     await conn.execute(
                         insert(transcripts)
                         .values(
-                            machine=UNNAMED,
+                            machine=self.store.machine,
                             source="claude_code",
                             path=f"/t/{session_id}.jsonl",
                             session_id=session_id,
