@@ -51,7 +51,6 @@ def propose(tmp_path: Path, config: Path, session: str, *, project: str | None =
 
     async def go() -> str:
         from daemon.config import load_settings
-
         from pipeline.machine import machine_id
 
         settings = load_settings(config).settings
