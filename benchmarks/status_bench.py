@@ -75,6 +75,7 @@ async def populate(env: dict[str, str], sessions: int) -> None:
                 insert(publications),
                 [
                     {
+                        "machine": store.machine,
                         "target": "claude_code",
                         "scope": scope_for(f"/bench/p{p}"),
                         "path": f"/bench/p{p}",

@@ -66,7 +66,7 @@ def collect(
         "rate_limit": lambda: _rate_limit(rows, settings, now),
         "budget": lambda: _budget(rows, settings, now),
         "memory": lambda: _memory(rows, settings.memory_dir),
-        "publish": lambda: _publish(rows, runs.get("publish")),
+        "publish": lambda: _publish(rows, runs.get("publish"), mine),
         "usage": lambda: usage(rows, now),
         "leases": lambda: _leases(rows, now),
         "last_once": lambda: _last_once(rows, host, pid_alive),
@@ -364,9 +364,10 @@ def _memory(rows: Rows, memory_dir: Path) -> dict[str, Any]:
     }
 
 
-def _publish(rows: Rows, run: dict[str, Any] | None) -> dict[str, Any]:
-    """Each (target, scope): last published, outcome and reason, the last republish after an outside change."""
-    found = rows.all(rm.PUBLICATIONS_SQL)
+def _publish(rows: Rows, run: dict[str, Any] | None, machine: str) -> dict[str, Any]:
+    """Each (target, scope) this machine publishes: last published, outcome and reason, the last
+    republish after an outside change."""
+    found = rows.all(rm.PUBLICATIONS_SQL, {"machine": machine})
     targets = [
         {
             "target": r["target"],

@@ -56,22 +56,38 @@ def _v2(conn: Connection, machine: str) -> None:
         old_instance = schema.leases.c.name == "instance"
         conn.execute(update(schema.leases).where(old_instance).values(name=f"instance:{machine}"))
     schema.scope_snapshots.create(conn, checkfirst=True)
+    if "machine" not in {c["name"] for c in found.get_columns("publications")}:
+        _add_machine(conn, "publications", machine)
+        if conn.dialect.name == "sqlite":
+            _rebuild_sqlite_table(conn, schema.publications)
+        else:
+            ops = operations(conn)
+            name = found.get_pk_constraint("publications").get("name") or "publications_pkey"
+            ops.drop_constraint(name, "publications", type_="primary")
+            ops.create_primary_key("publications_pkey", "publications", ["machine", "target", "scope"])
     if "machine" in {c["name"] for c in found.get_columns("transcripts")}:
         return
-    conn.execute(text("ALTER TABLE transcripts ADD COLUMN machine VARCHAR(64)"))
-    conn.execute(update(schema.transcripts).values(machine=machine))
+    _add_machine(conn, "transcripts", machine)
     conn.execute(text("DROP INDEX IF EXISTS ix_transcripts_updated"))
     if conn.dialect.name == "sqlite":
         _rebuild_sqlite_table(conn, schema.transcripts)
         return
     ops = operations(conn)
-    ops.alter_column("transcripts", "machine", nullable=False, existing_type=String(64))
     for unique in found.get_unique_constraints("transcripts"):
         if unique["column_names"] == ["path"] and unique["name"]:
             ops.drop_constraint(unique["name"], "transcripts", type_="unique")
     ops.create_unique_constraint("uq_transcripts_machine_path", "transcripts", ["machine", "path"])
     for index in schema.transcripts.indexes:
         index.create(conn, checkfirst=True)
+
+
+def _add_machine(conn: Connection, table: str, machine: str) -> None:
+    """A ``machine`` column on ``table``, its rows this machine's (NOT NULL on PostgreSQL now; on
+    SQLite with the rebuild that follows)."""
+    conn.execute(text(f"ALTER TABLE {table} ADD COLUMN machine VARCHAR(64)"))
+    conn.execute(text(f"UPDATE {table} SET machine = :machine"), {"machine": machine})
+    if conn.dialect.name != "sqlite":
+        operations(conn).alter_column(table, "machine", nullable=False, existing_type=String(64))
 
 
 def _rebuild_sqlite_table(conn: Connection, table: Table) -> None:

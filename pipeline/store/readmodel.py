@@ -250,8 +250,8 @@ SCOPES_SQL = "SELECT key, last_success_at, last_commit FROM scopes ORDER BY key"
 PENDING_REVIEW_SQL = (
     f"SELECT count(*) AS n FROM consolidation_runs WHERE outcome = '{RunOutcome.PENDING_REVIEW}'"
 )
-# Every column: a store made before republished_at still reads (without it).
-PUBLICATIONS_SQL = "SELECT * FROM publications ORDER BY target, scope"
+# Every column: a store made before republished_at still reads (without it). This machine's own.
+PUBLICATIONS_SQL = f"SELECT * FROM publications WHERE {MINE} ORDER BY target, scope"
 LEASES_SQL = "SELECT * FROM leases ORDER BY name"
 """Every column: a store made before leases named their machine still reads."""
 

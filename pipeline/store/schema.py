@@ -257,6 +257,8 @@ Index("ix_runs_scope", consolidation_runs.c.scope, consolidation_runs.c.started_
 publications = Table(
     "publications",
     metadata,
+    # The machine that published (``pipeline.machine``): each machine publishes into its own homes.
+    Column("machine", String(64), primary_key=True),
     Column("target", String(64), primary_key=True),
     Column("scope", Text, primary_key=True),
     Column("path", Text, nullable=False),

@@ -19,6 +19,7 @@ from daemon.cycle import run_step
 from daemon.status.config import load_status_settings
 from pipeline.clock import FakeClock
 from pipeline.errors import NoAPIKey
+from pipeline.machine import UNNAMED
 from pipeline.publish.run import publish_all
 from pipeline.store import heartbeats, kv, open_store
 from pipeline.store.schema import publications
@@ -195,6 +196,7 @@ async def test_status_shows_publish_targets_republishes_and_memory_use(tmp_path:
         async with store.write() as conn:
             await conn.execute(
                 insert(publications).values(
+                    machine=UNNAMED,
                     target="codex",
                     scope="global",
                     path="/h/.codex/memories",

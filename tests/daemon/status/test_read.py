@@ -101,6 +101,7 @@ async def populate(store: Store, clock: FakeClock) -> None:
             )
         await conn.execute(
             insert(publications).values(
+                machine=UNNAMED,
                 target="claude_code",
                 scope="projects/shop-1",
                 path="/p/MEMORY.md",
@@ -450,6 +451,7 @@ async def test_publish_shows_each_target_and_the_last_republish_after_an_outside
         ):
             await conn.execute(
                 insert(publications).values(
+                    machine=UNNAMED,
                     target=target,
                     scope=scope,
                     path=f"/p/{target}",

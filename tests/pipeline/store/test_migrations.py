@@ -84,16 +84,18 @@ async def test_an_empty_store_is_reported_by_the_read_only_check(tmp_path: Path)
 
 # Version 1 -> 2: team mode ------------------------------------------------------------------------
 
-_CHANGED = {"transcripts", "jobs", "leases", "heartbeats"}
+_CHANGED = {"transcripts", "jobs", "leases", "heartbeats", "publications"}
 
 
 def _version_1(conn: Connection) -> None:
     """A store as memd's schema version 1 made it: transcripts unique by path alone, no machine
     anywhere, no scope snapshots."""
     old = MetaData()
-    for table in (schema.transcripts, schema.jobs, schema.leases, schema.heartbeats):
+    for table in (schema.transcripts, schema.jobs, schema.leases, schema.heartbeats, schema.publications):
         columns = [
-            Column("path", Text, nullable=False, unique=True) if c.name == "path" else c._copy()
+            Column("path", Text, nullable=False, unique=True)
+            if c.name == "path" and table is schema.transcripts
+            else c._copy()
             for c in table.columns
             if c.name != "machine"
         ]
@@ -143,6 +145,11 @@ def _version_1(conn: Connection) -> None:
             instance="o", host="h", pid=1, version="0.old", started_at=now, beat_at=now
         )
     )
+    conn.execute(
+        insert(old.tables["publications"]).values(
+            target="claude_code", scope="global", path="/home/dev/.claude/CLAUDE.md", outcome="written"
+        )
+    )
 
 
 async def test_a_version_1_store_migrates_its_rows_to_this_machine_and_keys_transcripts_by_machine(
@@ -163,6 +170,7 @@ async def test_a_version_1_store_migrates_its_rows_to_this_machine_and_keys_tran
             assert (await conn.execute(select(func.count()).select_from(schema.stage1_outputs))).scalar() == 1
             assert (await conn.execute(select(schema.jobs.c.machine))).scalars().all() == ["m-old"]
             assert (await conn.execute(select(schema.heartbeats.c.machine))).scalars().all() == ["m-old"]
+            assert (await conn.execute(select(schema.publications.c.machine))).scalars().all() == ["m-old"]
             lease = (await conn.execute(select(schema.leases.c.name, schema.leases.c.machine))).one()
             indexes = await conn.run_sync(
                 lambda c: {i["name"] for i in inspect(c).get_indexes("transcripts")}
@@ -178,6 +186,12 @@ async def test_a_version_1_store_migrates_its_rows_to_this_machine_and_keys_tran
         row = {"source": "claude_code", "path": "/home/dev/a.jsonl", "first_seen_at": now, "updated_at": now}
         async with migrated.write() as conn:  # the same path on another machine is another row
             await conn.execute(insert(schema.transcripts).values(machine="m-new", **row))
+            # ... and so is its publication of the same scope to the same target
+            await conn.execute(
+                insert(schema.publications).values(
+                    machine="m-new", target="claude_code", scope="global", path="/x", outcome="written"
+                )
+            )
         with pytest.raises(IntegrityError):
             async with migrated.write() as conn:  # ... but one machine has one row per path
                 await conn.execute(insert(schema.transcripts).values(machine="m-old", **row))
