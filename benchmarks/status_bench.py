@@ -29,6 +29,7 @@ from pipeline.hits.rate import INDEX_KEY
 from pipeline.machine import machine_id
 from pipeline.projects import scope_for
 from pipeline.store import heartbeats, kv, leases, open_store
+from pipeline.store.readmodel import run_key
 from pipeline.store.schema import memory_uses, publications, transcripts
 
 
@@ -92,7 +93,12 @@ async def populate(env: dict[str, str], sessions: int) -> None:
         await kv.put(store, INDEX_KEY, index | {"first_published": dict.fromkeys(scopes, first)}, now=now)
         step = {"started_at": now.isoformat(), "finished_at": now.isoformat(), "outcome": "ok", "error": None}
         for name in ("scan", "extract", "consolidate", "publish"):
-            await kv.put(store, f"run.{name}", {**step, "step": name, "report": {}}, now=now)
+            await kv.put(
+                store,
+                run_key(name, skipped=False, machine=store.machine),
+                {**step, "step": name, "report": {}},
+                now=now,
+            )
         await leases.acquire(
             store,
             instance_lease(store),

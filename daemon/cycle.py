@@ -81,10 +81,9 @@ class StepResult:
     store_down: bool = False
     """The step failed because the state store did: the steps after it would fail the same way."""
 
-    @property
-    def record_key(self) -> str:
-        """Where the outcome is kept: a skip does not hide the last run that did something."""
-        return run_key(self.name, skipped=self.outcome == StepOutcome.SKIPPED)
+    def record_key(self, machine: str) -> str:
+        """Where the outcome is kept (per machine): a skip does not hide the last run that did something."""
+        return run_key(self.name, skipped=self.outcome == StepOutcome.SKIPPED, machine=machine)
 
     @property
     def failed(self) -> bool:

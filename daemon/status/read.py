@@ -49,7 +49,7 @@ def collect(
     phase-1 failures are its own."""
     report: dict[str, Any] = {}
     mine = machine or known_id(settings.state_dir)
-    runs = _section(lambda: _runs(rows), {})
+    runs = _section(lambda: _runs(rows, mine), {})
     daemons = _section(lambda: _machines(rows, now, mine, pid_alive), {"error": "unreadable"})
     sections: dict[str, Callable[[], Any]] = {
         "daemon": lambda: _daemon(daemons),
@@ -69,7 +69,7 @@ def collect(
         "publish": lambda: _publish(rows, runs.get("publish"), mine),
         "usage": lambda: usage(rows, now),
         "leases": lambda: _leases(rows, now),
-        "last_once": lambda: _last_once(rows, host, pid_alive),
+        "last_once": lambda: _last_once(rows, mine, pid_alive),
     }
     for name, read in sections.items():
         report[name] = _section(read, {"error": "unreadable"})
@@ -145,15 +145,15 @@ def _heartbeat_view(
     return view
 
 
-def _last_once(rows: Rows, host: str, pid_alive: Callable[[int], bool]) -> dict[str, Any] | None:
-    """The last ``memd run --once``: when it started and finished, its summary; still running, or
-    gone without finishing."""
-    record = _kv(rows, LAST_ONCE_KEY)
+def _last_once(rows: Rows, machine: str, pid_alive: Callable[[int], bool]) -> dict[str, Any] | None:
+    """This machine's last ``memd run --once``: when it started and finished, its summary; still
+    running, or gone without finishing."""
+    record = _kv(rows, rm.machine_key(LAST_ONCE_KEY, machine))
     if not isinstance(record, dict):
         return None
     view = {k: record.get(k) for k in ("pid", "host", "started_at", "finished_at", "summary")}
     unfinished = record.get("finished_at") is None
-    alive = unfinished and record.get("host") == host and isinstance(record.get("pid"), int)
+    alive = unfinished and isinstance(record.get("pid"), int)
     view["running"] = bool(alive and pid_alive(int(record["pid"])))
     return view
 
@@ -186,15 +186,11 @@ def _transcripts(rows: Rows, now: datetime, machine: str) -> dict[str, Any]:
     }
 
 
-def _runs(rows: Rows) -> dict[str, dict[str, Any]]:
-    """``run.<step>`` (the last run that did something) and ``run.<step>.skipped`` (the last check
-    that found nothing to do), by key without the ``run.`` prefix."""
-    found = rows.all(rm.RUNS_SQL)
-    return {
-        r["key"].removeprefix(rm.RUN_KEY_PREFIX): v
-        for r in found
-        if isinstance(v := json_value(r["value"]), dict)
-    }
+def _runs(rows: Rows, machine: str) -> dict[str, dict[str, Any]]:
+    """This machine's ``run.<step>`` (the last run that did something) and ``run.<step>.skipped``
+    (the last check that found nothing to do), by ``<step>`` and ``<step>.skipped``."""
+    found = rows.all(rm.RUNS_SQL, rm.runs_params(machine))
+    return {rm.run_name(r["key"], machine): v for r in found if isinstance(v := json_value(r["value"]), dict)}
 
 
 def _run_view(run: dict[str, Any] | None) -> dict[str, Any] | None:

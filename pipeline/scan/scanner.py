@@ -37,7 +37,7 @@ from pipeline.sources.walk import Walked, stat_paths
 from pipeline.store import Store, kv
 from pipeline.store import jobs as jobs_store
 from pipeline.store import transcripts as transcripts_store
-from pipeline.store.readmodel import Seen
+from pipeline.store.readmodel import Seen, machine_key
 from pipeline.store.transcripts import KnownFile
 from pipeline.transcript import Transcript
 from pipeline.vocabulary import TRANSCRIPT_NOTABLE, JobKind, TranscriptState
@@ -65,7 +65,7 @@ class Observation:
 
 
 def settings_kv_key(store: Store) -> str:
-    return f"{SETTINGS_KEY}:{store.machine}"
+    return machine_key(SETTINGS_KEY, store.machine)
 
 
 def _settings_hash(settings: MemoriesSettings) -> str:
@@ -207,7 +207,12 @@ async def scan(
         "enqueued": report.enqueued,
         "duration_s": round(report.duration_s, 3),
     }
-    await kv.put(store, LAST_SCAN_KEY, {"at": scan_pass.now.isoformat(), **summary}, now=scan_pass.now)
+    await kv.put(
+        store,
+        machine_key(LAST_SCAN_KEY, store.machine),
+        {"at": scan_pass.now.isoformat(), **summary},
+        now=scan_pass.now,
+    )
     log.info("scan_finished", **summary)
     return report
 

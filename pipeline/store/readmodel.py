@@ -72,19 +72,38 @@ def json_value(value: Any) -> Any:
 # kv -----------------------------------------------------------------------------------------------
 
 KV_SQL = "SELECT value FROM kv WHERE key = :key"
+
+
+def machine_key(key: str, machine: str) -> str:
+    """The kv key of a fact of one machine's (its steps' last runs, its last scan, its settings):
+    machines sharing a store each keep their own."""
+    return f"{key}:{machine}"
+
+
 RUN_KEY_PREFIX = "run."
-"""``kv["run.<step>"]``: a daemon step's last run that did something; ``run.<step>.skipped``: its
-last check that found nothing to do."""
+"""``kv["run.<step>:<machine>"]``: a daemon step's last run that did something on that machine;
+``run.<step>.skipped:<machine>``: its last check that found nothing to do."""
 SKIPPED_SUFFIX = ".skipped"
 RUN_STEPS = ("scan", "extract", "consolidate", "publish")
 """The daemon's steps, in the order a cycle runs them."""
+_RUN_NAMES = [f"{s}{suffix}" for s in RUN_STEPS for suffix in ("", SKIPPED_SUFFIX)]
 RUNS_SQL = "SELECT key, value FROM kv WHERE key IN ({keys})".format(
-    keys=", ".join(f"'{RUN_KEY_PREFIX}{s}', '{RUN_KEY_PREFIX}{s}{SKIPPED_SUFFIX}'" for s in RUN_STEPS)
+    keys=", ".join(f":k{i}" for i in range(len(_RUN_NAMES)))
 )
 
 
-def run_key(step: str, *, skipped: bool) -> str:
-    return f"{RUN_KEY_PREFIX}{step}{SKIPPED_SUFFIX if skipped else ''}"
+def runs_params(machine: str) -> dict[str, str]:
+    """``RUNS_SQL``'s parameters: ``machine``'s keys."""
+    return {f"k{i}": machine_key(f"{RUN_KEY_PREFIX}{name}", machine) for i, name in enumerate(_RUN_NAMES)}
+
+
+def run_name(key: str, machine: str) -> str:
+    """``scan`` or ``scan.skipped`` of a key of ``RUNS_SQL``."""
+    return key.removeprefix(RUN_KEY_PREFIX).removesuffix(f":{machine}")
+
+
+def run_key(step: str, *, skipped: bool, machine: str) -> str:
+    return machine_key(f"{RUN_KEY_PREFIX}{step}{SKIPPED_SUFFIX if skipped else ''}", machine)
 
 
 # Scan index: the transcripts table's generation, and what a scan needs of each file ---------------

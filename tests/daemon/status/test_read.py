@@ -21,6 +21,7 @@ from pipeline.machine import UNNAMED
 from pipeline.projects import scope_for
 from pipeline.publish.run import publish_all
 from pipeline.store import Store, heartbeats, kv, leases
+from pipeline.store.readmodel import machine_key
 from pipeline.store.schema import (
     consolidation_runs,
     jobs,
@@ -116,13 +117,13 @@ async def populate(store: Store, clock: FakeClock) -> None:
     }
     await kv.put(
         store,
-        "run.extract",
+        machine_key("run.extract", store.machine),
         {**step, "step": "extract", "outcome": "ok", "report": {"extracted": 1}},
         now=now,
     )
     await kv.put(
         store,
-        "run.consolidate.skipped",
+        machine_key("run.consolidate.skipped", store.machine),
         {
             **step,
             "step": "consolidate",
@@ -466,7 +467,7 @@ async def test_publish_shows_each_target_and_the_last_republish_after_an_outside
         {"target": "claude_code", "scope": "projects/shop-1", "outcome": "skipped"},
         {"target": "codex", "scope": "global", "outcome": "unchanged"},
     ]
-    await kv.put(store, "run.publish", publish_run(now, results), now=now)
+    await kv.put(store, machine_key("run.publish", store.machine), publish_run(now, results), now=now)
     publish = (await read_report(store, clock, tmp_path))["publish"]
     assert publish["targets"] == [
         {
@@ -529,7 +530,7 @@ async def test_publishing_before_the_first_consolidation_keeps_status_healthy(
 
     # The publish step as the daemon runs and records it.
     step = await run_step("publish", publish, clock=clock, dry_run=False)
-    await kv.put(store, step.record_key, step.to_json(), now=clock.now())
+    await kv.put(store, step.record_key(store.machine), step.to_json(), now=clock.now())
 
     report = await read_report(store, clock, tmp_path)
     assert report["daemon"]["state"] == "running"
