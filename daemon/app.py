@@ -276,7 +276,6 @@ def web_page(clock: Clock, env: Mapping[str, str], config_path: Path | None) -> 
     async def serve_page(store: Store, settings: Callable[[], Settings]) -> None:
         from daemon.ui import server
         from pipeline.errors import MemdError
-        from pipeline.proc import hostname
 
         ui = settings().ui
         try:
@@ -290,7 +289,6 @@ def web_page(clock: Clock, env: Mapping[str, str], config_path: Path | None) -> 
                 host=ui.host,
                 port=ui.port,
                 read_only=ui.read_only,
-                host_name=hostname(),
             )
             sock = server.bind(ui.host, ui.port)
         except (OSError, MemdError) as exc:

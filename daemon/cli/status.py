@@ -38,7 +38,7 @@ def status_command(ctx: CliContext, as_json: bool) -> None:
     from daemon.status.rows import StoreUnavailable, describe, open_rows
     from pipeline import __version__
     from pipeline.clock import SystemClock
-    from pipeline.proc import hostname, pid_alive
+    from pipeline.proc import pid_alive
 
     settings = _settings(ctx)
     now = SystemClock().now()
@@ -55,7 +55,7 @@ def status_command(ctx: CliContext, as_json: bool) -> None:
         report["daemon"] = {"running": False, "state": "no state store"}
     else:
         try:
-            report.update(collect(rows, settings, now=now, host=hostname(), pid_alive=pid_alive))
+            report.update(collect(rows, settings, now=now, pid_alive=pid_alive))
         finally:
             rows.close()
     state = report["daemon"].get("state")

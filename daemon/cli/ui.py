@@ -48,7 +48,6 @@ def ui_command(
     from pipeline.clock import SystemClock
     from pipeline.errors import MemdError
     from pipeline.machine import machine_id
-    from pipeline.proc import hostname
     from pipeline.store import open_store
 
     try:
@@ -83,7 +82,6 @@ def ui_command(
                 host=host,
                 port=sock.getsockname()[1],
                 read_only=read_only,
-                host_name=hostname(),
             )
             serving = asyncio.ensure_future(server.serve(web, sock))
             loop = asyncio.get_running_loop()

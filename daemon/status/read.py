@@ -39,7 +39,6 @@ def collect(
     settings: StatusSettings,
     *,
     now: datetime,
-    host: str,
     pid_alive: Callable[[int], bool],
     machine: str | None = None,
 ) -> dict[str, Any]:

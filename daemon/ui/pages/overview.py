@@ -21,7 +21,7 @@ async def overview(request: Request) -> Response:
 
     def read(rows: Rows) -> tuple[dict[str, object], list[data.Backlog], list[data.Day]]:
         machine = ui.db.machine
-        report = collect(rows, settings, now=now, host=ui.host_name, pid_alive=pid_alive, machine=machine)
+        report = collect(rows, settings, now=now, pid_alive=pid_alive, machine=machine)
         return report, data.backlog(rows, machine), data.daily_usage(rows, now)
 
     try:

@@ -199,7 +199,6 @@ async def read_report(store: Store, clock: FakeClock, tmp_path: Path, **kw: Any)
                 rows,
                 settings,
                 now=clock.now(),
-                host=kw.get("host", "h1"),
                 pid_alive=kw.get("pid_alive", lambda pid: True),
                 machine=kw.get("machine"),
             )
