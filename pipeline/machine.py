@@ -1,4 +1,5 @@
-"""This installation's machine: a random id kept in the state directory, and the hostname as its label.
+"""This installation's machine: a random id kept in the state directory (the hostname, which leases
+and heartbeats record beside it, is only its label for people).
 
 Several machines may share one PostgreSQL state store (team mode). Whatever is a machine's own
 (its transcripts, its extract jobs, its daemon's instance lease and heartbeat) is keyed in the
@@ -12,10 +13,6 @@ Standard library only: `memd status` and `memd scan`'s quick check read it too.
 from __future__ import annotations
 
 import os
-import re
-import secrets
-import socket
-from dataclasses import dataclass
 from pathlib import Path
 
 FILE_NAME = "machine-id"
@@ -23,15 +20,7 @@ UNNAMED = "unnamed"
 """The machine of a store opened without one (tests, tools), and of `memd status` and `memd scan`'s
 quick check before memd ever ran here: memd's commands always name theirs."""
 ID_BYTES = 16
-_ID = re.compile(r"^[0-9a-f]{32}$")
-
-
-@dataclass(frozen=True)
-class Machine:
-    id: str
-    """Random, 32 hex digits; what the store keys a machine's rows by."""
-    label: str
-    """The hostname, for people (two machines may share one)."""
+_HEX = frozenset("0123456789abcdef")
 
 
 def machine_path(state_dir: Path) -> Path:
@@ -44,7 +33,7 @@ def read_id(state_dir: Path) -> str | None:
         text = machine_path(state_dir).read_text(encoding="ascii").strip()
     except (OSError, UnicodeDecodeError):
         return None
-    return text if _ID.match(text) else None
+    return text if len(text) == 2 * ID_BYTES and set(text) <= _HEX else None
 
 
 def known_id(state_dir: Path) -> str:
@@ -58,6 +47,8 @@ def machine_id(state_dir: Path) -> str:
     found = read_id(state_dir)
     if found is not None:
         return found
+    import secrets  # only when making one: the fast paths only read it
+
     path = machine_path(state_dir)
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     new = secrets.token_hex(ID_BYTES)
@@ -78,7 +69,3 @@ def machine_id(state_dir: Path) -> str:
     if found is None:
         raise OSError(f"{path} is not a memd machine id: remove it and memd makes a new one")
     return found
-
-
-def this_machine(state_dir: Path) -> Machine:
-    return Machine(id=machine_id(state_dir), label=socket.gethostname())
