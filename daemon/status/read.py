@@ -61,7 +61,7 @@ def collect(
         "phase2": lambda: (
             _phase2(rows, runs.get("consolidate")) | {"last_check": _last_check(runs, "consolidate")}
         ),
-        "batches": lambda: _batches(rows, now),
+        "batches": lambda: _batches(rows, now, mine),
         "rate_limit": lambda: _rate_limit(rows, settings, now),
         "budget": lambda: _budget(rows, settings, now),
         "memory": lambda: _memory(rows, settings.memory_dir),
@@ -273,9 +273,10 @@ def _phase2(rows: Rows, run: dict[str, Any] | None) -> dict[str, Any]:
     return {"last_run": last, "recent": runs, "failures": failures}
 
 
-def _batches(rows: Rows, now: datetime) -> dict[str, Any]:
-    """Message Batches submitted and not yet collected: how many, how old, with which sessions."""
-    found = [rm.pending_batch_from_row(r) for r in rows.all(rm.OPEN_BATCHES_SQL)]
+def _batches(rows: Rows, now: datetime, machine: str) -> dict[str, Any]:
+    """This machine's Message Batches submitted and not yet collected: how many, how old, with
+    which sessions."""
+    found = [rm.pending_batch_from_row(r) for r in rows.all(rm.OPEN_BATCHES_SQL, {"machine": machine})]
 
     def age(at: datetime | None) -> float | None:
         return round((now - at).total_seconds(), 1) if at else None

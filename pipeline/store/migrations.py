@@ -48,7 +48,7 @@ def _v2(conn: Connection, machine: str) -> None:
     naming their machine, and the scope snapshots. What the store holds already is this machine's
     (a store made by ``_v1`` from today's schema has all of it, and is left as it is)."""
     found = inspect(conn)
-    for table in (schema.jobs, schema.leases, schema.heartbeats):
+    for table in (schema.jobs, schema.leases, schema.heartbeats, schema.batches):
         if "machine" not in {c["name"] for c in found.get_columns(table.name)}:
             operations(conn).add_column(table.name, Column("machine", String(64)))
             conn.execute(update(table).values(machine=machine))

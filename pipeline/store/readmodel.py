@@ -277,9 +277,9 @@ LEASES_SQL = "SELECT * FROM leases ORDER BY name"
 
 OPEN_BATCHES_SQL = (
     "SELECT batch_id, phase, state, submitted_at, custom_ids FROM batches "
-    f"WHERE state IN ({_in(BATCH_OPEN)}) ORDER BY submitted_at, id"
+    f"WHERE state IN ({_in(BATCH_OPEN)}) AND (machine IS NULL OR {MINE}) ORDER BY submitted_at, id"
 )
-"""Message Batches whose results are still to be collected, oldest first."""
+"""This machine's Message Batches whose results are still to be collected, oldest first."""
 
 
 class PendingBatch(NamedTuple):

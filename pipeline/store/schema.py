@@ -219,6 +219,8 @@ batches = Table(
     Column("state", String(32), nullable=False),
     Column("submitted_at", UTCDateTime, nullable=False),
     Column("ended_at", UTCDateTime),
+    # The machine that submitted it: only it collects it (its entries are its own sessions).
+    Column("machine", String(64)),
 )
 
 # Consolidation scopes and their runs.

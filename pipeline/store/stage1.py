@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from pipeline.errors import LeaseLost
@@ -294,7 +294,12 @@ async def record_batch(
     async with store.write() as conn:
         await conn.execute(
             insert(batches).values(
-                batch_id=batch_id, phase=phase, custom_ids=entries, state=state, submitted_at=now
+                batch_id=batch_id,
+                phase=phase,
+                custom_ids=entries,
+                state=state,
+                submitted_at=now,
+                machine=store.machine,
             )
         )
 
@@ -315,10 +320,14 @@ async def known_batch_ids(store: Store) -> set[str]:
 
 
 async def open_batches(store: Store, *, phase: str) -> list[BatchRow]:
-    """Batches submitted and not yet collected, and any left mid-submission by a stop."""
+    """This machine's batches submitted and not yet collected, and any left mid-submission by a stop."""
     stmt = (
         select(batches)
-        .where(batches.c.phase == phase, batches.c.state.in_(sorted(BATCH_OPEN)))
+        .where(
+            batches.c.phase == phase,
+            batches.c.state.in_(sorted(BATCH_OPEN)),
+            or_(batches.c.machine.is_(None), batches.c.machine == store.machine),
+        )
         .order_by(batches.c.id)
     )
     async with store.read() as conn:

@@ -84,14 +84,21 @@ async def test_an_empty_store_is_reported_by_the_read_only_check(tmp_path: Path)
 
 # Version 1 -> 2: team mode ------------------------------------------------------------------------
 
-_CHANGED = {"transcripts", "jobs", "leases", "heartbeats", "publications"}
+_CHANGED = {"transcripts", "jobs", "leases", "heartbeats", "publications", "batches"}
 
 
 def _version_1(conn: Connection) -> None:
     """A store as memd's schema version 1 made it: transcripts unique by path alone, no machine
     anywhere, no scope snapshots."""
     old = MetaData()
-    for table in (schema.transcripts, schema.jobs, schema.leases, schema.heartbeats, schema.publications):
+    for table in (
+        schema.transcripts,
+        schema.jobs,
+        schema.leases,
+        schema.heartbeats,
+        schema.publications,
+        schema.batches,
+    ):
         columns = [
             Column("path", Text, nullable=False, unique=True)
             if c.name == "path" and table is schema.transcripts
@@ -146,6 +153,11 @@ def _version_1(conn: Connection) -> None:
         )
     )
     conn.execute(
+        insert(old.tables["batches"]).values(
+            batch_id="msgbatch_1", phase="phase1", custom_ids={}, state="submitted", submitted_at=now
+        )
+    )
+    conn.execute(
         insert(old.tables["publications"]).values(
             target="claude_code", scope="global", path="/home/dev/.claude/CLAUDE.md", outcome="written"
         )
@@ -171,6 +183,7 @@ async def test_a_version_1_store_migrates_its_rows_to_this_machine_and_keys_tran
             assert (await conn.execute(select(schema.jobs.c.machine))).scalars().all() == ["m-old"]
             assert (await conn.execute(select(schema.heartbeats.c.machine))).scalars().all() == ["m-old"]
             assert (await conn.execute(select(schema.publications.c.machine))).scalars().all() == ["m-old"]
+            assert (await conn.execute(select(schema.batches.c.machine))).scalars().all() == ["m-old"]
             lease = (await conn.execute(select(schema.leases.c.name, schema.leases.c.machine))).one()
             indexes = await conn.run_sync(
                 lambda c: {i["name"] for i in inspect(c).get_indexes("transcripts")}
