@@ -68,7 +68,8 @@ def _v2(conn: Connection, machine: str) -> None:
     if "machine" in {c["name"] for c in found.get_columns("transcripts")}:
         return
     _add_machine(conn, "transcripts", machine)
-    conn.execute(text("DROP INDEX IF EXISTS ix_transcripts_updated"))
+    for old in ("ix_transcripts_updated", "ix_transcripts_state", "ix_transcripts_source_state"):
+        conn.execute(text(f"DROP INDEX IF EXISTS {old}"))  # each now leads with the machine
     if conn.dialect.name == "sqlite":
         _rebuild_sqlite_table(conn, schema.transcripts)
         return

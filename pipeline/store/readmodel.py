@@ -155,7 +155,7 @@ NEXT_IDLE_SQL = (
 )
 ALL_SQL = f"{_SELECT} WHERE {MINE} {RECENT_FIRST}"
 # The most recent ``:limit`` of each state, merged: each part is a short read of
-# ix_transcripts_state, where ``state IN (...)`` would sort every matching row.
+# ix_transcripts_machine_state, where ``state IN (...)`` would sort every matching row.
 NOTABLE_SQL = (
     " UNION ALL ".join(
         f"SELECT * FROM ({_SELECT} WHERE state = '{state}' AND {MINE} {RECENT_FIRST} LIMIT :limit)"

@@ -104,8 +104,8 @@ transcripts = Table(
 )
 # The state index also serves `memd scan`'s "most recent per state" (pipeline.scan.view); the
 # other two keep its counts and the scan index's generation to an index read.
-Index("ix_transcripts_state", transcripts.c.state, transcripts.c.last_activity)
-Index("ix_transcripts_source_state", transcripts.c.source, transcripts.c.state)
+Index("ix_transcripts_machine_state", transcripts.c.machine, transcripts.c.state, transcripts.c.last_activity)
+Index("ix_transcripts_machine_source_state", transcripts.c.machine, transcripts.c.source, transcripts.c.state)
 Index("ix_transcripts_machine_updated", transcripts.c.machine, transcripts.c.updated_at)
 Index("ix_transcripts_session", transcripts.c.source, transcripts.c.session_id)
 

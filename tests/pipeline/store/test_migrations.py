@@ -108,7 +108,11 @@ def _version_1(conn: Connection) -> None:
         ]
         extra = [UniqueConstraint("kind", "key", name="uq_jobs_kind_key")] if table is schema.jobs else []
         Table(table.name, old, *columns, *extra)
-    Index("ix_transcripts_updated", old.tables["transcripts"].c.updated_at)
+    t = old.tables["transcripts"]
+    Index("ix_transcripts_updated", t.c.updated_at)
+    Index("ix_transcripts_state", t.c.state, t.c.last_activity)
+    Index("ix_transcripts_source_state", t.c.source, t.c.state)
+    Index("ix_transcripts_session", t.c.source, t.c.session_id)
     old.create_all(conn)
     schema.metadata.create_all(
         conn,
@@ -186,14 +190,17 @@ async def test_a_version_1_store_migrates_its_rows_to_this_machine_and_keys_tran
             assert (await conn.execute(select(schema.batches.c.machine))).scalars().all() == ["m-old"]
             lease = (await conn.execute(select(schema.leases.c.name, schema.leases.c.machine))).one()
             indexes = await conn.run_sync(
-                lambda c: {i["name"] for i in inspect(c).get_indexes("transcripts")}
+                lambda c: {
+                    i["name"]
+                    for i in inspect(c).get_indexes("transcripts")
+                    if not i.get("duplicates_constraint")  # PostgreSQL's unique constraint
+                }
             )
             snapshots = await conn.run_sync(lambda c: inspect(c).has_table("scope_snapshots"))
         # SQLite keeps one instance per store; on PostgreSQL each machine holds its own.
         expected = "instance" if store.dialect == "sqlite" else "instance:m-old"
         assert tuple(lease) == (expected, "m-old")
-        assert "ix_transcripts_machine_updated" in indexes
-        assert "ix_transcripts_updated" not in indexes
+        assert indexes == {i.name for i in schema.transcripts.indexes}  # each as schema.py has it
         assert snapshots
         now = datetime(2026, 11, 2, tzinfo=UTC)
         row = {"source": "claude_code", "path": "/home/dev/a.jsonl", "first_seen_at": now, "updated_at": now}
