@@ -327,7 +327,7 @@ def test_two_daemons_on_one_shared_postgresql_store_consolidate_each_scope_once_
             reports.append(json.loads(status.stdout))
         human = subprocess.run(
             [sys.executable, "-m", "daemon", "status"],
-            env=envs[0],
+            env={**envs[0], "COLUMNS": "300"},  # one line each
             cwd=REPO,
             capture_output=True,
             text=True,
@@ -347,7 +347,11 @@ def test_two_daemons_on_one_shared_postgresql_store_consolidate_each_scope_once_
         assert all(m["state"] == "running" and m["heartbeat_age_s"] is not None for m in machines)
         assert [m["machine"] for m in machines if m["this_machine"]] == [mine]
         assert report["daemon"]["state"] == "running"
-    assert human.stdout.count("machine") >= 2, human.stdout
+    lines = [line for line in human.stdout.splitlines() if line.startswith("machine")]
+    assert len(lines) == 2, human.stdout
+    assert [mid[:8] in line for mid, line in zip(ids, lines, strict=True)] == [True, True]  # this one first
+    assert "this machine: running" in lines[0]
+    assert "heartbeat" in lines[1]
     assert responder.conversations == len(scopes)  # taking over costs no model call
 
     trees = [_scope_tree(s.paths.memory_dir) for s in settings]
