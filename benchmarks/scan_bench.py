@@ -37,7 +37,9 @@ from benchmarks.bytecode import compile_sources
 from pipeline.clock import FakeClock
 from pipeline.scan.scanner import scan
 from pipeline.settings import Settings
+from pipeline.sources import registry
 from pipeline.store import Store, open_store
+from pipeline.vocabulary import SourceName
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
@@ -94,12 +96,11 @@ def settings_for(root: Path) -> Settings:
                 "state_dir": str(root / "state"),
             },
             "sources": {
-                "claude_code": {"root": str(root / "claude" / "projects")},
-                "codex": {"root": str(root / "none"), "enabled": False},
-                "gemini_cli": {"root": str(root / "none"), "enabled": False},
-                "pi": {"root": str(root / "none"), "enabled": False},
-                "copilot_cli": {"root": str(root / "none"), "enabled": False},
-                "qwen_code": {"root": str(root / "none"), "enabled": False},
+                # Claude Code reads the corpus; every other registered source is off.
+                name: {"root": str(root / "claude" / "projects")}
+                if name == SourceName.CLAUDE_CODE
+                else {"root": str(root / "none"), "enabled": False}
+                for name in registry.names()
             },
         }
     )
@@ -155,7 +156,11 @@ async def rescan_benchmark(root: Path, files: int, repeat: int) -> bool:
     (root / "memd.toml").write_text(
         f'[paths]\nstate_db = "{settings.paths.state_db}"\nmemory_dir = "{root / "mem"}"\n'
         f'[sources.claude_code]\nroot = "{projects}"\n'
-        "[sources.codex]\nenabled = false\n[sources.gemini_cli]\nenabled = false\n[sources.pi]\nenabled = false\n"
+        + "".join(
+            f"[sources.{name}]\nenabled = false\n"
+            for name in registry.names()
+            if name != SourceName.CLAUDE_CODE
+        )
     )
     memd = [sys.executable, "-m", "daemon", "scan"]
     memd_json = [*memd, "--json"]
