@@ -3,7 +3,7 @@
 A step is an async callable returning its report (or ``Skipped`` when there was nothing for it to
 do); a report whose ``failure`` is set (a consolidation refused by validation) makes the step
 ``failed`` with that reason. A step that raises does not stop the steps after it, except when the state store itself is
-failing. Each outcome is kept in the store (``kv["run.<step>"]``) for `memd status`.
+failing. Each outcome is kept in the store (``kv["run.<step>:<machine>"]``, each machine its own) for `memd status`.
 """
 
 from __future__ import annotations
