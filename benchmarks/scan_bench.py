@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.bytecode import compile_sources
 from pipeline.clock import FakeClock
+from pipeline.machine import machine_id
 from pipeline.scan.scanner import scan
 from pipeline.settings import Settings
 from pipeline.sources import registry
@@ -132,7 +133,7 @@ async def rescan_benchmark(root: Path, files: int, repeat: int) -> bool:
     print(f"  done in {time.perf_counter() - t0:.1f}s")
     settings = settings_for(root)
     clock = FakeClock(NOW)
-    store = await open_store(settings.paths.state_db)
+    store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
     try:
         t0 = time.perf_counter()
         first = await scan(store, settings, clock, collect_sessions=False)
@@ -213,7 +214,7 @@ async def append_benchmark(root: Path) -> bool:
         path.write_text(text)
         paths[label] = (sid, path)
     clock = FakeClock(NOW)
-    store: Store = await open_store(settings.paths.state_db)
+    store: Store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
     rows = []
     try:
         t0 = time.perf_counter()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import shutil
 import socket
@@ -134,3 +135,24 @@ async def store(request: pytest.FixtureRequest, tmp_path: os.PathLike[str]) -> A
         async with engine.begin() as conn:
             await conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
         await engine.dispose()
+
+
+@contextlib.asynccontextmanager
+async def as_machine(store: Store, machine: str) -> AsyncIterator[Store]:
+    """The same state store (its SQLite file, or its PostgreSQL schema) opened by another machine."""
+    schema = None
+    if store.dialect == "postgresql":
+        from sqlalchemy import text
+
+        async with store.read() as conn:
+            schema = str((await conn.execute(text("SELECT current_schema()"))).scalar_one())
+    other = await open_store(store.url, machine=machine, pg_schema=schema)
+    try:
+        yield other
+    finally:
+        await other.close()
+
+
+postgres_only = pytest.mark.parametrize("store", _backends()[1:], indirect=True)
+"""A test of the ``store`` fixture on PostgreSQL alone (what only a shared store does); it skips
+only where no PostgreSQL answers."""
