@@ -1,8 +1,8 @@
 """The redaction engine: one Aho-Corasick pass over the lower-cased text finds every anchor of
 every rule; each rule then confirms its shape right there. Rules are compiled once per process.
 
-Text is handled as UTF-8 bytes (secrets are ASCII; bytes make lower-casing and matching cheap even
-when the text holds emoji). Placeholders already in the text (``[REDACTED:rule:tag]``) are
+Text is handled as UTF-8 bytes (bytes make lower-casing and matching cheap even when the text holds
+emoji; a value may hold any Unicode, its span then counts characters, not bytes). Placeholders already in the text (``[REDACTED:rule:tag]``) are
 protected: nothing that overlaps one is reported, so redaction is idempotent.
 """
 
@@ -22,6 +22,7 @@ from pipeline.redaction.model import GENERIC, Candidate, Finding, RedactionResul
 from pipeline.redaction.rules_context import context_rules
 from pipeline.redaction.rules_generic import generic_rules
 from pipeline.redaction.rules_provider import provider_rules
+from pipeline.redaction.wrap import extend_wrapped
 
 PLACEHOLDER_RE = re.compile(rb"\[REDACTED(?::[a-z0-9-]{1,40}:[0-9a-f]{4}|_SECRET|)\]")
 """What redaction writes (``[REDACTED:github-token:1f3a]``), plus the bare forms other tools write."""
@@ -89,9 +90,12 @@ def _resolve(found: list[Candidate], protected: list[tuple[int, int]], buf: byte
         shield = _Spans(protected)
         verified = [c for c in verified if not shield.overlaps(c[0], c[1])]
     merged: list[Candidate] = []
+    size = len(buf)
     for s, e, name, prio in verified:
-        if e - s < MIN_SECRET_LEN:  # too short to be a credential (and would break the length bound)
+        if e - s < _SHORT and _chars(buf, s, e) < MIN_SECRET_LEN:  # too short to be a credential
             continue
+        if e < size and buf[e] in _BREAK_BYTES:  # the value may go on over the next lines
+            e = extend_wrapped(buf, s, e)
         if merged and s < merged[-1][1]:
             ms, me, mname, mprio = merged[-1]
             if (prio, e - s) > (mprio, me - ms):
@@ -100,6 +104,15 @@ def _resolve(found: list[Candidate], protected: list[tuple[int, int]], buf: byte
         else:
             merged.append((s, e, name, prio))
     return merged
+
+
+_SHORT = 4 * MIN_SECRET_LEN  # a span this long in bytes holds MIN_SECRET_LEN characters at least
+_BREAK_BYTES = frozenset(b"\\\r\n")
+
+
+def _chars(buf: bytes, s: int, e: int) -> int:
+    """How many characters ``buf[s:e]`` holds (UTF-8 continuation bytes do not count)."""
+    return e - s - sum(1 for b in buf[s:e] if 0x80 <= b < 0xC0)
 
 
 class _Spans:
@@ -189,7 +202,7 @@ class Redactor:
         last = 0
         for s, e, name, _ in spans:
             chars += len(buf[last:s].decode("utf-8", "surrogatepass"))
-            length = e - s  # spans are ASCII: bytes == characters
+            length = len(buf[s:e].decode("utf-8", "surrogatepass"))
             findings.append(Finding(name, chars, chars + length))
             chars += length
             last = e

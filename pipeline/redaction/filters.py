@@ -11,29 +11,20 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-import zlib
 from enum import IntEnum
 
-import ahocorasick_rs
+from pipeline.redaction.placeholders import is_placeholder_value
 
-_PLACEHOLDER_WORDS = tuple(
-    b"""example your placeholder changeme change_me change-me changeit change_it change-it replace redacted
-    xxxx *** ... \xe2\x80\xa6 \xe2\x80\xa2 {{ }} ${ $( %( dummy sample insert_ insert- goeshere goes_here goes-here
-    _here -here todo fixme notareal not_a_real not-a-real notreal 000000 123456 abcdef""".split()
-)
-_PLACEHOLDER = ahocorasick_rs.BytesAhoCorasick(
-    _PLACEHOLDER_WORDS, implementation=ahocorasick_rs.Implementation.DFA
-)
 _STOPWORDS = frozenset(
     b"""true false null none nil undefined yes no on off required optional string str int integer bool
     boolean number object any bytes secret secrets password passwd passphrase token tokens apikey api_key
     api-key bearer basic key value values empty default env enabled disabled hidden masked redacted unset
     changeme changeit admin administrator root guest postgres mysql redis test testing example pass
-    username user demo sample foo bar baz qux secret123 password123 pass123 hunter2 letmein qwerty
-    mypassword mysecret mytoken secretkey secret_key test123 abc123 123456 12345678 123456789 required
-    jwt oauth oauth2 hmac sha256 aes256 base64 plain plaintext sso saml ldap none null tiger scott foobar
-    passw0rd p@ssw0rd s3cret s3cr3t topsecret supersecret mysecretpassword""".split()
+    username user demo sample foo bar baz qux secretkey secret_key required jwt oauth oauth2 hmac sha256
+    aes256 base64 plain plaintext sso saml ldap none null""".split()
 )
+"""Values that name a field or a type (``password: Password``, ``token: str``, ``secret: false``).
+Weak real passwords (``hunter2``, ``postgres``) are not here: they are redacted like any other."""
 _REFERENCE = re.compile(
     # identifiers: snake, SCREAMING_SNAKE, camelCase, PascalCase, _private; dotted attributes; URLs;
     # versions; paths
@@ -62,6 +53,8 @@ class Level(IntEnum):
     PASSWORD = 3  # password, passwd, passphrase, pwd, pass
 
 
+MAX_VALUE = 16384
+"""Longer values (a wrapped block included) are data, not a credential."""
 MIN_LEN = {Level.KEY: 16, Level.SECRET: 8, Level.PASSWORD: 6}
 MIN_DISTINCT = {Level.KEY: 10, Level.SECRET: 6, Level.PASSWORD: 4}
 
@@ -72,11 +65,9 @@ def distinct(value: bytes) -> int:
 
 
 def is_placeholder(value: bytes) -> bool:
-    """A template, mask, documentation example or stopword rather than a credential."""
-    low = value.lower()
-    if not value or low in _STOPWORDS or _REF_START.match(value) or _PLACEHOLDER.find_matches_as_indexes(low):
-        return True
-    return (b"<" in value and b">" in value) or (len(value) >= 6 and len(set(value)) <= 3)
+    """A template, mask, placeholder phrase, reference or stopword as a whole, rather than a
+    credential (see ``placeholders``: a word inside a value does not count)."""
+    return value.lower() in _STOPWORDS or _REF_START.match(value) is not None or is_placeholder_value(value)
 
 
 def _oddities(segment: bytes) -> int:
@@ -122,7 +113,13 @@ def _classes(value: bytes) -> int:
 def value_is_secret(value: bytes, level: Level) -> bool:
     """Would ``value``, found under a name of strength ``level``, be a credential?"""
     n = len(value)
-    if n < MIN_LEN[level] or n > 1024 or value[-1:] == b":" or is_reference(value) or is_placeholder(value):
+    if (
+        n < MIN_LEN[level]
+        or n > MAX_VALUE
+        or value[-1:] == b":"
+        or is_reference(value)
+        or is_placeholder(value)
+    ):
         return False
     if value.isdigit():
         return n >= (8 if level is Level.PASSWORD else 12)
@@ -137,27 +134,10 @@ def value_is_secret(value: bytes, level: Level) -> bool:
     return has_digit(value) and not _UUID.fullmatch(value)
 
 
-def has_placeholder_word(value: bytes) -> bool:
-    """``example``, ``your``, ``xxxx``, ``changeme``... anywhere in ``value`` (any case)."""
-    return bool(_PLACEHOLDER.find_matches_as_indexes(value.lower()))
-
-
 def token_body_ok(body: bytes, min_distinct: int = 8) -> bool:
-    """The variable part of a prefixed token: random-looking, not ``xxxx`` or ``your-token-here``."""
-    return len(set(body)) >= min(min_distinct, len(body) // 2) and not has_placeholder_word(body)
-
-
-def github_checksum_ok(token: bytes) -> bool:
-    """``gh?_`` + 30 random + 6 base62(CRC32 of the 30): true for every real classic GitHub token."""
-    if len(token) != 40 or token[3:4] != b"_":
-        return False
-    body, check = token[4:34], token[34:]
-    crc = zlib.crc32(body)
-    digits = bytearray()
-    while crc:
-        crc, rem = divmod(crc, 62)
-        digits.append(_B62[rem])
-    return bytes(reversed(digits)).rjust(6, b"0") == check
+    """A value with no fixed prefix to vouch for it (a bearer token, a Discord token): random-looking
+    (``min_distinct`` different characters, or half its length) and not a placeholder as a whole."""
+    return len(set(body)) >= min(min_distinct, len(body) // 2) and not is_placeholder_value(body)
 
 
 def basic_credentials(value: bytes) -> bool:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from pipeline.redaction.filters import has_placeholder_word
+from pipeline.redaction.placeholders import is_placeholder_value
 
 # Priorities decide the name of a merged span when two rules overlap: the most specific rule wins.
 PROVIDER = 30
@@ -38,9 +38,11 @@ class Rule(Protocol):
 class RegexRule:
     """A compiled pattern tried at each anchor hit (anchors are lower-case literals found in the
     lower-cased text). ``back`` bytes before the anchor may belong to the match; with ``back == 0``
-    the match must start at the anchor. ``group`` is the secret inside the match. With
-    ``min_distinct``, the secret after its first ``skip`` characters must look random (that many
-    different characters, or half its length) and hold no placeholder word (``xxxx``, ``example``)."""
+    the match must start at the anchor. ``group`` is the secret inside the match. The secret after
+    its first ``skip`` characters (the constant prefix) must not be a placeholder as a whole
+    (``xxxx...``, ``your-token-here``); a word inside a random body does not count. Rules with no
+    fixed prefix to vouch for the shape also set ``min_distinct``: that many different characters
+    (or half the length)."""
 
     name: str
     anchors: tuple[bytes, ...]
@@ -70,10 +72,11 @@ class RegexRule:
         s, e = m.span(self.group)
         if s >= e:
             return m.end()
-        if self.min_distinct:  # inlined filters.token_body_ok: this is the hottest path
-            body = buf[s + self.skip : e]
-            if len(set(body)) < min(self.min_distinct, len(body) // 2) or has_placeholder_word(body):
-                return m.end()
+        body = buf[s + self.skip : e]
+        if self.min_distinct and len(set(body)) < min(self.min_distinct, len(body) // 2):
+            return m.end()
+        if is_placeholder_value(body):
+            return m.end()
         if self.check is None or self.check(m):
             out.append((s, e, self.namer(m) if self.namer else self.name, self.priority))
         return m.end()

@@ -16,6 +16,7 @@ from pipeline.redaction.filters import (
     value_is_secret,
 )
 from pipeline.redaction.model import CONTEXT, STRUCTURE, Candidate, RegexRule, Scan, ScanRule
+from pipeline.redaction.placeholders import is_placeholder_value
 
 # A value after a flag: optionally quoted (also JSON-escaped quotes), then up to whitespace/quote.
 _QVAL = rb"(?P<q>\\*['\"])?(?P<v>[^\s'\"\\`]{1,256})"
@@ -28,10 +29,20 @@ _DB_SCHEMES = frozenset(
 _SCHEME_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789+.-")
 _URL_CRED = re.compile(
     rb"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]{0,30})://"
-    rb"(?P<rest>(?P<user>[^\s:/@\"'`\\<>\[\]{}]{0,128}):(?P<pw>[^\s/@\"'`\\<>\[\]{}]{1,256})@"
+    rb"(?P<rest>(?P<user>(?:[^\s:/@\"'`\\<>\[\]{}]|\\u[0-9a-fA-F]{4}){0,128}):"
+    rb"(?P<pw>(?:[^\s/@\"'`\\<>\[\]{}]|\\u[0-9a-fA-F]{4}){1,256})@"
     rb"[^\s\"'`\\<>\[\]{}]{0,2048})"
 )
 _TRAILING = b").,;:!?}]*"
+
+
+_URL_FIELD_WORDS = frozenset(b"password passwd pass pwd pw".split())
+
+
+def _url_placeholder(pw: bytes) -> bool:
+    """Only a template (``USER:PASSWORD``, ``${PW}``, ``<password>``, ``***``) is spared: any other
+    password in a URL, however short or common (``root:hunter2``, ``postgres:postgres``), is one."""
+    return pw.lower() in _URL_FIELD_WORDS and (pw.isupper() or pw.islower()) or is_placeholder_value(pw)
 
 
 def _url_credentials(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
@@ -43,8 +54,7 @@ def _url_credentials(buf: bytes, low: bytes, start: int, end: int, out: list[Can
     m = _URL_CRED.match(buf, pos)
     if m is None:
         return 0
-    pw = m.group("pw")
-    if len(pw) < 3 or is_placeholder(pw) or pw == m.group("user") or (pw.isdigit() and len(pw) <= 5):
+    if _url_placeholder(m.group("pw")):
         return 0
     s, e = m.span("rest")
     while e > m.end("pw") + 1 and buf[e - 1] in _TRAILING:

@@ -18,6 +18,8 @@ from functools import lru_cache
 
 from pipeline.redaction.filters import Level
 from pipeline.redaction.model import Candidate, ScanRule
+from pipeline.redaction.values import quoted_end, unquoted_end
+from pipeline.redaction.wrap import yaml_block
 
 ANCHORS = (b"pass", b"pwd", b"secret", b"token", b"key", b"auth", b"cred")
 
@@ -27,9 +29,9 @@ _ASSIGN = re.compile(
     rb"[A-Za-z0-9_.-]{0,80}+(?P<end>)(?P<kq>\\*[\"'`]\]?)?[ \t]*"
     rb"(?P<op>[ \t]+value[ \t]*=|(?:\r?\n|\\+[rn])[ \t-]*value[ \t]*:(?=[ \t])|,[ \t]*\\*[\"']value\\*[\"'][ \t]*:"
     rb"|:=|=>|\?=|=(?!=)|:(?=[ \t]|\\*[\"'`])|,(?=[ \t]*\\*[\"'])|>|(?<=[ \t])\|(?=[ \t]+[^\s|]))"
-    rb"[ \t]*(?:(?P<vq>\\*[\"'`])(?P<qv>[^\"'`\\\s\x80-\xff][^\"'`\\\r\n\x80-\xff]{0,1023})"
-    rb"|(?P<uv>[^\s\"'`\\\x80-\xff]{1,1024}))"
+    rb"[ \t]*(?P<vq>\\*[\"'`])?(?=[^\s])"
 )
+MAX_UNQUOTED = 1024
 # An unquoted value ends before ``;``/``,``/``&`` that start the next ``name=`` (query strings,
 # ADO.NET connection strings, flow mappings) and before closing brackets or a ``<`` tag at its end.
 _NEXT_PAIR = re.compile(rb"[;,&][ \t]*[A-Za-z_][\w. -]{0,40}=|<")
@@ -131,7 +133,8 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
         ident_start += 1
     identifier = buf[ident_start:ident_end]
     op = m.group("op")
-    if op == b">" and (buf[ident_start - 1 : ident_start] != b"<" or m.group("uv") is None):
+    vq = m.group("vq")
+    if op == b">" and (buf[ident_start - 1 : ident_start] != b"<" or vq is not None):
         return ident_end
     if op == b"," and not (
         m.group("kq") and buf[max(0, ident_start - 3) : ident_start - 1].strip()[-1:] == b"("
@@ -140,10 +143,10 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
     named = _classify_named(identifier)
     if named is None:
         return ident_end
-    if m.group("qv") is not None:
-        s, e = m.span("qv")
-    else:
-        s, e = m.span("uv")
+    s = m.end()
+    e = quoted_end(buf, s, vq[-1], len(vq) - 1) if vq is not None else -1
+    if e < 0:  # unquoted, or a quote not closed on its line: the value is one word
+        e = unquoted_end(buf, s, min(len(buf), s + MAX_UNQUOTED))
         cut = _NEXT_PAIR.search(buf, s, e)
         if cut is not None:
             e = cut.start()
@@ -151,6 +154,9 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
             e -= 1
         if _CALL.match(buf, s, e + 1):  # a call or an index: code, not a value
             return ident_end
+        block = yaml_block(buf, ident_start, buf[s:e], e)
+        if block is not None:
+            s, e = block
         if op == b">" and buf[e : e + 2] != b"</":
             return ident_end
     if s < e:

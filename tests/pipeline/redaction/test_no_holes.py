@@ -7,6 +7,7 @@ wrapped across lines are all redacted whole."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -38,11 +39,14 @@ def _anthropic_with(word: str) -> str:
         "ghp_16C7e42F292c6912E7710c838347Ae17YoUR",
         "ghp_Todo6912E7710c838347Ae17XyZ16C7e42F29",
         "ghp_abcdef12E7710c838347Ae17XyZ16C7e42F29",
-        "github_pat_11ABCDEFG0123456789abc_" + "dummy" + "Qm7b4X9kL2pW8zR5tY3uV6nB1cD0eF" + "xxxxHere1234567890abcdef",
+        "github_pat_11ABCDEFG0123456789abc_"
+        + "dummy"
+        + "Qm7b4X9kL2pW8zR5tY3uV6nB1cD0eF"
+        + "xxxxHere1234567890abcdef",
         "sk-proj-" + "yourKey" + "a8F3kL9mQ2" * 7 + "T3BlbkFJ" + "FIXMEb7Qm1" * 7 + "zz",
         "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
-        "glpat-123456exampleQ7b9",
-        "npm_placeholderQm7b4X9kL2pW8zR5tY3uV6nB",
+        "glpat-123456exampleQ7b9xY1",
+        "npm_placeholderQm7b4X9kL2pW8zR5tY3uV6nB1",
         "hf_dummyQmbXkLpWzRtYuVnBcDeFgHiJkLmNo",
     ],
 )
@@ -98,6 +102,10 @@ def test_documentation_example_keys_are_redacted(redactor: Redactor, text: str, 
         "password: ***",
         "DB_PASSWORD=xxxxxxxx",
         "token: <token>",
+        "ANTHROPIC_API_KEY=sk-ant-xxxxx",
+        "DATABASE_URL=postgres://USER:PASSWORD@HOST:5432/DB",
+        "redis://:${REDIS_PASSWORD}@cache:6379",
+        "https://user:<password>@example.com/",
     ],
 )
 def test_whole_value_placeholders_survive(redactor: Redactor, text: str) -> None:
@@ -141,10 +149,11 @@ def test_any_url_password_is_redacted(redactor: Redactor, url: str, pw: str) -> 
         ('JWT_SECRET="ab\'Qm7bX9kL2pW4zR"', "ab'Qm7bX9kL2pW4zR"),
         ("PGPASSWORD=Zq8w\\$X4nB7vK2 psql", "Zq8w\\$X4nB7vK2"),
         ('DB_PASSWORD="Zq8w\\"X4nB7vK2"', 'Zq8w\\"X4nB7vK2'),
-        ("password: 'it''s-Qm7b-X9kL'", "s-Qm7b-X9kL"),
     ],
 )
-def test_assignment_values_with_unicode_quotes_and_escapes(redactor: Redactor, text: str, secret: str) -> None:
+def test_assignment_values_with_unicode_quotes_and_escapes(
+    redactor: Redactor, text: str, secret: str
+) -> None:
     _redacted(redactor, text, secret)
     # The same line inside a transcript: JSON-escaped once (ASCII or not) and twice.
     for wrapped in (
@@ -153,9 +162,8 @@ def test_assignment_values_with_unicode_quotes_and_escapes(redactor: Redactor, t
         json.dumps({"o": json.dumps({"o": text})}),
     ):
         out = redactor.redact(wrapped).text
-        shown = json.dumps(secret)[1:-1]
-        assert shown not in out and json.dumps(shown)[1:-1] not in out, out
-        assert secret.split("\\")[0][:8] not in out or len(secret.split("\\")[0]) < 8, out
+        for fragment in re.findall(r"[A-Za-z0-9]{4,}", secret):  # no piece of it, however escaped
+            assert fragment not in out, out
         json.loads(out)
 
 

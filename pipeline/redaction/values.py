@@ -1,0 +1,44 @@
+"""Where a value written after ``=`` or ``:`` ends, at any level of JSON escaping.
+
+A quoted value runs to its own closing quote: the same character with no more backslashes before it
+than the opening one had (``"`` in text, ``\\"`` once JSON-escaped, ``\\\\\\"`` twice). Inside it
+may hold anything else on its line: any Unicode, quotes of the other kind (``'ab"Qm7b'``), escapes
+(``\\"``, ``\\$``, ``\\u00fc``, ``\\n`` of a JSON string) and backslash-newline continuations. An
+unquoted value runs to a blank or a quote; a backslash escape inside it (``Zq8w\\$X4``, ``\\u00fc``)
+belongs to it, while ``\\n``, ``\\t``, ``\\"`` (the escapes a JSON transcript wraps text in) end it.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+MAX_QUOTED = 4096
+
+_UNQUOTED = re.compile(rb"(?:[^\s\"'`\\]|\\++[^\s\"'`\\nrt])++")
+
+
+@lru_cache(maxsize=32)
+def _quoted(quote: int, escapes: int) -> re.Pattern[bytes]:
+    q = re.escape(bytes([quote]))
+    # Inside '...' or `...` a bare " is part of the value unless JSON structure follows it (then the
+    # quote was never closed and the " ends the JSON string the text sits in).
+    other = rb'|"(?![ \t]*[,:}\]])' if quote != 34 else b""
+    plain = rb"[^\\\r\n" + q + (b'"' if quote != 34 else b"") + rb"]"
+    body = (
+        rb"(?:" + plain + rb"|\\\r?\n|\\{%d,}" % (escapes + 1) + q + rb"|\\++(?!" + q + rb")" + other + rb")"
+    )
+    return re.compile(body + rb"{1,%d}+(?=\\{0,%d}" % (MAX_QUOTED, escapes) + q + rb")")
+
+
+def quoted_end(buf: bytes, start: int, quote: int, escapes: int) -> int:
+    """The end of the value opened by ``quote`` with ``escapes`` backslashes before it, starting at
+    ``start``; ``-1`` when it is not closed on its line."""
+    m = _quoted(quote, escapes).match(buf, start)
+    return -1 if m is None else m.end()
+
+
+def unquoted_end(buf: bytes, start: int, limit: int) -> int:
+    """The end of an unquoted value starting at ``start`` (``start`` when there is none)."""
+    m = _UNQUOTED.match(buf, start, limit)
+    return start if m is None else m.end()
