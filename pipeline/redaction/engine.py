@@ -16,9 +16,21 @@ from functools import lru_cache
 
 import ahocorasick_rs
 
-from pipeline.redaction.filters import Level, value_is_secret
+from pipeline.redaction.filters import Level, value_verdict
 from pipeline.redaction.key import Tagger
-from pipeline.redaction.model import GENERIC, Candidate, Finding, RedactionResult, Rule, Scan, ScanRule
+from pipeline.redaction.model import (
+    GENERIC,
+    Candidate,
+    Finding,
+    Kept,
+    RedactionReport,
+    RedactionResult,
+    Rule,
+    Scan,
+    ScanRule,
+    kept,
+)
+from pipeline.redaction.reasons import Reason
 from pipeline.redaction.rules_context import context_rules
 from pipeline.redaction.rules_generic import generic_rules
 from pipeline.redaction.rules_provider import provider_rules
@@ -55,6 +67,12 @@ class _Compiled:
         )
 
     def candidates(self, buf: bytes) -> list[Candidate]:
+        """The spans to redact, merged and named."""
+        found, protected = self.scan(buf)
+        return _resolve(found, protected, buf)[0]
+
+    def scan(self, buf: bytes) -> tuple[list[Candidate], list[tuple[int, int]]]:
+        """Every rule's raw candidates (kept ones included), and the placeholders already there."""
         low = buf.lower()
         out: list[Candidate] = []
         protected: list[tuple[int, int]] = []
@@ -69,22 +87,34 @@ class _Compiled:
             for number, collect in by_pattern[index]:
                 if start >= resume[number]:
                     resume[number] = collect(buf, low, start, end, out)
-        return _resolve(out, protected, buf)
+        return out, protected
 
 
 _LEVELS = {int(level): level for level in Level}
 
 
-def _resolve(found: list[Candidate], protected: list[tuple[int, int]], buf: bytes) -> list[Candidate]:
+def _resolve(
+    found: list[Candidate], protected: list[tuple[int, int]], buf: bytes, keep: bool = False
+) -> tuple[list[Candidate], list[Candidate]]:
     """Check deferred generic values that no stronger rule covers; drop what overlaps a placeholder;
-    merge overlapping spans, each named after its strongest rule."""
-    verified = sorted(c for c in found if c[3] >= GENERIC)
-    deferred = [c for c in found if c[3] < GENERIC]
+    merge overlapping spans, each named after its strongest rule. With ``keep``, also return the
+    candidates kept in clear (with ``-Reason`` as priority) that no redaction covers."""
+    verified: list[Candidate] = []
+    deferred: list[Candidate] = []
+    rejected: list[Candidate] = []
+    for c in found:
+        (verified if c[3] >= GENERIC else deferred if c[3] > 0 else rejected).append(c)
+    verified.sort()
     if deferred:
         covered = _Spans([(c[0], c[1]) for c in verified])
         for s, e, name, level in deferred:
-            if not covered.overlaps(s, e) and value_is_secret(buf[s:e], _LEVELS[level]):
+            if covered.overlaps(s, e):
+                continue
+            reason = value_verdict(buf[s:e], _LEVELS[level])
+            if reason is None:
                 verified.append((s, e, name, GENERIC))
+            elif keep:
+                rejected.append(kept(s, e, name, reason))
         verified.sort()
     if protected:
         shield = _Spans(protected)
@@ -93,6 +123,8 @@ def _resolve(found: list[Candidate], protected: list[tuple[int, int]], buf: byte
     size = len(buf)
     for s, e, name, prio in verified:
         if e - s < _SHORT and _chars(buf, s, e) < MIN_SECRET_LEN:  # too short to be a credential
+            if keep:
+                rejected.append(kept(s, e, name, Reason.TOO_SHORT))
             continue
         if e < size and buf[e] in _BREAK_BYTES:  # the value may go on over the next lines
             e = extend_wrapped(buf, s, e)
@@ -103,7 +135,10 @@ def _resolve(found: list[Candidate], protected: list[tuple[int, int]], buf: byte
             merged[-1] = (ms, max(me, e), mname, mprio)
         else:
             merged.append((s, e, name, prio))
-    return merged
+    if not keep:
+        return merged, []
+    hidden = _Spans([(c[0], c[1]) for c in merged] + protected)
+    return merged, sorted({c for c in rejected if not hidden.overlaps(c[0], c[1])})
 
 
 _SHORT = 4 * MIN_SECRET_LEN  # a span this long in bytes holds MIN_SECRET_LEN characters at least
@@ -167,7 +202,23 @@ class Redactor:
     def redact(self, text: str) -> RedactionResult:
         """Replace every secret with ``[REDACTED:<rule>:<tag>]``; count the replacements by rule."""
         buf = _encode(text)
-        spans = self._rules.candidates(buf)
+        return self._render(text, buf, self._rules.candidates(buf))
+
+    def report(self, text: str) -> RedactionReport:
+        """``redact``, plus how many candidates each rule found and each one kept in clear with its
+        rule, character span and reason (never its value)."""
+        buf = _encode(text)
+        found, protected = self._rules.scan(buf)
+        spans, rejected = _resolve(found, protected, buf, keep=True)
+        shield = _Spans(protected)
+        counts = Counter(c[2] for c in found if not shield.overlaps(c[0], c[1]))
+        positions = _char_spans(text, buf, rejected)
+        kept_list = [
+            Kept(c[2], cs, ce, Reason(-c[3])) for c, (cs, ce) in zip(rejected, positions, strict=True)
+        ]
+        return RedactionReport(self._render(text, buf, spans), dict(counts), kept_list)
+
+    def _render(self, text: str, buf: bytes, spans: list[Candidate]) -> RedactionResult:
         if not spans:
             return RedactionResult(text=text, counts={})
         counts: Counter[str] = Counter()
@@ -195,23 +246,29 @@ class Redactor:
         """Every secret in ``text``: rule and character span, never the value."""
         buf = _encode(text)
         spans = self._rules.candidates(buf)
-        if not spans or text.isascii():
-            return [Finding(name, s, e) for s, e, name, _ in spans]
-        findings = []
-        chars = 0
-        last = 0
-        for s, e, name, _ in spans:
-            chars += len(buf[last:s].decode("utf-8", "surrogatepass"))
-            length = len(buf[s:e].decode("utf-8", "surrogatepass"))
-            findings.append(Finding(name, chars, chars + length))
-            chars += length
-            last = e
-        return findings
+        positions = _char_spans(text, buf, spans)
+        return [Finding(c[2], cs, ce) for c, (cs, ce) in zip(spans, positions, strict=True)]
 
     def scan_clean(self, text: str) -> list[str]:
         """The commit gate: the rule name of each secret in ``text``; an empty list means clean.
         Refuse the commit on any entry (phase 2 reports these names, never the text)."""
         return [f.rule for f in self.find(text)]
+
+
+def _char_spans(text: str, buf: bytes, spans: list[Candidate]) -> list[tuple[int, int]]:
+    """The character offsets of byte spans sorted by start (they may overlap)."""
+    if text.isascii():
+        return [(c[0], c[1]) for c in spans]
+    out = []
+    chars = last = 0
+    for s, e, _, _ in spans:
+        if s >= last:
+            chars += len(buf[last:s].decode("utf-8", "surrogatepass"))
+        else:  # overlaps the previous span: count back from where that one started
+            chars -= len(buf[s:last].decode("utf-8", "surrogatepass"))
+        out.append((chars, chars + len(buf[s:e].decode("utf-8", "surrogatepass"))))
+        last = s
+    return out
 
 
 def _encode(text: str) -> bytes:

@@ -14,6 +14,7 @@ import re
 from enum import IntEnum
 
 from pipeline.redaction.placeholders import is_placeholder_value
+from pipeline.redaction.reasons import Reason
 
 _STOPWORDS = frozenset(
     b"""true false null none nil undefined yes no on off required optional string str int integer bool
@@ -110,28 +111,34 @@ def _classes(value: bytes) -> int:
     return (value.upper() != value) + (value.lower() != value) + has_digit(value) + (not value.isalnum())
 
 
+def value_verdict(value: bytes, level: Level) -> Reason | None:
+    """Why ``value``, found under a name of strength ``level``, is *not* a credential; ``None`` when
+    it is one."""
+    n = len(value)
+    if n < MIN_LEN[level]:
+        return Reason.TOO_SHORT
+    if n > MAX_VALUE:
+        return Reason.TOO_LONG
+    if is_placeholder(value):
+        return Reason.PLACEHOLDER
+    if value[-1:] == b":" or is_reference(value):
+        return Reason.REFERENCE
+    if value.isdigit():
+        return None if n >= (8 if level is Level.PASSWORD else 12) else Reason.TOO_SHORT
+    if b" " in value and not _SYMBOL_OR_DIGIT.search(value):
+        return Reason.WORDS
+    if distinct(value) < min(MIN_DISTINCT[level], n // 2):
+        return Reason.NOT_RANDOM
+    if level is Level.PASSWORD:
+        return None
+    if level is Level.SECRET:
+        return None if _classes(value) >= 2 else Reason.NOT_RANDOM
+    return None if has_digit(value) and not _UUID.fullmatch(value) else Reason.SHAPE
+
+
 def value_is_secret(value: bytes, level: Level) -> bool:
     """Would ``value``, found under a name of strength ``level``, be a credential?"""
-    n = len(value)
-    if (
-        n < MIN_LEN[level]
-        or n > MAX_VALUE
-        or value[-1:] == b":"
-        or is_reference(value)
-        or is_placeholder(value)
-    ):
-        return False
-    if value.isdigit():
-        return n >= (8 if level is Level.PASSWORD else 12)
-    if b" " in value and not _SYMBOL_OR_DIGIT.search(value):  # words: a label or a sentence
-        return False
-    if distinct(value) < min(MIN_DISTINCT[level], n // 2):
-        return False
-    if level is Level.PASSWORD:
-        return True
-    if level is Level.SECRET:
-        return _classes(value) >= 2
-    return has_digit(value) and not _UUID.fullmatch(value)
+    return value_verdict(value, level) is None
 
 
 def token_body_ok(body: bytes, min_distinct: int = 8) -> bool:

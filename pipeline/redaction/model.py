@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from pipeline.redaction.placeholders import is_placeholder_value
+from pipeline.redaction.reasons import Reason
 
 # Priorities decide the name of a merged span when two rules overlap: the most specific rule wins.
 PROVIDER = 30
@@ -16,7 +17,13 @@ CONTEXT = 15
 GENERIC = 10
 
 Candidate = tuple[int, int, str, int]
-"""(start, end, rule name, priority) in byte offsets of the UTF-8 text."""
+"""(start, end, rule name, priority) in byte offsets of the UTF-8 text. A candidate the rule keeps
+in clear carries ``-Reason`` as its priority (see ``kept``), so reports can say why, never what."""
+
+
+def kept(s: int, e: int, name: str, reason: Reason) -> Candidate:
+    """A candidate considered and kept in clear, with its reason."""
+    return (s, e, name, -reason)
 
 
 class Rule(Protocol):
@@ -73,12 +80,15 @@ class RegexRule:
         if s >= e:
             return m.end()
         body = buf[s + self.skip : e]
+        name = self.namer(m) if self.namer else self.name
         if self.min_distinct and len(set(body)) < min(self.min_distinct, len(body) // 2):
-            return m.end()
-        if is_placeholder_value(body):
-            return m.end()
-        if self.check is None or self.check(m):
-            out.append((s, e, self.namer(m) if self.namer else self.name, self.priority))
+            out.append((s, e, name, -Reason.NOT_RANDOM))
+        elif is_placeholder_value(body):
+            out.append((s, e, name, -Reason.PLACEHOLDER))
+        elif self.check is None or self.check(m):
+            out.append((s, e, name, self.priority))
+        else:
+            out.append((s, e, name, -Reason.SHAPE))
         return m.end()
 
 
@@ -111,6 +121,16 @@ class Finding:
         return f"{self.rule} at {self.start}..{self.end}"
 
 
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """A candidate a rule considered and kept in clear: rule, character span, reason. Never the value."""
+
+    rule: str
+    start: int
+    end: int
+    reason: Reason
+
+
 @dataclass(frozen=True)
 class RedactionResult:
     """The redacted text and how many secrets each rule replaced."""
@@ -121,3 +141,13 @@ class RedactionResult:
     @property
     def total(self) -> int:
         return sum(self.counts.values())
+
+
+@dataclass(frozen=True)
+class RedactionReport:
+    """``memd redact --report``: the result, how many candidates each rule found, and each candidate
+    kept in clear with its reason (positions only, never values)."""
+
+    result: RedactionResult
+    found: dict[str, int]
+    kept: list[Kept]

@@ -14,12 +14,23 @@ from pipeline.redaction.filters import (
     is_reference,
     token_body_ok,
     value_is_secret,
+    value_verdict,
 )
-from pipeline.redaction.model import CONTEXT, STRUCTURE, Candidate, RegexRule, Scan, ScanRule
+from pipeline.redaction.model import CONTEXT, STRUCTURE, Candidate, RegexRule, Scan, ScanRule, kept
 from pipeline.redaction.placeholders import is_placeholder_value
+from pipeline.redaction.reasons import Reason
+from pipeline.redaction.values import value_end
 
-# A value after a flag: optionally quoted (also JSON-escaped quotes), then up to whitespace/quote.
-_QVAL = rb"(?P<q>\\*['\"])?(?P<v>[^\s'\"\\`]{1,256})"
+# A value after a flag: optionally quoted (also JSON-escaped quotes); ``values.value_end`` finds its end.
+_QVAL = rb"(?P<q>\\*['\"])?(?P<v>)(?=[^\s])"
+MAX_FLAG_VALUE = 256
+
+
+def _flag_value(buf: bytes, m: re.Match[bytes], limit: int) -> tuple[int, int]:
+    s = m.start("v")
+    return s, value_end(buf, s, m.group("q"), min(limit, s + MAX_FLAG_VALUE))
+
+
 _DB_SCHEMES = frozenset(
     b"""postgres postgresql mysql mariadb mongodb mongodb+srv redis rediss amqp amqps mssql sqlserver
     oracle cockroachdb clickhouse nats kafka memcached couchdb neo4j neo4j+s bolt cassandra elasticsearch
@@ -54,13 +65,14 @@ def _url_credentials(buf: bytes, low: bytes, start: int, end: int, out: list[Can
     m = _URL_CRED.match(buf, pos)
     if m is None:
         return 0
-    if _url_placeholder(m.group("pw")):
-        return 0
     s, e = m.span("rest")
-    while e > m.end("pw") + 1 and buf[e - 1] in _TRAILING:
-        e -= 1
     scheme = m.group("scheme").lower().split(b":")[-1]
     name = "db-url" if scheme in _DB_SCHEMES or scheme.startswith(b"jdbc") else "basic-auth-url"
+    if _url_placeholder(m.group("pw")):
+        out.append(kept(*m.span("pw"), name, Reason.PLACEHOLDER))
+        return m.end("pw")
+    while e > m.end("pw") + 1 and buf[e - 1] in _TRAILING:
+        e -= 1
     out.append((s, e, name, CONTEXT))
     return e
 
@@ -167,14 +179,22 @@ def _command_line_scanner(pattern: re.Pattern[bytes], userpass: bool) -> Scan:
         stop = _LINE_END.search(buf, end, min(len(buf), end + 2000))
         limit = stop.start() if stop else min(len(buf), end + 2000)
         for m in pattern.finditer(buf, start, limit):
-            v = m.group("v")
+            s, e = _flag_value(buf, m, limit)
+            v = buf[s:e]
+            if not v or v.startswith(b"-"):  # no value, or the next flag
+                continue
             if userpass:
                 user, colon, pw = v.partition(b":")
-                if not colon or len(pw) < 4 or is_placeholder(pw) or pw == user:
+                if not colon:
                     continue
-            elif v.startswith(b"-") or not value_is_secret(v, Level.PASSWORD):
-                continue
-            out.append((*m.span("v"), "password-cli-flag", CONTEXT))
+                reason = Reason.PLACEHOLDER if _url_placeholder(pw) else None
+            else:
+                reason = value_verdict(v, Level.PASSWORD)
+            out.append(
+                (s, e, "password-cli-flag", CONTEXT)
+                if reason is None
+                else kept(s, e, "password-cli-flag", reason)
+            )
         return limit
 
     return scan
@@ -190,16 +210,19 @@ def _netrc(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -
         b"machine" in low[max(0, start - 300) : start] or b"login" in low[max(0, start - 300) : start]
     ):
         return 0
-    s, e = m.span("v")
-    if value_is_secret(buf[s:e], Level.PASSWORD):
-        out.append((s, e, "password", CONTEXT))
+    s, e = _flag_value(buf, m, len(buf))
+    reason = value_verdict(buf[s:e], Level.PASSWORD)
+    out.append((s, e, "password", CONTEXT) if reason is None else kept(s, e, "password", reason))
     return e
 
 
 def _aws_prompt(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
     m = _AWS_PROMPT.match(buf, start)
-    if m is not None and value_is_secret(m.group("v"), Level.SECRET):
-        out.append((*m.span("v"), "aws-secret-access-key", CONTEXT))
+    if m is not None:
+        s, e = _flag_value(buf, m, len(buf))
+        reason = value_verdict(buf[s:e], Level.SECRET)
+        name = "aws-secret-access-key"
+        out.append((s, e, name, CONTEXT) if reason is None else kept(s, e, name, reason))
     return 0
 
 
@@ -230,7 +253,9 @@ def _k8s_secret(buf: bytes, low: bytes, start: int, end: int, out: list[Candidat
             if m is None or (indent is not None and m.group("indent") != indent):
                 break
             indent = m.group("indent")
-            if not is_placeholder(m.group("v")):
+            if is_placeholder(m.group("v")):
+                out.append(kept(*m.span("v"), "k8s-secret", Reason.PLACEHOLDER))
+            else:
                 out.append((*m.span("v"), "k8s-secret", CONTEXT))
             pos = m.end()
     return doc_end

@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from pipeline.redaction.filters import Level
 from pipeline.redaction.model import Candidate, ScanRule
-from pipeline.redaction.values import quoted_end, unquoted_end
+from pipeline.redaction.values import quoted_end, value_end
 from pipeline.redaction.wrap import yaml_block
 
 ANCHORS = (b"pass", b"pwd", b"secret", b"token", b"key", b"auth", b"cred")
@@ -146,7 +146,7 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
     s = m.end()
     e = quoted_end(buf, s, vq[-1], len(vq) - 1) if vq is not None else -1
     if e < 0:  # unquoted, or a quote not closed on its line: the value is one word
-        e = unquoted_end(buf, s, min(len(buf), s + MAX_UNQUOTED))
+        e = value_end(buf, s, None, min(len(buf), s + MAX_UNQUOTED))
         cut = _NEXT_PAIR.search(buf, s, e)
         if cut is not None:
             e = cut.start()

@@ -42,3 +42,13 @@ def unquoted_end(buf: bytes, start: int, limit: int) -> int:
     """The end of an unquoted value starting at ``start`` (``start`` when there is none)."""
     m = _UNQUOTED.match(buf, start, limit)
     return start if m is None else m.end()
+
+
+def value_end(buf: bytes, start: int, opener: bytes | None, limit: int) -> int:
+    """The end of the value at ``start``: quoted when ``opener`` (the quote and the backslashes
+    before it) is given and closes on its line, else one unquoted word."""
+    if opener:
+        end = quoted_end(buf, start, opener[-1], len(opener) - 1)
+        if end >= 0:
+            return end
+    return unquoted_end(buf, start, limit)
