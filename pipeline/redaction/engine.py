@@ -31,9 +31,12 @@ from pipeline.redaction.model import (
     kept,
 )
 from pipeline.redaction.reasons import Reason
+from pipeline.redaction.rules_cli import cli_rules
 from pipeline.redaction.rules_context import context_rules
 from pipeline.redaction.rules_generic import generic_rules
 from pipeline.redaction.rules_provider import provider_rules
+from pipeline.redaction.rules_services import service_rules
+from pipeline.redaction.rules_session import session_rules
 from pipeline.redaction.wrap import extend_wrapped
 
 PLACEHOLDER_RE = re.compile(rb"\[REDACTED(?::[a-z0-9-]{1,40}:[0-9a-f]{4}|_SECRET|)\]")
@@ -172,7 +175,10 @@ def compiled_rules() -> _Compiled:
     """Every rule, compiled once per process."""
     rules: list[Rule] = []
     rules.extend(provider_rules())
+    rules.extend(service_rules())
     rules.extend(context_rules())
+    rules.extend(cli_rules())
+    rules.extend(session_rules())
     rules.extend(generic_rules())
     return _Compiled(rules)
 

@@ -99,6 +99,8 @@ def is_reference(value: bytes) -> bool:
 
 
 _DIGIT = re.compile(rb"[0-9]")
+_SEED_PHRASE = re.compile(rb"[a-z]{3,8}(?: [a-z]{3,8}){11,23}")
+"""A BIP-39 recovery phrase (12 to 24 lower-case words): under a secret's name, words are the secret."""
 _SYMBOL_OR_DIGIT = re.compile(rb"[0-9!#$%&*+=@^~|]")
 
 
@@ -126,7 +128,7 @@ def value_verdict(value: bytes, level: Level) -> Reason | None:
     if value.isdigit():
         return None if n >= (8 if level is Level.PASSWORD else 12) else Reason.TOO_SHORT
     if b" " in value and not _SYMBOL_OR_DIGIT.search(value):
-        return Reason.WORDS
+        return None if _SEED_PHRASE.fullmatch(value) else Reason.WORDS
     if distinct(value) < min(MIN_DISTINCT[level], n // 2):
         return Reason.NOT_RANDOM
     if level is Level.PASSWORD:

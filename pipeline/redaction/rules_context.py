@@ -16,20 +16,11 @@ from pipeline.redaction.filters import (
     value_is_secret,
     value_verdict,
 )
-from pipeline.redaction.model import CONTEXT, STRUCTURE, Candidate, RegexRule, Scan, ScanRule, kept
+from pipeline.redaction.model import CONTEXT, STRUCTURE, Candidate, RegexRule, ScanRule, kept
 from pipeline.redaction.placeholders import is_placeholder_value
 from pipeline.redaction.reasons import Reason
-from pipeline.redaction.values import value_end
-
-# A value after a flag: optionally quoted (also JSON-escaped quotes); ``values.value_end`` finds its end.
-_QVAL = rb"(?P<q>\\*['\"])?(?P<v>)(?=[^\s])"
-MAX_FLAG_VALUE = 256
-
-
-def _flag_value(buf: bytes, m: re.Match[bytes], limit: int) -> tuple[int, int]:
-    s = m.start("v")
-    return s, value_end(buf, s, m.group("q"), min(limit, s + MAX_FLAG_VALUE))
-
+from pipeline.redaction.values import QVAL as _QVAL
+from pipeline.redaction.values import flag_value as _flag_value
 
 _DB_SCHEMES = frozenset(
     b"""postgres postgresql mysql mariadb mongodb mongodb+srv redis rediss amqp amqps mssql sqlserver
@@ -50,7 +41,7 @@ _TRAILING = b").,;:!?}]*"
 _URL_FIELD_WORDS = frozenset(b"password passwd pass pwd pw".split())
 
 
-def _url_placeholder(pw: bytes) -> bool:
+def url_placeholder(pw: bytes) -> bool:
     """Only a template (``USER:PASSWORD``, ``${PW}``, ``<password>``, ``***``) is spared: any other
     password in a URL, however short or common (``root:hunter2``, ``postgres:postgres``), is one."""
     return pw.lower() in _URL_FIELD_WORDS and (pw.isupper() or pw.islower()) or is_placeholder_value(pw)
@@ -68,7 +59,7 @@ def _url_credentials(buf: bytes, low: bytes, start: int, end: int, out: list[Can
     s, e = m.span("rest")
     scheme = m.group("scheme").lower().split(b":")[-1]
     name = "db-url" if scheme in _DB_SCHEMES or scheme.startswith(b"jdbc") else "basic-auth-url"
-    if _url_placeholder(m.group("pw")):
+    if url_placeholder(m.group("pw")):
         out.append(kept(*m.span("pw"), name, Reason.PLACEHOLDER))
         return m.end("pw")
     while e > m.end("pw") + 1 and buf[e - 1] in _TRAILING:
@@ -111,93 +102,6 @@ _PEM_PAYLOAD = re.compile(rb"[A-Za-z0-9+/]{32}")
 
 def _pem_check(m: re.Match[bytes]) -> bool:
     return _PEM_PAYLOAD.search(m.string, m.start("body"), m.end("body")) is not None
-
-
-# Password flags, per command: (anchors, flag pattern searched in the rest of the command line,
-# whether the value is ``user:password``).
-_CLI_FLAGS: list[tuple[tuple[bytes, ...], re.Pattern[bytes], bool]] = [
-    ((b"mysql", b"mariadb"), re.compile(rb"(?<![\w-])(?:-p|--password=)" + _QVAL), False),
-    ((b"sshpass",), re.compile(rb"(?<![\w-])-p[ \t]*" + _QVAL), False),
-    (
-        (b"login",),  # docker/podman/helm/nerdctl/oras/skopeo/cf login
-        re.compile(rb"(?<![\w-])(?:-p|--password)(?:[ \t]+|=)" + _QVAL),
-        False,
-    ),
-    ((b"redis-cli",), re.compile(rb"(?<![\w-])(?:-a|--pass)[ \t]+" + _QVAL), False),
-    ((b"sqlcmd", b"bcp ", b"osql"), re.compile(rb"(?<![\w-])-P[ \t]*" + _QVAL), False),
-    ((b"mongo",), re.compile(rb"(?<![\w-])(?:-p|--password)(?:[ \t]+|=)" + _QVAL), False),
-    (
-        (b"ldapsearch", b"ldapadd", b"ldapmodify", b"ldapdelete", b"ldapwhoami"),
-        re.compile(rb"(?<![\w-])-w[ \t]+" + _QVAL),
-        False,
-    ),
-    (
-        (b"keytool", b"jarsigner"),
-        re.compile(rb"(?<![\w-])-(?:src|dest)?(?:store|key)pass[ \t]+" + _QVAL),
-        False,
-    ),
-    ((b"smbclient",), re.compile(rb"(?<![\w-])-U[ \t]+[^\s%]+%" + _QVAL), False),
-    ((b"rabbitmqctl",), re.compile(rb"(?:add_user|change_password)[ \t]+\S+[ \t]+" + _QVAL), False),
-    ((b"htpasswd",), re.compile(rb"(?<![\w-])-[a-zA-Z]*b[a-zA-Z]*[ \t]+\S+[ \t]+\S+[ \t]+" + _QVAL), False),
-    (
-        (b"curl", b"wget", b"http "),
-        re.compile(rb"(?<![\w-])(?:-u|--user|--proxy-user)(?:[ \t]+|=)" + _QVAL),
-        True,
-    ),
-    ((b"wget",), re.compile(rb"(?<![\w-])--(?:http-|ftp-|proxy-)?password=" + _QVAL), False),
-    ((b"openssl", b"pass:"), re.compile(rb"(?<![\w-])pass:" + _QVAL), False),
-    ((b"secret set",), re.compile(rb"(?<![\w-])(?:--body|-b)(?:[ \t]+|=)?" + _QVAL), False),  # gh secret set
-    (
-        (b"configure set",),  # aws configure set aws_secret_access_key VALUE
-        re.compile(rb"configure set [\w.]*(?:secret|token|password)[\w.]*[ \t]+" + _QVAL),
-        False,
-    ),
-    (
-        (
-            b"--pass",
-            b"--token",
-            b"--api-key",
-            b"--apikey",
-            b"--secret",
-            b"--client-secret",
-            b"--auth-token",
-            b"--access-token",
-            b"-password",
-        ),
-        re.compile(
-            rb"(?<![\w-])--?(?:[a-z]+-)?(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|"
-            rb"auth-token|access-token)[ \t]+" + _QVAL
-        ),
-        False,
-    ),
-]
-_LINE_END = re.compile(rb"\r|\n|\\+[nr]|\|\||&&|\|")
-
-
-def _command_line_scanner(pattern: re.Pattern[bytes], userpass: bool) -> Scan:
-    def scan(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
-        stop = _LINE_END.search(buf, end, min(len(buf), end + 2000))
-        limit = stop.start() if stop else min(len(buf), end + 2000)
-        for m in pattern.finditer(buf, start, limit):
-            s, e = _flag_value(buf, m, limit)
-            v = buf[s:e]
-            if not v or v.startswith(b"-"):  # no value, or the next flag
-                continue
-            if userpass:
-                user, colon, pw = v.partition(b":")
-                if not colon:
-                    continue
-                reason = Reason.PLACEHOLDER if _url_placeholder(pw) else None
-            else:
-                reason = value_verdict(v, Level.PASSWORD)
-            out.append(
-                (s, e, "password-cli-flag", CONTEXT)
-                if reason is None
-                else kept(s, e, "password-cli-flag", reason)
-            )
-        return limit
-
-    return scan
 
 
 _NETRC = re.compile(rb"(?:(?<=\s)|(?<=\\n)|^)password[ \t]+" + _QVAL)
@@ -289,7 +193,9 @@ def context_rules() -> list[RegexRule | ScanRule]:
             (b"authorization",),
             re.compile(
                 rb"(?i:authorization)\\*[\"']?[ \t]*[:=][ \t]*\\*[\"']?"
-                rb"(?:(?i:token|bot|apikey|api-key|key|sso-key|ssws|dsn|hmac|sharedkey|gitlab-token)[ \t]+)?"
+                rb"(?:(?i:token|bot|apikey|api-key|key|sso-key|ssws|dsn|hmac|sharedkey|gitlab-token|negotiate|ntlm"
+                rb"|splunk|zoho-oauthtoken|klaviyo-api-key|pvetoken|(?!(?i:bearer|basic)[ \t])[A-Za-z][A-Za-z0-9._-]{1,30})"
+                rb"[ \t]+)?"
                 rb"(?P<v>[A-Za-z0-9._~+/=:-]{12,8192})"
             ),
             group="v",
@@ -301,6 +207,4 @@ def context_rules() -> list[RegexRule | ScanRule]:
         ScanRule("aws-secret-access-key", (b"secret access key",), _aws_prompt),
         ScanRule("k8s-secret", (b"kind: secret",), _k8s_secret),
     ]
-    for anchors, pattern, userpass in _CLI_FLAGS:
-        rules.append(ScanRule("password-cli-flag", anchors, _command_line_scanner(pattern, userpass)))
     return rules

@@ -21,7 +21,7 @@ from pipeline.redaction.model import Candidate, ScanRule
 from pipeline.redaction.values import quoted_end, value_end
 from pipeline.redaction.wrap import yaml_block
 
-ANCHORS = (b"pass", b"pwd", b"secret", b"token", b"key", b"auth", b"cred")
+ANCHORS = (b"pass", b"pwd", b"secret", b"token", b"key", b"auth", b"cred", b"mnemonic", b"phrase")
 
 _IDCHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 _ID_MASK = bytes(97 if c in _IDCHARS else 32 for c in range(256))  # identifier chars -> "a", others -> " "
@@ -36,6 +36,7 @@ MAX_UNQUOTED = 1024
 # ADO.NET connection strings, flow mappings) and before closing brackets or a ``<`` tag at its end.
 _NEXT_PAIR = re.compile(rb"[;,&][ \t]*[A-Za-z_][\w. -]{0,40}=|<")
 _TRAILING = b",;)}]"
+_BRACED = re.compile(rb"\{(?P<v>[^{}$\s\\](?:[^}\r\n\\]|\}\}){0,255})\}(?=[;\s\"'\\]|$)")
 _BLANK = re.compile(rb"[ \t]")
 _NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_.-]*")
 _CALL = re.compile(rb"[A-Za-z_$][\w.$]*[(\[]")
@@ -91,6 +92,8 @@ def classify(identifier: bytes) -> Level | None:
             return Level.PASSWORD
         if (
             "secret" in s
+            or s == "mnemonic"
+            or (s == "phrase" and i > 0 and segs[i - 1] in ("seed", "recovery", "secret"))
             or s.endswith("token")
             or s in ("credential", "credentials", "creds", "cred")
             or s == "auth"
@@ -145,7 +148,9 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
         return ident_end
     s = m.end()
     e = quoted_end(buf, s, vq[-1], len(vq) - 1) if vq is not None else -1
-    if e < 0:  # unquoted, or a quote not closed on its line: the value is one word
+    if e < 0 and buf[s : s + 1] == b"{" and (braced := _BRACED.match(buf, s)) is not None:
+        s, e = braced.span("v")  # ODBC: PWD={p@ss;word}
+    elif e < 0:  # unquoted, or a quote not closed on its line: the value is one word
         e = value_end(buf, s, None, min(len(buf), s + MAX_UNQUOTED))
         cut = _NEXT_PAIR.search(buf, s, e)
         if cut is not None:

@@ -18,7 +18,7 @@ RB = rb"(?![A-Za-z0-9])"
 RBT = rb"(?![A-Za-z0-9_-])"
 
 
-def _rule(
+def token_rule(
     name: str,
     anchors: str,
     pattern: bytes,
@@ -69,7 +69,7 @@ def _sk_check(m: re.Match[bytes]) -> bool:
 
 
 def provider_rules() -> list[RegexRule | ScanRule]:
-    r = _rule
+    r = token_rule
     return [
         discord_rule(),
         # Cloud: AWS, Google, Azure

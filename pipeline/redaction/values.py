@@ -52,3 +52,15 @@ def value_end(buf: bytes, start: int, opener: bytes | None, limit: int) -> int:
         if end >= 0:
             return end
     return unquoted_end(buf, start, limit)
+
+
+QVAL = rb"(?P<q>\\*['\"])?(?P<v>)(?=[^\s])"
+"""A value after a flag or a keyword, as a pattern: an optional quote (JSON-escaped maybe) and an
+empty ``v`` group where the value starts; ``flag_value`` finds where it ends."""
+MAX_FLAG_VALUE = 256
+
+
+def flag_value(buf: bytes, m: re.Match[bytes], limit: int) -> tuple[int, int]:
+    """The span of the value a ``QVAL`` pattern matched the start of."""
+    s = m.start("v")
+    return s, value_end(buf, s, m.group("q"), min(limit, s + MAX_FLAG_VALUE))
