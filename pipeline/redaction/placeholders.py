@@ -23,14 +23,15 @@ _TEMPLATE = re.compile(
 _MASK_RUN = re.compile(rb"\*{3,}|\.{3,}|\xe2\x80\xa6|(?:\xe2\x80\xa2)+|(?:\xe2\x97\x8f)+")
 MASK_VISIBLE = 12
 """A masked display keeps at most this many characters in clear (``sk-...4f2a``, ``ghp_****abcd``)."""
-_SEPARATORS = re.compile(r"[-_.\s/:+]+|(?<=[a-z])(?=[A-Z])")
+_SEPARATORS = re.compile(r"[-_.\s/:+]+")
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _SEP_CHARS = b"-_. /:+\t"
+_SEP_BYTES = frozenset(bytes([c]) for c in _SEP_CHARS)
 
 MARKERS = frozenset(
     [
         "your",
         "yours",
-        "my",
         "here",
         "goes",
         "insert",
@@ -48,7 +49,6 @@ MARKERS = frozenset(
         "changeme",
         "changeit",
         "change",
-        "me",
         "redacted",
         "notreal",
         "real",
@@ -62,6 +62,8 @@ MARKERS = frozenset(
 """Words whose presence makes an all-placeholder-words phrase a placeholder (``your-api-key-here``)."""
 _FILLER = frozenset(
     [
+        "me",
+        "my",
         "api",
         "key",
         "keys",
@@ -165,28 +167,36 @@ def _masked(value: bytes) -> bool:
 
 def _repeated(value: bytes) -> bool:
     """``xxxxxxxx``, ``XXXX-XXXX``, ``000000``: one character, maybe split by separators."""
-    if len(set(value[:8].translate(None, _SEP_CHARS).lower())) > 1:
-        return False
     core = value.translate(None, _SEP_CHARS).lower()
     return len(core) >= 3 and len(set(core)) == 1
 
 
 def _words_only(value: bytes) -> bool:
-    """``YOUR_API_KEY``, ``your-token-here``, ``sk-ant-xxxxx``: placeholder words and nothing else
-    (short prefix words such as ``sk``, ``ant``, ``xoxb`` may come before the first marker)."""
-    if not value.isascii() or not _MARKER_FINDER.find_matches_as_indexes(value.lower()):
+    """``YOUR_API_KEY``, ``your-token-here``, ``insertKeyHere``, ``sk-ant-xxxxx``: placeholder words and
+    nothing else. Before the first marker, parts between separators may be short prefix words
+    (``sk``, ``ant``, ``xoxb``); a random body has no such luck: every camel-case piece of it would
+    have to be a placeholder word."""
+    if not value.isascii():
         return False
-    text = value.decode("ascii")
+    parts = _SEPARATORS.split(value.decode("ascii"))
+    if any(len(p) > PREFIX_WORD and not p.isalpha() for p in parts):
+        return False  # a long part of letters and digits is neither a word nor a prefix
+    if not _MARKER_FINDER.find_matches_as_indexes(value.lower()):
+        return False
     marked = False
-    for w in _SEPARATORS.split(text):
-        w = w.lower()
-        if not w:
+    for part in parts:
+        if not part:
             continue
-        if w in MARKERS or (len(w) >= 3 and set(w) == {"x"}):
-            marked = True
-        elif w not in _FILLER and (marked or len(w) > PREFIX_WORD or not w.isalnum()):
+        words = [w.lower() for w in _CAMEL.split(part)]
+        if all(w in MARKERS or w in _FILLER or _is_x_run(w) for w in words):
+            marked = marked or any(w in MARKERS or _is_x_run(w) for w in words)
+        elif marked or len(part) > PREFIX_WORD or not part.isalnum():
             return False
     return marked
+
+
+def _is_x_run(word: str) -> bool:
+    return len(word) >= 3 and set(word) == {"x"}
 
 
 def is_placeholder_value(value: bytes) -> bool:
@@ -195,8 +205,13 @@ def is_placeholder_value(value: bytes) -> bool:
         return True
     if b"\\" in value:
         value = _unescape(value)
-    if (len(value) <= _LONGEST_SINGLE and value.lower() in SINGLE) or _repeated(value) or _masked(value):
+    if len(value) <= _LONGEST_SINGLE and value.lower() in SINGLE:
         return True
-    if value[:1] in _TEMPLATE_START and _TEMPLATE.fullmatch(value):
+    head = value[:2].lower()
+    if (head[:1] == head[1:] or head[1:] in _SEP_BYTES) and _repeated(value):
         return True
+    if _masked(value) or (value[:1] in _TEMPLATE_START and _TEMPLATE.fullmatch(value)):
+        return True
+    if value.isalnum() and not value.isalpha():  # letters and digits, no separator: no phrase
+        return False
     return len(value) <= 64 and _words_only(value)

@@ -58,7 +58,7 @@ _SESSION_ID = re.compile(
 
 
 def _session_id(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
-    for m in _SESSION_ID.finditer(buf, max(0, start - 20), min(len(buf), end + 40)):
+    for m in _SESSION_ID.finditer(buf, max(0, start - 20), min(len(buf), end + 1024)):
         if m.start() <= start < m.end():
             s, e = m.span("v")
             ok = token_body_ok(m.group("v"), 8)
@@ -106,7 +106,7 @@ def session_rules() -> list[ScanRule]:
         ScanRule("cookie", (b"cookie", b"-b "), _cookies),
         ScanRule(
             "session-id",
-            (b"sessid", b"sessionid", b"session_id=", b"connect.sid=", b"_session="),
+            (b"sessid=", b"sessionid=", b"session_id=", b"connect.sid=", b"_session="),
             _session_id,
         ),
         ScanRule("private-key", (b"private-lines:",), _putty),

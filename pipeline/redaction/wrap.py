@@ -42,15 +42,16 @@ def _line_break(buf: bytes, pos: int) -> tuple[int, bool] | None:
 
 def line_start(buf: bytes, pos: int) -> int:
     """Where the line holding ``pos`` starts (after a raw newline or an escaped ``\\n``)."""
-    lo = max(0, pos - 4096)
-    raw = buf.rfind(b"\n", lo, pos)
+    window = max(0, pos - 4096)
+    raw = buf.rfind(b"\n", window, pos)
+    lo = raw + 1 if raw >= 0 else window
     esc = buf.rfind(b"\\n", lo, pos)
-    return max(raw + 1, esc + 2, lo)
+    return lo if esc < 0 else esc + 2
 
 
 def extend_wrapped(buf: bytes, start: int, end: int) -> int:
     """The end of the span ``[start, end)`` once the lines that continue it are included."""
-    width = end - max(start, line_start(buf, end))
+    width = -1
     for _ in range(MAX_WRAPPED_LINES):
         brk = _line_break(buf, end)
         if brk is None:
@@ -62,10 +63,12 @@ def extend_wrapped(buf: bytes, start: int, end: int) -> int:
                 return end
             end, width = m.end(), m.end() - nxt
             continue
-        if width < MIN_WRAPPED_LINE:  # the block's last line was shorter: it has ended
-            return end
         m = _B64_LINE.match(buf, nxt)
         if m is None or _LINE_END.match(buf, m.end()) is None:
+            return end
+        if width < 0:
+            width = end - max(start, line_start(buf, end))
+        if width < MIN_WRAPPED_LINE:  # the block's last line was shorter: it has ended
             return end
         end, width = m.end(), m.end() - nxt
     return end
