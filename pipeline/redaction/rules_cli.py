@@ -58,7 +58,14 @@ _CLI_FLAGS: list[tuple[tuple[bytes, ...], re.Pattern[bytes], bool]] = [
     ),
     (
         (b"sqlplus", b"rman", b"expdp", b"impdp", b"sqlldr", b"userid="),  # Oracle: user/password@db
-        re.compile(rb"(?<![\w/])[A-Za-z][\w$#.]{0,29}/(?P<q>)(?P<v>[^\s/@\"'\\]{1,128})(?=@|[ \t\"']|$)"),
+        re.compile(  # the password runs to the last @ (the connect identifier has none)
+            rb"(?<![\w/])[A-Za-z][\w$#.]{0,29}/(?P<q>)(?P<v>[^\s/\"'\\]{1,128})(?=@[^\s@\"'\\]*(?:[\s\"'\\]|$))"
+        ),
+        False,
+    ),
+    (
+        (b"sqlplus", b"rman", b"expdp", b"impdp", b"sqlldr", b"userid="),  # user/password, no @db
+        re.compile(rb"(?<![\w/])[A-Za-z][\w$#.]{0,29}/(?P<q>)(?P<v>[^\s/@\"'\\]{1,128})(?=[\s\"'\\]|$)"),
         False,
     ),
     ((b"zip ", b"7z ", b"7za ", b"7zz ", b"rar "), re.compile(rb"(?<![\w-])-P[ \t]+" + _QVAL), False),

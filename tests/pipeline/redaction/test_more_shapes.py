@@ -46,6 +46,7 @@ _CASES = [
     ),
     ("Authorization: SSWS {v}", lambda: "00" + rand(40, URLSAFE)),
     ("sqlplus scott/{v}@orcl", password),
+    ("sqlplus scott/{v}@//db.acme.dev:1521/XE as sysdba", lambda: "pa@" + password()),
     ("expdp userid=system/{v}@XE schemas=app", password),
     ("zip -P {v} backup.zip db.sql", password),
     ("7z a -p{v} backup.7z db.sql", lambda: rand(16)),
