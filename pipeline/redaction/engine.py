@@ -102,12 +102,9 @@ def _resolve(
     """Check deferred generic values that no stronger rule covers; drop what overlaps a placeholder;
     merge overlapping spans, each named after its strongest rule. With ``keep``, also return the
     candidates kept in clear (with ``-Reason`` as priority) that no redaction covers."""
-    verified: list[Candidate] = []
-    deferred: list[Candidate] = []
-    rejected: list[Candidate] = []
-    for c in found:
-        (verified if c[3] >= GENERIC else deferred if c[3] > 0 else rejected).append(c)
-    verified.sort()
+    verified = sorted([c for c in found if c[3] >= GENERIC])
+    deferred = [c for c in found if 0 < c[3] < GENERIC]
+    rejected = [c for c in found if c[3] < 0] if keep else []
     if deferred:
         covered = _Spans([(c[0], c[1]) for c in verified])
         for s, e, name, level in deferred:
@@ -129,8 +126,8 @@ def _resolve(
             if keep:
                 rejected.append(kept(s, e, name, Reason.TOO_SHORT))
             continue
-        if e < size and buf[e] in _BREAK_BYTES:  # the value may go on over the next lines
-            e = extend_wrapped(buf, s, e)
+        if e < size and buf[e] in _BREAK_BYTES and (buf[e] != 92 or buf[e + 1 : e + 2] in _ESCAPED_BREAKS):
+            e = extend_wrapped(buf, s, e)  # the value may go on over the next lines
         if merged and s < merged[-1][1]:
             ms, me, mname, mprio = merged[-1]
             if (prio, e - s) > (mprio, me - ms):
@@ -146,6 +143,7 @@ def _resolve(
 
 _SHORT = 4 * MIN_SECRET_LEN  # a span this long in bytes holds MIN_SECRET_LEN characters at least
 _BREAK_BYTES = frozenset(b"\\\r\n")
+_ESCAPED_BREAKS = frozenset((b"\\", b"n", b"r", b"\n", b"\r"))  # after a backslash: not ``\"``
 
 
 def _chars(buf: bytes, s: int, e: int) -> int:

@@ -62,6 +62,7 @@ class RegexRule:
     priority: int = PROVIDER
     skip: int = 0
     min_distinct: int = 0
+    whole_value_check: bool = True  # structures (PEM blocks, JWTs) have their own checks
 
     def collect(self, buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
         if self.back == 0:
@@ -79,16 +80,15 @@ class RegexRule:
         s, e = m.span(self.group)
         if s >= e:
             return m.end()
-        body = buf[s + self.skip : e]
-        name = self.namer(m) if self.namer else self.name
+        body = buf[s + self.skip : e] if self.whole_value_check or self.min_distinct else b""
         if self.min_distinct and len(set(body)) < min(self.min_distinct, len(body) // 2):
-            out.append((s, e, name, -Reason.NOT_RANDOM))
-        elif is_placeholder_value(body):
-            out.append((s, e, name, -Reason.PLACEHOLDER))
+            out.append((s, e, self.name, -Reason.NOT_RANDOM))
+        elif self.whole_value_check and is_placeholder_value(body):
+            out.append((s, e, self.name, -Reason.PLACEHOLDER))
         elif self.check is None or self.check(m):
-            out.append((s, e, name, self.priority))
+            out.append((s, e, self.namer(m) if self.namer else self.name, self.priority))
         else:
-            out.append((s, e, name, -Reason.SHAPE))
+            out.append((s, e, self.name, -Reason.SHAPE))
         return m.end()
 
 

@@ -27,6 +27,8 @@ _SEPARATORS = re.compile(r"[-_.\s/:+]+")
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _SEP_CHARS = b"-_. /:+\t"
 _SEP_BYTES = frozenset(bytes([c]) for c in _SEP_CHARS)
+_TOKEN_CHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_/+=:~!#&,;?^|"
+"""Characters of tokens and passwords that no template or mask needs (those need ``<$%{[*.\\``...)."""
 
 MARKERS = frozenset(
     [
@@ -143,18 +145,18 @@ SINGLE = frozenset(
 
 
 _LONGEST_SINGLE = max(map(len, SINGLE))
-_ESCAPE = re.compile(rb"\\+(?:u([0-9a-fA-F]{4})|(.))", re.S)
+_UNICODE_ESCAPE = re.compile(rb"\\+u([0-9a-fA-F]{4})")
+
+
+def _unicode(m: re.Match[bytes]) -> bytes:
+    return chr(int(m.group(1), 16)).encode("utf-8", "surrogatepass")
 
 
 def _unescape(value: bytes) -> bytes:
     """``\\u2022`` -> the bullet, ``\\"`` -> ``"`` (a value as a JSON-escaped transcript shows it)."""
-
-    def one(m: re.Match[bytes]) -> bytes:
-        if m.group(1) is not None:
-            return chr(int(m.group(1), 16)).encode("utf-8", "surrogatepass")
-        return m.group(2)
-
-    return _ESCAPE.sub(one, value)
+    if b"\\u" in value:
+        value = _UNICODE_ESCAPE.sub(_unicode, value)
+    return value.replace(b"\\", b"")
 
 
 def _masked(value: bytes) -> bool:
@@ -176,13 +178,11 @@ def _words_only(value: bytes) -> bool:
     nothing else. Before the first marker, parts between separators may be short prefix words
     (``sk``, ``ant``, ``xoxb``); a random body has no such luck: every camel-case piece of it would
     have to be a placeholder word."""
-    if not value.isascii():
+    if not value.isascii() or not _MARKER_FINDER.find_matches_as_indexes(value.lower()):
         return False
     parts = _SEPARATORS.split(value.decode("ascii"))
     if any(len(p) > PREFIX_WORD and not p.isalpha() for p in parts):
         return False  # a long part of letters and digits is neither a word nor a prefix
-    if not _MARKER_FINDER.find_matches_as_indexes(value.lower()):
-        return False
     marked = False
     for part in parts:
         if not part:
@@ -203,6 +203,15 @@ def is_placeholder_value(value: bytes) -> bool:
     """Is ``value``, as a whole, a template, a mask or a placeholder phrase (never a real secret)?"""
     if not value:
         return True
+    if value.isalnum() and not value.isalpha():  # letters and digits (the common case: a random body)
+        return value[:1] == value[1:2] and _repeated(value)  # only ``000000`` can be a placeholder
+    if not value.translate(None, _TOKEN_CHARS):  # no template, mask or escape character in it
+        head = value[:2].lower()
+        if (head[:1] == head[1:] or head[1:] in _SEP_BYTES) and _repeated(value):
+            return True
+        if len(value) <= _LONGEST_SINGLE and value.lower() in SINGLE:
+            return True
+        return len(value) <= 64 and _words_only(value)
     if b"\\" in value:
         value = _unescape(value)
     if len(value) <= _LONGEST_SINGLE and value.lower() in SINGLE:
@@ -212,6 +221,4 @@ def is_placeholder_value(value: bytes) -> bool:
         return True
     if _masked(value) or (value[:1] in _TEMPLATE_START and _TEMPLATE.fullmatch(value)):
         return True
-    if value.isalnum() and not value.isalpha():  # letters and digits, no separator: no phrase
-        return False
     return len(value) <= 64 and _words_only(value)

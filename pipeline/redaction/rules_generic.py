@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from pipeline.redaction.filters import Level
 from pipeline.redaction.model import Candidate, ScanRule
-from pipeline.redaction.values import quoted_end, value_end
+from pipeline.redaction.values import UNQUOTED, quoted_end
 from pipeline.redaction.wrap import yaml_block
 
 ANCHORS = (b"pass", b"pwd", b"secret", b"token", b"key", b"auth", b"cred", b"mnemonic", b"phrase")
@@ -36,6 +36,7 @@ MAX_UNQUOTED = 1024
 # ADO.NET connection strings, flow mappings) and before closing brackets or a ``<`` tag at its end.
 _NEXT_PAIR = re.compile(rb"[;,&][ \t]*[A-Za-z_][\w. -]{0,40}=|<")
 _TRAILING = b",;)}]"
+_BLOCK_START = b"|>"
 _BRACED = re.compile(rb"\{(?P<v>[^{}$\s\\](?:[^}\r\n\\]|\}\}){0,255})\}(?=[;\s\"'\\]|$)")
 _BLANK = re.compile(rb"[ \t]")
 _NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_.-]*")
@@ -147,11 +148,12 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
     if named is None:
         return ident_end
     s = m.end()
-    e = quoted_end(buf, s, vq[-1], len(vq) - 1) if vq is not None else -1
+    e = -1 if vq is None else quoted_end(buf, s, vq[-1], len(vq) - 1)
     if e < 0 and buf[s : s + 1] == b"{" and (braced := _BRACED.match(buf, s)) is not None:
         s, e = braced.span("v")  # ODBC: PWD={p@ss;word}
     elif e < 0:  # unquoted, or a quote not closed on its line: the value is one word
-        e = value_end(buf, s, None, min(len(buf), s + MAX_UNQUOTED))
+        word = UNQUOTED.match(buf, s, min(len(buf), s + MAX_UNQUOTED))
+        e = s if word is None else word.end()
         cut = _NEXT_PAIR.search(buf, s, e)
         if cut is not None:
             e = cut.start()
@@ -159,9 +161,10 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
             e -= 1
         if _CALL.match(buf, s, e + 1):  # a call or an index: code, not a value
             return ident_end
-        block = yaml_block(buf, ident_start, buf[s:e], e)
-        if block is not None:
-            s, e = block
+        if e - s <= 2 and buf[s] in _BLOCK_START:
+            block = yaml_block(buf, ident_start, buf[s:e], e)
+            if block is not None:
+                s, e = block
         if op == b">" and buf[e : e + 2] != b"</":
             return ident_end
     if s < e:

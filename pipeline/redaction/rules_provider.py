@@ -249,6 +249,7 @@ def provider_rules() -> list[RegexRule | ScanRule]:
                 rb"(?:\.[A-Za-z0-9_-]{2,16384}\.[A-Za-z0-9_-]{2,4096})?"
             ),
             priority=STRUCTURE,
+            whole_value_check=False,
         ),
     ]
 

@@ -89,7 +89,7 @@ def _putty(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -
 
 
 # A JSON Web Key with its private members: ``{"kty": "RSA", ..., "d": "...", "p": "...", ...}``.
-_JWK_WINDOW = 4096
+_JWK_WINDOW = 2048
 _JWK_PRIVATE = re.compile(rb"\\*\"(?:d|p|q|dp|dq|qi|k)\\*\"[ \t]*:[ \t]*\\*\"(?P<v>[A-Za-z0-9_-]{16,8192})")
 
 

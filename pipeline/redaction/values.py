@@ -11,36 +11,44 @@ belongs to it, while ``\\n``, ``\\t``, ``\\"`` (the escapes a JSON transcript wr
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 MAX_QUOTED = 4096
 
-_UNQUOTED = re.compile(rb"(?:[^\s\"'`\\]|\\++[^\s\"'`\\nrt])++")
+UNQUOTED = re.compile(rb"(?:[^\s\"'`\\]++|\\++[^\s\"'`\\nrt])++")
 
 
-@lru_cache(maxsize=32)
+_QUOTED: dict[tuple[int, int], re.Pattern[bytes]] = {}
+
+
 def _quoted(quote: int, escapes: int) -> re.Pattern[bytes]:
+    pattern = _QUOTED.get((quote, escapes))
+    if pattern is None:
+        pattern = _QUOTED[(quote, escapes)] = _compile_quoted(quote, escapes)
+    return pattern
+
+
+def _compile_quoted(quote: int, escapes: int) -> re.Pattern[bytes]:
     q = re.escape(bytes([quote]))
     # Inside '...' or `...` a bare " is part of the value unless JSON structure follows it (then the
     # quote was never closed and the " ends the JSON string the text sits in).
     other = rb'|"(?![ \t]*[,:}\]])' if quote != 34 else b""
-    plain = rb"[^\\\r\n" + q + (b'"' if quote != 34 else b"") + rb"]"
+    plain = rb"[^\\\r\n" + q + (b'"' if quote != 34 else b"") + rb"]++"
     body = (
         rb"(?:" + plain + rb"|\\\r?\n|\\{%d,}" % (escapes + 1) + q + rb"|\\++(?!" + q + rb")" + other + rb")"
     )
-    return re.compile(body + rb"{1,%d}+(?=\\{0,%d}" % (MAX_QUOTED, escapes) + q + rb")")
+    return re.compile(body + rb"++(?=\\{0,%d}" % escapes + q + rb")")
 
 
 def quoted_end(buf: bytes, start: int, quote: int, escapes: int) -> int:
     """The end of the value opened by ``quote`` with ``escapes`` backslashes before it, starting at
-    ``start``; ``-1`` when it is not closed on its line."""
-    m = _quoted(quote, escapes).match(buf, start)
+    ``start``; ``-1`` when it is not closed on its line (or within ``MAX_QUOTED`` bytes)."""
+    m = _quoted(quote, escapes).match(buf, start, min(len(buf), start + MAX_QUOTED + 8))
     return -1 if m is None else m.end()
 
 
 def unquoted_end(buf: bytes, start: int, limit: int) -> int:
     """The end of an unquoted value starting at ``start`` (``start`` when there is none)."""
-    m = _UNQUOTED.match(buf, start, limit)
+    m = UNQUOTED.match(buf, start, limit)
     return start if m is None else m.end()
 
 
