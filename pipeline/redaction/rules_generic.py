@@ -127,6 +127,33 @@ def _identifier_start(buf: bytes, pos: int) -> int:
     return lo + 1 + buf[lo:pos].translate(_ID_MASK).rfind(b" ")
 
 
+def _value_span(buf: bytes, s: int, vq: bytes | None, op: bytes, ident_start: int) -> tuple[int, int] | None:
+    """Where the value starting at ``s`` is: quoted, ODBC-braced, a YAML block or one word;
+    ``None`` when it is code (a call, an index) rather than a value."""
+    e = -1 if vq is None else quoted_end(buf, s, vq[-1], len(vq) - 1)
+    if e >= 0:
+        return s, e
+    if buf[s : s + 1] == b"{" and (braced := _BRACED.match(buf, s)) is not None:
+        return braced.span("v")  # ODBC: PWD={p@ss;word}
+    # unquoted, or a quote not closed on its line: the value is one word
+    word = UNQUOTED.match(buf, s, min(len(buf), s + MAX_UNQUOTED))
+    e = s if word is None else word.end()
+    cut = _NEXT_PAIR.search(buf, s, e)
+    if cut is not None:
+        e = cut.start()
+    while e > s and buf[e - 1] in _TRAILING:
+        e -= 1
+    if _CALL.match(buf, s, e + 1):  # a call or an index: code, not a value
+        return None
+    if e - s <= 2 and buf[s] in _BLOCK_START:
+        block = yaml_block(buf, ident_start, buf[s:e], e)
+        if block is not None:
+            return block
+    if op == b">" and buf[e : e + 2] != b"</":
+        return None
+    return s, e
+
+
 def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
     m = _ASSIGN.match(buf, end)
     if m is None:
@@ -147,26 +174,10 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
     named = _classify_named(identifier)
     if named is None:
         return ident_end
-    s = m.end()
-    e = -1 if vq is None else quoted_end(buf, s, vq[-1], len(vq) - 1)
-    if e < 0 and buf[s : s + 1] == b"{" and (braced := _BRACED.match(buf, s)) is not None:
-        s, e = braced.span("v")  # ODBC: PWD={p@ss;word}
-    elif e < 0:  # unquoted, or a quote not closed on its line: the value is one word
-        word = UNQUOTED.match(buf, s, min(len(buf), s + MAX_UNQUOTED))
-        e = s if word is None else word.end()
-        cut = _NEXT_PAIR.search(buf, s, e)
-        if cut is not None:
-            e = cut.start()
-        while e > s and buf[e - 1] in _TRAILING:
-            e -= 1
-        if _CALL.match(buf, s, e + 1):  # a call or an index: code, not a value
-            return ident_end
-        if e - s <= 2 and buf[s] in _BLOCK_START:
-            block = yaml_block(buf, ident_start, buf[s:e], e)
-            if block is not None:
-                s, e = block
-        if op == b">" and buf[e : e + 2] != b"</":
-            return ident_end
+    span = _value_span(buf, m.end(), vq, op, ident_start)
+    if span is None:
+        return ident_end
+    s, e = span
     if s < e:
         out.append((s, e, named[1], named[0]))  # checked later, unless a stronger rule covers it
     # A value without blanks is one token: names inside it (``a=a=a=...``) are not searched again,
