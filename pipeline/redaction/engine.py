@@ -106,11 +106,18 @@ def _resolve(
     deferred = [c for c in found if 0 < c[3] < GENERIC]
     rejected = [c for c in found if c[3] < 0] if keep else []
     if deferred:
+        verdicts: dict[tuple[bytes, int], Reason | None] = {}  # for this call only: values are secrets
         covered = _Spans([(c[0], c[1]) for c in verified])
         for s, e, name, level in deferred:
             if covered.overlaps(s, e):
                 continue
-            reason = value_verdict(buf[s:e], _LEVELS[level])
+            value = buf[s:e]
+            key = (value, level)  # transcripts repeat values (a tool result is stored twice)
+            reason = (
+                verdicts[key]
+                if key in verdicts
+                else verdicts.setdefault(key, value_verdict(value, _LEVELS[level]))
+            )
             if reason is None:
                 verified.append((s, e, name, GENERIC))
             elif keep:
@@ -226,7 +233,14 @@ class Redactor:
         if not spans:
             return RedactionResult(text=text, counts={})
         counts: Counter[str] = Counter()
-        tag = self._tag
+        tags: dict[bytes, str] = {}  # for this call only (the keys are the secrets themselves)
+
+        def tag(secret: bytes) -> str:
+            found = tags.get(secret)
+            if found is None:
+                found = tags[secret] = self._tag(secret)
+            return found
+
         pos = 0
         if text.isascii():  # byte offsets are character offsets: build the result as str
             pieces: list[str] = []
