@@ -4,6 +4,7 @@ candidates were found and redacted, and where each kept candidate is and why (ne
 from __future__ import annotations
 
 import sys
+from bisect import bisect_left
 from collections import Counter
 from typing import TYPE_CHECKING
 
@@ -65,9 +66,11 @@ def report_lines(text: str, report: RedactionReport) -> list[str]:
         )
     if report.kept:
         lines.append("kept in clear (position line:column, offset; the value is never shown):")
+    newlines = [i for i, c in enumerate(text) if c == "\n"] if report.kept else []
     for k in report.kept:
-        line = text.count("\n", 0, k.start) + 1
-        column = k.start - (text.rfind("\n", 0, k.start) + 1) + 1
+        line = bisect_left(newlines, k.start)  # newlines before the candidate
+        column = k.start - (newlines[line - 1] + 1 if line else 0) + 1
+        line += 1
         lines.append(
             f"  {k.rule} at {line}:{column} (offset {k.start}, {k.end - k.start} chars): {k.reason.text}"
         )

@@ -197,3 +197,19 @@ def test_json_string_with_newlines_is_redacted_whole(redactor: Redactor) -> None
     out = _redacted(redactor, text, *parts)
     assert json.loads(out)["region"] == "eu"
     _redacted(redactor, json.dumps({"output": text}), *parts)
+
+
+def test_unicode_values_have_character_spans(redactor: Redactor) -> None:
+    text = 'é 🙂 DB_PASSWORD="Zürich-Secr3t-2024!" and PGPASSWORD=日本語-Passw0rd-42 ok'
+    findings = redactor.find(text)
+    assert [text[f.start : f.end] for f in findings] == ["Zürich-Secr3t-2024!", "日本語-Passw0rd-42"]
+    report = redactor.report(text + " password: ab")
+    assert [(k.rule, k.start) for k in report.kept] == [("password", len(text) + 11)]
+
+
+def test_a_list_of_tokens_one_per_line_all_go(redactor: Redactor) -> None:
+    tokens = ["ghp_" + rand(36) for _ in range(5)] + ["glpat-" + rand(20, URLSAFE) for _ in range(5)]
+    out = redactor.redact("$ cat tokens.txt\n" + "\n".join(tokens) + "\n$ ls\n").text
+    assert all(t not in out for t in tokens)
+    assert out.startswith("$ cat tokens.txt\n[REDACTED:")
+    assert out.endswith("]\n$ ls\n")
