@@ -133,7 +133,12 @@ def _resolve(
             if keep:
                 rejected.append(kept(s, e, name, Reason.TOO_SHORT))
             continue
-        if e < size and buf[e] in _BREAK_BYTES and (buf[e] != 92 or buf[e + 1 : e + 2] in _ESCAPED_BREAKS):
+        if (
+            (not merged or e > merged[-1][1])  # a span inside the previous one was extended with it
+            and e < size
+            and buf[e] in _BREAK_BYTES
+            and (buf[e] != 92 or buf[e + 1 : e + 2] in _ESCAPED_BREAKS)
+        ):
             e = extend_wrapped(buf, s, e)  # the value may go on over the next lines
         if merged and s < merged[-1][1]:
             ms, me, mname, mprio = merged[-1]

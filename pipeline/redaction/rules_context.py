@@ -177,6 +177,7 @@ def context_rules() -> list[RegexRule | ScanRule]:
             group="v",
             check=_bearer_check,
             priority=CONTEXT,
+            whole_value_check=False,  # the check judges the value whole
         ),
         RegexRule(
             "basic-auth",
@@ -187,6 +188,7 @@ def context_rules() -> list[RegexRule | ScanRule]:
             group="v",
             check=_basic_check,
             priority=CONTEXT,
+            whole_value_check=False,  # the check judges the value whole
         ),
         RegexRule(
             "auth-header",
@@ -201,6 +203,7 @@ def context_rules() -> list[RegexRule | ScanRule]:
             group="v",
             check=_auth_check,
             priority=CONTEXT,
+            whole_value_check=False,  # the check judges the value whole
         ),
         RegexRule(
             "private-key",

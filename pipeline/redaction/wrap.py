@@ -22,6 +22,7 @@ _NEWLINE_RUNS = frozenset((1, 2, 4))  # ``\n`` escaped once, twice, three times
 _CONTINUATION_RUNS = frozenset((3, 6, 12))  # an escaped backslash, then an escaped newline
 _CONTINUED = re.compile(rb"[A-Za-z0-9+/_=.~-]+")
 _B64_LINE = re.compile(rb"[A-Za-z0-9+/_-]+={0,2}")
+_RAW_NEXT = re.compile(rb"\n[A-Za-z0-9+/_-]+={0,2}(?:\r?\n|\\+[nr\"]|[\"'`]|$)")
 _LINE_END = re.compile(rb"\r?\n|\\+[nr\"]|[\"'`]|$")
 
 
@@ -51,6 +52,8 @@ def line_start(buf: bytes, pos: int) -> int:
 
 def extend_wrapped(buf: bytes, start: int, end: int) -> int:
     """The end of the span ``[start, end)`` once the lines that continue it are included."""
+    if buf[end : end + 1] == b"\n" and _RAW_NEXT.match(buf, end) is None:
+        return end  # the common case: a raw newline and a next line that is not base64
     width = -1
     for _ in range(MAX_WRAPPED_LINES):
         brk = _line_break(buf, end)
