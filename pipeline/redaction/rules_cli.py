@@ -18,37 +18,54 @@ from pipeline.redaction.values import flag_value
 # Password flags, per command: (anchors, flag pattern searched in the rest of the command line,
 # whether the value is ``user:password``).
 _CLI_FLAGS: list[tuple[tuple[bytes, ...], re.Pattern[bytes], bool]] = [
-    ((b"mysql", b"mariadb"), re.compile(rb"(?<![\w-])(?:-p|--password=)" + _QVAL), False),
-    ((b"sshpass",), re.compile(rb"(?<![\w-])-p[ \t]*" + _QVAL), False),
-    (
-        (b"login",),  # docker/podman/helm/nerdctl/oras/skopeo/cf login
-        re.compile(rb"(?<![\w-])(?:-p|--password)(?:[ \t]+|=)" + _QVAL),
+    (  # the commands, not the mysql:// URLs (those are the URL rule's)
+        (
+            b"mysql ",
+            b"mysqldump",
+            b"mysqladmin",
+            b"mysqlimport",
+            b"mysqlsh",
+            b"mysqlcheck",
+            b"mariadb ",
+            b"mariadb-",
+        ),
+        re.compile(rb"-(?<![\w-]-)(?:p|-password=)" + _QVAL),
         False,
     ),
-    ((b"redis-cli",), re.compile(rb"(?<![\w-])(?:-a|--pass)[ \t]+" + _QVAL), False),
-    ((b"sqlcmd", b"bcp ", b"osql"), re.compile(rb"(?<![\w-])-P[ \t]*" + _QVAL), False),
-    ((b"mongo",), re.compile(rb"(?<![\w-])(?:-p|--password)(?:[ \t]+|=)" + _QVAL), False),
+    ((b"sshpass",), re.compile(rb"-(?<![\w-]-)p[ \t]*" + _QVAL), False),
+    (
+        (b"login ",),  # docker/podman/helm/nerdctl/oras/skopeo/cf login
+        re.compile(rb"-(?<![\w-]-)(?:p|-password)(?:[ \t]+|=)" + _QVAL),
+        False,
+    ),
+    ((b"redis-cli",), re.compile(rb"-(?<![\w-]-)(?:a|-pass)[ \t]+" + _QVAL), False),
+    ((b"sqlcmd", b"bcp ", b"osql"), re.compile(rb"-(?<![\w-]-)P[ \t]*" + _QVAL), False),
+    (
+        (b"mongo ", b"mongosh", b"mongodump", b"mongorestore", b"mongoexport", b"mongoimport"),
+        re.compile(rb"-(?<![\w-]-)(?:p|-password)(?:[ \t]+|=)" + _QVAL),
+        False,
+    ),
     (
         (b"ldapsearch", b"ldapadd", b"ldapmodify", b"ldapdelete", b"ldapwhoami"),
-        re.compile(rb"(?<![\w-])-w[ \t]+" + _QVAL),
+        re.compile(rb"-(?<![\w-]-)w[ \t]+" + _QVAL),
         False,
     ),
     (
         (b"keytool", b"jarsigner"),
-        re.compile(rb"(?<![\w-])-(?:src|dest)?(?:store|key)pass[ \t]+" + _QVAL),
+        re.compile(rb"-(?<![\w-]-)(?:src|dest)?(?:store|key)pass[ \t]+" + _QVAL),
         False,
     ),
-    ((b"smbclient",), re.compile(rb"(?<![\w-])-U[ \t]+[^\s%]+%" + _QVAL), False),
+    ((b"smbclient",), re.compile(rb"-(?<![\w-]-)U[ \t]+[^\s%]+%" + _QVAL), False),
     ((b"rabbitmqctl",), re.compile(rb"(?:add_user|change_password)[ \t]+\S+[ \t]+" + _QVAL), False),
-    ((b"htpasswd",), re.compile(rb"(?<![\w-])-[a-zA-Z]*b[a-zA-Z]*[ \t]+\S+[ \t]+\S+[ \t]+" + _QVAL), False),
+    ((b"htpasswd",), re.compile(rb"-(?<![\w-]-)[a-zA-Z]*b[a-zA-Z]*[ \t]+\S+[ \t]+\S+[ \t]+" + _QVAL), False),
     (
         (b"curl", b"wget", b"http "),
-        re.compile(rb"(?<![\w-])(?:-u|--user|--proxy-user)(?:[ \t]+|=)" + _QVAL),
+        re.compile(rb"-(?<![\w-]-)(?:u|-user|-proxy-user)(?:[ \t]+|=)" + _QVAL),
         True,
     ),
-    ((b"wget",), re.compile(rb"(?<![\w-])--(?:http-|ftp-|proxy-)?password=" + _QVAL), False),
-    ((b"openssl", b"pass:"), re.compile(rb"(?<![\w-])pass:" + _QVAL), False),
-    ((b"secret set",), re.compile(rb"(?<![\w-])(?:--body|-b)(?:[ \t]+|=)?" + _QVAL), False),  # gh secret set
+    ((b"wget",), re.compile(rb"-(?<![\w-]-)-(?:http-|ftp-|proxy-)?password=" + _QVAL), False),
+    ((b"openssl", b"pass:"), re.compile(rb"p(?<![\w-]p)ass:" + _QVAL), False),
+    ((b"secret set",), re.compile(rb"-(?<![\w-]-)(?:-body|b)(?:[ \t]+|=)?" + _QVAL), False),  # gh secret set
     (
         (b"configure set", b"config set"),  # aws configure set aws_secret_access_key V; npm config set
         re.compile(
@@ -68,12 +85,12 @@ _CLI_FLAGS: list[tuple[tuple[bytes, ...], re.Pattern[bytes], bool]] = [
         re.compile(rb"(?<![\w/])[A-Za-z][\w$#.]{0,29}/(?P<q>)(?P<v>[^\s/@\"'\\]{1,128})(?=[\s\"'\\]|$)"),
         False,
     ),
-    ((b"zip ", b"7z ", b"7za ", b"7zz ", b"rar "), re.compile(rb"(?<![\w-])-P[ \t]+" + _QVAL), False),
-    ((b"7z ", b"7za ", b"7zz ", b"rar "), re.compile(rb"(?<![\w-])-p(?=[^\s-])" + _QVAL), False),
-    ((b"ssh-keygen",), re.compile(rb"(?<![\w-])-[NP][ \t]+" + _QVAL), False),
-    ((b"openssl",), re.compile(rb"(?<![\w-])-k[ \t]+" + _QVAL), False),
-    ((b"xfreerdp", b"wlfreerdp"), re.compile(rb"(?<![\w-])/p:" + _QVAL), False),
-    ((b"lftp",), re.compile(rb"(?<![\w-])-u[ \t]+[^,\s]+,(?P<q>)(?P<v>[^\s\"'\\]{1,128})"), False),
+    ((b"zip ", b"7z ", b"7za ", b"7zz ", b"rar "), re.compile(rb"-(?<![\w-]-)P[ \t]+" + _QVAL), False),
+    ((b"7z ", b"7za ", b"7zz ", b"rar "), re.compile(rb"-(?<![\w-]-)p(?=[^\s-])" + _QVAL), False),
+    ((b"ssh-keygen",), re.compile(rb"-(?<![\w-]-)[NP][ \t]+" + _QVAL), False),
+    ((b"openssl",), re.compile(rb"-(?<![\w-]-)k[ \t]+" + _QVAL), False),
+    ((b"xfreerdp", b"wlfreerdp"), re.compile(rb"/(?<![\w-]/)p:" + _QVAL), False),
+    ((b"lftp",), re.compile(rb"-(?<![\w-]-)u[ \t]+[^,\s]+,(?P<q>)(?P<v>[^\s\"'\\]{1,128})"), False),
     (
         (b"vault login",),
         re.compile(rb"vault login[ \t]+(?:-[\w-]+(?:=\S+)?[ \t]+)*(?![-\w.]*=)" + _QVAL),
@@ -94,19 +111,29 @@ _CLI_FLAGS: list[tuple[tuple[bytes, ...], re.Pattern[bytes], bool]] = [
             b"--passphrase",
         ),
         re.compile(
-            rb"(?<![\w-])--?(?:[a-z]+-)?(?:password|passwd|passphrase|pass|token|api-key|apikey|secret|"
+            rb"-(?<![\w-]-)-?(?:[a-z]+-)?(?:password|passwd|passphrase|pass|token|api-key|apikey|secret|"
             rb"client-secret|auth-token|access-token)(?:[ \t]+|=)" + _QVAL
         ),
         False,
     ),
 ]
-_LINE_END = re.compile(rb"\r|\n|\\+[nr]|\|\||&&|\|")
+MAX_COMMAND = 2000
+_COMMAND_ENDS = (b"\n", b"\r", b"\\n", b"\\r", b"|", b"&&")
+
+
+def _line_limit(buf: bytes, end: int) -> int:
+    """Where the command line holding ``end`` ends: a line break (raw or escaped), ``|`` or ``&&``."""
+    limit = min(len(buf), end + MAX_COMMAND)
+    for mark in _COMMAND_ENDS:
+        at = buf.find(mark, end, limit)
+        if at >= 0:
+            limit = at
+    return limit
 
 
 def _command_line_scanner(pattern: re.Pattern[bytes], userpass: bool) -> Scan:
     def scan(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
-        stop = _LINE_END.search(buf, end, min(len(buf), end + 2000))
-        limit = stop.start() if stop else min(len(buf), end + 2000)
+        limit = _line_limit(buf, end)
         for m in pattern.finditer(buf, start, limit):
             s, e = m.span("v")
             if s == e:  # the pattern marks where the value starts; its quoting says where it ends
