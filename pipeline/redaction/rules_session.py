@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from pipeline.redaction.filters import has_digit, token_body_ok
+from pipeline.redaction.filters import has_digit, is_reference, token_body_ok
 from pipeline.redaction.model import CONTEXT, STRUCTURE, Candidate, ScanRule, kept
 from pipeline.redaction.placeholders import is_placeholder_value
 from pipeline.redaction.reasons import Reason
@@ -61,7 +61,8 @@ def _session_id(buf: bytes, low: bytes, start: int, end: int, out: list[Candidat
     for m in _SESSION_ID.finditer(buf, max(0, start - 20), min(len(buf), end + 1024)):
         if m.start() <= start < m.end():
             s, e = m.span("v")
-            ok = token_body_ok(m.group("v"), 8)
+            v = m.group("v")  # random, with a digit: ``session_id=session.session_id`` is code
+            ok = has_digit(v) and token_body_ok(v, 8) and not is_reference(v)
             out.append((s, e, "session-id", CONTEXT) if ok else kept(s, e, "session-id", Reason.NOT_RANDOM))
             return e
     return 0

@@ -143,6 +143,7 @@ def test_private_keys_without_pem_markers(redactor: Redactor) -> None:
         "the seed phrase is twelve words long",
         "zip -r out.zip src",
         "sqlplus /nolog @setup.sql",
+        "log.info('resumed', session_id=session.session_id, parent=s.parent_session_id)",
     ],
 )
 def test_more_lookalikes_survive(redactor: Redactor, text: str) -> None:
