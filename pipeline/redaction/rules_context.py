@@ -43,8 +43,9 @@ _URL_FIELD_WORDS = frozenset(b"password passwd pass pwd pw".split())
 
 def url_placeholder(pw: bytes) -> bool:
     """Only a template (``USER:PASSWORD``, ``${PW}``, ``<password>``, ``***``) is spared: any other
-    password in a URL, however short or common (``root:hunter2``, ``postgres:postgres``), is one."""
-    return pw.lower() in _URL_FIELD_WORDS and (pw.isupper() or pw.islower()) or is_placeholder_value(pw)
+    password in a URL, however short or common (``root:hunter2``, ``postgres:postgres``, even
+    ``user:password``, the commonest password of all), is one."""
+    return (pw.isupper() and pw.lower() in _URL_FIELD_WORDS) or is_placeholder_value(pw)
 
 
 def _url_credentials(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:

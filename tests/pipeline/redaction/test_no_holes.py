@@ -125,6 +125,7 @@ def test_whole_value_placeholders_survive(redactor: Redactor, text: str) -> None
         ("amqp://guest:guest@rabbit:5672/", ":guest@"),
         ("mongodb://app:1234@db/app", ":1234@"),
         ("ftp://me:Zürich!@files.acme.dev/", "Zürich"),
+        ("postgresql://user:password@localhost/app", ":password@"),
     ],
 )
 def test_any_url_password_is_redacted(redactor: Redactor, url: str, pw: str) -> None:
