@@ -120,6 +120,19 @@ def _weak_urls(g: Gen) -> list[SecretCase]:
     return out
 
 
+def _weak_literals(g: Gen) -> list[SecretCase]:
+    """Weak and common passwords written as literals: a string, however weak, is the password."""
+    out: list[SecretCase] = []
+    for pw in ["postgres", "secret", "root", "admin", "letmein"]:
+        out += [
+            ("weak-literal-password", "dotenv", False, f"POSTGRES_PASSWORD={pw}\n", pw, 0),
+            ("weak-literal-password", "compose", False, f"    MYSQL_ROOT_PASSWORD: {pw}\n", pw, 0),
+            ("weak-literal-password", "python", False, f'password = "{pw}"\n', pw, 0),
+            ("weak-literal-password", "json", False, json.dumps({"password": pw}), pw, 0),
+        ]
+    return out
+
+
 def _values(g: Gen) -> list[SecretCase]:
     out: list[SecretCase] = []
     for _ in range(4):
@@ -262,6 +275,7 @@ def hole_secret_cases(g: Gen) -> list[SecretCase]:
         _worded_tokens(g)
         + _documentation_keys(g)
         + _weak_urls(g)
+        + _weak_literals(g)
         + _values(g)
         + _wrapped(g)
         + _more_shapes(g)
@@ -281,6 +295,11 @@ def hole_decoys(g: Gen) -> list[tuple[str, str, bool]]:
         ("whole-placeholder", "DATABASE_URL=postgres://USER:PASSWORD@HOST:5432/DB\n"),
         ("whole-placeholder", "api_key: YOUR_API_KEY\n"),
         ("whole-placeholder", "secret: xxxxxxxx\n"),
+        ("password-reference", "password = get_password()\n"),
+        ("password-reference", "password = secret\n"),
+        ("password-reference", "password: Optional[str] = None\n"),
+        ("password-reference", 'password = "password"\n'),
+        ("password-reference", '{"password": "Mot de passe"}'),
         ("cookie-lookalike", "> Cookie: theme=dark; lang=en-US\n"),
         ("cookie-lookalike", "$ git checkout -b feature/login-cookie\n"),
         (

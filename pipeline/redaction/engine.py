@@ -44,7 +44,8 @@ PLACEHOLDER_RE = re.compile(rb"\[REDACTED(?::[a-z0-9-]{1,40}:[0-9a-f]{4}|_SECRET
 PLACEHOLDER_ANCHOR = b"[redacted"
 MAX_RULE_NAME = 24
 PLACEHOLDER_MAX_LEN = len("[REDACTED::]") + MAX_RULE_NAME + 4
-MIN_SECRET_LEN = 6
+MIN_SECRET_LEN = 3
+"""The shortest credential: a weak password written as a literal (``MYSQL_ROOT_PASSWORD=root``)."""
 MAX_GROWTH_PER_REDACTION = PLACEHOLDER_MAX_LEN - MIN_SECRET_LEN
 """A redaction replaces at least MIN_SECRET_LEN characters with at most PLACEHOLDER_MAX_LEN: a line
 grows by at most this much per secret redacted on it (and never gains a line break)."""

@@ -24,16 +24,21 @@ _STOPWORDS = frozenset(
     username user demo sample foo bar baz qux secretkey secret_key required jwt oauth oauth2 hmac sha256
     aes256 base64 plain plaintext sso saml ldap none null""".split()
 )
-"""Values that name a field or a type (``password: Password``, ``token: str``, ``secret: false``).
-Weak real passwords (``hunter2``, ``postgres``) are not here: they are redacted like any other."""
-_REFERENCE = re.compile(
-    # identifiers: snake, SCREAMING_SNAKE, camelCase, PascalCase, _private; dotted attributes; URLs;
-    # versions; paths
-    rb"[a-z][a-z_]*|[A-Z][A-Z_]*|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z]?[a-z]+(?:[A-Z][a-z]+)*|_+[A-Za-z][A-Za-z_]*|"
+"""Values that name a field or a type (``password: Password``, ``token: str``, ``secret: false``) where
+a value may be code. A password written as a literal is judged by ``literal_password_verdict``,
+which spares far fewer words: there ``postgres`` or ``admin`` is the password."""
+_POINTER = (
+    # what even a literal can point at: a URL, a version, a relative or Windows path
     rb"[A-Za-z][A-Za-z0-9+.-]*://.*|"
-    rb"v?[0-9]+(?:\.[0-9]+)+(?:[-+][\w.]+)?|(?:~|\.{1,2})/.*|[A-Za-z]:\\.*|file:.*",
+    rb"v?[0-9]+(?:\.[0-9]+)+(?:[-+][\w.]+)?|(?:~|\.{1,2})/.*|[A-Za-z]:\\.*|file:.*"
+)
+_REFERENCE = re.compile(
+    # identifiers: snake, SCREAMING_SNAKE, camelCase, PascalCase, _private; and the pointers above
+    rb"[a-z][a-z_]*|[A-Z][A-Z_]*|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z]?[a-z]+(?:[A-Z][a-z]+)*|_+[A-Za-z][A-Za-z_]*|"
+    + _POINTER,
     re.S,
 )
+_POINTS_AT = re.compile(_POINTER, re.S)
 # dotted attributes: ``self.client``, ``std::vector``, ``ptr->next``; see dotted_name()
 _DOTTED = re.compile(rb"(?:[A-Za-z_$][A-Za-z0-9_$]*(?:\.|::|->))+[A-Za-z_$][A-Za-z_$]*")
 _SEGMENT = re.compile(rb"\.|::|->")
@@ -52,17 +57,60 @@ class Level(IntEnum):
     KEY = 1  # a bare or qualified ``*_key``: the value must look random
     SECRET = 2  # secret, token, credential, auth, api key
     PASSWORD = 3  # password, passwd, passphrase, pwd, pass
+    LITERAL_PASSWORD = 4
+    """A password's name with its value written as a literal: quoted (``password = "letmein"``), or
+    assigned to an upper-case name in an env file, a shell or YAML (``POSTGRES_PASSWORD=postgres``),
+    where an unquoted word is a string, not a variable. However weak or common, such a value is
+    the password; only a placeholder, a path, a type name or the name itself is spared."""
 
 
 MAX_VALUE = 16384
 """Longer values (a wrapped block included) are data, not a credential."""
-MIN_LEN = {Level.KEY: 16, Level.SECRET: 8, Level.PASSWORD: 6}
-MIN_DISTINCT = {Level.KEY: 10, Level.SECRET: 6, Level.PASSWORD: 4}
+MIN_LEN = {Level.KEY: 16, Level.SECRET: 8, Level.PASSWORD: 6, Level.LITERAL_PASSWORD: 3}
+MIN_DISTINCT = {Level.KEY: 10, Level.SECRET: 6, Level.PASSWORD: 4, Level.LITERAL_PASSWORD: 2}
 
 
 def distinct(value: bytes) -> int:
     """How many different characters ``value`` uses: a cheap stand-in for entropy."""
     return len(set(value))
+
+
+_TYPE_WORDS = frozenset(
+    b"""true false null none nil undefined yes no on off required optional string str int integer bool
+    boolean number object any bytes empty default enabled disabled hidden masked redacted unset changeme
+    changeit password passwd passphrase pass pwd""".split()
+)
+"""What a literal under a password's name may be without being one: a type, a switch, an empty
+marker, or the field's own name (``password = "password"``, the placeholder of documentation)."""
+_LITERAL_WORDS = 6
+"""A literal of up to this many lower-case words is a passphrase (``"correct horse battery staple"``)."""
+_PASSPHRASE = re.compile(rb"[a-z]+(?: [a-z]+)+")
+_JSON_UNICODE = re.compile(rb"\\+u[0-9a-fA-F]{4}")
+
+
+def literal_password_verdict(value: bytes) -> Reason | None:
+    """``value_verdict`` for ``Level.LITERAL_PASSWORD``: weak and common passwords are passwords."""
+    n = len(value)
+    if n < MIN_LEN[Level.LITERAL_PASSWORD]:
+        return Reason.TOO_SHORT
+    if n > MAX_VALUE:
+        return Reason.TOO_LONG
+    if value.lower() in _TYPE_WORDS or _REF_START.match(value) is not None or is_placeholder_value(value):
+        return Reason.PLACEHOLDER
+    if _POINTS_AT.fullmatch(value) or (value[:1] == b"/" and _ABS_PATH.fullmatch(value)):
+        return Reason.REFERENCE
+    words = _JSON_UNICODE.sub(b"U", value) if b"\\" in value else value  # oubli\u00e9 is a word
+    if b" " in words and not _SYMBOL_OR_DIGIT.search(words):
+        # lower-case words are a passphrase (``correct horse battery staple``); a label is written
+        # for people (``Mot de passe``, ``Enter your password``)
+        if _SEED_PHRASE.fullmatch(value) or (
+            value.count(b" ") < _LITERAL_WORDS and _PASSPHRASE.fullmatch(value)
+        ):
+            return None
+        return Reason.WORDS
+    if distinct(value) < min(MIN_DISTINCT[Level.LITERAL_PASSWORD], n // 2):
+        return Reason.NOT_RANDOM
+    return None
 
 
 def is_placeholder(value: bytes) -> bool:
@@ -116,6 +164,8 @@ def _classes(value: bytes) -> int:
 def value_verdict(value: bytes, level: Level) -> Reason | None:
     """Why ``value``, found under a name of strength ``level``, is *not* a credential; ``None`` when
     it is one."""
+    if level is Level.LITERAL_PASSWORD:
+        return literal_password_verdict(value)
     n = len(value)
     if n < MIN_LEN[level]:
         return Reason.TOO_SHORT

@@ -40,6 +40,8 @@ _BLOCK_START = b"|>"
 _BRACED = re.compile(rb"\{(?P<v>[^{}$\s\\](?:[^}\r\n\\]|\}\}){0,255})\}(?=[;\s\"'\\]|$)")
 _BLANK = re.compile(rb"[ \t]")
 _NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_.-]*")
+_ENV_NAME = re.compile(rb"[A-Z][A-Z0-9_]*")
+"""An upper-case name: in an env file, a shell or YAML its unquoted value is a string, not code."""
 _CALL = re.compile(rb"[A-Za-z_$][\w.$]*[(\[]")
 _SEG = re.compile(rb"[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])")
 
@@ -127,14 +129,17 @@ def _identifier_start(buf: bytes, pos: int) -> int:
     return lo + 1 + buf[lo:pos].translate(_ID_MASK).rfind(b" ")
 
 
-def _value_span(buf: bytes, s: int, vq: bytes | None, op: bytes, ident_start: int) -> tuple[int, int] | None:
-    """Where the value starting at ``s`` is: quoted, ODBC-braced, a YAML block or one word;
-    ``None`` when it is code (a call, an index) rather than a value."""
+def _value_span(
+    buf: bytes, s: int, vq: bytes | None, op: bytes, ident_start: int
+) -> tuple[int, int, bool] | None:
+    """Where the value starting at ``s`` is: quoted, ODBC-braced, a YAML block or one word, and
+    whether it is written as a literal (quoted or braced); ``None`` when it is code (a call, an
+    index) rather than a value."""
     e = -1 if vq is None else quoted_end(buf, s, vq[-1], len(vq) - 1)
     if e >= 0:
-        return s, e
+        return s, e, True
     if buf[s : s + 1] == b"{" and (braced := _BRACED.match(buf, s)) is not None:
-        return braced.span("v")  # ODBC: PWD={p@ss;word}
+        return (*braced.span("v"), True)  # ODBC: PWD={p@ss;word}
     # unquoted, or a quote not closed on its line: the value is one word
     word = UNQUOTED.match(buf, s, min(len(buf), s + MAX_UNQUOTED))
     e = s if word is None else word.end()
@@ -148,10 +153,10 @@ def _value_span(buf: bytes, s: int, vq: bytes | None, op: bytes, ident_start: in
     if e - s <= 2 and buf[s] in _BLOCK_START:
         block = yaml_block(buf, ident_start, buf[s:e], e)
         if block is not None:
-            return block
+            return (*block, True)
     if op == b">" and buf[e : e + 2] != b"</":
         return None
-    return s, e
+    return s, e, op == b">"  # <password>hunter2</password> is text
 
 
 def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
@@ -177,9 +182,12 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
     span = _value_span(buf, m.end(), vq, op, ident_start)
     if span is None:
         return ident_end
-    s, e = span
+    s, e, literal = span
+    level = named[0]
+    if level == Level.PASSWORD and (literal or _ENV_NAME.fullmatch(identifier) and op in (b"=", b":")):
+        level = Level.LITERAL_PASSWORD  # a string, however weak, not a variable holding one
     if s < e:
-        out.append((s, e, named[1], named[0]))  # checked later, unless a stronger rule covers it
+        out.append((s, e, named[1], level))  # checked later, unless a stronger rule covers it
     # A value without blanks is one token: names inside it (``a=a=a=...``) are not searched again,
     # which keeps the scan linear. A value with blanks may hold more assignments, and a bare name
     # may be the next key (``key="ClearTextPassword" value="..."``).

@@ -214,3 +214,50 @@ def test_a_list_of_tokens_one_per_line_all_go(redactor: Redactor) -> None:
     assert all(t not in out for t in tokens)
     assert out.startswith("$ cat tokens.txt\n[REDACTED:")
     assert out.endswith("]\n$ ls\n")
+
+
+# --- weak passwords written as literals -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "pw"),
+    [
+        ("POSTGRES_PASSWORD=postgres\n", "postgres"),
+        ("export MYSQL_ROOT_PASSWORD=secret\n", "secret"),
+        ("MYSQL_ROOT_PASSWORD=root docker compose up\n", "root"),
+        ("PGPASSWORD=postgres psql -h db\n", "postgres"),
+        ("    POSTGRES_PASSWORD: postgres\n", "postgres"),
+        ('password = "letmein"\n', "letmein"),
+        ("password = 'admin'\n", "admin"),
+        ('{"password": "test"}\n', "test"),
+        ('ADMIN_PASSWORD="correct horse battery staple"\n', "correct horse battery staple"),
+    ],
+)
+def test_a_weak_password_written_as_a_literal_is_redacted(redactor: Redactor, text: str, pw: str) -> None:
+    out = redactor.redact(text).text
+    assert pw not in out, out
+    assert "[REDACTED:password:" in out, out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password = get_password()\n",
+        "password = self.password\n",
+        "password = secret\n",  # a variable in code
+        "password: str\n",
+        "password: Optional[str] = None\n",
+        'password = "password"\n',
+        'DB_PASSWORD="${DB_PASSWORD}"\n',
+        "REDIS_PASSWORD=changeme\n",
+        'password = ""\n',
+        'password: "string"\n',
+        '"password": "<your password>"\n',
+        "POSTGRES_PASSWORD=$POSTGRES_PASSWORD\n",
+        'PASSWORD_FILE="/run/secrets/db_password"\n',
+        '{"password": "Mot de passe"}',
+        json.dumps(json.dumps({"forgot_password": "Mot de passe oublié ?"})),  # a label, JSON-escaped
+    ],
+)
+def test_what_only_names_a_password_stays(redactor: Redactor, text: str) -> None:
+    assert redactor.redact(text).text == text
