@@ -282,3 +282,10 @@ async def fast_forward(repo: MemoryRepo, *, base: str, target: str) -> str:
             raise MemoryRepoError("the memory repository moved during the sync; it is merged again")
         await repo.git("merge", "-q", "--ff-only", "--no-edit", target)
         return target
+
+
+async def ahead_behind(repo: MemoryRepo, local: str, other: str) -> tuple[int, int]:
+    """Commits ``local`` has that ``other`` lacks, and the other way round."""
+    out = await repo.git("rev-list", "--left-right", "--count", f"{local}...{other}")
+    left, _, right = out.strip().partition("\t")
+    return int(left or 0), int(right or 0)
