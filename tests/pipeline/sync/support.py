@@ -119,6 +119,9 @@ class Machine:
     async def publish(self) -> PublishReport:
         return await publish_all(self.store, self.settings, self.env.clock)
 
+    def repo_head(self) -> str:
+        return git(self.settings.paths.memory_dir, "rev-parse", "HEAD").strip()
+
     def tree(self) -> dict[str, str]:
         """Every tracked file of the memory repository's branch, path -> text."""
         path = self.settings.paths.memory_dir
