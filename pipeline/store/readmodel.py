@@ -76,7 +76,7 @@ RUN_KEY_PREFIX = "run."
 """``kv["run.<step>"]``: a daemon step's last run that did something; ``run.<step>.skipped``: its
 last check that found nothing to do."""
 SKIPPED_SUFFIX = ".skipped"
-RUN_STEPS = ("scan", "extract", "consolidate", "publish")
+RUN_STEPS = ("scan", "extract", "consolidate", "sync", "publish")
 """The daemon's steps, in the order a cycle runs them."""
 RUNS_SQL = "SELECT key, value FROM kv WHERE key IN ({keys})".format(
     keys=", ".join(f"'{RUN_KEY_PREFIX}{s}', '{RUN_KEY_PREFIX}{s}{SKIPPED_SUFFIX}'" for s in RUN_STEPS)

@@ -4,6 +4,7 @@ for a new consolidation, and moving a scope to a new key (``pipeline.consolidate
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import delete, select, update
 
@@ -32,7 +33,11 @@ async def live_sessions(store: Store) -> set[str]:
 async def mark_merged(store: Store, scope: str, *, commit: str, now: datetime) -> None:
     """A merge took the remote's topic files of ``scope``: none of this machine's inputs is consolidated
     in them (the scope needs a run, cooldown or not), and the run's diff starts at ``commit``."""
-    values = {"watermark": {"inputs": [], "landed": []}, "last_commit": commit, "retry_at": None}
+    values: dict[str, Any] = {
+        "watermark": {"inputs": [], "landed": []},
+        "last_commit": commit,
+        "retry_at": None,
+    }
     stmt = store.insert(scopes).values(key=scope, updated_at=now, **values)
     stmt = stmt.on_conflict_do_update(
         index_elements=[scopes.c.key], set_={**values, "last_success_at": None, "updated_at": now}

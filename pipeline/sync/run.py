@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import structlog
@@ -298,3 +299,21 @@ async def sync(
     push: bool = True,
 ) -> SyncReport:
     return await Syncer(store, settings, clock, finder, reconsolidate).run(push=push)
+
+
+async def due(store: Store, settings: Settings, clock: Clock) -> str | None:
+    """Why the daemon should sync now (None: nothing to push, and the last fetch is recent)."""
+    if not settings.sync.enabled:
+        return None
+    repo = MemoryRepo(settings.paths.memory_dir)
+    head = await repo.head() if (repo.path / ".git").is_dir() else None
+    tip = await remote.ref_commit(repo, remote.remote_ref(settings.sync.branch)) if head else None
+    state = await load(store)
+    if head is not None and head != tip:
+        return "the memory repository has commits the remote has not seen"
+    if state.remote != shown_url(settings.sync.remote) or state.at is None:
+        return "never synced with this remote"
+    last = datetime.fromisoformat(state.at)
+    if clock.now() - last >= timedelta(minutes=settings.sync.interval_minutes):
+        return "the sync interval has passed"
+    return None
