@@ -23,6 +23,7 @@ from daemon.status.rows import Rows
 from pipeline import ratelimit_rule
 from pipeline.store import readmodel as rm
 from pipeline.store.readmodel import iso, json_value, parse_time
+from pipeline.sync.urls import shown_url
 from pipeline.vocabulary import JobKind
 
 HEARTBEAT_STALE_S = 90.0
@@ -58,6 +59,7 @@ def collect(
         "budget": lambda: _budget(rows, settings, now),
         "memory": lambda: _memory(rows, settings.memory_dir),
         "publish": lambda: _publish(rows, runs.get("publish")),
+        "sync": lambda: _sync(rows, settings),
         "usage": lambda: usage(rows, now),
         "leases": lambda: _leases(rows, now),
         "last_once": lambda: _last_once(rows, host, pid_alive),
@@ -331,6 +333,31 @@ def _memory(rows: Rows, memory_dir: Path) -> dict[str, Any]:
         ],
         "pending_inbox_runs": int(pending[0]["n"]),
     }
+
+
+SYNC_FIELDS = (
+    "outcome",
+    "reason",
+    "at",
+    "last_fetch_at",
+    "last_push_at",
+    "last_merge_at",
+    "ahead",
+    "behind",
+    "last_error",
+    "last_error_at",
+)
+
+
+def _sync(rows: Rows, settings: StatusSettings) -> dict[str, Any] | None:
+    """The remote, the last fetch and push, ahead/behind, the last error (None: no ``[sync] remote``)."""
+    if not settings.sync_remote:
+        return None
+    remote = shown_url(settings.sync_remote)
+    state = _kv(rows, rm.SYNC_STATE_KEY)
+    if not isinstance(state, dict) or state.get("remote") != remote:
+        state = {}  # never synced with this remote
+    return {"remote": remote, "branch": settings.sync_branch, **{k: state.get(k) for k in SYNC_FIELDS}}
 
 
 def _publish(rows: Rows, run: dict[str, Any] | None) -> dict[str, Any]:

@@ -72,6 +72,8 @@ def json_value(value: Any) -> Any:
 # kv -----------------------------------------------------------------------------------------------
 
 KV_SQL = "SELECT value FROM kv WHERE key = :key"
+SYNC_STATE_KEY = "sync.state"
+"""``kv["sync.state"]``: what the last sync with ``[sync] remote`` did (``pipeline.sync.state``)."""
 RUN_KEY_PREFIX = "run."
 """``kv["run.<step>"]``: a daemon step's last run that did something; ``run.<step>.skipped``: its
 last check that found nothing to do."""

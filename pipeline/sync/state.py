@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
 from pipeline.store import Store, kv
+from pipeline.store.readmodel import SYNC_STATE_KEY
+from pipeline.sync.urls import shown_url
 
-STATE_KEY = "sync.state"
-_CREDENTIALS = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^@/]*@")
+__all__ = ["STATE_KEY", "SyncState", "load", "save", "shown_url"]
 
-
-def shown_url(url: str) -> str:
-    """A remote URL as memd shows and records it: never a password or a token (``https://x:y@host``)."""
-    return _CREDENTIALS.sub(r"\1", url)
+STATE_KEY = SYNC_STATE_KEY
 
 
 @dataclass
