@@ -141,6 +141,8 @@ class Syncer:
             report.outcome, report.reason = SyncOutcome.FAILED, _short(exc)
         except MemdError as exc:
             report.outcome, report.reason = SyncOutcome.FAILED, _short(exc)
+        if report.reason and cfg.remote != report.remote:
+            report.reason = report.reason.replace(cfg.remote, report.remote)  # never a credential
         await self._record(report, state)
         log.info("sync_finished", outcome=report.outcome, reason=report.reason, attempts=report.attempts)
         return report
