@@ -39,10 +39,17 @@ REMOTE_CONFIG: tuple[tuple[str, str], ...] = (
 PASSED_ENV = ("SSH_AUTH_SOCK",)
 """The only variables of memd's environment a fetch or a push sees (ssh's agent)."""
 REGULAR_MODES = ("100644", "100755")
+MOVED_SIGNS = ("[rejected]", "non-fast-forward", "fetch first", "cannot lock ref", "but expected")
+"""How git says a push lost to another: refused as not a fast-forward, or beaten to the ref's lock
+by a push landing at the same moment."""
 
 
 class PushRejected(MemoryRepoError):
     """The remote refused the push: its branch has commits this one lacks (fetch and merge first)."""
+
+
+class RepoMoved(MemoryRepoError):
+    """The memory repository's branch moved while a merge was built (a run landed): merge again."""
 
 
 @dataclass(frozen=True)
@@ -128,7 +135,7 @@ async def push(repo: MemoryRepo, url: str, branch: str, commit: str) -> None:
     if result.returncode == 0:
         return
     text = result.stdout + result.stderr
-    if "[rejected]" in text or "non-fast-forward" in text or "fetch first" in text:
+    if any(sign in text for sign in MOVED_SIGNS):
         raise PushRejected("the remote has commits this machine has not merged yet", stderr=result.stderr)
     raise MemoryRepoError(
         f"git push failed (exit {result.returncode}): {result.stderr.strip()[-500:] or '(no output)'}",
@@ -267,7 +274,7 @@ async def land_exact(repo: MemoryRepo, clone: MemoryRepo, *, base: str) -> str:
     repository must still be at ``base`` (a run that landed meanwhile makes the caller merge again)."""
     async with repo.locked():
         if await repo.head() != base:
-            raise MemoryRepoError("the memory repository moved during the sync; it is merged again")
+            raise RepoMoved("the memory repository moved during the sync; it is merged again")
         target = await clone.head()
         assert target is not None
         await repo.git("fetch", "-q", "--no-tags", str(clone.path), "HEAD")
@@ -279,7 +286,7 @@ async def fast_forward(repo: MemoryRepo, *, base: str, target: str) -> str:
     """Fast-forward the real repository's branch from ``base`` to ``target`` (already fetched)."""
     async with repo.locked():
         if await repo.head() != base:
-            raise MemoryRepoError("the memory repository moved during the sync; it is merged again")
+            raise RepoMoved("the memory repository moved during the sync; it is merged again")
         await repo.git("merge", "-q", "--ff-only", "--no-edit", target)
         return target
 

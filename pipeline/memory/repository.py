@@ -55,6 +55,8 @@ projects, `projects/<key>/` for each project. In each: `MEMORY.md` (the index),
 phase-1 inputs memd consolidated (`raw_memories.md`, `rollout_summaries/`).
 
 Every consolidation is one commit: `git log` shows them, `git revert <commit>` undoes one.
+`tombstones/` names (by a hash) the sessions that were forgotten: with `[sync]`, no machine brings
+them back.
 Read it without git: `memd memories show [SCOPE]`, `memd memories log`.
 """
 

@@ -154,7 +154,11 @@ class Syncer:
             tip = await remote.fetch(repo, cfg.remote, cfg.branch)
             state.last_fetch_at = self.clock.now().isoformat()
             report.fetched = tip
-            merged = await self._pull(report, tip)
+            try:
+                merged = await self._pull(report, tip)
+            except remote.RepoMoved:
+                log.info("sync_repo_moved", attempt=attempt)
+                continue
             if merged is not None and merged.reconsolidate and self.reconsolidate is not None:
                 report.reconsolidated += await self.reconsolidate(sorted(merged.reconsolidate))
             head = await repo.head()
@@ -171,7 +175,8 @@ class Syncer:
                 state.last_push_at = self.clock.now().isoformat()
             return
         raise MemoryRepoError(
-            f"the remote kept moving: {MAX_ATTEMPTS} pushes were rejected as another machine pushed first"
+            f"the remote kept moving: {MAX_ATTEMPTS} attempts, each overtaken by another machine's push "
+            "(or a run landing here); tried again at the next sync"
         )
 
     async def _pull(self, report: SyncReport, tip: str | None) -> MergeResult | None:
