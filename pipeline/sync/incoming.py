@@ -20,6 +20,8 @@ from pipeline.sync import tombstones
 from pipeline.sync.merge import ROOT_FILES, by_scope, scope_of
 
 MAX_ROOT_FILE_BYTES = 64 * 1024
+MAX_FILE_BYTES = 2 * 1024 * 1024
+"""No file of memory is anywhere near this (topics have their own, smaller cap): a bigger one is refused."""
 MAX_FINDINGS = 20
 
 
@@ -45,7 +47,11 @@ def path_findings(entries: Mapping[str, Entry]) -> list[str]:
 def size_findings(files: Mapping[str, bytes]) -> list[str]:
     out = []
     for path, data in files.items():
-        if path in ROOT_FILES and len(data) > MAX_ROOT_FILE_BYTES:
+        if len(data) > MAX_FILE_BYTES:
+            out.append(
+                f"{path} is {len(data)} bytes, over the cap of {MAX_FILE_BYTES} for any file of memory"
+            )
+        elif path in ROOT_FILES and len(data) > MAX_ROOT_FILE_BYTES:
             out.append(f"{path} is {len(data)} bytes, over the cap of {MAX_ROOT_FILE_BYTES}")
         elif tombstones.is_tombstone_path(path) and len(data) > 1024:
             out.append(f"{path} is {len(data)} bytes: a tombstone holds one line")

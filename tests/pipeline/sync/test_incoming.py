@@ -58,3 +58,10 @@ def test_a_scope_that_fails_validation_is_refused() -> None:
     found = findings(entries(theirs), theirs, {}, [], caps=CAPS, finder=FINDER)
     assert any("memory_summary.md is missing" in f for f in found)
     assert any("t-a.md" in f for f in found)
+
+
+def test_a_huge_file_is_refused() -> None:
+    theirs = scope(["a"], {"t-a.md": ("a",)})
+    theirs["projects/app-1/rollout_summaries/a.md"] = b"x" * (3 * 1024 * 1024)
+    found = findings(entries(theirs), theirs, {}, [], caps=CAPS, finder=FINDER)
+    assert any("over the cap" in f and "rollout_summaries/a.md" in f for f in found)

@@ -16,7 +16,7 @@ from pipeline.clock import FakeClock
 from pipeline.projects import scope_for
 from pipeline.vocabulary import SyncOutcome
 from tests.fakes.anthropic_api import FakeAnthropicAPI
-from tests.pipeline.sync.support import Machine, agent, bare_remote, close, git_daemon, machine
+from tests.pipeline.sync.support import Machine, agent, bare_remote, close, git, git_daemon, machine
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -80,6 +80,11 @@ async def test_one_project_cloned_at_two_paths_is_one_scope_and_both_sides_memor
     assert "alpha raw note" in raw
     assert "beta raw note" in raw
     assert not any("<<<<<<<" in text or ">>>>>>>" in text for text in tree.values())
+    served = a.settings.paths.memory_dir.parent.parent / "served" / "memory.git"
+    assert git(served, "for-each-ref", "--format=%(refname)").split() == [
+        "refs/heads/main"
+    ]  # only the branch
+    assert not [p for p in tree if not p.startswith(("projects/", "global/", "tombstones/", "README.md"))]
 
 
 async def test_both_machines_consolidating_one_scope_at_the_same_moment_lose_nothing(
@@ -178,7 +183,6 @@ async def test_a_remote_commit_carrying_a_secret_stops_sync_and_nothing_is_publi
     pair: tuple[Machine, Machine], tmp_path: Path
 ) -> None:
     from tests.pipeline.consolidate.support import SECRET_LINE
-    from tests.pipeline.sync.support import git
 
     a, b = pair
     scope = await _shared_scope(a, b)
@@ -209,7 +213,6 @@ async def test_a_force_pushed_remote_stops_sync_with_the_reason_and_memd_never_f
     pair: tuple[Machine, Machine], tmp_path: Path
 ) -> None:
     from pipeline.memory.remote import synced_ref
-    from tests.pipeline.sync.support import git
 
     a, b = pair
     scope = await _shared_scope(a, b)
