@@ -67,9 +67,8 @@ async def rekey(store: Store, settings: Settings, clock: Clock) -> list[Move]:
         for move in moves:
             merged = await asyncio.to_thread(_move_folder, clone.path, move.old, move.new)
             done.append(Move(move.project, move.old, move.new, merged))
-        await clone.git("add", "-A", "--", ".")
-        staged = await clone.git("diff", "--cached", "--name-only")
-        if staged.strip():
+        await clone.stage_paths(".")
+        if await clone.has_staged_changes():
             lines = "".join(f"projects/{m.old.split('/', 1)[1]} -> {m.new}\n" for m in done)
             await clone.commit_staged(
                 "memd: scope keys follow the repository's identity (its origin URL)\n\n" + lines

@@ -292,7 +292,7 @@ async def _bury(clone: MemoryRepo, forgotten: set[str]) -> None:
     """Tombstones for the scope's forgotten sessions, in the run's commit: the forget travels."""
     if forgotten:
         await asyncio.to_thread(tombstones.write, clone.path, forgotten)
-        await clone.git("add", "-A", "--", tombstones.TOMBSTONE_DIR)
+        await clone.stage_paths(tombstones.TOMBSTONE_DIR)
 
 
 def _has_inputs(scope_dir: Path) -> bool:

@@ -167,6 +167,17 @@ class MemoryRepo:
         """Stage everything under ``scope`` as it is on disk: new, changed and deleted files."""
         await self.git("add", "-A", "--", check_scope(scope))
 
+    async def stage_paths(self, *paths: str) -> None:
+        """Stage everything under ``paths`` (folders of the repository, such as ``tombstones``) as on disk."""
+        if paths:
+            await self.git("add", "-A", "--", *paths)
+
+    async def has_staged_changes(self) -> bool:
+        out = await run_git(self.path, "diff", "--cached", "--quiet", check=False)
+        if out.returncode not in (0, 1):
+            raise MemoryRepoError(f"git diff failed: {out.stderr.strip()[-300:]}")
+        return out.returncode == 1
+
     async def untrack(self, paths: Sequence[str]) -> None:
         """Drop ``paths`` from the index, leaving the disk alone (a path git does not track is ignored)."""
         if paths:
