@@ -163,6 +163,11 @@ def _origin_in(text: str) -> str | None:
     return None
 
 
+def scope_for_path(project: str) -> str:
+    """The scope a project had before memd keyed repositories by origin (``path_key``)."""
+    return f"projects/{path_key(project)}"
+
+
 def scope_for(project: str | None) -> str:
     """The memory scope of a project: ``projects/<key>``, or ``global`` for a session without one."""
     return GLOBAL_SCOPE if not project else f"projects/{project_key(project)}"

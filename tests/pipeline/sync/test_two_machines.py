@@ -229,3 +229,24 @@ async def test_a_force_pushed_remote_stops_sync_with_the_reason_and_memd_never_f
         git(m.settings.paths.memory_dir, "update-ref", "-d", synced_ref("main"))
     await _converge(a, b)
     assert _sessions_in(a.tree(), scope) == {"alpha", "beta"}
+
+
+async def test_memd_forget_pushes_the_tombstone_at_once(
+    pair: tuple[Machine, Machine], tmp_path: Path
+) -> None:
+    from daemon.actions import forget_now
+    from pipeline.sync.tombstones import path_of
+    from tests.fakes.fixtures import FAKE_API_KEY
+
+    a, b = pair
+    await _shared_scope(a, b)
+    done = await forget_now(
+        a.store, a.settings, a.env.clock, session_id="alpha", env={"ANTHROPIC_API_KEY": FAKE_API_KEY}
+    )
+    assert done.synced is not None
+    assert done.synced.pushed
+    assert any("pushed" in line for line in done.lines())
+    served = tmp_path / "served" / "memory.git"
+    assert path_of("alpha") in git(served, "ls-tree", "-r", "--name-only", "main").split()
+    await _converge(a, b)
+    assert not [p for p, text in b.tree().items() if "alpha" in text]
