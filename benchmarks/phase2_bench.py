@@ -34,8 +34,14 @@ from pipeline.memory.inputs import InputRecord
 from pipeline.memory.layout import Caps
 from pipeline.memory.repository import MemoryRepo
 from pipeline.redaction import Redactor
+from pipeline.settings import MemoriesSettings
 
-CAPS = Caps(summary_max_tokens=2_500, topic_max_bytes=16_384)
+_M = MemoriesSettings()  # the caps a default installation runs with
+CAPS = Caps(
+    summary_max_tokens=_M.summary_token_cap,
+    topic_max_bytes=_M.topic_file_max_bytes,
+    max_topic_files=_M.max_topic_files,
+)
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
 

@@ -12,8 +12,8 @@ repeated, redacted in one call; memd and the baseline alternate for several roun
 round counts. MB/s is printed both on this process's CPU time (the target: the machine is shared,
 so wall clock also measures the neighbours) and on the wall clock.
 
-Targets (exit status 1 if one is missed): recall >= 0.98, decoys kept >= 0.97, >= 15 MB/s, and
-memd no slower than the four-regex baseline.
+Targets (exit status 1 if one is missed): recall 1.0, decoys kept >= 0.99, >= 15 MB/s, and memd
+at least twice as fast as the four-regex baseline, in process.
 """
 
 from __future__ import annotations
@@ -34,9 +34,10 @@ from benchmarks.redaction_contexts import build_corpus
 from benchmarks.redaction_corpus import Case
 
 Redact = Callable[[str], str]
-TARGET_RECALL = 0.98
-TARGET_DECOYS = 0.97
+TARGET_RECALL = 1.0
+TARGET_DECOYS = 0.99
 TARGET_MBPS = 15.0
+TARGET_SPEEDUP = 2.0  # memd's MB/s over the four-regex baseline's, both in this process
 FRAGMENT = 12
 
 # Codex CLI's redact_secrets (codex-rs/secrets sanitizer), as listed in research/redaction.md.
@@ -218,14 +219,18 @@ def main(argv: list[str] | None = None) -> int:
     by_ctx: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for case in secrets:
         by_ctx[case.context.split(":")[0] if ":" in case.context else "plain"][1] += 1
+    speedup = m["mbps"] / results[1]["mbps"]  # type: ignore[operator]
     once = [memd.redact(c.text).text for c in cases]
     idempotent = all(memd.redact(text).text == text for text in once)
     checks = [
         ("memd is idempotent on the corpus", idempotent),
-        ("recall >= 0.98", m["recall"] >= TARGET_RECALL),  # type: ignore[operator]
-        ("decoys kept >= 0.97", m["decoys"] >= TARGET_DECOYS),  # type: ignore[operator]
-        ("throughput >= 15 MB/s", m["mbps"] >= TARGET_MBPS),  # type: ignore[operator]
-        ("not slower than the four-regex baseline", m["mbps"] >= results[1]["mbps"]),  # type: ignore[operator]
+        (f"recall >= {TARGET_RECALL}", m["recall"] >= TARGET_RECALL),  # type: ignore[operator]
+        (f"decoys kept >= {TARGET_DECOYS}", m["decoys"] >= TARGET_DECOYS),  # type: ignore[operator]
+        (f"throughput >= {TARGET_MBPS:g} MB/s", m["mbps"] >= TARGET_MBPS),  # type: ignore[operator]
+        (
+            f"at least {TARGET_SPEEDUP:g}x the four-regex baseline ({speedup:.2f}x)",
+            speedup >= TARGET_SPEEDUP,
+        ),
     ]
     print()
     for label, ok in checks:

@@ -8,6 +8,7 @@ import string
 from collections.abc import Callable
 
 from benchmarks.redaction_corpus import ALNUM, B64, HEX, URLSAFE, Case, Gen, token_shapes
+from benchmarks.redaction_holes import hole_decoys, hole_secret_cases
 
 BENIGN_ENV = [
     "HOME=/home/dev",
@@ -468,8 +469,6 @@ def decoy_texts(g: Gen) -> list[tuple[str, str, bool]]:
                     "export OPENAI_API_KEY=<YOUR_OPENAI_API_KEY>\n",
                     "export OPENAI_API_KEY=sk-...\n",
                     "GITHUB_TOKEN=ghp_" + "x" * 36 + "\n",
-                    "aws_access_key_id = AKIAIOSFODNN7EXAMPLE\n",
-                    "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n",
                     "DATABASE_URL=postgres://USER:PASSWORD@HOST:5432/DB\n",
                     "JWT_SECRET=replace-me\n",
                     "password: changeme\n",
@@ -710,6 +709,7 @@ def _wrap(g: Gen, text: str, secret: str, is_command: bool) -> tuple[str, str, s
     ``function_call_output`` holds a JSON string whose ``output`` is itself JSON (escaped twice)."""
     roll = g.r.random()
     once = json.dumps(secret)[1:-1]
+    raw_once = json.dumps(secret, ensure_ascii=False)[1:-1]  # as the two Claude Code records keep it
     if roll < 0.4:
         return "", text, secret
     if roll < 0.7 or (roll < 0.85 and not is_command):
@@ -720,7 +720,7 @@ def _wrap(g: Gen, text: str, secret: str, is_command: bool) -> tuple[str, str, s
         }
         record = _envelope(g, "user", message)
         record["toolUseResult"] = {"stdout": text, "stderr": "", "interrupted": False, "isImage": False}
-        return "jsonl_tool_result", json.dumps(record, ensure_ascii=False), once
+        return "jsonl_tool_result", json.dumps(record, ensure_ascii=False), raw_once
     if roll < 0.85:
         message = {
             "id": "msg_01" + g.s(22),
@@ -744,7 +744,7 @@ def _wrap(g: Gen, text: str, secret: str, is_command: bool) -> tuple[str, str, s
         }
         record = _envelope(g, "assistant", message)
         record["requestId"] = "req_011C" + g.s(20)
-        return "jsonl_tool_use", json.dumps(record, ensure_ascii=False), once
+        return "jsonl_tool_use", json.dumps(record, ensure_ascii=False), raw_once
     inner = json.dumps(
         {"output": text, "metadata": {"exit_code": 0, "duration_seconds": round(g.r.random(), 1)}}
     )
@@ -781,6 +781,8 @@ def build_corpus(seed: int = 0x6D656D64, per_shape: int = 7) -> list[Case]:
             add(name, ctx, cmd, render(g, env_key, secret), secret, plen)
     for provider, ctx, cmd, text, secret, plen in special_secret_cases(g):
         add(provider, ctx, cmd, text, secret, plen)
-    for kind, text, cmd in decoy_texts(g):
+    for provider, ctx, cmd, text, secret, plen in hole_secret_cases(g):
+        add(provider, ctx, cmd, text, secret, plen)
+    for kind, text, cmd in decoy_texts(g) + hole_decoys(g):
         add(kind, "decoy", cmd, text, "", 0)
     return cases

@@ -35,9 +35,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.bytecode import compile_sources
 from pipeline.clock import FakeClock
+from pipeline.machine import machine_id
 from pipeline.scan.scanner import scan
 from pipeline.settings import Settings
+from pipeline.sources import registry
 from pipeline.store import Store, open_store
+from pipeline.vocabulary import SourceName
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
@@ -94,12 +97,11 @@ def settings_for(root: Path) -> Settings:
                 "state_dir": str(root / "state"),
             },
             "sources": {
-                "claude_code": {"root": str(root / "claude" / "projects")},
-                "codex": {"root": str(root / "none"), "enabled": False},
-                "gemini_cli": {"root": str(root / "none"), "enabled": False},
-                "pi": {"root": str(root / "none"), "enabled": False},
-                "copilot_cli": {"root": str(root / "none"), "enabled": False},
-                "qwen_code": {"root": str(root / "none"), "enabled": False},
+                # Claude Code reads the corpus; every other registered source is off.
+                name: {"root": str(root / "claude" / "projects")}
+                if name == SourceName.CLAUDE_CODE
+                else {"root": str(root / "none"), "enabled": False}
+                for name in registry.names()
             },
         }
     )
@@ -131,7 +133,7 @@ async def rescan_benchmark(root: Path, files: int, repeat: int) -> bool:
     print(f"  done in {time.perf_counter() - t0:.1f}s")
     settings = settings_for(root)
     clock = FakeClock(NOW)
-    store = await open_store(settings.paths.state_db)
+    store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
     try:
         t0 = time.perf_counter()
         first = await scan(store, settings, clock, collect_sessions=False)
@@ -155,7 +157,11 @@ async def rescan_benchmark(root: Path, files: int, repeat: int) -> bool:
     (root / "memd.toml").write_text(
         f'[paths]\nstate_db = "{settings.paths.state_db}"\nmemory_dir = "{root / "mem"}"\n'
         f'[sources.claude_code]\nroot = "{projects}"\n'
-        "[sources.codex]\nenabled = false\n[sources.gemini_cli]\nenabled = false\n[sources.pi]\nenabled = false\n"
+        + "".join(
+            f"[sources.{name}]\nenabled = false\n"
+            for name in registry.names()
+            if name != SourceName.CLAUDE_CODE
+        )
     )
     memd = [sys.executable, "-m", "daemon", "scan"]
     memd_json = [*memd, "--json"]
@@ -208,7 +214,7 @@ async def append_benchmark(root: Path) -> bool:
         path.write_text(text)
         paths[label] = (sid, path)
     clock = FakeClock(NOW)
-    store: Store = await open_store(settings.paths.state_db)
+    store: Store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
     rows = []
     try:
         t0 = time.perf_counter()

@@ -24,15 +24,18 @@ from sqlalchemy import insert
 
 from benchmarks.bytecode import compile_sources
 from daemon.config import load_settings
+from daemon.instance import instance_lease
 from pipeline.hits.rate import INDEX_KEY
+from pipeline.machine import machine_id
 from pipeline.projects import scope_for
 from pipeline.store import heartbeats, kv, leases, open_store
+from pipeline.store.readmodel import run_key
 from pipeline.store.schema import memory_uses, publications, transcripts
 
 
 async def populate(env: dict[str, str], sessions: int) -> None:
     settings = load_settings(None, env=env).settings
-    store = await open_store(settings.paths.state_db)
+    store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
     now = datetime.now(UTC)
     states = ["extracted", "active", "skipped", "eligible", "failed"]
     try:
@@ -41,6 +44,7 @@ async def populate(env: dict[str, str], sessions: int) -> None:
                 insert(transcripts),
                 [
                     {
+                        "machine": store.machine,
                         "source": ("claude_code", "codex", "gemini_cli", "pi")[n % 4],
                         "path": f"/bench/{n}.jsonl",
                         "session_id": f"s{n}",
@@ -72,6 +76,7 @@ async def populate(env: dict[str, str], sessions: int) -> None:
                 insert(publications),
                 [
                     {
+                        "machine": store.machine,
                         "target": "claude_code",
                         "scope": scope_for(f"/bench/p{p}"),
                         "path": f"/bench/p{p}",
@@ -88,9 +93,20 @@ async def populate(env: dict[str, str], sessions: int) -> None:
         await kv.put(store, INDEX_KEY, index | {"first_published": dict.fromkeys(scopes, first)}, now=now)
         step = {"started_at": now.isoformat(), "finished_at": now.isoformat(), "outcome": "ok", "error": None}
         for name in ("scan", "extract", "consolidate", "publish"):
-            await kv.put(store, f"run.{name}", {**step, "step": name, "report": {}}, now=now)
+            await kv.put(
+                store,
+                run_key(name, skipped=False, machine=store.machine),
+                {**step, "step": name, "report": {}},
+                now=now,
+            )
         await leases.acquire(
-            store, "instance", owner="o", host="h", pid=os.getpid(), now=now, ttl=timedelta(minutes=2)
+            store,
+            instance_lease(store),
+            owner="o",
+            host="h",
+            pid=os.getpid(),
+            now=now,
+            ttl=timedelta(minutes=2),
         )
         await heartbeats.beat(
             store,

@@ -33,6 +33,7 @@ from sqlalchemy import insert
 from benchmarks.bytecode import compile_sources
 from benchmarks.status_bench import populate
 from daemon.config import load_settings
+from pipeline.machine import machine_id
 from pipeline.memory.repository import MemoryRepo
 from pipeline.projects import scope_for
 from pipeline.settings import Settings
@@ -85,7 +86,7 @@ async def build_store(env: dict[str, str], settings: Settings, sessions: int, no
     """`memd status`'s bench store (sessions, memory uses, publications, runs, a heartbeat), plus
     what the page shows beyond it: a month of model calls, extracts, a run waiting in the inbox."""
     await populate(env, sessions)
-    store = await open_store(settings.paths.state_db)
+    store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
     try:
         async with store.write() as conn:
             await conn.execute(

@@ -32,6 +32,7 @@ from daemon.cycle import Skipped, Step, StepEnv, StepSet
 from daemon.notify import Notifier
 from daemon.service import Daemon, SettingsReloader, Sidecar, StepsFactory, StoreOpener
 from pipeline.clock import Clock, SystemClock
+from pipeline.machine import machine_id
 from pipeline.settings import Settings
 from pipeline.store import Store, open_store, workload
 from pipeline.vocabulary import RunOutcome
@@ -199,11 +200,12 @@ def pipeline_steps(env: StepEnv, *, clock: Clock, environ: Mapping[str, str]) ->
 
     async def consolidate(*, dry_run: bool) -> object:
         from pipeline.consolidate.plan import plan_all
+        from pipeline.store import snapshots
 
         if not dry_run:
             await _rekey(store, settings(), clock)
         plans = await plan_all(store, settings(), now=clock.now())
-        if not dry_run and not any(p.runnable for p in plans):
+        if not dry_run and not any(p.runnable for p in plans) and not await snapshots.to_adopt(store):
             held = [p.skip_reason for p in plans if p.action != "none" and p.skip_reason]
             return Skipped(
                 f"{len(held)} scopes wait: {held[0]}" if held else "no scope has new or removed extracts"
@@ -319,10 +321,13 @@ def build(
     def default_steps(step_env: StepEnv) -> StepSet:
         return pipeline_steps(step_env, clock=clock, environ=env)
 
+    async def default_opener(url: str) -> Store:
+        return await open_store(url, machine=machine_id(settings.paths.state_dir))
+
     return Daemon(
         settings=settings,
         clock=clock,
-        open_store=store_opener or open_store,
+        open_store=store_opener or default_opener,
         steps_factory=steps_factory or default_steps,
         notifier=notifier or Notifier.from_env(env, pid=pid),
         reload_settings=reload_settings,
@@ -344,7 +349,6 @@ def web_page(clock: Clock, env: Mapping[str, str], config_path: Path | None) -> 
     async def serve_page(store: Store, settings: Callable[[], Settings]) -> None:
         from daemon.ui import server
         from pipeline.errors import MemdError
-        from pipeline.proc import hostname
 
         ui = settings().ui
         try:
@@ -358,7 +362,6 @@ def web_page(clock: Clock, env: Mapping[str, str], config_path: Path | None) -> 
                 host=ui.host,
                 port=ui.port,
                 read_only=ui.read_only,
-                host_name=hostname(),
             )
             sock = server.bind(ui.host, ui.port)
         except (OSError, MemdError) as exc:

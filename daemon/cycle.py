@@ -3,7 +3,7 @@
 A step is an async callable returning its report (or ``Skipped`` when there was nothing for it to
 do); a report whose ``failure`` is set (a consolidation refused by validation) makes the step
 ``failed`` with that reason. A step that raises does not stop the steps after it, except when the state store itself is
-failing. Each outcome is kept in the store (``kv["run.<step>"]``) for `memd status`.
+failing. Each outcome is kept in the store (``kv["run.<step>:<machine>"]``, each machine its own) for `memd status`.
 """
 
 from __future__ import annotations
@@ -81,10 +81,9 @@ class StepResult:
     store_down: bool = False
     """The step failed because the state store did: the steps after it would fail the same way."""
 
-    @property
-    def record_key(self) -> str:
-        """Where the outcome is kept: a skip does not hide the last run that did something."""
-        return run_key(self.name, skipped=self.outcome == StepOutcome.SKIPPED)
+    def record_key(self, machine: str) -> str:
+        """Where the outcome is kept (per machine): a skip does not hide the last run that did something."""
+        return run_key(self.name, skipped=self.outcome == StepOutcome.SKIPPED, machine=machine)
 
     @property
     def failed(self) -> bool:

@@ -1,15 +1,18 @@
-"""One memd per state store: an instance lease in the store plus a lock file on this host.
+"""One memd per machine and state store: an instance lease in the store plus a lock file here.
 
 Starting takes, in order:
 
 1. an exclusive ``flock`` on ``<state_dir>/instance-<store digest>.lock`` (the kernel drops it
    when the process dies, however it dies), then
-2. the ``instance`` lease in the state store, which covers other hosts sharing a PostgreSQL store.
+2. the instance lease in the state store (``instance_lease``): on SQLite one for the store, which
+   a second state directory pointed at the same file cannot take either; on PostgreSQL one per
+   machine (``instance:<machine id>``, ``pipeline.machine``), so machines sharing the store (team
+   mode) each run one daemon, and share the scopes through the scopes' own leases.
 
-A lease whose holder is gone is taken over at once: a holder on this host whose process is dead,
+A lease whose holder is gone is taken over at once: a holder on this machine whose process is dead,
 whose pid is ours (a restarted container), or whose owner token is the one recorded in the lock
-file we now hold (its lock is free, so it is gone). A holder on another host keeps the lease until
-it expires. Whoever is refused gets the holder's host, pid and start time.
+file we now hold (its lock is free, so it is gone). A holder on another machine keeps the lease
+until it expires. Whoever is refused gets the holder's host, pid and start time.
 """
 
 from __future__ import annotations
@@ -34,8 +37,15 @@ from pipeline.store import Store, heartbeats, jobs, leases
 log = structlog.get_logger(__name__)
 
 INSTANCE_LEASE = "instance"
+"""The instance lease of a SQLite store, and the prefix of each machine's on PostgreSQL."""
 LEASE_TTL = timedelta(seconds=120)
 """How long the instance lease lasts without renewal; the daemon renews it with every heartbeat."""
+
+
+def instance_lease(store: Store) -> str:
+    """The instance lease ``store.machine`` takes: the store's own on SQLite (a file on one
+    machine), the machine's on PostgreSQL (which machines may share)."""
+    return f"{INSTANCE_LEASE}:{store.machine}" if store.shared else INSTANCE_LEASE
 
 
 def lock_path(state_dir: Path, store_url: str) -> Path:
@@ -74,6 +84,7 @@ class InstanceGuard:
         self.host = host
         self.pid = pid
         self.ttl = ttl
+        self.lease = instance_lease(store)
         self._fd: int | None = None
         self.since: datetime | None = None
 
@@ -85,13 +96,13 @@ class InstanceGuard:
             now = self._clock.now()
 
             def gone(holder: leases.Holder) -> bool:
-                if holder.host != self.host:
+                if not holder.on_this_machine(self._store.machine):
                     return False
                 return holder.pid == self.pid or holder.owner == previous or not pid_alive(holder.pid)
 
             got = await leases.acquire(
                 self._store,
-                INSTANCE_LEASE,
+                self.lease,
                 owner=self.owner,
                 host=self.host,
                 pid=self.pid,
@@ -145,13 +156,13 @@ class InstanceGuard:
 
     async def renew(self) -> None:
         """Extend the lease; raises ``LeaseLost`` when someone else has taken it."""
-        await leases.renew(self._store, INSTANCE_LEASE, owner=self.owner, now=self._clock.now(), ttl=self.ttl)
+        await leases.renew(self._store, self.lease, owner=self.owner, now=self._clock.now(), ttl=self.ttl)
 
     async def release(self) -> None:
         """Give the lease back and drop the lock; safe to call when acquire failed or ran twice."""
         try:
             if self.since is not None:
-                await leases.release(self._store, INSTANCE_LEASE, owner=self.owner)
+                await leases.release(self._store, self.lease, owner=self.owner)
         finally:
             self.since = None
             self._unlock_file()

@@ -48,6 +48,7 @@ from pipeline.clock import Clock
 from pipeline.errors import LeaseLost
 from pipeline.settings import Settings
 from pipeline.store import Store, heartbeats, kv, workload
+from pipeline.store.readmodel import machine_key
 
 log = structlog.get_logger(__name__)
 
@@ -472,7 +473,8 @@ class Daemon:
         if self.store is None:
             return
         try:
-            await kv.put(self.store, result.record_key, result.to_json(), now=self._clock.now())
+            key = result.record_key(self.store.machine)
+            await kv.put(self.store, key, result.to_json(), now=self._clock.now())
         except Exception as exc:
             log.warning("step_not_recorded", step=result.name, error=str(exc))
 
@@ -630,7 +632,8 @@ class Daemon:
             summary=self._cycle.summary() if finished else None,
         )
         try:
-            await kv.put(self.store, LAST_ONCE_KEY, record, now=self._clock.now())
+            key = machine_key(LAST_ONCE_KEY, self.store.machine)
+            await kv.put(self.store, key, record, now=self._clock.now())
         except Exception as exc:
             log.warning("once_not_recorded", error=str(exc))
 

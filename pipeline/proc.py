@@ -1,6 +1,9 @@
 """Facts about processes on this host, standard library only (``memd status`` uses them).
 
-The daemon's instance check, ``memd status`` and phase 2's scope leases all ask ``pid_alive``.
+The daemon's instance check, ``memd status`` and phase 2's scope leases all ask ``pid_alive``, and
+only of a process of this machine (``pipeline.machine``): a lease or a heartbeat that names another
+machine sharing the store is judged by its expiry or its heartbeat, never by a pid, which means
+nothing here (even under the same hostname).
 """
 
 from __future__ import annotations

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
+import shutil
 import socket
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
@@ -13,8 +17,38 @@ import structlog
 from hypothesis import settings as hypothesis_settings
 
 from pipeline.clock import FakeClock
+from pipeline.sources import registry
 from pipeline.store import Store, open_store
 from tests.fakes.fixtures import fake_api, llm_factory  # noqa: F401  (the loopback fake Messages API)
+
+
+def _isolate_home() -> None:
+    """Run the whole suite, and every process it starts, in a throwaway home.
+
+    memd publishes by default into the agents' folders it finds under ``HOME`` (Qwen Code's
+    ``~/.qwen``...), so a test that runs memd with the developer's own home would write test memory
+    into a real agent's memory. The agent homes memd reads from the environment are unset, the
+    installed agent CLIs are still found where ``tests/agents_cli/install.sh`` put them, and git gets
+    an identity for the commits tests make themselves."""
+    real = os.environ.get("HOME") or os.path.expanduser("~")
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(real, ".cache")
+    os.environ.setdefault("MEMD_AGENT_CLIS", os.path.join(cache, "memd", "agent-clis"))
+    base = tempfile.mkdtemp(prefix="memd-tests-home-")
+    atexit.register(shutil.rmtree, base, ignore_errors=True)
+    os.environ["HOME"] = os.path.join(base, "home")
+    os.mkdir(os.environ["HOME"], 0o700)
+    for var in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME", "MEMD_CONFIG"):
+        os.environ.pop(var, None)
+    for var in registry.default_env():
+        os.environ.pop(var, None)
+    for var in [v for v in os.environ if v.startswith("MEMD_") and "__" in v]:
+        os.environ.pop(var)  # a developer's own settings overrides (MEMD_<SECTION>__<KEY>)
+    for var in ("GIT_AUTHOR", "GIT_COMMITTER"):
+        os.environ.setdefault(f"{var}_NAME", "memd tests")
+        os.environ.setdefault(f"{var}_EMAIL", "tests@memd.invalid")
+
+
+_isolate_home()
 
 # CI (``.ci/run`` sets CI=1) replays a fixed set of examples so a run is reproducible; a developer's
 # run explores new ones. A failure either way is a bug, to be pinned as an explicit example.
@@ -101,3 +135,24 @@ async def store(request: pytest.FixtureRequest, tmp_path: os.PathLike[str]) -> A
         async with engine.begin() as conn:
             await conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
         await engine.dispose()
+
+
+@contextlib.asynccontextmanager
+async def as_machine(store: Store, machine: str) -> AsyncIterator[Store]:
+    """The same state store (its SQLite file, or its PostgreSQL schema) opened by another machine."""
+    schema = None
+    if store.dialect == "postgresql":
+        from sqlalchemy import text
+
+        async with store.read() as conn:
+            schema = str((await conn.execute(text("SELECT current_schema()"))).scalar_one())
+    other = await open_store(store.url, machine=machine, pg_schema=schema)
+    try:
+        yield other
+    finally:
+        await other.close()
+
+
+postgres_only = pytest.mark.parametrize("store", _backends()[1:], indirect=True)
+"""A test of the ``store`` fixture on PostgreSQL alone (what only a shared store does); it skips
+only where no PostgreSQL answers."""

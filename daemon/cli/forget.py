@@ -38,6 +38,7 @@ def forget_command(ctx: CliContext, session_id: str | None, project: str | None)
     from pipeline.clock import SystemClock
     from pipeline.consolidate.forget import scope_of_project
     from pipeline.errors import MemdError
+    from pipeline.machine import machine_id
     from pipeline.store import open_store
 
     if project is not None:
@@ -47,7 +48,7 @@ def forget_command(ctx: CliContext, session_id: str | None, project: str | None)
             fail(str(exc), EXIT_USAGE)
 
     async def go() -> Forgotten:
-        store = await open_store(settings.paths.state_db)
+        store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
         try:
             return await forget_now(
                 store,

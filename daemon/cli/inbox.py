@@ -28,10 +28,11 @@ EXIT_FAILED = 1
 def _with_store(ctx: CliContext, work: Callable[[Store, Settings], Awaitable[T]]) -> T:
     settings = ctx.loaded().settings
     from pipeline.errors import MemdError
+    from pipeline.machine import machine_id
     from pipeline.store import open_store
 
     async def go() -> T:
-        store = await open_store(settings.paths.state_db)
+        store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
         try:
             return await work(store, settings)
         finally:

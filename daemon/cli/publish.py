@@ -34,11 +34,12 @@ def publish_command(ctx: CliContext, dry_run: bool, as_json: bool) -> None:
 
     from pipeline.clock import SystemClock
     from pipeline.errors import StoreError
+    from pipeline.machine import machine_id
     from pipeline.publish.run import publish_all
     from pipeline.store import open_store
 
     async def go() -> PublishReport:
-        store = await open_store(settings.paths.state_db)
+        store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
         try:
             if not dry_run:
                 from pipeline.consolidate.rekey import rekey

@@ -49,6 +49,7 @@ def _unchanged(ctx: CliContext, *, collect_sessions: bool) -> ScanReport | None:
     import time
 
     from daemon.status.config import load_status_settings
+    from pipeline.machine import known_id
     from pipeline.scan.index import index_path
     from pipeline.scan.probe import probe
     from pipeline.scan.view import ScanReport, read_sqlite
@@ -58,7 +59,8 @@ def _unchanged(ctx: CliContext, *, collect_sessions: bool) -> ScanReport | None:
     lean = load_status_settings(ctx.config_path)
     if lean is None:
         return None
-    found = probe(lean.state_db, index_path(lean.state_dir), lean.inputs_key, time.time())
+    machine = known_id(lean.state_dir)
+    found = probe(lean.state_db, index_path(lean.state_dir), lean.inputs_key, time.time(), machine=machine)
     db = sqlite_path(lean.state_db)
     if found is None or db is None:
         return None
@@ -66,7 +68,9 @@ def _unchanged(ctx: CliContext, *, collect_sessions: bool) -> ScanReport | None:
     try:
         conn = connect_sqlite(db)
         try:
-            read_sqlite(conn, report, notable_limit=TABLE_LIMIT, collect_sessions=collect_sessions)
+            read_sqlite(
+                conn, report, notable_limit=TABLE_LIMIT, collect_sessions=collect_sessions, machine=machine
+            )
         finally:
             conn.close()
     except sqlite3.Error:
@@ -77,10 +81,11 @@ def _unchanged(ctx: CliContext, *, collect_sessions: bool) -> ScanReport | None:
 async def _scan(settings: Settings, settings_key: str, *, collect_sessions: bool) -> ScanReport:
     from pipeline.clock import SystemClock
     from pipeline.hits.record import record_memory_uses
+    from pipeline.machine import machine_id
     from pipeline.scan.scanner import scan
     from pipeline.store import open_store
 
-    store = await open_store(settings.paths.state_db)
+    store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
     try:
         return await scan(
             store,

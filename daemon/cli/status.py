@@ -38,7 +38,7 @@ def status_command(ctx: CliContext, as_json: bool) -> None:
     from daemon.status.rows import StoreUnavailable, describe, open_rows
     from pipeline import __version__
     from pipeline.clock import SystemClock
-    from pipeline.proc import hostname, pid_alive
+    from pipeline.proc import pid_alive
 
     settings = _settings(ctx)
     now = SystemClock().now()
@@ -55,7 +55,7 @@ def status_command(ctx: CliContext, as_json: bool) -> None:
         report["daemon"] = {"running": False, "state": "no state store"}
     else:
         try:
-            report.update(collect(rows, settings, now=now, host=hostname(), pid_alive=pid_alive))
+            report.update(collect(rows, settings, now=now, pid_alive=pid_alive))
         finally:
             rows.close()
     state = report["daemon"].get("state")
@@ -174,6 +174,10 @@ def _rows(report: dict[str, Any]) -> list[tuple[str, str]]:
         line += f", {scopes} scopes, {mem.get('pending_inbox_runs', 0)} pending inbox runs"
         out.append(("memory", line))
     out.append(("publish", _publish_line(report.get("publish") or {})))
+    machines = report.get("machines")
+    if isinstance(machines, list) and len(machines) > 1:  # team mode: every machine's daemon
+        for view in machines:
+            out.append(("machine", _machine_line(view)))
     sync = report.get("sync")
     if isinstance(sync, dict):
         out += _sync_rows(sync)
@@ -187,6 +191,16 @@ def _rows(report: dict[str, Any]) -> list[tuple[str, str]]:
             )
         )
     return out
+
+
+def _machine_line(view: dict[str, Any]) -> str:
+    """One machine's daemon sharing the store: its label and id, its state, its last heartbeat."""
+    who = f"{shown(view.get('host'))} ({shown((view.get('machine') or '')[:8])})"
+    this = ", this machine" if view.get("this_machine") else ""
+    beat = f"heartbeat {when(view.get('heartbeat_at'))}"
+    if view.get("heartbeat_age_s") is not None and view.get("running"):
+        beat = f"heartbeat {_dur(view['heartbeat_age_s'])} ago"
+    return f"{who}{this}: {shown(view.get('state'))}, pid {shown(view.get('pid'))}, {beat}"
 
 
 def _sync_rows(sync: dict[str, Any]) -> list[tuple[str, str]]:

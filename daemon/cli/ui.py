@@ -47,7 +47,7 @@ def ui_command(
     from daemon.ui.security import LOOPBACK, Guard, load_or_create_token
     from pipeline.clock import SystemClock
     from pipeline.errors import MemdError
-    from pipeline.proc import hostname
+    from pipeline.machine import machine_id
     from pipeline.store import open_store
 
     try:
@@ -70,7 +70,7 @@ def ui_command(
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc} (set [ui] port, or --port)", EXIT_FAILED)
 
     async def go() -> None:
-        store = await open_store(settings.paths.state_db)
+        store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
         try:
             context, web = server.build(
                 lambda: settings,
@@ -82,7 +82,6 @@ def ui_command(
                 host=host,
                 port=sock.getsockname()[1],
                 read_only=read_only,
-                host_name=hostname(),
             )
             serving = asyncio.ensure_future(server.serve(web, sock))
             loop = asyncio.get_running_loop()

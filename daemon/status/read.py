@@ -21,6 +21,7 @@ from daemon.status.hits import usage
 from daemon.status.liveness import LAST_ONCE_KEY, stuck_step
 from daemon.status.rows import Rows
 from pipeline import ratelimit_rule
+from pipeline.machine import known_id
 from pipeline.store import readmodel as rm
 from pipeline.store.readmodel import iso, json_value, parse_time
 from pipeline.sync.urls import shown_url
@@ -39,30 +40,37 @@ def collect(
     settings: StatusSettings,
     *,
     now: datetime,
-    host: str,
     pid_alive: Callable[[int], bool],
+    machine: str | None = None,
 ) -> dict[str, Any]:
-    """Every section of the report; a section that cannot be read is ``{"error": ...}``."""
+    """Every section of the report; a section that cannot be read is ``{"error": ...}``. ``machine``
+    (default: the one recorded in the settings' state directory) is this machine: its daemon is the
+    report's ``daemon``, every machine's is listed under ``machines``, and the transcripts and
+    phase-1 failures are its own."""
     report: dict[str, Any] = {}
-    runs = _section(lambda: _runs(rows), {})
+    mine = machine or known_id(settings.state_dir)
+    runs = _section(lambda: _runs(rows, mine), {})
+    daemons = _section(lambda: _machines(rows, now, mine, pid_alive), {"error": "unreadable"})
     sections: dict[str, Callable[[], Any]] = {
-        "daemon": lambda: _daemon(rows, now, host, pid_alive),
-        "transcripts": lambda: _transcripts(rows, now),
+        "daemon": lambda: _daemon(daemons),
+        "machines": lambda: daemons,
+        "transcripts": lambda: _transcripts(rows, now, mine),
         "phase1": lambda: (
-            _phase(rows, runs.get("extract"), JobKind.EXTRACT) | {"last_check": _last_check(runs, "extract")}
+            _phase(rows, runs.get("extract"), JobKind.EXTRACT, mine)
+            | {"last_check": _last_check(runs, "extract")}
         ),
         "phase2": lambda: (
             _phase2(rows, runs.get("consolidate")) | {"last_check": _last_check(runs, "consolidate")}
         ),
-        "batches": lambda: _batches(rows, now),
+        "batches": lambda: _batches(rows, now, mine),
         "rate_limit": lambda: _rate_limit(rows, settings, now),
         "budget": lambda: _budget(rows, settings, now),
         "memory": lambda: _memory(rows, settings.memory_dir),
-        "publish": lambda: _publish(rows, runs.get("publish")),
-        "sync": lambda: _sync(rows, settings),
+        "publish": lambda: _publish(rows, runs.get("publish"), mine),
+        "sync": lambda: _sync(rows, settings, mine),
         "usage": lambda: usage(rows, now),
         "leases": lambda: _leases(rows, now),
-        "last_once": lambda: _last_once(rows, host, pid_alive),
+        "last_once": lambda: _last_once(rows, mine, pid_alive),
     }
     for name, read in sections.items():
         report[name] = _section(read, {"error": "unreadable"})
@@ -79,17 +87,39 @@ def _section(read: Callable[[], Any], fallback: Any) -> Any:
         return {"error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}
 
 
-def _daemon(rows: Rows, now: datetime, host: str, pid_alive: Callable[[int], bool]) -> dict[str, Any]:
-    found = rows.all(rm.HEARTBEAT_SQL)
-    if not found:
-        return {"running": False, "state": "never started"}
-    hb = found[0]
+def _daemon(daemons: list[dict[str, Any]] | dict[str, Any]) -> dict[str, Any]:
+    """This machine's daemon (the report's health and exit status are its own)."""
+    if isinstance(daemons, dict):  # the heartbeats could not be read
+        return daemons
+    for view in daemons:
+        if view.get("this_machine"):
+            return {k: v for k, v in view.items() if k != "this_machine"}
+    return {"running": False, "state": "never started"}
+
+
+def _machines(
+    rows: Rows, now: datetime, machine: str, pid_alive: Callable[[int], bool]
+) -> list[dict[str, Any]]:
+    """Every machine's daemon sharing this store (the newest heartbeat of each), this one first.
+    Only this machine's pids can be asked about; another machine's daemon is judged by its
+    heartbeat alone (``HEARTBEAT_STALE_S``)."""
+    newest = rm.latest_per_machine(rows.all(rm.HEARTBEATS_SQL))
+    views = [_heartbeat_view(hb, now, machine, pid_alive) for hb in newest]
+    return sorted(views, key=lambda v: not v["this_machine"])
+
+
+def _heartbeat_view(
+    hb: dict[str, Any], now: datetime, machine: str, pid_alive: Callable[[int], bool]
+) -> dict[str, Any]:
     beat_at = parse_time(hb["beat_at"])
     started_at = parse_time(hb["started_at"])
     stopped_at = parse_time(hb["stopped_at"])
     status = json_value(hb["status"]) or {}
     age_s = (now - beat_at).total_seconds() if beat_at else None
+    local = (hb.get("machine") or machine) == machine
     view: dict[str, Any] = {
+        "machine": hb.get("machine"),
+        "this_machine": local,
         "pid": hb["pid"],
         "host": hb["host"],
         "version": hb["version"],
@@ -99,7 +129,6 @@ def _daemon(rows: Rows, now: datetime, host: str, pid_alive: Callable[[int], boo
         "step": status.get("step") if isinstance(status, dict) else None,
         "last_cycle": status.get("last_cycle") if isinstance(status, dict) else None,
     }
-    local = hb["host"] == host
     if stopped_at is not None:
         crashed = isinstance(status, dict) and status.get("state") == "crashed"
         state = "crashed" if crashed else "stopped"
@@ -117,26 +146,27 @@ def _daemon(rows: Rows, now: datetime, host: str, pid_alive: Callable[[int], boo
     return view
 
 
-def _last_once(rows: Rows, host: str, pid_alive: Callable[[int], bool]) -> dict[str, Any] | None:
-    """The last ``memd run --once``: when it started and finished, its summary; still running, or
-    gone without finishing."""
-    record = _kv(rows, LAST_ONCE_KEY)
+def _last_once(rows: Rows, machine: str, pid_alive: Callable[[int], bool]) -> dict[str, Any] | None:
+    """This machine's last ``memd run --once``: when it started and finished, its summary; still
+    running, or gone without finishing."""
+    record = _kv(rows, rm.machine_key(LAST_ONCE_KEY, machine))
     if not isinstance(record, dict):
         return None
     view = {k: record.get(k) for k in ("pid", "host", "started_at", "finished_at", "summary")}
     unfinished = record.get("finished_at") is None
-    alive = unfinished and record.get("host") == host and isinstance(record.get("pid"), int)
+    alive = unfinished and isinstance(record.get("pid"), int)
     view["running"] = bool(alive and pid_alive(int(record["pid"])))
     return view
 
 
-def _transcripts(rows: Rows, now: datetime) -> dict[str, Any]:
+def _transcripts(rows: Rows, now: datetime, machine: str) -> dict[str, Any]:
     by_source: dict[str, dict[str, int]] = {}
     by_state: dict[str, int] = {}
-    for r in rows.all(rm.COUNTS_SQL):
+    mine = {"machine": machine}
+    for r in rows.all(rm.COUNTS_SQL, mine):
         by_source.setdefault(r["source"], {})[r["state"]] = int(r["n"])
         by_state[r["state"]] = by_state.get(r["state"], 0) + int(r["n"])
-    nxt = rows.all(rm.NEXT_IDLE_SQL)
+    nxt = rows.all(rm.NEXT_IDLE_SQL, mine)
     next_idle = None
     if nxt:
         at = parse_time(nxt[0]["eligible_at"])
@@ -147,7 +177,7 @@ def _transcripts(rows: Rows, now: datetime) -> dict[str, Any]:
             "at": iso(at),
             "in_s": round((at - now).total_seconds(), 1) if at else None,
         }
-    failed = rows.all(rm.TRANSCRIPT_FAILURES_SQL, {"limit": LIST_LIMIT})
+    failed = rows.all(rm.TRANSCRIPT_FAILURES_SQL, {"limit": LIST_LIMIT, **mine})
     return {
         "total": sum(by_state.values()),
         "by_state": dict(sorted(by_state.items())),
@@ -157,15 +187,11 @@ def _transcripts(rows: Rows, now: datetime) -> dict[str, Any]:
     }
 
 
-def _runs(rows: Rows) -> dict[str, dict[str, Any]]:
-    """``run.<step>`` (the last run that did something) and ``run.<step>.skipped`` (the last check
-    that found nothing to do), by key without the ``run.`` prefix."""
-    found = rows.all(rm.RUNS_SQL)
-    return {
-        r["key"].removeprefix(rm.RUN_KEY_PREFIX): v
-        for r in found
-        if isinstance(v := json_value(r["value"]), dict)
-    }
+def _runs(rows: Rows, machine: str) -> dict[str, dict[str, Any]]:
+    """This machine's ``run.<step>`` (the last run that did something) and ``run.<step>.skipped``
+    (the last check that found nothing to do), by ``<step>`` and ``<step>.skipped``."""
+    found = rows.all(rm.RUNS_SQL, rm.runs_params(machine))
+    return {rm.run_name(r["key"], machine): v for r in found if isinstance(v := json_value(r["value"]), dict)}
 
 
 def _run_view(run: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -212,11 +238,11 @@ def _last_run(rows: Rows, run: dict[str, Any] | None) -> dict[str, Any] | None:
     return view
 
 
-def _phase(rows: Rows, run: dict[str, Any] | None, kind: JobKind) -> dict[str, Any]:
+def _phase(rows: Rows, run: dict[str, Any] | None, kind: JobKind, machine: str) -> dict[str, Any]:
     last = _last_run(rows, run)
     if last is not None:
         last["sessions"] = last.pop("items", 0)
-    failed = rows.all(rm.EXTRACT_FAILURES_SQL, {"limit": LIST_LIMIT})
+    failed = rows.all(rm.EXTRACT_FAILURES_SQL, {"limit": LIST_LIMIT, "machine": machine})
     jobs = rows.all(rm.FAILED_JOBS_SQL, {"kind": kind.value, "limit": LIST_LIMIT})
     failures = [
         {
@@ -249,9 +275,10 @@ def _phase2(rows: Rows, run: dict[str, Any] | None) -> dict[str, Any]:
     return {"last_run": last, "recent": runs, "failures": failures}
 
 
-def _batches(rows: Rows, now: datetime) -> dict[str, Any]:
-    """Message Batches submitted and not yet collected: how many, how old, with which sessions."""
-    found = [rm.pending_batch_from_row(r) for r in rows.all(rm.OPEN_BATCHES_SQL)]
+def _batches(rows: Rows, now: datetime, machine: str) -> dict[str, Any]:
+    """This machine's Message Batches submitted and not yet collected: how many, how old, with
+    which sessions."""
+    found = [rm.pending_batch_from_row(r) for r in rows.all(rm.OPEN_BATCHES_SQL, {"machine": machine})]
 
     def age(at: datetime | None) -> float | None:
         return round((now - at).total_seconds(), 1) if at else None
@@ -349,20 +376,21 @@ SYNC_FIELDS = (
 )
 
 
-def _sync(rows: Rows, settings: StatusSettings) -> dict[str, Any] | None:
+def _sync(rows: Rows, settings: StatusSettings, machine: str) -> dict[str, Any] | None:
     """The remote, the last fetch and push, ahead/behind, the last error (None: no ``[sync] remote``)."""
     if not settings.sync_remote:
         return None
     remote = shown_url(settings.sync_remote)
-    state = _kv(rows, rm.SYNC_STATE_KEY)
+    state = _kv(rows, rm.machine_key(rm.SYNC_STATE_KEY, machine))  # each machine has its own repository
     if not isinstance(state, dict) or state.get("remote") != remote:
         state = {}  # never synced with this remote
     return {"remote": remote, "branch": settings.sync_branch, **{k: state.get(k) for k in SYNC_FIELDS}}
 
 
-def _publish(rows: Rows, run: dict[str, Any] | None) -> dict[str, Any]:
-    """Each (target, scope): last published, outcome and reason, the last republish after an outside change."""
-    found = rows.all(rm.PUBLICATIONS_SQL)
+def _publish(rows: Rows, run: dict[str, Any] | None, machine: str) -> dict[str, Any]:
+    """Each (target, scope) this machine publishes: last published, outcome and reason, the last
+    republish after an outside change."""
+    found = rows.all(rm.PUBLICATIONS_SQL, {"machine": machine})
     targets = [
         {
             "target": r["target"],
@@ -405,6 +433,7 @@ def _leases(rows: Rows, now: datetime) -> list[dict[str, Any]]:
         out.append(
             {
                 "name": r["name"],
+                "machine": r.get("machine"),
                 "host": r["host"],
                 "pid": r["pid"],
                 "since": iso(r["acquired_at"]),

@@ -66,9 +66,11 @@ def create_app(context: UIContext) -> Starlette:
         if context.store is not None:
             yield
             return
+        from pipeline.machine import machine_id
         from pipeline.store import open_store
 
-        context.store = await open_store(context.settings().paths.state_db)
+        paths = context.settings().paths
+        context.store = await open_store(paths.state_db, machine=machine_id(paths.state_dir))
         try:
             yield
         finally:

@@ -31,8 +31,6 @@ class UIContext:
     config_path: Path
     config_exists: bool
     env: Mapping[str, str]
-    host_name: str
-    """This machine's name, as the daemon's heartbeat records it (a dead local daemon is told apart)."""
     changing: asyncio.Lock = field(default_factory=asyncio.Lock)
     """One change at a time: two clicks never accept, reject or forget at once."""
 

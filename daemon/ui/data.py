@@ -50,10 +50,10 @@ class Backlog:
     """Sessions in this state whose reason is not among those shown."""
 
 
-def backlog(rows: Rows) -> list[Backlog]:
-    """Sessions by state, each with why they are there."""
+def backlog(rows: Rows, machine: str) -> list[Backlog]:
+    """``machine``'s sessions by state, each with why they are there."""
     by_state: dict[str, list[tuple[str, int]]] = {}
-    for r in rows.all(rm.BACKLOG_SQL):
+    for r in rows.all(rm.BACKLOG_SQL, {"machine": machine}):
         by_state.setdefault(r["state"], []).append((r["reason"], int(r["n"])))
     out = []
     for state, reasons in sorted(by_state.items()):
@@ -73,14 +73,16 @@ class SessionsPage:
     state: str | None
 
 
-def sessions_page(rows: Rows, *, state: str | None, page: int, size: int = PAGE_SIZE) -> SessionsPage:
-    """One page of every session (or of those in ``state``), most recent first."""
-    params: dict[str, Any] = {"limit": size}
+def sessions_page(
+    rows: Rows, *, machine: str, state: str | None, page: int, size: int = PAGE_SIZE
+) -> SessionsPage:
+    """One page of every session of ``machine`` (or of those in ``state``), most recent first."""
+    params: dict[str, Any] = {"limit": size, "machine": machine}
     if state:
         params["state"] = state
         total = int(rows.all(rm.SESSIONS_IN_STATE_COUNT_SQL, params)[0]["n"])
     else:
-        total = int(rows.all(rm.SESSIONS_COUNT_SQL)[0]["n"])
+        total = int(rows.all(rm.SESSIONS_COUNT_SQL, {"machine": machine})[0]["n"])
     pages = max(1, -(-total // size))
     page = min(max(1, page), pages)
     params["offset"] = (page - 1) * size
@@ -104,11 +106,11 @@ class SessionDetail:
     extracts: list[Extracts]
 
 
-def session_detail(rows: Rows, needle: str) -> SessionDetail:
-    """The sessions whose id (or project, or transcript path) is ``needle``, and their extracts by scope."""
-    found = [
-        rm.record_from_row(r) for r in rows.all(rm.SESSIONS_MATCHING_SQL, {"needle": needle, "limit": 50})
-    ]
+def session_detail(rows: Rows, needle: str, machine: str) -> SessionDetail:
+    """``machine``'s sessions whose id (or project, or transcript path) is ``needle``, and their
+    extracts by scope."""
+    params = {"needle": needle, "limit": 50, "machine": machine}
+    found = [rm.record_from_row(r) for r in rows.all(rm.SESSIONS_MATCHING_SQL, params)]
     ids = sorted({s.session_id for s in found if s.session_id} or {needle})
     extracts = [
         Extracts(r["scope"], int(r["n"]), int(r["live"] or 0), rm.iso(r["forgotten_at"]))

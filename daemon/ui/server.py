@@ -72,7 +72,6 @@ def build(
     host: str,
     port: int,
     read_only: bool,
-    host_name: str,
 ) -> tuple[UIContext, _Server]:
     """The page's context and a server for it (not yet listening)."""
     token = load_or_create_token(settings().paths.state_dir)
@@ -85,7 +84,6 @@ def build(
         config_path=config_path,
         config_exists=config_exists,
         env=env,
-        host_name=host_name,
     )
     config = uvicorn.Config(
         create_app(context),

@@ -20,10 +20,12 @@ HEARTBEAT_S = 60.0
 
 
 def holder_gone(ctx: Phase2Context) -> Callable[[leases.Holder], bool]:
-    """Whether a lease's holder is a process of this host that no longer exists (its lease is free)."""
+    """Whether a lease's holder is a process of this machine that no longer exists (its lease is
+    free). A holder on another machine sharing the store is never judged by its pid, which means
+    nothing here: it keeps the scope until its lease expires (it renews every ``HEARTBEAT_S``)."""
 
     def gone(holder: leases.Holder) -> bool:
-        if holder.host != ctx.host or holder.pid == ctx.pid:
+        if not holder.on_this_machine(ctx.store.machine) or holder.pid == ctx.pid:
             return False
         return not pid_alive(holder.pid)
 

@@ -57,6 +57,8 @@ class Phase2Report:
     dry_run: bool = False
     scopes: list[ScopeReport] = field(default_factory=list)
     gated: str | None = None
+    adopted: list[str] = field(default_factory=list)
+    """The scopes whose memory another machine sharing the store consolidated, taken over here."""
 
     def count(self, outcome: RunOutcome) -> int:
         return sum(1 for s in self.scopes if s.outcome == outcome)
@@ -151,6 +153,10 @@ async def run_phase2(
                 report.scopes.append(base)
                 continue
         report.scopes.append(from_result(await consolidate_scope(ctx, plan.scope)))
+    if not dry_run:  # team mode: what other machines landed (and this one did not run) lands here too
+        from pipeline.consolidate.team import adopt_all
+
+        report.adopted = await adopt_all(ctx)
     log.info(
         "phase2_done",
         dry_run=dry_run,

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import structlog
 
-from pipeline.consolidate import workspace
+from pipeline.consolidate import team, workspace
 from pipeline.consolidate.agent import run_agent
 from pipeline.consolidate.context import Phase2Context, RunResult, new_run_id
 from pipeline.consolidate.lease import LEASE_TTL, ScopeLease, holder_gone
@@ -72,6 +72,11 @@ async def consolidate_scope(
     lease = ScopeLease(ctx, name, run_id)
     lease.start()
     try:
+        try:  # team mode: build on what another machine landed last, never beside it
+            await team.adopt(ctx, scope)
+        except (MemdError, OSError) as exc:
+            reason = f"the memory another machine consolidated could not be taken over: {exc}"
+            return RunResult(scope, RunOutcome.SKIPPED, reason=reason)
         await _recover_landed(ctx, scope)
         abandoned = await db.mark_abandoned(ctx.store, scope, now=now)
         if abandoned:
@@ -264,6 +269,7 @@ async def _attempt(
             result.outcome = RunOutcome.PENDING_REVIEW
             return
         result.commit = await repo.land(clone, base=base)
+        await team.record_landed(ctx, plan.scope, result.run_id or "", ws.scope_dir)
     result.outcome = RunOutcome.CLEARED if plan.action == "clear" else RunOutcome.COMMITTED
     await db.save_success(
         ctx.store,

@@ -16,12 +16,13 @@ from pathlib import Path
 from pipeline.publish import sentinel
 from pipeline.publish.atomic import decode, encode
 from pipeline.publish.memfiles import SUMMARY_FILE, ScopeMemory
-from pipeline.publish.plan import Plan, digest_of, read_bytes
+from pipeline.publish.plan import Plan, digest_of, missing_home, read_bytes
 from pipeline.publish.render import Budget, render_body
 
 BLOCK_BUDGET = Budget(max_lines=80, max_bytes=8_000)
 """Instruction files load whole: memd keeps its block small."""
 BLOCK_KEY = "block"
+GLOBAL_TITLE = "Memory across projects"
 
 
 def plan_block_file(
@@ -102,3 +103,21 @@ def _trusted(previous_sha: str | None) -> Callable[[str], bool] | None:
     if previous_sha is None:
         return None
     return lambda body: digest_of({BLOCK_KEY: body}) == previous_sha
+
+
+def plan_user_file(
+    target: str, scope: ScopeMemory, home: Path, name: str, *, agent: str, previous_sha: str | None
+) -> Plan:
+    """The global scope in memd's block of the user-level file ``home/name`` of an agent (its global
+    ``CLAUDE.md``, ``GEMINI.md``, ``AGENTS.md``...), which may be a symlink to a regular file the user
+    owns; skipped while the agent's home does not exist."""
+    if (absent := missing_home(target, scope.scope, home, agent)) is not None:
+        return absent
+    return plan_block_file(
+        target, scope, home / name, title=GLOBAL_TITLE, previous_sha=previous_sha, follow_link=True
+    )
+
+
+def withdraw_user_file(target: str, scope: str, path: Path, *, previous_sha: str | None) -> Plan:
+    """memd's block taken out of a user-level file (``plan_user_file``)."""
+    return plan_block_withdraw(target, scope, path, previous_sha=previous_sha, follow_link=True)

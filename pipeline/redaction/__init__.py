@@ -4,6 +4,8 @@ Use: ``redactor = Redactor(load_or_create_key(settings.paths.state_dir))``, then
 ``redactor.redact(text)`` -> ``RedactionResult(text, counts by rule)`` before a request and on every
 model output, and ``redactor.scan_clean(text)`` as the commit gate: ``[]`` when clean, else one rule
 name per secret found (phase 2 refuses the commit with them; never log the text).
+``redactor.report(text)`` adds, for ``memd redact --report``, how many candidates each rule found and
+each candidate kept in clear with its rule, span and ``Reason`` (never its value).
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from pipeline.redaction.engine import (
     rule_names,
 )
 from pipeline.redaction.key import KEY_FILE, load_or_create_key
-from pipeline.redaction.model import Finding, RedactionResult
+from pipeline.redaction.model import Finding, Kept, RedactionReport, RedactionResult
+from pipeline.redaction.reasons import Reason
 
 __all__ = [
     "KEY_FILE",
@@ -24,6 +27,9 @@ __all__ = [
     "PLACEHOLDER_MAX_LEN",
     "PLACEHOLDER_RE",
     "Finding",
+    "Kept",
+    "Reason",
+    "RedactionReport",
     "RedactionResult",
     "Redactor",
     "load_or_create_key",

@@ -1,8 +1,8 @@
 """The redaction engine: one Aho-Corasick pass over the lower-cased text finds every anchor of
 every rule; each rule then confirms its shape right there. Rules are compiled once per process.
 
-Text is handled as UTF-8 bytes (secrets are ASCII; bytes make lower-casing and matching cheap even
-when the text holds emoji). Placeholders already in the text (``[REDACTED:rule:tag]``) are
+Text is handled as UTF-8 bytes (bytes make lower-casing and matching cheap even when the text holds
+emoji; a value may hold any Unicode, its span then counts characters, not bytes). Placeholders already in the text (``[REDACTED:rule:tag]``) are
 protected: nothing that overlaps one is reported, so redaction is idempotent.
 """
 
@@ -16,19 +16,36 @@ from functools import lru_cache
 
 import ahocorasick_rs
 
-from pipeline.redaction.filters import Level, value_is_secret
+from pipeline.redaction.filters import Level, value_verdict
 from pipeline.redaction.key import Tagger
-from pipeline.redaction.model import GENERIC, Candidate, Finding, RedactionResult, Rule, Scan, ScanRule
+from pipeline.redaction.model import (
+    GENERIC,
+    Candidate,
+    Finding,
+    Kept,
+    RedactionReport,
+    RedactionResult,
+    Rule,
+    Scan,
+    ScanRule,
+    kept,
+)
+from pipeline.redaction.reasons import Reason
+from pipeline.redaction.rules_cli import cli_rules
 from pipeline.redaction.rules_context import context_rules
 from pipeline.redaction.rules_generic import generic_rules
 from pipeline.redaction.rules_provider import provider_rules
+from pipeline.redaction.rules_services import service_rules
+from pipeline.redaction.rules_session import session_rules
+from pipeline.redaction.wrap import extend_wrapped
 
 PLACEHOLDER_RE = re.compile(rb"\[REDACTED(?::[a-z0-9-]{1,40}:[0-9a-f]{4}|_SECRET|)\]")
 """What redaction writes (``[REDACTED:github-token:1f3a]``), plus the bare forms other tools write."""
 PLACEHOLDER_ANCHOR = b"[redacted"
 MAX_RULE_NAME = 24
 PLACEHOLDER_MAX_LEN = len("[REDACTED::]") + MAX_RULE_NAME + 4
-MIN_SECRET_LEN = 6
+MIN_SECRET_LEN = 3
+"""The shortest credential: a weak password written as a literal (``MYSQL_ROOT_PASSWORD=root``)."""
 MAX_GROWTH_PER_REDACTION = PLACEHOLDER_MAX_LEN - MIN_SECRET_LEN
 """A redaction replaces at least MIN_SECRET_LEN characters with at most PLACEHOLDER_MAX_LEN: a line
 grows by at most this much per secret redacted on it (and never gains a line break)."""
@@ -54,6 +71,12 @@ class _Compiled:
         )
 
     def candidates(self, buf: bytes) -> list[Candidate]:
+        """The spans to redact, merged and named."""
+        found, protected = self.scan(buf)
+        return _resolve(found, protected, buf)[0]
+
+    def scan(self, buf: bytes) -> tuple[list[Candidate], list[tuple[int, int]]]:
+        """Every rule's raw candidates (kept ones included), and the placeholders already there."""
         low = buf.lower()
         out: list[Candidate] = []
         protected: list[tuple[int, int]] = []
@@ -68,30 +91,56 @@ class _Compiled:
             for number, collect in by_pattern[index]:
                 if start >= resume[number]:
                     resume[number] = collect(buf, low, start, end, out)
-        return _resolve(out, protected, buf)
+        return out, protected
 
 
 _LEVELS = {int(level): level for level in Level}
 
 
-def _resolve(found: list[Candidate], protected: list[tuple[int, int]], buf: bytes) -> list[Candidate]:
+def _resolve(
+    found: list[Candidate], protected: list[tuple[int, int]], buf: bytes, keep: bool = False
+) -> tuple[list[Candidate], list[Candidate]]:
     """Check deferred generic values that no stronger rule covers; drop what overlaps a placeholder;
-    merge overlapping spans, each named after its strongest rule."""
-    verified = sorted(c for c in found if c[3] >= GENERIC)
-    deferred = [c for c in found if c[3] < GENERIC]
+    merge overlapping spans, each named after its strongest rule. With ``keep``, also return the
+    candidates kept in clear (with ``-Reason`` as priority) that no redaction covers."""
+    verified = sorted([c for c in found if c[3] >= GENERIC])
+    deferred = [c for c in found if 0 < c[3] < GENERIC]
+    rejected = [c for c in found if c[3] < 0] if keep else []
     if deferred:
+        verdicts: dict[tuple[bytes, int], Reason | None] = {}  # for this call only: values are secrets
         covered = _Spans([(c[0], c[1]) for c in verified])
         for s, e, name, level in deferred:
-            if not covered.overlaps(s, e) and value_is_secret(buf[s:e], _LEVELS[level]):
+            if covered.overlaps(s, e):
+                continue
+            value = buf[s:e]
+            key = (value, level)  # transcripts repeat values (a tool result is stored twice)
+            reason = (
+                verdicts[key]
+                if key in verdicts
+                else verdicts.setdefault(key, value_verdict(value, _LEVELS[level]))
+            )
+            if reason is None:
                 verified.append((s, e, name, GENERIC))
+            elif keep:
+                rejected.append(kept(s, e, name, reason))
         verified.sort()
     if protected:
         shield = _Spans(protected)
         verified = [c for c in verified if not shield.overlaps(c[0], c[1])]
     merged: list[Candidate] = []
+    size = len(buf)
     for s, e, name, prio in verified:
-        if e - s < MIN_SECRET_LEN:  # too short to be a credential (and would break the length bound)
+        if e - s < _SHORT and _chars(buf, s, e) < MIN_SECRET_LEN:  # too short to be a credential
+            if keep:
+                rejected.append(kept(s, e, name, Reason.TOO_SHORT))
             continue
+        if (
+            (not merged or e > merged[-1][1])  # a span inside the previous one was extended with it
+            and e < size
+            and buf[e] in _BREAK_BYTES
+            and (buf[e] != 92 or buf[e + 1 : e + 2] in _ESCAPED_BREAKS)
+        ):
+            e = extend_wrapped(buf, s, e)  # the value may go on over the next lines
         if merged and s < merged[-1][1]:
             ms, me, mname, mprio = merged[-1]
             if (prio, e - s) > (mprio, me - ms):
@@ -99,7 +148,20 @@ def _resolve(found: list[Candidate], protected: list[tuple[int, int]], buf: byte
             merged[-1] = (ms, max(me, e), mname, mprio)
         else:
             merged.append((s, e, name, prio))
-    return merged
+    if not keep:
+        return merged, []
+    hidden = _Spans([(c[0], c[1]) for c in merged] + protected)
+    return merged, sorted({c for c in rejected if not hidden.overlaps(c[0], c[1])})
+
+
+_SHORT = 4 * MIN_SECRET_LEN  # a span this long in bytes holds MIN_SECRET_LEN characters at least
+_BREAK_BYTES = frozenset(b"\\\r\n")
+_ESCAPED_BREAKS = frozenset((b"\\", b"n", b"r", b"\n", b"\r"))  # after a backslash: not ``\"``
+
+
+def _chars(buf: bytes, s: int, e: int) -> int:
+    """How many characters ``buf[s:e]`` holds (UTF-8 continuation bytes do not count)."""
+    return e - s - sum(1 for b in buf[s:e] if 0x80 <= b < 0xC0)
 
 
 class _Spans:
@@ -124,7 +186,10 @@ def compiled_rules() -> _Compiled:
     """Every rule, compiled once per process."""
     rules: list[Rule] = []
     rules.extend(provider_rules())
+    rules.extend(service_rules())
     rules.extend(context_rules())
+    rules.extend(cli_rules())
+    rules.extend(session_rules())
     rules.extend(generic_rules())
     return _Compiled(rules)
 
@@ -154,11 +219,34 @@ class Redactor:
     def redact(self, text: str) -> RedactionResult:
         """Replace every secret with ``[REDACTED:<rule>:<tag>]``; count the replacements by rule."""
         buf = _encode(text)
-        spans = self._rules.candidates(buf)
+        return self._render(text, buf, self._rules.candidates(buf))
+
+    def report(self, text: str) -> RedactionReport:
+        """``redact``, plus how many candidates each rule found and each one kept in clear with its
+        rule, character span and reason (never its value)."""
+        buf = _encode(text)
+        found, protected = self._rules.scan(buf)
+        spans, rejected = _resolve(found, protected, buf, keep=True)
+        shield = _Spans(protected)
+        counts = Counter(c[2] for c in found if not shield.overlaps(c[0], c[1]))
+        positions = _char_spans(text, buf, rejected)
+        kept_list = [
+            Kept(c[2], cs, ce, Reason(-c[3])) for c, (cs, ce) in zip(rejected, positions, strict=True)
+        ]
+        return RedactionReport(self._render(text, buf, spans), dict(counts), kept_list)
+
+    def _render(self, text: str, buf: bytes, spans: list[Candidate]) -> RedactionResult:
         if not spans:
             return RedactionResult(text=text, counts={})
         counts: Counter[str] = Counter()
-        tag = self._tag
+        tags: dict[bytes, str] = {}  # for this call only (the keys are the secrets themselves)
+
+        def tag(secret: bytes) -> str:
+            found = tags.get(secret)
+            if found is None:
+                found = tags[secret] = self._tag(secret)
+            return found
+
         pos = 0
         if text.isascii():  # byte offsets are character offsets: build the result as str
             pieces: list[str] = []
@@ -182,23 +270,29 @@ class Redactor:
         """Every secret in ``text``: rule and character span, never the value."""
         buf = _encode(text)
         spans = self._rules.candidates(buf)
-        if not spans or text.isascii():
-            return [Finding(name, s, e) for s, e, name, _ in spans]
-        findings = []
-        chars = 0
-        last = 0
-        for s, e, name, _ in spans:
-            chars += len(buf[last:s].decode("utf-8", "surrogatepass"))
-            length = e - s  # spans are ASCII: bytes == characters
-            findings.append(Finding(name, chars, chars + length))
-            chars += length
-            last = e
-        return findings
+        positions = _char_spans(text, buf, spans)
+        return [Finding(c[2], cs, ce) for c, (cs, ce) in zip(spans, positions, strict=True)]
 
     def scan_clean(self, text: str) -> list[str]:
         """The commit gate: the rule name of each secret in ``text``; an empty list means clean.
         Refuse the commit on any entry (phase 2 reports these names, never the text)."""
         return [f.rule for f in self.find(text)]
+
+
+def _char_spans(text: str, buf: bytes, spans: list[Candidate]) -> list[tuple[int, int]]:
+    """The character offsets of byte spans sorted by start (they may overlap)."""
+    if text.isascii():
+        return [(c[0], c[1]) for c in spans]
+    out = []
+    chars = last = 0
+    for s, e, _, _ in spans:
+        if s >= last:
+            chars += len(buf[last:s].decode("utf-8", "surrogatepass"))
+        else:  # overlaps the previous span: count back from where that one started
+            chars -= len(buf[s:last].decode("utf-8", "surrogatepass"))
+        out.append((chars, chars + len(buf[s:e].decode("utf-8", "surrogatepass"))))
+        last = s
+    return out
 
 
 def _encode(text: str) -> bytes:

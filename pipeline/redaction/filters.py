@@ -11,37 +11,34 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-import zlib
 from enum import IntEnum
 
-import ahocorasick_rs
+from pipeline.redaction.placeholders import is_placeholder_value
+from pipeline.redaction.reasons import Reason
 
-_PLACEHOLDER_WORDS = tuple(
-    b"""example your placeholder changeme change_me change-me changeit change_it change-it replace redacted
-    xxxx *** ... \xe2\x80\xa6 \xe2\x80\xa2 {{ }} ${ $( %( dummy sample insert_ insert- goeshere goes_here goes-here
-    _here -here todo fixme notareal not_a_real not-a-real notreal 000000 123456 abcdef""".split()
-)
-_PLACEHOLDER = ahocorasick_rs.BytesAhoCorasick(
-    _PLACEHOLDER_WORDS, implementation=ahocorasick_rs.Implementation.DFA
-)
 _STOPWORDS = frozenset(
     b"""true false null none nil undefined yes no on off required optional string str int integer bool
     boolean number object any bytes secret secrets password passwd passphrase token tokens apikey api_key
     api-key bearer basic key value values empty default env enabled disabled hidden masked redacted unset
     changeme changeit admin administrator root guest postgres mysql redis test testing example pass
-    username user demo sample foo bar baz qux secret123 password123 pass123 hunter2 letmein qwerty
-    mypassword mysecret mytoken secretkey secret_key test123 abc123 123456 12345678 123456789 required
-    jwt oauth oauth2 hmac sha256 aes256 base64 plain plaintext sso saml ldap none null tiger scott foobar
-    passw0rd p@ssw0rd s3cret s3cr3t topsecret supersecret mysecretpassword""".split()
+    username user demo sample foo bar baz qux secretkey secret_key required jwt oauth oauth2 hmac sha256
+    aes256 base64 plain plaintext sso saml ldap none null""".split()
+)
+"""Values that name a field or a type (``password: Password``, ``token: str``, ``secret: false``) where
+a value may be code. A password written as a literal is judged by ``literal_password_verdict``,
+which spares far fewer words: there ``postgres`` or ``admin`` is the password."""
+_POINTER = (
+    # what even a literal can point at: a URL, a version, a relative or Windows path
+    rb"[A-Za-z][A-Za-z0-9+.-]*://.*|"
+    rb"v?[0-9]+(?:\.[0-9]+)+(?:[-+][\w.]+)?|(?:~|\.{1,2})/.*|[A-Za-z]:\\.*|file:.*"
 )
 _REFERENCE = re.compile(
-    # identifiers: snake, SCREAMING_SNAKE, camelCase, PascalCase, _private; dotted attributes; URLs;
-    # versions; paths
+    # identifiers: snake, SCREAMING_SNAKE, camelCase, PascalCase, _private; and the pointers above
     rb"[a-z][a-z_]*|[A-Z][A-Z_]*|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z]?[a-z]+(?:[A-Z][a-z]+)*|_+[A-Za-z][A-Za-z_]*|"
-    rb"[A-Za-z][A-Za-z0-9+.-]*://.*|"
-    rb"v?[0-9]+(?:\.[0-9]+)+(?:[-+][\w.]+)?|(?:~|\.{1,2})/.*|[A-Za-z]:\\.*|file:.*",
+    + _POINTER,
     re.S,
 )
+_POINTS_AT = re.compile(_POINTER, re.S)
 # dotted attributes: ``self.client``, ``std::vector``, ``ptr->next``; see dotted_name()
 _DOTTED = re.compile(rb"(?:[A-Za-z_$][A-Za-z0-9_$]*(?:\.|::|->))+[A-Za-z_$][A-Za-z_$]*")
 _SEGMENT = re.compile(rb"\.|::|->")
@@ -60,10 +57,17 @@ class Level(IntEnum):
     KEY = 1  # a bare or qualified ``*_key``: the value must look random
     SECRET = 2  # secret, token, credential, auth, api key
     PASSWORD = 3  # password, passwd, passphrase, pwd, pass
+    LITERAL_PASSWORD = 4
+    """A password's name with its value written as a literal: quoted (``password = "letmein"``), or
+    assigned to an upper-case name in an env file, a shell or YAML (``POSTGRES_PASSWORD=postgres``),
+    where an unquoted word is a string, not a variable. However weak or common, such a value is
+    the password; only a placeholder, a path, a type name or the name itself is spared."""
 
 
-MIN_LEN = {Level.KEY: 16, Level.SECRET: 8, Level.PASSWORD: 6}
-MIN_DISTINCT = {Level.KEY: 10, Level.SECRET: 6, Level.PASSWORD: 4}
+MAX_VALUE = 16384
+"""Longer values (a wrapped block included) are data, not a credential."""
+MIN_LEN = {Level.KEY: 16, Level.SECRET: 8, Level.PASSWORD: 6, Level.LITERAL_PASSWORD: 3}
+MIN_DISTINCT = {Level.KEY: 10, Level.SECRET: 6, Level.PASSWORD: 4, Level.LITERAL_PASSWORD: 2}
 
 
 def distinct(value: bytes) -> int:
@@ -71,12 +75,48 @@ def distinct(value: bytes) -> int:
     return len(set(value))
 
 
+_TYPE_WORDS = frozenset(
+    b"""true false null none nil undefined yes no on off required optional string str int integer bool
+    boolean number object any bytes empty default enabled disabled hidden masked redacted unset changeme
+    changeit password passwd passphrase pass pwd""".split()
+)
+"""What a literal under a password's name may be without being one: a type, a switch, an empty
+marker, or the field's own name (``password = "password"``, the placeholder of documentation)."""
+_LITERAL_WORDS = 6
+"""A literal of up to this many lower-case words is a passphrase (``"correct horse battery staple"``)."""
+_PASSPHRASE = re.compile(rb"[a-z]+(?: [a-z]+)+")
+_JSON_UNICODE = re.compile(rb"\\+u[0-9a-fA-F]{4}")
+
+
+def literal_password_verdict(value: bytes) -> Reason | None:
+    """``value_verdict`` for ``Level.LITERAL_PASSWORD``: weak and common passwords are passwords."""
+    n = len(value)
+    if n < MIN_LEN[Level.LITERAL_PASSWORD]:
+        return Reason.TOO_SHORT
+    if n > MAX_VALUE:
+        return Reason.TOO_LONG
+    if value.lower() in _TYPE_WORDS or _REF_START.match(value) is not None or is_placeholder_value(value):
+        return Reason.PLACEHOLDER
+    if _POINTS_AT.fullmatch(value) or (value[:1] == b"/" and _ABS_PATH.fullmatch(value)):
+        return Reason.REFERENCE
+    words = _JSON_UNICODE.sub(b"U", value) if b"\\" in value else value  # oubli\u00e9 is a word
+    if b" " in words and not _SYMBOL_OR_DIGIT.search(words):
+        # lower-case words are a passphrase (``correct horse battery staple``); a label is written
+        # for people (``Mot de passe``, ``Enter your password``)
+        if _SEED_PHRASE.fullmatch(value) or (
+            value.count(b" ") < _LITERAL_WORDS and _PASSPHRASE.fullmatch(value)
+        ):
+            return None
+        return Reason.WORDS
+    if distinct(value) < min(MIN_DISTINCT[Level.LITERAL_PASSWORD], n // 2):
+        return Reason.NOT_RANDOM
+    return None
+
+
 def is_placeholder(value: bytes) -> bool:
-    """A template, mask, documentation example or stopword rather than a credential."""
-    low = value.lower()
-    if not value or low in _STOPWORDS or _REF_START.match(value) or _PLACEHOLDER.find_matches_as_indexes(low):
-        return True
-    return (b"<" in value and b">" in value) or (len(value) >= 6 and len(set(value)) <= 3)
+    """A template, mask, placeholder phrase, reference or stopword as a whole, rather than a
+    credential (see ``placeholders``: a word inside a value does not count)."""
+    return value.lower() in _STOPWORDS or _REF_START.match(value) is not None or is_placeholder_value(value)
 
 
 def _oddities(segment: bytes) -> int:
@@ -107,6 +147,8 @@ def is_reference(value: bytes) -> bool:
 
 
 _DIGIT = re.compile(rb"[0-9]")
+_SEED_PHRASE = re.compile(rb"[a-z]{3,8}(?: [a-z]{3,8}){11,23}")
+"""A BIP-39 recovery phrase (12 to 24 lower-case words): under a secret's name, words are the secret."""
 _SYMBOL_OR_DIGIT = re.compile(rb"[0-9!#$%&*+=@^~|]")
 
 
@@ -119,45 +161,42 @@ def _classes(value: bytes) -> int:
     return (value.upper() != value) + (value.lower() != value) + has_digit(value) + (not value.isalnum())
 
 
+def value_verdict(value: bytes, level: Level) -> Reason | None:
+    """Why ``value``, found under a name of strength ``level``, is *not* a credential; ``None`` when
+    it is one."""
+    if level is Level.LITERAL_PASSWORD:
+        return literal_password_verdict(value)
+    n = len(value)
+    if n < MIN_LEN[level]:
+        return Reason.TOO_SHORT
+    if n > MAX_VALUE:
+        return Reason.TOO_LONG
+    if is_placeholder(value):
+        return Reason.PLACEHOLDER
+    if value[-1:] == b":" or is_reference(value):
+        return Reason.REFERENCE
+    if value.isdigit():
+        return None if n >= (8 if level is Level.PASSWORD else 12) else Reason.TOO_SHORT
+    if b" " in value and not _SYMBOL_OR_DIGIT.search(value):
+        return None if _SEED_PHRASE.fullmatch(value) else Reason.WORDS
+    if distinct(value) < min(MIN_DISTINCT[level], n // 2):
+        return Reason.NOT_RANDOM
+    if level is Level.PASSWORD:
+        return None
+    if level is Level.SECRET:
+        return None if _classes(value) >= 2 else Reason.NOT_RANDOM
+    return None if has_digit(value) and not _UUID.fullmatch(value) else Reason.SHAPE
+
+
 def value_is_secret(value: bytes, level: Level) -> bool:
     """Would ``value``, found under a name of strength ``level``, be a credential?"""
-    n = len(value)
-    if n < MIN_LEN[level] or n > 1024 or value[-1:] == b":" or is_reference(value) or is_placeholder(value):
-        return False
-    if value.isdigit():
-        return n >= (8 if level is Level.PASSWORD else 12)
-    if b" " in value and not _SYMBOL_OR_DIGIT.search(value):  # words: a label or a sentence
-        return False
-    if distinct(value) < min(MIN_DISTINCT[level], n // 2):
-        return False
-    if level is Level.PASSWORD:
-        return True
-    if level is Level.SECRET:
-        return _classes(value) >= 2
-    return has_digit(value) and not _UUID.fullmatch(value)
-
-
-def has_placeholder_word(value: bytes) -> bool:
-    """``example``, ``your``, ``xxxx``, ``changeme``... anywhere in ``value`` (any case)."""
-    return bool(_PLACEHOLDER.find_matches_as_indexes(value.lower()))
+    return value_verdict(value, level) is None
 
 
 def token_body_ok(body: bytes, min_distinct: int = 8) -> bool:
-    """The variable part of a prefixed token: random-looking, not ``xxxx`` or ``your-token-here``."""
-    return len(set(body)) >= min(min_distinct, len(body) // 2) and not has_placeholder_word(body)
-
-
-def github_checksum_ok(token: bytes) -> bool:
-    """``gh?_`` + 30 random + 6 base62(CRC32 of the 30): true for every real classic GitHub token."""
-    if len(token) != 40 or token[3:4] != b"_":
-        return False
-    body, check = token[4:34], token[34:]
-    crc = zlib.crc32(body)
-    digits = bytearray()
-    while crc:
-        crc, rem = divmod(crc, 62)
-        digits.append(_B62[rem])
-    return bytes(reversed(digits)).rjust(6, b"0") == check
+    """A value with no fixed prefix to vouch for it (a bearer token, a Discord token): random-looking
+    (``min_distinct`` different characters, or half its length) and not a placeholder as a whole."""
+    return len(set(body)) >= min(min_distinct, len(body) // 2) and not is_placeholder_value(body)
 
 
 def basic_credentials(value: bytes) -> bool:

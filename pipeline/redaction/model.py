@@ -7,7 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from pipeline.redaction.filters import has_placeholder_word
+from pipeline.redaction.placeholders import is_placeholder_value
+from pipeline.redaction.reasons import Reason
 
 # Priorities decide the name of a merged span when two rules overlap: the most specific rule wins.
 PROVIDER = 30
@@ -16,7 +17,13 @@ CONTEXT = 15
 GENERIC = 10
 
 Candidate = tuple[int, int, str, int]
-"""(start, end, rule name, priority) in byte offsets of the UTF-8 text."""
+"""(start, end, rule name, priority) in byte offsets of the UTF-8 text. A candidate the rule keeps
+in clear carries ``-Reason`` as its priority (see ``kept``), so reports can say why, never what."""
+
+
+def kept(s: int, e: int, name: str, reason: Reason) -> Candidate:
+    """A candidate considered and kept in clear, with its reason."""
+    return (s, e, name, -reason)
 
 
 class Rule(Protocol):
@@ -38,9 +45,11 @@ class Rule(Protocol):
 class RegexRule:
     """A compiled pattern tried at each anchor hit (anchors are lower-case literals found in the
     lower-cased text). ``back`` bytes before the anchor may belong to the match; with ``back == 0``
-    the match must start at the anchor. ``group`` is the secret inside the match. With
-    ``min_distinct``, the secret after its first ``skip`` characters must look random (that many
-    different characters, or half its length) and hold no placeholder word (``xxxx``, ``example``)."""
+    the match must start at the anchor. ``group`` is the secret inside the match. The secret after
+    its first ``skip`` characters (the constant prefix) must not be a placeholder as a whole
+    (``xxxx...``, ``your-token-here``); a word inside a random body does not count. Rules with no
+    fixed prefix to vouch for the shape also set ``min_distinct``: that many different characters
+    (or half the length)."""
 
     name: str
     anchors: tuple[bytes, ...]
@@ -53,6 +62,7 @@ class RegexRule:
     priority: int = PROVIDER
     skip: int = 0
     min_distinct: int = 0
+    whole_value_check: bool = True  # structures (PEM blocks, JWTs) have their own checks
 
     def collect(self, buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
         if self.back == 0:
@@ -70,12 +80,15 @@ class RegexRule:
         s, e = m.span(self.group)
         if s >= e:
             return m.end()
-        if self.min_distinct:  # inlined filters.token_body_ok: this is the hottest path
-            body = buf[s + self.skip : e]
-            if len(set(body)) < min(self.min_distinct, len(body) // 2) or has_placeholder_word(body):
-                return m.end()
-        if self.check is None or self.check(m):
+        body = buf[s + self.skip : e] if self.whole_value_check or self.min_distinct else b""
+        if self.min_distinct and len(set(body)) < min(self.min_distinct, len(body) // 2):
+            out.append((s, e, self.name, -Reason.NOT_RANDOM))
+        elif self.whole_value_check and is_placeholder_value(body):
+            out.append((s, e, self.name, -Reason.PLACEHOLDER))
+        elif self.check is None or self.check(m):
             out.append((s, e, self.namer(m) if self.namer else self.name, self.priority))
+        else:
+            out.append((s, e, self.name, -Reason.SHAPE))
         return m.end()
 
 
@@ -108,6 +121,16 @@ class Finding:
         return f"{self.rule} at {self.start}..{self.end}"
 
 
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """A candidate a rule considered and kept in clear: rule, character span, reason. Never the value."""
+
+    rule: str
+    start: int
+    end: int
+    reason: Reason
+
+
 @dataclass(frozen=True)
 class RedactionResult:
     """The redacted text and how many secrets each rule replaced."""
@@ -118,3 +141,13 @@ class RedactionResult:
     @property
     def total(self) -> int:
         return sum(self.counts.values())
+
+
+@dataclass(frozen=True)
+class RedactionReport:
+    """``memd redact --report``: the result, how many candidates each rule found, and each candidate
+    kept in clear with its reason (positions only, never values)."""
+
+    result: RedactionResult
+    found: dict[str, int]
+    kept: list[Kept]

@@ -14,11 +14,14 @@ from pipeline.redaction.filters import (
     is_reference,
     token_body_ok,
     value_is_secret,
+    value_verdict,
 )
-from pipeline.redaction.model import CONTEXT, STRUCTURE, Candidate, RegexRule, Scan, ScanRule
+from pipeline.redaction.model import CONTEXT, STRUCTURE, Candidate, RegexRule, ScanRule, kept
+from pipeline.redaction.placeholders import is_placeholder_value
+from pipeline.redaction.reasons import Reason
+from pipeline.redaction.values import QVAL as _QVAL
+from pipeline.redaction.values import flag_value as _flag_value
 
-# A value after a flag: optionally quoted (also JSON-escaped quotes), then up to whitespace/quote.
-_QVAL = rb"(?P<q>\\*['\"])?(?P<v>[^\s'\"\\`]{1,256})"
 _DB_SCHEMES = frozenset(
     b"""postgres postgresql mysql mariadb mongodb mongodb+srv redis rediss amqp amqps mssql sqlserver
     oracle cockroachdb clickhouse nats kafka memcached couchdb neo4j neo4j+s bolt cassandra elasticsearch
@@ -28,10 +31,21 @@ _DB_SCHEMES = frozenset(
 _SCHEME_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789+.-")
 _URL_CRED = re.compile(
     rb"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]{0,30})://"
-    rb"(?P<rest>(?P<user>[^\s:/@\"'`\\<>\[\]{}]{0,128}):(?P<pw>[^\s/@\"'`\\<>\[\]{}]{1,256})@"
+    rb"(?P<rest>(?P<user>(?:[^\s:/@\"'`\\<>\[\]{}]|\\u[0-9a-fA-F]{4}){0,128}):"
+    rb"(?P<pw>(?:[^\s/@\"'`\\<>\[\]{}]|\\u[0-9a-fA-F]{4}){1,256})@"
     rb"[^\s\"'`\\<>\[\]{}]{0,2048})"
 )
 _TRAILING = b").,;:!?}]*"
+
+
+_URL_FIELD_WORDS = frozenset(b"password passwd pass pwd pw".split())
+
+
+def url_placeholder(pw: bytes) -> bool:
+    """Only a template (``USER:PASSWORD``, ``${PW}``, ``<password>``, ``***``) is spared: any other
+    password in a URL, however short or common (``root:hunter2``, ``postgres:postgres``, even
+    ``user:password``, the commonest password of all), is one."""
+    return (pw.isupper() and pw.lower() in _URL_FIELD_WORDS) or is_placeholder_value(pw)
 
 
 def _url_credentials(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
@@ -43,14 +57,14 @@ def _url_credentials(buf: bytes, low: bytes, start: int, end: int, out: list[Can
     m = _URL_CRED.match(buf, pos)
     if m is None:
         return 0
-    pw = m.group("pw")
-    if len(pw) < 3 or is_placeholder(pw) or pw == m.group("user") or (pw.isdigit() and len(pw) <= 5):
-        return 0
     s, e = m.span("rest")
-    while e > m.end("pw") + 1 and buf[e - 1] in _TRAILING:
-        e -= 1
     scheme = m.group("scheme").lower().split(b":")[-1]
     name = "db-url" if scheme in _DB_SCHEMES or scheme.startswith(b"jdbc") else "basic-auth-url"
+    if url_placeholder(m.group("pw")):
+        out.append(kept(*m.span("pw"), name, Reason.PLACEHOLDER))
+        return m.end("pw")
+    while e > m.end("pw") + 1 and buf[e - 1] in _TRAILING:
+        e -= 1
     out.append((s, e, name, CONTEXT))
     return e
 
@@ -91,85 +105,6 @@ def _pem_check(m: re.Match[bytes]) -> bool:
     return _PEM_PAYLOAD.search(m.string, m.start("body"), m.end("body")) is not None
 
 
-# Password flags, per command: (anchors, flag pattern searched in the rest of the command line,
-# whether the value is ``user:password``).
-_CLI_FLAGS: list[tuple[tuple[bytes, ...], re.Pattern[bytes], bool]] = [
-    ((b"mysql", b"mariadb"), re.compile(rb"(?<![\w-])(?:-p|--password=)" + _QVAL), False),
-    ((b"sshpass",), re.compile(rb"(?<![\w-])-p[ \t]*" + _QVAL), False),
-    (
-        (b"login",),  # docker/podman/helm/nerdctl/oras/skopeo/cf login
-        re.compile(rb"(?<![\w-])(?:-p|--password)(?:[ \t]+|=)" + _QVAL),
-        False,
-    ),
-    ((b"redis-cli",), re.compile(rb"(?<![\w-])(?:-a|--pass)[ \t]+" + _QVAL), False),
-    ((b"sqlcmd", b"bcp ", b"osql"), re.compile(rb"(?<![\w-])-P[ \t]*" + _QVAL), False),
-    ((b"mongo",), re.compile(rb"(?<![\w-])(?:-p|--password)(?:[ \t]+|=)" + _QVAL), False),
-    (
-        (b"ldapsearch", b"ldapadd", b"ldapmodify", b"ldapdelete", b"ldapwhoami"),
-        re.compile(rb"(?<![\w-])-w[ \t]+" + _QVAL),
-        False,
-    ),
-    (
-        (b"keytool", b"jarsigner"),
-        re.compile(rb"(?<![\w-])-(?:src|dest)?(?:store|key)pass[ \t]+" + _QVAL),
-        False,
-    ),
-    ((b"smbclient",), re.compile(rb"(?<![\w-])-U[ \t]+[^\s%]+%" + _QVAL), False),
-    ((b"rabbitmqctl",), re.compile(rb"(?:add_user|change_password)[ \t]+\S+[ \t]+" + _QVAL), False),
-    ((b"htpasswd",), re.compile(rb"(?<![\w-])-[a-zA-Z]*b[a-zA-Z]*[ \t]+\S+[ \t]+\S+[ \t]+" + _QVAL), False),
-    (
-        (b"curl", b"wget", b"http "),
-        re.compile(rb"(?<![\w-])(?:-u|--user|--proxy-user)(?:[ \t]+|=)" + _QVAL),
-        True,
-    ),
-    ((b"wget",), re.compile(rb"(?<![\w-])--(?:http-|ftp-|proxy-)?password=" + _QVAL), False),
-    ((b"openssl", b"pass:"), re.compile(rb"(?<![\w-])pass:" + _QVAL), False),
-    ((b"secret set",), re.compile(rb"(?<![\w-])(?:--body|-b)(?:[ \t]+|=)?" + _QVAL), False),  # gh secret set
-    (
-        (b"configure set",),  # aws configure set aws_secret_access_key VALUE
-        re.compile(rb"configure set [\w.]*(?:secret|token|password)[\w.]*[ \t]+" + _QVAL),
-        False,
-    ),
-    (
-        (
-            b"--pass",
-            b"--token",
-            b"--api-key",
-            b"--apikey",
-            b"--secret",
-            b"--client-secret",
-            b"--auth-token",
-            b"--access-token",
-            b"-password",
-        ),
-        re.compile(
-            rb"(?<![\w-])--?(?:[a-z]+-)?(?:password|passwd|pass|token|api-key|apikey|secret|client-secret|"
-            rb"auth-token|access-token)[ \t]+" + _QVAL
-        ),
-        False,
-    ),
-]
-_LINE_END = re.compile(rb"\r|\n|\\+[nr]|\|\||&&|\|")
-
-
-def _command_line_scanner(pattern: re.Pattern[bytes], userpass: bool) -> Scan:
-    def scan(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
-        stop = _LINE_END.search(buf, end, min(len(buf), end + 2000))
-        limit = stop.start() if stop else min(len(buf), end + 2000)
-        for m in pattern.finditer(buf, start, limit):
-            v = m.group("v")
-            if userpass:
-                user, colon, pw = v.partition(b":")
-                if not colon or len(pw) < 4 or is_placeholder(pw) or pw == user:
-                    continue
-            elif v.startswith(b"-") or not value_is_secret(v, Level.PASSWORD):
-                continue
-            out.append((*m.span("v"), "password-cli-flag", CONTEXT))
-        return limit
-
-    return scan
-
-
 _NETRC = re.compile(rb"(?:(?<=\s)|(?<=\\n)|^)password[ \t]+" + _QVAL)
 _AWS_PROMPT = re.compile(rb"(?i:secret access key)[ \t]*(?:\[[^\]\r\n]{0,40}\])?[ \t]*:[ \t]*" + _QVAL)
 
@@ -180,16 +115,19 @@ def _netrc(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -
         b"machine" in low[max(0, start - 300) : start] or b"login" in low[max(0, start - 300) : start]
     ):
         return 0
-    s, e = m.span("v")
-    if value_is_secret(buf[s:e], Level.PASSWORD):
-        out.append((s, e, "password", CONTEXT))
+    s, e = _flag_value(buf, m, len(buf))
+    reason = value_verdict(buf[s:e], Level.PASSWORD)
+    out.append((s, e, "password", CONTEXT) if reason is None else kept(s, e, "password", reason))
     return e
 
 
 def _aws_prompt(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
     m = _AWS_PROMPT.match(buf, start)
-    if m is not None and value_is_secret(m.group("v"), Level.SECRET):
-        out.append((*m.span("v"), "aws-secret-access-key", CONTEXT))
+    if m is not None:
+        s, e = _flag_value(buf, m, len(buf))
+        reason = value_verdict(buf[s:e], Level.SECRET)
+        name = "aws-secret-access-key"
+        out.append((s, e, name, CONTEXT) if reason is None else kept(s, e, name, reason))
     return 0
 
 
@@ -220,7 +158,9 @@ def _k8s_secret(buf: bytes, low: bytes, start: int, end: int, out: list[Candidat
             if m is None or (indent is not None and m.group("indent") != indent):
                 break
             indent = m.group("indent")
-            if not is_placeholder(m.group("v")):
+            if is_placeholder(m.group("v")):
+                out.append(kept(*m.span("v"), "k8s-secret", Reason.PLACEHOLDER))
+            else:
                 out.append((*m.span("v"), "k8s-secret", CONTEXT))
             pos = m.end()
     return doc_end
@@ -238,6 +178,7 @@ def context_rules() -> list[RegexRule | ScanRule]:
             group="v",
             check=_bearer_check,
             priority=CONTEXT,
+            whole_value_check=False,  # the check judges the value whole
         ),
         RegexRule(
             "basic-auth",
@@ -248,24 +189,33 @@ def context_rules() -> list[RegexRule | ScanRule]:
             group="v",
             check=_basic_check,
             priority=CONTEXT,
+            whole_value_check=False,  # the check judges the value whole
         ),
         RegexRule(
             "auth-header",
             (b"authorization",),
             re.compile(
                 rb"(?i:authorization)\\*[\"']?[ \t]*[:=][ \t]*\\*[\"']?"
-                rb"(?:(?i:token|bot|apikey|api-key|key|sso-key|ssws|dsn|hmac|sharedkey|gitlab-token)[ \t]+)?"
+                rb"(?:(?i:token|bot|apikey|api-key|key|sso-key|ssws|dsn|hmac|sharedkey|gitlab-token|negotiate|ntlm"
+                rb"|splunk|zoho-oauthtoken|klaviyo-api-key|pvetoken|(?!(?i:bearer|basic)[ \t])[A-Za-z][A-Za-z0-9._-]{1,30})"
+                rb"[ \t]+)?"
                 rb"(?P<v>[A-Za-z0-9._~+/=:-]{12,8192})"
             ),
             group="v",
             check=_auth_check,
             priority=CONTEXT,
+            whole_value_check=False,  # the check judges the value whole
         ),
-        RegexRule("private-key", (b"-----begin",), _PEM, check=_pem_check, priority=STRUCTURE),
+        RegexRule(
+            "private-key",
+            (b"-----begin",),
+            _PEM,
+            check=_pem_check,
+            priority=STRUCTURE,
+            whole_value_check=False,
+        ),
         ScanRule("password", (b"password",), _netrc),
         ScanRule("aws-secret-access-key", (b"secret access key",), _aws_prompt),
         ScanRule("k8s-secret", (b"kind: secret",), _k8s_secret),
     ]
-    for anchors, pattern, userpass in _CLI_FLAGS:
-        rules.append(ScanRule("password-cli-flag", anchors, _command_line_scanner(pattern, userpass)))
     return rules

@@ -18,8 +18,10 @@ from functools import lru_cache
 
 from pipeline.redaction.filters import Level
 from pipeline.redaction.model import Candidate, ScanRule
+from pipeline.redaction.values import UNQUOTED, quoted_end
+from pipeline.redaction.wrap import yaml_block
 
-ANCHORS = (b"pass", b"pwd", b"secret", b"token", b"key", b"auth", b"cred")
+ANCHORS = (b"pass", b"pwd", b"secret", b"token", b"key", b"auth", b"cred", b"mnemonic", b"phrase")
 
 _IDCHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 _ID_MASK = bytes(97 if c in _IDCHARS else 32 for c in range(256))  # identifier chars -> "a", others -> " "
@@ -27,15 +29,19 @@ _ASSIGN = re.compile(
     rb"[A-Za-z0-9_.-]{0,80}+(?P<end>)(?P<kq>\\*[\"'`]\]?)?[ \t]*"
     rb"(?P<op>[ \t]+value[ \t]*=|(?:\r?\n|\\+[rn])[ \t-]*value[ \t]*:(?=[ \t])|,[ \t]*\\*[\"']value\\*[\"'][ \t]*:"
     rb"|:=|=>|\?=|=(?!=)|:(?=[ \t]|\\*[\"'`])|,(?=[ \t]*\\*[\"'])|>|(?<=[ \t])\|(?=[ \t]+[^\s|]))"
-    rb"[ \t]*(?:(?P<vq>\\*[\"'`])(?P<qv>[^\"'`\\\s\x80-\xff][^\"'`\\\r\n\x80-\xff]{0,1023})"
-    rb"|(?P<uv>[^\s\"'`\\\x80-\xff]{1,1024}))"
+    rb"[ \t]*(?P<vq>\\*[\"'`])?(?=[^\s])"
 )
+MAX_UNQUOTED = 1024
 # An unquoted value ends before ``;``/``,``/``&`` that start the next ``name=`` (query strings,
 # ADO.NET connection strings, flow mappings) and before closing brackets or a ``<`` tag at its end.
 _NEXT_PAIR = re.compile(rb"[;,&][ \t]*[A-Za-z_][\w. -]{0,40}=|<")
 _TRAILING = b",;)}]"
+_BLOCK_START = b"|>"
+_BRACED = re.compile(rb"\{(?P<v>[^{}$\s\\](?:[^}\r\n\\]|\}\}){0,255})\}(?=[;\s\"'\\]|$)")
 _BLANK = re.compile(rb"[ \t]")
 _NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_.-]*")
+_ENV_NAME = re.compile(rb"[A-Z][A-Z0-9_]*")
+"""An upper-case name: in an env file, a shell or YAML its unquoted value is a string, not code."""
 _CALL = re.compile(rb"[A-Za-z_$][\w.$]*[(\[]")
 _SEG = re.compile(rb"[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])")
 
@@ -89,6 +95,8 @@ def classify(identifier: bytes) -> Level | None:
             return Level.PASSWORD
         if (
             "secret" in s
+            or s == "mnemonic"
+            or (s == "phrase" and i > 0 and segs[i - 1] in ("seed", "recovery", "secret"))
             or s.endswith("token")
             or s in ("credential", "credentials", "creds", "cred")
             or s == "auth"
@@ -121,6 +129,36 @@ def _identifier_start(buf: bytes, pos: int) -> int:
     return lo + 1 + buf[lo:pos].translate(_ID_MASK).rfind(b" ")
 
 
+def _value_span(
+    buf: bytes, s: int, vq: bytes | None, op: bytes, ident_start: int
+) -> tuple[int, int, bool] | None:
+    """Where the value starting at ``s`` is: quoted, ODBC-braced, a YAML block or one word, and
+    whether it is written as a literal (quoted or braced); ``None`` when it is code (a call, an
+    index) rather than a value."""
+    e = -1 if vq is None else quoted_end(buf, s, vq[-1], len(vq) - 1)
+    if e >= 0:
+        return s, e, True
+    if buf[s : s + 1] == b"{" and (braced := _BRACED.match(buf, s)) is not None:
+        return (*braced.span("v"), True)  # ODBC: PWD={p@ss;word}
+    # unquoted, or a quote not closed on its line: the value is one word
+    word = UNQUOTED.match(buf, s, min(len(buf), s + MAX_UNQUOTED))
+    e = s if word is None else word.end()
+    cut = _NEXT_PAIR.search(buf, s, e)
+    if cut is not None:
+        e = cut.start()
+    while e > s and buf[e - 1] in _TRAILING:
+        e -= 1
+    if _CALL.match(buf, s, e + 1):  # a call or an index: code, not a value
+        return None
+    if e - s <= 2 and buf[s] in _BLOCK_START:
+        block = yaml_block(buf, ident_start, buf[s:e], e)
+        if block is not None:
+            return (*block, True)
+    if op == b">" and buf[e : e + 2] != b"</":
+        return None
+    return s, e, op == b">"  # <password>hunter2</password> is text
+
+
 def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
     m = _ASSIGN.match(buf, end)
     if m is None:
@@ -131,7 +169,8 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
         ident_start += 1
     identifier = buf[ident_start:ident_end]
     op = m.group("op")
-    if op == b">" and (buf[ident_start - 1 : ident_start] != b"<" or m.group("uv") is None):
+    vq = m.group("vq")
+    if op == b">" and (buf[ident_start - 1 : ident_start] != b"<" or vq is not None):
         return ident_end
     if op == b"," and not (
         m.group("kq") and buf[max(0, ident_start - 3) : ident_start - 1].strip()[-1:] == b"("
@@ -140,21 +179,15 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
     named = _classify_named(identifier)
     if named is None:
         return ident_end
-    if m.group("qv") is not None:
-        s, e = m.span("qv")
-    else:
-        s, e = m.span("uv")
-        cut = _NEXT_PAIR.search(buf, s, e)
-        if cut is not None:
-            e = cut.start()
-        while e > s and buf[e - 1] in _TRAILING:
-            e -= 1
-        if _CALL.match(buf, s, e + 1):  # a call or an index: code, not a value
-            return ident_end
-        if op == b">" and buf[e : e + 2] != b"</":
-            return ident_end
+    span = _value_span(buf, m.end(), vq, op, ident_start)
+    if span is None:
+        return ident_end
+    s, e, literal = span
+    level = named[0]
+    if level == Level.PASSWORD and (literal or _ENV_NAME.fullmatch(identifier) and op in (b"=", b":")):
+        level = Level.LITERAL_PASSWORD  # a string, however weak, not a variable holding one
     if s < e:
-        out.append((s, e, named[1], named[0]))  # checked later, unless a stronger rule covers it
+        out.append((s, e, named[1], level))  # checked later, unless a stronger rule covers it
     # A value without blanks is one token: names inside it (``a=a=a=...``) are not searched again,
     # which keeps the scan linear. A value with blanks may hold more assignments, and a bare name
     # may be the next key (``key="ClearTextPassword" value="..."``).

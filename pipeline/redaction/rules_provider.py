@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from pipeline.redaction.filters import github_checksum_ok, has_digit, token_body_ok
+from pipeline.redaction.filters import has_digit, token_body_ok
 from pipeline.redaction.model import PROVIDER, STRUCTURE, Candidate, RegexRule, ScanRule
 
 # Left boundary: not glued to a preceding letter or digit, except the ``n`` of an escaped ``\n``.
@@ -18,13 +18,13 @@ RB = rb"(?![A-Za-z0-9])"
 RBT = rb"(?![A-Za-z0-9_-])"
 
 
-def _rule(
+def token_rule(
     name: str,
     anchors: str,
     pattern: bytes,
     *,
     skip: int = 0,
-    min_distinct: int = 8,
+    min_distinct: int = 0,
     back: int = 0,
     fwd: int = 8192,
     group: int = 0,
@@ -44,11 +44,6 @@ def _rule(
     )
 
 
-def _github_check(m: re.Match[bytes]) -> bool:
-    token = m.group(0)
-    return github_checksum_ok(token) or token_body_ok(token[4:], 10)
-
-
 def _sk_name(m: re.Match[bytes]) -> str:
     token = m.group(0)
     if token.startswith(b"sk-ant-"):
@@ -60,18 +55,21 @@ def _sk_name(m: re.Match[bytes]) -> str:
     return "ai-api-key"
 
 
+_SK_FAMILIES = (b"sk-ant-", b"sk-proj-", b"sk-svcacct-", b"sk-admin-", b"sk-None-", b"sk-or-")
+
+
 def _sk_check(m: re.Match[bytes]) -> bool:
-    body = m.group(0)[3:]
+    """A known ``sk-`` family, or a legacy key (letters and digits only), is a key whatever its body
+    holds; a bare ``sk-`` followed by dashed words (``sk-task-list-v2``) must look random."""
+    token = m.group(0)
+    body = token[3:]
+    if token.startswith(_SK_FAMILIES) or body.isalnum():
+        return True
     return has_digit(body) and token_body_ok(body, 10)
 
 
-def _aws_key_check(m: re.Match[bytes]) -> bool:
-    token = m.group(0)
-    return not token.endswith(b"EXAMPLE") and token_body_ok(token[4:], 8)
-
-
 def provider_rules() -> list[RegexRule | ScanRule]:
-    r = _rule
+    r = token_rule
     return [
         discord_rule(),
         # Cloud: AWS, Google, Azure
@@ -79,7 +77,7 @@ def provider_rules() -> list[RegexRule | ScanRule]:
             "aws-access-key-id",
             (b"akia", b"asia", b"abia", b"acca", b"a3t"),
             re.compile(LB + rb"(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}+" + RB),
-            check=_aws_key_check,
+            skip=4,
         ),
         r(
             "aws-session-token",
@@ -116,7 +114,7 @@ def provider_rules() -> list[RegexRule | ScanRule]:
             "github-token",
             (b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_"),
             re.compile(rb"gh[pousr]_[A-Za-z0-9_-]{30,1024}(?:\.[A-Za-z0-9_-]{2,2048}){0,4}+" + RBT),
-            check=_github_check,
+            skip=4,
         ),
         r("github-token", "github_pat_", rb"github_pat_[A-Za-z0-9_]{50,255}+" + RB, skip=11),
         r(
@@ -251,6 +249,7 @@ def provider_rules() -> list[RegexRule | ScanRule]:
                 rb"(?:\.[A-Za-z0-9_-]{2,16384}\.[A-Za-z0-9_-]{2,4096})?"
             ),
             priority=STRUCTURE,
+            whole_value_check=False,
         ),
     ]
 

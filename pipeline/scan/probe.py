@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.machine import UNNAMED
 from pipeline.scan import index as scan_index
 from pipeline.sources import registry
 from pipeline.store import readmodel
@@ -37,14 +38,17 @@ class Unchanged:
     duration_s: float
 
 
-def probe(state_db: str, index_file: Path, key: str, now: float) -> Unchanged | None:
-    """``Unchanged`` when a full scan at epoch second ``now`` would find nothing to do; else None."""
+def probe(
+    state_db: str, index_file: Path, key: str, now: float, *, machine: str = UNNAMED
+) -> Unchanged | None:
+    """``Unchanged`` when a full scan on ``machine`` at epoch second ``now`` would find nothing to
+    do; else None."""
     started = time.perf_counter()
     db = sqlite_path(state_db)
     if db is None or not key or not db.exists():
         return None
     index = scan_index.load(index_file)
-    if index is None or index.key != key or _generation(db) != index.generation:
+    if index is None or index.key != key or _generation(db, machine) != index.generation:
         return None
 
     entries = index.entries
@@ -75,11 +79,12 @@ def probe(state_db: str, index_file: Path, key: str, now: float) -> Unchanged | 
     return Unchanged(files_seen=seen, duration_s=time.perf_counter() - started)
 
 
-def _generation(db: Path) -> readmodel.Generation | None:
+def _generation(db: Path, machine: str) -> readmodel.Generation | None:
     try:
         conn = readmodel.connect_sqlite(db)
         try:
-            return readmodel.generation_of(conn.execute(readmodel.GENERATION_SQL).fetchone())
+            row = conn.execute(readmodel.GENERATION_SQL, {"machine": machine}).fetchone()
+            return readmodel.generation_of(row)
         finally:
             conn.close()
     except sqlite3.Error:

@@ -37,7 +37,7 @@ from pipeline.sources.walk import Walked, stat_paths
 from pipeline.store import Store, kv
 from pipeline.store import jobs as jobs_store
 from pipeline.store import transcripts as transcripts_store
-from pipeline.store.readmodel import Seen
+from pipeline.store.readmodel import Seen, machine_key
 from pipeline.store.transcripts import KnownFile
 from pipeline.transcript import Transcript
 from pipeline.vocabulary import TRANSCRIPT_NOTABLE, JobKind, TranscriptState
@@ -45,6 +45,7 @@ from pipeline.vocabulary import TRANSCRIPT_NOTABLE, JobKind, TranscriptState
 log = structlog.get_logger(__name__)
 
 SETTINGS_KEY = "scan.settings_hash"
+"""Per machine (``settings_key``): machines sharing a store judge their own files by their own settings."""
 LAST_SCAN_KEY = "scan.last"
 
 MemoryReadHook = Callable[[Store, int, Transcript, datetime], Any]
@@ -61,6 +62,10 @@ class Observation:
     stat_error: str | None = None
     started_over: bool = False
     """The scanner read a file it had parsed before from byte 0 (it was replaced or shrank)."""
+
+
+def settings_kv_key(store: Store) -> str:
+    return machine_key(SETTINGS_KEY, store.machine)
 
 
 def _settings_hash(settings: MemoriesSettings) -> str:
@@ -134,7 +139,7 @@ async def scan(
     scan_pass = _ScanPass(store, settings, now, seen_files)
     now_ts = now.timestamp()
     settings_hash = _settings_hash(settings.memories)
-    reevaluate_all = await kv.get(store, SETTINGS_KEY) != settings_hash
+    reevaluate_all = await kv.get(store, settings_kv_key(store)) != settings_hash
     seen_paths: set[str] = set()
     unreadable: set[str] = set()
     recheck: list[int] = []
@@ -174,7 +179,7 @@ async def scan(
 
     report = scan_pass.report
     if reevaluate_all:
-        await kv.put(store, SETTINGS_KEY, settings_hash, now=scan_pass.now)
+        await kv.put(store, settings_kv_key(store), settings_hash, now=scan_pass.now)
     roots: dict[str, str] = {source: str(root) for source, root in sources.items()}
     # Rewritten when the store changed, or to name these roots and settings. (A scan without a
     # key that changed nothing leaves the key: the verdicts it certifies did not move.)
@@ -202,7 +207,12 @@ async def scan(
         "enqueued": report.enqueued,
         "duration_s": round(report.duration_s, 3),
     }
-    await kv.put(store, LAST_SCAN_KEY, {"at": scan_pass.now.isoformat(), **summary}, now=scan_pass.now)
+    await kv.put(
+        store,
+        machine_key(LAST_SCAN_KEY, store.machine),
+        {"at": scan_pass.now.isoformat(), **summary},
+        now=scan_pass.now,
+    )
     log.info("scan_finished", **summary)
     return report
 
@@ -362,7 +372,7 @@ class _ScanPass:
             if row.get("state") == TranscriptState.ELIGIBLE
         ]
         keys = [str(rid) for rid in eligible if rid is not None]
-        await jobs_store.enqueue_many(self.store, JobKind.EXTRACT, keys, now=self.now)
+        await jobs_store.enqueue_many(self.store, JobKind.EXTRACT, keys, now=self.now, mine=True)
         self.report.enqueued = len(keys)
         if on_memory_reads is None:
             return

@@ -13,6 +13,7 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from pipeline.machine import UNNAMED
 from pipeline.store.readmodel import (
     ALL_SQL,
     COUNTS_SQL,
@@ -54,19 +55,25 @@ class ScanReport:
 
 
 def read_sqlite(
-    conn: sqlite3.Connection, report: ScanReport, *, notable_limit: int, collect_sessions: bool
+    conn: sqlite3.Connection,
+    report: ScanReport,
+    *,
+    notable_limit: int,
+    collect_sessions: bool,
+    machine: str = UNNAMED,
 ) -> None:
-    """Fill ``report``'s view of the store (counts, next idle, notable or all sessions)."""
+    """Fill ``report``'s view of ``machine``'s sessions (counts, next idle, notable or all)."""
     conn.row_factory = sqlite3.Row
-    report.by_source = counts_from_rows([tuple(r) for r in conn.execute(COUNTS_SQL)])
-    row = conn.execute(NEXT_IDLE_SQL).fetchone()
+    mine = {"machine": machine}
+    report.by_source = counts_from_rows([tuple(r) for r in conn.execute(COUNTS_SQL, mine)])
+    row = conn.execute(NEXT_IDLE_SQL, mine).fetchone()
     report.next_idle_session = None if row is None else record_from_row(row)
     if notable_limit:
         report.notable_sessions = [
-            record_from_row(r) for r in conn.execute(NOTABLE_SQL, {"limit": notable_limit})
+            record_from_row(r) for r in conn.execute(NOTABLE_SQL, {"limit": notable_limit, **mine})
         ]
     if collect_sessions:
-        report.sessions = [record_from_row(r) for r in conn.execute(ALL_SQL)]
+        report.sessions = [record_from_row(r) for r in conn.execute(ALL_SQL, mine)]
 
 
 def sessions_as_json(sessions: Iterable[SessionRecord]) -> str:

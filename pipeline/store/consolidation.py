@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, func, select, update
+from sqlalchemy import and_, delete, func, select, update
 
 from pipeline.memory.inputs import InputRecord, about_the_user, as_global, user_memories
 from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.store.engine import Store
 from pipeline.store.purge import FORGOTTEN_TEXT, purging
-from pipeline.store.schema import consolidation_runs, scopes, stage1_outputs
+from pipeline.store.schema import consolidation_runs, scope_snapshots, scopes, stage1_outputs
 from pipeline.vocabulary import RunOutcome, run_failed
 
 
@@ -367,4 +367,8 @@ async def forget(
         )
         # Every extract matched, those an older memd forgot without removing their text included.
         await conn.execute(update(stage1_outputs).where(cond).values(**FORGOTTEN_TEXT))
+        # Team mode: the folders other machines would take over may hold the text; the rewrite
+        # that follows records them again without it (``pipeline.consolidate.team``).
+        if counts:
+            await conn.execute(delete(scope_snapshots).where(scope_snapshots.c.scope.in_(sorted(counts))))
     return counts

@@ -18,6 +18,7 @@ from sqlalchemy.engine import URL
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from pipeline.errors import StoreError
+from pipeline.machine import UNNAMED as UNNAMED_MACHINE
 
 if TYPE_CHECKING:
     from sqlalchemy.dialects import postgresql, sqlite
@@ -49,13 +50,22 @@ def describe_url(url: str) -> str:
 class Store:
     """The state store's engine and its transactions. Domain operations live beside it, one module each."""
 
-    def __init__(self, engine: AsyncEngine, url: str) -> None:
+    def __init__(self, engine: AsyncEngine, url: str, *, machine: str = UNNAMED_MACHINE) -> None:
         self.engine = engine
         self.url = url
+        self.machine = machine
+        """The machine this store was opened on (``pipeline.machine``): whose transcripts, extract
+        jobs and instance it reads and writes."""
 
     @property
     def dialect(self) -> str:
         return self.engine.dialect.name
+
+    @property
+    def shared(self) -> bool:
+        """Whether other machines may share this store (team mode): PostgreSQL may be; a SQLite
+        file is one machine's."""
+        return self.dialect == "postgresql"
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:

@@ -1,6 +1,7 @@
 """The running daemon's heartbeat row, so `memd status` can tell a live daemon from a dead one.
 
-One row per daemon instance (keyed by its owner token). A running daemon updates ``beat_at``
+One row per daemon instance (keyed by its owner token), naming its machine: every machine sharing
+a store beats in it, and `memd status` lists them all. A running daemon updates ``beat_at``
 every few seconds with a small JSON status; a clean stop sets ``stopped_at``; a daemon found dead
 by its successor is marked stopped with the state ``crashed``.
 """
@@ -28,6 +29,7 @@ class Heartbeat:
     beat_at: datetime
     status: dict[str, Any]
     stopped_at: datetime | None
+    machine: str | None = None
 
 
 def _status_text(status: dict[str, Any]) -> str:
@@ -55,6 +57,7 @@ async def beat(
         "beat_at": now,
         "status": _status_text(status),
         "stopped_at": None,
+        "machine": store.machine,
     }
     stmt = store.insert(heartbeats).values(**values)
     stmt = stmt.on_conflict_do_update(
@@ -104,4 +107,5 @@ async def latest(store: Store) -> Heartbeat | None:
         beat_at=row.beat_at,
         status=status if isinstance(status, dict) else {},
         stopped_at=row.stopped_at,
+        machine=row.machine,
     )

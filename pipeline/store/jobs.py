@@ -69,8 +69,11 @@ async def enqueue(
         await conn.execute(stmt)
 
 
-async def enqueue_many(store: Store, kind: JobKind, keys: list[str], *, now: datetime) -> None:
-    """``enqueue`` for many keys in one transaction (a scan that finds thousands of sessions)."""
+async def enqueue_many(
+    store: Store, kind: JobKind, keys: list[str], *, now: datetime, mine: bool = False
+) -> None:
+    """``enqueue`` for many keys in one transaction (a scan that finds thousands of sessions);
+    ``mine``: only this machine (``store.machine``) may claim them."""
     if not keys:
         return
     stmt = store.insert(jobs)
@@ -82,10 +85,11 @@ async def enqueue_many(store: Store, kind: JobKind, keys: list[str], *, now: dat
             "attempts": 0,
             "last_error": None,
             "updated_at": now,
+            "machine": stmt.excluded.machine,
         },
         where=or_(jobs.c.state != JobState.RUNNING, jobs.c.lease_until < now),
     )
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "kind": kind,
             "key": key,
@@ -94,6 +98,7 @@ async def enqueue_many(store: Store, kind: JobKind, keys: list[str], *, now: dat
             "attempts": 0,
             "created_at": now,
             "updated_at": now,
+            "machine": store.machine if mine else None,
         }
         for key in keys
     ]
@@ -101,10 +106,12 @@ async def enqueue_many(store: Store, kind: JobKind, keys: list[str], *, now: dat
         await conn.execute(stmt, rows)
 
 
-def claimable(kind: JobKind, now: datetime) -> Any:
-    """The condition of a job of ``kind`` a claim may take at ``now``."""
+def claimable(kind: JobKind, now: datetime, machine: str) -> Any:
+    """The condition of a job of ``kind`` a claim on ``machine`` may take at ``now`` (a job that
+    names another machine is that machine's: it reads that machine's file)."""
     return and_(
         jobs.c.kind == kind,
+        or_(jobs.c.machine.is_(None), jobs.c.machine == machine),
         or_(
             and_(
                 jobs.c.state == JobState.PENDING, or_(jobs.c.not_before.is_(None), jobs.c.not_before <= now)
@@ -121,7 +128,7 @@ async def claim_next(
     """Claim the oldest claimable job of ``kind`` for ``owner``, or None. One statement, race-free."""
     pick = (
         select(jobs.c.id)
-        .where(claimable(kind, now))
+        .where(claimable(kind, now, store.machine))
         .order_by(jobs.c.id)
         .limit(1)
         .with_for_update(skip_locked=True)

@@ -1,8 +1,10 @@
 """Named leases: who holds a scope's consolidation, or the instance, with an owner token and an expiry.
 
 A lease is taken over when it has expired, or at once when ``owner_gone`` says its holder is dead
-(its process is gone on this host, or the instance lock it held is free). Renewal and release are
-fenced by the owner token.
+(its process is gone on this machine, or the instance lock it held is free). Each lease names the
+machine of its holder (``pipeline.machine``): a pid means something only on that machine, so the
+holder on another machine sharing the store keeps its lease until it expires (``on_this_machine``).
+Renewal and release are fenced by the owner token.
 """
 
 from __future__ import annotations
@@ -27,6 +29,11 @@ class Holder:
     acquired_at: datetime
     heartbeat_at: datetime
     expires_at: datetime
+    machine: str | None = None
+
+    def on_this_machine(self, machine: str) -> bool:
+        """Whether the holder runs on ``machine``: only then can its pid be asked about."""
+        return self.machine == machine
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,7 @@ def _holder(row: object) -> Holder:
         acquired_at=row.acquired_at,  # type: ignore[attr-defined]
         heartbeat_at=row.heartbeat_at,  # type: ignore[attr-defined]
         expires_at=row.expires_at,  # type: ignore[attr-defined]
+        machine=row.machine,  # type: ignore[attr-defined]
     )
 
 
@@ -59,12 +67,14 @@ async def acquire(
     ttl: timedelta,
     owner_gone: Callable[[Holder], bool] = lambda _h: False,
 ) -> Acquired | Holder:
-    """Take lease ``name`` for ``owner``. Returns ``Acquired``, or the live ``Holder`` that keeps it."""
+    """Take lease ``name`` for ``owner`` (a process of ``store.machine``). Returns ``Acquired``, or
+    the live ``Holder`` that keeps it."""
     values = {
         "name": name,
         "owner": owner,
         "host": host,
         "pid": pid,
+        "machine": store.machine,
         "acquired_at": now,
         "heartbeat_at": now,
         "expires_at": now + ttl,

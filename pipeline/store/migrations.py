@@ -17,7 +17,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from sqlalchemy import Connection, insert, inspect, select, update
+from sqlalchemy import Column, Connection, MetaData, String, Table, insert, inspect, select, text, update
 
 from pipeline import __version__
 from pipeline.errors import SchemaTooNew, StoreError
@@ -37,13 +37,81 @@ def operations(conn: Connection) -> Operations:
     return Operations(ctx)
 
 
-def _v1(conn: Connection) -> None:
+def _v1(conn: Connection, machine: str) -> None:
     schema.metadata.create_all(
         conn, tables=[t for t in schema.metadata.sorted_tables if t.name != "memd_schema"]
     )
 
 
-MIGRATIONS: list[Callable[[Connection], None]] = [_v1]
+def _v2(conn: Connection, machine: str) -> None:
+    """Team mode: transcripts keyed by machine as well as path, extract jobs, leases and heartbeats
+    naming their machine, and the scope snapshots. What the store holds already is this machine's
+    (a store made by ``_v1`` from today's schema has all of it, and is left as it is)."""
+    found = inspect(conn)
+    for table in (schema.jobs, schema.leases, schema.heartbeats, schema.batches):
+        if "machine" not in {c["name"] for c in found.get_columns(table.name)}:
+            operations(conn).add_column(table.name, Column("machine", String(64)))
+            conn.execute(update(table).values(machine=machine))
+    if conn.dialect.name == "postgresql":  # one instance per machine now (daemon.instance)
+        old_instance = schema.leases.c.name == "instance"
+        conn.execute(update(schema.leases).where(old_instance).values(name=f"instance:{machine}"))
+    schema.scope_snapshots.create(conn, checkfirst=True)
+    if "machine" not in {c["name"] for c in found.get_columns("publications")}:
+        _add_machine(conn, "publications", machine)
+        if conn.dialect.name == "sqlite":
+            _rebuild_sqlite_table(conn, schema.publications)
+        else:
+            ops = operations(conn)
+            name = found.get_pk_constraint("publications").get("name") or "publications_pkey"
+            ops.drop_constraint(name, "publications", type_="primary")
+            ops.create_primary_key("publications_pkey", "publications", ["machine", "target", "scope"])
+    if "machine" in {c["name"] for c in found.get_columns("transcripts")}:
+        return
+    _add_machine(conn, "transcripts", machine)
+    for old in ("ix_transcripts_updated", "ix_transcripts_state", "ix_transcripts_source_state"):
+        conn.execute(text(f"DROP INDEX IF EXISTS {old}"))  # each now leads with the machine
+    if conn.dialect.name == "sqlite":
+        _rebuild_sqlite_table(conn, schema.transcripts)
+        return
+    ops = operations(conn)
+    for unique in found.get_unique_constraints("transcripts"):
+        if unique["column_names"] == ["path"] and unique["name"]:
+            ops.drop_constraint(unique["name"], "transcripts", type_="unique")
+    ops.create_unique_constraint("uq_transcripts_machine_path", "transcripts", ["machine", "path"])
+    for index in schema.transcripts.indexes:
+        index.create(conn, checkfirst=True)
+
+
+def _add_machine(conn: Connection, table: str, machine: str) -> None:
+    """A ``machine`` column on ``table``, its rows this machine's (NOT NULL on PostgreSQL now; on
+    SQLite with the rebuild that follows)."""
+    conn.execute(text(f"ALTER TABLE {table} ADD COLUMN machine VARCHAR(64)"))
+    conn.execute(text(f"UPDATE {table} SET machine = :machine"), {"machine": machine})
+    if conn.dialect.name != "sqlite":
+        operations(conn).alter_column(table, "machine", nullable=False, existing_type=String(64))
+
+
+def _rebuild_sqlite_table(conn: Connection, table: Table) -> None:
+    """Make SQLite's ``table`` exactly as ``schema.py`` has it now (its unnamed ``UNIQUE`` can only
+    go with the table): a copy built beside it takes its rows and then its name. The caller turned
+    foreign keys off (``upgrade``), so dropping the old table cascades nowhere; the rows that point
+    at it keep their ids."""
+    interim = table.to_metadata(MetaData(), name=f"{table.name}_v2")
+    for index in list(interim.indexes):
+        interim.indexes.discard(index)
+    interim.create(conn)
+    columns = ", ".join(f'"{c.name}"' for c in table.columns)
+    conn.execute(text(f"INSERT INTO {interim.name} ({columns}) SELECT {columns} FROM {table.name}"))
+    conn.execute(text(f"DROP TABLE {table.name}"))
+    conn.execute(text(f"ALTER TABLE {interim.name} RENAME TO {table.name}"))
+    for index in table.indexes:
+        index.create(conn)
+    broken = conn.execute(text("PRAGMA foreign_key_check")).first()
+    if broken is not None:
+        raise StoreError(f"the migration of {table.name} broke a reference: {tuple(broken)}")
+
+
+MIGRATIONS: list[Callable[[Connection, str], None]] = [_v1, _v2]
 LATEST = len(MIGRATIONS)
 
 
@@ -54,7 +122,7 @@ def _current(conn: Connection) -> int:
     return int(row[0]) if row else 0
 
 
-def _run(conn: Connection) -> int:
+def _run(conn: Connection, machine: str) -> int:
     found = _current(conn)
     if found > LATEST:
         raise SchemaTooNew(found, LATEST)
@@ -62,7 +130,7 @@ def _run(conn: Connection) -> int:
         return found
     schema.schema_version.create(conn, checkfirst=True)
     for version in range(found + 1, LATEST + 1):
-        MIGRATIONS[version - 1](conn)
+        MIGRATIONS[version - 1](conn, machine)
     now = datetime.now(UTC)
     values = {"version": LATEST, "migrated_at": now, "memd_version": __version__}
     if found == 0 and conn.execute(select(schema.schema_version.c.id)).first() is None:
@@ -73,13 +141,30 @@ def _run(conn: Connection) -> int:
 
 
 async def upgrade(store: Store) -> int:
-    """Bring the schema up to ``LATEST``; returns the version. Concurrent starts serialize on the write lock."""
-    async with store.write() as conn:
-        if store.dialect == "postgresql":
-            from sqlalchemy import text
+    """Bring the schema up to ``LATEST``; returns the version. Concurrent starts serialize on the
+    write lock. What a migration finds is recorded as ``store.machine``'s."""
+    async with store.engine.connect() as conn:
+        sqlite = store.dialect == "sqlite"
+        if sqlite:  # a table rebuilt on SQLite must not cascade (a no-op inside a transaction)
+            await conn.run_sync(_foreign_keys, False)
+        try:
+            await conn.execution_options(memd_write=True)
+            async with conn.begin():
+                if not sqlite:
+                    await conn.execute(text("SELECT pg_advisory_xact_lock(7438201)"))
+                return await conn.run_sync(_run, store.machine)
+        finally:
+            if sqlite:
+                await conn.run_sync(_foreign_keys, True)
 
-            await conn.execute(text("SELECT pg_advisory_xact_lock(7438201)"))
-        return await conn.run_sync(_run)
+
+def _foreign_keys(conn: Connection, on: bool) -> None:
+    """SQLite's ``PRAGMA foreign_keys`` on the connection, outside any transaction."""
+    cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+    try:
+        cursor.execute(f"PRAGMA foreign_keys={'ON' if on else 'OFF'}")
+    finally:
+        cursor.close()
 
 
 async def check_schema(store: Store) -> int:

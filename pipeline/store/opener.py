@@ -6,17 +6,21 @@ from __future__ import annotations
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from pipeline.errors import StoreError
+from pipeline.machine import UNNAMED as UNNAMED_MACHINE
 from pipeline.store.engine import Store, create_engine_for, describe_url
 from pipeline.store.migrations import check_schema, upgrade
 
 
-async def open_store(url: str, *, migrate: bool = True, pg_schema: str | None = None) -> Store:
-    """Open the store; with ``migrate`` bring its schema up to date (refusing a newer one)."""
+async def open_store(
+    url: str, *, machine: str = UNNAMED_MACHINE, migrate: bool = True, pg_schema: str | None = None
+) -> Store:
+    """Open the store on ``machine`` (``pipeline.machine.machine_id``); with ``migrate`` bring its
+    schema up to date (refusing a newer one)."""
     try:
         engine = create_engine_for(url, pg_schema=pg_schema)
     except OSError as exc:
         raise StoreError(f"cannot open the state store {describe_url(url)}: {exc.strerror or exc}") from None
-    store = Store(engine, url)
+    store = Store(engine, url, machine=machine)
     try:
         if migrate:
             await upgrade(store)

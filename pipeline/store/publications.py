@@ -27,10 +27,14 @@ class Publication:
 
 
 async def load_publications(store: Store) -> list[Publication]:
+    """This machine's publications (each machine publishes into its own homes)."""
+    stmt = (
+        select(publications)
+        .where(publications.c.machine == store.machine)
+        .order_by(publications.c.target, publications.c.scope)
+    )
     async with store.read() as conn:
-        rows = (
-            await conn.execute(select(publications).order_by(publications.c.target, publications.c.scope))
-        ).all()
+        rows = (await conn.execute(stmt)).all()
     return [
         Publication(
             target=r.target,
@@ -48,10 +52,11 @@ async def load_publications(store: Store) -> list[Publication]:
 
 
 async def save_publications(store: Store, rows: Iterable[Publication]) -> None:
-    """Upsert one row per (target, scope)."""
+    """Upsert one row per (target, scope) of this machine."""
     async with store.write() as conn:
         for row in rows:
             values = {
+                "machine": store.machine,
                 "target": row.target,
                 "scope": row.scope,
                 "path": row.path,
@@ -64,8 +69,8 @@ async def save_publications(store: Store, rows: Iterable[Publication]) -> None:
             }
             stmt = store.insert(publications).values(**values)
             stmt = stmt.on_conflict_do_update(
-                index_elements=[publications.c.target, publications.c.scope],
-                set_={k: v for k, v in values.items() if k not in {"target", "scope"}},
+                index_elements=[publications.c.machine, publications.c.target, publications.c.scope],
+                set_={k: v for k, v in values.items() if k not in {"machine", "target", "scope"}},
             )
             await conn.execute(stmt)
 
@@ -74,7 +79,11 @@ async def drop_publications(store: Store, keys: Iterable[tuple[str, str]]) -> No
     async with store.write() as conn:
         for target, scope in keys:
             await conn.execute(
-                delete(publications).where(publications.c.target == target, publications.c.scope == scope)
+                delete(publications).where(
+                    publications.c.machine == store.machine,
+                    publications.c.target == target,
+                    publications.c.scope == scope,
+                )
             )
 
 

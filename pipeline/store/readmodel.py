@@ -72,27 +72,51 @@ def json_value(value: Any) -> Any:
 # kv -----------------------------------------------------------------------------------------------
 
 KV_SQL = "SELECT value FROM kv WHERE key = :key"
+
+
+def machine_key(key: str, machine: str) -> str:
+    """The kv key of a fact of one machine's (its steps' last runs, its last scan, its settings):
+    machines sharing a store each keep their own."""
+    return f"{key}:{machine}"
+
+
 SYNC_STATE_KEY = "sync.state"
 """``kv["sync.state"]``: what the last sync with ``[sync] remote`` did (``pipeline.sync.state``)."""
 RUN_KEY_PREFIX = "run."
-"""``kv["run.<step>"]``: a daemon step's last run that did something; ``run.<step>.skipped``: its
-last check that found nothing to do."""
+"""``kv["run.<step>:<machine>"]``: a daemon step's last run that did something on that machine;
+``run.<step>.skipped:<machine>``: its last check that found nothing to do."""
 SKIPPED_SUFFIX = ".skipped"
 RUN_STEPS = ("scan", "extract", "consolidate", "sync", "publish")
 """The daemon's steps, in the order a cycle runs them."""
+_RUN_NAMES = [f"{s}{suffix}" for s in RUN_STEPS for suffix in ("", SKIPPED_SUFFIX)]
 RUNS_SQL = "SELECT key, value FROM kv WHERE key IN ({keys})".format(
-    keys=", ".join(f"'{RUN_KEY_PREFIX}{s}', '{RUN_KEY_PREFIX}{s}{SKIPPED_SUFFIX}'" for s in RUN_STEPS)
+    keys=", ".join(f":k{i}" for i in range(len(_RUN_NAMES)))
 )
 
 
-def run_key(step: str, *, skipped: bool) -> str:
-    return f"{RUN_KEY_PREFIX}{step}{SKIPPED_SUFFIX if skipped else ''}"
+def runs_params(machine: str) -> dict[str, str]:
+    """``RUNS_SQL``'s parameters: ``machine``'s keys."""
+    return {f"k{i}": machine_key(f"{RUN_KEY_PREFIX}{name}", machine) for i, name in enumerate(_RUN_NAMES)}
+
+
+def run_name(key: str, machine: str) -> str:
+    """``scan`` or ``scan.skipped`` of a key of ``RUNS_SQL``."""
+    return key.removeprefix(RUN_KEY_PREFIX).removesuffix(f":{machine}")
+
+
+def run_key(step: str, *, skipped: bool, machine: str) -> str:
+    return machine_key(f"{RUN_KEY_PREFIX}{step}{SKIPPED_SUFFIX if skipped else ''}", machine)
 
 
 # Scan index: the transcripts table's generation, and what a scan needs of each file ---------------
 
-GENERATION_SQL = "SELECT count(*), max(id), max(updated_at) FROM transcripts"
-"""The same statement on every backend and from every reader (SQLAlchemy or sqlite3)."""
+MINE = "machine = :machine"
+"""This machine's transcripts (``pipeline.machine``): each machine scans, extracts and lists its own.
+Every statement below that reads ``transcripts`` takes ``:machine``."""
+
+GENERATION_SQL = f"SELECT count(*), max(id), max(updated_at) FROM transcripts WHERE {MINE}"
+"""The same statement on every backend and from every reader (SQLAlchemy or sqlite3): one range of
+ix_transcripts_machine_updated."""
 Generation = tuple[int, int, str]
 Seen = tuple[int, str, tuple[int | None, int | None, int | None, int | None], float | None, str]
 """path -> (id, source, (dev, ino, size, mtime_ns), idle_at as epoch seconds for an active session
@@ -126,17 +150,17 @@ SESSION_COLUMNS = (
 )
 _SELECT = f"SELECT {', '.join(SESSION_COLUMNS)} FROM transcripts"
 RECENT_FIRST = "ORDER BY last_activity DESC NULLS LAST, id DESC"
-COUNTS_SQL = "SELECT source, state, count(*) AS n FROM transcripts GROUP BY source, state"
+COUNTS_SQL = f"SELECT source, state, count(*) AS n FROM transcripts WHERE {MINE} GROUP BY source, state"
 NEXT_IDLE_SQL = (
-    f"{_SELECT} WHERE state = '{TranscriptState.ACTIVE}' AND eligible_at IS NOT NULL "
+    f"{_SELECT} WHERE state = '{TranscriptState.ACTIVE}' AND eligible_at IS NOT NULL AND {MINE} "
     "ORDER BY eligible_at, id LIMIT 1"
 )
-ALL_SQL = f"{_SELECT} {RECENT_FIRST}"
+ALL_SQL = f"{_SELECT} WHERE {MINE} {RECENT_FIRST}"
 # The most recent ``:limit`` of each state, merged: each part is a short read of
-# ix_transcripts_state, where ``state IN (...)`` would sort every matching row.
+# ix_transcripts_machine_state, where ``state IN (...)`` would sort every matching row.
 NOTABLE_SQL = (
     " UNION ALL ".join(
-        f"SELECT * FROM ({_SELECT} WHERE state = '{state}' {RECENT_FIRST} LIMIT :limit)"
+        f"SELECT * FROM ({_SELECT} WHERE state = '{state}' AND {MINE} {RECENT_FIRST} LIMIT :limit)"
         for state in TRANSCRIPT_NOTABLE
     )
     + f" {RECENT_FIRST} LIMIT :limit"
@@ -203,17 +227,32 @@ def counts_from_rows(rows: list[tuple[str, str, int]]) -> dict[str, dict[str, in
 
 # `memd status` ------------------------------------------------------------------------------------
 
-HEARTBEAT_SQL = (
-    "SELECT instance, host, pid, version, started_at, beat_at, status, stopped_at "
-    "FROM heartbeats ORDER BY beat_at DESC LIMIT 1"
-)
+HEARTBEATS_SQL = "SELECT * FROM heartbeats ORDER BY beat_at DESC LIMIT 500"
+"""Every daemon's heartbeat, newest first (the table keeps a few weeks of stopped ones): `memd
+status` shows the newest of each machine. Every column: a store made before machines were named
+still reads (without them)."""
+
+
+def latest_per_machine(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``HEARTBEATS_SQL``'s rows, the newest of each machine kept (a row without a machine, from
+    before machines were named, counts by its host)."""
+    seen: set[str] = set()
+    out = []
+    for row in rows:
+        key = row.get("machine") or f"host:{row.get('host')}"
+        if key not in seen:
+            seen.add(key)
+            out.append(row)
+    return out
+
+
 TRANSCRIPT_FAILURES_SQL = (
     "SELECT source, session_id, path, state, reason FROM transcripts "
-    f"WHERE state IN ({_in(TRANSCRIPT_FAILED)}) ORDER BY updated_at DESC LIMIT :limit"
+    f"WHERE state IN ({_in(TRANSCRIPT_FAILED)}) AND {MINE} ORDER BY updated_at DESC LIMIT :limit"
 )
 EXTRACT_FAILURES_SQL = (
     "SELECT source, session_id, state, reason, updated_at FROM transcripts "
-    f"WHERE state = '{TranscriptState.FAILED}' ORDER BY updated_at DESC LIMIT :limit"
+    f"WHERE state = '{TranscriptState.FAILED}' AND {MINE} ORDER BY updated_at DESC LIMIT :limit"
 )
 FAILED_JOBS_SQL = (
     f"SELECT key, last_error, updated_at FROM jobs WHERE kind = :kind AND state = '{JobState.FAILED}' "
@@ -232,16 +271,17 @@ SCOPES_SQL = "SELECT key, last_success_at, last_commit FROM scopes ORDER BY key"
 PENDING_REVIEW_SQL = (
     f"SELECT count(*) AS n FROM consolidation_runs WHERE outcome = '{RunOutcome.PENDING_REVIEW}'"
 )
-# Every column: a store made before republished_at still reads (without it).
-PUBLICATIONS_SQL = "SELECT * FROM publications ORDER BY target, scope"
-LEASES_SQL = "SELECT name, host, pid, acquired_at, expires_at FROM leases ORDER BY name"
+# Every column: a store made before republished_at still reads (without it). This machine's own.
+PUBLICATIONS_SQL = f"SELECT * FROM publications WHERE {MINE} ORDER BY target, scope"
+LEASES_SQL = "SELECT * FROM leases ORDER BY name"
+"""Every column: a store made before leases named their machine still reads."""
 
 
 OPEN_BATCHES_SQL = (
     "SELECT batch_id, phase, state, submitted_at, custom_ids FROM batches "
-    f"WHERE state IN ({_in(BATCH_OPEN)}) ORDER BY submitted_at, id"
+    f"WHERE state IN ({_in(BATCH_OPEN)}) AND (machine IS NULL OR {MINE}) ORDER BY submitted_at, id"
 )
-"""Message Batches whose results are still to be collected, oldest first."""
+"""This machine's Message Batches whose results are still to be collected, oldest first."""
 
 
 class PendingBatch(NamedTuple):
@@ -296,17 +336,20 @@ LIVE_MEMORIES_SQL = (
 
 # The web page (`memd ui`, ``daemon.ui``) -----------------------------------------------------------
 
-SESSIONS_COUNT_SQL = "SELECT count(*) AS n FROM transcripts"
-SESSIONS_PAGE_SQL = f"{_SELECT} {RECENT_FIRST} LIMIT :limit OFFSET :offset"
-"""One page of every session, most recent first."""
-SESSIONS_IN_STATE_COUNT_SQL = "SELECT count(*) AS n FROM transcripts WHERE state = :state"
-SESSIONS_IN_STATE_PAGE_SQL = f"{_SELECT} WHERE state = :state {RECENT_FIRST} LIMIT :limit OFFSET :offset"
+SESSIONS_COUNT_SQL = f"SELECT count(*) AS n FROM transcripts WHERE {MINE}"
+SESSIONS_PAGE_SQL = f"{_SELECT} WHERE {MINE} {RECENT_FIRST} LIMIT :limit OFFSET :offset"
+"""One page of every session of this machine, most recent first."""
+SESSIONS_IN_STATE_COUNT_SQL = f"SELECT count(*) AS n FROM transcripts WHERE state = :state AND {MINE}"
+SESSIONS_IN_STATE_PAGE_SQL = (
+    f"{_SELECT} WHERE state = :state AND {MINE} {RECENT_FIRST} LIMIT :limit OFFSET :offset"
+)
 SESSIONS_MATCHING_SQL = (
-    f"{_SELECT} WHERE session_id = :needle OR project = :needle OR path = :needle {RECENT_FIRST} LIMIT :limit"
+    f"{_SELECT} WHERE (session_id = :needle OR project = :needle OR path = :needle) AND {MINE} "
+    f"{RECENT_FIRST} LIMIT :limit"
 )
 """The sessions whose id, project or transcript path is exactly ``:needle`` (a topic file's source)."""
 BACKLOG_SQL = (
-    "SELECT state, coalesce(reason, '') AS reason, count(*) AS n FROM transcripts "
+    f"SELECT state, coalesce(reason, '') AS reason, count(*) AS n FROM transcripts WHERE {MINE} "
     "GROUP BY state, coalesce(reason, '') ORDER BY state, n DESC"
 )
 """Sessions by state and reason (the backlog and why each part of it waits)."""

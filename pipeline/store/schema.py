@@ -69,8 +69,11 @@ transcripts = Table(
     "transcripts",
     metadata,
     Column("id", Integer, primary_key=True),
+    # The machine whose file it is (``pipeline.machine``): machines sharing a PostgreSQL store each
+    # scan and extract their own, and one path on two machines is two rows.
+    Column("machine", String(64), nullable=False),
     Column("source", String(32), nullable=False),
-    Column("path", Text, nullable=False, unique=True),
+    Column("path", Text, nullable=False),
     Column("session_id", String(200)),
     Column("cwd", Text),
     Column("project", Text),
@@ -97,12 +100,13 @@ transcripts = Table(
     Column("first_seen_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
     Column("changed_in_scan", Integer, nullable=False, default=0),
+    UniqueConstraint("machine", "path", name="uq_transcripts_machine_path"),
 )
 # The state index also serves `memd scan`'s "most recent per state" (pipeline.scan.view); the
 # other two keep its counts and the scan index's generation to an index read.
-Index("ix_transcripts_state", transcripts.c.state, transcripts.c.last_activity)
-Index("ix_transcripts_source_state", transcripts.c.source, transcripts.c.state)
-Index("ix_transcripts_updated", transcripts.c.updated_at)
+Index("ix_transcripts_machine_state", transcripts.c.machine, transcripts.c.state, transcripts.c.last_activity)
+Index("ix_transcripts_machine_source_state", transcripts.c.machine, transcripts.c.source, transcripts.c.state)
+Index("ix_transcripts_machine_updated", transcripts.c.machine, transcripts.c.updated_at)
 Index("ix_transcripts_session", transcripts.c.source, transcripts.c.session_id)
 
 # Work items: claimed with one statement, fenced by owner token.
@@ -121,6 +125,8 @@ jobs = Table(
     Column("last_error", Text),
     Column("created_at", UTCDateTime, nullable=False),
     Column("updated_at", UTCDateTime, nullable=False),
+    # The only machine that may claim it (an extract reads that machine's file); None: any machine.
+    Column("machine", String(64)),
     UniqueConstraint("kind", "key", name="uq_jobs_kind_key"),
 )
 Index("ix_jobs_claim", jobs.c.kind, jobs.c.state, jobs.c.not_before)
@@ -136,6 +142,8 @@ leases = Table(
     Column("acquired_at", UTCDateTime, nullable=False),
     Column("heartbeat_at", UTCDateTime, nullable=False),
     Column("expires_at", UTCDateTime, nullable=False),
+    # The holder's machine: its pid means something only there (elsewhere, the expiry decides).
+    Column("machine", String(64)),
 )
 
 # Phase-1 outputs, with provenance. A newer extract of the same transcript supersedes the older.
@@ -211,6 +219,8 @@ batches = Table(
     Column("state", String(32), nullable=False),
     Column("submitted_at", UTCDateTime, nullable=False),
     Column("ended_at", UTCDateTime),
+    # The machine that submitted it: only it collects it (its entries are its own sessions).
+    Column("machine", String(64)),
 )
 
 # Consolidation scopes and their runs.
@@ -249,6 +259,8 @@ Index("ix_runs_scope", consolidation_runs.c.scope, consolidation_runs.c.started_
 publications = Table(
     "publications",
     metadata,
+    # The machine that published (``pipeline.machine``): each machine publishes into its own homes.
+    Column("machine", String(64), primary_key=True),
     Column("target", String(64), primary_key=True),
     Column("scope", Text, primary_key=True),
     Column("path", Text, nullable=False),
@@ -274,6 +286,20 @@ memory_uses = Table(
     UniqueConstraint("file", "transcript_id", "used_at", name="uq_memory_uses"),
 )
 
+# Team mode: each scope's folder as its last landed run left it, so the machines that did not run
+# it take it over (``pipeline.consolidate.team``) instead of paying the model for it again.
+scope_snapshots = Table(
+    "scope_snapshots",
+    metadata,
+    Column("scope", Text, primary_key=True),
+    Column("run_id", String(64), nullable=False),
+    Column("machine", String(64), nullable=False),
+    Column("host", String(200), nullable=False),
+    # Every file of the scope folder: its path relative to the scope -> its text.
+    Column("files", JSON, nullable=False),
+    Column("at", UTCDateTime, nullable=False),
+)
+
 # The running daemon's heartbeat, so `memd status` can tell a live daemon from a dead one.
 heartbeats = Table(
     "heartbeats",
@@ -286,4 +312,5 @@ heartbeats = Table(
     Column("beat_at", UTCDateTime, nullable=False),
     Column("status", Text),
     Column("stopped_at", UTCDateTime),
+    Column("machine", String(64)),
 )

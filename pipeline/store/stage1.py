@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from pipeline.errors import LeaseLost
@@ -126,7 +126,12 @@ async def outputs_for(store: Store, transcript_id: int) -> list[Stage1Row]:
 
 async def claimable_keys(store: Store, *, now: datetime, limit: int) -> list[str]:
     """The keys of extract jobs a claim would take now, oldest first (for dry runs and batch sizing)."""
-    stmt = select(jobs.c.key).where(claimable(JobKind.EXTRACT, now)).order_by(jobs.c.id).limit(limit)
+    stmt = (
+        select(jobs.c.key)
+        .where(claimable(JobKind.EXTRACT, now, store.machine))
+        .order_by(jobs.c.id)
+        .limit(limit)
+    )
     async with store.read() as conn:
         return [str(k) for k in (await conn.execute(stmt)).scalars().all()]
 
@@ -134,7 +139,9 @@ async def claimable_keys(store: Store, *, now: datetime, limit: int) -> list[str
 async def count_claimable(store: Store, *, now: datetime) -> int:
     async with store.read() as conn:
         return int(
-            (await conn.execute(select(func.count()).where(claimable(JobKind.EXTRACT, now)))).scalar_one()
+            (
+                await conn.execute(select(func.count()).where(claimable(JobKind.EXTRACT, now, store.machine)))
+            ).scalar_one()
         )
 
 
@@ -287,7 +294,12 @@ async def record_batch(
     async with store.write() as conn:
         await conn.execute(
             insert(batches).values(
-                batch_id=batch_id, phase=phase, custom_ids=entries, state=state, submitted_at=now
+                batch_id=batch_id,
+                phase=phase,
+                custom_ids=entries,
+                state=state,
+                submitted_at=now,
+                machine=store.machine,
             )
         )
 
@@ -308,10 +320,14 @@ async def known_batch_ids(store: Store) -> set[str]:
 
 
 async def open_batches(store: Store, *, phase: str) -> list[BatchRow]:
-    """Batches submitted and not yet collected, and any left mid-submission by a stop."""
+    """This machine's batches submitted and not yet collected, and any left mid-submission by a stop."""
     stmt = (
         select(batches)
-        .where(batches.c.phase == phase, batches.c.state.in_(sorted(BATCH_OPEN)))
+        .where(
+            batches.c.phase == phase,
+            batches.c.state.in_(sorted(BATCH_OPEN)),
+            or_(batches.c.machine.is_(None), batches.c.machine == store.machine),
+        )
         .order_by(batches.c.id)
     )
     async with store.read() as conn:

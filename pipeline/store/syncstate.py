@@ -10,7 +10,14 @@ from sqlalchemy import delete, select, update
 
 from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.store.engine import Store
-from pipeline.store.schema import consolidation_runs, memory_uses, publications, scopes, stage1_outputs
+from pipeline.store.schema import (
+    consolidation_runs,
+    memory_uses,
+    publications,
+    scope_snapshots,
+    scopes,
+    stage1_outputs,
+)
 
 
 async def known_sessions(store: Store, scope: str) -> set[str]:
@@ -84,11 +91,27 @@ async def rename_scope(
         await conn.execute(
             update(consolidation_runs).where(consolidation_runs.c.scope == old).values(scope=new)
         )
-        taken = set(
-            (await conn.execute(select(publications.c.target).where(publications.c.scope == new))).scalars()
-        )
-        await conn.execute(
-            delete(publications).where(publications.c.scope == old, publications.c.target.in_(taken))
-        )
+        taken = (
+            await conn.execute(
+                select(publications.c.machine, publications.c.target).where(publications.c.scope == new)
+            )
+        ).all()
+        for machine, target in taken:  # each machine's copy under the new key wins over the old one
+            await conn.execute(
+                delete(publications).where(
+                    publications.c.scope == old,
+                    publications.c.machine == machine,
+                    publications.c.target == target,
+                )
+            )
         await conn.execute(update(publications).where(publications.c.scope == old).values(scope=new))
+        has_snapshot = (
+            await conn.execute(select(scope_snapshots.c.scope).where(scope_snapshots.c.scope == new))
+        ).first() is not None
+        if has_snapshot or has_new or merged:
+            await conn.execute(delete(scope_snapshots).where(scope_snapshots.c.scope == old))
+        else:
+            await conn.execute(
+                update(scope_snapshots).where(scope_snapshots.c.scope == old).values(scope=new)
+            )
         await conn.execute(update(memory_uses).where(memory_uses.c.scope == old).values(scope=new))

@@ -1,4 +1,7 @@
-"""The scanner's queries: what each transcript file looked like last time, and its recorded verdict."""
+"""The scanner's queries: what each transcript file looked like last time, and its recorded verdict.
+
+Each machine sharing a store sees only its own files (``store.machine``); the rows it reads again
+by id are its own because only its own ids ever reach it."""
 
 from __future__ import annotations
 
@@ -90,7 +93,7 @@ def _known_file(row: Any) -> KnownFile:
 
 
 async def seen_files(store: Store) -> dict[str, Seen]:
-    """Every known file, by path, as a ``Seen`` tuple."""
+    """Every known file of this machine, by path, as a ``Seen`` tuple."""
     stmt = select(
         t.c.path,
         t.c.id,
@@ -101,7 +104,7 @@ async def seen_files(store: Store) -> dict[str, Seen]:
         t.c.mtime_ns,
         case((t.c.state == TranscriptState.ACTIVE, t.c.eligible_at), else_=None),
         t.c.state,
-    )
+    ).where(t.c.machine == store.machine)
     async with store.read() as conn:
         rows = (await conn.execute(stmt)).all()
     out: dict[str, Seen] = {}
@@ -129,7 +132,7 @@ async def refresh(store: Store, ids: list[int]) -> tuple[dict[str, KnownFile], d
 async def generation(store: Store) -> Generation:
     """Changes whenever a transcript row is added, removed or updated (see ``pipeline.scan.index``)."""
     async with store.read() as conn:
-        return generation_of((await conn.execute(text(GENERATION_SQL))).one())
+        return generation_of((await conn.execute(text(GENERATION_SQL), _mine(store))).one())
 
 
 def _facts(r: Any) -> SessionFacts:
@@ -176,7 +179,13 @@ async def apply_scan(store: Store, rows: list[dict[str, Any]], *, now: datetime)
     async with store.write() as conn:
         by_keys: dict[tuple[str, ...], list[dict[str, Any]]] = defaultdict(list)
         for row in inserts:
-            values = {"first_seen_at": now, "parsed_offset": 0, "user_messages": 0, **row}
+            values = {
+                "first_seen_at": now,
+                "parsed_offset": 0,
+                "user_messages": 0,
+                **row,
+                "machine": store.machine,
+            }
             by_keys[tuple(sorted(values))].append(values)
         for group in by_keys.values():
             returning = insert(t).returning(t.c.id, t.c.path, sort_by_parameter_order=True)
@@ -197,6 +206,11 @@ async def apply_scan(store: Store, rows: list[dict[str, Any]], *, now: datetime)
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _mine(store: Store) -> dict[str, str]:
+    """The parameters of a read-model statement over this machine's transcripts."""
+    return {"machine": store.machine}
 
 
 def _session_stmt() -> Any:
@@ -227,8 +241,13 @@ async def sessions(
     or at ``paths``."""
     async with store.read() as conn:
         if states is None and paths is None:
-            return [record_from_row(r._mapping) for r in (await conn.execute(text(ALL_SQL))).all()]
-        stmt = _session_stmt().order_by(t.c.last_activity.is_(None), t.c.last_activity.desc(), t.c.id)
+            rows = (await conn.execute(text(ALL_SQL), _mine(store))).all()
+            return [record_from_row(r._mapping) for r in rows]
+        stmt = (
+            _session_stmt()
+            .where(t.c.machine == store.machine)
+            .order_by(t.c.last_activity.is_(None), t.c.last_activity.desc(), t.c.id)
+        )
         wanted = list(paths or ())[: limit or None]
         found: dict[int, SessionRecord] = {}
         batches = [stmt.where(t.c.state.in_(list(states or ()))).limit(limit)]
@@ -246,12 +265,12 @@ async def sessions(
 async def state_counts(store: Store) -> dict[str, dict[str, int]]:
     """Sessions by source, then by state."""
     async with store.read() as conn:
-        rows = (await conn.execute(text(COUNTS_SQL))).all()
+        rows = (await conn.execute(text(COUNTS_SQL), _mine(store))).all()
     return counts_from_rows([(source, state, n) for source, state, n in rows])
 
 
 async def next_idle(store: Store) -> SessionRecord | None:
     """The active session whose idle time comes first."""
     async with store.read() as conn:
-        row = (await conn.execute(text(NEXT_IDLE_SQL))).first()
+        row = (await conn.execute(text(NEXT_IDLE_SQL), _mine(store))).first()
     return None if row is None else record_from_row(row._mapping)

@@ -1,4 +1,5 @@
-"""What the last sync did, kept in the state store (``kv["sync.state"]``) for `memd status`."""
+"""What the last sync did, kept in the state store (``kv["sync.state:<machine>"]``: each machine has its
+own memory repository, even on a shared store) for `memd status`."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from pipeline.store import Store, kv
-from pipeline.store.readmodel import SYNC_STATE_KEY
+from pipeline.store.readmodel import SYNC_STATE_KEY, machine_key
 from pipeline.sync.urls import shown_url
 
 __all__ = ["STATE_KEY", "SyncState", "load", "save", "shown_url"]
@@ -34,7 +35,7 @@ class SyncState:
 
 
 async def load(store: Store) -> SyncState:
-    raw = await kv.get(store, STATE_KEY, None)
+    raw = await kv.get(store, machine_key(STATE_KEY, store.machine), None)
     if not isinstance(raw, dict):
         return SyncState()
     known = {k: v for k, v in raw.items() if k in SyncState.__dataclass_fields__}
@@ -43,4 +44,4 @@ async def load(store: Store) -> SyncState:
 
 async def save(store: Store, state: SyncState, *, now: datetime) -> None:
     value: dict[str, Any] = asdict(state)
-    await kv.put(store, STATE_KEY, value, now=now)
+    await kv.put(store, machine_key(STATE_KEY, store.machine), value, now=now)

@@ -17,8 +17,10 @@ from daemon.notify import Notifier
 from daemon.service import Daemon, RunState
 from pipeline.clock import FakeClock
 from pipeline.errors import InstanceBusy
+from pipeline.machine import UNNAMED
 from pipeline.settings import Settings
 from pipeline.store import Store, heartbeats, jobs, kv, leases, open_store
+from pipeline.store.readmodel import run_key
 from pipeline.store.schema import leases as leases_table
 from pipeline.store.schema import transcripts
 
@@ -125,7 +127,7 @@ async def test_starts_ready_runs_a_first_cycle_and_stops_cleanly(
         assert hb is not None
         assert hb.stopped_at is not None
         assert hb.status["state"] == "stopped"
-        recorded = await kv.get(store, "run.scan")
+        recorded = await kv.get(store, run_key("scan", skipped=False, machine=store.machine))
         assert recorded["outcome"] == "ok"
         assert recorded["report"] == {"step": "scan"}
 
@@ -153,7 +155,9 @@ async def test_in_flight_work_may_finish_after_a_stop_request(tmp_path: Path, cl
     assert steps.calls == ["scan", "extract"]  # the cycle stopped after the step in flight
 
     async def check(store: Store) -> None:
-        assert (await kv.get(store, "run.extract"))["outcome"] == "ok"
+        assert (await kv.get(store, run_key("extract", skipped=False, machine=store.machine)))[
+            "outcome"
+        ] == "ok"
 
     await read_store(settings, check)
 
@@ -301,6 +305,7 @@ async def test_a_session_turning_idle_brings_the_next_scan_forward(tmp_path: Pat
             async with env.store.write() as conn:
                 await conn.execute(
                     insert(transcripts).values(
+                        machine=UNNAMED,
                         source="claude_code",
                         path="/t/1.jsonl",
                         state="active",
@@ -331,7 +336,9 @@ async def test_run_once_runs_every_step_and_releases_the_store(tmp_path: Path, c
 
     async def check(store: Store) -> None:
         assert await leases.holders(store) == []
-        assert (await kv.get(store, "run.publish"))["outcome"] == "ok"
+        assert (await kv.get(store, run_key("publish", skipped=False, machine=store.machine)))[
+            "outcome"
+        ] == "ok"
 
     await read_store(settings, check)
     # A dry run records nothing.
@@ -385,6 +392,7 @@ async def test_something_already_due_never_makes_scans_spin(tmp_path: Path, cloc
         ):  # a session the scanner keeps "active" though its idle time passed
             await conn.execute(
                 insert(transcripts).values(
+                    machine=UNNAMED,
                     source="claude_code",
                     path=f"/t/{len(steps.calls)}.jsonl",
                     state="active",

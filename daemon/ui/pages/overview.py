@@ -20,8 +20,9 @@ async def overview(request: Request) -> Response:
     settings = ui.status_settings()
 
     def read(rows: Rows) -> tuple[dict[str, object], list[data.Backlog], list[data.Day]]:
-        report = collect(rows, settings, now=now, host=ui.host_name, pid_alive=pid_alive)
-        return report, data.backlog(rows), data.daily_usage(rows, now)
+        machine = ui.db.machine
+        report = collect(rows, settings, now=now, pid_alive=pid_alive, machine=machine)
+        return report, data.backlog(rows, machine), data.daily_usage(rows, now)
 
     try:
         report, backlog, days = await ui.read(read)

@@ -28,7 +28,10 @@ async def listing(request: Request) -> Response:
     except ValueError:
         raise HTTPException(400, "?page= is a number") from None
     try:
-        found = await ui.read(lambda rows: data.sessions_page(rows, state=state, page=number))
+        machine = ui.db.machine
+        found = await ui.read(
+            lambda rows: data.sessions_page(rows, machine=machine, state=state, page=number)
+        )
     except StoreUnavailable as exc:
         raise HTTPException(503, str(exc)) from None
     return page(
@@ -40,7 +43,8 @@ async def detail(request: Request) -> Response:
     ui = context(request)
     needle = arg(request, "session")
     try:
-        found = await ui.read(lambda rows: data.session_detail(rows, needle))
+        machine = ui.db.machine
+        found = await ui.read(lambda rows: data.session_detail(rows, needle, machine))
     except StoreUnavailable as exc:
         raise HTTPException(503, str(exc)) from None
     return page(request, "session.html", title=f"session {needle}", found=found)

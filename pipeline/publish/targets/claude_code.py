@@ -21,10 +21,13 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from pipeline.publish.blockfile import plan_block_file, plan_block_withdraw
+from pipeline.publish.blockfile import (
+    plan_user_file,
+    withdraw_user_file,
+)
 from pipeline.publish.folder import LoadCut, plan_folder, plan_withdraw
 from pipeline.publish.memfiles import ScopeMemory
-from pipeline.publish.plan import Homes, Plan, PublishContext, missing_home, unusable_project
+from pipeline.publish.plan import Homes, Plan, PublishContext, unusable_project
 from pipeline.publish.targets import encoded
 from pipeline.publish.targets.base import PublishTarget
 from pipeline.safefile import read_capped
@@ -183,16 +186,8 @@ class ClaudeCode(PublishTarget):
         )
 
     def plan_global(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
-        home = claude_home(ctx.homes)
-        if (absent := missing_home(TARGET_GLOBAL, scope.scope, home, AGENT)) is not None:
-            return absent
-        return plan_block_file(
-            TARGET_GLOBAL,
-            scope,
-            home / "CLAUDE.md",
-            title="Memory across projects",
-            previous_sha=previous_sha,
-            follow_link=True,
+        return plan_user_file(
+            TARGET_GLOBAL, scope, claude_home(ctx.homes), "CLAUDE.md", agent=AGENT, previous_sha=previous_sha
         )
 
     def withdraw(self, ctx: PublishContext, row: Publication, location: Path) -> Plan:
@@ -204,6 +199,4 @@ class ClaudeCode(PublishTarget):
                 previous_sha=row.content_sha256,
                 within=claude_home(ctx.homes),
             )
-        return plan_block_withdraw(
-            row.target, row.scope, location, previous_sha=row.content_sha256, follow_link=True
-        )
+        return withdraw_user_file(row.target, row.scope, location, previous_sha=row.content_sha256)

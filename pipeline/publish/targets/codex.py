@@ -15,7 +15,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pipeline.publish.atomic import encode
-from pipeline.publish.blockfile import plan_block_file, plan_block_withdraw
+from pipeline.publish.blockfile import (
+    plan_user_file,
+    withdraw_user_file,
+)
 from pipeline.publish.folder import memd_files
 from pipeline.publish.memfiles import GLOBAL, INDEX_FILE, SUMMARY_FILE, ScopeMemory, Topic
 from pipeline.publish.plan import Homes, Plan, PublishContext, digest_of, missing_home, read_bytes
@@ -242,16 +245,8 @@ class Codex(PublishTarget):
         return plan_all(ctx, scopes, previous)
 
     def plan_global(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
-        home = codex_home(ctx.homes)
-        if (absent := missing_home(TARGET_GLOBAL, scope.scope, home, AGENT)) is not None:
-            return absent
-        return plan_block_file(
-            TARGET_GLOBAL,
-            scope,
-            home / "AGENTS.md",
-            title="Memory across projects",
-            previous_sha=previous_sha,
-            follow_link=True,
+        return plan_user_file(
+            TARGET_GLOBAL, scope, codex_home(ctx.homes), "AGENTS.md", agent=AGENT, previous_sha=previous_sha
         )
 
     def plan_withdrawal(self, ctx: PublishContext, row: Publication, rows: Mapping[str, Publication]) -> Plan:
@@ -265,6 +260,4 @@ class Codex(PublishTarget):
         return super().plan_withdrawal(ctx, row, rows)
 
     def withdraw(self, ctx: PublishContext, row: Publication, location: Path) -> Plan:
-        return plan_block_withdraw(
-            row.target, row.scope, location, previous_sha=row.content_sha256, follow_link=True
-        )
+        return withdraw_user_file(row.target, row.scope, location, previous_sha=row.content_sha256)

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.publish.blockfile import plan_block_file, plan_block_withdraw
+from pipeline.publish.blockfile import (
+    plan_user_file,
+    withdraw_user_file,
+)
 from pipeline.publish.memfiles import ScopeMemory
-from pipeline.publish.plan import Homes, Plan, PublishContext, missing_home
+from pipeline.publish.plan import Homes, Plan, PublishContext
 from pipeline.publish.targets.base import PublishTarget
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
@@ -42,19 +45,14 @@ class CopilotCli(PublishTarget):
         return [copilot_home(homes)]
 
     def plan_global(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
-        home = copilot_home(ctx.homes)
-        if (absent := missing_home(TARGET_GLOBAL, scope.scope, home, AGENT)) is not None:
-            return absent
-        return plan_block_file(
+        return plan_user_file(
             TARGET_GLOBAL,
             scope,
-            home / INSTRUCTIONS_FILE,
-            title="Memory across projects",
+            copilot_home(ctx.homes),
+            INSTRUCTIONS_FILE,
+            agent=AGENT,
             previous_sha=previous_sha,
-            follow_link=True,
         )
 
     def withdraw(self, ctx: PublishContext, row: Publication, location: Path) -> Plan:
-        return plan_block_withdraw(
-            row.target, row.scope, location, previous_sha=row.content_sha256, follow_link=True
-        )
+        return withdraw_user_file(row.target, row.scope, location, previous_sha=row.content_sha256)

@@ -16,10 +16,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pipeline.projects import ProjectResolver
-from pipeline.publish.blockfile import plan_block_file, plan_block_withdraw
+from pipeline.publish.blockfile import (
+    plan_user_file,
+    withdraw_user_file,
+)
 from pipeline.publish.folder import LoadCut, plan_folder, plan_withdraw
 from pipeline.publish.memfiles import GLOBAL, ScopeMemory
-from pipeline.publish.plan import Homes, Plan, PublishContext, digest_of, missing_home
+from pipeline.publish.plan import Homes, Plan, PublishContext, digest_of
 from pipeline.publish.targets.base import PublishTarget, failed_plan, guard
 from pipeline.safefile import UnsafeFile, read_capped
 from pipeline.settings import PublishSettings
@@ -164,16 +167,8 @@ class Gemini(PublishTarget):
         return plan_project_folders(ctx, scope, previous_sha, registry, ProjectResolver())
 
     def plan_global(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
-        home = gemini_home(ctx.homes)
-        if (absent := missing_home(TARGET_GLOBAL, scope.scope, home, AGENT)) is not None:
-            return absent
-        return plan_block_file(
-            TARGET_GLOBAL,
-            scope,
-            home / "GEMINI.md",
-            title="Memory across projects",
-            previous_sha=previous_sha,
-            follow_link=True,
+        return plan_user_file(
+            TARGET_GLOBAL, scope, gemini_home(ctx.homes), "GEMINI.md", agent=AGENT, previous_sha=previous_sha
         )
 
     def withdraw(self, ctx: PublishContext, row: Publication, location: Path) -> Plan:
@@ -182,6 +177,4 @@ class Gemini(PublishTarget):
             return plan_withdraw(
                 row.target, row.scope, location, previous_sha=None, within=gemini_home(ctx.homes)
             )
-        return plan_block_withdraw(
-            row.target, row.scope, location, previous_sha=row.content_sha256, follow_link=True
-        )
+        return withdraw_user_file(row.target, row.scope, location, previous_sha=row.content_sha256)

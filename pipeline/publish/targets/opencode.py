@@ -13,7 +13,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.publish.blockfile import plan_block_file, plan_block_withdraw
+from pipeline.publish.blockfile import (
+    plan_user_file,
+    withdraw_user_file,
+)
 from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import Homes, Plan, PublishContext, missing_home
 from pipeline.publish.targets.base import PublishTarget
@@ -53,16 +56,7 @@ class OpenCode(PublishTarget):
                 "(even empty) for memd to publish there"
             )
             return plan
-        return plan_block_file(
-            TARGET_GLOBAL,
-            scope,
-            path,
-            title="Memory across projects",
-            previous_sha=previous_sha,
-            follow_link=True,
-        )
+        return plan_user_file(TARGET_GLOBAL, scope, home, path.name, agent=AGENT, previous_sha=previous_sha)
 
     def withdraw(self, ctx: PublishContext, row: Publication, location: Path) -> Plan:
-        return plan_block_withdraw(
-            row.target, row.scope, location, previous_sha=row.content_sha256, follow_link=True
-        )
+        return withdraw_user_file(row.target, row.scope, location, previous_sha=row.content_sha256)

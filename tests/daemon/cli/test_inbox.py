@@ -51,9 +51,10 @@ def propose(tmp_path: Path, config: Path, session: str, *, project: str | None =
 
     async def go() -> str:
         from daemon.config import load_settings
+        from pipeline.machine import machine_id
 
         settings = load_settings(config).settings
-        store = await open_store(settings.paths.state_db)
+        store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
         clock = SystemClock()
         llm = build_client(settings, store=store, clock=clock, env=ENV, rng=random.Random(1))
         try:

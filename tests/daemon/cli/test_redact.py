@@ -56,3 +56,31 @@ def test_redact_passes_arbitrary_bytes_through(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli, ["--config", str(_config(tmp_path)), "redact"], input=raw)
     assert result.exit_code == 0
     assert result.stdout_bytes == raw
+
+
+def test_report_gives_found_redacted_and_each_kept_candidate_without_its_value(tmp_path: Path) -> None:
+    token = _github_token()
+    stdin = (
+        f"export GITHUB_TOKEN={token}\n"
+        "DB_PASSWORD=Xk9#mP2vLqZ\n"
+        "password: changeme-placeholder\n"
+        "api_token = sk-proj-YOUR-KEY-HERE\n"
+        "URL=postgres://app:PASSWORD@db/app\n"
+    )
+    args = ["--config", str(_config(tmp_path)), "redact", "--report"]
+    result = CliRunner().invoke(cli, args, input=stdin, env={"MEMD_CONFIG": None})
+    assert result.exit_code == 0, result.output
+    rows = {
+        line.split()[0]: line.split()[1:] for line in result.stderr.splitlines()[1:] if line[:1].isalpha()
+    }
+    assert rows["github-token"] == ["1", "1", "0"]
+    assert rows["password"] == ["2", "1", "1"]
+    assert rows["secret-assignment"][2] == "1"
+    assert rows["db-url"] == ["1", "0", "1"]
+    assert "password at 3:11 (offset " in result.stderr
+    assert "secret-assignment at 4:13 " in result.stderr
+    assert "db-url at 5:20 " in result.stderr
+    assert "a placeholder as a whole" in result.stderr
+    assert "2 secret(s) redacted, 3 candidate(s) kept" in result.stderr
+    for value in ("changeme-placeholder", "YOUR-KEY-HERE", "PASSWORD@", "Xk9#mP2vLqZ", token):
+        assert value not in result.stderr

@@ -24,7 +24,9 @@ from sqlalchemy import select as sql_select
 from daemon.config import load_settings
 from pipeline.clock import SystemClock
 from pipeline.llm.ratelimit import record_backoff
+from pipeline.machine import machine_id
 from pipeline.store import kv, open_store
+from pipeline.store.readmodel import run_key
 from pipeline.store.schema import jobs as jobs_table
 from tests.daemon.memd_process import EXIT_TIMEOUT_S, Memd
 from tests.fakes.anthropic_api import FakeAnthropicAPI, default_responder
@@ -247,7 +249,7 @@ def test_a_gated_run_once_records_the_gate_starts_nothing_and_exits_0(
     assert "backing off" in extract
 
     async def recorded() -> tuple[Any, Any, list[str]]:
-        store = await open_store(settings.paths.state_db)
+        store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
         try:
             async with store.read() as conn:
                 states = [
@@ -256,7 +258,11 @@ def test_a_gated_run_once_records_the_gate_starts_nothing_and_exits_0(
                         sql_select(jobs_table.c.state).where(jobs_table.c.kind == "extract")
                     )
                 ]
-            return await kv.get(store, "phase1_last_run"), await kv.get(store, "run.extract"), states
+            return (
+                await kv.get(store, "phase1_last_run"),
+                await kv.get(store, run_key("extract", skipped=False, machine=store.machine)),
+                states,
+            )
         finally:
             await store.close()
 

@@ -19,6 +19,7 @@ from daemon.cycle import run_step
 from daemon.status.config import load_status_settings
 from pipeline.clock import FakeClock
 from pipeline.errors import NoAPIKey
+from pipeline.machine import UNNAMED
 from pipeline.publish.run import publish_all
 from pipeline.store import heartbeats, kv, open_store
 from pipeline.store.schema import publications
@@ -195,6 +196,7 @@ async def test_status_shows_publish_targets_republishes_and_memory_use(tmp_path:
         async with store.write() as conn:
             await conn.execute(
                 insert(publications).values(
+                    machine=UNNAMED,
                     target="codex",
                     scope="global",
                     path="/h/.codex/memories",
@@ -250,7 +252,7 @@ async def test_status_stays_healthy_before_the_first_consolidation(tmp_path: Pat
             return await publish_all(store, settings, clock, dry_run=dry_run)
 
         step = await run_step("publish", publish, clock=clock, dry_run=False)  # as the daemon runs it
-        await kv.put(store, step.record_key, step.to_json(), now=clock.now())
+        await kv.put(store, step.record_key(store.machine), step.to_json(), now=clock.now())
     finally:
         await store.close()
 
@@ -330,7 +332,7 @@ async def test_user_text_is_shown_as_written_not_as_markup(tmp_path: Path) -> No
             raise NoAPIKey("ANTHROPIC_API_KEY")
 
         step = await run_step("extract", extract, clock=clock, dry_run=False)
-        await kv.put(store, step.record_key, step.to_json(), now=clock.now())
+        await kv.put(store, step.record_key(store.machine), step.to_json(), now=clock.now())
     finally:
         await store.close()
 

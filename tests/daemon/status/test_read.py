@@ -17,9 +17,11 @@ from daemon.status import rows as status_rows
 from daemon.status.config import StatusSettings
 from pipeline.clock import FakeClock
 from pipeline.hits.rate import INDEX_KEY
+from pipeline.machine import UNNAMED
 from pipeline.projects import scope_for
 from pipeline.publish.run import publish_all
 from pipeline.store import Store, heartbeats, kv, leases
+from pipeline.store.readmodel import machine_key
 from pipeline.store.schema import (
     consolidation_runs,
     jobs,
@@ -46,6 +48,7 @@ async def populate(store: Store, clock: FakeClock) -> None:
         ):
             await conn.execute(
                 insert(transcripts).values(
+                    machine=UNNAMED,
                     source=source,
                     path=f"/t/{n}.jsonl",
                     session_id=f"s{n}",
@@ -99,6 +102,7 @@ async def populate(store: Store, clock: FakeClock) -> None:
             )
         await conn.execute(
             insert(publications).values(
+                machine=UNNAMED,
                 target="claude_code",
                 scope="projects/shop-1",
                 path="/p/MEMORY.md",
@@ -113,13 +117,13 @@ async def populate(store: Store, clock: FakeClock) -> None:
     }
     await kv.put(
         store,
-        "run.extract",
+        machine_key("run.extract", store.machine),
         {**step, "step": "extract", "outcome": "ok", "report": {"extracted": 1}},
         now=now,
     )
     await kv.put(
         store,
-        "run.consolidate.skipped",
+        machine_key("run.consolidate.skipped", store.machine),
         {
             **step,
             "step": "consolidate",
@@ -195,8 +199,8 @@ async def read_report(store: Store, clock: FakeClock, tmp_path: Path, **kw: Any)
                 rows,
                 settings,
                 now=clock.now(),
-                host=kw.get("host", "h1"),
                 pid_alive=kw.get("pid_alive", lambda pid: True),
+                machine=kw.get("machine"),
             )
         finally:
             rows.close()
@@ -274,8 +278,12 @@ async def test_stale_heartbeat_is_stuck_and_a_dead_pid_is_down(
     report = await read_report(store, clock, tmp_path, pid_alive=lambda pid: False)
     assert report["daemon"]["state"] == "dead"
     assert report["daemon"]["running"] is False
-    report = await read_report(store, clock, tmp_path, host="elsewhere", pid_alive=lambda pid: False)
-    assert report["daemon"]["state"] == "stuck"  # another host: a stale heartbeat is all we can see
+    report = await read_report(store, clock, tmp_path, machine="elsewhere", pid_alive=lambda pid: False)
+    # Read from another machine sharing the store: that daemon's pid means nothing here, and a
+    # stale heartbeat is all it can see; this machine has no daemon of its own.
+    assert report["daemon"]["state"] == "never started"
+    [other] = report["machines"]
+    assert (other["this_machine"], other["state"], other["running"]) == (False, "stuck", True)
     await heartbeats.stopped(store, instance="o", now=clock.now(), status={"state": "stopped"})
     assert (await read_report(store, clock, tmp_path))["daemon"]["state"] == "stopped"
 
@@ -327,6 +335,7 @@ async def populate_usage(store: Store, clock: FakeClock) -> str:
         ):
             await conn.execute(
                 insert(transcripts).values(
+                    machine=UNNAMED,
                     id=tid,
                     source="claude_code",
                     path=f"/t/{tid}.jsonl",
@@ -442,6 +451,7 @@ async def test_publish_shows_each_target_and_the_last_republish_after_an_outside
         ):
             await conn.execute(
                 insert(publications).values(
+                    machine=UNNAMED,
                     target=target,
                     scope=scope,
                     path=f"/p/{target}",
@@ -456,7 +466,7 @@ async def test_publish_shows_each_target_and_the_last_republish_after_an_outside
         {"target": "claude_code", "scope": "projects/shop-1", "outcome": "skipped"},
         {"target": "codex", "scope": "global", "outcome": "unchanged"},
     ]
-    await kv.put(store, "run.publish", publish_run(now, results), now=now)
+    await kv.put(store, machine_key("run.publish", store.machine), publish_run(now, results), now=now)
     publish = (await read_report(store, clock, tmp_path))["publish"]
     assert publish["targets"] == [
         {
@@ -519,7 +529,7 @@ async def test_publishing_before_the_first_consolidation_keeps_status_healthy(
 
     # The publish step as the daemon runs and records it.
     step = await run_step("publish", publish, clock=clock, dry_run=False)
-    await kv.put(store, step.record_key, step.to_json(), now=clock.now())
+    await kv.put(store, step.record_key(store.machine), step.to_json(), now=clock.now())
 
     report = await read_report(store, clock, tmp_path)
     assert report["daemon"]["state"] == "running"

@@ -31,7 +31,6 @@ def page_app(prepared: Prepared, *, read_only: bool = False, port: int = PORT) -
         config_path=prepared.config,
         config_exists=True,
         env=ENV,
-        host_name="test-host",
     )
     return context, create_app(context)
 

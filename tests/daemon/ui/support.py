@@ -18,6 +18,7 @@ from sqlalchemy import insert
 
 from daemon.cli import cli
 from daemon.config import load_settings
+from pipeline.machine import machine_id
 from pipeline.memory.repository import MemoryRepo
 from pipeline.projects import scope_for
 from pipeline.settings import Settings
@@ -86,7 +87,7 @@ async def _commit(repo: MemoryRepo, path: str) -> None:
 
 
 async def _more_sessions(settings: Settings, n: int) -> None:
-    store = await open_store(settings.paths.state_db)
+    store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
     now = datetime.now(UTC)
     states = [("active", "idle for 1h of 6h"), ("skipped", "too few user messages"), ("failed", "API error")]
     try:
@@ -95,6 +96,7 @@ async def _more_sessions(settings: Settings, n: int) -> None:
                 state, reason = states[i % len(states)]
                 await conn.execute(
                     insert(transcripts).values(
+                        machine=store.machine,
                         source="codex",
                         path=f"/t/extra-{i}.jsonl",
                         session_id=f"extra-{i}",

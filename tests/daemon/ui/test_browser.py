@@ -100,7 +100,7 @@ def shots() -> Path:
 def test_click_through_every_page_accept_reject_and_forget(
     tmp_path: Path, fresh: Prepared, browser: object, shots: Path
 ) -> None:
-    from selenium.common.exceptions import NoAlertPresentException
+    from selenium.common.exceptions import NoAlertPresentException, WebDriverException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.ui import WebDriverWait
@@ -124,7 +124,17 @@ def test_click_through_every_page_accept_reject_and_forget(
             old = driver.find_element(By.TAG_NAME, "html")  # type: ignore[attr-defined]
             driver.find_element(By.ID, button).click()  # type: ignore[attr-defined]
             wait = WebDriverWait(driver, 60)  # type: ignore[arg-type]
-            wait.until(expected_conditions.staleness_of(old))
+
+            def replaced(_: object) -> bool:
+                # The old page is gone once its node is: chromedriver says "stale element" or, when
+                # the node went between two of its own calls, "does not belong to the document".
+                try:
+                    old.is_enabled()
+                except WebDriverException:
+                    return True
+                return False
+
+            wait.until(replaced)
             wait.until(expected_conditions.presence_of_element_located((By.ID, "result")))
 
         def body() -> str:

@@ -85,6 +85,7 @@ class Env:
                     await conn.execute(
                         insert(transcripts)
                         .values(
+                            machine=self.store.machine,
                             source="claude_code",
                             path=f"/t/{session_id}.jsonl",
                             session_id=session_id,

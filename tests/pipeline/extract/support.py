@@ -11,6 +11,7 @@ from typing import Any
 
 from sqlalchemy import insert, select
 
+from pipeline.machine import UNNAMED
 from pipeline.settings import Settings, default_values
 from pipeline.sources.base import ParseResult
 from pipeline.store import Store
@@ -119,6 +120,7 @@ async def add_transcript(
             await conn.execute(
                 insert(transcripts)
                 .values(
+                    machine=UNNAMED,
                     source="claude_code",
                     path=path,
                     session_id=session_id,

@@ -11,6 +11,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from pipeline.machine import UNNAMED
 from pipeline.projects import scope_for
 from pipeline.settings import PathsSettings, PublishSettings, Settings, SourceSettings, SourcesSettings
 from pipeline.store import Store
@@ -155,6 +156,7 @@ async def add_transcript(
     async with store.write() as conn:
         result = await conn.execute(
             transcripts.insert().values(
+                machine=UNNAMED,
                 source=source,
                 path=f"/transcripts/{n}.jsonl",
                 session_id=session_id or f"s{n}",

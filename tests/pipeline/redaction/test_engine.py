@@ -159,3 +159,31 @@ def test_multiline_never_gains_lines(redactor: Redactor, lines: list[str], with_
     first = redactor.redact(text)
     assert first.text.count("\n") <= text.count("\n")
     assert redactor.redact(first.text).text == first.text
+
+
+def test_report_lists_kept_candidates_with_reason_and_character_span(redactor: Redactor) -> None:
+    from pipeline.redaction import Reason
+
+    text = "é DB_PASSWORD=changeme\napi_key = API_KEY_NAME\nsecret: ab\nTOKEN=ghp_" + "x" * 36 + "\n"
+    report = redactor.report(text)
+    assert report.result == redactor.redact(text)
+    assert report.result.total == 0
+    reasons = {(k.rule, text[k.start : k.end]): k.reason for k in report.kept}
+    assert reasons == {
+        ("password", "changeme"): Reason.PLACEHOLDER,
+        ("secret-assignment", "API_KEY_NAME"): Reason.REFERENCE,
+        ("secret-assignment", "ab"): Reason.TOO_SHORT,
+        ("github-token", "ghp_" + "x" * 36): Reason.PLACEHOLDER,
+        ("secret-assignment", "ghp_" + "x" * 36): Reason.PLACEHOLDER,
+    }
+    assert report.found["password"] == 1
+    assert all("changeme" not in repr(k) for k in report.kept)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(line=_line)
+def test_report_redacts_exactly_like_redact(redactor: Redactor, line: str) -> None:
+    report = redactor.report(line)
+    assert report.result == redactor.redact(line)
+    for k in report.kept:
+        assert 0 <= k.start < k.end <= len(line)

@@ -79,7 +79,6 @@ def test_bearer_followed_by_code_survives(redactor: Redactor, ref: str) -> None:
         "https://user@example.com/path",
         "git@github.com:acme/api.git",
         "http://localhost:8080/path@v2",
-        "postgres://postgres:postgres@localhost/test",
         "redis://:${REDIS_PASSWORD}@cache:6379",
     ],
 )

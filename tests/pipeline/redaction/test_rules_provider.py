@@ -9,7 +9,7 @@ from collections.abc import Callable
 import pytest
 
 from pipeline.redaction import Redactor
-from tests.pipeline.redaction.secret_fakes import HEX, PROVIDER_SAMPLES, crc_token, rand
+from tests.pipeline.redaction.secret_fakes import HEX, PROVIDER_SAMPLES, rand
 
 SURROUNDINGS: list[Callable[[str], str]] = [
     lambda v: f"the key is {v} - can you check why it fails?",
@@ -37,7 +37,6 @@ def test_provider_token_is_redacted_and_named(
 
 
 LOOKALIKES = [
-    "AKIAIOSFODNN7EXAMPLE",  # AWS documentation key
     "GITHUB_TOKEN=ghp_" + "x" * 36,
     "token: gho_****",
     "OPENAI_API_KEY=sk-...",
@@ -60,13 +59,6 @@ LOOKALIKES = [
 @pytest.mark.parametrize("text", LOOKALIKES)
 def test_lookalikes_survive(redactor: Redactor, text: str) -> None:
     assert redactor.redact(text).text == text
-
-
-def test_github_checksum_tokens_and_random_ones_both_count() -> None:
-    from pipeline.redaction.filters import github_checksum_ok
-
-    assert github_checksum_ok(crc_token("ghp_").encode())
-    assert not github_checksum_ok(("ghp_" + rand(36)).encode())
 
 
 def test_mailchimp_needs_hex_before_the_datacenter(redactor: Redactor) -> None:

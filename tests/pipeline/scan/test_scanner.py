@@ -384,3 +384,52 @@ async def test_an_appended_file_keeps_its_extract_bookkeeping(
     await scan(store, settings, clock)
     parsed, extracted, state = await _offsets(store)
     assert (parsed, extracted, state) == (path.stat().st_size, extracted_before, "eligible")
+
+
+async def test_two_machines_sharing_a_store_each_record_and_judge_their_own_file_at_one_path(
+    store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    from sqlalchemy import select
+
+    from pipeline.scan import index as scan_index
+    from tests.conftest import as_machine
+
+    path = _session(tmp_path, tmp_path, clock.now() - timedelta(hours=7))
+    base = _settings(tmp_path)
+
+    def on(machine: str) -> Settings:  # each machine has its own state directory (its scan index)
+        return base.model_copy(
+            update={"paths": base.paths.model_copy(update={"state_dir": tmp_path / f"st-{machine}"})}
+        )
+
+    async with as_machine(store, "m1") as one, as_machine(store, "m2") as two:
+        [first] = (await scan(one, on("m1"), clock)).sessions
+        index_m1 = scan_index.load(scan_index.index_path(on("m1").paths.state_dir))
+        [second] = (await scan(two, on("m2"), clock)).sessions
+        assert (first.path, second.path) == (str(path), str(path))
+        assert first.id != second.id
+        assert (first.state, second.state) == ("eligible", "eligible")
+        async with store.read() as conn:
+            rows = (await conn.execute(select(transcripts.c.machine, transcripts.c.path))).all()
+        assert sorted(rows) == [("m1", str(path)), ("m2", str(path))]
+        # m2's rows do not move m1's generation: m1's next scan trusts its index and parses nothing.
+        again = await scan(one, on("m1"), clock)
+        assert (again.files_parsed, [s.id for s in again.sessions]) == (0, [first.id])
+        assert index_m1 is not None
+        assert scan_index.load(scan_index.index_path(on("m1").paths.state_dir)) == index_m1
+        # Each machine claims the extract of its own row only.
+        lease = timedelta(minutes=1)
+        job = await jobs.claim_next(one, "extract", owner="w1", now=clock.now(), lease=lease)
+        assert job is not None
+        assert job.key == str(first.id)
+        assert await jobs.claim_next(one, "extract", owner="w1", now=clock.now(), lease=lease) is None
+        job = await jobs.claim_next(two, "extract", owner="w2", now=clock.now(), lease=lease)
+        assert job is not None
+        assert job.key == str(second.id)
+        # The file going away on m1 is m1's news: m2's row stays as m2 last saw it.
+        path.unlink()
+        [gone] = (await scan(one, on("m1"), clock)).sessions
+        assert gone.state == "gone"
+        async with store.read() as conn:
+            states = dict((await conn.execute(select(transcripts.c.machine, transcripts.c.state))).all())
+        assert states == {"m1": "gone", "m2": "eligible"}

@@ -108,3 +108,25 @@ async def test_release_owner_hands_running_jobs_back(store: Store, clock: FakeCl
         assert await jobs.claim_next(store, "extract", owner="dead", now=clock.now(), lease=LEASE)
     assert await jobs.release_owner(store, "dead", now=clock.now()) == 2
     assert await jobs.counts(store) == {"pending": 3}
+
+
+async def test_an_extract_job_of_one_machine_is_claimed_only_there(store: Store, clock: FakeClock) -> None:
+    from pipeline.store import stage1, workload
+    from pipeline.vocabulary import JobKind
+    from tests.conftest import as_machine
+
+    now = clock.now()
+    async with as_machine(store, "m1") as one, as_machine(store, "m2") as two:
+        await jobs.enqueue_many(one, JobKind.EXTRACT, ["7"], now=now, mine=True)  # m1's transcript 7
+        assert await stage1.count_claimable(two, now=now) == 0
+        assert await stage1.claimable_keys(two, now=now, limit=10) == []
+        assert await workload.extract_pending(two, now=now) == 0
+        assert await jobs.claim_next(two, JobKind.EXTRACT, owner="w2", now=now, lease=LEASE) is None
+        assert await stage1.count_claimable(one, now=now) == 1
+        job = await jobs.claim_next(one, JobKind.EXTRACT, owner="w1", now=now, lease=LEASE)
+        assert job is not None
+        assert job.key == "7"
+        # Its lease running out makes it m1's to take again, never m2's.
+        later = now + LEASE + timedelta(seconds=1)
+        assert await jobs.claim_next(two, JobKind.EXTRACT, owner="w2", now=later, lease=LEASE) is None
+        assert await jobs.claim_next(one, JobKind.EXTRACT, owner="w1b", now=later, lease=LEASE) is not None

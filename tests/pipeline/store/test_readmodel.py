@@ -11,6 +11,7 @@ import pytest
 from sqlalchemy import insert
 
 from pipeline.clock import FakeClock
+from pipeline.machine import UNNAMED
 from pipeline.scan.view import ScanReport, read_sqlite
 from pipeline.store import Store, consolidation
 from pipeline.store import transcripts as transcripts_store
@@ -40,6 +41,7 @@ async def _one_session_per_state(store: Store, now: datetime) -> None:
         for n, state in enumerate(TranscriptState):
             await conn.execute(
                 insert(transcripts).values(
+                    machine=UNNAMED,
                     source="claude_code",
                     path=f"/t/{state}.jsonl",
                     session_id=f"s-{state}",

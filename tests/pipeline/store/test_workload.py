@@ -5,6 +5,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import insert
 
 from pipeline.clock import FakeClock
+from pipeline.machine import UNNAMED
 from pipeline.store import Store, jobs, workload
 from pipeline.store.schema import transcripts
 
@@ -15,6 +16,7 @@ async def _transcript(
     async with store.write() as conn:
         result = await conn.execute(
             insert(transcripts).values(
+                machine=UNNAMED,
                 source="claude_code",
                 path=f"/t/{n}.jsonl",
                 session_id=f"s{n}",

@@ -1,0 +1,71 @@
+"""This installation's machine: a random id kept in the state directory (the hostname, which leases
+and heartbeats record beside it, is only its label for people).
+
+Several machines may share one PostgreSQL state store (team mode). Whatever is a machine's own
+(its transcripts, its extract jobs, its daemon's instance lease and heartbeat) is keyed in the
+store by this id, and a lease or a heartbeat is "on this machine" only when it carries it: two
+machines may share a hostname (containers, a default image), and a pid says something only on the
+machine that wrote it. The id is created once, at the first ask, as ``<state_dir>/machine-id``
+(0600 in a 0700 folder); it stays the same across restarts, upgrades and a changed hostname.
+Standard library only: `memd status` and `memd scan`'s quick check read it too.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+FILE_NAME = "machine-id"
+UNNAMED = "unnamed"
+"""The machine of a store opened without one (tests, tools), and of `memd status` and `memd scan`'s
+quick check before memd ever ran here: memd's commands always name theirs."""
+ID_BYTES = 16
+_HEX = frozenset("0123456789abcdef")
+
+
+def machine_path(state_dir: Path) -> Path:
+    return Path(state_dir) / FILE_NAME
+
+
+def read_id(state_dir: Path) -> str | None:
+    """The id recorded in ``state_dir``, or None when there is none (nothing is created)."""
+    try:
+        text = machine_path(state_dir).read_text(encoding="ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return text if len(text) == 2 * ID_BYTES and set(text) <= _HEX else None
+
+
+def known_id(state_dir: Path) -> str:
+    """The id recorded in ``state_dir``, else ``UNNAMED`` (for the read-only fast paths)."""
+    return read_id(state_dir) or UNNAMED
+
+
+def machine_id(state_dir: Path) -> str:
+    """This installation's id, created at the first ask (exclusively: two processes starting at once
+    agree on one id)."""
+    found = read_id(state_dir)
+    if found is not None:
+        return found
+    import secrets  # only when making one: the fast paths only read it
+
+    path = machine_path(state_dir)
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    new = secrets.token_hex(ID_BYTES)
+    tmp = path.with_name(f".{FILE_NAME}.{new}")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+    try:
+        os.write(fd, f"{new}\n".encode("ascii"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    try:
+        os.link(tmp, path)  # fails when another process made the file first: its id wins
+    except FileExistsError:
+        pass
+    finally:
+        os.unlink(tmp)
+    found = read_id(state_dir)
+    if found is None:
+        raise OSError(f"{path} is not a memd machine id: remove it and memd makes a new one")
+    return found

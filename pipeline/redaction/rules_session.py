@@ -1,0 +1,115 @@
+"""Session credentials and key material that have no provider prefix: cookies and session ids,
+PuTTY private keys and the private members of a JSON Web Key."""
+
+from __future__ import annotations
+
+import re
+
+from pipeline.redaction.filters import has_digit, is_reference, token_body_ok
+from pipeline.redaction.model import CONTEXT, STRUCTURE, Candidate, ScanRule, kept
+from pipeline.redaction.placeholders import is_placeholder_value
+from pipeline.redaction.reasons import Reason
+
+# ``Cookie: a=b; c=d``, ``Set-Cookie: sid=...; Path=/``, ``curl -b 'a=b'`` / ``--cookie "a=b"``.
+_COOKIE_HEADER = re.compile(
+    rb"(?:(?i:set-cookie|cookie)(?:\\*[\"']?[ \t]*[:=]|[ \t]+)|(?<=[ \t])-b[ \t]+)[ \t]*\\*[\"']?"
+)
+_COOKIE_PAIR = re.compile(rb"[ \t]*(?P<n>[^=;,\s\"'\\]{1,128})=(?P<v>[^;\s\"'\\]{1,4096})[ \t]*;?")
+_ATTRIBUTES = frozenset(
+    b"path domain expires max-age samesite secure httponly priority partitioned version comment".split()
+)
+_SESSION_WORDS = re.compile(rb"(?i:sess|sid|auth|token|jwt|remember|login|credential|secret|key)")
+MIN_COOKIE = 8
+MIN_ANON_COOKIE = 16
+
+
+def _cookie_value(name: bytes, value: bytes) -> Reason | None:
+    """``None`` when a cookie's value is a credential, else why not."""
+    if is_placeholder_value(value):
+        return Reason.PLACEHOLDER
+    if _SESSION_WORDS.search(name):
+        return None if len(value) >= MIN_COOKIE else Reason.TOO_SHORT
+    if len(value) < MIN_ANON_COOKIE:
+        return Reason.TOO_SHORT
+    return None if has_digit(value) and token_body_ok(value, 8) else Reason.NOT_RANDOM
+
+
+def _cookies(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    m = _COOKIE_HEADER.match(buf, start)
+    if m is None:
+        return 0
+    pos = m.end()
+    while (pair := _COOKIE_PAIR.match(buf, pos)) is not None:
+        pos = pair.end()
+        name = pair.group("n")
+        if name.lower() in _ATTRIBUTES:
+            continue
+        reason = _cookie_value(name, pair.group("v"))
+        s, e = pair.span("v")
+        out.append((s, e, "cookie", CONTEXT) if reason is None else kept(s, e, "cookie", reason))
+    return pos
+
+
+# Session ids outside a cookie header: ``;jsessionid=...`` in a URL, ``PHPSESSID=...`` in a log.
+_SESSION_ID = re.compile(
+    rb"(?i:phpsessid|jsessionid|aspsessionid\w*|asp\.net_sessionid|connect\.sid|laravel_session|sessionid|"
+    rb"session_id|_session)=(?P<v>[A-Za-z0-9%._~+/:-]{16,1024})"
+)
+
+
+def _session_id(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    for m in _SESSION_ID.finditer(buf, max(0, start - 20), min(len(buf), end + 1024)):
+        if m.start() <= start < m.end():
+            s, e = m.span("v")
+            v = m.group("v")  # random, with a digit: ``session_id=session.session_id`` is code
+            ok = has_digit(v) and token_body_ok(v, 8) and not is_reference(v)
+            out.append((s, e, "session-id", CONTEXT) if ok else kept(s, e, "session-id", Reason.NOT_RANDOM))
+            return e
+    return 0
+
+
+# PuTTY: ``Private-Lines: N`` and then N lines of base64 (raw or JSON-escaped line breaks).
+_PUTTY = re.compile(rb"Private-Lines:[ \t]*(?P<n>[0-9]{1,3})")
+_PUTTY_LINE = re.compile(rb"(?:\r?\n|\\{1,4}n)(?P<line>[A-Za-z0-9+/=]{1,128})")
+
+
+def _putty(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    m = _PUTTY.match(buf, start)
+    if m is None:
+        return 0
+    pos, first = m.end(), -1
+    for _ in range(int(m.group("n"))):
+        line = _PUTTY_LINE.match(buf, pos)
+        if line is None:
+            break
+        first = line.start("line") if first < 0 else first
+        pos = line.end()
+    if first >= 0:
+        out.append((first, pos, "private-key", STRUCTURE))
+    return pos
+
+
+# A JSON Web Key with its private members: ``{"kty": "RSA", ..., "d": "...", "p": "...", ...}``.
+_JWK_WINDOW = 2048
+_JWK_PRIVATE = re.compile(rb"\\*\"(?:d|p|q|dp|dq|qi|k)\\*\"[ \t]*:[ \t]*\\*\"(?P<v>[A-Za-z0-9_-]{16,8192})")
+
+
+def _jwk(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    lo = buf.rfind(b"{", max(0, start - _JWK_WINDOW), start)
+    hi = min(len(buf), end + _JWK_WINDOW)
+    for m in _JWK_PRIVATE.finditer(buf, lo if lo >= 0 else max(0, start - _JWK_WINDOW), hi):
+        out.append((*m.span("v"), "private-key", STRUCTURE))
+    return hi
+
+
+def session_rules() -> list[ScanRule]:
+    return [
+        ScanRule("cookie", (b"cookie", b"-b "), _cookies),
+        ScanRule(
+            "session-id",
+            (b"sessid=", b"sessionid=", b"session_id=", b"connect.sid=", b"_session="),
+            _session_id,
+        ),
+        ScanRule("private-key", (b"private-lines:",), _putty),
+        ScanRule("private-key", (b'"kty', b'kty\\"'), _jwk),
+    ]

@@ -1,0 +1,101 @@
+"""Secrets wrapped across lines: a span found on one line grows over the lines that continue it.
+
+Two ways a value goes on: a backslash-newline continuation right after it (``KEY=abc\\`` then
+``def``), and a base64 block (the span reaches the end of a long line and the next lines are base64
+and nothing else, as ``base64 -w 76`` or a terminal wraps them). Both are recognised in plain text
+and once or twice JSON-escaped, where a newline is ``\\n`` or ``\\\\n`` and a continuation
+``\\\\\\n`` or ``\\\\\\\\\\\\n``.
+"""
+
+from __future__ import annotations
+
+import re
+
+MIN_WRAPPED_LINE = 40
+"""A line shorter than this is not a wrapped block's line (it may be the block's last line)."""
+MAX_WRAPPED_LINES = 256
+
+# After the span: a raw line break (a backslash before it makes it a continuation), or a JSON-escaped
+# one: a backslash run, then ``n`` (or ``r``, a run and ``n``). The first run's length tells which.
+_BREAK = re.compile(rb"(?P<raw>\\?)\r?\n|(?P<esc>\\+)(?:r\\+)?n")
+_NEWLINE_RUNS = frozenset((1, 2, 4))  # ``\n`` escaped once, twice, three times
+_CONTINUATION_RUNS = frozenset((3, 6, 12))  # an escaped backslash, then an escaped newline
+_CONTINUED = re.compile(rb"[A-Za-z0-9+/_=.~-]+")
+_B64_LINE = re.compile(rb"[A-Za-z0-9+/_-]+={0,2}")
+_RAW_NEXT = re.compile(rb"\n[A-Za-z0-9+/_-]+={0,2}(?:\r?\n|\\+[nr\"]|[\"'`]|$)")
+_LINE_END = re.compile(rb"\r?\n|\\+[nr\"]|[\"'`]|$")
+
+
+def _line_break(buf: bytes, pos: int) -> tuple[int, bool] | None:
+    """At ``pos``: (where the next line starts, whether the break is a backslash continuation)."""
+    m = _BREAK.match(buf, pos)
+    if m is None:
+        return None
+    if m.group("esc") is None:
+        return m.end(), bool(m.group("raw"))
+    run = len(m.group("esc"))
+    if run in _NEWLINE_RUNS:
+        return m.end(), False
+    if run in _CONTINUATION_RUNS:
+        return m.end(), True
+    return None
+
+
+def line_start(buf: bytes, pos: int) -> int:
+    """Where the line holding ``pos`` starts (after a raw newline or an escaped ``\\n``)."""
+    window = max(0, pos - 4096)
+    raw = buf.rfind(b"\n", window, pos)
+    lo = raw + 1 if raw >= 0 else window
+    esc = buf.rfind(b"\\n", lo, pos)
+    return lo if esc < 0 else esc + 2
+
+
+def extend_wrapped(buf: bytes, start: int, end: int) -> int:
+    """The end of the span ``[start, end)`` once the lines that continue it are included."""
+    if buf[end : end + 1] == b"\n" and _RAW_NEXT.match(buf, end) is None:
+        return end  # the common case: a raw newline and a next line that is not base64
+    width = -1
+    for _ in range(MAX_WRAPPED_LINES):
+        brk = _line_break(buf, end)
+        if brk is None:
+            return end
+        nxt, continued = brk
+        if continued:
+            m = _CONTINUED.match(buf, nxt)
+            if m is None:
+                return end
+            end, width = m.end(), m.end() - nxt
+            continue
+        m = _B64_LINE.match(buf, nxt)
+        if m is None or _LINE_END.match(buf, m.end()) is None:
+            return end
+        if width < 0:
+            width = end - max(start, line_start(buf, end))
+        if width < MIN_WRAPPED_LINE:  # the block's last line was shorter: it has ended
+            return end
+        end, width = m.end(), m.end() - nxt
+    return end
+
+
+_BLOCK_HEADER = frozenset(b"| |- |+ > >- >+".split())
+_BLOCK_LINE = re.compile(rb"(?:\r?\n|\\{1,4}n)(?P<indent>[ \t]+)(?P<text>[^\r\n\\\"]+)")
+
+
+def yaml_block(buf: bytes, key_start: int, header: bytes, pos: int) -> tuple[int, int] | None:
+    """``secret: |`` (or ``>-``...) at ``pos``: the span of the block scalar's lines, which are
+    indented deeper than the key starting at ``key_start``; ``None`` when ``header`` opens none."""
+    if header not in _BLOCK_HEADER:
+        return None
+    column = key_start - line_start(buf, key_start)
+    start = end = -1
+    indent = b""
+    for _ in range(MAX_WRAPPED_LINES):
+        m = _BLOCK_LINE.match(buf, pos)
+        if m is None or len(m.group("indent")) <= column:
+            break
+        if start < 0:
+            start, indent = m.start("text"), m.group("indent")
+        elif not m.group("indent").startswith(indent):
+            break
+        end = pos = m.end()
+    return (start, end) if start >= 0 else None

@@ -1,0 +1,58 @@
+"""Every benchmark script still runs to its verdict on a tiny corpus.
+
+The figures themselves are the scripts' business (they print them beside a baseline measured in the
+same run); this only keeps the scripts from rotting: a benchmark that crashed on a settings field
+added since, or on a changed constructor, went unnoticed until someone needed its figures.
+A tiny corpus may miss a target (exit 1, with the figures printed); a crash is a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT.parent / "shared" / "samples"
+
+TINY: dict[str, list[str]] = {
+    "idle_bench": ["--seconds", "3"],
+    "opencode_bench": ["--sessions", "40", "--changed", "2", "--repeat", "1"],
+    "phase2_bench": ["--repeat", "1", "--scopes", "2", "--topics", "3", "--inputs", "2"],
+    "recall_bench": ["--repeat", "1", "--topics", "4"],
+    "redaction_bench": ["--repeat", "1", "--rounds", "1"],
+    "render_bench": ["--samples", str(SAMPLES)],
+    "scan_bench": ["--files", "200", "--repeat", "1"],
+    "sources_bench": ["--sizes-mb", "1", "--repeat", "1"],
+    "status_bench": ["--runs", "2", "--sessions", "40"],
+    "ui_bench": ["--runs", "1", "--sessions", "40", "--scopes", "2", "--topics", "2"],
+}
+
+
+def test_every_benchmark_script_is_listed() -> None:
+    scripts = {p.stem for p in (ROOT / "benchmarks").glob("*_bench.py")}
+    assert scripts == set(TINY)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("name", sorted(TINY))
+def test_the_benchmark_runs_to_its_verdict(name: str, tmp_path: Path) -> None:
+    if name == "render_bench" and not SAMPLES.is_dir():
+        pytest.skip(f"no agent samples at {SAMPLES}")
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / f"{name}.py"), *TINY[name]],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=280,
+        stdin=subprocess.DEVNULL,
+    )
+    assert "Traceback" not in done.stderr + done.stdout, done.stderr[-3000:]
+    assert done.returncode in (0, 1), (done.returncode, done.stderr[-3000:])
+    assert done.stdout.strip(), "the benchmark printed no figures"
