@@ -24,7 +24,7 @@ from pipeline.clock import Clock
 from pipeline.memory.inputs import join_raw_sections, raw_sections
 from pipeline.memory.layout import GLOBAL_SCOPE, RAW_MEMORIES, ROLLOUT_DIR, is_scope
 from pipeline.memory.repository import MemoryRepo
-from pipeline.projects import scope_for
+from pipeline.projects import scope_for, scope_for_path
 from pipeline.settings import Settings
 from pipeline.store import Store, syncstate
 
@@ -41,8 +41,10 @@ class Move:
     merged: bool = False
 
 
-async def planned_moves(store: Store) -> list[Move]:
-    """Each project whose recorded scope is not the one its key gives now."""
+async def planned_moves(store: Store, memory_dir: Path) -> list[Move]:
+    """Each project whose recorded scope is not the one its key gives now; and, on a state store shared
+    with other machines (team mode), each whose records another machine already moved while this
+    machine's memory repository still has the folder under its path key."""
     moves = []
     for project, scope in await syncstate.project_scopes(store):
         if scope == GLOBAL_SCOPE:
@@ -50,12 +52,16 @@ async def planned_moves(store: Store) -> list[Move]:
         new = await asyncio.to_thread(scope_for, project)
         if new != scope and is_scope(new) and is_scope(scope):
             moves.append(Move(project, scope, new))
+            continue
+        before = scope_for_path(project)
+        if before != new and (memory_dir / before).is_dir() and not (memory_dir / new).exists():
+            moves.append(Move(project, before, new))
     return moves
 
 
 async def rekey(store: Store, settings: Settings, clock: Clock) -> list[Move]:
     """Rename the folders of the projects whose key changed, in one commit, then the store's records."""
-    moves = await planned_moves(store)
+    moves = await planned_moves(store, settings.paths.memory_dir)
     if not moves:
         return []
     repo = MemoryRepo(settings.paths.memory_dir)

@@ -70,6 +70,9 @@ async def rename_scope(
     """Move ``project``'s extracts from scope ``old`` to ``new``, with the scope's record, runs,
     publications and memory uses; ``merged``: ``new`` already had memory, so it needs a new run."""
     async with store.write() as conn:
+        had = (await conn.execute(select(stage1_outputs.c.id).where(stage1_outputs.c.scope == old))).first()
+        if had is None:
+            return  # moved already (another machine sharing the store): only a folder was left to move
         await conn.execute(
             update(stage1_outputs)
             .where(stage1_outputs.c.scope == old, stage1_outputs.c.project == project)

@@ -82,3 +82,29 @@ async def test_two_clones_of_one_repository_join_one_scope(env: Env) -> None:
     plan = await plan_scope(env.store, env.settings, new, now=env.clock.now(), force=True)
     assert plan.action == "consolidate"  # one scope over both clones' sessions
     assert {r.session_id for r in plan.inputs} == {"s1", "s2"}
+
+
+async def test_on_a_shared_store_a_machine_moves_its_folder_after_another_moved_the_records(env: Env) -> None:
+    env.api.responder = agent
+    project = _project(env.tmp_path / "src" / "app")
+    old = f"projects/{path_key(str(project))}"
+    await env.add_extract("s1", project=str(project))
+    await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    _git(project, "remote", "add", "origin", "git@github.com:acme/app.git")
+    new = scope_for(str(project))
+    # Another machine sharing the store moved the records (and its own folder) first.
+    await syncstate.rename_scope(
+        env.store, project=str(project), old=old, new=new, merged=False, now=env.clock.now()
+    )
+    watermark = (await db.get_scope(env.store, new)).watermark  # type: ignore[union-attr]
+    moved = await rekey(env.store, env.settings, env.clock)
+    assert moved == [Move(str(project), old, new, merged=False)]
+    memory = env.settings.paths.memory_dir
+    assert not (memory / old).exists()
+    assert (memory / new / "MEMORY.md").is_file()
+    state = await db.get_scope(env.store, new)
+    assert state is not None
+    assert state.watermark == watermark  # the records were not touched again: nothing re-runs
+    plan = await plan_scope(env.store, env.settings, new, now=env.clock.now(), force=True)
+    assert plan.action == "none"
+    assert await rekey(env.store, env.settings, env.clock) == []
