@@ -23,28 +23,51 @@ if TYPE_CHECKING:
     from pipeline.settings import Settings
     from pipeline.store import Store
     from pipeline.store.consolidation import RunRow
+    from pipeline.sync.run import SyncReport
 
 
 @dataclass(frozen=True)
 class Accepted:
     head: str
     published: PublishReport
+    synced: SyncReport | None = None
 
     @property
     def ok(self) -> bool:
         return not self.published.failed
 
     def lines(self) -> list[str]:
-        return [f"accepted: the memory repository is at {self.head[:12]}", *publish_lines(self.published)]
+        return [
+            f"accepted: the memory repository is at {self.head[:12]}",
+            *sync_lines(self.synced),
+            *publish_lines(self.published),
+        ]
 
 
 async def accept_run(store: Store, settings: Settings, clock: Clock, run_id: str) -> Accepted:
-    """Land a pending inbox run and publish at once (the agents see it without waiting for a cycle)."""
+    """Land a pending inbox run, push it (``[sync]``) and publish at once (the agents see it without
+    waiting for a cycle)."""
     from pipeline.consolidate import inbox
     from pipeline.publish.run import publish_all
 
     head = await inbox.accept(store, settings, clock, run_id)
-    return Accepted(head, await publish_all(store, settings, clock))
+    synced = await push_after(store, settings, clock)
+    return Accepted(head, await publish_all(store, settings, clock), synced)
+
+
+async def push_after(store: Store, settings: Settings, clock: Clock) -> SyncReport | None:
+    """After a change a person asked for: sync with ``[sync] remote`` (None without one). The scopes a
+    merge combines are consolidated again by the daemon (no model call here)."""
+    if not settings.sync.enabled:
+        return None
+    from pipeline.consolidate.sync_now import sync_memory
+    from pipeline.redaction import Redactor, load_or_create_key
+
+    return await sync_memory(store, settings, clock, Redactor(load_or_create_key(settings.paths.state_dir)))
+
+
+def sync_lines(report: SyncReport | None) -> list[str]:
+    return [] if report is None else report.lines()
 
 
 async def reject_run(store: Store, settings: Settings, clock: Clock, run_id: str) -> RunRow:
@@ -69,6 +92,7 @@ class Forgotten:
     dialect: str
     warning: str | None
     """Said before the report: why scopes with other sessions could not be rewritten (no API key)."""
+    synced: SyncReport | None = None
 
     @property
     def ok(self) -> bool:
@@ -77,7 +101,7 @@ class Forgotten:
         return bool(self.report.forgotten) and not failed and not published_failed
 
     def lines(self) -> list[str]:
-        return forget_lines(self.report, self.what, self.published, self.dialect)
+        return [*forget_lines(self.report, self.what, self.published, self.dialect), *sync_lines(self.synced)]
 
 
 async def forget_now(
@@ -110,14 +134,16 @@ async def forget_now(
         redactor = Redactor(load_or_create_key(settings.paths.state_dir))
         report = await forget(store, settings, clock, llm, redactor, session_id=session_id, project=project)
         published = None
+        synced = None
         if report.forgotten:
             from pipeline.publish.run import publish_all
 
+            synced = await push_after(store, settings, clock)
             published = await publish_all(store, settings, clock)
     finally:
         if llm is not None:
             await llm.aclose()
-    return Forgotten(session_id or project or "", report, published, store.dialect, warning)
+    return Forgotten(session_id or project or "", report, published, store.dialect, warning, synced)
 
 
 def publish_lines(report: PublishReport) -> list[str]:

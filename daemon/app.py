@@ -8,6 +8,8 @@ around it here:
     scan        pipeline.scan.scanner.scan(store, settings, clock)
     extract     pipeline.extract.run.run_phase1(store, settings, clock, llm, redactor, dry_run=)
     consolidate pipeline.consolidate.run.run_phase2(store, settings, clock, llm, redactor, dry_run=)
+                (with [sync]: the scope keys brought up to date, and the remote fetched and merged first)
+    sync        pipeline.consolidate.sync_now.sync_memory(store, settings, clock, redactor, model=)
     publish     pipeline.publish.run.publish_all(store, settings, clock, dry_run=)
 
 Heavy parts are made on first use: a phase module, the LLM client (and with it the ``anthropic``
@@ -19,14 +21,14 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import structlog
 
-from daemon.cycle import Skipped, StepEnv, StepSet
+from daemon.cycle import Skipped, Step, StepEnv, StepSet
 from daemon.notify import Notifier
 from daemon.service import Daemon, SettingsReloader, Sidecar, StepsFactory, StoreOpener
 from pipeline.clock import Clock, SystemClock
@@ -200,6 +202,8 @@ def pipeline_steps(env: StepEnv, *, clock: Clock, environ: Mapping[str, str]) ->
         from pipeline.consolidate.plan import plan_all
         from pipeline.store import snapshots
 
+        if not dry_run:
+            await _rekey(store, settings(), clock)
         plans = await plan_all(store, settings(), now=clock.now())
         if not dry_run and not any(p.runnable for p in plans) and not await snapshots.to_adopt(store):
             held = [p.skip_reason for p in plans if p.action != "none" and p.skip_reason]
@@ -208,17 +212,86 @@ def pipeline_steps(env: StepEnv, *, clock: Clock, environ: Mapping[str, str]) ->
             )
         from pipeline.consolidate.run import run_phase2
 
+        if not dry_run and settings().sync.enabled:
+            await _pull_first(store, settings(), clock, rt)
+
         llm = await _llm_for(rt, dry_run)
         report = await run_phase2(store, settings(), clock, llm, rt.redactor(), dry_run=dry_run)
         return dry_consolidation(report, rt.would_extract, settings()) if dry_run else report
+
+    async def sync(*, dry_run: bool) -> object:
+        current = settings()
+        if not current.sync.enabled:
+            return Skipped("no [sync] remote is configured")
+        if dry_run:
+            return Skipped("a dry run does not sync")
+        from pipeline.sync.run import due
+
+        why = await due(store, current, clock)
+        if why is None:
+            return Skipped("nothing to push; the last fetch is recent")
+        from pipeline.consolidate.sync_now import sync_memory
+
+        return await sync_memory(store, current, clock, rt.redactor(), model=lambda: _model_or_none(rt))
 
     async def publish(*, dry_run: bool) -> object:
         from pipeline.publish.run import publish_all
 
         return await publish_all(store, settings(), clock, dry_run=dry_run)
 
-    steps = {"scan": scan, "extract": extract, "consolidate": consolidate, "publish": publish}
-    return StepSet(steps, close=rt.aclose)
+    steps = {"scan": scan, "extract": extract, "consolidate": consolidate, "sync": sync, "publish": publish}
+    return StepSet(StepsOfSettings(steps, settings), close=rt.aclose)
+
+
+class StepsOfSettings(Mapping[str, Step]):
+    """The cycle's steps as the current settings have them: without a ``[sync] remote`` there is no
+    ``sync`` step at all (a cycle does not say "sync skipped" to everyone who never asked for sync);
+    a reload that sets one adds it."""
+
+    def __init__(self, steps: Mapping[str, Step], settings: Callable[[], Settings]) -> None:
+        self._steps = steps
+        self._settings = settings
+
+    def _names(self) -> list[str]:
+        enabled = self._settings().sync.enabled
+        return [name for name in self._steps if name != "sync" or enabled]
+
+    def __getitem__(self, name: str) -> Step:
+        if name not in self._names():
+            raise KeyError(name)
+        return self._steps[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names())
+
+    def __len__(self) -> int:
+        return len(self._names())
+
+
+async def _rekey(store: Store, settings: Settings, clock: Clock) -> None:
+    """Scope keys follow the repositories' identities before anything plans by them."""
+    from pipeline.consolidate.rekey import rekey
+
+    await rekey(store, settings, clock)
+
+
+async def _pull_first(store: Store, settings: Settings, clock: Clock, rt: Runtime) -> None:
+    """Before a consolidation: fetch and merge the remote (the push follows in the sync step). A
+    remote that cannot be had is logged; the consolidation goes on with the local memory."""
+    from pipeline.consolidate.sync_now import sync_memory
+
+    report = await sync_memory(store, settings, clock, rt.redactor(), push=False)
+    if report.failure:
+        log.warning("sync_before_consolidation", outcome=report.outcome, reason=report.reason)
+
+
+async def _model_or_none(rt: Runtime) -> ModelClient | None:
+    from pipeline.errors import NoAPIKey
+
+    try:
+        return await rt.llm()
+    except NoAPIKey:
+        return None
 
 
 async def _llm_for(rt: Runtime, dry_run: bool) -> ModelClient | None:

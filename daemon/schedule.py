@@ -20,14 +20,19 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 JOB_DEFAULTS = {"coalesce": True, "max_instances": 1, "misfire_grace_time": None}
 SCAN_JOB = "scan"
+SYNC_JOB = "sync"
 
 
 class Schedule:
     """Periodic scans (each one followed by the rest of the cycle), brought forward on demand."""
 
-    def __init__(self, request: Callable[[str], None], *, scan_interval_s: float) -> None:
+    def __init__(
+        self, request: Callable[[str], None], *, scan_interval_s: float, sync_interval_s: float | None = None
+    ) -> None:
         self._request = request
         self._scan_interval_s = scan_interval_s
+        self._sync_interval_s = sync_interval_s
+        """``[sync] interval_minutes`` in seconds while a remote is configured, else None: no sync job."""
         self._scheduler = AsyncIOScheduler(timezone=UTC, job_defaults=dict(JOB_DEFAULTS))
 
     @property
@@ -46,7 +51,25 @@ class Schedule:
             replace_existing=True,
             next_run_time=_wall_now() + timedelta(seconds=first_scan_delay_s),
         )
+        self._set_sync_job()
         self._scheduler.start()
+
+    def _set_sync_job(self) -> None:
+        """The periodic fetch and merge (``sync``, then publish), on ``[sync] interval_minutes``."""
+        if self._sync_interval_s is None:
+            if self._scheduler.get_job(SYNC_JOB) is not None:
+                self._scheduler.remove_job(SYNC_JOB)
+            return
+        self._scheduler.add_job(
+            self._fire,
+            "interval",
+            seconds=self._sync_interval_s,
+            args=[SYNC_JOB],
+            id=SYNC_JOB,
+            name="sync the memory repository with its remote, then publish",
+            replace_existing=True,
+            next_run_time=_wall_now() + timedelta(seconds=self._sync_interval_s),
+        )
 
     def job_options(self, job_id: str = SCAN_JOB) -> dict[str, object]:
         """How a job is configured (for tests and for `memd status` debugging)."""
@@ -76,8 +99,12 @@ class Schedule:
         job.modify(next_run_time=target)  # wakes the scheduler, which re-arms its timer
         return True
 
-    def reconfigure(self, *, scan_interval_s: float) -> None:
-        """Apply a new scan interval (after a settings reload); the next scan is one interval away."""
+    def reconfigure(self, *, scan_interval_s: float, sync_interval_s: float | None = None) -> None:
+        """Apply new intervals (after a settings reload); the next scan (sync) is one interval away."""
+        if sync_interval_s != self._sync_interval_s:
+            self._sync_interval_s = sync_interval_s
+            if self._scheduler.running or self._scheduler.get_job(SCAN_JOB) is not None:
+                self._set_sync_job()
         if scan_interval_s == self._scan_interval_s:
             return
         self._scan_interval_s = scan_interval_s

@@ -108,6 +108,11 @@ class RunState(StrEnum):
     crashed = "crashed"
 
 
+def sync_interval_s(settings: Settings) -> float | None:
+    """The sync job's period, or None while no ``[sync] remote`` is configured."""
+    return settings.sync.interval_minutes * 60 if settings.sync.enabled else None
+
+
 def chain_from(job: str) -> list[str]:
     """What a trigger asks for: a scan is followed by the rest of the cycle, and so on."""
     return list(cycle.STEP_ORDER[cycle.STEP_ORDER.index(job) :])
@@ -220,7 +225,9 @@ class Daemon:
         self._steps = self._steps_factory(cycle.StepEnv(self.store, lambda: self.settings, self.owner))
         await self._beat()
         self.schedule = Schedule(
-            self.request, scan_interval_s=self.settings.schedule.scan_interval_minutes * 60
+            self.request,
+            scan_interval_s=self.settings.schedule.scan_interval_minutes * 60,
+            sync_interval_s=sync_interval_s(self.settings),
         )
         self.schedule.start()
         self._spawn(self._work_loop(), "worker")
@@ -412,7 +419,9 @@ class Daemon:
             )
         self.settings = new
         if self.schedule is not None:
-            self.schedule.reconfigure(scan_interval_s=new.schedule.scan_interval_minutes * 60)
+            self.schedule.reconfigure(
+                scan_interval_s=new.schedule.scan_interval_minutes * 60, sync_interval_s=sync_interval_s(new)
+            )
         if self.watcher is not None:
             self.watcher.set_roots(self._roots())
         log.info("settings_reloaded")
@@ -582,7 +591,7 @@ class Daemon:
         what ended) until none is or ``wait.timeout_s`` has passed; then consolidate and publish.
         The result holds each step once (extract: its last run)."""
         head = [n for n in cycle.STEP_ORDER if n in ("scan", "extract")]
-        tail = [n for n in cycle.STEP_ORDER if n not in head]
+        tail = [n for n in cycle.STEP_ORDER if n not in head and n in self._steps.steps]
         whole = await self._run_cycle(head, dry_run=False, on_start=on_start, on_end=on_end)
         waited_from = self._clock.monotonic()
         batches, sessions = pending_of(whole)

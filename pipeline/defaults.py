@@ -22,6 +22,10 @@ UI_HOST = "127.0.0.1"
 """``ui.host``: the loopback address only (another address must be asked for)."""
 UI_PORT = 8377
 """``ui.port``."""
+SYNC_BRANCH = "main"
+"""``sync.branch``: the remote branch the memory repository's branch syncs with."""
+SYNC_INTERVAL_MINUTES = 15.0
+"""``sync.interval_minutes``."""
 
 
 def home(env: Mapping[str, str]) -> Path:

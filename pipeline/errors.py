@@ -154,3 +154,8 @@ class ConsolidationFailed(MemdError):
 
 class PublishError(MemdError):
     """A file memd must edit to publish or to install a hook is unusable; the message says which and why."""
+
+
+class SyncRefused(MemdError):
+    """The memory repository's remote is refused (its history was rewritten, or what it brings fails
+    memd's checks): sync stops with the reason until it is fixed; local work goes on."""

@@ -70,11 +70,102 @@ def has_ignore_file(project: str) -> bool:
     return os.path.exists(os.path.join(project, IGNORE_FILE))
 
 
-def project_key(project: str) -> str:
-    """A stable, readable folder name for a project: its base name and a short hash of its full path."""
-    base = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(project).name).strip("-.") or "root"
-    digest = hashlib.sha256(project.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+def path_key(project: str) -> str:
+    """The key of a project without a remote: its base name and a short hash of its full path
+    (every key was this before memd keyed repositories by their origin)."""
+    return _key(Path(project).name, project)
+
+
+def _key(name: str, identity: str) -> str:
+    base = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("-.") or "root"
+    digest = hashlib.sha256(identity.encode("utf-8", "surrogatepass")).hexdigest()[:8]
     return f"{base[:48]}-{digest}"
+
+
+def project_key(project: str) -> str:
+    """A stable, readable folder name for a project. A git repository with an ``origin`` remote is
+    named by that remote (``normalize_remote``: the same repository cloned at two paths, on two
+    machines, is one scope); any other project by its path (``path_key``)."""
+    identity = repository_identity(project)
+    if identity is None:
+        return path_key(project)
+    return _key(identity.rsplit("/", 1)[-1], identity)
+
+
+def repository_identity(project: str) -> str | None:
+    """The normalised ``origin`` URL of the repository rooted at ``project`` (read from its
+    ``.git/config``, as hostile text, without running git), or None."""
+    url = origin_url(Path(project))
+    return normalize_remote(url) if url else None
+
+
+_SCP_LIKE = re.compile(r"^(?:[^@/]+@)?([^:/]+):(?!//)(.+)$")
+_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://(?:[^@/]*@)?([^/:]*)(?::\d*)?(/.*)?$")
+
+
+def normalize_remote(url: str) -> str | None:
+    """A remote URL as one identity for every way of writing it: no scheme, credentials,
+    ``user@``, port, ``.git`` or trailing slash, the host in lower case; ``git@host:owner/repo``,
+    ``ssh://git@host/owner/repo.git`` and ``https://user:token@Host/owner/repo/`` are all
+    ``host/owner/repo``. A local path (or ``file://``) is itself, normalised. None when empty."""
+    url = url.strip()
+    if not url:
+        return None
+    match = _URL.match(url)
+    if match is not None:
+        scheme, host, path = match.group(1).lower(), match.group(2).lower(), match.group(3) or ""
+        if scheme == "file":
+            return _strip(os.path.normpath(path)) or None
+        path = path.lstrip("/").removeprefix("~/")
+        return _strip(f"{host}/{path}") if host else None
+    scp = _SCP_LIKE.match(url)
+    if scp is not None and not url.startswith(("/", ".", "~")):
+        return _strip(f"{scp.group(1).lower()}/{scp.group(2).lstrip('/').removeprefix('~/')}")
+    return _strip(os.path.normpath(url)) or None
+
+
+def _strip(path: str) -> str:
+    path = path.rstrip("/")
+    path = path.removesuffix(".git").rstrip("/")
+    return path
+
+
+def origin_url(root: Path) -> str | None:
+    """``remote.origin.url`` of the repository whose work tree is ``root`` (None: no such remote,
+    no ``.git`` folder, or a config memd cannot read safely)."""
+    from pipeline.safefile import UnsafeFile, read_text_capped
+
+    try:
+        text = read_text_capped(root / ".git" / "config", MAX_CONFIG_BYTES, follow_symlinks=False)
+    except (OSError, UnsafeFile, ValueError):
+        return None
+    return _origin_in(text)
+
+
+MAX_CONFIG_BYTES = 256 * 1024
+_SECTION = re.compile(r'^\[\s*remote\s+"((?:[^"\\]|\\.)*)"\s*\]\s*$', re.IGNORECASE)
+_URL_KEY = re.compile(r"^url\s*=\s*(.*?)\s*$", re.IGNORECASE)
+
+
+def _origin_in(text: str) -> str | None:
+    in_origin = False
+    for raw in text.splitlines():
+        line = raw.strip()
+        if line.startswith("["):
+            section = _SECTION.match(line)
+            in_origin = section is not None and section.group(1) == "origin"
+            continue
+        if in_origin and (key := _URL_KEY.match(line)) is not None:
+            value = key.group(1)
+            if len(value) >= 2 and value[0] == value[-1] == '"':
+                value = value[1:-1]
+            return value or None
+    return None
+
+
+def scope_for_path(project: str) -> str:
+    """The scope a project had before memd keyed repositories by origin (``path_key``)."""
+    return f"projects/{path_key(project)}"
 
 
 def scope_for(project: str | None) -> str:

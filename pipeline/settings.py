@@ -238,6 +238,36 @@ class UISettings(_Section):
     read_only: bool = Field(default=False, description="The page shows memory and changes nothing.")
 
 
+def _check_remote(value: str) -> str:
+    """A git URL memd may fetch from and push to: a path, ``file://``, ``git://``, ``ssh://``,
+    ``https://`` or scp-like ``user@host:path``; never an option nor a transport that runs a
+    program (``ext::``, ``fd::``)."""
+    value = value.strip()
+    if not value:
+        return value
+    if value.startswith("-"):
+        raise ValueError("must be a git URL or a path, not an option")
+    if "::" in value.split("/", 1)[0]:
+        raise ValueError("a remote helper (ext::, fd::...) is not allowed: give a path, ssh or https URL")
+    if any(ch in value for ch in "\0\n\r"):
+        raise ValueError("must be one line")
+    return value
+
+
+class SyncSettings(_Section):
+    """``[sync]``: the memory repository's git remote (off while ``remote`` is empty)."""
+
+    remote: Annotated[str, AfterValidator(_check_remote)] = Field(
+        default="", description="A git URL (a path, ssh or https) the memory repository syncs with."
+    )
+    branch: str = Field(default=defaults.SYNC_BRANCH, pattern=r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$")
+    interval_minutes: Annotated[float, Field(gt=0)] = defaults.SYNC_INTERVAL_MINUTES
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.remote)
+
+
 class Settings(_Section):
     """Everything memd is told, validated once. Pass it (or one section of it) explicitly."""
 
@@ -249,6 +279,7 @@ class Settings(_Section):
     review: ReviewSettings = ReviewSettings()
     publish: PublishSettings = PublishSettings()
     ui: UISettings = UISettings()
+    sync: SyncSettings = SyncSettings()
 
 
 def default_values(env: Mapping[str, str] | None = None) -> dict[str, Any]:

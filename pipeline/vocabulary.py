@@ -131,3 +131,12 @@ class StepOutcome(StrEnum):
     DEFERRED = "deferred"
     FAILED = "failed"
     CANCELLED = "cancelled"
+
+
+class SyncOutcome(StrEnum):
+    """How one sync of the memory repository with its git remote (``[sync] remote``) ended."""
+
+    SYNCED = "synced"  # fetched, merged what came in, pushed what was new: both sides agree
+    STOPPED = "stopped"  # the remote is refused (history rewritten, an incoming file fails validation)
+    FAILED = "failed"  # the remote could not be reached, or git failed: tried again next time
+    SKIPPED = "skipped"  # no remote is configured

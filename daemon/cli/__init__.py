@@ -32,6 +32,7 @@ COMMANDS = {
     "memories": "daemon.cli.memories:memories_group",
     "service": "daemon.cli.service:service_group",
     "ui": "daemon.cli.ui:ui_command",
+    "sync": "daemon.cli.sync:sync_command",
 }
 
 

@@ -41,6 +41,10 @@ def publish_command(ctx: CliContext, dry_run: bool, as_json: bool) -> None:
     async def go() -> PublishReport:
         store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
         try:
+            if not dry_run:
+                from pipeline.consolidate.rekey import rekey
+
+                await rekey(store, settings, SystemClock())  # scopes under the keys publishing looks up
             return await publish_all(store, settings, SystemClock(), dry_run=dry_run)
         finally:
             await store.close()

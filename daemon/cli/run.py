@@ -52,7 +52,9 @@ TABLE_COLUMNS = {
 
 @click.command("run")
 @click.option(
-    "--once", is_flag=True, help="Run one full cycle (scan, extract, consolidate, publish) and exit."
+    "--once",
+    is_flag=True,
+    help="Run one full cycle (scan, extract, consolidate, sync when [sync] remote is set, publish) and exit.",
 )
 @click.option(
     "--dry-run",

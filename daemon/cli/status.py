@@ -178,6 +178,9 @@ def _rows(report: dict[str, Any]) -> list[tuple[str, str]]:
     if isinstance(machines, list) and len(machines) > 1:  # team mode: every machine's daemon
         for view in machines:
             out.append(("machine", _machine_line(view)))
+    sync = report.get("sync")
+    if isinstance(sync, dict):
+        out += _sync_rows(sync)
     leases = report.get("leases")
     for lease in leases if isinstance(leases, list) else []:
         expired = " (expired)" if lease.get("expired") else ""
@@ -198,6 +201,27 @@ def _machine_line(view: dict[str, Any]) -> str:
     if view.get("heartbeat_age_s") is not None and view.get("running"):
         beat = f"heartbeat {_dur(view['heartbeat_age_s'])} ago"
     return f"{who}{this}: {shown(view.get('state'))}, pid {shown(view.get('pid'))}, {beat}"
+
+
+def _sync_rows(sync: dict[str, Any]) -> list[tuple[str, str]]:
+    """``sync``: the remote and branch, how the last sync went, the last fetch and push, ahead/behind;
+    then the last error."""
+    if "error" in sync:
+        return [("sync", f"unreadable: {sync['error']}")]
+    line = f"{sync.get('remote')} ({sync.get('branch')}): "
+    if not sync.get("outcome"):
+        line += "never synced"
+    else:
+        line += f"{shown(sync.get('outcome'))} at {when(sync.get('at'))}"
+        if sync.get("outcome") in ("stopped", "failed") and sync.get("reason"):
+            line += f": {sync['reason']}"
+        line += f"; last fetch {when(sync.get('last_fetch_at'))}, last push {when(sync.get('last_push_at'))}"
+        if sync.get("ahead") is not None:
+            line += f"; ahead {sync['ahead']}, behind {sync.get('behind')}"
+    rows = [("sync", line)]
+    if sync.get("last_error") and sync.get("outcome") not in ("stopped", "failed"):
+        rows.append(("", f"last error at {when(sync.get('last_error_at'))}: {sync['last_error']}"))
+    return rows
 
 
 def _once_line(once: dict[str, Any]) -> str:

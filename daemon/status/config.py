@@ -5,7 +5,7 @@ It reads the same file the full loader would (``--config``, ``$MEMD_CONFIG``, th
 ``config_path``, which the full loader calls too), the same ``MEMD_<SECTION>__<KEY>`` overrides and
 the same defaults (``pipeline.defaults``, which ``pipeline.settings`` uses), for these keys only:
 ``paths.state_db``, ``paths.state_dir``, ``paths.memory_dir``, ``llm.daily_token_budget``,
-``memories.min_rate_limit_remaining_percent``. Anything it does not understand (a TOML error, a
+``memories.min_rate_limit_remaining_percent``, ``sync.remote``, ``sync.branch``. Anything it does not understand (a TOML error, a
 value of the wrong type) makes it give up and return None; the caller then runs the full loader,
 which says precisely what is wrong. A test checks it agrees with the full loader.
 """
@@ -39,6 +39,9 @@ class StatusSettings:
     memory_dir: Path
     daily_token_budget: int | None = defaults.DAILY_TOKEN_BUDGET
     min_rate_limit_remaining_percent: float = defaults.MIN_RATE_LIMIT_REMAINING_PERCENT
+    sync_remote: str = ""
+    """``sync.remote`` (empty: no sync)."""
+    sync_branch: str = defaults.SYNC_BRANCH
     inputs_key: str = ""
     """``inputs_key`` of what these settings were read from."""
 
@@ -53,6 +56,8 @@ class StatusSettings:
             memory_dir=settings.paths.memory_dir,
             daily_token_budget=settings.llm.daily_token_budget,
             min_rate_limit_remaining_percent=settings.memories.min_rate_limit_remaining_percent,
+            sync_remote=settings.sync.remote,
+            sync_branch=settings.sync.branch,
         )
 
 
@@ -87,6 +92,8 @@ _KEYS = {
     ("paths", "memory_dir"): str,
     ("llm", "daily_token_budget"): int,
     ("memories", "min_rate_limit_remaining_percent"): float,
+    ("sync", "remote"): str,
+    ("sync", "branch"): str,
 }
 
 
@@ -143,6 +150,8 @@ def load_status_settings(
         memory_dir=memory_dir,
         daily_token_budget=budget,
         min_rate_limit_remaining_percent=share,
+        sync_remote=str(checked.get(("sync", "remote"), "")).strip(),
+        sync_branch=checked.get(("sync", "branch"), defaults.SYNC_BRANCH),
         inputs_key=inputs_key(path, raw, env),
     )
 

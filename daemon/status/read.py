@@ -24,6 +24,7 @@ from pipeline import ratelimit_rule
 from pipeline.machine import known_id
 from pipeline.store import readmodel as rm
 from pipeline.store.readmodel import iso, json_value, parse_time
+from pipeline.sync.urls import shown_url
 from pipeline.vocabulary import JobKind
 
 HEARTBEAT_STALE_S = 90.0
@@ -66,6 +67,7 @@ def collect(
         "budget": lambda: _budget(rows, settings, now),
         "memory": lambda: _memory(rows, settings.memory_dir),
         "publish": lambda: _publish(rows, runs.get("publish"), mine),
+        "sync": lambda: _sync(rows, settings, mine),
         "usage": lambda: usage(rows, now),
         "leases": lambda: _leases(rows, now),
         "last_once": lambda: _last_once(rows, mine, pid_alive),
@@ -358,6 +360,31 @@ def _memory(rows: Rows, memory_dir: Path) -> dict[str, Any]:
         ],
         "pending_inbox_runs": int(pending[0]["n"]),
     }
+
+
+SYNC_FIELDS = (
+    "outcome",
+    "reason",
+    "at",
+    "last_fetch_at",
+    "last_push_at",
+    "last_merge_at",
+    "ahead",
+    "behind",
+    "last_error",
+    "last_error_at",
+)
+
+
+def _sync(rows: Rows, settings: StatusSettings, machine: str) -> dict[str, Any] | None:
+    """The remote, the last fetch and push, ahead/behind, the last error (None: no ``[sync] remote``)."""
+    if not settings.sync_remote:
+        return None
+    remote = shown_url(settings.sync_remote)
+    state = _kv(rows, rm.machine_key(rm.SYNC_STATE_KEY, machine))  # each machine has its own repository
+    if not isinstance(state, dict) or state.get("remote") != remote:
+        state = {}  # never synced with this remote
+    return {"remote": remote, "branch": settings.sync_branch, **{k: state.get(k) for k in SYNC_FIELDS}}
 
 
 def _publish(rows: Rows, run: dict[str, Any] | None, machine: str) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -28,9 +29,12 @@ from pipeline.consolidate.lease import LEASE_TTL, ScopeLease, holder_gone
 from pipeline.consolidate.plan import ScopePlan, plan_scope
 from pipeline.consolidate.request import commit_message
 from pipeline.errors import ConsolidationFailed, LLMUnavailable, MemdError
-from pipeline.memory.repository import INBOX_PREFIX
+from pipeline.memory.layout import ROLLOUT_DIR, SUMMARY
+from pipeline.memory.repository import INBOX_PREFIX, MemoryRepo
 from pipeline.store import consolidation as db
-from pipeline.store import leases
+from pipeline.store import leases, syncstate
+from pipeline.sync import tombstones
+from pipeline.sync.merge import PLACEHOLDER_SUMMARY
 from pipeline.vocabulary import RunOutcome
 
 log = structlog.get_logger(__name__)
@@ -223,12 +227,20 @@ async def _attempt(
         )
     base = await repo.head()
     assert base is not None
-    async with repo.scratch(ctx.scratch_parent, owner=f"run-{result.run_id}", paths=[plan.scope]) as clone:
+    paths = [plan.scope, tombstones.TOMBSTONE_DIR]
+    async with repo.scratch(ctx.scratch_parent, owner=f"run-{result.run_id}", paths=paths) as clone:
         forgotten = await db.forgotten_sessions(ctx.store, plan.scope)
-        ws = await workspace.prepare(clone, plan, clean=ctx.clean(), forgotten=forgotten)
+        foreign = await _foreign_sessions(ctx, plan.scope, clone)
+        ws = await workspace.prepare(clone, plan, clean=ctx.clean(), forgotten=forgotten, foreign=foreign)
+        await _bury(clone, forgotten)
         result.withdrawn = list(ws.withdrawn)
         result.mode = "CLEAR" if plan.action == "clear" else ws.mode
-        if plan.action == "clear":
+        if plan.action == "clear" and await asyncio.to_thread(_has_inputs, ws.scope_dir):
+            # Another machine's inputs are left (``[sync]``): keep them and its topics; only what this
+            # machine's forgotten sessions taught went (withdrawn above).
+            await asyncio.to_thread(_placeholder_summary, ws.scope_dir)
+            await clone.stage(plan.scope)
+        elif plan.action == "clear":
             await asyncio.to_thread(_rmtree, ws.scope_dir)
             await clone.stage(plan.scope)
         else:
@@ -272,3 +284,29 @@ async def _attempt(
 
 def _rmtree(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
+
+
+async def _foreign_sessions(ctx: Phase2Context, scope: str, clone: MemoryRepo) -> Callable[[str], bool]:
+    """Whether a session's input in the scope is another machine's (``[sync]``): one this store never
+    had an extract of, and not tombstoned (a forget, here or there)."""
+    mine = await syncstate.known_sessions(ctx.store, scope)
+    graves = await asyncio.to_thread(tombstones.read, clone.path)
+    return lambda session: session not in mine and not tombstones.is_tombstoned(session, graves)
+
+
+async def _bury(clone: MemoryRepo, forgotten: set[str]) -> None:
+    """Tombstones for the scope's forgotten sessions, in the run's commit: the forget travels."""
+    if forgotten:
+        await asyncio.to_thread(tombstones.write, clone.path, forgotten)
+        await clone.stage_paths(tombstones.TOMBSTONE_DIR)
+
+
+def _has_inputs(scope_dir: Path) -> bool:
+    folder = scope_dir / ROLLOUT_DIR
+    return folder.is_dir() and any(p.is_file() for p in folder.iterdir())
+
+
+def _placeholder_summary(scope_dir: Path) -> None:
+    summary = scope_dir / SUMMARY
+    if not summary.is_file():
+        summary.write_bytes(PLACEHOLDER_SUMMARY)

@@ -61,6 +61,8 @@ class Workspace:
     """The forgotten sessions this run withdraws what they taught (empty: nothing withdrawn)."""
     withdrawn: list[str] = field(default_factory=list)
     """Topic files memd deleted before the agent ran, for it to rebuild from the remaining inputs."""
+    foreign: Callable[[str], bool] | None = field(default=None, repr=False)
+    """Whether a session's input is another machine's (``[sync]``): kept as it is, never pruned."""
 
 
 def _sanitize(scope_dir: Path) -> list[str]:
@@ -144,13 +146,18 @@ async def _withheld_diff(clone: MemoryRepo, scope: str, since: str, hidden: list
 
 
 async def prepare(
-    clone: MemoryRepo, plan: ScopePlan, *, clean: Callable[[str], str], forgotten: set[str] | None = None
+    clone: MemoryRepo,
+    plan: ScopePlan,
+    *,
+    clean: Callable[[str], str],
+    forgotten: set[str] | None = None,
+    foreign: Callable[[str], bool] | None = None,
 ) -> Workspace:
     scope_dir, in_the_way = await asyncio.to_thread(_real_scope_dir, clone.path, plan.scope)
     await clone.untrack(in_the_way)
     sanitized = in_the_way + await asyncio.to_thread(_sanitize, scope_dir)
     mode: Mode = "INCREMENTAL" if (scope_dir / INDEX).is_file() else "INIT"
-    await asyncio.to_thread(materialize, scope_dir, plan.inputs, clean=clean)
+    await asyncio.to_thread(materialize, scope_dir, plan.inputs, clean=clean, foreign=foreign)
     await clone.stage(plan.scope)
     last = plan.state.last_commit if plan.state else None
     since = last if last and await clone.has_commit(last) else "HEAD"
@@ -193,6 +200,7 @@ async def prepare(
         forgotten=forgotten,
         withdrawing=withdrawing,
         withdrawn=withdrawn,
+        foreign=foreign,
     )
 
 
@@ -217,7 +225,7 @@ async def check(
     process was at work in the scratch copy) is removed first and named in the commit message.
     """
     ws.sanitized += await asyncio.to_thread(_sanitize, ws.scope_dir)
-    await asyncio.to_thread(materialize, ws.scope_dir, plan.inputs, clean=ws.clean)
+    await asyncio.to_thread(materialize, ws.scope_dir, plan.inputs, clean=ws.clean, foreign=ws.foreign)
     await ws.clone.stage(ws.scope)
     renames = {
         c.path: c.old_path for c in await ws.clone.staged_changes(ws.scope) if c.status == "R" and c.old_path

@@ -21,7 +21,7 @@ import structlog
 from pipeline.errors import MemoryRepoError
 from pipeline.memory.git_env import SAFE_CONFIG, git_dir_of, refusal, safe_args, safe_env
 
-__all__ = ["SAFE_CONFIG", "GitResult", "run_git", "safe_args", "safe_env"]
+__all__ = ["SAFE_CONFIG", "GitResult", "run_git", "run_git_bytes", "safe_args", "safe_env"]
 
 log = structlog.get_logger(__name__)
 
@@ -46,6 +46,22 @@ async def run_git(
     input_text: str | None = None,
 ) -> GitResult:
     """Run ``git <args>`` in ``cwd``. With ``check``, a non-zero exit raises ``MemoryRepoError``."""
+    data = input_text.encode() if input_text is not None else None
+    code, out, err = await run_git_bytes(cwd, *args, timeout_s=timeout_s, env=env, input_bytes=data)
+    result = GitResult(tuple(args), code, out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
+    if check and result.returncode != 0:
+        raise MemoryRepoError(_describe(result), stderr=result.stderr)
+    return result
+
+
+async def run_git_bytes(
+    cwd: Path,
+    *args: str,
+    timeout_s: float = GIT_TIMEOUT_S,
+    env: Mapping[str, str] | None = None,
+    input_bytes: bytes | None = None,
+) -> tuple[int, bytes, bytes]:
+    """``git <args>`` in ``cwd`` as raw bytes: (exit status, stdout, stderr); never checks the status."""
     git_dir = await asyncio.to_thread(git_dir_of, cwd)
     if git_dir is not None and (why := await asyncio.to_thread(refusal, git_dir)) is not None:
         raise MemoryRepoError(f"git will not run in {cwd}: {why}")
@@ -55,7 +71,7 @@ async def run_git(
             *argv,
             cwd=str(cwd),
             env=safe_env(env),
-            stdin=asyncio.subprocess.PIPE if input_text is not None else asyncio.subprocess.DEVNULL,
+            stdin=asyncio.subprocess.PIPE if input_bytes is not None else asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
@@ -64,9 +80,8 @@ async def run_git(
         raise MemoryRepoError(f"git is not installed or not on PATH ({exc.filename})") from None
     except OSError as exc:
         raise MemoryRepoError(f"cannot run git in {cwd}: {exc}") from None
-    data = input_text.encode() if input_text is not None else None
     try:
-        out, err = await asyncio.wait_for(proc.communicate(data), timeout_s)
+        out, err = await asyncio.wait_for(proc.communicate(input_bytes), timeout_s)
     except TimeoutError:
         _kill(proc)
         await proc.wait()
@@ -77,12 +92,7 @@ async def run_git(
         _kill(proc)
         await proc.wait()
         raise
-    result = GitResult(
-        tuple(args), proc.returncode or 0, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
-    )
-    if check and result.returncode != 0:
-        raise MemoryRepoError(_describe(result), stderr=result.stderr)
-    return result
+    return proc.returncode or 0, out, err
 
 
 def _kill(proc: asyncio.subprocess.Process) -> None:

@@ -89,19 +89,89 @@ def _order(record: InputRecord) -> tuple[str, str]:
 
 
 def materialize(
-    scope_dir: Path, records: Sequence[InputRecord], *, clean: Callable[[str], str] = str
+    scope_dir: Path,
+    records: Sequence[InputRecord],
+    *,
+    clean: Callable[[str], str] = str,
+    foreign: Callable[[str], bool] | None = None,
 ) -> None:
-    """Write the inputs into ``scope_dir`` (``clean`` runs over every text, e.g. the redactor), pruning stale files."""
+    """Write the inputs into ``scope_dir`` (``clean`` runs over every text, e.g. the redactor), pruning stale files.
+
+    With ``foreign`` (a session id -> whether another machine's, ``[sync]``), an input of a session
+    ``foreign`` vouches for is kept as it is, file and ``raw_memories.md`` section: the union of every
+    machine's inputs. Every other stale input goes."""
     ordered = sorted(records, key=_order)
     folder = scope_dir / ROLLOUT_DIR
     folder.mkdir(parents=True, exist_ok=True)
     wanted = {f"{r.stem}.md" for r in ordered}
+    kept: set[str] = set()
     for existing in folder.iterdir():
-        if existing.name not in wanted or existing.is_symlink() or not existing.is_file():
-            _remove(existing)
+        if existing.name in wanted and existing.is_file() and not existing.is_symlink():
+            continue
+        if foreign is not None and existing.is_file() and not existing.is_symlink():
+            session = summary_session(existing.read_text(encoding="utf-8", errors="replace"))
+            if session is not None and foreign(session):
+                kept.add(f"{ROLLOUT_DIR}/{existing.name}")
+                continue
+        _remove(existing)
     for record in ordered:
         _write(folder / f"{record.stem}.md", clean(render_summary(record)))
-    _write(scope_dir / RAW_MEMORIES, clean(render_raw_memories(ordered)))
+    text = clean(render_raw_memories(ordered))
+    raw = scope_dir / RAW_MEMORIES
+    if kept and raw.is_file() and not raw.is_symlink():
+        others = [
+            s for s in raw_sections(raw.read_text(encoding="utf-8", errors="replace")) if s.file in kept
+        ]
+        text = join_raw_sections(raw_sections(text) + others)
+    _write(raw, text)
+
+
+def summary_session(text: str) -> str | None:
+    """The session a ``rollout_summaries/`` file is about (its ``session:`` header line)."""
+    first = text.split("\n", 1)[0]
+    if first.startswith("session: "):
+        return first.removeprefix("session: ").strip() or None
+    return None
+
+
+@dataclass(frozen=True)
+class RawSection:
+    """One session's section of ``raw_memories.md``."""
+
+    session: str
+    file: str
+    last_activity: str
+    text: str
+
+
+_SECTION = re.compile(r"^## Session `([^`\n]*)`$", re.MULTILINE)
+_SECTION_META = re.compile(r"last_activity: ([^;\n]*); rollout_summary_file: (\S+)")
+RAW_HEADER = "# Raw memories\n\nOne section per session, oldest first. Written by memd; read-only.\n"
+
+
+def raw_sections(text: str) -> list[RawSection]:
+    """The sections of a ``raw_memories.md`` (memd's format; anything else in it is dropped)."""
+    starts = list(_SECTION.finditer(text))
+    out: list[RawSection] = []
+    for i, match in enumerate(starts):
+        end = starts[i + 1].start() if i + 1 < len(starts) else len(text)
+        body = text[match.start() : end].rstrip("\n") + "\n"
+        meta = _SECTION_META.search(body)
+        if meta is None:
+            continue
+        out.append(RawSection(match.group(1), meta.group(2), meta.group(1).strip(), body))
+    return out
+
+
+def join_raw_sections(sections: Iterable[RawSection]) -> str:
+    """``raw_memories.md`` of ``sections``, one per summary file, oldest first."""
+    unique: dict[str, RawSection] = {}
+    for section in sections:
+        unique.setdefault(section.file, section)
+    ordered = sorted(unique.values(), key=lambda s: (s.last_activity, s.file))
+    if not ordered:
+        return render_raw_memories([])
+    return RAW_HEADER + "".join("\n" + s.text for s in ordered)
 
 
 def _write(path: Path, text: str) -> None:

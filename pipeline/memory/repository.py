@@ -55,6 +55,8 @@ projects, `projects/<key>/` for each project. In each: `MEMORY.md` (the index),
 phase-1 inputs memd consolidated (`raw_memories.md`, `rollout_summaries/`).
 
 Every consolidation is one commit: `git log` shows them, `git revert <commit>` undoes one.
+`tombstones/` names (by a hash) the sessions that were forgotten: with `[sync]`, no machine brings
+them back.
 Read it without git: `memd memories show [SCOPE]`, `memd memories log`.
 """
 
@@ -164,6 +166,17 @@ class MemoryRepo:
     async def stage(self, scope: str) -> None:
         """Stage everything under ``scope`` as it is on disk: new, changed and deleted files."""
         await self.git("add", "-A", "--", check_scope(scope))
+
+    async def stage_paths(self, *paths: str) -> None:
+        """Stage everything under ``paths`` (folders of the repository, such as ``tombstones``) as on disk."""
+        if paths:
+            await self.git("add", "-A", "--", *paths)
+
+    async def has_staged_changes(self) -> bool:
+        out = await run_git(self.path, "diff", "--cached", "--quiet", check=False)
+        if out.returncode not in (0, 1):
+            raise MemoryRepoError(f"git diff failed: {out.stderr.strip()[-300:]}")
+        return out.returncode == 1
 
     async def untrack(self, paths: Sequence[str]) -> None:
         """Drop ``paths`` from the index, leaving the disk alone (a path git does not track is ignored)."""

@@ -18,7 +18,7 @@ from datetime import date
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-from pipeline.projects import resolve_project, scope_for
+from pipeline.projects import resolve_project, scope_for, scope_for_path
 from pipeline.publish.memfiles import GLOBAL, SUMMARY_FILE, ScopeMemory, read_scope
 from pipeline.publish.render import Budget, render_body
 
@@ -57,6 +57,8 @@ def build_recall(memory_dir: Path, cwd: str, *, today: date, max_chars: int = RE
         raise RecallProblem(f"memory directory {memory_dir} does not exist")
     project = resolve_project(cwd)
     scope = scope_for(project)
+    if project and not (memory_dir / scope).is_dir() and (memory_dir / scope_for_path(project)).is_dir():
+        scope = scope_for_path(project)  # keyed by origin now, not moved yet (the next run moves it)
     parts: list[tuple[ScopeMemory, str]] = []
     if scope != GLOBAL:
         parts.append((read_scope(memory_dir, scope, today=today), f"Memory of {project}"))

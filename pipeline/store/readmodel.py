@@ -80,11 +80,13 @@ def machine_key(key: str, machine: str) -> str:
     return f"{key}:{machine}"
 
 
+SYNC_STATE_KEY = "sync.state"
+"""``kv["sync.state"]``: what the last sync with ``[sync] remote`` did (``pipeline.sync.state``)."""
 RUN_KEY_PREFIX = "run."
 """``kv["run.<step>:<machine>"]``: a daemon step's last run that did something on that machine;
 ``run.<step>.skipped:<machine>``: its last check that found nothing to do."""
 SKIPPED_SUFFIX = ".skipped"
-RUN_STEPS = ("scan", "extract", "consolidate", "publish")
+RUN_STEPS = ("scan", "extract", "consolidate", "sync", "publish")
 """The daemon's steps, in the order a cycle runs them."""
 _RUN_NAMES = [f"{s}{suffix}" for s in RUN_STEPS for suffix in ("", SKIPPED_SUFFIX)]
 RUNS_SQL = "SELECT key, value FROM kv WHERE key IN ({keys})".format(

@@ -121,9 +121,10 @@ async def test_a_stop_names_the_steps_it_kept_from_running(clock: FakeClock) -> 
     calls: list[str] = []
     steps = {name: _step(calls, name) for name in STEP_ORDER}
     result = await run_cycle(steps, STEP_ORDER, clock=clock, keep_going=lambda: len(calls) < 2)
-    assert result.not_run == ["consolidate", "publish"]
+    assert result.not_run == ["consolidate", "sync", "publish"]
     assert result.summary() == (
-        "scan ok, extract ok, consolidate skipped: interrupted, publish skipped: interrupted"
+        "scan ok, extract ok, consolidate skipped: interrupted, sync skipped: interrupted, "
+        "publish skipped: interrupted"
     )
 
 
@@ -148,7 +149,8 @@ async def test_a_cancelled_cycle_keeps_what_ran_and_names_the_rest(clock: FakeCl
         ("extract", "cancelled", "interrupted"),
     ]
     assert into.summary() == (
-        "scan ok, extract cancelled, consolidate skipped: interrupted, publish skipped: interrupted"
+        "scan ok, extract cancelled, consolidate skipped: interrupted, sync skipped: interrupted, "
+        "publish skipped: interrupted"
     )
 
 

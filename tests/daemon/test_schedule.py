@@ -54,3 +54,35 @@ async def test_reconfigure_changes_the_interval() -> None:
         assert schedule.job_options()["interval_s"] == 120.0
     finally:
         await schedule.shutdown()
+
+
+async def test_a_sync_job_runs_on_its_interval_only_while_a_remote_is_configured() -> None:
+    from daemon.schedule import SYNC_JOB
+
+    fired = asyncio.Event()
+    requested: list[str] = []
+
+    def request(job: str) -> None:
+        requested.append(job)
+        fired.set()
+
+    schedule = Schedule(request, scan_interval_s=600)
+    schedule.start(first_scan_delay_s=3600)
+    try:
+        assert schedule.job_options(SYNC_JOB) == {}  # no remote: no sync job
+        schedule.reconfigure(scan_interval_s=600, sync_interval_s=900)  # a reload set [sync] remote
+        assert schedule.job_options(SYNC_JOB)["interval_s"] == 900.0
+        assert schedule.job_options(SYNC_JOB)["coalesce"] is True
+        assert schedule.bring_forward(0, SYNC_JOB)
+        await asyncio.wait_for(fired.wait(), timeout=10)
+        assert requested == [SYNC_JOB]  # it asks for the sync step (and publish after it)
+        schedule.reconfigure(scan_interval_s=600, sync_interval_s=None)
+        assert schedule.job_options(SYNC_JOB) == {}
+    finally:
+        await schedule.shutdown()
+
+
+def test_the_sync_job_chains_sync_then_publish() -> None:
+    from daemon.service import chain_from
+
+    assert chain_from("sync") == ["sync", "publish"]

@@ -103,3 +103,57 @@ def test_git_runs_hardened_in_a_users_repository(tmp_path: Path, monkeypatch: py
         assert env == git_env.safe_env()
         assert "GIT_DIR" not in env
     assert not marker.exists()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "git@github.com:Acme/App.git",
+        "ssh://git@github.com/Acme/App.git",
+        "ssh://git@github.com:22/Acme/App",
+        "https://github.com/Acme/App",
+        "https://user:ghp_token@GitHub.com/Acme/App.git/",
+        "git://github.com/Acme/App.git",
+    ],
+)
+def test_every_way_of_writing_a_remote_is_one_identity(url: str) -> None:
+    from pipeline.projects import normalize_remote
+
+    assert normalize_remote(url) == "github.com/Acme/App"
+
+
+def test_remotes_that_differ_are_different_identities() -> None:
+    from pipeline.projects import normalize_remote
+
+    assert normalize_remote("git@github.com:acme/app.git") != normalize_remote("git@github.com:acme/app2.git")
+    assert normalize_remote("git@gitlab.com:acme/app.git") != normalize_remote("git@github.com:acme/app.git")
+    assert (
+        normalize_remote("/srv/git/app.git/") == normalize_remote("file:///srv/git/app.git") == "/srv/git/app"
+    )
+    assert normalize_remote("") is None
+
+
+def test_one_repository_cloned_at_two_paths_is_one_scope(tmp_path: Path) -> None:
+    first, second = _repo(tmp_path / "laptop" / "app"), _repo(tmp_path / "devbox" / "work" / "app")
+    _git(first, "remote", "add", "origin", "git@github.com:acme/app.git")
+    _git(second, "remote", "add", "origin", "https://github.com/acme/app")
+    assert scope_for(str(first)) == scope_for(str(second))
+    assert project_key(str(first)).startswith("app-")
+
+
+def test_a_repository_without_origin_keeps_its_path_key(tmp_path: Path) -> None:
+    from pipeline.projects import path_key
+
+    repo = _repo(tmp_path / "app")
+    _git(repo, "remote", "add", "upstream", "git@github.com:acme/app.git")
+    assert project_key(str(repo)) == path_key(str(repo))
+    assert project_key(str(tmp_path / "not-a-repo")) == path_key(str(tmp_path / "not-a-repo"))
+
+
+def test_a_hostile_git_config_names_no_scope_outside_safe_characters(tmp_path: Path) -> None:
+    from pipeline.memory.layout import is_scope
+
+    repo = _repo(tmp_path / "app")
+    config = repo / ".git" / "config"
+    config.write_text(config.read_text() + '[remote "origin"]\n\turl = "../../../etc/x y;$(rm -rf ~)"\n')
+    assert is_scope(scope_for(str(repo)))

@@ -9,7 +9,7 @@ import pytest
 from daemon.config import load_settings
 from daemon.status.config import StatusSettings, load_status_settings
 from pipeline import defaults
-from pipeline.settings import LLMSettings, MemoriesSettings
+from pipeline.settings import LLMSettings, MemoriesSettings, SyncSettings
 
 EVERY_KEY = (
     "[paths]\n"
@@ -20,6 +20,9 @@ EVERY_KEY = (
     "daily_token_budget = 1234\n"
     "[memories]\n"
     "min_rate_limit_remaining_percent = 40.5\n"
+    "[sync]\n"
+    'remote = "git@github.com:me/memory.git"\n'
+    'branch = "memory"\n'
 )
 EVERY_ENV = {
     "MEMD_PATHS__STATE_DB": "postgresql://u@h/db",
@@ -27,6 +30,8 @@ EVERY_ENV = {
     "MEMD_PATHS__MEMORY_DIR": "/m",
     "MEMD_LLM__DAILY_TOKEN_BUDGET": "99",
     "MEMD_MEMORIES__MIN_RATE_LIMIT_REMAINING_PERCENT": "10",
+    "MEMD_SYNC__REMOTE": "https://git.example/me/memory",
+    "MEMD_SYNC__BRANCH": "main2",
 }
 
 
@@ -58,6 +63,8 @@ def test_the_lean_settings_equal_the_full_loaders(
         memory_dir=full.settings.paths.memory_dir,
         daily_token_budget=full.settings.llm.daily_token_budget,
         min_rate_limit_remaining_percent=full.settings.memories.min_rate_limit_remaining_percent,
+        sync_remote=full.settings.sync.remote,
+        sync_branch=full.settings.sync.branch,
         inputs_key=full.inputs_key,
     )
 
@@ -74,3 +81,5 @@ def test_the_defaults_come_from_one_place() -> None:
         == LLMSettings().daily_token_budget
         == defaults.DAILY_TOKEN_BUDGET
     )
+    assert fields["sync_branch"].default == SyncSettings().branch == defaults.SYNC_BRANCH
+    assert fields["sync_remote"].default == SyncSettings().remote == ""

@@ -89,6 +89,17 @@ def test_recall_in_a_worktree_gives_the_repositorys_memory(env: Env) -> None:
     assert "Repo uses uv" in result.text
 
 
+def test_recall_finds_a_scope_keyed_by_its_path_until_memd_moves_it_to_its_origin_key(env: Env) -> None:
+    from pipeline.projects import scope_for_path
+
+    repo = _repo(env)  # its memory is under the path key (no origin yet)
+    git(repo, "remote", "add", "origin", "git@github.com:acme/repo.git")
+    assert scope_for(str(repo.resolve())) != scope_for_path(str(repo.resolve()))
+    result = build_recall(env.memory_dir, str(repo), today=TODAY)
+    assert result.scope == scope_for_path(str(repo.resolve()))
+    assert "Repo uses uv" in result.text
+
+
 def test_recall_is_capped(env: Env) -> None:
     repo = _repo(env)
     scope = scope_for(str(repo.resolve()))

@@ -1,0 +1,90 @@
+"""`memd sync [--json]`: sync the memory repository with its git remote (``[sync] remote``) now.
+
+It fetches, checks what comes in, merges it, consolidates again the scopes both machines changed
+(with an API key; else the daemon does it at its next consolidation), pushes, and publishes when the
+merge changed the memory. Exit status: 0 when synced; 1 when the sync stopped (a rewritten remote,
+a refused commit) or failed (unreachable), with the reason; 2 for a bad config or no remote.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import TYPE_CHECKING
+
+import click
+
+from daemon.cli.context import CliContext, fail, pass_ctx
+
+if TYPE_CHECKING:
+    from pipeline.llm.protocol import ModelClient
+    from pipeline.publish.run import PublishReport
+    from pipeline.sync.run import SyncReport
+
+EXIT_FAILED = 1
+EXIT_CONFIG = 2
+
+
+@click.command("sync")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@pass_ctx
+def sync_command(ctx: CliContext, as_json: bool) -> None:
+    """Fetch, merge and push the memory repository with its [sync] remote now."""
+    settings = ctx.loaded().settings
+    if not settings.sync.enabled:
+        fail("no [sync] remote is configured: set [sync] remote (a path, ssh or https git URL)", EXIT_CONFIG)
+    ctx.configure_logging()
+    import asyncio
+
+    from daemon.actions import publish_lines
+    from daemon.cycle import jsonable
+    from pipeline.clock import SystemClock
+    from pipeline.consolidate.sync_now import sync_memory
+    from pipeline.errors import NoAPIKey, StoreError
+    from pipeline.redaction import Redactor, load_or_create_key
+    from pipeline.store import open_store
+
+    clock = SystemClock()
+
+    async def go() -> tuple[SyncReport, PublishReport | None]:
+        store = await open_store(settings.paths.state_db)
+        clients: list[ModelClient] = []
+
+        async def model() -> ModelClient | None:
+            from pipeline.llm.client import build_client
+
+            try:
+                clients.append(build_client(settings, store=store, clock=clock, env=os.environ))
+            except NoAPIKey:
+                return None
+            return clients[-1]
+
+        try:
+            redactor = Redactor(load_or_create_key(settings.paths.state_dir))
+            report = await sync_memory(store, settings, clock, redactor, model=model)
+            published = None
+            if report.changed:
+                from pipeline.publish.run import publish_all
+
+                published = await publish_all(store, settings, clock)
+            return report, published
+        finally:
+            for client in clients:
+                await client.aclose()
+            await store.close()
+
+    try:
+        report, published = asyncio.run(go())
+    except StoreError as exc:
+        fail(str(exc), EXIT_FAILED)
+    if as_json:
+        out = {"sync": jsonable(report), "published": jsonable(published) if published else None}
+        click.echo(json.dumps(out, indent=2))
+    else:
+        for line in report.lines():
+            click.echo(line)
+        if published is not None:
+            for line in publish_lines(published):
+                click.echo(line)
+    sys.exit(EXIT_FAILED if report.failure else 0)

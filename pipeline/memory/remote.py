@@ -1,0 +1,298 @@
+"""The memory repository and its git remote (``[sync]``): fetch, push, ancestry, trees as data.
+
+Only these intents talk to a remote, and they do so with the hardened configuration of every git
+call (``pipeline.memory.git_env``) plus exactly what a remote needs: the ``file``, ``git``, ``ssh``
+and ``https`` transports (never ``ext::`` or another helper that runs a program), and ``ssh``
+itself as the ssh command (whatever a repository's config or the environment says). The URL is
+given on the command line each time, never written into the repository's config. Nothing is ever
+force-pushed: a push the remote refuses as not a fast-forward comes back as ``PushRejected``.
+
+The remote's branch is fetched into ``refs/memd/remote/<branch>`` (it never moves the branch or the
+work tree); ``refs/memd/synced/<branch>`` marks the last remote commit memd accepted or pushed,
+which every later fetch must descend from (a rewritten history is refused).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.errors import MemoryRepoError
+from pipeline.memory.git import run_git, run_git_bytes
+from pipeline.memory.repository import MemoryRepo
+
+FETCH_TIMEOUT_S = 120.0
+REMOTE_REF = "refs/memd/remote/"
+SYNCED_REF = "refs/memd/synced/"
+REMOTE_CONFIG: tuple[tuple[str, str], ...] = (
+    ("protocol.allow", "never"),
+    ("protocol.file.allow", "always"),
+    ("protocol.git.allow", "always"),
+    ("protocol.ssh.allow", "always"),
+    ("protocol.https.allow", "always"),
+    ("core.sshCommand", "ssh"),
+    ("fetch.recurseSubmodules", "false"),
+    ("transfer.fsckObjects", "true"),
+    ("push.recurseSubmodules", "no"),
+)
+PASSED_ENV = ("SSH_AUTH_SOCK",)
+"""The only variables of memd's environment a fetch or a push sees (ssh's agent)."""
+REGULAR_MODES = ("100644", "100755")
+MOVED_SIGNS = ("[rejected]", "non-fast-forward", "fetch first", "cannot lock ref", "but expected")
+"""How git says a push lost to another: refused as not a fast-forward, or beaten to the ref's lock
+by a push landing at the same moment."""
+
+
+class PushRejected(MemoryRepoError):
+    """The remote refused the push: its branch has commits this one lacks (fetch and merge first)."""
+
+
+class RepoMoved(MemoryRepoError):
+    """The memory repository's branch moved while a merge was built (a run landed): merge again."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    mode: str
+    sha: str
+
+
+def _remote_args() -> list[str]:
+    args: list[str] = []
+    for key, value in REMOTE_CONFIG:
+        args += ["-c", f"{key}={value}"]
+    return args
+
+
+def _remote_env() -> dict[str, str]:
+    return {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
+
+
+def check_url(url: str) -> str:
+    if not url or url.startswith("-") or "::" in url.split("/", 1)[0] or any(c in url for c in "\0\n\r"):
+        raise MemoryRepoError(f"not a git remote memd uses: {url[:80]!r}")
+    return url
+
+
+def remote_ref(branch: str) -> str:
+    return f"{REMOTE_REF}{branch}"
+
+
+def synced_ref(branch: str) -> str:
+    return f"{SYNCED_REF}{branch}"
+
+
+async def fetch(repo: MemoryRepo, url: str, branch: str) -> str | None:
+    """Fetch the remote's ``branch`` into ``refs/memd/remote/<branch>``; its commit, or None when the
+    remote has no such branch yet (a new, empty remote)."""
+    ref = remote_ref(branch)
+    listed = await run_git(
+        repo.path,
+        *_remote_args(),
+        "ls-remote",
+        "--heads",
+        "--",
+        check_url(url),
+        f"refs/heads/{branch}",
+        timeout_s=FETCH_TIMEOUT_S,
+        env=_remote_env(),
+    )
+    if not listed.stdout.strip():
+        await run_git(repo.path, "update-ref", "-d", ref, check=False)
+        return None
+    await run_git(
+        repo.path,
+        *_remote_args(),
+        "fetch",
+        "-q",
+        "--no-tags",
+        "--no-write-fetch-head",
+        "--",
+        url,
+        f"+refs/heads/{branch}:{ref}",
+        timeout_s=FETCH_TIMEOUT_S,
+        env=_remote_env(),
+    )
+    return await ref_commit(repo, ref)
+
+
+async def push(repo: MemoryRepo, url: str, branch: str, commit: str) -> None:
+    """Push ``commit`` to the remote's ``branch`` as a fast-forward only (never forced)."""
+    result = await run_git(
+        repo.path,
+        *_remote_args(),
+        "push",
+        "--porcelain",
+        "--no-verify",
+        "--",
+        check_url(url),
+        f"{commit}:refs/heads/{branch}",
+        check=False,
+        timeout_s=FETCH_TIMEOUT_S,
+        env=_remote_env(),
+    )
+    if result.returncode == 0:
+        return
+    text = result.stdout + result.stderr
+    if any(sign in text for sign in MOVED_SIGNS):
+        raise PushRejected("the remote has commits this machine has not merged yet", stderr=result.stderr)
+    raise MemoryRepoError(
+        f"git push failed (exit {result.returncode}): {result.stderr.strip()[-500:] or '(no output)'}",
+        stderr=result.stderr,
+    )
+
+
+async def ref_commit(repo: MemoryRepo, ref: str) -> str | None:
+    out = await run_git(repo.path, "rev-parse", "--verify", "-q", f"{ref}^{{commit}}", check=False)
+    return out.stdout.strip() or None
+
+
+async def set_ref(repo: MemoryRepo, ref: str, commit: str) -> None:
+    await repo.git("update-ref", ref, commit)
+
+
+async def is_ancestor(repo: MemoryRepo, older: str, newer: str) -> bool:
+    result = await run_git(repo.path, "merge-base", "--is-ancestor", older, newer, check=False)
+    if result.returncode not in (0, 1):
+        raise MemoryRepoError(f"git merge-base failed: {result.stderr.strip()[-300:]}")
+    return result.returncode == 0
+
+
+async def merge_base(repo: MemoryRepo, a: str, b: str) -> str | None:
+    result = await run_git(repo.path, "merge-base", a, b, check=False)
+    return result.stdout.strip() or None
+
+
+async def tree(repo: MemoryRepo, commit: str | None) -> dict[str, Entry]:
+    """Every entry of ``commit``'s tree, recursively: path -> (mode, object id). None: the empty tree."""
+    if commit is None:
+        return {}
+    out = await repo.git("ls-tree", "-r", "-z", "--full-tree", commit)
+    entries: dict[str, Entry] = {}
+    for item in out.split("\0"):
+        if not item:
+            continue
+        meta, _, path = item.partition("\t")
+        mode, _kind, sha = meta.split(" ", 2)
+        entries[path] = Entry(mode, sha)
+    return entries
+
+
+async def blobs(repo: MemoryRepo, shas: list[str]) -> dict[str, bytes]:
+    """The contents of ``shas`` (blob ids), read in one ``git cat-file --batch``."""
+    wanted = sorted(set(shas))
+    if not wanted:
+        return {}
+    code, out, err = await run_git_bytes(
+        repo.path, "cat-file", "--batch", input_bytes=("\n".join(wanted) + "\n").encode()
+    )
+    if code != 0:
+        raise MemoryRepoError(f"git cat-file failed: {err.decode('utf-8', 'replace')[-300:]}")
+    found: dict[str, bytes] = {}
+    pos = 0
+    while pos < len(out):
+        end = out.index(b"\n", pos)
+        header = out[pos:end].decode("ascii", "replace").split(" ")
+        pos = end + 1
+        if len(header) < 3 or header[1] != "blob":
+            raise MemoryRepoError(f"not a blob in the memory repository: {' '.join(header)[:80]}")
+        size = int(header[2])
+        found[header[0]] = out[pos : pos + size]
+        pos += size + 1
+    return found
+
+
+async def new_blobs(repo: MemoryRepo, tip: str, known: list[str]) -> list[tuple[str, str]]:
+    """(blob id, path) of every file version ``tip`` brings that none of ``known`` has (each
+    incoming commit's files, not only the last one's)."""
+    args = ["rev-list", "--objects", tip]
+    if known:
+        args += ["--not", *known]
+    listed = await repo.git(*args)
+    lines = [line for line in listed.splitlines() if line]
+    if not lines:
+        return []
+    checked = await repo.git(
+        "cat-file",
+        "--batch-check=%(objecttype) %(objectname)",
+        input_text="\n".join(line.split(" ", 1)[0] for line in lines) + "\n",
+    )
+    kinds = dict(
+        (parts[1], parts[0]) for parts in (row.split(" ") for row in checked.splitlines()) if len(parts) == 2
+    )
+    out: list[tuple[str, str]] = []
+    for line in lines:
+        sha, _, path = line.partition(" ")
+        if kinds.get(sha) == "blob":
+            out.append((sha, path))
+    return out
+
+
+async def fetch_into(clone: MemoryRepo, source: Path, ref: str) -> str:
+    """Bring ``ref`` of the repository at ``source`` (memd's own) into a scratch ``clone``."""
+    await clone.git("fetch", "-q", "--no-tags", str(source), f"+{ref}:{ref}")
+    commit = await ref_commit(clone, ref)
+    assert commit is not None
+    return commit
+
+
+async def checkout(clone: MemoryRepo, commit: str) -> None:
+    """Put a scratch ``clone`` on ``commit`` (branch ``memd-sync``), work tree and index."""
+    await clone.git("checkout", "-q", "-f", "-B", "memd-sync", commit)
+
+
+async def start_merge(clone: MemoryRepo, theirs: str) -> None:
+    """Record ``theirs`` as the second parent of the scratch clone's next commit (the tree memd writes
+    itself, so git's own merge never writes a conflict marker)."""
+    await clone.git(
+        "merge", "-q", "--no-commit", "--no-ff", "-s", "ours", "--allow-unrelated-histories", theirs
+    )
+
+
+async def replace_tree(clone: MemoryRepo, files: dict[str, bytes]) -> None:
+    """Make the scratch clone's work tree and index exactly ``files`` (every path relative, regular)."""
+    await clone.git("rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", ".")
+    for entry in clone.path.iterdir():
+        if entry.name == ".git":
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            import shutil
+
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+    for rel, data in files.items():
+        target = clone.path / rel
+        target.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        target.write_bytes(data)
+    await clone.git("add", "-A", "--", ".")
+
+
+async def land_exact(repo: MemoryRepo, clone: MemoryRepo, *, base: str) -> str:
+    """Fast-forward the real repository's branch from ``base`` to the scratch clone's HEAD; the
+    repository must still be at ``base`` (a run that landed meanwhile makes the caller merge again)."""
+    async with repo.locked():
+        if await repo.head() != base:
+            raise RepoMoved("the memory repository moved during the sync; it is merged again")
+        target = await clone.head()
+        assert target is not None
+        await repo.git("fetch", "-q", "--no-tags", str(clone.path), "HEAD")
+        await repo.git("merge", "-q", "--ff-only", "--no-edit", target)
+        return target
+
+
+async def fast_forward(repo: MemoryRepo, *, base: str, target: str) -> str:
+    """Fast-forward the real repository's branch from ``base`` to ``target`` (already fetched)."""
+    async with repo.locked():
+        if await repo.head() != base:
+            raise RepoMoved("the memory repository moved during the sync; it is merged again")
+        await repo.git("merge", "-q", "--ff-only", "--no-edit", target)
+        return target
+
+
+async def ahead_behind(repo: MemoryRepo, local: str, other: str) -> tuple[int, int]:
+    """Commits ``local`` has that ``other`` lacks, and the other way round."""
+    out = await repo.git("rev-list", "--left-right", "--count", f"{local}...{other}")
+    left, _, right = out.strip().partition("\t")
+    return int(left or 0), int(right or 0)

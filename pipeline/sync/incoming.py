@@ -1,0 +1,109 @@
+"""The remote is not trusted: what it brings passes the checks of a local consolidation first.
+
+Before anything fetched is merged (let alone published): every path is ``README.md``, a tombstone
+or a file of a valid scope, every entry a regular file (no symlink, no submodule); every scope the
+remote changed passes ``pipeline.memory.validate.validate_scope`` (frontmatter, index, caps, the
+secret gate) as the remote has it; and every file version any incoming commit carries, not only the
+last one's, passes the secret gate. A finding stops the sync with the reason; nothing is merged.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from pipeline.memory.layout import Caps, is_scope
+from pipeline.memory.remote import REGULAR_MODES, Entry
+from pipeline.memory.validate import SecretFinder, describe_secret, validate_scope
+from pipeline.sync import tombstones
+from pipeline.sync.merge import ROOT_FILES, by_scope, scope_of
+
+MAX_ROOT_FILE_BYTES = 64 * 1024
+MAX_FILE_BYTES = 2 * 1024 * 1024
+"""No file of memory is anywhere near this (topics have their own, smaller cap): a bigger one is refused."""
+MAX_FINDINGS = 20
+
+
+def path_findings(entries: Mapping[str, Entry]) -> list[str]:
+    """Paths and modes memory never holds."""
+    out: list[str] = []
+    for path, entry in sorted(entries.items()):
+        if entry.mode not in REGULAR_MODES:
+            kind = {"120000": "a symlink", "160000": "a submodule"}.get(entry.mode, f"mode {entry.mode}")
+            out.append(f"{path} is {kind}; memory holds regular files only")
+            continue
+        found = scope_of(path)
+        if path in ROOT_FILES or tombstones.is_tombstone_path(path):
+            continue
+        if found is None or not is_scope(found[0]):
+            out.append(f"{path} is not a file of a memory scope, a tombstone or the README")
+            continue
+        if any(part.startswith(".") for part in found[1].split("/")):
+            out.append(f"{path} is hidden; memory holds no hidden files")
+    return out
+
+
+def size_findings(files: Mapping[str, bytes]) -> list[str]:
+    out = []
+    for path, data in files.items():
+        if len(data) > MAX_FILE_BYTES:
+            out.append(
+                f"{path} is {len(data)} bytes, over the cap of {MAX_FILE_BYTES} for any file of memory"
+            )
+        elif path in ROOT_FILES and len(data) > MAX_ROOT_FILE_BYTES:
+            out.append(f"{path} is {len(data)} bytes, over the cap of {MAX_ROOT_FILE_BYTES}")
+        elif tombstones.is_tombstone_path(path) and len(data) > 1024:
+            out.append(f"{path} is {len(data)} bytes: a tombstone holds one line")
+    return out
+
+
+def scope_findings(
+    theirs: Mapping[str, bytes], ours: Mapping[str, bytes], caps: Caps, finder: SecretFinder | None
+) -> list[str]:
+    """``validate_scope`` of each scope the remote has differently from this machine."""
+    mine, remote = by_scope(ours), by_scope(theirs)
+    out: list[str] = []
+    for scope, files in sorted(remote.items()):
+        if mine.get(scope) == files:
+            continue
+        with tempfile.TemporaryDirectory(prefix="memd-incoming.") as tmp:
+            folder = Path(tmp) / "scope"
+            for rel, data in files.items():
+                target = folder / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+            out += [f"{scope}/{finding}" for finding in validate_scope(folder, caps, finder)]
+    return out
+
+
+def secret_findings(versions: Sequence[tuple[str, bytes]], finder: SecretFinder | None) -> list[str]:
+    """The secret gate over every incoming file version: ``(path, data)``."""
+    if finder is None:
+        return []
+    out: list[str] = []
+    for path, data in versions:
+        text = data.decode("utf-8", "replace")
+        for found in finder.find(text):
+            out.append(
+                f"{path}: the secret gate found a {describe_secret(found, text)} in an incoming commit"
+            )
+    return out
+
+
+def findings(
+    entries: Mapping[str, Entry],
+    theirs: Mapping[str, bytes],
+    ours: Mapping[str, bytes],
+    versions: Sequence[tuple[str, bytes]],
+    *,
+    caps: Caps,
+    finder: SecretFinder | None,
+) -> list[str]:
+    """Every reason to refuse what the remote brings (empty: it may be merged)."""
+    out = path_findings(entries)
+    if not out:
+        out = size_findings(theirs) + secret_findings(versions, finder)
+    if not out:
+        out = scope_findings(theirs, ours, caps, finder)
+    return out[:MAX_FINDINGS]

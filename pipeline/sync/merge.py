@@ -1,0 +1,179 @@
+"""The merge of two machines' memory, as data: which files the merged tree holds, and which scopes must
+be consolidated again.
+
+memd never lets git merge a file (so no conflict marker can land in one): it reads the three trees
+(the merge base, this machine's, the remote's) and builds the merged one here, scope by scope:
+
+- a scope only one side changed is that side's;
+- a scope both changed keeps the phase-1 inputs of both (a three-way merge of the set of
+  ``rollout_summaries/`` files, and ``raw_memories.md`` rebuilt from the sections of the files kept),
+  and the remote's topic files, index and digest: this machine then consolidates its own inputs again
+  on top of them (``reconsolidate``);
+- the tombstones of both sides are kept (``tombstones/``), and applied to every scope: a tombstoned
+  session's inputs go, the topic files citing it are withdrawn with their index lines and the digest
+  (the scope is consolidated again from what remains), and a scope left with no input at all goes.
+
+Anything outside ``README.md``, ``tombstones/`` and the scopes was refused before (``incoming``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from pipeline.memory import frontmatter
+from pipeline.memory.inputs import join_raw_sections, raw_sections, summary_session
+from pipeline.memory.layout import INDEX, RAW_MEMORIES, ROLLOUT_DIR, SUMMARY, is_input_path, is_topic_path
+from pipeline.memory.validate import index_links
+from pipeline.sync import tombstones
+
+Files = Mapping[str, bytes]
+PLACEHOLDER_SUMMARY = (
+    b"# Summary\n\nmemd is rebuilding this digest: a session it drew on was forgotten on another machine.\n"
+)
+ROOT_FILES = ("README.md",)
+
+
+@dataclass
+class MergeResult:
+    files: dict[str, bytes]
+    reconsolidate: set[str] = field(default_factory=set)
+    """Scopes whose topic files this machine must consolidate again (both sides changed them, or a
+    tombstone withdrew some)."""
+    combined: set[str] = field(default_factory=set)
+    """Scopes both sides changed: the remote's topics and both sides' inputs."""
+    withdrawn: dict[str, list[str]] = field(default_factory=dict)
+    """Topic files a tombstone withdrew, per scope."""
+    removed_inputs: int = 0
+    cleared: set[str] = field(default_factory=set)
+
+
+def scope_of(path: str) -> tuple[str, str] | None:
+    """``(scope, path relative to it)`` of a file of a scope, None for any other path."""
+    parts = path.split("/")
+    if parts[0] == "global" and len(parts) >= 2:
+        return "global", "/".join(parts[1:])
+    if parts[0] == "projects" and len(parts) >= 3:
+        return f"projects/{parts[1]}", "/".join(parts[2:])
+    return None
+
+
+def by_scope(files: Files) -> dict[str, dict[str, bytes]]:
+    out: dict[str, dict[str, bytes]] = {}
+    for path, data in files.items():
+        found = scope_of(path)
+        if found is not None:
+            out.setdefault(found[0], {})[found[1]] = data
+    return out
+
+
+def merge_trees(base: Files, ours: Files, theirs: Files) -> MergeResult:
+    """The merged tree of ``ours`` and ``theirs`` since ``base`` (every one ``path -> bytes``)."""
+    result = MergeResult(files={})
+    for name in ROOT_FILES:
+        chosen = ours.get(name, theirs.get(name))
+        if chosen is not None:
+            result.files[name] = chosen
+    graves = tombstones.hashes_in(ours) | tombstones.hashes_in(theirs)
+    for grave in sorted(graves):
+        result.files[f"{tombstones.TOMBSTONE_DIR}/{grave}"] = tombstones.TOMBSTONE_TEXT
+    b, o, t = by_scope(base), by_scope(ours), by_scope(theirs)
+    for scope in sorted(set(o) | set(t)):
+        merged = _merge_scope(scope, b.get(scope, {}), o.get(scope, {}), t.get(scope, {}), result)
+        merged = _bury(scope, merged, graves, result)
+        for rel, data in merged.items():
+            result.files[f"{scope}/{rel}"] = data
+    return result
+
+
+def _merge_scope(
+    scope: str, base: dict[str, bytes], ours: dict[str, bytes], theirs: dict[str, bytes], result: MergeResult
+) -> dict[str, bytes]:
+    if ours == theirs or theirs == base:
+        return dict(ours)
+    if ours == base:
+        return dict(theirs)
+    result.combined.add(scope)
+    result.reconsolidate.add(scope)
+    merged = {rel: data for rel, data in theirs.items() if not is_input_path(rel)}
+    summaries = {rel for rel in set(base) | set(ours) | set(theirs) if rel.startswith(f"{ROLLOUT_DIR}/")}
+    for rel in sorted(summaries):
+        chosen = _three_way(base.get(rel), ours.get(rel), theirs.get(rel))
+        if chosen is not None:
+            merged[rel] = chosen
+    merged[RAW_MEMORIES] = _raw_union(ours, theirs, set(merged))
+    return merged
+
+
+def _three_way(base: bytes | None, ours: bytes | None, theirs: bytes | None) -> bytes | None:
+    """One input file: a side's change wins over no change; both changed: this machine's (it
+    writes its own inputs again anyway), or the one that still has it."""
+    if ours == theirs:
+        return ours
+    if ours == base:
+        return theirs
+    if theirs == base:
+        return ours
+    return ours if ours is not None else theirs
+
+
+def _raw_union(ours: dict[str, bytes], theirs: dict[str, bytes], kept: set[str]) -> bytes:
+    sections = []
+    for side in (ours, theirs):
+        text = side.get(RAW_MEMORIES, b"").decode("utf-8", "replace")
+        sections += [s for s in raw_sections(text) if s.file in kept]
+    return join_raw_sections(sections).encode("utf-8")
+
+
+def _bury(scope: str, files: dict[str, bytes], graves: set[str], result: MergeResult) -> dict[str, bytes]:
+    """``files`` of ``scope`` without what tombstoned sessions taught."""
+    if not graves:
+        return files
+    out = dict(files)
+    dropped: set[str] = set()
+    for rel, data in files.items():
+        if rel.startswith(f"{ROLLOUT_DIR}/"):
+            session = summary_session(data.decode("utf-8", "replace"))
+            if session is not None and tombstones.is_tombstoned(session, graves):
+                del out[rel]
+                dropped.add(rel)
+    raw = out.get(RAW_MEMORIES)
+    if raw is not None:
+        sections = raw_sections(raw.decode("utf-8", "replace"))
+        keep = [s for s in sections if not tombstones.is_tombstoned(s.session, graves)]
+        if len(keep) != len(sections):
+            out[RAW_MEMORIES] = join_raw_sections(keep).encode("utf-8")
+    result.removed_inputs += len(dropped)
+    withdrawn = sorted(rel for rel, data in out.items() if is_topic_path(rel) and _cites(data, graves))
+    if withdrawn:
+        for rel in withdrawn:
+            del out[rel]
+        out = _drop_index_lines(out, set(withdrawn))
+        if SUMMARY in out:
+            out[SUMMARY] = PLACEHOLDER_SUMMARY
+        result.withdrawn[scope] = withdrawn
+        result.reconsolidate.add(scope)
+    if (dropped or withdrawn) and not any(rel.startswith(f"{ROLLOUT_DIR}/") for rel in out):
+        result.cleared.add(scope)
+        result.reconsolidate.discard(scope)
+        return {}
+    if dropped:
+        result.reconsolidate.add(scope)
+    return out
+
+
+def _cites(data: bytes, graves: set[str]) -> bool:
+    try:
+        topic = frontmatter.parse(data.decode("utf-8"))
+    except (frontmatter.FrontmatterError, UnicodeDecodeError):
+        return False
+    return any(tombstones.is_tombstoned(s, graves) for s in topic.meta.sources)
+
+
+def _drop_index_lines(files: dict[str, bytes], removed: set[str]) -> dict[str, bytes]:
+    index = files.get(INDEX)
+    if index is None:
+        return files
+    lines = index.decode("utf-8", "replace").splitlines(keepends=True)
+    keep = [line for line in lines if not any(t in removed for _n, t in index_links(line))]
+    return {**files, INDEX: "".join(keep).encode("utf-8")}

@@ -1,0 +1,326 @@
+"""One sync of the memory repository with ``[sync] remote``: fetch, check, merge, land, push.
+
+1. Fetch the remote's branch (``refs/memd/remote/<branch>``; the local branch does not move).
+2. Refuse a rewritten history: the last remote commit memd synced with (``refs/memd/synced/<branch>``)
+   must be an ancestor of what was fetched.
+3. Nothing new there: go to 6. Otherwise check what comes in (``incoming``) and refuse it with the
+   reason when it fails; nothing is merged then.
+4. Merge as data (``merge``): no file is ever merged by git, so no conflict marker lands anywhere;
+   land it (a fast-forward, a commit on the remote's, or a merge commit) on the local branch; mark
+   the scopes both sides changed for a new consolidation on top of the remote's topics; forget, in
+   this machine's store, the extracts of sessions the remote tombstoned.
+5. Consolidate those scopes again (``reconsolidate``, given by the caller: it needs the model).
+6. Push the branch, as a fast-forward only. A push the remote rejects (another machine pushed
+   first) goes back to 1, up to ``MAX_ATTEMPTS`` times. memd never force-pushes.
+
+A refusal ends ``stopped``; a remote that cannot be reached or a git failure ``failed``; either way
+the reason is recorded for `memd status` and local work goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import structlog
+
+from pipeline.clock import Clock
+from pipeline.errors import MemdError, MemoryRepoError, SyncRefused
+from pipeline.memory import remote
+from pipeline.memory.layout import Caps
+from pipeline.memory.repository import MemoryRepo
+from pipeline.memory.validate import SecretFinder
+from pipeline.settings import Settings
+from pipeline.store import Store, syncstate
+from pipeline.store import consolidation as db
+from pipeline.sync import incoming, tombstones
+from pipeline.sync.merge import MergeResult, merge_trees
+from pipeline.sync.state import SyncState, load, save, shown_url
+from pipeline.vocabulary import SyncOutcome
+
+log = structlog.get_logger(__name__)
+
+MAX_ATTEMPTS = 4
+SCRATCH_DIR = "sync-scratch"
+SYNC_TRAILER = "Memd-Sync"
+
+Reconsolidate = Callable[[list[str]], Awaitable[list[str]]]
+"""Consolidates the given scopes again; returns one line per scope saying how it went."""
+
+
+@dataclass
+class SyncReport:
+    outcome: SyncOutcome
+    remote: str = ""
+    reason: str | None = None
+    fetched: str | None = None
+    landed: str | None = None
+    """The commit a merge (or a fast-forward) put on the local branch."""
+    pushed: str | None = None
+    reconsolidate: list[str] = field(default_factory=list)
+    reconsolidated: list[str] = field(default_factory=list)
+    withdrawn: dict[str, list[str]] = field(default_factory=dict)
+    forgotten_here: int = 0
+    attempts: int = 0
+    ahead: int | None = None
+    behind: int | None = None
+
+    @property
+    def changed(self) -> bool:
+        """The local branch moved: what is published must follow."""
+        return self.landed is not None or bool(self.reconsolidated) or self.forgotten_here > 0
+
+    @property
+    def failure(self) -> str | None:
+        """Why the sync could not do its work (the cycle marks the step ``failed``), or None."""
+        if self.outcome in (SyncOutcome.STOPPED, SyncOutcome.FAILED):
+            return f"sync {self.outcome}: {self.reason}"
+        return None
+
+    def lines(self) -> list[str]:
+        if self.outcome == SyncOutcome.SKIPPED:
+            return [f"sync skipped: {self.reason}"]
+        lines = [f"sync with {self.remote}: {self.outcome}" + (f" ({self.reason})" if self.reason else "")]
+        if self.landed:
+            lines.append(f"merged the remote's commits: the memory repository is at {self.landed[:12]}")
+        for scope, files in sorted(self.withdrawn.items()):
+            lines.append(
+                f"{scope}: withdrew {', '.join(files)} (they cite a session forgotten on another machine)"
+            )
+        if self.forgotten_here:
+            lines.append(f"forgot {self.forgotten_here} extract(s) here that another machine forgot")
+        if self.reconsolidate and not self.reconsolidated:
+            lines.append(
+                "consolidated again at the next consolidation, on top of the remote's topics: "
+                + ", ".join(self.reconsolidate)
+            )
+        lines += self.reconsolidated
+        if self.pushed:
+            lines.append(f"pushed {self.pushed[:12]}")
+        if self.ahead is not None and self.behind is not None:
+            lines.append(f"ahead {self.ahead}, behind {self.behind}")
+        return lines
+
+
+@dataclass
+class Syncer:
+    store: Store
+    settings: Settings
+    clock: Clock
+    finder: SecretFinder | None
+    reconsolidate: Reconsolidate | None = None
+
+    @property
+    def repo(self) -> MemoryRepo:
+        return MemoryRepo(self.settings.paths.memory_dir)
+
+    @property
+    def caps(self) -> Caps:
+        m = self.settings.memories
+        return Caps(
+            summary_max_tokens=m.summary_token_cap,
+            topic_max_bytes=m.topic_file_max_bytes,
+            max_topic_files=m.max_topic_files,
+        )
+
+    async def run(self, *, push: bool = True) -> SyncReport:
+        cfg = self.settings.sync
+        if not cfg.enabled:
+            return SyncReport(SyncOutcome.SKIPPED, reason="no [sync] remote is configured")
+        report = SyncReport(SyncOutcome.SYNCED, remote=shown_url(cfg.remote))
+        state = await load(self.store)
+        state.remote, state.branch = report.remote, cfg.branch
+        try:
+            await self.repo.ensure()
+            await self._attempts(report, state, push=push)
+        except SyncRefused as exc:
+            report.outcome, report.reason = SyncOutcome.STOPPED, str(exc)
+        except (MemoryRepoError, OSError) as exc:
+            report.outcome, report.reason = SyncOutcome.FAILED, _short(exc)
+        except MemdError as exc:
+            report.outcome, report.reason = SyncOutcome.FAILED, _short(exc)
+        if report.reason and cfg.remote != report.remote:
+            report.reason = report.reason.replace(cfg.remote, report.remote)  # never a credential
+        await self._record(report, state)
+        log.info("sync_finished", outcome=report.outcome, reason=report.reason, attempts=report.attempts)
+        return report
+
+    async def _attempts(self, report: SyncReport, state: SyncState, *, push: bool) -> None:
+        cfg, repo = self.settings.sync, self.repo
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            report.attempts = attempt
+            tip = await remote.fetch(repo, cfg.remote, cfg.branch)
+            state.last_fetch_at = self.clock.now().isoformat()
+            report.fetched = tip
+            try:
+                merged = await self._pull(report, tip)
+            except remote.RepoMoved:
+                log.info("sync_repo_moved", attempt=attempt)
+                continue
+            if merged is not None and merged.reconsolidate and self.reconsolidate is not None:
+                report.reconsolidated += await self.reconsolidate(sorted(merged.reconsolidate))
+            head = await repo.head()
+            assert head is not None
+            if push and head != tip:
+                try:
+                    await remote.push(repo, cfg.remote, cfg.branch, head)
+                except remote.PushRejected:
+                    log.info("sync_push_rejected", attempt=attempt)
+                    continue
+                await remote.set_ref(repo, remote.synced_ref(cfg.branch), head)
+                await remote.set_ref(repo, remote.remote_ref(cfg.branch), head)
+                report.pushed = head
+                state.last_push_at = self.clock.now().isoformat()
+            return
+        raise MemoryRepoError(
+            f"the remote kept moving: {MAX_ATTEMPTS} attempts, each overtaken by another machine's push "
+            "(or a run landing here); tried again at the next sync"
+        )
+
+    async def _pull(self, report: SyncReport, tip: str | None) -> MergeResult | None:
+        """Check and merge what ``tip`` brings; the merge's result, or None when nothing came in."""
+        repo, branch = self.repo, self.settings.sync.branch
+        if tip is None:
+            return None
+        local = await repo.head()
+        assert local is not None
+        synced = await remote.ref_commit(repo, remote.synced_ref(branch))
+        if synced is not None and not await remote.is_ancestor(repo, synced, tip):
+            raise SyncRefused(
+                f"the remote's history was rewritten: its branch {branch} no longer holds {synced[:12]}, "
+                f"the last commit memd synced with it; nothing is fetched into memory until that is "
+                f"resolved (if the rewrite was meant: git -C {repo.path} update-ref -d "
+                f"{remote.synced_ref(branch)})"
+            )
+        if await remote.is_ancestor(repo, tip, local):
+            await remote.set_ref(repo, remote.synced_ref(branch), tip)
+            return None
+        base = await remote.merge_base(repo, local, tip)
+        trees = {name: await remote.tree(repo, sha) for name, sha in (("b", base), ("o", local), ("t", tip))}
+        refused = incoming.path_findings(trees["t"])
+        if refused:
+            raise SyncRefused(_refusal(refused))
+        contents = await remote.blobs(repo, [e.sha for t in trees.values() for e in t.values()])
+        files = {name: {p: contents[e.sha] for p, e in t.items()} for name, t in trees.items()}
+        new = await remote.new_blobs(repo, tip, [local])
+        new_data = await remote.blobs(repo, [sha for sha, _ in new])
+        versions = [(path, new_data[sha]) for sha, path in new]
+        problems = incoming.findings(
+            trees["t"], files["t"], files["o"], versions, caps=self.caps, finder=self.finder
+        )
+        if problems:
+            raise SyncRefused(_refusal(problems))
+        merged = merge_trees(files["b"], files["o"], files["t"])
+        report.landed = await self._land(merged, local=local, tip=tip, theirs=files["t"])
+        await remote.set_ref(repo, remote.synced_ref(branch), tip)
+        now = self.clock.now()
+        for scope in sorted(merged.reconsolidate):
+            await syncstate.mark_merged(self.store, scope, commit=tip, now=now)
+        report.reconsolidate = sorted(set(report.reconsolidate) | merged.reconsolidate)
+        for scope, gone in merged.withdrawn.items():
+            report.withdrawn.setdefault(scope, []).extend(gone)
+        report.forgotten_here += await self._forget_buried(tombstones.hashes_in(merged.files))
+        return merged
+
+    async def _land(self, merged: MergeResult, *, local: str, tip: str, theirs: dict[str, bytes]) -> str:
+        repo = self.repo
+        on_top = await remote.is_ancestor(repo, local, tip)
+        if on_top and merged.files == theirs:
+            return await remote.fast_forward(repo, base=local, target=tip)
+        parent = Path(self.settings.paths.state_dir) / SCRATCH_DIR
+        async with repo.scratch(parent, owner="sync") as clone:
+            ref = remote.remote_ref(self.settings.sync.branch)
+            theirs_sha = await remote.fetch_into(clone, repo.path, ref)
+            if on_top:
+                await remote.checkout(clone, theirs_sha)
+            else:
+                await remote.start_merge(clone, theirs_sha)
+            await remote.replace_tree(clone, merged.files)
+            await clone.commit_staged(_message(self.settings, merged, tip))
+            return await remote.land_exact(repo, clone, base=local)
+
+    async def _forget_buried(self, graves: set[str]) -> int:
+        """Forget here the extracts of sessions another machine forgot (its tombstones)."""
+        count = 0
+        for session in sorted(await syncstate.live_sessions(self.store)):
+            if tombstones.is_tombstoned(session, graves):
+                counts = await db.forget(self.store, now=self.clock.now(), session_id=session)
+                count += sum(n for scope, n in counts.items() if scope != "global")
+        return count
+
+    async def _record(self, report: SyncReport, state: SyncState) -> None:
+        repo, now = self.repo, self.clock.now()
+        state.outcome, state.reason, state.at = report.outcome, report.reason, now.isoformat()
+        if report.landed:
+            state.last_merge_at = now.isoformat()
+        if report.outcome in (SyncOutcome.STOPPED, SyncOutcome.FAILED):
+            state.last_error, state.last_error_at = report.reason, now.isoformat()
+        try:
+            head = await repo.head()
+            tip = await remote.ref_commit(repo, remote.remote_ref(self.settings.sync.branch))
+            state.local_head, state.remote_head = head, tip
+            if head is not None and tip is not None:
+                report.ahead, report.behind = await remote.ahead_behind(repo, head, tip)
+            elif head is not None:
+                report.ahead, report.behind = None, None
+            state.ahead, state.behind = report.ahead, report.behind
+        except MemdError as exc:
+            log.warning("sync_state_unreadable", error=_short(exc))
+        await save(self.store, state, now=now)
+
+
+def _refusal(findings: list[str]) -> str:
+    shown = "; ".join(findings[:5]) + (f" and {len(findings) - 5} more" if len(findings) > 5 else "")
+    return f"the remote's commits fail memd's checks, nothing of them is merged or published: {shown}"
+
+
+def _message(settings: Settings, merged: MergeResult, tip: str) -> str:
+    subject = f"memd: merge {settings.sync.branch} of {shown_url(settings.sync.remote)}"
+    body = []
+    if merged.combined:
+        body.append(
+            "Both machines changed "
+            + ", ".join(sorted(merged.combined))
+            + ": the inputs of both are kept and the remote's topic files taken, to be consolidated again."
+        )
+    for scope, files in sorted(merged.withdrawn.items()):
+        body.append(f"{scope}: withdrew {', '.join(files)} (a tombstoned session)")
+    if merged.cleared:
+        body.append("Emptied (every input tombstoned): " + ", ".join(sorted(merged.cleared)))
+    return subject + "\n\n" + ("\n".join(body) + "\n\n" if body else "") + f"{SYNC_TRAILER}: {tip}\n"
+
+
+def _short(exc: BaseException) -> str:
+    return (str(exc) or type(exc).__name__).splitlines()[0][:500]
+
+
+async def sync(
+    store: Store,
+    settings: Settings,
+    clock: Clock,
+    finder: SecretFinder | None,
+    *,
+    reconsolidate: Reconsolidate | None = None,
+    push: bool = True,
+) -> SyncReport:
+    return await Syncer(store, settings, clock, finder, reconsolidate).run(push=push)
+
+
+async def due(store: Store, settings: Settings, clock: Clock) -> str | None:
+    """Why the daemon should sync now (None: nothing to push, and the last fetch is recent)."""
+    if not settings.sync.enabled:
+        return None
+    repo = MemoryRepo(settings.paths.memory_dir)
+    head = await repo.head() if (repo.path / ".git").is_dir() else None
+    tip = await remote.ref_commit(repo, remote.remote_ref(settings.sync.branch)) if head else None
+    state = await load(store)
+    if head is not None and head != tip:
+        return "the memory repository has commits the remote has not seen"
+    if state.remote != shown_url(settings.sync.remote) or state.at is None:
+        return "never synced with this remote"
+    last = datetime.fromisoformat(state.at)
+    if clock.now() - last >= timedelta(minutes=settings.sync.interval_minutes):
+        return "the sync interval has passed"
+    return None

@@ -1,0 +1,108 @@
+"""`memd sync` and `memd status` as processes, two machines over `git daemon` on 127.0.0.1: each
+machine's extracts are consolidated in-process (the loopback fake of the Messages API), then
+`memd sync` merges, consolidates again what both changed, pushes and publishes; `memd status`
+shows the remote, the last fetch and push, ahead/behind and the last error."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from pipeline.clock import FakeClock
+from pipeline.projects import scope_for
+from tests.fakes.anthropic_api import FakeAnthropicAPI
+from tests.fakes.fixtures import FAKE_API_KEY
+from tests.pipeline.sync.support import Machine, agent, bare_remote, close, git, git_daemon, machine
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
+
+
+def memd(m: Machine, api: FakeAnthropicAPI, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMD_", "XDG_"))}
+    paths = m.settings.paths
+    env.update(
+        {
+            "HOME": str(m.env.tmp_path),
+            "COLUMNS": "250",
+            "ANTHROPIC_API_KEY": FAKE_API_KEY,
+            "MEMD_PATHS__MEMORY_DIR": str(paths.memory_dir),
+            "MEMD_PATHS__STATE_DIR": str(paths.state_dir),
+            "MEMD_PATHS__STATE_DB": paths.state_db,
+            "MEMD_LLM__BASE_URL": api.base_url,
+            "MEMD_LLM__BATCH": "off",
+            "MEMD_SYNC__REMOTE": m.settings.sync.remote,
+        }
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "daemon", *args], env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+@pytest.fixture
+async def pair(tmp_path: Path, fake_api: FakeAnthropicAPI) -> AsyncIterator[tuple[Machine, Machine]]:
+    clock = FakeClock(datetime.now(UTC))  # the processes read the real clock: extracts are fresh to them
+    fake_api.responder = agent
+    remote = bare_remote(tmp_path)
+    with git_daemon(remote.parent) as url:
+        a = await machine("a", tmp_path, fake_api, url, clock)
+        b = await machine("b", tmp_path, fake_api, url, clock)
+        try:
+            yield a, b
+        finally:
+            await close(a, b)
+
+
+async def test_memd_sync_merges_pushes_and_publishes_and_status_shows_it(
+    pair: tuple[Machine, Machine], fake_api: FakeAnthropicAPI, tmp_path: Path
+) -> None:
+    a, b = pair
+    scope = scope_for(str(a.project))
+    await a.extract("alpha")
+    await a.consolidate()
+    first = memd(a, fake_api, "sync")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "pushed" in first.stdout
+    await b.extract("beta")
+    await b.consolidate()
+    second = memd(b, fake_api, "sync")
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert "merged the remote's commits" in second.stdout
+    assert f"{scope}: consolidated again on top of the remote's topics: committed" in second.stdout, (
+        second.stdout
+    )
+    assert "published" in second.stdout
+    third = memd(a, fake_api, "sync")
+    assert third.returncode == 0, third.stdout + third.stderr
+    assert a.tree() == b.tree()
+    assert a.published() == b.published()
+    assert {"s-alpha.md", "s-beta.md"} <= {p.rsplit("/", 1)[-1] for p in a.tree()}
+
+    shown = memd(a, fake_api, "status", "--json")
+    section = json.loads(shown.stdout)["sync"]
+    assert section["remote"] == a.settings.sync.remote
+    assert section["outcome"] == "synced"
+    assert (section["ahead"], section["behind"]) == (0, 0)
+    assert section["last_fetch_at"]
+    assert section["last_push_at"]
+    text = memd(a, fake_api, "status").stdout
+    assert f"{a.settings.sync.remote} (main): synced" in text
+    assert "ahead 0, behind 0" in text
+
+    served = tmp_path / "served" / "memory.git"
+    root = git(served, "rev-list", "--max-parents=0", "main").split()[0]
+    git(served, "update-ref", "refs/heads/main", root)  # a force-push elsewhere
+    stopped = memd(a, fake_api, "sync")
+    assert stopped.returncode == 1
+    assert "stopped" in stopped.stdout
+    assert "history was rewritten" in stopped.stdout
+    text = memd(a, fake_api, "status").stdout
+    assert "stopped" in text
+    assert "history was rewritten" in text
+    assert git(served, "rev-parse", "main").strip() == root  # nothing was forced over it

@@ -1,0 +1,114 @@
+"""The daemon syncs: `memd run --once` extracts, consolidates and pushes to the remote (served by
+`git daemon` on 127.0.0.1); a running `memd run` fetches and merges what another machine pushed, on
+``[sync] interval_minutes``, with no consolidation of its own to trigger it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.daemon.memd_process import Memd
+from tests.fakes.anthropic_api import FakeAnthropicAPI, FakeResponse, json_message
+from tests.fakes.fixtures import FAKE_API_KEY
+from tests.pipeline.extract.support import extract_output
+from tests.pipeline.sync.support import agent, bare_remote, git, git_daemon
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "transcripts" / "claude_code" / "projects"
+
+
+def responder(body: dict[str, Any], headers: dict[str, str]) -> FakeResponse:
+    if body.get("tools"):
+        return agent(body, headers)
+    return json_message(extract_output())
+
+
+def _env(home: Path, api: FakeAnthropicAPI, remote: str, **extra: str) -> dict[str, str]:
+    root = home / ".claude" / "projects"
+    for src in FIXTURES.rglob("*"):
+        if src.is_file():
+            dest = root / src.relative_to(FIXTURES)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(src.read_bytes())
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMD_", "XDG_", "NOTIFY_", "WATCHDOG_"))}
+    env.update(
+        {
+            "HOME": str(home),
+            "ANTHROPIC_API_KEY": FAKE_API_KEY,
+            "MEMD_LLM__BASE_URL": api.base_url,
+            "MEMD_LLM__BATCH": "off",
+            "MEMD_MEMORIES__MIN_ROLLOUT_IDLE_HOURS": "0",
+            "MEMD_MEMORIES__MAX_ROLLOUT_AGE_DAYS": "36500",
+            "MEMD_SOURCES__CLAUDE_CODE__ROOT": str(root),
+            "MEMD_SOURCES__CODEX__ROOT": str(home / "none"),
+            "MEMD_SOURCES__GEMINI_CLI__ROOT": str(home / "none"),
+            "MEMD_SOURCES__PI__ROOT": str(home / "none"),
+            "MEMD_SYNC__REMOTE": remote,
+            **extra,
+        }
+    )
+    return env
+
+
+def test_run_once_pushes_and_a_running_daemon_merges_what_another_machine_pushed(
+    tmp_path: Path, fake_api: FakeAnthropicAPI
+) -> None:
+    fake_api.responder = responder
+    served = bare_remote(tmp_path)
+    with git_daemon(served.parent) as url:
+        env = _env(tmp_path / "laptop", fake_api, url, MEMD_SYNC__INTERVAL_MINUTES="0.02")
+        once = subprocess.run(
+            [sys.executable, "-m", "daemon", "run", "--once"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        assert once.returncode == 0, once.stdout + once.stderr[-3000:]
+        assert "sync" in once.stdout
+        pushed = git(served, "rev-parse", "main").strip()
+        assert any(
+            p.endswith("/MEMORY.md") for p in git(served, "ls-tree", "-r", "--name-only", "main").split()
+        )
+
+        # Another machine adds a commit to the remote.
+        other = tmp_path / "devbox-memory"
+        git(tmp_path, "clone", "-q", str(served), str(other))
+        (other / "tombstones").mkdir()
+        (other / "tombstones" / ("0" * 32)).write_text(
+            "forgotten by memd: this session's memory must not come back\n"
+        )
+        git(other, "add", "tombstones")
+        git(other, "commit", "-qm", "memd: a forget on the devbox")
+        git(other, "push", "-q", "origin", "HEAD:main")
+        theirs = git(other, "rev-parse", "HEAD").strip()
+        assert theirs != pushed
+
+        memory = tmp_path / "laptop" / ".local" / "share" / "memd" / "memory"
+        daemon = Memd(tmp_path, "daemon", env, "run")
+        try:
+            daemon.wait_for("READY=1")
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline:
+                merged = subprocess.run(
+                    ["git", "-C", str(memory), "merge-base", "--is-ancestor", theirs, "HEAD"],
+                    capture_output=True,
+                )
+                if merged.returncode == 0:
+                    break
+                time.sleep(0.2)
+            else:
+                pytest.fail("the daemon did not merge the remote's commit: " + daemon.stderr()[-3000:])
+        finally:
+            daemon.signal(15)
+            daemon.wait()
+            daemon.close()
+        assert (memory / "tombstones" / ("0" * 32)).is_file()
+        assert git(memory, "status", "--porcelain") == ""

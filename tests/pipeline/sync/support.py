@@ -1,0 +1,213 @@
+"""Two machines for the sync tests (not a test module): each its own home, state store, memory
+repository and project clone, one bare remote (served by ``git daemon`` on 127.0.0.1 when asked), and
+a consolidation agent, behind the loopback fake of the Messages API, that writes one topic file per
+session it finds in ``raw_memories.md`` (so what a scope holds follows from its inputs)."""
+
+from __future__ import annotations
+
+import random
+import re
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pipeline.clock import FakeClock
+from pipeline.consolidate.run import run_phase2
+from pipeline.consolidate.sync_now import sync_memory
+from pipeline.llm.client import LLMClient, build_client
+from pipeline.llm.protocol import ModelClient
+from pipeline.memory.repository import MemoryRepo
+from pipeline.publish.run import PublishReport, publish_all
+from pipeline.redaction import Redactor
+from pipeline.settings import Settings
+from pipeline.store import Store, open_store
+from pipeline.sync.run import SyncReport
+from tests.fakes.anthropic_api import FakeAnthropicAPI, FakeResponse
+from tests.fakes.fixtures import FAKE_API_KEY
+from tests.pipeline.consolidate.support import Env, done, make_settings, mem, topic, turn
+
+ORIGIN = "git@github.com:acme/app.git"
+_SESSION = re.compile(r"## Session `([^`]+)`")
+
+
+def git(cwd: Path, *args: str, check: bool = True) -> str:
+    done_ = subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": str(cwd), "GIT_CONFIG_NOSYSTEM": "1"},
+    )
+    if check and done_.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)}: {done_.stderr}")
+    return done_.stdout
+
+
+def _tool_text(body: dict[str, Any]) -> str:
+    last = body["messages"][-1]
+    texts = []
+    for block in last["content"] if isinstance(last["content"], list) else []:
+        if isinstance(block, dict) and block.get("type") == "tool_result":
+            content = block.get("content")
+            if isinstance(content, str):
+                texts.append(content)
+            elif isinstance(content, list):
+                texts += [c.get("text", "") for c in content if isinstance(c, dict)]
+    return "\n".join(texts)
+
+
+def agent(body: dict[str, Any], _headers: dict[str, str]) -> FakeResponse:
+    """Consolidation: view raw_memories.md, then one topic per session in it, the index, the digest."""
+    turns = sum(1 for m in body["messages"] if m["role"] == "assistant")
+    if turns == 0:
+        return turn(mem("view", path="/memories/raw_memories.md"))
+    if turns == 1:
+        sessions = sorted(set(_SESSION.findall(_tool_text(body))))
+        names = {f"s-{re.sub(r'[^a-z0-9]+', '-', s.lower())}.md": s for s in sessions}
+        creates = [
+            mem("create", path=f"/memories/{n}", file_text=topic(f"Session {s}", f"What {s} taught."))
+            for n, s in names.items()
+        ]
+        index = "# Memory index\n\n" + "".join(f"- [{n}]({n}): what {s} taught\n" for n, s in names.items())
+        summary = "# Summary\n\n" + ", ".join(sessions) + "\n"
+        return turn(
+            *creates,
+            mem("create", path="/memories/MEMORY.md", file_text=index),
+            mem("create", path="/memories/memory_summary.md", file_text=summary),
+        )
+    return done()
+
+
+@dataclass
+class Machine:
+    name: str
+    env: Env
+    project: Path
+
+    @property
+    def store(self) -> Store:
+        return self.env.store
+
+    @property
+    def settings(self) -> Settings:
+        return self.env.settings
+
+    @property
+    def repo(self) -> MemoryRepo:
+        return self.env.repo
+
+    async def extract(self, session_id: str) -> int:
+        return await self.env.add_extract(
+            session_id, project=str(self.project), raw=f"- {session_id} raw note"
+        )
+
+    async def consolidate(self) -> None:
+        await run_phase2(self.store, self.settings, self.env.clock, self.env.llm, self.env.redactor)
+
+    async def sync(self) -> SyncReport:
+        async def model() -> ModelClient | None:
+            return self.env.llm
+
+        return await sync_memory(self.store, self.settings, self.env.clock, self.env.redactor, model=model)
+
+    async def publish(self) -> PublishReport:
+        return await publish_all(self.store, self.settings, self.env.clock)
+
+    def repo_head(self) -> str:
+        return git(self.settings.paths.memory_dir, "rev-parse", "HEAD").strip()
+
+    def tree(self) -> dict[str, str]:
+        """Every tracked file of the memory repository's branch, path -> text."""
+        path = self.settings.paths.memory_dir
+        files = git(path, "ls-files", "-z").split("\0")
+        return {f: (path / f).read_text(encoding="utf-8") for f in files if f}
+
+    def published(self) -> dict[str, str]:
+        """The memd topic files published to Claude Code's folder of the project, name -> text."""
+        home = self.env.tmp_path
+        found: dict[str, str] = {}
+        for path in (home / ".claude" / "projects").glob("*/memory/memd-*.md"):
+            found[path.name] = path.read_text(encoding="utf-8")
+        return found
+
+
+async def machine(name: str, root: Path, api: FakeAnthropicAPI, remote: str, clock: FakeClock) -> Machine:
+    home = root / name
+    home.mkdir(parents=True)
+    project = home / "src" / f"app-{name}"
+    project.mkdir(parents=True)
+    (home / ".claude").mkdir()
+    git(project, "init", "-q", "-b", "main")
+    git(project, "remote", "add", "origin", ORIGIN)
+    settings = make_settings(home, api.base_url, sync={"remote": remote})
+    store = await open_store(settings.paths.state_db)
+    llm: LLMClient = build_client(
+        settings, store=store, clock=clock, env={"ANTHROPIC_API_KEY": FAKE_API_KEY}, rng=random.Random(1)
+    )
+    env = Env(home, store, clock, api, settings, llm, Redactor(f"sync-test-key-{name}-0123456789".encode()))
+    return Machine(name, env, project)
+
+
+async def close(*machines: Machine) -> None:
+    for m in machines:
+        await m.env.llm.aclose()
+        await m.store.close()
+
+
+def bare_remote(root: Path) -> Path:
+    remote = root / "served" / "memory.git"
+    remote.mkdir(parents=True)
+    git(remote, "init", "-q", "--bare", "-b", "main")
+    return remote
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextmanager
+def git_daemon(base: Path) -> Iterator[str]:
+    """``git daemon`` serving ``base`` on 127.0.0.1 (push enabled); yields the URL of its ``memory.git``."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [
+            "git",
+            "daemon",
+            "--export-all",
+            "--enable=receive-pack",
+            f"--base-path={base}",
+            "--listen=127.0.0.1",
+            f"--port={port}",
+            "--reuseaddr",
+            str(base),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            if proc.poll() is not None:
+                raise AssertionError(f"git daemon exited: {proc.stderr.read() if proc.stderr else ''}")
+            time.sleep(0.05)
+        else:
+            raise AssertionError("git daemon did not listen")
+        yield f"git://127.0.0.1:{port}/memory.git"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

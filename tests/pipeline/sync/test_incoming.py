@@ -1,0 +1,67 @@
+"""What a remote brings is checked like a consolidation before anything is merged."""
+
+from __future__ import annotations
+
+from pipeline.memory.layout import Caps
+from pipeline.memory.remote import Entry
+from pipeline.redaction import Redactor
+from pipeline.sync.incoming import findings, path_findings
+from tests.pipeline.consolidate.support import SECRET_LINE
+from tests.pipeline.sync.test_merge import scope, topic
+
+CAPS = Caps(summary_max_tokens=1000, topic_max_bytes=20_000, max_topic_files=100)
+FINDER = Redactor(b"incoming-test-key-0123456789")
+
+
+def entries(files: dict[str, bytes], mode: str = "100644") -> dict[str, Entry]:
+    return {p: Entry(mode, "0" * 40) for p in files}
+
+
+def test_paths_outside_memory_and_non_regular_entries_are_refused() -> None:
+    found = path_findings(
+        {
+            ".gitattributes": Entry("100644", "0" * 40),
+            ".gitmodules": Entry("100644", "0" * 40),
+            "projects/app-1/link.md": Entry("120000", "0" * 40),
+            "projects/app-1/sub": Entry("160000", "0" * 40),
+            "projects/app-1/.hidden.md": Entry("100644", "0" * 40),
+            "projects/../x.md": Entry("100644", "0" * 40),
+            "tombstones/not-a-hash": Entry("100644", "0" * 40),
+            "README.md": Entry("100644", "0" * 40),
+        }
+    )
+    joined = "\n".join(found)
+    for path in (".gitattributes", ".gitmodules", "link.md", "sub", ".hidden.md", "tombstones/not-a-hash"):
+        assert path in joined
+    assert "README.md" not in joined
+    assert len(found) == 7
+
+
+def test_a_sound_remote_passes() -> None:
+    theirs = scope(["a"], {"t-a.md": ("a",)})
+    assert findings(entries(theirs), theirs, {}, list(theirs.items()), caps=CAPS, finder=FINDER) == []
+
+
+def test_a_secret_in_any_incoming_version_is_refused_even_if_a_later_commit_removed_it() -> None:
+    theirs = scope(["a"], {"t-a.md": ("a",)})
+    earlier = ("projects/app-1/t-a.md", topic("t-a.md", "a") + f"\n{SECRET_LINE}\n".encode())
+    found = findings(entries(theirs), theirs, {}, [earlier], caps=CAPS, finder=FINDER)
+    assert found
+    assert "secret gate" in found[0]
+    assert "hunter2" not in "".join(found)  # the finding names the rule, never the value
+
+
+def test_a_scope_that_fails_validation_is_refused() -> None:
+    theirs = scope(["a"], {"t-a.md": ("a",)})
+    theirs["projects/app-1/t-a.md"] = b"no frontmatter here\n"
+    del theirs["projects/app-1/memory_summary.md"]
+    found = findings(entries(theirs), theirs, {}, [], caps=CAPS, finder=FINDER)
+    assert any("memory_summary.md is missing" in f for f in found)
+    assert any("t-a.md" in f for f in found)
+
+
+def test_a_huge_file_is_refused() -> None:
+    theirs = scope(["a"], {"t-a.md": ("a",)})
+    theirs["projects/app-1/rollout_summaries/a.md"] = b"x" * (3 * 1024 * 1024)
+    found = findings(entries(theirs), theirs, {}, [], caps=CAPS, finder=FINDER)
+    assert any("over the cap" in f and "rollout_summaries/a.md" in f for f in found)
