@@ -36,12 +36,7 @@ from pipeline.memory.repository import MemoryRepo
 from pipeline.redaction import Redactor
 from pipeline.settings import MemoriesSettings
 
-_M = MemoriesSettings()  # the caps a default installation runs with
-CAPS = Caps(
-    summary_max_tokens=_M.summary_token_cap,
-    topic_max_bytes=_M.topic_file_max_bytes,
-    max_topic_files=_M.max_topic_files,
-)
+CAPS = Caps.of(MemoriesSettings())  # the caps a default installation runs with
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
 

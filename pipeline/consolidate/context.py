@@ -36,12 +36,7 @@ class Phase2Context:
 
     @property
     def caps(self) -> Caps:
-        m = self.settings.memories
-        return Caps(
-            summary_max_tokens=m.summary_token_cap,
-            topic_max_bytes=m.topic_file_max_bytes,
-            max_topic_files=m.max_topic_files,
-        )
+        return Caps.of(self.settings.memories)
 
     def clean(self) -> Callable[[str], str]:
         redact = getattr(self.finder, "redact", None)

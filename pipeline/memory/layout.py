@@ -18,6 +18,10 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pipeline.settings import MemoriesSettings
 
 INDEX = "MEMORY.md"
 SUMMARY = "memory_summary.md"
@@ -83,6 +87,15 @@ class Caps:
     max_topic_files: int
     index_max_lines: int = INDEX_MAX_LINES
     index_max_bytes: int = INDEX_MAX_BYTES
+
+    @classmethod
+    def of(cls, memories: MemoriesSettings) -> Caps:
+        """The caps ``[memories]`` sets."""
+        return cls(
+            summary_max_tokens=memories.summary_token_cap,
+            topic_max_bytes=memories.topic_file_max_bytes,
+            max_topic_files=memories.max_topic_files,
+        )
 
     @property
     def summary_max_bytes(self) -> int:

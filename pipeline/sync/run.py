@@ -118,12 +118,7 @@ class Syncer:
 
     @property
     def caps(self) -> Caps:
-        m = self.settings.memories
-        return Caps(
-            summary_max_tokens=m.summary_token_cap,
-            topic_max_bytes=m.topic_file_max_bytes,
-            max_topic_files=m.max_topic_files,
-        )
+        return Caps.of(self.settings.memories)
 
     async def run(self, *, push: bool = True) -> SyncReport:
         cfg = self.settings.sync
