@@ -19,7 +19,11 @@ from pipeline.clock import FakeClock
 from pipeline.projects import scope_for
 from tests.fakes.anthropic_api import FakeAnthropicAPI
 from tests.fakes.fixtures import FAKE_API_KEY
-from tests.pipeline.sync.support import Machine, agent, bare_remote, close, git, git_daemon, machine
+from tests.pipeline.sync.support import (
+    Machine,
+    git,
+    two_machines,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -48,15 +52,8 @@ def memd(m: Machine, api: FakeAnthropicAPI, *args: str) -> subprocess.CompletedP
 @pytest.fixture
 async def pair(tmp_path: Path, fake_api: FakeAnthropicAPI) -> AsyncIterator[tuple[Machine, Machine]]:
     clock = FakeClock(datetime.now(UTC))  # the processes read the real clock: extracts are fresh to them
-    fake_api.responder = agent
-    remote = bare_remote(tmp_path)
-    with git_daemon(remote.parent) as url:
-        a = await machine("a", tmp_path, fake_api, url, clock)
-        b = await machine("b", tmp_path, fake_api, url, clock)
-        try:
-            yield a, b
-        finally:
-            await close(a, b)
+    async with two_machines(tmp_path, fake_api, clock) as machines:
+        yield machines
 
 
 async def test_memd_sync_merges_pushes_and_publishes_and_status_shows_it(

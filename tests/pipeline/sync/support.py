@@ -10,8 +10,8 @@ import re
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -211,3 +211,19 @@ def git_daemon(base: Path) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@asynccontextmanager
+async def two_machines(
+    tmp_path: Path, api: FakeAnthropicAPI, clock: FakeClock
+) -> AsyncIterator[tuple[Machine, Machine]]:
+    """Machines ``a`` and ``b`` sharing one bare remote served by ``git daemon`` on 127.0.0.1."""
+    api.responder = agent
+    remote = bare_remote(tmp_path)
+    with git_daemon(remote.parent) as url:
+        a = await machine("a", tmp_path, api, url, clock)
+        b = await machine("b", tmp_path, api, url, clock)
+        try:
+            yield a, b
+        finally:
+            await close(a, b)

@@ -16,7 +16,11 @@ from pipeline.clock import FakeClock
 from pipeline.projects import scope_for
 from pipeline.vocabulary import SyncOutcome
 from tests.fakes.anthropic_api import FakeAnthropicAPI
-from tests.pipeline.sync.support import Machine, agent, bare_remote, close, git, git_daemon, machine
+from tests.pipeline.sync.support import (
+    Machine,
+    git,
+    two_machines,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
@@ -25,15 +29,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 async def pair(
     tmp_path: Path, fake_api: FakeAnthropicAPI, clock: FakeClock
 ) -> AsyncIterator[tuple[Machine, Machine]]:
-    fake_api.responder = agent
-    remote = bare_remote(tmp_path)
-    with git_daemon(remote.parent) as url:
-        a = await machine("a", tmp_path, fake_api, url, clock)
-        b = await machine("b", tmp_path, fake_api, url, clock)
-        try:
-            yield a, b
-        finally:
-            await close(a, b)
+    async with two_machines(tmp_path, fake_api, clock) as machines:
+        yield machines
 
 
 def _sessions_in(tree: dict[str, str], scope: str) -> set[str]:
