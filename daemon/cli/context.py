@@ -12,7 +12,10 @@ import click
 if TYPE_CHECKING:
     from daemon.config import LoadedSettings
 
+EXIT_FAILED = 1
+"""A command that ran and failed (its reason is printed)."""
 EXIT_CONFIG = 2
+"""A bad config file or value: the file, the key and the problem are printed."""
 
 
 @dataclass

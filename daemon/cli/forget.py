@@ -16,9 +16,8 @@ import os
 
 import click
 
-from daemon.cli.context import CliContext, fail, pass_ctx
+from daemon.cli.context import EXIT_FAILED, CliContext, fail, pass_ctx
 
-EXIT_FAILED = 1
 EXIT_USAGE = 2
 
 

@@ -15,14 +15,13 @@ from typing import TYPE_CHECKING, TypeVar
 
 import click
 
-from daemon.cli.context import CliContext, fail, pass_ctx
+from daemon.cli.context import EXIT_FAILED, CliContext, fail, pass_ctx
 
 if TYPE_CHECKING:
     from pipeline.settings import Settings
     from pipeline.store import Store
 
 T = TypeVar("T")
-EXIT_FAILED = 1
 
 
 def _with_store(ctx: CliContext, work: Callable[[Store, Settings], Awaitable[T]]) -> T:

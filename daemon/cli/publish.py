@@ -14,12 +14,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from daemon.cli.context import CliContext, fail, pass_ctx
+from daemon.cli.context import EXIT_FAILED, CliContext, fail, pass_ctx
 
 if TYPE_CHECKING:
     from pipeline.publish.run import PublishReport
-
-EXIT_FAILED = 1
 
 
 @click.command("publish")

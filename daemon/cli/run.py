@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from daemon.cli.context import CliContext, fail, pass_ctx
+from daemon.cli.context import EXIT_FAILED, CliContext, fail, pass_ctx
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from daemon.cycle import CycleResult, StepResult
     from daemon.service import Daemon, Interrupt
 
-EXIT_FAILED = 1
 EXIT_BUSY = 3
 WAIT_TIMEOUT_S = 1800.0
 """`--wait`'s default limit: the API ends most batches well within half an hour."""

@@ -15,15 +15,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from daemon.cli.context import CliContext, fail, pass_ctx
+from daemon.cli.context import EXIT_CONFIG, EXIT_FAILED, CliContext, fail, pass_ctx
 
 if TYPE_CHECKING:
     from pipeline.llm.protocol import ModelClient
     from pipeline.publish.run import PublishReport
     from pipeline.sync.run import SyncReport
-
-EXIT_FAILED = 1
-EXIT_CONFIG = 2
 
 
 @click.command("sync")

@@ -17,9 +17,7 @@ import signal
 
 import click
 
-from daemon.cli.context import CliContext, fail, pass_ctx
-
-EXIT_FAILED = 1
+from daemon.cli.context import EXIT_FAILED, CliContext, fail, pass_ctx
 
 
 @click.command("ui")
