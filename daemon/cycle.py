@@ -120,6 +120,12 @@ class CycleResult:
         return ", ".join(parts) or "nothing ran"
 
 
+def enabled(steps: Mapping[str, Step], settings: Settings) -> dict[str, Step]:
+    """The steps the settings have: without a ``[sync] remote`` there is no ``sync`` step at all (a
+    cycle does not say "sync skipped" to everyone who never asked for sync)."""
+    return {name: step for name, step in steps.items() if name != "sync" or settings.sync.enabled}
+
+
 def ordered(names: Iterable[str]) -> list[str]:
     wanted = set(names)
     unknown = wanted - set(STEP_ORDER)

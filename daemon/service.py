@@ -459,7 +459,7 @@ class Daemon:
 
         self._cycle = into if into is not None else cycle.CycleResult()
         return await cycle.run_cycle(
-            self._steps.steps,
+            cycle.enabled(self._steps.steps, self.settings),
             names,
             clock=self._clock,
             dry_run=dry_run,
@@ -591,7 +591,8 @@ class Daemon:
         what ended) until none is or ``wait.timeout_s`` has passed; then consolidate and publish.
         The result holds each step once (extract: its last run)."""
         head = [n for n in cycle.STEP_ORDER if n in ("scan", "extract")]
-        tail = [n for n in cycle.STEP_ORDER if n not in head and n in self._steps.steps]
+        steps = cycle.enabled(self._steps.steps, self.settings)
+        tail = [n for n in cycle.STEP_ORDER if n not in head and n in steps]
         whole = await self._run_cycle(head, dry_run=False, on_start=on_start, on_end=on_end)
         waited_from = self._clock.monotonic()
         batches, sessions = pending_of(whole)

@@ -239,6 +239,28 @@ class MemoryRepo:
 
     # ------------------------------------------------------------ landing a run
 
+    def check_writable(self) -> None:
+        """Raise ``MemoryRepoError`` naming the path and the reason when a run could not land here:
+        the lock file cannot be opened, or a folder git writes to is not writable (checked before a
+        consolidation pays for its model calls). A repository that does not exist yet needs a
+        writable nearest existing folder."""
+        git_dir = self.path / ".git"
+        if not git_dir.is_dir():
+            folder = self.path
+            while not folder.exists() and folder != folder.parent:
+                folder = folder.parent
+            _check_access(self.path, folder)
+            return
+        lock = git_dir / LOCK_FILE
+        try:
+            os.close(os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600))
+        except OSError as exc:
+            raise MemoryRepoError(
+                f"the memory repository {self.path} cannot be written: {lock}: {exc.strerror or exc}"
+            ) from None
+        for folder in (self.path, git_dir, git_dir / "objects", git_dir / "refs" / "heads"):
+            _check_access(self.path, folder)
+
     @contextlib.asynccontextmanager
     async def locked(self, timeout_s: float = LOCK_TIMEOUT_S) -> AsyncIterator[None]:
         """An exclusive lock on the real repository's refs and work tree (across processes)."""
@@ -394,3 +416,10 @@ def sweep_scratch(parent: Path, *, keep: Callable[[str], bool]) -> list[str]:
 async def _merge_base(repo: MemoryRepo, branch: str) -> str:
     out = await repo.git("merge-base", "HEAD", branch)
     return out.strip()
+
+
+def _check_access(repo: Path, folder: Path) -> None:
+    if not folder.is_dir():
+        raise MemoryRepoError(f"the memory repository {repo} cannot be written: {folder} is not a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise MemoryRepoError(f"the memory repository {repo} cannot be written: {folder}: permission denied")

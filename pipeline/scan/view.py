@@ -24,7 +24,7 @@ from pipeline.store.readmodel import (
     record_from_row,
 )
 
-__all__ = ["ScanReport", "SessionRecord", "read_sqlite", "sessions_as_json"]
+__all__ = ["ScanReport", "ScanSummary", "SessionRecord", "read_sqlite", "sessions_as_json", "summarize_scan"]
 
 
 @dataclass
@@ -52,6 +52,33 @@ class ScanReport:
     def next_idle(self) -> SessionRecord | None:
         """The active session that will be idle first."""
         return self.next_idle_session
+
+
+@dataclass(frozen=True)
+class ScanSummary:
+    """What a scan did, small enough to record every cycle (the full list of sessions stays in the store)."""
+
+    files_seen: int
+    files_parsed: int
+    bytes_parsed: int
+    enqueued: int
+    sessions: dict[str, dict[str, int]]
+    next_idle: str | None
+
+
+def summarize_scan(report: ScanReport) -> ScanSummary:
+    nxt = report.next_idle()
+    next_idle = None
+    if nxt is not None and nxt.eligible_at is not None:
+        next_idle = f"{nxt.source} {nxt.session_id} at {nxt.eligible_at.isoformat(timespec='minutes')}"
+    return ScanSummary(
+        files_seen=report.files_seen,
+        files_parsed=report.files_parsed,
+        bytes_parsed=report.bytes_parsed,
+        enqueued=report.enqueued,
+        sessions=report.counts(),
+        next_idle=next_idle,
+    )
 
 
 def read_sqlite(

@@ -1,0 +1,74 @@
+"""A dry run's phase 2: the scopes a real run would consolidate now, with tokens and cost.
+
+Phase 2 in a dry run reports the scopes whose extracts exist (``RunOutcome.WOULD_RUN``); the
+extracts a real run would make first cannot be seen, so each session phase 1 would extract adds its
+project's scope and the global scope (a session's memories about the user feed ``global``).
+Estimates are rough: the prompts plus a typical extract per session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from pipeline.consolidate.run import PROMPT_OVERHEAD_TOKENS, Phase2Report
+from pipeline.extract.run import EXPECTED_OUTPUT_TOKENS
+from pipeline.llm.pricing import Usage, cost_usd
+from pipeline.memory.layout import GLOBAL_SCOPE
+from pipeline.projects import scope_for
+from pipeline.settings import Settings
+from pipeline.vocabulary import RunOutcome
+
+
+@dataclass(frozen=True)
+class WouldConsolidate:
+    scope: str
+    why: str
+    estimated_tokens: int
+    estimated_cost_usd: float
+
+
+@dataclass
+class DryConsolidation:
+    """The scopes phase 2 would run now, and those the extracts a real run would make would add."""
+
+    would_consolidate: list[WouldConsolidate]
+    held: list[str]
+
+
+_Row = Callable[[str, str, int], WouldConsolidate]
+
+
+def dry_consolidation(
+    report: Phase2Report, would_extract: Sequence[tuple[str | None, str]], settings: Settings
+) -> DryConsolidation:
+    """``would_extract``: (project, session) of each session phase 1 would extract."""
+    model = settings.llm.consolidation_model
+
+    def row(scope: str, why: str, tokens: int) -> WouldConsolidate:
+        return WouldConsolidate(scope, why, tokens, cost_usd(model, Usage(input_tokens=tokens)))
+
+    rows: dict[str, WouldConsolidate] = {}
+    for s in report.scopes:
+        if s.outcome == RunOutcome.WOULD_RUN:
+            why = f"{s.inputs} inputs ({s.added} new, {s.removed} removed)"
+            rows[s.scope] = row(s.scope, why, s.estimated_tokens or 0)
+    sessions: dict[str, int] = {}
+    for project, _session in would_extract:
+        for scope in {scope_for(project), GLOBAL_SCOPE}:  # its memories about the user feed global
+            sessions[scope] = sessions.get(scope, 0) + 1
+    for scope, n in sessions.items():
+        rows[scope] = _after_extracting(rows.get(scope), scope, n, row)
+    held = [f"{s.scope}: {s.reason}" for s in report.scopes if s.outcome == RunOutcome.SKIPPED and s.reason]
+    return DryConsolidation(sorted(rows.values(), key=lambda r: (r.scope != GLOBAL_SCOPE, r.scope)), held)
+
+
+def _after_extracting(found: WouldConsolidate | None, scope: str, n: int, row: _Row) -> WouldConsolidate:
+    extra = n * EXPECTED_OUTPUT_TOKENS
+    if found is not None:
+        return row(scope, f"{found.why}, and {_sessions(n)} to extract first", found.estimated_tokens + extra)
+    return row(scope, f"after extracting {_sessions(n)}", PROMPT_OVERHEAD_TOKENS + extra)
+
+
+def _sessions(n: int) -> str:
+    return f"{n} session" if n == 1 else f"{n} sessions"
