@@ -2,26 +2,24 @@
 
 `memd inbox accept|reject RUN` and `memd forget --session ID|--project KEY` call these, and so does
 `memd ui` (``daemon.ui``): the page does exactly what the commands do, and says it in the same words
-(``publish_lines``, ``forget_lines``). Each takes an open store and the settings; heavy parts (the
-publisher, the model client, the redaction key) are imported when called.
+(``publish_lines``, ``forget_lines``). Each takes the caller's ``daemon.runtime.Runtime`` (the store,
+the settings, the clock, and the model client and the redactor when a change needs them); heavy
+modules (the publisher, the consolidation) are imported when called.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pipeline.vocabulary import RunOutcome
 
 if TYPE_CHECKING:
-    from pipeline.clock import Clock
+    from daemon.runtime import Runtime
     from pipeline.consolidate.forget import ForgetReport
     from pipeline.llm.protocol import ModelClient
     from pipeline.publish.run import PublishReport
-    from pipeline.settings import Settings
-    from pipeline.store import Store
     from pipeline.store.consolidation import RunRow
     from pipeline.sync.run import SyncReport
 
@@ -44,37 +42,37 @@ class Accepted:
         ]
 
 
-async def accept_run(store: Store, settings: Settings, clock: Clock, run_id: str) -> Accepted:
+async def accept_run(rt: Runtime, run_id: str) -> Accepted:
     """Land a pending inbox run, push it (``[sync]``) and publish at once (the agents see it without
     waiting for a cycle)."""
     from pipeline.consolidate import inbox
     from pipeline.publish.run import publish_all
 
-    head = await inbox.accept(store, settings, clock, run_id)
-    synced = await push_after(store, settings, clock)
-    return Accepted(head, await publish_all(store, settings, clock), synced)
+    head = await inbox.accept(rt.store, rt.settings(), rt.clock, run_id)
+    synced = await push_after(rt)
+    return Accepted(head, await publish_all(rt.store, rt.settings(), rt.clock), synced)
 
 
-async def push_after(store: Store, settings: Settings, clock: Clock) -> SyncReport | None:
+async def push_after(rt: Runtime) -> SyncReport | None:
     """After a change a person asked for: sync with ``[sync] remote`` (None without one). The scopes a
     merge combines are consolidated again by the daemon (no model call here)."""
+    settings = rt.settings()
     if not settings.sync.enabled:
         return None
     from pipeline.consolidate.sync_now import sync_memory
-    from pipeline.redaction import Redactor, load_or_create_key
 
-    return await sync_memory(store, settings, clock, Redactor(load_or_create_key(settings.paths.state_dir)))
+    return await sync_memory(rt.store, settings, rt.clock, rt.redactor())
 
 
 def sync_lines(report: SyncReport | None) -> list[str]:
     return [] if report is None else report.lines()
 
 
-async def reject_run(store: Store, settings: Settings, clock: Clock, run_id: str) -> RunRow:
+async def reject_run(rt: Runtime, run_id: str) -> RunRow:
     """Drop a pending inbox run: its branch goes, the memory and its published copies stay as they were."""
     from pipeline.consolidate import inbox
 
-    return await inbox.reject(store, settings, clock, run_id)
+    return await inbox.reject(rt.store, rt.settings(), rt.clock, run_id)
 
 
 def rejected_line(run: RunRow) -> str:
@@ -105,44 +103,37 @@ class Forgotten:
 
 
 async def forget_now(
-    store: Store,
-    settings: Settings,
-    clock: Clock,
+    rt: Runtime,
     *,
     session_id: str | None = None,
     project: str | None = None,
-    env: Mapping[str, str] | None = None,
     warn: Callable[[str], object] | None = None,
 ) -> Forgotten:
     """Forget a session's or a project's extracts, rewrite the affected scopes and publish them.
     Without an API key it still forgets; scopes that keep other sessions then cannot be rewritten
-    (``warn`` is told so at once, before the work; ``Forgotten.warning`` keeps it)."""
+    (``warn`` is told so at once, before the work; ``Forgotten.warning`` keeps it). A memory
+    repository that cannot be written fails it before anything is forgotten or paid for."""
     from pipeline.consolidate.forget import forget
     from pipeline.errors import NoAPIKey
-    from pipeline.llm.client import build_client
-    from pipeline.redaction import Redactor, load_or_create_key
 
+    store, settings, clock = rt.store, rt.settings(), rt.clock
+    rt.memory_repo().check_writable()
     llm: ModelClient | None = None
     warning = None
     try:
-        try:
-            llm = build_client(settings, store=store, clock=clock, env=os.environ if env is None else env)
-        except NoAPIKey as exc:
-            warning = f"{exc}; scopes that still have other sessions cannot be rewritten now"
-            if warn is not None:
-                warn(warning)
-        redactor = Redactor(load_or_create_key(settings.paths.state_dir))
-        report = await forget(store, settings, clock, llm, redactor, session_id=session_id, project=project)
-        published = None
-        synced = None
-        if report.forgotten:
-            from pipeline.publish.run import publish_all
+        llm = await rt.llm()
+    except NoAPIKey as exc:
+        warning = f"{exc}; scopes that still have other sessions cannot be rewritten now"
+        if warn is not None:
+            warn(warning)
+    report = await forget(store, settings, clock, llm, rt.redactor(), session_id=session_id, project=project)
+    published = None
+    synced = None
+    if report.forgotten:
+        from pipeline.publish.run import publish_all
 
-            synced = await push_after(store, settings, clock)
-            published = await publish_all(store, settings, clock)
-    finally:
-        if llm is not None:
-            await llm.aclose()
+        synced = await push_after(rt)
+        published = await publish_all(store, settings, clock)
     return Forgotten(session_id or project or "", report, published, store.dialect, warning, synced)
 
 

@@ -34,11 +34,9 @@ def forget_command(ctx: CliContext, session_id: str | None, project: str | None)
     settings = ctx.loaded().settings
     ctx.configure_logging()
     from daemon.actions import Forgotten, forget_now
-    from pipeline.clock import SystemClock
+    from daemon.runtime import Runtime
     from pipeline.consolidate.forget import scope_of_project
     from pipeline.errors import MemdError
-    from pipeline.machine import machine_id
-    from pipeline.store import open_store
 
     if project is not None:
         try:
@@ -47,19 +45,13 @@ def forget_command(ctx: CliContext, session_id: str | None, project: str | None)
             fail(str(exc), EXIT_USAGE)
 
     async def go() -> Forgotten:
-        store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
-        try:
+        async with Runtime.open(settings, env=os.environ) as rt:
             return await forget_now(
-                store,
-                settings,
-                SystemClock(),
+                rt,
                 session_id=session_id,
                 project=project,
-                env=os.environ,
                 warn=lambda warning: click.echo(f"memd: {warning}", err=True),
             )
-        finally:
-            await store.close()
 
     try:
         done = asyncio.run(go())

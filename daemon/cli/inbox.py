@@ -18,24 +18,19 @@ import click
 from daemon.cli.context import EXIT_FAILED, CliContext, fail, pass_ctx
 
 if TYPE_CHECKING:
-    from pipeline.settings import Settings
-    from pipeline.store import Store
+    from daemon.runtime import Runtime
 
 T = TypeVar("T")
 
 
-def _with_store(ctx: CliContext, work: Callable[[Store, Settings], Awaitable[T]]) -> T:
+def _with_runtime(ctx: CliContext, work: Callable[[Runtime], Awaitable[T]]) -> T:
     settings = ctx.loaded().settings
+    from daemon.runtime import Runtime
     from pipeline.errors import MemdError
-    from pipeline.machine import machine_id
-    from pipeline.store import open_store
 
     async def go() -> T:
-        store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
-        try:
-            return await work(store, settings)
-        finally:
-            await store.close()
+        async with Runtime.open(settings) as rt:
+            return await work(rt)
 
     try:
         return asyncio.run(go())
@@ -52,7 +47,7 @@ def inbox_group(click_ctx: click.Context) -> None:
     ctx: CliContext = click_ctx.obj
     from pipeline.consolidate import inbox
 
-    entries = _with_store(ctx, lambda store, settings: inbox.pending(store, settings))
+    entries = _with_runtime(ctx, lambda rt: inbox.pending(rt.store, rt.settings()))
     if not entries:
         click.echo("the inbox is empty: no consolidation waits for review")
         return
@@ -76,7 +71,7 @@ def show(ctx: CliContext, run_id: str) -> None:
     """Print a pending run's commit message and diff."""
     from pipeline.consolidate import inbox
 
-    entry, patch = _with_store(ctx, lambda store, settings: inbox.show(store, settings, run_id))
+    entry, patch = _with_runtime(ctx, lambda rt: inbox.show(rt.store, rt.settings(), run_id))
     click.echo(f"run {entry.run.run_id}  scope {entry.run.scope}  branch {entry.run.branch}\n")
     click.echo(patch.rstrip("\n"))
 
@@ -87,10 +82,9 @@ def show(ctx: CliContext, run_id: str) -> None:
 def accept(ctx: CliContext, run_id: str) -> None:
     """Merge a pending run into the memory repository and publish it."""
     from daemon.actions import accept_run
-    from pipeline.clock import SystemClock
 
     ctx.configure_logging()
-    done = _with_store(ctx, lambda store, settings: accept_run(store, settings, SystemClock(), run_id))
+    done = _with_runtime(ctx, lambda rt: accept_run(rt, run_id))
     for line in done.lines():
         click.echo(line)
     if not done.ok:
@@ -103,7 +97,6 @@ def accept(ctx: CliContext, run_id: str) -> None:
 def reject(ctx: CliContext, run_id: str) -> None:
     """Drop a pending run (its sessions are proposed again only with new input)."""
     from daemon.actions import reject_run, rejected_line
-    from pipeline.clock import SystemClock
 
-    run = _with_store(ctx, lambda store, settings: reject_run(store, settings, SystemClock(), run_id))
+    run = _with_runtime(ctx, lambda rt: reject_run(rt, run_id))
     click.echo(rejected_line(run))

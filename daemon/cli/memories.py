@@ -26,12 +26,12 @@ def memories_group() -> None:
 def log_command(ctx: CliContext, scope: str | None, limit: int) -> None:
     """The consolidations (commits) of the repository, or of one scope."""
     settings = ctx.loaded().settings
+    from daemon.runtime import memory_repo
     from pipeline.errors import MemoryRepoError
     from pipeline.memory.read import history
-    from pipeline.memory.repository import MemoryRepo
 
     try:
-        commits = asyncio.run(history(MemoryRepo(settings.paths.memory_dir), scope, limit=limit))
+        commits = asyncio.run(history(memory_repo(settings), scope, limit=limit))
     except MemoryRepoError as exc:
         fail(str(exc), EXIT_FAILED)
     if not commits:
@@ -48,11 +48,11 @@ def log_command(ctx: CliContext, scope: str | None, limit: int) -> None:
 def show_command(ctx: CliContext, scope: str | None, file: str | None) -> None:
     """The scopes; with SCOPE its summary, index and topics; with FILE one topic file."""
     settings = ctx.loaded().settings
+    from daemon.runtime import memory_repo
     from pipeline.errors import MemoryRepoError
     from pipeline.memory import read
-    from pipeline.memory.repository import MemoryRepo
 
-    repo = MemoryRepo(settings.paths.memory_dir)
+    repo = memory_repo(settings)
     try:
         if scope is None:
             found = read.scopes(repo)

@@ -30,22 +30,17 @@ def publish_command(ctx: CliContext, dry_run: bool, as_json: bool) -> None:
     ctx.configure_logging()
     import asyncio
 
-    from pipeline.clock import SystemClock
+    from daemon.runtime import Runtime
     from pipeline.errors import StoreError
-    from pipeline.machine import machine_id
     from pipeline.publish.run import publish_all
-    from pipeline.store import open_store
 
     async def go() -> PublishReport:
-        store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
-        try:
+        async with Runtime.open(settings, dry_run=dry_run) as rt:
             if not dry_run:
                 from pipeline.consolidate.rekey import rekey
 
-                await rekey(store, settings, SystemClock())  # scopes under the keys publishing looks up
-            return await publish_all(store, settings, SystemClock(), dry_run=dry_run)
-        finally:
-            await store.close()
+                await rekey(rt.store, rt.settings(), rt.clock)  # scopes under the keys publishing looks up
+            return await publish_all(rt.store, rt.settings(), rt.clock, dry_run=dry_run)
 
     try:
         report = asyncio.run(go())

@@ -31,18 +31,16 @@ def redact_command(ctx: CliContext, report_wanted: bool) -> None:
     Each secret becomes [REDACTED:<rule>:<tag>], where the tag is a keyed hash (the key lives in
     the state directory), so equal secrets get equal tags. Secrets are never logged.
     """
+    from daemon.runtime import redactor as make_redactor
     from pipeline.errors import RedactionKeyError
-    from pipeline.redaction import Redactor, load_or_create_key
 
     ctx.configure_logging()  # logs go to stderr: stdout carries only the redacted text
-    state_dir = ctx.loaded().settings.paths.state_dir
     try:
-        key = load_or_create_key(state_dir)
+        redactor = make_redactor(ctx.loaded().settings)
     except RedactionKeyError as exc:
         fail(str(exc))
     raw = sys.stdin.buffer.read()
     text = raw.decode("utf-8", "surrogateescape")
-    redactor = Redactor(key)
     report = redactor.report(text) if report_wanted else None
     result = report.result if report else redactor.redact(text)
     out = sys.stdout.buffer

@@ -97,7 +97,9 @@ def run_command(
 
     from daemon.runtime import dry_run_settings
 
-    with dry_run_settings(loaded.settings) if dry_run else contextlib.nullcontext(loaded.settings) as settings:
+    with (
+        dry_run_settings(loaded.settings) if dry_run else contextlib.nullcontext(loaded.settings) as settings
+    ):
         daemon = build(settings, reload_settings=reload, config_path=loaded.path, dry_run=dry_run)
         limits = (wait_timeout, wait_poll) if wait else None
         code = asyncio.run(_once(daemon, dry_run, limits) if once else _forever(daemon))

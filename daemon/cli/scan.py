@@ -79,25 +79,20 @@ def _unchanged(ctx: CliContext, *, collect_sessions: bool) -> ScanReport | None:
 
 
 async def _scan(settings: Settings, settings_key: str, *, collect_sessions: bool) -> ScanReport:
-    from pipeline.clock import SystemClock
+    from daemon.runtime import Runtime
     from pipeline.hits.record import record_memory_uses
-    from pipeline.machine import machine_id
     from pipeline.scan.scanner import scan
-    from pipeline.store import open_store
 
-    store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
-    try:
+    async with Runtime.open(settings) as rt:
         return await scan(
-            store,
+            rt.store,
             settings,
-            SystemClock(),
+            rt.clock,
             on_memory_reads=record_memory_uses,
             collect_sessions=collect_sessions,
             notable_limit=TABLE_LIMIT,
             settings_key=settings_key,
         )
-    finally:
-        await store.close()
 
 
 def _ago(at: datetime | None) -> str:

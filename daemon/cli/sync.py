@@ -9,7 +9,6 @@ a refused commit) or failed (unreachable), with the reason; 2 for a bad config o
 from __future__ import annotations
 
 import json
-import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -18,7 +17,6 @@ import click
 from daemon.cli.context import EXIT_CONFIG, EXIT_FAILED, CliContext, fail, pass_ctx
 
 if TYPE_CHECKING:
-    from pipeline.llm.protocol import ModelClient
     from pipeline.publish.run import PublishReport
     from pipeline.sync.run import SyncReport
 
@@ -36,40 +34,19 @@ def sync_command(ctx: CliContext, as_json: bool) -> None:
 
     from daemon.actions import publish_lines
     from daemon.cycle import jsonable
-    from pipeline.clock import SystemClock
+    from daemon.runtime import Runtime
     from pipeline.consolidate.sync_now import sync_memory
-    from pipeline.errors import NoAPIKey, StoreError
-    from pipeline.redaction import Redactor, load_or_create_key
-    from pipeline.store import open_store
-
-    clock = SystemClock()
+    from pipeline.errors import StoreError
 
     async def go() -> tuple[SyncReport, PublishReport | None]:
-        store = await open_store(settings.paths.state_db)
-        clients: list[ModelClient] = []
-
-        async def model() -> ModelClient | None:
-            from pipeline.llm.client import build_client
-
-            try:
-                clients.append(build_client(settings, store=store, clock=clock, env=os.environ))
-            except NoAPIKey:
-                return None
-            return clients[-1]
-
-        try:
-            redactor = Redactor(load_or_create_key(settings.paths.state_dir))
-            report = await sync_memory(store, settings, clock, redactor, model=model)
+        async with Runtime.open(settings) as rt:
+            report = await sync_memory(rt.store, settings, rt.clock, rt.redactor(), model=rt.llm_or_none)
             published = None
             if report.changed:
                 from pipeline.publish.run import publish_all
 
-                published = await publish_all(store, settings, clock)
+                published = await publish_all(rt.store, settings, rt.clock)
             return report, published
-        finally:
-            for client in clients:
-                await client.aclose()
-            await store.close()
 
     try:
         report, published = asyncio.run(go())

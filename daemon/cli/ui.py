@@ -43,10 +43,7 @@ def ui_command(
     read_only = bool(read_only) or ui.read_only
     from daemon.ui import server
     from daemon.ui.security import LOOPBACK, Guard, load_or_create_token
-    from pipeline.clock import SystemClock
     from pipeline.errors import MemdError
-    from pipeline.machine import machine_id
-    from pipeline.store import open_store
 
     try:
         token = load_or_create_token(settings.paths.state_dir)
@@ -68,12 +65,13 @@ def ui_command(
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc} (set [ui] port, or --port)", EXIT_FAILED)
 
     async def go() -> None:
-        store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
-        try:
+        from daemon.runtime import Runtime
+
+        async with Runtime.open(settings, env=os.environ) as rt:
             context, web = server.build(
-                lambda: settings,
-                store,
-                clock=SystemClock(),
+                rt.settings,
+                rt.store,
+                clock=rt.clock,
                 config_path=loaded.path,
                 config_exists=loaded.file_exists,
                 env=os.environ,
@@ -93,8 +91,6 @@ def ui_command(
                 await serving
             except asyncio.CancelledError:
                 pass
-        finally:
-            await store.close()
 
     try:
         asyncio.run(go())

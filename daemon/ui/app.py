@@ -66,16 +66,14 @@ def create_app(context: UIContext) -> Starlette:
         if context.store is not None:
             yield
             return
-        from pipeline.machine import machine_id
-        from pipeline.store import open_store
+        from daemon.runtime import Runtime
 
-        paths = context.settings().paths
-        context.store = await open_store(paths.state_db, machine=machine_id(paths.state_dir))
-        try:
-            yield
-        finally:
-            await context.store.close()
-            context.store = None
+        async with Runtime.open(context.settings, clock=context.clock, env=context.env) as rt:
+            context.store = rt.store
+            try:
+                yield
+            finally:
+                context.store = None
 
     app = Starlette(
         lifespan=lifespan,

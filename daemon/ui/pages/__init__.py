@@ -1,13 +1,17 @@
-"""One module per page of `memd ui`, each with its ``routes``; ``arg`` and ``context`` serve them all."""
+"""One module per page of `memd ui`, each with its ``routes``; ``arg``, ``context`` and ``runtime``
+serve them all."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
 if TYPE_CHECKING:
+    from daemon.runtime import Runtime
     from daemon.ui.context import UIContext
 
 MAX_ARG_CHARS = 500
@@ -16,6 +20,19 @@ MAX_ARG_CHARS = 500
 def context(request: Request) -> UIContext:
     ui: UIContext = request.app.state.ui
     return ui
+
+
+@contextlib.asynccontextmanager
+async def runtime(ui: UIContext) -> AsyncIterator[Runtime]:
+    """The parts one change needs, around the page's open store (the model client it made is
+    closed after the change)."""
+    from daemon.runtime import Runtime
+
+    rt = Runtime(ui.db, ui.settings, clock=ui.clock, env=ui.env)
+    try:
+        yield rt
+    finally:
+        await rt.aclose()
 
 
 def arg(request: Request, name: str, *, default: str | None = None) -> str:

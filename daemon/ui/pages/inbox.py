@@ -8,7 +8,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from daemon import actions
-from daemon.ui.pages import arg, context
+from daemon.ui.pages import arg, context, runtime
 from daemon.ui.render import diff_html, page
 from daemon.ui.security import FormRefused, checked_form
 from pipeline.consolidate import inbox as review
@@ -31,8 +31,8 @@ async def run(request: Request) -> Response:
 async def accept(request: Request) -> Response:
     ui = context(request)
     run_id = await _run_id(request)
-    async with ui.changing:
-        done = await actions.accept_run(ui.db, ui.settings(), ui.clock, run_id)
+    async with ui.changing, runtime(ui) as rt:
+        done = await actions.accept_run(rt, run_id)
     return page(
         request,
         "result.html",
@@ -46,8 +46,8 @@ async def accept(request: Request) -> Response:
 async def reject(request: Request) -> Response:
     ui = context(request)
     run_id = await _run_id(request)
-    async with ui.changing:
-        row = await actions.reject_run(ui.db, ui.settings(), ui.clock, run_id)
+    async with ui.changing, runtime(ui) as rt:
+        row = await actions.reject_run(rt, run_id)
     return page(request, "result.html", title="rejected", ok=True, lines=[actions.rejected_line(row)])
 
 

@@ -12,6 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from daemon.runtime import memory_repo
 from daemon.ui.pages import arg, context
 from daemon.ui.render import diff_html, markdown, page
 from pipeline.errors import MemoryRepoError
@@ -20,7 +21,7 @@ from pipeline.memory.repository import MemoryRepo, is_sha
 
 
 def _repo(request: Request) -> MemoryRepo:
-    return MemoryRepo(context(request).settings().paths.memory_dir)
+    return memory_repo(context(request).settings())
 
 
 def topic_url(scope: str, file: str) -> str:

@@ -11,7 +11,7 @@ from starlette.routing import Route
 from daemon import actions
 from daemon.status.rows import StoreUnavailable
 from daemon.ui import data
-from daemon.ui.pages import arg, context
+from daemon.ui.pages import arg, context, runtime
 from daemon.ui.render import page
 from daemon.ui.security import FormRefused, checked_form
 from pipeline.consolidate.forget import scope_of_project
@@ -65,10 +65,8 @@ async def forget(request: Request) -> Response:
         _target(session, project)
     except HTTPException as exc:
         raise FormRefused(exc.detail) from None
-    async with ui.changing:
-        done = await actions.forget_now(
-            ui.db, ui.settings(), ui.clock, session_id=session, project=project, env=ui.env
-        )
+    async with ui.changing, runtime(ui) as rt:
+        done = await actions.forget_now(rt, session_id=session, project=project)
     lines = ([f"note: {done.warning}"] if done.warning else []) + done.lines()
     return page(
         request,

@@ -232,14 +232,18 @@ async def test_memd_forget_pushes_the_tombstone_at_once(
     pair: tuple[Machine, Machine], tmp_path: Path
 ) -> None:
     from daemon.actions import forget_now
+    from daemon.runtime import Runtime
     from pipeline.sync.tombstones import path_of
     from tests.fakes.fixtures import FAKE_API_KEY
 
     a, b = pair
     await _shared_scope(a, b)
-    done = await forget_now(
-        a.store, a.settings, a.env.clock, session_id="alpha", env={"ANTHROPIC_API_KEY": FAKE_API_KEY}
-    )
+    settings = a.settings
+    rt = Runtime(a.store, lambda: settings, clock=a.env.clock, env={"ANTHROPIC_API_KEY": FAKE_API_KEY})
+    try:
+        done = await forget_now(rt, session_id="alpha")
+    finally:
+        await rt.aclose()
     assert done.synced is not None
     assert done.synced.pushed
     assert any("pushed" in line for line in done.lines())
