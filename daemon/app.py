@@ -1,14 +1,16 @@
-"""The composition root: the one place that builds memd's parts and wires them together.
+"""The daemon wired: its steps on the parts of ``daemon.runtime``.
 
 ``build(settings, ...)`` returns a ``Daemon`` (``daemon/service.py``) holding the clock, the
-systemd notifier and a factory for the cycle's steps. The store is opened by the daemon when it
-starts (so an unreachable store is a startup error with a clear message), and the steps are built
-around it here:
+systemd notifier and a factory for the cycle's steps. The daemon opens the store when it starts
+(``runtime.store_opener``: as this machine; an unreachable store is a startup error with a clear
+message), and the steps are built around it here, on a ``Runtime``:
 
     scan        pipeline.scan.scanner.scan(store, settings, clock)
     extract     pipeline.extract.run.run_phase1(store, settings, clock, llm, redactor, dry_run=)
     consolidate pipeline.consolidate.run.run_phase2(store, settings, clock, llm, redactor, dry_run=)
-                (with [sync]: the scope keys brought up to date, and the remote fetched and merged first)
+                (the memory repository checked writable first, before anything is paid for; with
+                [sync]: the scope keys brought up to date, and the remote fetched and merged first)
+                a dry run: pipeline.consolidate.dry.dry_consolidation(report, would_extract, settings)
     sync        pipeline.consolidate.sync_now.sync_memory(store, settings, clock, redactor, model=)
     publish     pipeline.publish.run.publish_all(store, settings, clock, dry_run=)
 
