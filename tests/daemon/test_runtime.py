@@ -149,3 +149,24 @@ async def test_an_unwritable_memory_repository_fails_consolidation_before_any_mo
         assert f"the memory repository {memory} cannot be written" in consolidate.error
         assert str(memory / ".git" / LOCK_FILE) in consolidate.error
         assert fake_api.message_requests() == []
+
+
+async def test_the_store_is_this_machines_and_the_model_client_follows_the_settings(tmp_path: Path) -> None:
+    from daemon.config import load_settings
+    from daemon.runtime import Runtime
+    from pipeline.errors import NoAPIKey
+    from pipeline.machine import read_id
+    from tests.fakes.fixtures import FAKE_API_KEY
+
+    first = load_settings(_config(tmp_path)).settings
+    current = [first]
+    async with Runtime.open(lambda: current[-1], env={}) as rt:
+        assert rt.store.machine == read_id(first.paths.state_dir)
+        with pytest.raises(NoAPIKey):
+            await rt.llm()
+        assert await rt.llm_or_none() is None
+        rt.env = {"ANTHROPIC_API_KEY": FAKE_API_KEY}
+        client = await rt.llm()
+        assert await rt.llm() is client  # made once
+        current.append(first.model_copy())  # a reload
+        assert await rt.llm() is not client
