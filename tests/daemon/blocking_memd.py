@@ -47,8 +47,8 @@ def main() -> None:
     name, how, *args = sys.argv[1:]
     real = app.pipeline_steps
 
-    def steps(env: StepEnv, *, clock: Clock, environ: Mapping[str, str]) -> StepSet:
-        found = real(env, clock=clock, environ=environ)
+    def steps(env: StepEnv, *, clock: Clock, environ: Mapping[str, str], dry_run: bool = False) -> StepSet:
+        found = real(env, clock=clock, environ=environ, dry_run=dry_run)
         return StepSet({**found.steps, name: blocking_step(name, how)}, close=found.close)  # type: ignore[dict-item]
 
     app.pipeline_steps = steps  # type: ignore[assignment]
