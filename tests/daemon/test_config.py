@@ -147,3 +147,31 @@ def test_the_commented_template_is_valid_and_lists_every_key(tmp_path: Path) -> 
     )
     path.write_text(uncommented)
     load_settings(path, BASE_ENV)
+
+
+def test_every_value_the_template_shows_is_the_true_default() -> None:
+    # A commented `# key = value` says "this is what you get when you leave it out": it must be the
+    # default, and a key with no default (None) shows no value at all.
+    import tomllib
+
+    from daemon.cli.config import template_text
+
+    defaults = load_settings(None, BASE_ENV).settings.model_dump(mode="json")
+    section: list[str] = []
+    checked, wrong = 0, []
+    for line in template_text().splitlines():
+        if header := re.fullmatch(r"\[([a-z_.]+)\]", line):
+            section = header.group(1).split(".")
+            continue
+        shown = re.match(r"# ([a-z_]+) =(.*)$", line)
+        if not shown or "$" in line or "~" in line:
+            continue
+        table = defaults
+        for part in section:
+            table = table[part]
+        key, value = shown.group(1), shown.group(2).strip()
+        if (tomllib.loads(f"v = {value}")["v"] if value else None) != table[key]:
+            wrong.append(f"{'.'.join([*section, key])}: shows {value or 'nothing'}, the default is {table[key]}")
+        checked += 1
+    assert wrong == []
+    assert checked > 40
