@@ -67,9 +67,12 @@ def run_args(command: Sequence[str], config: Path | None) -> list[str]:
 
 
 def unit_path(env: Mapping[str, str]) -> Path:
-    base = env.get("XDG_CONFIG_HOME")
-    config_home = Path(base) if base and Path(base).is_absolute() else Path(env.get("HOME", "~")) / ".config"
-    return config_home.expanduser() / "systemd" / "user" / UNIT_NAME
+    return defaults.config_home(env) / "systemd" / "user" / UNIT_NAME
+
+
+def env_file(env: Mapping[str, str]) -> Path:
+    """Where the service reads its environment (the API key) from."""
+    return defaults.env_file(env)
 
 
 def writable_paths(settings: Settings, env: Mapping[str, str]) -> list[Path]:
@@ -109,7 +112,8 @@ def render_unit(
         elif line.startswith("ReadWritePaths="):
             out.append(f"ReadWritePaths={rw}")
         elif line.startswith("EnvironmentFile="):
-            out.extend([line, *extra_env])
+            # One path, taken as is (no quotes): only a specifier's % is escaped.
+            out.extend([f"EnvironmentFile=-{str(env_file(env)).replace('%', '%%')}", *extra_env])
         else:
             out.append(line)
     return "\n".join(out) + "\n"
@@ -119,11 +123,11 @@ def render_unit(
 
 
 def plist_path(env: Mapping[str, str]) -> Path:
-    return Path(env.get("HOME") or Path.home()) / "Library" / "LaunchAgents" / PLIST_NAME
+    return defaults.home(env) / "Library" / "LaunchAgents" / PLIST_NAME
 
 
 def log_dir(env: Mapping[str, str]) -> Path:
-    return Path(env.get("HOME") or Path.home()) / "Library" / "Logs" / "memd"
+    return defaults.home(env) / "Library" / "Logs" / "memd"
 
 
 PLIST_TYPES: dict[str, type | tuple[type, ...]] = {
@@ -173,7 +177,7 @@ def render_plist(*, command: Sequence[str], config: Path | None, env: Mapping[st
     logs = log_dir(env)
     data["StandardOutPath"] = str(logs / "memd.out.log")
     data["StandardErrorPath"] = str(logs / "memd.err.log")
-    data["WorkingDirectory"] = str(Path(env.get("HOME") or Path.home()))
+    data["WorkingDirectory"] = str(defaults.home(env))
     environment = dict(data.get("EnvironmentVariables", {}))
     environment.update({k: env[k] for k in PASS_THROUGH_ENV if env.get(k)})
     data["EnvironmentVariables"] = environment

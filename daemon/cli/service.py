@@ -83,8 +83,7 @@ def install(ctx: CliContext, platform: str, dry_run: bool) -> None:
             ["systemctl", "--user", "restart", sf.UNIT_NAME],
         ]
         notes = [
-            f"put the API key in {Path(env.get('HOME', '~')) / '.config/memd/env'} (mode 600) as "
-            f"{settings.llm.api_key_env}=...",
+            f"put the API key in {sf.env_file(env)} (mode 600) as {settings.llm.api_key_env}=...",
             "to keep memd running without a login session: loginctl enable-linger",
         ]
     else:

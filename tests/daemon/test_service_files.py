@@ -219,3 +219,30 @@ def test_templates_are_found_in_a_checkout_and_in_a_wheel_layout(tmp_path: Path)
     spec.loader.exec_module(module)
     assert module.template_dir() == pkg / "service_files"
     assert (module.template_dir() / sf.PLIST_NAME).is_file()
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {},
+        {"HOME": ""},
+        {"HOME": "/h"},
+        {"HOME": "/h", "XDG_CONFIG_HOME": "relative/cfg"},
+        {"HOME": "/h", "XDG_CONFIG_HOME": "/x/cfg"},
+        {"XDG_CONFIG_HOME": ""},
+    ],
+)
+def test_every_home_and_xdg_folder_comes_from_the_one_resolution(env: dict[str, str]) -> None:
+    # An empty or missing HOME, a relative XDG variable: the service files, the agents' homes and
+    # memd's own folders all fall back the same way (``pipeline.defaults``), never to a relative path.
+    from pipeline import defaults
+
+    home, config_home = defaults.home(env), defaults.xdg(env, "XDG_CONFIG_HOME", ".config")
+    assert home.is_absolute()
+    assert sf.unit_path(env) == config_home / "systemd" / "user" / sf.UNIT_NAME
+    assert sf.plist_path(env) == home / "Library" / "LaunchAgents" / sf.PLIST_NAME
+    assert sf.log_dir(env) == home / "Library" / "Logs" / "memd"
+    assert sf.env_file(env) == config_home / "memd" / "env"
+    homes = Homes.from_settings(load_settings(None, env=env).settings, env)
+    assert (homes.user, homes.config_home) == (home, config_home)
+    assert defaults.config_path(env) == config_home / "memd" / "config.toml"
