@@ -43,8 +43,12 @@ class PublishTarget(ABC):
         """Which of its names the ``[publish]`` settings turn on."""
 
     @abstractmethod
-    def folders(self, homes: Homes) -> Sequence[Path]:
-        """Every folder it may write in while on (the service unit's sandbox must contain them)."""
+    def folders(self, homes: Homes, names: frozenset[str], projects: Sequence[str]) -> Sequence[Path]:
+        """Every folder it may write in while ``names`` (its names that are on) are: the service
+        unit's sandbox opens exactly these. ``projects`` are the project folders memd knows. A
+        folder of per-project folders stands for each project's (systemd takes no wildcard, and a
+        project first seen after the unit was written must get its memory too); a user-level file
+        needs its own folder (``user_file_folder``), since memd replaces it by a rename there."""
 
     def plan_projects(
         self, ctx: PublishContext, scopes: Sequence[ScopeMemory], previous: Mapping[str, str | None]
@@ -90,6 +94,17 @@ class PublishTarget(ABC):
         if name is None:
             raise NotImplementedError(f"{type(self).__name__} has no {kind} scope")
         return name
+
+
+def user_file_folder(path: Path) -> Path:
+    """The folder where memd replaces the user-level file ``path``: the folder of the file a
+    symlink there leads to (a dotfiles repository), else ``path``'s own folder."""
+    if path.is_symlink():
+        try:
+            return path.resolve(strict=True).parent
+        except OSError:
+            return path.parent
+    return path.parent
 
 
 def known_copy(row: Publication) -> Path | None:

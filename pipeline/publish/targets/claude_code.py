@@ -29,7 +29,7 @@ from pipeline.publish.folder import LoadCut, plan_folder, plan_withdraw
 from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import Homes, Plan, PublishContext, unusable_project
 from pipeline.publish.targets import encoded
-from pipeline.publish.targets.base import PublishTarget
+from pipeline.publish.targets.base import PublishTarget, user_file_folder
 from pipeline.safefile import read_capped
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
@@ -142,8 +142,13 @@ class ClaudeCode(PublishTarget):
     def enabled(self, publish: PublishSettings) -> frozenset[str]:
         return self._on(project=publish.claude_code, global_=publish.claude_code_global)
 
-    def folders(self, homes: Homes) -> list[Path]:
-        return [claude_home(homes)]
+    def folders(self, homes: Homes, names: frozenset[str], projects: Sequence[str]) -> list[Path]:
+        """The folder of the projects' folders, whose ``<project>/memory`` memd writes (not the rest
+        of Claude Code's home: its settings and credentials stay read-only); the home itself only for
+        the global ``CLAUDE.md``."""
+        home = claude_home(homes)
+        wanted = {TARGET: home / "projects", TARGET_GLOBAL: user_file_folder(home / "CLAUDE.md")}
+        return [folder for name, folder in wanted.items() if name in names]
 
     def plan_projects(
         self, ctx: PublishContext, scopes: Sequence[ScopeMemory], previous: Mapping[str, str | None]

@@ -3,6 +3,7 @@ default withdrawal (nothing is touched where memd has nothing known to be)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 
@@ -20,7 +21,7 @@ class ProjectsOnly(PublishTarget):
     def enabled(self, publish: PublishSettings) -> frozenset[str]:
         return self._on(project=True, global_=True)
 
-    def folders(self, homes: Homes) -> list[Path]:
+    def folders(self, homes: Homes, names: frozenset[str], projects: Sequence[str]) -> list[Path]:
         return []
 
     def plan_project(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
