@@ -27,7 +27,7 @@ from pipeline.publish.plan import Homes
 from pipeline.publish.targets import registry
 from pipeline.settings import Settings
 from pipeline.sources import registry as sources
-from pipeline.store.url import sqlite_path
+from pipeline.store.url import backend, sqlite_path
 
 UNIT_NAME = "memd.service"
 LAUNCHD_LABEL = "dev.memd.agent"
@@ -112,7 +112,7 @@ def is_network_remote(url: str) -> bool:
 def needs_network(settings: Settings) -> bool:
     """memd reaches another machine: a PostgreSQL store or a network ``[sync] remote``."""
     remote = settings.sync.remote
-    return sqlite_path(settings.paths.state_db) is None or bool(remote and is_network_remote(remote))
+    return backend(settings.paths.state_db) != "sqlite" or bool(remote and is_network_remote(remote))
 
 
 def writable_paths(settings: Settings, env: Mapping[str, str], projects: Sequence[str] = ()) -> list[Path]:

@@ -71,6 +71,7 @@ def _known_projects(settings: Settings) -> list[str]:
         return []
     import asyncio
 
+    from pipeline.errors import MemdError
     from pipeline.machine import machine_id
     from pipeline.store import open_store
     from pipeline.store.publications import known_projects
@@ -87,7 +88,14 @@ def _known_projects(settings: Settings) -> list[str]:
         finally:
             await store.close()
 
-    return asyncio.run(read())
+    try:
+        return asyncio.run(read())
+    except MemdError as exc:
+        click.echo(
+            f"note: the projects memd knows cannot be read ({exc}): agents_md writes in none of them",
+            err=True,
+        )
+        return []
 
 
 def _write(path: Path, content: bytes) -> None:

@@ -37,7 +37,7 @@ from pipeline.store import Store, syncstate
 from pipeline.store import consolidation as db
 from pipeline.sync import incoming, tombstones
 from pipeline.sync.merge import MergeResult, merge_trees
-from pipeline.sync.state import SyncState, load, save, shown_url
+from pipeline.sync.state import SyncState, load, save, scrub, shown_url
 from pipeline.sync.urls import scrubbed
 from pipeline.vocabulary import SyncOutcome
 
@@ -126,7 +126,7 @@ class Syncer:
         if not cfg.enabled:
             return SyncReport(SyncOutcome.SKIPPED, reason="no [sync] remote is configured")
         report = SyncReport(SyncOutcome.SYNCED, remote=shown_url(cfg.remote))
-        state = await load(self.store)
+        state = scrub(await load(self.store), cfg.remote)
         state.remote, state.branch = report.remote, cfg.branch
         try:
             await self.repo.ensure()

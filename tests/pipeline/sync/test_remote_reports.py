@@ -14,6 +14,7 @@ import pytest
 from pipeline.clock import FakeClock
 from pipeline.store import kv
 from pipeline.store.readmodel import SYNC_STATE_KEY, machine_key
+from pipeline.sync.state import SyncState, scrub
 from pipeline.sync.urls import scrubbed, shown_url
 from pipeline.vocabulary import SyncOutcome
 from tests.fakes.anthropic_api import FakeAnthropicAPI
@@ -96,3 +97,13 @@ async def test_a_remote_branch_that_is_not_a_commit_is_refused_as_such(
     assert "overtaken" not in report.reason
     assert report.attempts == 1
     assert git(remote, "rev-parse", "refs/heads/main").strip() == blob  # nothing was pushed over it
+
+
+def test_a_state_recorded_with_a_credential_is_scrubbed_when_a_sync_loads_it() -> None:
+    # A state written before memd hid every part (an older memd, a token in the query) keeps its
+    # last error until the next failure: the sync scrubs what it loads, so a success does too.
+    url = f"https://me:{PASSWORD}@host/m.git?private_token={TOKEN}"
+    old = SyncState(remote=f"https://host/m.git?private_token={TOKEN}", last_error=f"{TOKEN} refused")
+    text = json.dumps(asdict(scrub(old, url)))
+    assert TOKEN not in text
+    assert "https://host/m.git?***" in text
