@@ -14,6 +14,7 @@ call it makes), so one target's bug never stops the others.
 
 from __future__ import annotations
 
+import errno
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -138,6 +139,16 @@ def failed_plan(target: str, scope: str, exc: BaseException) -> Plan:
     return plan
 
 
+SANDBOX_HINT = (
+    "outside what the service's sandbox opens: `memd service install` again opens the folders memd writes now"
+)
+"""Why a folder is read-only to the service: the unit was written before memd knew the folder
+(a project first seen since, with ``agents_md``; an agent installed since)."""
+
+
 def short_error(exc: BaseException) -> str:
     text = str(exc).splitlines()[0] if str(exc) else ""
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    said = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    if isinstance(exc, OSError) and exc.errno == errno.EROFS:
+        return f"{said} ({SANDBOX_HINT})"
+    return said

@@ -79,3 +79,19 @@ def test_the_default_withdrawal_touches_only_a_copy_memd_knows_is_there(env: Env
         plan = target.plan_withdrawal(ctx_of(env), unknown, {})
         assert plan.withdraw
         assert (plan.changes, plan.notes) == ([], [])
+
+
+def test_a_read_only_folder_says_how_the_service_opens_it() -> None:
+    # Under the service's sandbox a folder the unit does not open is a read-only file system.
+    import errno
+
+    from pipeline.publish.targets.base import failed_plan
+
+    plan = failed_plan(
+        "agents_md", "projects/app", OSError(errno.EROFS, "Read-only file system", "/p/AGENTS.md")
+    )
+    assert plan.error is not None
+    assert plan.error.startswith("OSError: [Errno 30] Read-only file system: '/p/AGENTS.md'")
+    assert "`memd service install` again" in plan.error
+    other = failed_plan("agents_md", "projects/app", OSError(errno.EACCES, "Permission denied", "/p"))
+    assert "memd service install" not in (other.error or "")
