@@ -21,6 +21,9 @@ from pydantic import ValidationError
 from daemon.status.config import ENV_PREFIX, config_path, inputs_key
 from pipeline.settings import Settings, default_values
 
+SECRET_KEYS = frozenset({"sync.remote", "paths.state_db"})
+"""Keys whose value may carry a credential: a refusal names the key, never the value."""
+
 
 class ConfigError(Exception):
     """A configuration problem a user can fix; the message names the file or variable and the key."""
@@ -154,7 +157,9 @@ def _describe(exc: ValidationError, path: Path, origins: Mapping[str, str]) -> s
         if error["type"] == "extra_forbidden":
             message = "unknown key"
         got = error.get("input")
-        detail = f" (got {got!r})" if not isinstance(got, dict) and error["type"] != "missing" else ""
+        secret = dotted in SECRET_KEYS  # a URL that may carry a credential is never echoed
+        shown = not isinstance(got, dict) and error["type"] != "missing" and not secret
+        detail = f" (got {got!r})" if shown else ""
         lines.append(f"{where}: {dotted}: {message}{detail}")
     return "\n".join(lines)
 

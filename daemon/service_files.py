@@ -3,7 +3,14 @@
 The templates live in ``systemd/`` in a checkout and ship in the wheel as
 ``daemon/service_files/`` (pyproject's force-include); ``template_dir()`` finds either. Each
 template is a working file on its own; rendering replaces what depends on the installation:
-the memd command, the config file, the directories memd may write (systemd), the log paths (launchd).
+the memd command, the config file, the directories memd may write and whether it waits for the
+network (systemd), the log paths (launchd).
+
+The sandbox opens exactly what memd writes: its memory repository and state, a path sync remote,
+and the folders of the publish targets that are on, each as narrow as that target allows (the
+folder of an agent's per-project folders, not the agent's home; each project folder memd knows for
+``agents_md``, never the home folder). The unit is written from what memd knows when it is
+installed: a project memd first sees later is opened by installing again.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ from pipeline.publish.plan import Homes
 from pipeline.publish.targets import registry
 from pipeline.settings import Settings
 from pipeline.sources import registry as sources
-from pipeline.store.url import sqlite_path
+from pipeline.store.url import backend, sqlite_path
 
 UNIT_NAME = "memd.service"
 LAUNCHD_LABEL = "dev.memd.agent"
@@ -67,20 +74,57 @@ def run_args(command: Sequence[str], config: Path | None) -> list[str]:
 
 
 def unit_path(env: Mapping[str, str]) -> Path:
-    base = env.get("XDG_CONFIG_HOME")
-    config_home = Path(base) if base and Path(base).is_absolute() else Path(env.get("HOME", "~")) / ".config"
-    return config_home.expanduser() / "systemd" / "user" / UNIT_NAME
+    return defaults.config_home(env) / "systemd" / "user" / UNIT_NAME
 
 
-def writable_paths(settings: Settings, env: Mapping[str, str]) -> list[Path]:
-    """What memd writes: its memory repository and state, the SQLite file's folder, and every
-    folder the publish targets that are on write in, worked out by those targets from the same
-    settings as publishing (a moved transcript root or ``CODEX_HOME`` moves both)."""
+def env_file(env: Mapping[str, str]) -> Path:
+    """Where the service reads its environment (the API key) from."""
+    return defaults.env_file(env)
+
+
+def target_folders(settings: Settings, env: Mapping[str, str], projects: Sequence[str] = ()) -> list[Path]:
+    """The folders the publish targets that are on write in, worked out by those targets from the
+    same settings as publishing (a moved transcript root or ``CODEX_HOME`` moves both);
+    ``projects``: the project folders memd knows (``agents_md`` writes in each)."""
+    return registry.written_folders(Homes.from_settings(settings, env), settings.publish, projects)
+
+
+def remote_path(settings: Settings) -> Path | None:
+    """The repository ``[sync] remote`` names when it is a folder on this machine (a path or a
+    ``file://`` URL), which a push writes in; None for a network remote or none."""
+    url = settings.sync.remote
+    if not url or is_network_remote(url):
+        return None
+    path = Path(url.removeprefix("file://")).expanduser()
+    return path if path.is_absolute() else settings.paths.memory_dir / path  # git runs in memory_dir
+
+
+def is_network_remote(url: str) -> bool:
+    """``ssh://``, ``git://``, ``https://``... or scp-like ``host:path``: anything but a path or ``file://``."""
+    if url.startswith("file://"):
+        return False
+    if "://" in url:
+        return True
+    head = url.split("/", 1)[0]
+    return ":" in head  # git's own rule: a colon before the first slash is scp-like host:path
+
+
+def needs_network(settings: Settings) -> bool:
+    """memd reaches another machine: a PostgreSQL store or a network ``[sync] remote``."""
+    remote = settings.sync.remote
+    return backend(settings.paths.state_db) != "sqlite" or bool(remote and is_network_remote(remote))
+
+
+def writable_paths(settings: Settings, env: Mapping[str, str], projects: Sequence[str] = ()) -> list[Path]:
+    """What memd writes: its memory repository and state, the SQLite file's folder, a path
+    ``[sync] remote``, and the folders of the publish targets that are on (``target_folders``)."""
     paths = [settings.paths.memory_dir, settings.paths.state_dir]
     db = sqlite_path(settings.paths.state_db)
     if db is not None:
         paths.append(db.parent)
-    paths += registry.written_folders(Homes.from_settings(settings, env), settings.publish)
+    if (remote := remote_path(settings)) is not None:
+        paths.append(remote)
+    paths += target_folders(settings, env, projects)
     unique: list[Path] = []
     for p in paths:
         if p not in unique:
@@ -96,20 +140,33 @@ def _unit_quote(value: str) -> str:
     return value
 
 
+NETWORK_TARGET = "network-online.target"
+
+
 def render_unit(
-    settings: Settings, *, command: Sequence[str], config: Path | None, env: Mapping[str, str]
+    settings: Settings,
+    *,
+    command: Sequence[str],
+    config: Path | None,
+    env: Mapping[str, str],
+    projects: Sequence[str] = (),
 ) -> str:
+    """The unit for this installation; ``projects``: the project folders memd knows (see
+    ``writable_paths``). It waits for the network only when memd needs one (``needs_network``)."""
     exec_start = " ".join(_unit_quote(a) for a in run_args(command, config))
-    rw = " ".join(_unit_quote(f"-{p}") for p in writable_paths(settings, env))
+    rw = " ".join(_unit_quote(f"-{p}") for p in writable_paths(settings, env, projects))
     extra_env = [f"Environment={_unit_quote(f'{k}={env[k]}')}" for k in PASS_THROUGH_ENV if env.get(k)]
     out: list[str] = []
     for line in (template_dir() / UNIT_NAME).read_text(encoding="utf-8").splitlines():
-        if line.startswith("ExecStart="):
+        if line.startswith("Description=") and needs_network(settings):
+            out.extend([line, f"Wants={NETWORK_TARGET}", f"After={NETWORK_TARGET}"])
+        elif line.startswith("ExecStart="):
             out.append(f"ExecStart={exec_start}")
         elif line.startswith("ReadWritePaths="):
             out.append(f"ReadWritePaths={rw}")
         elif line.startswith("EnvironmentFile="):
-            out.extend([line, *extra_env])
+            # One path, taken as is (no quotes): only a specifier's % is escaped.
+            out.extend([f"EnvironmentFile=-{str(env_file(env)).replace('%', '%%')}", *extra_env])
         else:
             out.append(line)
     return "\n".join(out) + "\n"
@@ -119,11 +176,11 @@ def render_unit(
 
 
 def plist_path(env: Mapping[str, str]) -> Path:
-    return Path(env.get("HOME") or Path.home()) / "Library" / "LaunchAgents" / PLIST_NAME
+    return defaults.home(env) / "Library" / "LaunchAgents" / PLIST_NAME
 
 
 def log_dir(env: Mapping[str, str]) -> Path:
-    return Path(env.get("HOME") or Path.home()) / "Library" / "Logs" / "memd"
+    return defaults.home(env) / "Library" / "Logs" / "memd"
 
 
 PLIST_TYPES: dict[str, type | tuple[type, ...]] = {
@@ -173,7 +230,7 @@ def render_plist(*, command: Sequence[str], config: Path | None, env: Mapping[st
     logs = log_dir(env)
     data["StandardOutPath"] = str(logs / "memd.out.log")
     data["StandardErrorPath"] = str(logs / "memd.err.log")
-    data["WorkingDirectory"] = str(Path(env.get("HOME") or Path.home()))
+    data["WorkingDirectory"] = str(defaults.home(env))
     environment = dict(data.get("EnvironmentVariables", {}))
     environment.update({k: env[k] for k in PASS_THROUGH_ENV if env.get(k)})
     data["EnvironmentVariables"] = environment

@@ -1,4 +1,5 @@
-"""The settings' defaults that the lean readers need too, each defined once.
+"""The settings' defaults that the lean readers need too, each defined once, and the one resolution
+of the home and XDG folders every other module uses.
 
 ``pipeline.settings`` (the pydantic schema the daemon loads) takes its defaults from here, and so
 does `memd status`'s lean reader (``daemon.status.config``), which must agree with it without
@@ -29,6 +30,7 @@ SYNC_INTERVAL_MINUTES = 15.0
 
 
 def home(env: Mapping[str, str]) -> Path:
+    """The user's home folder: ``$HOME``, else (unset or empty) the password database's."""
     return Path(env.get("HOME") or Path.home())
 
 
@@ -40,8 +42,18 @@ def xdg(env: Mapping[str, str], var: str, fallback: str) -> Path:
     return home(env) / fallback
 
 
+def config_home(env: Mapping[str, str]) -> Path:
+    """The user's configuration folder: ``$XDG_CONFIG_HOME``, else ``~/.config``."""
+    return xdg(env, "XDG_CONFIG_HOME", ".config")
+
+
 def config_path(env: Mapping[str, str]) -> Path:
-    return xdg(env, "XDG_CONFIG_HOME", ".config") / "memd" / "config.toml"
+    return config_home(env) / "memd" / "config.toml"
+
+
+def env_file(env: Mapping[str, str]) -> Path:
+    """The service's environment file (the API key), beside the config file."""
+    return config_home(env) / "memd" / "env"
 
 
 def state_dir(env: Mapping[str, str]) -> Path:

@@ -24,8 +24,13 @@ def config_group() -> None:
 @pass_ctx
 def show(ctx: CliContext) -> None:
     """Print the effective settings as TOML, each value with where it came from."""
+    from pipeline.store.url import describe
+    from pipeline.sync.urls import shown_url
+
     loaded = ctx.loaded()
     data = loaded.settings.model_dump(mode="json")
+    data["paths"]["state_db"] = describe(data["paths"]["state_db"])  # never a password
+    data["sync"]["remote"] = shown_url(data["sync"]["remote"])  # nor a token
     state = "" if loaded.file_exists else " (not found: defaults and environment only)"
     click.echo(f"# config file: {loaded.path}{state}")
     for section, values in data.items():

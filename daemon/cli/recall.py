@@ -50,6 +50,7 @@ def _recall(ctx: CliContext, cwd: Path | None, fmt: str, timeout_s: float) -> st
         RecallProblem,
         bounded,
         build_recall,
+        hook_claude_home,
         hook_cwd,
         read_hook_input,
         render,
@@ -63,9 +64,12 @@ def _recall(ctx: CliContext, cwd: Path | None, fmt: str, timeout_s: float) -> st
 
     def work() -> str:
         directory = str(cwd) if cwd is not None else None
+        claude = None  # the hook's Claude Code: what it loads from memd's published copy is left out
         if directory is None and fmt == "claude-hook":
-            directory = hook_cwd(read_hook_input(sys.stdin))
-        return render(build_recall(memory_dir, directory or os.getcwd(), today=today), fmt)
+            hook = read_hook_input(sys.stdin)
+            directory, claude = hook_cwd(hook), hook_claude_home(hook)
+        recall = build_recall(memory_dir, directory or os.getcwd(), today=today, claude_home=claude)
+        return render(recall, fmt)
 
     return bounded(work, timeout_s)
 

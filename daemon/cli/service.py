@@ -2,7 +2,8 @@
 
 ``install`` writes the platform's file with this installation's memd path, creates the
 directories memd writes, then enables and starts it; ``--dry-run`` prints the file and the
-commands instead. ``status`` reports what the service manager says (exit 0 when it runs).
+commands instead. Where no user systemd answers (no user bus: no login session, no lingering),
+it writes nothing and says what to do instead. ``status`` reports what the service manager says (exit 0 when it runs).
 """
 
 from __future__ import annotations
@@ -12,13 +13,25 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from daemon.cli.context import CliContext, fail, pass_ctx
 
+if TYPE_CHECKING:
+    from pipeline.settings import Settings
+
 PLATFORMS = ("auto", "systemd", "launchd")
 COMMAND_TIMEOUT_S = 60
+NO_USER_BUS = ("Failed to connect to bus", "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR")
+"""How ``systemctl --user`` says there is no user service manager to talk to."""
+NO_USER_SYSTEMD = (
+    "no user systemd runs for you (systemctl --user cannot reach its bus: {why}); nothing was written. "
+    "Either enable lingering (`loginctl enable-linger $USER`), log in again and run "
+    "`memd service install` again, or run `memd run` under another supervisor "
+    "(`memd service install --dry-run` prints the unit)"
+)
 
 
 def _platform(choice: str) -> str:
@@ -39,6 +52,50 @@ def _run(argv: Sequence[str], *, check: bool = True) -> subprocess.CompletedProc
     if check and done.returncode != 0:
         fail(f"{' '.join(argv)} failed: {(done.stderr or done.stdout).strip()}")
     return done
+
+
+def _check_user_systemd() -> None:
+    """Fail, before anything is written, when no user service manager answers ``systemctl --user``."""
+    done = _run(["systemctl", "--user", "is-system-running"], check=False)
+    said = (done.stderr or "").strip()
+    if done.returncode != 0 and (
+        any(sign in said for sign in NO_USER_BUS) or done.stdout.strip() == "offline"
+    ):
+        fail(NO_USER_SYSTEMD.format(why=said.splitlines()[0] if said else "offline"))
+
+
+def _known_projects(settings: Settings) -> list[str]:
+    """The project folders the state store knows, for ``agents_md``'s part of the sandbox (none
+    while it is off, or before the store exists: installing creates no store)."""
+    if not settings.publish.agents_md:
+        return []
+    import asyncio
+
+    from pipeline.errors import MemdError
+    from pipeline.machine import machine_id
+    from pipeline.store import open_store
+    from pipeline.store.publications import known_projects
+    from pipeline.store.url import sqlite_path
+
+    db = sqlite_path(settings.paths.state_db)
+    if db is not None and not db.is_file():
+        return []
+
+    async def read() -> list[str]:
+        store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
+        try:
+            return await known_projects(store)
+        finally:
+            await store.close()
+
+    try:
+        return asyncio.run(read())
+    except MemdError as exc:
+        click.echo(
+            f"note: the projects memd knows cannot be read ({exc}): agents_md writes in none of them",
+            err=True,
+        )
+        return []
 
 
 def _write(path: Path, content: bytes) -> None:
@@ -75,7 +132,10 @@ def install(ctx: CliContext, platform: str, dry_run: bool) -> None:
     command = sf.memd_command()
     if _platform(platform) == "systemd":
         path = sf.unit_path(env)
-        content = sf.render_unit(settings, command=command, config=config, env=env).encode()
+        projects = _known_projects(settings)
+        content = sf.render_unit(
+            settings, command=command, config=config, env=env, projects=projects
+        ).encode()
         dirs = [settings.paths.memory_dir, settings.paths.state_dir]
         commands = [
             ["systemctl", "--user", "daemon-reload"],
@@ -83,8 +143,7 @@ def install(ctx: CliContext, platform: str, dry_run: bool) -> None:
             ["systemctl", "--user", "restart", sf.UNIT_NAME],
         ]
         notes = [
-            f"put the API key in {Path(env.get('HOME', '~')) / '.config/memd/env'} (mode 600) as "
-            f"{settings.llm.api_key_env}=...",
+            f"put the API key in {sf.env_file(env)} (mode 600) as {settings.llm.api_key_env}=...",
             "to keep memd running without a login session: loginctl enable-linger",
         ]
     else:
@@ -108,6 +167,8 @@ def install(ctx: CliContext, platform: str, dry_run: bool) -> None:
         for argv in commands:
             click.echo("# would run: " + " ".join(argv))
         return
+    if _platform(platform) == "systemd":
+        _check_user_systemd()
     for d in dirs:
         d.mkdir(parents=True, exist_ok=True, mode=0o700)
     _write(path, content)

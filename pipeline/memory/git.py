@@ -85,9 +85,7 @@ async def run_git_bytes(
     except TimeoutError:
         _kill(proc)
         await proc.wait()
-        raise MemoryRepoError(
-            f"git {args[0] if args else ''} timed out after {timeout_s:g}s in {cwd}"
-        ) from None
+        raise MemoryRepoError(f"git {subcommand(args)} timed out after {timeout_s:g} s in {cwd}") from None
     except BaseException:
         _kill(proc)
         await proc.wait()
@@ -102,7 +100,19 @@ def _kill(proc: asyncio.subprocess.Process) -> None:
         pass
 
 
+OPTIONS_WITH_VALUE = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace"})
+"""git's own options (before the subcommand) that take the next word as their value."""
+
+
+def subcommand(args: Sequence[str], words: int = 1) -> str:
+    """The git command ``args`` runs (``fetch``), with up to ``words - 1`` of its first arguments,
+    past git's own options (``-c key=value`` and the like)."""
+    rest = list(args)
+    while rest and rest[0].startswith("-"):
+        del rest[: 2 if rest[0] in OPTIONS_WITH_VALUE else 1]
+    return " ".join(rest[:words]) or "(no command)"
+
+
 def _describe(result: GitResult) -> str:
     stderr = result.stderr.strip()[-MAX_STDERR_CHARS:]
-    cmd = " ".join(result.args[:3])
-    return f"git {cmd} failed (exit {result.returncode}): {stderr or '(no output)'}"
+    return f"git {subcommand(result.args, 3)} failed (exit {result.returncode}): {stderr or '(no output)'}"

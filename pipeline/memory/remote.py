@@ -18,7 +18,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.errors import MemoryRepoError
+from pipeline.errors import MemoryRepoError, SyncRefused
 from pipeline.memory.git import run_git, run_git_bytes
 from pipeline.memory.repository import MemoryRepo
 
@@ -85,7 +85,8 @@ def synced_ref(branch: str) -> str:
 
 async def fetch(repo: MemoryRepo, url: str, branch: str) -> str | None:
     """Fetch the remote's ``branch`` into ``refs/memd/remote/<branch>``; its commit, or None when the
-    remote has no such branch yet (a new, empty remote)."""
+    remote has no such branch yet (a new, empty remote). ``SyncRefused`` when the branch names
+    something other than a commit (a blob, a tree): no merge or push can build on it."""
     ref = remote_ref(branch)
     listed = await run_git(
         repo.path,
@@ -114,7 +115,15 @@ async def fetch(repo: MemoryRepo, url: str, branch: str) -> str | None:
         timeout_s=FETCH_TIMEOUT_S,
         env=_remote_env(),
     )
-    return await ref_commit(repo, ref)
+    commit = await ref_commit(repo, ref)
+    if commit is None:
+        kind = (await run_git(repo.path, "cat-file", "-t", ref, check=False)).stdout.strip() or "unknown"
+        await run_git(repo.path, "update-ref", "-d", ref, check=False)
+        raise SyncRefused(
+            f"the remote's branch {branch} is not a commit (it points at a {kind} object): memd refuses "
+            "it and pushes nothing over it; point the branch at a commit, or set another [sync] branch"
+        )
+    return commit
 
 
 async def push(repo: MemoryRepo, url: str, branch: str, commit: str) -> None:

@@ -80,7 +80,8 @@ def merge_hook(
 
 
 def remove_hook(settings: dict[str, Any]) -> tuple[dict[str, Any], str]:
-    """``settings`` without memd's hook (groups left empty by it are dropped)."""
+    """``settings`` without memd's hook: a group, the ``SessionStart`` list and the ``hooks`` object
+    that its removal leaves empty are dropped; an empty one the user wrote stays."""
     data: dict[str, Any] = json.loads(json.dumps(settings))
     hooks = data.get("hooks")
     groups = hooks.get(EVENT) if isinstance(hooks, dict) else None
@@ -98,6 +99,10 @@ def remove_hook(settings: dict[str, Any]) -> tuple[dict[str, Any], str]:
         kept.append(group)
     assert isinstance(hooks, dict)
     hooks[EVENT] = kept
+    if action == "removed" and not kept:  # what only memd's hook filled goes with it
+        del hooks[EVENT]
+        if not hooks:
+            del data["hooks"]
     return data, action
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
 
-from pipeline.defaults import xdg
+from pipeline.defaults import config_home, home
 from pipeline.publish.atomic import UnsafeTarget, atomic_write_bytes, check_target, remove_file
 from pipeline.safefile import read_capped
 from pipeline.settings import PublishSettings, Settings, SourceSettings, SourcesSettings
@@ -45,8 +45,7 @@ class Homes:
     @classmethod
     def from_settings(cls, settings: Settings, env: Mapping[str, str] | None = None) -> Homes:
         env = os.environ if env is None else env
-        user = Path(env.get("HOME") or Path.home())
-        return cls(user=user, sources=settings.sources, config=xdg(env, "XDG_CONFIG_HOME", ".config"))
+        return cls(user=home(env), sources=settings.sources, config=config_home(env))
 
     @property
     def config_home(self) -> Path:

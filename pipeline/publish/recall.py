@@ -21,6 +21,7 @@ from typing import IO, Any, TypeVar
 from pipeline.projects import resolve_project, scope_for, scope_for_path
 from pipeline.publish.memfiles import GLOBAL, SUMMARY_FILE, ScopeMemory, read_scope
 from pipeline.publish.render import Budget, render_body
+from pipeline.publish.targets.claude_folder import loads_global_copy, loads_project_copy
 
 # The same strings as pipeline.sources.injected.RECALL_BEGIN / RECALL_END (a test keeps them equal);
 # importing that package here would load every source adapter and triple recall's start-up time.
@@ -51,8 +52,19 @@ class Recall:
     topics: list[dict[str, str]] = field(default_factory=list)
 
 
-def build_recall(memory_dir: Path, cwd: str, *, today: date, max_chars: int = RECALL_MAX_CHARS) -> Recall:
-    """The recall block for ``cwd``: the project's digest and index, then the global ones, capped."""
+def build_recall(
+    memory_dir: Path,
+    cwd: str,
+    *,
+    today: date,
+    max_chars: int = RECALL_MAX_CHARS,
+    claude_home: Path | None = None,
+) -> Recall:
+    """The recall block for ``cwd``: the project's digest and index, then the global ones, capped.
+    With ``claude_home`` (the hook of that Claude Code), a part Claude Code already loads from
+    memd's published copy (``[publish] claude_code``, ``claude_code_global``) is left out: the
+    memory is loaded once, and the hook serves only what the folder does not (a project whose
+    folder memd refused or whose auto memory is off)."""
     if not memory_dir.is_dir():
         raise RecallProblem(f"memory directory {memory_dir} does not exist")
     project = resolve_project(cwd)
@@ -60,9 +72,11 @@ def build_recall(memory_dir: Path, cwd: str, *, today: date, max_chars: int = RE
     if project and not (memory_dir / scope).is_dir() and (memory_dir / scope_for_path(project)).is_dir():
         scope = scope_for_path(project)  # keyed by origin now, not moved yet (the next run moves it)
     parts: list[tuple[ScopeMemory, str]] = []
-    if scope != GLOBAL:
+    loaded = claude_home is not None and project is not None and loads_project_copy(claude_home, project)
+    if scope != GLOBAL and not loaded:
         parts.append((read_scope(memory_dir, scope, today=today), f"Memory of {project}"))
-    parts.append((read_scope(memory_dir, GLOBAL, today=today), "Memory across projects"))
+    if claude_home is None or not loads_global_copy(claude_home):
+        parts.append((read_scope(memory_dir, GLOBAL, today=today), "Memory across projects"))
     parts = [(s, title) for s, title in parts if not s.empty]
     recall = Recall(cwd=cwd, project=project, scope=scope, memory_dir=str(memory_dir), text="")
     if not parts:
@@ -148,14 +162,30 @@ def read_hook_input(stream: IO[str], timeout_s: float = STDIN_TIMEOUT_S) -> str:
     return b"".join(chunks).decode("utf-8", "replace")
 
 
-def hook_cwd(stdin_text: str) -> str | None:
-    """The ``cwd`` field of a hook's JSON input, if there is one."""
+def _hook_field(stdin_text: str, name: str) -> str | None:
     try:
         data = json.loads(stdin_text)
     except ValueError:
         return None
-    cwd = data.get("cwd") if isinstance(data, dict) else None
-    return cwd if isinstance(cwd, str) and cwd else None
+    value = data.get(name) if isinstance(data, dict) else None
+    return value if isinstance(value, str) and value else None
+
+
+def hook_cwd(stdin_text: str) -> str | None:
+    """The ``cwd`` field of a hook's JSON input, if there is one."""
+    return _hook_field(stdin_text, "cwd")
+
+
+def hook_claude_home(stdin_text: str) -> Path | None:
+    """The home of the Claude Code that runs the hook, from its ``transcript_path``
+    (``<home>/projects/<folder>/<session>.jsonl``); None when it does not say."""
+    transcript = _hook_field(stdin_text, "transcript_path")
+    if transcript is None or not Path(transcript).is_absolute():
+        return None
+    path = Path(transcript)
+    if path.suffix != ".jsonl" or path.parent.parent.name != "projects":
+        return None
+    return path.parent.parent.parent
 
 
 def bounded(fn: Callable[[], T], timeout_s: float) -> T:

@@ -96,6 +96,11 @@ async def scope_projects(store: Store) -> dict[str, str]:
     return {r.key: r.project for r in rows}
 
 
+async def known_projects(store: Store) -> list[str]:
+    """Every project path the store knows: recorded for a scope, or of a session."""
+    return sorted(set((await scope_projects(store)).values()) | set(await project_activity(store)))
+
+
 async def project_activity(store: Store) -> dict[str, datetime]:
     """Project path -> the last activity of any of its sessions."""
     async with store.read() as conn:

@@ -37,7 +37,8 @@ from pipeline.store import Store, syncstate
 from pipeline.store import consolidation as db
 from pipeline.sync import incoming, tombstones
 from pipeline.sync.merge import MergeResult, merge_trees
-from pipeline.sync.state import SyncState, load, save, shown_url
+from pipeline.sync.state import SyncState, load, save, scrub, shown_url
+from pipeline.sync.urls import scrubbed
 from pipeline.vocabulary import SyncOutcome
 
 log = structlog.get_logger(__name__)
@@ -125,7 +126,7 @@ class Syncer:
         if not cfg.enabled:
             return SyncReport(SyncOutcome.SKIPPED, reason="no [sync] remote is configured")
         report = SyncReport(SyncOutcome.SYNCED, remote=shown_url(cfg.remote))
-        state = await load(self.store)
+        state = scrub(await load(self.store), cfg.remote)
         state.remote, state.branch = report.remote, cfg.branch
         try:
             await self.repo.ensure()
@@ -136,8 +137,8 @@ class Syncer:
             report.outcome, report.reason = SyncOutcome.FAILED, _short(exc)
         except MemdError as exc:
             report.outcome, report.reason = SyncOutcome.FAILED, _short(exc)
-        if report.reason and cfg.remote != report.remote:
-            report.reason = report.reason.replace(cfg.remote, report.remote)  # never a credential
+        if report.reason:
+            report.reason = scrubbed(report.reason, cfg.remote)  # never a credential
         await self._record(report, state)
         log.info("sync_finished", outcome=report.outcome, reason=report.reason, attempts=report.attempts)
         return report

@@ -9,9 +9,9 @@ from typing import Any
 
 from pipeline.store import Store, kv
 from pipeline.store.readmodel import SYNC_STATE_KEY, machine_key
-from pipeline.sync.urls import shown_url
+from pipeline.sync.urls import scrubbed, shown_url
 
-__all__ = ["STATE_KEY", "SyncState", "load", "save", "shown_url"]
+__all__ = ["STATE_KEY", "SyncState", "load", "save", "scrub", "shown_url"]
 
 STATE_KEY = SYNC_STATE_KEY
 
@@ -32,6 +32,15 @@ class SyncState:
     behind: int | None = None
     last_error: str | None = None
     last_error_at: str | None = None
+
+
+def scrub(state: SyncState, url: str) -> SyncState:
+    """``state`` with no credential of ``url`` left in any of its texts (a state recorded before
+    memd hid them all, or with an older token)."""
+    for name, value in asdict(state).items():
+        if isinstance(value, str):
+            setattr(state, name, scrubbed(value, url))
+    return state
 
 
 async def load(store: Store) -> SyncState:

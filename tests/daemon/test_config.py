@@ -147,3 +147,59 @@ def test_the_commented_template_is_valid_and_lists_every_key(tmp_path: Path) -> 
     )
     path.write_text(uncommented)
     load_settings(path, BASE_ENV)
+
+
+def test_every_value_the_template_shows_is_the_true_default() -> None:
+    # A commented `# key = value` says "this is what you get when you leave it out": it must be the
+    # default, and a key with no default (None) shows no value at all.
+    import tomllib
+
+    from daemon.cli.config import template_text
+
+    defaults = load_settings(None, BASE_ENV).settings.model_dump(mode="json")
+    section: list[str] = []
+    checked, wrong = 0, []
+    for line in template_text().splitlines():
+        if header := re.fullmatch(r"\[([a-z_.]+)\]", line):
+            section = header.group(1).split(".")
+            continue
+        shown = re.match(r"# ([a-z_]+) =(.*)$", line)
+        if not shown or "$" in line or "~" in line:
+            continue
+        table = defaults
+        for part in section:
+            table = table[part]
+        key, value = shown.group(1), shown.group(2).strip()
+        if (tomllib.loads(f"v = {value}")["v"] if value else None) != table[key]:
+            wrong.append(
+                f"{'.'.join([*section, key])}: shows {value or 'nothing'}, the default is {table[key]}"
+            )
+        checked += 1
+    assert wrong == []
+    assert checked > 40
+
+
+def test_config_show_never_prints_a_credential_of_the_remote_or_the_store(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from daemon.cli import cli
+
+    config = _write(
+        tmp_path,
+        '[paths]\nstate_db = "postgresql://memd:db-Secret-1@db.internal/memd"\n'
+        '[sync]\nremote = "https://me:pw-Secret-2@host/m.git?private_token=tok-Secret-3"\n',
+    )
+    done = CliRunner().invoke(cli, ["--config", str(config), "config", "show"], env={"HOME": str(tmp_path)})
+    assert done.exit_code == 0, done.output
+    assert "https://host/m.git?***" in done.output
+    assert "db.internal/memd" in done.output
+    for secret in ("db-Secret-1", "pw-Secret-2", "tok-Secret-3"):
+        assert secret not in done.output
+
+
+def test_a_refused_remote_is_named_without_its_value(tmp_path: Path) -> None:
+    path = _write(tmp_path, '[sync]\nremote = "ext::ssh -o x=tok-Secret-4 host"\n')
+    with pytest.raises(ConfigError) as info:
+        load_settings(path, BASE_ENV)
+    assert "sync.remote" in str(info.value)
+    assert "tok-Secret-4" not in str(info.value)

@@ -51,7 +51,9 @@ def write_unit(tmp_path: Path, settings: Settings, config: Path | None = None) -
 
 @needs_systemd
 def test_the_generated_unit_verifies_without_a_word(tmp_path: Path) -> None:
-    unit = write_unit(tmp_path, settings_for(tmp_path), config=tmp_path / "my config.toml")
+    settings = settings_for(tmp_path, MEMD_SYNC__REMOTE="ssh://git@host/memory.git")  # waits for the network
+    unit = write_unit(tmp_path, settings, config=tmp_path / "my config.toml")
+    assert "After=network-online.target" in unit.read_text()
     done = analyze(tmp_path, "--user", "verify", str(unit))
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""  # unknown keys and bad values are only warnings: any output fails
@@ -147,18 +149,18 @@ def test_the_sandbox_follows_moved_roots_to_where_publishing_writes(tmp_path: Pa
         MEMD_PUBLISH__COPILOT_GLOBAL="true",
     )
     rw = _writable(sf.render_unit(settings, command=MEMD, config=None, env=env))
-    for moved in ("claude", "gemini", "codex", "qwen", "copilot"):
-        assert f"-{tmp_path / 'data' / moved}" in rw
     assert not any(name in p for p in rw for name in (".claude", ".gemini", ".codex", ".qwen", ".copilot"))
     # The folders are the ones publishing writes in: the same targets, from the same settings.
     homes = Homes.from_settings(settings, env)
-    assert registry.written_folders(homes, settings.publish) == [
-        tmp_path / "data/claude",
-        tmp_path / "data/gemini",
-        tmp_path / "data/codex",
-        tmp_path / "data/qwen",
+    folders = [
+        tmp_path / "data/claude/projects",
+        tmp_path / "data/gemini/tmp",
+        tmp_path / "data/codex",  # the global AGENTS.md is replaced in its folder
+        tmp_path / "data/qwen/projects",
         tmp_path / "data/copilot",
     ]
+    assert registry.written_folders(homes, settings.publish) == folders
+    assert rw[-len(folders) :] == [f"-{f}" for f in folders]
 
 
 def test_only_the_targets_that_are_on_open_their_folders(tmp_path: Path) -> None:
@@ -173,9 +175,80 @@ def test_only_the_targets_that_are_on_open_their_folders(tmp_path: Path) -> None
         f"-{off.paths.memory_dir}",
         f"-{off.paths.state_dir}",
     ]
-    # agents_md writes into the projects' own folders, anywhere in the home folder.
-    agents = settings_for(tmp_path, MEMD_PUBLISH__AGENTS_MD="true")
-    assert f"-{tmp_path / 'home'}" in _writable(sf.render_unit(agents, command=MEMD, config=None, env=env))
+
+
+def test_the_sandbox_opens_no_agent_home_and_never_the_home_folder(tmp_path: Path) -> None:
+    # Claude Code's settings and credentials stay read-only: only the folder of its projects'
+    # folders (their memory/) opens. agents_md opens each project folder memd knows, not HOME.
+    home = tmp_path / "home"
+    env = {"HOME": str(home)}
+    known = [home / "src" / "app", home / "work" / "lib"]
+    for project in known:
+        project.mkdir(parents=True)
+    settings = settings_for(tmp_path, MEMD_PUBLISH__AGENTS_MD="true")
+    projects = [*map(str, known), str(home / "gone"), "relative/path"]
+    rw = _writable(sf.render_unit(settings, command=MEMD, config=None, env=env, projects=projects))
+    assert rw == [
+        f"-{settings.paths.memory_dir}",
+        f"-{settings.paths.state_dir}",
+        f"-{home / '.claude' / 'projects'}",
+        f"-{known[0]}",
+        f"-{known[1]}",
+        f"-{home / '.gemini' / 'tmp'}",
+        f"-{home / '.qwen' / 'projects'}",
+    ]
+    for whole in (home, home / ".claude", home / ".gemini", home / ".qwen"):
+        assert f"-{whole}" not in rw
+
+
+def test_a_global_file_opens_its_own_folder_and_a_linked_one_the_folder_it_links_to(tmp_path: Path) -> None:
+    # memd replaces a global CLAUDE.md by a rename in its folder: that folder, and only for that name.
+    home = tmp_path / "home"
+    env = {"HOME": str(home)}
+    settings = settings_for(tmp_path, MEMD_PUBLISH__CLAUDE_CODE_GLOBAL="true", MEMD_PUBLISH__GEMINI="false")
+    assert f"-{home / '.claude'}" in _writable(sf.render_unit(settings, command=MEMD, config=None, env=env))
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    (dotfiles / "CLAUDE.md").write_text("mine\n")
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "CLAUDE.md").symlink_to(dotfiles / "CLAUDE.md")
+    rw = _writable(sf.render_unit(settings, command=MEMD, config=None, env=env))
+    assert f"-{dotfiles}" in rw
+    assert f"-{home / '.claude'}" not in rw
+
+
+@pytest.mark.parametrize(
+    ("remote", "opened"),
+    [("/srv/memory.git", "/srv/memory.git"), ("file:///srv/m.git", "/srv/m.git"), ("https://h/m.git", None)],
+)
+def test_a_path_remote_is_writable_for_the_push(tmp_path: Path, remote: str, opened: str | None) -> None:
+    # Under ProtectHome/ProtectSystem a push into a folder outside the sandbox would fail.
+    settings = settings_for(tmp_path, MEMD_SYNC__REMOTE=remote)
+    rw = _writable(sf.render_unit(settings, command=MEMD, config=None, env={"HOME": str(tmp_path / "home")}))
+    assert rw[:2] == [f"-{settings.paths.memory_dir}", f"-{settings.paths.state_dir}"]
+    assert rw[2:3] == ([f"-{opened}"] if opened else [f"-{tmp_path / 'home/.claude/projects'}"])
+
+
+@pytest.mark.parametrize(
+    ("extra", "waits"),
+    [
+        ({}, False),
+        ({"MEMD_SYNC__REMOTE": "/srv/memory.git"}, False),
+        ({"MEMD_SYNC__REMOTE": "file:///srv/memory.git"}, False),
+        ({"MEMD_SYNC__REMOTE": "git@github.com:me/memory.git"}, True),
+        ({"MEMD_SYNC__REMOTE": "ssh://git@host/memory.git"}, True),
+        ({"MEMD_SYNC__REMOTE": "https://host/memory.git"}, True),
+        ({"MEMD_PATHS__STATE_DB": "postgresql://memd@db.internal/memd"}, True),
+    ],
+)
+def test_the_unit_waits_for_the_network_only_when_memd_needs_one(
+    tmp_path: Path, extra: dict[str, str], waits: bool
+) -> None:
+    settings = settings_for(tmp_path, **extra)
+    lines = sf.render_unit(settings, command=MEMD, config=None, env={"HOME": str(tmp_path)}).splitlines()
+    unit_section = lines[lines.index("[Unit]") : lines.index("[Service]")]
+    network = ["Wants=network-online.target", "After=network-online.target"]
+    assert [line for line in unit_section if "network" in line] == (network if waits else [])
 
 
 def test_the_plist_parses_with_the_right_key_types(tmp_path: Path) -> None:
@@ -219,3 +292,30 @@ def test_templates_are_found_in_a_checkout_and_in_a_wheel_layout(tmp_path: Path)
     spec.loader.exec_module(module)
     assert module.template_dir() == pkg / "service_files"
     assert (module.template_dir() / sf.PLIST_NAME).is_file()
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {},
+        {"HOME": ""},
+        {"HOME": "/h"},
+        {"HOME": "/h", "XDG_CONFIG_HOME": "relative/cfg"},
+        {"HOME": "/h", "XDG_CONFIG_HOME": "/x/cfg"},
+        {"XDG_CONFIG_HOME": ""},
+    ],
+)
+def test_every_home_and_xdg_folder_comes_from_the_one_resolution(env: dict[str, str]) -> None:
+    # An empty or missing HOME, a relative XDG variable: the service files, the agents' homes and
+    # memd's own folders all fall back the same way (``pipeline.defaults``), never to a relative path.
+    from pipeline import defaults
+
+    home, config_home = defaults.home(env), defaults.xdg(env, "XDG_CONFIG_HOME", ".config")
+    assert home.is_absolute()
+    assert sf.unit_path(env) == config_home / "systemd" / "user" / sf.UNIT_NAME
+    assert sf.plist_path(env) == home / "Library" / "LaunchAgents" / sf.PLIST_NAME
+    assert sf.log_dir(env) == home / "Library" / "Logs" / "memd"
+    assert sf.env_file(env) == config_home / "memd" / "env"
+    homes = Homes.from_settings(load_settings(None, env=env).settings, env)
+    assert (homes.user, homes.config_home) == (home, config_home)
+    assert defaults.config_path(env) == config_home / "memd" / "config.toml"

@@ -7,6 +7,7 @@ inside the project: a symlink (``AGENTS.md -> ../../.bashrc``) is refused, never
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from pipeline.publish.blockfile import plan_block_file, plan_block_withdraw
@@ -27,8 +28,11 @@ class AgentsMd(PublishTarget):
     def enabled(self, publish: PublishSettings) -> frozenset[str]:
         return self._on(project=publish.agents_md)
 
-    def folders(self, homes: Homes) -> list[Path]:
-        return [homes.user]  # a project's own AGENTS.md can be anywhere in the home folder
+    def folders(self, homes: Homes, names: frozenset[str], projects: Sequence[str]) -> list[Path]:
+        """Each project folder memd knows that exists (memd replaces ``AGENTS.md`` by a rename there):
+        never the whole home folder. A project memd first sees later is opened by writing the
+        service unit again."""
+        return sorted({Path(p) for p in projects if Path(p).is_absolute() and Path(p).is_dir()})
 
     def plan_project(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
         project = ctx.projects.get(scope.scope)

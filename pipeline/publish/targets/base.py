@@ -14,6 +14,7 @@ call it makes), so one target's bug never stops the others.
 
 from __future__ import annotations
 
+import errno
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -43,8 +44,12 @@ class PublishTarget(ABC):
         """Which of its names the ``[publish]`` settings turn on."""
 
     @abstractmethod
-    def folders(self, homes: Homes) -> Sequence[Path]:
-        """Every folder it may write in while on (the service unit's sandbox must contain them)."""
+    def folders(self, homes: Homes, names: frozenset[str], projects: Sequence[str]) -> Sequence[Path]:
+        """Every folder it may write in while ``names`` (its names that are on) are: the service
+        unit's sandbox opens exactly these. ``projects`` are the project folders memd knows. A
+        folder of per-project folders stands for each project's (systemd takes no wildcard, and a
+        project first seen after the unit was written must get its memory too); a user-level file
+        needs its own folder (``user_file_folder``), since memd replaces it by a rename there."""
 
     def plan_projects(
         self, ctx: PublishContext, scopes: Sequence[ScopeMemory], previous: Mapping[str, str | None]
@@ -92,6 +97,17 @@ class PublishTarget(ABC):
         return name
 
 
+def user_file_folder(path: Path) -> Path:
+    """The folder where memd replaces the user-level file ``path``: the folder of the file a
+    symlink there leads to (a dotfiles repository), else ``path``'s own folder."""
+    if path.is_symlink():
+        try:
+            return path.resolve(strict=True).parent
+        except OSError:
+            return path.parent
+    return path.parent
+
+
 def known_copy(row: Publication) -> Path | None:
     """Where memd's copy recorded by ``row`` is, or None when memd has nothing known to be there
     (it skipped, failed or was refused)."""
@@ -123,6 +139,16 @@ def failed_plan(target: str, scope: str, exc: BaseException) -> Plan:
     return plan
 
 
+SANDBOX_HINT = (
+    "outside what the service's sandbox opens: `memd service install` again opens the folders memd writes now"
+)
+"""Why a folder is read-only to the service: the unit was written before memd knew the folder
+(a project first seen since, with ``agents_md``; an agent installed since)."""
+
+
 def short_error(exc: BaseException) -> str:
     text = str(exc).splitlines()[0] if str(exc) else ""
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    said = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    if isinstance(exc, OSError) and exc.errno == errno.EROFS:
+        return f"{said} ({SANDBOX_HINT})"
+    return said

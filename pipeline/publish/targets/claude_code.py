@@ -16,8 +16,6 @@ link to a regular file the user owns.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -29,8 +27,13 @@ from pipeline.publish.folder import LoadCut, plan_folder, plan_withdraw
 from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import Homes, Plan, PublishContext, unusable_project
 from pipeline.publish.targets import encoded
-from pipeline.publish.targets.base import PublishTarget
-from pipeline.safefile import read_capped
+from pipeline.publish.targets.base import PublishTarget, user_file_folder
+from pipeline.publish.targets.claude_folder import (
+    GLOBAL_FILE,
+    auto_memory_off,
+    encode_project_dir,
+    memory_folder,
+)
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
 from pipeline.vocabulary import SourceName
@@ -39,68 +42,14 @@ TARGET = "claude_code"
 TARGET_GLOBAL = "claude_code_global"
 AGENT = "Claude Code"
 CUT = LoadCut(max_lines=200, max_bytes=25_000)
-MAX_ENCODED_CHARS = 200
-SETTINGS_MAX_BYTES = 1_000_000
-"""The most memd reads of a Claude Code settings file (they hold a few kilobytes)."""
 HOOK_HINT = (
     "`memd hooks install claude-code` gives each its memory at session start (`memd recall`, per directory)"
 )
-_NOT_ALNUM = re.compile(r"[^a-zA-Z0-9]")
-
-
-def _js_string_hash(text: str) -> int:
-    """Java/JavaScript ``(h << 5) - h + code`` over UTF-16 code units, as a signed 32-bit integer."""
-    h = 0
-    data = text.encode("utf-16-le", "surrogatepass")
-    for i in range(0, len(data), 2):
-        h = (h * 31 + int.from_bytes(data[i : i + 2], "little")) & 0xFFFFFFFF
-    return h - (1 << 32) if h >= (1 << 31) else h
-
-
-def _base36(value: int) -> str:
-    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
-    out = ""
-    while True:
-        value, rem = divmod(value, 36)
-        out = digits[rem] + out
-        if value == 0:
-            return out
-
-
-def encode_project_dir(project: str) -> str:
-    """Claude Code's folder name for a project path."""
-    encoded = _NOT_ALNUM.sub("-", project)
-    if len(encoded) <= MAX_ENCODED_CHARS:
-        return encoded
-    return f"{encoded[:MAX_ENCODED_CHARS]}-{_base36(abs(_js_string_hash(project)))}"
 
 
 def claude_home(homes: Homes) -> Path:
     """Claude Code's home folder (``~/.claude``): the parent of its transcripts root."""
     return homes.root(SourceName.CLAUDE_CODE).parent
-
-
-def memory_folder(claude_home: Path, project: str) -> Path:
-    return claude_home / "projects" / encode_project_dir(project) / "memory"
-
-
-def auto_memory_off(claude_home: Path, project: str) -> Path | None:
-    """The settings file that turns Claude Code's auto memory off for ``project``, or None. The most
-    specific file that sets ``autoMemoryEnabled`` decides: the project's ``settings.local.json``,
-    then its ``settings.json``, then the user's. A file that is not valid JSON is passed over; one
-    that is not a regular file or is huge raises ``safefile.UnsafeFile`` (memd cannot tell)."""
-    for path in (
-        Path(project) / ".claude" / "settings.local.json",
-        Path(project) / ".claude" / "settings.json",
-        claude_home / "settings.json",
-    ):
-        try:
-            data = json.loads(read_capped(path, SETTINGS_MAX_BYTES))
-        except (FileNotFoundError, ValueError):
-            continue
-        if isinstance(data, dict) and isinstance(data.get("autoMemoryEnabled"), bool):
-            return None if data["autoMemoryEnabled"] else path
-    return None
 
 
 def shared_folders(ctx: PublishContext) -> dict[str, list[str]]:
@@ -142,8 +91,13 @@ class ClaudeCode(PublishTarget):
     def enabled(self, publish: PublishSettings) -> frozenset[str]:
         return self._on(project=publish.claude_code, global_=publish.claude_code_global)
 
-    def folders(self, homes: Homes) -> list[Path]:
-        return [claude_home(homes)]
+    def folders(self, homes: Homes, names: frozenset[str], projects: Sequence[str]) -> list[Path]:
+        """The folder of the projects' folders, whose ``<project>/memory`` memd writes (not the rest
+        of Claude Code's home: its settings and credentials stay read-only); the home itself only for
+        the global ``CLAUDE.md``."""
+        home = claude_home(homes)
+        wanted = {TARGET: home / "projects", TARGET_GLOBAL: user_file_folder(home / GLOBAL_FILE)}
+        return [folder for name, folder in wanted.items() if name in names]
 
     def plan_projects(
         self, ctx: PublishContext, scopes: Sequence[ScopeMemory], previous: Mapping[str, str | None]
@@ -187,7 +141,7 @@ class ClaudeCode(PublishTarget):
 
     def plan_global(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
         return plan_user_file(
-            TARGET_GLOBAL, scope, claude_home(ctx.homes), "CLAUDE.md", agent=AGENT, previous_sha=previous_sha
+            TARGET_GLOBAL, scope, claude_home(ctx.homes), GLOBAL_FILE, agent=AGENT, previous_sha=previous_sha
         )
 
     def withdraw(self, ctx: PublishContext, row: Publication, location: Path) -> Plan:

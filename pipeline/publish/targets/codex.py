@@ -31,13 +31,14 @@ from pipeline.publish.render import (
     newest_update,
     topic_file,
 )
-from pipeline.publish.targets.base import PublishTarget, nothing_to_withdraw
+from pipeline.publish.targets.base import PublishTarget, nothing_to_withdraw, user_file_folder
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
 from pipeline.vocabulary import SourceName
 
 TARGET = "codex"
 TARGET_GLOBAL = "codex_global"
+GLOBAL_FILE = "AGENTS.md"
 AGENT = "Codex"
 PREFIX = "memd-"
 GLOBAL_SHARE = 0.4
@@ -236,8 +237,11 @@ class Codex(PublishTarget):
     def enabled(self, publish: PublishSettings) -> frozenset[str]:
         return self._on(project=publish.codex, global_=publish.codex_global)
 
-    def folders(self, homes: Homes) -> list[Path]:
-        return [codex_home(homes)]
+    def folders(self, homes: Homes, names: frozenset[str], projects: Sequence[str]) -> list[Path]:
+        """Its ``memories`` folder; the home itself only for the global ``AGENTS.md``."""
+        home = codex_home(homes)
+        wanted = {TARGET: memories_dir(home), TARGET_GLOBAL: user_file_folder(home / GLOBAL_FILE)}
+        return [folder for name, folder in wanted.items() if name in names]
 
     def plan_projects(
         self, ctx: PublishContext, scopes: Sequence[ScopeMemory], previous: Mapping[str, str | None]
@@ -246,7 +250,7 @@ class Codex(PublishTarget):
 
     def plan_global(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
         return plan_user_file(
-            TARGET_GLOBAL, scope, codex_home(ctx.homes), "AGENTS.md", agent=AGENT, previous_sha=previous_sha
+            TARGET_GLOBAL, scope, codex_home(ctx.homes), GLOBAL_FILE, agent=AGENT, previous_sha=previous_sha
         )
 
     def plan_withdrawal(self, ctx: PublishContext, row: Publication, rows: Mapping[str, Publication]) -> Plan:

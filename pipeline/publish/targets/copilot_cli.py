@@ -10,6 +10,7 @@ the file is the user's, and memd writes only between its sentinels.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from pipeline.publish.blockfile import (
@@ -18,7 +19,7 @@ from pipeline.publish.blockfile import (
 )
 from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import Homes, Plan, PublishContext
-from pipeline.publish.targets.base import PublishTarget
+from pipeline.publish.targets.base import PublishTarget, user_file_folder
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
 from pipeline.vocabulary import SourceName
@@ -41,8 +42,8 @@ class CopilotCli(PublishTarget):
     def enabled(self, publish: PublishSettings) -> frozenset[str]:
         return self._on(global_=publish.copilot_global)
 
-    def folders(self, homes: Homes) -> list[Path]:
-        return [copilot_home(homes)]
+    def folders(self, homes: Homes, names: frozenset[str], projects: Sequence[str]) -> list[Path]:
+        return [user_file_folder(copilot_home(homes) / INSTRUCTIONS_FILE)]
 
     def plan_global(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
         return plan_user_file(

@@ -23,7 +23,7 @@ from pipeline.publish.blockfile import (
 from pipeline.publish.folder import LoadCut, plan_folder, plan_withdraw
 from pipeline.publish.memfiles import GLOBAL, ScopeMemory
 from pipeline.publish.plan import Homes, Plan, PublishContext, digest_of
-from pipeline.publish.targets.base import PublishTarget, failed_plan, guard
+from pipeline.publish.targets.base import PublishTarget, failed_plan, guard, user_file_folder
 from pipeline.safefile import UnsafeFile, read_capped
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
@@ -31,6 +31,7 @@ from pipeline.vocabulary import SourceName
 
 TARGET = "gemini"
 TARGET_GLOBAL = "gemini_global"
+GLOBAL_FILE = "GEMINI.md"
 AGENT = "Gemini CLI"
 CUT = LoadCut(max_lines=200, max_bytes=25_000)
 """Gemini CLI documents no cap; memd keeps to the same budget as for Claude Code."""
@@ -142,8 +143,12 @@ class Gemini(PublishTarget):
     def enabled(self, publish: PublishSettings) -> frozenset[str]:
         return self._on(project=publish.gemini, global_=publish.gemini_global)
 
-    def folders(self, homes: Homes) -> list[Path]:
-        return [gemini_home(homes)]
+    def folders(self, homes: Homes, names: frozenset[str], projects: Sequence[str]) -> list[Path]:
+        """``tmp``, the folder of the projects' folders (memd writes their ``memory``); the home itself
+        only for the global ``GEMINI.md``."""
+        home = gemini_home(homes)
+        wanted = {TARGET: home / "tmp", TARGET_GLOBAL: user_file_folder(home / GLOBAL_FILE)}
+        return [folder for name, folder in wanted.items() if name in names]
 
     def plan_projects(
         self, ctx: PublishContext, scopes: Sequence[ScopeMemory], previous: Mapping[str, str | None]
@@ -168,7 +173,7 @@ class Gemini(PublishTarget):
 
     def plan_global(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
         return plan_user_file(
-            TARGET_GLOBAL, scope, gemini_home(ctx.homes), "GEMINI.md", agent=AGENT, previous_sha=previous_sha
+            TARGET_GLOBAL, scope, gemini_home(ctx.homes), GLOBAL_FILE, agent=AGENT, previous_sha=previous_sha
         )
 
     def withdraw(self, ctx: PublishContext, row: Publication, location: Path) -> Plan:

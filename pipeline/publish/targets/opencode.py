@@ -11,6 +11,7 @@ the user owns, like the other agents' global files.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from pipeline.publish.blockfile import (
@@ -19,11 +20,12 @@ from pipeline.publish.blockfile import (
 )
 from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import Homes, Plan, PublishContext, missing_home
-from pipeline.publish.targets.base import PublishTarget
+from pipeline.publish.targets.base import PublishTarget, user_file_folder
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
 
 TARGET_GLOBAL = "opencode_global"
+GLOBAL_FILE = "AGENTS.md"
 AGENT = "OpenCode"
 
 
@@ -40,14 +42,14 @@ class OpenCode(PublishTarget):
     def enabled(self, publish: PublishSettings) -> frozenset[str]:
         return self._on(global_=publish.opencode_global)
 
-    def folders(self, homes: Homes) -> list[Path]:
-        return [config_dir(homes)]
+    def folders(self, homes: Homes, names: frozenset[str], projects: Sequence[str]) -> list[Path]:
+        return [user_file_folder(config_dir(homes) / GLOBAL_FILE)]
 
     def plan_global(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
         home = config_dir(ctx.homes)
         if (absent := missing_home(TARGET_GLOBAL, scope.scope, home, AGENT)) is not None:
             return absent
-        path = home / "AGENTS.md"
+        path = home / GLOBAL_FILE
         claude_md = ctx.homes.user / ".claude" / "CLAUDE.md"
         if not path.exists() and not path.is_symlink() and claude_md.exists():
             plan = Plan(target=TARGET_GLOBAL, scope=scope.scope, location=path)

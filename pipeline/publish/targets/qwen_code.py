@@ -62,8 +62,9 @@ class QwenCode(PublishTarget):
     def enabled(self, publish: PublishSettings) -> frozenset[str]:
         return self._on(project=publish.qwen_code)
 
-    def folders(self, homes: Homes) -> list[Path]:
-        return [qwen_home(homes)]
+    def folders(self, homes: Homes, names: frozenset[str], projects: Sequence[str]) -> list[Path]:
+        """The folder of the projects' folders, whose ``<project>/memory`` memd writes."""
+        return [qwen_home(homes) / "projects"]
 
     def plan_projects(
         self, ctx: PublishContext, scopes: Sequence[ScopeMemory], previous: Mapping[str, str | None]

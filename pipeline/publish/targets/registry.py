@@ -109,10 +109,11 @@ def _withdrawals(
     return plans
 
 
-def written_folders(homes: Homes, publish: PublishSettings) -> list[Path]:
-    """Every folder the targets that are on may write in, each once, in the order of ``TARGETS``."""
+def written_folders(homes: Homes, publish: PublishSettings, projects: Sequence[str] = ()) -> list[Path]:
+    """Every folder the names that are on may write in, each once, in the order of ``TARGETS``;
+    ``projects`` are the project folders memd knows."""
     folders: list[Path] = []
     for target in TARGETS:
-        if target.enabled(publish):
-            folders += [f for f in target.folders(homes) if f not in folders]
+        if names := target.enabled(publish):
+            folders += [f for f in target.folders(homes, names, projects) if f not in folders]
     return folders

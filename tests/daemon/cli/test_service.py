@@ -6,7 +6,13 @@ import os
 import stat
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
+
+from click.testing import CliRunner, Result
+
+from daemon.cli import cli
+from daemon.cli.context import EXIT_FAILED
 
 
 def fake_systemctl(bin_dir: Path, log: Path, *, active: bool = True) -> None:
@@ -49,7 +55,12 @@ def test_install_writes_the_unit_enables_and_starts_it(tmp_path: Path) -> None:
     assert f"ExecStart={Path(sys.executable).parent / 'memd'} run" in text
     assert (tmp_path / "home" / ".local" / "share" / "memd" / "memory").is_dir()
     calls = (tmp_path / "systemctl.log").read_text().splitlines()
-    assert calls == ["--user daemon-reload", "--user enable memd.service", "--user restart memd.service"]
+    assert calls == [
+        "--user is-system-running",
+        "--user daemon-reload",
+        "--user enable memd.service",
+        "--user restart memd.service",
+    ]
 
 
 def test_dry_run_prints_and_changes_nothing(tmp_path: Path) -> None:
@@ -149,3 +160,74 @@ def test_launchd_install_status_and_uninstall(tmp_path: Path) -> None:
     assert memd("uninstall").returncode == 0
     assert not plist.exists()
     assert log.read_text().splitlines()[-1] == f"bootout {domain}/dev.memd.agent"
+
+
+def no_bus_systemctl(bin_dir: Path, log: Path) -> None:
+    """systemctl where no user manager runs: every --user call fails as the real one does."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    script = bin_dir / "systemctl"
+    script.write_text(
+        f'#!/bin/sh\necho "$@" >> "{log}"\necho "Failed to connect to bus: No medium found" >&2\nexit 1\n'
+    )
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+
+
+def in_process(tmp_path: Path, *args: str, **extra: str) -> Result:
+    """`memd service ARGS --platform systemd` in this process, with a home under ``tmp_path``."""
+    env: dict[str, str | None] = {k: None for k in os.environ if k.startswith(("MEMD_", "XDG_"))}
+    env.update(
+        HOME=str(tmp_path / "home"),
+        XDG_CONFIG_HOME=str(tmp_path / "cfg"),
+        PATH=f"{tmp_path / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+        **extra,
+    )
+    return CliRunner().invoke(cli, ["service", *args, "--platform", "systemd"], env=env)
+
+
+def test_without_a_user_systemd_install_says_what_to_do_and_writes_nothing(tmp_path: Path) -> None:
+    log = tmp_path / "systemctl.log"
+    no_bus_systemctl(tmp_path / "bin", log)
+    done = in_process(tmp_path, "install")
+    assert done.exit_code == EXIT_FAILED
+    message = " ".join(done.output.split())
+    assert "no user systemd runs for you" in message
+    assert "loginctl enable-linger $USER" in message
+    assert "memd run" in message
+    assert "nothing was written" in message
+    assert not (tmp_path / "cfg" / "systemd" / "user" / "memd.service").exists()
+    assert log.read_text().splitlines() == ["--user is-system-running"]
+
+
+def test_install_opens_the_projects_the_store_knows_for_agents_md(tmp_path: Path) -> None:
+    import asyncio
+
+    from daemon.config import load_settings
+    from pipeline.machine import machine_id
+    from pipeline.store import open_store
+    from tests.pipeline.publish.support import add_scope
+
+    fake_systemctl(tmp_path / "bin", tmp_path / "systemctl.log")
+    project = tmp_path / "home" / "src" / "app"
+    project.mkdir(parents=True)
+    env = {"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    settings = load_settings(None, env=env).settings
+
+    async def record() -> None:
+        store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
+        try:
+            await add_scope(store, str(project), datetime.now(UTC))
+        finally:
+            await store.close()
+
+    asyncio.run(record())
+
+    def writable(**extra: str) -> list[str]:
+        done = in_process(tmp_path, "install", "--dry-run", **extra)
+        assert done.exit_code == 0, done.output
+        line = next(line for line in done.output.splitlines() if line.startswith("ReadWritePaths="))
+        return line.removeprefix("ReadWritePaths=").split(" ")
+
+    assert f"-{project}" not in writable()  # agents_md is off: the project stays read-only
+    rw = writable(MEMD_PUBLISH__AGENTS_MD="true")
+    assert f"-{project}" in rw
+    assert f"-{tmp_path / 'home'}" not in rw

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,25 @@ async def test_a_hung_git_times_out_and_is_killed(tmp_path: Path) -> None:
     pid = int(pid_file.read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+async def test_a_timeout_and_a_failure_name_the_git_subcommand_not_its_options(tmp_path: Path) -> None:
+    # A remote's call starts with `-c key=value` pairs: the message still says which git command it was.
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(1)  # accepts the connection and never answers: git waits
+    url = f"git://127.0.0.1:{listener.getsockname()[1]}/memory.git"
+    try:
+        with pytest.raises(MemoryRepoError) as timed_out:
+            await run_git(
+                tmp_path, "-c", "protocol.allow=always", "-c", "a.b=c", "ls-remote", url, timeout_s=0.5
+            )
+    finally:
+        listener.close()
+    assert str(timed_out.value).startswith("git ls-remote timed out after 0.5 s")
+    with pytest.raises(MemoryRepoError) as failed:
+        await run_git(tmp_path, "-c", "protocol.allow=never", "-C", str(tmp_path), "log", "-1")
+    assert str(failed.value).startswith("git log -1 failed (exit 128)")
 
 
 async def test_a_missing_git_is_a_clear_error(tmp_path: Path) -> None:

@@ -60,6 +60,27 @@ def test_install_merges_and_keeps_everything(tmp_path: Path) -> None:
     assert uninstall_claude_hook(path).action == "absent"
 
 
+def test_uninstall_leaves_no_empty_list_or_object_behind(tmp_path: Path) -> None:
+    # What only memd's hook filled goes with it: the file is as it was before the install.
+    path = tmp_path / "settings.json"
+    original = json.dumps({"model": "opus", "env": {}}, indent=2) + "\n"
+    path.write_text(original)
+    install_claude_hook(path, COMMAND)
+    assert uninstall_claude_hook(path).action == "removed"
+    assert path.read_text() == original
+    # Another event's hooks stay; only the emptied SessionStart goes.
+    other = {"hooks": {"PreToolUse": EXISTING["hooks"]["PreToolUse"]}}
+    path.write_text(json.dumps(other, indent=2) + "\n")
+    install_claude_hook(path, COMMAND)
+    uninstall_claude_hook(path)
+    assert json.loads(path.read_text()) == other
+    # An empty list the user wrote is the user's: memd removes only what its removal emptied.
+    mine = {"hooks": {"SessionStart": [], "Stop": []}}
+    path.write_text(json.dumps(mine, indent=2) + "\n")
+    assert uninstall_claude_hook(path).action == "absent"
+    assert json.loads(path.read_text()) == mine
+
+
 def test_install_creates_the_file_and_dry_run_writes_nothing(tmp_path: Path) -> None:
     path = tmp_path / ".claude" / "settings.json"
     change = install_claude_hook(path, COMMAND, dry_run=True)

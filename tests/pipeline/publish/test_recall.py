@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from daemon.cli import cli
+from pipeline.clock import FakeClock
 from pipeline.projects import scope_for
 from pipeline.publish import recall
 from pipeline.publish.recall import (
@@ -26,8 +27,11 @@ from pipeline.publish.recall import (
     bounded,
     build_recall,
 )
+from pipeline.publish.run import publish_all
+from pipeline.publish.targets.claude_folder import encode_project_dir
 from pipeline.sources import injected
-from tests.pipeline.publish.support import Env, git, topic_text, write_scope
+from pipeline.store import Store
+from tests.pipeline.publish.support import Env, add_scope, git, topic_text, write_scope
 
 TODAY = date(2026, 11, 1)
 
@@ -308,3 +312,40 @@ def test_the_recall_fence_in_model_text_cannot_end_the_block_early(env: Env) -> 
     stripped, found = injected.strip_recall("user text\n" + text + "more user text\n")
     assert found
     assert stripped.split() == ["user", "text", "more", "user", "text"]
+
+
+async def test_the_hook_leaves_out_what_claude_code_already_loads_from_memds_copy(
+    env: Env, store: Store, clock: FakeClock
+) -> None:
+    # [publish] claude_code puts the project's memory in its auto-memory folder, which Claude Code
+    # loads itself: the hook adds only what that session would not get (once, not twice).
+    repo = _repo(env)
+    await add_scope(store, str(repo.resolve()), clock.now())
+    config = str(_config(env))
+    session_folder = env.claude_home / "projects" / encode_project_dir(str(repo / "sub"))
+    payload = json.dumps({"cwd": str(repo / "sub"), "transcript_path": str(session_folder / "s.jsonl")})
+
+    def hook_context() -> str:
+        code, out, _ = _invoke("--config", config, "recall", "--format", "claude-hook", stdin=payload)
+        assert code == 0
+        return str(json.loads(out)["hookSpecificOutput"]["additionalContext"]) if out.strip() else ""
+
+    both = hook_context()
+    assert "Repo uses uv" in both
+    assert "User wants short answers." in both
+    await publish_all(store, env.settings(gemini=False), clock)
+    only_global = hook_context()
+    assert "Repo uses uv" not in only_global
+    assert "User wants short answers." in only_global
+    await publish_all(store, env.settings(gemini=False, claude_code_global=True), clock)
+    assert hook_context() == ""
+    # Auto memory turned off for the project: Claude Code no longer loads the folder, the hook serves it.
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text('{"autoMemoryEnabled": false}')
+    assert "Repo uses uv" in hook_context()
+    # Without the hook's transcript path (another runner) nothing is left out.
+    code, out, _ = _invoke(
+        "--config", config, "recall", "--format", "claude-hook", stdin=json.dumps({"cwd": str(repo)})
+    )
+    assert "Repo uses uv" in out
+    assert "User wants short answers." in out

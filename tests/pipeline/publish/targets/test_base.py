@@ -3,6 +3,7 @@ default withdrawal (nothing is touched where memd has nothing known to be)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 
@@ -20,7 +21,7 @@ class ProjectsOnly(PublishTarget):
     def enabled(self, publish: PublishSettings) -> frozenset[str]:
         return self._on(project=True, global_=True)
 
-    def folders(self, homes: Homes) -> list[Path]:
+    def folders(self, homes: Homes, names: frozenset[str], projects: Sequence[str]) -> list[Path]:
         return []
 
     def plan_project(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
@@ -78,3 +79,19 @@ def test_the_default_withdrawal_touches_only_a_copy_memd_knows_is_there(env: Env
         plan = target.plan_withdrawal(ctx_of(env), unknown, {})
         assert plan.withdraw
         assert (plan.changes, plan.notes) == ([], [])
+
+
+def test_a_read_only_folder_says_how_the_service_opens_it() -> None:
+    # Under the service's sandbox a folder the unit does not open is a read-only file system.
+    import errno
+
+    from pipeline.publish.targets.base import failed_plan
+
+    plan = failed_plan(
+        "agents_md", "projects/app", OSError(errno.EROFS, "Read-only file system", "/p/AGENTS.md")
+    )
+    assert plan.error is not None
+    assert plan.error.startswith("OSError: [Errno 30] Read-only file system: '/p/AGENTS.md'")
+    assert "`memd service install` again" in plan.error
+    other = failed_plan("agents_md", "projects/app", OSError(errno.EACCES, "Permission denied", "/p"))
+    assert "memd service install" not in (other.error or "")

@@ -36,7 +36,7 @@ class Toy(PublishTarget):
     def enabled(self, publish: PublishSettings) -> frozenset[str]:
         return self._on(project=self.on, global_=self.on)
 
-    def folders(self, homes: Homes) -> list[Path]:
+    def folders(self, homes: Homes, names: frozenset[str], projects: Sequence[str]) -> list[Path]:
         return [self.root]
 
     def _plan(self, name: str, scope: ScopeMemory) -> Plan:
