@@ -71,9 +71,8 @@ def _known_projects(settings: Settings) -> list[str]:
         return []
     import asyncio
 
+    from daemon.runtime import Runtime
     from pipeline.errors import MemdError
-    from pipeline.machine import machine_id
-    from pipeline.store import open_store
     from pipeline.store.publications import known_projects
     from pipeline.store.url import sqlite_path
 
@@ -82,11 +81,8 @@ def _known_projects(settings: Settings) -> list[str]:
         return []
 
     async def read() -> list[str]:
-        store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
-        try:
-            return await known_projects(store)
-        finally:
-            await store.close()
+        async with Runtime.open(settings) as rt:
+            return await known_projects(rt.store)
 
     try:
         return asyncio.run(read())
