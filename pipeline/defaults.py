@@ -1,7 +1,7 @@
 """The settings' defaults that the lean readers need too, each defined once.
 
 ``pipeline.settings`` (the pydantic schema the daemon loads) takes its defaults from here, and so
-does `memd status`'s lean reader (``daemon.status.config``), which must agree with it without
+does `memd status`'s lean reader (``daemon.lean.settings``), which must agree with it without
 importing pydantic. Standard library only.
 """
 

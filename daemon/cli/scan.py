@@ -48,7 +48,7 @@ def _unchanged(ctx: CliContext, *, collect_sessions: bool) -> ScanReport | None:
     import sqlite3
     import time
 
-    from daemon.status.config import load_status_settings
+    from daemon.lean.settings import read_lean
     from pipeline.machine import known_id
     from pipeline.scan.index import index_path
     from pipeline.scan.probe import probe
@@ -56,7 +56,7 @@ def _unchanged(ctx: CliContext, *, collect_sessions: bool) -> ScanReport | None:
     from pipeline.store.readmodel import connect_sqlite
     from pipeline.store.url import sqlite_path
 
-    lean = load_status_settings(ctx.config_path)
+    lean = read_lean(ctx.config_path)
     if lean is None:
         return None
     machine = known_id(lean.state_dir)

@@ -1,6 +1,6 @@
 """`memd status`: what the daemon is doing, at a glance (``--json`` for scripts).
 
-Fast by construction: it reads a few settings without pydantic (``daemon.status.config``), the
+Fast by construction: it reads a few settings without pydantic (``daemon.lean.settings``), the
 SQLite store read-only with ``sqlite3`` (``daemon.status.read``), and imports no LLM, scheduler
 or SQLAlchemy code unless the store is PostgreSQL.
 
@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from daemon.cli.context import CliContext, pass_ctx
+from daemon.cli.context import EXIT_CONFIG, CliContext, fail, pass_ctx
 from daemon.status.tables import publish_table, shown, usage_table, when
+from pipeline.vocabulary import Health
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from daemon.status.config import StatusSettings
+    from daemon.lean.settings import LeanSettings
 
 EXIT_DOWN = 1
 EXIT_STUCK = 3
@@ -34,8 +35,8 @@ EXIT_STUCK = 3
 @pass_ctx
 def status_command(ctx: CliContext, as_json: bool) -> None:
     """Show whether the daemon runs, what it did last, and what it is waiting for."""
+    from daemon.lean.rows import StoreUnavailable, describe, open_rows
     from daemon.status.read import collect
-    from daemon.status.rows import StoreUnavailable, describe, open_rows
     from pipeline import __version__
     from pipeline.clock import SystemClock
     from pipeline.proc import pid_alive
@@ -52,30 +53,30 @@ def status_command(ctx: CliContext, as_json: bool) -> None:
         rows = open_rows(settings.state_db)
     except StoreUnavailable as exc:
         report["error"] = str(exc)
-        report["daemon"] = {"running": False, "state": "no state store"}
+        report["daemon"] = {"running": False, "state": Health.NO_STORE}
     else:
         try:
             report.update(collect(rows, settings, now=now, pid_alive=pid_alive))
         finally:
             rows.close()
     state = report["daemon"].get("state")
-    report["healthy"] = state == "running"
+    report["healthy"] = state == Health.RUNNING
     if as_json:
         click.echo(json.dumps(report, indent=2, default=str))
     else:
         render(report)
-    ctx_exit = 0 if state == "running" else EXIT_STUCK if state == "stuck" else EXIT_DOWN
+    ctx_exit = 0 if state == Health.RUNNING else EXIT_STUCK if state == Health.STUCK else EXIT_DOWN
     raise SystemExit(ctx_exit)
 
 
-def _settings(ctx: CliContext) -> StatusSettings:
-    from daemon.status.config import StatusSettings, load_status_settings
+def _settings(ctx: CliContext) -> LeanSettings:
+    """The settings the daemon would run with; a bad file or value exits 2 naming it and the key."""
+    from daemon.lean.settings import ConfigError, read_settings
 
-    lean = load_status_settings(ctx.config_path)
-    if lean is not None:
-        return lean
-    loaded = ctx.loaded()  # the full loader: exits 2 and names the key when the file is bad
-    return StatusSettings.of(loaded.settings, config_path=loaded.path, config_exists=loaded.file_exists)
+    try:
+        return read_settings(ctx.config_path)
+    except ConfigError as exc:
+        fail(f"config error: {exc}", EXIT_CONFIG)
 
 
 # The human view ----------------------------------------------------------------------------------
@@ -110,7 +111,7 @@ def _daemon_line(report: dict[str, Any]) -> str:
     d = report.get("daemon", {})
     state = d.get("state", "unknown")
     where = f"pid {d['pid']} on {d['host']}" if d.get("pid") else ""
-    if state in ("running", "stuck"):
+    if state in (Health.RUNNING, Health.STUCK):
         line = f"memd {report['version']}: daemon {state} ({where}, up {_dur(d.get('uptime_s'))}, "
         line += f"heartbeat {_dur(d.get('heartbeat_age_s'))} ago)"
         stuck = d.get("stuck_step")
@@ -120,12 +121,12 @@ def _daemon_line(report: dict[str, Any]) -> str:
         elif d.get("step"):
             line += f", now: {d['step']}"
         return line
-    if state in ("stopped", "crashed"):
+    if state in (Health.STOPPED, Health.CRASHED):
         return f"memd {report['version']}: daemon {state} at {when(d.get('stopped_at'))} (was {where})"
-    if state == "dead":
+    if state == Health.DEAD:
         return f"memd {report['version']}: daemon down ({where} is gone; last heartbeat {when(d.get('heartbeat_at'))})"
     once = report.get("last_once")
-    if state == "never started" and once and "error" not in once:
+    if state == Health.NEVER_STARTED and once and "error" not in once:
         at = when(once.get("finished_at") or once.get("started_at"))
         return f"memd {report['version']}: daemon not running (never run as a service; `memd run --once` at {at})"
     return f"memd {report['version']}: daemon not running ({state})"

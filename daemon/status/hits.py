@@ -1,7 +1,7 @@
 """`memd status`'s ``usage`` section: per published scope, whether later sessions used its memory.
 
 The arithmetic is ``pipeline.hits.rate.summarize`` (standard library only, the same figures
-``usage_summary`` computes through SQLAlchemy); the rows come from ``daemon.status.rows`` running
+``usage_summary`` computes through SQLAlchemy); the rows come from ``daemon.lean.rows`` running
 the store's read model (``pipeline.store.readmodel``): the ``publish.index`` kv value, the
 ``memory_uses`` and the sessions (``transcripts``) of the window, and each scope's live extracts
 (``stage1_outputs``) with their use counts.
@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from daemon.status.rows import Rows
+from daemon.lean.rows import Rows
 from pipeline.hits.rate import INDEX_KEY, WINDOW_DAYS, SessionRow, UseRow, summarize
 from pipeline.store.readmodel import (
     KV_SQL,

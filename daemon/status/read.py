@@ -1,6 +1,6 @@
 """What `memd status` reports, read from the state store without memd's store code.
 
-Rows come from ``daemon.status.rows`` (read-only ``sqlite3``, or SQLAlchemy for PostgreSQL) running
+Rows come from ``daemon.lean.rows`` (read-only ``sqlite3``, or SQLAlchemy for PostgreSQL) running
 the store's read model (``pipeline.store.readmodel``: every statement and row mapping), the memory
 repository's HEAD from ``daemon.status.git_refs``; the rate-limit gate is ``pipeline.ratelimit_rule``,
 the rule the model client applies. Every section is read on its own: a section that fails says so
@@ -15,20 +15,18 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from daemon.status.config import StatusSettings
+from daemon.lean.liveness import LAST_ONCE_KEY, health
+from daemon.lean.rows import Rows
+from daemon.lean.settings import LeanSettings
 from daemon.status.git_refs import git_head
 from daemon.status.hits import usage
-from daemon.status.liveness import LAST_ONCE_KEY, stuck_step
-from daemon.status.rows import Rows
 from pipeline import ratelimit_rule
 from pipeline.machine import known_id
 from pipeline.store import readmodel as rm
 from pipeline.store.readmodel import iso, json_value, parse_time
 from pipeline.sync.urls import shown_url
-from pipeline.vocabulary import JobKind
+from pipeline.vocabulary import Health, JobKind
 
-HEARTBEAT_STALE_S = 90.0
-"""A heartbeat older than this means the daemon is not making progress (it beats every 15 s)."""
 LIST_LIMIT = 5
 
 
@@ -37,7 +35,7 @@ LIST_LIMIT = 5
 
 def collect(
     rows: Rows,
-    settings: StatusSettings,
+    settings: LeanSettings,
     *,
     now: datetime,
     pid_alive: Callable[[int], bool],
@@ -94,7 +92,7 @@ def _daemon(daemons: list[dict[str, Any]] | dict[str, Any]) -> dict[str, Any]:
     for view in daemons:
         if view.get("this_machine"):
             return {k: v for k, v in view.items() if k != "this_machine"}
-    return {"running": False, "state": "never started"}
+    return {"running": False, "state": Health.NEVER_STARTED}
 
 
 def _machines(
@@ -102,7 +100,7 @@ def _machines(
 ) -> list[dict[str, Any]]:
     """Every machine's daemon sharing this store (the newest heartbeat of each), this one first.
     Only this machine's pids can be asked about; another machine's daemon is judged by its
-    heartbeat alone (``HEARTBEAT_STALE_S``)."""
+    heartbeat alone (``daemon.lean.liveness.health``)."""
     newest = rm.latest_per_machine(rows.all(rm.HEARTBEATS_SQL))
     views = [_heartbeat_view(hb, now, machine, pid_alive) for hb in newest]
     return sorted(views, key=lambda v: not v["this_machine"])
@@ -129,18 +127,18 @@ def _heartbeat_view(
         "step": status.get("step") if isinstance(status, dict) else None,
         "last_cycle": status.get("last_cycle") if isinstance(status, dict) else None,
     }
+    state, overrun = health(
+        status,
+        stopped=stopped_at is not None,
+        pid_alive=pid_alive(int(hb["pid"])) if local and stopped_at is None else None,
+        age_s=age_s,
+        now=now,
+    )
+    view.update(running=state in (Health.RUNNING, Health.STUCK), state=state)
     if stopped_at is not None:
-        crashed = isinstance(status, dict) and status.get("state") == "crashed"
-        state = "crashed" if crashed else "stopped"
-        view.update(running=False, state=state, stopped_at=iso(stopped_at))
-    elif local and not pid_alive(int(hb["pid"])):
-        view.update(running=False, state="dead")
-    elif age_s is not None and age_s > HEARTBEAT_STALE_S:
-        view.update(running=True, state="stuck")
-    elif (overrun := stuck_step(status, now)) is not None:
-        view.update(running=True, state="stuck", stuck_step=overrun)
-    else:
-        view.update(running=True, state="running")
+        view["stopped_at"] = iso(stopped_at)
+    if overrun is not None:
+        view["stuck_step"] = overrun
     if view["running"] and started_at is not None:
         view["uptime_s"] = round((now - started_at).total_seconds(), 1)
     return view
@@ -309,7 +307,7 @@ def _kv(rows: Rows, key: str) -> Any:
     return json_value(found[0]["value"]) if found else None
 
 
-def _rate_limit(rows: Rows, settings: StatusSettings, now: datetime) -> dict[str, Any]:
+def _rate_limit(rows: Rows, settings: LeanSettings, now: datetime) -> dict[str, Any]:
     """The gate as phases 1 and 2 see it: the same kv values through the same rule."""
     snapshot = _kv(rows, ratelimit_rule.KV_RATE_LIMIT)
     decision = ratelimit_rule.decide(
@@ -330,7 +328,7 @@ def _rate_limit(rows: Rows, settings: StatusSettings, now: datetime) -> dict[str
     }
 
 
-def _budget(rows: Rows, settings: StatusSettings, now: datetime) -> dict[str, Any]:
+def _budget(rows: Rows, settings: LeanSettings, now: datetime) -> dict[str, Any]:
     used = _usage(rows, ratelimit_rule.utc_day_start(now), now + timedelta(days=1))
     limit = settings.daily_token_budget
     return {
@@ -376,7 +374,7 @@ SYNC_FIELDS = (
 )
 
 
-def _sync(rows: Rows, settings: StatusSettings, machine: str) -> dict[str, Any] | None:
+def _sync(rows: Rows, settings: LeanSettings, machine: str) -> dict[str, Any] | None:
     """The remote, the last fetch and push, ahead/behind, the last error (None: no ``[sync] remote``)."""
     if not settings.sync_remote:
         return None

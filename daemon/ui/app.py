@@ -64,7 +64,10 @@ def create_app(context: UIContext) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if context.store is not None:
-            yield
+            try:
+                yield
+            finally:
+                await context.reader.close()
             return
         from pipeline.machine import machine_id
         from pipeline.store import open_store
@@ -74,6 +77,7 @@ def create_app(context: UIContext) -> Starlette:
         try:
             yield
         finally:
+            await context.reader.close()
             await context.store.close()
             context.store = None
 

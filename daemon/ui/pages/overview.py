@@ -6,8 +6,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from daemon.lean.rows import Rows, StoreUnavailable
 from daemon.status.read import collect
-from daemon.status.rows import Rows, StoreUnavailable
 from daemon.ui import data
 from daemon.ui.pages import context
 from daemon.ui.render import bar_chart, page

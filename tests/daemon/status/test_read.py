@@ -12,9 +12,9 @@ from sqlalchemy import insert, text
 
 from daemon.config import load_settings
 from daemon.cycle import run_step
+from daemon.lean import rows as status_rows
+from daemon.lean.settings import LeanSettings
 from daemon.status import read as status_read
-from daemon.status import rows as status_rows
-from daemon.status.config import StatusSettings
 from pipeline.clock import FakeClock
 from pipeline.hits.rate import INDEX_KEY
 from pipeline.machine import UNNAMED
@@ -182,7 +182,7 @@ async def current_schema(store: Store) -> str | None:
 
 
 async def read_report(store: Store, clock: FakeClock, tmp_path: Path, **kw: Any) -> dict[str, Any]:
-    settings = StatusSettings(
+    settings = LeanSettings(
         config_path=tmp_path / "c.toml",
         config_exists=False,
         state_db=store.url,

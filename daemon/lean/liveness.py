@@ -1,4 +1,7 @@
-"""What the daemon writes about itself for `memd status`, and the rule that calls a step stuck.
+"""What the daemon writes about itself for `memd status`, and the rules that judge its health.
+
+The daemon beats every ``HEARTBEAT_INTERVAL_S``; a heartbeat older than ``HEARTBEAT_STALE_S``
+(``STALE_BEATS`` missed beats) means it makes no progress. ``health`` is the whole rule.
 
 The daemon's heartbeat carries a small JSON status (``beat_status``): its state, the step in
 progress, when that step started and its deadline (``[schedule] step_deadline_minutes``, as the
@@ -14,7 +17,13 @@ from datetime import datetime
 from typing import Any
 
 from pipeline.store.readmodel import iso, parse_time
+from pipeline.vocabulary import DaemonState, Health
 
+HEARTBEAT_INTERVAL_S = 15.0
+"""How often the daemon beats."""
+STALE_BEATS = 6
+HEARTBEAT_STALE_S = HEARTBEAT_INTERVAL_S * STALE_BEATS
+"""A heartbeat older than this (``STALE_BEATS`` beats missed) means the daemon makes no progress."""
 LAST_ONCE_KEY = "last_once"
 """``kv[LAST_ONCE_KEY]``: the last ``memd run --once`` (pid, host, started, finished, its summary)."""
 
@@ -54,6 +63,24 @@ def stuck_step(status: Any, now: datetime) -> dict[str, Any] | None:
         "running_s": round(running_s, 1),
         "deadline_s": deadline_s,
     }
+
+
+def health(
+    status: Any, *, stopped: bool, pid_alive: bool | None, age_s: float | None, now: datetime
+) -> tuple[Health, dict[str, Any] | None]:
+    """A daemon's health from its last heartbeat: its ``status`` JSON, whether it recorded a stop,
+    whether its process is alive (None: another machine's, which cannot be asked) and the
+    heartbeat's age; with the step that overran its deadline when that is why it is stuck."""
+    if stopped:
+        crashed = isinstance(status, dict) and status.get("state") == DaemonState.CRASHED
+        return (Health.CRASHED if crashed else Health.STOPPED), None
+    if pid_alive is False:
+        return Health.DEAD, None
+    if age_s is not None and age_s > HEARTBEAT_STALE_S:
+        return Health.STUCK, None
+    if (overrun := stuck_step(status, now)) is not None:
+        return Health.STUCK, overrun
+    return Health.RUNNING, None
 
 
 def once_record(
