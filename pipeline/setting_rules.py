@@ -1,5 +1,5 @@
 """The settings' value rules that take code, not just a type and bounds: the store URL, the model
-endpoint, the sync remote and branch.
+endpoint, the sync remote and branch, the idle time inside the age limit.
 
 ``pipeline.settings`` (the schema) applies them, and so does the lean reader
 (``daemon.lean.keys``), which must refuse exactly what the schema refuses. Each rule returns the
@@ -12,6 +12,12 @@ from pipeline.store import url as store_url
 
 BRANCH_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$"
 """``sync.branch``: a branch name git accepts and no option."""
+
+
+def check_idle_inside_age(min_rollout_idle_hours: float, max_rollout_age_days: float) -> None:
+    """``[memories]``: a session must be able to become idle before it is too old to read."""
+    if min_rollout_idle_hours >= max_rollout_age_days * 24:
+        raise ValueError("min_rollout_idle_hours must be shorter than max_rollout_age_days")
 
 
 def check_state_db(value: str) -> str:

@@ -132,8 +132,8 @@ Percent = Annotated[float, Field(ge=0, le=100)]
 
 
 class MemoriesSettings(_Section):
-    min_rollout_idle_hours: NonNegFloat = 6.0
-    max_rollout_age_days: Annotated[float, Field(gt=0)] = 30.0
+    min_rollout_idle_hours: NonNegFloat = defaults.MIN_ROLLOUT_IDLE_HOURS
+    max_rollout_age_days: Annotated[float, Field(gt=0)] = defaults.MAX_ROLLOUT_AGE_DAYS
     max_rollouts_per_run: PosInt = 16
     max_unused_days: Annotated[float, Field(gt=0)] = 30.0
     min_rate_limit_remaining_percent: Percent = defaults.MIN_RATE_LIMIT_REMAINING_PERCENT
@@ -163,8 +163,7 @@ class MemoriesSettings(_Section):
 
     @model_validator(mode="after")
     def _idle_inside_age(self) -> MemoriesSettings:
-        if self.min_rollout_idle_hours >= self.max_rollout_age_days * 24:
-            raise ValueError("min_rollout_idle_hours must be shorter than max_rollout_age_days")
+        setting_rules.check_idle_inside_age(self.min_rollout_idle_hours, self.max_rollout_age_days)
         return self
 
 

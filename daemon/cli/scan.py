@@ -102,7 +102,7 @@ async def _scan(settings: Settings, settings_key: str, *, collect_sessions: bool
 
 def _ago(at: datetime | None) -> str:
     if at is None:
-        from daemon.status.tables import ABSENT
+        from daemon.lean.text import ABSENT
 
         return ABSENT
     seconds = (datetime.now(UTC) - at).total_seconds()
@@ -118,7 +118,7 @@ def _print(report: ScanReport, show_all: bool) -> None:
     Plain padded columns (``format_table``), not rich: a rich table costs more than the whole quick
     check of a second scan of 20,000 sessions.
     """
-    from daemon.status.tables import ABSENT, format_table, printable
+    from daemon.lean.text import ABSENT, format_table, printable
 
     def table(title: str, header: tuple[str, ...], rows: list[tuple[str, ...]], *, left: int = 0) -> None:
         head, *body = format_table(header, rows, left=left)

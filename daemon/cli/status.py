@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from daemon.cli.context import EXIT_CONFIG, CliContext, fail, pass_ctx
-from daemon.status.tables import publish_table, shown, usage_table, when
+from daemon.lean.text import shown, when
+from daemon.status.tables import publish_table, usage_table
 from pipeline.vocabulary import Health
 
 if TYPE_CHECKING:

@@ -5,6 +5,6 @@ page read without the settings model or the store layer.
 ``daemon.config``, reads them through it too), ``keys`` is the table of every settings key,
 ``settings`` the lean settings (handing over to the full loader when unsure), ``rows`` reads the
 state store (``sqlite3``, or SQLAlchemy for PostgreSQL), ``liveness`` is what the daemon records of
-itself and how its health is judged. The write side of the daemon imports only ``liveness`` and
+itself and how its health is judged, ``text`` shows values in the fast commands' output. The write side of the daemon imports only ``liveness`` and
 ``layers`` from here.
 """

@@ -4,7 +4,7 @@
 equal); ``SOURCE_KEYS`` the keys of each ``[sources.<name>]`` table. ``check`` reads what the user
 gave (the file's tables, the environment's overrides) and returns the values it is sure the full
 loader accepts as they are; anything else (an unknown key, a value of another type, out of range, a
-spelling pydantic might coerce) raises ``Unsure``, and the caller hands over to the full loader,
+spelling pydantic might coerce) raises ``Unsure`` (so does ``check_related``, the rules between keys), and the caller hands over to the full loader,
 which accepts it or names what is wrong. The rules that need code (a store URL, a git remote, a
 model endpoint) are ``pipeline.setting_rules``, the ones the schema applies. Standard library only.
 """
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline import setting_rules
+from pipeline import defaults, setting_rules
 from pipeline.sources import registry
 
 
@@ -192,9 +192,16 @@ KEYS: Mapping[tuple[str, str], Kind] = {
 SOURCE_KEYS: Mapping[str, Kind] = {"enabled": BOOL, "root": PATH}
 """The keys of each ``[sources.<name>]`` table."""
 
-RELATED = {("memories", "min_rollout_idle_hours"), ("memories", "max_rollout_age_days")}
-"""Keys the schema checks against each other (idle shorter than age): given one, the full loader
-decides."""
+
+def check_related(given: Mapping[tuple[str, ...], Any]) -> None:
+    """The rules that tie keys together, on the values given over the defaults; ``Unsure`` when
+    one fails (the full loader names it)."""
+    idle = given.get(("memories", "min_rollout_idle_hours"), defaults.MIN_ROLLOUT_IDLE_HOURS)
+    age = given.get(("memories", "max_rollout_age_days"), defaults.MAX_ROLLOUT_AGE_DAYS)
+    try:
+        setting_rules.check_idle_inside_age(idle, age)
+    except ValueError:
+        raise Unsure from None
 
 
 def check(layer: Mapping[str, Any]) -> dict[tuple[str, ...], Any]:
@@ -209,7 +216,7 @@ def check(layer: Mapping[str, Any]) -> dict[tuple[str, ...], Any]:
             continue
         for key, value in table.items():
             kind = KEYS.get((section, key))
-            if kind is None or (section, key) in RELATED:
+            if kind is None:
                 raise Unsure
             out[(section, key)] = kind.read(value)
     return out

@@ -87,6 +87,7 @@ def read_lean(explicit: Path | None, env: Mapping[str, str] | None = None) -> Le
     try:
         layers = read_layers(explicit, env)
         given = keys.check(layers.file) | keys.check(layers.env)
+        keys.check_related(given)
     except (ConfigError, keys.Unsure):
         return None
 

@@ -128,9 +128,8 @@ def test_every_value_of_every_key_is_read_as_the_full_loader_reads_it(
     decided = [v for v in VALUES if agree(tmp_path, table(key, v), {})]
     for value in ENV_VALUES:
         decided += [value for name in spellings(key) if agree(tmp_path, None, {name: value})]
-    # The lean reader decides the usual values itself (it does not hand every one over), except
-    # for the keys the schema checks against each other.
-    assert decided or key[:2] in keys.RELATED
+    # The lean reader decides the usual values itself (it does not hand every one over).
+    assert decided
 
 
 @pytest.mark.parametrize(
@@ -170,6 +169,8 @@ def test_unknown_keys_sections_and_related_keys_are_judged_alike(tmp_path: Path,
         {"MEMD_LLM__DAILY_TOKEN_BUDGET": "5", "MEMD_llm__daily_token_budget": "6"},
         {"MEMD_PATHS__STATE_DB": "sqlite:////a.db", "MEMD_PATHS__STATE_DB__X": "1"},
         {"XDG_STATE_HOME": "/xdg/state", "XDG_DATA_HOME": "relative"},
+        {"MEMD_MEMORIES__MIN_ROLLOUT_IDLE_HOURS": "1000", "MEMD_MEMORIES__MAX_ROLLOUT_AGE_DAYS": "40"},
+        {"MEMD_MEMORIES__MIN_ROLLOUT_IDLE_HOURS": "1000", "MEMD_MEMORIES__MAX_ROLLOUT_AGE_DAYS": "41.7"},
     ],
 )
 def test_odd_environments_are_judged_alike(tmp_path: Path, env: dict[str, str]) -> None:
@@ -182,3 +183,8 @@ def test_the_file_and_the_environment_layer_alike(tmp_path: Path) -> None:
     text = '[paths]\nstate_db = 5\n[sync]\nremote = "/r"\n'
     agree(tmp_path, text, {"MEMD_Paths__State_Db": "sqlite:////a.db", "MEMD_SYNC__BRANCH": "b"})
     agree(tmp_path, "[llm]\ndaily_token_budget = 0\n", {"MEMD_LLM__DAILY_TOKEN_BUDGET": "7"})
+
+
+def test_the_usual_overrides_are_read_without_the_full_loader(tmp_path: Path) -> None:
+    env = {"MEMD_MEMORIES__MIN_ROLLOUT_IDLE_HOURS": "0", "MEMD_MEMORIES__MAX_ROLLOUT_AGE_DAYS": "36500"}
+    assert agree(tmp_path, '[paths]\nstate_dir = "~/s"\n[llm]\ndaily_token_budget = 1000\n', env)
