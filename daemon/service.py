@@ -28,7 +28,7 @@ import contextlib
 import signal
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from types import FrameType
 from typing import Any
@@ -484,7 +484,7 @@ class Daemon:
         overrun = stuck_step(self._beat_status(), self._clock.now())
         if overrun is not None and step != self._overran_step:
             self._overran_step = step
-            log.warning("step_overran", **overrun)
+            log.warning("step_overran", **asdict(overrun))
 
     def _beat_status(self) -> dict[str, Any]:
         return beat_status(

@@ -13,6 +13,7 @@ store's kv under ``LAST_ONCE_KEY`` (``once_record``). Standard library only: `me
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -46,8 +47,18 @@ def beat_status(
     }
 
 
-def stuck_step(status: Any, now: datetime) -> dict[str, Any] | None:
-    """The step in progress when it has run past its deadline: its name, since when, for how long."""
+@dataclass(frozen=True)
+class Overrun:
+    """A step that has run past its deadline: its name, since when, for how long, its deadline."""
+
+    step: str
+    started_at: str | None
+    running_s: float
+    deadline_s: float
+
+
+def stuck_step(status: Any, now: datetime) -> Overrun | None:
+    """The step in progress when it has run past its deadline."""
     if not isinstance(status, dict) or not status.get("step"):
         return None
     started = parse_time(status.get("step_started_at"))
@@ -57,17 +68,12 @@ def stuck_step(status: Any, now: datetime) -> dict[str, Any] | None:
     running_s = (now - started).total_seconds()
     if running_s <= deadline_s:
         return None
-    return {
-        "step": str(status["step"]),
-        "started_at": iso(started),
-        "running_s": round(running_s, 1),
-        "deadline_s": deadline_s,
-    }
+    return Overrun(str(status["step"]), iso(started), round(running_s, 1), deadline_s)
 
 
 def health(
     status: Any, *, stopped: bool, pid_alive: bool | None, age_s: float | None, now: datetime
-) -> tuple[Health, dict[str, Any] | None]:
+) -> tuple[Health, Overrun | None]:
     """A daemon's health from its last heartbeat: its ``status`` JSON, whether it recorded a stop,
     whether its process is alive (None: another machine's, which cannot be asked) and the
     heartbeat's age; with the step that overran its deadline when that is why it is stuck."""
