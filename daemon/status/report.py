@@ -6,8 +6,6 @@ None (a stopped daemon has no uptime). A section that could not be read is ``Unr
 as ``{"error": ...}``. Standard library only.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass, field, fields, is_dataclass
 from enum import Enum
 from typing import Any
@@ -42,14 +40,14 @@ def as_json(value: Any) -> Any:
     return value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Unreadable:
     """A section the store could not give; the others still show."""
 
     error: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class DaemonView:
     """One daemon's last heartbeat, and its health."""
 
@@ -71,7 +69,7 @@ class DaemonView:
     uptime_s: float | None = omitted()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class NoDaemon:
     """No heartbeat of this machine's daemon (or no store to read one from)."""
 
@@ -79,8 +77,10 @@ class NoDaemon:
     running: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class NextIdle:
+    """The next session of this machine to become idle: which, and when."""
+
     source: str
     session_id: str | None
     project: str | None
@@ -88,8 +88,10 @@ class NextIdle:
     in_s: float | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class TranscriptFailure:
+    """A session that could not be read or extracted."""
+
     source: str
     session_id: str | None
     path: str
@@ -97,8 +99,10 @@ class TranscriptFailure:
     reason: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Transcripts:
+    """This machine's sessions, counted by state and by source."""
+
     total: int
     by_state: dict[str, int]
     by_source: dict[str, dict[str, int]]
@@ -106,7 +110,7 @@ class Transcripts:
     failures: list[TranscriptFailure]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class RunView:
     """A step's last run as the daemon recorded it (``report``: the step's own summary)."""
 
@@ -117,7 +121,7 @@ class RunView:
     report: Any
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Spend:
     """What the model calls of a run (or a day) cost."""
 
@@ -127,7 +131,7 @@ class Spend:
     cost_usd: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class PhaseRun(RunView):
     """A phase's last run, with what its model calls cost (None: its times were not recorded)."""
 
@@ -140,7 +144,7 @@ class PhaseRun(RunView):
     """Phase 2: the scopes its calls were for."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class LastCheck:
     """The last time a step found nothing to do, when more recent than its last run."""
 
@@ -149,7 +153,7 @@ class LastCheck:
     outcome: str = "nothing to do"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Failure:
     """A session, a job or a consolidation run that failed."""
 
@@ -162,15 +166,19 @@ class Failure:
     run: str | None = omitted()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Phase1:
+    """Phase 1: its last run, its recent failures, its last check."""
+
     last_run: PhaseRun | None
     failures: list[Failure]
     last_check: LastCheck | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class RecentRun:
+    """One of the last consolidation runs."""
+
     scope: str
     run: str
     outcome: str | None
@@ -178,16 +186,20 @@ class RecentRun:
     commit: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Phase2:
+    """Phase 2: its last run, the recent runs and failures, its last check."""
+
     last_run: PhaseRun | None
     recent: list[RecentRun]
     failures: list[Failure]
     last_check: LastCheck | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class BatchView:
+    """One Message Batch not yet collected."""
+
     batch_id: str
     phase: str
     state: str
@@ -197,7 +209,7 @@ class BatchView:
     session_ids: list[str]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Batches:
     """This machine's Message Batches submitted and not yet collected."""
 
@@ -208,8 +220,10 @@ class Batches:
     batches: list[BatchView]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class RateLimit:
+    """The gate as phases 1 and 2 see it."""
+
     remaining_percent: float | None
     gated: bool
     reason: str | None
@@ -217,23 +231,29 @@ class RateLimit:
     observed_at: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Budget:
+    """Today's tokens and cost against ``[llm] daily_token_budget``."""
+
     used_today_tokens: int
     cost_today_usd: float
     daily_token_budget: int | None
     exhausted: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class ScopeView:
+    """A scope's last successful consolidation."""
+
     scope: str
     last_success_at: str | None
     last_commit: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Memory:
+    """The memory repository: its HEAD, its scopes, the runs waiting in the inbox."""
+
     directory: str
     exists: bool
     head: str | None
@@ -242,7 +262,7 @@ class Memory:
     pending_inbox_runs: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class WholeRun:
     """A publish step that did nothing as a whole (nothing consolidated yet, say), and why."""
 
@@ -250,15 +270,19 @@ class WholeRun:
     reason: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class PublishRun(RunView):
+    """The last publish step, with its targets' outcomes."""
+
     results: dict[str, int] | None = omitted()
     """Its targets' outcomes, counted (None: the run recorded none)."""
     whole_run: WholeRun | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class TargetView:
+    """One (target, scope) this machine publishes."""
+
     target: str
     scope: str
     path: str | None
@@ -269,13 +293,15 @@ class TargetView:
     republish_reason: str | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Publish:
+    """The last publish step and every target this machine publishes."""
+
     last_run: PublishRun | None
     targets: list[TargetView]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Sync:
     """The remote, the last fetch and push, ahead/behind, the last error."""
 
@@ -293,7 +319,7 @@ class Sync:
     last_error_at: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class MemoryUse:
     """A scope's live extracts: how many, how many were ever used, their use counts, last use."""
 
@@ -303,8 +329,10 @@ class MemoryUse:
     last_used_at: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class ScopeUsage:
+    """A published scope's hit rate: how many later sessions read its memory."""
+
     scope: str
     since: str | None
     hit_rate: float | None
@@ -318,14 +346,18 @@ class ScopeUsage:
     memories: MemoryUse
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Usage:
+    """Memory use per scope over the last ``window_days``."""
+
     window_days: int
     scopes: list[ScopeUsage]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class LeaseView:
+    """A lease held in the store (the instance, a scope being consolidated)."""
+
     name: str
     machine: str | None
     host: str | None
@@ -335,7 +367,7 @@ class LeaseView:
     expired: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class OnceView:
     """This machine's last ``memd run --once``."""
 
@@ -347,7 +379,7 @@ class OnceView:
     running: bool
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class Sections:
     """Everything read from the store; each section on its own (``Unreadable`` when it failed)."""
 
@@ -368,7 +400,7 @@ class Sections:
     last_scan: RunView | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)
 class StatusReport:
     """`memd status`'s whole report: where it read, what it read (``sections``, None when the
     store could not be opened, then ``error`` says why) and whether the daemon is healthy."""
