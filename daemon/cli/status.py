@@ -1,11 +1,14 @@
 """`memd status`: what the daemon is doing, at a glance (``--json`` for scripts).
 
-Fast by construction: it reads a few settings without pydantic (``daemon.lean.settings``), the
-SQLite store read-only with ``sqlite3`` (``daemon.status.read``), and imports no LLM, scheduler
-or SQLAlchemy code unless the store is PostgreSQL.
+Fast by construction: it reads the settings without pydantic whenever that is sure to give what
+the daemon would use (``daemon.lean.settings``; else the full loader decides), the SQLite store
+read-only with ``sqlite3`` into a typed report (``daemon.status.read``, ``daemon.status.report``),
+and imports no LLM, scheduler or SQLAlchemy code unless the store is PostgreSQL. This module renders
+that report: as JSON (``--json``) or for the terminal.
 
 Exit status: 0 when the daemon is running and its heartbeat is fresh; 1 when it is not running
-(never started, stopped, crashed) or the store cannot be read; 2 for a bad config; 3 when it is
+(never started, stopped, crashed) or the store cannot be read; 2 for a bad config (the file or
+variable and the key are named); 3 when it is
 stuck (its process is there but its heartbeat is stale, or a step has run past its deadline,
 ``[schedule] step_deadline_minutes``).
 """
@@ -28,6 +31,7 @@ from daemon.status.report import (
     Phase1,
     Phase2,
     Publish,
+    PublishRun,
     RateLimit,
     Sections,
     StatusReport,
@@ -280,11 +284,12 @@ def _publish_line(section: Publish | Unreadable) -> str:
     if not last:
         return "never ran"
     line = f"{when(last.at)} "
-    if last.whole_run:
-        return line + f"{shown(last.whole_run.outcome)}: {shown(last.whole_run.reason)}"
+    published = last if isinstance(last, PublishRun) else None
+    if published is not None and published.whole_run:
+        return line + f"{shown(published.whole_run.outcome)}: {shown(published.whole_run.reason)}"
     line += shown(last.outcome)
-    if last.results:
-        line += ": " + ", ".join(f"{n} {outcome}" for outcome, n in last.results.items())
+    if published is not None and published.results:
+        line += ": " + ", ".join(f"{n} {outcome}" for outcome, n in published.results.items())
     return line + _err(last.error)
 
 

@@ -428,7 +428,7 @@ def _publish(rows: Rows, run: dict[str, Any] | None, machine: str) -> Publish:
     return Publish(last_run=_publish_run(run), targets=targets)
 
 
-def _publish_run(run: dict[str, Any] | None) -> PublishRun | None:
+def _publish_run(run: dict[str, Any] | None) -> PublishRun | RunView | None:
     """The last publish step, with its targets' outcomes counted and the reason of a run that did nothing
     as a whole (``*``: nothing consolidated yet, say)."""
     if not run:
@@ -436,7 +436,7 @@ def _publish_run(run: dict[str, Any] | None) -> PublishRun | None:
     report = run.get("report")
     results = report.get("results") if isinstance(report, dict) else None
     if not isinstance(results, list):
-        return PublishRun(**_run_fields(run))
+        return RunView(**_run_fields(run))
     counts: dict[str, int] = {}
     for result in results:
         if isinstance(result, dict) and result.get("outcome"):

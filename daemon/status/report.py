@@ -274,8 +274,8 @@ class WholeRun:
 class PublishRun(RunView):
     """The last publish step, with its targets' outcomes."""
 
-    results: dict[str, int] | None = omitted()
-    """Its targets' outcomes, counted (None: the run recorded none)."""
+    results: dict[str, int] | None = None
+    """Its targets' outcomes, counted."""
     whole_run: WholeRun | None = None
 
 
@@ -297,7 +297,8 @@ class TargetView:
 class Publish:
     """The last publish step and every target this machine publishes."""
 
-    last_run: PublishRun | None
+    last_run: PublishRun | RunView | None
+    """``RunView``: a run that recorded no results."""
     targets: list[TargetView]
 
 
