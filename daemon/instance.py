@@ -33,6 +33,7 @@ from pipeline.clock import Clock
 from pipeline.errors import InstanceBusy
 from pipeline.proc import pid_alive
 from pipeline.store import Store, heartbeats, jobs, leases
+from pipeline.vocabulary import DaemonState
 
 log = structlog.get_logger(__name__)
 
@@ -132,7 +133,9 @@ class InstanceGuard:
         now = self._clock.now()
         handed_back = await jobs.release_owner(self._store, gone.owner, now=now)
         released = await leases.release_all(self._store, owner=gone.owner)
-        await heartbeats.stopped(self._store, instance=gone.owner, now=now, status={"state": "crashed"})
+        await heartbeats.stopped(
+            self._store, instance=gone.owner, now=now, status={"state": DaemonState.CRASHED}
+        )
         log.info("predecessor_cleaned_up", jobs_handed_back=handed_back, leases_released=released)
 
     async def give_back(self) -> None:
@@ -144,7 +147,7 @@ class InstanceGuard:
                 handed_back = await jobs.release_owner(self._store, self.owner, now=now)
                 await leases.release_all(self._store, owner=self.owner)
                 await heartbeats.stopped(
-                    self._store, instance=self.owner, now=now, status={"state": "stopped"}
+                    self._store, instance=self.owner, now=now, status={"state": DaemonState.STOPPED}
                 )
                 log.info("released", jobs_handed_back=handed_back)
             except Exception as exc:

@@ -28,9 +28,8 @@ import contextlib
 import signal
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
-from enum import StrEnum
 from types import FrameType
 from typing import Any
 
@@ -39,9 +38,9 @@ import structlog
 from daemon import cycle
 from daemon.hardstop import HardStop
 from daemon.instance import InstanceGuard
+from daemon.lean.liveness import HEARTBEAT_INTERVAL_S, LAST_ONCE_KEY, beat_status, once_record, stuck_step
 from daemon.notify import Notifier
 from daemon.schedule import Schedule
-from daemon.status.liveness import LAST_ONCE_KEY, beat_status, once_record, stuck_step
 from daemon.watch import SourceWatcher
 from pipeline import __version__
 from pipeline.clock import Clock
@@ -49,10 +48,10 @@ from pipeline.errors import LeaseLost
 from pipeline.settings import Settings
 from pipeline.store import Store, heartbeats, kv, workload
 from pipeline.store.readmodel import machine_key
+from pipeline.vocabulary import DaemonState
 
 log = structlog.get_logger(__name__)
 
-HEARTBEAT_INTERVAL_S = 15.0
 HEARTBEAT_RETENTION = timedelta(days=30)
 MIN_SCAN_GAP_S = 60.0
 """A scan brought forward (by file events, or by something falling due) runs no sooner than this after the last."""
@@ -99,15 +98,6 @@ def pending_of(result: cycle.CycleResult) -> tuple[int, int]:
     return (0, 0)
 
 
-class RunState(StrEnum):
-    created = "created"
-    starting = "starting"
-    running = "running"
-    stopping = "stopping"
-    stopped = "stopped"
-    crashed = "crashed"
-
-
 def sync_interval_s(settings: Settings) -> float | None:
     """The sync job's period, or None while no ``[sync] remote`` is configured."""
     return settings.sync.interval_minutes * 60 if settings.sync.enabled else None
@@ -150,7 +140,7 @@ class Daemon:
         self._min_scan_gap_s = min_scan_gap_s
         self._sidecars = tuple(sidecars)
 
-        self.state = RunState.created
+        self.state = DaemonState.CREATED
         self.exit_code = 0
         self.store: Store | None = None
         self.schedule: Schedule | None = None
@@ -209,17 +199,17 @@ class Daemon:
             try:
                 await self._start()
             except BaseException:
-                self._transition(RunState.crashed)
+                self._transition(DaemonState.CRASHED)
                 await self._shutdown()
                 raise
-            self._transition(RunState.running)
+            self._transition(DaemonState.RUNNING)
             self._notifier.ready(self._status_line())
             await self._stop.wait()
             await self._shutdown()
         return self.exit_code
 
     async def _start(self) -> None:
-        self._transition(RunState.starting)
+        self._transition(DaemonState.STARTING)
         self.store = await self._open_store(self.settings.paths.state_db)
         await self._take_instance()
         self._steps = self._steps_factory(cycle.StepEnv(self.store, lambda: self.settings, self.owner))
@@ -254,8 +244,8 @@ class Daemon:
         await self._guard.take()
 
     async def _shutdown(self) -> None:
-        if self.state is not RunState.crashed:
-            self._transition(RunState.stopping)
+        if self.state is not DaemonState.CRASHED:
+            self._transition(DaemonState.STOPPING)
         self._notifier.stopping()
         self._stop.set()
         if self.schedule is not None:
@@ -266,8 +256,8 @@ class Daemon:
         self._wake.set()
         await self._drain()
         await self._release()
-        if self.state is not RunState.crashed:
-            self._transition(RunState.stopped)
+        if self.state is not DaemonState.CRASHED:
+            self._transition(DaemonState.STOPPED)
 
     async def _drain(self) -> None:
         """Let the in-flight step finish within the shutdown timeout, then cancel what is left."""
@@ -494,7 +484,7 @@ class Daemon:
         overrun = stuck_step(self._beat_status(), self._clock.now())
         if overrun is not None and step != self._overran_step:
             self._overran_step = step
-            log.warning("step_overran", **overrun)
+            log.warning("step_overran", **asdict(overrun))
 
     def _beat_status(self) -> dict[str, Any]:
         return beat_status(
@@ -519,7 +509,7 @@ class Daemon:
             now=now,
             status=status,
         )
-        if self.state is RunState.starting:
+        if self.state is DaemonState.STARTING:
             await heartbeats.prune(self.store, before=now - HEARTBEAT_RETENTION)
 
     # One cycle, then exit (`memd run --once`) -------------------------------------------------------
@@ -538,7 +528,7 @@ class Daemon:
         A stop signal is told to ``on_interrupt`` at once; the result names the steps it kept from running.
         With ``wait``, batches the extract step left open are waited for before consolidating."""
         self._on_interrupt = on_interrupt
-        self._transition(RunState.starting)
+        self._transition(DaemonState.STARTING)
         with self._signals(install_signals, reload=False):
             return await self._once(dry_run, on_start, on_end, None if dry_run else wait)
 
@@ -553,7 +543,7 @@ class Daemon:
             self.store = await self._open_store(self.settings.paths.state_db)
             await self._take_instance()
             self._steps = self._steps_factory(cycle.StepEnv(self.store, lambda: self.settings, self.owner))
-            self._transition(RunState.running)
+            self._transition(DaemonState.RUNNING)
             started_at = self._clock.now()
             if not dry_run:
                 await self._record_once(started_at)
@@ -568,7 +558,7 @@ class Daemon:
             await asyncio.wait({work, stop}, return_when="FIRST_COMPLETED")
             stop.cancel()
             if not work.done():
-                self._transition(RunState.stopping)
+                self._transition(DaemonState.STOPPING)
                 await self._drain()
             if work.done() and not work.cancelled():
                 work.result()  # a step's bug that escaped run_step raises here, as before
@@ -578,7 +568,7 @@ class Daemon:
         finally:
             self._tasks.clear()
             await self._release()
-            self._transition(RunState.stopped)
+            self._transition(DaemonState.STOPPED)
 
     async def _cycle_waiting(
         self,
@@ -687,7 +677,7 @@ class Daemon:
             return "started; first scan due"
         return f"idle; last cycle {self._last_cycle}"
 
-    def _transition(self, state: RunState) -> None:
+    def _transition(self, state: DaemonState) -> None:
         if state is self.state:
             return
         log.info("daemon_state", state=state.value, previous=self.state.value)

@@ -2,7 +2,7 @@
 of the home and XDG folders every other module uses.
 
 ``pipeline.settings`` (the pydantic schema the daemon loads) takes its defaults from here, and so
-does `memd status`'s lean reader (``daemon.status.config``), which must agree with it without
+does `memd status`'s lean reader (``daemon.lean.settings``), which must agree with it without
 importing pydantic. Standard library only.
 """
 
@@ -15,6 +15,10 @@ ENV_INPUTS = ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME")
 """The environment variables (besides ``MEMD_*``) the defaults below derive from; the sources' default
 roots add their own (``pipeline.sources.registry.default_env()``)."""
 
+MIN_ROLLOUT_IDLE_HOURS = 6.0
+"""``memories.min_rollout_idle_hours``."""
+MAX_ROLLOUT_AGE_DAYS = 30.0
+"""``memories.max_rollout_age_days``."""
 MIN_RATE_LIMIT_REMAINING_PERCENT = 25.0
 """``memories.min_rate_limit_remaining_percent``."""
 DAILY_TOKEN_BUDGET: int | None = None

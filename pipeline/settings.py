@@ -29,9 +29,8 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from pipeline import defaults
+from pipeline import defaults, setting_rules
 from pipeline.sources import registry
-from pipeline.store import url as store_url
 from pipeline.vocabulary import SourceName
 
 
@@ -53,9 +52,7 @@ class PathsSettings(_Section):
     @field_validator("state_db")
     @classmethod
     def _check_url(cls, value: str) -> str:
-        if store_url.backend(value) is None:
-            raise ValueError(f"must be {store_url.EXPECTED}")
-        return value
+        return setting_rules.check_state_db(value)
 
 
 class SourceSettings(_Section):
@@ -135,8 +132,8 @@ Percent = Annotated[float, Field(ge=0, le=100)]
 
 
 class MemoriesSettings(_Section):
-    min_rollout_idle_hours: NonNegFloat = 6.0
-    max_rollout_age_days: Annotated[float, Field(gt=0)] = 30.0
+    min_rollout_idle_hours: NonNegFloat = defaults.MIN_ROLLOUT_IDLE_HOURS
+    max_rollout_age_days: Annotated[float, Field(gt=0)] = defaults.MAX_ROLLOUT_AGE_DAYS
     max_rollouts_per_run: PosInt = 16
     max_unused_days: Annotated[float, Field(gt=0)] = 30.0
     min_rate_limit_remaining_percent: Percent = defaults.MIN_RATE_LIMIT_REMAINING_PERCENT
@@ -166,8 +163,7 @@ class MemoriesSettings(_Section):
 
     @model_validator(mode="after")
     def _idle_inside_age(self) -> MemoriesSettings:
-        if self.min_rollout_idle_hours >= self.max_rollout_age_days * 24:
-            raise ValueError("min_rollout_idle_hours must be shorter than max_rollout_age_days")
+        setting_rules.check_idle_inside_age(self.min_rollout_idle_hours, self.max_rollout_age_days)
         return self
 
 
@@ -195,9 +191,7 @@ class LLMSettings(_Section):
     @field_validator("base_url")
     @classmethod
     def _check_base_url(cls, value: str | None) -> str | None:
-        if value is not None and not value.startswith(("http://", "https://")):
-            raise ValueError("must start with http:// or https://")
-        return value
+        return None if value is None else setting_rules.check_base_url(value)
 
 
 class ScheduleSettings(_Section):
@@ -238,29 +232,13 @@ class UISettings(_Section):
     read_only: bool = Field(default=False, description="The page shows memory and changes nothing.")
 
 
-def _check_remote(value: str) -> str:
-    """A git URL memd may fetch from and push to: a path, ``file://``, ``git://``, ``ssh://``,
-    ``https://`` or scp-like ``user@host:path``; never an option nor a transport that runs a
-    program (``ext::``, ``fd::``)."""
-    value = value.strip()
-    if not value:
-        return value
-    if value.startswith("-"):
-        raise ValueError("must be a git URL or a path, not an option")
-    if "::" in value.split("/", 1)[0]:
-        raise ValueError("a remote helper (ext::, fd::...) is not allowed: give a path, ssh or https URL")
-    if any(ch in value for ch in "\0\n\r"):
-        raise ValueError("must be one line")
-    return value
-
-
 class SyncSettings(_Section):
     """``[sync]``: the memory repository's git remote (off while ``remote`` is empty)."""
 
-    remote: Annotated[str, AfterValidator(_check_remote)] = Field(
+    remote: Annotated[str, AfterValidator(setting_rules.check_remote)] = Field(
         default="", description="A git URL (a path, ssh or https) the memory repository syncs with."
     )
-    branch: str = Field(default=defaults.SYNC_BRANCH, pattern=r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$")
+    branch: str = Field(default=defaults.SYNC_BRANCH, pattern=setting_rules.BRANCH_PATTERN)
     interval_minutes: Annotated[float, Field(gt=0)] = defaults.SYNC_INTERVAL_MINUTES
 
     @property

@@ -140,3 +140,26 @@ class SyncOutcome(StrEnum):
     STOPPED = "stopped"  # the remote is refused (history rewritten, an incoming file fails validation)
     FAILED = "failed"  # the remote could not be reached, or git failed: tried again next time
     SKIPPED = "skipped"  # no remote is configured
+
+
+class DaemonState(StrEnum):
+    """Where the daemon is in its life, as it records it in its heartbeat (``status.state``)."""
+
+    CREATED = "created"
+    STARTING = "starting"
+    RUNNING = "running"
+    STOPPING = "stopping"
+    STOPPED = "stopped"
+    CRASHED = "crashed"
+
+
+class Health(StrEnum):
+    """What `memd status` makes of a daemon from its heartbeat (``daemon.lean.liveness.health``)."""
+
+    RUNNING = "running"
+    STUCK = "stuck"  # its process is there, but the heartbeat is stale or a step overran its deadline
+    DEAD = "dead"  # it did not stop, and its process is gone
+    CRASHED = "crashed"
+    STOPPED = "stopped"
+    NEVER_STARTED = "never started"
+    NO_STORE = "no state store"

@@ -44,7 +44,7 @@ def recall_command(ctx: CliContext, cwd: Path | None, fmt: str, timeout_s: float
 
 
 def _recall(ctx: CliContext, cwd: Path | None, fmt: str, timeout_s: float) -> str:
-    from daemon.status.config import load_status_settings
+    from daemon.lean.settings import ConfigError, read_settings
     from pipeline.clock import SystemClock
     from pipeline.publish.recall import (
         RecallProblem,
@@ -56,10 +56,10 @@ def _recall(ctx: CliContext, cwd: Path | None, fmt: str, timeout_s: float) -> st
         render,
     )
 
-    fast = load_status_settings(ctx.config_path)
-    if fast is None:
-        raise RecallProblem("the configuration cannot be read (run `memd config validate`)")
-    memory_dir = fast.memory_dir
+    try:
+        memory_dir = read_settings(ctx.config_path).memory_dir
+    except ConfigError as exc:
+        raise RecallProblem(f"config error: {exc}") from None
     today = SystemClock().now().date()
 
     def work() -> str:

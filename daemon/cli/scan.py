@@ -48,7 +48,7 @@ def _unchanged(ctx: CliContext, *, collect_sessions: bool) -> ScanReport | None:
     import sqlite3
     import time
 
-    from daemon.status.config import load_status_settings
+    from daemon.lean.settings import read_lean
     from pipeline.machine import known_id
     from pipeline.scan.index import index_path
     from pipeline.scan.probe import probe
@@ -56,7 +56,7 @@ def _unchanged(ctx: CliContext, *, collect_sessions: bool) -> ScanReport | None:
     from pipeline.store.readmodel import connect_sqlite
     from pipeline.store.url import sqlite_path
 
-    lean = load_status_settings(ctx.config_path)
+    lean = read_lean(ctx.config_path)
     if lean is None:
         return None
     machine = known_id(lean.state_dir)
@@ -97,7 +97,7 @@ async def _scan(settings: Settings, settings_key: str, *, collect_sessions: bool
 
 def _ago(at: datetime | None) -> str:
     if at is None:
-        from daemon.status.tables import ABSENT
+        from daemon.lean.text import ABSENT
 
         return ABSENT
     seconds = (datetime.now(UTC) - at).total_seconds()
@@ -113,7 +113,7 @@ def _print(report: ScanReport, show_all: bool) -> None:
     Plain padded columns (``format_table``), not rich: a rich table costs more than the whole quick
     check of a second scan of 20,000 sessions.
     """
-    from daemon.status.tables import ABSENT, format_table, printable
+    from daemon.lean.text import ABSENT, format_table, printable
 
     def table(title: str, header: tuple[str, ...], rows: list[tuple[str, ...]], *, left: int = 0) -> None:
         head, *body = format_table(header, rows, left=left)

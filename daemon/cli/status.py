@@ -1,11 +1,14 @@
 """`memd status`: what the daemon is doing, at a glance (``--json`` for scripts).
 
-Fast by construction: it reads a few settings without pydantic (``daemon.status.config``), the
-SQLite store read-only with ``sqlite3`` (``daemon.status.read``), and imports no LLM, scheduler
-or SQLAlchemy code unless the store is PostgreSQL.
+Fast by construction: it reads the settings without pydantic whenever that is sure to give what
+the daemon would use (``daemon.lean.settings``; else the full loader decides), the SQLite store
+read-only with ``sqlite3`` into a typed report (``daemon.status.read``, ``daemon.status.report``),
+and imports no LLM, scheduler or SQLAlchemy code unless the store is PostgreSQL. This module renders
+that report: as JSON (``--json``) or for the terminal.
 
 Exit status: 0 when the daemon is running and its heartbeat is fresh; 1 when it is not running
-(never started, stopped, crashed) or the store cannot be read; 2 for a bad config; 3 when it is
+(never started, stopped, crashed) or the store cannot be read; 2 for a bad config (the file or
+variable and the key are named); 3 when it is
 stuck (its process is there but its heartbeat is stale, or a step has run past its deadline,
 ``[schedule] step_deadline_minutes``).
 """
@@ -17,13 +20,32 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from daemon.cli.context import CliContext, pass_ctx
-from daemon.status.tables import publish_table, shown, usage_table, when
+from daemon.cli.context import EXIT_CONFIG, CliContext, fail, pass_ctx
+from daemon.lean.text import shown, when
+from daemon.status.report import (
+    Batches,
+    Budget,
+    DaemonView,
+    Memory,
+    OnceView,
+    Phase1,
+    Phase2,
+    Publish,
+    PublishRun,
+    RateLimit,
+    Sections,
+    StatusReport,
+    Sync,
+    Transcripts,
+    Unreadable,
+)
+from daemon.status.tables import publish_table, usage_table
+from pipeline.vocabulary import Health, SyncOutcome
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from daemon.status.config import StatusSettings
+    from daemon.lean.settings import LeanSettings
 
 EXIT_DOWN = 1
 EXIT_STUCK = 3
@@ -34,54 +56,33 @@ EXIT_STUCK = 3
 @pass_ctx
 def status_command(ctx: CliContext, as_json: bool) -> None:
     """Show whether the daemon runs, what it did last, and what it is waiting for."""
-    from daemon.status.read import collect
-    from daemon.status.rows import StoreUnavailable, describe, open_rows
-    from pipeline import __version__
+    from daemon.status.read import read_status
     from pipeline.clock import SystemClock
     from pipeline.proc import pid_alive
 
-    settings = _settings(ctx)
-    now = SystemClock().now()
-    report: dict[str, Any] = {
-        "version": __version__,
-        "checked_at": now.isoformat(),
-        "config": str(settings.config_path) + ("" if settings.config_exists else " (not found: defaults)"),
-        "state_db": describe(settings.state_db),
-    }
-    try:
-        rows = open_rows(settings.state_db)
-    except StoreUnavailable as exc:
-        report["error"] = str(exc)
-        report["daemon"] = {"running": False, "state": "no state store"}
-    else:
-        try:
-            report.update(collect(rows, settings, now=now, pid_alive=pid_alive))
-        finally:
-            rows.close()
-    state = report["daemon"].get("state")
-    report["healthy"] = state == "running"
+    report = read_status(_settings(ctx), now=SystemClock().now(), pid_alive=pid_alive)
     if as_json:
-        click.echo(json.dumps(report, indent=2, default=str))
+        click.echo(json.dumps(report.json(), indent=2, default=str))
     else:
         render(report)
-    ctx_exit = 0 if state == "running" else EXIT_STUCK if state == "stuck" else EXIT_DOWN
-    raise SystemExit(ctx_exit)
+    state = report.state
+    raise SystemExit(0 if state == Health.RUNNING else EXIT_STUCK if state == Health.STUCK else EXIT_DOWN)
 
 
-def _settings(ctx: CliContext) -> StatusSettings:
-    from daemon.status.config import StatusSettings, load_status_settings
+def _settings(ctx: CliContext) -> LeanSettings:
+    """The settings the daemon would run with; a bad file or value exits 2 naming it and the key."""
+    from daemon.lean.settings import ConfigError, read_settings
 
-    lean = load_status_settings(ctx.config_path)
-    if lean is not None:
-        return lean
-    loaded = ctx.loaded()  # the full loader: exits 2 and names the key when the file is bad
-    return StatusSettings.of(loaded.settings, config_path=loaded.path, config_exists=loaded.file_exists)
+    try:
+        return read_settings(ctx.config_path)
+    except ConfigError as exc:
+        fail(f"config error: {exc}", EXIT_CONFIG)
 
 
 # The human view ----------------------------------------------------------------------------------
 
 
-def render(report: dict[str, Any]) -> None:
+def render(report: StatusReport) -> None:
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
@@ -92,159 +93,155 @@ def render(report: dict[str, Any]) -> None:
     grid.add_column(style="bold")
     grid.add_column(overflow="fold")
     # Text, not str: a path, a reason or a hint such as "[llm] api_key_env" is not rich markup.
-    grid.add_row("config", Text(report["config"]))
-    grid.add_row("state store", Text(report["state_db"]))
-    if "error" in report:
-        grid.add_row("error", Text(report["error"]))
+    grid.add_row("config", Text(report.config))
+    grid.add_row("state store", Text(report.state_db))
+    sections = report.sections
+    if sections is None:
+        grid.add_row("error", Text(report.error or ""))
         console.print(grid)
         return
-    for label, value in _rows(report):
+    for label, value in _rows(sections):
         grid.add_row(label, Text(value))
     console.print(grid)
-    _transcripts_table(console, report.get("transcripts", {}))
-    publish_table(console, report.get("publish", {}))
-    usage_table(console, report.get("usage", {}))
+    _transcripts_table(console, sections.transcripts)
+    publish_table(console, sections.publish)
+    usage_table(console, sections.usage)
 
 
-def _daemon_line(report: dict[str, Any]) -> str:
-    d = report.get("daemon", {})
-    state = d.get("state", "unknown")
-    where = f"pid {d['pid']} on {d['host']}" if d.get("pid") else ""
-    if state in ("running", "stuck"):
-        line = f"memd {report['version']}: daemon {state} ({where}, up {_dur(d.get('uptime_s'))}, "
-        line += f"heartbeat {_dur(d.get('heartbeat_age_s'))} ago)"
-        stuck = d.get("stuck_step")
-        if stuck:
-            line += f", {stuck['step']} has run for {_dur(stuck.get('running_s'))}"
-            line += f" (deadline {_dur(stuck.get('deadline_s'))})"
-        elif d.get("step"):
-            line += f", now: {d['step']}"
-        return line
-    if state in ("stopped", "crashed"):
-        return f"memd {report['version']}: daemon {state} at {when(d.get('stopped_at'))} (was {where})"
-    if state == "dead":
-        return f"memd {report['version']}: daemon down ({where} is gone; last heartbeat {when(d.get('heartbeat_at'))})"
-    once = report.get("last_once")
-    if state == "never started" and once and "error" not in once:
-        at = when(once.get("finished_at") or once.get("started_at"))
-        return f"memd {report['version']}: daemon not running (never run as a service; `memd run --once` at {at})"
-    return f"memd {report['version']}: daemon not running ({state})"
+def _daemon_line(report: StatusReport) -> str:
+    d = report.daemon
+    head = f"memd {report.version}: daemon"
+    if isinstance(d, Unreadable):
+        return f"{head} not running (unknown: {d.error})"
+    if isinstance(d, DaemonView):
+        where = f"pid {d.pid} on {d.host}"
+        if d.state in (Health.RUNNING, Health.STUCK):
+            line = (
+                f"{head} {d.state} ({where}, up {_dur(d.uptime_s)}, heartbeat {_dur(d.heartbeat_age_s)} ago)"
+            )
+            if d.stuck_step is not None:
+                line += f", {d.stuck_step.step} has run for {_dur(d.stuck_step.running_s)}"
+                line += f" (deadline {_dur(d.stuck_step.deadline_s)})"
+            elif d.step:
+                line += f", now: {d.step}"
+            return line
+        if d.state in (Health.STOPPED, Health.CRASHED):
+            return f"{head} {d.state} at {when(d.stopped_at)} (was {where})"
+        if d.state == Health.DEAD:
+            return f"{head} down ({where} is gone; last heartbeat {when(d.heartbeat_at)})"
+    once = report.sections.last_once if report.sections is not None else None
+    if d.state == Health.NEVER_STARTED and isinstance(once, OnceView):
+        at = when(once.finished_at or once.started_at)
+        return f"{head} not running (never run as a service; `memd run --once` at {at})"
+    return f"{head} not running ({d.state})"
 
 
-def _rows(report: dict[str, Any]) -> list[tuple[str, str]]:
+def _rows(report: Sections) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
-    once = report.get("last_once")
-    if once and "error" not in once:
-        out.append(("last run --once", _once_line(once)))
-    scan = report.get("last_scan")
+    if isinstance(report.last_once, OnceView):
+        out.append(("last run --once", _once_line(report.last_once)))
+    scan = report.last_scan
     if scan:
-        out.append(("last scan", f"{when(scan.get('at'))} {shown(scan.get('outcome'))}{_err(scan)}"))
-    for key, label, unit in (("phase1", "phase 1", "sessions"), ("phase2", "phase 2", "scopes")):
-        section = report.get(key, {})
-        out.append((label, _phase_line(section, unit)))
-        for failure in (section.get("failures") or [])[:3]:
-            what = shown(failure.get("session_id") or failure.get("scope") or failure.get("job"))
-            out.append(("", f"failed: {what}: {shown(failure.get('reason'))}"))
-        if key == "phase1" and (batches := _batches_line(report.get("batches") or {})):
-            out.append(("batches", batches))
-    rl = report.get("rate_limit", {})
-    if "error" not in rl:
-        share = (
-            "unknown" if rl.get("remaining_percent") is None else f"{rl['remaining_percent']:g}% remaining"
-        )
-        gate = (
-            f"gated until {when(rl.get('reset_at'))}: {rl.get('reason')}" if rl.get("gated") else "not gated"
-        )
+        out.append(("last scan", f"{when(scan.at)} {shown(scan.outcome)}{_err(scan.error)}"))
+    out.append(("phase 1", _phase_line(report.phase1, "sessions")))
+    out += _failure_rows(report.phase1)
+    if batches := _batches_line(report.batches):
+        out.append(("batches", batches))
+    out.append(("phase 2", _phase_line(report.phase2, "scopes")))
+    out += _failure_rows(report.phase2)
+    rl = report.rate_limit
+    if isinstance(rl, RateLimit):
+        share = "unknown" if rl.remaining_percent is None else f"{rl.remaining_percent:g}% remaining"
+        gate = f"gated until {when(rl.reset_at)}: {rl.reason}" if rl.gated else "not gated"
         out.append(("rate limit", f"{share}, {gate}"))
-    budget = report.get("budget", {})
-    if "error" not in budget:
-        of = f" of {budget['daily_token_budget']:,}" if budget.get("daily_token_budget") else ""
-        out.append(
-            (
-                "budget today",
-                f"{budget.get('used_today_tokens', 0):,}{of} tokens, ${budget.get('cost_today_usd', 0):.2f}",
-            )
-        )
-    mem = report.get("memory", {})
-    if "error" not in mem:
-        head = (mem.get("head") or "")[:12] or "no commits"
-        scopes = len(mem.get("scopes") or [])
-        line = f"{mem.get('directory')}  HEAD {head}"
-        line += f" ({mem['branch']})" if mem.get("branch") else ""
-        line += f", {scopes} scopes, {mem.get('pending_inbox_runs', 0)} pending inbox runs"
+    budget = report.budget
+    if isinstance(budget, Budget):
+        of = f" of {budget.daily_token_budget:,}" if budget.daily_token_budget else ""
+        out.append(("budget today", f"{budget.used_today_tokens:,}{of} tokens, ${budget.cost_today_usd:.2f}"))
+    mem = report.memory
+    if isinstance(mem, Memory):
+        head = (mem.head or "")[:12] or "no commits"
+        line = f"{mem.directory}  HEAD {head}"
+        line += f" ({mem.branch})" if mem.branch else ""
+        line += f", {len(mem.scopes)} scopes, {mem.pending_inbox_runs} pending inbox runs"
         out.append(("memory", line))
-    out.append(("publish", _publish_line(report.get("publish") or {})))
-    machines = report.get("machines")
-    if isinstance(machines, list) and len(machines) > 1:  # team mode: every machine's daemon
-        for view in machines:
+    out.append(("publish", _publish_line(report.publish)))
+    if isinstance(report.machines, list) and len(report.machines) > 1:  # team mode: every machine's daemon
+        for view in report.machines:
             out.append(("machine", _machine_line(view)))
-    sync = report.get("sync")
-    if isinstance(sync, dict):
-        out += _sync_rows(sync)
-    leases = report.get("leases")
-    for lease in leases if isinstance(leases, list) else []:
-        expired = " (expired)" if lease.get("expired") else ""
+    if report.sync is not None:
+        out += _sync_rows(report.sync)
+    for lease in report.leases if isinstance(report.leases, list) else []:
+        expired = " (expired)" if lease.expired else ""
         out.append(
-            (
-                "lease",
-                f"{lease['name']}: {lease['host']} pid {lease['pid']} since {when(lease['since'])}{expired}",
-            )
+            ("lease", f"{lease.name}: {lease.host} pid {lease.pid} since {when(lease.since)}{expired}")
         )
     return out
 
 
-def _machine_line(view: dict[str, Any]) -> str:
+def _failure_rows(section: Phase1 | Phase2 | Unreadable) -> list[tuple[str, str]]:
+    if isinstance(section, Unreadable):
+        return []
+    return [
+        ("", f"failed: {shown(f.session_id or f.scope or f.job)}: {shown(f.reason)}")
+        for f in section.failures[:3]
+    ]
+
+
+def _machine_line(view: DaemonView) -> str:
     """One machine's daemon sharing the store: its label and id, its state, its last heartbeat."""
-    who = f"{shown(view.get('host'))} ({shown((view.get('machine') or '')[:8])})"
-    this = ", this machine" if view.get("this_machine") else ""
-    beat = f"heartbeat {when(view.get('heartbeat_at'))}"
-    if view.get("heartbeat_age_s") is not None and view.get("running"):
-        beat = f"heartbeat {_dur(view['heartbeat_age_s'])} ago"
-    return f"{who}{this}: {shown(view.get('state'))}, pid {shown(view.get('pid'))}, {beat}"
+    who = f"{shown(view.host)} ({shown((view.machine or '')[:8])})"
+    this = ", this machine" if view.this_machine else ""
+    beat = f"heartbeat {when(view.heartbeat_at)}"
+    if view.heartbeat_age_s is not None and view.running:
+        beat = f"heartbeat {_dur(view.heartbeat_age_s)} ago"
+    return f"{who}{this}: {shown(view.state)}, pid {shown(view.pid)}, {beat}"
 
 
-def _sync_rows(sync: dict[str, Any]) -> list[tuple[str, str]]:
+def _sync_rows(sync: Sync | Unreadable) -> list[tuple[str, str]]:
     """``sync``: the remote and branch, how the last sync went, the last fetch and push, ahead/behind;
     then the last error."""
-    if "error" in sync:
-        return [("sync", f"unreadable: {sync['error']}")]
-    line = f"{sync.get('remote')} ({sync.get('branch')}): "
-    if not sync.get("outcome"):
+    if isinstance(sync, Unreadable):
+        return [("sync", f"unreadable: {sync.error}")]
+    failed = sync.outcome in (SyncOutcome.STOPPED, SyncOutcome.FAILED)
+    line = f"{sync.remote} ({sync.branch}): "
+    if not sync.outcome:
         line += "never synced"
     else:
-        line += f"{shown(sync.get('outcome'))} at {when(sync.get('at'))}"
-        if sync.get("outcome") in ("stopped", "failed") and sync.get("reason"):
-            line += f": {sync['reason']}"
-        line += f"; last fetch {when(sync.get('last_fetch_at'))}, last push {when(sync.get('last_push_at'))}"
-        if sync.get("ahead") is not None:
-            line += f"; ahead {sync['ahead']}, behind {sync.get('behind')}"
+        line += f"{shown(sync.outcome)} at {when(sync.at)}"
+        if failed and sync.reason:
+            line += f": {sync.reason}"
+        line += f"; last fetch {when(sync.last_fetch_at)}, last push {when(sync.last_push_at)}"
+        if sync.ahead is not None:
+            line += f"; ahead {sync.ahead}, behind {sync.behind}"
     rows = [("sync", line)]
-    if sync.get("last_error") and sync.get("outcome") not in ("stopped", "failed"):
-        rows.append(("", f"last error at {when(sync.get('last_error_at'))}: {sync['last_error']}"))
+    if sync.last_error and not failed:
+        rows.append(("", f"last error at {when(sync.last_error_at)}: {sync.last_error}"))
     return rows
 
 
-def _once_line(once: dict[str, Any]) -> str:
-    if once.get("finished_at"):
-        return f"{when(once['finished_at'])} {once.get('summary') or ''}".rstrip()
-    if once.get("running"):
-        return f"running since {when(once.get('started_at'))} (pid {once.get('pid')})"
-    return f"started {when(once.get('started_at'))}, did not finish (pid {once.get('pid')} on {once.get('host')})"
+def _once_line(once: OnceView) -> str:
+    if once.finished_at:
+        return f"{when(once.finished_at)} {once.summary or ''}".rstrip()
+    if once.running:
+        return f"running since {when(once.started_at)} (pid {once.pid})"
+    return f"started {when(once.started_at)}, did not finish (pid {once.pid} on {once.host})"
 
 
-def _phase_line(section: dict[str, Any], unit: str) -> str:
-    if "error" in section:
-        return f"unreadable: {section['error']}"
-    last, check = section.get("last_run"), section.get("last_check")
+def _phase_line(section: Phase1 | Phase2 | Unreadable, unit: str) -> str:
+    if isinstance(section, Unreadable):
+        return f"unreadable: {section.error}"
+    last, check = section.last_run, section.last_check
     line = "never ran"
     if last:
-        line = f"{when(last.get('at'))} {shown(last.get('outcome'))}"
-        if "tokens" in last:
-            line += f": {last.get(unit, 0)} {unit}, {last['tokens']:,} tokens, ${last.get('cost_usd', 0):.2f}"
-        line += _err(last)
-        line += _pending(last.get("report"))
+        line = f"{when(last.at)} {shown(last.outcome)}"
+        if last.tokens is not None:
+            items = (last.sessions if unit == "sessions" else last.scopes) or 0
+            line += f": {items} {unit}, {last.tokens:,} tokens, ${last.cost_usd or 0:.2f}"
+        line += _err(last.error)
+        line += _pending(last.report)
     if check:
-        line += f"; checked {when(check.get('at'))}: {check.get('reason') or 'nothing to do'}"
+        line += f"; checked {when(check.at)}: {check.reason or 'nothing to do'}"
     return line
 
 
@@ -261,73 +258,70 @@ def _pending(report: Any) -> str:
 SESSIONS_SHOWN = 3
 
 
-def _batches_line(section: dict[str, Any]) -> str:
+def _batches_line(section: Batches | Unreadable) -> str:
     """Message Batches still to be collected, read from the store: how many, the oldest's age, the
     first few sessions; empty when none is pending."""
-    if "error" in section:
-        return f"unreadable: {section['error']}"
-    if not section.get("pending"):
+    if isinstance(section, Unreadable):
+        return f"unreadable: {section.error}"
+    if not section.pending:
         return ""
-    ids = [sid for b in section.get("batches") or [] for sid in b.get("session_ids") or []]
+    ids = [sid for b in section.batches for sid in b.session_ids]
     names = ", ".join(ids[:SESSIONS_SHOWN])
     more = len(ids) - SESSIONS_SHOWN
     names += f" and {more} more" if more > 0 else ""
     return (
-        f"{section['pending']} pending with {section.get('sessions', 0)} sessions, oldest submitted "
-        f"{_dur(section.get('oldest_age_s'))} ago at {when(section.get('oldest_at'))}: {names} "
+        f"{section.pending} pending with {section.sessions} sessions, oldest submitted "
+        f"{_dur(section.oldest_age_s)} ago at {when(section.oldest_at)}: {names} "
         "(a later cycle collects them; `memd run --once --wait` waits for them)"
     )
 
 
-def _publish_line(section: dict[str, Any]) -> str:
+def _publish_line(section: Publish | Unreadable) -> str:
     """The last publish step: what it did to its targets, or why it did nothing as a whole."""
-    if "error" in section:
-        return f"unreadable: {section['error']}"
-    last = section.get("last_run")
+    if isinstance(section, Unreadable):
+        return f"unreadable: {section.error}"
+    last = section.last_run
     if not last:
         return "never ran"
-    line = f"{when(last.get('at'))} "
-    whole = last.get("whole_run")
-    if whole:
-        return line + f"{shown(whole.get('outcome'))}: {shown(whole.get('reason'))}"
-    counts = last.get("results") or {}
-    line += shown(last.get("outcome"))
-    if counts:
-        line += ": " + ", ".join(f"{n} {outcome}" for outcome, n in counts.items())
-    return line + _err(last)
+    line = f"{when(last.at)} "
+    published = last if isinstance(last, PublishRun) else None
+    if published is not None and published.whole_run:
+        return line + f"{shown(published.whole_run.outcome)}: {shown(published.whole_run.reason)}"
+    line += shown(last.outcome)
+    if published is not None and published.results:
+        line += ": " + ", ".join(f"{n} {outcome}" for outcome, n in published.results.items())
+    return line + _err(last.error)
 
 
-def _transcripts_table(console: Console, section: dict[str, Any]) -> None:
+def _transcripts_table(console: Console, section: Transcripts | Unreadable) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    if "error" in section or not section.get("by_source"):
-        console.print(
-            "transcripts: none recorded yet"
-            if "error" not in section
-            else f"transcripts: {section['error']}",
-            markup=False,
-        )
+    if isinstance(section, Unreadable):
+        console.print(f"transcripts: {section.error}", markup=False)
         return
-    states = sorted(section["by_state"])
-    table = Table(title=f"transcripts ({section['total']})", title_justify="left", show_edge=False)
+    if not section.by_source:
+        console.print("transcripts: none recorded yet", markup=False)
+        return
+    states = sorted(section.by_state)
+    table = Table(title=f"transcripts ({section.total})", title_justify="left", show_edge=False)
     table.add_column("source")
     for state in states:
         table.add_column(state, justify="right")
-    for source, counts in section["by_source"].items():
+    for source, counts in section.by_source.items():
         table.add_row(Text(source), *(str(counts.get(s, 0)) for s in states))
     console.print(table)
-    nxt = section.get("next_idle")
+    nxt = section.next_idle
     if nxt:
         console.print(
-            f"next to become idle: {nxt['source']} {shown(nxt['session_id'])} ({nxt.get('project') or 'no project'}) "
-            f"in {_dur(nxt.get('in_s'))}, at {when(nxt.get('at'))}",
+            f"next to become idle: {nxt.source} {shown(nxt.session_id)} ({nxt.project or 'no project'}) "
+            f"in {_dur(nxt.in_s)}, at {when(nxt.at)}",
             markup=False,
         )
 
 
-def _err(section: dict[str, Any]) -> str:
-    return f" ({section['error']})" if section.get("error") else ""
+def _err(error: str | None) -> str:
+    return f" ({error})" if error else ""
 
 
 def _dur(seconds: Any) -> str:

@@ -1,7 +1,7 @@
 """`memd status`'s ``usage`` section: per published scope, whether later sessions used its memory.
 
 The arithmetic is ``pipeline.hits.rate.summarize`` (standard library only, the same figures
-``usage_summary`` computes through SQLAlchemy); the rows come from ``daemon.status.rows`` running
+``usage_summary`` computes through SQLAlchemy); the rows come from ``daemon.lean.rows`` running
 the store's read model (``pipeline.store.readmodel``): the ``publish.index`` kv value, the
 ``memory_uses`` and the sessions (``transcripts``) of the window, and each scope's live extracts
 (``stage1_outputs``) with their use counts.
@@ -10,9 +10,9 @@ the store's read model (``pipeline.store.readmodel``): the ``publish.index`` kv 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
 
-from daemon.status.rows import Rows
+from daemon.lean.rows import Rows
+from daemon.status.report import MemoryUse, ScopeUsage, Usage
 from pipeline.hits.rate import INDEX_KEY, WINDOW_DAYS, SessionRow, UseRow, summarize
 from pipeline.store.readmodel import (
     KV_SQL,
@@ -25,8 +25,8 @@ from pipeline.store.readmodel import (
 )
 
 
-def usage(rows: Rows, now: datetime, *, window_days: int | None = None) -> dict[str, Any]:
-    """``{"window_days": n, "scopes": [...]}``: one entry per scope memd published or saw used."""
+def usage(rows: Rows, now: datetime, *, window_days: int | None = None) -> Usage:
+    """One entry per scope memd published or saw used, over the last ``window_days``."""
     days = WINDOW_DAYS if window_days is None else window_days
     start = now - timedelta(days=days)
     params = {"since": rows.time(start)}
@@ -47,37 +47,33 @@ def usage(rows: Rows, now: datetime, *, window_days: int | None = None) -> dict[
     used_at_of: dict[str, list[datetime]] = {}
     for u in uses:
         used_at_of.setdefault(u.scope, []).append(u.used_at)
-    scopes = []
-    for s in summary:
-        scopes.append(
-            {
-                "scope": s.scope,
-                "since": iso(s.since),
-                "hit_rate": None if s.hit_rate is None else round(s.hit_rate, 3),
-                "sessions": s.sessions,
-                "sessions_reading": s.sessions_reading,
-                "sessions_given": s.sessions_given,
-                "uses": sum(1 for at in used_at_of.get(s.scope, []) if at >= s.since),
-                "last_used_at": iso(s.last_used_at),
-                "topics_published": s.topics_published,
-                "topics_read": s.topics_read,
-                "memories": memories.get(
-                    s.scope, {"live": 0, "used": 0, "use_count": 0, "last_used_at": None}
-                ),
-            }
+    scopes = [
+        ScopeUsage(
+            scope=s.scope,
+            since=iso(s.since),
+            hit_rate=None if s.hit_rate is None else round(s.hit_rate, 3),
+            sessions=s.sessions,
+            sessions_reading=s.sessions_reading,
+            sessions_given=s.sessions_given,
+            uses=sum(1 for at in used_at_of.get(s.scope, []) if at >= s.since),
+            last_used_at=iso(s.last_used_at),
+            topics_published=s.topics_published,
+            topics_read=s.topics_read,
+            memories=memories.get(s.scope, MemoryUse()),
         )
-    return {"window_days": days, "scopes": scopes}
+        for s in summary
+    ]
+    return Usage(window_days=days, scopes=scopes)
 
 
-def _memories(rows: Rows) -> dict[str, dict[str, Any]]:
+def _memories(rows: Rows) -> dict[str, MemoryUse]:
     """Per scope, its live extracts: how many, how many were ever used, their use counts, last use."""
-    found = rows.all(LIVE_MEMORIES_SQL)
     return {
-        r["scope"]: {
-            "live": int(r["live"]),
-            "used": int(r["used"] or 0),
-            "use_count": int(r["use_count"]),
-            "last_used_at": iso(r["last_used_at"]),
-        }
-        for r in found
+        r["scope"]: MemoryUse(
+            live=int(r["live"]),
+            used=int(r["used"] or 0),
+            use_count=int(r["use_count"]),
+            last_used_at=iso(r["last_used_at"]),
+        )
+        for r in rows.all(LIVE_MEMORIES_SQL)
     }

@@ -1,34 +1,66 @@
-"""What `memd status` reports, read from the state store without memd's store code.
+"""What `memd status` reports (``daemon.status.report``), read from the state store without memd's store code.
 
-Rows come from ``daemon.status.rows`` (read-only ``sqlite3``, or SQLAlchemy for PostgreSQL) running
+Rows come from ``daemon.lean.rows`` (read-only ``sqlite3``, or SQLAlchemy for PostgreSQL) running
 the store's read model (``pipeline.store.readmodel``: every statement and row mapping), the memory
 repository's HEAD from ``daemon.status.git_refs``; the rate-limit gate is ``pipeline.ratelimit_rule``,
-the rule the model client applies. Every section is read on its own: a section that fails says so
-and the others still show.
+the rule the model client applies, and a daemon's health is ``daemon.lean.liveness.health``. Every
+section is read on its own: a section that fails is ``Unreadable`` and the others still show.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from daemon.status.config import StatusSettings
+from daemon.lean.liveness import LAST_ONCE_KEY, health
+from daemon.lean.rows import Rows
+from daemon.lean.settings import LeanSettings
 from daemon.status.git_refs import git_head
 from daemon.status.hits import usage
-from daemon.status.liveness import LAST_ONCE_KEY, stuck_step
-from daemon.status.rows import Rows
+from daemon.status.report import (
+    Batches,
+    BatchView,
+    Budget,
+    DaemonView,
+    Failure,
+    LastCheck,
+    LeaseView,
+    Memory,
+    NextIdle,
+    NoDaemon,
+    OnceView,
+    Phase1,
+    Phase2,
+    PhaseRun,
+    Publish,
+    PublishRun,
+    RateLimit,
+    RecentRun,
+    RunView,
+    ScopeView,
+    Sections,
+    Spend,
+    StatusReport,
+    Sync,
+    TargetView,
+    TranscriptFailure,
+    Transcripts,
+    Unreadable,
+    WholeRun,
+)
 from pipeline import ratelimit_rule
 from pipeline.machine import known_id
 from pipeline.store import readmodel as rm
 from pipeline.store.readmodel import iso, json_value, parse_time
 from pipeline.sync.urls import shown_url
-from pipeline.vocabulary import JobKind
+from pipeline.vocabulary import Health, JobKind
 
-HEARTBEAT_STALE_S = 90.0
-"""A heartbeat older than this means the daemon is not making progress (it beats every 15 s)."""
+T = TypeVar("T")
+
 LIST_LIMIT = 5
 
 
@@ -37,129 +69,121 @@ LIST_LIMIT = 5
 
 def collect(
     rows: Rows,
-    settings: StatusSettings,
+    settings: LeanSettings,
     *,
     now: datetime,
     pid_alive: Callable[[int], bool],
     machine: str | None = None,
-) -> dict[str, Any]:
-    """Every section of the report; a section that cannot be read is ``{"error": ...}``. ``machine``
-    (default: the one recorded in the settings' state directory) is this machine: its daemon is the
-    report's ``daemon``, every machine's is listed under ``machines``, and the transcripts and
-    phase-1 failures are its own."""
-    report: dict[str, Any] = {}
+) -> Sections:
+    """Every section of the report. ``machine`` (default: the one recorded in the settings' state
+    directory) is this machine: its daemon is the report's ``daemon``, every machine's is listed
+    under ``machines``, and the transcripts and phase-1 failures are its own."""
     mine = machine or known_id(settings.state_dir)
-    runs = _section(lambda: _runs(rows, mine), {})
-    daemons = _section(lambda: _machines(rows, now, mine, pid_alive), {"error": "unreadable"})
-    sections: dict[str, Callable[[], Any]] = {
-        "daemon": lambda: _daemon(daemons),
-        "machines": lambda: daemons,
-        "transcripts": lambda: _transcripts(rows, now, mine),
-        "phase1": lambda: (
-            _phase(rows, runs.get("extract"), JobKind.EXTRACT, mine)
-            | {"last_check": _last_check(runs, "extract")}
-        ),
-        "phase2": lambda: (
-            _phase2(rows, runs.get("consolidate")) | {"last_check": _last_check(runs, "consolidate")}
-        ),
-        "batches": lambda: _batches(rows, now, mine),
-        "rate_limit": lambda: _rate_limit(rows, settings, now),
-        "budget": lambda: _budget(rows, settings, now),
-        "memory": lambda: _memory(rows, settings.memory_dir),
-        "publish": lambda: _publish(rows, runs.get("publish"), mine),
-        "sync": lambda: _sync(rows, settings, mine),
-        "usage": lambda: usage(rows, now),
-        "leases": lambda: _leases(rows, now),
-        "last_once": lambda: _last_once(rows, mine, pid_alive),
-    }
-    for name, read in sections.items():
-        report[name] = _section(read, {"error": "unreadable"})
-    report["last_scan"] = _run_view(runs.get("scan"))
-    return report
+    found_runs = _section(lambda: _runs(rows, mine))
+    runs = {} if isinstance(found_runs, Unreadable) else found_runs
+    daemons = _section(lambda: _machines(rows, now, mine, pid_alive))
+    return Sections(
+        daemon=_daemon(daemons),
+        machines=daemons,
+        transcripts=_section(lambda: _transcripts(rows, now, mine)),
+        phase1=_section(lambda: _phase1(rows, runs, mine)),
+        phase2=_section(lambda: _phase2(rows, runs)),
+        batches=_section(lambda: _batches(rows, now, mine)),
+        rate_limit=_section(lambda: _rate_limit(rows, settings, now)),
+        budget=_section(lambda: _budget(rows, settings, now)),
+        memory=_section(lambda: _memory(rows, settings.memory_dir)),
+        publish=_section(lambda: _publish(rows, runs.get("publish"), mine)),
+        sync=_section(lambda: _sync(rows, settings, mine)),
+        usage=_section(lambda: usage(rows, now)),
+        leases=_section(lambda: _leases(rows, now)),
+        last_once=_section(lambda: _last_once(rows, mine, pid_alive)),
+        last_scan=_run_view(runs.get("scan")),
+    )
 
 
-def _section(read: Callable[[], Any], fallback: Any) -> Any:
+def _section(read: Callable[[], T]) -> T | Unreadable:
     try:
         return read()
     except (sqlite3.Error, OSError, ValueError, KeyError, TypeError) as exc:
-        return {"error": str(exc)} if isinstance(fallback, dict) and fallback else fallback
+        return Unreadable(str(exc) or type(exc).__name__)
     except Exception as exc:  # a PostgreSQL driver error: still only this section
-        return {"error": str(exc).splitlines()[0] if str(exc) else type(exc).__name__}
+        return Unreadable(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
 
 
-def _daemon(daemons: list[dict[str, Any]] | dict[str, Any]) -> dict[str, Any]:
+def _daemon(daemons: list[DaemonView] | Unreadable) -> DaemonView | NoDaemon | Unreadable:
     """This machine's daemon (the report's health and exit status are its own)."""
-    if isinstance(daemons, dict):  # the heartbeats could not be read
+    if isinstance(daemons, Unreadable):
         return daemons
     for view in daemons:
-        if view.get("this_machine"):
-            return {k: v for k, v in view.items() if k != "this_machine"}
-    return {"running": False, "state": "never started"}
+        if view.this_machine:
+            return dataclasses.replace(view, this_machine=None)
+    return NoDaemon(Health.NEVER_STARTED)
 
 
-def _machines(
-    rows: Rows, now: datetime, machine: str, pid_alive: Callable[[int], bool]
-) -> list[dict[str, Any]]:
+def _machines(rows: Rows, now: datetime, machine: str, pid_alive: Callable[[int], bool]) -> list[DaemonView]:
     """Every machine's daemon sharing this store (the newest heartbeat of each), this one first.
     Only this machine's pids can be asked about; another machine's daemon is judged by its
-    heartbeat alone (``HEARTBEAT_STALE_S``)."""
+    heartbeat alone (``daemon.lean.liveness.health``)."""
     newest = rm.latest_per_machine(rows.all(rm.HEARTBEATS_SQL))
     views = [_heartbeat_view(hb, now, machine, pid_alive) for hb in newest]
-    return sorted(views, key=lambda v: not v["this_machine"])
+    return sorted(views, key=lambda v: not v.this_machine)
 
 
 def _heartbeat_view(
     hb: dict[str, Any], now: datetime, machine: str, pid_alive: Callable[[int], bool]
-) -> dict[str, Any]:
+) -> DaemonView:
     beat_at = parse_time(hb["beat_at"])
     started_at = parse_time(hb["started_at"])
     stopped_at = parse_time(hb["stopped_at"])
     status = json_value(hb["status"]) or {}
     age_s = (now - beat_at).total_seconds() if beat_at else None
     local = (hb.get("machine") or machine) == machine
-    view: dict[str, Any] = {
-        "machine": hb.get("machine"),
-        "this_machine": local,
-        "pid": hb["pid"],
-        "host": hb["host"],
-        "version": hb["version"],
-        "started_at": iso(started_at),
-        "heartbeat_at": iso(beat_at),
-        "heartbeat_age_s": round(age_s, 1) if age_s is not None else None,
-        "step": status.get("step") if isinstance(status, dict) else None,
-        "last_cycle": status.get("last_cycle") if isinstance(status, dict) else None,
-    }
-    if stopped_at is not None:
-        crashed = isinstance(status, dict) and status.get("state") == "crashed"
-        state = "crashed" if crashed else "stopped"
-        view.update(running=False, state=state, stopped_at=iso(stopped_at))
-    elif local and not pid_alive(int(hb["pid"])):
-        view.update(running=False, state="dead")
-    elif age_s is not None and age_s > HEARTBEAT_STALE_S:
-        view.update(running=True, state="stuck")
-    elif (overrun := stuck_step(status, now)) is not None:
-        view.update(running=True, state="stuck", stuck_step=overrun)
-    else:
-        view.update(running=True, state="running")
-    if view["running"] and started_at is not None:
-        view["uptime_s"] = round((now - started_at).total_seconds(), 1)
-    return view
+    state, overrun = health(
+        status,
+        stopped=stopped_at is not None,
+        pid_alive=pid_alive(int(hb["pid"])) if local and stopped_at is None else None,
+        age_s=age_s,
+        now=now,
+    )
+    running = state in (Health.RUNNING, Health.STUCK)
+    return DaemonView(
+        machine=hb.get("machine"),
+        this_machine=local,
+        pid=hb["pid"],
+        host=hb["host"],
+        version=hb["version"],
+        started_at=iso(started_at),
+        heartbeat_at=iso(beat_at),
+        heartbeat_age_s=round(age_s, 1) if age_s is not None else None,
+        step=status.get("step") if isinstance(status, dict) else None,
+        last_cycle=status.get("last_cycle") if isinstance(status, dict) else None,
+        running=running,
+        state=state,
+        stopped_at=iso(stopped_at),
+        stuck_step=overrun,
+        uptime_s=round((now - started_at).total_seconds(), 1) if running and started_at else None,
+    )
 
 
-def _last_once(rows: Rows, machine: str, pid_alive: Callable[[int], bool]) -> dict[str, Any] | None:
+def _last_once(rows: Rows, machine: str, pid_alive: Callable[[int], bool]) -> OnceView | None:
     """This machine's last ``memd run --once``: when it started and finished, its summary; still
     running, or gone without finishing."""
     record = _kv(rows, rm.machine_key(LAST_ONCE_KEY, machine))
     if not isinstance(record, dict):
         return None
-    view = {k: record.get(k) for k in ("pid", "host", "started_at", "finished_at", "summary")}
     unfinished = record.get("finished_at") is None
     alive = unfinished and isinstance(record.get("pid"), int)
-    view["running"] = bool(alive and pid_alive(int(record["pid"])))
-    return view
+    return OnceView(
+        pid=record.get("pid"),
+        host=record.get("host"),
+        started_at=record.get("started_at"),
+        finished_at=record.get("finished_at"),
+        summary=record.get("summary"),
+        running=bool(alive and pid_alive(int(record["pid"]))),
+    )
 
 
-def _transcripts(rows: Rows, now: datetime, machine: str) -> dict[str, Any]:
+def _transcripts(rows: Rows, now: datetime, machine: str) -> Transcripts:
     by_source: dict[str, dict[str, int]] = {}
     by_state: dict[str, int] = {}
     mine = {"machine": machine}
@@ -170,21 +194,24 @@ def _transcripts(rows: Rows, now: datetime, machine: str) -> dict[str, Any]:
     next_idle = None
     if nxt:
         at = parse_time(nxt[0]["eligible_at"])
-        next_idle = {
-            "source": nxt[0]["source"],
-            "session_id": nxt[0]["session_id"],
-            "project": nxt[0]["project"],
-            "at": iso(at),
-            "in_s": round((at - now).total_seconds(), 1) if at else None,
-        }
+        next_idle = NextIdle(
+            source=nxt[0]["source"],
+            session_id=nxt[0]["session_id"],
+            project=nxt[0]["project"],
+            at=iso(at),
+            in_s=round((at - now).total_seconds(), 1) if at else None,
+        )
     failed = rows.all(rm.TRANSCRIPT_FAILURES_SQL, {"limit": LIST_LIMIT, **mine})
-    return {
-        "total": sum(by_state.values()),
-        "by_state": dict(sorted(by_state.items())),
-        "by_source": {k: dict(sorted(v.items())) for k, v in sorted(by_source.items())},
-        "next_idle": next_idle,
-        "failures": failed,
-    }
+    return Transcripts(
+        total=sum(by_state.values()),
+        by_state=dict(sorted(by_state.items())),
+        by_source={k: dict(sorted(v.items())) for k, v in sorted(by_source.items())},
+        next_idle=next_idle,
+        failures=[
+            TranscriptFailure(f["source"], f["session_id"], f["path"], f["state"], f["reason"])
+            for f in failed
+        ],
+    )
 
 
 def _runs(rows: Rows, machine: str) -> dict[str, dict[str, Any]]:
@@ -194,9 +221,13 @@ def _runs(rows: Rows, machine: str) -> dict[str, dict[str, Any]]:
     return {rm.run_name(r["key"], machine): v for r in found if isinstance(v := json_value(r["value"]), dict)}
 
 
-def _run_view(run: dict[str, Any] | None) -> dict[str, Any] | None:
+def _run_view(run: dict[str, Any] | None) -> RunView | None:
     if not run:
         return None
+    return RunView(**_run_fields(run))
+
+
+def _run_fields(run: dict[str, Any]) -> dict[str, Any]:
     return {
         "at": run.get("finished_at"),
         "outcome": run.get("outcome"),
@@ -206,7 +237,7 @@ def _run_view(run: dict[str, Any] | None) -> dict[str, Any] | None:
     }
 
 
-def _last_check(runs: dict[str, dict[str, Any]], step: str) -> dict[str, Any] | None:
+def _last_check(runs: dict[str, dict[str, Any]], step: str) -> LastCheck | None:
     """The last time ``step`` found nothing to do, when that is more recent than its last run."""
     skipped, ran = runs.get(f"{step}{rm.SKIPPED_SUFFIX}"), runs.get(step)
     if not skipped:
@@ -215,67 +246,75 @@ def _last_check(runs: dict[str, dict[str, Any]], step: str) -> dict[str, Any] | 
         return None
     report = skipped.get("report")
     reason = report.get("reason") if isinstance(report, dict) else None
-    return {"at": skipped.get("finished_at"), "outcome": "nothing to do", "reason": reason}
+    return LastCheck(at=skipped.get("finished_at"), reason=reason)
 
 
-def _usage(rows: Rows, start: Any, end: Any) -> dict[str, Any]:
+def _spend(rows: Rows, start: Any, end: Any) -> Spend:
     found = rows.all(rm.USAGE_SQL, {"start": rows.time(start), "end": rows.time(end)})[0]
-    return {
-        "calls": int(found["calls"]),
-        "items": int(found["items"]),
-        "tokens": int(found["tokens"]),
-        "cost_usd": round(float(found["cost"]), 4),
-    }
+    return Spend(
+        calls=int(found["calls"]),
+        items=int(found["items"]),
+        tokens=int(found["tokens"]),
+        cost_usd=round(float(found["cost"]), 4),
+    )
 
 
-def _last_run(rows: Rows, run: dict[str, Any] | None) -> dict[str, Any] | None:
-    view = _run_view(run)
-    if view is None or run is None:
+def _phase_run(rows: Rows, run: dict[str, Any] | None, unit: str) -> PhaseRun | None:
+    """A phase's last run, with what its calls cost and for how many ``unit`` (sessions or scopes)."""
+    if not run:
         return None
     start, end = parse_time(run.get("started_at")), parse_time(run.get("finished_at"))
-    if start and end:
-        view.update(_usage(rows, start, end))
-    return view
+    spent = _spend(rows, start, end) if start and end else None
+    items = spent.items if spent is not None else 0
+    return PhaseRun(
+        **_run_fields(run),
+        calls=spent.calls if spent is not None else None,
+        tokens=spent.tokens if spent is not None else None,
+        cost_usd=spent.cost_usd if spent is not None else None,
+        sessions=items if unit == "sessions" else None,
+        scopes=items if unit == "scopes" else None,
+    )
 
 
-def _phase(rows: Rows, run: dict[str, Any] | None, kind: JobKind, machine: str) -> dict[str, Any]:
-    last = _last_run(rows, run)
-    if last is not None:
-        last["sessions"] = last.pop("items", 0)
+def _phase1(rows: Rows, runs: dict[str, dict[str, Any]], machine: str) -> Phase1:
     failed = rows.all(rm.EXTRACT_FAILURES_SQL, {"limit": LIST_LIMIT, "machine": machine})
-    jobs = rows.all(rm.FAILED_JOBS_SQL, {"kind": kind.value, "limit": LIST_LIMIT})
+    jobs = rows.all(rm.FAILED_JOBS_SQL, {"kind": JobKind.EXTRACT.value, "limit": LIST_LIMIT})
     failures = [
-        {
-            "session_id": f["session_id"],
-            "source": f["source"],
-            "reason": f["reason"],
-            "at": iso(f["updated_at"]),
-        }
+        Failure(session_id=f["session_id"], source=f["source"], reason=f["reason"], at=iso(f["updated_at"]))
         for f in failed
-    ] + [{"job": j["key"], "reason": j["last_error"], "at": iso(j["updated_at"])} for j in jobs]
-    return {"last_run": last, "failures": failures}
+    ] + [Failure(job=j["key"], reason=j["last_error"], at=iso(j["updated_at"])) for j in jobs]
+    return Phase1(
+        last_run=_phase_run(rows, runs.get("extract"), "sessions"),
+        failures=failures,
+        last_check=_last_check(runs, "extract"),
+    )
 
 
-def _phase2(rows: Rows, run: dict[str, Any] | None) -> dict[str, Any]:
-    last = _last_run(rows, run)
-    if last is not None:
-        last["scopes"] = last.pop("items", 0)
+def _phase2(rows: Rows, runs: dict[str, dict[str, Any]]) -> Phase2:
     recent = rows.all(rm.RECENT_RUNS_SQL, {"limit": LIST_LIMIT * 2})
-    failures = [f for r in recent if (f := rm.run_failure(r)) is not None][:LIST_LIMIT]
-    runs = [
-        {
-            "scope": r["scope"],
-            "run": r["run_id"],
-            "outcome": r["outcome"],
-            "at": iso(r["finished_at"] or r["started_at"]),
-            "commit": r["commit_sha"],
-        }
-        for r in recent[:LIST_LIMIT]
-    ]
-    return {"last_run": last, "recent": runs, "failures": failures}
+    failures = [
+        Failure(scope=f["scope"], run=f["run"], reason=f["reason"], at=f["at"])
+        for r in recent
+        if (f := rm.run_failure(r)) is not None
+    ][:LIST_LIMIT]
+    return Phase2(
+        last_run=_phase_run(rows, runs.get("consolidate"), "scopes"),
+        recent=[
+            RecentRun(
+                scope=r["scope"],
+                run=r["run_id"],
+                outcome=r["outcome"],
+                at=iso(r["finished_at"] or r["started_at"]),
+                commit=r["commit_sha"],
+            )
+            for r in recent[:LIST_LIMIT]
+        ],
+        failures=failures,
+        last_check=_last_check(runs, "consolidate"),
+    )
 
 
-def _batches(rows: Rows, now: datetime, machine: str) -> dict[str, Any]:
+def _batches(rows: Rows, now: datetime, machine: str) -> Batches:
     """This machine's Message Batches submitted and not yet collected: how many, how old, with
     which sessions."""
     found = [rm.pending_batch_from_row(r) for r in rows.all(rm.OPEN_BATCHES_SQL, {"machine": machine})]
@@ -284,24 +323,24 @@ def _batches(rows: Rows, now: datetime, machine: str) -> dict[str, Any]:
         return round((now - at).total_seconds(), 1) if at else None
 
     oldest = min((b.submitted_at for b in found if b.submitted_at), default=None)
-    return {
-        "pending": len(found),
-        "sessions": sum(len(b.session_ids) for b in found),
-        "oldest_at": iso(oldest),
-        "oldest_age_s": age(oldest),
-        "batches": [
-            {
-                "batch_id": b.batch_id,
-                "phase": b.phase,
-                "state": b.state,
-                "submitted_at": iso(b.submitted_at),
-                "age_s": age(b.submitted_at),
-                "sessions": len(b.session_ids),
-                "session_ids": list(b.session_ids),
-            }
+    return Batches(
+        pending=len(found),
+        sessions=sum(len(b.session_ids) for b in found),
+        oldest_at=iso(oldest),
+        oldest_age_s=age(oldest),
+        batches=[
+            BatchView(
+                batch_id=b.batch_id,
+                phase=b.phase,
+                state=b.state,
+                submitted_at=iso(b.submitted_at),
+                age_s=age(b.submitted_at),
+                sessions=len(b.session_ids),
+                session_ids=list(b.session_ids),
+            )
             for b in found
         ],
-    }
+    )
 
 
 def _kv(rows: Rows, key: str) -> Any:
@@ -309,74 +348,56 @@ def _kv(rows: Rows, key: str) -> Any:
     return json_value(found[0]["value"]) if found else None
 
 
-def _rate_limit(rows: Rows, settings: StatusSettings, now: datetime) -> dict[str, Any]:
+def _rate_limit(rows: Rows, settings: LeanSettings, now: datetime) -> RateLimit:
     """The gate as phases 1 and 2 see it: the same kv values through the same rule."""
     snapshot = _kv(rows, ratelimit_rule.KV_RATE_LIMIT)
     decision = ratelimit_rule.decide(
         ratelimit_rule.families_from_json(snapshot),
         threshold=settings.min_rate_limit_remaining_percent,
         backoff=ratelimit_rule.backoff_from_json(_kv(rows, ratelimit_rule.KV_BACKOFF)),
-        used_today=_budget(rows, settings, now)["used_today_tokens"],
+        used_today=_budget(rows, settings, now).used_today_tokens,
         budget=settings.daily_token_budget,
         now=now,
     )
     share = decision.remaining_percent
-    return {
-        "remaining_percent": None if share is None else round(share, 1),
-        "gated": decision.gated,
-        "reason": decision.reason,
-        "reset_at": decision.reset_at.isoformat() if decision.reset_at else None,
-        "observed_at": snapshot.get("observed_at") if isinstance(snapshot, dict) else None,
-    }
+    return RateLimit(
+        remaining_percent=None if share is None else round(share, 1),
+        gated=decision.gated,
+        reason=decision.reason,
+        reset_at=decision.reset_at.isoformat() if decision.reset_at else None,
+        observed_at=snapshot.get("observed_at") if isinstance(snapshot, dict) else None,
+    )
 
 
-def _budget(rows: Rows, settings: StatusSettings, now: datetime) -> dict[str, Any]:
-    used = _usage(rows, ratelimit_rule.utc_day_start(now), now + timedelta(days=1))
+def _budget(rows: Rows, settings: LeanSettings, now: datetime) -> Budget:
+    used = _spend(rows, ratelimit_rule.utc_day_start(now), now + timedelta(days=1))
     limit = settings.daily_token_budget
-    return {
-        "used_today_tokens": used["tokens"],
-        "cost_today_usd": used["cost_usd"],
-        "daily_token_budget": limit,
-        "exhausted": limit is not None and used["tokens"] >= limit,
-    }
+    return Budget(
+        used_today_tokens=used.tokens,
+        cost_today_usd=used.cost_usd,
+        daily_token_budget=limit,
+        exhausted=limit is not None and used.tokens >= limit,
+    )
 
 
-def _memory(rows: Rows, memory_dir: Path) -> dict[str, Any]:
+def _memory(rows: Rows, memory_dir: Path) -> Memory:
     scopes = rows.all(rm.SCOPES_SQL)
     pending = rows.all(rm.PENDING_REVIEW_SQL)
     head, branch = git_head(memory_dir)
-    return {
-        "directory": str(memory_dir),
-        "exists": memory_dir.is_dir(),
-        "head": head,
-        "branch": branch,
-        "scopes": [
-            {
-                "scope": s["key"],
-                "last_success_at": iso(s["last_success_at"]),
-                "last_commit": s["last_commit"],
-            }
-            for s in scopes
-        ],
-        "pending_inbox_runs": int(pending[0]["n"]),
-    }
+    return Memory(
+        directory=str(memory_dir),
+        exists=memory_dir.is_dir(),
+        head=head,
+        branch=branch,
+        scopes=[ScopeView(s["key"], iso(s["last_success_at"]), s["last_commit"]) for s in scopes],
+        pending_inbox_runs=int(pending[0]["n"]),
+    )
 
 
-SYNC_FIELDS = (
-    "outcome",
-    "reason",
-    "at",
-    "last_fetch_at",
-    "last_push_at",
-    "last_merge_at",
-    "ahead",
-    "behind",
-    "last_error",
-    "last_error_at",
-)
+SYNC_FIELDS = tuple(f.name for f in dataclasses.fields(Sync) if f.name not in ("remote", "branch"))
 
 
-def _sync(rows: Rows, settings: StatusSettings, machine: str) -> dict[str, Any] | None:
+def _sync(rows: Rows, settings: LeanSettings, machine: str) -> Sync | None:
     """The remote, the last fetch and push, ahead/behind, the last error (None: no ``[sync] remote``)."""
     if not settings.sync_remote:
         return None
@@ -384,61 +405,92 @@ def _sync(rows: Rows, settings: StatusSettings, machine: str) -> dict[str, Any] 
     state = _kv(rows, rm.machine_key(rm.SYNC_STATE_KEY, machine))  # each machine has its own repository
     if not isinstance(state, dict) or state.get("remote") != remote:
         state = {}  # never synced with this remote
-    return {"remote": remote, "branch": settings.sync_branch, **{k: state.get(k) for k in SYNC_FIELDS}}
+    return Sync(remote=remote, branch=settings.sync_branch, **{k: state.get(k) for k in SYNC_FIELDS})
 
 
-def _publish(rows: Rows, run: dict[str, Any] | None, machine: str) -> dict[str, Any]:
+def _publish(rows: Rows, run: dict[str, Any] | None, machine: str) -> Publish:
     """Each (target, scope) this machine publishes: last published, outcome and reason, the last
     republish after an outside change."""
     found = rows.all(rm.PUBLICATIONS_SQL, {"machine": machine})
     targets = [
-        {
-            "target": r["target"],
-            "scope": r["scope"],
-            "path": r["path"],
-            "published_at": iso(r["published_at"]),
-            "outcome": r["outcome"],
-            "reason": r["reason"],
-            "republished_at": iso(r.get("republished_at")),
-            "republish_reason": r.get("republish_reason"),
-        }
+        TargetView(
+            target=r["target"],
+            scope=r["scope"],
+            path=r["path"],
+            published_at=iso(r["published_at"]),
+            outcome=r["outcome"],
+            reason=r["reason"],
+            republished_at=iso(r.get("republished_at")),
+            republish_reason=r.get("republish_reason"),
+        )
         for r in found
     ]
-    return {"last_run": _publish_run(run), "targets": targets}
+    return Publish(last_run=_publish_run(run), targets=targets)
 
 
-def _publish_run(run: dict[str, Any] | None) -> dict[str, Any] | None:
+def _publish_run(run: dict[str, Any] | None) -> PublishRun | RunView | None:
     """The last publish step, with its targets' outcomes counted and the reason of a run that did nothing
     as a whole (``*``: nothing consolidated yet, say)."""
-    view = _run_view(run)
-    report = view.get("report") if view else None
+    if not run:
+        return None
+    report = run.get("report")
     results = report.get("results") if isinstance(report, dict) else None
-    if view is None or not isinstance(results, list):
-        return view
+    if not isinstance(results, list):
+        return RunView(**_run_fields(run))
     counts: dict[str, int] = {}
     for result in results:
         if isinstance(result, dict) and result.get("outcome"):
             counts[str(result["outcome"])] = counts.get(str(result["outcome"]), 0) + 1
     whole = next((r for r in results if isinstance(r, dict) and r.get("target") == "*"), None)
-    view["results"] = dict(sorted(counts.items()))
-    view["whole_run"] = {"outcome": whole.get("outcome"), "reason": whole.get("reason")} if whole else None
-    return view
+    return PublishRun(
+        **_run_fields(run),
+        results=dict(sorted(counts.items())),
+        whole_run=WholeRun(whole.get("outcome"), whole.get("reason")) if whole else None,
+    )
 
 
-def _leases(rows: Rows, now: datetime) -> list[dict[str, Any]]:
-    found = rows.all(rm.LEASES_SQL)
+def _leases(rows: Rows, now: datetime) -> list[LeaseView]:
     out = []
-    for r in found:
+    for r in rows.all(rm.LEASES_SQL):
         expires = parse_time(r["expires_at"])
         out.append(
-            {
-                "name": r["name"],
-                "machine": r.get("machine"),
-                "host": r["host"],
-                "pid": r["pid"],
-                "since": iso(r["acquired_at"]),
-                "expires_at": iso(expires),
-                "expired": bool(expires and expires <= now),
-            }
+            LeaseView(
+                name=r["name"],
+                machine=r.get("machine"),
+                host=r["host"],
+                pid=r["pid"],
+                since=iso(r["acquired_at"]),
+                expires_at=iso(expires),
+                expired=bool(expires and expires <= now),
+            )
         )
     return out
+
+
+def read_status(settings: LeanSettings, *, now: datetime, pid_alive: Callable[[int], bool]) -> StatusReport:
+    """The whole report: where it read, and every section (or why the store could not be read)."""
+    from daemon.lean.rows import StoreUnavailable, describe, open_rows
+    from pipeline import __version__
+
+    def report(
+        daemon: DaemonView | NoDaemon | Unreadable, sections: Sections | None, error: str | None
+    ) -> StatusReport:
+        return StatusReport(
+            version=__version__,
+            checked_at=now.isoformat(),
+            config=str(settings.config_path) + ("" if settings.config_exists else " (not found: defaults)"),
+            state_db=describe(settings.state_db),
+            daemon=daemon,
+            sections=sections,
+            error=error,
+        )
+
+    try:
+        rows = open_rows(settings.state_db)
+    except StoreUnavailable as exc:
+        return report(NoDaemon(Health.NO_STORE), None, str(exc))
+    try:
+        sections = collect(rows, settings, now=now, pid_alive=pid_alive)
+    finally:
+        rows.close()
+    return report(sections.daemon, sections, None)

@@ -64,7 +64,10 @@ def create_app(context: UIContext) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         if context.store is not None:
-            yield
+            try:
+                yield
+            finally:
+                await context.reader.close()
             return
         from daemon.runtime import Runtime
 
@@ -73,6 +76,7 @@ def create_app(context: UIContext) -> Starlette:
             try:
                 yield
             finally:
+                await context.reader.close()
                 context.store = None
 
     app = Starlette(

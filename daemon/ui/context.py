@@ -1,24 +1,69 @@
-"""What every handler of the page needs: ``UIContext`` (the settings, the store, the guard, the clock)."""
+"""What every handler of the page needs: ``UIContext`` (the settings, the store, the guard, the clock)
+and the one reader of the state store the page's views read through."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from daemon.status.config import StatusSettings
+from daemon.lean.settings import LeanSettings
 from daemon.ui.security import Guard
 from pipeline.gcpause import gc_paused
 
 if TYPE_CHECKING:
-    from daemon.status.rows import Rows
+    from daemon.lean.rows import Rows
     from pipeline.clock import Clock
     from pipeline.settings import Settings
     from pipeline.store import Store
 
 T = TypeVar("T")
+
+
+class PageReader:
+    """One read-only reader of the store for the whole process, opened on first use and used from
+    one worker thread (``sqlite3`` connections and the PostgreSQL reader's event loop stay on the
+    thread that made them). A read that fails for a reason other than the store's own answer
+    drops the reader; the next read opens a new one."""
+
+    def __init__(self, url: Callable[[], str]) -> None:
+        self._url = url
+        self._rows: Rows | None = None
+        self._thread: ThreadPoolExecutor | None = None
+
+    async def read(self, work: Callable[[Rows], T]) -> T:
+        """``work`` on the reader, in its thread."""
+        if self._thread is None:
+            self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memd-page-reader")
+        return await asyncio.get_running_loop().run_in_executor(self._thread, self._run, work)
+
+    def _run(self, work: Callable[[Rows], T]) -> T:
+        from daemon.lean.rows import open_rows
+
+        # Thousands of small acyclic rows: the cyclic collector would only walk them (pipeline.gcpause).
+        with gc_paused():
+            if self._rows is None:
+                self._rows = open_rows(self._url())
+            try:
+                return work(self._rows)
+            except Exception:
+                self._drop()
+                raise
+
+    def _drop(self) -> None:
+        rows, self._rows = self._rows, None
+        if rows is not None:
+            rows.close()
+
+    async def close(self) -> None:
+        """Close the reader (in its thread) and stop the thread; a later read starts both again."""
+        thread, self._thread = self._thread, None
+        if thread is not None:
+            await asyncio.get_running_loop().run_in_executor(thread, self._drop)
+            thread.shutdown(wait=False)
 
 
 @dataclass
@@ -33,30 +78,22 @@ class UIContext:
     env: Mapping[str, str]
     changing: asyncio.Lock = field(default_factory=asyncio.Lock)
     """One change at a time: two clicks never accept, reject or forget at once."""
+    reader: PageReader = field(init=False)
+    """The page's one reader of the store (``read``)."""
+
+    def __post_init__(self) -> None:
+        self.reader = PageReader(lambda: self.settings().paths.state_db)
 
     @property
     def db(self) -> Store:
         assert self.store is not None, "the store opens with the app"
         return self.store
 
-    def status_settings(self) -> StatusSettings:
-        return StatusSettings.of(
+    def status_settings(self) -> LeanSettings:
+        return LeanSettings.of(
             self.settings(), config_path=self.config_path, config_exists=self.config_exists
         )
 
     async def read(self, work: Callable[[Rows], T]) -> T:
-        """``work`` on a fresh read-only reader of the store, in a worker thread."""
-        from daemon.status.rows import open_rows
-
-        url = self.settings().paths.state_db
-
-        def run() -> T:
-            # Thousands of small acyclic rows: the cyclic collector would only walk them (pipeline.gcpause).
-            with gc_paused():
-                rows = open_rows(url)
-                try:
-                    return work(rows)
-                finally:
-                    rows.close()
-
-        return await asyncio.to_thread(run)
+        """``work`` on the page's reader of the store, in its worker thread."""
+        return await self.reader.read(work)

@@ -1,6 +1,6 @@
 """What the page reads from the state store, beside `memd status`'s own report (``daemon.status.read``).
 
-Synchronous, like the status reader it shares (``daemon.status.rows``: read-only ``sqlite3``, or
+Synchronous, like the status reader it shares (``daemon.lean.rows``: read-only ``sqlite3``, or
 SQLAlchemy for PostgreSQL) and the store's read model (``pipeline.store.readmodel``) that holds
 every statement; the page runs these in a worker thread.
 """
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from daemon.status.rows import Rows
+from daemon.lean.rows import Rows
 from pipeline.store import readmodel as rm
 
 CHART_DAYS = 30

@@ -6,7 +6,7 @@ parse, nothing to re-judge and nothing to write. The probe answers "unchanged" o
 these hold, and otherwise says nothing (the caller then runs the full scan):
 
 - the scan index exists and was written under the same settings (``key``, see
-  ``daemon.status.config.inputs_key``) at the store's current generation (a SQLite store, read
+  ``daemon.lean.layers.inputs_key``) at the store's current generation (a SQLite store, read
   with ``sqlite3`` through the store's read model; any other store is left to the full scan);
 - every file under the roots that scan walked has the stat key the index recorded, and no file
   is new, unusable or gone, nor one the index says had gone;

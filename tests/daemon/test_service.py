@@ -14,7 +14,7 @@ from daemon import instance as instance_mod
 from daemon.config import ConfigError, load_settings
 from daemon.cycle import StepEnv, StepSet
 from daemon.notify import Notifier
-from daemon.service import Daemon, RunState
+from daemon.service import Daemon
 from pipeline.clock import FakeClock
 from pipeline.errors import InstanceBusy
 from pipeline.machine import UNNAMED
@@ -23,6 +23,7 @@ from pipeline.store import Store, heartbeats, jobs, kv, leases, open_store
 from pipeline.store.readmodel import run_key
 from pipeline.store.schema import leases as leases_table
 from pipeline.store.schema import transcripts
+from pipeline.vocabulary import DaemonState
 
 TIMEOUT_S = 20
 
@@ -112,13 +113,13 @@ async def test_starts_ready_runs_a_first_cycle_and_stops_cleanly(
     run = asyncio.create_task(daemon.run_forever(install_signals=False))
     ready = await recv_until(notify_socket[1], b"READY=1")
     assert b"STATUS=" in ready
-    assert daemon.state is RunState.running
+    assert daemon.state is DaemonState.RUNNING
     await wait_cycles(daemon, 1)
     assert steps.calls == ["scan", "extract", "consolidate", "publish"]
     daemon.request_stop()
     assert await asyncio.wait_for(run, timeout=TIMEOUT_S) == 0
     assert (await recv_until(notify_socket[1], b"STOPPING=1")).startswith(b"STOPPING=1")
-    assert daemon.state is RunState.stopped
+    assert daemon.state is DaemonState.STOPPED
     assert steps.closed
 
     async def check(store: Store) -> None:
@@ -219,7 +220,7 @@ async def test_a_second_daemon_on_the_same_store_is_refused(tmp_path: Path, cloc
     second = make_daemon(settings, clock, FakeSteps())
     with pytest.raises(InstanceBusy, match="pid 4242"):
         await second.run_forever(install_signals=False)
-    assert second.state is RunState.crashed
+    assert second.state is DaemonState.CRASHED
     first.request_stop()
     assert await asyncio.wait_for(run, timeout=TIMEOUT_S) == 0
 

@@ -1,4 +1,5 @@
-"""The overview: what `memd status` reports (the same reader), the backlog with its reasons, and spend per day."""
+"""The overview: what `memd status` reports (the same typed report, ``daemon.status.report``), the
+backlog with its reasons, and spend per day."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from daemon.lean.rows import Rows, StoreUnavailable
 from daemon.status.read import collect
-from daemon.status.rows import Rows, StoreUnavailable
+from daemon.status.report import Sections
 from daemon.ui import data
 from daemon.ui.pages import context
 from daemon.ui.render import bar_chart, page
@@ -19,7 +21,7 @@ async def overview(request: Request) -> Response:
     now = ui.clock.now()
     settings = ui.status_settings()
 
-    def read(rows: Rows) -> tuple[dict[str, object], list[data.Backlog], list[data.Day]]:
+    def read(rows: Rows) -> tuple[Sections, list[data.Backlog], list[data.Day]]:
         machine = ui.db.machine
         report = collect(rows, settings, now=now, pid_alive=pid_alive, machine=machine)
         return report, data.backlog(rows, machine), data.daily_usage(rows, now)
@@ -27,7 +29,7 @@ async def overview(request: Request) -> Response:
     try:
         report, backlog, days = await ui.read(read)
     except StoreUnavailable as exc:
-        return page(request, "overview.html", title="overview", error=str(exc), report={}, backlog=[])
+        return page(request, "overview.html", title="overview", error=str(exc), report=None, backlog=[])
     tokens = bar_chart([(d.day, d.tokens) for d in days], label="tokens per day")
     cost = bar_chart([(d.day, d.cost_usd) for d in days], label="cost per day (USD)", fmt="${:,.2f}")
     return page(

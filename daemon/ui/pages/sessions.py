@@ -9,7 +9,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from daemon import actions
-from daemon.status.rows import StoreUnavailable
+from daemon.lean.rows import StoreUnavailable
 from daemon.ui import data
 from daemon.ui.pages import arg, context, runtime
 from daemon.ui.render import page

@@ -16,7 +16,7 @@ from sqlalchemy import insert
 
 from daemon.config import load_settings
 from daemon.cycle import run_step
-from daemon.status.config import load_status_settings
+from daemon.lean.settings import read_lean
 from pipeline.clock import FakeClock
 from pipeline.errors import NoAPIKey
 from pipeline.machine import UNNAMED
@@ -165,7 +165,7 @@ def test_the_lean_status_settings_agree_with_the_full_loader(
     config.write_text(file_text)
     full_env = {"HOME": str(tmp_path), **env}
     full = load_settings(config, env=full_env).settings
-    lean = load_status_settings(config, env=full_env)
+    lean = read_lean(config, env=full_env)
     assert lean is not None
     assert (lean.state_db, lean.state_dir, lean.memory_dir) == (
         full.paths.state_db,
@@ -182,7 +182,7 @@ def test_the_lean_status_settings_agree_with_the_full_loader(
 def test_the_lean_loader_gives_up_on_what_it_cannot_judge(tmp_path: Path, file_text: str) -> None:
     config = tmp_path / "config.toml"
     config.write_text(file_text)
-    assert load_status_settings(config, env={"HOME": str(tmp_path)}) is None
+    assert read_lean(config, env={"HOME": str(tmp_path)}) is None
 
 
 async def test_status_shows_publish_targets_republishes_and_memory_use(tmp_path: Path) -> None:

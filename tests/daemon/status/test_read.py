@@ -12,9 +12,10 @@ from sqlalchemy import insert, text
 
 from daemon.config import load_settings
 from daemon.cycle import run_step
+from daemon.lean import rows as status_rows
+from daemon.lean.settings import LeanSettings
 from daemon.status import read as status_read
-from daemon.status import rows as status_rows
-from daemon.status.config import StatusSettings
+from daemon.status.report import as_json
 from pipeline.clock import FakeClock
 from pipeline.hits.rate import INDEX_KEY
 from pipeline.machine import UNNAMED
@@ -182,7 +183,8 @@ async def current_schema(store: Store) -> str | None:
 
 
 async def read_report(store: Store, clock: FakeClock, tmp_path: Path, **kw: Any) -> dict[str, Any]:
-    settings = StatusSettings(
+    """The report's sections as `memd status --json` shows them."""
+    settings = LeanSettings(
         config_path=tmp_path / "c.toml",
         config_exists=False,
         state_db=store.url,
@@ -195,13 +197,14 @@ async def read_report(store: Store, clock: FakeClock, tmp_path: Path, **kw: Any)
     def read() -> dict[str, Any]:
         rows = status_rows.open_rows(store.url, pg_schema=schema)
         try:
-            return status_read.collect(
+            sections = status_read.collect(
                 rows,
                 settings,
                 now=clock.now(),
                 pid_alive=kw.get("pid_alive", lambda pid: True),
                 machine=kw.get("machine"),
             )
+            return as_json(sections)
         finally:
             rows.close()
 

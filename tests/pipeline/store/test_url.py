@@ -42,7 +42,7 @@ def test_describe_hides_the_password() -> None:
 @pytest.mark.parametrize("url", ["mysql://u@h/db", "sqlite:x.db", "postgresql://u@h/db", "sqlite:////x.db"])
 def test_the_settings_and_memd_status_accept_the_same_urls(tmp_path: Path, url: str) -> None:
     from daemon.config import ConfigError, load_settings
-    from daemon.status.config import load_status_settings
+    from daemon.lean.settings import read_lean
 
     config = tmp_path / "config.toml"
     config.write_text(f'[paths]\nstate_db = "{url}"\n')
@@ -53,4 +53,4 @@ def test_the_settings_and_memd_status_accept_the_same_urls(tmp_path: Path, url: 
     except ConfigError:
         full_ok = False
     assert full_ok is (backend(url) is not None)
-    assert (load_status_settings(config, env=env) is not None) is full_ok
+    assert (read_lean(config, env=env) is not None) is full_ok

@@ -1,4 +1,4 @@
-"""`memd status`'s lean settings agree with the full loader: the same defaults, from one place."""
+"""The lean settings agree with the full loader on the keys the fast side reads; the defaults come from one place."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from daemon.config import load_settings
-from daemon.status.config import StatusSettings, load_status_settings
+from daemon.lean.settings import LeanSettings, read_lean
 from pipeline import defaults
 from pipeline.settings import LLMSettings, MemoriesSettings, SyncSettings
 
@@ -53,9 +53,9 @@ def test_the_lean_settings_equal_the_full_loaders(
     config.write_text(file_text)
     full_env = {"HOME": str(tmp_path), **env}
     full = load_settings(config, env=full_env)
-    lean = load_status_settings(config, env=full_env)
+    lean = read_lean(config, env=full_env)
     assert lean is not None
-    assert lean == StatusSettings(
+    assert lean == LeanSettings(
         config_path=full.path,
         config_exists=full.file_exists,
         state_db=full.settings.paths.state_db,
@@ -70,7 +70,7 @@ def test_the_lean_settings_equal_the_full_loaders(
 
 
 def test_the_defaults_come_from_one_place() -> None:
-    fields = StatusSettings.__dataclass_fields__
+    fields = LeanSettings.__dataclass_fields__
     assert (
         fields["min_rate_limit_remaining_percent"].default
         == MemoriesSettings().min_rate_limit_remaining_percent
