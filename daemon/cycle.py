@@ -24,12 +24,13 @@ from pipeline.clock import Clock
 from pipeline.errors import LeaseLost, LLMUnavailable, LLMUnreachable, MemdError, StoreError
 from pipeline.settings import Settings
 from pipeline.store import Store
-from pipeline.store.readmodel import RUN_STEPS, run_key
+from pipeline.store.readmodel import run_key
+from pipeline.vocabulary import Step as StepName
 from pipeline.vocabulary import StepOutcome
 
 log = structlog.get_logger(__name__)
 
-STEP_ORDER: tuple[str, ...] = RUN_STEPS
+STEP_ORDER: tuple[str, ...] = tuple(StepName)
 MAX_LIST_ITEMS = 100
 INTERRUPTED = "interrupted"
 """Why a step was cut short, or not run, after a stop was asked for."""

@@ -15,8 +15,8 @@ import re
 from pathlib import Path
 
 from pipeline.memory.git_env import git_stdout
+from pipeline.memory.layout import GLOBAL_SCOPE, PROJECTS_DIR
 
-GLOBAL_SCOPE = "global"
 GIT_TIMEOUT_S = 5.0
 
 
@@ -165,9 +165,9 @@ def _origin_in(text: str) -> str | None:
 
 def scope_for_path(project: str) -> str:
     """The scope a project had before memd keyed repositories by origin (``path_key``)."""
-    return f"projects/{path_key(project)}"
+    return f"{PROJECTS_DIR}/{path_key(project)}"
 
 
 def scope_for(project: str | None) -> str:
     """The memory scope of a project: ``projects/<key>``, or ``global`` for a session without one."""
-    return GLOBAL_SCOPE if not project else f"projects/{project_key(project)}"
+    return GLOBAL_SCOPE if not project else f"{PROJECTS_DIR}/{project_key(project)}"

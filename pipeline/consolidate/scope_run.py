@@ -29,7 +29,7 @@ from pipeline.consolidate.lease import LEASE_TTL, ScopeLease, holder_gone
 from pipeline.consolidate.plan import ScopePlan, plan_scope
 from pipeline.consolidate.request import commit_message
 from pipeline.errors import ConsolidationFailed, LLMUnavailable, MemdError
-from pipeline.memory.layout import ROLLOUT_DIR, SUMMARY
+from pipeline.memory.layout import GLOBAL_SCOPE, ROLLOUT_DIR, SUMMARY
 from pipeline.memory.repository import INBOX_PREFIX, MemoryRepo
 from pipeline.store import consolidation as db
 from pipeline.store import leases, syncstate
@@ -289,7 +289,7 @@ def _rmtree(path: Path) -> None:
 async def _foreign_sessions(ctx: Phase2Context, scope: str, clone: MemoryRepo) -> Callable[[str], bool]:
     """Whether a session's input in the scope is another machine's (``[sync]``): one this store never
     had an extract of, and not tombstoned (a forget, here or there)."""
-    mine = await syncstate.known_sessions(ctx.store, scope)
+    mine = await syncstate.known_sessions(ctx.store, None if scope == GLOBAL_SCOPE else scope)
     graves = await asyncio.to_thread(tombstones.read, clone.path)
     return lambda session: session not in mine and not tombstones.is_tombstoned(session, graves)
 

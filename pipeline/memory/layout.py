@@ -27,6 +27,8 @@ INDEX = "MEMORY.md"
 SUMMARY = "memory_summary.md"
 RAW_MEMORIES = "raw_memories.md"
 ROLLOUT_DIR = "rollout_summaries"
+NOT_TOPICS = frozenset({INDEX, SUMMARY, RAW_MEMORIES})
+"""The ``.md`` files at a scope's top level that are not topic files."""
 
 INDEX_MAX_LINES = 200
 INDEX_MAX_BYTES = 25_000

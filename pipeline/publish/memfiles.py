@@ -1,6 +1,6 @@
 """Reading a scope of the memory repository from its working tree (read-only, standard library only).
 
-The layout (the consolidation issue's contract): ``global/`` and ``projects/<key>/``, each with
+The layout (``pipeline.memory.layout``): ``global/`` and ``projects/<key>/``, each with
 ``MEMORY.md`` (the index), ``memory_summary.md`` (the digest), topic files ``*.md`` with a small
 YAML-style frontmatter (``name``, ``description``, ``type``, ``created``, ``updated``, ``sources``,
 optional ``expires``), and the phase-1 inputs (``rollout_summaries/``, ``raw_memories.md``), which
@@ -15,10 +15,8 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-GLOBAL = "global"
-INDEX_FILE = "MEMORY.md"
-SUMMARY_FILE = "memory_summary.md"
-NOT_TOPICS = frozenset({INDEX_FILE, SUMMARY_FILE, "raw_memories.md"})
+from pipeline.memory.layout import GLOBAL_SCOPE, INDEX, NOT_TOPICS, PROJECTS_DIR, SUMMARY
+
 TOPIC_MAX_BYTES = 1_000_000
 _DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 
@@ -73,13 +71,13 @@ def scope_dir(memory_dir: Path, scope: str) -> Path:
 def list_scopes(memory_dir: Path) -> list[str]:
     """The scopes present in the working tree: ``global`` first, then ``projects/<key>`` sorted."""
     scopes: list[str] = []
-    if _real_dir(memory_dir / GLOBAL):
-        scopes.append(GLOBAL)
-    projects = memory_dir / "projects"
+    if _real_dir(memory_dir / GLOBAL_SCOPE):
+        scopes.append(GLOBAL_SCOPE)
+    projects = memory_dir / PROJECTS_DIR
     if _real_dir(projects):
         for child in sorted(projects.iterdir()):
             if not child.name.startswith(".") and _real_dir(child):
-                scopes.append(f"projects/{child.name}")
+                scopes.append(f"{PROJECTS_DIR}/{child.name}")
     return scopes
 
 
@@ -96,8 +94,8 @@ def read_scope(memory_dir: Path, scope: str, *, today: date | None = None) -> Sc
     return ScopeMemory(
         scope=scope,
         path=folder,
-        summary=_read_small(folder / SUMMARY_FILE),
-        index=_read_small(folder / INDEX_FILE),
+        summary=_read_small(folder / SUMMARY),
+        index=_read_small(folder / INDEX),
         topics=tuple(topics),
     )
 

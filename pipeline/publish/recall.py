@@ -18,8 +18,9 @@ from datetime import date
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
+from pipeline.memory.layout import GLOBAL_SCOPE, SUMMARY
 from pipeline.projects import resolve_project, scope_for, scope_for_path
-from pipeline.publish.memfiles import GLOBAL, SUMMARY_FILE, ScopeMemory, read_scope
+from pipeline.publish.memfiles import ScopeMemory, read_scope
 from pipeline.publish.render import Budget, render_body
 
 # The same strings as pipeline.sources.injected.RECALL_BEGIN / RECALL_END (a test keeps them equal);
@@ -60,9 +61,9 @@ def build_recall(memory_dir: Path, cwd: str, *, today: date, max_chars: int = RE
     if project and not (memory_dir / scope).is_dir() and (memory_dir / scope_for_path(project)).is_dir():
         scope = scope_for_path(project)  # keyed by origin now, not moved yet (the next run moves it)
     parts: list[tuple[ScopeMemory, str]] = []
-    if scope != GLOBAL:
+    if scope != GLOBAL_SCOPE:
         parts.append((read_scope(memory_dir, scope, today=today), f"Memory of {project}"))
-    parts.append((read_scope(memory_dir, GLOBAL, today=today), "Memory across projects"))
+    parts.append((read_scope(memory_dir, GLOBAL_SCOPE, today=today), "Memory across projects"))
     parts = [(s, title) for s, title in parts if not s.empty]
     recall = Recall(cwd=cwd, project=project, scope=scope, memory_dir=str(memory_dir), text="")
     if not parts:
@@ -77,7 +78,7 @@ def build_recall(memory_dir: Path, cwd: str, *, today: date, max_chars: int = RE
             where=f"Topic files: {scope_memory.path}/ (read-only; open one when its line is relevant).",
             link_for=lambda t: str(t.path),
             budget=Budget(max_lines=400, max_bytes=share),
-            summary_source=str(scope_memory.path / SUMMARY_FILE),
+            summary_source=str(scope_memory.path / SUMMARY),
         )
         if body:
             bodies.append(body)

@@ -29,7 +29,7 @@ import structlog
 from pipeline.clock import Clock
 from pipeline.errors import MemdError, MemoryRepoError, SyncRefused
 from pipeline.memory import remote
-from pipeline.memory.layout import Caps
+from pipeline.memory.layout import GLOBAL_SCOPE, Caps
 from pipeline.memory.repository import MemoryRepo
 from pipeline.memory.validate import SecretFinder
 from pipeline.settings import Settings
@@ -242,7 +242,7 @@ class Syncer:
         for session in sorted(await syncstate.live_sessions(self.store)):
             if tombstones.is_tombstoned(session, graves):
                 counts = await db.forget(self.store, now=self.clock.now(), session_id=session)
-                count += sum(n for scope, n in counts.items() if scope != "global")
+                count += sum(n for scope, n in counts.items() if scope != GLOBAL_SCOPE)
         return count
 
     async def _record(self, report: SyncReport, state: SyncState) -> None:
