@@ -29,9 +29,7 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from pipeline import defaults
-from pipeline.sources import registry
-from pipeline.store import url as store_url
+from pipeline import agents, defaults, store_url
 from pipeline.vocabulary import SourceName
 
 
@@ -64,7 +62,7 @@ class SourceSettings(_Section):
 
 
 class SourcesSettings(_Section):
-    """``[sources.<name>]``: one table per source of ``pipeline.sources.registry``, each required
+    """``[sources.<name>]``: one table per agent of ``pipeline.agents``, each required
     (the defaults give every one); a name the registry does not know is an unknown key."""
 
     model_config = ConfigDict(frozen=True, extra="allow", validate_default=True)
@@ -74,7 +72,7 @@ class SourcesSettings(_Section):
     @classmethod
     def _registered(cls, data: Any, handler: ModelWrapValidatorHandler[SourcesSettings]) -> SourcesSettings:
         if isinstance(data, Mapping):
-            known = registry.names()
+            known = agents.names()
             errors = [
                 InitErrorDetails(
                     type=PydanticCustomError(
@@ -105,7 +103,7 @@ class SourcesSettings(_Section):
     def enabled(self) -> dict[str, SourceSettings]:
         """The enabled sources by name, in the registry's order."""
         extra = self.__pydantic_extra__ or {}
-        return {name: extra[name] for name in registry.names() if name in extra and extra[name].enabled}
+        return {name: extra[name] for name in agents.names() if name in extra and extra[name].enabled}
 
     # Typed shorthands for the built-ins (``sources[name]`` reads any source).
     @property
@@ -291,5 +289,5 @@ def default_values(env: Mapping[str, str] | None = None) -> dict[str, Any]:
             "state_db": defaults.state_db(env),
             "state_dir": str(defaults.state_dir(env)),
         },
-        "sources": registry.default_tables(env),
+        "sources": agents.default_tables(env),
     }

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline import __version__, defaults
-from pipeline.store.url import backend
+from pipeline.store_url import backend
 
 if TYPE_CHECKING:
     from pipeline.settings import Settings
