@@ -60,8 +60,8 @@ async def push_after(store: Store, settings: Settings, clock: Clock) -> SyncRepo
     merge combines are consolidated again by the daemon (no model call here)."""
     if not settings.sync.enabled:
         return None
-    from pipeline.consolidate.sync_now import sync_memory
     from pipeline.redaction import Redactor, load_or_create_key
+    from pipeline.sync.now import sync_memory
 
     return await sync_memory(store, settings, clock, Redactor(load_or_create_key(settings.paths.state_dir)))
 

@@ -9,7 +9,7 @@ around it here:
     extract     pipeline.extract.run.run_phase1(store, settings, clock, llm, redactor, dry_run=)
     consolidate pipeline.consolidate.run.run_phase2(store, settings, clock, llm, redactor, dry_run=)
                 (with [sync]: the scope keys brought up to date, and the remote fetched and merged first)
-    sync        pipeline.consolidate.sync_now.sync_memory(store, settings, clock, redactor, model=)
+    sync        pipeline.sync.now.sync_memory(store, settings, clock, redactor, model=)
     publish     pipeline.publish.run.publish_all(store, settings, clock, dry_run=)
 
 Heavy parts are made on first use: a phase module, the LLM client (and with it the ``anthropic``
@@ -230,7 +230,7 @@ def pipeline_steps(env: StepEnv, *, clock: Clock, environ: Mapping[str, str]) ->
         why = await due(store, current, clock)
         if why is None:
             return Skipped("nothing to push; the last fetch is recent")
-        from pipeline.consolidate.sync_now import sync_memory
+        from pipeline.sync.now import sync_memory
 
         return await sync_memory(store, current, clock, rt.redactor(), model=lambda: _model_or_none(rt))
 
@@ -270,7 +270,7 @@ class StepsOfSettings(Mapping[str, Step]):
 
 async def _rekey(store: Store, settings: Settings, clock: Clock) -> None:
     """Scope keys follow the repositories' identities before anything plans by them."""
-    from pipeline.consolidate.rekey import rekey
+    from pipeline.projects.rekey import rekey
 
     await rekey(store, settings, clock)
 
@@ -278,7 +278,7 @@ async def _rekey(store: Store, settings: Settings, clock: Clock) -> None:
 async def _pull_first(store: Store, settings: Settings, clock: Clock, rt: Runtime) -> None:
     """Before a consolidation: fetch and merge the remote (the push follows in the sync step). A
     remote that cannot be had is logged; the consolidation goes on with the local memory."""
-    from pipeline.consolidate.sync_now import sync_memory
+    from pipeline.sync.now import sync_memory
 
     report = await sync_memory(store, settings, clock, rt.redactor(), push=False)
     if report.failure:

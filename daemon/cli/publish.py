@@ -40,7 +40,7 @@ def publish_command(ctx: CliContext, dry_run: bool, as_json: bool) -> None:
         store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
         try:
             if not dry_run:
-                from pipeline.consolidate.rekey import rekey
+                from pipeline.projects.rekey import rekey
 
                 await rekey(store, settings, SystemClock())  # scopes under the keys publishing looks up
             return await publish_all(store, settings, SystemClock(), dry_run=dry_run)

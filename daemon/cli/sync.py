@@ -37,10 +37,10 @@ def sync_command(ctx: CliContext, as_json: bool) -> None:
     from daemon.actions import publish_lines
     from daemon.cycle import jsonable
     from pipeline.clock import SystemClock
-    from pipeline.consolidate.sync_now import sync_memory
     from pipeline.errors import NoAPIKey, StoreError
     from pipeline.redaction import Redactor, load_or_create_key
     from pipeline.store import open_store
+    from pipeline.sync.now import sync_memory
 
     clock = SystemClock()
 

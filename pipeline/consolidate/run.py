@@ -154,7 +154,7 @@ async def run_phase2(
                 continue
         report.scopes.append(from_result(await consolidate_scope(ctx, plan.scope)))
     if not dry_run:  # team mode: what other machines landed (and this one did not run) lands here too
-        from pipeline.consolidate.team import adopt_all
+        from pipeline.team.adopt import adopt_all
 
         report.adopted = await adopt_all(ctx)
     log.info(

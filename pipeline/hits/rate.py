@@ -130,9 +130,13 @@ def summarize(
         in_scope = {s.id for s in candidates if s.last_activity is not None and s.last_activity >= since}
         scope_uses = [u for u in uses_of.get(scope, []) if u.used_at >= since]
         reading = {
-            u.transcript_id for u in scope_uses if u.file not in NOT_TOPIC_USES and u.transcript_id is not None
+            u.transcript_id
+            for u in scope_uses
+            if u.file not in NOT_TOPIC_USES and u.transcript_id is not None
         }
-        given = {u.transcript_id for u in scope_uses if u.file in NOT_TOPIC_USES and u.transcript_id is not None}
+        given = {
+            u.transcript_id for u in scope_uses if u.file in NOT_TOPIC_USES and u.transcript_id is not None
+        }
         summary.append(
             ScopeUsage(
                 scope=scope,

@@ -144,5 +144,3 @@ _built_in(
 )
 _built_in(SourceName.COPILOT_CLI, walk.copilot_cli, "pipeline.sources.copilot_cli:CopilotCliAdapter")
 _built_in(SourceName.QWEN_CODE, walk.qwen_code, "pipeline.sources.qwen_code:QwenCodeAdapter")
-
-

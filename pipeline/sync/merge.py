@@ -21,11 +21,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from pipeline.memory import frontmatter
+from pipeline.memory import frontmatter, tombstones
 from pipeline.memory.inputs import join_raw_sections, raw_sections, summary_session
 from pipeline.memory.layout import (
     GLOBAL_SCOPE,
     INDEX,
+    PLACEHOLDER_SUMMARY,
     PROJECTS_DIR,
     RAW_MEMORIES,
     ROLLOUT_DIR,
@@ -34,12 +35,8 @@ from pipeline.memory.layout import (
     is_topic_path,
 )
 from pipeline.memory.validate import index_links
-from pipeline.sync import tombstones
 
 Files = Mapping[str, bytes]
-PLACEHOLDER_SUMMARY = (
-    b"# Summary\n\nmemd is rebuilding this digest: a session it drew on was forgotten on another machine.\n"
-)
 ROOT_FILES = ("README.md",)
 
 

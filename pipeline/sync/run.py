@@ -28,14 +28,14 @@ import structlog
 
 from pipeline.clock import Clock
 from pipeline.errors import MemdError, MemoryRepoError, SyncRefused
-from pipeline.memory import remote
+from pipeline.memory import remote, tombstones
 from pipeline.memory.layout import GLOBAL_SCOPE, Caps
 from pipeline.memory.repository import MemoryRepo
 from pipeline.memory.validate import SecretFinder
 from pipeline.settings import Settings
 from pipeline.store import Store, syncstate
 from pipeline.store import consolidation as db
-from pipeline.sync import incoming, tombstones
+from pipeline.sync import incoming
 from pipeline.sync.merge import MergeResult, merge_trees
 from pipeline.sync.state import SyncState, load, save, shown_url
 from pipeline.vocabulary import SyncOutcome

@@ -45,7 +45,10 @@ def test_describe_hides_a_password_given_as_a_parameter() -> None:
     assert describe("postgresql://memd@db/memd?password=s3cret&sslmode=require") == (
         "postgresql://memd@db/memd?password=***&sslmode=require"
     )
-    assert describe("postgresql:///memd?host=/run/pg&PASSWORD=x") == "postgresql:///memd?host=/run/pg&PASSWORD=***"
+    assert (
+        describe("postgresql:///memd?host=/run/pg&PASSWORD=x")
+        == "postgresql:///memd?host=/run/pg&PASSWORD=***"
+    )
     assert describe("postgresql://memd:p@ss@db/memd") == "postgresql://memd:***@db/memd"
 
 

@@ -1,5 +1,5 @@
 """Team mode in phase 2: machines sharing a store consolidate a scope one at a time, and each
-machine's memory repository takes over what another machine's run landed (``pipeline.consolidate.team``)."""
+machine's memory repository takes over what another machine's run landed (``pipeline.team.adopt``)."""
 
 from __future__ import annotations
 

@@ -84,7 +84,10 @@ async def test_a_toy_target_is_planned_applied_and_withdrawn(
 
     register(monkeypatch, Toy(root))
     report = await publish_all(store, settings, clock, dry_run=True)
-    assert toy_results(report) == {("toy", scope, "would_publish"), ("toy_global", GLOBAL_SCOPE, "would_publish")}
+    assert toy_results(report) == {
+        ("toy", scope, "would_publish"),
+        ("toy_global", GLOBAL_SCOPE, "would_publish"),
+    }
     assert not root.exists()
     report = await publish_all(store, settings, clock)
     assert toy_results(report) == {("toy", scope, "published"), ("toy_global", GLOBAL_SCOPE, "published")}

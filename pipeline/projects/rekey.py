@@ -7,7 +7,7 @@ project's folder ``projects/<old>/`` is renamed to ``projects/<new>/`` in one co
 store follows (its extracts, the scope's record, runs, publications and memory uses). When
 ``projects/<new>/`` already holds memory (the same repository cloned at two paths), the old folder's
 inputs join it and the scope is consolidated again over both. Idempotent: run before each
-consolidation, sync and publish.
+consolidation, each sync and each `memd publish`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from pipeline.memory.layout import GLOBAL_SCOPE, RAW_MEMORIES, ROLLOUT_DIR, is_s
 from pipeline.memory.repository import MemoryRepo
 from pipeline.projects import scope_for, scope_for_path
 from pipeline.settings import Settings
-from pipeline.store import Store, syncstate
+from pipeline.store import Store
+from pipeline.store import rekey as store_rekey
 
 log = structlog.get_logger(__name__)
 
@@ -46,7 +47,7 @@ async def planned_moves(store: Store, memory_dir: Path) -> list[Move]:
     with other machines (team mode), each whose records another machine already moved while this
     machine's memory repository still has the folder under its path key."""
     moves = []
-    for project, scope in await syncstate.project_scopes(store):
+    for project, scope in await store_rekey.project_scopes(store):
         if scope == GLOBAL_SCOPE:
             continue
         new = await asyncio.to_thread(scope_for, project)
@@ -82,7 +83,7 @@ async def rekey(store: Store, settings: Settings, clock: Clock) -> list[Move]:
             await repo.land(clone, base=base)
     now = clock.now()
     for move in done:
-        await syncstate.rename_scope(
+        await store_rekey.rename_scope(
             store, project=move.project, old=move.old, new=move.new, merged=move.merged, now=now
         )
         log.info("scope_rekeyed", project=move.project, old=move.old, new=move.new, merged=move.merged)
