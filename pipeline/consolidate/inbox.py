@@ -9,12 +9,11 @@ records its inputs as consumed, so the same proposal is not made again until new
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from pipeline.clock import Clock
-from pipeline.consolidate.run import SCRATCH_DIR
+from pipeline.consolidate.run import SCRATCH_USER
 from pipeline.errors import MemdError
-from pipeline.memory.repository import MemoryRepo
+from pipeline.memory.repository import MemoryRepo, scratch_parent
 from pipeline.proc import hostname
 from pipeline.settings import Settings
 from pipeline.store import Store
@@ -65,7 +64,7 @@ async def accept(store: Store, settings: Settings, clock: Clock, run_id: str) ->
     if not entry.branch_exists or run.branch is None:
         raise MemdError(f"the branch of run {run.run_id} is gone from the memory repository: reject it")
     repo = _repo(settings)
-    head = await repo.accept(run.branch, Path(settings.paths.state_dir) / SCRATCH_DIR)
+    head = await repo.accept(run.branch, scratch_parent(settings.paths.state_dir, SCRATCH_USER))
     now = clock.now()
     await record_landed(
         store, run.scope, run_id=run.run_id, scope_dir=repo.path / run.scope, host=hostname(), now=now

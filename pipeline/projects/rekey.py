@@ -23,15 +23,13 @@ import structlog
 from pipeline.clock import Clock
 from pipeline.memory.inputs import join_raw_sections, raw_sections
 from pipeline.memory.layout import GLOBAL_SCOPE, RAW_MEMORIES, ROLLOUT_DIR, is_scope
-from pipeline.memory.repository import MemoryRepo
+from pipeline.memory.repository import MemoryRepo, scratch_parent
 from pipeline.projects import scope_for, scope_for_path
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.store import rekey as store_rekey
 
 log = structlog.get_logger(__name__)
-
-SCRATCH_DIR = "rekey-scratch"
 
 
 @dataclass(frozen=True)
@@ -70,7 +68,7 @@ async def rekey(store: Store, settings: Settings, clock: Clock) -> list[Move]:
     done: list[Move] = []
     base = await repo.head()
     assert base is not None
-    async with repo.scratch(Path(settings.paths.state_dir) / SCRATCH_DIR, owner="rekey") as clone:
+    async with repo.scratch(scratch_parent(settings.paths.state_dir, "rekey"), owner="rekey") as clone:
         for move in moves:
             merged = await asyncio.to_thread(_move_folder, clone.path, move.old, move.new)
             done.append(Move(move.project, move.old, move.new, merged))

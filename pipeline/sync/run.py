@@ -22,7 +22,6 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from pathlib import Path
 
 import structlog
 
@@ -30,7 +29,7 @@ from pipeline.clock import Clock
 from pipeline.errors import MemdError, MemoryRepoError, SyncRefused
 from pipeline.memory import remote, tombstones
 from pipeline.memory.layout import GLOBAL_SCOPE, Caps
-from pipeline.memory.repository import MemoryRepo
+from pipeline.memory.repository import MemoryRepo, scratch_parent
 from pipeline.memory.validate import SecretFinder
 from pipeline.settings import Settings
 from pipeline.store import Store, syncstate
@@ -43,7 +42,6 @@ from pipeline.vocabulary import SyncOutcome
 log = structlog.get_logger(__name__)
 
 MAX_ATTEMPTS = 4
-SCRATCH_DIR = "sync-scratch"
 SYNC_TRAILER = "Memd-Sync"
 
 Reconsolidate = Callable[[list[str]], Awaitable[list[str]]]
@@ -224,7 +222,7 @@ class Syncer:
         on_top = await remote.is_ancestor(repo, local, tip)
         if on_top and merged.files == theirs:
             return await remote.fast_forward(repo, base=local, target=tip)
-        parent = Path(self.settings.paths.state_dir) / SCRATCH_DIR
+        parent = scratch_parent(self.settings.paths.state_dir, "sync")
         async with repo.scratch(parent, owner="sync") as clone:
             ref = remote.remote_ref(self.settings.sync.branch)
             theirs_sha = await remote.fetch_into(clone, repo.path, ref)
