@@ -82,7 +82,7 @@ def test_malformed_frontmatter_is_refused_with_a_reason(text: str, problem: str)
 SPELLINGS = {
     "json flow list": 'sources: ["s-1", "s-2"]\n',
     "plain flow list": "sources: [s-1, 's-2']\n",
-    "block list": "sources:\n  - s-1\n- \"s-2\"\n",
+    "block list": 'sources:\n  - s-1\n- "s-2"\n',
 }
 
 
