@@ -4,7 +4,8 @@ A working directory resolves through ``git rev-parse --git-common-dir``, so a li
 subfolder joins its main repository; a directory outside git is its own project; a directory that
 no longer exists keeps the project recorded when it was seen. Git runs through
 ``pipeline.memory.git_env.git_stdout``: the hardened configuration (no fsmonitor, no hooks, no user or
-system config) of every git call memd makes.
+system config) of every git call memd makes. Moving a scope whose project's key changed is
+``pipeline.projects.rekey``.
 """
 
 from __future__ import annotations
