@@ -1,4 +1,4 @@
-"""One cycle of work: scan, extract, consolidate, publish, each step isolated and recorded.
+"""One cycle of work: scan, extract, consolidate, sync, publish, each step isolated and recorded.
 
 A step is an async callable returning its report (or ``Skipped`` when there was nothing for it to
 do); a report whose ``failure`` is set (a consolidation refused by validation) makes the step

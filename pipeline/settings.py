@@ -204,7 +204,7 @@ class ScheduleSettings(_Section):
     shutdown_timeout_s: Annotated[float, Field(gt=0)] = 30.0
     step_deadline_minutes: Annotated[float, Field(gt=0)] = Field(
         default=60.0,
-        description="A step (scan, extract, consolidate, publish) still running after this long is "
+        description="A step (scan, extract, consolidate, sync, publish) still running after this long is "
         "shown by `memd status` as stuck.",
     )
 
