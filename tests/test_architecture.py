@@ -103,3 +103,19 @@ def test_the_import_contracts_hold() -> None:
 
     # prints each contract kept or broken, and which import breaks it, in the captured output
     assert lint_imports(str(ROOT / "pyproject.toml"), no_cache=True, no_logo=True) == EXIT_STATUS_SUCCESS
+
+
+def test_the_readme_states_the_layer_order_of_the_contract() -> None:
+    import re
+    import tomllib
+
+    [contract] = [
+        c
+        for c in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+        if c["id"] == "pipeline-layers"
+    ]
+    layers = [layer.replace(" ", "") for layer in reversed(contract["layers"][:-1])]  # bottom up, no kernel
+    readme = (ROOT / "README.md").read_text()
+    [stated] = re.findall(r"^kernel < (.+?)\n\n", readme, flags=re.M | re.S)
+    stated = " ".join(stated.split())
+    assert [layer.replace("`", "").replace(" ", "") for layer in stated.split(" < ")] == layers
