@@ -59,7 +59,7 @@ async def push_after(rt: Runtime) -> SyncReport | None:
     settings = rt.settings()
     if not settings.sync.enabled:
         return None
-    from pipeline.consolidate.sync_now import sync_memory
+    from pipeline.sync.now import sync_memory
 
     return await sync_memory(rt.store, settings, rt.clock, rt.redactor())
 

@@ -11,7 +11,7 @@ message), and the steps are built around it here, on a ``Runtime``:
                 (the memory repository checked writable first, before anything is paid for; with
                 [sync]: the scope keys brought up to date, and the remote fetched and merged first)
                 a dry run: pipeline.consolidate.dry.dry_consolidation(report, would_extract, settings)
-    sync        pipeline.consolidate.sync_now.sync_memory(store, settings, clock, redactor, model=)
+    sync        pipeline.sync.now.sync_memory(store, settings, clock, redactor, model=)
     publish     pipeline.publish.run.publish_all(store, settings, clock, dry_run=)
 
 Heavy parts are made on first use: a phase module, the LLM client (and with it the ``anthropic``
@@ -115,7 +115,7 @@ def pipeline_steps(
         why = await due(store, current, clock)
         if why is None:
             return Skipped("nothing to push; the last fetch is recent")
-        from pipeline.consolidate.sync_now import sync_memory
+        from pipeline.sync.now import sync_memory
 
         return await sync_memory(store, current, clock, rt.redactor(), model=rt.llm_or_none)
 
@@ -130,7 +130,7 @@ def pipeline_steps(
 
 async def _rekey(store: Store, settings: Settings, clock: Clock) -> None:
     """Scope keys follow the repositories' identities before anything plans by them."""
-    from pipeline.consolidate.rekey import rekey
+    from pipeline.projects.rekey import rekey
 
     await rekey(store, settings, clock)
 
@@ -138,7 +138,7 @@ async def _rekey(store: Store, settings: Settings, clock: Clock) -> None:
 async def _pull_first(store: Store, settings: Settings, clock: Clock, rt: Runtime) -> None:
     """Before a consolidation: fetch and merge the remote (the push follows in the sync step). A
     remote that cannot be had is logged; the consolidation goes on with the local memory."""
-    from pipeline.consolidate.sync_now import sync_memory
+    from pipeline.sync.now import sync_memory
 
     report = await sync_memory(store, settings, clock, rt.redactor(), push=False)
     if report.failure:

@@ -1,6 +1,6 @@
 """Load the one settings object: defaults, then the TOML file, then ``MEMD_<SECTION>__<KEY>`` variables.
 
-The file and the variables are read by ``daemon.lean.layers`` (the lean reader of the fast paths
+The file and the variables are read by ``daemon.config_layers`` (the lean reader of the fast paths
 reads them through the same functions): ``--config PATH``, else ``$MEMD_CONFIG``, else
 ``$XDG_CONFIG_HOME/memd/config.toml`` (a missing default file is fine; a missing named file is an
 error). Every value remembers where it came from, so ``memd config show`` can say so and an error
@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from daemon.lean.layers import ConfigError, config_path, merge, read_layers
+from daemon.config_layers import ConfigError, config_path, merge, read_layers
 from pipeline.settings import Settings, default_values
 
 SECRET_KEYS = frozenset({"sync.remote", "paths.state_db"})
@@ -34,7 +34,7 @@ class LoadedSettings:
     origins: Mapping[str, str] = field(default_factory=dict)
     """Dotted key -> "default", "file PATH" or "env NAME", for every key that was given a value."""
     inputs_key: str = ""
-    """What the settings were made from (``daemon.lean.layers.inputs_key``)."""
+    """What the settings were made from (``daemon.config_layers.inputs_key``)."""
 
     def origin(self, dotted_key: str) -> str:
         return self.origins.get(dotted_key, "default")

@@ -1,4 +1,4 @@
-"""One cycle of work: scan, extract, consolidate, publish, each step isolated and recorded.
+"""One cycle of work: scan, extract, consolidate, sync, publish, each step isolated and recorded.
 
 A step is an async callable returning its report (or ``Skipped`` when there was nothing for it to
 do); a report whose ``failure`` is set (a consolidation refused by validation) makes the step
@@ -24,12 +24,13 @@ from pipeline.clock import Clock
 from pipeline.errors import LeaseLost, LLMUnavailable, LLMUnreachable, MemdError, StoreError
 from pipeline.settings import Settings
 from pipeline.store import Store
-from pipeline.store.readmodel import RUN_STEPS, run_key
+from pipeline.store.readmodel import run_key
+from pipeline.vocabulary import Step as StepName
 from pipeline.vocabulary import StepOutcome
 
 log = structlog.get_logger(__name__)
 
-STEP_ORDER: tuple[str, ...] = RUN_STEPS
+STEP_ORDER: tuple[str, ...] = tuple(StepName)
 MAX_LIST_ITEMS = 100
 INTERRUPTED = "interrupted"
 """Why a step was cut short, or not run, after a stop was asked for."""

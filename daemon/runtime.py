@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING
 
 import structlog
 
+from pipeline import store_url
 from pipeline.clock import Clock, SystemClock
 from pipeline.machine import known_id, machine_id
 from pipeline.settings import Settings
-from pipeline.store import url as store_url
 
 if TYPE_CHECKING:
     from daemon.service import StoreOpener

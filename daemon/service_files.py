@@ -27,7 +27,7 @@ from pipeline.publish.plan import Homes
 from pipeline.publish.targets import registry
 from pipeline.settings import Settings
 from pipeline.sources import registry as sources
-from pipeline.store.url import backend, sqlite_path
+from pipeline.store_url import backend, sqlite_path
 
 UNIT_NAME = "memd.service"
 LAUNCHD_LABEL = "dev.memd.agent"

@@ -8,7 +8,7 @@ value as the settings hold it, or raises ``ValueError`` saying what is wrong. St
 
 from __future__ import annotations
 
-from pipeline.store import url as store_url
+from pipeline import store_url
 
 BRANCH_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/-]{0,99}$"
 """``sync.branch``: a branch name git accepts and no option."""

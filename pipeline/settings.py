@@ -29,8 +29,7 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from pipeline import defaults, setting_rules
-from pipeline.sources import registry
+from pipeline import agents, defaults, setting_rules
 from pipeline.vocabulary import SourceName
 
 
@@ -61,7 +60,7 @@ class SourceSettings(_Section):
 
 
 class SourcesSettings(_Section):
-    """``[sources.<name>]``: one table per source of ``pipeline.sources.registry``, each required
+    """``[sources.<name>]``: one table per agent of ``pipeline.agents``, each required
     (the defaults give every one); a name the registry does not know is an unknown key."""
 
     model_config = ConfigDict(frozen=True, extra="allow", validate_default=True)
@@ -71,7 +70,7 @@ class SourcesSettings(_Section):
     @classmethod
     def _registered(cls, data: Any, handler: ModelWrapValidatorHandler[SourcesSettings]) -> SourcesSettings:
         if isinstance(data, Mapping):
-            known = registry.names()
+            known = agents.names()
             errors = [
                 InitErrorDetails(
                     type=PydanticCustomError(
@@ -102,7 +101,7 @@ class SourcesSettings(_Section):
     def enabled(self) -> dict[str, SourceSettings]:
         """The enabled sources by name, in the registry's order."""
         extra = self.__pydantic_extra__ or {}
-        return {name: extra[name] for name in registry.names() if name in extra and extra[name].enabled}
+        return {name: extra[name] for name in agents.names() if name in extra and extra[name].enabled}
 
     # Typed shorthands for the built-ins (``sources[name]`` reads any source).
     @property
@@ -200,7 +199,7 @@ class ScheduleSettings(_Section):
     shutdown_timeout_s: Annotated[float, Field(gt=0)] = 30.0
     step_deadline_minutes: Annotated[float, Field(gt=0)] = Field(
         default=60.0,
-        description="A step (scan, extract, consolidate, publish) still running after this long is "
+        description="A step (scan, extract, consolidate, sync, publish) still running after this long is "
         "shown by `memd status` as stuck.",
     )
 
@@ -269,5 +268,5 @@ def default_values(env: Mapping[str, str] | None = None) -> dict[str, Any]:
             "state_db": defaults.state_db(env),
             "state_dir": str(defaults.state_dir(env)),
         },
-        "sources": registry.default_tables(env),
+        "sources": agents.default_tables(env),
     }

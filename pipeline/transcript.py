@@ -123,3 +123,26 @@ class Transcript:
     def summary(self) -> Transcript:
         """The same transcript without its items: what an incremental parse returns."""
         return replace(self, items=(), items_complete=False)
+
+
+@dataclass(frozen=True)
+class SessionFacts:
+    """What the scanner knows of a session, as the store records it: the input of the readiness rule
+    (``pipeline.scan.eligibility``)."""
+
+    last_activity: datetime | None
+    user_messages: int
+    project: str | None
+    subagent: bool = False
+    compaction_run: bool = False
+    memd_generated: bool = False
+    non_interactive: bool = False
+    opted_out: bool = False
+    project_opted_out: bool = False
+    external_context: tuple[str, ...] = ()
+    unreadable_reason: str | None = None
+    incomplete_reason: str | None = None
+    parsed_offset: int = 0
+    extracted_offset: int = 0
+    failed_reason: str | None = None
+    """Set when the last extraction of exactly these bytes failed for good."""

@@ -123,8 +123,18 @@ PUBLISH_CURRENT: frozenset[PublishOutcome] = frozenset(
 """Publish outcomes after which what is on disk is what memd last wrote (the row keeps its digest)."""
 
 
+class Step(StrEnum):
+    """The daemon's steps, in the order a cycle runs them."""
+
+    SCAN = "scan"
+    EXTRACT = "extract"
+    CONSOLIDATE = "consolidate"
+    SYNC = "sync"
+    PUBLISH = "publish"
+
+
 class StepOutcome(StrEnum):
-    """How one step of a daemon cycle (scan, extract, consolidate, publish) ended."""
+    """How one step of a daemon cycle (a ``Step``) ended."""
 
     OK = "ok"
     SKIPPED = "skipped"

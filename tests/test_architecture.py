@@ -1,4 +1,5 @@
-"""The layout's rules, checked by reading every module's imports."""
+"""The layout's rules, checked by reading every module's imports (the layers and cycles through
+import-linter's contracts in pyproject.toml)."""
 
 from __future__ import annotations
 
@@ -41,16 +42,10 @@ HOMES = {
     "jinja2": ("daemon/ui/",),
     "markupsafe": ("daemon/ui/",),
     "markdown_it": ("daemon/ui/",),
-    # git runs only under pipeline/repo (hardened, see pipeline/memory/git_env.py); the service
+    # git runs only under pipeline/memory (hardened, see pipeline/memory/git_env.py); the service
     # manager (systemctl, launchctl) only from `memd service`.
     "subprocess": ("pipeline/memory/", "daemon/cli/service.py"),
 }
-
-
-@pytest.mark.parametrize("path", MODULES, ids=_rel)
-def test_pipeline_never_imports_daemon(path: Path) -> None:
-    if _rel(path).startswith("pipeline/"):
-        assert not any(name == "daemon" or name.startswith("daemon.") for name in _imports(path))
 
 
 @pytest.mark.parametrize("path", MODULES, ids=_rel)
@@ -100,70 +95,27 @@ def test_no_pypi_asyncio_dependency() -> None:
     )
 
 
-def _module_name(path: Path) -> str:
-    parts = path.relative_to(ROOT).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+def test_the_import_contracts_hold() -> None:
+    """``[tool.importlinter]`` in pyproject.toml: pipeline/'s layers (each imports only those below
+    it, every module of pipeline/ in one layer; the README's Layout), pipeline/ never importing
+    daemon/, and no two sibling packages or modules anywhere importing each other (no cycle)."""
+    from importlinter.cli import EXIT_STATUS_SUCCESS, lint_imports
+
+    # prints each contract kept or broken, and which import breaks it, in the captured output
+    assert lint_imports(str(ROOT / "pyproject.toml"), no_cache=True, no_logo=True) == EXIT_STATUS_SUCCESS
 
 
-def _import_graph() -> dict[str, set[str]]:
-    """Every module of daemon/ and pipeline/ to the modules it imports, lazy imports included
-    (``from package import module`` counts as an import of that module)."""
-    modules = {_module_name(path): path for path in MODULES}
-    graph: dict[str, set[str]] = {}
-    for name, path in modules.items():
-        edges: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-            if isinstance(node, ast.Import):
-                edges.update(alias.name for alias in node.names if alias.name in modules)
-            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-                for alias in node.names:
-                    target = f"{node.module}.{alias.name}"
-                    if target in modules:
-                        edges.add(target)
-                    elif node.module in modules:
-                        edges.add(node.module)
-        graph[name] = edges - {name}
-    return graph
+def test_the_readme_states_the_layer_order_of_the_contract() -> None:
+    import re
+    import tomllib
 
-
-def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components of more than one module (Tarjan's algorithm)."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    found: list[list[str]] = []
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        on_stack.add(node)
-        for nxt in sorted(graph.get(node, ())):
-            if nxt not in index:
-                visit(nxt)
-                low[node] = min(low[node], low[nxt])
-            elif nxt in on_stack:
-                low[node] = min(low[node], index[nxt])
-        if low[node] == index[node]:
-            component = []
-            while True:
-                top = stack.pop()
-                on_stack.discard(top)
-                component.append(top)
-                if top == node:
-                    break
-            if len(component) > 1:
-                found.append(sorted(component))
-
-    for node in sorted(graph):
-        if node not in index:
-            visit(node)
-    return found
-
-
-def test_no_import_cycles() -> None:
-    assert _cycles(_import_graph()) == []
-
-
-def test_the_cycle_check_sees_a_cycle() -> None:
-    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    [contract] = [
+        c
+        for c in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+        if c["id"] == "pipeline-layers"
+    ]
+    layers = [layer.replace(" ", "") for layer in reversed(contract["layers"][:-1])]  # bottom up, no kernel
+    readme = (ROOT / "README.md").read_text()
+    [stated] = re.findall(r"^kernel < (.+?)\n\n", readme, flags=re.M | re.S)
+    stated = " ".join(stated.split())
+    assert [layer.replace("`", "").replace(" ", "") for layer in stated.split(" < ")] == layers

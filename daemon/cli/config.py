@@ -24,7 +24,7 @@ def config_group() -> None:
 @pass_ctx
 def show(ctx: CliContext) -> None:
     """Print the effective settings as TOML, each value with where it came from."""
-    from pipeline.store.url import describe
+    from pipeline.store_url import describe
     from pipeline.sync.urls import shown_url
 
     loaded = ctx.loaded()

@@ -37,7 +37,7 @@ def publish_command(ctx: CliContext, dry_run: bool, as_json: bool) -> None:
     async def go() -> PublishReport:
         async with Runtime.open(settings, dry_run=dry_run) as rt:
             if not dry_run:
-                from pipeline.consolidate.rekey import rekey
+                from pipeline.projects.rekey import rekey
 
                 await rekey(rt.store, rt.settings(), rt.clock)  # scopes under the keys publishing looks up
             return await publish_all(rt.store, rt.settings(), rt.clock, dry_run=dry_run)

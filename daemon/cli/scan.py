@@ -54,7 +54,7 @@ def _unchanged(ctx: CliContext, *, collect_sessions: bool) -> ScanReport | None:
     from pipeline.scan.probe import probe
     from pipeline.scan.view import ScanReport, read_sqlite
     from pipeline.store.readmodel import connect_sqlite
-    from pipeline.store.url import sqlite_path
+    from pipeline.store_url import sqlite_path
 
     lean = read_lean(ctx.config_path)
     if lean is None:

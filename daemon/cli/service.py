@@ -74,7 +74,7 @@ def _known_projects(settings: Settings) -> list[str]:
     from daemon.runtime import Runtime
     from pipeline.errors import MemdError
     from pipeline.store.publications import known_projects
-    from pipeline.store.url import sqlite_path
+    from pipeline.store_url import sqlite_path
 
     db = sqlite_path(settings.paths.state_db)
     if db is not None and not db.is_file():

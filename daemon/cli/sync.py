@@ -35,8 +35,8 @@ def sync_command(ctx: CliContext, as_json: bool) -> None:
     from daemon.actions import publish_lines
     from daemon.cycle import jsonable
     from daemon.runtime import Runtime
-    from pipeline.consolidate.sync_now import sync_memory
     from pipeline.errors import StoreError
+    from pipeline.sync.now import sync_memory
 
     async def go() -> tuple[SyncReport, PublishReport | None]:
         async with Runtime.open(settings) as rt:

@@ -18,8 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline import defaults, setting_rules
-from pipeline.sources import registry
+from pipeline import agents, defaults, setting_rules
 
 
 class Unsure(Exception):
@@ -224,7 +223,7 @@ def check(layer: Mapping[str, Any]) -> dict[tuple[str, ...], Any]:
 
 def _sources(tables: Mapping[str, Any]) -> dict[tuple[str, ...], Any]:
     out: dict[tuple[str, ...], Any] = {}
-    known = registry.names()
+    known = agents.names()
     for name, table in tables.items():
         if name not in known or not isinstance(table, dict):
             raise Unsure

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pipeline.store.readmodel import connect_sqlite
-from pipeline.store.url import backend, describe, sqlite_path
+from pipeline.store_url import backend, describe, sqlite_path
 
 __all__ = ["PostgresRows", "Rows", "SqliteRows", "StoreUnavailable", "describe", "open_rows"]
 
@@ -61,7 +61,7 @@ class PostgresRows:
     def __init__(self, url: str, *, pg_schema: str | None = None) -> None:
         import asyncio
 
-        from pipeline.store.engine import create_engine_for, describe_url
+        from pipeline.store.engine import create_engine_for
 
         self._loop = asyncio.new_event_loop()
         self._engine = create_engine_for(url, pg_schema=pg_schema)
@@ -70,7 +70,7 @@ class PostgresRows:
         except Exception as exc:
             self._loop.run_until_complete(self._engine.dispose())
             self._loop.close()
-            raise StoreUnavailable(f"cannot reach {describe_url(url)}: {exc}") from None
+            raise StoreUnavailable(f"cannot reach {describe(url)}: {exc}") from None
 
     def all(self, sql: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         from pipeline.store.engine import fetch_all

@@ -2,7 +2,7 @@
 the page), read without pydantic when that is sure to give what the full loader would.
 
 ``read_lean`` reads the same file and the same ``MEMD_<SECTION>__<KEY>`` overrides as the full loader
-(``daemon.lean.layers``, which both call) and checks every value against the table of every key
+(``daemon.config_layers``, which both call) and checks every value against the table of every key
 (``daemon.lean.keys``). It returns None whenever it is not sure the full loader accepts the whole
 configuration as it read it. ``read_settings`` then runs the full loader, which either accepts
 (its settings are used) or raises ``ConfigError`` naming the file or variable and the key. So the
@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from daemon.config_layers import ConfigError, read_layers
 from daemon.lean import keys
-from daemon.lean.layers import ConfigError, read_layers
 from pipeline import defaults
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ class LeanSettings:
     """``sync.remote`` (empty: no sync)."""
     sync_branch: str = defaults.SYNC_BRANCH
     inputs_key: str = ""
-    """``daemon.lean.layers.inputs_key`` of what these settings were read from."""
+    """``daemon.config_layers.inputs_key`` of what these settings were read from."""
 
     @classmethod
     def of(

@@ -8,19 +8,17 @@ records its inputs as consumed, so the same proposal is not made again until new
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
-from pathlib import Path
 
 from pipeline.clock import Clock
-from pipeline.consolidate.run import SCRATCH_DIR
-from pipeline.consolidate.team import read_scope
+from pipeline.consolidate.run import SCRATCH_USER
 from pipeline.errors import MemdError
-from pipeline.memory.repository import MemoryRepo
+from pipeline.memory.repository import MemoryRepo, scratch_parent
 from pipeline.proc import hostname
 from pipeline.settings import Settings
-from pipeline.store import Store, snapshots
+from pipeline.store import Store
 from pipeline.store import consolidation as db
+from pipeline.team.adopt import record_landed
 from pipeline.vocabulary import RunOutcome
 
 
@@ -66,10 +64,11 @@ async def accept(store: Store, settings: Settings, clock: Clock, run_id: str) ->
     if not entry.branch_exists or run.branch is None:
         raise MemdError(f"the branch of run {run.run_id} is gone from the memory repository: reject it")
     repo = _repo(settings)
-    head = await repo.accept(run.branch, Path(settings.paths.state_dir) / SCRATCH_DIR)
+    head = await repo.accept(run.branch, scratch_parent(settings.paths.state_dir, SCRATCH_USER))
     now = clock.now()
-    files = await asyncio.to_thread(read_scope, repo.path / run.scope)  # team mode: for the others
-    await snapshots.save(store, run.scope, run_id=run.run_id, host=hostname(), files=files, now=now)
+    await record_landed(
+        store, run.scope, run_id=run.run_id, scope_dir=repo.path / run.scope, host=hostname(), now=now
+    )
     await db.finish_run(
         store, run.run_id, outcome=RunOutcome.ACCEPTED, now=now, commit=head, reason=run.reason
     )

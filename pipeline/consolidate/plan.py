@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Literal
 
 from pipeline.memory.inputs import InputRecord
-from pipeline.memory.layout import is_scope
+from pipeline.memory.layout import GLOBAL_SCOPE, is_scope
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.store import consolidation as db
@@ -122,5 +122,5 @@ async def _pending_review(store: Store, scope: str) -> str | None:
 async def plan_all(store: Store, settings: Settings, *, now: datetime) -> list[ScopePlan]:
     """A plan for every scope memd knows, global first."""
     scopes = await db.candidate_scopes(store)
-    scopes.sort(key=lambda s: (s != "global", s))
+    scopes.sort(key=lambda s: (s != GLOBAL_SCOPE, s))
     return [await plan_scope(store, settings, s, now=now) for s in scopes]

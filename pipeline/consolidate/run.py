@@ -10,7 +10,6 @@ estimate of the first request's tokens.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import structlog
 
@@ -22,7 +21,7 @@ from pipeline.llm.pricing import Usage
 from pipeline.llm.protocol import ModelClient
 from pipeline.memory.inputs import render_raw_memories, render_summary
 from pipeline.memory.layout import estimate_tokens
-from pipeline.memory.repository import MemoryRepo, sweep_scratch
+from pipeline.memory.repository import MemoryRepo, scratch_parent, sweep_scratch
 from pipeline.memory.validate import SecretFinder
 from pipeline.settings import Settings
 from pipeline.store import Store
@@ -30,7 +29,8 @@ from pipeline.vocabulary import RUN_FAILED, RunOutcome
 
 log = structlog.get_logger(__name__)
 
-SCRATCH_DIR = "phase2-scratch"
+SCRATCH_USER = "phase2"
+"""Phase 2's scratch copies (runs, adoptions, accepts) are under ``scratch_parent(state_dir, "phase2")``."""
 PROMPT_OVERHEAD_TOKENS = 3_000
 
 
@@ -89,7 +89,7 @@ def context(
         llm=llm,
         finder=redactor,
         repo=MemoryRepo(settings.paths.memory_dir),
-        scratch_parent=Path(settings.paths.state_dir) / SCRATCH_DIR,
+        scratch_parent=scratch_parent(settings.paths.state_dir, SCRATCH_USER),
     )
 
 
@@ -154,7 +154,7 @@ async def run_phase2(
                 continue
         report.scopes.append(from_result(await consolidate_scope(ctx, plan.scope)))
     if not dry_run:  # team mode: what other machines landed (and this one did not run) lands here too
-        from pipeline.consolidate.team import adopt_all
+        from pipeline.team.adopt import adopt_all
 
         report.adopted = await adopt_all(ctx)
     log.info(

@@ -22,19 +22,19 @@ from pathlib import Path
 
 import structlog
 
-from pipeline.consolidate import team, workspace
+from pipeline.consolidate import workspace
 from pipeline.consolidate.agent import run_agent
 from pipeline.consolidate.context import Phase2Context, RunResult, new_run_id
 from pipeline.consolidate.lease import LEASE_TTL, ScopeLease, holder_gone
 from pipeline.consolidate.plan import ScopePlan, plan_scope
 from pipeline.consolidate.request import commit_message
 from pipeline.errors import ConsolidationFailed, LLMUnavailable, MemdError
-from pipeline.memory.layout import ROLLOUT_DIR, SUMMARY
+from pipeline.memory import tombstones
+from pipeline.memory.layout import GLOBAL_SCOPE, PLACEHOLDER_SUMMARY, ROLLOUT_DIR, SUMMARY
 from pipeline.memory.repository import INBOX_PREFIX, MemoryRepo
 from pipeline.store import consolidation as db
 from pipeline.store import leases, syncstate
-from pipeline.sync import tombstones
-from pipeline.sync.merge import PLACEHOLDER_SUMMARY
+from pipeline.team.adopt import adopt, record_landed
 from pipeline.vocabulary import RunOutcome
 
 log = structlog.get_logger(__name__)
@@ -73,7 +73,7 @@ async def consolidate_scope(
     lease.start()
     try:
         try:  # team mode: build on what another machine landed last, never beside it
-            await team.adopt(ctx, scope)
+            await adopt(ctx, scope)
         except (MemdError, OSError) as exc:
             reason = f"the memory another machine consolidated could not be taken over: {exc}"
             return RunResult(scope, RunOutcome.SKIPPED, reason=reason)
@@ -269,7 +269,14 @@ async def _attempt(
             result.outcome = RunOutcome.PENDING_REVIEW
             return
         result.commit = await repo.land(clone, base=base)
-        await team.record_landed(ctx, plan.scope, result.run_id or "", ws.scope_dir)
+        await record_landed(
+            ctx.store,
+            plan.scope,
+            run_id=result.run_id or "",
+            scope_dir=ws.scope_dir,
+            host=ctx.host,
+            now=ctx.clock.now(),
+        )
     result.outcome = RunOutcome.CLEARED if plan.action == "clear" else RunOutcome.COMMITTED
     await db.save_success(
         ctx.store,
@@ -289,7 +296,7 @@ def _rmtree(path: Path) -> None:
 async def _foreign_sessions(ctx: Phase2Context, scope: str, clone: MemoryRepo) -> Callable[[str], bool]:
     """Whether a session's input in the scope is another machine's (``[sync]``): one this store never
     had an extract of, and not tombstoned (a forget, here or there)."""
-    mine = await syncstate.known_sessions(ctx.store, scope)
+    mine = await syncstate.known_sessions(ctx.store, None if scope == GLOBAL_SCOPE else scope)
     graves = await asyncio.to_thread(tombstones.read, clone.path)
     return lambda session: session not in mine and not tombstones.is_tombstoned(session, graves)
 

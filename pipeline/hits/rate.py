@@ -13,14 +13,15 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from pipeline.memory.layout import GLOBAL_SCOPE, NOT_TOPICS
 from pipeline.projects import scope_for
-from pipeline.publish.memfiles import GLOBAL, INDEX_FILE, SUMMARY_FILE
 
 INDEX_KEY = "publish.index"
 """kv: what ``publish_all`` published where (path -> scope and file; each topic's sources)."""
 RECALL_FILE = "<recall>"
 """The ``memory_uses.file`` of a session that was given a ``memd recall`` block."""
-NOT_TOPICS = frozenset({INDEX_FILE, SUMMARY_FILE, RECALL_FILE})
+NOT_TOPIC_USES = NOT_TOPICS | {RECALL_FILE}
+"""The ``memory_uses.file`` values that are not a topic file read (the index, the digest, a recall)."""
 WINDOW_DAYS = 30
 
 
@@ -125,13 +126,17 @@ def summarize(
     summary = []
     for scope in scopes:
         since = max(window_start, index.first_published.get(scope, window_start))
-        candidates = sessions if scope == GLOBAL else sessions_of.get(scope, [])
+        candidates = sessions if scope == GLOBAL_SCOPE else sessions_of.get(scope, [])
         in_scope = {s.id for s in candidates if s.last_activity is not None and s.last_activity >= since}
         scope_uses = [u for u in uses_of.get(scope, []) if u.used_at >= since]
         reading = {
-            u.transcript_id for u in scope_uses if u.file not in NOT_TOPICS and u.transcript_id is not None
+            u.transcript_id
+            for u in scope_uses
+            if u.file not in NOT_TOPIC_USES and u.transcript_id is not None
         }
-        given = {u.transcript_id for u in scope_uses if u.file in NOT_TOPICS and u.transcript_id is not None}
+        given = {
+            u.transcript_id for u in scope_uses if u.file in NOT_TOPIC_USES and u.transcript_id is not None
+        }
         summary.append(
             ScopeUsage(
                 scope=scope,
@@ -140,7 +145,7 @@ def summarize(
                 sessions_reading=len(reading),
                 sessions_given=len(given),
                 topics_published=sum(1 for key in index.sources if key.startswith(scope + "/")),
-                topics_read=len({u.file for u in scope_uses if u.file not in NOT_TOPICS}),
+                topics_read=len({u.file for u in scope_uses if u.file not in NOT_TOPIC_USES}),
                 last_used_at=max((u.used_at for u in scope_uses), default=None),
             )
         )

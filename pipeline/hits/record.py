@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 
 from pipeline.hits.rate import (
     INDEX_KEY,
-    NOT_TOPICS,
+    NOT_TOPIC_USES,
     RECALL_FILE,
     WINDOW_DAYS,
     PublishedIndex,
@@ -61,7 +61,7 @@ async def record_memory_uses(
         if entry is None:
             continue
         scope, file = entry
-        sources = () if file in NOT_TOPICS else index.sources.get(f"{scope}/{file}", ())
+        sources = () if file in NOT_TOPIC_USES else index.sources.get(f"{scope}/{file}", ())
         uses.append(Use(scope=scope, file=file, used_at=when, sources=sources))
     if not uses:
         return 0

@@ -15,16 +15,27 @@ expires: 2027-01-31
 
 The agent writes ``name``, ``description``, ``type`` (and may write ``expires``) and the body; memd
 owns ``created``, ``updated`` and ``sources`` and overwrites whatever the model put there.
+
+``sources`` is a flow list (``["a", "b"]`` as memd writes it, or ``[a, b]``) or a block list (one
+``- a`` line per item under ``sources:``); no other key takes a list. One parser serves every
+reader: the checks of a consolidation and of incoming sync commits read strictly (``parse``: any
+malformed line is refused); publishing and recall read leniently (``parse(text, strict=False)``:
+what cannot be read is left out, so a hand-edited file is still published).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import date
+from functools import partial
+from typing import TypeVar
 
 from pipeline.memory.layout import TOPIC_TYPES
+
+T = TypeVar("T")
 
 AGENT_KEYS = ("name", "description", "type", "expires")
 MEMD_KEYS = ("created", "updated", "sources")
@@ -33,6 +44,7 @@ NAME_MAX_CHARS = 120
 DESCRIPTION_MAX_CHARS = 400
 
 _PLAIN = re.compile(r"^[A-Za-z0-9(][^\n#]*$")
+_DATE_PREFIX = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 _KEY_LINE = re.compile(r"^([a-z_]+):(?:\s(.*)|)$")
 
 
@@ -114,42 +126,91 @@ def split(text: str) -> tuple[list[str], str]:
     return (head.split("\n") if head else []), body
 
 
-def parse(text: str) -> TopicFile:
-    lines, body = split(text)
+def parse(text: str, *, strict: bool = True) -> TopicFile:
+    """The frontmatter and the body. ``strict``: a malformed file raises ``FrontmatterError``;
+    otherwise a file without a frontmatter block is all body, and a line that is not ``key: value``,
+    a repeated key, a bad quoted value or a bad date (a date-time gives its day) is left out."""
+    if not strict:
+        text = text.replace("\r\n", "\n")
+    try:
+        lines, body = split(text)
+    except FrontmatterError:
+        if strict:
+            raise
+        return TopicFile(Frontmatter(), text)
+    values, block_items, unknown = _entries(lines, strict)
+    sources: tuple[str, ...] = ()
+    if "sources" in values:
+        raw_sources = values["sources"]
+        sources = (
+            tuple(block_items) if not raw_sources.strip() else _read(strict, lambda: _list(raw_sources), ())
+        )
+
+    def text_of(key: str) -> str:
+        return _read(strict, lambda: _scalar(values.get(key, "")), "")
+
+    def date_of(key: str) -> date | None:
+        raw = values.get(key, "").strip()
+        if not raw:
+            return None
+        if not strict and (day := _DATE_PREFIX.match(raw.strip("\"'"))):
+            raw = day.group(1)
+        return _read(strict, lambda: _date(key, raw), None)
+
+    meta = Frontmatter(
+        name=text_of("name"),
+        description=text_of("description"),
+        type=text_of("type"),
+        created=date_of("created"),
+        updated=date_of("updated"),
+        sources=sources,
+        expires=date_of("expires"),
+        unknown=tuple(unknown),
+    )
+    return TopicFile(meta, body)
+
+
+def _entries(lines: list[str], strict: bool) -> tuple[dict[str, str], list[str], list[str]]:
+    """Each key's raw value, the items of a ``sources:`` block list, and the keys not in ``KEYS``."""
     values: dict[str, str] = {}
+    block_items: list[str] = []
     unknown: list[str] = []
     block_key: str | None = None
-    block_items: list[str] = []
     for number, line in enumerate(lines, start=2):
         if block_key is not None and line.startswith(("  - ", "- ")):
-            block_items.append(_scalar(line.split("- ", 1)[1]))
+            block_items.extend(_read(strict, partial(_item, line), ()))
             continue
         if not line.strip():
             continue
         match = _KEY_LINE.match(line)
-        if match is None:
-            raise FrontmatterError(f"line {number} of the frontmatter is not 'key: value'")
+        if match is None or match.group(1) in values:
+            if strict:
+                raise FrontmatterError(
+                    f"line {number} of the frontmatter is not 'key: value'"
+                    if match is None
+                    else f"key {match.group(1)!r} appears twice"
+                )
+            continue
         key, raw = match.group(1), match.group(2) or ""
-        if key in values:
-            raise FrontmatterError(f"key {key!r} appears twice")
         if key not in KEYS:
             unknown.append(key)
         block_key = key if key == "sources" and not raw.strip() else None
         values[key] = raw
-    sources: tuple[str, ...] = ()
-    if "sources" in values:
-        sources = tuple(block_items) if not values["sources"].strip() else _list(values["sources"])
-    meta = Frontmatter(
-        name=_scalar(values.get("name", "")),
-        description=_scalar(values.get("description", "")),
-        type=_scalar(values.get("type", "")),
-        created=_date("created", values["created"]) if values.get("created", "").strip() else None,
-        updated=_date("updated", values["updated"]) if values.get("updated", "").strip() else None,
-        sources=sources,
-        expires=_date("expires", values["expires"]) if values.get("expires", "").strip() else None,
-        unknown=tuple(unknown),
-    )
-    return TopicFile(meta, body)
+    return values, block_items, unknown
+
+
+def _item(line: str) -> tuple[str]:
+    return (_scalar(line.split("- ", 1)[1]),)
+
+
+def _read(strict: bool, value: Callable[[], T], default: T) -> T:
+    """``value()``; when not ``strict``, ``default`` where it raises ``FrontmatterError``."""
+    try:
+        return value()
+    except FrontmatterError:
+        if strict:
+            raise
+        return default
 
 
 def problems(meta: Frontmatter, *, require_provenance: bool = True) -> list[str]:

@@ -27,6 +27,12 @@ INDEX = "MEMORY.md"
 SUMMARY = "memory_summary.md"
 RAW_MEMORIES = "raw_memories.md"
 ROLLOUT_DIR = "rollout_summaries"
+PLACEHOLDER_SUMMARY = (
+    b"# Summary\n\nmemd is rebuilding this digest: a session it drew on was forgotten on another machine.\n"
+)
+"""The digest of a scope whose topics a tombstone withdrew, until the scope is consolidated again."""
+NOT_TOPICS = frozenset({INDEX, SUMMARY, RAW_MEMORIES})
+"""The ``.md`` files at a scope's top level that are not topic files."""
 
 INDEX_MAX_LINES = 200
 INDEX_MAX_BYTES = 25_000

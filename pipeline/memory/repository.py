@@ -395,6 +395,12 @@ class MemoryRepo:
         return await self.git(*args)
 
 
+def scratch_parent(state_dir: Path | str, user: str) -> Path:
+    """The folder ``user`` (``phase2``, ``sync``, ``rekey``) makes its scratch copies in:
+    ``<state_dir>/<user>-scratch``."""
+    return Path(state_dir) / f"{user}-scratch"
+
+
 def _make_scratch_dir(parent: Path, owner: str) -> Path:
     parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     return Path(tempfile.mkdtemp(prefix=f"{owner}.", dir=parent))

@@ -13,9 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from pipeline.memory.layout import SUMMARY
 from pipeline.publish import sentinel
 from pipeline.publish.atomic import decode, encode
-from pipeline.publish.memfiles import SUMMARY_FILE, ScopeMemory
+from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import Plan, digest_of, missing_home, read_bytes
 from pipeline.publish.render import Budget, render_body
 
@@ -48,7 +49,7 @@ def plan_block_file(
         where=f"Topic files: {scope.path}/ (read-only; open one when its line is relevant).",
         link_for=lambda t: str(t.path),
         budget=budget,
-        summary_source=str(scope.path / SUMMARY_FILE),
+        summary_source=str(scope.path / SUMMARY),
     )
     if body is None:  # pragma: no cover - the fixed budget always fits the header
         plan.skip_reason = "memd's block does not fit its budget"

@@ -14,9 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.memory.layout import INDEX, SUMMARY
 from pipeline.publish import sentinel
 from pipeline.publish.atomic import decode, encode
-from pipeline.publish.memfiles import INDEX_FILE, SUMMARY_FILE, ScopeMemory
+from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import Plan, digest_of, read_bytes
 from pipeline.publish.render import Budget, render_body, topic_file
 
@@ -71,7 +72,7 @@ def plan_folder(
     within: Path,
 ) -> Plan:
     plan = Plan(target=target, scope=scope.scope, location=folder)
-    index_path = folder / INDEX_FILE
+    index_path = folder / INDEX
     if not plan.confine(within, index_path):
         return plan
     current_raw = read_bytes(index_path)
@@ -94,7 +95,7 @@ def plan_folder(
         where=f"Topic files: {folder}/{PREFIX}*.md (open one when its line is relevant).",
         link_for=lambda t: PREFIX + t.file,
         budget=cut.body_budget(base.text),
-        summary_source=str(scope.path / SUMMARY_FILE),
+        summary_source=str(scope.path / SUMMARY),
     )
     desired: dict[str, bytes | None] = {PREFIX + t.file: encode(topic_file(t.text)) for t in scope.topics}
     if not plan.confine(within, index_path, *(folder / name for name in desired)):
@@ -118,7 +119,7 @@ def plan_folder(
     plan.digest = digest_of({BLOCK_KEY: body, **desired})
     plan.published = {str(folder / (PREFIX + t.file)): (scope.scope, t.file) for t in scope.topics if desired}
     if body:
-        plan.published[str(index_path)] = (scope.scope, INDEX_FILE)
+        plan.published[str(index_path)] = (scope.scope, INDEX)
     if previous_sha is not None and plan.disk_digest != previous_sha:
         plan.outside_change = True
         plan.notes.append("memd's files or block there were changed by someone else since the last publish")
@@ -129,7 +130,7 @@ def plan_withdraw(target: str, scope: str, folder: Path, *, previous_sha: str | 
     """Empty memd's block and remove its topic files (the scope is gone from the repository, or
     memd may no longer publish there)."""
     plan = Plan(target=target, scope=scope, location=folder, withdraw=True)
-    index_path = folder / INDEX_FILE
+    index_path = folder / INDEX
     if not plan.confine(within, index_path):
         return plan
     current_raw = read_bytes(index_path)

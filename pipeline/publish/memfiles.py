@@ -1,26 +1,22 @@
 """Reading a scope of the memory repository from its working tree (read-only, standard library only).
 
-The layout (the consolidation issue's contract): ``global/`` and ``projects/<key>/``, each with
+The layout (``pipeline.memory.layout``): ``global/`` and ``projects/<key>/``, each with
 ``MEMORY.md`` (the index), ``memory_summary.md`` (the digest), topic files ``*.md`` with a small
-YAML-style frontmatter (``name``, ``description``, ``type``, ``created``, ``updated``, ``sources``,
-optional ``expires``), and the phase-1 inputs (``rollout_summaries/``, ``raw_memories.md``), which
-are never published. Symlinks, hidden files and oversized files are ignored.
+YAML-style frontmatter (``pipeline.memory.frontmatter``, read leniently), and the phase-1 inputs
+(``rollout_summaries/``, ``raw_memories.md``), which are never published. Symlinks, hidden files
+and oversized files are ignored.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-GLOBAL = "global"
-INDEX_FILE = "MEMORY.md"
-SUMMARY_FILE = "memory_summary.md"
-NOT_TOPICS = frozenset({INDEX_FILE, SUMMARY_FILE, "raw_memories.md"})
+from pipeline.memory import frontmatter
+from pipeline.memory.layout import GLOBAL_SCOPE, INDEX, NOT_TOPICS, PROJECTS_DIR, SUMMARY
+
 TOPIC_MAX_BYTES = 1_000_000
-_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 
 
 @dataclass(frozen=True)
@@ -30,27 +26,20 @@ class Topic:
     name: str
     description: str
     type: str
-    created: str | None
-    updated: str | None
+    created: date | None
+    updated: date | None
     sources: tuple[str, ...]
-    expires: str | None
+    expires: date | None
     text: str
 
     @property
     def updated_date(self) -> str:
         """The last-updated day (YYYY-MM-DD), from ``updated`` else ``created``; "undated" when neither."""
-        for value in (self.updated, self.created):
-            if value and (match := _DATE.match(value)):
-                return match.group(1)
-        return "undated"
+        day = self.updated or self.created
+        return day.isoformat() if day is not None else "undated"
 
     def expired(self, today: date) -> bool:
-        if not self.expires or not (match := _DATE.match(self.expires)):
-            return False
-        try:
-            return date.fromisoformat(match.group(1)) < today
-        except ValueError:
-            return False
+        return self.expires is not None and self.expires < today
 
 
 @dataclass(frozen=True)
@@ -73,13 +62,13 @@ def scope_dir(memory_dir: Path, scope: str) -> Path:
 def list_scopes(memory_dir: Path) -> list[str]:
     """The scopes present in the working tree: ``global`` first, then ``projects/<key>`` sorted."""
     scopes: list[str] = []
-    if _real_dir(memory_dir / GLOBAL):
-        scopes.append(GLOBAL)
-    projects = memory_dir / "projects"
+    if _real_dir(memory_dir / GLOBAL_SCOPE):
+        scopes.append(GLOBAL_SCOPE)
+    projects = memory_dir / PROJECTS_DIR
     if _real_dir(projects):
         for child in sorted(projects.iterdir()):
             if not child.name.startswith(".") and _real_dir(child):
-                scopes.append(f"projects/{child.name}")
+                scopes.append(f"{PROJECTS_DIR}/{child.name}")
     return scopes
 
 
@@ -96,8 +85,8 @@ def read_scope(memory_dir: Path, scope: str, *, today: date | None = None) -> Sc
     return ScopeMemory(
         scope=scope,
         path=folder,
-        summary=_read_small(folder / SUMMARY_FILE),
-        index=_read_small(folder / INDEX_FILE),
+        summary=_read_small(folder / SUMMARY),
+        index=_read_small(folder / INDEX),
         topics=tuple(topics),
     )
 
@@ -113,80 +102,19 @@ def read_topic(path: Path) -> Topic | None:
         text = path.read_bytes().decode("utf-8", "replace")
     except OSError:
         return None
-    meta = parse_frontmatter(text)
-    sources = meta.get("sources", ())
+    meta = frontmatter.parse(text, strict=False).meta
     return Topic(
         file=name,
         path=path,
-        name=_scalar(meta.get("name")) or name.removesuffix(".md"),
-        description=_scalar(meta.get("description")) or "",
-        type=_scalar(meta.get("type")) or "",
-        created=_scalar(meta.get("created")),
-        updated=_scalar(meta.get("updated")),
-        sources=tuple(sources) if isinstance(sources, tuple) else ((sources,) if sources else ()),
-        expires=_scalar(meta.get("expires")),
+        name=meta.name or name.removesuffix(".md"),
+        description=meta.description,
+        type=meta.type,
+        created=meta.created,
+        updated=meta.updated,
+        sources=meta.sources,
+        expires=meta.expires,
         text=text,
     )
-
-
-def parse_frontmatter(text: str) -> dict[str, str | tuple[str, ...]]:
-    """``key: value`` lines between leading ``---`` lines; ``[a, b]`` and ``- a`` lists become tuples."""
-    lines = text.splitlines()
-    if not lines or lines[0].strip() != "---":
-        return {}
-    meta: dict[str, str | list[str]] = {}
-    list_key: str | None = None
-    for line in lines[1:]:
-        stripped = line.strip()
-        if stripped in {"---", "..."}:
-            break
-        if list_key is not None and stripped.startswith("- "):
-            items = meta[list_key]
-            assert isinstance(items, list)
-            items.append(_unquote(stripped[2:].strip()))
-            continue
-        key, sep, value = line.partition(":")
-        if not sep or not key.strip() or key.startswith((" ", "\t")):
-            continue
-        key, value = key.strip(), value.strip()
-        list_key = None
-        if value.startswith("[") and value.endswith("]"):
-            meta[key] = _list(value)
-        elif value == "":
-            meta[key] = []
-            list_key = key
-        else:
-            meta[key] = _unquote(value)
-    return {k: (tuple(v) if isinstance(v, list) else v) for k, v in meta.items()}
-
-
-def _list(value: str) -> list[str]:
-    """``["a", "b"]`` (JSON, as memd writes it) or a plain ``[a, b]``."""
-    try:
-        parsed = json.loads(value)
-    except ValueError:
-        parsed = None
-    if isinstance(parsed, list):
-        return [str(v) for v in parsed if isinstance(v, str | int | float)]
-    return [_unquote(v.strip()) for v in value[1:-1].split(",") if v.strip()]
-
-
-def _unquote(value: str) -> str:
-    if len(value) >= 2 and value[0] == value[-1] == '"':
-        try:
-            parsed = json.loads(value)
-        except ValueError:
-            return value[1:-1]
-        return parsed if isinstance(parsed, str) else value[1:-1]
-    if len(value) >= 2 and value[0] == value[-1] == "'":
-        return value[1:-1].replace("''", "'")
-    return value
-
-
-def _scalar(value: str | tuple[str, ...] | None) -> str | None:
-    if value is None or isinstance(value, tuple):
-        return None
-    return value or None
 
 
 def _read_small(path: Path) -> str:

@@ -19,6 +19,7 @@ from datetime import date, datetime
 from pathlib import Path
 
 from pipeline.defaults import config_home, home
+from pipeline.memory.layout import INDEX
 from pipeline.publish.atomic import UnsafeTarget, atomic_write_bytes, check_target, remove_file
 from pipeline.safefile import read_capped
 from pipeline.settings import PublishSettings, Settings, SourceSettings, SourcesSettings
@@ -184,7 +185,7 @@ def apply(plan: Plan) -> tuple[list[str], list[str], int]:
     written: list[str] = []
     removed: list[str] = []
     size = 0
-    ordered = sorted(plan.changes, key=lambda c: (c.data is None, c.path.name in {"MEMORY.md"}, str(c.path)))
+    ordered = sorted(plan.changes, key=lambda c: (c.data is None, c.path.name == INDEX, str(c.path)))
     for change in ordered:
         if change.data is None:
             if remove_file(change.path, within=plan.within):

@@ -18,8 +18,9 @@ from datetime import date
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
+from pipeline.memory.layout import GLOBAL_SCOPE, SUMMARY
 from pipeline.projects import resolve_project, scope_for, scope_for_path
-from pipeline.publish.memfiles import GLOBAL, SUMMARY_FILE, ScopeMemory, read_scope
+from pipeline.publish.memfiles import ScopeMemory, read_scope
 from pipeline.publish.render import Budget, render_body
 from pipeline.publish.targets.claude_folder import loads_global_copy, loads_project_copy
 
@@ -73,10 +74,10 @@ def build_recall(
         scope = scope_for_path(project)  # keyed by origin now, not moved yet (the next run moves it)
     parts: list[tuple[ScopeMemory, str]] = []
     loaded = claude_home is not None and project is not None and loads_project_copy(claude_home, project)
-    if scope != GLOBAL and not loaded:
+    if scope != GLOBAL_SCOPE and not loaded:
         parts.append((read_scope(memory_dir, scope, today=today), f"Memory of {project}"))
     if claude_home is None or not loads_global_copy(claude_home):
-        parts.append((read_scope(memory_dir, GLOBAL, today=today), "Memory across projects"))
+        parts.append((read_scope(memory_dir, GLOBAL_SCOPE, today=today), "Memory across projects"))
     parts = [(s, title) for s, title in parts if not s.empty]
     recall = Recall(cwd=cwd, project=project, scope=scope, memory_dir=str(memory_dir), text="")
     if not parts:
@@ -91,7 +92,7 @@ def build_recall(
             where=f"Topic files: {scope_memory.path}/ (read-only; open one when its line is relevant).",
             link_for=lambda t: str(t.path),
             budget=Budget(max_lines=400, max_bytes=share),
-            summary_source=str(scope_memory.path / SUMMARY_FILE),
+            summary_source=str(scope_memory.path / SUMMARY),
         )
         if body:
             bodies.append(body)

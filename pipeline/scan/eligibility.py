@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 
 from pipeline.projects import IGNORE_FILE
 from pipeline.settings import MemoriesSettings
-from pipeline.transcript import Transcript
+from pipeline.transcript import SessionFacts, Transcript
 from pipeline.vocabulary import TranscriptState
 
 PROJECT_OPTED_OUT = f"opted out: the project has a {IGNORE_FILE} file"
@@ -23,26 +23,6 @@ NO_PROJECT = (
     "(for Gemini CLI, no .project_root and no projects.json entry); what it taught is never put in the "
     "global scope, which every project reads"
 )
-
-
-@dataclass(frozen=True)
-class SessionFacts:
-    last_activity: datetime | None
-    user_messages: int
-    project: str | None
-    subagent: bool = False
-    compaction_run: bool = False
-    memd_generated: bool = False
-    non_interactive: bool = False
-    opted_out: bool = False
-    project_opted_out: bool = False
-    external_context: tuple[str, ...] = ()
-    unreadable_reason: str | None = None
-    incomplete_reason: str | None = None
-    parsed_offset: int = 0
-    extracted_offset: int = 0
-    failed_reason: str | None = None
-    """Set when the last extraction of exactly these bytes failed for good."""
 
 
 def facts_of(

@@ -9,7 +9,7 @@ then (its row count, highest id and latest ``updated_at``: the "generation"). An
 cache and never a source of truth.
 
 The index also records the roots that scan walked and a ``key`` naming the settings it judged
-with (``daemon.lean.layers.inputs_key``: memd's version, the config file's bytes and the
+with (``daemon.config_layers.inputs_key``: memd's version, the config file's bytes and the
 environment the settings derive from). With both, ``pipeline.scan.probe`` can tell that nothing
 changed without loading the settings model or the store layer. Standard library only (its
 types come from the store's read model, ``pipeline.store.readmodel``).

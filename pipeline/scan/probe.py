@@ -6,7 +6,7 @@ parse, nothing to re-judge and nothing to write. The probe answers "unchanged" o
 these hold, and otherwise says nothing (the caller then runs the full scan):
 
 - the scan index exists and was written under the same settings (``key``, see
-  ``daemon.lean.layers.inputs_key``) at the store's current generation (a SQLite store, read
+  ``daemon.config_layers.inputs_key``) at the store's current generation (a SQLite store, read
   with ``sqlite3`` through the store's read model; any other store is left to the full scan);
 - every file under the roots that scan walked has the stat key the index recorded, and no file
   is new, unusable or gone, nor one the index says had gone;
@@ -14,7 +14,7 @@ these hold, and otherwise says nothing (the caller then runs the full scan):
 
 Standard library only: it imports the walk (``pipeline.sources.walk``, each source's through
 ``pipeline.sources.registry``), the index and the store's read model and URL
-(``pipeline.store.readmodel``, ``pipeline.store.url``), nothing else.
+(``pipeline.store.readmodel``, ``pipeline.store_url``), nothing else.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from pipeline.machine import UNNAMED
 from pipeline.scan import index as scan_index
 from pipeline.sources import registry
 from pipeline.store import readmodel
-from pipeline.store.url import sqlite_path
+from pipeline.store_url import sqlite_path
 from pipeline.vocabulary import TranscriptState
 
 

@@ -123,7 +123,7 @@ async def scan(
 
     ``collect_sessions`` also loads every session into the report; ``notable_limit`` loads up to
     that many of the eligible, failed, unreadable or just changed ones (what `memd scan` tables).
-    ``settings_key`` names the settings (``daemon.lean.layers.inputs_key``); the scan index
+    ``settings_key`` names the settings (``daemon.config_layers.inputs_key``); the scan index
     records it so the next `memd scan` can see that nothing changed without loading them
     (``pipeline.scan.probe``)."""
     started = time.perf_counter()

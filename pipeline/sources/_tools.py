@@ -8,6 +8,7 @@ import re
 import shlex
 from typing import Any
 
+from pipeline.memory.layout import INDEX, SUMMARY
 from pipeline.sources.injected import is_memd_topic_path, is_memory_index_path
 from pipeline.vocabulary import SourceName
 
@@ -210,7 +211,7 @@ def _is_memory_path(path: str) -> bool:
 
 def shell_read_paths(command: str) -> list[str]:
     """Memory files a shell command reads with cat/sed/head/tail/less/grep... (best effort)."""
-    if "memd-" not in command and "MEMORY.md" not in command and "memory_summary.md" not in command:
+    if "memd-" not in command and INDEX not in command and SUMMARY not in command:
         return []
     found: list[str] = []
     for segment in _SHELL_SPLIT_RE.split(command):

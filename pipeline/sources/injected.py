@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from pipeline.memory.layout import INDEX, SUMMARY
 from pipeline.vocabulary import SourceName
 
 # `memd recall` fences its output with these; the scanner strips the block from later transcripts.
@@ -31,7 +32,7 @@ MEMD_SENTINEL_END = "<!-- memd:end -->"
 # memd's topic files live under a `memory/` (Claude Code, Gemini CLI) or `memories/` (Codex) folder
 # with this file-name prefix.
 MEMD_TOPIC_PREFIX = "memd-"
-MEMORY_INDEX_NAMES = frozenset({"MEMORY.md", "memory_summary.md"})
+MEMORY_INDEX_NAMES = frozenset({INDEX, SUMMARY})
 REFERENCE_TEMPLATE = "[memd memory file read: {path}]"
 # A memd sentinel block met in any other text (a file read whose path was not recognised).
 MEMD_BLOCK_REFERENCE = "[memd memory block]"

@@ -1,13 +1,12 @@
-"""The transcript sources memd knows: one entry per agent, and everything derived from them.
+"""The transcript sources memd reads: each agent of ``pipeline.agents`` with its discovery and its
+adapter.
 
-An entry (``Source``) names the agent (a ``SourceName`` for the built-ins, any string for a source
-registered later, such as a test's toy), the label extraction requests call it by, its default
-root (worked out from the environment), its discovery (a standard-library function from
-``pipeline.sources.walk``) and its adapter (``"module:Class"``, imported on first use). From the
-entries come the ``[sources]`` settings and their defaults (``pipeline.settings``), the
-``[sources]`` tables of the config template (`memd config init`), the walk of `memd scan`'s quick
-check (``pipeline.scan.probe``), the labels of extraction requests and the adapter the scanner
-uses. Adding an agent is one adapter module plus one ``register`` call here.
+An entry (``Source``) carries the agent's facts (name, label, default root, environment: defined in
+``pipeline.agents``) with its discovery (a standard-library function from ``pipeline.sources.walk``)
+and its adapter (``"module:Class"``, imported on first use). The walk of `memd scan`'s quick check
+(``pipeline.scan.probe``), the labels of extraction requests and the adapter the scanner uses come
+from here. Adding an agent is its facts in ``pipeline.agents``, a ``SourceName``, a discovery in
+``walk.py``, an adapter module and a ``register`` call here.
 
 Standard library only, and no adapter is imported until one is asked for: the quick check and
 `memd status` import this module without the parsers, pydantic or structlog.
@@ -15,11 +14,12 @@ Standard library only, and no adapter is imported until one is asked for: the qu
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
-from pipeline.defaults import home, xdg
+from pipeline import agents
+from pipeline.agents import Agent, Env
 from pipeline.sources import walk
 from pipeline.sources.walk import Walked, stat_paths
 from pipeline.vocabulary import SourceName
@@ -27,14 +27,12 @@ from pipeline.vocabulary import SourceName
 if TYPE_CHECKING:
     from pipeline.sources.base import SourceAdapter
 
-Env = Mapping[str, str]
 Discover = Callable[[Path], Iterator[str]]
 Walk = Callable[[Path], list[Walked]]
 
 
 class Source(NamedTuple):
-    """One agent memd reads transcripts of. (A ``NamedTuple``: a quarter of a frozen dataclass's
-    cost to define, which `memd status` pays on every run.)"""
+    """One agent's facts (``pipeline.agents.Agent``) with its discovery and its adapter."""
 
     name: str
     """The key of ``[sources.<name>]`` and the ``source`` stored with each transcript."""
@@ -68,9 +66,13 @@ class Source(NamedTuple):
             factory = cast("Callable[[], SourceAdapter]", getattr(importlib.import_module(module), attr))
         return factory()
 
+    @property
+    def agent(self) -> Agent:
+        return Agent(self.name, self.label, self.default_root, self.env, self.enabled)
+
     def defaults(self, env: Env) -> dict[str, Any]:
         """The ``[sources.<name>]`` table of the defaults, TOML-shaped."""
-        return {"enabled": self.enabled, "root": str(self.default_root(env))}
+        return self.agent.defaults(env)
 
 
 _SOURCES: dict[str, Source] = {}
@@ -81,13 +83,16 @@ def register(source: Source) -> Source:
     name = str(source.name)  # a plain string: names are stored, compared and marshalled
     if name in _SOURCES:
         raise ValueError(f"transcript source {name!r} is already registered")
-    _SOURCES[name] = source
-    return source
+    if agents.find(name) != source.agent._replace(name=name):
+        agents.register(source.agent)
+    _SOURCES[name] = source._replace(name=name)
+    return _SOURCES[name]
 
 
 def unregister(name: str) -> None:
     """Remove a registered source (a test's toy, once the test is done)."""
     _SOURCES.pop(str(name), None)
+    agents.unregister(name)
 
 
 def sources() -> tuple[Source, ...]:
@@ -96,7 +101,7 @@ def sources() -> tuple[Source, ...]:
 
 
 def names() -> tuple[str, ...]:
-    return tuple(_SOURCES)
+    return agents.names()
 
 
 def get(name: str) -> Source:
@@ -115,117 +120,27 @@ def adapter_for(name: str) -> SourceAdapter:
     return get(name).new_adapter()
 
 
-def label_of(name: str) -> str:
-    """The source's label; a name nothing registered (an old row) is shown as it is."""
-    source = _SOURCES.get(name)
-    return source.label if source is not None else name
+label_of = agents.label_of
+default_tables = agents.default_tables
+default_env = agents.default_env
 
 
-def default_tables(env: Env) -> dict[str, dict[str, Any]]:
-    """The defaults of ``[sources]``: one table per registered source."""
-    return {name: source.defaults(env) for name, source in _SOURCES.items()}
+def _built_in(name: SourceName, discover: Discover, adapter: str, *, walk: Walk | None = None) -> None:
+    """Register a built-in agent of ``pipeline.agents`` with its discovery and adapter."""
+    agent = agents.find(name)
+    assert agent is not None, name
+    register(Source(*agent[:3], discover, adapter, agent.env, agent.enabled, walk))
 
 
-def default_env() -> tuple[str, ...]:
-    """The environment variables the sources' default roots read besides ``HOME``."""
-    return tuple(dict.fromkeys(var for source in _SOURCES.values() for var in source.env))
-
-
-def codex_home(env: Env) -> Path:
-    """``$CODEX_HOME``, by default ``~/.codex``."""
-    value = env.get("CODEX_HOME")
-    return Path(value) if value else home(env) / ".codex"
-
-
-# -- the built-ins ----------------------------------------------------------------------------
-
-register(
-    Source(
-        name=SourceName.CLAUDE_CODE,
-        label="Claude Code",
-        default_root=lambda env: home(env) / ".claude" / "projects",
-        discover=walk.claude_code,
-        adapter="pipeline.sources.claude_code:ClaudeCodeAdapter",
-    )
+_built_in(SourceName.CLAUDE_CODE, walk.claude_code, "pipeline.sources.claude_code:ClaudeCodeAdapter")
+_built_in(SourceName.CODEX, walk.codex, "pipeline.sources.codex:CodexAdapter")
+_built_in(SourceName.GEMINI_CLI, walk.gemini_cli, "pipeline.sources.gemini_cli:GeminiCliAdapter")
+_built_in(SourceName.PI, walk.pi, "pipeline.sources.pi:PiAdapter")
+_built_in(
+    SourceName.OPENCODE,
+    walk.opencode,
+    "pipeline.sources.opencode:OpenCodeAdapter",
+    walk=walk.opencode_sessions,
 )
-register(
-    Source(
-        name=SourceName.CODEX,
-        label="Codex CLI",
-        default_root=lambda env: codex_home(env) / "sessions",
-        discover=walk.codex,
-        adapter="pipeline.sources.codex:CodexAdapter",
-        env=("CODEX_HOME",),
-    )
-)
-register(
-    Source(
-        name=SourceName.GEMINI_CLI,
-        label="Gemini CLI",
-        default_root=lambda env: home(env) / ".gemini" / "tmp",
-        discover=walk.gemini_cli,
-        adapter="pipeline.sources.gemini_cli:GeminiCliAdapter",
-    )
-)
-register(
-    Source(
-        name=SourceName.PI,
-        label="Pi",
-        default_root=lambda env: home(env) / ".pi" / "agent" / "sessions",
-        discover=walk.pi,
-        adapter="pipeline.sources.pi:PiAdapter",
-    )
-)
-register(
-    Source(
-        name=SourceName.OPENCODE,
-        label="OpenCode",
-        default_root=lambda env: xdg(env, "XDG_DATA_HOME", ".local/share") / "opencode",
-        discover=walk.opencode,
-        adapter="pipeline.sources.opencode:OpenCodeAdapter",
-        walk=walk.opencode_sessions,
-    )
-)
-
-
-# -- GitHub Copilot CLI: ``$COPILOT_HOME`` (``~/.copilot``) -----------------------------------
-
-
-def copilot_home(env: Env) -> Path:
-    """``$COPILOT_HOME``, by default ``~/.copilot``."""
-    value = env.get("COPILOT_HOME")
-    return Path(value) if value else home(env) / ".copilot"
-
-
-register(
-    Source(
-        name=SourceName.COPILOT_CLI,
-        label="GitHub Copilot CLI",
-        default_root=lambda env: copilot_home(env) / "session-state",
-        discover=walk.copilot_cli,
-        adapter="pipeline.sources.copilot_cli:CopilotCliAdapter",
-        env=("COPILOT_HOME",),
-    )
-)
-
-
-# -- Qwen Code: ``$QWEN_RUNTIME_DIR``, else ``$QWEN_HOME``, else ``~/.qwen`` ----------------------
-
-
-def qwen_home(env: Env) -> Path:
-    """Where Qwen Code keeps its projects (chats and memory): ``$QWEN_RUNTIME_DIR``, else
-    ``$QWEN_HOME``, else ``~/.qwen``."""
-    value = env.get("QWEN_RUNTIME_DIR") or env.get("QWEN_HOME")
-    return Path(value).expanduser() if value else home(env) / ".qwen"
-
-
-register(
-    Source(
-        name=SourceName.QWEN_CODE,
-        label="Qwen Code",
-        default_root=lambda env: qwen_home(env) / "projects",
-        discover=walk.qwen_code,
-        adapter="pipeline.sources.qwen_code:QwenCodeAdapter",
-        env=("QWEN_RUNTIME_DIR", "QWEN_HOME"),
-    )
-)
+_built_in(SourceName.COPILOT_CLI, walk.copilot_cli, "pipeline.sources.copilot_cli:CopilotCliAdapter")
+_built_in(SourceName.QWEN_CODE, walk.qwen_code, "pipeline.sources.qwen_code:QwenCodeAdapter")

@@ -2,9 +2,9 @@
 
 ``open_store(url)`` gives a ``Store``; domain operations are functions in the modules beside this
 one (``jobs``, ``leases``, ``kv``, ...), each taking the ``Store`` and an aware-UTC ``now``.
-``readmodel`` and ``url`` are standard library only, for the fast paths (`memd status`, `memd
-scan`'s quick check): importing this package loads nothing else, and ``Store``, ``open_store`` and
-``describe_url`` load SQLAlchemy when first asked for.
+``readmodel`` is standard library only, for the fast paths (`memd status`, `memd scan`'s quick
+check; the URL is read by ``pipeline.store_url``): importing this package loads nothing else, and
+``Store`` and ``open_store`` load SQLAlchemy when first asked for.
 """
 
 from __future__ import annotations
@@ -12,17 +12,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from pipeline.store.engine import Store, describe_url
+    from pipeline.store.engine import Store
     from pipeline.store.opener import open_store
 
-__all__ = ["Store", "describe_url", "open_store"]
+__all__ = ["Store", "open_store"]
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("Store", "describe_url"):
-        from pipeline.store import engine
+    if name == "Store":
+        from pipeline.store.engine import Store
 
-        return getattr(engine, name)
+        return Store
     if name == "open_store":
         from pipeline.store.opener import open_store
 

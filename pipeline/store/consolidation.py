@@ -368,7 +368,7 @@ async def forget(
         # Every extract matched, those an older memd forgot without removing their text included.
         await conn.execute(update(stage1_outputs).where(cond).values(**FORGOTTEN_TEXT))
         # Team mode: the folders other machines would take over may hold the text; the rewrite
-        # that follows records them again without it (``pipeline.consolidate.team``).
+        # that follows records them again without it (``pipeline.team.adopt``).
         if counts:
             await conn.execute(delete(scope_snapshots).where(scope_snapshots.c.scope.in_(sorted(counts))))
     return counts

@@ -39,14 +39,6 @@ def async_url(url: str) -> URL:
     )
 
 
-def describe_url(url: str) -> str:
-    """The URL with any password hidden, for messages and `memd status`."""
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except Exception:
-        return "<invalid URL>"
-
-
 class Store:
     """The state store's engine and its transactions. Domain operations live beside it, one module each."""
 

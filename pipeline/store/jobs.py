@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import and_, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from pipeline.errors import LeaseLost
 from pipeline.store.engine import Store
@@ -161,16 +162,21 @@ async def claim_next(
     )
 
 
-async def _fenced(store: Store, job: Job, **values: Any) -> None:
-    stmt = (
+async def fenced(conn: AsyncConnection, job: Job, **values: Any) -> None:
+    """Set ``values`` on ``job``'s row in the caller's transaction, only while ``job.owner`` still
+    holds it (running); ``LeaseLost`` when another owner took it over or it ended."""
+    result = await conn.execute(
         update(jobs)
         .where(jobs.c.id == job.id, jobs.c.owner == job.owner, jobs.c.state == JobState.RUNNING)
         .values(**values)
     )
-    async with store.write() as conn:
-        result = await conn.execute(stmt)
     if result.rowcount != 1:
         raise LeaseLost(f"job {job.kind}:{job.key} is no longer held by {job.owner}")
+
+
+async def _fenced(store: Store, job: Job, **values: Any) -> None:
+    async with store.write() as conn:
+        await fenced(conn, job, **values)
 
 
 async def renew(store: Store, job: Job, *, now: datetime, lease: timedelta) -> None:

@@ -7,8 +7,9 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 
 from pipeline.errors import StoreError
 from pipeline.machine import UNNAMED as UNNAMED_MACHINE
-from pipeline.store.engine import Store, create_engine_for, describe_url
+from pipeline.store.engine import Store, create_engine_for
 from pipeline.store.migrations import check_schema, upgrade
+from pipeline.store_url import describe
 
 
 async def open_store(
@@ -19,7 +20,7 @@ async def open_store(
     try:
         engine = create_engine_for(url, pg_schema=pg_schema)
     except OSError as exc:
-        raise StoreError(f"cannot open the state store {describe_url(url)}: {exc.strerror or exc}") from None
+        raise StoreError(f"cannot open the state store {describe(url)}: {exc.strerror or exc}") from None
     store = Store(engine, url, machine=machine)
     try:
         if migrate:
@@ -28,7 +29,7 @@ async def open_store(
             await check_schema(store)
     except (OperationalError, DBAPIError, OSError) as exc:
         await engine.dispose()
-        raise StoreError(f"cannot open the state store {describe_url(url)}: {_short(exc)}") from None
+        raise StoreError(f"cannot open the state store {describe(url)}: {_short(exc)}") from None
     except BaseException:
         await engine.dispose()
         raise

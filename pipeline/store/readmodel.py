@@ -22,6 +22,7 @@ from pipeline.vocabulary import (
     TRANSCRIPT_NOTABLE,
     JobState,
     RunOutcome,
+    Step,
     TranscriptState,
 )
 
@@ -86,9 +87,7 @@ RUN_KEY_PREFIX = "run."
 """``kv["run.<step>:<machine>"]``: a daemon step's last run that did something on that machine;
 ``run.<step>.skipped:<machine>``: its last check that found nothing to do."""
 SKIPPED_SUFFIX = ".skipped"
-RUN_STEPS = ("scan", "extract", "consolidate", "sync", "publish")
-"""The daemon's steps, in the order a cycle runs them."""
-_RUN_NAMES = [f"{s}{suffix}" for s in RUN_STEPS for suffix in ("", SKIPPED_SUFFIX)]
+_RUN_NAMES = [f"{s}{suffix}" for s in Step for suffix in ("", SKIPPED_SUFFIX)]
 RUNS_SQL = "SELECT key, value FROM kv WHERE key IN ({keys})".format(
     keys=", ".join(f":k{i}" for i in range(len(_RUN_NAMES)))
 )

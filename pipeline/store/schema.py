@@ -287,7 +287,7 @@ memory_uses = Table(
 )
 
 # Team mode: each scope's folder as its last landed run left it, so the machines that did not run
-# it take it over (``pipeline.consolidate.team``) instead of paying the model for it again.
+# it take it over (``pipeline.team.adopt``) instead of paying the model for it again.
 scope_snapshots = Table(
     "scope_snapshots",
     metadata,

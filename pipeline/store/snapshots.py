@@ -1,5 +1,5 @@
 """Team mode: each scope's folder as the last run that landed it left it, and which of those this
-machine's memory repository has taken over (``pipeline.consolidate.team``).
+machine's memory repository has taken over (``pipeline.team.adopt``).
 
 Machines sharing a store share its scopes' watermarks, so a scope one machine consolidated is up
 to date for all of them: the others take its folder from here instead of paying the model again.

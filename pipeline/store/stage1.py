@@ -13,9 +13,8 @@ from typing import Any
 from sqlalchemy import func, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from pipeline.errors import LeaseLost
 from pipeline.store.engine import Store
-from pipeline.store.jobs import Job, claimable
+from pipeline.store.jobs import Job, claimable, fenced
 from pipeline.store.schema import batches, jobs, stage1_outputs, transcripts
 from pipeline.vocabulary import BATCH_OPEN, BatchState, JobKind, JobState, TranscriptState
 
@@ -148,13 +147,7 @@ async def count_claimable(store: Store, *, now: datetime) -> int:
 async def _finish_job(
     conn: AsyncConnection, job: Job, *, state: JobState, now: datetime, reason: str | None
 ) -> None:
-    result = await conn.execute(
-        update(jobs)
-        .where(jobs.c.id == job.id, jobs.c.owner == job.owner, jobs.c.state == JobState.RUNNING)
-        .values(state=state, owner=None, lease_until=None, updated_at=now, last_error=reason)
-    )
-    if result.rowcount != 1:
-        raise LeaseLost(f"job {job.kind}:{job.key} is no longer held by {job.owner}")
+    await fenced(conn, job, state=state, owner=None, lease_until=None, updated_at=now, last_error=reason)
 
 
 async def save_extract(
@@ -260,13 +253,7 @@ async def set_transcript_state(
 async def transfer_job(store: Store, job: Job, *, new_owner: str, now: datetime) -> None:
     """Give a claimed job to another owner (a Message Batch), fenced by the current owner."""
     async with store.write() as conn:
-        result = await conn.execute(
-            update(jobs)
-            .where(jobs.c.id == job.id, jobs.c.owner == job.owner, jobs.c.state == JobState.RUNNING)
-            .values(owner=new_owner, updated_at=now)
-        )
-    if result.rowcount != 1:
-        raise LeaseLost(f"job {job.kind}:{job.key} is no longer held by {job.owner}")
+        await fenced(conn, job, owner=new_owner, updated_at=now)
 
 
 # ---------------------------------------------------------------- Message Batches
@@ -347,18 +334,14 @@ async def requeue_extract(
 ) -> None:
     """Hand the job back (fenced) with a new payload, e.g. counting an invalid output from a batch."""
     async with store.write() as conn:
-        result = await conn.execute(
-            update(jobs)
-            .where(jobs.c.id == job.id, jobs.c.owner == job.owner, jobs.c.state == JobState.RUNNING)
-            .values(
-                state=JobState.PENDING,
-                owner=None,
-                lease_until=None,
-                not_before=not_before,
-                updated_at=now,
-                last_error=reason,
-                payload=payload,
-            )
+        await fenced(
+            conn,
+            job,
+            state=JobState.PENDING,
+            owner=None,
+            lease_until=None,
+            not_before=not_before,
+            updated_at=now,
+            last_error=reason,
+            payload=payload,
         )
-    if result.rowcount != 1:
-        raise LeaseLost(f"job {job.kind}:{job.key} is no longer held by {job.owner}")

@@ -13,7 +13,6 @@ from typing import Any
 
 from sqlalchemy import and_, bindparam, case, insert, select, text, update
 
-from pipeline.scan.eligibility import SessionFacts
 from pipeline.store.engine import Store
 from pipeline.store.readmodel import (
     ALL_SQL,
@@ -28,6 +27,7 @@ from pipeline.store.readmodel import (
     record_from_row,
 )
 from pipeline.store.schema import transcripts as t
+from pipeline.transcript import SessionFacts
 from pipeline.vocabulary import TranscriptState
 
 

@@ -13,10 +13,10 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from pipeline.memory import tombstones
 from pipeline.memory.layout import Caps, is_scope
 from pipeline.memory.remote import REGULAR_MODES, Entry
 from pipeline.memory.validate import SecretFinder, describe_secret, validate_scope
-from pipeline.sync import tombstones
 from pipeline.sync.merge import ROOT_FILES, by_scope, scope_of
 
 MAX_ROOT_FILE_BYTES = 64 * 1024

@@ -21,16 +21,22 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from pipeline.memory import frontmatter
+from pipeline.memory import frontmatter, tombstones
 from pipeline.memory.inputs import join_raw_sections, raw_sections, summary_session
-from pipeline.memory.layout import INDEX, RAW_MEMORIES, ROLLOUT_DIR, SUMMARY, is_input_path, is_topic_path
+from pipeline.memory.layout import (
+    GLOBAL_SCOPE,
+    INDEX,
+    PLACEHOLDER_SUMMARY,
+    PROJECTS_DIR,
+    RAW_MEMORIES,
+    ROLLOUT_DIR,
+    SUMMARY,
+    is_input_path,
+    is_topic_path,
+)
 from pipeline.memory.validate import index_links
-from pipeline.sync import tombstones
 
 Files = Mapping[str, bytes]
-PLACEHOLDER_SUMMARY = (
-    b"# Summary\n\nmemd is rebuilding this digest: a session it drew on was forgotten on another machine.\n"
-)
 ROOT_FILES = ("README.md",)
 
 
@@ -51,10 +57,10 @@ class MergeResult:
 def scope_of(path: str) -> tuple[str, str] | None:
     """``(scope, path relative to it)`` of a file of a scope, None for any other path."""
     parts = path.split("/")
-    if parts[0] == "global" and len(parts) >= 2:
-        return "global", "/".join(parts[1:])
-    if parts[0] == "projects" and len(parts) >= 3:
-        return f"projects/{parts[1]}", "/".join(parts[2:])
+    if parts[0] == GLOBAL_SCOPE and len(parts) >= 2:
+        return GLOBAL_SCOPE, "/".join(parts[1:])
+    if parts[0] == PROJECTS_DIR and len(parts) >= 3:
+        return f"{PROJECTS_DIR}/{parts[1]}", "/".join(parts[2:])
     return None
 
 

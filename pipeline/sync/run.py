@@ -22,20 +22,19 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from pathlib import Path
 
 import structlog
 
 from pipeline.clock import Clock
 from pipeline.errors import MemdError, MemoryRepoError, SyncRefused
-from pipeline.memory import remote
-from pipeline.memory.layout import Caps
-from pipeline.memory.repository import MemoryRepo
+from pipeline.memory import remote, tombstones
+from pipeline.memory.layout import GLOBAL_SCOPE, Caps
+from pipeline.memory.repository import MemoryRepo, scratch_parent
 from pipeline.memory.validate import SecretFinder
 from pipeline.settings import Settings
 from pipeline.store import Store, syncstate
 from pipeline.store import consolidation as db
-from pipeline.sync import incoming, tombstones
+from pipeline.sync import incoming
 from pipeline.sync.merge import MergeResult, merge_trees
 from pipeline.sync.state import SyncState, load, save, scrub, shown_url
 from pipeline.sync.urls import scrubbed
@@ -44,7 +43,6 @@ from pipeline.vocabulary import SyncOutcome
 log = structlog.get_logger(__name__)
 
 MAX_ATTEMPTS = 4
-SCRATCH_DIR = "sync-scratch"
 SYNC_TRAILER = "Memd-Sync"
 
 Reconsolidate = Callable[[list[str]], Awaitable[list[str]]]
@@ -225,7 +223,7 @@ class Syncer:
         on_top = await remote.is_ancestor(repo, local, tip)
         if on_top and merged.files == theirs:
             return await remote.fast_forward(repo, base=local, target=tip)
-        parent = Path(self.settings.paths.state_dir) / SCRATCH_DIR
+        parent = scratch_parent(self.settings.paths.state_dir, "sync")
         async with repo.scratch(parent, owner="sync") as clone:
             ref = remote.remote_ref(self.settings.sync.branch)
             theirs_sha = await remote.fetch_into(clone, repo.path, ref)
@@ -243,7 +241,7 @@ class Syncer:
         for session in sorted(await syncstate.live_sessions(self.store)):
             if tombstones.is_tombstoned(session, graves):
                 counts = await db.forget(self.store, now=self.clock.now(), session_id=session)
-                count += sum(n for scope, n in counts.items() if scope != "global")
+                count += sum(n for scope, n in counts.items() if scope != GLOBAL_SCOPE)
         return count
 
     async def _record(self, report: SyncReport, state: SyncState) -> None:

@@ -20,7 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pipeline.publish.memfiles import GLOBAL, ScopeMemory
+from pipeline.memory.layout import GLOBAL_SCOPE
+from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import Homes, Plan, PublishContext
 from pipeline.safefile import UnsafeFile
 from pipeline.settings import PublishSettings
@@ -61,7 +62,7 @@ class PublishTarget(ABC):
         return [
             guard(name, s.scope, self.plan_project, ctx, s, previous.get(s.scope))
             for s in scopes
-            if s.scope != GLOBAL
+            if s.scope != GLOBAL_SCOPE
         ]
 
     def plan_project(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:

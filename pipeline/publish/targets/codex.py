@@ -14,13 +14,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from pipeline.memory.layout import GLOBAL_SCOPE, INDEX, SUMMARY
 from pipeline.publish.atomic import encode
 from pipeline.publish.blockfile import (
     plan_user_file,
     withdraw_user_file,
 )
 from pipeline.publish.folder import memd_files
-from pipeline.publish.memfiles import GLOBAL, INDEX_FILE, SUMMARY_FILE, ScopeMemory, Topic
+from pipeline.publish.memfiles import ScopeMemory, Topic
 from pipeline.publish.plan import Homes, Plan, PublishContext, digest_of, missing_home, read_bytes
 from pipeline.publish.render import (
     VERIFY_NOTE,
@@ -47,7 +48,7 @@ OUTSIDE_CHANGE = "changed outside memd since the last publish (Codex's own conso
 
 
 def label(scope: str) -> str:
-    return GLOBAL if scope == GLOBAL else scope.removeprefix("projects/")
+    return GLOBAL_SCOPE if scope == GLOBAL_SCOPE else scope.removeprefix("projects/")
 
 
 def topic_name(scope: str, topic: Topic) -> str:
@@ -66,14 +67,14 @@ def memories_dir(home: Path) -> Path:
 def _scope_files(folder: Path, scope: str, existing: dict[str, bytes | None]) -> dict[str, bytes | None]:
     prefix = f"{PREFIX}{label(scope)}--"
     files = {name: data for name, data in existing.items() if name.startswith(prefix)}
-    if scope == GLOBAL:
-        files[SUMMARY_FILE] = read_bytes(folder / SUMMARY_FILE)
-        files[INDEX_FILE] = read_bytes(folder / INDEX_FILE)
+    if scope == GLOBAL_SCOPE:
+        files[SUMMARY] = read_bytes(folder / SUMMARY)
+        files[INDEX] = read_bytes(folder / INDEX)
     return files
 
 
 def _section_title(ctx: PublishContext, scope: ScopeMemory) -> str:
-    if scope.scope == GLOBAL:
+    if scope.scope == GLOBAL_SCOPE:
         return f"## Global (newest memory updated {newest_update(scope)})"
     project = ctx.projects.get(scope.scope) or scope.scope
     active = ctx.activity.get(scope.scope)
@@ -100,7 +101,7 @@ def _summary(ctx: PublishContext, global_scope: ScopeMemory, projects: Sequence[
     head = [
         "v1",
         "# Memory from memd",
-        f"{VERIFY_NOTE} The index is {INDEX_FILE} in this folder; topic files are {PREFIX}*.md beside it "
+        f"{VERIFY_NOTE} The index is {INDEX} in this folder; topic files are {PREFIX}*.md beside it "
         "(open one when its index line is relevant to the task).",
     ]
     text = "\n".join(head) + "\n"
@@ -108,13 +109,13 @@ def _summary(ctx: PublishContext, global_scope: ScopeMemory, projects: Sequence[
     sections = [s for s in ordered if clean_summary(s.summary) or s.topics]
     for i, scope in enumerate(sections):
         left = len(sections) - i - 1
-        trailer = f"\n({left} more projects: see {INDEX_FILE})\n" if left else ""
+        trailer = f"\n({left} more projects: see {INDEX})\n" if left else ""
         lines = clean_summary(scope.summary) or [
-            f"(no digest yet; {len(scope.topics)} topic files in {INDEX_FILE})"
+            f"(no digest yet; {len(scope.topics)} topic files in {INDEX})"
         ]
         section = f"\n{_section_title(ctx, scope)}\n"
         # The global digest leaves most of the room to the projects, which a session needs more.
-        limit = approx_tokens(text) + int(cap * GLOBAL_SHARE) if scope.scope == GLOBAL and left else cap
+        limit = approx_tokens(text) + int(cap * GLOBAL_SHARE) if scope.scope == GLOBAL_SCOPE and left else cap
         taken = 0
         for line in lines:
             if approx_tokens(text + section + line + "\n" + _trailer_room(trailer)) > min(limit, cap):
@@ -123,7 +124,7 @@ def _summary(ctx: PublishContext, global_scope: ScopeMemory, projects: Sequence[
             taken += 1
         if taken == 0:
             more = len(sections) - i
-            tail = f"\n({more} more projects: see {INDEX_FILE})\n" if scope.scope != GLOBAL else ""
+            tail = f"\n({more} more projects: see {INDEX})\n" if scope.scope != GLOBAL_SCOPE else ""
             if tail and approx_tokens(text + tail) <= cap:
                 text += tail
             break
@@ -151,18 +152,18 @@ def plan_all(
     ctx: PublishContext, scopes: Sequence[ScopeMemory], previous: Mapping[str, str | None]
 ) -> list[Plan]:
     """One plan per scope (the global one also carries the summary, the index and stale removals)."""
-    if (absent := missing_home(TARGET, GLOBAL, codex_home(ctx.homes), AGENT)) is not None:
+    if (absent := missing_home(TARGET, GLOBAL_SCOPE, codex_home(ctx.homes), AGENT)) is not None:
         return [absent]
     home = codex_home(ctx.homes)
     folder = memories_dir(home)
-    guard = Plan(target=TARGET, scope=GLOBAL, location=folder)
-    if not guard.confine(home, folder / INDEX_FILE):
+    guard = Plan(target=TARGET, scope=GLOBAL_SCOPE, location=folder)
+    if not guard.confine(home, folder / INDEX):
         return [guard]
     global_scope = next(
-        (s for s in scopes if s.scope == GLOBAL),
-        ScopeMemory(scope=GLOBAL, path=folder, summary="", index="", topics=()),
+        (s for s in scopes if s.scope == GLOBAL_SCOPE),
+        ScopeMemory(scope=GLOBAL_SCOPE, path=folder, summary="", index="", topics=()),
     )
-    projects = [s for s in scopes if s.scope != GLOBAL]
+    projects = [s for s in scopes if s.scope != GLOBAL_SCOPE]
     ordered = [global_scope, *_order(ctx, projects)]
     existing = memd_files(folder)
     plans: list[Plan] = []
@@ -172,9 +173,9 @@ def plan_all(
         desired: dict[str, bytes | None] = {
             topic_name(scope.scope, t): encode(topic_file(t.text)) for t in scope.topics
         }
-        if scope.scope == GLOBAL:
-            desired[SUMMARY_FILE] = encode(render_summary(ctx, global_scope, projects))
-            desired[INDEX_FILE] = encode(render_index(ctx, ordered))
+        if scope.scope == GLOBAL_SCOPE:
+            desired[SUMMARY] = encode(render_summary(ctx, global_scope, projects))
+            desired[INDEX] = encode(render_index(ctx, ordered))
         on_disk = _scope_files(folder, scope.scope, existing)
         for name, data in desired.items():
             plan.change(folder / name, data, on_disk[name] if name in on_disk else read_bytes(folder / name))
@@ -184,9 +185,9 @@ def plan_all(
         plan.published = {
             str(folder / topic_name(scope.scope, t)): (scope.scope, t.file) for t in scope.topics
         }
-        if scope.scope == GLOBAL:
-            plan.published[str(folder / SUMMARY_FILE)] = (GLOBAL, SUMMARY_FILE)
-            plan.published[str(folder / INDEX_FILE)] = (GLOBAL, INDEX_FILE)
+        if scope.scope == GLOBAL_SCOPE:
+            plan.published[str(folder / SUMMARY)] = (GLOBAL_SCOPE, SUMMARY)
+            plan.published[str(folder / INDEX)] = (GLOBAL_SCOPE, INDEX)
         prev = previous.get(scope.scope)
         if prev is not None and plan.disk_digest != prev:
             # What memd last wrote is not what is there: someone else changed it.
@@ -207,20 +208,20 @@ def plan_withdraw_all(ctx: PublishContext, rows: Mapping[str, Publication]) -> P
     memd last wrote (Codex's consolidation may have made them its own since)."""
     home = codex_home(ctx.homes)
     folder = memories_dir(home)
-    plan = Plan(target=TARGET, scope=GLOBAL, location=folder, withdraw=True)
-    if not plan.confine(home, folder / INDEX_FILE):
+    plan = Plan(target=TARGET, scope=GLOBAL_SCOPE, location=folder, withdraw=True)
+    if not plan.confine(home, folder / INDEX):
         return plan
     existing = memd_files(folder)
     for name, data in existing.items():
         plan.change(folder / name, None, data)
-    row = rows.get(GLOBAL)
-    shared = {SUMMARY_FILE: read_bytes(folder / SUMMARY_FILE), INDEX_FILE: read_bytes(folder / INDEX_FILE)}
-    if row is not None and row.content_sha256 == digest_of(_scope_files(folder, GLOBAL, existing)):
+    row = rows.get(GLOBAL_SCOPE)
+    shared = {SUMMARY: read_bytes(folder / SUMMARY), INDEX: read_bytes(folder / INDEX)}
+    if row is not None and row.content_sha256 == digest_of(_scope_files(folder, GLOBAL_SCOPE, existing)):
         for name, data in shared.items():
             plan.change(folder / name, None, data)
     elif any(data is not None for data in shared.values()):
         plan.notes.append(
-            f"{SUMMARY_FILE} and {INDEX_FILE} were changed since memd wrote them (by Codex?): left in place"
+            f"{SUMMARY} and {INDEX} were changed since memd wrote them (by Codex?): left in place"
         )
     plan.digest = digest_of({})
     return plan
@@ -258,7 +259,7 @@ class Codex(PublishTarget):
         that row is always planned, so withdrawing it means the target was turned off. Another
         scope's files went with the global plan that dropped them (or go with that withdrawal)."""
         if row.target == TARGET:
-            if row.scope == GLOBAL:
+            if row.scope == GLOBAL_SCOPE:
                 return plan_withdraw_all(ctx, rows)
             return nothing_to_withdraw(row)
         return super().plan_withdrawal(ctx, row, rows)

@@ -8,8 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.publish.folder import plan_withdraw
-from pipeline.publish.memfiles import GLOBAL, ScopeMemory
+from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import Plan, PublishContext
 from pipeline.publish.targets.base import guard
 
@@ -44,7 +45,7 @@ def plan_projects(
     taken: set[str] = set()
     plans = []
     for s in scopes:
-        if s.scope == GLOBAL:
+        if s.scope == GLOBAL_SCOPE:
             continue
         project = ctx.projects.get(s.scope) or ""
         name = encode(project)

@@ -15,13 +15,14 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.projects import ProjectResolver
 from pipeline.publish.blockfile import (
     plan_user_file,
     withdraw_user_file,
 )
 from pipeline.publish.folder import LoadCut, plan_folder, plan_withdraw
-from pipeline.publish.memfiles import GLOBAL, ScopeMemory
+from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import Homes, Plan, PublishContext, digest_of
 from pipeline.publish.targets.base import PublishTarget, failed_plan, guard, user_file_folder
 from pipeline.safefile import UnsafeFile, read_capped
@@ -154,7 +155,7 @@ class Gemini(PublishTarget):
         self, ctx: PublishContext, scopes: Sequence[ScopeMemory], previous: Mapping[str, str | None]
     ) -> list[Plan]:
         """``projects.json`` is read once for every project."""
-        projects = [s for s in scopes if s.scope != GLOBAL]
+        projects = [s for s in scopes if s.scope != GLOBAL_SCOPE]
         if not projects:
             return []
         try:

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from pipeline.publish.memfiles import GLOBAL, ScopeMemory, list_scopes, read_scope
+from pipeline.memory.layout import GLOBAL_SCOPE
+from pipeline.publish.memfiles import ScopeMemory, list_scopes, read_scope
 from pipeline.publish.plan import Homes, Plan, PublishContext
 from pipeline.publish.targets.agents_md import AgentsMd
 from pipeline.publish.targets.base import PublishTarget, failed_plan, guard, known_copy, nothing_to_withdraw
@@ -66,13 +67,13 @@ def plan_everything(
             try:
                 plans += target.plan_projects(ctx, list(scopes.values()), previous_of(name))
             except Exception as exc:
-                plans.append(failed_plan(name, GLOBAL, exc))
-    global_scope = scopes.get(GLOBAL)
+                plans.append(failed_plan(name, GLOBAL_SCOPE, exc))
+    global_scope = scopes.get(GLOBAL_SCOPE)
     if global_scope is not None:
         for target, names in on:
             if (name := target.global_name) in names:
-                sha = previous_of(name).get(GLOBAL)
-                plans.append(guard(name, GLOBAL, target.plan_global, ctx, global_scope, sha))
+                sha = previous_of(name).get(GLOBAL_SCOPE)
+                plans.append(guard(name, GLOBAL_SCOPE, target.plan_global, ctx, global_scope, sha))
     enabled = {name for _, names in on for name in names}
     planned = {(p.target, p.scope) for p in plans}
     plans += _withdrawals(ctx, targets, previous, scopes, planned, enabled)

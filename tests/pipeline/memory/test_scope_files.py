@@ -79,6 +79,44 @@ def test_malformed_frontmatter_is_refused_with_a_reason(text: str, problem: str)
         frontmatter.parse(text)
 
 
+SPELLINGS = {
+    "json flow list": 'sources: ["s-1", "s-2"]\n',
+    "plain flow list": "sources: [s-1, 's-2']\n",
+    "block list": 'sources:\n  - s-1\n- "s-2"\n',
+}
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS.values(), ids=SPELLINGS.keys())
+@pytest.mark.parametrize("strict", [True, False], ids=["checked", "published"])
+def test_both_list_spellings_give_the_same_sources_to_every_reader(spelling: str, strict: bool) -> None:
+    """One parser: the checks (strict) and publishing (lenient) read a flow list and a block list alike."""
+    text = f"---\nname: N\ndescription: D\ntype: project\n{spelling}updated: 2026-11-03\n---\nbody\n"
+    meta = frontmatter.parse(text, strict=strict).meta
+    assert (meta.name, meta.sources, meta.updated) == ("N", ("s-1", "s-2"), date(2026, 11, 3))
+
+
+def test_publishing_reads_what_it_can_of_a_malformed_frontmatter(tmp_path: Path) -> None:
+    """A hand-edited topic file is published with what can be read; the checks refuse it."""
+    from pipeline.publish.memfiles import read_topic
+
+    text = (
+        "---\r\nname: Hand edited\r\nnot a key line\r\ndescription: kept\r\ndescription: again\r\n"
+        "updated: 2026-11-03T10:00:00\r\nexpires: someday\r\nsources:\r\n- s-1\r\n---\r\nbody\r\n"
+    )
+    with pytest.raises(frontmatter.FrontmatterError):
+        frontmatter.parse(text)
+    path = tmp_path / "hand.md"
+    path.write_bytes(text.encode())
+    topic = read_topic(path)
+    assert topic is not None
+    assert (topic.name, topic.description, topic.sources) == ("Hand edited", "kept", ("s-1",))
+    assert (topic.updated_date, topic.expires) == ("2026-11-03", None)
+    path.write_text("no frontmatter at all\n")
+    topic = read_topic(path)
+    assert topic is not None
+    assert (topic.name, topic.description, topic.sources) == ("hand", "", ())
+
+
 def test_schema_problems_are_named() -> None:
     meta = frontmatter.parse("---\nname: \ndescription: d\ntype: opinion\ntags: x\n---\n").meta
     problems = " | ".join(frontmatter.problems(meta))

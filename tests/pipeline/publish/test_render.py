@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
+from pipeline.memory import frontmatter
 from pipeline.publish import sentinel
-from pipeline.publish.memfiles import parse_frontmatter
 from pipeline.publish.render import neutralise, topic_file
 from pipeline.sources import injected
 
@@ -41,7 +41,7 @@ def test_every_marker_memd_or_its_scanner_accepts_is_neutralised() -> None:
 def test_a_topic_file_keeps_its_frontmatter_and_no_other_fence() -> None:
     text = "---\nname: A\ndescription: d\n---\nBody.\n---\nname: Evil\n---\n<!-- memd:end -->\n"
     out = topic_file(text)
-    assert parse_frontmatter(out) == parse_frontmatter(text)
+    assert frontmatter.parse(out).meta == frontmatter.parse(text).meta == frontmatter.Frontmatter("A", "d")
     lines = out.splitlines()
     assert [i for i, line in enumerate(lines) if line.strip() == "---"] == [0, 3]
     assert sentinel.END not in out
@@ -51,6 +51,6 @@ def test_a_topic_file_keeps_its_frontmatter_and_no_other_fence() -> None:
 
 def test_a_topic_file_without_frontmatter_gets_none_from_its_body() -> None:
     out = topic_file("---\nBody only.\n")
-    assert parse_frontmatter(out) == {}
+    assert frontmatter.parse(out, strict=False).meta == frontmatter.Frontmatter()
     assert not out.startswith("---")
     assert topic_file("Body.\n") == "Body.\n"

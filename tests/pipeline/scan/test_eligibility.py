@@ -5,8 +5,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from pipeline.scan.eligibility import SessionFacts, evaluate
+from pipeline.scan.eligibility import evaluate
 from pipeline.settings import MemoriesSettings
+from pipeline.transcript import SessionFacts
 from pipeline.vocabulary import TranscriptState
 
 ACTIVE = TranscriptState.ACTIVE

@@ -13,7 +13,7 @@ import pytest
 
 from daemon.cli.config import template_text
 from daemon.config import ConfigError, load_settings
-from daemon.lean.layers import inputs_key
+from daemon.config_layers import inputs_key
 from pipeline.clock import FakeClock
 from pipeline.errors import TranscriptUnreadable
 from pipeline.extract.item import Prepared, build, parse_full

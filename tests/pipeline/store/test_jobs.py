@@ -130,3 +130,32 @@ async def test_an_extract_job_of_one_machine_is_claimed_only_there(store: Store,
         later = now + LEASE + timedelta(seconds=1)
         assert await jobs.claim_next(two, JobKind.EXTRACT, owner="w2", now=later, lease=LEASE) is None
         assert await jobs.claim_next(one, JobKind.EXTRACT, owner="w1b", now=later, lease=LEASE) is not None
+
+
+async def test_every_fenced_update_of_a_job_refuses_an_owner_that_lost_it(
+    store: Store, clock: FakeClock
+) -> None:
+    """One fence (``jobs.fenced``) for the job's own updates and phase 1's: a worker whose claim was
+    taken over can neither hand the job to a batch, nor requeue it, nor fail it; the new owner's row
+    is left as it was."""
+    from pipeline.store import stage1
+
+    await jobs.enqueue(store, "extract", "a", now=clock.now())
+    first = await jobs.claim_next(store, "extract", owner="w1", now=clock.now(), lease=LEASE)
+    assert first is not None
+    clock.advance(LEASE + timedelta(seconds=1))
+    second = await jobs.claim_next(store, "extract", owner="w2", now=clock.now(), lease=LEASE)
+    assert second is not None
+    now = clock.now()
+    with pytest.raises(LeaseLost):
+        await stage1.transfer_job(store, first, new_owner="batch-1", now=now)
+    with pytest.raises(LeaseLost):
+        await stage1.requeue_extract(store, first, now=now, not_before=now, reason="r", payload={"n": 1})
+    with pytest.raises(LeaseLost):
+        await stage1.fail_extract(store, first, transcript_id=None, now=now, reason="gone")
+    with pytest.raises(LeaseLost):
+        await jobs.fail(store, first, now=now, reason="gone")
+    assert await jobs.counts(store) == {"running": 1}
+    await stage1.transfer_job(store, second, new_owner="batch-1", now=now)
+    held = await jobs.claim_next(store, "extract", owner="w3", now=now, lease=LEASE)
+    assert held is None  # the batch holds it now

@@ -18,7 +18,6 @@ from typing import Any
 
 from pipeline.clock import FakeClock
 from pipeline.consolidate.run import run_phase2
-from pipeline.consolidate.sync_now import sync_memory
 from pipeline.llm.client import LLMClient, build_client
 from pipeline.llm.protocol import ModelClient
 from pipeline.memory.repository import MemoryRepo
@@ -26,6 +25,7 @@ from pipeline.publish.run import PublishReport, publish_all
 from pipeline.redaction import Redactor
 from pipeline.settings import Settings
 from pipeline.store import Store, open_store
+from pipeline.sync.now import sync_memory
 from pipeline.sync.run import SyncReport
 from tests.fakes.anthropic_api import FakeAnthropicAPI, FakeResponse
 from tests.fakes.fixtures import FAKE_API_KEY

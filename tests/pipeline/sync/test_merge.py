@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from pipeline.memory.inputs import raw_sections
-from pipeline.sync.merge import PLACEHOLDER_SUMMARY, merge_trees
-from pipeline.sync.tombstones import TOMBSTONE_TEXT, path_of
+from pipeline.memory.layout import PLACEHOLDER_SUMMARY
+from pipeline.memory.tombstones import TOMBSTONE_TEXT, path_of
+from pipeline.sync.merge import merge_trees
 
 S = "projects/app-1"
 

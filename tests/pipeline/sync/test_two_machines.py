@@ -146,7 +146,7 @@ async def test_a_forget_on_one_machine_while_the_other_consolidates_travels(
     assert _sessions_in(tree, scope) >= {"beta", "epsilon"}
     assert "alpha" not in _sessions_in(tree, scope)
     assert not [p for p, text in tree.items() if "alpha" in text], "the forgotten session came back"
-    from pipeline.sync.tombstones import path_of
+    from pipeline.memory.tombstones import path_of
 
     assert path_of("alpha") in tree
     assert not any("alpha" in text for text in b.published().values())
@@ -233,7 +233,7 @@ async def test_memd_forget_pushes_the_tombstone_at_once(
 ) -> None:
     from daemon.actions import forget_now
     from daemon.runtime import Runtime
-    from pipeline.sync.tombstones import path_of
+    from pipeline.memory.tombstones import path_of
     from tests.fakes.fixtures import FAKE_API_KEY
 
     a, b = pair

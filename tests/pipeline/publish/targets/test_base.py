@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 
-from pipeline.publish.memfiles import GLOBAL, ScopeMemory
+from pipeline.memory.layout import GLOBAL_SCOPE
+from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import Homes, Plan, PublishContext
 from pipeline.publish.targets.base import PublishTarget
 from pipeline.settings import PublishSettings
@@ -63,7 +64,7 @@ def test_a_target_without_a_global_scope_has_one_name_and_turns_on_only_it() -> 
 
 def test_project_plans_skip_the_global_scope_and_a_raising_one_fails_alone(env: Env) -> None:
     plans = ProjectsOnly().plan_projects(
-        ctx_of(env), [scope(GLOBAL), scope("projects/ok"), scope("projects/bad")], {}
+        ctx_of(env), [scope(GLOBAL_SCOPE), scope("projects/ok"), scope("projects/bad")], {}
     )
     assert [(p.scope, p.error) for p in plans] == [
         ("projects/ok", None),

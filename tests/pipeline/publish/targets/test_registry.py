@@ -10,8 +10,9 @@ import pytest
 
 from daemon import service_files as sf
 from pipeline.clock import FakeClock
+from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.publish.atomic import encode
-from pipeline.publish.memfiles import GLOBAL, ScopeMemory
+from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import Homes, Plan, PublishContext, digest_of, read_bytes
 from pipeline.publish.run import PublishReport, publish_all
 from pipeline.publish.targets import registry
@@ -77,29 +78,32 @@ async def test_a_toy_target_is_planned_applied_and_withdrawn(
     root = env.tmp / "toy"
     scope = await add_scope(store, str(env.project("app")), clock.now())
     write_scope(env.memory_dir, scope, summary="Project digest.", topics={"a.md": topic_text("A")})
-    write_scope(env.memory_dir, GLOBAL, summary="Global digest.")
+    write_scope(env.memory_dir, GLOBAL_SCOPE, summary="Global digest.")
     settings = env.settings(gemini=False)
     project_file = root / (scope.replace("/", "-") + ".md")
 
     register(monkeypatch, Toy(root))
     report = await publish_all(store, settings, clock, dry_run=True)
-    assert toy_results(report) == {("toy", scope, "would_publish"), ("toy_global", GLOBAL, "would_publish")}
+    assert toy_results(report) == {
+        ("toy", scope, "would_publish"),
+        ("toy_global", GLOBAL_SCOPE, "would_publish"),
+    }
     assert not root.exists()
     report = await publish_all(store, settings, clock)
-    assert toy_results(report) == {("toy", scope, "published"), ("toy_global", GLOBAL, "published")}
+    assert toy_results(report) == {("toy", scope, "published"), ("toy_global", GLOBAL_SCOPE, "published")}
     assert project_file.read_text() == "toy: Project digest."
     assert (root / "global.md").read_text() == "toy: Global digest."
     assert ("claude_code", scope, "published") in {(r.target, r.scope, r.outcome) for r in report.results}
     rows = {(r.target, r.scope): r for r in await load_publications(store)}
     assert rows[("toy", scope)].path == str(project_file)
-    assert rows[("toy_global", GLOBAL)].content_sha256 is not None
+    assert rows[("toy_global", GLOBAL_SCOPE)].content_sha256 is not None
 
     report = await publish_all(store, settings, clock)
-    assert toy_results(report) == {("toy", scope, "unchanged"), ("toy_global", GLOBAL, "unchanged")}
+    assert toy_results(report) == {("toy", scope, "unchanged"), ("toy_global", GLOBAL_SCOPE, "unchanged")}
 
     register(monkeypatch, Toy(root, on=False))
     report = await publish_all(store, settings, clock)
-    assert toy_results(report) == {("toy", scope, "withdrawn"), ("toy_global", GLOBAL, "withdrawn")}
+    assert toy_results(report) == {("toy", scope, "withdrawn"), ("toy_global", GLOBAL_SCOPE, "withdrawn")}
     assert list(root.iterdir()) == []
     report = await publish_all(store, settings, clock)
     assert toy_results(report) == set()
@@ -133,7 +137,7 @@ async def test_a_toy_target_whose_whole_planning_raises_fails_alone(
     report = await publish_all(store, env.settings(gemini=False), clock)
     assert {(r.target, r.scope, r.outcome, r.reason) for r in report.results} == {
         ("claude_code", scope, "published", None),
-        ("toy", GLOBAL, "failed", "OSError: no such disk"),
+        ("toy", GLOBAL_SCOPE, "failed", "OSError: no such disk"),
     }
 
 

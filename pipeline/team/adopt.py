@@ -16,17 +16,38 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+from datetime import datetime
 from pathlib import Path
+from typing import Protocol
 
 import structlog
 
-from pipeline.consolidate.context import Phase2Context
+from pipeline.clock import Clock
 from pipeline.errors import MemdError
-from pipeline.memory.layout import check_file
-from pipeline.memory.validate import list_scope, validate_scope
-from pipeline.store import snapshots
+from pipeline.memory.layout import Caps, check_file
+from pipeline.memory.repository import MemoryRepo
+from pipeline.memory.validate import SecretFinder, list_scope, validate_scope
+from pipeline.store import Store, snapshots
 
 log = structlog.get_logger(__name__)
+
+
+class TeamContext(Protocol):
+    """What taking over another machine's scope needs (phase 2's context gives it)."""
+
+    @property
+    def store(self) -> Store: ...
+    @property
+    def clock(self) -> Clock: ...
+    @property
+    def repo(self) -> MemoryRepo: ...
+    @property
+    def scratch_parent(self) -> Path: ...
+    @property
+    def finder(self) -> SecretFinder | None: ...
+    @property
+    def caps(self) -> Caps: ...
+
 
 ADOPTED_TRAILER = "Memd-Adopted"
 """The commit trailer naming the other machine's run a commit took over."""
@@ -40,10 +61,13 @@ def read_scope(scope_dir: Path) -> dict[str, str]:
     return {rel: (scope_dir / rel).read_text(encoding="utf-8") for rel in sorted(listing.files)}
 
 
-async def record_landed(ctx: Phase2Context, scope: str, run_id: str, scope_dir: Path) -> None:
-    """Record the folder a run of this machine just landed, for the machines sharing the store."""
+async def record_landed(
+    store: Store, scope: str, *, run_id: str, scope_dir: Path, host: str, now: datetime
+) -> None:
+    """Record the folder a run of this machine just landed (or a person accepted), for the machines
+    sharing the store."""
     files = await asyncio.to_thread(read_scope, scope_dir)
-    await snapshots.save(ctx.store, scope, run_id=run_id, host=ctx.host, files=files, now=ctx.clock.now())
+    await snapshots.save(store, scope, run_id=run_id, host=host, files=files, now=now)
 
 
 def _write(scope_dir: Path, files: dict[str, str]) -> None:
@@ -54,7 +78,7 @@ def _write(scope_dir: Path, files: dict[str, str]) -> None:
         path.write_text(text, encoding="utf-8")
 
 
-async def adopt(ctx: Phase2Context, scope: str) -> bool:
+async def adopt(ctx: TeamContext, scope: str) -> bool:
     """Take over the folder another machine's run last landed for ``scope``, when this machine has
     not yet; True when it changed the repository. Raises ``MemdError`` when it could not try."""
     snap = await snapshots.get(ctx.store, scope)
@@ -100,7 +124,7 @@ async def adopt(ctx: Phase2Context, scope: str) -> bool:
     return changed
 
 
-async def adopt_all(ctx: Phase2Context) -> list[str]:
+async def adopt_all(ctx: TeamContext) -> list[str]:
     """Take over every scope another machine landed since this one last looked; the scopes changed.
     A scope that cannot be taken over now is logged and tried again next time."""
     changed = []

@@ -1,4 +1,5 @@
-"""The state store's URL, read in one place: ``sqlite:///PATH`` or ``postgresql://...``.
+"""The state store's URL, read in one place: ``sqlite:///PATH`` or ``postgresql://...``, and shown
+with its password hidden.
 
 Standard library only, so the settings schema, `memd status`, `memd scan`'s quick check and the
 service unit can all read it without SQLAlchemy (which opens the store with its own parser).
@@ -33,10 +34,19 @@ def sqlite_path(url: str) -> Path | None:
 
 
 def describe(url: str) -> str:
-    """The URL with any password hidden, for messages and `memd status`."""
-    if "://" not in url or "@" not in url:
+    """The URL with any password hidden (in the user part or a ``password=`` parameter), for
+    messages and `memd status`."""
+    if "://" not in url:
         return url
     scheme, rest = url.split("://", 1)
-    creds, host = rest.rsplit("@", 1)
-    user = creds.split(":", 1)[0]
-    return f"{scheme}://{user}:***@{host}" if ":" in creds else url
+    rest, question, query = rest.partition("?")
+    if question:
+        query = "&".join(
+            f"{param.split('=', 1)[0]}=***" if param.split("=", 1)[0].lower() == "password" else param
+            for param in query.split("&")
+        )
+    if "@" in rest:
+        creds, host = rest.rsplit("@", 1)
+        if ":" in creds:
+            rest = f"{creds.split(':', 1)[0]}:***@{host}"
+    return f"{scheme}://{rest}{question}{query}"

@@ -7,11 +7,11 @@ import subprocess
 from pathlib import Path
 
 from pipeline.consolidate.plan import plan_scope
-from pipeline.consolidate.rekey import Move, rekey
 from pipeline.consolidate.run import run_phase2
 from pipeline.projects import path_key, scope_for
+from pipeline.projects.rekey import Move, rekey
 from pipeline.store import consolidation as db
-from pipeline.store import syncstate
+from pipeline.store import rekey as store_rekey
 from tests.pipeline.consolidate.support import Env
 from tests.pipeline.sync.support import agent
 
@@ -51,7 +51,7 @@ async def test_a_scope_moves_to_its_origin_key_in_one_commit_and_the_store_follo
     assert after == before
     assert int(_git(memory, "rev-list", "--count", "HEAD")) == commits + 1
     assert "scope keys follow the repository's identity" in _git(memory, "log", "-1", "--format=%s")
-    assert await syncstate.project_scopes(env.store) == [(str(project), new)]
+    assert await store_rekey.project_scopes(env.store) == [(str(project), new)]
     assert await db.get_scope(env.store, old) is None
     state = await db.get_scope(env.store, new)
     assert state is not None
@@ -93,7 +93,7 @@ async def test_on_a_shared_store_a_machine_moves_its_folder_after_another_moved_
     _git(project, "remote", "add", "origin", "git@github.com:acme/app.git")
     new = scope_for(str(project))
     # Another machine sharing the store moved the records (and its own folder) first.
-    await syncstate.rename_scope(
+    await store_rekey.rename_scope(
         env.store, project=str(project), old=old, new=new, merged=False, now=env.clock.now()
     )
     watermark = (await db.get_scope(env.store, new)).watermark  # type: ignore[union-attr]

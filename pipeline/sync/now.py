@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from pipeline.clock import Clock
-from pipeline.consolidate.rekey import rekey
 from pipeline.consolidate.run import context
 from pipeline.consolidate.scope_run import consolidate_scope
 from pipeline.llm.protocol import ModelClient
 from pipeline.memory.validate import SecretFinder
+from pipeline.projects.rekey import rekey
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.sync.run import SyncReport, sync

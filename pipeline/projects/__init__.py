@@ -4,7 +4,8 @@ A working directory resolves through ``git rev-parse --git-common-dir``, so a li
 subfolder joins its main repository; a directory outside git is its own project; a directory that
 no longer exists keeps the project recorded when it was seen. Git runs through
 ``pipeline.memory.git_env.git_stdout``: the hardened configuration (no fsmonitor, no hooks, no user or
-system config) of every git call memd makes.
+system config) of every git call memd makes. Moving a scope whose project's key changed is
+``pipeline.projects.rekey``.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ import re
 from pathlib import Path
 
 from pipeline.memory.git_env import git_stdout
+from pipeline.memory.layout import GLOBAL_SCOPE, PROJECTS_DIR
 
-GLOBAL_SCOPE = "global"
 GIT_TIMEOUT_S = 5.0
 
 
@@ -165,9 +166,9 @@ def _origin_in(text: str) -> str | None:
 
 def scope_for_path(project: str) -> str:
     """The scope a project had before memd keyed repositories by origin (``path_key``)."""
-    return f"projects/{path_key(project)}"
+    return f"{PROJECTS_DIR}/{path_key(project)}"
 
 
 def scope_for(project: str | None) -> str:
     """The memory scope of a project: ``projects/<key>``, or ``global`` for a session without one."""
-    return GLOBAL_SCOPE if not project else f"projects/{project_key(project)}"
+    return GLOBAL_SCOPE if not project else f"{PROJECTS_DIR}/{project_key(project)}"

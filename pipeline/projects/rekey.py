@@ -7,7 +7,7 @@ project's folder ``projects/<old>/`` is renamed to ``projects/<new>/`` in one co
 store follows (its extracts, the scope's record, runs, publications and memory uses). When
 ``projects/<new>/`` already holds memory (the same repository cloned at two paths), the old folder's
 inputs join it and the scope is consolidated again over both. Idempotent: run before each
-consolidation, sync and publish.
+consolidation, each sync and each `memd publish`.
 """
 
 from __future__ import annotations
@@ -23,14 +23,13 @@ import structlog
 from pipeline.clock import Clock
 from pipeline.memory.inputs import join_raw_sections, raw_sections
 from pipeline.memory.layout import GLOBAL_SCOPE, RAW_MEMORIES, ROLLOUT_DIR, is_scope
-from pipeline.memory.repository import MemoryRepo
+from pipeline.memory.repository import MemoryRepo, scratch_parent
 from pipeline.projects import scope_for, scope_for_path
 from pipeline.settings import Settings
-from pipeline.store import Store, syncstate
+from pipeline.store import Store
+from pipeline.store import rekey as store_rekey
 
 log = structlog.get_logger(__name__)
-
-SCRATCH_DIR = "rekey-scratch"
 
 
 @dataclass(frozen=True)
@@ -46,7 +45,7 @@ async def planned_moves(store: Store, memory_dir: Path) -> list[Move]:
     with other machines (team mode), each whose records another machine already moved while this
     machine's memory repository still has the folder under its path key."""
     moves = []
-    for project, scope in await syncstate.project_scopes(store):
+    for project, scope in await store_rekey.project_scopes(store):
         if scope == GLOBAL_SCOPE:
             continue
         new = await asyncio.to_thread(scope_for, project)
@@ -69,7 +68,7 @@ async def rekey(store: Store, settings: Settings, clock: Clock) -> list[Move]:
     done: list[Move] = []
     base = await repo.head()
     assert base is not None
-    async with repo.scratch(Path(settings.paths.state_dir) / SCRATCH_DIR, owner="rekey") as clone:
+    async with repo.scratch(scratch_parent(settings.paths.state_dir, "rekey"), owner="rekey") as clone:
         for move in moves:
             merged = await asyncio.to_thread(_move_folder, clone.path, move.old, move.new)
             done.append(Move(move.project, move.old, move.new, merged))
@@ -82,7 +81,7 @@ async def rekey(store: Store, settings: Settings, clock: Clock) -> list[Move]:
             await repo.land(clone, base=base)
     now = clock.now()
     for move in done:
-        await syncstate.rename_scope(
+        await store_rekey.rename_scope(
             store, project=move.project, old=move.old, new=move.new, merged=move.merged, now=now
         )
         log.info("scope_rekeyed", project=move.project, old=move.old, new=move.new, merged=move.merged)

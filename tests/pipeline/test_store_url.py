@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.store.url import backend, describe, sqlite_path
+from pipeline.store_url import backend, describe, sqlite_path
 
 
 def test_sqlite_path() -> None:
@@ -37,6 +37,19 @@ def test_describe_hides_the_password() -> None:
     assert describe("postgresql://memd:s3cret@db/memd") == "postgresql://memd:***@db/memd"
     assert describe("postgresql://memd@db/memd") == "postgresql://memd@db/memd"
     assert describe("sqlite:////x/state.db") == "sqlite:////x/state.db"
+
+
+def test_describe_hides_a_password_given_as_a_parameter() -> None:
+    """The one describer of the store URL (the engine kept a second one): a ``password=``
+    parameter is hidden too."""
+    assert describe("postgresql://memd@db/memd?password=s3cret&sslmode=require") == (
+        "postgresql://memd@db/memd?password=***&sslmode=require"
+    )
+    assert (
+        describe("postgresql:///memd?host=/run/pg&PASSWORD=x")
+        == "postgresql:///memd?host=/run/pg&PASSWORD=***"
+    )
+    assert describe("postgresql://memd:p@ss@db/memd") == "postgresql://memd:***@db/memd"
 
 
 @pytest.mark.parametrize("url", ["mysql://u@h/db", "sqlite:x.db", "postgresql://u@h/db", "sqlite:////x.db"])

@@ -1,5 +1,5 @@
 """Team mode in phase 2: machines sharing a store consolidate a scope one at a time, and each
-machine's memory repository takes over what another machine's run landed (``pipeline.consolidate.team``)."""
+machine's memory repository takes over what another machine's run landed (``pipeline.team.adopt``)."""
 
 from __future__ import annotations
 
@@ -159,3 +159,29 @@ async def test_a_folder_from_another_machine_that_fails_validation_is_refused_wi
     )
     assert after == before  # nothing of it landed
     assert await snapshots.to_adopt(env.store) == []  # not tried again until the scope lands anew
+
+
+@postgres_only
+async def test_a_run_accepted_from_the_inbox_is_taken_over_by_the_other_machines(env: Env) -> None:
+    """A landing is recorded for the team the same way whether a run landed it or a person accepted
+    it (``record_landed``): the other machine takes the accepted folder over, naming this host."""
+    from pipeline.consolidate import inbox
+
+    env = env.with_settings(review={"mode": "inbox"})
+    await env.add_extract("sess-1")
+    env.api.responder = ScriptedResponder(write_memory())
+    [parked] = (await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)).scopes
+    assert parked.outcome == "pending_review"
+    assert await snapshots.get(env.store, SCOPE) is None  # nothing landed yet
+    await inbox.accept(env.store, env.settings, env.clock, parked.run_id or "")
+    snap = await snapshots.get(env.store, SCOPE)
+    assert snap is not None
+    assert (snap.run_id, snap.host) == (parked.run_id, socket.gethostname())
+
+    other = _elsewhere(env, "m2")
+    async with as_machine(env.store, "m2") as store2:
+        report = await run_phase2(store2, other, env.clock, env.llm, env.redactor)
+        assert report.adopted == [SCOPE]
+        assert _scope_files(other.paths.memory_dir, SCOPE) == _scope_files(
+            env.settings.paths.memory_dir, SCOPE
+        )
