@@ -9,13 +9,10 @@ from typing import TYPE_CHECKING, NoReturn
 
 import click
 
+from daemon.exits import Exit
+
 if TYPE_CHECKING:
     from daemon.config import LoadedSettings
-
-EXIT_FAILED = 1
-"""A command that ran and failed (its reason is printed)."""
-EXIT_CONFIG = 2
-"""A bad config file or value: the file, the key and the problem are printed."""
 
 
 @dataclass
@@ -25,14 +22,14 @@ class CliContext:
     _loaded: LoadedSettings | None = field(default=None, repr=False)
 
     def loaded(self) -> LoadedSettings:
-        """The settings, loaded once; a bad file or value exits with status 2 and says why."""
+        """The settings, loaded once; a bad file or value exits with ``Exit.CONFIG`` and says why."""
         if self._loaded is None:
             from daemon.config import ConfigError, load_settings
 
             try:
                 self._loaded = load_settings(self.config_path)
             except ConfigError as exc:
-                fail(f"config error: {exc}", EXIT_CONFIG)
+                fail(f"config error: {exc}", Exit.CONFIG)
         return self._loaded
 
     def configure_logging(self) -> None:
@@ -41,10 +38,10 @@ class CliContext:
         configure_logging(level=self.log_level)
 
 
-def fail(message: str, code: int = 1) -> NoReturn:
+def fail(message: str, code: Exit = Exit.FAILED) -> NoReturn:
     """One clear line on stderr, no traceback."""
     click.echo(f"memd: {message}", err=True)
-    sys.exit(code)
+    sys.exit(int(code))
 
 
 pass_ctx = click.make_pass_decorator(CliContext)

@@ -6,7 +6,7 @@ dropped), and the published copies are updated. Only git history keeps the old t
 
 Exit status: 0 when every affected scope was rewritten (or had nothing of it to rewrite) and
 published; 1 when nothing matched, a run or a publish failed, or the store or git failed; 2 for a
-bad config or bad arguments.
+bad config; 64 for bad arguments (see `daemon.exits`).
 """
 
 from __future__ import annotations
@@ -16,9 +16,8 @@ import os
 
 import click
 
-from daemon.cli.context import EXIT_FAILED, CliContext, fail, pass_ctx
-
-EXIT_USAGE = 2
+from daemon.cli.context import CliContext, fail, pass_ctx
+from daemon.exits import Exit
 
 
 @click.command("forget")
@@ -30,7 +29,7 @@ EXIT_USAGE = 2
 def forget_command(ctx: CliContext, session_id: str | None, project: str | None) -> None:
     """Forget what memd learned from one session or one project, and rewrite the memory now."""
     if (session_id is None) == (project is None):
-        fail("give exactly one of --session ID or --project KEY", EXIT_USAGE)
+        fail("give exactly one of --session ID or --project KEY", Exit.USAGE)
     settings = ctx.loaded().settings
     ctx.configure_logging()
     from daemon.actions import Forgotten, forget_now
@@ -44,7 +43,7 @@ def forget_command(ctx: CliContext, session_id: str | None, project: str | None)
         try:
             scope_of_project(project)
         except ValueError as exc:
-            fail(str(exc), EXIT_USAGE)
+            fail(str(exc), Exit.USAGE)
 
     async def go() -> Forgotten:
         store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
@@ -64,8 +63,8 @@ def forget_command(ctx: CliContext, session_id: str | None, project: str | None)
     try:
         done = asyncio.run(go())
     except MemdError as exc:
-        fail(str(exc), EXIT_FAILED)
+        fail(str(exc), Exit.FAILED)
     for line in done.lines():
         click.echo(line)
     if not done.ok:
-        raise SystemExit(EXIT_FAILED)
+        raise SystemExit(Exit.FAILED)

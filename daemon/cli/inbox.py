@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 import click
 
-from daemon.cli.context import EXIT_FAILED, CliContext, fail, pass_ctx
+from daemon.cli.context import CliContext, fail, pass_ctx
+from daemon.exits import Exit
 
 if TYPE_CHECKING:
     from pipeline.settings import Settings
@@ -40,7 +41,7 @@ def _with_store(ctx: CliContext, work: Callable[[Store, Settings], Awaitable[T]]
     try:
         return asyncio.run(go())
     except MemdError as exc:
-        fail(str(exc), EXIT_FAILED)
+        fail(str(exc), Exit.FAILED)
 
 
 @click.group("inbox", invoke_without_command=True)
@@ -94,7 +95,7 @@ def accept(ctx: CliContext, run_id: str) -> None:
     for line in done.lines():
         click.echo(line)
     if not done.ok:
-        raise SystemExit(EXIT_FAILED)
+        raise SystemExit(Exit.FAILED)
 
 
 @inbox_group.command("reject")

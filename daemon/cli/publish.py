@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from daemon.cli.context import EXIT_FAILED, CliContext, fail, pass_ctx
+from daemon.cli.context import CliContext, fail, pass_ctx
+from daemon.exits import Exit
 
 if TYPE_CHECKING:
     from pipeline.publish.run import PublishReport
@@ -50,12 +51,12 @@ def publish_command(ctx: CliContext, dry_run: bool, as_json: bool) -> None:
     try:
         report = asyncio.run(go())
     except StoreError as exc:
-        fail(str(exc), EXIT_FAILED)
+        fail(str(exc), Exit.FAILED)
     if as_json:
         click.echo(json.dumps(_jsonable(report), indent=2))
     else:
         _print(report)
-    sys.exit(EXIT_FAILED if report.failed else 0)
+    sys.exit(Exit.FAILED if report.failed else Exit.OK)
 
 
 def _jsonable(report: PublishReport) -> dict[str, object]:

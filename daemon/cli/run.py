@@ -4,7 +4,8 @@ Exit status: 0 when the daemon stopped cleanly or the cycle ran (a transcript th
 recorded outcome, not a failed run; so is an API that asked memd to wait); 1 when memd itself could
 not work (the state store is unreachable, a step could not run, such as extraction without an API
 key, with a key the API refuses, an API that cannot be reached or a model it does not know, or a
-consolidation refused by validation); 2 for a bad config; 3 when another memd holds the state store.
+consolidation refused by validation); 2 for a bad config; 3 when another memd holds the state store; 64 for bad options
+(``daemon.exits``).
 
 Ctrl-C (SIGINT, like SIGTERM) lets the step in flight finish for up to ``[schedule]
 shutdown_timeout_s`` and runs no further step; `--once` says so at once, and that a second Ctrl-C
@@ -20,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from daemon.cli.context import EXIT_FAILED, CliContext, fail, pass_ctx
+from daemon.cli.context import CliContext, fail, pass_ctx
+from daemon.exits import Exit
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -28,7 +30,6 @@ if TYPE_CHECKING:
     from daemon.cycle import CycleResult, StepResult
     from daemon.service import Daemon, Interrupt
 
-EXIT_BUSY = 3
 WAIT_TIMEOUT_S = 1800.0
 """`--wait`'s default limit: the API ends most batches well within half an hour."""
 WAIT_POLL_S = 30.0
@@ -80,9 +81,9 @@ def run_command(
 ) -> None:
     """Run the daemon in the foreground (what the service starts), or one cycle with --once."""
     if dry_run and not once:
-        fail("--dry-run works with --once only", 2)
+        fail("--dry-run works with --once only", Exit.USAGE)
     if wait and (not once or dry_run):
-        fail("--wait works with --once only (and not with --dry-run)", 2)
+        fail("--wait works with --once only (and not with --dry-run)", Exit.USAGE)
     loaded = ctx.loaded()
     _configure_logging(ctx, once=once)
 
@@ -119,9 +120,9 @@ async def _forever(daemon: Daemon) -> int:
     try:
         code = await daemon.run_forever()
     except InstanceBusy as exc:
-        fail(str(exc), EXIT_BUSY)
+        fail(str(exc), Exit.BUSY)
     except StoreError as exc:
-        fail(str(exc), EXIT_FAILED)
+        fail(str(exc), Exit.FAILED)
     if daemon.abandoned:
         daemon.hard_stop.exit_now(code)
     return code
@@ -144,9 +145,9 @@ async def _once(daemon: Daemon, dry_run: bool, limits: tuple[float, float] | Non
             wait=wait,
         )
     except InstanceBusy as exc:
-        fail(str(exc), EXIT_BUSY)
+        fail(str(exc), Exit.BUSY)
     except StoreError as exc:
-        fail(str(exc), EXIT_FAILED)
+        fail(str(exc), Exit.FAILED)
     finally:
         progress.close()
     progress.finish(result)
@@ -156,9 +157,10 @@ async def _once(daemon: Daemon, dry_run: bool, limits: tuple[float, float] | Non
     if result.failures:
         for failed in result.failures:
             click.echo(f"memd: {failed.name} failed: {failed.error}", err=True)
-        code = EXIT_FAILED
+        code = Exit.FAILED
     else:
-        code = EXIT_FAILED if limits is not None and pending is not None and not result.not_run else 0
+        gave_up = limits is not None and pending is not None and not result.not_run
+        code = Exit.FAILED if gave_up else Exit.OK
     if daemon.abandoned:
         daemon.hard_stop.exit_now(code)
     return code

@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from daemon.cli.context import CliContext, fail, pass_ctx
+from daemon.exits import Exit
 
 PLATFORMS = ("auto", "systemd", "launchd")
 COMMAND_TIMEOUT_S = 60
@@ -181,4 +182,4 @@ def status(platform: str) -> None:
             if key in fields:
                 click.echo(f"{key}: {fields[key]}")
         running = fields.get("state") == "running"
-    sys.exit(0 if running else 1)
+    sys.exit(Exit.OK if running else Exit.FAILED)

@@ -5,7 +5,7 @@ SQLite store read-only with ``sqlite3`` (``daemon.status.read``), and imports no
 or SQLAlchemy code unless the store is PostgreSQL.
 
 Exit status: 0 when the daemon is running and its heartbeat is fresh; 1 when it is not running
-(never started, stopped, crashed) or the store cannot be read; 2 for a bad config; 3 when it is
+(never started, stopped, crashed) or the store cannot be read; 2 for a bad config; 4 when it is
 stuck (its process is there but its heartbeat is stale, or a step has run past its deadline,
 ``[schedule] step_deadline_minutes``).
 """
@@ -18,15 +18,13 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from daemon.cli.context import CliContext, pass_ctx
+from daemon.exits import Exit
 from daemon.status.tables import publish_table, shown, usage_table, when
 
 if TYPE_CHECKING:
     from rich.console import Console
 
     from daemon.status.config import StatusSettings
-
-EXIT_DOWN = 1
-EXIT_STUCK = 3
 
 
 @click.command("status")
@@ -64,7 +62,7 @@ def status_command(ctx: CliContext, as_json: bool) -> None:
         click.echo(json.dumps(report, indent=2, default=str))
     else:
         render(report)
-    ctx_exit = 0 if state == "running" else EXIT_STUCK if state == "stuck" else EXIT_DOWN
+    ctx_exit = Exit.OK if state == "running" else Exit.STUCK if state == "stuck" else Exit.FAILED
     raise SystemExit(ctx_exit)
 
 

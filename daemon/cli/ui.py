@@ -17,7 +17,8 @@ import signal
 
 import click
 
-from daemon.cli.context import EXIT_FAILED, CliContext, fail, pass_ctx
+from daemon.cli.context import CliContext, fail, pass_ctx
+from daemon.exits import Exit
 
 
 @click.command("ui")
@@ -51,7 +52,7 @@ def ui_command(
     try:
         token = load_or_create_token(settings.paths.state_dir)
     except MemdError as exc:
-        fail(str(exc), EXIT_FAILED)
+        fail(str(exc), Exit.FAILED)
     guard = Guard(token=token, host=host, port=port, read_only=read_only)
     if not no_open_check and server.probe(host, port, guard.public_id):
         click.echo(f"the memd daemon serves the page: open {guard.address(with_token=True)}")
@@ -65,7 +66,7 @@ def ui_command(
     try:
         sock = server.bind(host, port)
     except OSError as exc:
-        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc} (set [ui] port, or --port)", EXIT_FAILED)
+        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc} (set [ui] port, or --port)", Exit.FAILED)
 
     async def go() -> None:
         store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
@@ -99,4 +100,4 @@ def ui_command(
     try:
         asyncio.run(go())
     except MemdError as exc:
-        fail(str(exc), EXIT_FAILED)
+        fail(str(exc), Exit.FAILED)

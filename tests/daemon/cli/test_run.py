@@ -22,6 +22,7 @@ import pytest
 from sqlalchemy import select as sql_select
 
 from daemon.config import load_settings
+from daemon.exits import Exit
 from pipeline.clock import SystemClock
 from pipeline.llm.ratelimit import record_backoff
 from pipeline.machine import machine_id
@@ -101,7 +102,7 @@ def test_a_second_instance_is_refused_and_names_the_holder(
         text=True,
         timeout=EXIT_TIMEOUT_S,
     )
-    assert second.returncode == 3
+    assert second.returncode == Exit.BUSY
     assert f"pid {first.proc.pid}" in second.stderr
     assert f"host {socket.gethostname()}" in second.stderr
     once = subprocess.run(
@@ -111,7 +112,7 @@ def test_a_second_instance_is_refused_and_names_the_holder(
         text=True,
         timeout=EXIT_TIMEOUT_S,
     )
-    assert once.returncode == 3
+    assert once.returncode == Exit.BUSY
     first.signal(signal.SIGTERM)
     assert first.wait() == 0
 
@@ -183,7 +184,7 @@ def test_run_once_exits_1_when_the_state_store_is_unreachable(memd_env: dict[str
 
 def test_dry_run_needs_once(memd_env: dict[str, str]) -> None:
     done = _once(memd_env, "run", "--dry-run")
-    assert done.returncode == 2
+    assert done.returncode == Exit.USAGE
 
 
 def with_sessions(memd_env: dict[str, str]) -> dict[str, str]:
@@ -376,11 +377,11 @@ def test_a_step_blocked_in_a_thread_is_shown_stuck_and_sigterm_still_ends_the_pr
             break
         time.sleep(0.5)
     assert report["daemon"]["state"] == "stuck", report["daemon"]
-    assert done.returncode == 3
+    assert done.returncode == Exit.STUCK
     assert report["daemon"]["stuck_step"]["step"] == "scan"
     assert report["daemon"]["stuck_step"]["running_s"] >= 1.2
     human = memd_status(env)
-    assert human.returncode == 3
+    assert human.returncode == Exit.STUCK
     assert re.search(r"daemon stuck .*scan has run for \d+s", human.stdout), human.stdout
 
     memd.signal(signal.SIGTERM)
