@@ -5,7 +5,7 @@
     created -> starting -> running -> stopping -> stopped     (or -> crashed)
 
 *starting* opens the state store, takes the instance lock and lease (refusing to start beside a
-live instance, taking over from a dead one at once), writes the first heartbeat, starts the
+live instance: it logs ``daemon_refused`` and stops; taking over from a dead one at once), writes the first heartbeat, starts the
 schedule and the file watcher, and only then tells systemd ``READY=1``. *running* is a set of
 tasks the daemon owns: the worker that runs requested cycles, the heartbeat (which also renews
 the instance lease, and records the step in progress, since when, and its deadline, so that
@@ -45,7 +45,7 @@ from daemon.status.liveness import LAST_ONCE_KEY, beat_status, once_record, stuc
 from daemon.watch import SourceWatcher
 from pipeline import __version__
 from pipeline.clock import Clock
-from pipeline.errors import LeaseLost
+from pipeline.errors import InstanceBusy, LeaseLost
 from pipeline.settings import Settings
 from pipeline.store import Store, heartbeats, kv, workload
 from pipeline.store.readmodel import machine_key
@@ -208,6 +208,10 @@ class Daemon:
         with self._signals(install_signals, reload=True):
             try:
                 await self._start()
+            except InstanceBusy as busy:  # refused, not crashed: another daemon holds the store
+                log.warning("daemon_refused", reason="busy", holder_host=busy.host, holder_pid=busy.pid)
+                await self._shutdown()
+                raise
             except BaseException:
                 self._transition(RunState.crashed)
                 await self._shutdown()
