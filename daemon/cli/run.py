@@ -154,6 +154,9 @@ async def _once(daemon: Daemon, dry_run: bool, limits: tuple[float, float] | Non
     pending = pending_batches(result, waited_s=None if limits is None or result.not_run else limits[0])
     if pending is not None:
         progress.console.print(pending, markup=False)
+    review = waiting_review(result)
+    if review is not None:
+        progress.console.print(review, markup=False)
     if result.failures:
         for failed in result.failures:
             click.echo(f"memd: {failed.name} failed: {failed.error}", err=True)
@@ -243,6 +246,21 @@ def pending_batches(result: CycleResult, *, waited_s: float | None = None) -> st
     if waited_s is not None:
         return f"gave up waiting after {_dur(waited_s)}: {_batches(batches, sessions)}; {later}"
     return f"{_batches(batches, sessions)}: {later}"
+
+
+def waiting_review(result: CycleResult) -> str | None:
+    """How many consolidation runs wait in the inbox and how to review them; None when none does."""
+    runs = 0
+    for step in result.results:
+        if step.name == "consolidate":
+            waiting = getattr(step.report, "waiting_review", 0)
+            runs = waiting if isinstance(waiting, int) else 0
+    if runs <= 0:
+        return None
+    return (
+        f"{runs} consolidation run{'s wait' if runs != 1 else ' waits'} for review: `memd inbox` lists "
+        "them, `memd inbox accept RUN` publishes one"
+    )
 
 
 def _batches(batches: int, sessions: int) -> str:
