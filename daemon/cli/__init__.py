@@ -98,12 +98,15 @@ def _usage_status() -> Iterator[None]:
     envvar="MEMD_LOG_LEVEL",
     default="INFO",
     show_default=True,
+    help="The daemon's log level (on stderr); other commands log warnings only unless it is given.",
     type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
 )
 @click.pass_context
 def cli(ctx: click.Context, config_path: Path | None, log_level: str) -> None:
     """memd: durable memory for coding agents, built from their transcripts."""
-    ctx.obj = CliContext(config_path=config_path, log_level=log_level)
+    source = ctx.get_parameter_source("log_level")
+    given = source is not None and source is not click.core.ParameterSource.DEFAULT
+    ctx.obj = CliContext(config_path=config_path, log_level=log_level, log_level_given=given)
 
 
 PRIVATE_UMASK = 0o077

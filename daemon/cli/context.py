@@ -15,10 +15,16 @@ if TYPE_CHECKING:
     from daemon.config import LoadedSettings
 
 
+ONE_SHOT_LOG_LEVEL = "WARNING"
+"""The log level of every command but the daemon, unless ``--log-level`` says otherwise."""
+
+
 @dataclass
 class CliContext:
     config_path: Path | None
     log_level: str
+    log_level_given: bool = False
+    """``--log-level`` or ``MEMD_LOG_LEVEL`` was given (else the default)."""
     _loaded: LoadedSettings | None = field(default=None, repr=False)
 
     def loaded(self) -> LoadedSettings:
@@ -32,10 +38,13 @@ class CliContext:
                 fail(f"config error: {exc}", Exit.CONFIG)
         return self._loaded
 
-    def configure_logging(self) -> None:
+    def configure_logging(self, *, daemon: bool = False) -> None:
+        """Logs on stderr. A command that runs and ends logs warnings and errors only unless a level
+        was given: its stdout is the summary, and INFO lines would bury it where both streams meet
+        (a pipe, a CI log). The daemon (``daemon``) logs at the level, INFO by default."""
         from daemon.logs import configure_logging
 
-        configure_logging(level=self.log_level)
+        configure_logging(level=self.log_level if daemon or self.log_level_given else ONE_SHOT_LOG_LEVEL)
 
 
 def fail(message: str, code: Exit = Exit.FAILED) -> NoReturn:

@@ -17,6 +17,7 @@ import os
 import click
 
 from daemon.cli.context import CliContext, fail, pass_ctx
+from daemon.cli.output import verbose_option
 from daemon.exits import Exit
 
 
@@ -25,8 +26,9 @@ from daemon.exits import Exit
     "--session", "session_id", metavar="ID", help="A session id (as in `memd status` and topic sources)."
 )
 @click.option("--project", metavar="KEY", help="A project key (projects/<KEY>), a project path, or `global`.")
+@verbose_option
 @pass_ctx
-def forget_command(ctx: CliContext, session_id: str | None, project: str | None) -> None:
+def forget_command(ctx: CliContext, session_id: str | None, project: str | None, verbose: bool) -> None:
     """Forget what memd learned from one session or one project, and rewrite the memory now."""
     if (session_id is None) == (project is None):
         fail("give exactly one of --session ID or --project KEY", Exit.USAGE)
@@ -64,7 +66,7 @@ def forget_command(ctx: CliContext, session_id: str | None, project: str | None)
         done = asyncio.run(go())
     except MemdError as exc:
         fail(str(exc), Exit.FAILED)
-    for line in done.lines():
+    for line in done.lines(verbose=verbose):
         click.echo(line)
     if not done.ok:
         raise SystemExit(Exit.FAILED)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, TypeVar
 import click
 
 from daemon.cli.context import CliContext, fail, pass_ctx
+from daemon.cli.output import verbose_option
 from daemon.exits import Exit
 
 if TYPE_CHECKING:
@@ -84,15 +85,16 @@ def show(ctx: CliContext, run_id: str) -> None:
 
 @inbox_group.command("accept")
 @click.argument("run_id")
+@verbose_option
 @pass_ctx
-def accept(ctx: CliContext, run_id: str) -> None:
+def accept(ctx: CliContext, run_id: str, verbose: bool) -> None:
     """Merge a pending run into the memory repository and publish it."""
     from daemon.actions import accept_run
     from pipeline.clock import SystemClock
 
     ctx.configure_logging()
     done = _with_store(ctx, lambda store, settings: accept_run(store, settings, SystemClock(), run_id))
-    for line in done.lines():
+    for line in done.lines(verbose=verbose):
         click.echo(line)
     if not done.ok:
         raise SystemExit(Exit.FAILED)

@@ -85,7 +85,7 @@ def run_command(
     if wait and (not once or dry_run):
         fail("--wait works with --once only (and not with --dry-run)", Exit.USAGE)
     loaded = ctx.loaded()
-    _configure_logging(ctx, once=once)
+    ctx.configure_logging(daemon=not once)
 
     from daemon.app import build
     from daemon.config import load_settings
@@ -99,19 +99,6 @@ def run_command(
     limits = (wait_timeout, wait_poll) if wait else None
     code = asyncio.run(_once(daemon, dry_run, limits) if once else _forever(daemon))
     sys.exit(code)
-
-
-def _configure_logging(ctx: CliContext, *, once: bool) -> None:
-    """On a terminal, a one-shot run shows progress; its INFO logs would drown it unless asked for."""
-    click_ctx = click.get_current_context()
-    parent = click_ctx.parent
-    explicit = parent is not None and parent.get_parameter_source("log_level") not in (
-        None,
-        click.core.ParameterSource.DEFAULT,
-    )
-    if once and sys.stderr.isatty() and not explicit:
-        ctx.log_level = "WARNING"
-    ctx.configure_logging()
 
 
 async def _forever(daemon: Daemon) -> int:

@@ -69,7 +69,7 @@ async def forget(request: Request) -> Response:
         done = await actions.forget_now(
             ui.db, ui.settings(), ui.clock, session_id=session, project=project, env=ui.env
         )
-    lines = ([f"note: {done.warning}"] if done.warning else []) + done.lines()
+    lines = ([f"note: {done.warning}"] if done.warning else []) + done.lines(verbose=True)
     return page(
         request,
         "result.html",

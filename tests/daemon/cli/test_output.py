@@ -8,13 +8,18 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from daemon.actions import publish_lines
 from daemon.cli import cli
 from daemon.config import load_settings
 from daemon.exits import Exit
 from pipeline.clock import SystemClock
+from pipeline.publish.run import PublishReport, publish_all
+from pipeline.publish.sentinel import BEGIN, END
 from pipeline.redaction import Redactor
 from pipeline.store import open_store
-from tests.daemon.cli.test_phase2 import _config
+from pipeline.vocabulary import PublishOutcome
+from tests.daemon.cli.test_phase2 import SCOPE, _config, _consolidate
+from tests.daemon.cli.test_publish import _record_scope, _setup
 from tests.fakes.anthropic_api import FakeAnthropicAPI, ScriptedResponder
 from tests.fakes.fixtures import FAKE_API_KEY
 from tests.pipeline.consolidate.support import Env, write_memory
@@ -43,3 +48,118 @@ def test_run_once_in_inbox_mode_says_how_many_runs_wait_and_how_to_review_them(
     assert done.exit_code == Exit.OK, done.output
     assert "consolidate  ok" in done.stdout  # the run made now waits in the inbox
     assert "1 consolidation run waits for review: `memd inbox`" in done.stdout
+    assert _log_lines(done.stdout) == []
+    assert _log_lines(done.stderr) == []  # the steps' INFO lines would bury the summary in a CI log
+
+
+def _publish_config(tmp_path: Path) -> Path:
+    config = tmp_path / "memd.toml"
+    config.write_text(
+        "[paths]\n"
+        f'memory_dir = "{tmp_path / "memory"}"\n'
+        f'state_db = "sqlite:///{tmp_path / "state.db"}"\n'
+        f'state_dir = "{tmp_path / "state"}"\n'
+    )
+    return config
+
+
+def _log_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if '"event":' in line or "[info" in line]
+
+
+def test_a_command_logs_only_warnings_unless_a_level_is_given_and_never_on_stdout(tmp_path: Path) -> None:
+    config = _publish_config(tmp_path)
+    runner = CliRunner()
+    quiet = runner.invoke(cli, ["--config", str(config), "publish"])
+    assert quiet.exit_code == Exit.OK, quiet.output
+    assert _log_lines(quiet.stdout) == []
+    assert _log_lines(quiet.stderr) == []  # where stdout and stderr meet, the summary stands alone
+    asked = runner.invoke(cli, ["--config", str(config), "--log-level", "INFO", "publish"])
+    assert asked.exit_code == Exit.OK, asked.output
+    assert _log_lines(asked.stdout) == []
+    assert any('"level": "info"' in line for line in _log_lines(asked.stderr))
+    by_env = runner.invoke(cli, ["--config", str(config), "publish"], env={"MEMD_LOG_LEVEL": "INFO"})
+    assert any('"level": "info"' in line for line in _log_lines(by_env.stderr))
+
+
+def _scope_with_project(tmp_path: Path) -> tuple[Path, Path]:
+    """test_publish's installation with its project recorded: claude_code and agents_md both publish."""
+    config, project = _setup(tmp_path)
+    asyncio.run(_record_scope(tmp_path / "state.db", project))
+    return config, project
+
+
+def test_publish_lists_what_changed_and_counts_what_it_skipped(tmp_path: Path) -> None:
+    config, project = _setup(tmp_path)  # no project recorded for the scope: every target skips
+    runner = CliRunner()
+    short = runner.invoke(cli, ["--config", str(config), "publish"])
+    assert short.exit_code == Exit.OK, short.output
+    assert "no project path is recorded" not in short.stdout  # the skipped rows are behind -v
+    assert short.stdout.splitlines()[-1] == "2 targets: changed 0, failed 0, skipped 2 (-v lists them)"
+    every = runner.invoke(cli, ["--config", str(config), "publish", "-v"])
+    assert every.exit_code == Exit.OK, every.output
+    assert every.stdout.count("no project path is recorded for this scope") == 2
+    assert every.stdout.splitlines()[-1] == "2 targets: changed 0, failed 0, skipped 2"
+
+    asyncio.run(_record_scope(tmp_path / "state.db", project))
+    wrote = runner.invoke(cli, ["--config", str(config), "publish"])
+    assert wrote.exit_code == Exit.OK, wrote.output
+    assert str(project / "AGENTS.md") in wrote.stdout  # what changed is always listed
+    assert wrote.stdout.splitlines()[-1].startswith("2 targets: changed 2, failed 0")
+
+
+def test_publish_counts_a_refused_target_as_failed(tmp_path: Path) -> None:
+    config, project = _scope_with_project(tmp_path)
+    # The user's AGENTS.md holds two memd blocks with their own text between: memd leaves it alone.
+    (project / "AGENTS.md").write_text(f"# Mine\n{BEGIN}\nold\n{END}\nthe user's line\n{BEGIN}\nx\n{END}\n")
+    done = CliRunner().invoke(cli, ["--config", str(config), "publish"])
+    assert done.exit_code == Exit.FAILED, done.output
+    assert "refused" in done.stdout
+    assert str(project / "AGENTS.md") in done.stdout
+    assert done.stdout.splitlines()[-1] == "2 targets: changed 1, failed 1 (1 refused)"
+
+
+def test_every_summary_line_fits_80_columns_and_no_line_is_cut(tmp_path: Path) -> None:
+    config, _ = _setup(tmp_path)
+    done = CliRunner().invoke(cli, ["--config", str(config), "publish"])
+    assert all(len(line) <= 80 for line in done.stdout.splitlines()), done.stdout
+
+
+def test_inbox_accept_and_forget_count_the_skipped_targets_and_list_them_with_v(
+    tmp_path: Path, fake_api: FakeAnthropicAPI
+) -> None:
+    config = _config(tmp_path, fake_api.base_url)
+    fake_api.responder = ScriptedResponder(write_memory())
+    run_id = asyncio.run(_consolidate(tmp_path, config))
+    runner = CliRunner()
+    base = ["--config", str(config)]
+    accepted = runner.invoke(cli, [*base, "inbox", "accept", "-v", run_id], env=ENV)
+    assert accepted.exit_code == Exit.OK, accepted.output
+    assert accepted.stdout.startswith("accepted: the memory repository is at ")
+    skipped = accepted.stdout.count(f"published {SCOPE} to ")  # no project folder: every target skips
+    assert skipped >= 1
+    assert accepted.stdout.count(": skipped") == skipped
+    assert "(-v lists them)" not in accepted.stdout
+
+    report = asyncio.run(_publish(config))  # what accept and forget print about publishing
+    assert [r.outcome for r in report.results].count(PublishOutcome.SKIPPED) == skipped
+    short = publish_lines(report)
+    assert not any(line.startswith(f"published {SCOPE} to ") for line in short)  # no skipped row
+    assert (
+        short[-1]
+        == f"published copies: skipped {skipped} target{'s' if skipped != 1 else ''} (-v lists them)"
+    )
+    assert all(len(line) <= 80 for line in short)
+    every = publish_lines(report, verbose=True)
+    assert sum(line.startswith(f"published {SCOPE} to ") for line in every) == skipped
+    unknown = runner.invoke(cli, [*base, "forget", "-v", "--session", "no-such-session"], env=ENV)
+    assert unknown.exit_code == Exit.FAILED, unknown.output  # -v is an option of forget too
+
+
+async def _publish(config: Path) -> PublishReport:
+    settings = load_settings(config).settings
+    store = await open_store(settings.paths.state_db)
+    try:
+        return await publish_all(store, settings, SystemClock())
+    finally:
+        await store.close()
