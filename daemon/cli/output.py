@@ -37,8 +37,13 @@ def table_width() -> int | None:
     return shutil.get_terminal_size((SUMMARY_WIDTH, 24)).columns
 
 
+UNFITTED_WIDTH = 1_000_000
+"""The width rich lays out for when stdout is not a terminal: wide enough never to wrap a line."""
+
+
 def console() -> Console:
-    """A rich console on stdout that never inserts a line break of its own (``soft_wrap``)."""
+    """A rich console on stdout that never inserts a line break of its own (``soft_wrap``), and lays
+    out for the terminal's width, or, when stdout is not one, for no width at all (not rich's 80)."""
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=True)
+    return Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else UNFITTED_WIDTH)

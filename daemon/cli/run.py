@@ -37,17 +37,14 @@ WAIT_POLL_S = 30.0
 QUIET_FIELDS = {"started_at", "finished_at", "dry_run", "duration_s"}
 """Report fields the progress line leaves out (the step's own timing is shown beside it)."""
 TABLE_COLUMNS = {
-    "would_extract": [
-        "source",
-        "session_id",
-        "project",
-        "rendered_tokens",
-        "request_tokens",
-        "estimated_cost_usd",
-    ],
-    "would_consolidate": ["scope", "why", "estimated_tokens", "estimated_cost_usd"],
+    "would_extract": (
+        ["session_id", "request_tokens", "estimated_cost_usd", "rendered_tokens", "source", "project"],
+        3,
+    ),
+    "would_consolidate": (["scope", "estimated_tokens", "estimated_cost_usd", "why"], 2),
 }
-"""The columns a dry run shows for the lists it knows; other lists show their scalar fields."""
+"""The columns a dry run shows for the lists it knows (other lists show their scalar fields), and how
+many of them stay a table on a narrow terminal (``format_table``'s ``keep``)."""
 
 
 @click.command("run")
@@ -160,12 +157,10 @@ class Progress:
     """One line per step on stdout; a spinner while a step runs when stdout is a terminal."""
 
     def __init__(self, *, dry_run: bool) -> None:
-        from rich.console import Console
+        from daemon.cli.output import console
 
         self.dry_run = dry_run
-        self.console: Console = Console(highlight=False)
-        if not self.console.is_terminal:
-            self.console = Console(highlight=False, width=200)
+        self.console: Console = console()
         self._status: Any = None
 
     def start(self, name: str) -> None:
@@ -295,10 +290,13 @@ def _fmt(value: object) -> str:
 
 
 def _print_tables(console: Console, report: object) -> None:
-    """The lists inside a dry-run report (sessions it would extract, scopes it would consolidate)."""
-    from rich.table import Table
+    """The lists inside a dry-run report (sessions it would extract, scopes it would consolidate):
+    padded columns fitted to the terminal (``format_table``), an id or a path never cut."""
+    from rich.text import Text
 
+    from daemon.cli.output import table_width
     from daemon.cycle import jsonable
+    from daemon.status.tables import format_table
 
     data = jsonable(report)
     if not isinstance(data, dict):
@@ -307,10 +305,13 @@ def _print_tables(console: Console, report: object) -> None:
         rows = [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
         if not rows:
             continue
-        columns = TABLE_COLUMNS.get(key) or [c for c in rows[0] if not isinstance(rows[0][c], dict | list)]
-        table = Table(title=key.replace("_", " "), title_justify="left", show_edge=False)
-        for column in columns:
-            table.add_column(column.replace("_", " "), overflow="fold")
-        for row in rows:
-            table.add_row(*(_fmt(row.get(c, "")) for c in columns))
-        console.print(table)
+        columns, keep = TABLE_COLUMNS.get(key) or (
+            [c for c in rows[0] if not isinstance(rows[0][c], dict | list)],
+            1,
+        )
+        header = [column.replace("_", " ") for column in columns]
+        cells = [[_fmt(row.get(c, "")) for c in columns] for row in rows]
+        head, *body = format_table(header, cells, width=table_width(), keep=keep)
+        console.print(Text(key.replace("_", " ")))
+        console.print(Text(head, style="bold"))
+        console.print(Text("\n".join(body)))

@@ -80,11 +80,12 @@ def _settings(ctx: CliContext) -> StatusSettings:
 
 
 def render(report: dict[str, Any]) -> None:
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(highlight=False)
+    from daemon.cli.output import console as stdout_console
+
+    console = stdout_console()  # never hard-wrapped when stdout is not a terminal
     console.print(_daemon_line(report), markup=False)
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")

@@ -4,8 +4,12 @@ behind ``-v``, no log line on stdout, nothing hard-wrapped or cut."""
 from __future__ import annotations
 
 import asyncio
+import io
+import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from daemon.actions import publish_lines
@@ -163,3 +167,73 @@ async def _publish(config: Path) -> PublishReport:
         return await publish_all(store, settings, SystemClock())
     finally:
         await store.close()
+
+
+URL = "https://api.example.com/v1/messages/batches/msgbatch_0123456789abcdef?after=2026-11-01T12:00:00Z"
+
+
+def test_run_once_lines_are_never_wrapped_when_stdout_is_not_a_terminal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from daemon.cli.run import Progress
+    from daemon.cycle import Skipped, StepResult
+    from pipeline.vocabulary import StepOutcome
+
+    now = datetime.now(UTC)
+    reason = "the API could not be reached at " + " ".join([URL] * 3)  # far beyond 80 or 200 columns
+    progress = Progress(dry_run=False)
+    progress.end(StepResult("extract", StepOutcome.FAILED, now, now, 0.5, Skipped(reason), error=URL))
+    [line] = capsys.readouterr().out.splitlines()
+    assert line.startswith("extract")
+    assert line.endswith(f"({URL})")
+    assert line.count(URL) == 4
+
+
+class Terminal(io.StringIO):
+    """Where a terminal of 80 columns would show the output."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_dry_run_table_on_an_80_column_terminal_shows_whole_session_ids(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from daemon.cli.run import Progress
+    from daemon.cycle import StepResult
+    from pipeline.vocabulary import StepOutcome
+
+    ids = ["0198a7c2-1111-7000-8000-aaaaaaaaaaaa", "0198a7c2-1111-7000-8000-bbbbbbbbbbbb"]
+    report = {
+        "would_extract": [
+            {
+                "source": "claude_code",
+                "session_id": sid,
+                "project": "/home/dev/src/" + "very-long-project-name-" * 2,
+                "rendered_tokens": 12000,
+                "request_tokens": 13000,
+                "estimated_cost_usd": 0.0123,
+            }
+            for sid in ids
+        ]
+    }
+    now = datetime.now(UTC)
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stdout", terminal)
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setenv("TERM", "dumb")
+    Progress(dry_run=True).end(StepResult("extract", StepOutcome.OK, now, now, 0.1, report))
+    lines = terminal.getvalue().splitlines()
+    for sid in ids:
+        assert sum(sid in line for line in lines) == 1
+    assert all(len(line) <= 80 for line in lines), lines
+    assert "rendered tokens" in terminal.getvalue()
+
+
+def test_status_is_not_hard_wrapped_when_stdout_is_not_a_terminal(tmp_path: Path) -> None:
+    deep = tmp_path / ("a-folder-with-a-long-name-" * 4) / "memd"
+    deep.mkdir(parents=True)
+    config = _publish_config(deep)
+    done = CliRunner().invoke(cli, ["--config", str(config), "status"])
+    assert done.exit_code == Exit.FAILED, done.output  # no daemon runs
+    assert any(str(config) in line for line in done.stdout.splitlines()), done.stdout
