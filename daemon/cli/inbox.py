@@ -58,14 +58,17 @@ def inbox_group(click_ctx: click.Context) -> None:
     if not entries:
         click.echo("the inbox is empty: no consolidation waits for review")
         return
+    from daemon.cli.output import table_width
+    from daemon.status.tables import format_table
+
+    rows = []
     for e in entries:
         run = e.run
         added, removed = len(run.inputs.get("added", [])), len(run.inputs.get("removed", []))
-        note = "" if e.branch_exists else "  (branch gone: reject it)"
-        click.echo(
-            f"{run.run_id}  {run.scope:<40} {run.started_at:%Y-%m-%d %H:%M}  "
-            f"+{added} -{removed} session(s){note}"
-        )
+        note = "" if e.branch_exists else " (branch gone: reject it)"
+        rows.append((run.run_id, f"{run.started_at:%Y-%m-%d %H:%M}", f"+{added} -{removed}{note}", run.scope))
+    for line in format_table(("run", "started", "sessions", "scope"), rows, width=table_width(), keep=3):
+        click.echo(line)
     click.echo(
         f"\n{len(entries)} pending: `memd inbox show RUN`, then `memd inbox accept RUN` or `reject RUN`"
     )

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import click
 
 from daemon.cli.context import CliContext, fail, pass_ctx
+from daemon.cli.output import verbose_option
 from daemon.exits import Exit
 
 if TYPE_CHECKING:
@@ -26,8 +27,9 @@ if TYPE_CHECKING:
 
 @click.command("sync")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@verbose_option
 @pass_ctx
-def sync_command(ctx: CliContext, as_json: bool) -> None:
+def sync_command(ctx: CliContext, as_json: bool, verbose: bool) -> None:
     """Fetch, merge and push the memory repository with its [sync] remote now."""
     settings = ctx.loaded().settings
     if not settings.sync.enabled:
@@ -83,6 +85,6 @@ def sync_command(ctx: CliContext, as_json: bool) -> None:
         for line in report.lines():
             click.echo(line)
         if published is not None:
-            for line in publish_lines(published):
+            for line in publish_lines(published, verbose=verbose):
                 click.echo(line)
     sys.exit(Exit.FAILED if report.failure else Exit.OK)
