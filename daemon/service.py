@@ -37,6 +37,7 @@ from typing import Any
 import structlog
 
 from daemon import cycle
+from daemon.exits import Exit
 from daemon.hardstop import HardStop
 from daemon.instance import InstanceGuard
 from daemon.notify import Notifier
@@ -151,7 +152,7 @@ class Daemon:
         self._sidecars = tuple(sidecars)
 
         self.state = RunState.created
-        self.exit_code = 0
+        self.exit_code: int = Exit.OK
         self.store: Store | None = None
         self.schedule: Schedule | None = None
         self.watcher: SourceWatcher | None = None
@@ -316,7 +317,7 @@ class Daemon:
         exc = task.exception()
         if exc is not None:
             log.error("task_crashed", task=task.get_name(), exc_info=exc)
-            self.exit_code = 1
+            self.exit_code = Exit.FAILED
             self.request_stop()
 
     async def _work_loop(self) -> None:
@@ -379,7 +380,7 @@ class Daemon:
                 self.heartbeat_done.set()
             except LeaseLost:
                 log.error("instance_lease_lost", reason="another memd took over this state store")
-                self.exit_code = 1
+                self.exit_code = Exit.FAILED
                 self.request_stop()
                 return
             except Exception as exc:  # the store is down for a while: keep going, say so
