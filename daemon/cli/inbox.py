@@ -1,7 +1,8 @@
 """`memd inbox [show|accept|reject RUN]`: review consolidations made with `[review] mode = "inbox"`.
 
 `accept` publishes at once (the agents see the accepted memory without waiting for a cycle);
-`reject` changes nothing on the branch, so the published memory stays as it was.
+`reject` changes nothing on the branch, so the published memory stays as it was. `accept` lists
+each copy it wrote or failed on and counts the targets it skipped (``-v`` lists those too).
 
 Exit status: 0 on success; 1 when the run is unknown, its branch is gone, git or the store fails,
 or publishing the accepted memory failed; 2 for a bad config.
