@@ -2,7 +2,8 @@
 
 When it returns, the forgotten sessions' text is gone from the state store, the affected scopes are
 rebuilt from what was already on the memory repository's branch (a pending inbox run of theirs is
-dropped), and the published copies are updated. Only git history keeps the old text.
+dropped), and the published copies are updated. Only git history keeps the old text. The publish
+targets it skipped are counted (``-v`` lists them).
 
 Exit status: 0 when every affected scope was rewritten (or had nothing of it to rewrite) and
 published; 1 when nothing matched, a run or a publish failed, or the store or git failed; 2 for a
