@@ -54,6 +54,10 @@ def test_run_once_in_inbox_mode_says_how_many_runs_wait_and_how_to_review_them(
     assert "1 consolidation run waits for review: `memd inbox`" in done.stdout
     assert _log_lines(done.stdout) == []
     assert _log_lines(done.stderr) == []  # the steps' INFO lines would bury the summary in a CI log
+    again = CliRunner().invoke(cli, ["--config", str(config), "run", "--once"], env=ENV)
+    assert again.exit_code == Exit.OK, again.output
+    assert "consolidate  skipped" in again.stdout  # the scope waits for its review: nothing to run
+    assert "1 consolidation run waits for review: `memd inbox`" in again.stdout
 
 
 def _publish_config(tmp_path: Path) -> Path:
