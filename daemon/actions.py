@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from pipeline.vocabulary import RunOutcome
+from pipeline.vocabulary import PUBLISH_FAILED, PublishOutcome, RunOutcome
 
 if TYPE_CHECKING:
     from daemon.runtime import Runtime
@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from pipeline.publish.run import PublishReport
     from pipeline.store.consolidation import RunRow
     from pipeline.sync.run import SyncReport
+
+MORE = "-v lists them"
+"""The command line's hint after a count of rows its summary leaves out."""
 
 
 @dataclass(frozen=True)
@@ -34,11 +37,11 @@ class Accepted:
     def ok(self) -> bool:
         return not self.published.failed
 
-    def lines(self) -> list[str]:
+    def lines(self, *, verbose: bool = False) -> list[str]:
         return [
             f"accepted: the memory repository is at {self.head[:12]}",
             *sync_lines(self.synced),
-            *publish_lines(self.published),
+            *publish_lines(self.published, verbose=verbose),
         ]
 
 
@@ -98,8 +101,11 @@ class Forgotten:
         published_failed = self.published is not None and bool(self.published.failed)
         return bool(self.report.forgotten) and not failed and not published_failed
 
-    def lines(self) -> list[str]:
-        return [*forget_lines(self.report, self.what, self.published, self.dialect), *sync_lines(self.synced)]
+    def lines(self, *, verbose: bool = False) -> list[str]:
+        return [
+            *forget_lines(self.report, self.what, self.published, self.dialect, verbose=verbose),
+            *sync_lines(self.synced),
+        ]
 
 
 async def forget_now(
@@ -137,27 +143,41 @@ async def forget_now(
     return Forgotten(session_id or project or "", report, published, store.dialect, warning, synced)
 
 
-def publish_lines(report: PublishReport) -> list[str]:
-    """What publishing did: one line per copy it wrote, withdrew, skipped or failed on (none: all current)."""
+def publish_lines(report: PublishReport, *, verbose: bool = False) -> list[str]:
+    """What publishing did: each copy it wrote, withdrew or failed on (refused included), then how
+    many targets it skipped; ``verbose`` lists the skipped ones too, each with its reason."""
     lines = []
+    skipped = 0
     for r in report.results:
-        if r.written or r.removed or r.outcome in ("failed", "refused", "skipped"):
-            what = ", ".join(
-                part
-                for part in (
-                    f"wrote {len(r.written)} file(s)" if r.written else "",
-                    f"removed {len(r.removed)} file(s)" if r.removed else "",
-                    r.reason or "",
-                )
-                if part
+        if not (r.written or r.removed or r.outcome in PUBLISH_FAILED or r.outcome == PublishOutcome.SKIPPED):
+            continue
+        if r.outcome == PublishOutcome.SKIPPED and not (r.written or r.removed):
+            skipped += 1
+            if not verbose:
+                continue
+        files = ", ".join(
+            part
+            for part in (
+                f"wrote {len(r.written)} file(s)" if r.written else "",
+                f"removed {len(r.removed)} file(s)" if r.removed else "",
             )
-            lines.append(f"published {r.scope} to {r.target}: {r.outcome} {r.path} ({what})")
-    if not lines:
+            if part
+        )
+        lines.append(f"published {r.scope} to {r.target}: {r.outcome}" + (f" ({files})" if files else ""))
+        lines.append(f"  {r.path}")
+        if r.reason:
+            lines.append(f"  {r.reason.removeprefix(f'{r.path}: ')}")
+    left_out = f"skipped {skipped} target{'s' if skipped != 1 else ''}" + ("" if verbose else f" ({MORE})")
+    if not any(line.startswith("published ") for line in lines):
         lines.append("published copies: already current, nothing to write")
+    if skipped and not verbose:
+        lines.append(f"published copies: {left_out}")
     return lines
 
 
-def forget_lines(report: ForgetReport, what: str, published: PublishReport | None, dialect: str) -> list[str]:
+def forget_lines(
+    report: ForgetReport, what: str, published: PublishReport | None, dialect: str, *, verbose: bool = False
+) -> list[str]:
     """What forgetting did, scope by scope, and where the forgotten text still is."""
     if not report.forgotten:
         return [f"nothing to forget: no extract of {what} is left (unknown, or forgotten already)"]
@@ -190,6 +210,6 @@ def forget_lines(report: ForgetReport, what: str, published: PublishReport | Non
             if path not in run.withdrawn:
                 lines.append(f"  memd removed {path} ({why})")
     if published is not None:
-        lines += publish_lines(published)
+        lines += publish_lines(published, verbose=verbose)
     lines.append("the forgotten content remains in the memory repository's git history (git log -p)")
     return lines

@@ -37,6 +37,7 @@ from daemon.service import Daemon, SettingsReloader, Sidecar, StepsFactory, Stor
 from pipeline.clock import Clock, SystemClock
 from pipeline.settings import Settings
 from pipeline.store import Store, workload
+from pipeline.vocabulary import RunOutcome
 
 if TYPE_CHECKING:
     from pipeline.llm.protocol import ModelClient
@@ -84,8 +85,11 @@ def pipeline_steps(
         plans = await plan_all(store, settings(), now=clock.now())
         if not dry_run and not any(p.runnable for p in plans) and not await snapshots.to_adopt(store):
             held = [p.skip_reason for p in plans if p.action != "none" and p.skip_reason]
+            from pipeline.store.consolidation import count_runs
+
             return Skipped(
-                f"{len(held)} scopes wait: {held[0]}" if held else "no scope has new or removed extracts"
+                f"{len(held)} scopes wait: {held[0]}" if held else "no scope has new or removed extracts",
+                waiting_review=await count_runs(store, RunOutcome.PENDING_REVIEW),
             )
         from pipeline.consolidate.run import run_phase2
 

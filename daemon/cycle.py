@@ -68,6 +68,15 @@ class Skipped:
     """A step that found nothing to do (and so loaded nothing to do it with)."""
 
     reason: str
+    waiting_review: int = 0
+    """The consolidate step: the runs waiting in the inbox for review (why there may be nothing to do)."""
+
+    def summary(self) -> dict[str, Any]:
+        """As recorded: the reason, and the runs waiting for review when there are any."""
+        return {
+            "reason": self.reason,
+            **({"waiting_review": self.waiting_review} if self.waiting_review else {}),
+        }
 
 
 @dataclass(frozen=True)

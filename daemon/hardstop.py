@@ -24,9 +24,9 @@ from typing import NoReturn
 
 import structlog
 
-log = structlog.get_logger(__name__)
+from daemon.exits import Exit
 
-EXIT_OVERRAN = 1
+log = structlog.get_logger(__name__)
 
 
 def _flush() -> None:
@@ -85,7 +85,10 @@ class HardStop:
 
     def _overran(self, after_s: float) -> None:
         log.error(
-            "shutdown_overran", waited_s=round(after_s, 1), still_running=self.what(), exit_code=EXIT_OVERRAN
+            "shutdown_overran",
+            waited_s=round(after_s, 1),
+            still_running=self.what(),
+            exit_code=int(Exit.FAILED),
         )
         _flush()
-        self._exit(EXIT_OVERRAN)
+        self._exit(Exit.FAILED)

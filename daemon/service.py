@@ -5,7 +5,7 @@
     created -> starting -> running -> stopping -> stopped     (or -> crashed)
 
 *starting* opens the state store, takes the instance lock and lease (refusing to start beside a
-live instance, taking over from a dead one at once), writes the first heartbeat, starts the
+live instance: it logs ``daemon_refused`` and stops; taking over from a dead one at once), writes the first heartbeat, starts the
 schedule and the file watcher, and only then tells systemd ``READY=1``. *running* is a set of
 tasks the daemon owns: the worker that runs requested cycles, the heartbeat (which also renews
 the instance lease, and records the step in progress, since when, and its deadline, so that
@@ -36,6 +36,7 @@ from typing import Any
 import structlog
 
 from daemon import cycle
+from daemon.exits import Exit
 from daemon.hardstop import HardStop
 from daemon.instance import InstanceGuard
 from daemon.lean.liveness import HEARTBEAT_INTERVAL_S, LAST_ONCE_KEY, beat_status, once_record, stuck_step
@@ -44,7 +45,7 @@ from daemon.schedule import Schedule
 from daemon.watch import SourceWatcher
 from pipeline import __version__
 from pipeline.clock import Clock
-from pipeline.errors import LeaseLost
+from pipeline.errors import InstanceBusy, LeaseLost
 from pipeline.settings import Settings
 from pipeline.store import Store, heartbeats, kv, workload
 from pipeline.store.readmodel import machine_key
@@ -141,7 +142,7 @@ class Daemon:
         self._sidecars = tuple(sidecars)
 
         self.state = DaemonState.CREATED
-        self.exit_code = 0
+        self.exit_code: int = Exit.OK
         self.store: Store | None = None
         self.schedule: Schedule | None = None
         self.watcher: SourceWatcher | None = None
@@ -198,6 +199,10 @@ class Daemon:
         with self._signals(install_signals, reload=True):
             try:
                 await self._start()
+            except InstanceBusy as busy:  # refused, not crashed: another daemon holds the store
+                log.warning("daemon_refused", reason="busy", holder_host=busy.host, holder_pid=busy.pid)
+                await self._shutdown()
+                raise
             except BaseException:
                 self._transition(DaemonState.CRASHED)
                 await self._shutdown()
@@ -302,7 +307,7 @@ class Daemon:
         exc = task.exception()
         if exc is not None:
             log.error("task_crashed", task=task.get_name(), exc_info=exc)
-            self.exit_code = 1
+            self.exit_code = Exit.FAILED
             self.request_stop()
 
     async def _work_loop(self) -> None:
@@ -365,7 +370,7 @@ class Daemon:
                 self.heartbeat_done.set()
             except LeaseLost:
                 log.error("instance_lease_lost", reason="another memd took over this state store")
-                self.exit_code = 1
+                self.exit_code = Exit.FAILED
                 self.request_stop()
                 return
             except Exception as exc:  # the store is down for a while: keep going, say so

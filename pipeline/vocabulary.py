@@ -121,6 +121,8 @@ PUBLISH_CURRENT: frozenset[PublishOutcome] = frozenset(
     {PublishOutcome.PUBLISHED, PublishOutcome.REPUBLISHED, PublishOutcome.UNCHANGED, PublishOutcome.WITHDRAWN}
 )
 """Publish outcomes after which what is on disk is what memd last wrote (the row keeps its digest)."""
+PUBLISH_FAILED: frozenset[PublishOutcome] = frozenset({PublishOutcome.REFUSED, PublishOutcome.FAILED})
+"""Publish outcomes after which the agents do not read the memory memd meant them to: a failure."""
 
 
 class Step(StrEnum):

@@ -6,14 +6,18 @@ so `memd status` never pays for the LLM client or the scheduler.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import click
 
 from daemon.cli.context import CliContext, fail
+from daemon.exits import Exit
 from pipeline import __version__
 
 # Every command, as "module:attribute": a command's module is imported only when that command runs,
@@ -37,7 +41,18 @@ COMMANDS = {
 
 
 class LazyGroup(click.Group):
-    """A group whose subcommands are imported on first use."""
+    """A group whose subcommands are imported on first use; a usage error (an unknown option or
+    command, a missing argument, in this group or any below it) exits with ``Exit.USAGE``."""
+
+    def make_context(
+        self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
+    ) -> click.Context:
+        with _usage_status():
+            return super().make_context(info_name, args, parent, **extra)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        with _usage_status():
+            return super().invoke(ctx)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *COMMANDS})
@@ -51,6 +66,22 @@ class LazyGroup(click.Group):
         assert isinstance(loaded, click.Command)
         self.add_command(loaded, cmd_name)
         return loaded
+
+
+class UsageError(click.UsageError):
+    """click's usage error (same message and hint) with memd's own status."""
+
+    exit_code = Exit.USAGE
+
+
+@contextlib.contextmanager
+def _usage_status() -> Iterator[None]:
+    try:
+        yield
+    except UsageError:
+        raise
+    except click.UsageError as exc:
+        raise UsageError(exc.format_message(), exc.ctx) from None
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -67,12 +98,15 @@ class LazyGroup(click.Group):
     envvar="MEMD_LOG_LEVEL",
     default="INFO",
     show_default=True,
+    help="The daemon's log level (on stderr); other commands log warnings only unless it is given.",
     type=click.Choice(["DEBUG", "INFO", "WARNING", "ERROR"], case_sensitive=False),
 )
 @click.pass_context
 def cli(ctx: click.Context, config_path: Path | None, log_level: str) -> None:
     """memd: durable memory for coding agents, built from their transcripts."""
-    ctx.obj = CliContext(config_path=config_path, log_level=log_level)
+    source = ctx.get_parameter_source("log_level")
+    given = source is not None and source is not click.core.ParameterSource.DEFAULT
+    ctx.obj = CliContext(config_path=config_path, log_level=log_level, log_level_given=given)
 
 
 PRIVATE_UMASK = 0o077
@@ -88,15 +122,15 @@ def main(argv: list[str] | None = None) -> None:
     try:
         code = cli.main(args=argv, prog_name="memd", standalone_mode=False)
     except click.exceptions.Abort:
-        fail("aborted", 130)
+        fail("aborted", Exit.INTERRUPTED)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
     except MemdError as exc:
         fail(str(exc))
     except KeyboardInterrupt:
-        fail("interrupted", 130)
+        fail("interrupted", Exit.INTERRUPTED)
     except BrokenPipeError:
-        sys.exit(0)
+        sys.exit(Exit.OK)
     if isinstance(code, int):
         sys.exit(code)

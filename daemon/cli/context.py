@@ -9,42 +9,48 @@ from typing import TYPE_CHECKING, NoReturn
 
 import click
 
+from daemon.exits import Exit
+
 if TYPE_CHECKING:
     from daemon.config import LoadedSettings
 
-EXIT_FAILED = 1
-"""A command that ran and failed (its reason is printed)."""
-EXIT_CONFIG = 2
-"""A bad config file or value: the file, the key and the problem are printed."""
+
+ONE_SHOT_LOG_LEVEL = "WARNING"
+"""The log level of every command but the daemon, unless ``--log-level`` says otherwise."""
 
 
 @dataclass
 class CliContext:
     config_path: Path | None
     log_level: str
+    log_level_given: bool = False
+    """``--log-level`` or ``MEMD_LOG_LEVEL`` was given (else the default)."""
     _loaded: LoadedSettings | None = field(default=None, repr=False)
 
     def loaded(self) -> LoadedSettings:
-        """The settings, loaded once; a bad file or value exits with status 2 and says why."""
+        """The settings, loaded once; a bad file or value exits with ``Exit.CONFIG`` and says why."""
         if self._loaded is None:
             from daemon.config import ConfigError, load_settings
 
             try:
                 self._loaded = load_settings(self.config_path)
             except ConfigError as exc:
-                fail(f"config error: {exc}", EXIT_CONFIG)
+                fail(f"config error: {exc}", Exit.CONFIG)
         return self._loaded
 
-    def configure_logging(self) -> None:
+    def configure_logging(self, *, daemon: bool = False) -> None:
+        """Logs on stderr. A command that runs and ends logs warnings and errors only unless a level
+        was given: its stdout is the summary, and INFO lines would bury it where both streams meet
+        (a pipe, a CI log). The daemon (``daemon``) logs at the level, INFO by default."""
         from daemon.logs import configure_logging
 
-        configure_logging(level=self.log_level)
+        configure_logging(level=self.log_level if daemon or self.log_level_given else ONE_SHOT_LOG_LEVEL)
 
 
-def fail(message: str, code: int = 1) -> NoReturn:
+def fail(message: str, code: Exit = Exit.FAILED) -> NoReturn:
     """One clear line on stderr, no traceback."""
     click.echo(f"memd: {message}", err=True)
-    sys.exit(code)
+    sys.exit(int(code))
 
 
 pass_ctx = click.make_pass_decorator(CliContext)

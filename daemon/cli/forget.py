@@ -2,11 +2,12 @@
 
 When it returns, the forgotten sessions' text is gone from the state store, the affected scopes are
 rebuilt from what was already on the memory repository's branch (a pending inbox run of theirs is
-dropped), and the published copies are updated. Only git history keeps the old text.
+dropped), and the published copies are updated. Only git history keeps the old text. The publish
+targets it skipped are counted (``-v`` lists them).
 
 Exit status: 0 when every affected scope was rewritten (or had nothing of it to rewrite) and
 published; 1 when nothing matched, a run or a publish failed, or the store or git failed; 2 for a
-bad config or bad arguments.
+bad config; 64 for bad arguments (see `daemon.exits`).
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ import os
 
 import click
 
-from daemon.cli.context import EXIT_FAILED, CliContext, fail, pass_ctx
-
-EXIT_USAGE = 2
+from daemon.cli.context import CliContext, fail, pass_ctx
+from daemon.cli.output import verbose_option
+from daemon.exits import Exit
 
 
 @click.command("forget")
@@ -26,11 +27,12 @@ EXIT_USAGE = 2
     "--session", "session_id", metavar="ID", help="A session id (as in `memd status` and topic sources)."
 )
 @click.option("--project", metavar="KEY", help="A project key (projects/<KEY>), a project path, or `global`.")
+@verbose_option
 @pass_ctx
-def forget_command(ctx: CliContext, session_id: str | None, project: str | None) -> None:
+def forget_command(ctx: CliContext, session_id: str | None, project: str | None, verbose: bool) -> None:
     """Forget what memd learned from one session or one project, and rewrite the memory now."""
     if (session_id is None) == (project is None):
-        fail("give exactly one of --session ID or --project KEY", EXIT_USAGE)
+        fail("give exactly one of --session ID or --project KEY", Exit.USAGE)
     settings = ctx.loaded().settings
     ctx.configure_logging()
     from daemon.actions import Forgotten, forget_now
@@ -42,7 +44,7 @@ def forget_command(ctx: CliContext, session_id: str | None, project: str | None)
         try:
             scope_of_project(project)
         except ValueError as exc:
-            fail(str(exc), EXIT_USAGE)
+            fail(str(exc), Exit.USAGE)
 
     async def go() -> Forgotten:
         async with Runtime.open(settings, env=os.environ) as rt:
@@ -56,8 +58,8 @@ def forget_command(ctx: CliContext, session_id: str | None, project: str | None)
     try:
         done = asyncio.run(go())
     except MemdError as exc:
-        fail(str(exc), EXIT_FAILED)
-    for line in done.lines():
+        fail(str(exc), Exit.FAILED)
+    for line in done.lines(verbose=verbose):
         click.echo(line)
     if not done.ok:
-        raise SystemExit(EXIT_FAILED)
+        raise SystemExit(Exit.FAILED)

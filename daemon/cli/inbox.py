@@ -1,7 +1,8 @@
 """`memd inbox [show|accept|reject RUN]`: review consolidations made with `[review] mode = "inbox"`.
 
 `accept` publishes at once (the agents see the accepted memory without waiting for a cycle);
-`reject` changes nothing on the branch, so the published memory stays as it was.
+`reject` changes nothing on the branch, so the published memory stays as it was. `accept` lists
+each copy it wrote or failed on and counts the targets it skipped (``-v`` lists those too).
 
 Exit status: 0 on success; 1 when the run is unknown, its branch is gone, git or the store fails,
 or publishing the accepted memory failed; 2 for a bad config.
@@ -15,7 +16,9 @@ from typing import TYPE_CHECKING, TypeVar
 
 import click
 
-from daemon.cli.context import EXIT_FAILED, CliContext, fail, pass_ctx
+from daemon.cli.context import CliContext, fail, pass_ctx
+from daemon.cli.output import verbose_option
+from daemon.exits import Exit
 
 if TYPE_CHECKING:
     from daemon.runtime import Runtime
@@ -35,7 +38,7 @@ def _with_runtime(ctx: CliContext, work: Callable[[Runtime], Awaitable[T]]) -> T
     try:
         return asyncio.run(go())
     except MemdError as exc:
-        fail(str(exc), EXIT_FAILED)
+        fail(str(exc), Exit.FAILED)
 
 
 @click.group("inbox", invoke_without_command=True)
@@ -51,14 +54,17 @@ def inbox_group(click_ctx: click.Context) -> None:
     if not entries:
         click.echo("the inbox is empty: no consolidation waits for review")
         return
+    from daemon.cli.output import table_width
+    from daemon.lean.text import format_table
+
+    rows = []
     for e in entries:
         run = e.run
         added, removed = len(run.inputs.get("added", [])), len(run.inputs.get("removed", []))
-        note = "" if e.branch_exists else "  (branch gone: reject it)"
-        click.echo(
-            f"{run.run_id}  {run.scope:<40} {run.started_at:%Y-%m-%d %H:%M}  "
-            f"+{added} -{removed} session(s){note}"
-        )
+        note = "" if e.branch_exists else " (branch gone: reject it)"
+        rows.append((run.run_id, f"{run.started_at:%Y-%m-%d %H:%M}", f"+{added} -{removed}{note}", run.scope))
+    for line in format_table(("run", "started", "sessions", "scope"), rows, width=table_width(), keep=3):
+        click.echo(line)
     click.echo(
         f"\n{len(entries)} pending: `memd inbox show RUN`, then `memd inbox accept RUN` or `reject RUN`"
     )
@@ -78,17 +84,18 @@ def show(ctx: CliContext, run_id: str) -> None:
 
 @inbox_group.command("accept")
 @click.argument("run_id")
+@verbose_option
 @pass_ctx
-def accept(ctx: CliContext, run_id: str) -> None:
+def accept(ctx: CliContext, run_id: str, verbose: bool) -> None:
     """Merge a pending run into the memory repository and publish it."""
     from daemon.actions import accept_run
 
     ctx.configure_logging()
     done = _with_runtime(ctx, lambda rt: accept_run(rt, run_id))
-    for line in done.lines():
+    for line in done.lines(verbose=verbose):
         click.echo(line)
     if not done.ok:
-        raise SystemExit(EXIT_FAILED)
+        raise SystemExit(Exit.FAILED)
 
 
 @inbox_group.command("reject")

@@ -9,7 +9,8 @@ import asyncio
 
 import click
 
-from daemon.cli.context import EXIT_FAILED, CliContext, fail, pass_ctx
+from daemon.cli.context import CliContext, fail, pass_ctx
+from daemon.exits import Exit
 
 
 @click.group("memories")
@@ -33,7 +34,7 @@ def log_command(ctx: CliContext, scope: str | None, limit: int) -> None:
     try:
         commits = asyncio.run(history(memory_repo(settings), scope, limit=limit))
     except MemoryRepoError as exc:
-        fail(str(exc), EXIT_FAILED)
+        fail(str(exc), Exit.FAILED)
     if not commits:
         click.echo(f"no history yet in {settings.paths.memory_dir}")
         return
@@ -67,7 +68,7 @@ def show_command(ctx: CliContext, scope: str | None, file: str | None) -> None:
             return
         v = read.view(repo, scope)
     except MemoryRepoError as exc:
-        fail(str(exc), EXIT_FAILED)
+        fail(str(exc), Exit.FAILED)
     click.echo(f"# {v.scope}\n\n## memory_summary.md\n\n{v.summary.strip() or '(empty)'}\n")
     click.echo(f"## MEMORY.md\n\n{v.index.strip() or '(empty)'}\n")
     click.echo("## Topics\n")

@@ -1,8 +1,11 @@
-"""`memd publish [--dry-run] [--json]`: publish memory where the agents read it now, or show what
+"""`memd publish [--dry-run] [--json] [-v]`: publish memory where the agents read it now, or show what
 would be written where.
 
+Prints what changed, failed (or was refused) and would change, then one line of counts; ``-v``
+lists every target and scope.
+
 Exit status: 0 when every target was published, unchanged or skipped with a reason; 1 when a
-target failed or the state store cannot be opened; 2 for a bad config.
+target failed or was refused, or the state store cannot be opened; 2 for a bad config.
 """
 
 from __future__ import annotations
@@ -14,17 +17,26 @@ from typing import TYPE_CHECKING
 
 import click
 
-from daemon.cli.context import EXIT_FAILED, CliContext, fail, pass_ctx
+from daemon.actions import MORE
+from daemon.cli.context import CliContext, fail, pass_ctx
+from daemon.cli.output import verbose_option
+from daemon.exits import Exit
+from pipeline.vocabulary import PUBLISH_FAILED, PublishOutcome
 
 if TYPE_CHECKING:
-    from pipeline.publish.run import PublishReport
+    from pipeline.publish.run import PublishReport, TargetResult
+
+WOULD_CHANGE = frozenset(
+    {PublishOutcome.WOULD_PUBLISH, PublishOutcome.WOULD_REPUBLISH, PublishOutcome.WOULD_WITHDRAW}
+)
 
 
 @click.command("publish")
 @click.option("--dry-run", is_flag=True, help="Write nothing: show what would be written where.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@verbose_option
 @pass_ctx
-def publish_command(ctx: CliContext, dry_run: bool, as_json: bool) -> None:
+def publish_command(ctx: CliContext, dry_run: bool, as_json: bool, verbose: bool) -> None:
     """Publish every memory scope to the agents' memory files now."""
     settings = ctx.loaded().settings
     ctx.configure_logging()
@@ -45,12 +57,12 @@ def publish_command(ctx: CliContext, dry_run: bool, as_json: bool) -> None:
     try:
         report = asyncio.run(go())
     except StoreError as exc:
-        fail(str(exc), EXIT_FAILED)
+        fail(str(exc), Exit.FAILED)
     if as_json:
         click.echo(json.dumps(_jsonable(report), indent=2))
     else:
-        _print(report)
-    sys.exit(EXIT_FAILED if report.failed else 0)
+        _print(report, verbose)
+    sys.exit(Exit.FAILED if report.failed else Exit.OK)
 
 
 def _jsonable(report: PublishReport) -> dict[str, object]:
@@ -62,23 +74,54 @@ def _jsonable(report: PublishReport) -> dict[str, object]:
     }
 
 
-def _print(report: PublishReport) -> None:
+def _print(report: PublishReport, verbose: bool) -> None:
     if not report.results:
         click.echo("nothing to publish: the memory repository has no scopes yet, or every target is off")
         return
-    if all(r.target == "*" for r in report.results):  # the whole run, e.g. nothing consolidated yet
+    from pipeline.publish.run import WHOLE_RUN
+
+    if all(r.target == WHOLE_RUN for r in report.results):  # the whole run, e.g. nothing consolidated yet
         for r in report.results:
             click.echo(f"{r.outcome}: {r.reason}")
         return
+    for line in result_lines(report, verbose):
+        click.echo(line)
+    click.echo(f"\n{counts_line(report, verbose)}")
+
+
+def result_lines(report: PublishReport, verbose: bool) -> list[str]:
+    """A row per target and scope that changed, failed or would change (every row with ``verbose``):
+    the outcome, target and scope, then the path and the reason on lines of their own."""
+    lines: list[str] = []
     for r in report.results:
-        click.echo(f"{r.outcome:<16} {r.target:<18} {r.scope:<40} {r.path}")
+        if not verbose and not _shown(r):
+            continue
+        lines.append(f"{r.outcome:<16} {r.target:<14} {r.scope}")
+        lines.append(f"  {r.path}")
         if r.reason:
-            click.echo(f"{'':<17}{r.reason}")
+            lines.append(f"  {r.reason.removeprefix(f'{r.path}: ')}")
         if report.dry_run:
-            for path in r.written:
-                click.echo(f"{'':<17}would write {path}")
-            for path in r.removed:
-                click.echo(f"{'':<17}would remove {path}")
-    changed = len(report.changed)
+            lines += [f"  would write {path}" for path in r.written]
+            lines += [f"  would remove {path}" for path in r.removed]
+    return lines
+
+
+def _shown(r: TargetResult) -> bool:
+    """In the summary: what changed, failed or would change; not what is current or skipped."""
+    return bool(r.written or r.removed) or r.outcome in PUBLISH_FAILED or r.outcome in WOULD_CHANGE
+
+
+def counts_line(report: PublishReport, verbose: bool) -> str:
+    """``2 targets: changed 1, failed 1 (1 refused), unchanged 3, skipped 2 (-v lists them)``."""
     verb = "would change" if report.dry_run else "changed"
-    click.echo(f"\n{len(report.results)} targets: {verb} {changed}, failed {len(report.failed)}")
+    failed = report.failed
+    refused = sum(1 for r in failed if r.outcome == PublishOutcome.REFUSED)
+    line = f"{len(report.results)} targets: {verb} {len(report.changed)}, failed {len(failed)}"
+    line += f" ({refused} refused)" if refused else ""
+    left_out = 0
+    for outcome in (PublishOutcome.UNCHANGED, PublishOutcome.SKIPPED):
+        n = sum(1 for r in report.results if r.outcome == outcome and not _shown(r))
+        if n:
+            line += f", {outcome} {n}"
+            left_out += n
+    return line + (f" ({MORE})" if left_out and not verbose else "")

@@ -4,7 +4,8 @@ Exit status: 0 when the daemon stopped cleanly or the cycle ran (a transcript th
 recorded outcome, not a failed run; so is an API that asked memd to wait); 1 when memd itself could
 not work (the state store is unreachable, a step could not run, such as extraction without an API
 key, with a key the API refuses, an API that cannot be reached or a model it does not know, or a
-consolidation refused by validation); 2 for a bad config; 3 when another memd holds the state store.
+consolidation refused by validation); 2 for a bad config; 3 when another memd holds the state store; 64 for bad options
+(``daemon.exits``).
 
 Ctrl-C (SIGINT, like SIGTERM) lets the step in flight finish for up to ``[schedule]
 shutdown_timeout_s`` and runs no further step; `--once` says so at once, and that a second Ctrl-C
@@ -20,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from daemon.cli.context import EXIT_FAILED, CliContext, fail, pass_ctx
+from daemon.cli.context import CliContext, fail, pass_ctx
+from daemon.exits import Exit
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -28,7 +30,6 @@ if TYPE_CHECKING:
     from daemon.cycle import CycleResult, StepResult
     from daemon.service import Daemon, Interrupt
 
-EXIT_BUSY = 3
 WAIT_TIMEOUT_S = 1800.0
 """`--wait`'s default limit: the API ends most batches well within half an hour."""
 WAIT_POLL_S = 30.0
@@ -36,17 +37,14 @@ WAIT_POLL_S = 30.0
 QUIET_FIELDS = {"started_at", "finished_at", "dry_run", "duration_s"}
 """Report fields the progress line leaves out (the step's own timing is shown beside it)."""
 TABLE_COLUMNS = {
-    "would_extract": [
-        "source",
-        "session_id",
-        "project",
-        "rendered_tokens",
-        "request_tokens",
-        "estimated_cost_usd",
-    ],
-    "would_consolidate": ["scope", "why", "estimated_tokens", "estimated_cost_usd"],
+    "would_extract": (
+        ["session_id", "request_tokens", "estimated_cost_usd", "rendered_tokens", "source", "project"],
+        3,
+    ),
+    "would_consolidate": (["scope", "estimated_tokens", "estimated_cost_usd", "why"], 2),
 }
-"""The columns a dry run shows for the lists it knows; other lists show their scalar fields."""
+"""The columns a dry run shows for the lists it knows (other lists show their scalar fields), and how
+many of them stay a table on a narrow terminal (``format_table``'s ``keep``)."""
 
 
 @click.command("run")
@@ -80,11 +78,11 @@ def run_command(
 ) -> None:
     """Run the daemon in the foreground (what the service starts), or one cycle with --once."""
     if dry_run and not once:
-        fail("--dry-run works with --once only", 2)
+        fail("--dry-run works with --once only", Exit.USAGE)
     if wait and (not once or dry_run):
-        fail("--wait works with --once only (and not with --dry-run)", 2)
+        fail("--wait works with --once only (and not with --dry-run)", Exit.USAGE)
     loaded = ctx.loaded()
-    _configure_logging(ctx, once=once)
+    ctx.configure_logging(daemon=not once)
 
     from daemon.app import build
     from daemon.config import load_settings
@@ -106,28 +104,15 @@ def run_command(
     sys.exit(code)
 
 
-def _configure_logging(ctx: CliContext, *, once: bool) -> None:
-    """On a terminal, a one-shot run shows progress; its INFO logs would drown it unless asked for."""
-    click_ctx = click.get_current_context()
-    parent = click_ctx.parent
-    explicit = parent is not None and parent.get_parameter_source("log_level") not in (
-        None,
-        click.core.ParameterSource.DEFAULT,
-    )
-    if once and sys.stderr.isatty() and not explicit:
-        ctx.log_level = "WARNING"
-    ctx.configure_logging()
-
-
 async def _forever(daemon: Daemon) -> int:
     from pipeline.errors import InstanceBusy, StoreError
 
     try:
         code = await daemon.run_forever()
     except InstanceBusy as exc:
-        fail(str(exc), EXIT_BUSY)
+        fail(str(exc), Exit.BUSY)
     except StoreError as exc:
-        fail(str(exc), EXIT_FAILED)
+        fail(str(exc), Exit.FAILED)
     if daemon.abandoned:
         daemon.hard_stop.exit_now(code)
     return code
@@ -150,21 +135,25 @@ async def _once(daemon: Daemon, dry_run: bool, limits: tuple[float, float] | Non
             wait=wait,
         )
     except InstanceBusy as exc:
-        fail(str(exc), EXIT_BUSY)
+        fail(str(exc), Exit.BUSY)
     except StoreError as exc:
-        fail(str(exc), EXIT_FAILED)
+        fail(str(exc), Exit.FAILED)
     finally:
         progress.close()
     progress.finish(result)
     pending = pending_batches(result, waited_s=None if limits is None or result.not_run else limits[0])
     if pending is not None:
         progress.console.print(pending, markup=False)
+    review = waiting_review(result)
+    if review is not None:
+        progress.console.print(review, markup=False)
     if result.failures:
         for failed in result.failures:
             click.echo(f"memd: {failed.name} failed: {failed.error}", err=True)
-        code = EXIT_FAILED
+        code = Exit.FAILED
     else:
-        code = EXIT_FAILED if limits is not None and pending is not None and not result.not_run else 0
+        gave_up = limits is not None and pending is not None and not result.not_run
+        code = Exit.FAILED if gave_up else Exit.OK
     if daemon.abandoned:
         daemon.hard_stop.exit_now(code)
     return code
@@ -174,12 +163,10 @@ class Progress:
     """One line per step on stdout; a spinner while a step runs when stdout is a terminal."""
 
     def __init__(self, *, dry_run: bool) -> None:
-        from rich.console import Console
+        from daemon.cli.output import console
 
         self.dry_run = dry_run
-        self.console: Console = Console(highlight=False)
-        if not self.console.is_terminal:
-            self.console = Console(highlight=False, width=200)
+        self.console: Console = console()
         self._status: Any = None
 
     def start(self, name: str) -> None:
@@ -249,6 +236,21 @@ def pending_batches(result: CycleResult, *, waited_s: float | None = None) -> st
     return f"{_batches(batches, sessions)}: {later}"
 
 
+def waiting_review(result: CycleResult) -> str | None:
+    """How many consolidation runs wait in the inbox and how to review them; None when none does."""
+    runs = 0
+    for step in result.results:
+        if step.name == "consolidate":
+            waiting = getattr(step.report, "waiting_review", 0)
+            runs = waiting if isinstance(waiting, int) else 0
+    if runs <= 0:
+        return None
+    return (
+        f"{runs} consolidation run{'s wait' if runs != 1 else ' waits'} for review: `memd inbox` lists "
+        "them, `memd inbox accept RUN` publishes one"
+    )
+
+
 def _batches(batches: int, sessions: int) -> str:
     return (
         f"{batches} batch{'es' if batches != 1 else ''} pending with {sessions} "
@@ -294,10 +296,13 @@ def _fmt(value: object) -> str:
 
 
 def _print_tables(console: Console, report: object) -> None:
-    """The lists inside a dry-run report (sessions it would extract, scopes it would consolidate)."""
-    from rich.table import Table
+    """The lists inside a dry-run report (sessions it would extract, scopes it would consolidate):
+    padded columns fitted to the terminal (``format_table``), an id or a path never cut."""
+    from rich.text import Text
 
+    from daemon.cli.output import table_width
     from daemon.cycle import jsonable
+    from daemon.lean.text import format_table
 
     data = jsonable(report)
     if not isinstance(data, dict):
@@ -306,10 +311,13 @@ def _print_tables(console: Console, report: object) -> None:
         rows = [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
         if not rows:
             continue
-        columns = TABLE_COLUMNS.get(key) or [c for c in rows[0] if not isinstance(rows[0][c], dict | list)]
-        table = Table(title=key.replace("_", " "), title_justify="left", show_edge=False)
-        for column in columns:
-            table.add_column(column.replace("_", " "), overflow="fold")
-        for row in rows:
-            table.add_row(*(_fmt(row.get(c, "")) for c in columns))
-        console.print(table)
+        columns, keep = TABLE_COLUMNS.get(key) or (
+            [c for c in rows[0] if not isinstance(rows[0][c], dict | list)],
+            1,
+        )
+        header = [column.replace("_", " ") for column in columns]
+        cells = [[_fmt(row.get(c, "")) for c in columns] for row in rows]
+        head, *body = format_table(header, cells, width=table_width(), keep=keep)
+        console.print(Text(key.replace("_", " ")))
+        console.print(Text(head, style="bold"))
+        console.print(Text("\n".join(body)))

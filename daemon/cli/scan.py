@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 
 
 TABLE_LIMIT = 50
+SESSION_COLUMNS_KEPT = 4
+"""The session table's columns that stay a table on a narrow terminal (session id to messages)."""
 CANNOT_READ = frozenset({"unreadable", "failed", "incomplete"})
 """The states of a file memd could not (yet) read: the table names its path (it may have no session)."""
 
@@ -39,7 +41,9 @@ def scan_command(ctx: CliContext, show_all: bool, as_json: bool) -> None:
 
         click.echo(sessions_as_json(report.sessions))
         return
-    _print(report, show_all)
+    from daemon.cli.output import table_width
+
+    _print(report, show_all, width=table_width())
 
 
 def _unchanged(ctx: CliContext, *, collect_sessions: bool) -> ScanReport | None:
@@ -107,16 +111,25 @@ def _ago(at: datetime | None) -> str:
     return "just now"
 
 
-def _print(report: ScanReport, show_all: bool) -> None:
+def _print(report: ScanReport, show_all: bool, *, width: int | None = None) -> None:
     """The summary by source and state, then the notable sessions (every one with ``--all``).
 
     Plain padded columns (``format_table``), not rich: a rich table costs more than the whole quick
-    check of a second scan of 20,000 sessions.
+    check of a second scan of 20,000 sessions. ``width``: the terminal's (None: not a terminal, no
+    fitting); a session table wider than it keeps the session id (whole: two never read the same),
+    state, last activity and messages as the table, and shows source, project and reason under each row.
     """
     from daemon.lean.text import ABSENT, format_table, printable
 
-    def table(title: str, header: tuple[str, ...], rows: list[tuple[str, ...]], *, left: int = 0) -> None:
-        head, *body = format_table(header, rows, left=left)
+    def table(
+        title: str,
+        header: tuple[str, ...],
+        rows: list[tuple[str, ...]],
+        *,
+        left: int = 0,
+        keep: int | None = None,
+    ) -> None:
+        head, *body = format_table(header, rows, left=left, width=width, keep=keep)
         click.echo(title)
         click.echo(click.style(head, bold=True))
         for line in body:
@@ -136,19 +149,20 @@ def _print(report: ScanReport, show_all: bool) -> None:
     else:
         table(
             "All sessions" if show_all else "Eligible, failed or changed in this scan",
-            ("source", "project", "session", "user msgs", "last activity", "state", "reason"),
+            ("session", "state", "last activity", "user msgs", "source", "project", "reason"),
             [
                 (
+                    s.session_id or ABSENT,
+                    s.state,
+                    _ago(s.last_activity),
+                    str(s.user_messages),
                     s.source,
                     s.project or ABSENT,
-                    (s.session_id or ABSENT)[:13],
-                    str(s.user_messages),
-                    _ago(s.last_activity),
-                    s.state,
                     s.reason or ABSENT,
                 )
                 for s in rows
             ],
+            keep=SESSION_COLUMNS_KEPT,
         )
         unread = [s for s in rows if s.state in CANNOT_READ or not s.session_id]
         if unread:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import click
 
 from daemon.cli.context import CliContext, fail, pass_ctx
+from daemon.exits import Exit
 
 if TYPE_CHECKING:
     from pipeline.settings import Settings
@@ -238,4 +239,4 @@ def status(platform: str) -> None:
             if key in fields:
                 click.echo(f"{key}: {fields[key]}")
         running = fields.get("state") == "running"
-    sys.exit(0 if running else 1)
+    sys.exit(Exit.OK if running else Exit.FAILED)

@@ -8,7 +8,7 @@ that report: as JSON (``--json``) or for the terminal.
 
 Exit status: 0 when the daemon is running and its heartbeat is fresh; 1 when it is not running
 (never started, stopped, crashed) or the store cannot be read; 2 for a bad config (the file or
-variable and the key are named); 3 when it is
+variable and the key are named); 4 when it is
 stuck (its process is there but its heartbeat is stale, or a step has run past its deadline,
 ``[schedule] step_deadline_minutes``).
 """
@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from daemon.cli.context import EXIT_CONFIG, CliContext, fail, pass_ctx
+from daemon.cli.context import CliContext, fail, pass_ctx
+from daemon.exits import Exit
 from daemon.lean.text import shown, when
 from daemon.status.report import (
     Batches,
@@ -47,9 +48,6 @@ if TYPE_CHECKING:
 
     from daemon.lean.settings import LeanSettings
 
-EXIT_DOWN = 1
-EXIT_STUCK = 3
-
 
 @click.command("status")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
@@ -66,7 +64,9 @@ def status_command(ctx: CliContext, as_json: bool) -> None:
     else:
         render(report)
     state = report.state
-    raise SystemExit(0 if state == Health.RUNNING else EXIT_STUCK if state == Health.STUCK else EXIT_DOWN)
+    raise SystemExit(
+        Exit.OK if state == Health.RUNNING else Exit.STUCK if state == Health.STUCK else Exit.FAILED
+    )
 
 
 def _settings(ctx: CliContext) -> LeanSettings:
@@ -76,18 +76,19 @@ def _settings(ctx: CliContext) -> LeanSettings:
     try:
         return read_settings(ctx.config_path)
     except ConfigError as exc:
-        fail(f"config error: {exc}", EXIT_CONFIG)
+        fail(f"config error: {exc}", Exit.CONFIG)
 
 
 # The human view ----------------------------------------------------------------------------------
 
 
 def render(report: StatusReport) -> None:
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    console = Console(highlight=False)
+    from daemon.cli.output import console as stdout_console
+
+    console = stdout_console()  # never hard-wrapped when stdout is not a terminal
     console.print(_daemon_line(report), markup=False)
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")

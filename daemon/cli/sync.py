@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING
 
 import click
 
-from daemon.cli.context import EXIT_CONFIG, EXIT_FAILED, CliContext, fail, pass_ctx
+from daemon.cli.context import CliContext, fail, pass_ctx
+from daemon.cli.output import verbose_option
+from daemon.exits import Exit
 
 if TYPE_CHECKING:
     from pipeline.publish.run import PublishReport
@@ -23,12 +25,13 @@ if TYPE_CHECKING:
 
 @click.command("sync")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@verbose_option
 @pass_ctx
-def sync_command(ctx: CliContext, as_json: bool) -> None:
+def sync_command(ctx: CliContext, as_json: bool, verbose: bool) -> None:
     """Fetch, merge and push the memory repository with its [sync] remote now."""
     settings = ctx.loaded().settings
     if not settings.sync.enabled:
-        fail("no [sync] remote is configured: set [sync] remote (a path, ssh or https git URL)", EXIT_CONFIG)
+        fail("no [sync] remote is configured: set [sync] remote (a path, ssh or https git URL)", Exit.CONFIG)
     ctx.configure_logging()
     import asyncio
 
@@ -51,7 +54,7 @@ def sync_command(ctx: CliContext, as_json: bool) -> None:
     try:
         report, published = asyncio.run(go())
     except StoreError as exc:
-        fail(str(exc), EXIT_FAILED)
+        fail(str(exc), Exit.FAILED)
     if as_json:
         out = {"sync": jsonable(report), "published": jsonable(published) if published else None}
         click.echo(json.dumps(out, indent=2))
@@ -59,6 +62,6 @@ def sync_command(ctx: CliContext, as_json: bool) -> None:
         for line in report.lines():
             click.echo(line)
         if published is not None:
-            for line in publish_lines(published):
+            for line in publish_lines(published, verbose=verbose):
                 click.echo(line)
-    sys.exit(EXIT_FAILED if report.failure else 0)
+    sys.exit(Exit.FAILED if report.failure else Exit.OK)

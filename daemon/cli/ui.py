@@ -1,12 +1,14 @@
 """`memd ui [--host HOST] [--port PORT] [--read-only]`: the local web page to see and steer memory.
 
-When the daemon already serves the page (``[ui] enabled``) at the address, it prints that address
-with the installation's token and exits. Otherwise it serves the page itself, in the foreground,
-until Ctrl-C (or SIGTERM), printing the address once it listens. Every request needs the token
+When another process (the daemon with ``[ui] enabled``, or another `memd ui`) already serves this
+installation's page at the address, it prints that address with the installation's token and exits;
+never when ``--read-only`` was asked and that page is read-write (it says so and exits 1).
+Otherwise it serves the page itself, in the foreground, until Ctrl-C (or SIGTERM), printing the address once it listens. Every request needs the token
 (it is in the printed address, then kept in a cookie); see ``daemon.ui.security``.
 
-Exit status: 0 (the daemon serves it, or stopped by Ctrl-C); 1 when the port cannot be had or the
-store cannot be opened; 2 for a bad config.
+Exit status: 0 (another process serves it, or stopped by Ctrl-C); 1 when the port cannot be had
+(or holds a read-write page when read-only was asked) or the store cannot be opened; 2 for a bad
+config.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import signal
 
 import click
 
-from daemon.cli.context import EXIT_FAILED, CliContext, fail, pass_ctx
+from daemon.cli.context import CliContext, fail, pass_ctx
+from daemon.exits import Exit
 
 
 @click.command("ui")
@@ -48,10 +51,17 @@ def ui_command(
     try:
         token = load_or_create_token(settings.paths.state_dir)
     except MemdError as exc:
-        fail(str(exc), EXIT_FAILED)
+        fail(str(exc), Exit.FAILED)
     guard = Guard(token=token, host=host, port=port, read_only=read_only)
-    if not no_open_check and server.probe(host, port, guard.public_id):
-        click.echo(f"the memd daemon serves the page: open {guard.address(with_token=True)}")
+    served = None if no_open_check else server.probe(host, port, guard.public_id)
+    if served is not None:
+        where = f"another process serves this installation's page at {host}:{port}"
+        if read_only and not served.read_only:  # its address with the token would let this user change memory
+            fail(f"{where}, read-write; for a read-only page, serve one on another --port", Exit.FAILED)
+        mode = " (read-only)" if served.read_only else ""
+        click.echo(
+            f"another process serves this installation's page{mode}: open {guard.address(with_token=True)}"
+        )
         return
     ctx.configure_logging()
     if host not in LOOPBACK:
@@ -62,7 +72,7 @@ def ui_command(
     try:
         sock = server.bind(host, port)
     except OSError as exc:
-        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc} (set [ui] port, or --port)", EXIT_FAILED)
+        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc} (set [ui] port, or --port)", Exit.FAILED)
 
     async def go() -> None:
         from daemon.runtime import Runtime
@@ -95,4 +105,4 @@ def ui_command(
     try:
         asyncio.run(go())
     except MemdError as exc:
-        fail(str(exc), EXIT_FAILED)
+        fail(str(exc), Exit.FAILED)

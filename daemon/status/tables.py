@@ -34,7 +34,7 @@ def publish_table(console: Console, section: Publish | Unreadable) -> None:
         )
         for t in section.targets
     ]
-    plain_table(console, "publish targets", header, rows)
+    plain_table(console, "publish targets", header, rows, keep=3)
 
 
 def usage_table(console: Console, section: Usage | Unreadable) -> None:
@@ -68,16 +68,24 @@ def usage_table(console: Console, section: Usage | Unreadable) -> None:
         )
         for s in section.scopes
     ]
-    plain_table(console, f"memory use (last {section.window_days} days)", header, rows, left=1)
+    plain_table(console, f"memory use (last {section.window_days} days)", header, rows, left=1, keep=3)
 
 
 def plain_table(
-    console: Console, title: str, header: Sequence[str], rows: Sequence[Sequence[str]], *, left: int = 0
+    console: Console,
+    title: str,
+    header: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    left: int = 0,
+    keep: int | None = None,
 ) -> None:
-    """A title, a bold header and the rows, padded by hand (``format_table``)."""
+    """A title, a bold header and the rows, padded by hand (``format_table``): fitted to the
+    console's width on a terminal (the first ``keep`` columns stay a table), never wrapped elsewhere."""
     from rich.text import Text
 
-    head, *body = format_table(header, rows, left=left)
+    width = console.width if console.is_terminal else None
+    head, *body = format_table(header, rows, left=left, width=width, keep=keep)
     console.print(Text(title))
     console.print(Text(head, style="bold"), soft_wrap=True)
     console.print(Text("\n".join(body)), soft_wrap=True)

@@ -27,8 +27,10 @@ from pipeline.errors import MemdError
 
 
 async def healthz(request: Request) -> Response:
-    """Which installation serves this page (a value made from its token, not the token)."""
-    return JSONResponse({"service": "memd-ui", "id": request.app.state.ui.guard.public_id})
+    """Which installation serves this page (a value made from its token, not the token), and
+    whether it is read-only."""
+    guard = request.app.state.ui.guard
+    return JSONResponse({"service": "memd-ui", "id": guard.public_id, "read_only": guard.read_only})
 
 
 async def _refused(request: Request, exc: Exception) -> Response:

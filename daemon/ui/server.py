@@ -2,7 +2,8 @@
 
 The socket is bound here, so a taken port is an ``OSError`` the caller words (uvicorn would exit
 the process); uvicorn never installs signal handlers of its own (the daemon's and `memd ui`'s
-stay in charge). ``probe`` asks an address whether this installation's page answers there.
+stay in charge). ``probe`` asks an address whether this installation's page answers there, and
+whether it is read-only.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import socket
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -112,10 +114,18 @@ async def serve(server: uvicorn.Server, sock: socket.socket) -> None:
         sock.close()
 
 
-def probe(host: str, port: int, public_id: str) -> bool:
-    """Whether this installation's page (the one whose token makes ``public_id``) answers at host:port."""
+@dataclass(frozen=True)
+class Served:
+    """This installation's page, found answering at an address by another process."""
+
+    read_only: bool
+    """What the page said; a page that does not say counts as read-write."""
+
+
+def probe(host: str, port: int, public_id: str) -> Served | None:
+    """This installation's page (the one whose token makes ``public_id``) if it answers at host:port."""
     if port == 0:
-        return False
+        return None
     host = "127.0.0.1" if host in WILDCARD else host
     shown = f"[{host}]" if ":" in host else host
     request = urllib.request.Request(f"http://{shown}:{port}/healthz", headers={"Host": f"{shown}:{port}"})
@@ -123,5 +133,7 @@ def probe(host: str, port: int, public_id: str) -> bool:
         with urllib.request.urlopen(request, timeout=PROBE_TIMEOUT_S) as response:
             found = json.loads(response.read(4096))
     except (OSError, urllib.error.URLError, ValueError):
-        return False
-    return isinstance(found, dict) and found.get("service") == "memd-ui" and found.get("id") == public_id
+        return None
+    if not (isinstance(found, dict) and found.get("service") == "memd-ui" and found.get("id") == public_id):
+        return None
+    return Served(read_only=found.get("read_only") is True)

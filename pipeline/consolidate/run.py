@@ -25,6 +25,7 @@ from pipeline.memory.repository import MemoryRepo, scratch_parent, sweep_scratch
 from pipeline.memory.validate import SecretFinder
 from pipeline.settings import Settings
 from pipeline.store import Store
+from pipeline.store.consolidation import count_runs
 from pipeline.vocabulary import RUN_FAILED, RunOutcome
 
 log = structlog.get_logger(__name__)
@@ -59,6 +60,8 @@ class Phase2Report:
     gated: str | None = None
     adopted: list[str] = field(default_factory=list)
     """The scopes whose memory another machine sharing the store consolidated, taken over here."""
+    waiting_review: int = 0
+    """The runs (of this step and earlier ones) waiting in the inbox for review once the step ended."""
 
     def count(self, outcome: RunOutcome) -> int:
         return sum(1 for s in self.scopes if s.outcome == outcome)
@@ -157,6 +160,7 @@ async def run_phase2(
         from pipeline.team.adopt import adopt_all
 
         report.adopted = await adopt_all(ctx)
+    report.waiting_review = await count_runs(store, RunOutcome.PENDING_REVIEW)
     log.info(
         "phase2_done",
         dry_run=dry_run,

@@ -32,7 +32,7 @@ from pipeline.store.publications import (
     save_publications,
     scope_projects,
 )
-from pipeline.vocabulary import PUBLISH_CURRENT, PublishOutcome
+from pipeline.vocabulary import PUBLISH_CURRENT, PUBLISH_FAILED, PublishOutcome
 
 log = structlog.get_logger(__name__)
 
@@ -44,6 +44,10 @@ WOULD = {
 """A dry run's outcome for what the plan would have done."""
 OUTSIDE_CHANGE = frozenset({PublishOutcome.REPUBLISHED, PublishOutcome.WOULD_REPUBLISH})
 """Outcomes of a copy someone else changed since memd last wrote it."""
+
+
+WHOLE_RUN = "*"
+"""The target and scope of a result about the whole run (nothing consolidated yet), not one target."""
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,8 @@ class PublishReport:
 
     @property
     def failed(self) -> list[TargetResult]:
-        return [r for r in self.results if r.outcome == PublishOutcome.FAILED]
+        """The targets that failed or were refused (left alone: the agents miss this memory)."""
+        return [r for r in self.results if r.outcome in PUBLISH_FAILED]
 
     @property
     def changed(self) -> list[TargetResult]:
@@ -87,7 +92,9 @@ async def publish_all(
     started = clock.now()
     if not settings.paths.memory_dir.is_dir():
         outcome, reason = await _no_memory_dir(store, settings.paths.memory_dir)
-        return PublishReport(dry_run, started, clock.now(), (TargetResult("*", "*", "", outcome, reason),))
+        return PublishReport(
+            dry_run, started, clock.now(), (TargetResult(WHOLE_RUN, WHOLE_RUN, "", outcome, reason),)
+        )
     previous: dict[tuple[str, str], Publication] = {}
     projects: dict[str, str] = {}
     activity: dict[str, datetime] = {}
@@ -118,7 +125,7 @@ async def publish_all(
             dry_run,
             started,
             clock.now(),
-            (TargetResult("*", "*", "", PublishOutcome.FAILED, short_error(exc)),),
+            (TargetResult(WHOLE_RUN, WHOLE_RUN, "", PublishOutcome.FAILED, short_error(exc)),),
         )
     finished = clock.now()
     for plan, result in zip(plans, results, strict=True):
@@ -235,7 +242,7 @@ async def _record(
 ) -> None:
     rows: dict[tuple[str, str], Publication] = {}
     for plan, result in zip(plans, results, strict=True):
-        if result.target == "*":
+        if result.target == WHOLE_RUN:
             continue
         prev = previous.get((plan.target, plan.scope))
         applied = bool(result.written or result.removed)

@@ -308,6 +308,13 @@ async def mark_abandoned(store: Store, scope: str, *, now: datetime) -> int:
     return int(result.rowcount)
 
 
+async def count_runs(store: Store, outcome: RunOutcome) -> int:
+    """How many consolidation runs ended with ``outcome`` (every scope, every machine)."""
+    stmt = select(func.count()).select_from(consolidation_runs).where(consolidation_runs.c.outcome == outcome)
+    async with store.read() as conn:
+        return int((await conn.execute(stmt)).scalar_one())
+
+
 async def get_run(store: Store, run_id: str) -> RunRow | None:
     async with store.read() as conn:
         r = (

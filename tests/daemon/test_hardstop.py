@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from daemon.hardstop import EXIT_OVERRAN, HardStop
+from daemon.exits import Exit
+from daemon.hardstop import HardStop
 
 
 class Exits:
@@ -28,7 +29,7 @@ def test_an_overrun_stop_ends_the_process_from_a_daemon_thread() -> None:
     assert stop._timer is not None
     assert stop._timer.daemon  # never what keeps the process alive
     assert exits.called.wait(5)
-    assert exits.codes == [EXIT_OVERRAN]
+    assert exits.codes == [Exit.FAILED]
 
 
 def test_the_earliest_deadline_wins() -> None:

@@ -220,7 +220,7 @@ async def test_a_second_daemon_on_the_same_store_is_refused(tmp_path: Path, cloc
     second = make_daemon(settings, clock, FakeSteps())
     with pytest.raises(InstanceBusy, match="pid 4242"):
         await second.run_forever(install_signals=False)
-    assert second.state is DaemonState.CRASHED
+    assert second.state is DaemonState.STOPPED
     first.request_stop()
     assert await asyncio.wait_for(run, timeout=TIMEOUT_S) == 0
 

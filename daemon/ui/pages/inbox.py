@@ -39,7 +39,7 @@ async def accept(request: Request) -> Response:
         status_code=200 if done.ok else 500,
         title="accepted",
         ok=done.ok,
-        lines=done.lines(),
+        lines=done.lines(verbose=True),
     )
 
 

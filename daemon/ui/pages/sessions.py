@@ -67,7 +67,7 @@ async def forget(request: Request) -> Response:
         raise FormRefused(exc.detail) from None
     async with ui.changing, runtime(ui) as rt:
         done = await actions.forget_now(rt, session_id=session, project=project)
-    lines = ([f"note: {done.warning}"] if done.warning else []) + done.lines()
+    lines = ([f"note: {done.warning}"] if done.warning else []) + done.lines(verbose=True)
     return page(
         request,
         "result.html",

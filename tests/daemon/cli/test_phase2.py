@@ -9,6 +9,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from daemon.cli import cli
+from daemon.exits import Exit
 from pipeline.clock import SystemClock
 from pipeline.consolidate.run import run_phase2
 from pipeline.llm.client import build_client
@@ -107,7 +108,7 @@ def test_review_read_and_forget_from_the_command_line(tmp_path: Path, fake_api: 
     assert "memd: consolidate" in log.output
 
     both = runner.invoke(cli, [*base, "forget", "--session", "x", "--project", "y"], env=env)
-    assert both.exit_code == 2
+    assert both.exit_code == Exit.USAGE
     unknown = runner.invoke(cli, [*base, "forget", "--session", "no-such-session"], env=env)
     assert unknown.exit_code == 1
     assert "nothing to forget" in unknown.output

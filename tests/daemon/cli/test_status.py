@@ -16,6 +16,7 @@ from sqlalchemy import insert
 
 from daemon.config import load_settings
 from daemon.cycle import run_step
+from daemon.exits import Exit
 from daemon.lean.settings import read_lean
 from pipeline.clock import FakeClock
 from pipeline.errors import NoAPIKey
@@ -96,7 +97,7 @@ async def test_a_stale_heartbeat_is_stuck(tmp_path: Path) -> None:
     env = memd_env(tmp_path)
     await beat(env, age=timedelta(minutes=10), pid=os.getpid())
     done = status(env)
-    assert done.returncode == 3
+    assert done.returncode == Exit.STUCK
     assert "daemon stuck" in done.stdout
 
 
@@ -291,7 +292,7 @@ async def test_a_step_past_its_deadline_is_stuck_with_its_name(tmp_path: Path) -
     finally:
         await store.close()
     done = status(env, "--json")
-    assert done.returncode == 3
+    assert done.returncode == Exit.STUCK
     daemon = json.loads(done.stdout)["daemon"]
     assert daemon["state"] == "stuck"
     assert daemon["stuck_step"]["step"] == "extract"

@@ -220,7 +220,7 @@ def test_healthz_answers_without_the_token_and_names_no_secret(shared: Prepared)
     context, app = page_app(shared)
     with TestClient(app, base_url=ADDRESS) as client:  # type: ignore[arg-type]
         found = client.get("/healthz").json()
-        assert found == {"service": "memd-ui", "id": context.guard.public_id}
+        assert found == {"service": "memd-ui", "id": context.guard.public_id, "read_only": False}
         assert context.guard.token not in client.get("/healthz").text
         assert client.get("/healthz", headers={"host": "evil.example"}).status_code == 421
 

@@ -63,7 +63,10 @@ def test_the_daemon_serves_the_page_and_memd_ui_points_at_it(tmp_path: Path, fre
             timeout=60,
         )
         assert told.returncode == 0, told.stderr
-        assert f"the memd daemon serves the page: open http://127.0.0.1:{port}/?token=" in told.stdout
+        assert (
+            f"another process serves this installation's page: open http://127.0.0.1:{port}/?token="
+            in told.stdout
+        )
         address = told.stdout.split("open ", 1)[1].strip()
         browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
         with browser.open(address, timeout=10) as response:
