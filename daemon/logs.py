@@ -58,7 +58,9 @@ def configure_logging(*, level: str = "INFO", stream: TextIO | None = None, json
         processors=[*shared, structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
         logger_factory=structlog.stdlib.LoggerFactory(),
         wrapper_class=structlog.stdlib.BoundLogger,
-        cache_logger_on_first_use=True,
+        # Not cached: a module's logger follows the configuration in force (memd logs a few lines a
+        # cycle, and a process that configures logging again, or a test capturing logs, sees it).
+        cache_logger_on_first_use=False,
     )
     handler = logging.StreamHandler(stream)
     handler.setFormatter(

@@ -12,7 +12,7 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 
 from daemon.cli import cli
-from daemon.cli.context import EXIT_FAILED
+from daemon.exits import Exit
 
 
 def fake_systemctl(bin_dir: Path, log: Path, *, active: bool = True) -> None:
@@ -188,7 +188,7 @@ def test_without_a_user_systemd_install_says_what_to_do_and_writes_nothing(tmp_p
     log = tmp_path / "systemctl.log"
     no_bus_systemctl(tmp_path / "bin", log)
     done = in_process(tmp_path, "install")
-    assert done.exit_code == EXIT_FAILED
+    assert done.exit_code == Exit.FAILED
     message = " ".join(done.output.split())
     assert "no user systemd runs for you" in message
     assert "loginctl enable-linger $USER" in message

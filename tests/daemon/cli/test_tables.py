@@ -3,6 +3,7 @@ fitted or wrapped at all when stdout is not a terminal."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 from datetime import UTC, datetime, timedelta
 
@@ -11,6 +12,7 @@ from rich.console import Console
 
 from daemon.cli import scan as scan_cli
 from daemon.lean.text import format_table
+from daemon.status.report import Publish, TargetView
 from daemon.status.tables import plain_table, publish_table
 from pipeline.scan.view import ScanReport
 from pipeline.store.readmodel import SessionRecord
@@ -82,16 +84,18 @@ def test_a_table_too_wide_for_the_terminal_keeps_its_first_columns_and_stacks_th
     assert format_table(header, rows, width=200, keep=2) == wide  # it fits: unchanged
 
 
-def _publish_section() -> dict[str, object]:
-    target = {
-        "target": "claude_code",
-        "scope": "projects/some-long-project-name-e3b8fe59",
-        "outcome": "skipped",
-        "published_at": "2026-11-01T12:00:00+00:00",
-        "republished_at": None,
-        "reason": f"Claude Code is not set up for this user ({URL})",
-    }
-    return {"targets": [target, {**target, "target": "agents_md"}]}
+def _publish_section() -> Publish:
+    target = TargetView(
+        target="claude_code",
+        scope="projects/some-long-project-name-e3b8fe59",
+        path=None,
+        published_at="2026-11-01T12:00:00+00:00",
+        outcome="skipped",
+        reason=f"Claude Code is not set up for this user ({URL})",
+        republished_at=None,
+        republish_reason=None,
+    )
+    return Publish(last_run=None, targets=[target, dataclasses.replace(target, target="agents_md")])
 
 
 def test_status_tables_fit_a_terminal_of_80_columns() -> None:
