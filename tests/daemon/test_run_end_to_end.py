@@ -30,7 +30,7 @@ from tests.fakes.fixtures import FAKE_API_KEY
 from tests.pipeline.consolidate.support import write_memory
 from tests.pipeline.extract.support import extract_output
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.timeout(300)]
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "transcripts" / "claude_code" / "projects"
 WAIT_S = 90

@@ -19,7 +19,7 @@ from tests.fakes.fixtures import FAKE_API_KEY
 from tests.pipeline.extract.support import extract_output
 from tests.pipeline.sync.support import agent, bare_remote, git, git_daemon
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.timeout(300)]
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "transcripts" / "claude_code" / "projects"
 

@@ -44,7 +44,6 @@ from tests.pipeline.consolidate.support import write_memory
 from tests.pipeline.extract.support import extract_output
 
 pytestmark = [
-    pytest.mark.slow,
     pytest.mark.postgres,
     pytest.mark.timeout(400),
     pytest.mark.skipif(
