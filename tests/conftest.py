@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import gc
 import os
 import shutil
 import socket
@@ -72,6 +73,14 @@ def _postgres_url() -> str | None:
 
 
 POSTGRES_URL = _postgres_url()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What is alive once the tests are collected (every module they import) lives for the whole run:
+    keep it out of every later garbage collection, which then looks only at what the tests made
+    (the fake API collects after each test that used it)."""
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.fixture(autouse=True)
@@ -156,3 +165,9 @@ async def as_machine(store: Store, machine: str) -> AsyncIterator[Store]:
 postgres_only = pytest.mark.parametrize("store", _backends()[1:], indirect=True)
 """A test of the ``store`` fixture on PostgreSQL alone (what only a shared store does); it skips
 only where no PostgreSQL answers."""
+
+sqlite_only = pytest.mark.parametrize("store", _backends()[:1], indirect=True)
+"""A test of the ``store`` fixture on SQLite alone: behaviour above the store (what the model's
+answers, a hostile file or an agent's folder make memd do). Every test whose subject is the store
+(its records, claims, leases, machines) runs on both backends; a module or test marked so uses the
+store only as the place its behaviour records to."""

@@ -237,9 +237,8 @@ def test_a_step_blocked_in_a_thread_is_shown_stuck_and_sigterm_still_ends_the_pr
 def test_a_step_blocking_the_event_loop_still_ends_on_sigterm(
     tmp_path: Path, memd_env: dict[str, str], started: list[Memd]
 ) -> None:
-    daemon = Memd(
-        tmp_path, "loop", blocking(memd_env), "scan", "loop", "run", module="tests.daemon.blocking_memd"
-    )
+    env = blocking(memd_env, MEMD_SCHEDULE__SHUTDOWN_TIMEOUT_S="0.1")  # nothing can finish: no wait
+    daemon = Memd(tmp_path, "loop", env, "scan", "loop", "run", module="tests.daemon.blocking_memd")
     started.append(daemon)
     daemon.wait_for("READY=1")
     wait_for_stderr(daemon, "blocking scan")

@@ -13,6 +13,7 @@ from pipeline.extract.run import run_phase1
 from pipeline.store import Store, stage1
 from pipeline.store import llm_calls as calls
 from pipeline.vocabulary import BatchState
+from tests.conftest import sqlite_only
 from tests.fakes import anthropic_api as fa
 from tests.pipeline.extract.support import (
     FakeLoader,
@@ -116,6 +117,7 @@ async def test_batch_is_stored_resumed_after_restart_and_settled(
     assert (await job_row(store, str(gone))).state == "running"
 
 
+@sqlite_only
 async def test_invalid_batch_output_goes_back_once_then_fails(
     tmp_path: Path, store: Store, clock: FakeClock, fake_api: fa.FakeAnthropicAPI, llm_factory: Any
 ) -> None:
@@ -137,6 +139,7 @@ async def test_invalid_batch_output_goes_back_once_then_fails(
 
 
 @pytest.mark.parametrize(("pending", "batched"), [(3, False), (4, True)])
+@sqlite_only
 async def test_auto_batches_when_enough_are_pending(
     pending: int,
     batched: bool,
