@@ -12,7 +12,6 @@ from pipeline.consolidate.run import run_phase2
 from pipeline.projects import path_key, scope_for
 from pipeline.store import consolidation as db
 from pipeline.store import syncstate
-from tests.conftest import sqlite_only
 from tests.pipeline.consolidate.support import Env
 from tests.pipeline.sync.support import agent
 
@@ -62,7 +61,6 @@ async def test_a_scope_moves_to_its_origin_key_in_one_commit_and_the_store_follo
     assert await rekey(env.store, env.settings, env.clock) == []  # idempotent
 
 
-@sqlite_only
 async def test_two_clones_of_one_repository_join_one_scope(env: Env) -> None:
     env.api.responder = agent
     first = _project(env.tmp_path / "a" / "app")

@@ -158,7 +158,6 @@ async def test_forgetting_a_session_removes_what_only_it_taught(env: Env) -> Non
     assert "sess-3" not in (folder / "raw_memories.md").read_text()
 
 
-@sqlite_only
 async def test_forgetting_a_project_clears_its_scope_without_a_model_call(env: Env) -> None:
     await env.add_extract("sess-1")
     env.api.responder = ScriptedResponder(write_memory())

@@ -117,7 +117,6 @@ async def test_batch_is_stored_resumed_after_restart_and_settled(
     assert (await job_row(store, str(gone))).state == "running"
 
 
-@sqlite_only
 async def test_invalid_batch_output_goes_back_once_then_fails(
     tmp_path: Path, store: Store, clock: FakeClock, fake_api: fa.FakeAnthropicAPI, llm_factory: Any
 ) -> None:

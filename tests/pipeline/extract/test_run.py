@@ -545,7 +545,6 @@ async def test_an_opt_out_made_after_the_scan_stops_the_extraction(
         ({"disable_on_external_context": True}, "used external context (mcp:github/get_issue)"),
     ],
 )
-@sqlite_only
 async def test_a_rule_changed_after_the_scan_leaves_a_queued_session_out(
     tmp_path: Path,
     store: Store,
