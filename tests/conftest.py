@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
 import gc
@@ -12,6 +13,7 @@ import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 import structlog
@@ -107,10 +109,29 @@ def _backends() -> list[object]:
     return ["sqlite", pg]
 
 
+@pytest.fixture(scope="session")
+def migrated_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite state store file migrated once for the session, copied by the store fixtures (opening
+    a copy is a tenth of migrating a new file; tests/pipeline/store/test_migrations.py migrates its own)."""
+    path = tmp_path_factory.mktemp("migrated") / "state.db"
+
+    async def migrate() -> None:
+        await (await open_store(f"sqlite:///{path}")).close()
+
+    asyncio.run(migrate())
+    return path
+
+
+async def _open_sqlite_copy(template: Path, tmp_path: os.PathLike[str]) -> Store:
+    db = Path(tmp_path) / "state.db"
+    shutil.copyfile(template, db)
+    return await open_store(f"sqlite:///{db}")
+
+
 @pytest.fixture
-async def sqlite_store(tmp_path: os.PathLike[str]) -> AsyncIterator[Store]:
+async def sqlite_store(tmp_path: os.PathLike[str], migrated_sqlite: Path) -> AsyncIterator[Store]:
     """A state store at ``tmp_path/state.db`` only: for what reads the SQLite file itself."""
-    s = await open_store(f"sqlite:///{tmp_path}/state.db")
+    s = await _open_sqlite_copy(migrated_sqlite, tmp_path)
     try:
         yield s
     finally:
@@ -118,10 +139,12 @@ async def sqlite_store(tmp_path: os.PathLike[str]) -> AsyncIterator[Store]:
 
 
 @pytest.fixture(params=_backends())
-async def store(request: pytest.FixtureRequest, tmp_path: os.PathLike[str]) -> AsyncIterator[Store]:
+async def store(
+    request: pytest.FixtureRequest, tmp_path: os.PathLike[str], migrated_sqlite: Path
+) -> AsyncIterator[Store]:
     """A migrated state store: a SQLite file in tmp_path, or a private schema in the PostgreSQL test database."""
     if request.param == "sqlite":
-        s = await open_store(f"sqlite:///{tmp_path}/state.db")
+        s = await _open_sqlite_copy(migrated_sqlite, tmp_path)
         try:
             yield s
         finally:
