@@ -1,6 +1,6 @@
 """Phase 2's own cost (everything but the model), against the plain git and SDK baselines.
 
-    .venv/bin/python benchmarks/phase2_bench.py [--repeat 7] [--scopes 40] [--topics 30] [--inputs 20]
+    .venv/bin/python benchmarks/phase2_bench.py [--repeat 7] [--scopes 40] [--topics 30] [--inputs 20] [--tool-calls 200]
 
 Builds, in a temporary directory, a memory repository with ``--scopes`` project scopes of
 ``--topics`` topic files each, then times side by side, alternating, median of ``--repeat``:
@@ -10,7 +10,7 @@ Builds, in a temporary directory, a memory repository with ``--scopes`` project 
 - memd: a scratch clone, materializing ``--inputs`` inputs, the workspace diff, the post-agent check
   (provenance, validation with the real secret gate), the commit and the fast-forward landing.
 
-Then the memory tool: 200 ``str_replace`` calls through the SDK's ``BetaAsyncLocalFilesystemMemoryTool``
+Then the memory tool: ``--tool-calls`` ``str_replace`` calls through the SDK's ``BetaAsyncLocalFilesystemMemoryTool``
 against the same calls through memd's ``ConfinedMemoryTool`` (the confinement's overhead per call).
 """
 
@@ -154,6 +154,7 @@ async def main() -> None:
     parser.add_argument("--scopes", type=int, default=40)
     parser.add_argument("--topics", type=int, default=30)
     parser.add_argument("--inputs", type=int, default=20)
+    parser.add_argument("--tool-calls", type=int, default=200, help="str_replace calls timed per memory tool")
     args = parser.parse_args()
     redactor = Redactor(b"benchmark-key-0123456789")
     with tempfile.TemporaryDirectory() as tmp:
@@ -169,7 +170,7 @@ async def main() -> None:
             start = time.perf_counter()
             await memd_run(repo, root / "scratch", scope, args.inputs, 2 * r + 1, redactor)
             memd_t.append(time.perf_counter() - start)
-        sdk_call, memd_call = await tool_calls(root / "tool", 200)
+        sdk_call, memd_call = await tool_calls(root / "tool", args.tool_calls)
     b, m = statistics.median(base_t), statistics.median(memd_t)
     print(
         f"repository: {args.scopes} scopes x {args.topics} topics ({files} .md files), {args.inputs} inputs per run"

@@ -1,6 +1,6 @@
 """Redaction benchmark: memd's engine against Codex's four regexes and detect-secrets, one run.
 
-    .venv/bin/python benchmarks/redaction_bench.py [--show N] [--no-detect-secrets]
+    .venv/bin/python benchmarks/redaction_bench.py [--show N] [--no-detect-secrets] [--sample N]
 
 Generates its own corpus (benchmarks/redaction_contexts.py, fixed seed): fake secrets of 80+
 provider shapes and look-alike decoys in transcript contexts (env dumps, .env, YAML/TOML/JSON,
@@ -172,11 +172,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-detect-secrets", action="store_true", help="skip the slow detect-secrets reference"
     )
+    parser.add_argument(
+        "--sample", type=int, default=0, help="keep about N cases of the corpus, evenly spread (a quick run)"
+    )
     args = parser.parse_args(argv)
 
     from pipeline.redaction import Redactor
 
     cases = build_corpus()
+    if args.sample:
+        cases = cases[:: max(1, len(cases) // args.sample)]
     secrets = [c for c in cases if c.kind == "secret"]
     shapes = len({c.provider for c in secrets})
     contexts = len({c.context for c in cases})

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
+import gc
 import os
 import shutil
 import socket
@@ -11,6 +13,7 @@ import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 import structlog
@@ -74,6 +77,14 @@ def _postgres_url() -> str | None:
 POSTGRES_URL = _postgres_url()
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What is alive once the tests are collected (every module they import) lives for the whole run:
+    keep it out of every later garbage collection, which then looks only at what the tests made
+    (the fake API collects after each test that used it)."""
+    gc.collect()
+    gc.freeze()
+
+
 @pytest.fixture(autouse=True)
 def _reset_structlog() -> Iterator[None]:
     yield
@@ -98,10 +109,29 @@ def _backends() -> list[object]:
     return ["sqlite", pg]
 
 
+@pytest.fixture(scope="session")
+def migrated_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite state store file migrated once for the session, copied by the store fixtures (opening
+    a copy is a tenth of migrating a new file; tests/pipeline/store/test_migrations.py migrates its own)."""
+    path = tmp_path_factory.mktemp("migrated") / "state.db"
+
+    async def migrate() -> None:
+        await (await open_store(f"sqlite:///{path}")).close()
+
+    asyncio.run(migrate())
+    return path
+
+
+async def _open_sqlite_copy(template: Path, tmp_path: os.PathLike[str]) -> Store:
+    db = Path(tmp_path) / "state.db"
+    shutil.copyfile(template, db)
+    return await open_store(f"sqlite:///{db}")
+
+
 @pytest.fixture
-async def sqlite_store(tmp_path: os.PathLike[str]) -> AsyncIterator[Store]:
+async def sqlite_store(tmp_path: os.PathLike[str], migrated_sqlite: Path) -> AsyncIterator[Store]:
     """A state store at ``tmp_path/state.db`` only: for what reads the SQLite file itself."""
-    s = await open_store(f"sqlite:///{tmp_path}/state.db")
+    s = await _open_sqlite_copy(migrated_sqlite, tmp_path)
     try:
         yield s
     finally:
@@ -109,10 +139,12 @@ async def sqlite_store(tmp_path: os.PathLike[str]) -> AsyncIterator[Store]:
 
 
 @pytest.fixture(params=_backends())
-async def store(request: pytest.FixtureRequest, tmp_path: os.PathLike[str]) -> AsyncIterator[Store]:
+async def store(
+    request: pytest.FixtureRequest, tmp_path: os.PathLike[str], migrated_sqlite: Path
+) -> AsyncIterator[Store]:
     """A migrated state store: a SQLite file in tmp_path, or a private schema in the PostgreSQL test database."""
     if request.param == "sqlite":
-        s = await open_store(f"sqlite:///{tmp_path}/state.db")
+        s = await _open_sqlite_copy(migrated_sqlite, tmp_path)
         try:
             yield s
         finally:
@@ -156,3 +188,9 @@ async def as_machine(store: Store, machine: str) -> AsyncIterator[Store]:
 postgres_only = pytest.mark.parametrize("store", _backends()[1:], indirect=True)
 """A test of the ``store`` fixture on PostgreSQL alone (what only a shared store does); it skips
 only where no PostgreSQL answers."""
+
+sqlite_only = pytest.mark.parametrize("store", _backends()[:1], indirect=True)
+"""A test of the ``store`` fixture on SQLite alone: behaviour above the store (what the model's
+answers, a hostile file or an agent's folder make memd do). Every test whose subject is the store
+(its records, claims, leases, machines) runs on both backends; a module or test marked so uses the
+store only as the place its behaviour records to."""

@@ -25,7 +25,7 @@ from pipeline.transcript import UserMessage
 from tests.agents_cli.live import clis_dir, require_cli, run_cli
 from tests.pipeline.publish.support import add_scope, git, write_scope
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.timeout(240)]
 PROMPT = "Please list the files here. memd live test."
 
 

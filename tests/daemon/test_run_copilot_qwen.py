@@ -1,4 +1,4 @@
-"""`memd run --once` over the real GitHub Copilot CLI and Qwen Code samples, against the loopback
+"""`memd run --once` (in process) over the real GitHub Copilot CLI and Qwen Code samples, against the loopback
 fake of the Messages API: their sessions are extracted (redacted, the instruction text Copilot
 recorded left out) and consolidated like any other agent's."""
 
@@ -9,7 +9,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,12 +16,13 @@ from typing import Any
 import pytest
 
 from daemon.config import load_settings
+from tests.daemon.memd_inprocess import memd
 from tests.fakes.anthropic_api import FakeAnthropicAPI, FakeResponse, json_message
 from tests.fakes.fixtures import FAKE_API_KEY
 from tests.pipeline.consolidate.support import write_memory
 from tests.pipeline.extract.support import extract_output
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.timeout(300)]
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "transcripts"
 SECRET = "ghp_XGB65dGcQy9eThnpDBZvYxXkNdh62qDRRdNa"
 
@@ -63,13 +63,7 @@ def test_run_once_extracts_and_consolidates_copilot_and_qwen_sessions(
             "MEMD_LOG_LEVEL": "WARNING",
         }
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "daemon", "run", "--once"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
+    done = memd(env, "run", "--once")
     assert done.returncode == 0, done.stderr[-3000:]
     assert "extract ok" in done.stdout, done.stdout
     assert "consolidate ok" in done.stdout, done.stdout

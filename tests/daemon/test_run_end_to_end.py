@@ -1,9 +1,9 @@
 """The whole daemon against the loopback fake of the Messages API, killed mid-extraction.
 
 `memd run` extracts the fixture sessions; the first extraction request never gets its answer
-because the daemon is killed with SIGKILL while waiting for it. A new `memd run` takes over at
-once, extracts every session exactly once, consolidates, publishes, and stops cleanly; the memory
-repository is a sound git repository with nothing half-written in it.
+because the daemon is killed with SIGKILL while waiting for it. A new `memd run --once` (in this
+process) takes over at once, extracts every session exactly once, consolidates, publishes, and
+stops cleanly; the memory repository is a sound git repository with nothing half-written in it.
 """
 
 from __future__ import annotations
@@ -24,13 +24,14 @@ from sqlalchemy import func, select
 from daemon.config import load_settings
 from pipeline.store import open_store
 from pipeline.store.schema import stage1_outputs, transcripts
+from tests.daemon.memd_inprocess import memd
 from tests.daemon.memd_process import Memd
 from tests.fakes.anthropic_api import FakeAnthropicAPI, FakeResponse, json_message
 from tests.fakes.fixtures import FAKE_API_KEY
 from tests.pipeline.consolidate.support import write_memory
 from tests.pipeline.extract.support import extract_output
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.timeout(300)]
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "transcripts" / "claude_code" / "projects"
 WAIT_S = 90
@@ -110,21 +111,16 @@ def test_killed_mid_extraction_then_restarted_extracts_every_session_once(
         first.close()
         responder.release.set()
 
-    second = Memd(tmp_path, "second", env, "run")
-    try:
-        second.wait_for("READY=1")
-        status = second.wait_for("STATUS=idle; last cycle")
-        assert "extract ok" in status, second.stderr()[-3000:]
-        assert "consolidate ok" in status, second.stderr()[-3000:]
-        second.signal(signal.SIGTERM)
-        assert second.wait() == 0
-        log = second.stderr()
-        assert "instance_taken_over" in log
-        handed_back = re.search(r'"jobs_handed_back": (\d+), "leases_released"', log)
-        assert handed_back, log[-3000:]
-        assert int(handed_back.group(1)) >= 1  # the job the killed daemon held came back at once
-    finally:
-        second.close()
+    second = memd(env, "run", "--once")
+    assert second.returncode == 0, second.stdout + second.stderr[-3000:]
+    summary = second.stdout.strip().splitlines()[-1]
+    assert "extract ok" in summary, second.stdout
+    assert "consolidate ok" in summary, second.stdout
+    log = second.stderr
+    assert "instance_taken_over" in log
+    handed_back = re.search(r'"jobs_handed_back": (\d+), "leases_released"', log)
+    assert handed_back, log[-3000:]
+    assert int(handed_back.group(1)) >= 1  # the job the killed daemon held came back at once
 
     async def outputs() -> tuple[dict[int, int], dict[str, int]]:
         store = await open_store(settings.paths.state_db)

@@ -1,4 +1,4 @@
-"""The daemon syncs: `memd run --once` extracts, consolidates and pushes to the remote (served by
+"""The daemon syncs: `memd run --once` (in process) extracts, consolidates and pushes to the remote (served by
 `git daemon` on 127.0.0.1); a running `memd run` fetches and merges what another machine pushed, on
 ``[sync] interval_minutes``, with no consolidation of its own to trigger it."""
 
@@ -6,20 +6,20 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.daemon.memd_inprocess import memd
 from tests.daemon.memd_process import Memd
 from tests.fakes.anthropic_api import FakeAnthropicAPI, FakeResponse, json_message
 from tests.fakes.fixtures import FAKE_API_KEY
 from tests.pipeline.extract.support import extract_output
 from tests.pipeline.sync.support import agent, bare_remote, git, git_daemon
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.timeout(300)]
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "transcripts" / "claude_code" / "projects"
 
@@ -64,13 +64,7 @@ def test_run_once_pushes_and_a_running_daemon_merges_what_another_machine_pushed
     served = bare_remote(tmp_path)
     with git_daemon(served.parent) as url:
         env = _env(tmp_path / "laptop", fake_api, url, MEMD_SYNC__INTERVAL_MINUTES="0.02")
-        once = subprocess.run(
-            [sys.executable, "-m", "daemon", "run", "--once"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=180,
-        )
+        once = memd(env, "run", "--once")
         assert once.returncode == 0, once.stdout + once.stderr[-3000:]
         assert "sync" in once.stdout
         pushed = git(served, "rev-parse", "main").strip()

@@ -8,7 +8,7 @@ one PostgreSQL state store, each running real `memd` processes against the loopb
    them (the fake API counts the conversations), with the extracts of both machines.
 3. Both run as daemons: the machine that did not consolidate a scope takes it over from the store
    without a model call; `memd status` on either lists both machines' daemons with their
-   heartbeats; both memory repositories and both published copies are the same, and every
+   heartbeats (asked in this process); both memory repositories and both published copies are the same, and every
    extract of both machines is in the memory.
 """
 
@@ -37,6 +37,7 @@ from pipeline.store import open_store
 from pipeline.store.engine import create_engine_for
 from pipeline.store.schema import consolidation_runs, stage1_outputs, transcripts
 from tests.conftest import POSTGRES_URL
+from tests.daemon.memd_inprocess import memd
 from tests.daemon.memd_process import REPO, Memd
 from tests.fakes.anthropic_api import FakeAnthropicAPI, FakeResponse, bad_request, json_message
 from tests.fakes.fixtures import FAKE_API_KEY
@@ -44,7 +45,6 @@ from tests.pipeline.consolidate.support import write_memory
 from tests.pipeline.extract.support import extract_output
 
 pytestmark = [
-    pytest.mark.slow,
     pytest.mark.postgres,
     pytest.mark.timeout(400),
     pytest.mark.skipif(
@@ -315,24 +315,10 @@ def test_two_daemons_on_one_shared_postgresql_store_consolidate_each_scope_once_
             assert "publish ok" in cycle, daemon.stderr()[-3000:]
         reports = []
         for env in envs:
-            status = subprocess.run(
-                [sys.executable, "-m", "daemon", "status", "--json"],
-                env=env,
-                cwd=REPO,
-                capture_output=True,
-                text=True,
-                timeout=60,
-            )
+            status = memd(env, "status", "--json")  # in this process
             assert status.returncode == 0, status.stdout + status.stderr
             reports.append(json.loads(status.stdout))
-        human = subprocess.run(
-            [sys.executable, "-m", "daemon", "status"],
-            env={**envs[0], "COLUMNS": "300"},  # one line each
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        human = memd({**envs[0], "COLUMNS": "300"}, "status")  # one line each
         for daemon in daemons:
             daemon.signal(signal.SIGTERM)
         for daemon in daemons:

@@ -19,6 +19,7 @@ Authentication: ``Authorization: Bearer <key>`` (what the SDK sends) or ``x-api-
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import threading
@@ -341,7 +342,7 @@ class FakeAnthropicAPI:
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.should_exit = True
+            self._server.stop()
         if self._thread is not None:
             self._thread.join(STARTUP_TIMEOUT_S)
         if getattr(self, "_sock", None) is not None:
@@ -445,10 +446,26 @@ def _key_from(headers: dict[str, str]) -> str | None:
 
 
 class _Server(uvicorn.Server):
+    """uvicorn's server, told to stop by an event rather than by the flag its loop looks at every 0.1 s."""
+
     def __init__(self, config: uvicorn.Config, ready: threading.Event) -> None:
         super().__init__(config)
         self._ready = ready
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping: asyncio.Event | None = None
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)
+        self._loop = asyncio.get_running_loop()
+        self._stopping = asyncio.Event()
         self._ready.set()
+
+    async def main_loop(self) -> None:
+        assert self._stopping is not None
+        await self.on_tick(0)  # the default headers (a fake keeps the Date of its start)
+        await self._stopping.wait()
+
+    def stop(self) -> None:
+        self.should_exit = True
+        if self._loop is not None and self._stopping is not None:
+            self._loop.call_soon_threadsafe(self._stopping.set)

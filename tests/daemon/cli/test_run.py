@@ -1,8 +1,11 @@
-"""`memd run` as the service runs it: a real subprocess, a fake NOTIFY_SOCKET, real signals."""
+"""`memd run` as the service runs it: a real subprocess, a fake NOTIFY_SOCKET, real signals.
+
+Only what needs a whole process is here: signals, the instance held by another process, a
+terminal, a stop that must end the process although a thread will not. `memd run --once`'s exit
+statuses and output are checked in process (test_run_once.py)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import pty
@@ -14,45 +17,22 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from sqlalchemy import select as sql_select
 
-from daemon.config import load_settings
 from daemon.exits import Exit
-from pipeline.clock import SystemClock
-from pipeline.llm.ratelimit import record_backoff
-from pipeline.machine import machine_id
-from pipeline.store import kv, open_store
-from pipeline.store.readmodel import run_key
-from pipeline.store.schema import jobs as jobs_table
+from tests.daemon.cli import run_support
+from tests.daemon.cli.run_support import batch_env, with_sessions
+from tests.daemon.memd_inprocess import Ran, memd
 from tests.daemon.memd_process import EXIT_TIMEOUT_S, Memd
-from tests.fakes.anthropic_api import FakeAnthropicAPI, default_responder
-from tests.fakes.anthropic_api import json_message as fake_json_message
-from tests.fakes.fixtures import FAKE_API_KEY
-from tests.pipeline.extract.support import extract_output
+from tests.fakes.anthropic_api import FakeAnthropicAPI
 
 
 @pytest.fixture
 def memd_env(tmp_path: Path) -> dict[str, str]:
-    home = tmp_path / "home"
-    roots = home / "roots"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMD_", "XDG_", "NOTIFY_", "WATCHDOG_"))}
-    env.pop("ANTHROPIC_API_KEY", None)
-    env.update(
-        {
-            "HOME": str(home),
-            "MEMD_SOURCES__CLAUDE_CODE__ROOT": str(roots / "claude"),
-            "MEMD_SOURCES__CODEX__ROOT": str(roots / "codex"),
-            "MEMD_SOURCES__GEMINI_CLI__ROOT": str(roots / "gemini"),
-            "MEMD_SOURCES__PI__ROOT": str(roots / "pi"),
-        }
-    )
-    (roots / "claude").mkdir(parents=True)
-    return env
+    return run_support.memd_env(tmp_path)
 
 
 @pytest.fixture
@@ -95,23 +75,11 @@ def test_a_second_instance_is_refused_and_names_the_holder(
 ) -> None:
     first = start(started, tmp_path, memd_env, "run")
     first.wait_for("READY=1")
-    second = subprocess.run(
-        [sys.executable, "-m", "daemon", "run"],
-        env=memd_env,
-        capture_output=True,
-        text=True,
-        timeout=EXIT_TIMEOUT_S,
-    )
+    second = memd(memd_env, "run")  # in this process: the instance is the other process's
     assert second.returncode == Exit.BUSY
     assert f"pid {first.proc.pid}" in second.stderr
     assert f"host {socket.gethostname()}" in second.stderr
-    once = subprocess.run(
-        [sys.executable, "-m", "daemon", "run", "--once"],
-        env=memd_env,
-        capture_output=True,
-        text=True,
-        timeout=EXIT_TIMEOUT_S,
-    )
+    once = memd(memd_env, "run", "--once")
     assert once.returncode == Exit.BUSY
     first.signal(signal.SIGTERM)
     assert first.wait() == 0
@@ -125,13 +93,11 @@ def test_an_instance_killed_with_sigkill_is_taken_over_at_once(
     first.proc.kill()
     first.wait()
     t0 = time.monotonic()
-    second = start(started, tmp_path, memd_env, "run")
-    second.wait_for("READY=1")
+    second = memd(memd_env, "run", "--once")  # in this process; it takes the instance as `memd run` does
+    assert second.returncode == 0, second.stderr[-3000:]
     # The dead instance's lease would only expire after two minutes: this start did not wait for it.
     assert time.monotonic() - t0 < 100
-    assert "instance_taken_over" in second.stderr()
-    second.signal(signal.SIGTERM)
-    assert second.wait() == 0
+    assert "instance_taken_over" in second.stderr
 
 
 def test_sighup_with_a_bad_file_keeps_the_old_settings_and_runs_on(
@@ -154,127 +120,6 @@ def test_sighup_with_a_bad_file_keeps_the_old_settings_and_runs_on(
     assert "settings_reload_failed" in memd.stderr()
 
 
-def _once(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "daemon", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=EXIT_TIMEOUT_S * 3,
-    )
-
-
-def test_run_once_exits_2_on_a_bad_config(tmp_path: Path, memd_env: dict[str, str]) -> None:
-    config = tmp_path / "bad.toml"
-    config.write_text("[schedule]\nscan_interval_minutes = 0\n")
-    done = _once(memd_env, "--config", str(config), "run", "--once")
-    assert done.returncode == 2
-    assert "schedule.scan_interval_minutes" in done.stderr
-    assert "Traceback" not in done.stderr
-
-
-def test_run_once_exits_1_when_the_state_store_is_unreachable(memd_env: dict[str, str]) -> None:
-    done = _once(
-        {**memd_env, "MEMD_PATHS__STATE_DB": "sqlite:////proc/memd-cannot-write/state.db"}, "run", "--once"
-    )
-    assert done.returncode == 1
-    assert "cannot open the state store" in done.stderr
-    assert "Traceback" not in done.stderr
-
-
-def test_dry_run_needs_once(memd_env: dict[str, str]) -> None:
-    done = _once(memd_env, "run", "--dry-run")
-    assert done.returncode == Exit.USAGE
-
-
-def with_sessions(memd_env: dict[str, str]) -> dict[str, str]:
-    """The fixture Claude Code sessions under the source root, all of them idle and recent enough."""
-    fixtures = Path(__file__).parents[2] / "fixtures" / "transcripts" / "claude_code" / "projects"
-    root = Path(memd_env["MEMD_SOURCES__CLAUDE_CODE__ROOT"])
-    for src in fixtures.rglob("*"):
-        if src.is_file():
-            dest = root / src.relative_to(fixtures)
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_bytes(src.read_bytes())
-    return {
-        **memd_env,
-        "MEMD_MEMORIES__MIN_ROLLOUT_IDLE_HOURS": "0",
-        "MEMD_MEMORIES__MAX_ROLLOUT_AGE_DAYS": "36500",
-    }
-
-
-def test_run_once_dry_run_lists_what_it_would_extract_without_a_key(memd_env: dict[str, str]) -> None:
-    done = _once(with_sessions(memd_env), "run", "--once", "--dry-run")
-    assert done.returncode == 0, done.stderr[-3000:]
-    out = done.stdout
-    assert "would extract" in out
-    assert "0b5c7d7e-2f1a-4c3e-9d41-7a2b9e0c1f11" in out
-    assert "rendered tokens" in out
-    assert "estimated cost usd" in out
-    # ... and the scopes it would consolidate after extracting them, with tokens and cost.
-    assert "would consolidate" in out
-    scope_rows = [line for line in out.splitlines() if "projects/shop-" in line]
-    assert scope_rows
-    assert "after extracting 2 sessions" in scope_rows[0]
-    assert re.search(r"\b\d+\s+0\.\d{4}\b", scope_rows[0])  # estimated tokens, then the cost
-    assert out.strip().splitlines()[-1].startswith("dry run: scan ok, extract ok, consolidate ok")
-
-
-def test_a_gated_run_once_records_the_gate_starts_nothing_and_exits_0(
-    memd_env: dict[str, str], fake_api: FakeAnthropicAPI
-) -> None:
-    env = {
-        **with_sessions(memd_env),
-        "ANTHROPIC_API_KEY": FAKE_API_KEY,
-        "MEMD_LLM__BASE_URL": fake_api.base_url,
-        "MEMD_LLM__BATCH": "off",
-    }
-    settings = load_settings(None, env=env).settings
-    now = SystemClock().now()
-    until = now + timedelta(days=1)  # a run that waited for the reset would outlive the test's timeout
-
-    async def close_the_gate() -> None:
-        store = await open_store(settings.paths.state_db)
-        try:
-            await record_backoff(store, until, "API unavailable (429): rate_limit_error", now=now)
-        finally:
-            await store.close()
-
-    asyncio.run(close_the_gate())
-    done = _once(env, "run", "--once")
-
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert fake_api.requests == []  # nothing new started: no message, no batch
-    [extract] = [line for line in done.stdout.splitlines() if line.startswith("extract ")]
-    assert "gated=True" in extract
-    assert "backing off" in extract
-
-    async def recorded() -> tuple[Any, Any, list[str]]:
-        store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
-        try:
-            async with store.read() as conn:
-                states = [
-                    row[0]
-                    for row in await conn.execute(
-                        sql_select(jobs_table.c.state).where(jobs_table.c.kind == "extract")
-                    )
-                ]
-            return (
-                await kv.get(store, "phase1_last_run"),
-                await kv.get(store, run_key("extract", skipped=False, machine=store.machine)),
-                states,
-            )
-        finally:
-            await store.close()
-
-    last_run, step, job_states = asyncio.run(recorded())
-    assert last_run["gated"] is True
-    assert last_run["claimed"] == 0
-    assert last_run["gate_reset_at"] == until.isoformat()
-    assert step["outcome"] == "ok"
-    assert job_states == ["pending"] * 3  # the sessions wait for the reset, none failed
-
-
 def test_run_once_on_a_terminal_shows_progress(memd_env: dict[str, str]) -> None:
     env = {**with_sessions(memd_env), "TERM": "xterm", "COLUMNS": "160"}
     env.pop("NO_COLOR", None)
@@ -287,10 +132,7 @@ def test_run_once_on_a_terminal_shows_progress(memd_env: dict[str, str]) -> None
         assert re.search(rf"^{step}\s+ok\s+\d+\.\ds", screen, re.MULTILINE), step
     assert "\x1b[?25l" in screen  # the cursor hidden while the spinner runs
     assert "step_started" not in screen  # INFO logs do not drown the progress on a terminal
-    # Off a terminal: the same lines, no spinner.
-    plain = _once(with_sessions(memd_env), "run", "--once", "--dry-run").stdout
-    assert "scan..." not in plain
-    assert "\x1b[" not in plain
+    # Off a terminal: no spinner (test_run_once.py::test_run_once_dry_run_lists_what_it_would_extract_without_a_key).
 
 
 def run_on_a_terminal(env: dict[str, str], *args: str) -> tuple[int, str]:
@@ -339,16 +181,17 @@ def blocking(memd_env: dict[str, str], **extra: str) -> dict[str, str]:
     }
 
 
-def memd_status(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return _once({**env, "COLUMNS": "200"}, "status", *args)
+def memd_status(env: dict[str, str], *args: str) -> Ran:
+    return memd({**env, "COLUMNS": "200"}, "status", *args)
 
 
-def wait_for_stderr(memd: Memd, text: str, timeout_s: float = 60) -> None:
+def wait_for_stderr(proc: Memd | Once, text: str, timeout_s: float = 60) -> None:
+    """Until the process has written ``text`` to its stderr (a file), read again as it grows."""
     deadline = time.monotonic() + timeout_s
-    while text not in memd.stderr():
-        assert time.monotonic() < deadline, f"no {text!r} in stderr:\n{memd.stderr()[-3000:]}"
-        assert memd.proc.poll() is None, memd.stderr()[-3000:]
-        time.sleep(0.1)
+    while text not in proc.stderr():
+        assert time.monotonic() < deadline, f"no {text!r} in stderr:\n{proc.stderr()[-3000:]}"
+        assert proc.proc.poll() is None, proc.stderr()[-3000:]
+        time.sleep(0.05)
 
 
 def exits_within(proc: subprocess.Popen[Any], seconds: float) -> tuple[int, float]:
@@ -360,22 +203,21 @@ def exits_within(proc: subprocess.Popen[Any], seconds: float) -> tuple[int, floa
     return code, time.monotonic() - t0
 
 
-@pytest.mark.slow
 def test_a_step_blocked_in_a_thread_is_shown_stuck_and_sigterm_still_ends_the_process(
     tmp_path: Path, memd_env: dict[str, str], started: list[Memd]
 ) -> None:
     env = blocking(memd_env)
-    memd = Memd(tmp_path, "blocked", env, "scan", "thread", "run", module="tests.daemon.blocking_memd")
-    started.append(memd)
-    memd.wait_for("READY=1")
-    wait_for_stderr(memd, "blocking scan")
+    daemon = Memd(tmp_path, "blocked", env, "scan", "thread", "run", module="tests.daemon.blocking_memd")
+    started.append(daemon)
+    daemon.wait_for("READY=1")
+    wait_for_stderr(daemon, "blocking scan")
     deadline = time.monotonic() + 30
-    while True:
+    while True:  # the step is stuck once it has run past its deadline (1.2 s)
         done = memd_status(env, "--json")
         report = json.loads(done.stdout)
         if report["daemon"]["state"] == "stuck" or time.monotonic() > deadline:
             break
-        time.sleep(0.5)
+        time.sleep(0.2)
     assert report["daemon"]["state"] == "stuck", report["daemon"]
     assert done.returncode == Exit.STUCK
     assert report["daemon"]["stuck_step"]["step"] == "scan"
@@ -384,47 +226,51 @@ def test_a_step_blocked_in_a_thread_is_shown_stuck_and_sigterm_still_ends_the_pr
     assert human.returncode == Exit.STUCK
     assert re.search(r"daemon stuck .*scan has run for \d+s", human.stdout), human.stdout
 
-    memd.signal(signal.SIGTERM)
-    code, took = exits_within(memd.proc, EXIT_BOUND_S)
-    assert code == 0, memd.stderr()[-3000:]
-    assert "shutdown_cancelling_work" in memd.stderr()
+    daemon.signal(signal.SIGTERM)
+    code, took = exits_within(daemon.proc, EXIT_BOUND_S)
+    assert code == 0, daemon.stderr()[-3000:]
+    assert "shutdown_cancelling_work" in daemon.stderr()
     after = json.loads(memd_status(env, "--json").stdout)
     assert after["daemon"]["state"] == "stopped"  # the stop was recorded, the instance released
     assert after["leases"] == []
 
 
-@pytest.mark.slow
 def test_a_step_blocking_the_event_loop_still_ends_on_sigterm(
     tmp_path: Path, memd_env: dict[str, str], started: list[Memd]
 ) -> None:
-    memd = Memd(
-        tmp_path, "loop", blocking(memd_env), "scan", "loop", "run", module="tests.daemon.blocking_memd"
-    )
-    started.append(memd)
-    memd.wait_for("READY=1")
-    wait_for_stderr(memd, "blocking scan")
-    memd.signal(signal.SIGTERM)
-    code, _ = exits_within(memd.proc, EXIT_BOUND_S)
+    env = blocking(memd_env, MEMD_SCHEDULE__SHUTDOWN_TIMEOUT_S="0.1")  # nothing can finish: no wait
+    daemon = Memd(tmp_path, "loop", env, "scan", "loop", "run", module="tests.daemon.blocking_memd")
+    started.append(daemon)
+    daemon.wait_for("READY=1")
+    wait_for_stderr(daemon, "blocking scan")
+    daemon.signal(signal.SIGTERM)
+    code, _ = exits_within(daemon.proc, EXIT_BOUND_S)
     assert code != 0  # nothing could be released: not a clean stop
-    assert "shutdown_overran" in memd.stderr()
+    assert "shutdown_overran" in daemon.stderr()
 
 
 # Ctrl-C during `memd run --once` -----------------------------------------------------------------
 
 
 class Once:
-    """`memd run --once` with one step blocked, its stdout read line by line as it comes."""
+    """`memd run --once` with one step blocked, its stdout read line by line as it comes; stderr
+    goes to a file (never a full pipe)."""
 
-    def __init__(self, env: dict[str, str], step: str, how: str) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.daemon.blocking_memd", step, how, "run", "--once"],
-            env=env,
-            cwd=Path(__file__).parents[3],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+    def __init__(self, tmp_path: Path, env: dict[str, str], step: str, how: str) -> None:
+        self.stderr_path = tmp_path / f"once-{step}-{how.replace(':', '-')}.stderr"
+        with self.stderr_path.open("wb") as err:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "tests.daemon.blocking_memd", step, how, "run", "--once"],
+                env=env,
+                cwd=Path(__file__).parents[3],
+                stdout=subprocess.PIPE,
+                stderr=err,
+                text=True,
+            )
         self.lines: list[str] = []
+
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(errors="replace")
 
     def line_with(self, text: str, timeout_s: float = 60) -> str:
         assert self.proc.stdout is not None
@@ -442,8 +288,8 @@ class Once:
         pytest.fail(f"no {text!r} on stdout; so far: {self.lines}")
 
     def rest(self) -> tuple[str, str]:
-        out, err = self.proc.communicate(timeout=EXIT_TIMEOUT_S)
-        return "".join(self.lines) + out, err
+        out, _ = self.proc.communicate(timeout=EXIT_TIMEOUT_S)
+        return "".join(self.lines) + out, self.stderr()
 
     def close(self) -> None:
         if self.proc.poll() is None:
@@ -459,15 +305,14 @@ def onces() -> Iterator[list[Once]]:
         once.close()
 
 
-@pytest.mark.slow
 def test_ctrl_c_during_run_once_says_what_it_waits_for_and_names_the_skipped_steps(
-    memd_env: dict[str, str], onces: list[Once]
+    tmp_path: Path, memd_env: dict[str, str], onces: list[Once]
 ) -> None:
     env = blocking(memd_env, MEMD_SCHEDULE__SHUTDOWN_TIMEOUT_S="30")
-    once = Once(env, "extract", "sleep:3")
+    once = Once(tmp_path, env, "extract", "sleep:3")
     onces.append(once)
     once.line_with("scan ")
-    time.sleep(0.5)  # extract is under way
+    wait_for_stderr(once, "blocking extract")  # extract is under way
     t0 = time.monotonic()
     once.proc.send_signal(signal.SIGINT)
     notice = once.line_with("interrupted", timeout_s=2)
@@ -482,15 +327,14 @@ def test_ctrl_c_during_run_once_says_what_it_waits_for_and_names_the_skipped_ste
     assert "publish skipped: interrupted" in summary
 
 
-@pytest.mark.slow
 def test_a_second_ctrl_c_abandons_the_step_and_still_reports_what_ran(
-    memd_env: dict[str, str], onces: list[Once]
+    tmp_path: Path, memd_env: dict[str, str], onces: list[Once]
 ) -> None:
     env = blocking(memd_env, MEMD_SCHEDULE__SHUTDOWN_TIMEOUT_S="30")
-    once = Once(env, "extract", "thread")
+    once = Once(tmp_path, env, "extract", "thread")
     onces.append(once)
     once.line_with("scan ")
-    time.sleep(0.5)
+    wait_for_stderr(once, "blocking extract")  # extract is under way
     once.proc.send_signal(signal.SIGINT)
     once.line_with("interrupted", timeout_s=2)
     once.proc.send_signal(signal.SIGINT)
@@ -504,181 +348,10 @@ def test_a_second_ctrl_c_abandons_the_step_and_still_reports_what_ran(
     assert code == 1  # a step was cut short
 
 
-def test_status_says_when_the_last_run_once_ran(memd_env: dict[str, str]) -> None:
-    done = _once(memd_env, "run", "--once")
-    assert done.returncode == 0, done.stderr[-3000:]
-    status = memd_status(memd_env, "--json")
-    report = json.loads(status.stdout)
-    last = report["last_once"]
-    assert last["summary"] == done.stdout.strip().splitlines()[-1]
-    assert last["finished_at"] is not None
-    assert last["pid"] > 0
-    human = memd_status(memd_env).stdout
-    assert "never started" not in human
-    assert re.search(r"last run --once\s+\S+ .*scan ok", human), human
-
-
-def _status(env: dict[str, str]) -> str:
-    return _once({**env, "COLUMNS": "400"}, "status").stdout
-
-
-def _phase1_line(status: str) -> str:
-    [line] = [line for line in status.splitlines() if line.startswith("phase 1")]
-    return line
-
-
-def test_run_once_with_an_unreachable_api_fails_and_names_it(memd_env: dict[str, str]) -> None:
-    env = {
-        **with_sessions(memd_env),
-        "ANTHROPIC_API_KEY": FAKE_API_KEY,
-        "MEMD_LLM__BASE_URL": "http://127.0.0.1:9",
-        "MEMD_LLM__BATCH": "off",
-    }
-    done = _once(env, "run", "--once")
-    assert done.returncode == 1, done.stdout + done.stderr[-3000:]
-    [extract] = [line for line in done.stdout.splitlines() if line.startswith("extract ")]
-    assert re.match(r"extract\s+failed", extract)
-    assert "http://127.0.0.1:9" in extract
-    assert "extract failed" in done.stdout.strip().splitlines()[-1]
-    phase1 = _phase1_line(_status(env))
-    assert "failed" in phase1
-    assert "http://127.0.0.1:9" in phase1
-    # An API that cannot be reached did not ask memd to wait: the next run tries again and says
-    # the same, instead of a gate that reads as "ok".
-    again = _once(env, "run", "--once")
-    assert again.returncode == 1, again.stdout + again.stderr[-3000:]
-    [extract] = [line for line in again.stdout.splitlines() if line.startswith("extract ")]
-    assert re.match(r"extract\s+failed", extract)
-    assert "http://127.0.0.1:9" in extract
-
-
-def test_run_once_with_a_refused_key_fails_and_names_the_api(
-    memd_env: dict[str, str], fake_api: FakeAnthropicAPI
-) -> None:
-    fake_api.expected_key = "another-key"
-    env = {
-        **with_sessions(memd_env),
-        "ANTHROPIC_API_KEY": FAKE_API_KEY,
-        "MEMD_LLM__BASE_URL": fake_api.base_url,
-        "MEMD_LLM__BATCH": "off",
-    }
-    done = _once(env, "run", "--once")
-    assert done.returncode == 1
-    [extract] = [line for line in done.stdout.splitlines() if line.startswith("extract ")]
-    assert re.match(r"extract\s+failed", extract)
-    assert fake_api.base_url in extract
-    assert "401" in extract
-    phase1 = _phase1_line(_status(env))
-    assert "failed" in phase1
-    assert "401" in phase1
-
-
-def test_run_once_with_a_model_that_does_not_exist_fails_and_keeps_the_sessions(
-    memd_env: dict[str, str], fake_api: FakeAnthropicAPI
-) -> None:
-    from tests.fakes.anthropic_api import bad_request
-
-    fake_api.responder = lambda body, headers: bad_request(f"model: {body['model']}", 404)
-    env = {
-        **with_sessions(memd_env),
-        "ANTHROPIC_API_KEY": FAKE_API_KEY,
-        "MEMD_LLM__BASE_URL": fake_api.base_url,
-        "MEMD_LLM__BATCH": "off",
-        "MEMD_LLM__EXTRACT_MODEL": "claude-nope-1",
-    }
-    done = _once(env, "run", "--once")
-    assert done.returncode == 1
-    [extract] = [line for line in done.stdout.splitlines() if line.startswith("extract ")]
-    assert re.match(r"extract\s+failed", extract)
-    assert "claude-nope-1" in extract
-    assert "failed=" not in extract  # no session is blamed for the model
-    phase1 = _phase1_line(_status(env))
-    assert "failed" in phase1
-    assert "claude-nope-1" in phase1
-
-
-def test_a_run_once_that_only_submits_a_batch_says_so_and_status_shows_it_pending(
-    memd_env: dict[str, str], fake_api: FakeAnthropicAPI
-) -> None:
-    fake_api.auto_end_batches = False
-    env = {
-        **with_sessions(memd_env),
-        "ANTHROPIC_API_KEY": FAKE_API_KEY,
-        "MEMD_LLM__BASE_URL": fake_api.base_url,
-        "MEMD_LLM__BATCH": "on",
-    }
-    done = _once(env, "run", "--once")
-    assert done.returncode == 0, done.stderr[-3000:]
-    [extract] = [line for line in done.stdout.splitlines() if line.startswith("extract ")]
-    assert "batches_pending=1" in extract
-    assert "collected by a later cycle" in done.stdout
-    phase1 = _phase1_line(_status(env))
-    assert "1 batch pending" in phase1
-    assert "3 sessions" in phase1
-
-
-def _batch_env(memd_env: dict[str, str], fake_api: FakeAnthropicAPI) -> dict[str, str]:
-    fake_api.auto_end_batches = False
-    return {
-        **with_sessions(memd_env),
-        "ANTHROPIC_API_KEY": FAKE_API_KEY,
-        "MEMD_LLM__BASE_URL": fake_api.base_url,
-        "MEMD_LLM__BATCH": "on",
-    }
-
-
-def test_run_once_wait_waits_for_the_batch_then_finishes_the_cycle(
-    memd_env: dict[str, str], fake_api: FakeAnthropicAPI
-) -> None:
-    env = _batch_env(memd_env, fake_api)
-    args = [sys.executable, "-m", "daemon", "run", "--once", "--wait", "--wait-poll", "0.2"]
-    with subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
-        deadline = time.monotonic() + EXIT_TIMEOUT_S * 3
-        while not fake_api.batches and proc.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-        [batch_id] = list(fake_api.batches)
-        time.sleep(0.5)  # memd polls at least once while the batch runs
-        fake_api.responder = lambda body, headers: fake_json_message(extract_output())
-        fake_api.end_batch(batch_id)  # its entries answered with valid extracts
-        fake_api.responder = default_responder
-        try:
-            stdout, stderr = proc.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            stdout, stderr = proc.communicate()
-            raise AssertionError(stdout + stderr[-3000:]) from None
-    # The fake's default reply is no valid consolidation, so consolidate fails (exit 1): what
-    # matters here is that it ran on the extracts the wait collected.
-    assert "waiting for 1 batch with 3 sessions" in stdout, stdout + stderr[-3000:]
-    submitted, collected = [line for line in stdout.splitlines() if line.startswith("extract ")]
-    assert "batches_submitted=1" in submitted
-    assert "extracted=3" in collected
-    assert re.search(r"^consolidate\s+\S+.*scopes=2", stdout, re.M), stdout  # it consolidated the extracts
-    assert re.search(r"^publish\s+ok", stdout, re.M), stdout
-    assert "gave up" not in stdout
-    assert "collected by a later cycle" not in stdout
-    phase1 = _phase1_line(_status(env))
-    assert "pending" not in phase1
-    assert "batches" not in [line.split()[0] for line in _status(env).splitlines() if line.strip()]
-
-
-def test_run_once_wait_gives_up_at_its_limit_and_says_what_is_pending(
-    memd_env: dict[str, str], fake_api: FakeAnthropicAPI
-) -> None:
-    env = _batch_env(memd_env, fake_api)
-    done = _once(env, "run", "--once", "--wait", "--wait-timeout", "1", "--wait-poll", "0.2")
-    assert done.returncode == 1, done.stdout + done.stderr[-3000:]
-    assert "waiting for 1 batch with 3 sessions" in done.stdout
-    assert "gave up waiting after 1s: 1 batch pending with 3 sessions" in done.stdout
-    assert re.search(r"^publish\s+", done.stdout, re.M)  # the cycle still ran to its end
-    [batches] = [line for line in _status(env).splitlines() if line.startswith("batches")]
-    assert "1 pending with 3 sessions" in batches
-
-
 def test_ctrl_c_while_run_once_waits_for_batches_stops_waiting_and_names_the_skipped_steps(
     memd_env: dict[str, str], fake_api: FakeAnthropicAPI
 ) -> None:
-    env = _batch_env(memd_env, fake_api)
+    env = batch_env(memd_env, fake_api)
     args = [sys.executable, "-m", "daemon", "run", "--once", "--wait", "--wait-poll", "0.2"]
     with subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
         assert proc.stdout is not None

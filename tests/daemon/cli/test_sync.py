@@ -25,7 +25,7 @@ from tests.pipeline.sync.support import (
     two_machines,
 )
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.timeout(240)]
 
 
 def memd(m: Machine, api: FakeAnthropicAPI, *args: str) -> subprocess.CompletedProcess[str]:

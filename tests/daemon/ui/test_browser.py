@@ -28,7 +28,6 @@ SHOTS = Path(os.environ.get("MEMD_UI_SCREENSHOTS", REPO / ".screenshots" / "ui")
 START_TIMEOUT_S = 60
 
 pytestmark = [
-    pytest.mark.slow,
     pytest.mark.skipif(
         not (CHROMIUM.exists() and CHROMEDRIVER.exists()),
         reason="no browser: install Debian's chromium and chromium-driver (.ci/run does)",

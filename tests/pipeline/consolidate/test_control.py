@@ -15,6 +15,7 @@ from pipeline.llm.ratelimit import gate_state
 from pipeline.projects import scope_for
 from pipeline.store import consolidation as db
 from pipeline.store import leases, llm_calls
+from tests.conftest import sqlite_only
 from tests.fakes.anthropic_api import FakeResponse, ScriptedResponder, rate_limited
 from tests.pipeline.consolidate.support import Env, candidate, mem, turn, write_memory
 
@@ -146,6 +147,7 @@ async def test_a_lease_held_elsewhere_is_respected_and_a_dead_holder_is_taken_ov
     assert [s.outcome for s in report.scopes] == ["committed"]
 
 
+@sqlite_only
 async def test_cooldown_holds_a_scope_between_successful_runs(env: Env) -> None:
     await env.add_extract("sess-1")
     env.api.responder = ScriptedResponder(write_memory())
@@ -161,6 +163,7 @@ async def test_cooldown_holds_a_scope_between_successful_runs(env: Env) -> None:
     assert [s.outcome for s in ran.scopes] == ["committed"]
 
 
+@sqlite_only
 async def test_a_dry_run_lists_scopes_with_inputs_and_estimates_and_touches_nothing(env: Env) -> None:
     await env.add_extract("sess-1", summary="x" * 7_000)
     # global's one input: sess-2's memory about the user (its own project is never consolidated here).
@@ -180,6 +183,7 @@ async def test_a_dry_run_lists_scopes_with_inputs_and_estimates_and_touches_noth
     assert await db.list_runs(env.store) == []
 
 
+@sqlite_only
 async def test_a_rate_limit_fails_the_run_until_the_reset_and_changes_nothing(env: Env) -> None:
     await env.add_extract("sess-1")
     await env.repo.ensure()
@@ -208,6 +212,7 @@ async def test_a_rate_limit_fails_the_run_until_the_reset_and_changes_nothing(en
     assert len(env.api.message_requests()) == 1
 
 
+@sqlite_only
 async def test_the_turn_limit_and_the_token_budget_end_a_run_without_a_commit(env: Env) -> None:
     await env.add_extract("sess-1")
     await env.repo.ensure()
@@ -238,6 +243,7 @@ async def test_the_turn_limit_and_the_token_budget_end_a_run_without_a_commit(en
     await budget.llm.aclose()
 
 
+@sqlite_only
 async def test_uncommitted_edits_in_the_scope_hold_the_run_and_stay_untouched(env: Env) -> None:
     await env.add_extract("sess-1")
     await env.repo.ensure()
@@ -252,6 +258,7 @@ async def test_uncommitted_edits_in_the_scope_hold_the_run_and_stay_untouched(en
     assert env.api.message_requests() == []
 
 
+@sqlite_only
 async def test_the_daily_budget_gate_stops_runs_before_any_call(env: Env) -> None:
     from pipeline.llm.pricing import Usage
 
@@ -266,6 +273,7 @@ async def test_the_daily_budget_gate_stops_runs_before_any_call(env: Env) -> Non
     await gated.llm.aclose()
 
 
+@sqlite_only
 async def test_without_a_model_client_a_run_fails_with_a_reason(env: Env) -> None:
     await env.add_extract("sess-1")
     report = await run_phase2(env.store, env.settings, env.clock, None, env.redactor)

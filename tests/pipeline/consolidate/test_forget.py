@@ -12,6 +12,7 @@ from pipeline.consolidate.run import run_phase2
 from pipeline.projects import scope_for
 from pipeline.store import consolidation as db
 from pipeline.store.schema import stage1_outputs
+from tests.conftest import sqlite_only
 from tests.fakes.anthropic_api import ScriptedResponder
 from tests.pipeline.consolidate.support import Env, candidate, done, mem, request_bodies, turn, write_memory
 
@@ -31,6 +32,7 @@ async def _tree(env: Env) -> str:
     return "".join([await env.repo.git("show", f"HEAD:{n}") for n in names])
 
 
+@sqlite_only
 async def test_forget_rebuilds_from_what_is_on_main_and_never_lands_a_rejected_run(env: Env) -> None:
     env = env.with_settings(review={"mode": "inbox"}, schedule={"consolidate_cooldown_minutes": 0})
     await env.add_extract("sess-a", summary="Alpha work.", raw="- alpha fact")
@@ -69,6 +71,7 @@ async def test_forget_rebuilds_from_what_is_on_main_and_never_lands_a_rejected_r
     assert (await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)).scopes == []
 
 
+@sqlite_only
 async def test_forgetting_a_session_only_in_a_pending_run_drops_the_run_and_succeeds(env: Env) -> None:
     env = env.with_settings(review={"mode": "inbox"}, schedule={"consolidate_cooldown_minutes": 0})
     await env.add_extract("sess-c", summary="Gamma work.")

@@ -9,6 +9,7 @@ from pipeline.consolidate.plan import plan_all, plan_scope
 from pipeline.consolidate.run import context
 from pipeline.consolidate.scope_run import consolidate_scope
 from pipeline.memory.layout import GLOBAL_SCOPE
+from tests.conftest import sqlite_only
 from tests.fakes.anthropic_api import ScriptedResponder
 from tests.pipeline.consolidate.support import Env, candidate, request_bodies, write_memory
 
@@ -58,6 +59,7 @@ async def test_global_is_fed_only_by_the_user_memories_of_every_extract(env: Env
     assert [r.session_id for r in plan.added] == ["sess-beta-3"]
 
 
+@sqlite_only
 async def test_forgetting_a_session_takes_its_user_memories_out_of_global(env: Env) -> None:
     await env.add_extract("sess-acme", memories=[TABS, MAKE])
     env.api.responder = ScriptedResponder(write_memory())

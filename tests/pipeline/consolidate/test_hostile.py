@@ -15,6 +15,7 @@ from pipeline.memory.git import run_git
 from pipeline.projects import scope_for
 from pipeline.store import consolidation as db
 from pipeline.store import leases
+from tests.conftest import sqlite_only
 from tests.fakes.anthropic_api import FakeResponse, ScriptedResponder
 from tests.pipeline.consolidate.support import (
     SECRET_LINE,
@@ -28,6 +29,8 @@ from tests.pipeline.consolidate.support import (
     turn,
     write_memory,
 )
+
+pytestmark = sqlite_only  # behaviour above the store (tests/conftest.py)
 
 SCOPE = scope_for("/work/acme")
 

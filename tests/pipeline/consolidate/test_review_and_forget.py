@@ -14,6 +14,7 @@ from pipeline.memory import frontmatter
 from pipeline.memory.repository import MemoryRepo
 from pipeline.projects import scope_for
 from pipeline.store import consolidation as db
+from tests.conftest import sqlite_only
 from tests.fakes.anthropic_api import ScriptedResponder
 from tests.pipeline.consolidate.support import Env, done, dump, mem, request_bodies, topic, turn, write_memory
 
@@ -59,6 +60,7 @@ async def test_inbox_mode_parks_the_run_on_a_branch_until_accepted(env: Env) -> 
         await inbox.accept(env.store, env.settings, env.clock, scope.run_id)
 
 
+@sqlite_only
 async def test_an_inbox_run_lands_even_when_another_scope_moved_the_branch(env: Env) -> None:
     env = env.with_settings(review={"mode": "inbox"})
     await env.add_extract("sess-1")
@@ -173,6 +175,7 @@ async def test_forgetting_a_project_clears_its_scope_without_a_model_call(env: E
         scope_of_project("../etc")
 
 
+@sqlite_only
 async def test_an_extract_unused_too_long_leaves_as_a_deletion_in_the_diff(env: Env) -> None:
     env = env.with_settings(memories={"max_unused_days": 30})
     await env.add_extract("old-sess", created_at=env.clock.now() - timedelta(days=20))
@@ -202,6 +205,7 @@ async def _tree_text(repo: MemoryRepo) -> str:
     return "".join([await repo.git("show", f"HEAD:{name}") for name in names])
 
 
+@sqlite_only
 async def test_forgetting_a_session_rebuilds_the_topics_it_shared_without_it(env: Env) -> None:
     await env.add_extract("sess-b", summary="Runs the suite with make.", raw="- tests run with `make test`")
     env.api.responder = ScriptedResponder(
@@ -295,6 +299,7 @@ async def test_forgetting_a_session_rebuilds_the_topics_it_shared_without_it(env
     assert "Rebuilt from the remaining inputs: testing.md" in body
 
 
+@sqlite_only
 async def test_forgetting_the_last_input_of_a_scope_empties_it_without_a_model_call(env: Env) -> None:
     # old-sess expires (unused too long) on its own; forgetting sess-1 then leaves no input at all.
     env = env.with_settings(memories={"max_unused_days": 30})

@@ -8,6 +8,7 @@ from pipeline.consolidate.run import run_phase2
 from pipeline.memory import frontmatter
 from pipeline.store import consolidation as db
 from pipeline.store import llm_calls
+from tests.conftest import sqlite_only
 from tests.fakes.anthropic_api import ScriptedResponder
 from tests.pipeline.consolidate.support import (
     Env,
@@ -77,6 +78,7 @@ async def test_first_run_builds_the_scope_and_commits_it_with_provenance(env: En
     assert len(env.api.message_requests()) == 4
 
 
+@sqlite_only
 async def test_an_incremental_run_sees_the_new_input_in_the_workspace_diff(env: Env) -> None:
     await env.add_extract("sess-1")
     env.api.responder = ScriptedResponder(write_memory())
@@ -111,6 +113,7 @@ async def test_an_incremental_run_sees_the_new_input_in_the_workspace_diff(env: 
     assert len(await env.repo.log()) == 3
 
 
+@sqlite_only
 async def test_what_is_sent_carries_the_rules_and_caps_and_fences_the_inputs_as_data(env: Env) -> None:
     await env.add_extract("sess-1")
     env.api.responder = ScriptedResponder(write_memory())

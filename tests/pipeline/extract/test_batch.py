@@ -13,6 +13,7 @@ from pipeline.extract.run import run_phase1
 from pipeline.store import Store, stage1
 from pipeline.store import llm_calls as calls
 from pipeline.vocabulary import BatchState
+from tests.conftest import sqlite_only
 from tests.fakes import anthropic_api as fa
 from tests.pipeline.extract.support import (
     FakeLoader,
@@ -137,6 +138,7 @@ async def test_invalid_batch_output_goes_back_once_then_fails(
 
 
 @pytest.mark.parametrize(("pending", "batched"), [(3, False), (4, True)])
+@sqlite_only
 async def test_auto_batches_when_enough_are_pending(
     pending: int,
     batched: bool,

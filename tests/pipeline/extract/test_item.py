@@ -19,6 +19,7 @@ from pipeline.store import Store, stage1
 from pipeline.store import jobs as jobs_
 from pipeline.store.schema import transcripts
 from pipeline.transcript import AssistantText, UserMessage
+from tests.conftest import sqlite_only
 from tests.fakes import anthropic_api as fa
 from tests.pipeline.extract.support import (
     T0,
@@ -30,6 +31,8 @@ from tests.pipeline.extract.support import (
     make_settings,
     transcript_state,
 )
+
+pytestmark = sqlite_only  # behaviour above the store (tests/conftest.py)
 
 SID = "4d5611e5-241a-462a-8d15-5122611a9569"
 

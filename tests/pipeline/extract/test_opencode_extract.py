@@ -15,9 +15,12 @@ from pipeline.extract.run import run_phase1
 from pipeline.redaction import Redactor
 from pipeline.scan.scanner import scan
 from pipeline.store import Store, stage1
+from tests.conftest import sqlite_only
 from tests.fakes import anthropic_api as fa
 from tests.pipeline.extract.support import extract_output, make_settings, transcript_state
 from tests.pipeline.sources.opencode_support import SECRET, new_session, sample_db, user_message
+
+pytestmark = sqlite_only  # behaviour above the store (tests/conftest.py)
 
 
 def _ms(clock: FakeClock, ago: timedelta) -> int:

@@ -19,6 +19,7 @@ from pipeline.sources.base import ParseResult
 from pipeline.store import Store, kv, stage1
 from pipeline.store import llm_calls as calls
 from pipeline.transcript import AssistantText, ToolCall, ToolResult, UserMessage
+from tests.conftest import sqlite_only
 from tests.fakes import anthropic_api as fa
 from tests.pipeline.extract.support import (
     FakeLoader,
@@ -120,6 +121,7 @@ async def test_extracts_and_stores_with_provenance(
     assert last["tokens"] == 3000 + 400 + 1800
 
 
+@sqlite_only
 async def test_transcript_cannot_close_its_fence(
     tmp_path: Path, store: Store, clock: FakeClock, fake_api: fa.FakeAnthropicAPI, llm_factory: Any
 ) -> None:
@@ -135,6 +137,7 @@ async def test_transcript_cannot_close_its_fence(
     assert "</transcript_>" in user
 
 
+@sqlite_only
 async def test_nothing_durable_is_a_valid_answer(
     tmp_path: Path, store: Store, clock: FakeClock, fake_api: fa.FakeAnthropicAPI, llm_factory: Any
 ) -> None:
@@ -148,6 +151,7 @@ async def test_nothing_durable_is_a_valid_answer(
     assert (await transcript_state(store, tid))[0] == "extracted"
 
 
+@sqlite_only
 async def test_malformed_output_is_retried_once_then_fails(
     tmp_path: Path, store: Store, clock: FakeClock, fake_api: fa.FakeAnthropicAPI, llm_factory: Any
 ) -> None:
@@ -171,6 +175,7 @@ async def test_malformed_output_is_retried_once_then_fails(
     assert len(await calls.calls_for(store, str(tid))) == 2  # both calls cost tokens and are recorded
 
 
+@sqlite_only
 async def test_malformed_then_valid_output_is_stored(
     tmp_path: Path, store: Store, clock: FakeClock, fake_api: fa.FakeAnthropicAPI, llm_factory: Any
 ) -> None:
@@ -183,6 +188,7 @@ async def test_malformed_then_valid_output_is_stored(
     assert len(fake_api.message_requests()) == 2
 
 
+@sqlite_only
 async def test_400_fails_the_item_with_the_api_message(
     tmp_path: Path, store: Store, clock: FakeClock, fake_api: fa.FakeAnthropicAPI, llm_factory: Any
 ) -> None:
@@ -239,6 +245,7 @@ async def test_unavailable_puts_the_item_back_and_stops_new_calls(
     assert done.extracted == 3
 
 
+@sqlite_only
 async def test_low_rate_limit_share_gates_the_rest_of_the_run(
     tmp_path: Path, store: Store, clock: FakeClock, fake_api: fa.FakeAnthropicAPI, llm_factory: Any
 ) -> None:
@@ -263,6 +270,7 @@ async def test_low_rate_limit_share_gates_the_rest_of_the_run(
     assert last["gated"] is True
 
 
+@sqlite_only
 async def test_daily_budget_gates_before_any_call(
     tmp_path: Path, store: Store, clock: FakeClock, fake_api: fa.FakeAnthropicAPI, llm_factory: Any
 ) -> None:
@@ -369,6 +377,7 @@ async def test_a_grown_session_is_extracted_again_for_its_new_part(
     assert await transcript_state(store, tid) == ("extracted", None, 13000)
 
 
+@sqlite_only
 async def test_a_session_with_nothing_new_needs_no_call(
     tmp_path: Path, store: Store, clock: FakeClock, fake_api: fa.FakeAnthropicAPI, llm_factory: Any
 ) -> None:
@@ -384,6 +393,7 @@ async def test_a_session_with_nothing_new_needs_no_call(
     assert len(await stage1.outputs_for(store, tid)) == 1
 
 
+@sqlite_only
 async def test_unreadable_and_half_written_transcripts(
     tmp_path: Path, store: Store, clock: FakeClock, fake_api: fa.FakeAnthropicAPI, llm_factory: Any
 ) -> None:
@@ -399,6 +409,7 @@ async def test_unreadable_and_half_written_transcripts(
     assert (report.failed, report.retried) == (1, 1)
 
 
+@sqlite_only
 async def test_dry_run_calls_nothing_and_estimates(
     tmp_path: Path, store: Store, clock: FakeClock, fake_api: fa.FakeAnthropicAPI
 ) -> None:
@@ -421,6 +432,7 @@ async def test_dry_run_calls_nothing_and_estimates(
         await run_phase1(store, settings, clock, None, TagRedactor(), load=loader)
 
 
+@sqlite_only
 async def test_the_real_redactor_keeps_secrets_off_the_wire(
     tmp_path: Path, store: Store, clock: FakeClock, fake_api: fa.FakeAnthropicAPI, llm_factory: Any
 ) -> None:
@@ -438,6 +450,7 @@ async def test_the_real_redactor_keeps_secrets_off_the_wire(
     assert row.redactions["input"] == {"github-token": 1}
 
 
+@sqlite_only
 async def test_the_default_loader_parses_with_the_source_adapter(
     tmp_path: Path, store: Store, clock: FakeClock, fake_api: fa.FakeAnthropicAPI, llm_factory: Any
 ) -> None:
@@ -478,6 +491,7 @@ async def test_a_cancelled_run_hands_its_items_back(
         assert (job.state, job.owner) == ("pending", None)
 
 
+@sqlite_only
 async def test_a_refused_key_fails_no_item_and_raises(
     tmp_path: Path, store: Store, clock: FakeClock, fake_api: fa.FakeAnthropicAPI, llm_factory: Any
 ) -> None:
@@ -489,6 +503,7 @@ async def test_a_refused_key_fails_no_item_and_raises(
     assert (await transcript_state(store, tid))[0] == "eligible"
 
 
+@sqlite_only
 async def test_an_opt_out_made_after_the_scan_stops_the_extraction(
     tmp_path: Path, store: Store, clock: FakeClock, fake_api: fa.FakeAnthropicAPI, llm_factory: Any
 ) -> None:

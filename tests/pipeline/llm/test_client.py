@@ -21,6 +21,7 @@ from pipeline.llm.pricing import Usage, cost_usd
 from pipeline.llm.ratelimit import load_snapshot
 from pipeline.store import Store, kv
 from pipeline.store import llm_calls as calls
+from tests.conftest import sqlite_only
 from tests.fakes import anthropic_api as fa
 from tests.fakes.fixtures import FAKE_API_KEY
 from tests.pipeline.extract.support import make_settings
@@ -28,6 +29,7 @@ from tests.pipeline.extract.support import make_settings
 PARAMS = {"model": "claude-haiku-5-5", "max_tokens": 100, "messages": [{"role": "user", "content": "hi"}]}
 
 
+@sqlite_only
 async def test_no_key_names_the_variable(tmp_path: Path, store: Store, clock: FakeClock) -> None:
     settings = make_settings(tmp_path, llm={"api_key_env": "MEMD_TEST_KEY"})
     with pytest.raises(NoAPIKey, match="MEMD_TEST_KEY") as err:
@@ -35,6 +37,7 @@ async def test_no_key_names_the_variable(tmp_path: Path, store: Store, clock: Fa
     assert "\n" not in str(err.value)
 
 
+@sqlite_only
 async def test_the_key_comes_from_api_key_env_and_the_url_from_anthropic_base_url(
     tmp_path: Path, store: Store, clock: FakeClock, fake_api: fa.FakeAnthropicAPI, llm_factory: Any
 ) -> None:
@@ -140,6 +143,7 @@ async def test_retry_after_is_capped_and_reset_headers_are_used(
     assert statuses == [429, 429, 529, 503]
 
 
+@sqlite_only
 async def test_400_is_rejected_with_the_api_message(
     tmp_path: Path, store: Store, clock: FakeClock, fake_api: fa.FakeAnthropicAPI, llm_factory: Any
 ) -> None:
@@ -153,6 +157,7 @@ async def test_400_is_rejected_with_the_api_message(
     assert not (await gate_state(store, llm.settings, clock.now())).gated
 
 
+@sqlite_only
 async def test_bad_key_stops_instead_of_failing_items(
     tmp_path: Path, store: Store, clock: FakeClock, fake_api: fa.FakeAnthropicAPI, llm_factory: Any
 ) -> None:
@@ -201,6 +206,7 @@ async def test_batches_create_poll_and_read(
     assert [r["custom_id"] for r in create.json["requests"]] == ["a", "b", "c"]
 
 
+@sqlite_only
 async def test_count_tokens_uses_the_api(
     tmp_path: Path, store: Store, clock: FakeClock, fake_api: fa.FakeAnthropicAPI, llm_factory: Any
 ) -> None:
@@ -212,6 +218,7 @@ async def test_count_tokens_uses_the_api(
     assert sent.json["system"] == "s"
 
 
+@sqlite_only
 async def test_the_sdk_logger_never_logs_bodies(
     tmp_path: Path, store: Store, clock: FakeClock, llm_factory: Any
 ) -> None:
@@ -219,6 +226,7 @@ async def test_the_sdk_logger_never_logs_bodies(
     assert logging.getLogger("anthropic").getEffectiveLevel() >= logging.WARNING
 
 
+@sqlite_only
 async def test_rate_limit_snapshot_is_plain_json(
     tmp_path: Path, store: Store, clock: FakeClock, fake_api: fa.FakeAnthropicAPI, llm_factory: Any
 ) -> None:

@@ -16,6 +16,7 @@ from pipeline.publish.plan import digest_of
 from pipeline.publish.run import publish_all
 from pipeline.publish.sentinel import BEGIN, END
 from pipeline.store import Store
+from tests.conftest import sqlite_only
 from tests.pipeline.publish.support import HOSTILE, Env, add_scope, make_hostile, topic_text, write_scope
 
 GLOBAL_FILES = {
@@ -28,6 +29,7 @@ GLOBAL_FILES = {
 @pytest.mark.timeout(10)
 @pytest.mark.parametrize("kind", HOSTILE)
 @pytest.mark.parametrize("target", [*GLOBAL_FILES, "agents_md"])
+@sqlite_only
 async def test_a_hostile_instructions_file_fails_promptly_with_its_name(
     env: Env, store: Store, clock: FakeClock, kind: str, target: str
 ) -> None:
@@ -129,6 +131,7 @@ def test_broken_sentinels_are_refused_when_memd_cannot_tell_its_text_from_the_us
     assert path.read_bytes() == text.encode()
 
 
+@sqlite_only
 async def test_a_published_sentinel_no_longer_locks_memd_out(
     env: Env, store: Store, clock: FakeClock
 ) -> None:

@@ -13,9 +13,11 @@ from pipeline.publish.sentinel import BEGIN, END
 from pipeline.publish.targets.claude_code import memory_folder
 from pipeline.store import Store, kv
 from pipeline.store.publications import load_publications
+from tests.conftest import sqlite_only
 from tests.pipeline.publish.support import Env, add_scope, topic_text, write_scope
 
 
+@sqlite_only
 async def test_dry_run_says_what_would_be_written_where_and_writes_nothing(
     env: Env, store: Store, clock: FakeClock
 ) -> None:
@@ -53,6 +55,7 @@ async def test_outcomes_are_recorded_per_target_and_scope(env: Env, store: Store
     assert row.path == str(memory_folder(env.claude_home, str(project)))
 
 
+@sqlite_only
 async def test_a_failing_target_fails_alone_and_publish_never_raises(
     env: Env, store: Store, clock: FakeClock
 ) -> None:
@@ -80,6 +83,7 @@ async def test_a_failing_target_fails_alone_and_publish_never_raises(
     assert {r.outcome for r in report.results} == {"published", "unchanged"}
 
 
+@sqlite_only
 async def test_a_scope_that_is_gone_is_withdrawn_from_the_agents_files(
     env: Env, store: Store, clock: FakeClock
 ) -> None:
@@ -134,6 +138,7 @@ async def test_a_target_turned_off_is_withdrawn_once(env: Env, store: Store, clo
     assert (folder / "memd-a.md").exists()
 
 
+@sqlite_only
 async def test_expired_topics_are_not_published(env: Env, store: Store, clock: FakeClock) -> None:
     project = env.project("app")
     scope = await add_scope(store, str(project), clock.now())
@@ -150,6 +155,7 @@ async def test_expired_topics_are_not_published(env: Env, store: Store, clock: F
     assert sorted(p.name for p in folder.glob("memd-*")) == ["memd-new.md"]
 
 
+@sqlite_only
 async def test_agents_md_is_off_by_default_and_keeps_the_users_text_when_on(
     env: Env, store: Store, clock: FakeClock
 ) -> None:
@@ -168,6 +174,7 @@ async def test_agents_md_is_off_by_default_and_keeps_the_users_text_when_on(
     assert "Digest." in text
 
 
+@sqlite_only
 async def test_publishing_needs_no_state_history_and_no_scopes_table_rows(
     env: Env, store: Store, clock: FakeClock
 ) -> None:
@@ -179,6 +186,7 @@ async def test_publishing_needs_no_state_history_and_no_scopes_table_rows(
     assert result.reason == "no project path is recorded for this scope"
 
 
+@sqlite_only
 async def test_an_agent_that_is_not_set_up_gets_nothing(env: Env, store: Store, clock: FakeClock) -> None:
     env.claude_home.rmdir()
     project = env.project("app")
@@ -197,6 +205,7 @@ async def test_an_agent_that_is_not_set_up_gets_nothing(env: Env, store: Store, 
     assert list(env.home.iterdir()) == []
 
 
+@sqlite_only
 async def test_a_missing_memory_dir_withdraws_nothing(env: Env, store: Store, clock: FakeClock) -> None:
     project = env.project("app")
     scope = await add_scope(store, str(project), clock.now())
@@ -216,6 +225,7 @@ async def test_a_missing_memory_dir_withdraws_nothing(env: Env, store: Store, cl
 
 
 @pytest.mark.parametrize("dry_run", [False, True])
+@sqlite_only
 async def test_before_the_first_consolidation_publishing_is_skipped_not_failed(
     env: Env, store: Store, clock: FakeClock, dry_run: bool
 ) -> None:
@@ -262,6 +272,7 @@ async def test_a_republish_after_an_outside_change_is_remembered_across_later_pu
     assert row.republish_reason is not None
 
 
+@sqlite_only
 async def test_withdrawing_after_a_failure_touches_nothing(
     env: Env, store: Store, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:

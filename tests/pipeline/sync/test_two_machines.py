@@ -22,7 +22,7 @@ from tests.pipeline.sync.support import (
     two_machines,
 )
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.timeout(240)]
 
 
 @pytest.fixture

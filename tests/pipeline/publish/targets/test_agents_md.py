@@ -6,9 +6,11 @@ from pipeline.clock import FakeClock
 from pipeline.publish.run import publish_all
 from pipeline.store import Store
 from pipeline.store.publications import load_publications
+from tests.conftest import sqlite_only
 from tests.pipeline.publish.support import Env, add_scope, write_scope
 
 
+@sqlite_only
 async def test_an_agents_md_that_links_out_of_the_project_is_left_alone(
     env: Env, store: Store, clock: FakeClock
 ) -> None:

@@ -16,6 +16,7 @@ from pipeline.publish.sentinel import BEGIN, END
 from pipeline.publish.targets.claude_code import CUT, encode_project_dir, memory_folder
 from pipeline.store import Store
 from pipeline.store.publications import load_publications
+from tests.conftest import sqlite_only
 from tests.pipeline.publish.support import (
     HOSTILE,
     Env,
@@ -134,6 +135,7 @@ def test_a_file_already_over_the_cap_gets_no_block(env: Env, clock: FakeClock) -
     assert any(c.path.name == "memd-old.md" and c.data is None for c in plan.changes)
 
 
+@sqlite_only
 async def test_publish_writes_prefixed_topics_keeps_claudes_files_and_removes_stale_ones(
     env: Env, store: Store, clock: FakeClock
 ) -> None:
@@ -187,6 +189,7 @@ async def test_publish_writes_prefixed_topics_keeps_claudes_files_and_removes_st
     assert (folder / "MEMORY.md").read_text() == before
 
 
+@sqlite_only
 async def test_broken_sentinels_are_refused_with_a_warning_and_nothing_changes(
     env: Env, store: Store, clock: FakeClock
 ) -> None:
@@ -206,6 +209,7 @@ async def test_broken_sentinels_are_refused_with_a_warning_and_nothing_changes(
     assert sorted(p.name for p in folder.iterdir()) == ["MEMORY.md"]
 
 
+@sqlite_only
 async def test_worktree_and_subfolder_sessions_publish_to_the_repositorys_folder(
     env: Env, store: Store, clock: FakeClock
 ) -> None:
@@ -237,6 +241,7 @@ async def test_worktree_and_subfolder_sessions_publish_to_the_repositorys_folder
     assert not (env.claude_home / "projects" / encode_project_dir(str(worktree))).exists()
 
 
+@sqlite_only
 async def test_auto_memory_turned_off_is_skipped_with_the_reason(
     env: Env, store: Store, clock: FakeClock
 ) -> None:
@@ -275,6 +280,7 @@ async def test_auto_memory_turned_off_is_skipped_with_the_reason(
 @pytest.mark.timeout(10)
 @pytest.mark.parametrize("kind", HOSTILE)
 @pytest.mark.parametrize("where", ["project", "project_local", "user"])
+@sqlite_only
 async def test_a_hostile_settings_file_fails_its_projects_promptly_and_the_others_publish(
     env: Env, store: Store, clock: FakeClock, kind: str, where: str
 ) -> None:
@@ -300,6 +306,7 @@ async def test_a_hostile_settings_file_fails_its_projects_promptly_and_the_other
 @pytest.mark.timeout(10)
 @pytest.mark.parametrize("kind", HOSTILE)
 @pytest.mark.parametrize("name", ["MEMORY.md", "memd-a.md"])
+@sqlite_only
 async def test_a_hostile_file_in_the_memory_folder_fails_that_project_promptly(
     env: Env, store: Store, clock: FakeClock, kind: str, name: str
 ) -> None:
@@ -313,6 +320,7 @@ async def test_a_hostile_file_in_the_memory_folder_fails_that_project_promptly(
     assert str(path) in (result.reason or "")
 
 
+@sqlite_only
 async def test_a_memory_folder_that_is_a_symlink_elsewhere_is_refused(
     env: Env, store: Store, clock: FakeClock
 ) -> None:
@@ -333,6 +341,7 @@ async def test_a_memory_folder_that_is_a_symlink_elsewhere_is_refused(
     assert (elsewhere / "MEMORY.md").read_text() == "not Claude's\n"
 
 
+@sqlite_only
 async def test_a_global_claude_md_linked_to_the_users_own_file_is_updated_through_the_link(
     env: Env, store: Store, clock: FakeClock
 ) -> None:
@@ -350,6 +359,7 @@ async def test_a_global_claude_md_linked_to_the_users_own_file_is_updated_throug
     assert "Global digest." in real.read_text()
 
 
+@sqlite_only
 async def test_two_projects_sharing_one_claude_folder_are_both_refused_and_never_swap(
     env: Env, store: Store, clock: FakeClock
 ) -> None:

@@ -12,6 +12,7 @@ from pipeline.publish.run import publish_all
 from pipeline.publish.targets.codex import OUTSIDE_CHANGE, memories_dir
 from pipeline.store import Store
 from pipeline.store.publications import load_publications
+from tests.conftest import sqlite_only
 from tests.pipeline.publish.support import (
     HOSTILE,
     Env,
@@ -45,6 +46,7 @@ async def _projects(
     return paths
 
 
+@sqlite_only
 async def test_summary_has_global_then_projects_most_recent_first_within_the_cap(
     env: Env, store: Store, clock: FakeClock
 ) -> None:
@@ -81,6 +83,7 @@ async def test_summary_has_global_then_projects_most_recent_first_within_the_cap
     assert "memd-global--u.md" in topic_files
 
 
+@sqlite_only
 async def test_outside_change_is_noticed_republished_and_reported(
     env: Env, store: Store, clock: FakeClock
 ) -> None:
@@ -120,6 +123,7 @@ async def test_outside_change_is_noticed_republished_and_reported(
     assert {r.outcome for r in report.results} == {"unchanged"}
 
 
+@sqlite_only
 async def test_codex_is_off_by_default_and_codex_global_uses_agents_md(
     env: Env, store: Store, clock: FakeClock
 ) -> None:
@@ -136,6 +140,7 @@ async def test_codex_is_off_by_default_and_codex_global_uses_agents_md(
     assert "User is terse." in text
 
 
+@sqlite_only
 async def test_turning_codex_off_removes_memds_files_and_keeps_codexs_own(
     env: Env, store: Store, clock: FakeClock
 ) -> None:
@@ -170,6 +175,7 @@ async def test_turning_codex_off_removes_memds_files_and_keeps_codexs_own(
 @pytest.mark.timeout(10)
 @pytest.mark.parametrize("kind", HOSTILE)
 @pytest.mark.parametrize("name", ["memory_summary.md", "MEMORY.md", "memd-global--u.md"])
+@sqlite_only
 async def test_a_hostile_file_in_the_memories_folder_fails_promptly_with_its_name(
     env: Env, store: Store, clock: FakeClock, kind: str, name: str
 ) -> None:

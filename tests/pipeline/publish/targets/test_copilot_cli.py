@@ -7,11 +7,13 @@ from pipeline.publish.run import publish_all
 from pipeline.publish.sentinel import BEGIN, END
 from pipeline.settings import SourceSettings
 from pipeline.store import Store
+from tests.conftest import sqlite_only
 from tests.pipeline.publish.support import Env, topic_text, write_scope
 
 USER_TEXT = "# My Copilot instructions\nAlways answer in French.\n"
 
 
+@sqlite_only
 async def test_the_global_scope_goes_into_copilots_user_instructions_only_when_asked(
     env: Env, store: Store, clock: FakeClock
 ) -> None:
@@ -44,6 +46,7 @@ async def test_the_global_scope_goes_into_copilots_user_instructions_only_when_a
     assert instructions.read_text().startswith(USER_TEXT)
 
 
+@sqlite_only
 async def test_without_copilot_it_is_skipped_and_a_linked_file_is_followed(
     env: Env, store: Store, clock: FakeClock
 ) -> None:
@@ -64,6 +67,7 @@ async def test_without_copilot_it_is_skipped_and_a_linked_file_is_followed(
     assert (env.copilot_home / "copilot-instructions.md").is_symlink()
 
 
+@sqlite_only
 async def test_a_moved_copilot_home_moves_the_file(
     env: Env, store: Store, clock: FakeClock, tmp_path
 ) -> None:  # type: ignore[no-untyped-def]

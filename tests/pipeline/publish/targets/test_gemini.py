@@ -11,6 +11,7 @@ from pipeline.publish.run import publish_all
 from pipeline.publish.sentinel import BEGIN, END
 from pipeline.store import Store
 from pipeline.store.publications import load_publications
+from tests.conftest import sqlite_only
 from tests.pipeline.publish.support import HOSTILE, Env, add_scope, git, make_hostile, topic_text, write_scope
 
 
@@ -19,6 +20,7 @@ def _registry(env: Env, projects: dict[str, str]) -> None:
     (env.gemini_home / "projects.json").write_text(json.dumps({"projects": projects}))
 
 
+@sqlite_only
 async def test_every_gemini_folder_of_the_project_gets_the_memory(
     env: Env, store: Store, clock: FakeClock
 ) -> None:
@@ -48,6 +50,7 @@ async def test_every_gemini_folder_of_the_project_gets_the_memory(
     assert "pkg" in row.reason
 
 
+@sqlite_only
 async def test_a_project_gemini_has_not_seen_is_skipped_not_invented(
     env: Env, store: Store, clock: FakeClock
 ) -> None:
@@ -62,6 +65,7 @@ async def test_a_project_gemini_has_not_seen_is_skipped_not_invented(
     assert not (env.gemini_home / "tmp").exists()
 
 
+@sqlite_only
 async def test_gemini_global_is_a_block_in_gemini_md(env: Env, store: Store, clock: FakeClock) -> None:
     write_scope(
         env.memory_dir, "global", summary="User prefers tabs.", topics={"style.md": topic_text("Style")}
@@ -82,6 +86,7 @@ async def test_gemini_global_is_a_block_in_gemini_md(env: Env, store: Store, clo
 
 @pytest.mark.timeout(10)
 @pytest.mark.parametrize("kind", HOSTILE)
+@sqlite_only
 async def test_a_hostile_projects_json_fails_every_project_promptly(
     env: Env, store: Store, clock: FakeClock, kind: str
 ) -> None:

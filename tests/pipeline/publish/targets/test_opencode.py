@@ -12,6 +12,7 @@ from pipeline.clock import FakeClock
 from pipeline.publish.run import publish_all
 from pipeline.publish.sentinel import BEGIN, END
 from pipeline.store import Store
+from tests.conftest import sqlite_only
 from tests.pipeline.publish.support import HOSTILE, Env, make_hostile, topic_text, write_scope
 
 
@@ -28,12 +29,14 @@ def config(env: Env, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder / "opencode"
 
 
+@sqlite_only
 async def test_it_is_off_by_default(env: Env, store: Store, clock: FakeClock, config: Path) -> None:
     report = await publish_all(store, env.settings(claude_code=False, gemini=False), clock)
     assert [r.target for r in report.results] == []
     assert not (config / "AGENTS.md").exists()
 
 
+@sqlite_only
 async def test_the_global_scope_is_a_block_in_opencodes_agents_md(
     env: Env, store: Store, clock: FakeClock, config: Path
 ) -> None:
@@ -55,6 +58,7 @@ async def test_the_global_scope_is_a_block_in_opencodes_agents_md(
     assert "User prefers tabs." not in after
 
 
+@sqlite_only
 async def test_it_is_created_only_where_it_hides_no_claude_md(
     env: Env, store: Store, clock: FakeClock, config: Path
 ) -> None:
@@ -73,6 +77,7 @@ async def test_it_is_created_only_where_it_hides_no_claude_md(
     assert END in text
 
 
+@sqlite_only
 async def test_not_set_up_is_skipped(env: Env, store: Store, clock: FakeClock, config: Path) -> None:
     config.rmdir()
     report = await publish_all(
@@ -85,6 +90,7 @@ async def test_not_set_up_is_skipped(env: Env, store: Store, clock: FakeClock, c
 
 @pytest.mark.timeout(10)
 @pytest.mark.parametrize("kind", HOSTILE)
+@sqlite_only
 async def test_a_hostile_agents_md_fails_promptly_with_its_name(
     env: Env, store: Store, clock: FakeClock, config: Path, kind: str
 ) -> None:

@@ -13,6 +13,7 @@ from pipeline.publish.sentinel import BEGIN, END
 from pipeline.publish.targets.qwen_code import CUT, encode_project_dir, memory_folder
 from pipeline.store import Store
 from pipeline.store.publications import load_publications
+from tests.conftest import sqlite_only
 from tests.pipeline.publish.support import HOSTILE, Env, add_scope, git, make_hostile, topic_text, write_scope
 
 # Qwen Code's own test of a topic file (packages/core/src/memory/scan.ts): a frontmatter with a type.
@@ -29,6 +30,7 @@ def test_encoded_folder_name_matches_qwen_code() -> None:
     assert CUT.max_bytes == 25_000
 
 
+@sqlite_only
 async def test_the_project_memory_gets_memds_topics_and_block_beside_qwens_own(
     env: Env, store: Store, clock: FakeClock
 ) -> None:
@@ -60,6 +62,7 @@ async def test_the_project_memory_gets_memds_topics_and_block_beside_qwens_own(
     assert (row.target, row.path) == ("qwen_code", str(folder))
 
 
+@sqlite_only
 async def test_qwen_rebuilding_its_index_is_noticed_and_memds_block_comes_back(
     env: Env, store: Store, clock: FakeClock
 ) -> None:
@@ -79,6 +82,7 @@ async def test_qwen_rebuilding_its_index_is_noticed_and_memds_block_comes_back(
     assert "Repo digest." in text
 
 
+@sqlite_only
 async def test_a_full_index_leaves_memd_out_rather_than_past_the_cut(
     env: Env, store: Store, clock: FakeClock
 ) -> None:
@@ -96,6 +100,7 @@ async def test_a_full_index_leaves_memd_out_rather_than_past_the_cut(
     assert BEGIN not in (folder / "MEMORY.md").read_text()
 
 
+@sqlite_only
 async def test_two_projects_sharing_one_folder_are_both_refused(
     env: Env, store: Store, clock: FakeClock
 ) -> None:
@@ -110,6 +115,7 @@ async def test_two_projects_sharing_one_folder_are_both_refused(
     assert not (memory_folder(env.qwen_home, str(first)) / "MEMORY.md").exists()
 
 
+@sqlite_only
 async def test_on_by_default_skipped_without_qwen_and_withdrawn_when_turned_off(
     env: Env, store: Store, clock: FakeClock
 ) -> None:
@@ -136,6 +142,7 @@ async def test_on_by_default_skipped_without_qwen_and_withdrawn_when_turned_off(
 
 @pytest.mark.timeout(30)
 @pytest.mark.parametrize("kind", HOSTILE)
+@sqlite_only
 async def test_a_hostile_index_fails_the_target_with_its_name(
     env: Env, store: Store, clock: FakeClock, kind: str
 ) -> None:
@@ -150,6 +157,7 @@ async def test_a_hostile_index_fails_the_target_with_its_name(
     assert str(index) in (result.reason or "")
 
 
+@sqlite_only
 async def test_a_symlinked_memory_folder_is_never_written_through(
     env: Env, store: Store, clock: FakeClock
 ) -> None:

@@ -20,6 +20,7 @@ from pipeline.publish.targets.base import PublishTarget
 from pipeline.settings import PublishSettings
 from pipeline.store import Store
 from pipeline.store.publications import Publication, load_publications
+from tests.conftest import sqlite_only
 from tests.pipeline.publish.support import Env, add_scope, topic_text, write_scope
 
 
@@ -72,6 +73,7 @@ def toy_results(report: PublishReport) -> set[tuple[str, str, str]]:
     return {(r.target, r.scope, r.outcome) for r in report.results if r.target.startswith("toy")}
 
 
+@sqlite_only
 async def test_a_toy_target_is_planned_applied_and_withdrawn(
     env: Env, store: Store, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -109,6 +111,7 @@ async def test_a_toy_target_is_planned_applied_and_withdrawn(
     assert toy_results(report) == set()
 
 
+@sqlite_only
 async def test_a_toy_target_that_raises_fails_alone(
     env: Env, store: Store, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -128,6 +131,7 @@ class Exploding(Toy):
         raise OSError("no such disk")
 
 
+@sqlite_only
 async def test_a_toy_target_whose_whole_planning_raises_fails_alone(
     env: Env, store: Store, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
