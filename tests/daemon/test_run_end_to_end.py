@@ -111,7 +111,7 @@ def test_killed_mid_extraction_then_restarted_extracts_every_session_once(
         first.close()
         responder.release.set()
 
-    second = memd(env, "run", "--once")
+    second = memd(env, "--log-level", "INFO", "run", "--once")  # the take-over is logged at INFO
     assert second.returncode == 0, second.stdout + second.stderr[-3000:]
     summary = second.stdout.strip().splitlines()[-1]
     assert "extract ok" in summary, second.stdout
