@@ -33,8 +33,8 @@ from sqlalchemy import insert
 from benchmarks.bytecode import compile_sources
 from benchmarks.status_bench import populate
 from daemon.config import load_settings
+from daemon.runtime import memory_repo
 from pipeline.machine import machine_id
-from pipeline.memory.repository import MemoryRepo
 from pipeline.projects import scope_for
 from pipeline.settings import Settings
 from pipeline.store import open_store
@@ -60,7 +60,7 @@ def topic_text(scope: int, topic: int, now: datetime) -> str:
 async def build_memory(settings: Settings, scopes: int, topics: int, now: datetime) -> tuple[str, str]:
     """The repository: ``scopes`` x ``topics`` files in two commits (so files have history), and an
     inbox branch changing one scope. Returns (first scope, its first topic)."""
-    repo = MemoryRepo(settings.paths.memory_dir)
+    repo = memory_repo(settings)
     await repo.ensure()
     for rnd in range(2):
         for s in range(scopes):
@@ -182,7 +182,7 @@ def main() -> None:
         now = datetime.now(UTC)
         scope, topic = asyncio.run(build_memory(settings, args.scopes, args.topics, now))
         asyncio.run(build_store(env, settings, args.sessions, now))
-        commits = asyncio.run(MemoryRepo(settings.paths.memory_dir).log(scope, limit=2))
+        commits = asyncio.run(memory_repo(settings).log(scope, limit=2))
         paths = pages(scope, topic, (commits[1].sha, commits[0].sha))
         out = Path(tmp) / "ui.out"
         with out.open("wb") as sink:

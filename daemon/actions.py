@@ -51,7 +51,7 @@ async def accept_run(rt: Runtime, run_id: str) -> Accepted:
     from pipeline.consolidate import inbox
     from pipeline.publish.run import publish_all
 
-    head = await inbox.accept(rt.store, rt.settings(), rt.clock, run_id)
+    head = await inbox.accept(rt.store, rt.settings(), rt.memory_repo(), rt.clock, run_id)
     synced = await push_after(rt)
     return Accepted(head, await publish_all(rt.store, rt.settings(), rt.clock), synced)
 
@@ -64,7 +64,7 @@ async def push_after(rt: Runtime) -> SyncReport | None:
         return None
     from pipeline.sync.now import sync_memory
 
-    return await sync_memory(rt.store, settings, rt.clock, rt.redactor())
+    return await sync_memory(rt.store, settings, rt.memory_repo(), rt.clock, rt.redactor())
 
 
 def sync_lines(report: SyncReport | None) -> list[str]:
@@ -75,7 +75,7 @@ async def reject_run(rt: Runtime, run_id: str) -> RunRow:
     """Drop a pending inbox run: its branch goes, the memory and its published copies stay as they were."""
     from pipeline.consolidate import inbox
 
-    return await inbox.reject(rt.store, rt.settings(), rt.clock, run_id)
+    return await inbox.reject(rt.store, rt.memory_repo(), rt.clock, run_id)
 
 
 def rejected_line(run: RunRow) -> str:
@@ -122,8 +122,8 @@ async def forget_now(
     from pipeline.consolidate.forget import forget
     from pipeline.errors import NoAPIKey
 
-    store, settings, clock = rt.store, rt.settings(), rt.clock
-    rt.memory_repo().check_writable()
+    store, settings, clock, repo = rt.store, rt.settings(), rt.clock, rt.memory_repo()
+    repo.check_writable()
     llm: ModelClient | None = None
     warning = None
     try:
@@ -132,7 +132,9 @@ async def forget_now(
         warning = f"{exc}; scopes that still have other sessions cannot be rewritten now"
         if warn is not None:
             warn(warning)
-    report = await forget(store, settings, clock, llm, rt.redactor(), session_id=session_id, project=project)
+    report = await forget(
+        store, settings, repo, clock, llm, rt.redactor(), session_id=session_id, project=project
+    )
     published = None
     synced = None
     if report.forgotten:

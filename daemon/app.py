@@ -7,11 +7,11 @@ message), and the steps are built around it here, on a ``Runtime``:
 
     scan        pipeline.scan.scanner.scan(store, settings, clock)
     extract     pipeline.extract.run.run_phase1(store, settings, clock, llm, redactor, dry_run=)
-    consolidate pipeline.consolidate.run.run_phase2(store, settings, clock, llm, redactor, dry_run=)
+    consolidate pipeline.consolidate.run.run_phase2(store, settings, repo, clock, llm, redactor, dry_run=)
                 (the memory repository checked writable first, before anything is paid for; with
                 [sync]: the scope keys brought up to date, and the remote fetched and merged first)
                 a dry run: pipeline.consolidate.dry.dry_consolidation(report, would_extract, settings)
-    sync        pipeline.sync.now.sync_memory(store, settings, clock, redactor, model=)
+    sync        pipeline.sync.now.sync_memory(store, settings, repo, clock, redactor, model=)
     publish     pipeline.publish.run.publish_all(store, settings, clock, dry_run=)
 
 Heavy parts are made on first use: a phase module, the LLM client (and with it the ``anthropic``
@@ -41,6 +41,7 @@ from pipeline.vocabulary import RunOutcome
 
 if TYPE_CHECKING:
     from pipeline.llm.protocol import ModelClient
+    from pipeline.memory.repository import MemoryRepo
 
 log = structlog.get_logger(__name__)
 
@@ -81,7 +82,7 @@ def pipeline_steps(
         from pipeline.store import snapshots
 
         if not dry_run:
-            await _rekey(store, settings(), clock)
+            await _rekey(store, settings(), rt.memory_repo(), clock)
         plans = await plan_all(store, settings(), now=clock.now())
         if not dry_run and not any(p.runnable for p in plans) and not await snapshots.to_adopt(store):
             held = [p.skip_reason for p in plans if p.action != "none" and p.skip_reason]
@@ -93,14 +94,15 @@ def pipeline_steps(
             )
         from pipeline.consolidate.run import run_phase2
 
+        repo = rt.memory_repo()
         if not dry_run:
-            rt.memory_repo().check_writable()  # before anything is paid for
+            repo.check_writable()  # before anything is paid for
         if not dry_run and settings().sync.enabled:
-            await _pull_first(store, settings(), clock, rt)
+            await _pull_first(store, settings(), repo, clock, rt)
 
         llm = await _llm_for(rt, dry_run)
         report = await run_phase2(
-            store, settings(), clock, llm, rt.redactor(dry_run=dry_run), dry_run=dry_run
+            store, settings(), repo, clock, llm, rt.redactor(dry_run=dry_run), dry_run=dry_run
         )
         if not dry_run:
             return report
@@ -116,12 +118,13 @@ def pipeline_steps(
             return Skipped("a dry run does not sync")
         from pipeline.sync.run import due
 
-        why = await due(store, current, clock)
+        repo = rt.memory_repo()
+        why = await due(store, current, repo, clock)
         if why is None:
             return Skipped("nothing to push; the last fetch is recent")
         from pipeline.sync.now import sync_memory
 
-        return await sync_memory(store, current, clock, rt.redactor(), model=rt.llm_or_none)
+        return await sync_memory(store, current, repo, clock, rt.redactor(), model=rt.llm_or_none)
 
     async def publish(*, dry_run: bool) -> object:
         from pipeline.publish.run import publish_all
@@ -132,19 +135,19 @@ def pipeline_steps(
     return StepSet(steps, close=rt.aclose)
 
 
-async def _rekey(store: Store, settings: Settings, clock: Clock) -> None:
+async def _rekey(store: Store, settings: Settings, repo: MemoryRepo, clock: Clock) -> None:
     """Scope keys follow the repositories' identities before anything plans by them."""
     from pipeline.projects.rekey import rekey
 
-    await rekey(store, settings, clock)
+    await rekey(store, settings, repo, clock)
 
 
-async def _pull_first(store: Store, settings: Settings, clock: Clock, rt: Runtime) -> None:
+async def _pull_first(store: Store, settings: Settings, repo: MemoryRepo, clock: Clock, rt: Runtime) -> None:
     """Before a consolidation: fetch and merge the remote (the push follows in the sync step). A
     remote that cannot be had is logged; the consolidation goes on with the local memory."""
     from pipeline.sync.now import sync_memory
 
-    report = await sync_memory(store, settings, clock, rt.redactor(), push=False)
+    report = await sync_memory(store, settings, repo, clock, rt.redactor(), push=False)
     if report.failure:
         log.warning("sync_before_consolidation", outcome=report.outcome, reason=report.reason)
 

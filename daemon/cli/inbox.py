@@ -50,7 +50,7 @@ def inbox_group(click_ctx: click.Context) -> None:
     ctx: CliContext = click_ctx.obj
     from pipeline.consolidate import inbox
 
-    entries = _with_runtime(ctx, lambda rt: inbox.pending(rt.store, rt.settings()))
+    entries = _with_runtime(ctx, lambda rt: inbox.pending(rt.store, rt.memory_repo()))
     if not entries:
         click.echo("the inbox is empty: no consolidation waits for review")
         return
@@ -77,7 +77,7 @@ def show(ctx: CliContext, run_id: str) -> None:
     """Print a pending run's commit message and diff."""
     from pipeline.consolidate import inbox
 
-    entry, patch = _with_runtime(ctx, lambda rt: inbox.show(rt.store, rt.settings(), run_id))
+    entry, patch = _with_runtime(ctx, lambda rt: inbox.show(rt.store, rt.memory_repo(), run_id))
     click.echo(f"run {entry.run.run_id}  scope {entry.run.scope}  branch {entry.run.branch}\n")
     click.echo(patch.rstrip("\n"))
 

@@ -51,7 +51,9 @@ def publish_command(ctx: CliContext, dry_run: bool, as_json: bool, verbose: bool
             if not dry_run:
                 from pipeline.projects.rekey import rekey
 
-                await rekey(rt.store, rt.settings(), rt.clock)  # scopes under the keys publishing looks up
+                await rekey(
+                    rt.store, rt.settings(), rt.memory_repo(), rt.clock
+                )  # scopes under the keys publishing looks up
             return await publish_all(rt.store, rt.settings(), rt.clock, dry_run=dry_run)
 
     try:

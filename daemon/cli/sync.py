@@ -43,7 +43,9 @@ def sync_command(ctx: CliContext, as_json: bool, verbose: bool) -> None:
 
     async def go() -> tuple[SyncReport, PublishReport | None]:
         async with Runtime.open(settings) as rt:
-            report = await sync_memory(rt.store, settings, rt.clock, rt.redactor(), model=rt.llm_or_none)
+            report = await sync_memory(
+                rt.store, settings, rt.memory_repo(), rt.clock, rt.redactor(), model=rt.llm_or_none
+            )
             published = None
             if report.changed:
                 from pipeline.publish.run import publish_all

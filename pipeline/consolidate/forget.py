@@ -21,6 +21,7 @@ from pipeline.consolidate.run import context
 from pipeline.consolidate.scope_run import consolidate_scope
 from pipeline.llm.protocol import ModelClient
 from pipeline.memory.layout import GLOBAL_SCOPE, is_scope
+from pipeline.memory.repository import MemoryRepo
 from pipeline.memory.validate import SecretFinder
 from pipeline.projects import project_key
 from pipeline.settings import Settings
@@ -54,6 +55,7 @@ def scope_of_project(value: str) -> str:
 async def forget(
     store: Store,
     settings: Settings,
+    repo: MemoryRepo,
     clock: Clock,
     llm: ModelClient | None,
     redactor: SecretFinder | None,
@@ -66,9 +68,9 @@ async def forget(
     report = ForgetReport()
     scope = scope_of_project(project) if project is not None else None
     report.forgotten = await db.forget(store, now=clock.now(), session_id=session_id, scope=scope)
-    ctx = context(store, settings, clock, llm, redactor)
+    ctx = context(store, settings, repo, clock, llm, redactor)
     for affected in sorted(report.forgotten):
-        report.dropped_inbox += await inbox.drop_pending(store, settings, clock, affected)
+        report.dropped_inbox += await inbox.drop_pending(store, repo, clock, affected)
         report.runs.append(
             await consolidate_scope(ctx, affected, force=True, review="auto", landed_only=True)
         )

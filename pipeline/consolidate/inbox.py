@@ -28,20 +28,15 @@ class InboxEntry:
     branch_exists: bool
 
 
-def _repo(settings: Settings) -> MemoryRepo:
-    return MemoryRepo(settings.paths.memory_dir)
-
-
-async def pending(store: Store, settings: Settings) -> list[InboxEntry]:
+async def pending(store: Store, repo: MemoryRepo) -> list[InboxEntry]:
     runs = await db.list_runs(store, outcomes=[RunOutcome.PENDING_REVIEW], limit=1000)
-    repo = _repo(settings)
     branches = set(await repo.inbox_branches()) if (repo.path / ".git").is_dir() else set()
     return [InboxEntry(r, r.branch in branches) for r in sorted(runs, key=lambda r: r.started_at)]
 
 
-async def find(store: Store, settings: Settings, run_id: str) -> InboxEntry:
+async def find(store: Store, repo: MemoryRepo, run_id: str) -> InboxEntry:
     """The pending run ``run_id`` (a unique prefix is enough)."""
-    matches = [e for e in await pending(store, settings) if e.run.run_id.startswith(run_id)]
+    matches = [e for e in await pending(store, repo) if e.run.run_id.startswith(run_id)]
     if not matches:
         raise MemdError(f"no pending run {run_id!r}: see `memd inbox`")
     if len(matches) > 1:
@@ -49,21 +44,20 @@ async def find(store: Store, settings: Settings, run_id: str) -> InboxEntry:
     return matches[0]
 
 
-async def show(store: Store, settings: Settings, run_id: str) -> tuple[InboxEntry, str]:
+async def show(store: Store, repo: MemoryRepo, run_id: str) -> tuple[InboxEntry, str]:
     """The run and its change as a patch (the commit message, then the diff)."""
-    entry = await find(store, settings, run_id)
+    entry = await find(store, repo, run_id)
     if not entry.branch_exists or entry.run.branch is None:
         raise MemdError(f"the branch of run {entry.run.run_id} is gone from the memory repository")
-    return entry, await _repo(settings).branch_patch(entry.run.branch)
+    return entry, await repo.branch_patch(entry.run.branch)
 
 
-async def accept(store: Store, settings: Settings, clock: Clock, run_id: str) -> str:
+async def accept(store: Store, settings: Settings, repo: MemoryRepo, clock: Clock, run_id: str) -> str:
     """Land the run; returns the repository's new HEAD."""
-    entry = await find(store, settings, run_id)
+    entry = await find(store, repo, run_id)
     run = entry.run
     if not entry.branch_exists or run.branch is None:
         raise MemdError(f"the branch of run {run.run_id} is gone from the memory repository: reject it")
-    repo = _repo(settings)
     head = await repo.accept(run.branch, scratch_parent(settings.paths.state_dir, SCRATCH_USER))
     now = clock.now()
     await record_landed(
@@ -85,25 +79,25 @@ async def accept(store: Store, settings: Settings, clock: Clock, run_id: str) ->
     return head
 
 
-async def reject(store: Store, settings: Settings, clock: Clock, run_id: str) -> db.RunRow:
-    entry = await find(store, settings, run_id)
+async def reject(store: Store, repo: MemoryRepo, clock: Clock, run_id: str) -> db.RunRow:
+    entry = await find(store, repo, run_id)
     run = entry.run
     if entry.branch_exists and run.branch is not None:
-        await _repo(settings).reject(run.branch)
+        await repo.reject(run.branch)
     now = clock.now()
     await db.finish_run(store, run.run_id, outcome=RunOutcome.REJECTED, now=now, reason=run.reason)
     await db.save_watermark(store, run.scope, inputs=run.inputs.get("ids", []), now=now)
     return run
 
 
-async def drop_pending(store: Store, settings: Settings, clock: Clock, scope: str) -> list[str]:
+async def drop_pending(store: Store, repo: MemoryRepo, clock: Clock, scope: str) -> list[str]:
     """Reject every pending run of ``scope`` without recording its inputs (``memd forget`` does this)."""
     dropped = []
-    for entry in await pending(store, settings):
+    for entry in await pending(store, repo):
         if entry.run.scope != scope:
             continue
         if entry.branch_exists and entry.run.branch is not None:
-            await _repo(settings).reject(entry.run.branch)
+            await repo.reject(entry.run.branch)
         await db.finish_run(
             store,
             entry.run.run_id,

@@ -1,6 +1,6 @@
 """Phase 2's entry point: consolidate every scope that has new or removed inputs.
 
-``run_phase2(store, settings, clock, llm, redactor)`` plans every scope, then runs the runnable
+``run_phase2(store, settings, repo, clock, llm, redactor)`` plans every scope, then runs the runnable
 ones one after another (each a long conversation; one at a time keeps spend predictable), each
 under its own lease. The rate-limit gate is asked before each run. With ``dry_run`` nothing is
 called or written: the report lists the scopes a run would consolidate, their inputs and an
@@ -83,7 +83,12 @@ class Phase2Report:
 
 
 def context(
-    store: Store, settings: Settings, clock: Clock, llm: ModelClient | None, redactor: SecretFinder | None
+    store: Store,
+    settings: Settings,
+    repo: MemoryRepo,
+    clock: Clock,
+    llm: ModelClient | None,
+    redactor: SecretFinder | None,
 ) -> Phase2Context:
     return Phase2Context(
         store=store,
@@ -91,7 +96,7 @@ def context(
         clock=clock,
         llm=llm,
         finder=redactor,
-        repo=MemoryRepo(settings.paths.memory_dir),
+        repo=repo,
         scratch_parent=scratch_parent(settings.paths.state_dir, SCRATCH_USER),
     )
 
@@ -122,6 +127,7 @@ def from_result(result: RunResult) -> ScopeReport:
 async def run_phase2(
     store: Store,
     settings: Settings,
+    repo: MemoryRepo,
     clock: Clock,
     llm: ModelClient | None,
     redactor: SecretFinder | None,
@@ -130,7 +136,7 @@ async def run_phase2(
 ) -> Phase2Report:
     report = Phase2Report(dry_run=dry_run)
     plans = await plan_all(store, settings, now=clock.now())
-    ctx = context(store, settings, clock, llm, redactor)
+    ctx = context(store, settings, repo, clock, llm, redactor)
     if not dry_run:
         await _sweep(ctx)
     for plan in plans:

@@ -58,12 +58,11 @@ async def planned_moves(store: Store, memory_dir: Path) -> list[Move]:
     return moves
 
 
-async def rekey(store: Store, settings: Settings, clock: Clock) -> list[Move]:
+async def rekey(store: Store, settings: Settings, repo: MemoryRepo, clock: Clock) -> list[Move]:
     """Rename the folders of the projects whose key changed, in one commit, then the store's records."""
-    moves = await planned_moves(store, settings.paths.memory_dir)
+    moves = await planned_moves(store, repo.path)
     if not moves:
         return []
-    repo = MemoryRepo(settings.paths.memory_dir)
     await repo.ensure()
     done: list[Move] = []
     base = await repo.head()

@@ -1,5 +1,5 @@
 """A sync as memd runs it (`memd sync`, the daemon's ``sync`` step, after a forget or an accept): the
-scope keys brought up to date first (``rekey``), then ``pipeline.sync.run`` with the scopes a merge
+memory repository checked writable, the scope keys brought up to date (``rekey``), then ``pipeline.sync.run`` with the scopes a merge
 combined consolidated again at once when a model client is at hand (else at the next
 consolidation: the store marks them)."""
 
@@ -11,6 +11,7 @@ from pipeline.clock import Clock
 from pipeline.consolidate.run import context
 from pipeline.consolidate.scope_run import consolidate_scope
 from pipeline.llm.protocol import ModelClient
+from pipeline.memory.repository import MemoryRepo
 from pipeline.memory.validate import SecretFinder
 from pipeline.projects.rekey import rekey
 from pipeline.settings import Settings
@@ -25,6 +26,7 @@ ModelSource = Callable[[], Awaitable[ModelClient | None]]
 async def sync_memory(
     store: Store,
     settings: Settings,
+    repo: MemoryRepo,
     clock: Clock,
     redactor: SecretFinder | None,
     *,
@@ -33,7 +35,6 @@ async def sync_memory(
 ) -> SyncReport:
     if not settings.sync.enabled:
         return SyncReport(SyncOutcome.SKIPPED, reason="no [sync] remote is configured")
-    await rekey(store, settings, clock)
 
     async def again(scopes: list[str]) -> list[str]:
         llm = await model() if model is not None else None
@@ -42,7 +43,7 @@ async def sync_memory(
                 f"{scope}: consolidated again at the next consolidation (no model client now)"
                 for scope in scopes
             ]
-        ctx = context(store, settings, clock, llm, redactor)
+        ctx = context(store, settings, repo, clock, llm, redactor)
         lines = []
         for scope in scopes:
             result = await consolidate_scope(ctx, scope, force=True)
@@ -50,6 +51,16 @@ async def sync_memory(
             lines.append(f"{scope}: consolidated again on top of the remote's topics: {result.outcome}{why}")
         return lines
 
+    async def prepare() -> None:
+        await rekey(store, settings, repo, clock)
+
     return await sync(
-        store, settings, clock, redactor, reconsolidate=again if model is not None else None, push=push
+        store,
+        settings,
+        repo,
+        clock,
+        redactor,
+        reconsolidate=again if model is not None else None,
+        prepare=prepare,
+        push=push,
     )

@@ -1,5 +1,7 @@
 """One sync of the memory repository with ``[sync] remote``: fetch, check, merge, land, push.
 
+0. Check the memory repository can be written (``MemoryRepo.check_writable``): when it cannot, the
+   sync ends ``failed`` naming the path and the reason, before anything is fetched.
 1. Fetch the remote's branch (``refs/memd/remote/<branch>``; the local branch does not move).
 2. Refuse a rewritten history: the last remote commit memd synced with (``refs/memd/synced/<branch>``)
    must be an ancestor of what was fetched.
@@ -47,6 +49,8 @@ SYNC_TRAILER = "Memd-Sync"
 
 Reconsolidate = Callable[[list[str]], Awaitable[list[str]]]
 """Consolidates the given scopes again; returns one line per scope saying how it went."""
+Prepare = Callable[[], Awaitable[object]]
+"""Work on the memory repository a sync does first (the scope keys brought up to date)."""
 
 
 @dataclass
@@ -107,19 +111,17 @@ class SyncReport:
 class Syncer:
     store: Store
     settings: Settings
+    repo: MemoryRepo
     clock: Clock
     finder: SecretFinder | None
     reconsolidate: Reconsolidate | None = None
 
     @property
-    def repo(self) -> MemoryRepo:
-        return MemoryRepo(self.settings.paths.memory_dir)
-
-    @property
     def caps(self) -> Caps:
         return Caps.of(self.settings.memories)
 
-    async def run(self, *, push: bool = True) -> SyncReport:
+    async def run(self, *, push: bool = True, prepare: Prepare | None = None) -> SyncReport:
+        """Sync; ``prepare`` runs first, once the memory repository is known to be writable."""
         cfg = self.settings.sync
         if not cfg.enabled:
             return SyncReport(SyncOutcome.SKIPPED, reason="no [sync] remote is configured")
@@ -127,6 +129,9 @@ class Syncer:
         state = scrub(await load(self.store), cfg.remote)
         state.remote, state.branch = report.remote, cfg.branch
         try:
+            self.repo.check_writable()  # before anything is fetched, merged or paid for
+            if prepare is not None:
+                await prepare()
             await self.repo.ensure()
             await self._attempts(report, state, push=push)
         except SyncRefused as exc:
@@ -293,20 +298,21 @@ def _short(exc: BaseException) -> str:
 async def sync(
     store: Store,
     settings: Settings,
+    repo: MemoryRepo,
     clock: Clock,
     finder: SecretFinder | None,
     *,
     reconsolidate: Reconsolidate | None = None,
+    prepare: Prepare | None = None,
     push: bool = True,
 ) -> SyncReport:
-    return await Syncer(store, settings, clock, finder, reconsolidate).run(push=push)
+    return await Syncer(store, settings, repo, clock, finder, reconsolidate).run(push=push, prepare=prepare)
 
 
-async def due(store: Store, settings: Settings, clock: Clock) -> str | None:
+async def due(store: Store, settings: Settings, repo: MemoryRepo, clock: Clock) -> str | None:
     """Why the daemon should sync now (None: nothing to push, and the last fetch is recent)."""
     if not settings.sync.enabled:
         return None
-    repo = MemoryRepo(settings.paths.memory_dir)
     head = await repo.head() if (repo.path / ".git").is_dir() else None
     tip = await remote.ref_commit(repo, remote.remote_ref(settings.sync.branch)) if head else None
     state = await load(store)

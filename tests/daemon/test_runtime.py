@@ -19,12 +19,16 @@ ROOT = Path(__file__).resolve().parents[2]
 MODULES = sorted([*ROOT.glob("daemon/**/*.py"), *ROOT.glob("pipeline/**/*.py")])
 FIXTURES = ROOT / "tests" / "fixtures" / "transcripts" / "claude_code" / "projects" / "-home-dev-shop"
 
-CONSTRUCTORS = {"open_store", "build_client", "Redactor", "load_or_create_key"}
-"""Calls only the runtime makes (and the packages that define them)."""
-HOMES = ("daemon/runtime.py", "pipeline/store/", "pipeline/llm/", "pipeline/redaction/", "pipeline/memory/")
-DAEMON_ONLY = {"MemoryRepo"}
-"""Constructed by the runtime for every entry point under daemon/ (the pipeline's phases still
-resolve ``[paths] memory_dir`` themselves)."""
+RUNTIME = "daemon/runtime.py"
+HOMES = {
+    "open_store": "pipeline/store/",
+    "build_client": "pipeline/llm/",
+    "Redactor": "pipeline/redaction/",
+    "load_or_create_key": "pipeline/redaction/",
+    "MemoryRepo": "pipeline/memory/",
+}
+"""Calls only the runtime makes, each with the package that defines it (which may call it too)."""
+CONSTRUCTORS = set(HOMES)
 
 
 def _rel(path: Path) -> str:
@@ -52,9 +56,9 @@ def constructions(source: str, names: set[str]) -> list[str]:
 @pytest.mark.parametrize("path", MODULES, ids=_rel)
 def test_only_the_runtime_makes_stores_clients_redactors_and_memory_repositories(path: Path) -> None:
     rel = _rel(path)
-    if rel.startswith(HOMES):
+    if rel == RUNTIME:
         return
-    names = CONSTRUCTORS | (DAEMON_ONLY if rel.startswith("daemon/") else set())
+    names = {name for name, home in HOMES.items() if not rel.startswith(home)}
     assert constructions(path.read_text(), names) == [], f"{rel}: get these from daemon.runtime"
 
 

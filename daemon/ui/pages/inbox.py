@@ -8,6 +8,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from daemon import actions
+from daemon.runtime import memory_repo
 from daemon.ui.pages import arg, context, runtime
 from daemon.ui.render import diff_html, page
 from daemon.ui.security import FormRefused, checked_form
@@ -16,13 +17,13 @@ from pipeline.consolidate import inbox as review
 
 async def listing(request: Request) -> Response:
     ui = context(request)
-    entries = await review.pending(ui.db, ui.settings())
+    entries = await review.pending(ui.db, memory_repo(ui.settings()))
     return page(request, "inbox.html", title="inbox", entries=entries, mode=ui.settings().review.mode)
 
 
 async def run(request: Request) -> Response:
     ui = context(request)
-    entry, patch = await review.show(ui.db, ui.settings(), arg(request, "id"))
+    entry, patch = await review.show(ui.db, memory_repo(ui.settings()), arg(request, "id"))
     return page(
         request, "inbox_run.html", title=f"run {entry.run.run_id}", entry=entry, patch=diff_html(patch)
     )

@@ -61,7 +61,7 @@ def propose(tmp_path: Path, config: Path, session: str, *, project: str | None =
             env = Env(tmp_path, store, clock, None, settings, llm, Redactor(b"cli-test-key-0123456789"))  # type: ignore[arg-type]
             where = project or project_of(tmp_path)
             await env.add_extract(session, project=where, **extract)  # type: ignore[arg-type]
-            report = await run_phase2(store, settings, clock, llm, env.redactor)
+            report = await run_phase2(store, settings, env.repo, clock, llm, env.redactor)
             [scope] = [s for s in report.scopes if s.scope == scope_for(where)]
             assert scope.outcome == "pending_review", scope
             assert scope.run_id is not None

@@ -50,7 +50,7 @@ async def _consolidate(tmp_path: Path, config: Path) -> str:
     try:
         env = Env(tmp_path, store, clock, None, settings, llm, Redactor(b"cli-test-key-0123456789"))  # type: ignore[arg-type]
         await env.add_extract("sess-1")
-        report = await run_phase2(store, settings, clock, llm, env.redactor)
+        report = await run_phase2(store, settings, env.repo, clock, llm, env.redactor)
         [scope] = report.scopes
         assert scope.outcome == "pending_review", scope
         assert scope.run_id is not None

@@ -40,3 +40,27 @@ def test_status_shows_the_sync_that_memd_sync_recorded(tmp_path: Path) -> None:
     shown = json.loads(runner.invoke(cli, [*base, "status", "--json"]).stdout)["sync"]
     assert shown["last_fetch_at"] is not None, shown
     assert shown["last_error"] is None
+
+
+def test_memd_sync_with_an_unwritable_memory_repository_fails_before_fetching(tmp_path: Path) -> None:
+    from pipeline.memory.repository import LOCK_FILE
+
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    base = ["--config", str(_config(tmp_path, remote))]
+    runner = CliRunner()
+    assert runner.invoke(cli, [*base, "sync"], env={"ANTHROPIC_API_KEY": ""}).exit_code == 0
+    before = json.loads(runner.invoke(cli, [*base, "status", "--json"]).stdout)["sync"]
+    lock = tmp_path / "memory" / ".git" / LOCK_FILE
+    lock.unlink(missing_ok=True)
+    lock.mkdir()  # the lock cannot be opened (as an unwritable .git would do)
+
+    failed = runner.invoke(cli, [*base, "sync"], env={"ANTHROPIC_API_KEY": ""})
+    assert failed.exit_code == 1, failed.output
+    assert f"sync with {remote}: failed" in failed.output
+    assert f"the memory repository {tmp_path / 'memory'} cannot be written: {lock}" in failed.output
+
+    shown = json.loads(runner.invoke(cli, [*base, "status", "--json"]).stdout)["sync"]
+    assert shown["outcome"] == "failed", shown
+    assert "cannot be written" in shown["last_error"]
+    assert shown["last_fetch_at"] == before["last_fetch_at"]  # nothing was fetched

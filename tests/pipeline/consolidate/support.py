@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import insert, select
 
+from daemon.runtime import memory_repo
 from pipeline.clock import FakeClock
 from pipeline.llm.client import LLMClient, build_client
 from pipeline.memory.repository import MemoryRepo
@@ -46,7 +47,8 @@ class Env:
 
     @property
     def repo(self) -> MemoryRepo:
-        return MemoryRepo(self.settings.paths.memory_dir)
+        """The memory repository as the runtime makes it for these settings."""
+        return memory_repo(self.settings)
 
     def with_settings(self, **sections: dict[str, Any]) -> Env:
         settings = make_settings(self.tmp_path, self.api.base_url, **sections)

@@ -36,11 +36,13 @@ async def test_two_concurrent_runs_of_one_scope_run_once(env: Env) -> None:
         return script[0]
 
     env.api.responder = ScriptedResponder([held, *script[1:]])
-    first = asyncio.create_task(run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor))
+    first = asyncio.create_task(
+        run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
+    )
     await asyncio.wait_for(arrived.wait(), 10)
     [holder] = await leases.holders(env.store)
     assert holder.name == f"consolidate:{SCOPE}"
-    second = await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    second = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     release.set()
     report = await asyncio.wait_for(first, 30)
     assert [s.outcome for s in second.scopes] == ["skipped"]
@@ -85,7 +87,7 @@ async def test_the_heartbeat_renews_the_lease_and_a_run_that_lost_it_commits_not
         return script[0]
 
     env.api.responder = ScriptedResponder([held, *script[1:]])
-    run = asyncio.create_task(run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor))
+    run = asyncio.create_task(run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor))
     try:
         await asyncio.wait_for(arrived.wait(), 10)
         started = env.clock.now()
@@ -133,7 +135,7 @@ async def test_a_lease_held_elsewhere_is_respected_and_a_dead_holder_is_taken_ov
     await leases.acquire(
         env.store, name, owner="other", host="elsewhere", pid=1, now=now, ttl=timedelta(minutes=10)
     )
-    report = await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    report = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     assert [s.outcome for s in report.scopes] == ["skipped"]
     assert env.api.message_requests() == []
 
@@ -143,7 +145,7 @@ async def test_a_lease_held_elsewhere_is_respected_and_a_dead_holder_is_taken_ov
         env.store, name, owner="dead", host=here, pid=DEAD_PID, now=now, ttl=timedelta(minutes=10)
     )
     env.api.responder = ScriptedResponder(write_memory())
-    report = await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    report = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     assert [s.outcome for s in report.scopes] == ["committed"]
 
 
@@ -151,15 +153,15 @@ async def test_a_lease_held_elsewhere_is_respected_and_a_dead_holder_is_taken_ov
 async def test_cooldown_holds_a_scope_between_successful_runs(env: Env) -> None:
     await env.add_extract("sess-1")
     env.api.responder = ScriptedResponder(write_memory())
-    await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     await env.add_extract("sess-2")
     env.clock.advance(timedelta(minutes=359))
-    held = await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    held = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     assert [s.outcome for s in held.scopes] == ["skipped"]
     assert "cooling down" in (held.scopes[0].reason or "")
     env.clock.advance(timedelta(minutes=1))
     env.api.responder = ScriptedResponder([turn(mem("view", path="/memories")), write_memory()[-1]])
-    ran = await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    ran = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     assert [s.outcome for s in ran.scopes] == ["committed"]
 
 
@@ -169,7 +171,7 @@ async def test_a_dry_run_lists_scopes_with_inputs_and_estimates_and_touches_noth
     # global's one input: sess-2's memory about the user (its own project is never consolidated here).
     await env.add_extract("sess-2", project=None, memories=[candidate("user", "Tabs", "Uses tabs.")])
     await env.add_extract("sess-3", project="/work/beta", memories=[candidate("user", "Tabs", "Uses tabs.")])
-    report = await run_phase2(env.store, env.settings, env.clock, None, env.redactor, dry_run=True)
+    report = await run_phase2(env.store, env.settings, env.repo, env.clock, None, env.redactor, dry_run=True)
     assert [(s.scope, s.outcome, s.inputs) for s in report.scopes] == [
         ("global", "would_run", 1),
         (SCOPE, "would_run", 1),
@@ -189,7 +191,7 @@ async def test_a_rate_limit_fails_the_run_until_the_reset_and_changes_nothing(en
     await env.repo.ensure()
     head = await env.repo.head()
     env.api.responder = ScriptedResponder([rate_limited(600)])
-    report = await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    report = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     [scope] = report.scopes
     assert scope.outcome == "failed"
     assert "429" in (scope.reason or "")
@@ -207,7 +209,7 @@ async def test_a_rate_limit_fails_the_run_until_the_reset_and_changes_nothing(en
     assert "429" in (gate.reason or "")
     [call] = await llm_calls.calls_for(env.store, SCOPE)
     assert (call.phase, call.outcome) == ("phase2", "LLMUnavailable")
-    again = await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    again = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     assert [s.outcome for s in again.scopes] == ["skipped"]
     assert len(env.api.message_requests()) == 1
 
@@ -221,7 +223,9 @@ async def test_the_turn_limit_and_the_token_budget_end_a_run_without_a_commit(en
     limited = env.with_settings(memories={"consolidation_max_turns": 4})
     limited.api.responder = ScriptedResponder(looping)
     [scope] = (
-        await run_phase2(limited.store, limited.settings, limited.clock, limited.llm, limited.redactor)
+        await run_phase2(
+            limited.store, limited.settings, limited.repo, limited.clock, limited.llm, limited.redactor
+        )
     ).scopes
     assert scope.outcome == "failed"
     assert "turn limit" in (scope.reason or "")
@@ -231,7 +235,9 @@ async def test_the_turn_limit_and_the_token_budget_end_a_run_without_a_commit(en
     budget = env.with_settings(memories={"consolidation_token_budget": 200})
     budget.api.responder = ScriptedResponder(looping)
     [scope] = (
-        await run_phase2(budget.store, budget.settings, budget.clock, budget.llm, budget.redactor)
+        await run_phase2(
+            budget.store, budget.settings, budget.repo, budget.clock, budget.llm, budget.redactor
+        )
     ).scopes
     assert scope.outcome == "failed"
     assert "token budget" in (scope.reason or "")
@@ -250,7 +256,7 @@ async def test_uncommitted_edits_in_the_scope_hold_the_run_and_stay_untouched(en
     folder = env.repo.path / SCOPE
     folder.mkdir(parents=True)
     (folder / "mine.md").write_text("my own notes\n")
-    report = await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    report = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     [scope] = report.scopes
     assert scope.outcome == "failed"
     assert "uncommitted changes" in (scope.reason or "")
@@ -265,7 +271,7 @@ async def test_the_daily_budget_gate_stops_runs_before_any_call(env: Env) -> Non
     gated = env.with_settings(llm={"daily_token_budget": 1_000})
     await gated.add_extract("sess-1")
     await gated.llm.record_usage(Usage(input_tokens=1_000), model="m", phase="phase1", job_key="x")
-    report = await run_phase2(gated.store, gated.settings, gated.clock, gated.llm, gated.redactor)
+    report = await run_phase2(gated.store, gated.settings, gated.repo, gated.clock, gated.llm, gated.redactor)
     assert [s.outcome for s in report.scopes] == ["skipped"]
     assert report.gated
     assert "daily token budget" in report.gated
@@ -276,7 +282,7 @@ async def test_the_daily_budget_gate_stops_runs_before_any_call(env: Env) -> Non
 @sqlite_only
 async def test_without_a_model_client_a_run_fails_with_a_reason(env: Env) -> None:
     await env.add_extract("sess-1")
-    report = await run_phase2(env.store, env.settings, env.clock, None, env.redactor)
+    report = await run_phase2(env.store, env.settings, env.repo, env.clock, None, env.redactor)
     [scope] = report.scopes
     assert scope.outcome == "failed"
     assert "no model client" in (scope.reason or "")

@@ -21,10 +21,10 @@ SCOPE = scope_for("/work/acme")
 
 async def _land(env: Env) -> None:
     env.api.responder = ScriptedResponder(write_memory())
-    [scope] = (await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)).scopes
+    [scope] = (await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)).scopes
     assert scope.outcome == "pending_review", scope
     assert scope.run_id is not None
-    await inbox.accept(env.store, env.settings, env.clock, scope.run_id)
+    await inbox.accept(env.store, env.settings, env.repo, env.clock, scope.run_id)
 
 
 async def _tree(env: Env) -> str:
@@ -42,9 +42,11 @@ async def test_forget_rebuilds_from_what_is_on_main_and_never_lands_a_rejected_r
     env.clock.advance(timedelta(days=1))
     await env.add_extract("sess-b", summary="Rejected bravo work.", raw="- bravo fact")
     env.api.responder = ScriptedResponder(write_memory())
-    [proposed] = (await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)).scopes
+    [proposed] = (
+        await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
+    ).scopes
     assert proposed.run_id is not None
-    await inbox.reject(env.store, env.settings, env.clock, proposed.run_id)
+    await inbox.reject(env.store, env.repo, env.clock, proposed.run_id)
 
     env.clock.advance(timedelta(hours=1))
     calls = len(env.api.message_requests())
@@ -55,7 +57,9 @@ async def test_forget_rebuilds_from_what_is_on_main_and_never_lands_a_rejected_r
             done(),
         ]
     )
-    report = await forget(env.store, env.settings, env.clock, env.llm, env.redactor, session_id="sess-a")
+    report = await forget(
+        env.store, env.settings, env.repo, env.clock, env.llm, env.redactor, session_id="sess-a"
+    )
     [run] = report.runs
     assert run.outcome == "committed", run
     assert "bravo" not in str(request_bodies(env.api)[calls:]).lower()
@@ -68,7 +72,9 @@ async def test_forget_rebuilds_from_what_is_on_main_and_never_lands_a_rejected_r
     assert "sess-b" not in body
 
     # The rejected proposal is not made again without new input.
-    assert (await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)).scopes == []
+    assert (
+        await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
+    ).scopes == []
 
 
 @sqlite_only
@@ -80,11 +86,15 @@ async def test_forgetting_a_session_only_in_a_pending_run_drops_the_run_and_succ
     env.clock.advance(timedelta(days=1))
     await env.add_extract("sess-p", summary="Pending pinto work.")
     env.api.responder = ScriptedResponder(write_memory())
-    [proposed] = (await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)).scopes
+    [proposed] = (
+        await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
+    ).scopes
     assert proposed.outcome == "pending_review"
 
     calls = len(env.api.message_requests())
-    report = await forget(env.store, env.settings, env.clock, env.llm, env.redactor, session_id="sess-p")
+    report = await forget(
+        env.store, env.settings, env.repo, env.clock, env.llm, env.redactor, session_id="sess-p"
+    )
     assert report.dropped_inbox == [proposed.run_id]
     [run] = report.runs
     assert run.outcome == "unchanged", run
@@ -105,9 +115,9 @@ async def test_the_forgotten_text_leaves_the_state_store_and_only_ids_stay(env: 
     )
     await env.add_extract("sess-y")
     env.api.responder = ScriptedResponder(write_memory())
-    await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     env.api.responder = ScriptedResponder(write_memory())
-    await forget(env.store, env.settings, env.clock, None, env.redactor, session_id="sess-x")
+    await forget(env.store, env.settings, env.repo, env.clock, None, env.redactor, session_id="sess-x")
 
     async with env.store.read() as conn:
         rows = (

@@ -33,7 +33,7 @@ async def test_global_is_fed_only_by_the_user_memories_of_every_extract(env: Env
     assert plan.project is None
 
     env.api.responder = ScriptedResponder(write_memory())
-    ctx = context(env.store, env.settings, env.clock, env.llm, env.redactor)
+    ctx = context(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     run = await consolidate_scope(ctx, GLOBAL_SCOPE)
     assert run.outcome == "committed", run
     folder = env.repo.path / GLOBAL_SCOPE
@@ -63,12 +63,14 @@ async def test_global_is_fed_only_by_the_user_memories_of_every_extract(env: Env
 async def test_forgetting_a_session_takes_its_user_memories_out_of_global(env: Env) -> None:
     await env.add_extract("sess-acme", memories=[TABS, MAKE])
     env.api.responder = ScriptedResponder(write_memory())
-    ctx = context(env.store, env.settings, env.clock, env.llm, env.redactor)
+    ctx = context(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     assert (await consolidate_scope(ctx, GLOBAL_SCOPE)).outcome == "committed"
     assert (env.repo.path / GLOBAL_SCOPE / "testing.md").is_file()
 
     calls = len(env.api.message_requests())
-    report = await forget(env.store, env.settings, env.clock, None, env.redactor, session_id="sess-acme")
+    report = await forget(
+        env.store, env.settings, env.repo, env.clock, None, env.redactor, session_id="sess-acme"
+    )
     assert GLOBAL_SCOPE in report.forgotten
     runs = {r.scope: r for r in report.runs}
     assert runs[GLOBAL_SCOPE].outcome == "cleared", runs

@@ -110,7 +110,7 @@ async def test_hostile_turns_reach_nothing_outside_the_scope(env: Env) -> None:
         turn(mem("create", path="/memories/huge.md", file_text="x" * 10_000_000)),
     ]
     env.api.responder = ScriptedResponder([*hostile, *write_memory()])
-    report = await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    report = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
 
     [scope] = report.scopes
     assert scope.outcome == "committed", scope
@@ -156,7 +156,7 @@ async def test_a_symlink_planted_in_the_scope_is_never_followed(env: Env) -> Non
         )
 
     env.api.responder = ScriptedResponder([plant_mid_run, *write_memory()])
-    report = await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    report = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     [scope] = report.scopes
     assert scope.outcome == "committed", scope
     results = tool_results(request_bodies(env.api)[1])
@@ -186,7 +186,7 @@ async def test_a_secret_is_sent_back_for_repair_and_then_committed_clean(env: En
             done(),
         ]
     )
-    report = await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    report = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     [scope] = report.scopes
     assert scope.outcome == "committed", scope
     repair = last_user_text(request_bodies(env.api)[4])
@@ -216,7 +216,7 @@ async def test_a_violation_that_survives_the_repair_turn_fails_the_run_and_chang
     else:
         script = write_memory({"notes.md": "no frontmatter here\n"})
     env.api.responder = ScriptedResponder([*script, done("I could not fix it.")])
-    report = await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    report = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
 
     [scope] = report.scopes
     assert scope.outcome == "failed", scope
@@ -263,7 +263,7 @@ async def test_a_crash_or_kill_mid_run_leaves_the_repository_exactly_as_it_was(
 
     monkeypatch.setattr(MemoryAgent, "run", dies_half_way)
     with pytest.raises(type(interrupt)):
-        await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+        await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     assert await repo_state(env) == before
     [run] = await db.list_runs(env.store, scope=SCOPE)
     assert run.outcome == "crashed"
@@ -287,7 +287,7 @@ async def test_memd_git_never_runs_what_a_repository_config_asks_for(env: Env) -
     await run_git(memory, "add", "-A", env=None)
     await run_git(memory, "commit", "-q", "-m", "hooks")
     env.api.responder = ScriptedResponder(write_memory())
-    report = await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    report = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     assert report.scopes[0].outcome == "committed"
     assert not marker.exists()
 
@@ -309,7 +309,7 @@ async def test_what_a_killed_process_left_behind_is_cleaned_up_by_the_next_run(e
     )
     before = await repo_state(env)
     env.api.responder = ScriptedResponder(write_memory())
-    report = await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    report = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     assert [s.outcome for s in report.scopes] == ["committed"]
     assert not left.exists()
     old = await db.get_run(env.store, "20261031T000000Z-dead00")

@@ -25,39 +25,39 @@ async def test_inbox_mode_parks_the_run_on_a_branch_until_accepted(env: Env) -> 
     env = env.with_settings(review={"mode": "inbox"})
     await env.add_extract("sess-1")
     env.api.responder = ScriptedResponder(write_memory())
-    report = await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    report = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     [scope] = report.scopes
     assert scope.outcome == "pending_review"
     assert scope.branch == f"inbox/{scope.run_id}"
     repo = env.repo
     assert not (repo.path / SCOPE).exists()  # the work tree is untouched
     assert len(await repo.log()) == 1
-    [entry] = await inbox.pending(env.store, env.settings)
+    [entry] = await inbox.pending(env.store, env.repo)
     assert entry.branch_exists
     assert entry.run.run_id == scope.run_id
 
     # While the run waits, the scope is not consolidated again.
     env.clock.advance(timedelta(days=1))
     await env.add_extract("sess-2")
-    again = await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    again = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     assert [s.outcome for s in again.scopes] == ["skipped"]
     assert "waiting for review" in (again.scopes[0].reason or "")
 
-    _entry, patch = await inbox.show(env.store, env.settings, scope.run_id[:10])
+    _entry, patch = await inbox.show(env.store, env.repo, scope.run_id[:10])
     assert "+++ b/" + SCOPE + "/testing.md" in patch
     assert "memd: consolidate" in patch
 
-    head = await inbox.accept(env.store, env.settings, env.clock, scope.run_id)
+    head = await inbox.accept(env.store, env.settings, env.repo, env.clock, scope.run_id)
     assert await repo.head() == head
     assert (repo.path / SCOPE / "testing.md").is_file()
     assert await repo.inbox_branches() == []
-    assert await inbox.pending(env.store, env.settings) == []
+    assert await inbox.pending(env.store, env.repo) == []
     state = await db.get_scope(env.store, SCOPE)
     assert state is not None
     assert state.last_commit == head
     assert len(state.watermark) == 1
     with pytest.raises(MemdError, match="no pending run"):
-        await inbox.accept(env.store, env.settings, env.clock, scope.run_id)
+        await inbox.accept(env.store, env.settings, env.repo, env.clock, scope.run_id)
 
 
 @sqlite_only
@@ -65,13 +65,13 @@ async def test_an_inbox_run_lands_even_when_another_scope_moved_the_branch(env: 
     env = env.with_settings(review={"mode": "inbox"})
     await env.add_extract("sess-1")
     env.api.responder = ScriptedResponder(write_memory())
-    [scope] = (await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)).scopes
+    [scope] = (await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)).scopes
     repo = env.repo
     (repo.path / "global").mkdir()
     (repo.path / "global" / "MEMORY.md").write_text("# Global\n")
     await repo.git("add", "-A")
     await repo.git("commit", "-q", "-m", "someone else")
-    head = await inbox.accept(env.store, env.settings, env.clock, scope.run_id)
+    head = await inbox.accept(env.store, env.settings, env.repo, env.clock, scope.run_id)
     subjects = [c.subject for c in await repo.log()]
     assert subjects[0].startswith("memd: consolidate")
     assert subjects[1] == "someone else"
@@ -84,12 +84,14 @@ async def test_a_rejected_run_is_dropped_and_not_proposed_again_without_new_inpu
     env = env.with_settings(review={"mode": "inbox"}, schedule={"consolidate_cooldown_minutes": 0})
     await env.add_extract("sess-1")
     env.api.responder = ScriptedResponder(write_memory())
-    [scope] = (await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)).scopes
-    await inbox.reject(env.store, env.settings, env.clock, scope.run_id)
+    [scope] = (await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)).scopes
+    await inbox.reject(env.store, env.repo, env.clock, scope.run_id)
     assert await env.repo.inbox_branches() == []
     [run] = await db.list_runs(env.store, scope=SCOPE)
     assert run.outcome == "rejected"
-    assert (await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)).scopes == []
+    assert (
+        await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
+    ).scopes == []
     assert len(env.api.message_requests()) == 4
 
 
@@ -101,7 +103,7 @@ async def test_forgetting_a_session_removes_what_only_it_taught(env: Env) -> Non
         "deploy.md": topic("Deploy", "Deploy with `fly deploy`."),
     }
     env.api.responder = ScriptedResponder(write_memory(topics))
-    await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     folder = env.repo.path / SCOPE
     # Both topics came from both sessions as far as memd knows (one run consumed both).
     assert frontmatter.parse((folder / "testing.md").read_text()).meta.sources == ("sess-1", "sess-2")
@@ -123,7 +125,7 @@ async def test_forgetting_a_session_removes_what_only_it_taught(env: Env) -> Non
             done(),
         ]
     )
-    await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     assert frontmatter.parse((folder / "k8s.md").read_text()).meta.sources == ("sess-3",)
 
     env.clock.advance(timedelta(hours=1))
@@ -136,7 +138,9 @@ async def test_forgetting_a_session_removes_what_only_it_taught(env: Env) -> Non
             done(),
         ]
     )
-    report = await forget(env.store, env.settings, env.clock, env.llm, env.redactor, session_id="sess-3")
+    report = await forget(
+        env.store, env.settings, env.repo, env.clock, env.llm, env.redactor, session_id="sess-3"
+    )
     assert report.forgotten == {SCOPE: 1}
     [run] = report.runs
     assert run.outcome == "committed", run
@@ -161,10 +165,10 @@ async def test_forgetting_a_session_removes_what_only_it_taught(env: Env) -> Non
 async def test_forgetting_a_project_clears_its_scope_without_a_model_call(env: Env) -> None:
     await env.add_extract("sess-1")
     env.api.responder = ScriptedResponder(write_memory())
-    await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     calls = len(env.api.message_requests())
     key = SCOPE.split("/", 1)[1]
-    report = await forget(env.store, env.settings, env.clock, None, env.redactor, project=key)
+    report = await forget(env.store, env.settings, env.repo, env.clock, None, env.redactor, project=key)
     [run] = report.runs
     assert run.outcome == "cleared", run
     assert not (env.repo.path / SCOPE).exists()
@@ -183,10 +187,10 @@ async def test_an_extract_unused_too_long_leaves_as_a_deletion_in_the_diff(env: 
         "used-sess", created_at=env.clock.now() - timedelta(days=20), last_used_at=env.clock.now()
     )
     env.api.responder = ScriptedResponder(write_memory())
-    await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     env.clock.advance(timedelta(days=15))
     env.api.responder = ScriptedResponder([done("Nothing to change.")])
-    report = await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    report = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     [scope] = report.scopes
     assert scope.outcome == "committed", scope
     assert scope.removed == 1
@@ -216,7 +220,7 @@ async def test_forgetting_a_session_rebuilds_the_topics_it_shared_without_it(env
             }
         )
     )
-    await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
 
     # sess-a teaches one fact; the agent folds it into testing.md and the digest.
     env.clock.advance(timedelta(days=1))
@@ -240,7 +244,7 @@ async def test_forgetting_a_session_rebuilds_the_topics_it_shared_without_it(env
             done(),
         ]
     )
-    await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     folder = env.repo.path / SCOPE
     meta = frontmatter.parse((folder / "testing.md").read_text()).meta
     assert meta.sources == ("sess-a", "sess-b")
@@ -266,7 +270,9 @@ async def test_forgetting_a_session_rebuilds_the_topics_it_shared_without_it(env
             done(),
         ]
     )
-    report = await forget(env.store, env.settings, env.clock, env.llm, env.redactor, session_id="sess-a")
+    report = await forget(
+        env.store, env.settings, env.repo, env.clock, env.llm, env.redactor, session_id="sess-a"
+    )
     [run] = report.runs
     assert run.outcome == "committed", run
     assert run.withdrawn == ["testing.md"] == run.rebuilt  # docker.md cites only sess-b: kept as is
@@ -306,11 +312,13 @@ async def test_forgetting_the_last_input_of_a_scope_empties_it_without_a_model_c
     await env.add_extract("old-sess", created_at=env.clock.now() - timedelta(days=20))
     await env.add_extract("sess-1")
     env.api.responder = ScriptedResponder(write_memory())
-    await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     assert (env.repo.path / SCOPE / "testing.md").is_file()
     env.clock.advance(timedelta(days=15))
     calls = len(env.api.message_requests())
-    report = await forget(env.store, env.settings, env.clock, env.llm, env.redactor, session_id="sess-1")
+    report = await forget(
+        env.store, env.settings, env.repo, env.clock, env.llm, env.redactor, session_id="sess-1"
+    )
     [run] = report.runs
     assert run.outcome == "cleared", run
     assert len(env.api.message_requests()) == calls

@@ -29,7 +29,7 @@ async def _forget_the_record(env: Env, run_id: str) -> None:
 async def test_a_run_that_landed_but_was_not_recorded_is_recorded_from_its_commit(env: Env) -> None:
     await env.add_extract("sess-1")
     env.api.responder = ScriptedResponder(write_memory())
-    [first] = (await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)).scopes
+    [first] = (await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)).scopes
     assert first.outcome == "committed"
     assert first.run_id is not None
     body = await env.repo.git("log", "-1", "--format=%(trailers:key=Memd-Run,valueonly)")
@@ -39,7 +39,7 @@ async def test_a_run_that_landed_but_was_not_recorded_is_recorded_from_its_commi
 
     calls = len(env.api.message_requests())
     env.api.responder = ScriptedResponder(write_memory())
-    again = await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    again = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     assert len(env.api.message_requests()) == calls  # not paid for again
     assert await env.repo.head() == head
     assert all(s.outcome != "committed" for s in again.scopes)

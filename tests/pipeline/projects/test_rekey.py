@@ -36,7 +36,7 @@ async def test_a_scope_moves_to_its_origin_key_in_one_commit_and_the_store_follo
     old = f"projects/{path_key(str(project))}"
     assert scope_for(str(project)) == old
     await env.add_extract("s1", project=str(project))
-    await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     memory = env.settings.paths.memory_dir
     before = sorted(p.relative_to(memory / old).as_posix() for p in (memory / old).rglob("*") if p.is_file())
     commits = int(_git(memory, "rev-list", "--count", "HEAD"))
@@ -44,7 +44,7 @@ async def test_a_scope_moves_to_its_origin_key_in_one_commit_and_the_store_follo
     _git(project, "remote", "add", "origin", "git@github.com:acme/app.git")
     new = scope_for(str(project))
     assert new != old
-    moved = await rekey(env.store, env.settings, env.clock)
+    moved = await rekey(env.store, env.settings, env.repo, env.clock)
     assert moved == [Move(str(project), old, new, merged=False)]
     assert not (memory / old).exists()
     after = sorted(p.relative_to(memory / new).as_posix() for p in (memory / new).rglob("*") if p.is_file())
@@ -58,7 +58,7 @@ async def test_a_scope_moves_to_its_origin_key_in_one_commit_and_the_store_follo
     assert state.last_commit is not None
     plan = await plan_scope(env.store, env.settings, new, now=env.clock.now(), force=True)
     assert plan.action == "none"  # nothing to consolidate again: the memory moved as it was
-    assert await rekey(env.store, env.settings, env.clock) == []  # idempotent
+    assert await rekey(env.store, env.settings, env.repo, env.clock) == []  # idempotent
 
 
 async def test_two_clones_of_one_repository_join_one_scope(env: Env) -> None:
@@ -67,10 +67,10 @@ async def test_two_clones_of_one_repository_join_one_scope(env: Env) -> None:
     second = _project(env.tmp_path / "b" / "app")
     await env.add_extract("s1", project=str(first))
     await env.add_extract("s2", project=str(second))
-    await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     for clone in (first, second):
         _git(clone, "remote", "add", "origin", "https://github.com/acme/app.git")
-    moved = await rekey(env.store, env.settings, env.clock)
+    moved = await rekey(env.store, env.settings, env.repo, env.clock)
     new = scope_for(str(first))
     assert {m.new for m in moved} == {new}
     assert any(m.merged for m in moved)
@@ -89,7 +89,7 @@ async def test_on_a_shared_store_a_machine_moves_its_folder_after_another_moved_
     project = _project(env.tmp_path / "src" / "app")
     old = f"projects/{path_key(str(project))}"
     await env.add_extract("s1", project=str(project))
-    await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     _git(project, "remote", "add", "origin", "git@github.com:acme/app.git")
     new = scope_for(str(project))
     # Another machine sharing the store moved the records (and its own folder) first.
@@ -97,7 +97,7 @@ async def test_on_a_shared_store_a_machine_moves_its_folder_after_another_moved_
         env.store, project=str(project), old=old, new=new, merged=False, now=env.clock.now()
     )
     watermark = (await db.get_scope(env.store, new)).watermark  # type: ignore[union-attr]
-    moved = await rekey(env.store, env.settings, env.clock)
+    moved = await rekey(env.store, env.settings, env.repo, env.clock)
     assert moved == [Move(str(project), old, new, merged=False)]
     memory = env.settings.paths.memory_dir
     assert not (memory / old).exists()
@@ -107,4 +107,4 @@ async def test_on_a_shared_store_a_machine_moves_its_folder_after_another_moved_
     assert state.watermark == watermark  # the records were not touched again: nothing re-runs
     plan = await plan_scope(env.store, env.settings, new, now=env.clock.now(), force=True)
     assert plan.action == "none"
-    assert await rekey(env.store, env.settings, env.clock) == []
+    assert await rekey(env.store, env.settings, env.repo, env.clock) == []

@@ -108,13 +108,17 @@ class Machine:
         )
 
     async def consolidate(self) -> None:
-        await run_phase2(self.store, self.settings, self.env.clock, self.env.llm, self.env.redactor)
+        await run_phase2(
+            self.store, self.settings, self.repo, self.env.clock, self.env.llm, self.env.redactor
+        )
 
     async def sync(self) -> SyncReport:
         async def model() -> ModelClient | None:
             return self.env.llm
 
-        return await sync_memory(self.store, self.settings, self.env.clock, self.env.redactor, model=model)
+        return await sync_memory(
+            self.store, self.settings, self.repo, self.env.clock, self.env.redactor, model=model
+        )
 
     async def publish(self) -> PublishReport:
         return await publish_all(self.store, self.settings, self.env.clock)

@@ -132,7 +132,9 @@ async def test_a_forget_on_one_machine_while_the_other_consolidates_travels(
     await b.extract("epsilon")
 
     async def forget_on_a() -> None:
-        report = await forget(a.store, a.settings, a.env.clock, a.env.llm, a.env.redactor, session_id="alpha")
+        report = await forget(
+            a.store, a.settings, a.repo, a.env.clock, a.env.llm, a.env.redactor, session_id="alpha"
+        )
         assert report.forgotten
         assert (await a.sync()).outcome == SyncOutcome.SYNCED
 
@@ -165,7 +167,7 @@ async def test_a_machine_that_still_has_a_forgotten_input_forgets_it_too(
     await b.consolidate()
     await b.sync()
     await a.sync()
-    await forget(a.store, a.settings, a.env.clock, a.env.llm, a.env.redactor, session_id="alpha")
+    await forget(a.store, a.settings, a.repo, a.env.clock, a.env.llm, a.env.redactor, session_id="alpha")
     await a.sync()
     report = await b.sync()
     assert report.forgotten_here == 1

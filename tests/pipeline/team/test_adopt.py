@@ -7,6 +7,7 @@ import socket
 from datetime import timedelta
 from pathlib import Path
 
+from daemon.runtime import memory_repo
 from pipeline.consolidate.lease import LEASE_TTL
 from pipeline.consolidate.run import run_phase2
 from pipeline.memory.repository import MemoryRepo
@@ -39,7 +40,7 @@ async def test_a_scope_held_by_another_machine_waits_for_its_lease_to_expire_wha
         )
         assert isinstance(held, leases.Acquired)
     env.api.responder = ScriptedResponder(write_memory())
-    report = await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    report = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     assert [s.outcome for s in report.scopes] == ["skipped"]
     assert "another run holds the scope" in (report.scopes[0].reason or "")
     assert env.api.message_requests() == []  # the model is not paid twice for the scope
@@ -47,11 +48,11 @@ async def test_a_scope_held_by_another_machine_waits_for_its_lease_to_expire_wha
     assert (holder.owner, holder.machine) == ("remote-run", "the-other-machine")
 
     env.clock.advance(LEASE_TTL - timedelta(seconds=1))  # still renewed in time: still held
-    again = await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    again = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     assert [s.outcome for s in again.scopes] == ["skipped"]
 
     env.clock.advance(timedelta(seconds=2))  # it stopped renewing: the lease is free
-    ran = await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    ran = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     assert [s.outcome for s in ran.scopes] == ["committed"]
     assert await leases.holders(env.store) == []
 
@@ -68,7 +69,7 @@ async def test_a_dead_holder_on_this_machine_is_still_taken_over_at_once(env: En
         ttl=LEASE_TTL,
     )
     env.api.responder = ScriptedResponder(write_memory())
-    report = await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    report = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     assert [s.outcome for s in report.scopes] == ["committed"]
 
 
@@ -90,7 +91,7 @@ def _scope_files(root: Path, scope: str) -> dict[str, str]:
 async def test_a_scope_another_machine_consolidated_lands_here_without_a_model_call(env: Env) -> None:
     await env.add_extract("sess-1")
     env.api.responder = ScriptedResponder(write_memory())
-    ran = await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    ran = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     assert [s.outcome for s in ran.scopes] == ["committed"]
     calls = len(env.api.message_requests())
     mine = _scope_files(env.settings.paths.memory_dir, SCOPE)
@@ -98,14 +99,14 @@ async def test_a_scope_another_machine_consolidated_lands_here_without_a_model_c
 
     other = _elsewhere(env, "m2")
     async with as_machine(env.store, "m2") as store2:
-        report = await run_phase2(store2, other, env.clock, env.llm, env.redactor)
+        report = await run_phase2(store2, other, memory_repo(other), env.clock, env.llm, env.redactor)
         assert report.scopes == []  # up to date for every machine: nothing to run
         assert report.adopted == [SCOPE]
         assert len(env.api.message_requests()) == calls  # the model was not paid again
         assert _scope_files(other.paths.memory_dir, SCOPE) == mine
         log = await MemoryRepo(other.paths.memory_dir).git("log", "-1", "--format=%B")
         assert f"Memd-Adopted: {ran.scopes[0].run_id}" in log
-        again = await run_phase2(store2, other, env.clock, env.llm, env.redactor)
+        again = await run_phase2(store2, other, memory_repo(other), env.clock, env.llm, env.redactor)
         assert again.adopted == []  # taken over once
 
         # m2 consolidates next (new input, after the cooldown) on top of what it took over ...
@@ -119,11 +120,11 @@ async def test_a_scope_another_machine_consolidated_lands_here_without_a_model_c
                 }
             )
         )
-        second = await run_phase2(store2, other, env.clock, env.llm, env.redactor)
+        second = await run_phase2(store2, other, memory_repo(other), env.clock, env.llm, env.redactor)
         assert [s.outcome for s in second.scopes] == ["committed"]
         theirs = _scope_files(other.paths.memory_dir, SCOPE)
         # ... and the first machine takes that over in turn.
-        back = await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+        back = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
         assert back.adopted == [SCOPE]
         assert _scope_files(env.settings.paths.memory_dir, SCOPE) == theirs
         assert {"testing.md", "deploy.md"} <= set(theirs)
@@ -146,7 +147,7 @@ async def test_a_folder_from_another_machine_that_fails_validation_is_refused_wi
             "leak.md": topic("Leak", SECRET_LINE),
         }
         await snapshots.save(store2, SCOPE, run_id="r-bad", host="m2-host", files=files, now=env.clock.now())
-    report = await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)
+    report = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     assert report.adopted == []
     [(scope, seen)] = (await snapshots.adopted(env.store)).items()
     assert (scope, seen.run_id) == (SCOPE, "r-bad")
@@ -170,17 +171,17 @@ async def test_a_run_accepted_from_the_inbox_is_taken_over_by_the_other_machines
     env = env.with_settings(review={"mode": "inbox"})
     await env.add_extract("sess-1")
     env.api.responder = ScriptedResponder(write_memory())
-    [parked] = (await run_phase2(env.store, env.settings, env.clock, env.llm, env.redactor)).scopes
+    [parked] = (await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)).scopes
     assert parked.outcome == "pending_review"
     assert await snapshots.get(env.store, SCOPE) is None  # nothing landed yet
-    await inbox.accept(env.store, env.settings, env.clock, parked.run_id or "")
+    await inbox.accept(env.store, env.settings, env.repo, env.clock, parked.run_id or "")
     snap = await snapshots.get(env.store, SCOPE)
     assert snap is not None
     assert (snap.run_id, snap.host) == (parked.run_id, socket.gethostname())
 
     other = _elsewhere(env, "m2")
     async with as_machine(env.store, "m2") as store2:
-        report = await run_phase2(store2, other, env.clock, env.llm, env.redactor)
+        report = await run_phase2(store2, other, memory_repo(other), env.clock, env.llm, env.redactor)
         assert report.adopted == [SCOPE]
         assert _scope_files(other.paths.memory_dir, SCOPE) == _scope_files(
             env.settings.paths.memory_dir, SCOPE
