@@ -15,7 +15,11 @@ Published paths are looked up in the index ``publish_all`` keeps in kv (``publis
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Connection, text
 
 from pipeline.hits.rate import (
     INDEX_KEY,
@@ -24,13 +28,12 @@ from pipeline.hits.rate import (
     WINDOW_DAYS,
     PublishedIndex,
     ScopeUsage,
-    SessionRow,
-    UseRow,
     summarize,
 )
 from pipeline.projects import ProjectResolver, scope_for
 from pipeline.store import Store, kv
-from pipeline.store.hits import Use, record_uses, sessions_since, transcript_project, uses_since
+from pipeline.store.hits import Use, record_uses, transcript_project
+from pipeline.store.readmodel import sqlite_time
 from pipeline.transcript import Transcript
 
 __all__ = ["INDEX_KEY", "RECALL_FILE", "ScopeUsage", "record_memory_uses", "usage_summary"]
@@ -77,11 +80,13 @@ async def _session_scope(store: Store, transcript_row_id: int, transcript: Trans
 
 async def usage_summary(store: Store, now: datetime, *, window_days: int = WINDOW_DAYS) -> list[ScopeUsage]:
     """Per published scope: how many of the sessions since it was published read its memory."""
-    since = now - timedelta(days=window_days)
-    return summarize(
-        await kv.get(store, INDEX_KEY),
-        [UseRow(*row) for row in await uses_since(store, since)],
-        [SessionRow(*row) for row in await sessions_since(store, since)],
-        now,
-        window_days=window_days,
-    )
+    time = sqlite_time if store.dialect == "sqlite" else (lambda moment: moment)
+
+    def run(conn: Connection) -> list[ScopeUsage]:
+        def query(sql: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+            return [dict(row._mapping) for row in conn.execute(text(sql), dict(params))]
+
+        return summarize(query, time, now, window_days=window_days)
+
+    async with store.read() as conn:
+        return await conn.run_sync(run)
