@@ -346,17 +346,22 @@ def scope_usage_sql(projects: int | None, not_topics: frozenset[str]) -> str:
     read a topic file or were given a file of ``not_topics`` (the index, a recall block); the
     distinct topic files read."""
 
-    def own(t: str) -> str:
+    def own(t: str, project: str) -> str:
         active = f"{t}.last_activity IS NOT NULL AND {t}.last_activity >= :since"
         if projects is None:
             return active
-        listed = ", ".join(f":p{i}" for i in range(projects)) or "NULL"
-        return f"{active} AND coalesce({t}.project, '') IN ({listed})"
+        if projects == 0:
+            return "1 = 0"
+        listed = ", ".join(f":p{i}" for i in range(projects))
+        return f"{project} IN ({listed}) AND {active}"
 
     given = f"u.file IN ({_in(not_topics)})"
+    theirs = own("s", "coalesce(s.project, '')")
     return (
-        f"SELECT (SELECT count(*) FROM transcripts t WHERE {own('t')}) AS own_sessions, "
-        f"count(DISTINCT CASE WHEN NOT ({own('s')}) THEN u.transcript_id END) AS other_sessions, "
+        # The count searches the index by project. A use's session without a project (NULL) is not
+        # the scope's own: its NOT must be true, never NULL.
+        f"SELECT (SELECT count(*) FROM transcripts t WHERE {own('t', 't.project')}) AS own_sessions, "
+        f"count(DISTINCT CASE WHEN NOT ({theirs}) THEN u.transcript_id END) AS other_sessions, "
         "count(*) AS uses, max(u.used_at) AS last_used_at, "
         f"count(DISTINCT CASE WHEN NOT {given} THEN u.transcript_id END) AS reading, "
         f"count(DISTINCT CASE WHEN {given} THEN u.transcript_id END) AS given, "
