@@ -83,7 +83,8 @@ def _v2(conn: Connection, machine: str) -> None:
 
 
 def _v3(conn: Connection, machine: str) -> None:
-    """The indexes the usage figures are aggregated on (a scope's uses, a project's sessions)."""
+    """The indexes `memd status` reads by: the usage figures' (a scope's uses, a project's sessions)
+    and the next session to become idle."""
     for index in (*schema.memory_uses.indexes, *schema.transcripts.indexes):
         index.create(conn, checkfirst=True)
 
