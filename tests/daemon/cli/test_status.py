@@ -130,7 +130,9 @@ def test_a_bad_config_exits_2_naming_the_key(tmp_path: Path) -> None:
     assert "paths.state_db" in done.stderr
 
 
-async def test_status_imports_no_llm_scheduler_orm_settings_model_subprocess_or_socket(tmp_path: Path) -> None:
+async def test_status_imports_no_llm_scheduler_orm_settings_model_subprocess_or_socket(
+    tmp_path: Path,
+) -> None:
     env = memd_env(tmp_path)
     await beat(env, age=timedelta(seconds=5), pid=os.getpid())  # a store, so every section is read
     store = await open_store(load_settings(None, env=env).settings.paths.state_db)
