@@ -9,7 +9,7 @@ session.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -19,6 +19,7 @@ from pipeline.store.readmodel import (
     KV_SQL,
     PROJECTS_SINCE_SQL,
     USE_SCOPES_SQL,
+    Query,
     json_value,
     parse_time,
     scope_usage_sql,
@@ -93,10 +94,6 @@ class ScopeUsage:
     @property
     def hit_rate(self) -> float | None:
         return None if self.sessions == 0 else self.sessions_reading / self.sessions
-
-
-Query = Callable[[str, Mapping[str, Any]], list[dict[str, Any]]]
-"""Runs a read-model statement with its parameters, giving its rows by column name."""
 
 
 def summarize(

@@ -15,11 +15,7 @@ Published paths are looked up in the index ``publish_all`` keeps in kv (``publis
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
-from typing import Any
-
-from sqlalchemy import Connection, text
 
 from pipeline.hits.rate import (
     INDEX_KEY,
@@ -32,8 +28,8 @@ from pipeline.hits.rate import (
 )
 from pipeline.projects import ProjectResolver, scope_for
 from pipeline.store import Store, kv
+from pipeline.store.engine import read_model
 from pipeline.store.hits import Use, record_uses, transcript_project
-from pipeline.store.readmodel import sqlite_time
 from pipeline.transcript import Transcript
 
 __all__ = ["INDEX_KEY", "RECALL_FILE", "ScopeUsage", "record_memory_uses", "usage_summary"]
@@ -80,13 +76,4 @@ async def _session_scope(store: Store, transcript_row_id: int, transcript: Trans
 
 async def usage_summary(store: Store, now: datetime, *, window_days: int = WINDOW_DAYS) -> list[ScopeUsage]:
     """Per published scope: how many of the sessions since it was published read its memory."""
-    time = sqlite_time if store.dialect == "sqlite" else (lambda moment: moment)
-
-    def run(conn: Connection) -> list[ScopeUsage]:
-        def query(sql: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
-            return [dict(row._mapping) for row in conn.execute(text(sql), dict(params))]
-
-        return summarize(query, time, now, window_days=window_days)
-
-    async with store.read() as conn:
-        return await conn.run_sync(run)
+    return await read_model(store, lambda query, time: summarize(query, time, now, window_days=window_days))

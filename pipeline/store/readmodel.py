@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -25,6 +26,10 @@ from pipeline.vocabulary import (
     Step,
     TranscriptState,
 )
+
+Query = Callable[[str, Mapping[str, Any]], list[dict[str, Any]]]
+"""Runs a statement of this module with its parameters, giving its rows as dicts by column name
+(``sqlite3`` for the fast paths, SQLAlchemy's ``pipeline.store.engine.read_model``)."""
 
 
 def connect_sqlite(path: Path, *, timeout: float = 2.0) -> sqlite3.Connection:
