@@ -1,10 +1,13 @@
 """How long `memd status` takes, next to a bare `python -c 'import json, sqlite3'` in the same run.
 
-Builds a throwaway HOME whose state store holds --sessions transcripts (and a heartbeat, a few
-runs and leases, 20 published project scopes and a memory use by every third session), then times both commands alternately, --runs times each, and prints the medians
-and their ratio (the target is at most 10x).
+For each store size of --sessions, builds a throwaway HOME whose state store holds that many
+transcripts (and a heartbeat, a few runs and leases, 20 published project scopes and a memory use
+by every third session), then times the commands alternately, --runs times each, and prints the
+medians (wall time, and CPU time, steadier on a loaded machine) and their ratio to the baseline
+(the target is at most 10x at every size). With more than one size it ends with the sweep: the
+ratio at each size, and the largest over the smallest (the target is flat, at most 1.2).
 
-    .venv/bin/python benchmarks/status_bench.py [--runs 21] [--sessions 5000]
+    .venv/bin/python benchmarks/status_bench.py [--runs 21] [--sessions 100,1000,10000]
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -122,41 +126,80 @@ async def populate(env: dict[str, str], sessions: int) -> None:
         await store.close()
 
 
-def timed(argv: list[str], env: dict[str, str]) -> float:
+def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Seconds of wall time and of CPU time (user and system) of one run."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-    return time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+
+
+TARGET_RATIO = 10.0
+"""`memd status` at most this many times the bare interpreter, at every size."""
+TARGET_FLAT = 1.2
+"""The ratio at the largest store at most this many times the ratio at the smallest."""
+BASELINE = "python -c 'import json, sqlite3'"
+
+
+def measure(sessions: int, runs: int) -> dict[str, tuple[float, float]]:
+    """The median wall and CPU seconds of each command over ``runs`` interleaved runs, on a store
+    of ``sessions``."""
+    memd = Path(sys.executable).parent / "memd"
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMD_", "XDG_"))}
+        env["HOME"] = tmp
+        asyncio.run(populate(env, sessions))
+        commands = {
+            "memd status": [str(memd), "status"],
+            "memd status --json": [str(memd), "status", "--json"],
+            BASELINE: [sys.executable, "-c", "import json, sqlite3"],
+        }
+        for argv in commands.values():  # warm the page cache and .pyc files
+            timed(argv, env)
+        samples: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
+        for _ in range(runs):
+            for name, argv in commands.items():
+                samples[name].append(timed(argv, env))
+    return {
+        name: (statistics.median(w for w, _ in values), statistics.median(c for _, c in values))
+        for name, values in samples.items()
+    }
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=21)
-    parser.add_argument("--sessions", type=int, default=5000)
+    parser.add_argument(
+        "--sessions", default="100,1000,10000", help="store sizes, comma-separated (default: %(default)s)"
+    )
     args = parser.parse_args()
+    sizes = [int(n) for n in args.sessions.split(",")]
     compile_sources()  # as installed: see benchmarks/bytecode.py
-    memd = Path(sys.executable).parent / "memd"
-    with tempfile.TemporaryDirectory() as tmp:
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMD_", "XDG_"))}
-        env["HOME"] = tmp
-        asyncio.run(populate(env, args.sessions))
-        commands = {
-            "memd status": [str(memd), "status"],
-            "memd status --json": [str(memd), "status", "--json"],
-            "python -c 'import json, sqlite3'": [sys.executable, "-c", "import json, sqlite3"],
-        }
-        for argv in commands.values():  # warm the page cache and .pyc files
-            timed(argv, env)
-        samples: dict[str, list[float]] = {name: [] for name in commands}
-        for _ in range(args.runs):
-            for name, argv in commands.items():
-                samples[name].append(timed(argv, env))
-    baseline = statistics.median(samples["python -c 'import json, sqlite3'"])
-    print(f"runs: {args.runs} each, interleaved; store: {args.sessions} transcripts")
-    for name, values in samples.items():
-        median = statistics.median(values)
-        print(f"{name:<34} median {median * 1000:7.1f} ms  ({median / baseline:4.1f}x baseline)")
-    ratio = statistics.median(samples["memd status"]) / baseline
-    print(f"memd status / baseline: {ratio:.1f}x (target <= 10x): {'ok' if ratio <= 10 else 'OVER'}")
+    ratios: dict[int, tuple[float, float]] = {}
+    for sessions in sizes:
+        medians = measure(sessions, args.runs)
+        wall0, cpu0 = medians[BASELINE]
+        print(f"runs: {args.runs} each, interleaved; store: {sessions} transcripts")
+        for name, (wall, cpu) in medians.items():
+            print(
+                f"{name:<34} median {wall * 1000:7.1f} ms ({wall / wall0:4.1f}x baseline), "
+                f"CPU {cpu * 1000:6.1f} ms ({cpu / cpu0:4.1f}x)"
+            )
+        wall, cpu = medians["memd status"]
+        ratios[sessions] = (wall / wall0, cpu / cpu0)
+        verdict = "ok" if ratios[sessions][0] <= TARGET_RATIO else "OVER"
+        print(f"memd status / baseline: {ratios[sessions][0]:.1f}x (target <= {TARGET_RATIO:g}x): {verdict}")
+    if len(sizes) > 1:
+        print("sweep: " + ", ".join(f"{n} sessions {w:.1f}x (CPU {c:.1f}x)" for n, (w, c) in ratios.items()))
+        flat = ratios[sizes[-1]][0] / ratios[sizes[0]][0]
+        flat_cpu = ratios[sizes[-1]][1] / ratios[sizes[0]][1]
+        verdict = "ok" if flat <= TARGET_FLAT else "OVER"
+        print(
+            f"{sizes[-1]} / {sizes[0]} sessions: {flat:.2f}, CPU {flat_cpu:.2f} (target <= {TARGET_FLAT:g}): "
+            f"{verdict}"
+        )
 
 
 if __name__ == "__main__":

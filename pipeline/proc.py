@@ -9,7 +9,6 @@ nothing here (even under the same hostname).
 from __future__ import annotations
 
 import os
-import socket
 
 
 def pid_alive(pid: int) -> bool:
@@ -26,4 +25,6 @@ def pid_alive(pid: int) -> bool:
 
 
 def hostname() -> str:
+    import socket  # with selectors: not for `memd status`, which only asks ``pid_alive``
+
     return socket.gethostname()

@@ -7,7 +7,6 @@ not fitted to anything.
 
 from __future__ import annotations
 
-import shutil
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
@@ -34,6 +33,8 @@ def table_width() -> int | None:
     """The width tables fit: the terminal's when stdout is one, else None (never fitted or wrapped)."""
     if not sys.stdout.isatty():
         return None
+    import shutil  # with bz2, lzma and zlib: only on a terminal
+
     return shutil.get_terminal_size((SUMMARY_WIDTH, 24)).columns
 
 

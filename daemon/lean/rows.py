@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
-from pipeline.store.readmodel import connect_sqlite
+from pipeline.store.readmodel import connect_sqlite, sqlite_time
 from pipeline.store_url import backend, describe, sqlite_path
 
 __all__ = ["PostgresRows", "Rows", "SqliteRows", "StoreUnavailable", "describe", "open_rows"]
@@ -48,8 +48,7 @@ class SqliteRows:
         return [dict(r) for r in self._conn.execute(sql, dict(params or {})).fetchall()]
 
     def time(self, value: datetime) -> Any:
-        # The format SQLAlchemy stores UTC datetimes in on SQLite (naive, UTC).
-        return value.astimezone(UTC).replace(tzinfo=None).strftime("%Y-%m-%d %H:%M:%S.%f")
+        return sqlite_time(value)
 
     def close(self) -> None:
         self._conn.close()

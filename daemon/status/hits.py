@@ -1,52 +1,25 @@
 """`memd status`'s ``usage`` section: per published scope, whether later sessions used its memory.
 
-The arithmetic is ``pipeline.hits.rate.summarize`` (standard library only, the same figures
-``usage_summary`` computes through SQLAlchemy); the rows come from ``daemon.lean.rows`` running
-the store's read model (``pipeline.store.readmodel``): the ``publish.index`` kv value, the
-``memory_uses`` and the sessions (``transcripts``) of the window, and each scope's live extracts
-(``stage1_outputs``) with their use counts.
+The figures are ``pipeline.hits.rate.summarize`` (the same ``usage_summary`` computes through
+SQLAlchemy), run on ``daemon.lean.rows``; each scope's live extracts (``stage1_outputs``) with
+their use counts come from the read model's ``LIVE_MEMORIES_SQL``.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from daemon.lean.rows import Rows
 from daemon.status.report import MemoryUse, ScopeUsage, Usage
-from pipeline.hits.rate import INDEX_KEY, WINDOW_DAYS, SessionRow, UseRow, summarize
-from pipeline.store.readmodel import (
-    KV_SQL,
-    LIVE_MEMORIES_SQL,
-    SESSIONS_SINCE_SQL,
-    USES_SINCE_SQL,
-    iso,
-    json_value,
-    parse_time,
-)
+from pipeline.hits.rate import WINDOW_DAYS, summarize
+from pipeline.store.readmodel import LIVE_MEMORIES_SQL, iso
 
 
 def usage(rows: Rows, now: datetime, *, window_days: int | None = None) -> Usage:
     """One entry per scope memd published or saw used, over the last ``window_days``."""
     days = WINDOW_DAYS if window_days is None else window_days
-    start = now - timedelta(days=days)
-    params = {"since": rows.time(start)}
-    index = rows.all(KV_SQL, {"key": INDEX_KEY})
-    uses = [
-        UseRow(r["scope"], r["file"], r["transcript_id"], used_at)
-        for r in rows.all(USES_SINCE_SQL, params)
-        if (used_at := parse_time(r["used_at"])) is not None
-    ]
-    sessions = [
-        SessionRow(int(r["id"]), r["project"], parse_time(r["last_activity"]))
-        for r in rows.all(SESSIONS_SINCE_SQL, params)
-    ]
-    memories = _memories(rows)
-    summary = summarize(
-        json_value(index[0]["value"]) if index else None, uses, sessions, now, window_days=days
-    )
-    used_at_of: dict[str, list[datetime]] = {}
-    for u in uses:
-        used_at_of.setdefault(u.scope, []).append(u.used_at)
+    summary = summarize(rows.all, rows.time, now, window_days=days)
+    memories = _memories(rows) if summary else {}
     scopes = [
         ScopeUsage(
             scope=s.scope,
@@ -55,7 +28,7 @@ def usage(rows: Rows, now: datetime, *, window_days: int | None = None) -> Usage
             sessions=s.sessions,
             sessions_reading=s.sessions_reading,
             sessions_given=s.sessions_given,
-            uses=sum(1 for at in used_at_of.get(s.scope, []) if at >= s.since),
+            uses=s.uses,
             last_used_at=iso(s.last_used_at),
             topics_published=s.topics_published,
             topics_read=s.topics_read,

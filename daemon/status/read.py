@@ -9,7 +9,6 @@ section is read on its own: a section that fails is ``Unreadable`` and the other
 
 from __future__ import annotations
 
-import dataclasses
 import sqlite3
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -21,6 +20,7 @@ from daemon.lean.rows import Rows
 from daemon.lean.settings import LeanSettings
 from daemon.status.git_refs import git_head
 from daemon.status.hits import usage
+from daemon.status.record import fields, replace
 from daemon.status.report import (
     Batches,
     BatchView,
@@ -116,7 +116,7 @@ def _daemon(daemons: list[DaemonView] | Unreadable) -> DaemonView | NoDaemon | U
         return daemons
     for view in daemons:
         if view.this_machine:
-            return dataclasses.replace(view, this_machine=None)
+            return replace(view, this_machine=None)
     return NoDaemon(Health.NEVER_STARTED)
 
 
@@ -394,7 +394,7 @@ def _memory(rows: Rows, memory_dir: Path) -> Memory:
     )
 
 
-SYNC_FIELDS = tuple(f.name for f in dataclasses.fields(Sync) if f.name not in ("remote", "branch"))
+SYNC_FIELDS = tuple(f.name for f in fields(Sync) if f.name not in ("remote", "branch"))
 
 
 def _sync(rows: Rows, settings: LeanSettings, machine: str) -> Sync | None:

@@ -1,36 +1,35 @@
-"""`memd status`'s report as types: one frozen dataclass per section, from which the JSON
-(``as_json``), the terminal view (``daemon.cli.status``) and the page's overview are rendered.
+"""`memd status`'s report as types: one frozen record (``daemon.status.record``, a dataclass to type
+checkers) per section, from which the JSON (``as_json``), the terminal view (``daemon.cli.status``)
+and the page's overview are rendered.
 
-A field's name is its JSON key. A field marked ``OMIT_NONE`` is left out of the JSON while it is
+A field's name is its JSON key. A field declared ``= omitted()`` is left out of the JSON while it is
 None (a stopped daemon has no uptime). A section that could not be read is ``Unreadable``, shown
 as ``{"error": ...}``. Standard library only.
 """
 
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import fields as dataclass_fields
+from dataclasses import is_dataclass
 from enum import Enum
 from typing import Any
 
 from daemon.lean.liveness import Overrun
+from daemon.status.record import fields, is_record, omitted, record
 from pipeline.vocabulary import Health
-
-OMIT_NONE = {"omit_none": True}
-
-
-def omitted() -> Any:
-    """A field left out of the JSON while it is None."""
-    return field(default=None, metadata=OMIT_NONE)
 
 
 def as_json(value: Any) -> Any:
-    """The report (or any part of it) as JSON data: dataclasses become objects, in field order."""
-    if is_dataclass(value) and not isinstance(value, type):
+    """The report (or any part of it) as JSON data: records and dataclasses become objects, in
+    field order."""
+    if is_record(value):
         out: dict[str, Any] = {}
         for f in fields(value):
             item = getattr(value, f.name)
-            if item is None and f.metadata.get("omit_none"):
+            if item is None and f.omit_none:
                 continue
             out[f.name] = as_json(item)
         return out
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: as_json(getattr(value, f.name)) for f in dataclass_fields(value)}
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, list | tuple):
@@ -40,14 +39,14 @@ def as_json(value: Any) -> Any:
     return value
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class Unreadable:
     """A section the store could not give; the others still show."""
 
     error: str
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class DaemonView:
     """One daemon's last heartbeat, and its health."""
 
@@ -69,7 +68,7 @@ class DaemonView:
     uptime_s: float | None = omitted()
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class NoDaemon:
     """No heartbeat of this machine's daemon (or no store to read one from)."""
 
@@ -77,7 +76,7 @@ class NoDaemon:
     running: bool = False
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class NextIdle:
     """The next session of this machine to become idle: which, and when."""
 
@@ -88,7 +87,7 @@ class NextIdle:
     in_s: float | None
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class TranscriptFailure:
     """A session that could not be read or extracted."""
 
@@ -99,7 +98,7 @@ class TranscriptFailure:
     reason: str | None
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class Transcripts:
     """This machine's sessions, counted by state and by source."""
 
@@ -110,7 +109,7 @@ class Transcripts:
     failures: list[TranscriptFailure]
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class RunView:
     """A step's last run as the daemon recorded it (``report``: the step's own summary)."""
 
@@ -121,7 +120,7 @@ class RunView:
     report: Any
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class Spend:
     """What the model calls of a run (or a day) cost."""
 
@@ -131,7 +130,7 @@ class Spend:
     cost_usd: float
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class PhaseRun(RunView):
     """A phase's last run, with what its model calls cost (None: its times were not recorded)."""
 
@@ -144,7 +143,7 @@ class PhaseRun(RunView):
     """Phase 2: the scopes its calls were for."""
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class LastCheck:
     """The last time a step found nothing to do, when more recent than its last run."""
 
@@ -153,7 +152,7 @@ class LastCheck:
     outcome: str = "nothing to do"
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class Failure:
     """A session, a job or a consolidation run that failed."""
 
@@ -166,7 +165,7 @@ class Failure:
     run: str | None = omitted()
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class Phase1:
     """Phase 1: its last run, its recent failures, its last check."""
 
@@ -175,7 +174,7 @@ class Phase1:
     last_check: LastCheck | None
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class RecentRun:
     """One of the last consolidation runs."""
 
@@ -186,7 +185,7 @@ class RecentRun:
     commit: str | None
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class Phase2:
     """Phase 2: its last run, the recent runs and failures, its last check."""
 
@@ -196,7 +195,7 @@ class Phase2:
     last_check: LastCheck | None
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class BatchView:
     """One Message Batch not yet collected."""
 
@@ -209,7 +208,7 @@ class BatchView:
     session_ids: list[str]
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class Batches:
     """This machine's Message Batches submitted and not yet collected."""
 
@@ -220,7 +219,7 @@ class Batches:
     batches: list[BatchView]
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class RateLimit:
     """The gate as phases 1 and 2 see it."""
 
@@ -231,7 +230,7 @@ class RateLimit:
     observed_at: str | None
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class Budget:
     """Today's tokens and cost against ``[llm] daily_token_budget``."""
 
@@ -241,7 +240,7 @@ class Budget:
     exhausted: bool
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class ScopeView:
     """A scope's last successful consolidation."""
 
@@ -250,7 +249,7 @@ class ScopeView:
     last_commit: str | None
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class Memory:
     """The memory repository: its HEAD, its scopes, the runs waiting in the inbox."""
 
@@ -262,7 +261,7 @@ class Memory:
     pending_inbox_runs: int
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class WholeRun:
     """A publish step that did nothing as a whole (nothing consolidated yet, say), and why."""
 
@@ -270,7 +269,7 @@ class WholeRun:
     reason: str | None
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class PublishRun(RunView):
     """The last publish step, with its targets' outcomes."""
 
@@ -279,7 +278,7 @@ class PublishRun(RunView):
     whole_run: WholeRun | None = None
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class TargetView:
     """One (target, scope) this machine publishes."""
 
@@ -293,7 +292,7 @@ class TargetView:
     republish_reason: str | None
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class Publish:
     """The last publish step and every target this machine publishes."""
 
@@ -302,7 +301,7 @@ class Publish:
     targets: list[TargetView]
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class Sync:
     """The remote, the last fetch and push, ahead/behind, the last error."""
 
@@ -320,7 +319,7 @@ class Sync:
     last_error_at: str | None = None
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class MemoryUse:
     """A scope's live extracts: how many, how many were ever used, their use counts, last use."""
 
@@ -330,7 +329,7 @@ class MemoryUse:
     last_used_at: str | None = None
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class ScopeUsage:
     """A published scope's hit rate: how many later sessions read its memory."""
 
@@ -347,7 +346,7 @@ class ScopeUsage:
     memories: MemoryUse
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class Usage:
     """Memory use per scope over the last ``window_days``."""
 
@@ -355,7 +354,7 @@ class Usage:
     scopes: list[ScopeUsage]
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class LeaseView:
     """A lease held in the store (the instance, a scope being consolidated)."""
 
@@ -368,7 +367,7 @@ class LeaseView:
     expired: bool
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class OnceView:
     """This machine's last ``memd run --once``."""
 
@@ -380,7 +379,7 @@ class OnceView:
     running: bool
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class Sections:
     """Everything read from the store; each section on its own (``Unreadable`` when it failed)."""
 
@@ -401,7 +400,7 @@ class Sections:
     last_scan: RunView | None
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@record
 class StatusReport:
     """`memd status`'s whole report: where it read, what it read (``sections``, None when the
     store could not be opened, then ``error`` says why) and whether the daemon is healthy."""

@@ -1,20 +1,29 @@
-"""Usage arithmetic without the state store: the published-files index and the per-scope hit rate.
+"""The published-files index and the per-scope hit rate, read from the store's read model.
 
-Standard library only, so ``memd status`` (which reads the store with ``sqlite3``) can compute the
-same figures from its own rows: pass it the ``publish.index`` kv value, the ``memory_uses`` rows and
-the sessions (``transcripts``: id, project, last_activity) of the window.
+Standard library only: ``summarize`` runs the read model's aggregates (``pipeline.store.readmodel``)
+through whichever reader it is given, ``sqlite3`` for ``memd status`` or SQLAlchemy for
+``usage_summary``, so both see the same figures. It reads a few rows per scope, never one per
+session.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from pipeline.memory.layout import GLOBAL_SCOPE, NOT_TOPICS
-from pipeline.projects import scope_for
+from pipeline.store.readmodel import (
+    KV_SQL,
+    PROJECTS_SINCE_SQL,
+    USE_SCOPES_SQL,
+    Query,
+    json_value,
+    parse_time,
+    scope_usage_sql,
+)
 
 INDEX_KEY = "publish.index"
 """kv: what ``publish_all`` published where (path -> scope and file; each topic's sources)."""
@@ -23,21 +32,6 @@ RECALL_FILE = "<recall>"
 NOT_TOPIC_USES = NOT_TOPICS | {RECALL_FILE}
 """The ``memory_uses.file`` values that are not a topic file read (the index, the digest, a recall)."""
 WINDOW_DAYS = 30
-
-
-@dataclass(frozen=True)
-class UseRow:
-    scope: str
-    file: str
-    transcript_id: int | None
-    used_at: datetime
-
-
-@dataclass(frozen=True)
-class SessionRow:
-    id: int
-    project: str | None
-    last_activity: datetime | None
 
 
 @dataclass(frozen=True)
@@ -93,6 +87,8 @@ class ScopeUsage:
     """Sessions that were given the scope's index or digest (a recall block, an index read or load)."""
     topics_published: int
     topics_read: int
+    uses: int
+    """The scope's memory uses since ``since``."""
     last_used_at: datetime | None
 
     @property
@@ -101,52 +97,43 @@ class ScopeUsage:
 
 
 def summarize(
-    index_value: Any,
-    uses: Sequence[UseRow],
-    sessions: Sequence[SessionRow],
+    query: Query,
+    time: Callable[[datetime], Any],
     now: datetime,
     *,
     window_days: int = WINDOW_DAYS,
 ) -> list[ScopeUsage]:
-    """Per published scope: how many of the sessions since it was published read its memory."""
-    index = PublishedIndex.from_kv(index_value)
+    """Per published scope (or scope used in the window): how many of the sessions since it was
+    published read its memory. ``time`` gives a moment as the reader binds it."""
+    from pipeline.projects import scope_for  # reads a project's .git/config: only with projects
+
+    index_rows = query(KV_SQL, {"key": INDEX_KEY})
+    index = PublishedIndex.from_kv(json_value(index_rows[0]["value"]) if index_rows else None)
     window_start = now - timedelta(days=window_days)
-    uses = [u for u in uses if u.used_at >= window_start]
-    sessions = [s for s in sessions if s.last_activity is not None and s.last_activity >= window_start]
-    # Grouped once (a scope per distinct project, not per session): `memd status` runs this on
-    # every session of the window.
-    scope_of = {project: scope_for(project) for project in {s.project for s in sessions}}
-    sessions_of: dict[str, list[SessionRow]] = {}
-    for s in sessions:
-        sessions_of.setdefault(scope_of[s.project], []).append(s)
-    uses_of: dict[str, list[UseRow]] = {}
-    for u in uses:
-        uses_of.setdefault(u.scope, []).append(u)
-    scopes = sorted(set(index.first_published) | set(uses_of))
+    start = {"since": time(window_start)}
+    used = {r["scope"] for r in query(USE_SCOPES_SQL, start)}
+    projects_of: dict[str, list[str]] = {}
+    for r in query(PROJECTS_SINCE_SQL, start):
+        project = r["project"] or ""
+        projects_of.setdefault(scope_for(project), []).append(project)
     summary = []
-    for scope in scopes:
+    for scope in sorted(set(index.first_published) | used):
         since = max(window_start, index.first_published.get(scope, window_start))
-        candidates = sessions if scope == GLOBAL_SCOPE else sessions_of.get(scope, [])
-        in_scope = {s.id for s in candidates if s.last_activity is not None and s.last_activity >= since}
-        scope_uses = [u for u in uses_of.get(scope, []) if u.used_at >= since]
-        reading = {
-            u.transcript_id
-            for u in scope_uses
-            if u.file not in NOT_TOPIC_USES and u.transcript_id is not None
-        }
-        given = {
-            u.transcript_id for u in scope_uses if u.file in NOT_TOPIC_USES and u.transcript_id is not None
-        }
+        params: dict[str, Any] = {"scope": scope, "since": time(since)}
+        projects = None if scope == GLOBAL_SCOPE else sorted(projects_of.get(scope, []))
+        params.update({f"p{i}": p for i, p in enumerate(projects or ())})
+        (row,) = query(scope_usage_sql(None if projects is None else len(projects), NOT_TOPIC_USES), params)
         summary.append(
             ScopeUsage(
                 scope=scope,
                 since=since,
-                sessions=len(in_scope | reading | given),
-                sessions_reading=len(reading),
-                sessions_given=len(given),
+                sessions=int(row["own_sessions"]) + int(row["other_sessions"]),
+                sessions_reading=int(row["reading"]),
+                sessions_given=int(row["given"]),
                 topics_published=sum(1 for key in index.sources if key.startswith(scope + "/")),
-                topics_read=len({u.file for u in scope_uses if u.file not in NOT_TOPIC_USES}),
-                last_used_at=max((u.used_at for u in scope_uses), default=None),
+                topics_read=int(row["topics_read"]),
+                uses=int(row["uses"]),
+                last_used_at=parse_time(row["last_used_at"]),
             )
         )
     return summary

@@ -15,7 +15,7 @@ Published paths are looked up in the index ``publish_all`` keeps in kv (``publis
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from pipeline.hits.rate import (
     INDEX_KEY,
@@ -24,13 +24,12 @@ from pipeline.hits.rate import (
     WINDOW_DAYS,
     PublishedIndex,
     ScopeUsage,
-    SessionRow,
-    UseRow,
     summarize,
 )
 from pipeline.projects import ProjectResolver, scope_for
 from pipeline.store import Store, kv
-from pipeline.store.hits import Use, record_uses, sessions_since, transcript_project, uses_since
+from pipeline.store.engine import read_model
+from pipeline.store.hits import Use, record_uses, transcript_project
 from pipeline.transcript import Transcript
 
 __all__ = ["INDEX_KEY", "RECALL_FILE", "ScopeUsage", "record_memory_uses", "usage_summary"]
@@ -77,11 +76,4 @@ async def _session_scope(store: Store, transcript_row_id: int, transcript: Trans
 
 async def usage_summary(store: Store, now: datetime, *, window_days: int = WINDOW_DAYS) -> list[ScopeUsage]:
     """Per published scope: how many of the sessions since it was published read its memory."""
-    since = now - timedelta(days=window_days)
-    return summarize(
-        await kv.get(store, INDEX_KEY),
-        [UseRow(*row) for row in await uses_since(store, since)],
-        [SessionRow(*row) for row in await sessions_since(store, since)],
-        now,
-        window_days=window_days,
-    )
+    return await read_model(store, lambda query, time: summarize(query, time, now, window_days=window_days))

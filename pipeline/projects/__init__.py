@@ -15,13 +15,16 @@ import os
 import re
 from pathlib import Path
 
-from pipeline.memory.git_env import git_stdout
 from pipeline.memory.layout import GLOBAL_SCOPE, PROJECTS_DIR
 
 GIT_TIMEOUT_S = 5.0
 
 
 def _git(cwd: Path, *args: str) -> str | None:
+    # Imported here: a scope's key needs no git (`memd status` maps projects to scopes without
+    # loading subprocess).
+    from pipeline.memory.git_env import git_stdout
+
     return git_stdout(cwd, *args, timeout_s=GIT_TIMEOUT_S)
 
 

@@ -80,24 +80,3 @@ async def record_uses(store: Store, transcript_id: int, uses: Sequence[Use]) -> 
                 )
             )
     return len(new)
-
-
-async def uses_since(store: Store, since: datetime) -> list[tuple[str, str, int | None, datetime]]:
-    """(scope, file, transcript id, used at) of every memory use since ``since``."""
-    stmt = select(memory_uses.c.scope, memory_uses.c.file, memory_uses.c.transcript_id, memory_uses.c.used_at)
-    async with store.read() as conn:
-        rows = (await conn.execute(stmt.where(memory_uses.c.used_at >= since))).all()
-    return [(r[0], r[1], r[2], r[3]) for r in rows]
-
-
-async def sessions_since(store: Store, since: datetime) -> list[tuple[int, str | None, datetime | None]]:
-    """(id, project, last activity) of every session active since ``since``."""
-    async with store.read() as conn:
-        rows = (
-            await conn.execute(
-                select(transcripts.c.id, transcripts.c.project, transcripts.c.last_activity).where(
-                    transcripts.c.last_activity >= since
-                )
-            )
-        ).all()
-    return [(r[0], r[1], r[2]) for r in rows]

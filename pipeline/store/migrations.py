@@ -82,6 +82,13 @@ def _v2(conn: Connection, machine: str) -> None:
         index.create(conn, checkfirst=True)
 
 
+def _v3(conn: Connection, machine: str) -> None:
+    """The indexes `memd status` reads by: the usage figures' (a scope's uses, a project's sessions)
+    and the next session to become idle."""
+    for index in (*schema.memory_uses.indexes, *schema.transcripts.indexes):
+        index.create(conn, checkfirst=True)
+
+
 def _add_machine(conn: Connection, table: str, machine: str) -> None:
     """A ``machine`` column on ``table``, its rows this machine's (NOT NULL on PostgreSQL now; on
     SQLite with the rebuild that follows)."""
@@ -111,7 +118,7 @@ def _rebuild_sqlite_table(conn: Connection, table: Table) -> None:
         raise StoreError(f"the migration of {table.name} broke a reference: {tuple(broken)}")
 
 
-MIGRATIONS: list[Callable[[Connection, str], None]] = [_v1, _v2]
+MIGRATIONS: list[Callable[[Connection, str], None]] = [_v1, _v2, _v3]
 LATEST = len(MIGRATIONS)
 
 

@@ -108,6 +108,15 @@ Index("ix_transcripts_machine_state", transcripts.c.machine, transcripts.c.state
 Index("ix_transcripts_machine_source_state", transcripts.c.machine, transcripts.c.source, transcripts.c.state)
 Index("ix_transcripts_machine_updated", transcripts.c.machine, transcripts.c.updated_at)
 Index("ix_transcripts_session", transcripts.c.source, transcripts.c.session_id)
+# The usage section's sessions of a project since a moment, and the projects active since then.
+Index("ix_transcripts_project_activity", transcripts.c.project, transcripts.c.last_activity)
+# The next active session to become idle (readmodel.NEXT_IDLE_SQL): the first of one range.
+Index(
+    "ix_transcripts_machine_state_eligible",
+    transcripts.c.machine,
+    transcripts.c.state,
+    transcripts.c.eligible_at,
+)
 
 # Work items: claimed with one statement, fenced by owner token.
 jobs = Table(
@@ -284,6 +293,14 @@ memory_uses = Table(
     Column("transcript_id", Integer, ForeignKey("transcripts.id", ondelete="CASCADE")),
     Column("used_at", UTCDateTime, nullable=False),
     UniqueConstraint("file", "transcript_id", "used_at", name="uq_memory_uses"),
+)
+# A scope's uses since a moment, read from the index alone (the usage section's aggregates).
+Index(
+    "ix_memory_uses_scope_used",
+    memory_uses.c.scope,
+    memory_uses.c.used_at,
+    memory_uses.c.file,
+    memory_uses.c.transcript_id,
 )
 
 # Team mode: each scope's folder as its last landed run left it, so the machines that did not run

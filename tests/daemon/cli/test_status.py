@@ -130,9 +130,16 @@ def test_a_bad_config_exits_2_naming_the_key(tmp_path: Path) -> None:
     assert "paths.state_db" in done.stderr
 
 
-async def test_status_imports_no_llm_scheduler_orm_or_settings_model(tmp_path: Path) -> None:
+async def test_status_imports_no_llm_scheduler_orm_settings_model_subprocess_or_socket(
+    tmp_path: Path,
+) -> None:
     env = memd_env(tmp_path)
     await beat(env, age=timedelta(seconds=5), pid=os.getpid())  # a store, so every section is read
+    store = await open_store(load_settings(None, env=env).settings.paths.state_db)
+    try:  # sessions of projects, so the usage section maps projects to scopes
+        await populate_usage(store, FakeClock(datetime.now(UTC)))
+    finally:
+        await store.close()
     probe = (
         "import sys\n"
         "from daemon.cli import main\n"
@@ -140,7 +147,8 @@ async def test_status_imports_no_llm_scheduler_orm_or_settings_model(tmp_path: P
         "    main(['status', '--json'])\n"
         "except SystemExit:\n"
         "    pass\n"
-        "heavy = ('anthropic', 'apscheduler', 'sqlalchemy', 'pydantic', 'watchfiles', 'structlog', 'pipeline.llm')\n"
+        "heavy = ('anthropic', 'apscheduler', 'sqlalchemy', 'pydantic', 'watchfiles', 'structlog', 'pipeline.llm',"
+        " 'subprocess', 'socket')\n"
         "print([m for m in heavy if m in sys.modules], file=sys.stderr)\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60)

@@ -3,7 +3,6 @@ fitted or wrapped at all when stdout is not a terminal."""
 
 from __future__ import annotations
 
-import dataclasses
 import io
 from datetime import UTC, datetime, timedelta
 
@@ -12,6 +11,7 @@ from rich.console import Console
 
 from daemon.cli import scan as scan_cli
 from daemon.lean.text import format_table
+from daemon.status.record import replace
 from daemon.status.report import Publish, TargetView
 from daemon.status.tables import plain_table, publish_table
 from pipeline.scan.view import ScanReport
@@ -95,7 +95,7 @@ def _publish_section() -> Publish:
         republished_at=None,
         republish_reason=None,
     )
-    return Publish(last_run=None, targets=[target, dataclasses.replace(target, target="agents_md")])
+    return Publish(last_run=None, targets=[target, replace(target, target="agents_md")])
 
 
 def test_status_tables_fit_a_terminal_of_80_columns() -> None:

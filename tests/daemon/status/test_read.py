@@ -18,6 +18,7 @@ from daemon.status import read as status_read
 from daemon.status.report import as_json
 from pipeline.clock import FakeClock
 from pipeline.hits.rate import INDEX_KEY
+from pipeline.hits.record import usage_summary
 from pipeline.machine import UNNAMED
 from pipeline.projects import scope_for
 from pipeline.publish.run import publish_all
@@ -421,6 +422,63 @@ async def test_usage_shows_each_scopes_hit_rate_and_use_counts(
     # Every session of the window counts for the global scope (not the 45-day-old one).
     assert (glob["sessions"], glob["sessions_reading"], glob["hit_rate"], glob["uses"]) == (5, 1, 0.2, 1)
     assert glob["memories"] == {"live": 0, "used": 0, "use_count": 0, "last_used_at": None}
+
+
+async def test_usage_counts_each_session_once_whatever_its_project_and_agrees_with_usage_summary(
+    store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    now, day = clock.now(), timedelta(days=1)
+    shop, gone = scope_for(SHOP), scope_for("/home/dev/gone")  # gone: no session of its own
+    await kv.put(
+        store,
+        INDEX_KEY,
+        {
+            "files": {},
+            "sources": {},
+            "first_published": dict.fromkeys((shop, gone), (now - 10 * day).isoformat()),
+        },
+        now=now,
+    )
+    async with store.write() as conn:
+        for tid, project, age in (
+            (201, SHOP, day),  # the scope's own session, no use
+            (202, "/home/dev/other", day),  # another project's session read a topic
+            (203, None, day),  # a session without a project was given the index
+            (204, SHOP, 20 * day),  # an own session from before the first publish read a topic
+        ):
+            await conn.execute(
+                insert(transcripts).values(
+                    machine=UNNAMED,
+                    id=tid,
+                    source="claude_code",
+                    path=f"/t/{tid}.jsonl",
+                    session_id=f"s{tid}",
+                    project=project,
+                    state="extracted",
+                    last_activity=now - age,
+                    first_seen_at=now - age,
+                    updated_at=now - age,
+                )
+            )
+        for scope, file, tid in (
+            (shop, "a.md", 202),
+            (shop, "MEMORY.md", 203),
+            (shop, "a.md", None),
+            (shop, "b.md", 204),
+            (gone, "c.md", 202),
+        ):
+            await conn.execute(
+                insert(memory_uses).values(scope=scope, file=file, transcript_id=tid, used_at=now - day)
+            )
+    by_scope = {s["scope"]: s for s in (await read_report(store, clock, tmp_path))["usage"]["scopes"]}
+    seen = by_scope[shop]
+    # 201 is the scope's own; 202, 203 and 204 used it; the use without a session counts as a use only.
+    assert (seen["sessions"], seen["sessions_reading"], seen["sessions_given"]) == (4, 2, 1)
+    assert (seen["uses"], seen["topics_read"], seen["hit_rate"]) == (4, 2, 0.5)
+    assert (by_scope[gone]["sessions"], by_scope[gone]["sessions_reading"]) == (1, 1)
+    summary = {s.scope: s for s in await usage_summary(store, now)}
+    assert (summary[shop].sessions, summary[shop].sessions_reading, summary[shop].sessions_given) == (4, 2, 1)
+    assert (summary[shop].uses, summary[gone].sessions, summary[gone].sessions_reading) == (4, 1, 1)
 
 
 async def test_nothing_published_yet_has_no_usage(store: Store, clock: FakeClock, tmp_path: Path) -> None:

@@ -220,3 +220,24 @@ async def test_a_version_1_store_migrates_its_rows_to_this_machine_and_keys_tran
         async with migrated.read() as conn:
             assert (await conn.execute(select(func.count()).select_from(schema.stage1_outputs))).scalar() == 0
         assert await upgrade(migrated) == LATEST  # and once migrated, nothing more to do
+
+
+# Version 2 -> 3: the indexes `memd status` reads by -----------------------------------------------
+
+_STATUS_INDEXES = (
+    ("memory_uses", "ix_memory_uses_scope_used"),
+    ("transcripts", "ix_transcripts_project_activity"),
+    ("transcripts", "ix_transcripts_machine_state_eligible"),
+)
+
+
+async def test_a_version_2_store_gets_the_indexes_status_reads_by(store: Store) -> None:
+    async with store.write() as conn:
+        for _, name in _STATUS_INDEXES:
+            await conn.exec_driver_sql(f"DROP INDEX {name}")
+        await conn.execute(update(schema_version).values(version=2))
+    assert await upgrade(store) == LATEST
+    async with store.read() as conn:
+        for table, name in _STATUS_INDEXES:
+            found = await conn.run_sync(lambda c, t=table: {i["name"] for i in inspect(c).get_indexes(t)})
+            assert name in found, table
