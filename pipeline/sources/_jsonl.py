@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import structlog
-import zstandard
 
 from pipeline.errors import TranscriptIncomplete, TranscriptUnreadable
 from pipeline.safefile import open_regular
@@ -72,6 +71,8 @@ class _ByteSource:
         return self._file.read(max(0, min(n_bytes, self.limit - offset)))
 
     def _decompressed(self) -> Iterator[bytes]:
+        import zstandard  # only for a compressed transcript: an idle daemon without one never loads it
+
         self._file.seek(0)
         decompressor = zstandard.ZstdDecompressor().decompressobj()
         in_frame = False
