@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from daemon.cli import cli
+from tests.configs import write_config
 from tests.fakes.anthropic_api import FakeAnthropicAPI
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -73,18 +74,14 @@ def _config(tmp_path: Path, **extra: str) -> Path:
     root.mkdir(parents=True)
     for src in FIXTURES.glob("*.jsonl"):
         shutil.copyfile(src, root / src.name)
-    config = tmp_path / "memd.toml"
-    config.write_text(
-        "[paths]\n"
-        f'memory_dir = "{tmp_path / "memory"}"\n'
-        f'state_db = "sqlite:///{tmp_path / "state" / "state.db"}"\n'
-        f'state_dir = "{tmp_path / "state"}"\n'
+    return write_config(
+        tmp_path,
         "[sources.claude_code]\n"
         f'root = "{tmp_path / "claude"}"\n'
         "[memories]\nmin_rollout_idle_hours = 0\nmax_rollout_age_days = 36500\n"
-        + "".join(f"{line}\n" for line in extra.values())
+        + "".join(f"{line}\n" for line in extra.values()),
+        state_db=tmp_path / "state" / "state.db",
     )
-    return config
 
 
 def test_a_dry_run_on_a_fresh_machine_leaves_no_store_and_no_redaction_key(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from pipeline.llm.client import build_client
 from pipeline.projects import scope_for
 from pipeline.redaction import Redactor
 from pipeline.store import open_store
+from tests.configs import write_config
 from tests.fakes.anthropic_api import FakeAnthropicAPI, ScriptedResponder
 from tests.fakes.fixtures import FAKE_API_KEY
 from tests.pipeline.consolidate.support import Env, topic, write_memory
@@ -29,20 +30,15 @@ def project_of(tmp_path: Path) -> str:
 def config_for(tmp_path: Path, base_url: str) -> Path:
     (tmp_path / "home" / ".claude" / "projects").mkdir(parents=True)
     (tmp_path / "acme").mkdir()
-    config = tmp_path / "memd.toml"
-    config.write_text(
-        "[paths]\n"
-        f'memory_dir = "{tmp_path / "memory"}"\n'
-        f'state_db = "sqlite:///{tmp_path / "state.db"}"\n'
-        f'state_dir = "{tmp_path / "state"}"\n'
+    return write_config(
+        tmp_path,
         "[sources.claude_code]\n"
         f'root = "{tmp_path / "home" / ".claude" / "projects"}"\n'
         f'[llm]\nbase_url = "{base_url}"\n'
         '[review]\nmode = "inbox"\n'
         "[schedule]\nconsolidate_cooldown_minutes = 0\n"
-        "[publish]\ngemini = false\n"
+        "[publish]\ngemini = false\n",
     )
-    return config
 
 
 def propose(tmp_path: Path, config: Path, session: str, *, project: str | None = None, **extract: str) -> str:

@@ -22,6 +22,7 @@ from pipeline.publish.sentinel import BEGIN, END
 from pipeline.redaction import Redactor
 from pipeline.store import open_store
 from pipeline.vocabulary import PublishOutcome
+from tests.configs import write_config
 from tests.daemon.cli.test_phase2 import SCOPE, _config, _consolidate
 from tests.daemon.cli.test_publish import _record_scope, _setup
 from tests.fakes.anthropic_api import FakeAnthropicAPI, ScriptedResponder
@@ -61,14 +62,7 @@ def test_run_once_in_inbox_mode_says_how_many_runs_wait_and_how_to_review_them(
 
 
 def _publish_config(tmp_path: Path) -> Path:
-    config = tmp_path / "memd.toml"
-    config.write_text(
-        "[paths]\n"
-        f'memory_dir = "{tmp_path / "memory"}"\n'
-        f'state_db = "sqlite:///{tmp_path / "state.db"}"\n'
-        f'state_dir = "{tmp_path / "state"}"\n'
-    )
-    return config
+    return write_config(tmp_path)
 
 
 def _log_lines(text: str) -> list[str]:

@@ -16,6 +16,7 @@ from pipeline.llm.client import build_client
 from pipeline.projects import scope_for
 from pipeline.redaction import Redactor
 from pipeline.store import open_store
+from tests.configs import write_config
 from tests.fakes.anthropic_api import FakeAnthropicAPI, ScriptedResponder
 from tests.fakes.fixtures import FAKE_API_KEY
 from tests.pipeline.consolidate.support import Env, write_memory
@@ -24,18 +25,13 @@ SCOPE = scope_for("/work/acme")
 
 
 def _config(tmp_path: Path, base_url: str) -> Path:
-    config = tmp_path / "memd.toml"
-    config.write_text(
-        "[paths]\n"
-        f'memory_dir = "{tmp_path / "memory"}"\n'
-        f'state_db = "sqlite:///{tmp_path / "state.db"}"\n'
-        f'state_dir = "{tmp_path / "state"}"\n'
+    return write_config(
+        tmp_path,
         "[sources.claude_code]\n"
         f'root = "{tmp_path / "home" / ".claude" / "projects"}"\n'
         f'[llm]\nbase_url = "{base_url}"\n'
-        '[review]\nmode = "inbox"\n'
+        '[review]\nmode = "inbox"\n',
     )
-    return config
 
 
 async def _consolidate(tmp_path: Path, config: Path) -> str:

@@ -9,20 +9,15 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from daemon.cli import cli
+from tests.configs import write_config
 
 
 def _config(tmp_path: Path, remote: Path) -> Path:
-    config = tmp_path / "memd.toml"
-    config.write_text(
-        "[paths]\n"
-        f'memory_dir = "{tmp_path / "memory"}"\n'
-        f'state_db = "sqlite:///{tmp_path / "state" / "state.db"}"\n'
-        f'state_dir = "{tmp_path / "state"}"\n'
-        "[sources.claude_code]\n"
-        f'root = "{tmp_path / "claude"}"\n'
-        f'[sync]\nremote = "{remote}"\n'
+    return write_config(
+        tmp_path,
+        f'[sources.claude_code]\nroot = "{tmp_path / "claude"}"\n[sync]\nremote = "{remote}"\n',
+        state_db=tmp_path / "state" / "state.db",
     )
-    return config
 
 
 def test_status_shows_the_sync_that_memd_sync_recorded(tmp_path: Path) -> None:

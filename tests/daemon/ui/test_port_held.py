@@ -18,19 +18,13 @@ from daemon.exits import Exit
 from daemon.ui import server
 from pipeline.clock import SystemClock
 from pipeline.store import open_store
+from tests.configs import write_config
 
 TIMEOUT_S = 20
 
 
 def _config(tmp_path: Path) -> Path:
-    config = tmp_path / "memd.toml"
-    config.write_text(
-        "[paths]\n"
-        f'memory_dir = "{tmp_path / "memory"}"\n'
-        f'state_db = "sqlite:///{tmp_path / "state.db"}"\n'
-        f'state_dir = "{tmp_path / "state"}"\n'
-    )
-    return config
+    return write_config(tmp_path)
 
 
 @contextmanager
