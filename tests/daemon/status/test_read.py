@@ -313,6 +313,24 @@ def test_passwords_are_hidden() -> None:
 SHOP = "/home/dev/shop"
 
 
+async def insert_session(conn: Any, tid: int, project: str | None, at: datetime) -> None:
+    """An extracted Claude Code session ``s<tid>`` of ``project``, last active ``at``."""
+    await conn.execute(
+        insert(transcripts).values(
+            machine=UNNAMED,
+            id=tid,
+            source="claude_code",
+            path=f"/t/{tid}.jsonl",
+            session_id=f"s{tid}",
+            project=project,
+            state="extracted",
+            last_activity=at,
+            first_seen_at=at,
+            updated_at=at,
+        )
+    )
+
+
 async def populate_usage(store: Store, clock: FakeClock) -> str:
     """Sessions, memory uses and extracts for one project scope and the global scope; returns the project's."""
     now, day = clock.now(), timedelta(days=1)
@@ -337,20 +355,7 @@ async def populate_usage(store: Store, clock: FakeClock) -> str:
             (105, "/home/dev/other", day),
             (106, SHOP, 45 * day),  # outside the 30-day window
         ):
-            await conn.execute(
-                insert(transcripts).values(
-                    machine=UNNAMED,
-                    id=tid,
-                    source="claude_code",
-                    path=f"/t/{tid}.jsonl",
-                    session_id=f"s{tid}",
-                    project=project,
-                    state="extracted",
-                    last_activity=now - age,
-                    first_seen_at=now - age,
-                    updated_at=now - age,
-                )
-            )
+            await insert_session(conn, tid, project, now - age)
         for scope, file, tid, used_at in (
             (shop, "a.md", 101, now - day),  # a topic read: a hit
             (shop, "b.md", 101, now - day + timedelta(minutes=1)),  # the same session: still one hit
@@ -446,20 +451,7 @@ async def test_usage_counts_each_session_once_whatever_its_project_and_agrees_wi
             (203, None, day),  # a session without a project was given the index
             (204, SHOP, 20 * day),  # an own session from before the first publish read a topic
         ):
-            await conn.execute(
-                insert(transcripts).values(
-                    machine=UNNAMED,
-                    id=tid,
-                    source="claude_code",
-                    path=f"/t/{tid}.jsonl",
-                    session_id=f"s{tid}",
-                    project=project,
-                    state="extracted",
-                    last_activity=now - age,
-                    first_seen_at=now - age,
-                    updated_at=now - age,
-                )
-            )
+            await insert_session(conn, tid, project, now - age)
         for scope, file, tid in (
             (shop, "a.md", 202),
             (shop, "MEMORY.md", 203),
