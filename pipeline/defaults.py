@@ -31,6 +31,8 @@ SYNC_BRANCH = "main"
 """``sync.branch``: the remote branch the memory repository's branch syncs with."""
 SYNC_INTERVAL_MINUTES = 15.0
 """``sync.interval_minutes``."""
+SYNC_TIMEOUT_S = 120.0
+"""``sync.timeout_s``: the most one git call against the remote (a fetch, a push) may take."""
 
 
 def home(env: Mapping[str, str]) -> Path:

@@ -239,6 +239,7 @@ class SyncSettings(_Section):
     )
     branch: str = Field(default=defaults.SYNC_BRANCH, pattern=setting_rules.BRANCH_PATTERN)
     interval_minutes: Annotated[float, Field(gt=0)] = defaults.SYNC_INTERVAL_MINUTES
+    timeout_s: Annotated[float, Field(gt=0)] = defaults.SYNC_TIMEOUT_S
 
     @property
     def enabled(self) -> bool:

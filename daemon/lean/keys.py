@@ -185,6 +185,7 @@ KEYS: Mapping[tuple[str, str], Kind] = {
     ("sync", "remote"): text(rule=setting_rules.check_remote),
     ("sync", "branch"): text(pattern=setting_rules.BRANCH_PATTERN),
     ("sync", "interval_minutes"): POSITIVE_FLOAT,
+    ("sync", "timeout_s"): POSITIVE_FLOAT,
 }
 """``(section, key)`` -> its kind, for every key but the ``[sources]`` tables."""
 

@@ -5,13 +5,16 @@ Every call runs ``git`` with no user or system configuration, no hooks, no fsmon
 no prompts and no GPG signing, and refuses a repository whose ``.git/config`` (which a misbehaving
 agent or another program could have written) names anything beyond plain data (filters, textconv,
 diff and merge drivers, includes, credential helpers: ``git_env.refusal``), so nothing there makes
-git execute anything. Each call has a timeout; a failure raises ``MemoryRepoError`` carrying git's
+git execute anything. Each call has a timeout, at which git's whole process group is killed
+(its ssh or https helper too); a failure raises ``MemoryRepoError`` carrying git's
 stderr.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +29,9 @@ __all__ = ["SAFE_CONFIG", "GitResult", "run_git", "run_git_bytes", "safe_args", 
 log = structlog.get_logger(__name__)
 
 GIT_TIMEOUT_S = 60.0
+REAP_TIMEOUT_S = 10.0
+"""How long a killed git's process group gets to let go of its pipes (a child that left the group
+and holds them is given up on: memd goes on without it)."""
 MAX_STDERR_CHARS = 2_000
 
 
@@ -83,21 +89,28 @@ async def run_git_bytes(
     try:
         out, err = await asyncio.wait_for(proc.communicate(input_bytes), timeout_s)
     except TimeoutError:
-        _kill(proc)
-        await proc.wait()
+        await _kill(proc)
         raise MemoryRepoError(f"git {subcommand(args)} timed out after {timeout_s:g} s in {cwd}") from None
     except BaseException:
-        _kill(proc)
-        await proc.wait()
+        await _kill(proc)
         raise
     return proc.returncode or 0, out, err
 
 
-def _kill(proc: asyncio.subprocess.Process) -> None:
+async def _kill(proc: asyncio.subprocess.Process) -> None:
+    """Kill git's whole process group (git started it: ``start_new_session``), so its ssh or
+    ``git-remote-https`` child dies with it, then reap git, waiting a bounded time for the pipes."""
     try:
-        proc.kill()
-    except ProcessLookupError:
-        pass
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        try:
+            proc.kill()
+        except ProcessLookupError:
+            pass
+    try:
+        await asyncio.wait_for(proc.wait(), REAP_TIMEOUT_S)
+    except TimeoutError:
+        log.warning("git_not_reaped", pid=proc.pid)
 
 
 OPTIONS_WITH_VALUE = frozenset({"-c", "-C", "--git-dir", "--work-tree", "--namespace"})

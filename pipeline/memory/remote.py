@@ -1,43 +1,40 @@
 """The memory repository and its git remote (``[sync]``): fetch, push, ancestry, trees as data.
 
-Only these intents talk to a remote, and they do so with the hardened configuration of every git
-call (``pipeline.memory.git_env``) plus exactly what a remote needs: the ``file``, ``git``, ``ssh``
-and ``https`` transports (never ``ext::`` or another helper that runs a program), and ``ssh``
-itself as the ssh command (whatever a repository's config or the environment says). The URL is
-given on the command line each time, never written into the repository's config. Nothing is ever
+Only these intents talk to a remote, and they do so as ``pipeline.memory.transport`` says (which
+transports, which programs, which limits: a remote on this machine is data, runs no hook or config
+of its own, and every call ends at its timeout with its whole process group). Nothing is ever
 force-pushed: a push the remote refuses as not a fast-forward comes back as ``PushRejected``.
 
-The remote's branch is fetched into ``refs/memd/remote/<branch>`` (it never moves the branch or the
-work tree); ``refs/memd/synced/<branch>`` marks the last remote commit memd accepted or pushed,
-which every later fetch must descend from (a rewritten history is refused).
+The remote's branch is fetched into a quarantine first (``pipeline.memory.quarantine``): what it
+brings is sized, without reading it, and screened before any of it reaches the memory repository,
+where it lands as ``refs/memd/remote/<branch>`` (it never moves the branch or the work tree);
+``refs/memd/synced/<branch>`` marks the last remote commit memd accepted or pushed, which every
+later fetch must descend from (a rewritten history is refused).
 """
 
 from __future__ import annotations
 
-import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline import defaults
 from pipeline.errors import MemoryRepoError, SyncRefused
+from pipeline.memory import quarantine
 from pipeline.memory.git import run_git, run_git_bytes
 from pipeline.memory.repository import MemoryRepo
+from pipeline.memory.transport import (
+    check_local_remote,
+    check_url,
+    receive_pack,
+    remote_args,
+    remote_env,
+    upload_pack,
+)
 
-FETCH_TIMEOUT_S = 120.0
+FETCH_TIMEOUT_S = defaults.SYNC_TIMEOUT_S
 REMOTE_REF = "refs/memd/remote/"
 SYNCED_REF = "refs/memd/synced/"
-REMOTE_CONFIG: tuple[tuple[str, str], ...] = (
-    ("protocol.allow", "never"),
-    ("protocol.file.allow", "always"),
-    ("protocol.git.allow", "always"),
-    ("protocol.ssh.allow", "always"),
-    ("protocol.https.allow", "always"),
-    ("core.sshCommand", "ssh"),
-    ("fetch.recurseSubmodules", "false"),
-    ("transfer.fsckObjects", "true"),
-    ("push.recurseSubmodules", "no"),
-)
-PASSED_ENV = ("SSH_AUTH_SOCK",)
-"""The only variables of memd's environment a fetch or a push sees (ssh's agent)."""
 REGULAR_MODES = ("100644", "100755")
 MOVED_SIGNS = ("[rejected]", "non-fast-forward", "fetch first", "cannot lock ref", "but expected")
 """How git says a push lost to another: refused as not a fast-forward, or beaten to the ref's lock
@@ -58,23 +55,6 @@ class Entry:
     sha: str
 
 
-def _remote_args() -> list[str]:
-    args: list[str] = []
-    for key, value in REMOTE_CONFIG:
-        args += ["-c", f"{key}={value}"]
-    return args
-
-
-def _remote_env() -> dict[str, str]:
-    return {k: os.environ[k] for k in PASSED_ENV if k in os.environ}
-
-
-def check_url(url: str) -> str:
-    if not url or url.startswith("-") or "::" in url.split("/", 1)[0] or any(c in url for c in "\0\n\r"):
-        raise MemoryRepoError(f"not a git remote memd uses: {url[:80]!r}")
-    return url
-
-
 def remote_ref(branch: str) -> str:
     return f"{REMOTE_REF}{branch}"
 
@@ -83,63 +63,104 @@ def synced_ref(branch: str) -> str:
     return f"{SYNCED_REF}{branch}"
 
 
-async def fetch(repo: MemoryRepo, url: str, branch: str) -> str | None:
-    """Fetch the remote's ``branch`` into ``refs/memd/remote/<branch>``; its commit, or None when the
-    remote has no such branch yet (a new, empty remote). ``SyncRefused`` when the branch names
-    something other than a commit (a blob, a tree): no merge or push can build on it."""
+async def fetch(
+    repo: MemoryRepo,
+    url: str,
+    branch: str,
+    *,
+    scratch: Path | None = None,
+    timeout_s: float = FETCH_TIMEOUT_S,
+    screen: quarantine.Screen | None = None,
+) -> str | None:
+    """Fetch the remote's ``branch`` into ``refs/memd/remote/<branch>``, through a quarantine under
+    ``scratch`` (the system's temporary folder when None) where ``screen`` sees every incoming
+    object first; its commit, or None when the remote has no such branch yet (a new, empty remote).
+    ``SyncRefused`` when the branch names something other than a commit (a blob, a tree): no merge
+    or push can build on it; whatever ``screen`` raises when it refuses. Either way nothing of the
+    remote's objects reaches the memory repository."""
     ref = remote_ref(branch)
+    check_url(url)
+    check_local_remote(url, repo.path)
     listed = await run_git(
         repo.path,
-        *_remote_args(),
+        *remote_args(),
         "ls-remote",
+        *upload_pack(url),
         "--heads",
         "--",
-        check_url(url),
+        url,
         f"refs/heads/{branch}",
-        timeout_s=FETCH_TIMEOUT_S,
-        env=_remote_env(),
+        timeout_s=timeout_s,
+        env=remote_env(),
     )
     if not listed.stdout.strip():
         await run_git(repo.path, "update-ref", "-d", ref, check=False)
         return None
-    await run_git(
-        repo.path,
-        *_remote_args(),
-        "fetch",
-        "-q",
-        "--no-tags",
-        "--no-write-fetch-head",
-        "--",
-        url,
-        f"+refs/heads/{branch}:{ref}",
-        timeout_s=FETCH_TIMEOUT_S,
-        env=_remote_env(),
-    )
-    commit = await ref_commit(repo, ref)
-    if commit is None:
-        kind = (await run_git(repo.path, "cat-file", "-t", ref, check=False)).stdout.strip() or "unknown"
-        await run_git(repo.path, "update-ref", "-d", ref, check=False)
-        raise SyncRefused(
-            f"the remote's branch {branch} is not a commit (it points at a {kind} object): memd refuses "
-            "it and pushes nothing over it; point the branch at a commit, or set another [sync] branch"
+    known = [await repo.head(), await ref_commit(repo, ref), await ref_commit(repo, synced_ref(branch))]
+    haves = [c for c in known if c]
+    parent = scratch if scratch is not None else Path(tempfile.gettempdir())
+    async with quarantine.quarantine(repo, parent, haves) as q:
+        await run_git(
+            q.path,
+            *remote_args(),
+            "fetch",
+            *upload_pack(url),
+            "-q",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--",
+            url,
+            f"+refs/heads/{branch}:{quarantine.INCOMING_REF}",
+            timeout_s=timeout_s,
+            env=remote_env(),
+        )
+        commit = await ref_commit(q, quarantine.INCOMING_REF)
+        if commit is None:
+            kind = (await run_git(q.path, "cat-file", "-t", quarantine.INCOMING_REF, check=False)).stdout
+            await run_git(repo.path, "update-ref", "-d", ref, check=False)
+            raise SyncRefused(
+                f"the remote's branch {branch} is not a commit (it points at a {kind.strip() or 'unknown'} "
+                "object): memd refuses it and pushes nothing over it; point the branch at a commit, or set "
+                "another [sync] branch"
+            )
+        if screen is not None:
+            screen(await quarantine.incoming_objects(q, commit, haves))
+        source = str(q.path)
+        await run_git(
+            repo.path,
+            *remote_args(),
+            "fetch",
+            *upload_pack(source),
+            "-q",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--",
+            source,
+            f"+{quarantine.INCOMING_REF}:{ref}",
+            timeout_s=timeout_s,
         )
     return commit
 
 
-async def push(repo: MemoryRepo, url: str, branch: str, commit: str) -> None:
+async def push(
+    repo: MemoryRepo, url: str, branch: str, commit: str, *, timeout_s: float = FETCH_TIMEOUT_S
+) -> None:
     """Push ``commit`` to the remote's ``branch`` as a fast-forward only (never forced)."""
+    check_url(url)
+    check_local_remote(url, repo.path)
     result = await run_git(
         repo.path,
-        *_remote_args(),
+        *remote_args(),
         "push",
+        *receive_pack(url),
         "--porcelain",
         "--no-verify",
         "--",
-        check_url(url),
+        url,
         f"{commit}:refs/heads/{branch}",
         check=False,
-        timeout_s=FETCH_TIMEOUT_S,
-        env=_remote_env(),
+        timeout_s=timeout_s,
+        env=remote_env(),
     )
     if result.returncode == 0:
         return
@@ -240,7 +261,7 @@ async def new_blobs(repo: MemoryRepo, tip: str, known: list[str]) -> list[tuple[
 
 async def fetch_into(clone: MemoryRepo, source: Path, ref: str) -> str:
     """Bring ``ref`` of the repository at ``source`` (memd's own) into a scratch ``clone``."""
-    await clone.git("fetch", "-q", "--no-tags", str(source), f"+{ref}:{ref}")
+    await clone.git("fetch", *upload_pack(str(source)), "-q", "--no-tags", str(source), f"+{ref}:{ref}")
     commit = await ref_commit(clone, ref)
     assert commit is not None
     return commit
@@ -286,7 +307,7 @@ async def land_exact(repo: MemoryRepo, clone: MemoryRepo, *, base: str) -> str:
             raise RepoMoved("the memory repository moved during the sync; it is merged again")
         target = await clone.head()
         assert target is not None
-        await repo.git("fetch", "-q", "--no-tags", str(clone.path), "HEAD")
+        await repo.git("fetch", *upload_pack(str(clone.path)), "-q", "--no-tags", str(clone.path), "HEAD")
         await repo.git("merge", "-q", "--ff-only", "--no-edit", target)
         return target
 

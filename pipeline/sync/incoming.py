@@ -1,6 +1,10 @@
 """The remote is not trusted: what it brings passes the checks of a local consolidation first.
 
-Before anything fetched is merged (let alone published): every path is ``README.md``, a tombstone
+First, before a byte of it is read or reaches the memory repository (``object_findings``, on what
+``pipeline.memory.quarantine`` lists): every object of every incoming commit, not only the tip's,
+is within its size cap (a file of memory, the README, a tombstone, a tree or commit), and all of
+them together within ``MAX_INCOMING_BYTES`` and ``MAX_INCOMING_OBJECTS``. Then, before anything
+fetched is merged (let alone published): every path is ``README.md``, a tombstone
 or a file of a valid scope, every entry a regular file (no symlink, no submodule); every scope the
 remote changed passes ``pipeline.memory.validate.validate_scope`` (frontmatter, index, caps, the
 secret gate) as the remote has it; and every file version any incoming commit carries, not only the
@@ -15,6 +19,7 @@ from pathlib import Path
 
 from pipeline.memory import tombstones
 from pipeline.memory.layout import Caps, is_scope
+from pipeline.memory.quarantine import IncomingObject
 from pipeline.memory.remote import REGULAR_MODES, Entry
 from pipeline.memory.validate import SecretFinder, describe_secret, validate_scope
 from pipeline.sync.merge import ROOT_FILES, by_scope, scope_of
@@ -23,6 +28,12 @@ MAX_ROOT_FILE_BYTES = 64 * 1024
 MAX_FILE_BYTES = 2 * 1024 * 1024
 """No file of memory is anywhere near this (topics have their own, smaller cap): a bigger one is refused."""
 MAX_FINDINGS = 20
+MAX_TOMBSTONE_BYTES = 1024
+MAX_META_BYTES = 1024 * 1024
+"""A tree or a commit bigger than this is no tree or commit memd writes."""
+MAX_INCOMING_BYTES = 256 * 1024 * 1024
+"""All the objects one sync brings together (every version of every file, trees, commits)."""
+MAX_INCOMING_OBJECTS = 200_000
 
 
 def path_findings(entries: Mapping[str, Entry]) -> list[str]:
@@ -44,6 +55,40 @@ def path_findings(entries: Mapping[str, Entry]) -> list[str]:
     return out
 
 
+def file_cap(path: str) -> int:
+    """The most bytes any version of the file at ``path`` may have."""
+    if path in ROOT_FILES:
+        return MAX_ROOT_FILE_BYTES
+    if tombstones.is_tombstone_path(path):
+        return MAX_TOMBSTONE_BYTES
+    return MAX_FILE_BYTES
+
+
+def object_findings(objects: Sequence[IncomingObject]) -> list[str]:
+    """Every object over its cap, and the whole over ``MAX_INCOMING_BYTES`` or
+    ``MAX_INCOMING_OBJECTS``: sizes as git records them, no content read."""
+    out: list[str] = []
+    total = 0
+    for obj in objects:
+        total += obj.size
+        cap = file_cap(obj.path) if obj.kind == "blob" else MAX_META_BYTES
+        if obj.size > cap:
+            what = obj.path or f"a {obj.kind}"
+            out.append(
+                f"{what} ({obj.kind} {obj.sha[:12]}) is {obj.size} bytes in an incoming commit, "
+                f"over the cap of {cap} bytes"
+            )
+    if len(objects) > MAX_INCOMING_OBJECTS:
+        out.append(
+            f"the remote's commits bring {len(objects)} objects, over the cap of {MAX_INCOMING_OBJECTS}"
+        )
+    if total > MAX_INCOMING_BYTES:
+        out.append(
+            f"the remote's commits bring {total} bytes, over the cap of {MAX_INCOMING_BYTES} in one sync"
+        )
+    return out[:MAX_FINDINGS]
+
+
 def size_findings(files: Mapping[str, bytes]) -> list[str]:
     out = []
     for path, data in files.items():
@@ -53,7 +98,7 @@ def size_findings(files: Mapping[str, bytes]) -> list[str]:
             )
         elif path in ROOT_FILES and len(data) > MAX_ROOT_FILE_BYTES:
             out.append(f"{path} is {len(data)} bytes, over the cap of {MAX_ROOT_FILE_BYTES}")
-        elif tombstones.is_tombstone_path(path) and len(data) > 1024:
+        elif tombstones.is_tombstone_path(path) and len(data) > MAX_TOMBSTONE_BYTES:
             out.append(f"{path} is {len(data)} bytes: a tombstone holds one line")
     return out
 

@@ -2,7 +2,9 @@
 
 0. Check the memory repository can be written (``MemoryRepo.check_writable``): when it cannot, the
    sync ends ``failed`` naming the path and the reason, before anything is fetched.
-1. Fetch the remote's branch (``refs/memd/remote/<branch>``; the local branch does not move).
+1. Fetch the remote's branch through a quarantine, where every incoming object is sized before it
+   is read or lands (``incoming.object_findings``): over the caps, refused (``refs/memd/remote/<branch>``;
+   the local branch does not move).
 2. Refuse a rewritten history: the last remote commit memd synced with (``refs/memd/synced/<branch>``)
    must be an ancestor of what was fetched.
 3. Nothing new there: go to 6. Otherwise check what comes in (``incoming``) and refuse it with the
@@ -24,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import structlog
 
@@ -31,6 +34,7 @@ from pipeline.clock import Clock
 from pipeline.errors import MemdError, MemoryRepoError, SyncRefused
 from pipeline.memory import remote, tombstones
 from pipeline.memory.layout import GLOBAL_SCOPE, Caps
+from pipeline.memory.quarantine import IncomingObject
 from pipeline.memory.repository import MemoryRepo, scratch_parent
 from pipeline.memory.validate import SecretFinder
 from pipeline.settings import Settings
@@ -120,6 +124,10 @@ class Syncer:
     def caps(self) -> Caps:
         return Caps.of(self.settings.memories)
 
+    @property
+    def _scratch(self) -> Path:
+        return scratch_parent(self.settings.paths.state_dir, "sync")
+
     async def run(self, *, push: bool = True, prepare: Prepare | None = None) -> SyncReport:
         """Sync; ``prepare`` runs first, once the memory repository is known to be writable."""
         cfg = self.settings.sync
@@ -150,7 +158,9 @@ class Syncer:
         cfg, repo = self.settings.sync, self.repo
         for attempt in range(1, MAX_ATTEMPTS + 1):
             report.attempts = attempt
-            tip = await remote.fetch(repo, cfg.remote, cfg.branch)
+            tip = await remote.fetch(
+                repo, cfg.remote, cfg.branch, scratch=self._scratch, timeout_s=cfg.timeout_s, screen=_screen
+            )
             state.last_fetch_at = self.clock.now().isoformat()
             report.fetched = tip
             try:
@@ -164,7 +174,7 @@ class Syncer:
             assert head is not None
             if push and head != tip:
                 try:
-                    await remote.push(repo, cfg.remote, cfg.branch, head)
+                    await remote.push(repo, cfg.remote, cfg.branch, head, timeout_s=cfg.timeout_s)
                 except remote.PushRejected:
                     log.info("sync_push_rejected", attempt=attempt)
                     continue
@@ -228,8 +238,7 @@ class Syncer:
         on_top = await remote.is_ancestor(repo, local, tip)
         if on_top and merged.files == theirs:
             return await remote.fast_forward(repo, base=local, target=tip)
-        parent = scratch_parent(self.settings.paths.state_dir, "sync")
-        async with repo.scratch(parent, owner="sync") as clone:
+        async with repo.scratch(self._scratch, owner="sync") as clone:
             ref = remote.remote_ref(self.settings.sync.branch)
             theirs_sha = await remote.fetch_into(clone, repo.path, ref)
             if on_top:
@@ -268,6 +277,13 @@ class Syncer:
         except MemdError as exc:
             log.warning("sync_state_unreadable", error=_short(exc))
         await save(self.store, state, now=now)
+
+
+def _screen(objects: list[IncomingObject]) -> None:
+    """What a fetch brings, sized before it is read or lands: over the caps, refused."""
+    problems = incoming.object_findings(objects)
+    if problems:
+        raise SyncRefused(_refusal(problems))
 
 
 def _refusal(findings: list[str]) -> str:

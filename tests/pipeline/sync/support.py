@@ -141,7 +141,9 @@ class Machine:
         return found
 
 
-async def machine(name: str, root: Path, api: FakeAnthropicAPI, remote: str, clock: FakeClock) -> Machine:
+async def machine(
+    name: str, root: Path, api: FakeAnthropicAPI, remote: str, clock: FakeClock, **sync: Any
+) -> Machine:
     home = root / name
     home.mkdir(parents=True)
     project = home / "src" / f"app-{name}"
@@ -149,7 +151,7 @@ async def machine(name: str, root: Path, api: FakeAnthropicAPI, remote: str, clo
     (home / ".claude").mkdir()
     git(project, "init", "-q", "-b", "main")
     git(project, "remote", "add", "origin", ORIGIN)
-    settings = make_settings(home, api.base_url, sync={"remote": remote})
+    settings = make_settings(home, api.base_url, sync={"remote": remote, **sync})
     store = await open_store(settings.paths.state_db)
     llm: LLMClient = build_client(
         settings, store=store, clock=clock, env={"ANTHROPIC_API_KEY": FAKE_API_KEY}, rng=random.Random(1)
