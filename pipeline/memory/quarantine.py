@@ -49,19 +49,29 @@ Screen = Callable[[list[IncomingObject]], None]
 async def quarantine(repo: MemoryRepo, parent: Path, haves: Sequence[str]) -> AsyncIterator[MemoryRepo]:
     """A fresh repository under ``parent`` borrowing ``repo``'s objects, with a ref to each of
     ``haves``; removed on exit."""
-    parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    tmp = Path(await asyncio.to_thread(tempfile.mkdtemp, prefix="sync.", dir=parent))
+    tmp = await asyncio.to_thread(_make_dir, parent)
     try:
         q = MemoryRepo(tmp / "quarantine")
-        q.path.mkdir(mode=0o700)
         await q.git("init", "-q")
-        objects = (repo.path / ".git" / "objects").resolve()
-        (q.path / ".git" / "objects" / "info" / "alternates").write_text(f"{objects}\n", encoding="utf-8")
+        await asyncio.to_thread(_borrow, q.path, repo.path)
         for i, sha in enumerate(dict.fromkeys(haves)):
             await q.git("update-ref", f"{HAVE_REF}{i}", sha)
         yield q
     finally:
         await asyncio.to_thread(shutil.rmtree, tmp, True)
+
+
+def _make_dir(parent: Path) -> Path:
+    parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    tmp = Path(tempfile.mkdtemp(prefix="sync.", dir=parent))
+    (tmp / "quarantine").mkdir(mode=0o700)
+    return tmp
+
+
+def _borrow(quarantined: Path, source: Path) -> None:
+    """Let the repository at ``quarantined`` read (never write) the objects of the one at ``source``."""
+    objects = (source / ".git" / "objects").resolve()
+    (quarantined / ".git" / "objects" / "info" / "alternates").write_text(f"{objects}\n", encoding="utf-8")
 
 
 async def incoming_objects(q: MemoryRepo, tip: str, haves: Sequence[str]) -> list[IncomingObject]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import socket
+import subprocess
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -120,6 +121,13 @@ async def test_a_path_remote_whose_config_could_run_a_program_is_refused_and_lef
     assert not (served / "packed-refs").exists()
 
 
+def _has_object(repo: Path, sha: str) -> bool:
+    done = subprocess.run(
+        ["git", "cat-file", "-e", sha], cwd=repo, capture_output=True, env={"PATH": os.environ["PATH"]}
+    )
+    return done.returncode == 0
+
+
 def _alive(pid: int) -> bool:
     """The process exists and is not a zombie (killed, waiting for its parent to reap it)."""
     try:
@@ -216,3 +224,43 @@ async def test_a_silent_https_remote_ends_failed_at_the_timeout_with_its_https_h
         assert report.reason is not None
         assert "timed out" in report.reason
         assert _processes_naming(f"127.0.0.1:{port}") == []
+
+
+async def test_a_history_bomb_is_refused_by_size_before_it_is_read_and_leaves_nothing_here(
+    tmp_path: Path, fake_api: FakeAnthropicAPI, clock: FakeClock
+) -> None:
+    # 64 MiB of zeros (a few hundred KiB on the wire) in an intermediate commit, gone again at the
+    # tip: the tip looks sound, the history is not
+    served = bare_remote(tmp_path)
+    writer = tmp_path / "writer"
+    writer.mkdir()
+    git(writer, "init", "-q", "-b", "main")
+    (writer / "README.md").write_text("# memory\n")
+    git(writer, "add", "README.md")
+    git(writer, "commit", "-qm", "one")
+    bomb = writer / "global" / "raw_memories.md"
+    bomb.parent.mkdir()
+    with bomb.open("wb") as f:
+        f.truncate(64 * 1024 * 1024)
+    git(writer, "add", "-A")
+    git(writer, "commit", "-qm", "bomb")
+    bomb_sha = git(writer, "rev-parse", "HEAD:global/raw_memories.md").strip()
+    git(writer, "rm", "-q", "-r", "global")
+    git(writer, "commit", "-qm", "gone again")
+    git(writer, "push", "-q", str(served), "main")
+    a = await machine("a", tmp_path, fake_api, str(served), clock)
+    try:
+        report = await a.sync()
+    finally:
+        await close(a)
+    assert report.outcome == SyncOutcome.STOPPED
+    assert report.reason is not None
+    assert f"global/raw_memories.md (blob {bomb_sha[:12]}) is {64 * 1024 * 1024} bytes" in report.reason
+    memory = a.settings.paths.memory_dir
+    assert not _has_object(memory, bomb_sha)
+    assert git(memory, "rev-parse", "-q", "--verify", "refs/memd/remote/main", check=False) == ""
+    packed = sum(p.stat().st_size for p in (memory / ".git" / "objects").rglob("*") if p.is_file())
+    assert packed < 1024 * 1024  # nothing of the bomb's pack stayed
+    scratch = a.settings.paths.state_dir / "sync-scratch"
+    assert not scratch.exists() or not list(scratch.iterdir())  # the quarantine is gone
+    assert git(served, "rev-parse", "refs/heads/main").strip() == git(writer, "rev-parse", "HEAD").strip()
