@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pipeline.memory import tombstones
 from pipeline.memory.layout import Caps
+from pipeline.memory.quarantine import IncomingObject
 from pipeline.memory.remote import Entry
 from pipeline.redaction import Redactor
-from pipeline.sync.incoming import findings, path_findings
+from pipeline.sync import incoming
+from pipeline.sync.incoming import findings, object_findings, path_findings
 from tests.pipeline.consolidate.support import SECRET_LINE
 from tests.pipeline.sync.test_merge import scope, topic
 
@@ -65,3 +68,44 @@ def test_a_huge_file_is_refused() -> None:
     theirs["projects/app-1/rollout_summaries/a.md"] = b"x" * (3 * 1024 * 1024)
     found = findings(entries(theirs), theirs, {}, [], caps=CAPS, finder=FINDER)
     assert any("over the cap" in f and "rollout_summaries/a.md" in f for f in found)
+
+
+def _blob(path: str, size: int, n: int = 0) -> IncomingObject:
+    return IncomingObject(f"{n:040x}", "blob", size, path)
+
+
+def test_every_incoming_object_is_held_to_the_cap_of_its_path_by_its_recorded_size() -> None:
+    sound = [
+        _blob("README.md", 1000, 1),
+        _blob("projects/app-1/raw_memories.md", incoming.MAX_FILE_BYTES, 2),
+        IncomingObject("3" * 40, "tree", 5000, "projects"),
+        IncomingObject("4" * 40, "commit", 300, ""),
+    ]
+    assert object_findings(sound) == []
+    found = object_findings(
+        [
+            _blob("README.md", incoming.MAX_ROOT_FILE_BYTES + 1, 1),
+            _blob("projects/app-1/raw_memories.md", incoming.MAX_FILE_BYTES + 1, 2),
+            _blob(tombstones.path_of("s-1"), 5000, 3),
+            IncomingObject("4" * 40, "commit", incoming.MAX_META_BYTES + 1, ""),
+        ]
+    )
+    assert len(found) == 4
+    assert "README.md" in found[0]
+    assert f"{incoming.MAX_FILE_BYTES + 1} bytes" in found[1]
+    assert "a commit" in found[3]
+
+
+def test_what_one_sync_brings_is_capped_in_bytes_and_in_objects() -> None:
+    many = [
+        _blob(f"projects/app-1/rollout_summaries/{n}.md", 10, n)
+        for n in range(incoming.MAX_INCOMING_OBJECTS + 1)
+    ]
+    assert any("objects, over the cap" in f for f in object_findings(many))
+    count = incoming.MAX_INCOMING_BYTES // incoming.MAX_FILE_BYTES + 1
+    big = [
+        _blob(f"projects/app-1/rollout_summaries/{n}.md", incoming.MAX_FILE_BYTES, n) for n in range(count)
+    ]
+    found = object_findings(big)
+    assert len(found) == 1
+    assert "bytes, over the cap" in found[0]
