@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -106,3 +107,32 @@ def test_run_once_pushes_and_a_running_daemon_merges_what_another_machine_pushed
             daemon.close()
         assert (memory / "tombstones" / ("0" * 32)).is_file()
         assert git(memory, "status", "--porcelain") == ""
+
+
+def test_a_silent_remote_holds_up_neither_consolidation_nor_publishing(
+    tmp_path: Path, fake_api: FakeAnthropicAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The remote accepts the connection and never answers, and [sync] timeout_s is long: the fetch
+    # before the consolidation gives up at PULL_FIRST_TIMEOUT_S, the consolidation and the publishing
+    # go on, and the cycle's sync reports that failure instead of waiting for the remote again.
+    import daemon.app
+
+    monkeypatch.setattr(daemon.app, "PULL_FIRST_TIMEOUT_S", 1.0)
+    fake_api.responder = responder
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    try:
+        url = f"git://127.0.0.1:{listener.getsockname()[1]}/memory.git"
+        home = tmp_path / "laptop"
+        env = _env(home, fake_api, url, MEMD_SYNC__TIMEOUT_S="3600")
+        once = memd(env, "run", "--once")
+    finally:
+        listener.close()
+    out = once.stdout + once.stderr[-3000:]
+    assert "consolidate ok" in out
+    assert "publish ok" in out
+    assert "sync failed" in out
+    assert "timed out after 1 s" in out
+    memory = home / ".local" / "share" / "memd" / "memory"
+    assert any(p.endswith("/MEMORY.md") for p in git(memory, "ls-files").split())
