@@ -9,7 +9,8 @@ message), and the steps are built around it here, on a ``Runtime``:
     extract     pipeline.extract.run.run_phase1(store, settings, clock, llm, redactor, dry_run=)
     consolidate pipeline.consolidate.run.run_phase2(store, settings, repo, clock, llm, redactor, dry_run=)
                 (the memory repository checked writable first, before anything is paid for; with
-                [sync]: the scope keys brought up to date, and the remote fetched and merged first)
+                [sync]: the scope keys brought up to date, and the remote fetched and merged first,
+                within PULL_FIRST_TIMEOUT_S a call: a remote that fails it is the cycle's sync result)
                 a dry run: pipeline.consolidate.dry.dry_consolidation(report, would_extract, settings)
     sync        pipeline.sync.now.sync_memory(store, settings, repo, clock, redactor, model=)
     publish     pipeline.publish.run.publish_all(store, settings, clock, dry_run=)
@@ -45,6 +46,10 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger(__name__)
 
+PULL_FIRST_TIMEOUT_S = 20.0
+"""The most each git call of the fetch before a consolidation may take (``[sync] timeout_s`` if
+smaller): a silent or slow remote holds the consolidation up this long at most, once a cycle."""
+
 
 def pipeline_steps(
     env: StepEnv, *, clock: Clock, environ: Mapping[str, str], dry_run: bool = False
@@ -53,6 +58,8 @@ def pipeline_steps(
     store, settings = env.store, env.settings
     rt = Runtime(store, settings, clock=clock, env=environ, dry_run=dry_run)
     would_extract: list[tuple[str | None, str]] = []
+    pull_failed: list[object] = []
+    """The report of this cycle's fetch before the consolidation, when the remote failed it."""
     """In a dry run: (project, session) of each session phase 1 would extract."""
 
     async def scan(*, dry_run: bool) -> object:
@@ -98,7 +105,7 @@ def pipeline_steps(
         if not dry_run:
             repo.check_writable()  # before anything is paid for
         if not dry_run and settings().sync.enabled:
-            await _pull_first(store, settings(), repo, clock, rt)
+            pull_failed[:] = await _pull_first(store, settings(), repo, clock, rt)
 
         llm = await _llm_for(rt, dry_run)
         report = await run_phase2(
@@ -116,6 +123,8 @@ def pipeline_steps(
             return Skipped("no [sync] remote is configured")
         if dry_run:
             return Skipped("a dry run does not sync")
+        if pull_failed:  # the remote failed minutes ago: publishing does not wait for it again
+            return pull_failed.pop()
         from pipeline.sync.run import due
 
         repo = rt.memory_repo()
@@ -142,14 +151,23 @@ async def _rekey(store: Store, settings: Settings, repo: MemoryRepo, clock: Cloc
     await rekey(store, settings, repo, clock)
 
 
-async def _pull_first(store: Store, settings: Settings, repo: MemoryRepo, clock: Clock, rt: Runtime) -> None:
-    """Before a consolidation: fetch and merge the remote (the push follows in the sync step). A
-    remote that cannot be had is logged; the consolidation goes on with the local memory."""
+async def _pull_first(
+    store: Store, settings: Settings, repo: MemoryRepo, clock: Clock, rt: Runtime
+) -> list[object]:
+    """Before a consolidation: fetch and merge the remote (the push follows in the sync step), each
+    git call within ``PULL_FIRST_TIMEOUT_S``. A remote that cannot be had is logged and recorded
+    (``memd status``); the consolidation goes on with the local memory, and the cycle's sync step
+    reports this failure instead of waiting for the remote again: the next sync tries anew.
+    Returns the failed report, or nothing."""
     from pipeline.sync.now import sync_memory
 
-    report = await sync_memory(store, settings, repo, clock, rt.redactor(), push=False)
+    short = min(settings.sync.timeout_s, PULL_FIRST_TIMEOUT_S)
+    bounded = settings.model_copy(update={"sync": settings.sync.model_copy(update={"timeout_s": short})})
+    report = await sync_memory(store, bounded, repo, clock, rt.redactor(), push=False)
     if report.failure:
         log.warning("sync_before_consolidation", outcome=report.outcome, reason=report.reason)
+        return [report]
+    return []
 
 
 async def _llm_for(rt: Runtime, dry_run: bool) -> ModelClient | None:
