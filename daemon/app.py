@@ -119,10 +119,8 @@ def pipeline_steps(
 
     async def sync(*, dry_run: bool) -> object:
         current = settings()
-        if not current.sync.enabled:
-            return Skipped("no [sync] remote is configured")
-        if dry_run:
-            return Skipped("a dry run does not sync")
+        if (skipped := _no_sync(current, dry_run)) is not None:
+            return skipped
         if pull_failed:  # the remote failed minutes ago: publishing does not wait for it again
             return pull_failed.pop()
         from pipeline.sync.run import due
@@ -142,6 +140,14 @@ def pipeline_steps(
 
     steps = {"scan": scan, "extract": extract, "consolidate": consolidate, "sync": sync, "publish": publish}
     return StepSet(steps, close=rt.aclose)
+
+
+def _no_sync(settings: Settings, dry_run: bool) -> Skipped | None:
+    if not settings.sync.enabled:
+        return Skipped("no [sync] remote is configured")
+    if dry_run:
+        return Skipped("a dry run does not sync")
+    return None
 
 
 async def _rekey(store: Store, settings: Settings, repo: MemoryRepo, clock: Clock) -> None:
