@@ -6,7 +6,8 @@ no prompts and no GPG signing, and refuses a repository whose ``.git/config`` (w
 agent or another program could have written) names anything beyond plain data (filters, textconv,
 diff and merge drivers, includes, credential helpers: ``git_env.refusal``), so nothing there makes
 git execute anything. Each call has a timeout, at which git's whole process group is killed
-(its ssh or https helper too); a failure raises ``MemoryRepoError`` carrying git's
+(its ssh or https helper too); whatever is left of the group when git ends is killed as well. A
+failure raises ``MemoryRepoError`` carrying git's
 stderr.
 """
 
@@ -94,15 +95,23 @@ async def run_git_bytes(
     except BaseException:
         await _kill(proc)
         raise
+    _kill_group(proc.pid)  # what git started and left behind (an ssh master, a helper) ends with it
     return proc.returncode or 0, out, err
+
+
+def _kill_group(pgid: int) -> bool:
+    """SIGKILL to the process group git led; False when it has no process left."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
 
 
 async def _kill(proc: asyncio.subprocess.Process) -> None:
     """Kill git's whole process group (git started it: ``start_new_session``), so its ssh or
     ``git-remote-https`` child dies with it, then reap git, waiting a bounded time for the pipes."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
+    if not _kill_group(proc.pid):
         try:
             proc.kill()
         except ProcessLookupError:

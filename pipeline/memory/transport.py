@@ -57,6 +57,7 @@ SERVING_CONFIG: tuple[tuple[str, str], ...] = (
     ("core.alternateRefsCommand", "true"),
     ("receive.denyCurrentBranch", "refuse"),
     ("receive.autogc", "false"),
+    ("core.bigFileThreshold", "1m"),
 )
 """What the git serving a remote on this machine gets besides ``SAFE_CONFIG`` (hooks, fsmonitor...)."""
 PASSED_ENV = ("SSH_AUTH_SOCK",)
@@ -117,8 +118,10 @@ def check_local_remote(url: str, cwd: Path) -> None:
     raw = local_path(url)
     if raw is None:
         return
-    if raw.startswith("~") or "%" in raw and url.startswith("file://") or not raw:
-        raise SyncRefused(f"memd does not resolve the remote path {raw!r} (~ or %-escapes): give it in full")
+    if url.startswith("file://") and (not raw.startswith("/") or "%" in raw):
+        raise SyncRefused(f"memd takes a file:// remote as file:///<full path>, without %-escapes: {url!r}")
+    if not raw or raw.startswith("~"):
+        raise SyncRefused(f"memd does not resolve the remote path {raw!r} as git would: give it in full")
     base = cwd / raw
     for suffix in GIT_DIR_SUFFIXES:
         candidate = Path(str(base) + suffix)

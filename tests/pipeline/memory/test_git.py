@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,46 @@ async def test_a_hung_git_times_out_and_is_killed(tmp_path: Path) -> None:
     pid = int(pid_file.read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+async def test_a_hung_gits_whole_process_group_is_killed_with_it(tmp_path: Path) -> None:
+    # git's child (ssh, git-remote-https) holding the pipes dies with git at the timeout, and
+    # one that let go of them is not left behind when git ends on its own either
+    fake_bin = tmp_path / "bin"
+    fake_bin.mkdir()
+    pids = tmp_path / "pids"
+    mode = tmp_path / "mode"
+    (fake_bin / "git").write_text(
+        "#!/bin/sh\n"
+        f'if [ "$(cat {mode})" = hang ]; then sleep 300 & echo $! >> {pids}; wait; fi\n'
+        f"sleep 300 </dev/null >/dev/null 2>&1 &\necho $! >> {pids}\nexit 0\n"
+    )
+    (fake_bin / "git").chmod(0o755)
+    env = {"PATH": f"{fake_bin}:/usr/bin:/bin"}
+    mode.write_text("hang")
+    with pytest.raises(MemoryRepoError, match="timed out"):
+        await run_git(tmp_path, "fetch", timeout_s=0.5, env=env)
+    mode.write_text("exit")
+    await run_git(tmp_path, "fetch", env=env)
+    started = [int(pid) for pid in pids.read_text().split()]
+    assert len(started) == 2
+    for pid in started:
+        assert _dies(pid)
+
+
+def _dies(pid: int) -> bool:
+    """The process is gone or a zombie (killed, not yet reaped by its new parent) within a while: a
+    signal is delivered after ``kill`` returns."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except FileNotFoundError:
+            return True
+        if stat.rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+            return True
+        time.sleep(0.02)
+    return False
 
 
 async def test_a_timeout_and_a_failure_name_the_git_subcommand_not_its_options(tmp_path: Path) -> None:
