@@ -6,9 +6,8 @@ no prompts and no GPG signing, and refuses a repository whose ``.git/config`` (w
 agent or another program could have written) names anything beyond plain data (filters, textconv,
 diff and merge drivers, includes, credential helpers: ``git_env.refusal``), so nothing there makes
 git execute anything. Each call has a timeout, at which git's whole process group is killed
-(its ssh or https helper too); whatever is left of the group when git ends is killed as well. A
-failure raises ``MemoryRepoError`` carrying git's
-stderr.
+(its ssh or https helper too); whatever is left of the group when git ends is killed as well.
+A failure raises ``MemoryRepoError`` carrying git's stderr.
 """
 
 from __future__ import annotations
