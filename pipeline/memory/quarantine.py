@@ -6,7 +6,8 @@ repository's objects (``objects/info/alternates``, read-only) and holds refs to 
 already has, so the fetch negotiates as if it were the memory repository and receives only what is
 new. What arrives is listed without reading a byte of content (``git rev-list --objects`` for the
 ids and paths, ``git cat-file --batch-check`` for each object's type and size) and handed to a
-``Screen``, which refuses by raising. Only what passes is fetched from the quarantine into the
+``Screen``, which refuses by raising; before that listing, the screen sees how many objects and
+bytes the remote sent at all (``git count-objects``), so a flood is refused before it is listed. Only what passes is fetched from the quarantine into the
 memory repository; the quarantine is removed whatever happened, so a refused remote leaves nothing
 of its objects behind.
 """
@@ -16,10 +17,11 @@ from __future__ import annotations
 import asyncio
 import shutil
 import tempfile
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from pipeline.errors import MemoryRepoError
 from pipeline.memory.git import run_git
@@ -41,8 +43,14 @@ class IncomingObject:
     path: str
 
 
-Screen = Callable[[list[IncomingObject]], None]
-"""Looks at what a fetch brings before it reaches the memory repository; refuses by raising."""
+class Screen(Protocol):
+    """Looks at what a fetch brings before it reaches the memory repository; refuses by raising."""
+
+    def received(self, objects: int, size: int) -> None:
+        """What the remote sent, as stored in the quarantine: objects, bytes on disk (compressed)."""
+
+    def incoming(self, objects: list[IncomingObject]) -> None:
+        """Every object the fetched commit reaches that memd did not have."""
 
 
 @asynccontextmanager
@@ -72,6 +80,19 @@ def _borrow(quarantined: Path, source: Path) -> None:
     """Let the repository at ``quarantined`` read (never write) the objects of the one at ``source``."""
     objects = (source / ".git" / "objects").resolve()
     (quarantined / ".git" / "objects" / "info" / "alternates").write_text(f"{objects}\n", encoding="utf-8")
+
+
+async def received(q: MemoryRepo) -> tuple[int, int]:
+    """(objects, bytes on disk) the quarantine holds of its own (not the borrowed ones), from
+    ``git count-objects``: what the remote sent, whatever it is, counted without listing it."""
+    out = await q.git("count-objects", "-v")
+    fields = dict(line.split(": ", 1) for line in out.splitlines() if ": " in line)
+
+    def number(key: str) -> int:
+        value = fields.get(key, "0").strip()
+        return int(value) if value.isdigit() else 0
+
+    return number("count") + number("in-pack"), (number("size") + number("size-pack")) * 1024
 
 
 async def incoming_objects(q: MemoryRepo, tip: str, haves: Sequence[str]) -> list[IncomingObject]:

@@ -124,7 +124,8 @@ async def fetch(
                 "another [sync] branch"
             )
         if screen is not None:
-            screen(await quarantine.incoming_objects(q, commit, haves))
+            screen.received(*await quarantine.received(q))
+            screen.incoming(await quarantine.incoming_objects(q, commit, haves))
         source = str(q.path)
         await run_git(
             repo.path,

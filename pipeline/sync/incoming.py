@@ -3,7 +3,8 @@
 First, before a byte of it is read or reaches the memory repository (``object_findings``, on what
 ``pipeline.memory.quarantine`` lists): every object of every incoming commit, not only the tip's,
 is within its size cap (a file of memory, the README, a tombstone, a tree or commit), and all of
-them together within ``MAX_INCOMING_BYTES`` and ``MAX_INCOMING_OBJECTS``. Then, before anything
+them together, and all the remote sent at all, within ``MAX_INCOMING_BYTES`` and
+``MAX_INCOMING_OBJECTS`` (``SizeScreen``). Then, before anything
 fetched is merged (let alone published): every path is ``README.md``, a tombstone
 or a file of a valid scope, every entry a regular file (no symlink, no submodule); every scope the
 remote changed passes ``pipeline.memory.validate.validate_scope`` (frontmatter, index, caps, the
@@ -14,7 +15,8 @@ last one's, passes the secret gate. A finding stops the sync with the reason; no
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.memory import tombstones
@@ -87,6 +89,33 @@ def object_findings(objects: Sequence[IncomingObject]) -> list[str]:
             f"the remote's commits bring {total} bytes, over the cap of {MAX_INCOMING_BYTES} in one sync"
         )
     return out[:MAX_FINDINGS]
+
+
+def received_findings(objects: int, size: int) -> list[str]:
+    """What the remote sent at all (before it is listed), over ``MAX_INCOMING_OBJECTS`` or
+    ``MAX_INCOMING_BYTES``."""
+    out = []
+    if objects > MAX_INCOMING_OBJECTS:
+        out.append(f"the remote sent {objects} objects, over the cap of {MAX_INCOMING_OBJECTS} in one sync")
+    if size > MAX_INCOMING_BYTES:
+        out.append(f"the remote sent {size} bytes, over the cap of {MAX_INCOMING_BYTES} in one sync")
+    return out
+
+
+@dataclass(frozen=True)
+class SizeScreen:
+    """A sync's ``quarantine.Screen``: what the remote sends, sized before it is read or reaches the
+    memory repository; over the caps, ``refuse`` makes the exception raised from the findings."""
+
+    refuse: Callable[[list[str]], Exception]
+
+    def received(self, objects: int, size: int) -> None:
+        if found := received_findings(objects, size):
+            raise self.refuse(found)
+
+    def incoming(self, objects: list[IncomingObject]) -> None:
+        if found := object_findings(objects):
+            raise self.refuse(found)
 
 
 def size_findings(files: Mapping[str, bytes]) -> list[str]:

@@ -34,7 +34,6 @@ from pipeline.clock import Clock
 from pipeline.errors import MemdError, MemoryRepoError, SyncRefused
 from pipeline.memory import remote, tombstones
 from pipeline.memory.layout import GLOBAL_SCOPE, Caps
-from pipeline.memory.quarantine import IncomingObject
 from pipeline.memory.repository import MemoryRepo, scratch_parent
 from pipeline.memory.validate import SecretFinder
 from pipeline.settings import Settings
@@ -125,6 +124,10 @@ class Syncer:
         return Caps.of(self.settings.memories)
 
     @property
+    def _screen(self) -> incoming.SizeScreen:
+        return incoming.SizeScreen(lambda found: SyncRefused(_refusal(found)))
+
+    @property
     def _scratch(self) -> Path:
         return scratch_parent(self.settings.paths.state_dir, "sync")
 
@@ -159,7 +162,12 @@ class Syncer:
         for attempt in range(1, MAX_ATTEMPTS + 1):
             report.attempts = attempt
             tip = await remote.fetch(
-                repo, cfg.remote, cfg.branch, scratch=self._scratch, timeout_s=cfg.timeout_s, screen=_screen
+                repo,
+                cfg.remote,
+                cfg.branch,
+                scratch=self._scratch,
+                timeout_s=cfg.timeout_s,
+                screen=self._screen,
             )
             state.last_fetch_at = self.clock.now().isoformat()
             report.fetched = tip
@@ -277,13 +285,6 @@ class Syncer:
         except MemdError as exc:
             log.warning("sync_state_unreadable", error=_short(exc))
         await save(self.store, state, now=now)
-
-
-def _screen(objects: list[IncomingObject]) -> None:
-    """What a fetch brings, sized before it is read or lands: over the caps, refused."""
-    problems = incoming.object_findings(objects)
-    if problems:
-        raise SyncRefused(_refusal(problems))
 
 
 def _refusal(findings: list[str]) -> str:

@@ -109,3 +109,9 @@ def test_what_one_sync_brings_is_capped_in_bytes_and_in_objects() -> None:
     found = object_findings(big)
     assert len(found) == 1
     assert "bytes, over the cap" in found[0]
+
+
+def test_what_a_remote_sent_at_all_is_capped_before_it_is_listed() -> None:
+    assert incoming.received_findings(10, 1000) == []
+    found = incoming.received_findings(incoming.MAX_INCOMING_OBJECTS + 1, incoming.MAX_INCOMING_BYTES + 1)
+    assert len(found) == 2

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.clock import FakeClock
+from pipeline.sync import incoming
 from pipeline.vocabulary import SyncOutcome
 from tests.fakes.anthropic_api import FakeAnthropicAPI
 from tests.pipeline.sync.support import bare_remote, close, git, machine
@@ -264,3 +265,30 @@ async def test_a_history_bomb_is_refused_by_size_before_it_is_read_and_leaves_no
     scratch = a.settings.paths.state_dir / "sync-scratch"
     assert not scratch.exists() or not list(scratch.iterdir())  # the quarantine is gone
     assert git(served, "rev-parse", "refs/heads/main").strip() == git(writer, "rev-parse", "HEAD").strip()
+
+
+async def test_a_remote_sending_more_objects_than_one_sync_takes_is_refused_before_they_are_listed(
+    tmp_path: Path, fake_api: FakeAnthropicAPI, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(incoming, "MAX_INCOMING_OBJECTS", 5)
+    served = bare_remote(tmp_path)
+    writer = tmp_path / "writer"
+    writer.mkdir()
+    git(writer, "init", "-q", "-b", "main")
+    for n in range(4):
+        (writer / "README.md").write_text(f"# memory {n}\n")
+        git(writer, "commit", "-qm", f"c{n}", "--allow-empty")
+        git(writer, "add", "README.md")
+        git(writer, "commit", "-qm", f"readme {n}")
+    git(writer, "push", "-q", str(served), "main")
+    a = await machine("a", tmp_path, fake_api, str(served), clock)
+    try:
+        report = await a.sync()
+    finally:
+        await close(a)
+    assert report.outcome == SyncOutcome.STOPPED
+    assert report.reason is not None
+    assert "the remote sent" in report.reason
+    assert "over the cap of 5 in one sync" in report.reason
+    head = git(writer, "rev-parse", "HEAD").strip()
+    assert not _has_object(a.settings.paths.memory_dir, head)
