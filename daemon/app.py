@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -58,8 +59,8 @@ def pipeline_steps(
     store, settings = env.store, env.settings
     rt = Runtime(store, settings, clock=clock, env=environ, dry_run=dry_run)
     would_extract: list[tuple[str | None, str]] = []
-    pull_failed: list[object] = []
-    """The report of this cycle's fetch before the consolidation, when the remote failed it."""
+    pull_failed: list[tuple[float, object]] = []
+    """When the fetch before a consolidation failed (``time.monotonic()``) and its report."""
     """In a dry run: (project, session) of each session phase 1 would extract."""
 
     async def scan(*, dry_run: bool) -> object:
@@ -88,6 +89,7 @@ def pipeline_steps(
         from pipeline.consolidate.plan import plan_all
         from pipeline.store import snapshots
 
+        pull_failed.clear()  # a failure answers the sync step of its own cycle only
         if not dry_run:
             await _rekey(store, settings(), rt.memory_repo(), clock)
         plans = await plan_all(store, settings(), now=clock.now())
@@ -105,7 +107,9 @@ def pipeline_steps(
         if not dry_run:
             repo.check_writable()  # before anything is paid for
         if not dry_run and settings().sync.enabled:
-            pull_failed[:] = await _pull_first(store, settings(), repo, clock, rt)
+            pull_failed[:] = [
+                (time.monotonic(), r) for r in await _pull_first(store, settings(), repo, clock, rt)
+            ]
 
         llm = await _llm_for(rt, dry_run)
         report = await run_phase2(
@@ -121,8 +125,8 @@ def pipeline_steps(
         current = settings()
         if (skipped := _no_sync(current, dry_run)) is not None:
             return skipped
-        if pull_failed:  # the remote failed minutes ago: publishing does not wait for it again
-            return pull_failed.pop()
+        if (failed := _failed_just_now(pull_failed, current)) is not None:
+            return failed  # publishing does not wait for the remote again
         from pipeline.sync.run import due
 
         repo = rt.memory_repo()
@@ -140,6 +144,15 @@ def pipeline_steps(
 
     steps = {"scan": scan, "extract": extract, "consolidate": consolidate, "sync": sync, "publish": publish}
     return StepSet(steps, close=rt.aclose)
+
+
+def _failed_just_now(pull_failed: list[tuple[float, object]], settings: Settings) -> object | None:
+    """The report of a fetch before a consolidation that failed less than ``[sync] interval_minutes``
+    ago (taken: it answers one sync step only), else None."""
+    if not pull_failed:
+        return None
+    at, report = pull_failed.pop()
+    return report if time.monotonic() - at < settings.sync.interval_minutes * 60 else None
 
 
 def _no_sync(settings: Settings, dry_run: bool) -> Skipped | None:
