@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from pipeline.errors import SyncRefused
-from pipeline.memory.transport import check_local_remote, local_path, receive_pack, upload_pack
+from pipeline.memory.git import run_git
+from pipeline.memory.repository import MemoryRepo
+from pipeline.memory.transport import check_local_remote, local_path, receive_pack, remote_args, upload_pack
 
 
 @pytest.mark.parametrize(
@@ -61,3 +63,41 @@ def test_a_path_remote_memd_cannot_check_as_git_would_read_it_is_refused(tmp_pat
     for url in ("file://localhost/srv/memory.git", "file:///srv/mem%6Fry.git", "~/memory.git"):
         with pytest.raises(SyncRefused):
             check_local_remote(url, tmp_path)
+
+
+@pytest.mark.parametrize("named", [True, False])
+async def test_the_named_receive_pack_runs_nothing_a_remote_config_names_even_unchecked(
+    tmp_path: Path, named: bool
+) -> None:
+    # What if the remote's config changes between memd's check and git's start: the git memd names
+    # on the other side still runs none of it (without it, git runs the remote's program)
+    marker = tmp_path / "ran"
+    script = tmp_path / "script"
+    script.write_text(f"#!/bin/sh\necho ran >> {marker}\n")
+    script.chmod(0o755)
+    served = _bare(tmp_path / "memory.git")
+    elsewhere = _bare(tmp_path / "elsewhere.git")
+    (served / "objects" / "info" / "alternates").write_text(f"{elsewhere / 'objects'}\n")
+    hooks = served / "hooks"
+    for hook in ("pre-receive", "update", "post-receive", "post-update", "reference-transaction"):
+        (hooks / hook).write_text(script.read_text())
+        (hooks / hook).chmod(0o755)
+    (served / "config").write_text(
+        (served / "config").read_text()
+        + f"[core]\n\talternateRefsCommand = {script}\n\tfsmonitor = {script}\n"
+    )
+    repo = MemoryRepo(tmp_path / "memory")
+    await repo.ensure()
+    url = str(served)
+    result = await run_git(
+        repo.path,
+        *remote_args(),
+        "push",
+        *(receive_pack(url) if named else []),
+        "--",
+        url,
+        "HEAD:refs/heads/main",
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert marker.exists() is not named
