@@ -28,7 +28,7 @@ from datetime import datetime, timedelta
 import structlog
 
 from pipeline.clock import Clock
-from pipeline.errors import MemdError, MemoryRepoError, SyncRefused
+from pipeline.errors import MemdError, MemoryRepoError, NotTrusted, SyncRefused
 from pipeline.memory import remote, tombstones
 from pipeline.memory.layout import GLOBAL_SCOPE, Caps
 from pipeline.memory.repository import MemoryRepo, scratch_parent
@@ -36,7 +36,7 @@ from pipeline.memory.validate import SecretFinder
 from pipeline.settings import Settings
 from pipeline.store import Store, syncstate
 from pipeline.store import consolidation as db
-from pipeline.sync import incoming
+from pipeline.sync import incoming, trust
 from pipeline.sync.merge import MergeResult, merge_trees
 from pipeline.sync.state import SyncState, load, save, scrub, shown_url
 from pipeline.sync.urls import scrubbed
@@ -69,6 +69,15 @@ class SyncReport:
     attempts: int = 0
     ahead: int | None = None
     behind: int | None = None
+    untrusted: bool = False
+    """This machine is not among the remote's allowed signers: its work stays local (``reason`` says
+    which command to run where)."""
+    signed_by: dict[str, int] = field(default_factory=dict)
+    """The remote's new commits this sync accepted, per machine that signed them."""
+    tombstones_from: dict[str, int] = field(default_factory=dict)
+    """The new tombstones this sync accepted, per machine that wrote them."""
+    signers: list[str] = field(default_factory=list)
+    """The machines the memory's allowed signers name, after this sync."""
 
     @property
     def changed(self) -> bool:
@@ -86,6 +95,10 @@ class SyncReport:
         if self.outcome == SyncOutcome.SKIPPED:
             return [f"sync skipped: {self.reason}"]
         lines = [f"sync with {self.remote}: {self.outcome}" + (f" ({self.reason})" if self.reason else "")]
+        for who, n in sorted(self.signed_by.items()):
+            lines.append(f"accepted {n} commit(s) signed by {who}")
+        for who, n in sorted(self.tombstones_from.items()):
+            lines.append(f"accepted {n} tombstone(s) written by {who}")
         if self.landed:
             lines.append(f"merged the remote's commits: the memory repository is at {self.landed[:12]}")
         for scope, files in sorted(self.withdrawn.items()):
@@ -134,6 +147,8 @@ class Syncer:
                 await prepare()
             await self.repo.ensure()
             await self._attempts(report, state, push=push)
+        except NotTrusted as exc:
+            report.outcome, report.reason, report.untrusted = SyncOutcome.STOPPED, str(exc), True
         except SyncRefused as exc:
             report.outcome, report.reason = SyncOutcome.STOPPED, str(exc)
         except (MemoryRepoError, OSError) as exc:
@@ -160,8 +175,7 @@ class Syncer:
                 continue
             if merged is not None and merged.reconsolidate and self.reconsolidate is not None:
                 report.reconsolidated += await self.reconsolidate(sorted(merged.reconsolidate))
-            head = await repo.head()
-            assert head is not None
+            head = await self._trusted_head(report, tip)
             if push and head != tip:
                 try:
                     await remote.push(repo, cfg.remote, cfg.branch, head)
@@ -177,6 +191,27 @@ class Syncer:
             f"the remote kept moving: {MAX_ATTEMPTS} attempts, each overtaken by another machine's push "
             "(or a run landing here); tried again at the next sync"
         )
+
+    def _me(self) -> trust.AllowedSigner:
+        if self.repo.signer is None:
+            raise MemoryRepoError("the memory repository has no signing key: memd syncs only signed commits")
+        return trust.own_signer(self.repo.signer)
+
+    async def _trusted_head(self, report: SyncReport, tip: str | None) -> str:
+        """The head to push, once this machine is among its allowed signers: the first machine of an
+        empty remote adds itself (a signed commit); any other not named there is ``NotTrusted``."""
+        me, head = self._me(), await self.repo.head()
+        signers = await trust.signers_at(self.repo, head)
+        if me.key not in {s.key for s in signers}:
+            if tip is not None:
+                raise trust.not_trusted(me.line(), report.remote)
+            message = f"memd: trust {me.principal}, the first machine of {report.remote}\n"
+            await trust.add_signers(self.repo, self.settings.paths.state_dir, [me], message)
+            head = await self.repo.head()
+            signers = await trust.signers_at(self.repo, head)
+        report.signers = sorted({s.principal for s in signers})
+        assert head is not None
+        return head
 
     async def _pull(self, report: SyncReport, tip: str | None) -> MergeResult | None:
         """Check and merge what ``tip`` brings; the merge's result, or None when nothing came in."""
@@ -197,8 +232,12 @@ class Syncer:
             await remote.set_ref(repo, remote.synced_ref(branch), tip)
             return None
         base = await remote.merge_base(repo, local, tip)
+        known = [local, *([synced] if synced else [])]
+        checked = await trust.check_incoming(
+            repo, tip, known, self._me(), report.remote, joining=base is None and synced is None
+        )
         trees = {name: await remote.tree(repo, sha) for name, sha in (("b", base), ("o", local), ("t", tip))}
-        refused = incoming.path_findings(trees["t"])
+        refused = incoming.path_findings(trees["t"]) or trust.tombstone_findings(trees["o"], trees["t"])
         if refused:
             raise SyncRefused(_refusal(refused))
         contents = await remote.blobs(repo, [e.sha for t in trees.values() for e in t.values()])
@@ -212,6 +251,10 @@ class Syncer:
         if problems:
             raise SyncRefused(_refusal(problems))
         merged = merge_trees(files["b"], files["o"], files["t"])
+        _keep_signers(merged, files["o"].get(trust.TRUST_FILE), files["t"].get(trust.TRUST_FILE))
+        for who in checked.signers.values():
+            report.signed_by[who] = report.signed_by.get(who, 0) + 1
+        report.tombstones_from = await trust.tombstone_writers(repo, tip, known, checked)
         report.landed = await self._land(merged, local=local, tip=tip, theirs=files["t"])
         await remote.set_ref(repo, remote.synced_ref(branch), tip)
         now = self.clock.now()
@@ -220,7 +263,8 @@ class Syncer:
         report.reconsolidate = sorted(set(report.reconsolidate) | merged.reconsolidate)
         for scope, gone in merged.withdrawn.items():
             report.withdrawn.setdefault(scope, []).extend(gone)
-        report.forgotten_here += await self._forget_buried(tombstones.hashes_in(merged.files))
+        graves = tombstones.hashes_in(merged.files) & trust.forgettable(files["b"], files["t"])
+        report.forgotten_here += await self._forget_buried(graves)
         return merged
 
     async def _land(self, merged: MergeResult, *, local: str, tip: str, theirs: dict[str, bytes]) -> str:
@@ -268,6 +312,16 @@ class Syncer:
         except MemdError as exc:
             log.warning("sync_state_unreadable", error=_short(exc))
         await save(self.store, state, now=now)
+
+
+def _keep_signers(merged: MergeResult, ours: bytes | None, theirs: bytes | None) -> None:
+    """The allowed signers travel with the merge: both sides' (each accepted by now)."""
+    if ours is None or theirs is None or ours == theirs:
+        kept = ours if theirs is None else theirs
+    else:
+        kept = trust.merged_file(ours, theirs)
+    if kept is not None:
+        merged.files[trust.TRUST_FILE] = kept
 
 
 def _refusal(findings: list[str]) -> str:

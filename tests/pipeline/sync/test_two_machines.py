@@ -81,7 +81,9 @@ async def test_one_project_cloned_at_two_paths_is_one_scope_and_both_sides_memor
     assert git(served, "for-each-ref", "--format=%(refname)").split() == [
         "refs/heads/main"
     ]  # only the branch
-    assert not [p for p in tree if not p.startswith(("projects/", "global/", "tombstones/", "README.md"))]
+    assert not [
+        p for p in tree if not p.startswith(("projects/", "global/", "tombstones/", "trust/", "README.md"))
+    ]
 
 
 async def test_both_machines_consolidating_one_scope_at_the_same_moment_lose_nothing(
