@@ -51,6 +51,21 @@ def git(cwd: Path, *args: str, check: bool = True) -> str:
     return done_.stdout
 
 
+def signing_as(key: Path) -> list[str]:
+    """git options that sign a commit with the SSH private key ``key`` (a machine's
+    ``<state_dir>/signing-key``, or an intruder's own)."""
+    return [
+        "-c",
+        "gpg.format=ssh",
+        "-c",
+        "gpg.ssh.program=ssh-keygen",
+        "-c",
+        f"user.signingKey={key}",
+        "-c",
+        "commit.gpgSign=true",
+    ]
+
+
 def _tool_text(body: dict[str, Any]) -> str:
     last = body["messages"][-1]
     texts = []
@@ -124,6 +139,13 @@ class Machine:
 
     async def publish(self) -> PublishReport:
         return await publish_all(self.store, self.settings, self.env.clock)
+
+    @property
+    def signing_key(self) -> Path:
+        """The machine's own signing key (made at its first signed commit)."""
+        from pipeline.memory.signing import ensure_key
+
+        return ensure_key(self.settings.paths.state_dir)
 
     def repo_head(self) -> str:
         return git(self.settings.paths.memory_dir, "rev-parse", "HEAD").strip()
