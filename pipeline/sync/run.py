@@ -300,6 +300,12 @@ class Syncer:
             state.last_merge_at = now.isoformat()
         if report.outcome in (SyncOutcome.STOPPED, SyncOutcome.FAILED):
             state.last_error, state.last_error_at = report.reason, now.isoformat()
+        if report.untrusted:
+            state.trust = f"not trusted: {report.reason}"
+        elif report.signers:
+            state.trust = f"trusted; {len(report.signers)} machine(s) may sign: {', '.join(report.signers)}"
+        if report.outcome == SyncOutcome.STOPPED and not report.untrusted:
+            state.refused, state.refused_at = report.reason, now.isoformat()
         try:
             head = await repo.head()
             tip = await remote.ref_commit(repo, remote.remote_ref(self.settings.sync.branch))
