@@ -128,7 +128,8 @@ async def test_a_machine_not_yet_trusted_keeps_its_work_local_and_is_told_what_t
     assert git(served, "rev-parse", "main").strip() == remote_before  # nothing pushed
     assert b.repo_head() == local_before  # nothing merged
     state = await load(b.store)
-    assert state.trust is not None and state.trust.startswith("not trusted")
+    assert state.trust is not None
+    assert state.trust.startswith("not trusted")
 
     await pair(a, b)
     report = await b.sync()
@@ -138,13 +139,14 @@ async def test_a_machine_not_yet_trusted_keeps_its_work_local_and_is_told_what_t
     assert a.tree() == b.tree()
     assert set(_signatures(a)) == {"G"}  # merge commits too, and b's own history from before pairing
     state = await load(b.store)
-    assert state.trust is not None and state.trust.startswith("trusted; 2 machine(s)")
+    assert state.trust is not None
+    assert state.trust.startswith("trusted; 2 machine(s)")
 
 
 @pytest.mark.parametrize(
     "line",
     [
-        'memd-x cert-authority ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBFZqhBraVXmxuVICY7DsldYZtLnBe4zkDPfzY/JB6RI',
+        "memd-x cert-authority ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBFZqhBraVXmxuVICY7DsldYZtLnBe4zkDPfzY/JB6RI",
         "* ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBFZqhBraVXmxuVICY7DsldYZtLnBe4zkDPfzY/JB6RI",
         "memd-x,other ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBFZqhBraVXmxuVICY7DsldYZtLnBe4zkDPfzY/JB6RI",
         "memd-x ssh-dss AAAAB3NzaC1kc3MAAACBAP",
