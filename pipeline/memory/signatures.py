@@ -54,7 +54,9 @@ async def incoming(repo: MemoryRepo, tip: str, known: Sequence[str]) -> list[Inc
     return found
 
 
-async def files_at(repo: MemoryRepo, commits: Sequence[str], path: str, max_bytes: int) -> dict[str, bytes | None]:
+async def files_at(
+    repo: MemoryRepo, commits: Sequence[str], path: str, max_bytes: int
+) -> dict[str, bytes | None]:
     """``path`` as each of ``commits`` has it (None: it has none). ``MemoryRepoError`` for a version
     over ``max_bytes`` or not a file."""
     wanted = sorted(set(commits))
@@ -73,7 +75,9 @@ async def files_at(repo: MemoryRepo, commits: Sequence[str], path: str, max_byte
             continue
         obj, kind, size = parts
         if kind != "blob" or int(size) > max_bytes:
-            raise MemoryRepoError(f"{path} in commit {sha[:12]} is a {kind} of {size} bytes, over {max_bytes}")
+            raise MemoryRepoError(
+                f"{path} in commit {sha[:12]} is a {kind} of {size} bytes, over {max_bytes}"
+            )
         blobs[sha] = obj
     contents: dict[str, bytes] = {}
     objects = sorted(set(blobs.values()))
@@ -87,9 +91,9 @@ async def files_at(repo: MemoryRepo, commits: Sequence[str], path: str, max_byte
         while pos < len(out):
             end = out.index(b"\n", pos)
             header = out[pos:end].decode("ascii", "replace").split(" ")
-            size = int(header[2])
-            contents[header[0]] = out[end + 1 : end + 1 + size]
-            pos = end + 1 + size + 1
+            length = int(header[2])
+            contents[header[0]] = out[end + 1 : end + 1 + length]
+            pos = end + 1 + length + 1
     return {sha: (contents[blobs[sha]] if sha in blobs else None) for sha in wanted}
 
 
@@ -130,7 +134,16 @@ async def signatures(
 async def added(repo: MemoryRepo, tip: str, known: Sequence[str], folder: str) -> dict[str, str]:
     """path -> the incoming commit that added it, for the files under ``folder``."""
     out = await repo.git(
-        "log", "--format=%x01%H", "--diff-filter=A", "--name-only", "--no-renames", tip, "--not", *known, "--", folder
+        "log",
+        "--format=%x01%H",
+        "--diff-filter=A",
+        "--name-only",
+        "--no-renames",
+        tip,
+        "--not",
+        *known,
+        "--",
+        folder,
     )
     found: dict[str, str] = {}
     commit = ""

@@ -315,7 +315,9 @@ def forgettable(*trees: Mapping[str, bytes]) -> set[str]:
 # ------------------------------------------------------------------------------------------ writing
 
 
-async def add_signers(repo: MemoryRepo, state_dir: Path, new: Sequence[AllowedSigner], message: str) -> str | None:
+async def add_signers(
+    repo: MemoryRepo, state_dir: Path, new: Sequence[AllowedSigner], message: str
+) -> str | None:
     """Add ``new`` to the allowed signers of the memory repository's branch in one signed commit
     (None: they were all there already); returns the new head."""
     await repo.ensure()
