@@ -5,14 +5,18 @@
 1. Fetch the remote's branch (``refs/memd/remote/<branch>``; the local branch does not move).
 2. Refuse a rewritten history: the last remote commit memd synced with (``refs/memd/synced/<branch>``)
    must be an ancestor of what was fetched.
-3. Nothing new there: go to 6. Otherwise check what comes in (``incoming``) and refuse it with the
-   reason when it fails; nothing is merged then.
+3. Nothing new there: go to 6. Otherwise check who signed every incoming commit (``trust``: each
+   must be signed by a machine the allowed signers of its parents name, and this machine must be
+   among the remote's; else ``NotTrusted``, its work staying local), then the cap on new tombstones,
+   then what comes in (``incoming``), and refuse it with the reason when one fails; nothing is
+   merged then.
 4. Merge as data (``merge``): no file is ever merged by git, so no conflict marker lands anywhere;
    land it (a fast-forward, a commit on the remote's, or a merge commit) on the local branch; mark
    the scopes both sides changed for a new consolidation on top of the remote's topics; forget, in
    this machine's store, the extracts of sessions the remote tombstoned.
 5. Consolidate those scopes again (``reconsolidate``, given by the caller: it needs the model).
-6. Push the branch, as a fast-forward only. A push the remote rejects (another machine pushed
+6. Push the branch, as a fast-forward only, once this machine is among its allowed signers (the
+   first machine of an empty remote adds itself first, in a signed commit). A push the remote rejects (another machine pushed
    first) goes back to 1, up to ``MAX_ATTEMPTS`` times. memd never force-pushes.
 
 A refusal ends ``stopped``; a remote that cannot be reached or a git failure ``failed``; either way
