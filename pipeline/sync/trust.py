@@ -10,12 +10,13 @@ carry a good signature by a key the allowed signers of its parents' trees name (
 machine's own commits, or incoming ones checked before it). A change to the allowed signers is so
 only accepted when a machine already trusted signed it, and none may empty them. The history from
 before a remote had allowed signers at all (a machine's first commits, before it synced) must be
-signed by a machine the remote's allowed signers name.
+signed by a machine this machine trusts already (the allowed signers of its own head).
 
 **The trust root** (``check_incoming``): the first machine of an empty remote trusts itself (it writes
 its own line, signed, before its first push: ``trust_self``). A machine joining a non-empty remote
 takes the remote's history once its own key is among the remote's allowed signers (another machine
-added it: `memd sync trust`), and checks that history by the rule above; until then it keeps its
+added it: `memd sync trust`), and checks that history by the rule above (the remote's allowed
+signers standing for its own, which name no one yet); until then it keeps its
 work local and says which command to run where (``NotTrusted``).
 
 **Tombstones** come only with accepted commits; each is attributed to the machine that signed the
@@ -185,15 +186,17 @@ def history_findings(
     commits: Sequence[signatures.Incoming],
     sigs: Mapping[str, signatures.Signature],
     trust: Mapping[str, list[AllowedSigner] | None],
-    tip_signers: Sequence[AllowedSigner],
+    root_signers: Sequence[AllowedSigner],
 ) -> tuple[list[str], dict[str, str]]:
     """Why the incoming ``commits`` (parents first) are refused (empty: accepted), and who signed
-    each. ``trust``: each commit's (and each parent's) allowed signers, None for no file."""
-    names = {s.fingerprint: s.principal for s in tip_signers}
+    each. ``trust``: each commit's (and each parent's) allowed signers, None for no file;
+    ``root_signers``: who may sign a commit none of whose parents has allowed signers (those this
+    machine trusts already; for a machine joining, the remote's, as the pairing vouched)."""
+    names = {s.fingerprint: s.principal for s in root_signers}
     for found in trust.values():
         for s in found or ():
             names.setdefault(s.fingerprint, s.principal)
-    tip_keys = {s.fingerprint for s in tip_signers}
+    root_keys = {s.fingerprint for s in root_signers}
     out: list[str] = []
     signed: dict[str, str] = {}
     for commit in commits:
@@ -207,7 +210,7 @@ def history_findings(
                 out.append(f"commit {short} removes the allowed signers ({TRUST_FILE})")
                 continue
         else:
-            allowed = tip_keys  # history from before there were allowed signers
+            allowed = root_keys  # history from before there were allowed signers
         sig = sigs.get(commit.sha, signatures.Signature("N", ""))
         if sig.status != "G":
             out.append(f"commit {short} {_STATUS.get(sig.status, f'has signature status {sig.status}')}")
@@ -227,7 +230,8 @@ def _signer_file(trust: Mapping[str, list[AllowedSigner] | None]) -> str:
 async def check_incoming(
     repo: MemoryRepo, tip: str, known: Sequence[str], me: AllowedSigner, remote: str, *, joining: bool
 ) -> Checked:
-    """Check every commit ``tip`` brings that none of ``known`` has: ``SyncRefused`` with the reasons,
+    """Check every commit ``tip`` brings that none of ``known`` (this machine's head first) has:
+    ``SyncRefused`` with the reasons,
     ``NotTrusted`` when the remote's allowed signers do not name this machine's key (``joining``: the
     remote and this machine share no commit yet, so that is asked first)."""
     if await signatures.count(repo, tip, known) > MAX_CHECKED_COMMITS:
@@ -255,8 +259,9 @@ async def check_incoming(
     trusted = me.key in {s.key for s in tip_signers}
     if joining and not trusted:
         raise not_trusted(me.line(), remote)
+    roots = tip_signers if joining else await signers_at(repo, known[0])
     sigs = await signatures.signatures(repo, tip, known, _signer_file(trust))
-    problems, signed = history_findings(commits, sigs, trust, tip_signers)
+    problems, signed = history_findings(commits, sigs, trust, roots)
     if problems:
         raise SyncRefused(_refusal(problems))
     if not trusted:

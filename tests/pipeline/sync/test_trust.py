@@ -228,6 +228,39 @@ async def test_an_intruder_who_lists_its_own_key_is_refused(
     assert not any(ATTACK in text for text in a.tree().values())
 
 
+async def test_an_intruder_branching_from_before_the_allowed_signers_is_refused(
+    paired: tuple[Machine, Machine], tmp_path: Path
+) -> None:
+    """The intruder forks the first commit (which had no allowed signers yet), lists its own key there
+    and merges that into the branch, every commit signed with its own key."""
+    a, b = paired
+    scope = await _shared_scope(a, b)
+    intruder = _intruder(tmp_path)
+    key = _keygen(tmp_path / "attacker-key")
+    kind, blob = key.with_name("attacker-key.pub").read_text().split()[:2]
+    attacker = f'memd-attacker@evil namespaces="git" {kind} {blob}\n'
+    root = git(intruder, "rev-list", "--max-parents=0", "HEAD").split()[0]
+    git(intruder, "checkout", "-q", "-b", "fork", root)
+    (intruder / "trust").mkdir()
+    (intruder / trust.TRUST_FILE).write_text(attacker)
+    git(intruder, "add", "trust")
+    git(intruder, *signing_as(key), "commit", "-qm", "memd: trust")
+    git(intruder, "checkout", "-q", "main")
+    git(intruder, *signing_as(key), "merge", "-q", "--no-commit", "-s", "ours", "fork")
+    with (intruder / trust.TRUST_FILE).open("a") as f:
+        f.write(attacker)
+    topic = intruder / scope / "s-alpha.md"
+    topic.write_text(topic.read_text() + f"\n{ATTACK}\n")
+    git(intruder, "add", "-A")
+    git(intruder, *signing_as(key), "commit", "-qm", "memd: merge")
+    git(intruder, "push", "-q", "origin", "HEAD:main")
+    for m in (a, b):
+        report = await m.sync()
+        assert report.outcome == SyncOutcome.STOPPED
+        assert "memd-attacker@evil, which was not allowed to sign there" in (report.reason or "")
+        assert not any(ATTACK in text for text in m.tree().values())
+
+
 async def test_a_trusted_machine_cannot_empty_the_allowed_signers(
     paired: tuple[Machine, Machine], tmp_path: Path
 ) -> None:
