@@ -49,6 +49,8 @@ from pipeline.vocabulary import SyncOutcome
 log = structlog.get_logger(__name__)
 
 MAX_ATTEMPTS = 4
+BEFORE_PAIRING_REF = "refs/memd/before-pairing"
+"""Where a machine's history from before its first merge with the remote stays (local only)."""
 SYNC_TRAILER = "Memd-Sync"
 
 Reconsolidate = Callable[[list[str]], Awaitable[list[str]]]
@@ -237,9 +239,8 @@ class Syncer:
             return None
         base = await remote.merge_base(repo, local, tip)
         known = [local, *([synced] if synced else [])]
-        checked = await trust.check_incoming(
-            repo, tip, known, self._me(), report.remote, joining=base is None and synced is None
-        )
+        joining = base is None  # a rewritten history was refused above: this is the first merge
+        checked = await trust.check_incoming(repo, tip, known, self._me(), report.remote, joining=joining)
         trees = {name: await remote.tree(repo, sha) for name, sha in (("b", base), ("o", local), ("t", tip))}
         refused = incoming.path_findings(trees["t"]) or trust.tombstone_findings(trees["o"], trees["t"])
         if refused:
@@ -259,7 +260,7 @@ class Syncer:
         for who in checked.signers.values():
             report.signed_by[who] = report.signed_by.get(who, 0) + 1
         report.tombstones_from = await trust.tombstone_writers(repo, tip, known, checked)
-        report.landed = await self._land(merged, local=local, tip=tip, theirs=files["t"])
+        report.landed = await self._land(merged, local=local, tip=tip, theirs=files["t"], joining=joining)
         await remote.set_ref(repo, remote.synced_ref(branch), tip)
         now = self.clock.now()
         for scope in sorted(merged.reconsolidate):
@@ -271,10 +272,18 @@ class Syncer:
         report.forgotten_here += await self._forget_buried(graves)
         return merged
 
-    async def _land(self, merged: MergeResult, *, local: str, tip: str, theirs: dict[str, bytes]) -> str:
+    async def _land(
+        self, merged: MergeResult, *, local: str, tip: str, theirs: dict[str, bytes], joining: bool = False
+    ) -> str:
+        """Put the merge on the local branch. ``joining`` (this machine's first merge with the remote,
+        no commit in common): the merged memory becomes one signed commit on top of the remote's, and
+        the branch moves there; this machine's history from before it was paired stays local
+        (``refs/memd/before-pairing``), so no commit the remote's machines cannot check reaches them."""
         repo = self.repo
-        on_top = await remote.is_ancestor(repo, local, tip)
+        on_top = joining or await remote.is_ancestor(repo, local, tip)
         if on_top and merged.files == theirs:
+            if joining:
+                return await remote.replace_branch(repo, base=local, target=tip, keep=BEFORE_PAIRING_REF)
             return await remote.fast_forward(repo, base=local, target=tip)
         parent = scratch_parent(self.settings.paths.state_dir, "sync")
         async with repo.scratch(parent, owner="sync") as clone:
@@ -286,6 +295,11 @@ class Syncer:
                 await remote.start_merge(clone, theirs_sha)
             await remote.replace_tree(clone, merged.files)
             await clone.commit_staged(_message(self.settings, merged, tip))
+            if joining:
+                target = await clone.head()
+                assert target is not None
+                await repo.git("fetch", "-q", "--no-tags", str(clone.path), "HEAD")
+                return await remote.replace_branch(repo, base=local, target=target, keep=BEFORE_PAIRING_REF)
             return await remote.land_exact(repo, clone, base=local)
 
     async def _forget_buried(self, graves: set[str]) -> int:

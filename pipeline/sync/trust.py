@@ -8,16 +8,16 @@ commit memd makes is SSH-signed with its machine's key (``pipeline.memory.signin
 **The rule** (``history_findings``): the commits the remote brings are walked parents first; each must
 carry a good signature by a key the allowed signers of its parents' trees name (its parents are this
 machine's own commits, or incoming ones checked before it). A change to the allowed signers is so
-only accepted when a machine already trusted signed it, and none may empty them. The history from
-before a remote had allowed signers at all (a machine's first commits, before it synced) must be
-signed by a machine this machine trusts already (the allowed signers of its own head).
+only accepted when a machine already trusted signed it, and none may empty them; a commit that
+builds on history without allowed signers is refused.
 
 **The trust root** (``check_incoming``): the first machine of an empty remote trusts itself (it writes
-its own line, signed, before its first push: ``trust_self``). A machine joining a non-empty remote
-takes the remote's history once its own key is among the remote's allowed signers (another machine
-added it: `memd sync trust`), and checks that history by the rule above (the remote's allowed
-signers standing for its own, which name no one yet); until then it keeps its
-work local and says which command to run where (``NotTrusted``).
+its own line, signed, before its first push: ``pipeline.sync.run``). A machine joining a non-empty
+remote takes the remote's history up to the commit that added its own key to the allowed signers
+(another machine ran `memd sync trust`: trust on pairing), and checks that commit and every later
+one by the rule above; until its key is there it keeps its work local and says which command to
+run where (``NotTrusted``). Its own history from before it joined never travels: its first merge
+is one signed commit on top of the remote's (``pipeline.sync.run``).
 
 **Tombstones** come only with accepted commits; each is attributed to the machine that signed the
 commit adding it, and one sync accepts at most ``MAX_TOMBSTONES_PER_SYNC`` new ones (more: the
@@ -186,31 +186,29 @@ def history_findings(
     commits: Sequence[signatures.Incoming],
     sigs: Mapping[str, signatures.Signature],
     trust: Mapping[str, list[AllowedSigner] | None],
-    root_signers: Sequence[AllowedSigner],
+    vouched: frozenset[str] | set[str] = frozenset(),
 ) -> tuple[list[str], dict[str, str]]:
     """Why the incoming ``commits`` (parents first) are refused (empty: accepted), and who signed
     each. ``trust``: each commit's (and each parent's) allowed signers, None for no file;
-    ``root_signers``: who may sign a commit none of whose parents has allowed signers (those this
-    machine trusts already; for a machine joining, the remote's, as the pairing vouched)."""
-    names = {s.fingerprint: s.principal for s in root_signers}
+    ``vouched``: commits taken without a check (a joining machine's pairing vouched for them)."""
+    names: dict[str, str] = {}
     for found in trust.values():
         for s in found or ():
             names.setdefault(s.fingerprint, s.principal)
-    root_keys = {s.fingerprint for s in root_signers}
     out: list[str] = []
     signed: dict[str, str] = {}
     for commit in commits:
+        if commit.sha in vouched:
+            continue
         short = commit.sha[:12]
-        parent_sets = [trust.get(p) for p in commit.parents]
-        had = [s for s in parent_sets if s]
-        own = trust.get(commit.sha)
-        if had:
-            allowed = {s.fingerprint for found in had for s in found}
-            if not own:
-                out.append(f"commit {short} removes the allowed signers ({TRUST_FILE})")
-                continue
-        else:
-            allowed = root_keys  # history from before there were allowed signers
+        had = [found for p in commit.parents if (found := trust.get(p))]
+        if not had:
+            out.append(f"commit {short} builds on history without allowed signers ({TRUST_FILE})")
+            continue
+        allowed = {s.fingerprint for found in had for s in found}
+        if not trust.get(commit.sha):
+            out.append(f"commit {short} removes the allowed signers ({TRUST_FILE})")
+            continue
         sig = sigs.get(commit.sha, signatures.Signature("N", ""))
         if sig.status != "G":
             out.append(f"commit {short} {_STATUS.get(sig.status, f'has signature status {sig.status}')}")
@@ -259,9 +257,12 @@ async def check_incoming(
     trusted = me.key in {s.key for s in tip_signers}
     if joining and not trusted:
         raise not_trusted(me.line(), remote)
-    roots = tip_signers if joining else await signers_at(repo, known[0])
+    vouched: set[str] = set()
+    if joining:  # trust on pairing: the history up to the commit that added this machine
+        added = next((c.sha for c in commits if me.key in {s.key for s in trust.get(c.sha) or ()}), tip)
+        vouched = {c.sha for c in await signatures.incoming(repo, added, known)} - {added}
     sigs = await signatures.signatures(repo, tip, known, _signer_file(trust))
-    problems, signed = history_findings(commits, sigs, trust, roots)
+    problems, signed = history_findings(commits, sigs, trust, vouched)
     if problems:
         raise SyncRefused(_refusal(problems))
     if not trusted:

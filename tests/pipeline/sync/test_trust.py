@@ -257,7 +257,7 @@ async def test_an_intruder_branching_from_before_the_allowed_signers_is_refused(
     for m in (a, b):
         report = await m.sync()
         assert report.outcome == SyncOutcome.STOPPED
-        assert "memd-attacker@evil, which was not allowed to sign there" in (report.reason or "")
+        assert "builds on history without allowed signers" in (report.reason or "")
         assert not any(ATTACK in text for text in m.tree().values())
 
 
@@ -348,3 +348,30 @@ async def test_a_tombstone_records_its_writer_and_removes_only_what_its_writer_c
     live = await syncstate.live_sessions(b.store)
     assert "mine" in live  # B's own session, which A could not read
     assert "beta" not in live  # B's shared session, which A held
+
+
+async def test_machines_with_unsigned_history_from_an_older_memd_pair_on_a_new_remote(
+    unpaired: tuple[Machine, Machine], tmp_path: Path
+) -> None:
+    """Both memory repositories hold an unsigned commit (an older memd's): the first machine's
+    history reaches the second one vouched for by the pairing; the second one's stays local."""
+    a, b = unpaired
+    for m in (a, b):
+        await m.extract(f"old-{m.name}")
+        await m.consolidate()
+        memory = m.settings.paths.memory_dir
+        (memory / "README.md").write_text((memory / "README.md").read_text() + "\nan older memd\n")
+        git(memory, "commit", "-qam", "memd: an unsigned commit")
+    before_b = b.repo_head()
+    await pair(a, b)
+    report = await b.sync()
+    assert report.outcome == SyncOutcome.SYNCED, report.reason
+    assert report.pushed
+    assert git(b.settings.paths.memory_dir, "rev-parse", "refs/memd/before-pairing").strip() == before_b
+    served = tmp_path / "served" / "memory.git"
+    assert git(served, "merge-base", "--is-ancestor", before_b, "main", check=False) == ""
+    assert (await a.sync()).outcome == SyncOutcome.SYNCED  # nothing of b's unsigned history reached it
+    assert a.tree() == b.tree()
+    sessions = " ".join(a.tree())
+    assert "s-old-a" in sessions
+    assert "s-old-b" in sessions
