@@ -6,7 +6,9 @@ branch pointing at such a commit (``park``). Everything a run does before that h
 clone in a temporary directory, which is thrown away whatever the outcome.
 
 Callers ask for intents (stage a scope, what changed since a commit, commit, land, the patch of an
-inbox branch); the git command lines are built here and run by ``pipeline.memory.git`` only.
+inbox branch); the git command lines are built here and run by ``pipeline.memory.git`` only. With a
+``Signer`` (``daemon.runtime`` gives one), every commit made here or in a scratch copy (a run's, a
+merge, a rebase) is SSH-signed with this machine's key (``pipeline.memory.signing``).
 """
 
 from __future__ import annotations
