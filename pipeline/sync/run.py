@@ -296,10 +296,7 @@ class Syncer:
             await remote.replace_tree(clone, merged.files)
             await clone.commit_staged(_message(self.settings, merged, tip))
             if joining:
-                target = await clone.head()
-                assert target is not None
-                await repo.git("fetch", "-q", "--no-tags", str(clone.path), "HEAD")
-                return await remote.replace_branch(repo, base=local, target=target, keep=BEFORE_PAIRING_REF)
+                return await remote.replace_branch(repo, base=local, source=clone, keep=BEFORE_PAIRING_REF)
             return await remote.land_exact(repo, clone, base=local)
 
     async def _forget_buried(self, graves: set[str]) -> int:
