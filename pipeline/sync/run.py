@@ -242,9 +242,12 @@ class Syncer:
         joining = base is None  # a rewritten history was refused above: this is the first merge
         checked = await trust.check_incoming(repo, tip, known, self._me(), report.remote, joining=joining)
         trees = {name: await remote.tree(repo, sha) for name, sha in (("b", base), ("o", local), ("t", tip))}
-        refused = incoming.path_findings(trees["t"]) or trust.tombstone_findings(trees["o"], trees["t"])
+        refused = incoming.path_findings(trees["t"])
         if refused:
             raise SyncRefused(_refusal(refused))
+        graves = await trust.check_tombstones(repo, tip, known, checked, trees["o"], trees["t"])
+        if graves.findings:
+            raise SyncRefused(_refusal(graves.findings))
         contents = await remote.blobs(repo, [e.sha for t in trees.values() for e in t.values()])
         files = {name: {p: contents[e.sha] for p, e in t.items()} for name, t in trees.items()}
         new = await remote.new_blobs(repo, tip, [local])
@@ -259,7 +262,7 @@ class Syncer:
         _keep_signers(merged, files["o"].get(trust.TRUST_FILE), files["t"].get(trust.TRUST_FILE))
         for who in checked.signers.values():
             report.signed_by[who] = report.signed_by.get(who, 0) + 1
-        report.tombstones_from = await trust.tombstone_writers(repo, tip, known, checked)
+        report.tombstones_from = graves.writers
         report.landed = await self._land(merged, local=local, tip=tip, theirs=files["t"], joining=joining)
         await remote.set_ref(repo, remote.synced_ref(branch), tip)
         now = self.clock.now()
@@ -268,8 +271,8 @@ class Syncer:
         report.reconsolidate = sorted(set(report.reconsolidate) | merged.reconsolidate)
         for scope, gone in merged.withdrawn.items():
             report.withdrawn.setdefault(scope, []).extend(gone)
-        graves = tombstones.hashes_in(merged.files) & trust.forgettable(files["b"], files["t"])
-        report.forgotten_here += await self._forget_buried(graves)
+        buried = tombstones.hashes_in(merged.files) & trust.forgettable(files["b"], files["t"])
+        report.forgotten_here += await self._forget_buried(buried)
         return merged
 
     async def _land(

@@ -180,6 +180,8 @@ class Checked:
     signers: dict[str, str] = field(default_factory=dict)
     """Incoming commit -> the principal that signed it."""
     tip_signers: list[AllowedSigner] = field(default_factory=list)
+    vouched: set[str] = field(default_factory=set)
+    """Commits a joining machine took on the pairing's word (the remote's history before it)."""
 
 
 def history_findings(
@@ -267,7 +269,7 @@ async def check_incoming(
         raise SyncRefused(_refusal(problems))
     if not trusted:
         raise not_trusted(me.line(), remote)
-    return Checked(signers=signed, tip_signers=list(tip_signers))
+    return Checked(signers=signed, tip_signers=list(tip_signers), vouched=vouched)
 
 
 def _refusal(findings: list[str]) -> str:
@@ -281,28 +283,44 @@ def _refusal(findings: list[str]) -> str:
 # ------------------------------------------------------------------------------------------ tombstones
 
 
-def tombstone_findings(ours: Iterable[str], theirs: Iterable[str]) -> list[str]:
-    """The cap on new tombstones (paths of this machine's tree and the remote's)."""
-    new = tombstones.hashes_in(dict.fromkeys(theirs)) - tombstones.hashes_in(dict.fromkeys(ours))
-    if len(new) > MAX_TOMBSTONES_PER_SYNC:
-        return [
-            f"the remote brings {len(new)} new tombstones, over the cap of {MAX_TOMBSTONES_PER_SYNC} one "
-            "sync accepts: nothing is withdrawn or forgotten"
-        ]
-    return []
-
-
-async def tombstone_writers(
-    repo: MemoryRepo, tip: str, known: Sequence[str], checked: Checked
-) -> dict[str, int]:
+@dataclass
+class Tombstones:
+    findings: list[str]
+    writers: dict[str, int]
     """How many of the new tombstones each machine wrote (the signer of the commit adding it)."""
+
+
+async def check_tombstones(
+    repo: MemoryRepo,
+    tip: str,
+    known: Sequence[str],
+    checked: Checked,
+    ours: Iterable[str],
+    theirs: Iterable[str],
+) -> Tombstones:
+    """The cap on the new tombstones (``ours`` and ``theirs``: the paths of this machine's tree and
+    the remote's), and who wrote them. A joining machine counts none of those the history the
+    pairing vouched for carries (the remote's forgets from before it joined)."""
+    new = tombstones.hashes_in(dict.fromkeys(theirs)) - tombstones.hashes_in(dict.fromkeys(ours))
     found = await signatures.added(repo, tip, known, tombstones.TOMBSTONE_DIR)
-    counts: dict[str, int] = {}
+    writers: dict[str, int] = {}
     for path, commit in found.items():
-        if tombstones.is_tombstone_path(path):
-            who = checked.signers.get(commit, "a commit this machine had")
-            counts[who] = counts.get(who, 0) + 1
-    return counts
+        grave = path.rsplit("/", 1)[-1]
+        if not tombstones.is_tombstone_path(path) or grave not in new:
+            continue
+        if commit in checked.vouched:
+            new.discard(grave)
+            continue
+        who = checked.signers.get(commit, "a commit this machine had")
+        writers[who] = writers.get(who, 0) + 1
+    counted = len(new)  # a tombstone only a merge commit brings counts too
+    findings = []
+    if counted > MAX_TOMBSTONES_PER_SYNC:
+        findings.append(
+            f"the remote brings {counted} new tombstones, over the cap of {MAX_TOMBSTONES_PER_SYNC} one "
+            "sync accepts: nothing is withdrawn or forgotten"
+        )
+    return Tombstones(findings, writers)
 
 
 def forgettable(*trees: Mapping[str, bytes]) -> set[str]:

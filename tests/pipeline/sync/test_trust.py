@@ -375,3 +375,24 @@ async def test_machines_with_unsigned_history_from_an_older_memd_pair_on_a_new_r
     sessions = " ".join(a.tree())
     assert "s-old-a" in sessions
     assert "s-old-b" in sessions
+
+
+async def test_a_joining_machine_takes_the_remotes_past_forgets_beyond_the_cap(
+    unpaired: tuple[Machine, Machine],
+) -> None:
+    """The cap is on what one sync brings anew: the forgets in the history the pairing vouched for
+    (the remote's, from before this machine joined) are not counted against it."""
+    a, b = unpaired
+    assert (await a.sync()).outcome == SyncOutcome.SYNCED
+    memory = a.settings.paths.memory_dir
+    graves = memory / tombstones.TOMBSTONE_DIR
+    graves.mkdir()
+    for n in range(trust.MAX_TOMBSTONES_PER_SYNC + 50):
+        (graves / f"{n:032x}").write_bytes(tombstones.TOMBSTONE_TEXT)
+    git(memory, "add", tombstones.TOMBSTONE_DIR)
+    git(memory, *signing_as(a.signing_key), "commit", "-qm", "memd: forget")
+    assert (await a.sync()).pushed
+    await pair(a, b)
+    report = await b.sync()
+    assert report.outcome == SyncOutcome.SYNCED, report.reason
+    assert len(tombstones.hashes_in(b.tree())) == trust.MAX_TOMBSTONES_PER_SYNC + 50
