@@ -20,6 +20,9 @@ class Exit(IntEnum):
     """Another memd holds this state store (a second daemon or `memd run --once` is refused)."""
     STUCK = 4
     """`memd status`: the daemon's process is there but its heartbeat is stale or a step overran."""
+    UNTRUSTED = 5
+    """`memd sync`: the remote's allowed signers do not name this machine yet; its work stays local,
+    and the command to run on a machine that already syncs is printed."""
     USAGE = 64
     """Bad arguments or options (an unknown option, a missing or conflicting one)."""
     INTERRUPTED = 130

@@ -74,10 +74,12 @@ def redactor(settings: Settings, *, dry_run: bool = False) -> Redactor:
 
 
 def memory_repo(settings: Settings) -> MemoryRepo:
-    """The memory repository at ``[paths] memory_dir``."""
+    """The memory repository at ``[paths] memory_dir``, every commit made there signed with this
+    machine's key (``<state_dir>/signing-key``, made by ``ssh-keygen`` at the first commit)."""
     from pipeline.memory.repository import MemoryRepo
+    from pipeline.memory.signing import Signer
 
-    return MemoryRepo(Path(settings.paths.memory_dir))
+    return MemoryRepo(Path(settings.paths.memory_dir), Signer(Path(settings.paths.state_dir)))
 
 
 def model_client(settings: Settings, store: Store, clock: Clock, env: Mapping[str, str]) -> ModelClient:

@@ -159,3 +159,13 @@ class PublishError(MemdError):
 class SyncRefused(MemdError):
     """The memory repository's remote is refused (its history was rewritten, or what it brings fails
     memd's checks): sync stops with the reason until it is fixed; local work goes on."""
+
+
+class NotTrusted(SyncRefused):
+    """This machine's key is not among the remote memory's allowed signers: it keeps its work local
+    (nothing pushed, nothing merged) until a trusted machine runs `memd sync trust` with its line."""
+
+
+class BadSignerLine(MemdError):
+    """A line given to `memd sync trust`, or read from the memory's allowed signers, is not one
+    public key memd accepts (one ed25519/ecdsa/rsa key, a plain principal, no options but memd's)."""

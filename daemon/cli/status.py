@@ -216,6 +216,10 @@ def _sync_rows(sync: Sync | Unreadable) -> list[tuple[str, str]]:
         if sync.ahead is not None:
             line += f"; ahead {sync.ahead}, behind {sync.behind}"
     rows = [("sync", line)]
+    if sync.trust:
+        rows.append(("", sync.trust))
+    if sync.refused and sync.refused != sync.reason:
+        rows.append(("", f"last refused at {when(sync.refused_at)}: {sync.refused}"))
     if sync.last_error and not failed:
         rows.append(("", f"last error at {when(sync.last_error_at)}: {sync.last_error}"))
     return rows

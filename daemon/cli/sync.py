@@ -1,9 +1,15 @@
-"""`memd sync [--json]`: sync the memory repository with its git remote (``[sync] remote``) now.
+"""`memd sync [--json]`: sync the memory repository with its git remote (``[sync] remote``) now;
+`memd sync key` and `memd sync trust LINE`: pairing a machine with it.
 
-It fetches, checks what comes in, merges it, consolidates again the scopes both machines changed
-(with an API key; else the daemon does it at its next consolidation), pushes, and publishes when the
-merge changed the memory. Exit status: 0 when synced; 1 when the sync stopped (a rewritten remote,
-a refused commit) or failed (unreachable), with the reason; 2 for a bad config or no remote.
+It fetches, checks what comes in (signed by a trusted machine, then memd's checks), merges it,
+consolidates again the scopes both machines changed (with an API key; else the daemon does it at its
+next consolidation), pushes, and publishes when the merge changed the memory. Exit status: 0 when
+synced; 1 when the sync stopped (a rewritten remote, a refused commit) or failed (unreachable), with
+the reason; 5 when this machine is not trusted by the remote yet (the command to run elsewhere is
+printed); 2 for a bad config or no remote.
+
+`memd sync key` prints this machine's allowed-signers line; `memd sync trust LINE`, on a machine that
+already syncs, adds that line to the memory's allowed signers (a signed commit) and pushes it.
 """
 
 from __future__ import annotations
@@ -23,12 +29,14 @@ if TYPE_CHECKING:
     from pipeline.sync.run import SyncReport
 
 
-@click.command("sync")
+@click.group("sync", invoke_without_command=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @verbose_option
 @pass_ctx
 def sync_command(ctx: CliContext, as_json: bool, verbose: bool) -> None:
     """Fetch, merge and push the memory repository with its [sync] remote now."""
+    if click.get_current_context().invoked_subcommand is not None:
+        return
     settings = ctx.loaded().settings
     if not settings.sync.enabled:
         fail("no [sync] remote is configured: set [sync] remote (a path, ssh or https git URL)", Exit.CONFIG)
@@ -66,4 +74,64 @@ def sync_command(ctx: CliContext, as_json: bool, verbose: bool) -> None:
         if published is not None:
             for line in publish_lines(published, verbose=verbose):
                 click.echo(line)
-    sys.exit(Exit.FAILED if report.failure else Exit.OK)
+    sys.exit(_exit(report))
+
+
+def _exit(report: SyncReport) -> Exit:
+    if report.untrusted:
+        return Exit.UNTRUSTED
+    return Exit.FAILED if report.failure else Exit.OK
+
+
+@sync_command.command("key")
+@pass_ctx
+def key_command(ctx: CliContext) -> None:
+    """Print this machine's public key as one allowed-signers line (for `memd sync trust`)."""
+    settings = ctx.loaded().settings
+    import asyncio
+
+    from daemon.runtime import memory_repo
+    from pipeline.errors import MemdError
+    from pipeline.sync.pairing import key_line
+
+    try:
+        line = asyncio.run(key_line(memory_repo(settings)))
+    except (MemdError, OSError) as exc:
+        fail(str(exc), Exit.FAILED)
+    click.echo(line)
+
+
+@sync_command.command("trust")
+@click.argument("line")
+@pass_ctx
+def trust_command(ctx: CliContext, line: str) -> None:
+    """Trust the machine whose `memd sync key` line is LINE: add it to the memory's allowed signers
+    (a signed commit) and push it. Run it on a machine that already syncs with the remote."""
+    settings = ctx.loaded().settings
+    if not settings.sync.enabled:
+        fail("no [sync] remote is configured: set [sync] remote (a path, ssh or https git URL)", Exit.CONFIG)
+    ctx.configure_logging()
+    import asyncio
+
+    from daemon.runtime import Runtime
+    from pipeline.errors import BadSignerLine, MemdError, NotTrusted
+    from pipeline.sync.pairing import trust_line
+
+    async def go() -> SyncReport:
+        async with Runtime.open(settings) as rt:
+            return await trust_line(
+                rt.store, settings, rt.memory_repo(), rt.clock, rt.redactor(), line, model=rt.llm_or_none
+            )
+
+    try:
+        report = asyncio.run(go())
+    except BadSignerLine as exc:
+        fail(f"not added: {exc}", Exit.USAGE)
+    except NotTrusted as exc:
+        fail(f"not added: {exc}", Exit.UNTRUSTED)
+    except (MemdError, OSError) as exc:
+        fail(f"not added: {exc}", Exit.FAILED)
+    click.echo(f"trusted {line.split()[0]}: it syncs with this memory from its next `memd sync`")
+    for out in report.lines():
+        click.echo(out)
+    sys.exit(_exit(report))

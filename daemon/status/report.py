@@ -317,6 +317,9 @@ class Sync:
     behind: int | None = None
     last_error: str | None = None
     last_error_at: str | None = None
+    trust: str | None = None
+    refused: str | None = None
+    refused_at: str | None = None
 
 
 @record

@@ -322,6 +322,25 @@ async def fast_forward(repo: MemoryRepo, *, base: str, target: str) -> str:
         return target
 
 
+async def replace_branch(
+    repo: MemoryRepo, *, base: str, keep: str, target: str | None = None, source: MemoryRepo | None = None
+) -> str:
+    """Move the real repository's branch from ``base`` to ``target`` (already fetched), or to a
+    scratch clone ``source``'s HEAD, which is not a descendant (a machine's first merge with its
+    remote), work tree included; ``base`` stays at the ref ``keep``. The repository must still be at
+    ``base``."""
+    async with repo.locked():
+        if await repo.head() != base:
+            raise RepoMoved("the memory repository moved during the sync; it is merged again")
+        if source is not None:
+            target = await source.head()
+            await repo.git("fetch", "-q", "--no-tags", str(source.path), "HEAD")
+        assert target is not None
+        await repo.git("update-ref", keep, base)
+        await repo.git("reset", "-q", "--keep", target)
+        return target
+
+
 async def ahead_behind(repo: MemoryRepo, local: str, other: str) -> tuple[int, int]:
     """Commits ``local`` has that ``other`` lacks, and the other way round."""
     out = await repo.git("rev-list", "--left-right", "--count", f"{local}...{other}")

@@ -6,7 +6,9 @@ branch pointing at such a commit (``park``). Everything a run does before that h
 clone in a temporary directory, which is thrown away whatever the outcome.
 
 Callers ask for intents (stage a scope, what changed since a commit, commit, land, the patch of an
-inbox branch); the git command lines are built here and run by ``pipeline.memory.git`` only.
+inbox branch); the git command lines are built here and run by ``pipeline.memory.git`` only. With a
+``Signer`` (``daemon.runtime`` gives one), every commit made here or in a scratch copy (a run's, a
+merge, a rebase) is SSH-signed with this machine's key (``pipeline.memory.signing``).
 """
 
 from __future__ import annotations
@@ -25,8 +27,9 @@ from pathlib import Path
 import structlog
 
 from pipeline.errors import MemoryRepoError
-from pipeline.memory.git import run_git
+from pipeline.memory.git import GitResult, run_git
 from pipeline.memory.layout import check_file, check_scope
+from pipeline.memory.signing import Signer, signing_args
 
 log = structlog.get_logger(__name__)
 
@@ -81,11 +84,18 @@ class Change:
 class MemoryRepo:
     """A git repository of memory scopes at ``path``."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, signer: Signer | None = None) -> None:
         self.path = path
+        self.signer = signer
+        """Signs every commit made here and in its scratch copies (``pipeline.memory.signing``)."""
 
     async def git(self, *args: str, check: bool = True, input_text: str | None = None) -> str:
-        return (await run_git(self.path, *args, check=check, input_text=input_text)).stdout
+        return (await self.run(*args, check=check, input_text=input_text)).stdout
+
+    async def run(self, *args: str, check: bool = True, input_text: str | None = None) -> GitResult:
+        """``git <args>`` here, a command that makes a commit signed with this machine's key."""
+        signed = await asyncio.to_thread(signing_args, self.signer, args) if self.signer else []
+        return await run_git(self.path, *signed, *args, check=check, input_text=input_text)
 
     # ------------------------------------------------------------ set-up
 
@@ -152,7 +162,7 @@ class MemoryRepo:
         try:
             sparse = ["--sparse"] if paths else []
             await run_git(tmp, "clone", "-q", "--no-tags", "--shared", *sparse, str(self.path), str(work))
-            clone = MemoryRepo(work)
+            clone = MemoryRepo(work, self.signer)
             if paths:
                 await clone.git("sparse-checkout", "set", "--cone", "--", *paths)
             if ref != "HEAD":
@@ -288,7 +298,7 @@ class MemoryRepo:
         """Replay the clone's new commits onto this repository's current branch (scopes are disjoint)."""
         branch = await self.branch()
         await clone.git("fetch", "-q", "--no-tags", str(self.path), f"refs/heads/{branch}")
-        result = await run_git(clone.path, "rebase", "-q", "FETCH_HEAD", check=False)
+        result = await clone.run("rebase", "-q", "FETCH_HEAD", check=False)
         if result.returncode != 0:
             await run_git(clone.path, "rebase", "--abort", check=False)
             raise MemoryRepoError(

@@ -1,7 +1,9 @@
 """One memory across machines: the memory repository synced with a git remote (``[sync]``).
 
-``merge`` (which files the merge of two machines' memory keeps, as pure data), ``incoming`` (the
-remote's commits checked like a consolidation), ``state`` (what `memd status` shows), ``run``
+``merge`` (which files the merge of two machines' memory keeps, as pure data), ``trust`` (who may
+sign the memory's commits, and the check of every incoming commit's signature), ``pairing``
+(`memd sync key` / `memd sync trust`), ``incoming`` (the remote's commits checked like a
+consolidation), ``state`` (what `memd status` shows), ``run``
 (fetch, check, merge, land, push) and ``now`` (a sync as memd runs it: rekey, sync, the merged
 scopes consolidated again). Forgetting that travels is ``pipeline.memory.tombstones``; git runs
 only in ``pipeline.memory`` (``pipeline.memory.remote``).

@@ -5,8 +5,9 @@ First, before a byte of it is read or reaches the memory repository (``object_fi
 is within its size cap (a file of memory, the README, a tombstone, a tree or commit), and all of
 them together, and all the remote sent at all, within ``MAX_INCOMING_BYTES`` and
 ``MAX_INCOMING_OBJECTS`` (``SizeScreen``). Then, before anything
-fetched is merged (let alone published): every path is ``README.md``, a tombstone
-or a file of a valid scope, every entry a regular file (no symlink, no submodule); every scope the
+fetched is merged (let alone published), and once every incoming commit was found signed by a
+trusted machine (``pipeline.sync.trust``): every path is ``README.md``, the allowed signers
+(``trust/allowed_signers``), a tombstone or a file of a valid scope, every entry a regular file (no symlink, no submodule); every scope the
 remote changed passes ``pipeline.memory.validate.validate_scope`` (frontmatter, index, caps, the
 secret gate) as the remote has it; and every file version any incoming commit carries, not only the
 last one's, passes the secret gate. A finding stops the sync with the reason; nothing is merged.
@@ -25,6 +26,7 @@ from pipeline.memory.quarantine import IncomingObject
 from pipeline.memory.remote import REGULAR_MODES, Entry
 from pipeline.memory.validate import SecretFinder, describe_secret, validate_scope
 from pipeline.sync.merge import ROOT_FILES, by_scope, scope_of
+from pipeline.sync.trust import TRUST_FILE
 
 MAX_ROOT_FILE_BYTES = 64 * 1024
 MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -47,7 +49,7 @@ def path_findings(entries: Mapping[str, Entry]) -> list[str]:
             out.append(f"{path} is {kind}; memory holds regular files only")
             continue
         found = scope_of(path)
-        if path in ROOT_FILES or tombstones.is_tombstone_path(path):
+        if path in ROOT_FILES or path == TRUST_FILE or tombstones.is_tombstone_path(path):
             continue
         if found is None or not is_scope(found[0]):
             out.append(f"{path} is not a file of a memory scope, a tombstone or the README")
@@ -125,7 +127,7 @@ def size_findings(files: Mapping[str, bytes]) -> list[str]:
             out.append(
                 f"{path} is {len(data)} bytes, over the cap of {MAX_FILE_BYTES} for any file of memory"
             )
-        elif path in ROOT_FILES and len(data) > MAX_ROOT_FILE_BYTES:
+        elif (path in ROOT_FILES or path == TRUST_FILE) and len(data) > MAX_ROOT_FILE_BYTES:
             out.append(f"{path} is {len(data)} bytes, over the cap of {MAX_ROOT_FILE_BYTES}")
         elif tombstones.is_tombstone_path(path) and len(data) > MAX_TOMBSTONE_BYTES:
             out.append(f"{path} is {len(data)} bytes: a tombstone holds one line")

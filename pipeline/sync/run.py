@@ -7,14 +7,18 @@
    the local branch does not move).
 2. Refuse a rewritten history: the last remote commit memd synced with (``refs/memd/synced/<branch>``)
    must be an ancestor of what was fetched.
-3. Nothing new there: go to 6. Otherwise check what comes in (``incoming``) and refuse it with the
-   reason when it fails; nothing is merged then.
+3. Nothing new there: go to 6. Otherwise check who signed every incoming commit (``trust``: each
+   must be signed by a machine the allowed signers of its parents name, and this machine must be
+   among the remote's; else ``NotTrusted``, its work staying local), then the cap on new tombstones,
+   then what comes in (``incoming``), and refuse it with the reason when one fails; nothing is
+   merged then.
 4. Merge as data (``merge``): no file is ever merged by git, so no conflict marker lands anywhere;
    land it (a fast-forward, a commit on the remote's, or a merge commit) on the local branch; mark
    the scopes both sides changed for a new consolidation on top of the remote's topics; forget, in
    this machine's store, the extracts of sessions the remote tombstoned.
 5. Consolidate those scopes again (``reconsolidate``, given by the caller: it needs the model).
-6. Push the branch, as a fast-forward only. A push the remote rejects (another machine pushed
+6. Push the branch, as a fast-forward only, once this machine is among its allowed signers (the
+   first machine of an empty remote adds itself first, in a signed commit). A push the remote rejects (another machine pushed
    first) goes back to 1, up to ``MAX_ATTEMPTS`` times. memd never force-pushes.
 
 A refusal ends ``stopped``; a remote that cannot be reached or a git failure ``failed``; either way
@@ -31,7 +35,7 @@ from pathlib import Path
 import structlog
 
 from pipeline.clock import Clock
-from pipeline.errors import MemdError, MemoryRepoError, SyncRefused
+from pipeline.errors import MemdError, MemoryRepoError, NotTrusted, SyncRefused
 from pipeline.memory import remote, tombstones
 from pipeline.memory.layout import GLOBAL_SCOPE, Caps
 from pipeline.memory.repository import MemoryRepo, scratch_parent
@@ -39,7 +43,7 @@ from pipeline.memory.validate import SecretFinder
 from pipeline.settings import Settings
 from pipeline.store import Store, syncstate
 from pipeline.store import consolidation as db
-from pipeline.sync import incoming
+from pipeline.sync import incoming, trust
 from pipeline.sync.merge import MergeResult, merge_trees
 from pipeline.sync.state import SyncState, load, save, scrub, shown_url
 from pipeline.sync.urls import scrubbed
@@ -48,6 +52,8 @@ from pipeline.vocabulary import SyncOutcome
 log = structlog.get_logger(__name__)
 
 MAX_ATTEMPTS = 4
+BEFORE_PAIRING_REF = "refs/memd/before-pairing"
+"""Where a machine's history from before its first merge with the remote stays (local only)."""
 SYNC_TRAILER = "Memd-Sync"
 
 Reconsolidate = Callable[[list[str]], Awaitable[list[str]]]
@@ -72,6 +78,15 @@ class SyncReport:
     attempts: int = 0
     ahead: int | None = None
     behind: int | None = None
+    untrusted: bool = False
+    """This machine is not among the remote's allowed signers: its work stays local (``reason`` says
+    which command to run where)."""
+    signed_by: dict[str, int] = field(default_factory=dict)
+    """The remote's new commits this sync accepted, per machine that signed them."""
+    tombstones_from: dict[str, int] = field(default_factory=dict)
+    """The new tombstones this sync accepted, per machine that wrote them."""
+    signers: list[str] = field(default_factory=list)
+    """The machines the memory's allowed signers name, after this sync."""
 
     @property
     def changed(self) -> bool:
@@ -89,6 +104,10 @@ class SyncReport:
         if self.outcome == SyncOutcome.SKIPPED:
             return [f"sync skipped: {self.reason}"]
         lines = [f"sync with {self.remote}: {self.outcome}" + (f" ({self.reason})" if self.reason else "")]
+        for who, n in sorted(self.signed_by.items()):
+            lines.append(f"accepted {n} commit(s) signed by {who}")
+        for who, n in sorted(self.tombstones_from.items()):
+            lines.append(f"accepted {n} tombstone(s) written by {who}")
         if self.landed:
             lines.append(f"merged the remote's commits: the memory repository is at {self.landed[:12]}")
         for scope, files in sorted(self.withdrawn.items()):
@@ -145,6 +164,8 @@ class Syncer:
                 await prepare()
             await self.repo.ensure()
             await self._attempts(report, state, push=push)
+        except NotTrusted as exc:
+            report.outcome, report.reason, report.untrusted = SyncOutcome.STOPPED, str(exc), True
         except SyncRefused as exc:
             report.outcome, report.reason = SyncOutcome.STOPPED, str(exc)
         except (MemoryRepoError, OSError) as exc:
@@ -178,8 +199,7 @@ class Syncer:
                 continue
             if merged is not None and merged.reconsolidate and self.reconsolidate is not None:
                 report.reconsolidated += await self.reconsolidate(sorted(merged.reconsolidate))
-            head = await repo.head()
-            assert head is not None
+            head = await self._trusted_head(report, tip)
             if push and head != tip:
                 try:
                     await remote.push(repo, cfg.remote, cfg.branch, head, timeout_s=cfg.timeout_s)
@@ -195,6 +215,27 @@ class Syncer:
             f"the remote kept moving: {MAX_ATTEMPTS} attempts, each overtaken by another machine's push "
             "(or a run landing here); tried again at the next sync"
         )
+
+    def _me(self) -> trust.AllowedSigner:
+        if self.repo.signer is None:
+            raise MemoryRepoError("the memory repository has no signing key: memd syncs only signed commits")
+        return trust.own_signer(self.repo.signer)
+
+    async def _trusted_head(self, report: SyncReport, tip: str | None) -> str:
+        """The head to push, once this machine is among its allowed signers: the first machine of an
+        empty remote adds itself (a signed commit); any other not named there is ``NotTrusted``."""
+        me, head = self._me(), await self.repo.head()
+        signers = await trust.signers_at(self.repo, head)
+        if me.key not in {s.key for s in signers}:
+            if tip is not None:
+                raise trust.not_trusted(me.line(), report.remote)
+            message = f"memd: trust {me.principal}, the first machine of {report.remote}\n"
+            await trust.add_signers(self.repo, self.settings.paths.state_dir, [me], message)
+            head = await self.repo.head()
+            signers = await trust.signers_at(self.repo, head)
+        report.signers = sorted({s.principal for s in signers})
+        assert head is not None
+        return head
 
     async def _pull(self, report: SyncReport, tip: str | None) -> MergeResult | None:
         """Check and merge what ``tip`` brings; the merge's result, or None when nothing came in."""
@@ -215,10 +256,16 @@ class Syncer:
             await remote.set_ref(repo, remote.synced_ref(branch), tip)
             return None
         base = await remote.merge_base(repo, local, tip)
+        known = [local, *([synced] if synced else [])]
+        joining = base is None  # a rewritten history was refused above: this is the first merge
+        checked = await trust.check_incoming(repo, tip, known, self._me(), report.remote, joining=joining)
         trees = {name: await remote.tree(repo, sha) for name, sha in (("b", base), ("o", local), ("t", tip))}
         refused = incoming.path_findings(trees["t"])
         if refused:
             raise SyncRefused(_refusal(refused))
+        graves = await trust.check_tombstones(repo, tip, known, checked, trees["o"], trees["t"])
+        if graves.findings:
+            raise SyncRefused(_refusal(graves.findings))
         contents = await remote.blobs(repo, [e.sha for t in trees.values() for e in t.values()])
         files = {name: {p: contents[e.sha] for p, e in t.items()} for name, t in trees.items()}
         new = await remote.new_blobs(repo, tip, [local])
@@ -230,7 +277,11 @@ class Syncer:
         if problems:
             raise SyncRefused(_refusal(problems))
         merged = merge_trees(files["b"], files["o"], files["t"])
-        report.landed = await self._land(merged, local=local, tip=tip, theirs=files["t"])
+        _keep_signers(merged, files["o"].get(trust.TRUST_FILE), files["t"].get(trust.TRUST_FILE))
+        for who in checked.signers.values():
+            report.signed_by[who] = report.signed_by.get(who, 0) + 1
+        report.tombstones_from = graves.writers
+        report.landed = await self._land(merged, local=local, tip=tip, theirs=files["t"], joining=joining)
         await remote.set_ref(repo, remote.synced_ref(branch), tip)
         now = self.clock.now()
         for scope in sorted(merged.reconsolidate):
@@ -238,13 +289,22 @@ class Syncer:
         report.reconsolidate = sorted(set(report.reconsolidate) | merged.reconsolidate)
         for scope, gone in merged.withdrawn.items():
             report.withdrawn.setdefault(scope, []).extend(gone)
-        report.forgotten_here += await self._forget_buried(tombstones.hashes_in(merged.files))
+        buried = tombstones.hashes_in(merged.files) & trust.forgettable(files["b"], files["t"])
+        report.forgotten_here += await self._forget_buried(buried)
         return merged
 
-    async def _land(self, merged: MergeResult, *, local: str, tip: str, theirs: dict[str, bytes]) -> str:
+    async def _land(
+        self, merged: MergeResult, *, local: str, tip: str, theirs: dict[str, bytes], joining: bool = False
+    ) -> str:
+        """Put the merge on the local branch. ``joining`` (this machine's first merge with the remote,
+        no commit in common): the merged memory becomes one signed commit on top of the remote's, and
+        the branch moves there; this machine's history from before it was paired stays local
+        (``refs/memd/before-pairing``), so no commit the remote's machines cannot check reaches them."""
         repo = self.repo
-        on_top = await remote.is_ancestor(repo, local, tip)
+        on_top = joining or await remote.is_ancestor(repo, local, tip)
         if on_top and merged.files == theirs:
+            if joining:
+                return await remote.replace_branch(repo, base=local, target=tip, keep=BEFORE_PAIRING_REF)
             return await remote.fast_forward(repo, base=local, target=tip)
         async with repo.scratch(self._scratch, owner="sync") as clone:
             ref = remote.remote_ref(self.settings.sync.branch)
@@ -255,6 +315,8 @@ class Syncer:
                 await remote.start_merge(clone, theirs_sha)
             await remote.replace_tree(clone, merged.files)
             await clone.commit_staged(_message(self.settings, merged, tip))
+            if joining:
+                return await remote.replace_branch(repo, base=local, source=clone, keep=BEFORE_PAIRING_REF)
             return await remote.land_exact(repo, clone, base=local)
 
     async def _forget_buried(self, graves: set[str]) -> int:
@@ -273,6 +335,12 @@ class Syncer:
             state.last_merge_at = now.isoformat()
         if report.outcome in (SyncOutcome.STOPPED, SyncOutcome.FAILED):
             state.last_error, state.last_error_at = report.reason, now.isoformat()
+        if report.untrusted:
+            state.trust = f"not trusted: {report.reason}"
+        elif report.signers:
+            state.trust = f"trusted; {len(report.signers)} machine(s) may sign: {', '.join(report.signers)}"
+        if report.outcome == SyncOutcome.STOPPED and not report.untrusted:
+            state.refused, state.refused_at = report.reason, now.isoformat()
         try:
             head = await repo.head()
             tip = await remote.ref_commit(repo, remote.remote_ref(self.settings.sync.branch))
@@ -285,6 +353,16 @@ class Syncer:
         except MemdError as exc:
             log.warning("sync_state_unreadable", error=_short(exc))
         await save(self.store, state, now=now)
+
+
+def _keep_signers(merged: MergeResult, ours: bytes | None, theirs: bytes | None) -> None:
+    """The allowed signers travel with the merge: both sides' (each accepted by now)."""
+    if ours is None or theirs is None or ours == theirs:
+        kept = ours if theirs is None else theirs
+    else:
+        kept = trust.merged_file(ours, theirs)
+    if kept is not None:
+        merged.files[trust.TRUST_FILE] = kept
 
 
 def _refusal(findings: list[str]) -> str:

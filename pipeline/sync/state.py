@@ -32,6 +32,11 @@ class SyncState:
     behind: int | None = None
     last_error: str | None = None
     last_error_at: str | None = None
+    trust: str | None = None
+    """Whether the remote trusts this machine, and which machines may sign (``pipeline.sync.trust``)."""
+    refused: str | None = None
+    """What the last refused sync refused and why (content no trusted machine wrote, a cap)."""
+    refused_at: str | None = None
 
 
 def scrub(state: SyncState, url: str) -> SyncState:

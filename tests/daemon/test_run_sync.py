@@ -13,12 +13,13 @@ from typing import Any
 
 import pytest
 
+from pipeline.defaults import state_dir
 from tests.daemon.memd_inprocess import memd
 from tests.daemon.memd_process import Memd
 from tests.fakes.anthropic_api import FakeAnthropicAPI, FakeResponse, json_message
 from tests.fakes.fixtures import FAKE_API_KEY
 from tests.pipeline.extract.support import extract_output
-from tests.pipeline.sync.support import agent, bare_remote, git, git_daemon
+from tests.pipeline.sync.support import agent, bare_remote, git, git_daemon, signing_as
 
 pytestmark = [pytest.mark.timeout(300)]
 
@@ -73,7 +74,14 @@ def test_run_once_pushes_and_a_running_daemon_merges_what_another_machine_pushed
             p.endswith("/MEMORY.md") for p in git(served, "ls-tree", "-r", "--name-only", "main").split()
         )
 
-        # Another machine adds a commit to the remote.
+        # Another machine, paired with the first (`memd sync key` there, `memd sync trust` here), adds
+        # a commit to the remote, signed with its key.
+        devbox = _env(tmp_path / "devbox", fake_api, url)
+        key = memd(devbox, "sync", "key")
+        assert key.returncode == 0, key.stderr
+        trusted = memd(env, "sync", "trust", key.stdout.strip())
+        assert trusted.returncode == 0, trusted.stdout + trusted.stderr[-3000:]
+        pushed = git(served, "rev-parse", "main").strip()
         other = tmp_path / "devbox-memory"
         git(tmp_path, "clone", "-q", str(served), str(other))
         (other / "tombstones").mkdir()
@@ -81,7 +89,13 @@ def test_run_once_pushes_and_a_running_daemon_merges_what_another_machine_pushed
             "forgotten by memd: this session's memory must not come back\n"
         )
         git(other, "add", "tombstones")
-        git(other, "commit", "-qm", "memd: a forget on the devbox")
+        git(
+            other,
+            *signing_as(state_dir(devbox) / "signing-key"),
+            "commit",
+            "-qm",
+            "memd: a forget on the devbox",
+        )
         git(other, "push", "-q", "origin", "HEAD:main")
         theirs = git(other, "rev-parse", "HEAD").strip()
         assert theirs != pushed

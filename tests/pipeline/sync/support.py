@@ -26,7 +26,9 @@ from pipeline.redaction import Redactor
 from pipeline.settings import Settings
 from pipeline.store import Store, open_store
 from pipeline.sync.now import sync_memory
+from pipeline.sync.pairing import key_line, trust_line
 from pipeline.sync.run import SyncReport
+from pipeline.vocabulary import SyncOutcome
 from tests.fakes.anthropic_api import FakeAnthropicAPI, FakeResponse
 from tests.fakes.fixtures import FAKE_API_KEY
 from tests.pipeline.consolidate.support import Env, done, make_settings, mem, topic, turn
@@ -47,6 +49,21 @@ def git(cwd: Path, *args: str, check: bool = True) -> str:
     if check and done_.returncode != 0:
         raise AssertionError(f"git {' '.join(args)}: {done_.stderr}")
     return done_.stdout
+
+
+def signing_as(key: Path) -> list[str]:
+    """git options that sign a commit with the SSH private key ``key`` (a machine's
+    ``<state_dir>/signing-key``, or an intruder's own)."""
+    return [
+        "-c",
+        "gpg.format=ssh",
+        "-c",
+        "gpg.ssh.program=ssh-keygen",
+        "-c",
+        f"user.signingKey={key}",
+        "-c",
+        "commit.gpgSign=true",
+    ]
 
 
 def _tool_text(body: dict[str, Any]) -> str:
@@ -123,6 +140,13 @@ class Machine:
     async def publish(self) -> PublishReport:
         return await publish_all(self.store, self.settings, self.env.clock)
 
+    @property
+    def signing_key(self) -> Path:
+        """The machine's own signing key (made at its first signed commit)."""
+        from pipeline.memory.signing import ensure_key
+
+        return ensure_key(self.settings.paths.state_dir)
+
     def repo_head(self) -> str:
         return git(self.settings.paths.memory_dir, "rev-parse", "HEAD").strip()
 
@@ -158,6 +182,16 @@ async def machine(
     )
     env = Env(home, store, clock, api, settings, llm, Redactor(f"sync-test-key-{name}-0123456789".encode()))
     return Machine(name, env, project)
+
+
+async def pair(a: Machine, *others: Machine) -> None:
+    """Pair machines as a person does: ``memd sync key`` on each of ``others``, then ``memd sync trust
+    LINE`` on ``a`` (the first machine of an empty remote trusts itself; ``a`` must be trusted
+    already otherwise). Each of ``others`` then syncs with the remote as a trusted machine."""
+    for other in others:
+        line = await key_line(other.repo)
+        report = await trust_line(a.store, a.settings, a.repo, a.env.clock, a.env.redactor, line)
+        assert report.outcome == SyncOutcome.SYNCED, report.reason
 
 
 async def close(*machines: Machine) -> None:
@@ -221,15 +255,18 @@ def git_daemon(base: Path) -> Iterator[str]:
 
 @asynccontextmanager
 async def two_machines(
-    tmp_path: Path, api: FakeAnthropicAPI, clock: FakeClock
+    tmp_path: Path, api: FakeAnthropicAPI, clock: FakeClock, *, paired: bool = True
 ) -> AsyncIterator[tuple[Machine, Machine]]:
-    """Machines ``a`` and ``b`` sharing one bare remote served by ``git daemon`` on 127.0.0.1."""
+    """Machines ``a`` and ``b`` sharing one bare remote served by ``git daemon`` on 127.0.0.1, ``b``
+    trusted by ``a`` (``pair``) unless ``paired`` is false."""
     api.responder = agent
     remote = bare_remote(tmp_path)
     with git_daemon(remote.parent) as url:
         a = await machine("a", tmp_path, api, url, clock)
         b = await machine("b", tmp_path, api, url, clock)
         try:
+            if paired:
+                await pair(a, b)
             yield a, b
         finally:
             await close(a, b)

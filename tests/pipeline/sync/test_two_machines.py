@@ -19,6 +19,7 @@ from tests.fakes.anthropic_api import FakeAnthropicAPI
 from tests.pipeline.sync.support import (
     Machine,
     git,
+    signing_as,
     two_machines,
 )
 
@@ -81,7 +82,9 @@ async def test_one_project_cloned_at_two_paths_is_one_scope_and_both_sides_memor
     assert git(served, "for-each-ref", "--format=%(refname)").split() == [
         "refs/heads/main"
     ]  # only the branch
-    assert not [p for p in tree if not p.startswith(("projects/", "global/", "tombstones/", "README.md"))]
+    assert not [
+        p for p in tree if not p.startswith(("projects/", "global/", "tombstones/", "trust/", "README.md"))
+    ]
 
 
 async def test_both_machines_consolidating_one_scope_at_the_same_moment_lose_nothing(
@@ -193,7 +196,8 @@ async def test_a_remote_commit_carrying_a_secret_stops_sync_and_nothing_is_publi
     git(tmp_path, "clone", "-q", str(tmp_path / "served" / "memory.git"), str(intruder))
     topic_path = intruder / scope / "s-beta.md"
     topic_path.write_text(topic_path.read_text() + f"\n{SECRET_LINE}\n")
-    git(intruder, "commit", "-qam", "a topic with a secret")
+    # signed by a machine memd trusts: the checks of what comes in hold for it too
+    git(intruder, *signing_as(a.signing_key), "commit", "-qam", "a topic with a secret")
     git(intruder, "push", "-q", "origin", "HEAD:main")
     for m in (a, b):
         report = await m.sync()
