@@ -1,0 +1,147 @@
+"""Forgetting travels right (issue 23, point 6): a machine that merges another machine's forget rebuilds
+the scopes it touched from the inputs it still has, in that same sync, and any machine can forget a
+session whose text it holds, its own or another machine's. Two real machines: their own homes, state
+stores and memory repositories, one bare remote served by ``git daemon``, the real ``anthropic``
+client against the loopback fake."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from daemon.actions import Forgotten, forget_now
+from daemon.runtime import Runtime
+from pipeline.clock import FakeClock
+from pipeline.memory.layout import GLOBAL_SCOPE, PLACEHOLDER_SUMMARY, SUMMARY
+from pipeline.memory.tombstones import path_of
+from pipeline.projects import scope_for
+from pipeline.store.consolidation import forgotten_sessions
+from pipeline.vocabulary import SyncOutcome
+from tests.fakes.anthropic_api import FakeAnthropicAPI
+from tests.fakes.fixtures import FAKE_API_KEY
+from tests.pipeline.consolidate.support import candidate
+from tests.pipeline.sync.support import Machine, git, two_machines
+
+pytestmark = [pytest.mark.timeout(240)]
+
+PLACEHOLDER = PLACEHOLDER_SUMMARY.decode()
+
+
+@pytest.fixture
+async def pair(
+    tmp_path: Path, fake_api: FakeAnthropicAPI, clock: FakeClock
+) -> AsyncIterator[tuple[Machine, Machine]]:
+    async with two_machines(tmp_path, fake_api, clock) as machines:
+        yield machines
+
+
+async def _extract(m: Machine, session: str) -> None:
+    """An extract of ``session`` in the project, with a note about the user (so global has it too)."""
+    await m.env.add_extract(
+        session,
+        project=str(m.project),
+        raw=f"- {session} raw note",
+        memories=[candidate("user", f"{session} habit", f"The user likes {session}.")],
+    )
+
+
+def _sessions_in(tree: dict[str, str], scope: str) -> set[str]:
+    return {
+        path.split("/")[-1].removesuffix(".md").removeprefix("s-")
+        for path in tree
+        if path.startswith(f"{scope}/s-")
+    }
+
+
+async def _both_hold_both(a: Machine, b: Machine) -> str:
+    """A extracted alpha, B beta; both consolidated and synced: both hold both, in the project and global."""
+    await _extract(a, "alpha")
+    await a.consolidate()
+    assert (await a.sync()).outcome == SyncOutcome.SYNCED
+    await _extract(b, "beta")
+    await b.consolidate()
+    assert (await b.sync()).outcome == SyncOutcome.SYNCED
+    assert (await a.sync()).outcome == SyncOutcome.SYNCED
+    scope = scope_for(str(a.project))
+    for m in (a, b):
+        tree = m.tree()
+        assert _sessions_in(tree, scope) == {"alpha", "beta"}
+        assert _sessions_in(tree, GLOBAL_SCOPE) == {"alpha", "beta"}
+    a.env.clock.advance(timedelta(hours=7))  # past the consolidation cooldown
+    return scope
+
+
+async def _forget_on(m: Machine, session: str, *, key: bool = True) -> Forgotten:
+    """`memd forget --session` on machine ``m``: forget, rewrite, push the tombstone, publish;
+    without ``key`` there is no API key (the scopes cannot be rewritten there)."""
+    settings = m.settings
+    env = {"ANTHROPIC_API_KEY": FAKE_API_KEY} if key else {}
+    rt = Runtime(m.store, lambda: settings, clock=m.env.clock, env=env)
+    try:
+        return await forget_now(rt, session_id=session)
+    finally:
+        await rt.aclose()
+
+
+def _assert_real_digest(tree: dict[str, str], scope: str, session: str) -> None:
+    summary = tree[f"{scope}/{SUMMARY}"]
+    assert summary != PLACEHOLDER, f"{scope} was left with the placeholder digest"
+    assert session in summary
+
+
+async def test_a_machine_that_merges_a_forget_rebuilds_its_scopes_from_its_own_inputs_in_that_sync(
+    pair: tuple[Machine, Machine],
+) -> None:
+    """A forgets alpha without an API key: it cannot rewrite the scopes B's beta still feeds, so it
+    leaves the placeholder digest; B, merging that (a fast-forward), rebuilds both from beta at once."""
+    a, b = pair
+    scope = await _both_hold_both(a, b)
+    await b.publish()
+    done = await _forget_on(a, "alpha", key=False)
+    assert done.synced is not None and done.synced.pushed
+    assert a.tree()[f"{scope}/{SUMMARY}"] == PLACEHOLDER
+
+    report = await b.sync()
+    assert report.outcome == SyncOutcome.SYNCED, report.reason
+    assert sorted(report.reconsolidate) == sorted([scope, GLOBAL_SCOPE])
+    assert report.pushed  # B's rebuild travels back
+    await _b_holds_beta_only(a, b, scope)
+
+
+async def test_the_forgetting_machine_rebuilds_from_the_other_machines_inputs_it_holds(
+    pair: tuple[Machine, Machine],
+) -> None:
+    """A forgets alpha with a model: A has no extract of beta, but beta's inputs are in its memory
+    repository; A rebuilds both scopes from them (no placeholder anywhere), and B takes that."""
+    a, b = pair
+    scope = await _both_hold_both(a, b)
+    await b.publish()
+    done = await _forget_on(a, "alpha")
+    assert done.ok, done.lines()
+    tree = a.tree()
+    for where in (scope, GLOBAL_SCOPE):
+        assert _sessions_in(tree, where) == {"beta"}
+        _assert_real_digest(tree, where, "beta")
+    assert (await b.sync()).outcome == SyncOutcome.SYNCED
+    await _b_holds_beta_only(a, b, scope)
+
+
+async def _b_holds_beta_only(a: Machine, b: Machine, scope: str) -> None:
+    await b.publish()
+    tree = b.tree()
+    for where in (scope, GLOBAL_SCOPE):
+        assert _sessions_in(tree, where) == {"beta"}
+        _assert_real_digest(tree, where, "beta")
+    assert not [p for p, text in tree.items() if "alpha" in text]
+    published = b.published()
+    assert "memd-s-beta.md" in published, sorted(published)
+    assert not any("alpha" in text for text in published.values())
+    assert not any("rebuilding" in text for text in published.values())
+    # A takes B's rebuild: both hold the same memory, and the published copies agree
+    assert (await a.sync()).outcome == SyncOutcome.SYNCED
+    await a.publish()
+    assert a.tree() == b.tree()
+    assert a.published() == b.published()
