@@ -99,7 +99,7 @@ class Forgotten:
     def ok(self) -> bool:
         failed = [r for r in self.report.runs if r.outcome in (RunOutcome.FAILED, RunOutcome.SKIPPED)]
         published_failed = self.published is not None and bool(self.published.failed)
-        return bool(self.report.forgotten) and not failed and not published_failed
+        return bool(self.report.forgotten or self.report.held) and not failed and not published_failed
 
     def lines(self, *, verbose: bool = False) -> list[str]:
         return [
@@ -137,7 +137,7 @@ async def forget_now(
     )
     published = None
     synced = None
-    if report.forgotten:
+    if report.forgotten or report.held:
         from pipeline.publish.run import publish_all
 
         synced = await push_after(rt)
@@ -181,9 +181,17 @@ def forget_lines(
     report: ForgetReport, what: str, published: PublishReport | None, dialect: str, *, verbose: bool = False
 ) -> list[str]:
     """What forgetting did, scope by scope, and where the forgotten text still is."""
-    if not report.forgotten:
-        return [f"nothing to forget: no extract of {what} is left (unknown, or forgotten already)"]
+    if not report.forgotten and not report.held:
+        return [
+            f"nothing to forget: no extract of {what} is left here, and the memory repository holds "
+            "none of its text (unknown, or forgotten already)"
+        ]
     lines = [f"{scope}: {count} extract(s) forgotten" for scope, count in sorted(report.forgotten.items())]
+    lines += [
+        f"{scope}: another machine's session; its {count} input file(s) in the memory repository are "
+        "removed and its tombstone travels to the other machines (they forget their extracts of it)"
+        for scope, count in sorted(report.held.items())
+    ]
     where = (
         "and from the database file"
         if dialect == "sqlite"

@@ -250,16 +250,19 @@ async def _attempt(
                 return
         forgotten = await db.forgotten_sessions(ctx.store, plan.scope) | also_forget
         foreign = await _foreign_sessions(ctx, plan.scope, clone, also_forget)
-        ws = await workspace.prepare(clone, plan, clean=ctx.clean(), forgotten=forgotten, foreign=foreign)
+        ws = await workspace.prepare(
+            clone, plan, clean=ctx.clean(), forgotten=forgotten, foreign=foreign, dropped=also_forget
+        )
         await _bury(clone, forgotten)
         result.withdrawn = list(ws.withdrawn)
         left = await asyncio.to_thread(_has_inputs, ws.scope_dir)
         emptied = not plan.inputs and not left and (plan.action == "clear" or bool(also_forget))
-        result.mode = "CLEAR" if emptied or plan.action == "clear" and ctx.llm is None else ws.mode
+        placeholder = (plan.action == "clear" or bool(also_forget)) and ctx.llm is None
+        result.mode = "CLEAR" if emptied or placeholder else ws.mode
         if emptied:
             await asyncio.to_thread(_rmtree, ws.scope_dir)
             await clone.stage(plan.scope)
-        elif plan.action == "clear" and ctx.llm is None:
+        elif placeholder:
             # Another machine's inputs are left (``[sync]``) but no model can rebuild from them now:
             # keep them and its topics (only what the forgotten sessions taught went, withdrawn
             # above) under the placeholder digest; the next machine that merges it rebuilds it.

@@ -118,15 +118,19 @@ def _real_scope_dir(top: Path, scope: str) -> tuple[Path, list[str]]:
 
 
 def withdrawing_sessions(
-    plan: ScopePlan, snapshot: dict[str, TopicSnapshot], forgotten: set[str]
+    plan: ScopePlan,
+    snapshot: dict[str, TopicSnapshot],
+    forgotten: set[str],
+    dropped: frozenset[str] = frozenset(),
 ) -> list[str]:
     """Forgotten sessions whose teaching is still in the scope: cited by a topic, or removed since the
-    last run (the digest has no sources, so it may hold them)."""
+    last run, or ``dropped`` now (another machine's inputs: the digest has no sources, so it may hold
+    them)."""
     cited: set[str] = set()
     for snap in snapshot.values():
         if snap.meta is not None:
             cited |= set(snap.meta.sources)
-    removed = {r.session_id for r in plan.removed} - {r.session_id for r in plan.inputs}
+    removed = ({r.session_id for r in plan.removed} | dropped) - {r.session_id for r in plan.inputs}
     return sorted(forgotten & (cited | removed))
 
 
@@ -157,7 +161,9 @@ async def prepare(
     clean: Callable[[str], str],
     forgotten: set[str] | None = None,
     foreign: Callable[[str], bool] | None = None,
+    dropped: frozenset[str] = frozenset(),
 ) -> Workspace:
+    """``dropped``: sessions of other machines whose inputs this run removes (a forget here)."""
     scope_dir, in_the_way = await asyncio.to_thread(_real_scope_dir, clone.path, plan.scope)
     await clone.untrack(in_the_way)
     sanitized = in_the_way + await asyncio.to_thread(_sanitize, scope_dir)
@@ -177,7 +183,7 @@ async def prepare(
         }
     forgotten = forgotten or set()
     snapshot = await asyncio.to_thread(snapshot_topics, scope_dir)
-    withdrawing = withdrawing_sessions(plan, snapshot, forgotten)
+    withdrawing = withdrawing_sessions(plan, snapshot, forgotten, dropped)
     withdrawn = citing_topics(snapshot, forgotten) if withdrawing else []
     rebuild_digest = await asyncio.to_thread(_is_placeholder, scope_dir / SUMMARY)
     if mode == "INIT":

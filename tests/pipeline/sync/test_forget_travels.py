@@ -145,3 +145,67 @@ async def _b_holds_beta_only(a: Machine, b: Machine, scope: str) -> None:
     await a.publish()
     assert a.tree() == b.tree()
     assert a.published() == b.published()
+
+
+@pytest.mark.parametrize("key", [True, False], ids=["with-a-model", "without-an-api-key"])
+async def test_any_machine_forgets_a_session_another_machine_extracted_and_the_forget_travels(
+    pair: tuple[Machine, Machine], key: bool
+) -> None:
+    """beta is B's session: A has no extract of it, but its text is in A's memory repository and
+    published there. A forgets it: gone from A's branch and published files, tombstoned; once B
+    syncs, gone from B's too, and B's extracts of it are forgotten."""
+    a, b = pair
+    scope = await _both_hold_both(a, b)
+    await a.publish()
+    assert any("beta" in text for text in a.published().values())
+
+    done = await _forget_on(a, "beta", key=key)
+    assert done.ok, done.lines()
+    assert not any("nothing to forget" in line for line in done.lines())
+    assert done.synced is not None and done.synced.pushed
+    tree = a.tree()
+    assert path_of("beta") in tree
+    assert not [p for p, text in tree.items() if "beta" in text], "A still holds beta's text"
+    assert not any("beta" in text for text in a.published().values())
+    if key:  # A rebuilt from its own alpha; without a key it left the placeholder for B to rebuild
+        assert _sessions_in(tree, scope) == {"alpha"}
+        _assert_real_digest(tree, scope, "alpha")
+    else:
+        assert tree[f"{scope}/{SUMMARY}"] == PLACEHOLDER
+
+    report = await b.sync()
+    assert report.outcome == SyncOutcome.SYNCED, report.reason
+    assert report.forgotten_here == 1
+    assert "beta" in await forgotten_sessions(b.store, scope)
+    await b.publish()
+    tree = b.tree()
+    assert not [p for p, text in tree.items() if "beta" in text], "B still holds beta's text"
+    assert _sessions_in(tree, scope) == {"alpha"}
+    for where in (scope, GLOBAL_SCOPE):
+        _assert_real_digest(tree, where, "alpha")  # B rebuilt what A could not (without a key)
+    published = b.published()
+    assert "memd-s-alpha.md" in published
+    assert not any("beta" in text for text in published.values())
+    b.env.clock.advance(timedelta(hours=7))
+    calls = len(b.env.api.message_requests())
+    await b.consolidate()  # B's own next run neither brings beta back nor undoes the rebuild
+    assert len(b.env.api.message_requests()) == calls  # nothing changed for it: no model call
+    assert (await b.sync()).outcome == SyncOutcome.SYNCED
+    assert (await a.sync()).outcome == SyncOutcome.SYNCED
+    assert a.tree() == b.tree()
+    assert not [p for p, text in b.tree().items() if "beta" in text]
+    _assert_real_digest(b.tree(), scope, "alpha")
+    served = b.settings.paths.memory_dir.parent.parent / "served" / "memory.git"
+    assert path_of("beta") in git(served, "ls-tree", "-r", "--name-only", "main").split()
+
+
+async def test_forgetting_a_session_no_store_and_no_memory_holds_says_so(
+    pair: tuple[Machine, Machine],
+) -> None:
+    a, b = pair
+    await _both_hold_both(a, b)
+    head = a.repo_head()
+    done = await _forget_on(a, "never-seen")
+    assert not done.ok
+    assert any("nothing to forget" in line for line in done.lines())
+    assert a.repo_head() == head
