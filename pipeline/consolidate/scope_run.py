@@ -138,7 +138,12 @@ async def _recover_landed(ctx: Phase2Context, scope: str) -> None:
 
 
 async def _run(
-    ctx: Phase2Context, plan: ScopePlan, run_id: str, lease: ScopeLease, review: str, also_forget: frozenset[str]
+    ctx: Phase2Context,
+    plan: ScopePlan,
+    run_id: str,
+    lease: ScopeLease,
+    review: str,
+    also_forget: frozenset[str],
 ) -> RunResult:
     result = RunResult(
         plan.scope,
@@ -243,11 +248,11 @@ async def _attempt(
     assert base is not None
     paths = [plan.scope, tombstones.TOMBSTONE_DIR]
     async with repo.scratch(ctx.scratch_parent, owner=f"run-{result.run_id}", paths=paths) as clone:
-        if plan.rebuild and plan.action == "consolidate" and not plan.inputs:
-            if not await asyncio.to_thread(_has_inputs, clone.path / plan.scope):
-                result.outcome = RunOutcome.UNCHANGED  # a rebuild of a scope that holds no input
-                result.reason = "no input to rebuild it from, here or in the memory repository"
-                return
+        rebuild_only = plan.rebuild and plan.action == "consolidate" and not plan.inputs
+        if rebuild_only and not await asyncio.to_thread(_has_inputs, clone.path / plan.scope):
+            result.outcome = RunOutcome.UNCHANGED  # a rebuild of a scope that holds no input
+            result.reason = "no input to rebuild it from, here or in the memory repository"
+            return
         forgotten = await db.forgotten_sessions(ctx.store, plan.scope) | also_forget
         foreign = await _foreign_sessions(ctx, plan.scope, clone, also_forget)
         ws = await workspace.prepare(

@@ -51,11 +51,7 @@ async def drop_from_watermarks(store: Store, session_id: str, *, now: datetime) 
     forgotten here is no change for phase 2 to consolidate again."""
     async with store.read() as conn:
         ids = set(
-            (
-                await conn.execute(
-                    select(stage1_outputs.c.id).where(stage1_outputs.c.session_id == session_id)
-                )
-            )
+            (await conn.execute(select(stage1_outputs.c.id).where(stage1_outputs.c.session_id == session_id)))
             .scalars()
             .all()
         )

@@ -144,7 +144,9 @@ async def test_a_key_this_identity_fix_changes_is_renamed_not_lost(
     moved = await rekey(env.store, env.settings, env.repo, env.clock)
     assert moved == [Move(str(project), old, fixed, merged=False)]
     assert not (memory / old).exists()
-    after = sorted(p.relative_to(memory / fixed).as_posix() for p in (memory / fixed).rglob("*") if p.is_file())
+    after = sorted(
+        p.relative_to(memory / fixed).as_posix() for p in (memory / fixed).rglob("*") if p.is_file()
+    )
     assert after == before
     assert await store_rekey.project_scopes(env.store) == [(str(project), fixed)]
     plan = await plan_scope(env.store, env.settings, fixed, now=env.clock.now(), force=True)

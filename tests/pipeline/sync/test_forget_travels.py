@@ -101,7 +101,8 @@ async def test_a_machine_that_merges_a_forget_rebuilds_its_scopes_from_its_own_i
     scope = await _both_hold_both(a, b)
     await b.publish()
     done = await _forget_on(a, "alpha", key=False)
-    assert done.synced is not None and done.synced.pushed
+    assert done.synced is not None
+    assert done.synced.pushed
     assert a.tree()[f"{scope}/{SUMMARY}"] == PLACEHOLDER
 
     report = await b.sync()
@@ -162,7 +163,8 @@ async def test_any_machine_forgets_a_session_another_machine_extracted_and_the_f
     done = await _forget_on(a, "beta", key=key)
     assert done.ok, done.lines()
     assert not any("nothing to forget" in line for line in done.lines())
-    assert done.synced is not None and done.synced.pushed
+    assert done.synced is not None
+    assert done.synced.pushed
     tree = a.tree()
     assert path_of("beta") in tree
     assert not [p for p, text in tree.items() if "beta" in text], "A still holds beta's text"
