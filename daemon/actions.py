@@ -115,9 +115,11 @@ async def forget_now(
     project: str | None = None,
     warn: Callable[[str], object] | None = None,
 ) -> Forgotten:
-    """Forget a session's or a project's extracts, rewrite the affected scopes and publish them.
-    Without an API key it still forgets; scopes that keep other sessions then cannot be rewritten
-    (``warn`` is told so at once, before the work; ``Forgotten.warning`` keeps it). A memory
+    """Forget a session's or a project's extracts (or, with ``[sync]``, another machine's session
+    the memory repository holds), rewrite the affected scopes, push and publish them. Without an
+    API key it still forgets, withdraws and tombstones; scopes that keep other sessions then wait
+    for their digest to be rebuilt (``warn`` is told so at once, before the work;
+    ``Forgotten.warning`` keeps it). A memory
     repository that cannot be written fails it before anything is forgotten or paid for."""
     from pipeline.consolidate.forget import forget
     from pipeline.errors import NoAPIKey
@@ -129,7 +131,11 @@ async def forget_now(
     try:
         llm = await rt.llm()
     except NoAPIKey as exc:
-        warning = f"{exc}; scopes that still have other sessions cannot be rewritten now"
+        warning = (
+            f"{exc}; what the forgotten session taught is withdrawn now, and the digest of each scope "
+            "that still has other sessions waits as a placeholder until a consolidation with a key "
+            "(here, or on another machine that syncs) rebuilds it"
+        )
         if warn is not None:
             warn(warning)
     report = await forget(

@@ -75,6 +75,7 @@ async def plan_scope(
         store, scope, now=now, max_unused_days=memories.max_unused_days, limit=memories.max_inputs_per_scope
     )
     state = await db.get_scope(store, scope)
+    rebuild = rebuild or (state is not None and state.rebuild)
     watermark = state.watermark if state else frozenset()
     landed = state.landed if state else frozenset()
     consumed: frozenset[int] | None = None
@@ -111,6 +112,8 @@ async def _hold_reason(store: Store, settings: Settings, plan: ScopePlan, now: d
     if state.retry_at is not None and state.retry_at > now:
         return f"retrying after a failed run at {state.retry_at.isoformat(timespec='minutes')}"
     cooldown = timedelta(minutes=settings.schedule.consolidate_cooldown_minutes)
+    if state.rebuild:
+        return None  # a withdrawn digest waits for no cooldown
     if state.last_success_at is not None and state.last_success_at + cooldown > now:
         until = state.last_success_at + cooldown
         return f"cooling down until {until.isoformat(timespec='minutes')}"

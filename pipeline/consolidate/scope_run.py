@@ -252,6 +252,9 @@ async def _attempt(
         if rebuild_only and not await asyncio.to_thread(_has_inputs, clone.path / plan.scope):
             result.outcome = RunOutcome.UNCHANGED  # a rebuild of a scope that holds no input
             result.reason = "no input to rebuild it from, here or in the memory repository"
+            await db.save_success(
+                ctx.store, plan.scope, inputs=[], commit=None, project=plan.project, now=ctx.clock.now()
+            )
             return
         forgotten = await db.forgotten_sessions(ctx.store, plan.scope) | also_forget
         foreign = await _foreign_sessions(ctx, plan.scope, clone, also_forget)
@@ -261,16 +264,22 @@ async def _attempt(
         await _bury(clone, forgotten)
         result.withdrawn = list(ws.withdrawn)
         left = await asyncio.to_thread(_has_inputs, ws.scope_dir)
+        forgetting = plan.action == "clear" or bool(also_forget) or bool(ws.withdrawing)
         emptied = not plan.inputs and not left and (plan.action == "clear" or bool(also_forget))
-        placeholder = (plan.action == "clear" or bool(also_forget)) and ctx.llm is None
-        result.mode = "CLEAR" if emptied or placeholder else ws.mode
+        placeholder = forgetting and not emptied and ctx.llm is None
+        if emptied or placeholder:
+            result.mode = "CLEAR" if plan.action == "clear" or emptied else "WITHDRAW"
+        else:
+            result.mode = ws.mode
         if emptied:
             await asyncio.to_thread(_rmtree, ws.scope_dir)
             await clone.stage(plan.scope)
         elif placeholder:
-            # Another machine's inputs are left (``[sync]``) but no model can rebuild from them now:
-            # keep them and its topics (only what the forgotten sessions taught went, withdrawn
-            # above) under the placeholder digest; the next machine that merges it rebuilds it.
+            # Inputs are left (this machine's or another's) but no model can rebuild from them now:
+            # the forget is applied all the same (the forgotten inputs went, what they taught was
+            # withdrawn above, the tombstones are in this commit, so it travels) under the
+            # placeholder digest; the scope is marked to be rebuilt by the next run with a model
+            # here, or by the next machine that merges it.
             await asyncio.to_thread(_placeholder_summary, ws.scope_dir)
             await clone.stage(plan.scope)
         else:
@@ -288,6 +297,7 @@ async def _attempt(
                 commit=None,
                 project=plan.project,
                 now=ctx.clock.now(),
+                rebuild=placeholder,
             )
             return
         message = commit_message(
@@ -318,6 +328,7 @@ async def _attempt(
         commit=result.commit,
         project=plan.project,
         now=ctx.clock.now(),
+        rebuild=placeholder,
     )
 
 

@@ -31,9 +31,10 @@ async def live_sessions(store: Store) -> set[str]:
 
 async def mark_merged(store: Store, scope: str, *, commit: str, now: datetime) -> None:
     """A merge took the remote's topic files of ``scope``: none of this machine's inputs is consolidated
-    in them (the scope needs a run, cooldown or not), and the run's diff starts at ``commit``."""
+    in them (the scope needs a run, cooldown or not, even with no input of this machine's: it is
+    rebuilt from the inputs the branch holds), and the run's diff starts at ``commit``."""
     values: dict[str, Any] = {
-        "watermark": {"inputs": [], "landed": []},
+        "watermark": {"inputs": [], "landed": [], "rebuild": True},
         "last_commit": commit,
         "retry_at": None,
     }

@@ -76,7 +76,7 @@ async def _both_hold_both(a: Machine, b: Machine) -> str:
 
 async def _forget_on(m: Machine, session: str, *, key: bool = True) -> Forgotten:
     """`memd forget --session` on machine ``m``: forget, rewrite, push the tombstone, publish;
-    without ``key`` there is no API key (the scopes cannot be rewritten there)."""
+    without ``key`` there is no API key (no model rebuilds the scopes there)."""
     settings = m.settings
     env = {"ANTHROPIC_API_KEY": FAKE_API_KEY} if key else {}
     rt = Runtime(m.store, lambda: settings, clock=m.env.clock, env=env)
