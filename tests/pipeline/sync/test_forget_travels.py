@@ -19,6 +19,7 @@ from pipeline.memory.layout import GLOBAL_SCOPE, PLACEHOLDER_SUMMARY, SUMMARY
 from pipeline.memory.tombstones import path_of
 from pipeline.projects import scope_for
 from pipeline.store.consolidation import forgotten_sessions
+from pipeline.sync.now import sync_memory
 from pipeline.vocabulary import SyncOutcome
 from tests.fakes.anthropic_api import FakeAnthropicAPI
 from tests.fakes.fixtures import FAKE_API_KEY
@@ -211,3 +212,40 @@ async def test_forgetting_a_session_no_store_and_no_memory_holds_says_so(
     assert not done.ok
     assert any("nothing to forget" in line for line in done.lines())
     assert a.repo_head() == head
+
+
+@pytest.mark.parametrize("model", [True, False], ids=["sync-with-a-model", "sync-then-consolidation"])
+async def test_a_machine_with_no_session_of_its_own_there_rebuilds_from_the_inputs_the_branch_holds(
+    pair: tuple[Machine, Machine], model: bool
+) -> None:
+    """B never extracted a session of the project: it holds A's alpha and gamma only through sync.
+    A forgets alpha without an API key (placeholder digest); B, merging it, rebuilds from gamma: in
+    that sync, or (a sync with no model at hand, as after `memd forget`) at its next consolidation."""
+    a, b = pair
+    await _extract(a, "alpha")
+    await _extract(a, "gamma")
+    await a.consolidate()
+    assert (await a.sync()).pushed
+    assert (await b.sync()).outcome == SyncOutcome.SYNCED
+    scope = scope_for(str(a.project))
+    assert _sessions_in(b.tree(), scope) == {"alpha", "gamma"}
+    a.env.clock.advance(timedelta(hours=7))
+
+    await _forget_on(a, "alpha", key=False)
+    assert a.tree()[f"{scope}/{SUMMARY}"] == PLACEHOLDER
+    if model:
+        report = await b.sync()
+    else:
+        report = await sync_memory(b.store, b.settings, b.repo, b.env.clock, b.env.redactor)
+        assert b.tree()[f"{scope}/{SUMMARY}"] == PLACEHOLDER
+        await b.consolidate()
+        assert (await b.sync()).outcome == SyncOutcome.SYNCED
+    assert report.outcome == SyncOutcome.SYNCED, report.reason
+    assert scope in report.reconsolidate
+    tree = b.tree()
+    assert _sessions_in(tree, scope) == {"gamma"}
+    for where in (scope, GLOBAL_SCOPE):
+        _assert_real_digest(tree, where, "gamma")
+    assert not [p for p, text in tree.items() if "alpha" in text]
+    assert (await a.sync()).outcome == SyncOutcome.SYNCED
+    assert a.tree() == b.tree()
