@@ -99,7 +99,7 @@ class Forgotten:
     def ok(self) -> bool:
         failed = [r for r in self.report.runs if r.outcome in (RunOutcome.FAILED, RunOutcome.SKIPPED)]
         published_failed = self.published is not None and bool(self.published.failed)
-        return bool(self.report.forgotten) and not failed and not published_failed
+        return bool(self.report.forgotten or self.report.held) and not failed and not published_failed
 
     def lines(self, *, verbose: bool = False) -> list[str]:
         return [
@@ -115,9 +115,11 @@ async def forget_now(
     project: str | None = None,
     warn: Callable[[str], object] | None = None,
 ) -> Forgotten:
-    """Forget a session's or a project's extracts, rewrite the affected scopes and publish them.
-    Without an API key it still forgets; scopes that keep other sessions then cannot be rewritten
-    (``warn`` is told so at once, before the work; ``Forgotten.warning`` keeps it). A memory
+    """Forget a session's or a project's extracts (or, with ``[sync]``, another machine's session
+    the memory repository holds), rewrite the affected scopes, push and publish them. Without an
+    API key it still forgets, withdraws and tombstones; scopes that keep other sessions then wait
+    for their digest to be rebuilt (``warn`` is told so at once, before the work;
+    ``Forgotten.warning`` keeps it). A memory
     repository that cannot be written fails it before anything is forgotten or paid for."""
     from pipeline.consolidate.forget import forget
     from pipeline.errors import NoAPIKey
@@ -129,7 +131,11 @@ async def forget_now(
     try:
         llm = await rt.llm()
     except NoAPIKey as exc:
-        warning = f"{exc}; scopes that still have other sessions cannot be rewritten now"
+        warning = (
+            f"{exc}; what the forgotten session taught is withdrawn now, and the digest of each scope "
+            "that still has other sessions waits as a placeholder until a consolidation with a key "
+            "(here, or on another machine that syncs) rebuilds it"
+        )
         if warn is not None:
             warn(warning)
     report = await forget(
@@ -137,7 +143,7 @@ async def forget_now(
     )
     published = None
     synced = None
-    if report.forgotten:
+    if report.forgotten or report.held:
         from pipeline.publish.run import publish_all
 
         synced = await push_after(rt)
@@ -181,9 +187,17 @@ def forget_lines(
     report: ForgetReport, what: str, published: PublishReport | None, dialect: str, *, verbose: bool = False
 ) -> list[str]:
     """What forgetting did, scope by scope, and where the forgotten text still is."""
-    if not report.forgotten:
-        return [f"nothing to forget: no extract of {what} is left (unknown, or forgotten already)"]
+    if not report.forgotten and not report.held:
+        return [
+            f"nothing to forget: no extract of {what} is left here, and the memory repository holds "
+            "none of its text (unknown, or forgotten already)"
+        ]
     lines = [f"{scope}: {count} extract(s) forgotten" for scope, count in sorted(report.forgotten.items())]
+    lines += [
+        f"{scope}: another machine's session; its {count} input file(s) in the memory repository are "
+        "removed and its tombstone travels to the other machines (they forget their extracts of it)"
+        for scope, count in sorted(report.held.items())
+    ]
     where = (
         "and from the database file"
         if dialect == "sqlite"

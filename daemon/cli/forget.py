@@ -2,7 +2,9 @@
 
 When it returns, the forgotten sessions' text is gone from the state store, the affected scopes are
 rebuilt from what was already on the memory repository's branch (a pending inbox run of theirs is
-dropped), and the published copies are updated. Only git history keeps the old text. The publish
+dropped), and the published copies are updated. A session another machine extracted is forgotten
+from the text the memory repository holds (``[sync]``), and its tombstone is pushed so that machine
+forgets it too. Only git history keeps the old text. The publish
 targets it skipped are counted (``-v`` lists them).
 
 Exit status: 0 when every affected scope was rewritten (or had nothing of it to rewrite) and
@@ -24,7 +26,10 @@ from daemon.exits import Exit
 
 @click.command("forget")
 @click.option(
-    "--session", "session_id", metavar="ID", help="A session id (as in `memd status` and topic sources)."
+    "--session",
+    "session_id",
+    metavar="ID",
+    help="A session id (as in `memd status` and topic sources), this machine's or another's whose text the memory holds.",
 )
 @click.option("--project", metavar="KEY", help="A project key (projects/<KEY>), a project path, or `global`.")
 @verbose_option

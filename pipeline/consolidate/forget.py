@@ -8,6 +8,12 @@ topic whose ``sources`` cite a forgotten session (with its index line) and ``mem
 and the agent rebuilds them from the remaining inputs only (``RunResult.withdrawn`` /
 ``.rebuilt``); memd then stamps ``sources`` without the forgotten sessions. The content stays in
 the repository's git history (every run is a commit).
+
+A session this store has no extract of (another machine's, ``[sync]``) is forgotten too when the
+memory repository's branch holds its inputs (``pipeline.memory.held``): each scope holding them is
+rewritten without them (``consolidate_scope(also_forget=...)``), what they taught withdrawn and
+rebuilt from the remaining inputs, and the run's commit carries the session's tombstone, so the
+machine that extracted it forgets it at its next sync.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from pipeline.consolidate.context import RunResult
 from pipeline.consolidate.run import context
 from pipeline.consolidate.scope_run import consolidate_scope
 from pipeline.llm.protocol import ModelClient
+from pipeline.memory.held import scopes_holding
 from pipeline.memory.layout import GLOBAL_SCOPE, is_scope
 from pipeline.memory.repository import MemoryRepo
 from pipeline.memory.validate import SecretFinder
@@ -33,6 +40,9 @@ from pipeline.store import consolidation as db
 class ForgetReport:
     forgotten: dict[str, int] = field(default_factory=dict)
     """Extracts marked forgotten, per scope."""
+    held: dict[str, int] = field(default_factory=dict)
+    """Scopes whose inputs of the session are on the memory repository's branch although this store
+    has no extract of it there (another machine's), with how many input files name it."""
     dropped_inbox: list[str] = field(default_factory=list)
     runs: list[RunResult] = field(default_factory=list)
 
@@ -68,10 +78,21 @@ async def forget(
     report = ForgetReport()
     scope = scope_of_project(project) if project is not None else None
     report.forgotten = await db.forget(store, now=clock.now(), session_id=session_id, scope=scope)
+    if session_id is not None:
+        held = await scopes_holding(repo, session_id)
+        report.held = {s: n for s, n in held.items() if s not in report.forgotten}
+    also = frozenset({session_id}) if session_id is not None else frozenset()
     ctx = context(store, settings, repo, clock, llm, redactor)
-    for affected in sorted(report.forgotten):
+    for affected in sorted(set(report.forgotten) | set(report.held)):
         report.dropped_inbox += await inbox.drop_pending(store, repo, clock, affected)
-        report.runs.append(
-            await consolidate_scope(ctx, affected, force=True, review="auto", landed_only=True)
+        run = await consolidate_scope(
+            ctx,
+            affected,
+            force=True,
+            review="auto",
+            landed_only=True,
+            rebuild=affected in report.held,
+            also_forget=also if affected in report.held else frozenset(),
         )
+        report.runs.append(run)
     return report

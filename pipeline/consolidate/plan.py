@@ -35,6 +35,9 @@ class ScopePlan:
     """Set when the scope has work but may not run now (cooldown, retry, review, bad name)."""
     consumed: frozenset[int] | None = None
     """The watermark a successful run leaves (None: its inputs); a forget's keeps what was rejected."""
+    rebuild: bool = False
+    """Run although this machine's inputs did not change: the scope on the branch must be rebuilt
+    (a sync merged another machine's forget, or a forget of a session only the repository holds)."""
 
     @property
     def watermark_after(self) -> frozenset[int]:
@@ -60,9 +63,11 @@ async def plan_scope(
     now: datetime,
     force: bool = False,
     landed_only: bool = False,
+    rebuild: bool = False,
 ) -> ScopePlan:
     """The plan for one scope. ``force`` ignores the cooldown and a pending retry; ``landed_only``
-    keeps only the inputs already on the branch (both for ``memd forget``)."""
+    keeps only the inputs already on the branch (both for ``memd forget``); ``rebuild`` plans a run
+    even when this machine's inputs are what the scope last consumed (``ScopePlan.rebuild``)."""
     if not is_scope(scope):
         return ScopePlan(scope, "none", skip_reason=f"not a valid scope name: {scope!r}")
     memories = settings.memories
@@ -70,6 +75,7 @@ async def plan_scope(
         store, scope, now=now, max_unused_days=memories.max_unused_days, limit=memories.max_inputs_per_scope
     )
     state = await db.get_scope(store, scope)
+    rebuild = rebuild or (state is not None and state.rebuild)
     watermark = state.watermark if state else frozenset()
     landed = state.landed if state else frozenset()
     consumed: frozenset[int] | None = None
@@ -78,14 +84,14 @@ async def plan_scope(
         inputs = [r for r in inputs if r.id in landed]
         watermark = landed
     live = {r.id for r in inputs}
-    if live == watermark:
+    if live == watermark and not rebuild:
         return ScopePlan(scope, "none", inputs, state=state, consumed=consumed)
     added = [r for r in inputs if r.id not in landed]
     removed = await db.inputs_by_id(store, landed - live, scope=scope)
     action: Action = "consolidate"
     if not inputs and await _forget_emptied(store, scope, removed):
         action = "clear"
-    plan = ScopePlan(scope, action, inputs, added, removed, state, consumed=consumed)
+    plan = ScopePlan(scope, action, inputs, added, removed, state, consumed=consumed, rebuild=rebuild)
     reason = None if force else await _hold_reason(store, settings, plan, now)
     if reason is None:
         reason = await _pending_review(store, scope)
@@ -106,6 +112,8 @@ async def _hold_reason(store: Store, settings: Settings, plan: ScopePlan, now: d
     if state.retry_at is not None and state.retry_at > now:
         return f"retrying after a failed run at {state.retry_at.isoformat(timespec='minutes')}"
     cooldown = timedelta(minutes=settings.schedule.consolidate_cooldown_minutes)
+    if state.rebuild:
+        return None  # a withdrawn digest waits for no cooldown
     if state.last_success_at is not None and state.last_success_at + cooldown > now:
         until = state.last_success_at + cooldown
         return f"cooling down until {until.isoformat(timespec='minutes')}"

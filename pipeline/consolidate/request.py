@@ -122,7 +122,14 @@ def changes_text(plan: ScopePlan) -> str:
 def withdrawn_text(ws: Workspace) -> str:
     """What memd withdrew before this run because of forgotten sessions (empty when nothing)."""
     if not ws.withdrawing:
-        return ""
+        if not ws.rebuild_digest:
+            return ""
+        return (
+            "\nA session this scope drew on was forgotten on another machine, which withdrew what it taught\n"
+            "and left memory_summary.md as a placeholder; memd removed it before this run. Write\n"
+            "memory_summary.md again from the remaining inputs (raw_memories.md, rollout_summaries/) and the\n"
+            "topic files in the folder only.\n"
+        )
     sessions = ", ".join(ws.withdrawing[:MAX_LISTED_SESSIONS])
     topics = "".join(f"  - /memories/{rel}\n" for rel in ws.withdrawn) or "  - (no topic file cited them)\n"
     return (

@@ -49,10 +49,15 @@ async def consolidate_scope(
     force: bool = False,
     review: str | None = None,
     landed_only: bool = False,
+    rebuild: bool = False,
+    also_forget: frozenset[str] = frozenset(),
 ) -> RunResult:
     """Run one scope if it (still) needs it. ``review`` overrides ``[review] mode``; ``landed_only``
     rebuilds from the inputs on the branch only, and a scope with nothing to change is ``unchanged``
-    (``memd forget``)."""
+    (``memd forget``); ``rebuild`` runs even when this machine's inputs did not change (the scope on
+    the branch must be rebuilt from every input it holds, this machine's and other machines');
+    ``also_forget`` names sessions this store has no extract of whose inputs in the scope go too (a
+    forget of another machine's session: they are tombstoned in the run's commit)."""
     now = ctx.clock.now()
     run_id = new_run_id(now)
     name = f"consolidate:{scope}"
@@ -81,7 +86,9 @@ async def consolidate_scope(
         abandoned = await db.mark_abandoned(ctx.store, scope, now=now)
         if abandoned:
             log.warning("consolidation_runs_abandoned", scope=scope, runs=abandoned)
-        plan = await plan_scope(ctx.store, ctx.settings, scope, now=now, force=force, landed_only=landed_only)
+        plan = await plan_scope(
+            ctx.store, ctx.settings, scope, now=now, force=force, landed_only=landed_only, rebuild=rebuild
+        )
         if landed_only and plan.action == "none":
             state = plan.state
             if state is not None and plan.watermark_after != state.watermark:
@@ -96,7 +103,7 @@ async def consolidate_scope(
             return RunResult(
                 scope, RunOutcome.SKIPPED, reason=plan.skip_reason or "up to date", inputs=len(plan.inputs)
             )
-        return await _run(ctx, plan, run_id, lease, review or ctx.settings.review.mode)
+        return await _run(ctx, plan, run_id, lease, review or ctx.settings.review.mode, also_forget)
     finally:
         await lease.stop()
 
@@ -130,7 +137,14 @@ async def _recover_landed(ctx: Phase2Context, scope: str) -> None:
         log.warning("consolidation_run_recovered", scope=scope, run_id=run.run_id, outcome=outcome)
 
 
-async def _run(ctx: Phase2Context, plan: ScopePlan, run_id: str, lease: ScopeLease, review: str) -> RunResult:
+async def _run(
+    ctx: Phase2Context,
+    plan: ScopePlan,
+    run_id: str,
+    lease: ScopeLease,
+    review: str,
+    also_forget: frozenset[str],
+) -> RunResult:
     result = RunResult(
         plan.scope,
         RunOutcome.RUNNING,
@@ -154,7 +168,7 @@ async def _run(ctx: Phase2Context, plan: ScopePlan, run_id: str, lease: ScopeLea
         "consolidation_started", scope=plan.scope, run_id=run_id, inputs=len(plan.inputs), action=plan.action
     )
     try:
-        await _attempt(ctx, plan, result, lease, review)
+        await _attempt(ctx, plan, result, lease, review, also_forget)
     except (MemdError, OSError) as exc:  # ConsolidationFailed, LLMError, LeaseLost, MemoryRepoError...
         result.outcome = RunOutcome.FAILED
         result.reason = getattr(exc, "reason", None) or str(exc)
@@ -215,7 +229,12 @@ async def _record(ctx: Phase2Context, result: RunResult, plan: ScopePlan) -> Non
 
 
 async def _attempt(
-    ctx: Phase2Context, plan: ScopePlan, result: RunResult, lease: ScopeLease, review: str
+    ctx: Phase2Context,
+    plan: ScopePlan,
+    result: RunResult,
+    lease: ScopeLease,
+    review: str,
+    also_forget: frozenset[str] = frozenset(),
 ) -> None:
     repo = ctx.repo
     await repo.ensure()
@@ -229,21 +248,43 @@ async def _attempt(
     assert base is not None
     paths = [plan.scope, tombstones.TOMBSTONE_DIR]
     async with repo.scratch(ctx.scratch_parent, owner=f"run-{result.run_id}", paths=paths) as clone:
-        forgotten = await db.forgotten_sessions(ctx.store, plan.scope)
-        foreign = await _foreign_sessions(ctx, plan.scope, clone)
-        ws = await workspace.prepare(clone, plan, clean=ctx.clean(), forgotten=forgotten, foreign=foreign)
+        rebuild_only = plan.rebuild and plan.action == "consolidate" and not plan.inputs
+        if rebuild_only and not await asyncio.to_thread(_has_inputs, clone.path / plan.scope):
+            result.outcome = RunOutcome.UNCHANGED  # a rebuild of a scope that holds no input
+            result.reason = "no input to rebuild it from, here or in the memory repository"
+            await db.save_success(
+                ctx.store, plan.scope, inputs=[], commit=None, project=plan.project, now=ctx.clock.now()
+            )
+            return
+        forgotten = await db.forgotten_sessions(ctx.store, plan.scope) | also_forget
+        foreign = await _foreign_sessions(ctx, plan.scope, clone, also_forget)
+        ws = await workspace.prepare(
+            clone, plan, clean=ctx.clean(), forgotten=forgotten, foreign=foreign, dropped=also_forget
+        )
         await _bury(clone, forgotten)
         result.withdrawn = list(ws.withdrawn)
-        result.mode = "CLEAR" if plan.action == "clear" else ws.mode
-        if plan.action == "clear" and await asyncio.to_thread(_has_inputs, ws.scope_dir):
-            # Another machine's inputs are left (``[sync]``): keep them and its topics; only what this
-            # machine's forgotten sessions taught went (withdrawn above).
-            await asyncio.to_thread(_placeholder_summary, ws.scope_dir)
-            await clone.stage(plan.scope)
-        elif plan.action == "clear":
+        left = await asyncio.to_thread(_has_inputs, ws.scope_dir)
+        forgetting = plan.action == "clear" or bool(also_forget) or bool(ws.withdrawing)
+        emptied = not plan.inputs and not left and (plan.action == "clear" or bool(also_forget))
+        placeholder = forgetting and not emptied and ctx.llm is None
+        if emptied or placeholder:
+            result.mode = "CLEAR" if plan.action == "clear" or emptied else "WITHDRAW"
+        else:
+            result.mode = ws.mode
+        if emptied:
             await asyncio.to_thread(_rmtree, ws.scope_dir)
             await clone.stage(plan.scope)
+        elif placeholder:
+            # Inputs are left (this machine's or another's) but no model can rebuild from them now:
+            # the forget is applied all the same (the forgotten inputs went, what they taught was
+            # withdrawn above, the tombstones are in this commit, so it travels) under the
+            # placeholder digest; the scope is marked to be rebuilt by the next run with a model
+            # here, or by the next machine that merges it.
+            await asyncio.to_thread(_placeholder_summary, ws.scope_dir)
+            await clone.stage(plan.scope)
         else:
+            # This machine's inputs, and those other machines left in the scope (``[sync]``): the
+            # agent rebuilds what the forgotten sessions taught from what remains.
             await run_agent(ctx, plan, ws, result, lease)
         result.changes = await workspace.staged_changes(ws)
         if not result.changes:
@@ -256,6 +297,7 @@ async def _attempt(
                 commit=None,
                 project=plan.project,
                 now=ctx.clock.now(),
+                rebuild=placeholder,
             )
             return
         message = commit_message(
@@ -277,7 +319,7 @@ async def _attempt(
             host=ctx.host,
             now=ctx.clock.now(),
         )
-    result.outcome = RunOutcome.CLEARED if plan.action == "clear" else RunOutcome.COMMITTED
+    result.outcome = RunOutcome.CLEARED if result.mode == "CLEAR" else RunOutcome.COMMITTED
     await db.save_success(
         ctx.store,
         plan.scope,
@@ -286,6 +328,7 @@ async def _attempt(
         commit=result.commit,
         project=plan.project,
         now=ctx.clock.now(),
+        rebuild=placeholder,
     )
 
 
@@ -293,12 +336,16 @@ def _rmtree(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-async def _foreign_sessions(ctx: Phase2Context, scope: str, clone: MemoryRepo) -> Callable[[str], bool]:
+async def _foreign_sessions(
+    ctx: Phase2Context, scope: str, clone: MemoryRepo, also_forget: frozenset[str] = frozenset()
+) -> Callable[[str], bool]:
     """Whether a session's input in the scope is another machine's (``[sync]``): one this store never
-    had an extract of, and not tombstoned (a forget, here or there)."""
+    had an extract of, not tombstoned (a forget, here or there) and not being forgotten now."""
     mine = await syncstate.known_sessions(ctx.store, None if scope == GLOBAL_SCOPE else scope)
     graves = await asyncio.to_thread(tombstones.read, clone.path)
-    return lambda session: session not in mine and not tombstones.is_tombstoned(session, graves)
+    return lambda session: (
+        session not in mine and session not in also_forget and not tombstones.is_tombstoned(session, graves)
+    )
 
 
 async def _bury(clone: MemoryRepo, forgotten: set[str]) -> None:

@@ -8,7 +8,9 @@ inputs, stamps provenance, removes orphaned topics, and validates.
 After a forget (a forgotten session still cited by a topic, or removed since the last run), memd
 withdraws before the agent runs every topic citing a forgotten session, their index lines and
 ``memory_summary.md``; the diff then withholds the text of inputs, the digest and the withdrawn
-topics (it names the changed inputs instead), so the agent rebuilds them from what remains.
+topics (it names the changed inputs instead), so the agent rebuilds them from what remains. A digest
+that is the placeholder a forget on another machine left (``[sync]``) is removed the same way, for
+the agent to write it again.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Literal
 
 from pipeline.consolidate.plan import ScopePlan
 from pipeline.memory.inputs import materialize
-from pipeline.memory.layout import INDEX, RAW_MEMORIES, ROLLOUT_DIR, SUMMARY, Caps
+from pipeline.memory.layout import INDEX, PLACEHOLDER_SUMMARY, RAW_MEMORIES, ROLLOUT_DIR, SUMMARY, Caps
 from pipeline.memory.provenance import (
     ProvenanceReport,
     TopicSnapshot,
@@ -63,6 +65,9 @@ class Workspace:
     """Topic files memd deleted before the agent ran, for it to rebuild from the remaining inputs."""
     foreign: Callable[[str], bool] | None = field(default=None, repr=False)
     """Whether a session's input is another machine's (``[sync]``): kept as it is, never pruned."""
+    rebuild_digest: bool = False
+    """``memory_summary.md`` was the placeholder a forget on another machine left: memd removed it
+    before the agent ran, for it to write the digest again from the remaining inputs."""
 
 
 def _sanitize(scope_dir: Path) -> list[str]:
@@ -113,15 +118,19 @@ def _real_scope_dir(top: Path, scope: str) -> tuple[Path, list[str]]:
 
 
 def withdrawing_sessions(
-    plan: ScopePlan, snapshot: dict[str, TopicSnapshot], forgotten: set[str]
+    plan: ScopePlan,
+    snapshot: dict[str, TopicSnapshot],
+    forgotten: set[str],
+    dropped: frozenset[str] = frozenset(),
 ) -> list[str]:
     """Forgotten sessions whose teaching is still in the scope: cited by a topic, or removed since the
-    last run (the digest has no sources, so it may hold them)."""
+    last run, or ``dropped`` now (another machine's inputs: the digest has no sources, so it may hold
+    them)."""
     cited: set[str] = set()
     for snap in snapshot.values():
         if snap.meta is not None:
             cited |= set(snap.meta.sources)
-    removed = {r.session_id for r in plan.removed} - {r.session_id for r in plan.inputs}
+    removed = ({r.session_id for r in plan.removed} | dropped) - {r.session_id for r in plan.inputs}
     return sorted(forgotten & (cited | removed))
 
 
@@ -152,7 +161,9 @@ async def prepare(
     clean: Callable[[str], str],
     forgotten: set[str] | None = None,
     foreign: Callable[[str], bool] | None = None,
+    dropped: frozenset[str] = frozenset(),
 ) -> Workspace:
+    """``dropped``: sessions of other machines whose inputs this run removes (a forget here)."""
     scope_dir, in_the_way = await asyncio.to_thread(_real_scope_dir, clone.path, plan.scope)
     await clone.untrack(in_the_way)
     sanitized = in_the_way + await asyncio.to_thread(_sanitize, scope_dir)
@@ -172,17 +183,19 @@ async def prepare(
         }
     forgotten = forgotten or set()
     snapshot = await asyncio.to_thread(snapshot_topics, scope_dir)
-    withdrawing = withdrawing_sessions(plan, snapshot, forgotten)
+    withdrawing = withdrawing_sessions(plan, snapshot, forgotten, dropped)
     withdrawn = citing_topics(snapshot, forgotten) if withdrawing else []
+    rebuild_digest = await asyncio.to_thread(_is_placeholder, scope_dir / SUMMARY)
     if mode == "INIT":
         diff = "(INIT: there is no memory in this folder yet; read raw_memories.md and rollout_summaries/.)"
-    elif withdrawing:
+    elif withdrawing or rebuild_digest:
         diff = await _withheld_diff(clone, plan.scope, since, withdrawn)
     else:
         diff = await clone.staged_diff(plan.scope, since, prefix=AGENT_VIEW)
         diff = fence(cap_diff(diff)) or "(no changes)"
     if withdrawing:
         withdrawn = await asyncio.to_thread(withdraw_topics, scope_dir, withdrawn)
+    if withdrawing or rebuild_digest:
         summary = scope_dir / SUMMARY
         if summary.is_file():
             summary.unlink()
@@ -201,7 +214,15 @@ async def prepare(
         withdrawing=withdrawing,
         withdrawn=withdrawn,
         foreign=foreign,
+        rebuild_digest=rebuild_digest,
     )
+
+
+def _is_placeholder(summary: Path) -> bool:
+    """Whether ``memory_summary.md`` is the placeholder a forget on another machine left."""
+    if summary.is_symlink() or not summary.is_file() or summary.stat().st_size != len(PLACEHOLDER_SUMMARY):
+        return False
+    return summary.read_bytes() == PLACEHOLDER_SUMMARY
 
 
 @dataclass

@@ -98,34 +98,51 @@ def project_key(project: str) -> str:
 
 def repository_identity(project: str) -> str | None:
     """The normalised ``origin`` URL of the repository rooted at ``project`` (read from its
-    ``.git/config``, as hostile text, without running git), or None."""
+    ``.git/config``, as hostile text, without running git), a relative one resolved against
+    ``project``; or None."""
     url = origin_url(Path(project))
-    return normalize_remote(url) if url else None
+    return normalize_remote(url, base=Path(project)) if url else None
 
 
 _SCP_LIKE = re.compile(r"^(?:[^@/]+@)?([^:/]+):(?!//)(.+)$")
-_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://(?:[^@/]*@)?([^/:]*)(?::\d*)?(/.*)?$")
+_URL = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://(?:[^@/]*@)?([^/:]*)(?::(\d*))?(/.*)?$")
+_FILE_URL = re.compile(r"^file://", re.IGNORECASE)
+DEFAULT_PORTS = {"ssh": 22, "git+ssh": 22, "ssh+git": 22, "https": 443, "http": 80, "git": 9418}
+"""The port each scheme uses when none is written: written out, it is no part of the identity."""
 
 
-def normalize_remote(url: str) -> str | None:
+def normalize_remote(url: str, *, base: Path | None = None) -> str | None:
     """A remote URL as one identity for every way of writing it: no scheme, credentials,
-    ``user@``, port, ``.git`` or trailing slash, the host in lower case; ``git@host:owner/repo``,
-    ``ssh://git@host/owner/repo.git`` and ``https://user:token@Host/owner/repo/`` are all
-    ``host/owner/repo``. A local path (or ``file://``) is itself, normalised. None when empty."""
+    ``user@``, ``.git`` or trailing slash, the host in lower case, the port only when it is not the
+    scheme's default (``DEFAULT_PORTS``); ``git@host:owner/repo``, ``ssh://git@host:22/owner/repo.git``
+    and ``https://user:token@Host/owner/repo/`` are all ``host/owner/repo``, and
+    ``https://host:8443/owner/repo`` is ``host:8443/owner/repo``. A local path (or ``file://`` URL) is
+    its absolute path, normalised: a relative one is resolved against ``base`` (the work tree, as git
+    resolves it), so two unrelated repositories whose ``origin`` is ``../app.git`` are two
+    identities (without ``base``, a relative path is kept as written). None when empty."""
     url = url.strip()
     if not url:
         return None
+    if _FILE_URL.match(url):
+        return _local(url[len("file://") :], base)
     match = _URL.match(url)
     if match is not None:
-        scheme, host, path = match.group(1).lower(), match.group(2).lower(), match.group(3) or ""
-        if scheme == "file":
-            return _strip(os.path.normpath(path)) or None
-        path = path.lstrip("/").removeprefix("~/")
+        scheme, host, port = match.group(1).lower(), match.group(2).lower(), match.group(3) or ""
+        path = (match.group(4) or "").lstrip("/").removeprefix("~/")
+        if port and int(port) != DEFAULT_PORTS.get(scheme):
+            host = f"{host}:{int(port)}"
         return _strip(f"{host}/{path}") if host else None
     scp = _SCP_LIKE.match(url)
     if scp is not None and not url.startswith(("/", ".", "~")):
         return _strip(f"{scp.group(1).lower()}/{scp.group(2).lstrip('/').removeprefix('~/')}")
-    return _strip(os.path.normpath(url)) or None
+    return _local(url, base)
+
+
+def _local(path: str, base: Path | None) -> str | None:
+    """A local repository's path, absolute (joined to ``base`` when relative) and normalised."""
+    if base is not None and not os.path.isabs(path) and not path.startswith("~"):
+        path = os.path.join(str(base), path)
+    return _strip(os.path.normpath(path)) or None
 
 
 def _strip(path: str) -> str:

@@ -39,6 +39,10 @@ class ScopeState:
     last_success_at: datetime | None
     last_commit: str | None
     retry_at: datetime | None
+    rebuild: bool = False
+    """The scope on the branch must be rebuilt although this machine's inputs did not change: a
+    forget withdrew what a session taught and no model could rebuild it then, or a sync merged
+    another machine's forget (``pipeline.consolidate.plan``)."""
 
 
 @dataclass(frozen=True)
@@ -184,6 +188,7 @@ async def get_scope(store: Store, scope: str) -> ScopeState | None:
         last_success_at=r.last_success_at,
         last_commit=r.last_commit,
         retry_at=r.retry_at,
+        rebuild=raw.get("rebuild") is True,
     )
 
 
@@ -203,11 +208,19 @@ async def save_success(
     project: str | None,
     now: datetime,
     consumed: Iterable[int] | None = None,
+    rebuild: bool = False,
 ) -> None:
-    """A run landed ``inputs`` on the branch; ``consumed`` (default: the same) becomes the watermark."""
+    """A run landed ``inputs`` on the branch; ``consumed`` (default: the same) becomes the watermark.
+    ``rebuild``: what it landed must be rebuilt by a later run (``ScopeState.rebuild``)."""
     landed = sorted(set(inputs))
+    watermark: dict[str, Any] = {
+        "inputs": landed if consumed is None else sorted(set(consumed)),
+        "landed": landed,
+    }
+    if rebuild:
+        watermark["rebuild"] = True
     values: dict[str, Any] = {
-        "watermark": {"inputs": landed if consumed is None else sorted(set(consumed)), "landed": landed},
+        "watermark": watermark,
         "last_success_at": now,
         "retry_at": None,
         "project": project,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from pipeline.store.engine import Store
 from pipeline.store.schema import scopes, stage1_outputs
@@ -31,9 +31,10 @@ async def live_sessions(store: Store) -> set[str]:
 
 async def mark_merged(store: Store, scope: str, *, commit: str, now: datetime) -> None:
     """A merge took the remote's topic files of ``scope``: none of this machine's inputs is consolidated
-    in them (the scope needs a run, cooldown or not), and the run's diff starts at ``commit``."""
+    in them (the scope needs a run, cooldown or not, even with no input of this machine's: it is
+    rebuilt from the inputs the branch holds), and the run's diff starts at ``commit``."""
     values: dict[str, Any] = {
-        "watermark": {"inputs": [], "landed": []},
+        "watermark": {"inputs": [], "landed": [], "rebuild": True},
         "last_commit": commit,
         "retry_at": None,
     }
@@ -43,3 +44,30 @@ async def mark_merged(store: Store, scope: str, *, commit: str, now: datetime) -
     )
     async with store.write() as conn:
         await conn.execute(stmt)
+
+
+async def drop_from_watermarks(store: Store, session_id: str, *, now: datetime) -> None:
+    """The extracts of ``session_id`` leave every scope's watermark (consumed and landed): a merged
+    tombstone already took their inputs and what they taught out of the memory, so their being
+    forgotten here is no change for phase 2 to consolidate again."""
+    async with store.read() as conn:
+        ids = set(
+            (await conn.execute(select(stage1_outputs.c.id).where(stage1_outputs.c.session_id == session_id)))
+            .scalars()
+            .all()
+        )
+        rows = (await conn.execute(select(scopes.c.key, scopes.c.watermark))).all()
+    if not ids:
+        return
+    for key, watermark in rows:
+        raw = dict(watermark or {})
+        consumed = [int(i) for i in raw.get("inputs", [])]
+        landed = [int(i) for i in raw.get("landed", consumed)]
+        if not ids & (set(consumed) | set(landed)):
+            continue
+        raw["inputs"] = sorted(set(consumed) - ids)
+        raw["landed"] = sorted(set(landed) - ids)
+        async with store.write() as conn:
+            await conn.execute(
+                update(scopes).where(scopes.c.key == key).values(watermark=raw, updated_at=now)
+            )

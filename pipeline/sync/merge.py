@@ -11,7 +11,10 @@ memd never lets git merge a file (so no conflict marker can land in one): it rea
   on top of them (``reconsolidate``);
 - the tombstones of both sides are kept (``tombstones/``), and applied to every scope: a tombstoned
   session's inputs go, the topic files citing it are withdrawn with their index lines and the digest
-  (the scope is consolidated again from what remains), and a scope left with no input at all goes.
+  (the scope is consolidated again from what remains), and a scope left with no input at all goes;
+- a scope whose digest is the placeholder a forget left (``awaits_rebuild``: another machine forgot a
+  session and could not rebuild it) is consolidated again here too, even when the merge is a
+  fast-forward.
 
 Anything outside ``README.md``, ``tombstones/`` and the scopes was refused before (``incoming``).
 """
@@ -87,6 +90,8 @@ def merge_trees(base: Files, ours: Files, theirs: Files) -> MergeResult:
     for scope in sorted(set(o) | set(t)):
         merged = _merge_scope(scope, b.get(scope, {}), o.get(scope, {}), t.get(scope, {}), result)
         merged = _bury(scope, merged, graves, result)
+        if awaits_rebuild(merged):
+            result.reconsolidate.add(scope)
         for rel, data in merged.items():
             result.files[f"{scope}/{rel}"] = data
     return result
@@ -109,6 +114,15 @@ def _merge_scope(
             merged[rel] = chosen
     merged[RAW_MEMORIES] = _raw_union(ours, theirs, set(merged))
     return merged
+
+
+def awaits_rebuild(files: Mapping[str, bytes]) -> bool:
+    """A scope (``rel -> bytes``) whose digest is the placeholder a forget left and that still has
+    inputs: whichever machine merges it rebuilds it from the inputs it has, in the same sync (a
+    fast-forward onto another machine's forget included), so no agent reads an emptied memory."""
+    return files.get(SUMMARY) == PLACEHOLDER_SUMMARY and any(
+        rel.startswith(f"{ROLLOUT_DIR}/") for rel in files
+    )
 
 
 def _three_way(base: bytes | None, ours: bytes | None, theirs: bytes | None) -> bytes | None:

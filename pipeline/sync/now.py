@@ -46,7 +46,7 @@ async def sync_memory(
         ctx = context(store, settings, repo, clock, llm, redactor)
         lines = []
         for scope in scopes:
-            result = await consolidate_scope(ctx, scope, force=True)
+            result = await consolidate_scope(ctx, scope, force=True, rebuild=True)
             why = f" ({result.reason.splitlines()[0]})" if result.reason else ""
             lines.append(f"{scope}: consolidated again on top of the remote's topics: {result.outcome}{why}")
         return lines

@@ -320,11 +320,14 @@ class Syncer:
             return await remote.land_exact(repo, clone, base=local)
 
     async def _forget_buried(self, graves: set[str]) -> int:
-        """Forget here the extracts of sessions another machine forgot (its tombstones)."""
+        """Forget here the extracts of sessions another machine forgot (its tombstones). The merged
+        tree is already without them (``merge``), so they also leave the scopes' watermarks: phase 2
+        sees no change to consolidate for their going (a scope that needs rebuilding was marked)."""
         count = 0
         for session in sorted(await syncstate.live_sessions(self.store)):
             if tombstones.is_tombstoned(session, graves):
                 counts = await db.forget(self.store, now=self.clock.now(), session_id=session)
+                await syncstate.drop_from_watermarks(self.store, session, now=self.clock.now())
                 count += sum(n for scope, n in counts.items() if scope != GLOBAL_SCOPE)
         return count
 

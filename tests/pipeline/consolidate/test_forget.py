@@ -139,3 +139,46 @@ async def test_the_forgotten_text_leaves_the_state_store_and_only_ids_stay(env: 
         await env.store.close()
         for path in env.tmp_path.glob("state.db*"):
             assert b"zyxwvu-forget-me" not in path.read_bytes(), path
+
+
+async def test_without_a_model_a_forget_still_withdraws_and_tombstones_and_the_next_run_rebuilds(
+    env: Env,
+) -> None:
+    """No API key: the forgotten session's inputs and every topic citing it go now, with the digest
+    (a placeholder until rebuilt) and its tombstone in the commit, so the forget takes effect and
+    travels; the next run with a model rebuilds the digest, cooldown or not."""
+    from pipeline.memory.layout import PLACEHOLDER_SUMMARY
+    from pipeline.memory.tombstones import path_of
+    from tests.pipeline.sync.support import agent
+
+    env.api.responder = agent
+    await env.add_extract("sess-a", summary="Alpha work.", raw="- alpha fact")
+    await env.add_extract("sess-c", summary="Gamma work.", raw="- gamma fact")
+    await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
+    assert "alpha fact" in await _tree(env)
+
+    report = await forget(
+        env.store, env.settings, env.repo, env.clock, None, env.redactor, session_id="sess-a"
+    )
+    [run] = report.runs
+    assert run.outcome == "committed", run
+    tree = await _tree(env)
+    assert "sess-a" not in tree
+    assert "alpha" not in tree.lower()
+    assert "gamma fact" in tree
+    names = (await env.repo.git("ls-tree", "-r", "--name-only", "HEAD")).split()
+    assert path_of("sess-a") in names
+    assert await env.repo.git("show", f"HEAD:{SCOPE}/memory_summary.md") == PLACEHOLDER_SUMMARY.decode()
+
+    calls = len(env.api.message_requests())
+    [rebuilt] = (await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)).scopes
+    assert rebuilt.outcome == "committed", rebuilt
+    assert len(env.api.message_requests()) > calls
+    summary = await env.repo.git("show", f"HEAD:{SCOPE}/memory_summary.md")
+    assert "sess-c" in summary
+    assert "rebuilding" not in summary
+    assert "alpha" not in (await _tree(env)).lower()
+    # rebuilt once: nothing is left to do
+    assert (
+        await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
+    ).scopes == []

@@ -157,3 +157,66 @@ def test_a_hostile_git_config_names_no_scope_outside_safe_characters(tmp_path: P
     config = repo / ".git" / "config"
     config.write_text(config.read_text() + '[remote "origin"]\n\turl = "../../../etc/x y;$(rm -rf ~)"\n')
     assert is_scope(scope_for(str(repo)))
+
+
+@pytest.mark.parametrize("origin", ["../app.git", "./app.git", "file://../app.git", "../app"])
+def test_unrelated_repositories_with_one_relative_origin_are_different_scopes(
+    tmp_path: Path, origin: str
+) -> None:
+    """Two unrelated repositories whose ``origin`` is written the same relative way: the origin is
+    resolved against each work tree, so each keys by its own absolute path."""
+    first, second = _repo(tmp_path / "one" / "app"), _repo(tmp_path / "two" / "app")
+    for repo in (first, second):
+        _git(repo, "remote", "add", "origin", origin)
+    assert scope_for(str(first)) != scope_for(str(second))
+    assert project_key(str(first)).startswith("app-")
+
+
+def test_relative_and_file_origins_key_by_the_path_they_resolve_to(tmp_path: Path) -> None:
+    from pipeline.projects import normalize_remote, repository_identity
+
+    served = tmp_path / "served" / "app.git"
+    clone = _repo(tmp_path / "src" / "app")
+    _git(clone, "remote", "add", "origin", "../../served/app.git")
+    identity = str(tmp_path / "served" / "app")
+    assert repository_identity(str(clone)) == identity
+    # The same repository named by its absolute path or a file URL from another clone is one scope
+    other = _repo(tmp_path / "elsewhere" / "deep" / "app")
+    _git(other, "remote", "add", "origin", f"file://{served}")
+    assert repository_identity(str(other)) == identity
+    assert scope_for(str(clone)) == scope_for(str(other))
+    assert normalize_remote("../x.git", base=tmp_path / "a" / "b") == str(tmp_path / "a" / "x")
+    assert normalize_remote("file://./x", base=tmp_path) == str(tmp_path / "x")
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("ssh://git@host/x.git", "ssh://git@host:2222/x.git"),
+        ("https://host/x", "https://host:8443/x"),
+        ("git://host/x", "git://host:9419/x"),
+        ("http://host/x", "http://host:8080/x"),
+        ("ssh://git@host:2222/x", "ssh://git@host:2223/x"),
+    ],
+)
+def test_a_non_default_port_is_part_of_the_identity(one: str, other: str) -> None:
+    from pipeline.projects import normalize_remote
+
+    assert normalize_remote(one) != normalize_remote(other)
+    assert normalize_remote("https://host:8443/x") == "host:8443/x"
+
+
+@pytest.mark.parametrize(
+    ("url", "same_as"),
+    [
+        ("https://host:443/x", "https://host/x"),
+        ("http://host:80/x", "http://host/x"),
+        ("ssh://git@host:22/x.git", "git@host:x.git"),
+        ("git://host:9418/x", "git://host/x"),
+        ("https://host:8443/x.git/", "https://user:pw@HOST:8443/x"),
+    ],
+)
+def test_a_default_port_is_no_part_of_the_identity(url: str, same_as: str) -> None:
+    from pipeline.projects import normalize_remote
+
+    assert normalize_remote(url) == normalize_remote(same_as)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from pipeline.consolidate.plan import plan_scope
 from pipeline.consolidate.run import run_phase2
 from pipeline.projects import path_key, scope_for
@@ -108,3 +110,44 @@ async def test_on_a_shared_store_a_machine_moves_its_folder_after_another_moved_
     plan = await plan_scope(env.store, env.settings, new, now=env.clock.now(), force=True)
     assert plan.action == "none"
     assert await rekey(env.store, env.settings, env.repo, env.clock) == []
+
+
+@pytest.mark.parametrize("origin", ["../app.git", "ssh://git@host:2222/acme/app.git"])
+async def test_a_key_this_identity_fix_changes_is_renamed_not_lost(
+    env: Env, monkeypatch: pytest.MonkeyPatch, origin: str
+) -> None:
+    """Before, a relative ``origin`` keyed by its text (``../app``) and a port was dropped: memory made
+    under such a key moves to the key the project has now, with its records; nothing is paid again."""
+    import pipeline.projects as projects
+
+    env.api.responder = agent
+    project = _project(env.tmp_path / "src" / "app")
+    _git(project, "remote", "add", "origin", origin)
+    fixed = scope_for(str(project))
+
+    def before_the_fix(path: str) -> str | None:  # the identity memd made before: no base, no port
+        url = projects.origin_url(Path(path))
+        if url is None:
+            return None
+        return projects.normalize_remote(url.replace(":2222", ""))
+
+    with monkeypatch.context() as patched:
+        patched.setattr(projects, "repository_identity", before_the_fix)
+        old = scope_for(str(project))
+        await env.add_extract("s1", project=str(project))
+        await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
+    assert old != fixed
+    memory = env.settings.paths.memory_dir
+    before = sorted(p.relative_to(memory / old).as_posix() for p in (memory / old).rglob("*") if p.is_file())
+    assert before
+
+    moved = await rekey(env.store, env.settings, env.repo, env.clock)
+    assert moved == [Move(str(project), old, fixed, merged=False)]
+    assert not (memory / old).exists()
+    after = sorted(
+        p.relative_to(memory / fixed).as_posix() for p in (memory / fixed).rglob("*") if p.is_file()
+    )
+    assert after == before
+    assert await store_rekey.project_scopes(env.store) == [(str(project), fixed)]
+    plan = await plan_scope(env.store, env.settings, fixed, now=env.clock.now(), force=True)
+    assert plan.action == "none"  # the memory moved as it was: nothing to consolidate again

@@ -105,3 +105,19 @@ def test_unrelated_histories_merge_from_nothing() -> None:
     result = merge_trees({}, ours, theirs)
     assert {f"{S}/rollout_summaries/o.md", f"{S}/rollout_summaries/t.md"} <= set(result.files)
     assert result.reconsolidate == {S}
+
+
+def test_a_scope_another_machine_left_with_the_placeholder_digest_is_rebuilt_here() -> None:
+    """The other machine forgot x and could not rebuild (no model): its tree already lacks x, so the
+    merge is a fast-forward with nothing to bury; the placeholder still marks the scope for a rebuild."""
+    base = scope(["a", "x"], {"t-a.md": ("a",), "t-x.md": ("x",)})
+    theirs = {
+        **scope(["a"], {"t-a.md": ("a",)}),
+        f"{S}/memory_summary.md": PLACEHOLDER_SUMMARY,
+        path_of("x"): TOMBSTONE_TEXT,
+    }
+    result = merge_trees(base, base, theirs)
+    assert result.files == theirs
+    assert result.reconsolidate == {S}
+    settled = {**theirs, f"{S}/memory_summary.md": b"# Summary\n\na.\n"}
+    assert merge_trees(theirs, theirs, settled).reconsolidate == set()  # once rebuilt, nothing more
