@@ -165,7 +165,14 @@ async def build(
     if previous is not None and not new_items:
         return Settled("unchanged", "nothing new since the last extract", tid, result.new_offset)
 
-    rendered = render(new_items, settings.memories.render_token_budget)
+    counts: Counter[str] = Counter()
+
+    def clean(block: str) -> str:  # each kept block whole, before it is quoted (compact)
+        out = redactor.redact(block)
+        counts.update(dict(out.counts))
+        return out.text
+
+    rendered = render(new_items, settings.memories.render_token_budget, clean=clean)
     if start:
         coverage = f"the part after the previous extract: items {start + 1}-{len(items)} of {len(items)}"
     else:
@@ -186,6 +193,7 @@ async def build(
         previous_summary=previous.rollout_summary if previous is not None and start else None,
     )
     redacted = redactor.redact(text)
+    counts.update(dict(redacted.counts))
     return Prepared(
         job_id=job.id if job else 0,
         job_key=key,
@@ -206,7 +214,7 @@ async def build(
         range_end=result.new_offset,
         rendered_tokens=rendered.tokens,
         items_omitted=rendered.items_omitted,
-        input_redactions=dict(redacted.counts),
+        input_redactions={k: v for k, v in counts.items() if v},
         prompt_hash=prompts.hash,
         params=build_params(prompts, model=settings.llm.extract_model, user=redacted.text),
     )
