@@ -9,6 +9,7 @@ import shlex
 from typing import Any
 
 from pipeline.memory.layout import INDEX, SUMMARY
+from pipeline.sources._fetches import PACKAGE_DOCS, is_package_doc, shell_fetches
 from pipeline.sources.injected import is_memd_topic_path, is_memory_index_path
 from pipeline.vocabulary import SourceName
 
@@ -190,6 +191,33 @@ def external_tag(
     if source == SourceName.PI and name not in PI_BUILTIN_TOOLS:
         return f"extension:{name}"
     return None
+
+
+def call_external(
+    source: SourceName,
+    name: str,
+    args: Any,
+    *,
+    display_name: str | None = None,
+    namespace: str | None = None,
+) -> list[str]:
+    """Every kind of external context one call brought in: by the tool (``external_tag``), and by
+    what it did: a shell command that fetched from another host or read an installed package's
+    documentation, a read tool opening such documentation (``pipeline.sources._fetches``)."""
+    tags: list[str] = []
+    tag = external_tag(source, name, display_name=display_name, namespace=namespace)
+    if tag:
+        tags.append(tag)
+    keys = SHELL_TOOLS[source].get(name)
+    if keys is not None and isinstance(args, dict):
+        for key in keys:
+            if args.get(key) is not None:
+                tags.extend(shell_fetches(command_text(args[key])))
+                break
+    keys = READ_TOOLS[source].get(name)
+    if keys is not None and any(is_package_doc(p) for p in _arg_strings(args, keys)):
+        tags.append(PACKAGE_DOCS)
+    return tags
 
 
 def _arg_strings(args: Any, keys: tuple[str, ...]) -> list[str]:
