@@ -30,6 +30,7 @@ from pipeline.consolidate.plan import ScopePlan, plan_scope
 from pipeline.consolidate.request import commit_message
 from pipeline.errors import ConsolidationFailed, LLMUnavailable, MemdError
 from pipeline.memory import tombstones
+from pipeline.memory.inputs import rests_on_tools
 from pipeline.memory.layout import GLOBAL_SCOPE, PLACEHOLDER_SUMMARY, ROLLOUT_DIR, SUMMARY
 from pipeline.memory.repository import INBOX_PREFIX, MemoryRepo
 from pipeline.store import consolidation as db
@@ -96,9 +97,18 @@ async def consolidate_scope(
             return RunResult(
                 scope, RunOutcome.SKIPPED, reason=plan.skip_reason or "up to date", inputs=len(plan.inputs)
             )
-        return await _run(ctx, plan, run_id, lease, review or ctx.settings.review.mode)
+        return await _run(ctx, plan, run_id, lease, review or _review_mode(ctx, plan))
     finally:
         await lease.stop()
+
+
+def _review_mode(ctx: Phase2Context, plan: ScopePlan) -> str:
+    """``[review] mode``, or the inbox when ``tool_evidence = "inbox"`` and a new input holds a memory
+    resting on tool output only."""
+    review = ctx.settings.review
+    if review.tool_evidence == "inbox" and any(rests_on_tools(r) for r in plan.added):
+        return "inbox"
+    return review.mode
 
 
 async def _recover_landed(ctx: Phase2Context, scope: str) -> None:
