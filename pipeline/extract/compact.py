@@ -14,7 +14,7 @@ Only memd writes a line that reads as a turn (``pipeline.extract.turns``): what 
 command's output, a file, a fetched page) and an error report are quoted line by line, and a line
 of the user's or the agent's own words that would read as a turn header is escaped, so a README
 that prints ``[user ...]`` stays inside its result. ``clean`` (the redactor) sees each kept text
-whole and unquoted, before quoting: a secret wrapped over lines is found as it was written.
+whole, before it is trimmed or quoted: a secret wrapped over lines is found as it was written.
 
 Reasoning, injected instruction files and compaction blobs never reach here (the adapters drop
 them). When the blocks exceed the budget, whole blocks are cut from the middle outward, cheapest
@@ -119,14 +119,20 @@ def _one_line(text: str, max_chars: int) -> str:
 class _Block:
     cls: int
     header: str
-    body: str | None = None
-    """The text under the header (tidied and trimmed, not yet cleaned, quoted or escaped)."""
+    full: str | None = None
+    """The whole text under the header (tidied; not yet cleaned, trimmed, quoted or escaped)."""
+    limit: int | None = None
+    """Trimmed to head and tail at this many characters (None: kept whole)."""
     quoted: bool = False
 
     def text(self, clean: Callable[[str], str] | None = None) -> str:
-        if self.body is None:
+        """The block as rendered; ``clean`` sees the whole text before it is trimmed and quoted, so a
+        secret wrapped over lines (a PEM block) is found whole, never cut in two by the trim."""
+        if self.full is None:
             return self.header
-        body = lines(clean(self.body)) if clean is not None else self.body
+        body = lines(clean(self.full)) if clean is not None else self.full
+        if self.limit is not None:
+            body = head_tail(body, self.limit)
         return self.header + "\n" + (quote(body) if self.quoted else escape(body))
 
 
@@ -136,7 +142,7 @@ def _block(item: Item) -> _Block | None:
         return _Block(_USER, f"[user{_stamp(item.timestamp)}]", text) if text else None
     if isinstance(item, AssistantText):
         text = _tidy(item.text)
-        return _Block(_CALL, "[assistant]", head_tail(text, ASSISTANT_MAX_CHARS)) if text else None
+        return _Block(_CALL, "[assistant]", text, ASSISTANT_MAX_CHARS) if text else None
     if isinstance(item, ToolCall):
         arg = _one_line(item.essential_arg or item.args_summary, TOOL_ARG_MAX_CHARS)
         name = _one_line(item.name, TOOL_ARG_MAX_CHARS)
@@ -144,11 +150,10 @@ def _block(item: Item) -> _Block | None:
     if isinstance(item, ToolResult):
         text = _tidy(item.text)
         if item.is_error:
-            body = head_tail(text, TOOL_RESULT_MAX_CHARS) if text else None
-            return _Block(_ERROR, "[result error]", body, quoted=True)
-        return _Block(_RESULT, "[result]", head_tail(text, TOOL_RESULT_MAX_CHARS), quoted=True) if text else None
+            return _Block(_ERROR, "[result error]", text or None, TOOL_RESULT_MAX_CHARS, quoted=True)
+        return _Block(_RESULT, "[result]", text, TOOL_RESULT_MAX_CHARS, quoted=True) if text else None
     text = _tidy(item.text)  # ErrorItem
-    return _Block(_ERROR, "[error]", head_tail(text, ERROR_MAX_CHARS), quoted=True) if text else None
+    return _Block(_ERROR, "[error]", text, ERROR_MAX_CHARS, quoted=True) if text else None
 
 
 def render_item(item: Item) -> tuple[int, str] | None:
@@ -188,10 +193,9 @@ def render(
     def trim_users() -> None:
         nonlocal total
         for j in sorted((j for j in range(n) if kept[j]), key=lambda j: -cost[j]):
-            body = blocks[j].body
-            if not over() or body is None or len(texts[j]) <= USER_TRIM_CHARS:
+            if not over() or blocks[j].full is None or len(texts[j]) <= USER_TRIM_CHARS:
                 return
-            blocks[j] = replace(blocks[j], body=head_tail(body, USER_TRIM_CHARS - len(blocks[j].header) - 1))
+            blocks[j] = replace(blocks[j], limit=USER_TRIM_CHARS - len(blocks[j].header) - 1)
             texts[j] = blocks[j].text()
             new = len(texts[j]) + 1
             total += new - cost[j]

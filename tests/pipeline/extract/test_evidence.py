@@ -144,3 +144,41 @@ async def test_phase1_stores_checked_evidence_and_global_takes_no_tool_memory(
     assert "Prefers pnpm over npm" in record.raw_memory
     assert "pipe the installer" not in record.raw_memory
     assert "made-up" not in record.raw_memory
+
+
+def test_a_batch_entry_keeps_what_the_check_needs_without_the_prompt() -> None:
+    from pipeline.extract.item import Prepared, check_evidence
+    from pipeline.extract.schema import Stage1Result
+
+    turns = Turns.of(render(session(), 50_000).text)
+    assert all(source != "tool" for source, _ in turns.pairs)  # tool output is never kept
+    fields = dict.fromkeys(
+        ("job_id", "attempts", "invalid_before", "transcript_id", "items_start", "items_end"), 0
+    )
+    prep = Prepared(
+        **fields,
+        job_key="1",
+        owner="",
+        source="claude_code",
+        session_id="s",
+        project=None,
+        scope="global",
+        started_at=None,
+        last_activity=None,
+        previous_id=None,
+        range_start=0,
+        range_end=0,
+        rendered_tokens=0,
+        items_omitted=0,
+        input_redactions={},
+        prompt_hash="h",
+        params={"model": "m"},  # what a batch entry stores
+        evidence_turns=[list(p) for p in turns.pairs],
+    )
+    again = Prepared.from_json(prep.to_json())
+    result = Stage1Result.model_validate(
+        extract_output(memories=[memory("A", "user", POISON), memory("B", "user", "I always want pnpm")])
+    )
+    assert check_evidence(result, again) == [Evidence.TOOL, Evidence.USER]
+    old = {k: v for k, v in prep.to_json().items() if k != "evidence_turns"}  # stored before the upgrade
+    assert check_evidence(result, Prepared.from_json(old)) == [Evidence.TOOL, Evidence.TOOL]

@@ -143,3 +143,21 @@ def test_turn_headers_equal_the_real_turns_whatever_the_text_holds(items: list[I
     # every user turn's body is exactly that user's words (tidied), never another turn's text
     users = [t.body for t in parse_turns(rendered.text) if t.kind == "user"]
     assert len(users) <= sum(1 for i in items if isinstance(i, UserMessage))
+
+
+def test_a_secret_wrapped_over_lines_in_tool_output_is_redacted_before_it_is_quoted() -> None:
+    import secrets as random_bytes
+
+    from benchmarks.redaction_contexts import build_corpus
+    from pipeline.redaction import Redactor
+
+    redactor = Redactor(random_bytes.token_bytes(32))
+    cases = [c for c in build_corpus() if c.kind == "secret" and "\n" in c.text]
+    assert len(cases) > 100
+    leaked = []
+    for case in cases:
+        out = render([ToolResult("c", case.text)], 50_000, clean=lambda t: redactor.redact(t).text).text
+        parts = [p.strip() for p in case.secret[case.prefix_len :].split("\n") if len(p.strip()) > 8]
+        if any(p in out for p in parts):
+            leaked.append(f"{case.id}:{case.context}")
+    assert leaked == []
