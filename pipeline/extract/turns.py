@@ -77,8 +77,12 @@ class Turn:
 
 def _kind(header: str) -> TurnKind:
     word = header[1:].split("]", 1)[0].split(" ", 1)[0]
-    return "user" if word == "user" else "assistant" if word == "assistant" else (
-        "tool" if word == "tool" else "result" if word == "result" else "error"
+    return (
+        "user"
+        if word == "user"
+        else "assistant"
+        if word == "assistant"
+        else ("tool" if word == "tool" else "result" if word == "result" else "error")
     )
 
 

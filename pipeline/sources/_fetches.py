@@ -69,11 +69,15 @@ FETCHERS: tuple[Fetcher, ...] = (
 PACKAGE_DOCS = "package-docs"
 """The tag of a read of an installed package's documentation (``package_doc_read``)."""
 
-GH_LOCAL = frozenset({"auth", "config", "alias", "completion", "help", "version", "--version", "--help", "-h"})
+GH_LOCAL = frozenset(
+    {"auth", "config", "alias", "completion", "help", "version", "--version", "--help", "-h"}
+)
 _PIP = frozenset({"pip", "pip3"})
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?$")
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
-_PREFIXES = frozenset({"sudo", "env", "time", "nice", "nohup", "command", "exec", "xargs", "timeout", "stdbuf"})
+_PREFIXES = frozenset(
+    {"sudo", "env", "time", "nice", "nohup", "command", "exec", "xargs", "timeout", "stdbuf"}
+)
 # Options of a prefix or a fetcher that take the next word as their value (never an address).
 _VALUE_OPTIONS: dict[str, frozenset[str]] = {
     "sudo": frozenset({"-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T"}),
@@ -82,18 +86,107 @@ _VALUE_OPTIONS: dict[str, frozenset[str]] = {
     "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
     "xargs": frozenset({"-I", "-n", "-P", "-L", "-s", "-d", "-E", "-a"}),
     "curl": frozenset(
-        "-o -H -d -X -u -A -e -b -c -T -F -w -m -x -K -E -r -Y -y -z -C -U -Q "
-        "--output --header --data --data-raw --data-binary --data-urlencode --request --user "
-        "--user-agent --referer --cookie --cookie-jar --upload-file --form --write-out --max-time "
-        "--connect-timeout --retry --proxy --resolve --cacert --cert --key --config --range "
-        "--output-dir --connect-to --json".split()
+        [
+            "-o",
+            "-H",
+            "-d",
+            "-X",
+            "-u",
+            "-A",
+            "-e",
+            "-b",
+            "-c",
+            "-T",
+            "-F",
+            "-w",
+            "-m",
+            "-x",
+            "-K",
+            "-E",
+            "-r",
+            "-Y",
+            "-y",
+            "-z",
+            "-C",
+            "-U",
+            "-Q",
+            "--output",
+            "--header",
+            "--data",
+            "--data-raw",
+            "--data-binary",
+            "--data-urlencode",
+            "--request",
+            "--user",
+            "--user-agent",
+            "--referer",
+            "--cookie",
+            "--cookie-jar",
+            "--upload-file",
+            "--form",
+            "--write-out",
+            "--max-time",
+            "--connect-timeout",
+            "--retry",
+            "--proxy",
+            "--resolve",
+            "--cacert",
+            "--cert",
+            "--key",
+            "--config",
+            "--range",
+            "--output-dir",
+            "--connect-to",
+            "--json",
+        ]
     ),
-    "wget": frozenset("-O -o -a -P -U -e -T -t -w -i --output-document --directory-prefix --header "
-                      "--user-agent --user --password --post-data --timeout --tries".split()),
-    "aria2c": frozenset("-o -d -s -x -j -i --dir --out --input-file".split()),
+    "wget": frozenset(
+        [
+            "-O",
+            "-o",
+            "-a",
+            "-P",
+            "-U",
+            "-e",
+            "-T",
+            "-t",
+            "-w",
+            "-i",
+            "--output-document",
+            "--directory-prefix",
+            "--header",
+            "--user-agent",
+            "--user",
+            "--password",
+            "--post-data",
+            "--timeout",
+            "--tries",
+        ]
+    ),
+    "aria2c": frozenset(["-o", "-d", "-s", "-x", "-j", "-i", "--dir", "--out", "--input-file"]),
     "git": frozenset(
-        "-C -c --git-dir --work-tree --namespace --depth -b --branch -o --origin --reference --filter -j "
-        "--jobs --template --config --shallow-since --shallow-exclude -u --upload-pack".split()
+        [
+            "-C",
+            "-c",
+            "--git-dir",
+            "--work-tree",
+            "--namespace",
+            "--depth",
+            "-b",
+            "--branch",
+            "-o",
+            "--origin",
+            "--reference",
+            "--filter",
+            "-j",
+            "--jobs",
+            "--template",
+            "--config",
+            "--shallow-since",
+            "--shallow-exclude",
+            "-u",
+            "--upload-pack",
+        ]
     ),
     "scp": frozenset({"-P", "-i", "-o", "-F", "-c", "-l", "-S", "-J"}),
     "rsync": frozenset({"-e", "--rsh", "--exclude", "--include", "--filter", "-f", "--port", "--rsync-path"}),
@@ -110,7 +203,11 @@ _PACKAGE_DIR = re.compile(
     r"\.gem/ruby|\.npm/_cacache)/"
 )
 _DOC_FILE = re.compile(r"(?:^|/)(?:readme[^/]*|[^/]+\.(?:md|markdown|rst|txt))$", re.IGNORECASE)
-_READ_VERBS = frozenset({"cat", "sed", "head", "tail", "less", "more", "bat", "batcat", "nl", "awk", "grep", "rg", "tac"})
+READ_VERBS = frozenset(
+    {"cat", "sed", "head", "tail", "less", "more", "bat", "batcat", "nl", "awk", "grep", "rg", "tac", "view"}
+    | {"get-content", "gc", "type"}
+)
+"""Shell commands that print a file's contents (``pipeline.sources._tools`` reads memory reads by them too)."""
 
 
 def _host_of(word: str) -> str | None:
@@ -213,7 +310,12 @@ def _fetch_tag(words: list[str], depth: int) -> list[str]:
     rest = words[1:]
     if program in _SHELLS:
         for j, word in enumerate(rest):
-            if word.startswith("-") and "c" in word.lstrip("-") and not word.startswith("--") and j + 1 < len(rest):
+            if (
+                word.startswith("-")
+                and "c" in word.lstrip("-")
+                and not word.startswith("--")
+                and j + 1 < len(rest)
+            ):
                 return shell_fetches(rest[j + 1], depth + 1)
         return []
     if _PYTHON.match(program) and rest[:2] == ["-m", "pip"]:
@@ -266,7 +368,7 @@ def shell_fetches(command: str, depth: int = 0) -> list[str]:
 
 def _reads_package_docs(words: list[str]) -> bool:
     words = _strip_prefixes(words)
-    if not words or _program(words[0]) not in _READ_VERBS:
+    if not words or _program(words[0]) not in READ_VERBS:
         return False
     return any(is_package_doc(w) for w in words[1:] if not w.startswith("-"))
 

@@ -9,7 +9,7 @@ import shlex
 from typing import Any
 
 from pipeline.memory.layout import INDEX, SUMMARY
-from pipeline.sources._fetches import PACKAGE_DOCS, is_package_doc, shell_fetches
+from pipeline.sources._fetches import PACKAGE_DOCS, READ_VERBS, is_package_doc, shell_fetches
 from pipeline.sources.injected import is_memd_topic_path, is_memory_index_path
 from pipeline.vocabulary import SourceName
 
@@ -89,10 +89,6 @@ _MCP_RESOURCE_NAMES = frozenset(
 )
 PI_BUILTIN_TOOLS = frozenset({"read", "bash", "edit", "write", "grep", "find", "ls"})
 _GEMINI_MCP_DISPLAY_RE = re.compile(r"\(([^()]+) MCP Server\)\s*$")
-_READ_VERBS = frozenset(
-    {"cat", "sed", "head", "tail", "less", "more", "bat", "batcat", "nl", "awk", "grep", "rg", "tac", "view"}
-    | {"get-content", "gc", "type"}
-)
 _SHELL_SPLIT_RE = re.compile(r"\|\||&&|[|;&\n]")
 _SHELL_WRAPPERS = frozenset({"bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash"})
 
@@ -249,7 +245,7 @@ def shell_read_paths(command: str) -> list[str]:
             words = segment.split()
         while words and ("=" in words[0] or words[0] in ("sudo", "command", "exec")):
             words = words[1:]
-        if not words or words[0].rsplit("/", 1)[-1].lower() not in _READ_VERBS:
+        if not words or words[0].rsplit("/", 1)[-1].lower() not in READ_VERBS:
             continue
         found.extend(w for w in words[1:] if not w.startswith("-") and _is_memory_path(w))
     return found

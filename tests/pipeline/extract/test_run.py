@@ -94,7 +94,15 @@ async def test_extracts_and_stores_with_provenance(
     item = schema["schema"]["$defs"]["CandidateMemory"]
     assert item["properties"]["type"]["enum"] == ["user", "feedback", "project", "reference"]
     assert set(item["required"]) == {
-        "type", "name", "description", "body", "why", "how_to_apply", "dates", "evidence", "evidence_quote"
+        "type",
+        "name",
+        "description",
+        "body",
+        "why",
+        "how_to_apply",
+        "dates",
+        "evidence",
+        "evidence_quote",
     }
     assert body["model"] == settings.llm.extract_model
 

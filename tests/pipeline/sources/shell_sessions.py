@@ -56,9 +56,12 @@ def _claude(folder: Path, command: str, output: str, user: str) -> Path:
         rec(1, "user", T0, message={"role": "user", "content": user}),
         rec(2, "assistant", T1, message={"id": "msg_1", "role": "assistant", "content": [call]}),
         rec(3, "user", T2, message={"role": "user", "content": [result]}),
-        rec(4, "assistant", T3, message={"id": "msg_2", "role": "assistant", "content": [
-            {"type": "text", "text": "Done."}
-        ]}),
+        rec(
+            4,
+            "assistant",
+            T3,
+            message={"id": "msg_2", "role": "assistant", "content": [{"type": "text", "text": "Done."}]},
+        ),
     ]
     return _jsonl(folder / "projects" / "-home-dev-shop" / f"{SID}.jsonl", records)
 
@@ -67,18 +70,41 @@ def _codex(folder: Path, command: str, output: str, user: str) -> Path:
     def cx(ts: str, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
         return {"timestamp": ts, "type": kind, "payload": payload}
 
-    meta = {"id": SID, "timestamp": T0, "cwd": CWD, "originator": "codex_cli_rs", "cli_version": "0.104.0",
-            "source": "cli"}
+    meta = {
+        "id": SID,
+        "timestamp": T0,
+        "cwd": CWD,
+        "originator": "codex_cli_rs",
+        "cli_version": "0.104.0",
+        "source": "cli",
+    }
     records = [
         cx(T0, "session_meta", meta),
         cx(T0, "event_msg", {"type": "user_message", "message": user}),
-        cx(T1, "response_item", {"type": "function_call", "name": "exec_command", "call_id": "call_1",
-                                  "arguments": json.dumps({"cmd": command, "workdir": CWD})}),
-        cx(T2, "response_item", {"type": "function_call_output", "call_id": "call_1",
-                                  "output": f"Process exited with code 0\nOutput:\n{output}"}),
+        cx(
+            T1,
+            "response_item",
+            {
+                "type": "function_call",
+                "name": "exec_command",
+                "call_id": "call_1",
+                "arguments": json.dumps({"cmd": command, "workdir": CWD}),
+            },
+        ),
+        cx(
+            T2,
+            "response_item",
+            {
+                "type": "function_call_output",
+                "call_id": "call_1",
+                "output": f"Process exited with code 0\nOutput:\n{output}",
+            },
+        ),
         cx(T3, "event_msg", {"type": "agent_message", "message": "Done."}),
     ]
-    return _jsonl(folder / "sessions" / "2026" / "12" / "01" / f"rollout-2026-12-01T21-25-00-{SID}.jsonl", records)
+    return _jsonl(
+        folder / "sessions" / "2026" / "12" / "01" / f"rollout-2026-12-01T21-25-00-{SID}.jsonl", records
+    )
 
 
 def _gemini(folder: Path, command: str, output: str, user: str) -> Path:
@@ -89,16 +115,37 @@ def _gemini(folder: Path, command: str, output: str, user: str) -> Path:
         "status": "success",
         "timestamp": T1,
         "displayName": "Shell",
-        "result": [{"functionResponse": {"id": "run_shell_command-1", "name": "run_shell_command",
-                                         "response": {"output": output}}}],
+        "result": [
+            {
+                "functionResponse": {
+                    "id": "run_shell_command-1",
+                    "name": "run_shell_command",
+                    "response": {"output": output},
+                }
+            }
+        ],
     }
     records = [
         {"sessionId": SID, "projectHash": "ab" * 32, "startTime": T0, "lastUpdated": T3, "kind": "main"},
         {"id": "u1", "timestamp": T0, "type": "user", "content": [{"text": user}]},
-        {"id": "g1", "timestamp": T1, "type": "gemini", "content": "", "model": "gemini-3-flash-preview",
-         "thoughts": [], "toolCalls": [call]},
-        {"id": "g2", "timestamp": T3, "type": "gemini", "content": "Done.", "model": "gemini-3-flash-preview",
-         "thoughts": [], "toolCalls": []},
+        {
+            "id": "g1",
+            "timestamp": T1,
+            "type": "gemini",
+            "content": "",
+            "model": "gemini-3-flash-preview",
+            "thoughts": [],
+            "toolCalls": [call],
+        },
+        {
+            "id": "g2",
+            "timestamp": T3,
+            "type": "gemini",
+            "content": "Done.",
+            "model": "gemini-3-flash-preview",
+            "thoughts": [],
+            "toolCalls": [],
+        },
     ]
     return _jsonl(folder / "tmp" / "shop" / "chats" / "session-2026-12-01T21-25-5e550000.jsonl", records)
 
@@ -112,29 +159,75 @@ def _pi(folder: Path, command: str, output: str, user: str) -> Path:
         {"type": "session", "version": 3, "id": SID, "timestamp": T0, "cwd": CWD},
         entry("a1", None, T0, {"role": "user", "content": [{"type": "text", "text": user}]}),
         entry("a2", "a1", T1, {"role": "assistant", "content": [call], "stopReason": "toolUse"}),
-        entry("a3", "a2", T2, {"role": "toolResult", "toolCallId": "tc1", "toolName": "bash",
-                               "content": [{"type": "text", "text": output}], "isError": False}),
-        entry("a4", "a3", T3, {"role": "assistant", "content": [{"type": "text", "text": "Done."}],
-                               "stopReason": "stop"}),
+        entry(
+            "a3",
+            "a2",
+            T2,
+            {
+                "role": "toolResult",
+                "toolCallId": "tc1",
+                "toolName": "bash",
+                "content": [{"type": "text", "text": output}],
+                "isError": False,
+            },
+        ),
+        entry(
+            "a4",
+            "a3",
+            T3,
+            {"role": "assistant", "content": [{"type": "text", "text": "Done."}], "stopReason": "stop"},
+        ),
     ]
-    return _jsonl(folder / "sessions" / "--home-dev-shop--" / f"2026-12-01T21-25-00-000Z_{SID}.jsonl", records)
+    return _jsonl(
+        folder / "sessions" / "--home-dev-shop--" / f"2026-12-01T21-25-00-000Z_{SID}.jsonl", records
+    )
 
 
 def _copilot(folder: Path, command: str, output: str, user: str) -> Path:
     def ev(n: int, kind: str, ts: str, data: dict[str, Any]) -> dict[str, Any]:
-        return {"type": kind, "data": data, "id": f"e{n}", "timestamp": ts, "parentId": f"e{n - 1}" if n else None}
+        return {
+            "type": kind,
+            "data": data,
+            "id": f"e{n}",
+            "timestamp": ts,
+            "parentId": f"e{n - 1}" if n else None,
+        }
 
     records = [
-        ev(0, "session.start", T0, {"sessionId": SID, "copilotVersion": "1.0.102", "startTime": T0,
-                                     "context": {"cwd": CWD, "gitRoot": CWD}}),
+        ev(
+            0,
+            "session.start",
+            T0,
+            {
+                "sessionId": SID,
+                "copilotVersion": "1.0.102",
+                "startTime": T0,
+                "context": {"cwd": CWD, "gitRoot": CWD},
+            },
+        ),
         ev(1, "user.message", T0, {"content": user, "messageId": "m1"}),
-        ev(2, "assistant.message", T1, {"content": "", "messageId": "m2", "toolRequests": [
-            {"toolCallId": "call_1", "name": "bash", "arguments": {"command": command}}
-        ]}),
-        ev(3, "tool.execution_start", T1, {"toolCallId": "call_1", "toolName": "bash",
-                                            "arguments": {"command": command}}),
-        ev(4, "tool.execution_complete", T2, {"toolCallId": "call_1", "success": True,
-                                               "result": {"content": output}}),
+        ev(
+            2,
+            "assistant.message",
+            T1,
+            {
+                "content": "",
+                "messageId": "m2",
+                "toolRequests": [{"toolCallId": "call_1", "name": "bash", "arguments": {"command": command}}],
+            },
+        ),
+        ev(
+            3,
+            "tool.execution_start",
+            T1,
+            {"toolCallId": "call_1", "toolName": "bash", "arguments": {"command": command}},
+        ),
+        ev(
+            4,
+            "tool.execution_complete",
+            T2,
+            {"toolCallId": "call_1", "success": True, "result": {"content": output}},
+        ),
         ev(5, "assistant.message", T3, {"content": "Done.", "messageId": "m3"}),
     ]
     return _jsonl(folder / "session-state" / SID / "events.jsonl", records)
@@ -142,8 +235,17 @@ def _copilot(folder: Path, command: str, output: str, user: str) -> Path:
 
 def _qwen(folder: Path, command: str, output: str, user: str) -> Path:
     def rec(n: int, kind: str, ts: str, message: dict[str, Any], **extra: Any) -> dict[str, Any]:
-        return {"uuid": f"q{n}", "parentUuid": f"q{n - 1}" if n else None, "sessionId": SID, "timestamp": ts,
-                "type": kind, "cwd": CWD, "version": "0.24.4", "message": message, **extra}
+        return {
+            "uuid": f"q{n}",
+            "parentUuid": f"q{n - 1}" if n else None,
+            "sessionId": SID,
+            "timestamp": ts,
+            "type": kind,
+            "cwd": CWD,
+            "version": "0.24.4",
+            "message": message,
+            **extra,
+        }
 
     call = {"functionCall": {"id": "c1", "name": "run_shell_command", "args": {"command": command}}}
     response = {"functionResponse": {"id": "c1", "name": "run_shell_command", "response": {"output": output}}}
@@ -160,24 +262,95 @@ def _opencode(folder: Path, command: str, output: str, user: str) -> Path:
     db = sample_db(folder)
     conn = sqlite3.connect(db, isolation_level=None)
     sid, at = "ses_shellsession0000000001", 1_796_160_300_000
-    insert(conn, "session", {"id": sid, "project_id": "91cc051c4e213f6cb9dc652810224b0e90288649",
-                             "parent_id": None, "slug": "shell", "directory": CWD, "title": "shell",
-                             "version": "1.18.33", "time_created": at, "time_updated": at + 30})
-    insert(conn, "message", {"id": "msg_u", "session_id": sid, "time_created": at, "time_updated": at,
-                             "data": {"role": "user", "time": {"created": at}, "agent": "build"}})
-    insert(conn, "part", {"id": "prt_u", "message_id": "msg_u", "session_id": sid, "time_created": at,
-                          "time_updated": at, "data": {"type": "text", "text": user}})
-    insert(conn, "message", {"id": "msg_a", "session_id": sid, "time_created": at + 1, "time_updated": at + 20,
-                             "data": {"role": "assistant", "parentID": "msg_u",
-                                      "time": {"created": at + 1, "completed": at + 20}, "finish": "stop"}})
-    tool = {"type": "tool", "callID": "call_1", "tool": "bash", "state": {
-        "status": "completed", "input": {"command": command}, "output": output,
-        "time": {"start": at + 2, "end": at + 10}}}
-    insert(conn, "part", {"id": "prt_t", "message_id": "msg_a", "session_id": sid, "time_created": at + 2,
-                          "time_updated": at + 10, "data": tool})
-    insert(conn, "part", {"id": "prt_x", "message_id": "msg_a", "session_id": sid, "time_created": at + 11,
-                          "time_updated": at + 20, "data": {"type": "text", "text": "Done.",
-                                                            "time": {"start": at + 11, "end": at + 20}}})
+    insert(
+        conn,
+        "session",
+        {
+            "id": sid,
+            "project_id": "91cc051c4e213f6cb9dc652810224b0e90288649",
+            "parent_id": None,
+            "slug": "shell",
+            "directory": CWD,
+            "title": "shell",
+            "version": "1.18.33",
+            "time_created": at,
+            "time_updated": at + 30,
+        },
+    )
+    insert(
+        conn,
+        "message",
+        {
+            "id": "msg_u",
+            "session_id": sid,
+            "time_created": at,
+            "time_updated": at,
+            "data": {"role": "user", "time": {"created": at}, "agent": "build"},
+        },
+    )
+    insert(
+        conn,
+        "part",
+        {
+            "id": "prt_u",
+            "message_id": "msg_u",
+            "session_id": sid,
+            "time_created": at,
+            "time_updated": at,
+            "data": {"type": "text", "text": user},
+        },
+    )
+    insert(
+        conn,
+        "message",
+        {
+            "id": "msg_a",
+            "session_id": sid,
+            "time_created": at + 1,
+            "time_updated": at + 20,
+            "data": {
+                "role": "assistant",
+                "parentID": "msg_u",
+                "time": {"created": at + 1, "completed": at + 20},
+                "finish": "stop",
+            },
+        },
+    )
+    tool = {
+        "type": "tool",
+        "callID": "call_1",
+        "tool": "bash",
+        "state": {
+            "status": "completed",
+            "input": {"command": command},
+            "output": output,
+            "time": {"start": at + 2, "end": at + 10},
+        },
+    }
+    insert(
+        conn,
+        "part",
+        {
+            "id": "prt_t",
+            "message_id": "msg_a",
+            "session_id": sid,
+            "time_created": at + 2,
+            "time_updated": at + 10,
+            "data": tool,
+        },
+    )
+    insert(
+        conn,
+        "part",
+        {
+            "id": "prt_x",
+            "message_id": "msg_a",
+            "session_id": sid,
+            "time_created": at + 11,
+            "time_updated": at + 20,
+            "data": {"type": "text", "text": "Done.", "time": {"start": at + 11, "end": at + 20}},
+        },
+    )
     bump(conn, sid)
     conn.close()
     return Path(opencode_db.session_path(str(db), sid))
