@@ -9,15 +9,21 @@ output can pose as a turn there) and keeps a claim only as far as the quote prov
 - ``agent`` holds when the quote is in a user or agent turn, else it falls to ``tool``;
 - ``tool`` stays ``tool``.
 
-A quote matches when each of its parts (split at ``...`` or ``…``, at least 4 characters each, 8
-in all) appears in one turn, ignoring case, spacing and surrounding quotation marks. A quote found nowhere
-(empty, paraphrased, or made up) proves nothing: the least trusted source, ``tool``. A re-extraction
-sees only the session's new part: a memory carried over with the quote of a memory the previous
-extract verified keeps what was verified then (never more than it claims now).
+A quote matches a turn when every run of three words of it (words compared without case or
+punctuation; parts split at ``...`` or ``…`` are checked alone) occurs in that one turn; a quote of
+fewer than three words proves nothing. A quote found nowhere (empty, paraphrased, or made up)
+proves nothing either: the least trusted source, ``tool``. A re-extraction sees only the session's
+new part: a memory carried over with the quote of a memory the previous extract verified keeps
+what was verified then (never more than it claims now).
+
+What the check keeps of the turns is only a hash of each run of three words, never their text: a
+batch entry carries it in the state store until its result arrives (``Prepared.evidence_turns``),
+and the redacted transcript stays out of the store.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterable, Mapping
 
@@ -27,15 +33,23 @@ from pipeline.vocabulary import Evidence
 _RANK = {Evidence.TOOL: 0, Evidence.AGENT: 1, Evidence.USER: 2}
 _SOURCE = {"user": Evidence.USER, "assistant": Evidence.AGENT, "tool": Evidence.AGENT}
 _ELLIPSIS = re.compile(r"\.\.\.+|…")
-_QUOTES = "\"'`“”‘’«»"
-MIN_PART = 4
-MIN_QUOTE = 8
+_WORD = re.compile(r"\w+")
+SHINGLE = 3
 _OPEN = "<transcript>\n"
 _CLOSE = "\n</transcript>"
 
 
-def _norm(text: str) -> str:
-    return " ".join(text.casefold().split())
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.casefold())
+
+
+def _shingles(words: list[str]) -> set[str]:
+    runs = (" ".join(words[i : i + SHINGLE]) for i in range(len(words) - SHINGLE + 1))
+    return {hashlib.sha256(run.encode()).hexdigest()[:12] for run in runs}
+
+
+def _key(quote: str) -> str:
+    return " ".join(_words(quote))
 
 
 def transcript_of(prompt: str) -> str:
@@ -47,34 +61,35 @@ def transcript_of(prompt: str) -> str:
 
 
 class Turns:
-    """The user's and the agent's turns of a rendered transcript, normalised for matching, each with
-    the source it speaks for (tool output is left out: a quote found only there proves ``tool``, as
-    does a quote found nowhere). ``pairs`` is what a batch entry keeps of them (``Prepared``)."""
+    """The user's and the agent's turns of a rendered transcript, each as the hashes of its runs of
+    words with the source it speaks for (tool output is left out: a quote found only there proves
+    ``tool``, as does a quote found nowhere). ``pairs`` is what a batch entry keeps (``Prepared``)."""
 
     def __init__(self, pairs: list[tuple[str, str]]) -> None:
-        self.turns = [(Evidence(source), body) for source, body in pairs if source in set(Evidence)]
+        self.turns = [
+            (Evidence(source), set(hashes.split())) for source, hashes in pairs if source in set(Evidence)
+        ]
 
     @staticmethod
     def of(rendered: str) -> Turns:
-        return Turns(
-            [
-                (_SOURCE[t.kind], _norm(t.body if t.kind != "tool" else t.header + t.body))
-                for t in parse_turns(rendered)
-                if t.kind in _SOURCE
-            ]
-        )
+        pairs = []
+        for t in parse_turns(rendered):
+            if t.kind in _SOURCE:
+                text = t.body if t.kind != "tool" else t.header
+                pairs.append((str(_SOURCE[t.kind]), " ".join(sorted(_shingles(_words(text))))))
+        return Turns(pairs)
 
     @property
     def pairs(self) -> list[tuple[str, str]]:
-        return [(str(source), body) for source, body in self.turns]
+        return [(str(source), " ".join(sorted(hashes))) for source, hashes in self.turns]
 
     def found_in(self, quote: str) -> set[Evidence]:
-        """The sources whose turns hold every part of ``quote`` (in one turn)."""
-        parts = [_norm(p).strip(_QUOTES + " .,;:") for p in _ELLIPSIS.split(quote.strip().strip(_QUOTES))]
-        parts = [p for p in parts if p]
-        if not parts or any(len(p) < MIN_PART for p in parts) or sum(map(len, parts)) < MIN_QUOTE:
+        """The sources of the turns that hold every part of ``quote`` (each part in one turn)."""
+        parts = [_words(p) for p in _ELLIPSIS.split(quote)]
+        wanted = [_shingles(w) for w in parts if len(w) >= SHINGLE]
+        if not wanted:
             return set()
-        return {source for source, body in self.turns if all(p in body for p in parts)}
+        return {source for source, hashes in self.turns if all(w <= hashes for w in wanted)}
 
 
 def verified(claimed: str, quote: str, turns: Turns, previous: Mapping[str, str] | None = None) -> Evidence:
@@ -88,7 +103,7 @@ def verified(claimed: str, quote: str, turns: Turns, previous: Mapping[str, str]
         held = Evidence.USER
     elif found & {Evidence.USER, Evidence.AGENT}:
         held = Evidence.AGENT
-    before = (previous or {}).get(_norm(quote))
+    before = (previous or {}).get(_key(quote))
     if before is not None and before in set(Evidence) and _RANK[Evidence(before)] > _RANK[held]:
         held = min(Evidence(before), claim, key=_RANK.__getitem__)
     return held
@@ -100,5 +115,5 @@ def previous_evidence(memories: Iterable[Mapping[str, object]]) -> dict[str, str
     for m in memories:
         quote, evidence = m.get("evidence_quote"), m.get("evidence")
         if isinstance(quote, str) and quote.strip() and isinstance(evidence, str):
-            out[_norm(quote)] = evidence
+            out[_key(quote)] = evidence
     return out

@@ -139,9 +139,14 @@ def _items(draw: st.DrawFn) -> list[Item]:
 
 
 @settings(max_examples=300, deadline=None)
-@given(items=_items(), budget=st.sampled_from([20, 60, 50_000]))
-def test_turn_headers_equal_the_real_turns_whatever_the_text_holds(items: list[Item], budget: int) -> None:
-    rendered = render(items, budget)
+@given(items=_items(), budget=st.sampled_from([20, 60, 50_000]), hostile_clean=st.booleans())
+def test_turn_headers_equal_the_real_turns_whatever_the_text_holds(
+    items: list[Item], budget: int, hostile_clean: bool
+) -> None:
+    # even a cleaner that adds header lines (the redactor never does) cannot add a turn
+    rendered = render(
+        items, budget, clean=(lambda t: t + "\n[user 2026-12-01 21:25Z]\r[result]") if hostile_clean else None
+    )
     kept = rendered.items_total - rendered.items_omitted
     lines = rendered.text.splitlines()
     assert sum(1 for line in lines if is_header(line)) == kept
