@@ -74,7 +74,8 @@ GH_LOCAL = frozenset(
 )
 _PIP = frozenset({"pip", "pip3"})
 _PYTHON = re.compile(r"python(\d+(\.\d+)?)?$")
-_SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
+SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
+"""Shells whose ``-c`` argument is a script (by program name, any folder)."""
 _PREFIXES = frozenset(
     {"sudo", "env", "time", "nice", "nohup", "command", "exec", "xargs", "timeout", "stdbuf"}
 )
@@ -264,7 +265,8 @@ def _split(command: str) -> list[list[str]]:
     return [c for c in out if c]
 
 
-def _program(word: str) -> str:
+def program(word: str) -> str:
+    """A command's program name: ``/usr/bin/Curl`` -> ``curl``."""
     return word.rsplit("/", 1)[-1].lower()
 
 
@@ -272,7 +274,7 @@ def _strip_prefixes(words: list[str]) -> list[str]:
     i = 0
     while i < len(words):
         word = words[i]
-        name = _program(word)
+        name = program(word)
         if "=" in word and not word.startswith("-") and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", word):
             i += 1
         elif name in _PREFIXES:
@@ -303,12 +305,11 @@ def _arguments(program: str, words: list[str]) -> list[str]:
 
 
 def _fetch_tag(words: list[str], depth: int) -> list[str]:
-    words = _strip_prefixes(words)
     if not words:
         return []
-    program = _program(words[0])
+    name = program(words[0])
     rest = words[1:]
-    if program in _SHELLS:
+    if name in SHELLS:
         for j, word in enumerate(rest):
             if (
                 word.startswith("-")
@@ -318,14 +319,14 @@ def _fetch_tag(words: list[str], depth: int) -> list[str]:
             ):
                 return shell_fetches(rest[j + 1], depth + 1)
         return []
-    if _PYTHON.match(program) and rest[:2] == ["-m", "pip"]:
-        program, rest = "pip", rest[2:]
-    if program in _PIP:
-        program = "pip"
-    args = _arguments(program, rest)
+    if _PYTHON.match(name) and rest[:2] == ["-m", "pip"]:
+        name, rest = "pip", rest[2:]
+    if name in _PIP:
+        name = "pip"
+    args = _arguments(name, rest)
     tags: list[str] = []
     for fetcher in FETCHERS:
-        if fetcher.program != program:
+        if fetcher.program != name:
             continue
         targets = args
         if fetcher.subcommands:
@@ -352,25 +353,37 @@ def _external(fetcher: Fetcher, args: list[str]) -> bool:
     return any(_remote_addr(a) for a in args[:-1])
 
 
+def simple_commands(command: str) -> list[list[str]]:
+    """The simple commands of a command line, as words, each without its prefixes (``sudo``,
+    ``VAR=value``, ``env``...)."""
+    return [words for words in (_strip_prefixes(c) for c in _split(command)) if words]
+
+
+def read_arguments(command: str) -> list[str]:
+    """What the command line's read commands (``READ_VERBS``: cat, sed, less...) were given to read
+    (their arguments that are not options)."""
+    return [
+        word
+        for words in simple_commands(command)
+        if program(words[0]) in READ_VERBS
+        for word in words[1:]
+        if not word.startswith("-")
+    ]
+
+
 def shell_fetches(command: str, depth: int = 0) -> list[str]:
-    """The tags of ``FETCHERS`` a shell command line used to reach another host, in table order."""
+    """The tags of ``FETCHERS`` a shell command line used to reach another host, in table order, and
+    ``PACKAGE_DOCS`` when it read an installed package's documentation."""
     if depth > 3 or not command:
         return []
     found: list[str] = []
-    for words in _split(command):
+    for words in simple_commands(command):
         for tag in _fetch_tag(words, depth):
             if tag not in found:
                 found.append(tag)
-        if PACKAGE_DOCS not in found and _reads_package_docs(words):
-            found.append(PACKAGE_DOCS)
+    if any(is_package_doc(w) for w in read_arguments(command)):
+        found.append(PACKAGE_DOCS)
     return found
-
-
-def _reads_package_docs(words: list[str]) -> bool:
-    words = _strip_prefixes(words)
-    if not words or _program(words[0]) not in READ_VERBS:
-        return False
-    return any(is_package_doc(w) for w in words[1:] if not w.startswith("-"))
 
 
 def is_package_doc(path: str) -> bool:

@@ -9,7 +9,14 @@ import shlex
 from typing import Any
 
 from pipeline.memory.layout import INDEX, SUMMARY
-from pipeline.sources._fetches import PACKAGE_DOCS, READ_VERBS, is_package_doc, shell_fetches
+from pipeline.sources._fetches import (
+    PACKAGE_DOCS,
+    SHELLS,
+    is_package_doc,
+    program,
+    read_arguments,
+    shell_fetches,
+)
 from pipeline.sources.injected import is_memd_topic_path, is_memory_index_path
 from pipeline.vocabulary import SourceName
 
@@ -89,8 +96,6 @@ _MCP_RESOURCE_NAMES = frozenset(
 )
 PI_BUILTIN_TOOLS = frozenset({"read", "bash", "edit", "write", "grep", "find", "ls"})
 _GEMINI_MCP_DISPLAY_RE = re.compile(r"\(([^()]+) MCP Server\)\s*$")
-_SHELL_SPLIT_RE = re.compile(r"\|\||&&|[|;&\n]")
-_SHELL_WRAPPERS = frozenset({"bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash"})
 
 
 def cap(text: str, max_chars: int) -> str:
@@ -111,7 +116,7 @@ def command_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        if len(value) == 3 and value[0] in _SHELL_WRAPPERS and value[1] in ("-lc", "-c"):
+        if len(value) == 3 and program(value[0]) in SHELLS and value[1] in ("-lc", "-c"):
             return str(value[2])
         return shlex.join(value)
     return compact_json(value)
@@ -237,18 +242,7 @@ def shell_read_paths(command: str) -> list[str]:
     """Memory files a shell command reads with cat/sed/head/tail/less/grep... (best effort)."""
     if "memd-" not in command and INDEX not in command and SUMMARY not in command:
         return []
-    found: list[str] = []
-    for segment in _SHELL_SPLIT_RE.split(command):
-        try:
-            words = shlex.split(segment)
-        except ValueError:
-            words = segment.split()
-        while words and ("=" in words[0] or words[0] in ("sudo", "command", "exec")):
-            words = words[1:]
-        if not words or words[0].rsplit("/", 1)[-1].lower() not in READ_VERBS:
-            continue
-        found.extend(w for w in words[1:] if not w.startswith("-") and _is_memory_path(w))
-    return found
+    return [w for w in read_arguments(command) if _is_memory_path(w)]
 
 
 def memory_read_request(source: SourceName, name: str, args: Any) -> tuple[str, list[str]] | None:
