@@ -199,10 +199,19 @@ _LOCAL_HOST = re.compile(
 )
 _SCP_LIKE = re.compile(r"^(?:[\w.+-]+@)?(\[[^\]]+\]|[\w.-]+):(?!//)")
 _LOCAL_PATH = re.compile(r"^(?:/|\./|\.\./|~|file://|[A-Za-z]:[\\/])")
-_PACKAGE_DIR = re.compile(
-    r"(?:^|/)(?:node_modules|site-packages|dist-packages|\.cargo/registry|pkg/mod|\.m2/repository|vendor/bundle|"
-    r"\.gem/ruby|\.npm/_cacache)/"
+_PACKAGE_DIRS = (
+    "node_modules",
+    "site-packages",
+    "dist-packages",
+    ".cargo/registry",
+    "pkg/mod",
+    ".m2/repository",
+    "vendor/bundle",
+    ".gem/ruby",
+    ".npm/_cacache",
 )
+"""Where installed packages live (their files were written by their authors, not on this machine)."""
+_PACKAGE_DIR = re.compile(r"(?:^|/)(?:" + "|".join(re.escape(d) for d in _PACKAGE_DIRS) + ")/")
 _DOC_FILE = re.compile(r"(?:^|/)(?:readme[^/]*|[^/]+\.(?:md|markdown|rst|txt))$", re.IGNORECASE)
 READ_VERBS = frozenset(
     {"cat", "sed", "head", "tail", "less", "more", "bat", "batcat", "nl", "awk", "grep", "rg", "tac", "view"}
@@ -371,10 +380,30 @@ def read_arguments(command: str) -> list[str]:
     ]
 
 
+_TOKEN = re.compile(r"[\w.+-]+")
+_NAMES = {f.program for f in FETCHERS} | {"pip3"}
+_NEEDED = {
+    name: frozenset(sub for f in FETCHERS if f.program == name for sub in f.subcommands)
+    for name in {f.program for f in FETCHERS}
+    if all(f.subcommands for f in FETCHERS if f.program == name)
+}
+
+
+def _worth_parsing(command: str) -> bool:
+    """Whether a command line names a fetcher of ``FETCHERS`` (and, for one with subcommands, one
+    of them) or a package folder: the cheap test before the parse."""
+    words = set(_TOKEN.findall(command.lower()))
+    for name in _NAMES & words:
+        needed = _NEEDED.get("pip" if name == "pip3" else name)
+        if needed is None or needed & words:
+            return True
+    return any(d in command for d in _PACKAGE_DIRS)
+
+
 def shell_fetches(command: str, depth: int = 0) -> list[str]:
     """The tags of ``FETCHERS`` a shell command line used to reach another host, in table order, and
     ``PACKAGE_DOCS`` when it read an installed package's documentation."""
-    if depth > 3 or not command:
+    if depth > 3 or not command or not _worth_parsing(command):
         return []
     found: list[str] = []
     for words in simple_commands(command):
