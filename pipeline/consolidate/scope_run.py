@@ -97,18 +97,23 @@ async def consolidate_scope(
             return RunResult(
                 scope, RunOutcome.SKIPPED, reason=plan.skip_reason or "up to date", inputs=len(plan.inputs)
             )
-        return await _run(ctx, plan, run_id, lease, review or _review_mode(ctx, plan))
+        held = None if review else _held_for_review(ctx, plan)
+        return await _run(
+            ctx, plan, run_id, lease, review or ("inbox" if held else ctx.settings.review.mode), held
+        )
     finally:
         await lease.stop()
 
 
-def _review_mode(ctx: Phase2Context, plan: ScopePlan) -> str:
-    """``[review] mode``, or the inbox when ``tool_evidence = "inbox"`` and a new input holds a memory
-    resting on tool output only."""
-    review = ctx.settings.review
-    if review.tool_evidence == "inbox" and any(rests_on_tools(r) for r in plan.added):
-        return "inbox"
-    return review.mode
+def _held_for_review(ctx: Phase2Context, plan: ScopePlan) -> str | None:
+    """Why the run waits in the inbox whatever ``[review] mode`` says: ``tool_evidence = "inbox"``
+    and a new input holds a memory resting on tool output only (None: it does not)."""
+    if ctx.settings.review.tool_evidence != "inbox":
+        return None
+    sessions = sorted({r.session_id for r in plan.added if rests_on_tools(r)})
+    if not sessions:
+        return None
+    return f"held for review: {len(sessions)} new session(s) hold a memory resting on tool output only ({', '.join(sessions[:5])})"
 
 
 async def _recover_landed(ctx: Phase2Context, scope: str) -> None:
@@ -140,11 +145,14 @@ async def _recover_landed(ctx: Phase2Context, scope: str) -> None:
         log.warning("consolidation_run_recovered", scope=scope, run_id=run.run_id, outcome=outcome)
 
 
-async def _run(ctx: Phase2Context, plan: ScopePlan, run_id: str, lease: ScopeLease, review: str) -> RunResult:
+async def _run(
+    ctx: Phase2Context, plan: ScopePlan, run_id: str, lease: ScopeLease, review: str, held: str | None = None
+) -> RunResult:
     result = RunResult(
         plan.scope,
         RunOutcome.RUNNING,
         run_id,
+        reason=held,
         inputs=len(plan.inputs),
         added=len(plan.added),
         removed=len(plan.removed),

@@ -56,4 +56,7 @@ async def test_tool_evidence_inbox_holds_such_a_run_for_review(env: Env) -> None
     report = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     outcomes = {s.scope: s.outcome for s in report.scopes}
     assert outcomes[SCOPE] == "pending_review"
+    [held] = [s for s in report.scopes if s.scope == SCOPE]
+    assert held.reason is not None
+    assert "resting on tool output only (sess-1)" in held.reason
     assert outcomes[scope_for("/work/beta")] == "committed"
