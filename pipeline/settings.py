@@ -206,6 +206,11 @@ class ScheduleSettings(_Section):
 
 class ReviewSettings(_Section):
     mode: Literal["auto", "inbox"] = "auto"
+    tool_evidence: Literal["mark", "inbox"] = Field(
+        default="mark",
+        description="A run whose new inputs hold a memory resting on tool output only: marked as such "
+        "(mark) or held in the inbox for review (inbox).",
+    )
 
 
 class PublishSettings(_Section):

@@ -175,3 +175,13 @@ class Health(StrEnum):
     STOPPED = "stopped"
     NEVER_STARTED = "never started"
     NO_STORE = "no state store"
+
+
+class Evidence(StrEnum):
+    """What a phase-1 memory rests on: what the user said, what the agent did, or what a tool returned
+    (a command's output, a file, a fetched page). The model claims one; memd checks the claim against
+    the transcript (``pipeline.extract.evidence``) and stores what held."""
+
+    USER = "user"
+    AGENT = "agent"
+    TOOL = "tool"

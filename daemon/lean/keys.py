@@ -167,6 +167,7 @@ KEYS: Mapping[tuple[str, str], Kind] = {
     ("schedule", "shutdown_timeout_s"): POSITIVE_FLOAT,
     ("schedule", "step_deadline_minutes"): POSITIVE_FLOAT,
     ("review", "mode"): choice("auto", "inbox"),
+    ("review", "tool_evidence"): choice("mark", "inbox"),
     ("publish", "claude_code"): BOOL,
     ("publish", "gemini"): BOOL,
     ("publish", "codex"): BOOL,

@@ -30,6 +30,7 @@ from pipeline.consolidate.plan import ScopePlan, plan_scope
 from pipeline.consolidate.request import commit_message
 from pipeline.errors import ConsolidationFailed, LLMUnavailable, MemdError
 from pipeline.memory import tombstones
+from pipeline.memory.inputs import rests_on_tools
 from pipeline.memory.layout import GLOBAL_SCOPE, PLACEHOLDER_SUMMARY, ROLLOUT_DIR, SUMMARY
 from pipeline.memory.repository import INBOX_PREFIX, MemoryRepo
 from pipeline.store import consolidation as db
@@ -103,9 +104,23 @@ async def consolidate_scope(
             return RunResult(
                 scope, RunOutcome.SKIPPED, reason=plan.skip_reason or "up to date", inputs=len(plan.inputs)
             )
-        return await _run(ctx, plan, run_id, lease, review or ctx.settings.review.mode, also_forget)
+        held = None if review else _held_for_review(ctx, plan)
+        return await _run(
+            ctx, plan, run_id, lease, review or ("inbox" if held else ctx.settings.review.mode), also_forget, held
+        )
     finally:
         await lease.stop()
+
+
+def _held_for_review(ctx: Phase2Context, plan: ScopePlan) -> str | None:
+    """Why the run waits in the inbox whatever ``[review] mode`` says: ``tool_evidence = "inbox"``
+    and a new input holds a memory resting on tool output only (None: it does not)."""
+    if ctx.settings.review.tool_evidence != "inbox":
+        return None
+    sessions = sorted({r.session_id for r in plan.added if rests_on_tools(r)})
+    if not sessions:
+        return None
+    return f"held for review: {len(sessions)} new session(s) hold a memory resting on tool output only ({', '.join(sessions[:5])})"
 
 
 async def _recover_landed(ctx: Phase2Context, scope: str) -> None:
@@ -144,11 +159,13 @@ async def _run(
     lease: ScopeLease,
     review: str,
     also_forget: frozenset[str],
+    held: str | None = None,
 ) -> RunResult:
     result = RunResult(
         plan.scope,
         RunOutcome.RUNNING,
         run_id,
+        reason=held,
         inputs=len(plan.inputs),
         added=len(plan.added),
         removed=len(plan.removed),

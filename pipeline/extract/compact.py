@@ -5,8 +5,16 @@ One block per item, tagged on its first line::
     [user 2026-11-01 12:03Z]      the user's words, in full
     [assistant]                    the assistant's words (very long ones trimmed to head and tail)
     [tool Bash] git status         each tool call: its name and its essential argument
-    [result] ...                   its output, trimmed to head and tail ([result error] when it failed)
-    [error] ...                    errors the agent or its API reported
+    [result]                       its output, trimmed to head and tail ([result error] when it failed),
+    │ ...                          every line quoted
+    [error]                        errors the agent or its API reported, quoted the same way
+    │ ...
+
+Only memd writes a line that reads as a turn (``pipeline.extract.turns``): what a tool returned (a
+command's output, a file, a fetched page) and an error report are quoted line by line, and a line
+of the user's or the agent's own words that would read as a turn header is escaped, so a README
+that prints ``[user ...]`` stays inside its result. ``clean`` (the redactor) sees each kept text
+whole, before it is trimmed or quoted: a secret wrapped over lines is found as it was written.
 
 Reasoning, injected instruction files and compaction blobs never reach here (the adapters drop
 them). When the blocks exceed the budget, whole blocks are cut from the middle outward, cheapest
@@ -23,10 +31,14 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
+from pipeline.extract.turns import QUOTE, escape, lines, quote
 from pipeline.transcript import AssistantText, Item, ToolCall, ToolResult, UserMessage
+
+__all__ = ["QUOTE", "Rendered", "estimate_tokens", "head_tail", "render", "render_item"]
 
 CHARS_PER_TOKEN = 3.5
 TOOL_RESULT_MAX_CHARS = 1_600
@@ -91,7 +103,7 @@ _TRAILING = re.compile(r"[ \t]+\n")
 
 
 def _tidy(text: str) -> str:
-    return _BLANKS.sub("\n\n", _TRAILING.sub("\n", text.replace("\r\n", "\n"))).strip()
+    return _BLANKS.sub("\n\n", _TRAILING.sub("\n", lines(text))).strip()
 
 
 def _stamp(ts: datetime | None) -> str:
@@ -103,37 +115,65 @@ def _one_line(text: str, max_chars: int) -> str:
     return flat if len(flat) <= max_chars else flat[: max_chars - 3] + "..."
 
 
-def render_item(item: Item) -> tuple[int, str] | None:
-    """(cut class, block text) for one item; None for an item with nothing to show."""
+@dataclass(frozen=True)
+class _Block:
+    cls: int
+    header: str
+    full: str | None = None
+    """The whole text under the header (tidied; not yet cleaned, trimmed, quoted or escaped)."""
+    limit: int | None = None
+    """Trimmed to head and tail at this many characters (None: kept whole)."""
+    quoted: bool = False
+
+    def text(self, clean: Callable[[str], str] | None = None) -> str:
+        """The block as rendered; ``clean`` sees the whole text before it is trimmed and quoted, so a
+        secret wrapped over lines (a PEM block) is found whole, never cut in two by the trim."""
+        if self.full is None:
+            return self.header
+        body = lines(clean(self.full)) if clean is not None else self.full
+        if self.limit is not None:
+            body = head_tail(body, self.limit)
+        return self.header + "\n" + (quote(body) if self.quoted else escape(body))
+
+
+def _block(item: Item) -> _Block | None:
     if isinstance(item, UserMessage):
         text = _tidy(item.text)
-        return (_USER, f"[user{_stamp(item.timestamp)}]\n{text}") if text else None
+        return _Block(_USER, f"[user{_stamp(item.timestamp)}]", text) if text else None
     if isinstance(item, AssistantText):
         text = _tidy(item.text)
-        return (_CALL, "[assistant]\n" + head_tail(text, ASSISTANT_MAX_CHARS)) if text else None
+        return _Block(_CALL, "[assistant]", text, ASSISTANT_MAX_CHARS) if text else None
     if isinstance(item, ToolCall):
         arg = _one_line(item.essential_arg or item.args_summary, TOOL_ARG_MAX_CHARS)
-        return _CALL, f"[tool {item.name}] {arg}".rstrip()
+        name = _one_line(item.name, TOOL_ARG_MAX_CHARS)
+        return _Block(_CALL, f"[tool {name}] {arg}".rstrip())
     if isinstance(item, ToolResult):
         text = _tidy(item.text)
         if item.is_error:
-            return _ERROR, (
-                "[result error]\n" + head_tail(text, TOOL_RESULT_MAX_CHARS)
-            ) if text else "[result error]"
-        return (_RESULT, "[result]\n" + head_tail(text, TOOL_RESULT_MAX_CHARS)) if text else None
+            return _Block(_ERROR, "[result error]", text or None, TOOL_RESULT_MAX_CHARS, quoted=True)
+        return _Block(_RESULT, "[result]", text, TOOL_RESULT_MAX_CHARS, quoted=True) if text else None
     text = _tidy(item.text)  # ErrorItem
-    return (_ERROR, "[error]\n" + head_tail(text, ERROR_MAX_CHARS)) if text else None
+    return _Block(_ERROR, "[error]", text, ERROR_MAX_CHARS, quoted=True) if text else None
+
+
+def render_item(item: Item) -> tuple[int, str] | None:
+    """(cut class, block text) for one item; None for an item with nothing to show."""
+    block = _block(item)
+    return None if block is None else (block.cls, block.text())
 
 
 def _marker(n: int) -> str:
     return f"[... {n} item{'s' if n != 1 else ''} omitted ...]"
 
 
-def render(items: tuple[Item, ...] | list[Item], token_budget: int) -> Rendered:
-    """Render ``items`` to at most ~``token_budget`` estimated tokens (see the module docstring)."""
-    blocks: list[tuple[int, str]] = [b for b in (render_item(i) for i in items) if b is not None]
+def render(
+    items: tuple[Item, ...] | list[Item], token_budget: int, *, clean: Callable[[str], str] | None = None
+) -> Rendered:
+    """Render ``items`` to at most ~``token_budget`` estimated tokens (see the module docstring);
+    ``clean`` runs over the text of each block kept, before it is quoted or escaped."""
+    blocks: list[_Block] = [b for b in (_block(i) for i in items) if b is not None]
     n = len(blocks)
-    texts = [t for _, t in blocks]
+    texts = [b.text() for b in blocks]
     cost = [len(t) + 1 for t in texts]  # characters, +1 for the newline between blocks
     kept = [True] * n
     total = sum(cost)
@@ -153,20 +193,22 @@ def render(items: tuple[Item, ...] | list[Item], token_budget: int) -> Rendered:
     def trim_users() -> None:
         nonlocal total
         for j in sorted((j for j in range(n) if kept[j]), key=lambda j: -cost[j]):
-            if not over() or len(texts[j]) <= USER_TRIM_CHARS:
+            if not over() or blocks[j].full is None or len(texts[j]) <= USER_TRIM_CHARS:
                 return
-            texts[j] = head_tail(texts[j], USER_TRIM_CHARS)
+            blocks[j] = replace(blocks[j], limit=USER_TRIM_CHARS - len(blocks[j].header) - 1)
+            texts[j] = blocks[j].text()
             new = len(texts[j]) + 1
             total += new - cost[j]
             cost[j] = new
 
+    original = list(texts)
     mid = (n - 1) / 2
-    order = sorted(range(n), key=lambda i: (blocks[i][0], abs(i - mid), i))
+    order = sorted(range(n), key=lambda i: (blocks[i].cls, abs(i - mid), i))
     users_trimmed = False
     for i in order:
         if not over():
             break
-        if blocks[i][0] == _USER and not users_trimmed:
+        if blocks[i].cls == _USER and not users_trimmed:
             trim_users()  # only users are left: trim the long ones before cutting any
             users_trimmed = True
             if not over():
@@ -180,18 +222,18 @@ def render(items: tuple[Item, ...] | list[Item], token_budget: int) -> Rendered:
             if omitted:
                 out.append(_marker(omitted))
                 omitted = 0
-            out.append(texts[i])
+            out.append(blocks[i].text(clean) if clean is not None else texts[i])
         else:
             omitted += 1
     if omitted:
         out.append(_marker(omitted))
     text = "\n".join(out)
-    users_cut = sum(1 for i in range(n) if not kept[i] and blocks[i][0] == _USER)
+    users_cut = sum(1 for i in range(n) if not kept[i] and blocks[i].cls == _USER)
     return Rendered(
         text=text,
         tokens=estimate_tokens(text),
         items_total=n,
         items_omitted=kept.count(False),
         user_messages_omitted=users_cut,
-        user_messages_trimmed=sum(1 for i in range(n) if blocks[i][0] == _USER and texts[i] != blocks[i][1]),
+        user_messages_trimmed=sum(1 for i in range(n) if blocks[i].cls == _USER and texts[i] != original[i]),
     )

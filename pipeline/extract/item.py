@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -20,8 +20,10 @@ from typing import Any, Literal, Protocol
 import structlog
 
 from pipeline.extract.compact import render
+from pipeline.extract.evidence import Turns, previous_evidence, transcript_of, verified
 from pipeline.extract.request import ExtractPrompts, SessionInfo, build_params, user_text
 from pipeline.extract.schema import Stage1Result, slugify
+from pipeline.memory.inputs import tool_only_note
 from pipeline.projects import has_ignore_file, scope_for
 from pipeline.scan.eligibility import facts_of, skip_reason
 from pipeline.settings import Settings
@@ -88,6 +90,9 @@ class Prepared:
     input_redactions: dict[str, int]
     prompt_hash: str
     params: dict[str, Any]
+    evidence_turns: list[list[str]] = field(default_factory=list)
+    """The user's and the agent's turns as sent, normalised (``pipeline.extract.evidence.Turns``):
+    what the evidence check needs once the request's text is gone (a batch keeps no prompt)."""
 
     def job(self) -> Job:
         return Job(
@@ -165,7 +170,14 @@ async def build(
     if previous is not None and not new_items:
         return Settled("unchanged", "nothing new since the last extract", tid, result.new_offset)
 
-    rendered = render(new_items, settings.memories.render_token_budget)
+    counts: Counter[str] = Counter()
+
+    def clean(block: str) -> str:  # each kept block whole, before it is quoted (compact)
+        out = redactor.redact(block)
+        counts.update(dict(out.counts))
+        return out.text
+
+    rendered = render(new_items, settings.memories.render_token_budget, clean=clean)
     if start:
         coverage = f"the part after the previous extract: items {start + 1}-{len(items)} of {len(items)}"
     else:
@@ -186,6 +198,7 @@ async def build(
         previous_summary=previous.rollout_summary if previous is not None and start else None,
     )
     redacted = redactor.redact(text)
+    counts.update(dict(redacted.counts))
     return Prepared(
         job_id=job.id if job else 0,
         job_key=key,
@@ -206,9 +219,10 @@ async def build(
         range_end=result.new_offset,
         rendered_tokens=rendered.tokens,
         items_omitted=rendered.items_omitted,
-        input_redactions=dict(redacted.counts),
+        input_redactions={k: v for k, v in counts.items() if v},
         prompt_hash=prompts.hash,
         params=build_params(prompts, model=settings.llm.extract_model, user=redacted.text),
+        evidence_turns=[list(p) for p in Turns.of(transcript_of(redacted.text)).pairs],
     )
 
 
@@ -239,8 +253,20 @@ async def prepare(
     return built
 
 
-def redact_result(result: Stage1Result, redactor: RedactorLike) -> tuple[dict[str, Any], dict[str, int]]:
-    """Every string of the output through the redactor; the stored fields and the counts by rule."""
+def check_evidence(
+    result: Stage1Result, prep: Prepared, previous: list[dict[str, Any]] | None = None
+) -> list[str]:
+    """Each memory's evidence as the transcript sent bears it out (``pipeline.extract.evidence``)."""
+    turns = Turns([(a, b) for a, b in prep.evidence_turns])
+    before = previous_evidence(previous or [])
+    return [verified(m.evidence, m.evidence_quote, turns, before) for m in result.memories]
+
+
+def redact_result(
+    result: Stage1Result, redactor: RedactorLike, evidence: list[str] | None = None
+) -> tuple[dict[str, Any], dict[str, int]]:
+    """Every string of the output through the redactor; the stored fields and the counts by rule.
+    ``evidence`` is each memory's checked evidence (None: what the model claimed)."""
     counts: Counter[str] = Counter()
 
     def r(text: str) -> str:
@@ -257,12 +283,17 @@ def redact_result(result: Stage1Result, redactor: RedactorLike) -> tuple[dict[st
             "why": r(m.why),
             "how_to_apply": r(m.how_to_apply),
             "dates": list(m.dates),
+            "evidence": evidence[i] if evidence is not None else m.evidence,
+            "evidence_claimed": m.evidence,
+            "evidence_quote": r(m.evidence_quote),
         }
-        for m in result.memories
+        for i, m in enumerate(result.memories)
     ]
+    note = tool_only_note(memories)
+    raw = r(result.raw_memory)
     fields = {
         "rollout_summary": r(result.rollout_summary),
-        "raw_memory": r(result.raw_memory),
+        "raw_memory": (raw.rstrip() + "\n\n" + note).strip() if note else raw,
         "rollout_slug": slugify(r(result.rollout_slug)),
         "memories": memories,
     }
@@ -284,7 +315,11 @@ async def finish(
     usage: dict[str, Any],
 ) -> int:
     """Store the redacted extract with its provenance, supersede the previous one, complete the job."""
-    fields, output_counts = redact_result(result, redactor)
+    previous = None
+    if prep.previous_id is not None:
+        rows = await stage1.outputs_for(store, prep.transcript_id)
+        previous = next((row.memories for row in rows if row.id == prep.previous_id), None)
+    fields, output_counts = redact_result(result, redactor, check_evidence(result, prep, previous))
     row = {
         "transcript_id": prep.transcript_id,
         "source": prep.source,

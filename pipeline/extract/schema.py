@@ -20,6 +20,7 @@ SLUG_MAX_CHARS = 60
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 MemoryType = Literal["user", "feedback", "project", "reference"]
+EvidenceKind = Literal["user", "agent", "tool"]  # pipeline.vocabulary.Evidence
 
 
 class CandidateMemory(BaseModel):
@@ -32,6 +33,17 @@ class CandidateMemory(BaseModel):
     why: str = Field(description="Why it matters; empty only for a pointer.")
     how_to_apply: str = Field(description="When it applies and what to do then; empty only for a pointer.")
     dates: list[str] = Field(description="Absolute dates (YYYY-MM-DD) the memory states or depends on.")
+    # Defaults only for a reply to a request made before memd asked for evidence (a batch submitted
+    # then): such a memory rests on nothing memd can check, the least trusted source.
+    evidence: EvidenceKind = Field(
+        default="tool",
+        description="What it rests on: user (the user's own words), agent (what the agent did), "
+        "or tool (what a tool returned: command output, a file, a fetched page).",
+    )
+    evidence_quote: str = Field(
+        default="",
+        description="A short verbatim quote from the transcript turn that shows it (the user's words for user).",
+    )
 
     @field_validator("name", "body")
     @classmethod

@@ -7,7 +7,12 @@ holds every session's raw memory, oldest first. Both are rewritten in full by me
 
 The global scope is every project's: its inputs are not whole extracts but only their ``user``
 candidate memories (what a session taught about the person), without the project, the session's
-summary or its raw notes (``about_the_user``). An extract without one is no input of global.
+summary or its raw notes (``about_the_user``). An extract without one is no input of global. Only a
+memory whose checked evidence is the user's own words goes there (``evidence_of``): one resting on
+what the agent did or on what a tool returned (a file, a command's output, a fetched page) never
+does, whatever the model claimed. An extract stored before memd recorded evidence has none: it
+counts as the user's (``LEGACY_EVIDENCE``), as it did when it was made, since dropping it would
+take what it taught out of ``global/`` at the next consolidation.
 """
 
 from __future__ import annotations
@@ -21,10 +26,18 @@ from datetime import datetime
 from pathlib import Path
 
 from pipeline.memory.layout import GLOBAL_SCOPE, RAW_MEMORIES, ROLLOUT_DIR
+from pipeline.vocabulary import Evidence
 
 SLUG_MAX_CHARS = 48
 USER_MEMORY = "user"
 """The candidate memory type (``pipeline.extract.schema.MemoryType``) that is about the person."""
+LEGACY_EVIDENCE = Evidence.USER
+TOOL_ONLY_NOTE = (
+    "Resting on tool output only (what a command printed, a file or a fetched page said; "
+    "not the user's words):"
+)
+"""The heading memd puts in an extract's raw memory over its memories whose only evidence is tool
+output, so consolidation keeps them as what their source said, never as the user's wish."""
 
 
 @dataclass(frozen=True)
@@ -187,9 +200,37 @@ def _remove(path: Path) -> None:
         path.unlink()
 
 
+def evidence_of(memory: Mapping[str, object]) -> Evidence:
+    """A stored memory's checked evidence; ``LEGACY_EVIDENCE`` when it was stored without one, the
+    least trusted (``tool``) when what is stored is not a known value."""
+    if "evidence" not in memory:
+        return LEGACY_EVIDENCE
+    value = memory.get("evidence")
+    return Evidence(value) if isinstance(value, str) and value in set(Evidence) else Evidence.TOOL
+
+
 def user_memories(memories: Iterable[Mapping[str, object]]) -> list[Mapping[str, object]]:
-    """The candidate memories of an extract that are about the user."""
-    return [m for m in memories if isinstance(m, Mapping) and m.get("type") == USER_MEMORY]
+    """The candidate memories of an extract that are about the user, on the user's own word."""
+    return [
+        m
+        for m in memories
+        if isinstance(m, Mapping) and m.get("type") == USER_MEMORY and evidence_of(m) == Evidence.USER
+    ]
+
+
+def tool_only_note(memories: Iterable[Mapping[str, object]]) -> str:
+    """``TOOL_ONLY_NOTE`` and one line per memory resting on tool output only; empty without one."""
+    lines = [
+        f"- {str(m.get('name') or '').strip()}: {' '.join(str(m.get('body') or '').split())}"
+        for m in memories
+        if isinstance(m, Mapping) and evidence_of(m) == Evidence.TOOL
+    ]
+    return TOOL_ONLY_NOTE + "\n" + "\n".join(lines) if lines else ""
+
+
+def rests_on_tools(record: InputRecord) -> bool:
+    """Whether an input holds a memory resting on tool output only (``[review] tool_evidence``)."""
+    return TOOL_ONLY_NOTE in record.raw_memory
 
 
 def _render_user_memories(memories: Sequence[Mapping[str, object]]) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 
 from pipeline.sources import injected
 from pipeline.sources._time import iso, parse_ts
-from pipeline.sources._tools import args_summary, cap, essential_arg, external_tag, memory_read_request
+from pipeline.sources._tools import args_summary, call_external, cap, essential_arg, memory_read_request
 from pipeline.transcript import (
     MEMD_SESSION_MARKER,
     OPT_OUT_MARKER,
@@ -221,7 +221,8 @@ class Collector:
         display_name: str | None = None,
         namespace: str | None = None,
     ) -> None:
-        self.external(external_tag(self.source, name, display_name=display_name, namespace=namespace))
+        for tag in call_external(self.source, name, args, display_name=display_name, namespace=namespace):
+            self.external(tag)
         self._note_memory_read(name, args, call_id, ts)
         if self.items is None or (call_id and call_id in self._calls_seen):
             return

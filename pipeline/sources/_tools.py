@@ -9,6 +9,14 @@ import shlex
 from typing import Any
 
 from pipeline.memory.layout import INDEX, SUMMARY
+from pipeline.sources._fetches import (
+    PACKAGE_DOCS,
+    SHELLS,
+    is_package_doc,
+    program,
+    read_arguments,
+    shell_fetches,
+)
 from pipeline.sources.injected import is_memd_topic_path, is_memory_index_path
 from pipeline.vocabulary import SourceName
 
@@ -88,12 +96,6 @@ _MCP_RESOURCE_NAMES = frozenset(
 )
 PI_BUILTIN_TOOLS = frozenset({"read", "bash", "edit", "write", "grep", "find", "ls"})
 _GEMINI_MCP_DISPLAY_RE = re.compile(r"\(([^()]+) MCP Server\)\s*$")
-_READ_VERBS = frozenset(
-    {"cat", "sed", "head", "tail", "less", "more", "bat", "batcat", "nl", "awk", "grep", "rg", "tac", "view"}
-    | {"get-content", "gc", "type"}
-)
-_SHELL_SPLIT_RE = re.compile(r"\|\||&&|[|;&\n]")
-_SHELL_WRAPPERS = frozenset({"bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash"})
 
 
 def cap(text: str, max_chars: int) -> str:
@@ -114,7 +116,7 @@ def command_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        if len(value) == 3 and value[0] in _SHELL_WRAPPERS and value[1] in ("-lc", "-c"):
+        if len(value) == 3 and program(value[0]) in SHELLS and value[1] in ("-lc", "-c"):
             return str(value[2])
         return shlex.join(value)
     return compact_json(value)
@@ -192,6 +194,33 @@ def external_tag(
     return None
 
 
+def call_external(
+    source: SourceName,
+    name: str,
+    args: Any,
+    *,
+    display_name: str | None = None,
+    namespace: str | None = None,
+) -> list[str]:
+    """Every kind of external context one call brought in: by the tool (``external_tag``), and by
+    what it did: a shell command that fetched from another host or read an installed package's
+    documentation, a read tool opening such documentation (``pipeline.sources._fetches``)."""
+    tags: list[str] = []
+    tag = external_tag(source, name, display_name=display_name, namespace=namespace)
+    if tag:
+        tags.append(tag)
+    keys = SHELL_TOOLS[source].get(name)
+    if keys is not None and isinstance(args, dict):
+        for key in keys:
+            if args.get(key) is not None:
+                tags.extend(shell_fetches(command_text(args[key])))
+                break
+    keys = READ_TOOLS[source].get(name)
+    if keys is not None and any(is_package_doc(p) for p in _arg_strings(args, keys)):
+        tags.append(PACKAGE_DOCS)
+    return tags
+
+
 def _arg_strings(args: Any, keys: tuple[str, ...]) -> list[str]:
     if not isinstance(args, dict):
         return []
@@ -213,18 +242,7 @@ def shell_read_paths(command: str) -> list[str]:
     """Memory files a shell command reads with cat/sed/head/tail/less/grep... (best effort)."""
     if "memd-" not in command and INDEX not in command and SUMMARY not in command:
         return []
-    found: list[str] = []
-    for segment in _SHELL_SPLIT_RE.split(command):
-        try:
-            words = shlex.split(segment)
-        except ValueError:
-            words = segment.split()
-        while words and ("=" in words[0] or words[0] in ("sudo", "command", "exec")):
-            words = words[1:]
-        if not words or words[0].rsplit("/", 1)[-1].lower() not in _READ_VERBS:
-            continue
-        found.extend(w for w in words[1:] if not w.startswith("-") and _is_memory_path(w))
-    return found
+    return [w for w in read_arguments(command) if _is_memory_path(w)]
 
 
 def memory_read_request(source: SourceName, name: str, args: Any) -> tuple[str, list[str]] | None:

@@ -27,7 +27,7 @@ from pipeline.sources import walk as discovery
 from pipeline.sources._collector import Collector
 from pipeline.sources._jsonl import JsonlAdapter
 from pipeline.sources._time import parse_ts
-from pipeline.sources._tools import WEB_FETCH, WEB_SEARCH, external_tag
+from pipeline.sources._tools import WEB_FETCH, WEB_SEARCH, call_external, external_tag
 from pipeline.vocabulary import SourceName
 
 _COMPACT_SUMMARY_PREFIX = "This session is being continued from a previous conversation"
@@ -219,7 +219,8 @@ class ClaudeCodeAdapter(JsonlAdapter):
         if sidechain:
             for block in blocks:
                 if isinstance(block, dict) and block.get("type") in ("tool_use", "server_tool_use"):
-                    c.external(external_tag(self.source, str(block.get("name", ""))))
+                    for tag in call_external(self.source, str(block.get("name", "")), block.get("input")):
+                        c.external(tag)
             return
         if record.get("isApiErrorMessage") is True:
             c.error(block_text(content), ts)

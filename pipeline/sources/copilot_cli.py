@@ -33,7 +33,7 @@ from pipeline.sources import walk as discovery
 from pipeline.sources._collector import Collector
 from pipeline.sources._jsonl import JsonlAdapter
 from pipeline.sources._time import parse_ts
-from pipeline.sources._tools import external_tag, mcp_tag
+from pipeline.sources._tools import call_external, mcp_tag
 from pipeline.vocabulary import SourceName
 
 HEADLESS_MARK = "running in non-interactive mode"
@@ -164,8 +164,10 @@ class CopilotCliAdapter(JsonlAdapter):
         """A sub-agent's event: only the external context its tools brought in counts."""
         if kind == "tool.execution_start":
             self._mcp(c, data)
-            c.external(external_tag(self.source, str(data.get("toolName") or "")))
+            for tag in call_external(self.source, str(data.get("toolName") or ""), data.get("arguments")):
+                c.external(tag)
         elif kind == "assistant.message" and isinstance(data.get("toolRequests"), list):
             for call in data["toolRequests"]:
                 if isinstance(call, dict):
-                    c.external(external_tag(self.source, str(call.get("name") or "")))
+                    for tag in call_external(self.source, str(call.get("name") or ""), call.get("arguments")):
+                        c.external(tag)

@@ -173,6 +173,8 @@ def extract_output(**overrides: Any) -> dict[str, Any]:
                 "why": "The full suite takes 20 minutes.",
                 "how_to_apply": "When a test fails, rerun only it first.",
                 "dates": ["2026-10-30"],
+                "evidence": "user",
+                "evidence_quote": "user turn 0",
             }
         ],
     }

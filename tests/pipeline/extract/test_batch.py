@@ -103,6 +103,9 @@ async def test_batch_is_stored_resumed_after_restart_and_settled(
     assert await stage1.open_batches(store, phase="extract") != []  # the expired entry went into a new batch
     [out] = await stage1.outputs_for(store, ok)
     assert out.raw_memory == "- token [REDACTED:test-secret]"
+    # the evidence is checked after a restart too, from what the entry kept (no transcript text)
+    assert [(m["evidence_claimed"], m["evidence"]) for m in out.memories] == [("user", "user")]
+    assert "user turn" not in str(row.entries)
     assert out.usage["batch"] is True
     assert (await transcript_state(store, ok))[0] == "extracted"
     [call] = await calls.calls_for(store, str(ok))

@@ -93,7 +93,17 @@ async def test_extracts_and_stores_with_provenance(
     assert set(schema["schema"]["required"]) == {"rollout_summary", "raw_memory", "rollout_slug", "memories"}
     item = schema["schema"]["$defs"]["CandidateMemory"]
     assert item["properties"]["type"]["enum"] == ["user", "feedback", "project", "reference"]
-    assert set(item["required"]) == {"type", "name", "description", "body", "why", "how_to_apply", "dates"}
+    assert set(item["required"]) == {
+        "type",
+        "name",
+        "description",
+        "body",
+        "why",
+        "how_to_apply",
+        "dates",
+        "evidence",
+        "evidence_quote",
+    }
     assert body["model"] == settings.llm.extract_model
 
     # What was stored: the extract with provenance, redacted again; the transcript and job settled.
