@@ -46,7 +46,8 @@ is hostile like every file memd did not write.
   the others are read. A listing holds at most ``MAX_SESSIONS`` sessions. Every key, id and path
   is length-checked in SQL before it is returned.
 - Time: a read stops after ``READ_DEADLINE_S`` (SQLite's progress handler, and a check per
-  row); a database whose read stops is reported with that reason, never retried in a loop.
+  row) with that reason; a listing stopped so is not tried again until the database or its
+  ``-wal`` changes (``list_sessions``), a session so read is unreadable until it changes.
 
 The scan's change check (``walk``) reads one row per session (its ``time_updated`` and the last
 sequence number of its event log, bumped by every write OpenCode makes to it) and nothing else;
@@ -119,6 +120,13 @@ class DatabaseUnreadable(Exception):
         self.retryable = retryable
 
 
+class ReadStopped(DatabaseUnreadable):
+    """The read ran past ``READ_DEADLINE_S`` and was stopped."""
+
+    def __init__(self) -> None:
+        super().__init__(f"the read took over {READ_DEADLINE_S:g} s and was stopped")
+
+
 class _ChangedDuringRead(Exception):
     pass
 
@@ -183,15 +191,11 @@ class _Connection(sqlite3.Connection):
     deadline: float = math.inf
 
 
-def _deadline_reason() -> str:
-    return f"the read took over {READ_DEADLINE_S:g} s and was stopped"
-
-
 def check_deadline(conn: sqlite3.Connection) -> None:
     """``DatabaseUnreadable`` once the read on ``conn`` is past its deadline (a reader calls it
     between rows, where SQLite's progress handler does not run)."""
     if time.monotonic() >= getattr(conn, "deadline", math.inf):
-        raise DatabaseUnreadable(_deadline_reason())
+        raise ReadStopped()
 
 
 def _harden(conn: _Connection) -> None:
@@ -265,7 +269,7 @@ def _describe(exc: sqlite3.Error) -> DatabaseUnreadable:
     if "unable to open" in lowered:
         return DatabaseUnreadable(f"cannot be opened read-only ({text})", retryable=True)
     if "interrupted" in lowered:
-        return DatabaseUnreadable(_deadline_reason())
+        return ReadStopped()
     if "no such column" in lowered or "no such table" in lowered:
         return DatabaseUnreadable(f"not OpenCode's schema ({text})")
     if "too big" in lowered:
@@ -409,14 +413,39 @@ def _list(conn: sqlite3.Connection) -> list[tuple[object, object, object]]:
     return rows
 
 
+_STOPPED: dict[str, tuple[tuple[object, ...], str]] = {}
+"""The databases whose listing was stopped at its deadline, by path, with their files' identity
+then: not listed again (the reason is given again) until the database or its ``-wal`` changes."""
+
+
+def _files_identity(db: str) -> tuple[object, ...]:
+    real = os.path.realpath(db)
+    found: list[object] = []
+    for name in (real, real + "-wal"):
+        try:
+            found.append(_identity(os.stat(name)))
+        except OSError:
+            found.append(None)
+    return tuple(found)
+
+
 def list_sessions(db: str) -> list[Walked]:
     """One entry per session of the database: its path and change key ``(0, 0, version,
     time_updated in ns)`` (the database file's own identity stays out, so a database copied back
-    is not read again from the start); a database that cannot be read is one entry with the reason."""
+    is not read again from the start); a database that cannot be read is one entry with the reason.
+    A database whose listing was stopped at its deadline costs that time once, not at every scan."""
+    identity = _files_identity(db)
+    stopped = _STOPPED.get(db)
+    if stopped is not None and stopped[0] == identity:
+        return [(db, None, stopped[1])]
+    _STOPPED.pop(db, None)
     try:
         rows = read(db, _list)
     except DatabaseUnreadable as exc:
-        return [(db, None, f"OpenCode database: {exc.reason}")]
+        reason = f"OpenCode database: {exc.reason}"
+        if isinstance(exc, ReadStopped):
+            _STOPPED[db] = (identity, reason)
+        return [(db, None, reason)]
     out: list[Walked] = []
     for session_id, time_updated, seq in rows:
         if not isinstance(session_id, str) or not session_id or SEPARATOR in session_id or "/" in session_id:

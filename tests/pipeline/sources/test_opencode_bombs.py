@@ -141,6 +141,13 @@ def test_a_read_past_its_deadline_stops_with_the_reason(
     assert "took over 0 s" in str(error)
     result = adapter.parse(Path(opencode_db.session_path(str(db), SAMPLE_SESSION)))
     assert "took over 0 s" in str(result.problem)
+    assert not result.retryable
+    monkeypatch.setattr(opencode_db, "READ_DEADLINE_S", 30.0)
+    assert adapter.walk(tmp_path) == [(str(db), None, error)], "not listed again while it is unchanged"
+    with sqlite3.connect(db) as conn:
+        new_session(conn, "ses_other", "/nowhere", 1_700_000_000_000)
+    conn.close()
+    assert [e for _, _, e in adapter.walk(tmp_path)] == [None, None], "changed: listed again"
 
 
 def test_more_sessions_or_rows_than_the_caps_are_refused_by_name(
