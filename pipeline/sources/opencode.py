@@ -65,14 +65,11 @@ SESSION_SQL_NO_PROJECT = (
     "FROM session s WHERE s.id = ?"
 )
 SEQ_SQL = f"SELECT {_int('seq')} FROM event_sequence WHERE aggregate_id = ?"
-MESSAGE_KEYS_SQL = (
-    f"SELECT rowid, id, {_int('time_created')} FROM message "
-    f"WHERE session_id = ? AND {opencode_db.short_key('id')} ORDER BY time_created, id"
-)
-PART_KEYS_SQL = (
-    "SELECT rowid, message_id, id FROM part WHERE session_id = ? "
-    f"AND {opencode_db.short_key('id')} AND {opencode_db.short_key('message_id')} ORDER BY message_id, id"
-)
+_KEY = opencode_db.short_key
+MESSAGE_KEYS = ("id", _int("time_created"))
+MESSAGE_WHERE = f"session_id = ? AND {_KEY('id')}"
+PART_KEYS = ("message_id", "id")
+PART_WHERE = f"session_id = ? AND {_KEY('id')} AND {_KEY('message_id')}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,20 +81,10 @@ class _Rows:
     bytes_read: int = 0
 
 
-class _Contents:
-    """Each listed row's ``data``, fetched alone, counted against ``SESSION_MAX_BYTES``."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-        self.total = 0
-
-    def of(self, table: str, rowid: int) -> bytes | opencode_db.TooBig | None:
-        found = opencode_db.value(self.conn, table, "data", rowid)
-        if isinstance(found, bytes):
-            self.total += len(found)
-            if self.total > SESSION_MAX_BYTES:
-                raise opencode_db.DatabaseUnreadable(f"the session holds over {SESSION_MAX_BYTES} bytes")
-        return found
+def _message_order(row: tuple[Any, ...]) -> tuple[bool, int, str]:
+    """``ORDER BY time_created, id`` (NULL first), done in Python so SQLite never sorts contents."""
+    created = row[1]
+    return (created is not None, created if created is not None else 0, row[0])
 
 
 def _read_session(session_id: str) -> Any:
@@ -109,12 +96,13 @@ def _read_session(session_id: str) -> Any:
             return _Rows(None, 0, [], [])
         seq_row = conn.execute(SEQ_SQL, (session_id,)).fetchone() if "event_sequence" in found else None
         version = opencode_db.version_of(row[5], seq_row[0] if seq_row else None)
-        contents = _Contents(conn)
-        part_keys = opencode_db.keys(conn, PART_KEYS_SQL, (session_id,), "parts")
-        message_keys = opencode_db.keys(conn, MESSAGE_KEYS_SQL, (session_id,), "messages")
-        parts = [(message_id, id_, contents.of("part", rowid)) for rowid, message_id, id_ in part_keys]
-        messages = [(id_, created, contents.of("message", rowid)) for rowid, id_, created in message_keys]
-        return _Rows(tuple(row), version, messages, parts, contents.total)
+        budget = opencode_db.Budget(SESSION_MAX_BYTES, "the session")
+        params = (session_id,)
+        parts = opencode_db.contents(conn, "part", PART_KEYS, "data", PART_WHERE, params, budget)
+        messages = opencode_db.contents(conn, "message", MESSAGE_KEYS, "data", MESSAGE_WHERE, params, budget)
+        parts.sort(key=lambda r: (r[0], r[1]))
+        messages.sort(key=_message_order)
+        return _Rows(tuple(row), version, messages, parts, budget.used)
 
     return query
 

@@ -360,15 +360,6 @@ def short_key(column: str) -> str:
     return f"(typeof({column}) = 'text' AND length({column}) BETWEEN 1 AND {KEY_MAX_CHARS})"
 
 
-def keys(conn: sqlite3.Connection, sql: str, params: tuple[object, ...], what: str) -> list[tuple[Any, ...]]:
-    """The rows of ``sql`` (a listing of keys, never contents), at most ``MAX_ROWS``; more is
-    ``DatabaseUnreadable`` naming ``what``."""
-    rows = conn.execute(f"{sql} LIMIT ?", (*params, MAX_ROWS + 1)).fetchall()
-    if len(rows) > MAX_ROWS:
-        raise DatabaseUnreadable(f"the session has over {MAX_ROWS} rows of {what}")
-    return rows
-
-
 class TooBig:
     """A value SQLite refused to make: longer than ``VALUE_MAX_BYTES``."""
 
@@ -376,9 +367,25 @@ class TooBig:
 
 
 TOO_BIG = TooBig()
+Content = bytes | None | TooBig
 
 
-def value(conn: sqlite3.Connection, table: str, column: str, rowid: int) -> bytes | None | TooBig:
+class Budget:
+    """The bytes of content one read may fetch; ``DatabaseUnreadable`` naming ``what`` past them."""
+
+    def __init__(self, limit: int, what: str) -> None:
+        self.limit = limit
+        self.what = what
+        self.used = 0
+
+    def take(self, content: Content) -> None:
+        if isinstance(content, bytes):
+            self.used += len(content)
+            if self.used > self.limit:
+                raise DatabaseUnreadable(f"{self.what} holds over {self.limit} bytes")
+
+
+def value(conn: sqlite3.Connection, table: str, column: str, rowid: int) -> Content:
     """The content of one row's ``column`` as bytes (text as its UTF-8), None when it is NULL or
     the row is gone, ``TOO_BIG`` when SQLite refused to make it (its size is known from the row's
     header before anything is allocated); past the read's deadline, ``DatabaseUnreadable``."""
@@ -391,6 +398,48 @@ def value(conn: sqlite3.Connection, table: str, column: str, rowid: int) -> byte
         raise
     found = row[0] if row is not None else None
     return found if isinstance(found, bytes) else None
+
+
+def contents(
+    conn: sqlite3.Connection,
+    table: str,
+    keys: tuple[str, ...],
+    column: str,
+    where: str,
+    params: tuple[object, ...],
+    budget: Budget,
+) -> list[tuple[Any, ...]]:
+    """``keys`` (SQL expressions) and the content of ``column`` (``Content``) of every row of
+    ``table`` that ``where`` holds for, unordered, at most ``MAX_ROWS`` (more is
+    ``DatabaseUnreadable``), each counted against ``budget`` as it comes. One statement streams them
+    (SQLite holds one row at a time); when a row is over ``VALUE_MAX_BYTES`` SQLite stops it before
+    making the value, and the rows are listed by key and fetched one at a time (``value``), so that
+    row alone is ``TOO_BIG``."""
+    cols = ", ".join(keys)
+    used = budget.used
+    out: list[tuple[Any, ...]] = []
+    try:
+        sql = f"SELECT {cols}, CAST({column} AS BLOB) FROM {table} WHERE {where} LIMIT ?"
+        for n, row in enumerate(conn.execute(sql, (*params, MAX_ROWS + 1))):
+            if n % 1024 == 0:
+                check_deadline(conn)
+            budget.take(row[-1])
+            out.append(row)
+    except sqlite3.DataError as exc:
+        if "too big" not in str(exc).lower():
+            raise
+        budget.used = used
+        listed = conn.execute(
+            f"SELECT rowid, {cols} FROM {table} WHERE {where} LIMIT ?", (*params, MAX_ROWS + 1)
+        ).fetchall()
+        out = []
+        for rowid, *key in listed[: MAX_ROWS + 1]:
+            content = value(conn, table, column, rowid)
+            budget.take(content)
+            out.append((*key, content))
+    if len(out) > MAX_ROWS:
+        raise DatabaseUnreadable(f"the session has over {MAX_ROWS} rows in {table}")
+    return out
 
 
 # -- the scan's change check --------------------------------------------------------------------
