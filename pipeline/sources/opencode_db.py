@@ -41,10 +41,12 @@ is hostile like every file memd did not write.
   ``zeroblob(700000000)`` in a 272 KB file; or STORED) or a column hiding the rowid is refused
   with its name, before a row is read. ``trusted_schema`` is off and the connection is
   ``query_only`` (nothing in the schema runs: no trigger fires on a read).
-- Rows: a session's rows are listed first (their keys, at most ``MAX_ROWS`` a table), then each
-  row's content is fetched alone (``value``); one over the value limit is skipped by its reader,
-  the others are read. A listing holds at most ``MAX_SESSIONS`` sessions. Every key, id and path
-  is length-checked in SQL before it is returned.
+- Rows: a table's rows are streamed one at a time (``contents``: SQLite never sorts or holds
+  more than one row's content; at most ``MAX_ROWS`` rows, their bytes counted against the
+  session's budget as they come); a row over the value limit stops the statement before its value
+  is made, and the rows are then listed by key and fetched alone, so that row alone is skipped.
+  A listing holds at most ``MAX_SESSIONS`` sessions. Every key, id and path is length-checked in
+  SQL before it is returned.
 - Time: a read stops after ``READ_DEADLINE_S`` (SQLite's progress handler, and a check per
   row) with that reason; a listing stopped so is not tried again until the database or its
   ``-wal`` changes (``list_sessions``), a session so read is unreadable until it changes.
@@ -81,7 +83,7 @@ sequence number (capped): a writer that adds a part without touching ``time_upda
 MAX_TIME_MS = (1 << 41) - 1
 REQUIRED_TABLES = frozenset({"session", "message", "part"})
 READ_TABLES = ("event_sequence", "message", "part", "project", "session")
-"""Every table memd's queries name (``check_schema``)."""
+"""Every table memd's queries name (``_schema_problem``)."""
 
 DATABASE_MAX_BYTES = 16 << 30
 """A main file larger than this is not opened (OpenCode's own databases are far below it)."""
