@@ -43,12 +43,13 @@ CHUNK_BYTES = 1024 * 1024
 ZST_INPUT_SLICE = 512
 """Compressed bytes handed to the decompressor at once: zstd makes at most 128 KiB from a block of
 a few bytes, so no call returns more than a few tens of MB whatever the file holds."""
-MAX_DECOMPRESSED_BYTES = 2 << 30
+MAX_DECOMPRESSED_BYTES = 4 << 30
 """A compressed transcript decompressing to more than this is not read."""
-MAX_ZST_RATIO = 64
-ZST_RATIO_FLOOR_BYTES = 64 << 20
+MAX_ZST_RATIO = 256
+ZST_RATIO_FLOOR_BYTES = 256 << 20
 """Nor one decompressing to more than ``MAX_ZST_RATIO`` times its size, past this floor (a
-rollout's JSON compresses about tenfold; a bomb of one repeated byte, thousands of times)."""
+rollout's JSON compresses about tenfold, a very repetitive one some tens of times; a bomb of one
+repeated byte, thousands of times). Memory is bounded either way: these bound the time."""
 _RECALL_BYTES = b"<memd-recall"
 
 
