@@ -435,7 +435,7 @@ def contents(
             f"SELECT rowid, {cols} FROM {table} WHERE {where} LIMIT ?", (*params, MAX_ROWS + 1)
         ).fetchall()
         out = []
-        for rowid, *key in listed[: MAX_ROWS + 1]:
+        for rowid, *key in listed:
             content = value(conn, table, column, rowid)
             budget.take(content)
             out.append((*key, content))

@@ -166,3 +166,16 @@ def test_more_sessions_or_rows_than_the_caps_are_refused_by_name(
     result = adapter.parse(Path(opencode_db.session_path(str(db), "ses_other")))
     assert "over 2 rows" in str(result.problem)
     assert not result.retryable
+
+
+def test_a_session_over_its_byte_budget_stops_at_the_row_that_crosses_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipeline.sources import opencode
+
+    db = sample_db(tmp_path)
+    monkeypatch.setattr(opencode, "SESSION_MAX_BYTES", 100)
+    result = adapter.parse(Path(opencode_db.session_path(str(db), SAMPLE_SESSION)))
+    assert result.problem is not None
+    assert "the session holds over 100 bytes" in result.problem.reason
+    assert not result.retryable
