@@ -23,6 +23,7 @@ FIXTURES = ROOT / "tests" / "fixtures" / "transcripts"
 TINY: dict[str, list[str]] = {
     "idle_bench": ["--seconds", "1", "--settle", "0"],
     "opencode_bench": ["--sessions", "40", "--changed", "2", "--repeat", "1"],
+    "opencode_bomb_bench": ["--size", "1000000", "--huge-mb", "17", "--repeat", "1"],
     "phase2_bench": [
         "--repeat",
         "1",

@@ -2,8 +2,11 @@
 
 Memory is text a model wrote, so it is never trusted as HTML: templates autoescape everything, and
 Markdown is rendered by markdown-it with raw HTML off (a ``<script>`` in a topic file shows as
-text) and only http(s), mailto and relative links. Charts are SVG drawn here, with no script and
-nothing fetched.
+text). A link in memory stays a link only when it stays on memd's page (``own_link``: a heading on
+the page, or a topic file beside this one); one to anywhere else (a scheme, a host, a
+protocol-relative or backslashed path, an address of memd's own actions) and every image (``![]()``,
+whatever its source) show as the Markdown text they were written as, so the page holds no markup
+that leaves it or fetches. Charts are SVG drawn here, with no script and nothing fetched.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from datetime import datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup, escape
@@ -67,26 +71,47 @@ def _markdown() -> Any:
 
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.enable("table")
-    md.validateLink = _safe_link  # type: ignore[method-assign]
+    md.validateLink = own_link  # type: ignore[method-assign]
     return md
 
 
-def _safe_link(url: str) -> bool:
-    lowered = url.strip().lower()
-    return lowered.startswith(("http://", "https://", "mailto:", "#")) or ":" not in lowered.split("/")[0]
+def own_link(url: str) -> bool:
+    """Whether ``url`` (a link's destination as markdown-it made it: entities decoded, then
+    percent-encoded) stays on memd's page: ``#heading``, or a relative path with no scheme that
+    does not start with a slash or backslash, raw or percent-encoded. Everything else (``https:``,
+    ``//host``, ``/\\host``, ``mailto:``, ``data:``, an absolute path to one of memd's actions) is
+    refused, and markdown-it leaves the link as text."""
+    if url.startswith("#"):
+        return True
+    if not url or any(ch.isspace() or ord(ch) < 0x20 or ch == "\\" for ch in url):
+        return False
+    for form in (url, unquote(url)):
+        if form[:1] in ("/", "\\") or "\\" in form:
+            return False
+        head = form.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+        if ":" in head:
+            return False
+    return True
 
 
 def markdown(text: str, *, relative: Callable[[str], str] | None = None) -> Markup:
     """Markdown as HTML, with raw HTML shown as text and only harmless links kept; ``relative``
     turns a link to a file beside this one (``testing.md``) into the page's address for it."""
+    from markdown_it.token import Token
+
     md = _markdown()
     tokens = md.parse(text)
-    if relative is not None:
-        for token in tokens:
-            for child in token.children or ():
-                href = child.attrGet("href") if child.type == "link_open" else None
-                if isinstance(href, str) and href and ":" not in href and not href.startswith(("/", "#")):
-                    child.attrSet("href", relative(href.split("#", 1)[0]))
+    for token in tokens:
+        if not token.children:
+            continue
+        for i, child in enumerate(token.children):
+            if child.type == "image":  # never an <img>: the Markdown it was written as, as text
+                src = child.attrGet("src")
+                token.children[i] = Token("text", "", 0, content=f"![{child.content}]({src or ''})")
+                continue
+            href = child.attrGet("href") if child.type == "link_open" else None
+            if relative is not None and isinstance(href, str) and href and not href.startswith("#"):
+                child.attrSet("href", relative(href.split("#", 1)[0]))
     return Markup(md.renderer.render(tokens, md.options, {}))
 
 

@@ -5,6 +5,13 @@ returns the new offset with the summary state. Resuming checks that the file sti
 bytes it started with (a fingerprint of its head) and is not shorter than the offset; otherwise the
 file was rewritten (Pi migration, a Codex ``.jsonl.zst`` decompressed back) and the parse starts
 again from byte 0. A ``.jsonl.zst`` is always read whole: it is written once, by compression.
+
+Bounded on any file: a line over ``MAX_LINE_BYTES`` is skipped (never held whole); a ``.jsonl.zst``
+is decompressed ``ZST_INPUT_SLICE`` compressed bytes at a time, so no piece is larger than a few
+tens of MB however the stream was made, and one that decompresses to more than
+``MAX_DECOMPRESSED_BYTES``, or to more than ``MAX_ZST_RATIO`` times its size (past
+``ZST_RATIO_FLOOR_BYTES``), is unreadable with that reason (a 32 KB file of one repeated byte
+decompressed to 1 GiB in a single call before).
 """
 
 from __future__ import annotations
@@ -33,6 +40,16 @@ log = structlog.get_logger(__name__)
 HEAD_BYTES = 4096
 TAIL_BYTES = 4096
 CHUNK_BYTES = 1024 * 1024
+ZST_INPUT_SLICE = 512
+"""Compressed bytes handed to the decompressor at once: zstd makes at most 128 KiB from a block of
+a few bytes, so no call returns more than a few tens of MB whatever the file holds."""
+MAX_DECOMPRESSED_BYTES = 4 << 30
+"""A compressed transcript decompressing to more than this is not read."""
+MAX_ZST_RATIO = 256
+ZST_RATIO_FLOOR_BYTES = 256 << 20
+"""Nor one decompressing to more than ``MAX_ZST_RATIO`` times its size, past this floor (a
+rollout's JSON compresses about tenfold, a very repetitive one some tens of times; a bomb of one
+repeated byte, thousands of times). Memory is bounded either way: these bound the time."""
 _RECALL_BYTES = b"<memd-recall"
 
 
@@ -70,24 +87,39 @@ class _ByteSource:
         self._file.seek(offset)
         return self._file.read(max(0, min(n_bytes, self.limit - offset)))
 
+    def decompressed_limit(self) -> int:
+        """The most a compressed transcript may decompress to (``MAX_DECOMPRESSED_BYTES``,
+        ``MAX_ZST_RATIO``)."""
+        return min(MAX_DECOMPRESSED_BYTES, max(ZST_RATIO_FLOOR_BYTES, MAX_ZST_RATIO * self.limit))
+
     def _decompressed(self) -> Iterator[bytes]:
+        """The decompressed bytes, made ``ZST_INPUT_SLICE`` compressed bytes at a time (each piece
+        bounded), at most ``decompressed_limit`` in all (more is ``_CorruptZst``)."""
         import zstandard  # only for a compressed transcript: an idle daemon without one never loads it
 
         self._file.seek(0)
         decompressor = zstandard.ZstdDecompressor().decompressobj()
         in_frame = False
+        limit, total = self.decompressed_limit(), 0
         try:
             for chunk in self._raw_chunks():
-                while chunk:
-                    out = decompressor.decompress(chunk)
-                    in_frame = True
-                    if out:
-                        yield out
-                    chunk = b""
-                    if decompressor.eof:  # a frame ended; the rest may be another frame
-                        chunk = decompressor.unused_data
-                        decompressor = zstandard.ZstdDecompressor().decompressobj()
-                        in_frame = False
+                for start in range(0, len(chunk), ZST_INPUT_SLICE):
+                    piece = chunk[start : start + ZST_INPUT_SLICE]
+                    while piece:
+                        out = decompressor.decompress(piece)
+                        in_frame = True
+                        if out:
+                            total += len(out)
+                            if total > limit:
+                                raise _CorruptZst(
+                                    f"decompresses to over {limit} bytes ({self.limit} compressed): not read"
+                                )
+                            yield out
+                        piece = b""
+                        if decompressor.eof:  # a frame ended; the rest may be another frame
+                            piece = decompressor.unused_data
+                            decompressor = zstandard.ZstdDecompressor().decompressobj()
+                            in_frame = False
         except zstandard.ZstdError as exc:
             raise _CorruptZst(f"corrupt zstd stream: {exc}") from exc
         if in_frame:

@@ -41,8 +41,8 @@ def iter_lines(
     for chunk in chunks:
         if not chunk:
             continue
+        search_from = len(buffer)  # what is already buffered holds no newline: never searched twice
         buffer += chunk
-        search_from = 0
         while True:
             newline = buffer.find(b"\n", search_from)
             if newline < 0:

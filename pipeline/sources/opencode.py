@@ -46,18 +46,30 @@ from pipeline.vocabulary import SourceName
 log = structlog.get_logger(__name__)
 
 STATE_VERSION = 1
-ROW_MAX_BYTES = 16 * 1024 * 1024
-"""A message or part larger than this is skipped (counted as a parse error)."""
+ROW_MAX_BYTES = opencode_db.VALUE_MAX_BYTES
+"""A message or part larger than this is skipped (counted as a parse error) without being fetched:
+SQLite itself refuses to make it (``opencode_db.VALUE_MAX_BYTES``)."""
 SESSION_MAX_BYTES = 512 * 1024 * 1024
-"""A session whose rows hold more than this is not read (unreadable, with the reason)."""
+"""A session whose rows hold more than this is not read (unreadable, with the reason): the read
+stops at the row that crosses it."""
 
+_text, _int = opencode_db.text_or_null, opencode_db.int_or_null
 SESSION_SQL = (
-    "SELECT s.id, s.parent_id, s.directory, s.version, s.time_created, s.time_updated, p.worktree "
+    f"SELECT s.id, {_text('s.parent_id', opencode_db.KEY_MAX_CHARS)}, {_text('s.directory')}, "
+    f"{_text('s.version')}, {_int('s.time_created')}, {_int('s.time_updated')}, {_text('p.worktree')} "
     "FROM session s LEFT JOIN project p ON p.id = s.project_id WHERE s.id = ?"
 )
-SEQ_SQL = "SELECT seq FROM event_sequence WHERE aggregate_id = ?"
-MESSAGES_SQL = "SELECT id, time_created, data FROM message WHERE session_id = ? ORDER BY time_created, id"
-PARTS_SQL = "SELECT message_id, id, data FROM part WHERE session_id = ? ORDER BY message_id, id"
+SESSION_SQL_NO_PROJECT = (
+    f"SELECT s.id, {_text('s.parent_id', opencode_db.KEY_MAX_CHARS)}, {_text('s.directory')}, "
+    f"{_text('s.version')}, {_int('s.time_created')}, {_int('s.time_updated')}, NULL "
+    "FROM session s WHERE s.id = ?"
+)
+SEQ_SQL = f"SELECT {_int('seq')} FROM event_sequence WHERE aggregate_id = ?"
+_KEY = opencode_db.short_key
+MESSAGE_KEYS = ("id", _int("time_created"))
+MESSAGE_WHERE = f"session_id = ? AND {_KEY('id')}"
+PART_KEYS = ("message_id", "id")
+PART_WHERE = f"session_id = ? AND {_KEY('id')} AND {_KEY('message_id')}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,37 +78,44 @@ class _Rows:
     version: int
     messages: list[tuple[Any, Any, Any]]
     parts: list[tuple[Any, Any, Any]]
+    bytes_read: int = 0
+
+
+def _message_order(row: tuple[Any, ...]) -> tuple[bool, int, str]:
+    """``ORDER BY time_created, id`` (NULL first), done in Python so SQLite never sorts contents."""
+    created = row[1]
+    return (created is not None, created if created is not None else 0, row[0])
 
 
 def _read_session(session_id: str) -> Any:
     def query(conn: sqlite3.Connection) -> _Rows:
         found = opencode_db.require_opencode(conn)
-        row = conn.execute(SESSION_SQL, (session_id,)).fetchone()
+        sql = SESSION_SQL if "project" in found else SESSION_SQL_NO_PROJECT
+        row = conn.execute(sql, (session_id,)).fetchone()
         if row is None:
             return _Rows(None, 0, [], [])
         seq_row = conn.execute(SEQ_SQL, (session_id,)).fetchone() if "event_sequence" in found else None
         version = opencode_db.version_of(row[5], seq_row[0] if seq_row else None)
-        messages = list(conn.execute(MESSAGES_SQL, (session_id,)))
-        parts = list(conn.execute(PARTS_SQL, (session_id,)))
-        return _Rows(tuple(row), version, messages, parts)
+        budget = opencode_db.Budget(SESSION_MAX_BYTES, "the session")
+        params = (session_id,)
+        parts = opencode_db.contents(conn, "part", PART_KEYS, "data", PART_WHERE, params, budget)
+        messages = opencode_db.contents(conn, "message", MESSAGE_KEYS, "data", MESSAGE_WHERE, params, budget)
+        parts.sort(key=lambda r: (r[0], r[1]))
+        messages.sort(key=_message_order)
+        return _Rows(tuple(row), version, messages, parts, budget.used)
 
     return query
 
 
-def _json(value: Any) -> tuple[dict[str, Any] | None, int]:
-    """The row's JSON object and its size in bytes (None when it is not one, or too big)."""
-    if isinstance(value, bytes):
-        value = value.decode("utf-8", "replace")
-    if not isinstance(value, str):
-        return None, 0
-    size = len(value)
-    if size > ROW_MAX_BYTES:
-        return None, size
+def _json(value: Any) -> dict[str, Any] | None:
+    """The row's JSON object (None when it is not one, or was too big to fetch: ``TOO_BIG``)."""
+    if not isinstance(value, bytes) or len(value) > ROW_MAX_BYTES:
+        return None
     try:
-        data = json.loads(value)
+        data = json.loads(value.decode("utf-8", "replace"))
     except ValueError:
-        return None, size
-    return (data if isinstance(data, dict) else None), size
+        return None
+    return data if isinstance(data, dict) else None
 
 
 def _ms(value: Any) -> datetime | None:
@@ -187,25 +206,20 @@ class OpenCodeAdapter:
             summary.parent_session_id = parent_id
 
         parts: dict[str, list[dict[str, Any]]] = {}
-        total = 0
+        total = rows.bytes_read
         for message_id, _part_id, data in rows.parts:
-            part, size = _json(data)
-            total += size
+            part = _json(data)
             if part is None:
                 summary.note_error(
                     f"part of message {message_id}: not a JSON object, or over {ROW_MAX_BYTES} bytes"
                 )
                 continue
             parts.setdefault(str(message_id), []).append(part)
-        if total > SESSION_MAX_BYTES:
-            problem = TranscriptUnreadable(f"the session holds over {SESSION_MAX_BYTES} bytes")
-            return ParseResult(None, start_offset, state, problem)
 
         complete_ids: list[str] = []
         whole = True
         for message_id, time_created, data in rows.messages:
-            message, size = _json(data)
-            total += size
+            message = _json(data)
             if message is None:
                 summary.note_error(f"message {message_id}: not a JSON object, or over {ROW_MAX_BYTES} bytes")
                 continue

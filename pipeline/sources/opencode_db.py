@@ -27,6 +27,30 @@ How it is read (``read``):
 - Read transactions are short (one listing, or one session), so OpenCode's checkpoints are never
   held back for long; a busy database is waited on for at most ``BUSY_TIMEOUT_S``.
 
+What a database cannot make memd do (``_connect``, ``require_opencode``, ``value``): the database
+is hostile like every file memd did not write.
+
+- Size: the main file over ``DATABASE_MAX_BYTES`` or its ``-wal`` over ``WAL_MAX_BYTES`` is not
+  opened. SQLite's own limits are lowered on every connection: no value (string or blob, stored
+  or computed) longer than ``VALUE_MAX_BYTES`` is ever made (SQLite fails the statement with
+  "string or blob too big" before it allocates), no schema statement longer than
+  ``SCHEMA_SQL_MAX_BYTES`` is parsed, no database is attached, the page cache is
+  ``CACHE_KIB`` whatever the file's header asks, nothing is memory-mapped.
+- Schema: every table memd reads (``READ_TABLES``) must be a plain table with a rowid: a view, a
+  virtual table, a generated column (VIRTUAL: computed at every read, the issue's
+  ``zeroblob(700000000)`` in a 272 KB file; or STORED) or a column hiding the rowid is refused
+  with its name, before a row is read. ``trusted_schema`` is off and the connection is
+  ``query_only`` (nothing in the schema runs: no trigger fires on a read).
+- Rows: a table's rows are streamed one at a time (``contents``: SQLite never sorts or holds
+  more than one row's content; at most ``MAX_ROWS`` rows, their bytes counted against the
+  session's budget as they come); a row over the value limit stops the statement before its value
+  is made, and the rows are then listed by key and fetched alone, so that row alone is skipped.
+  A listing holds at most ``MAX_SESSIONS`` sessions. Every key, id and path is length-checked in
+  SQL before it is returned.
+- Time: a read stops after ``READ_DEADLINE_S`` (SQLite's progress handler, and a check per
+  row) with that reason; a listing stopped so is not tried again until the database or its
+  ``-wal`` changes (``list_sessions``), a session so read is unreadable until it changes.
+
 The scan's change check (``walk``) reads one row per session (its ``time_updated`` and the last
 sequence number of its event log, bumped by every write OpenCode makes to it) and nothing else;
 only sessions whose key moved are read (``pipeline.sources.opencode``).
@@ -35,11 +59,13 @@ only sessions whose key moved are read (``pipeline.sources.opencode``).
 from __future__ import annotations
 
 import errno
+import math
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 from pipeline.safefile import UnsafeFile, open_regular
@@ -56,6 +82,33 @@ SEQ_BITS = 21
 sequence number (capped): a writer that adds a part without touching ``time_updated`` still moves it."""
 MAX_TIME_MS = (1 << 41) - 1
 REQUIRED_TABLES = frozenset({"session", "message", "part"})
+READ_TABLES = ("event_sequence", "message", "part", "project", "session")
+"""Every table memd's queries name (``_schema_problem``)."""
+
+DATABASE_MAX_BYTES = 16 << 30
+"""A main file larger than this is not opened (OpenCode's own databases are far below it)."""
+WAL_MAX_BYTES = 4 << 30
+"""A ``-wal`` larger than this is not read (OpenCode checkpoints it at a few MB)."""
+VALUE_MAX_BYTES = 16 << 20
+"""``SQLITE_LIMIT_LENGTH``: SQLite makes no string or blob longer than this (a message or part
+holding more is skipped)."""
+SCHEMA_SQL_MAX_BYTES = 256 << 10
+"""``SQLITE_LIMIT_SQL_LENGTH``: no statement, the schema's included, longer than this is parsed."""
+CACHE_KIB = 8192
+"""The page cache of a connection, whatever the database's header suggests."""
+READ_DEADLINE_S = 30.0
+"""How long one read (one listing, or one session) may take before SQLite is told to stop."""
+PROGRESS_STEPS = 1000
+"""SQLite's virtual machine steps between two looks at the clock."""
+MAX_SESSIONS = 100_000
+"""A database listing more sessions than this is not read."""
+MAX_ROWS = 250_000
+"""A session with more messages, or more parts, than this is not read."""
+KEY_MAX_CHARS = 256
+"""An id longer than this is not OpenCode's: its row is not listed."""
+TEXT_MAX_CHARS = 4096
+"""A session's directory, version, parent or project worktree longer than this is read as absent."""
+_ROWID_NAMES = frozenset({"rowid", "_rowid_", "oid"})
 
 Walked = tuple[str, tuple[int, int, int, int] | None, str | None]
 
@@ -67,6 +120,13 @@ class DatabaseUnreadable(Exception):
         super().__init__(reason)
         self.reason = reason
         self.retryable = retryable
+
+
+class ReadStopped(DatabaseUnreadable):
+    """The read ran past ``READ_DEADLINE_S`` and was stopped."""
+
+    def __init__(self) -> None:
+        super().__init__(f"the read took over {READ_DEADLINE_S:g} s and was stopped")
 
 
 class _ChangedDuringRead(Exception):
@@ -127,13 +187,49 @@ def _identity(info: os.stat_result) -> tuple[int, int, int, int]:
     return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
+class _Connection(sqlite3.Connection):
+    """A connection that knows when its read must stop."""
+
+    deadline: float = math.inf
+
+
+def check_deadline(conn: sqlite3.Connection) -> None:
+    """``DatabaseUnreadable`` once the read on ``conn`` is past its deadline (a reader calls it
+    between rows, where SQLite's progress handler does not run)."""
+    if time.monotonic() >= getattr(conn, "deadline", math.inf):
+        raise ReadStopped()
+
+
+def _harden(conn: _Connection) -> None:
+    """SQLite's limits and settings for a database memd did not write (see the module's docstring)."""
+    conn.deadline = time.monotonic() + READ_DEADLINE_S
+    deadline = conn.deadline
+    conn.set_progress_handler(lambda: int(time.monotonic() >= deadline), PROGRESS_STEPS)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, VALUE_MAX_BYTES)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_SQL_LENGTH, SCHEMA_SQL_MAX_BYTES)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+    conn.setlimit(sqlite3.SQLITE_LIMIT_WORKER_THREADS, 0)
+    for pragma in (
+        "query_only = ON",
+        "trusted_schema = OFF",
+        "mmap_size = 0",
+        "cell_size_check = ON",
+        f"cache_size = -{CACHE_KIB}",
+    ):
+        conn.execute(f"PRAGMA {pragma}")
+
+
 def _connect(real: str) -> tuple[sqlite3.Connection, tuple[int, int, int, int] | None]:
     """A read-only connection to ``real`` and, when it was opened ``immutable``, the file's
     identity to compare after the read."""
     info = _check_regular(real, "the database")
     if info is None:
         raise DatabaseUnreadable("the database disappeared", retryable=True)
+    if info.st_size > DATABASE_MAX_BYTES:
+        raise DatabaseUnreadable(f"the database file is over {DATABASE_MAX_BYTES} bytes: not read")
     wal = _check_regular(real + "-wal", "its write-ahead log (-wal)")
+    if wal is not None and wal.st_size > WAL_MAX_BYTES:
+        raise DatabaseUnreadable(f"its write-ahead log (-wal) is over {WAL_MAX_BYTES} bytes: not read")
     shm = _check_regular(real + "-shm", "its WAL index (-shm)")
     journal = _check_regular(real + "-journal", "its rollback journal")
     if journal is not None and journal.st_size > 0:
@@ -148,10 +244,15 @@ def _connect(real: str) -> tuple[sqlite3.Connection, tuple[int, int, int, int] |
     mode = "mode=ro" if wal is not None else "mode=ro&immutable=1"
     uri = f"file:{quote(real)}?{mode}"
     conn = sqlite3.connect(
-        uri, uri=True, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+        uri,
+        uri=True,
+        timeout=BUSY_TIMEOUT_S,
+        isolation_level=None,
+        check_same_thread=False,
+        factory=_Connection,
     )
     try:
-        conn.execute("PRAGMA query_only = ON")
+        _harden(conn)
     except BaseException:
         conn.close()
         raise
@@ -169,6 +270,12 @@ def _describe(exc: sqlite3.Error) -> DatabaseUnreadable:
         return DatabaseUnreadable(f"not a readable SQLite database ({text})")
     if "unable to open" in lowered:
         return DatabaseUnreadable(f"cannot be opened read-only ({text})", retryable=True)
+    if "interrupted" in lowered:
+        return ReadStopped()
+    if "no such column" in lowered or "no such table" in lowered:
+        return DatabaseUnreadable(f"not OpenCode's schema ({text})")
+    if "too big" in lowered:
+        return DatabaseUnreadable(f"holds a value or schema statement over memd's limits ({text})")
     return DatabaseUnreadable(f"SQLite error: {text}")
 
 
@@ -183,6 +290,7 @@ def read(db: str, query: Callable[[sqlite3.Connection], T]) -> T:
             raise _describe(exc) from None
         try:
             conn.execute("BEGIN")
+            check_deadline(conn)
             result = query(conn)
             conn.execute("COMMIT")
         except sqlite3.Error as exc:
@@ -203,36 +311,192 @@ def tables(conn: sqlite3.Connection) -> frozenset[str]:
     return frozenset(r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"))
 
 
+def _schema_problem(conn: sqlite3.Connection) -> str | None:
+    """Why a table memd reads is not a plain table of stored values (``READ_TABLES``), or None.
+    (A table without a rowid fails memd's first query that lists its rowids.)"""
+    marks = ", ".join("?" for _ in READ_TABLES)
+    found = conn.execute(
+        "SELECT lower(name), type, upper(substr(ltrim(sql), 1, 20)) FROM sqlite_master "
+        f"WHERE lower(name) IN ({marks}) ORDER BY 1",
+        READ_TABLES,
+    ).fetchall()
+    for name, kind, head in found:
+        if kind != "table":
+            return f"{name} is a {kind}"
+        if isinstance(head, str) and head.startswith("CREATE VIRTUAL"):
+            return f"{name} is a virtual table"
+        for column, hidden in conn.execute("SELECT name, hidden FROM pragma_table_xinfo(?)", (name,)):
+            if hidden:
+                return f"{name}.{column} is a generated column"
+            if str(column).lower() in _ROWID_NAMES:
+                return f"{name}.{column} hides the rowid"
+    return None
+
+
 def require_opencode(conn: sqlite3.Connection) -> frozenset[str]:
-    """The database's tables; ``DatabaseUnreadable`` when it has not OpenCode's."""
+    """The database's tables; ``DatabaseUnreadable`` when it has not OpenCode's, or when a table memd
+    reads is not a plain table (a view, a virtual table, a generated column: ``_schema_problem``)."""
     found = tables(conn)
     missing = REQUIRED_TABLES - found
+    problem = _schema_problem(conn)
+    if problem is not None:
+        raise DatabaseUnreadable(f"{problem} (not OpenCode's schema)")
     if missing:
         raise DatabaseUnreadable(f"not an OpenCode database (no {', '.join(sorted(missing))} table)")
     return found
 
 
+def text_or_null(column: str, limit: int = TEXT_MAX_CHARS) -> str:
+    """SQL for ``column`` when it is text of at most ``limit`` characters, else NULL (its length is
+    learnt in SQLite, within ``VALUE_MAX_BYTES``, before anything is returned)."""
+    return f"CASE WHEN typeof({column}) = 'text' AND length({column}) <= {limit} THEN {column} END"
+
+
+def int_or_null(column: str) -> str:
+    """SQL for ``column`` when it is an integer, else NULL."""
+    return f"CASE WHEN typeof({column}) = 'integer' THEN {column} END"
+
+
+def short_key(column: str) -> str:
+    """SQL that holds when ``column`` is an id memd lists: text of 1 to ``KEY_MAX_CHARS`` characters."""
+    return f"(typeof({column}) = 'text' AND length({column}) BETWEEN 1 AND {KEY_MAX_CHARS})"
+
+
+class TooBig:
+    """A value SQLite refused to make: longer than ``VALUE_MAX_BYTES``."""
+
+    __slots__ = ()
+
+
+TOO_BIG = TooBig()
+Content = bytes | None | TooBig
+
+
+class Budget:
+    """The bytes of content one read may fetch; ``DatabaseUnreadable`` naming ``what`` past them."""
+
+    def __init__(self, limit: int, what: str) -> None:
+        self.limit = limit
+        self.what = what
+        self.used = 0
+
+    def take(self, content: Content) -> None:
+        if isinstance(content, bytes):
+            self.used += len(content)
+            if self.used > self.limit:
+                raise DatabaseUnreadable(f"{self.what} holds over {self.limit} bytes")
+
+
+def value(conn: sqlite3.Connection, table: str, column: str, rowid: int) -> Content:
+    """The content of one row's ``column`` as bytes (text as its UTF-8), None when it is NULL or
+    the row is gone, ``TOO_BIG`` when SQLite refused to make it (its size is known from the row's
+    header before anything is allocated); past the read's deadline, ``DatabaseUnreadable``."""
+    check_deadline(conn)
+    try:
+        row = conn.execute(f"SELECT CAST({column} AS BLOB) FROM {table} WHERE rowid = ?", (rowid,)).fetchone()
+    except sqlite3.DataError as exc:
+        if "too big" in str(exc).lower():
+            return TOO_BIG
+        raise
+    found = row[0] if row is not None else None
+    return found if isinstance(found, bytes) else None
+
+
+def contents(
+    conn: sqlite3.Connection,
+    table: str,
+    keys: tuple[str, ...],
+    column: str,
+    where: str,
+    params: tuple[object, ...],
+    budget: Budget,
+) -> list[tuple[Any, ...]]:
+    """``keys`` (SQL expressions) and the content of ``column`` (``Content``) of every row of
+    ``table`` that ``where`` holds for, unordered, at most ``MAX_ROWS`` (more is
+    ``DatabaseUnreadable``), each counted against ``budget`` as it comes. One statement streams them
+    (SQLite holds one row at a time); when a row is over ``VALUE_MAX_BYTES`` SQLite stops it before
+    making the value, and the rows are listed by key and fetched one at a time (``value``), so that
+    row alone is ``TOO_BIG``."""
+    cols = ", ".join(keys)
+    used = budget.used
+    out: list[tuple[Any, ...]] = []
+    try:
+        sql = f"SELECT {cols}, CAST({column} AS BLOB) FROM {table} WHERE {where} LIMIT ?"
+        for n, row in enumerate(conn.execute(sql, (*params, MAX_ROWS + 1))):
+            if n % 1024 == 0:
+                check_deadline(conn)
+            budget.take(row[-1])
+            out.append(row)
+    except sqlite3.DataError as exc:
+        if "too big" not in str(exc).lower():
+            raise
+        budget.used = used
+        listed = conn.execute(
+            f"SELECT rowid, {cols} FROM {table} WHERE {where} LIMIT ?", (*params, MAX_ROWS + 1)
+        ).fetchall()
+        out = []
+        for rowid, *key in listed:
+            content = value(conn, table, column, rowid)
+            budget.take(content)
+            out.append((*key, content))
+    if len(out) > MAX_ROWS:
+        raise DatabaseUnreadable(f"the session has over {MAX_ROWS} rows in {table}")
+    return out
+
+
 # -- the scan's change check --------------------------------------------------------------------
 
 LIST_SQL = (
-    "SELECT s.id, s.time_updated, e.seq FROM session s LEFT JOIN event_sequence e ON e.aggregate_id = s.id"
+    f"SELECT s.id, {int_or_null('s.time_updated')}, {int_or_null('e.seq')} "
+    f"FROM session s LEFT JOIN event_sequence e ON e.aggregate_id = s.id WHERE {short_key('s.id')} LIMIT ?"
 )
-LIST_SQL_NO_EVENTS = "SELECT id, time_updated, NULL FROM session"
+LIST_SQL_NO_EVENTS = (
+    f"SELECT id, {int_or_null('time_updated')}, NULL FROM session WHERE {short_key('id')} LIMIT ?"
+)
 
 
 def _list(conn: sqlite3.Connection) -> list[tuple[object, object, object]]:
     found = require_opencode(conn)
-    return list(conn.execute(LIST_SQL if "event_sequence" in found else LIST_SQL_NO_EVENTS))
+    sql = LIST_SQL if "event_sequence" in found else LIST_SQL_NO_EVENTS
+    rows = conn.execute(sql, (MAX_SESSIONS + 1,)).fetchall()
+    if len(rows) > MAX_SESSIONS:
+        raise DatabaseUnreadable(f"the database lists over {MAX_SESSIONS} sessions: not read")
+    return rows
+
+
+_STOPPED: dict[str, tuple[tuple[object, ...], str]] = {}
+"""The databases whose listing was stopped at its deadline, by path, with their files' identity
+then: not listed again (the reason is given again) until the database or its ``-wal`` changes."""
+
+
+def _files_identity(db: str) -> tuple[object, ...]:
+    real = os.path.realpath(db)
+    found: list[object] = []
+    for name in (real, real + "-wal"):
+        try:
+            found.append(_identity(os.stat(name)))
+        except OSError:
+            found.append(None)
+    return tuple(found)
 
 
 def list_sessions(db: str) -> list[Walked]:
     """One entry per session of the database: its path and change key ``(0, 0, version,
     time_updated in ns)`` (the database file's own identity stays out, so a database copied back
-    is not read again from the start); a database that cannot be read is one entry with the reason."""
+    is not read again from the start); a database that cannot be read is one entry with the reason.
+    A database whose listing was stopped at its deadline costs that time once, not at every scan."""
+    identity = _files_identity(db)
+    stopped = _STOPPED.get(db)
+    if stopped is not None and stopped[0] == identity:
+        return [(db, None, stopped[1])]
+    _STOPPED.pop(db, None)
     try:
         rows = read(db, _list)
     except DatabaseUnreadable as exc:
-        return [(db, None, f"OpenCode database: {exc.reason}")]
+        reason = f"OpenCode database: {exc.reason}"
+        if isinstance(exc, ReadStopped):
+            _STOPPED[db] = (identity, reason)
+        return [(db, None, reason)]
     out: list[Walked] = []
     for session_id, time_updated, seq in rows:
         if not isinstance(session_id, str) or not session_id or SEPARATOR in session_id or "/" in session_id:

@@ -31,7 +31,10 @@ from tests.pipeline.consolidate.support import topic, write_memory
 HOSTILE = '<script>alert("owned")</script>'
 HOSTILE_TOPIC = (
     "---\nname: Evil <script>alert(1)</script>\ndescription: hostile <b>bold</b>\ntype: project\n---\n"
-    f"# Danger\n\n{HOSTILE}\n\n<img src=x onerror=alert(2)>\n\n[click](javascript:alert(3))\n"
+    f"# Danger\n\n{HOSTILE}\n\n<img src=x onerror=alert(2)>\n\n[click](javascript:alert(3))\n\n"
+    "[away](//evil.example/a) [away](HTTPS://evil.example/b) [away](&#47;&#47;evil.example/c) "
+    "[away][far] <http://evil.example/d> ![pixel](https://evil.example/p.png) ![pixel](//evil.example/q.png) "
+    "![pixel](data:image/png;base64,iVBORw0KGgo=) [near](testing.md)\n\n[far]: //evil.example/e\n"
 )
 
 

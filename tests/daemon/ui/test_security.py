@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import socket
 import stat
 from pathlib import Path
@@ -180,6 +181,18 @@ def test_a_hostile_topic_file_shows_as_text(shared: Prepared, open_page: Opener)
     found = client.get("/memory/search", params={"q": "owned"}).text
     assert "<script" not in found.lower()
     assert HOSTILE not in found
+
+
+def test_a_topic_files_links_away_and_images_show_as_text(shared: Prepared, open_page: Opener) -> None:
+    _, client = open_page(shared)
+    html = client.get("/memory/topic", params={"scope": shared.acme, "file": "hostile.md"}).text
+    attributes = re.findall(r'(?:href|src)="([^"]*)"', html)
+    assert not [a for a in attributes if "evil" in a or "data:" in a or a.startswith("//")], attributes
+    assert "<img" not in html
+    assert html.count("evil.example") >= 6  # what the links said, as text
+    assert [
+        a for a in attributes if a.startswith("/memory/topic?") and "file=testing.md" in a
+    ]  # stays a link
 
 
 def test_read_only_mode_refuses_every_change_and_offers_none(fresh: Prepared, open_page: Opener) -> None:

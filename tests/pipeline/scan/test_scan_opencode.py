@@ -20,6 +20,7 @@ from pipeline.scan.scanner import scan
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.store.schema import transcripts
+from tests.pipeline.sources.opencode_bombs import generated_bomb
 from tests.pipeline.sources.opencode_support import (
     SAMPLE_SESSION,
     SUBAGENT_CHILD,
@@ -156,6 +157,34 @@ async def test_a_database_that_cannot_be_read_leaves_its_sessions_as_they_were(
     assert (database.state, database.reason) == ("gone", "readable again: its sessions are listed one by one")
     assert again["ses_idle"] == "eligible"
     assert len(again) == 5
+
+
+async def test_a_database_bomb_is_recorded_unreadable_and_loses_nothing_else(
+    store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    db, _ = await _setup(tmp_path, clock)
+    settings = _settings(tmp_path)
+    bomb = generated_bomb(tmp_path / "elsewhere", size=50_000_000).rename(db.parent / "opencode-bomb.db")
+    report = await scan(store, settings, clock)
+    states = {s.path: (s.state, s.reason) for s in report.sessions}
+    assert states[str(bomb)] == (
+        "unreadable",
+        "OpenCode database: part.data is a generated column (not OpenCode's schema)",
+    )
+    assert {s.session_id for s in report.sessions if s.path.startswith(f"{db}#")} == {
+        SAMPLE_SESSION,
+        SUBAGENT_PARENT,
+        SUBAGENT_CHILD,
+        "ses_idle",
+        "ses_busy",
+    }
+    assert states[f"{db}#ses_idle"][0] == "eligible"
+    # The good database turned into one: its sessions stay as they were, the reason is recorded.
+    generated_bomb(tmp_path / "again", size=50_000_000).replace(db)
+    again = await scan(store, settings, clock)
+    after = {s.path: (s.state, s.reason) for s in again.sessions}
+    assert "generated column" in (after[str(db)][1] or "")
+    assert after[f"{db}#ses_idle"][0] == "eligible"
 
 
 async def test_a_database_removed_takes_its_sessions_with_it(
