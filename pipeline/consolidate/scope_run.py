@@ -106,7 +106,13 @@ async def consolidate_scope(
             )
         held = None if review else _held_for_review(ctx, plan)
         return await _run(
-            ctx, plan, run_id, lease, review or ("inbox" if held else ctx.settings.review.mode), also_forget, held
+            ctx,
+            plan,
+            run_id,
+            lease,
+            review or ("inbox" if held else ctx.settings.review.mode),
+            also_forget,
+            held,
         )
     finally:
         await lease.stop()
