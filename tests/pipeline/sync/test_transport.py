@@ -18,7 +18,7 @@ from pipeline.clock import FakeClock
 from pipeline.sync import incoming
 from pipeline.vocabulary import SyncOutcome
 from tests.fakes.anthropic_api import FakeAnthropicAPI
-from tests.pipeline.sync.support import bare_remote, close, git, machine
+from tests.pipeline.sync.support import bare_remote, close, git, machine, pair, signing_as
 
 pytestmark = [pytest.mark.timeout(120)]
 
@@ -70,10 +70,11 @@ async def test_a_path_remote_runs_none_of_its_hooks_at_fetch_and_push(
     b = await machine("b", tmp_path, fake_api, _url(served, form), clock)
     try:
         first = await a.sync()  # a push to an empty remote
+        await pair(a, b)  # a fetch and a push from a
         second = await b.sync()  # a fetch
         memory = b.settings.paths.memory_dir
         (memory / "README.md").write_text("b's README\n")
-        git(memory, "commit", "-qam", "b")
+        git(memory, *signing_as(b.signing_key), "commit", "-qam", "b")
         third = await b.sync()  # a fetch and a push
         fourth = await a.sync()  # a fetch and a fast-forward
     finally:
