@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlalchemy import select
 
+from pipeline.store.consolidation import scope_key
 from pipeline.store.engine import Store
 from pipeline.store.schema import scopes, stage1_outputs
 
@@ -37,7 +38,7 @@ async def mark_merged(store: Store, scope: str, *, commit: str, now: datetime) -
         "last_commit": commit,
         "retry_at": None,
     }
-    stmt = store.insert(scopes).values(key=scope, updated_at=now, **values)
+    stmt = store.insert(scopes).values(key=scope_key(store, scope), updated_at=now, **values)
     stmt = stmt.on_conflict_do_update(
         index_elements=[scopes.c.key], set_={**values, "last_success_at": None, "updated_at": now}
     )

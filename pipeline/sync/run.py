@@ -40,6 +40,7 @@ from pipeline.sync import incoming
 from pipeline.sync.merge import MergeResult, merge_trees
 from pipeline.sync.state import SyncState, load, save, scrub, shown_url
 from pipeline.sync.urls import scrubbed
+from pipeline.team.personal import keep_own_global
 from pipeline.vocabulary import SyncOutcome
 
 log = structlog.get_logger(__name__)
@@ -211,8 +212,11 @@ class Syncer:
         )
         if problems:
             raise SyncRefused(_refusal(problems))
+        arrived = files["t"]
+        if self.store.shared:  # team mode: global/ is a person's and never travels (pipeline.team.personal)
+            files = keep_own_global(files)
         merged = merge_trees(files["b"], files["o"], files["t"])
-        report.landed = await self._land(merged, local=local, tip=tip, theirs=files["t"])
+        report.landed = await self._land(merged, local=local, tip=tip, theirs=arrived)
         await remote.set_ref(repo, remote.synced_ref(branch), tip)
         now = self.clock.now()
         for scope in sorted(merged.reconsolidate):

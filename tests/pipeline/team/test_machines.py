@@ -1,0 +1,102 @@
+"""A machine is what it is: two installations with one machine id (a cloned VM, a restored backup,
+a copied home) on two hosts are two machines (``pipeline.store.machines``): neither takes over the
+other's daemon lease, marks the other's transcripts gone or extracts what the other extracts."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import select
+
+from daemon.instance import InstanceGuard
+from pipeline.clock import FakeClock
+from pipeline.errors import InstanceBusy
+from pipeline.machine import host_id
+from pipeline.scan.scanner import scan
+from pipeline.store import Store, jobs, machines
+from pipeline.store.schema import transcripts
+from tests.conftest import as_machine
+from tests.pipeline.scan.test_scanner import _repo, _session, _settings
+
+MID = "0123456789abcdef0123456789abcdef"
+ABSENT_PID = 4_194_999  # above Linux's largest pid_max: no such process here
+
+
+async def _identify(store: Store, host: str, clock: FakeClock, person: str | None = None) -> str:
+    return await machines.identify(
+        store, machine_id=MID, host=host, hostname=f"{host}.local", person=person, now=clock.now()
+    )
+
+
+async def test_a_second_host_with_the_same_machine_id_is_a_machine_of_its_own(
+    store: Store, clock: FakeClock
+) -> None:
+    async with as_machine(store, MID) as other:
+        first = await _identify(store, "host-a", clock)
+        second = await _identify(other, "host-b", clock)
+        assert first == MID  # the first host keeps the id (and every row recorded under it)
+        assert second != first
+        assert second.startswith(MID)
+        assert (store.machine, other.machine) == (first, second)
+        assert await _identify(store, "host-a", clock) == first  # stable across restarts
+        assert await _identify(other, "host-b", clock) == second
+        [seen_by_a] = await machines.shared_id(store)
+        [seen_by_b] = await machines.shared_id(other)
+        assert (seen_by_a.hostname, seen_by_b.hostname) == ("host-b.local", "host-a.local")
+
+
+async def test_two_hosts_sharing_a_machine_id_never_take_over_each_others_instance_lease(
+    store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    async with as_machine(store, MID) as other:
+        await _identify(store, "host-a", clock)
+        await _identify(other, "host-b", clock)
+        a = InstanceGuard(store, state_dir=tmp_path / "a", clock=clock, owner="a", host="h", pid=ABSENT_PID)
+        b = InstanceGuard(other, state_dir=tmp_path / "b", clock=clock, owner="b", host="h", pid=100)
+        await a.acquire()
+        if store.shared:  # PostgreSQL: one daemon per machine, and these are two machines
+            assert await b.acquire() is None
+            await a.renew()
+            await b.renew()
+            await b.release()
+        else:  # one SQLite file keeps one daemon: the other host's is refused, its pid means nothing here
+            with pytest.raises(InstanceBusy):
+                await b.acquire()
+            await a.renew()
+        await a.release()
+
+
+async def test_a_copy_neither_marks_the_originals_transcripts_gone_nor_extracts_them_again(
+    store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    settings = _settings(tmp_path)
+    repo = _repo(tmp_path / "work" / "app")
+    path = _session(tmp_path, repo, clock.now() - timedelta(hours=7))
+    await _identify(store, "host-a", clock)
+    [original] = (await scan(store, settings, clock)).sessions
+    assert original.state == "eligible"
+    async with as_machine(store, MID) as copy:
+        await _identify(copy, "host-b", clock)  # the copied home: the same files at the same paths
+        elsewhere = settings.model_copy(
+            update={"paths": settings.paths.model_copy(update={"state_dir": tmp_path / "st-b"})}
+        )
+        report = await scan(copy, elsewhere, clock)
+        assert report.enqueued == 0  # the original extracts what it found; the copy does not again
+        lease = timedelta(minutes=1)
+        assert await jobs.claim_next(copy, "extract", owner="b", now=clock.now(), lease=lease) is None
+        job = await jobs.claim_next(store, "extract", owner="a", now=clock.now(), lease=lease)
+        assert job is not None
+        assert job.key == str(original.id)
+        path.unlink()  # gone from the copy's disk: the copy's news only
+        await scan(copy, elsewhere, clock)
+        async with store.read() as conn:
+            rows = dict((await conn.execute(select(transcripts.c.machine, transcripts.c.state))).all())
+        assert rows == {MID: "eligible", copy.machine: "gone"}
+
+
+def test_the_host_identity_is_stable_and_differs_for_another_folder(tmp_path: Path) -> None:
+    here = host_id(tmp_path / "state")
+    assert here == host_id(tmp_path / "state")
+    assert host_id(tmp_path / "copied-state") != here
