@@ -1,0 +1,128 @@
+"""Team mode: two machines on one PostgreSQL store and one git remote. The store coordinates (a
+scope's lease, the shared extracts and watermarks) and carries no memory: a scope is consolidated
+once, by one machine, and the other gets the result by sync. ``global/`` is per person."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import inspect
+
+from pipeline.clock import FakeClock
+from pipeline.consolidate.run import run_phase2
+from pipeline.projects import scope_for
+from pipeline.store import Store
+from pipeline.vocabulary import RunOutcome, SyncOutcome
+from tests.conftest import postgres_only
+from tests.fakes.anthropic_api import FakeAnthropicAPI
+from tests.pipeline.sync.support import Machine, agent, bare_remote, close
+from tests.pipeline.team.support import conversations, files_holding, team_machine
+
+pytestmark = [pytest.mark.timeout(240), postgres_only]
+
+
+@pytest.fixture
+async def second_api() -> AsyncIterator[FakeAnthropicAPI]:
+    api = FakeAnthropicAPI().start()
+    try:
+        yield api
+    finally:
+        api.stop()
+
+
+def _projects(tree: dict[str, str]) -> dict[str, str]:
+    return {path: text for path, text in tree.items() if path.startswith("projects/")}
+
+
+async def _synced(m: Machine) -> None:
+    report = await m.sync()
+    assert report.outcome == SyncOutcome.SYNCED, report.reason
+
+
+async def test_a_scope_is_consolidated_once_and_the_other_machine_gets_it_by_sync(
+    store: Store, tmp_path: Path, fake_api: FakeAnthropicAPI, second_api: FakeAnthropicAPI, clock: FakeClock
+) -> None:
+    async with store.read() as conn:
+        assert not await conn.run_sync(lambda c: inspect(c).has_table("scope_snapshots"))
+    fake_api.responder = second_api.responder = agent
+    remote = str(bare_remote(tmp_path))
+    a = await team_machine("a", tmp_path, fake_api, clock, store, remote=remote)
+    b = await team_machine("b", tmp_path, second_api, clock, store, remote=remote)
+    try:
+        scope = scope_for(str(a.project))
+        await a.extract("alpha")
+        await b.extract("beta")
+        await a.consolidate()
+        await b.consolidate()  # the shared watermark says the scope is done: no model call here
+        assert (conversations(fake_api), conversations(second_api)) == (1, 0)
+        assert not (b.settings.paths.memory_dir / scope).exists()
+        await _synced(a)
+        await _synced(b)
+        assert _projects(b.tree()) == _projects(a.tree())
+        assert {"alpha", "beta"} <= {p.split("/s-")[-1].removesuffix(".md") for p in _projects(b.tree())}
+
+        # A new session on B, and a run of A's B has not fetched yet: B waits for it to arrive.
+        await a.extract("gamma")
+        clock.advance(timedelta(days=1))
+        await a.consolidate()
+        await b.extract("delta")
+        clock.advance(timedelta(days=1))
+        waits = await run_phase2(b.store, b.settings, b.repo, clock, b.env.llm, b.env.redactor)
+        [held] = [s for s in waits.scopes if s.scope == scope]
+        assert held.outcome == RunOutcome.SKIPPED
+        assert "to arrive by sync" in (held.reason or "")
+        assert conversations(second_api) == 0
+        await _synced(a)
+        await _synced(b)  # A's run arrives; B consolidates its session on top of it
+        await b.consolidate()
+        assert conversations(second_api) == 1
+        await _synced(b)
+        await _synced(a)
+        assert _projects(a.tree()) == _projects(b.tree())
+        names = {p.split("/s-")[-1].removesuffix(".md") for p in _projects(a.tree()) if "/s-" in p}
+        assert names == {"alpha", "beta", "gamma", "delta"}
+        assert conversations(fake_api) == 2  # every scope once per change, across both machines
+    finally:
+        await close(a, b)
+
+
+def _about_me(marker: str) -> list[dict[str, str]]:
+    return [{"type": "user", "name": f"{marker} preference", "body": f"{marker} likes tabs"}]
+
+
+async def test_global_is_per_person_and_never_reaches_another_persons_memory(
+    store: Store, tmp_path: Path, fake_api: FakeAnthropicAPI, second_api: FakeAnthropicAPI, clock: FakeClock
+) -> None:
+    fake_api.responder = second_api.responder = agent
+    remote = str(bare_remote(tmp_path))
+    a = await team_machine("a", tmp_path, fake_api, clock, store, remote=remote, person="alice")
+    b = await team_machine("b", tmp_path, second_api, clock, store, remote=remote, person="bob")
+    try:
+        await a.env.add_extract(
+            "alice-session", project=str(a.project), raw="- alice raw", memories=_about_me("ALICEONLY")
+        )
+        await b.env.add_extract(
+            "bob-session", project=str(b.project), raw="- bob raw", memories=_about_me("BOBONLY")
+        )
+        for m in (a, b):
+            await m.consolidate()
+        for m in (a, b, a, b):
+            await _synced(m)
+        for m in (a, b):
+            await m.publish()
+        assert any("alice-session" in p for p in a.tree() if p.startswith("global/"))
+        assert any("bob-session" in p for p in b.tree() if p.startswith("global/"))
+        # B's memory repository's head, everything B published or keeps in its home, B's requests:
+        assert not any("ALICEONLY" in text for text in b.tree().values())
+        assert not any("alice" in path for path in b.tree() if path.startswith("global/"))
+        assert files_holding(b.env.tmp_path, "ALICEONLY") == []
+        assert not any("ALICEONLY" in str(r.body) for r in second_api.message_requests())
+        assert not any("BOBONLY" in str(r.body) for r in fake_api.message_requests())
+        assert not any("bob" in path for path in a.tree() if path.startswith("global/"))
+        assert not any("BOBONLY" in text for text in a.tree().values())
+        assert _projects(a.tree()) == _projects(b.tree())
+    finally:
+        await close(a, b)
