@@ -59,7 +59,7 @@ async def open_store_here(settings: Settings, *, dry_run: bool = False, url: str
             await machines.identify(
                 store,
                 machine_id=machine,
-                host=host_id(state_dir),
+                host=host_id(state_dir) or "",
                 hostname=hostname(),
                 person=settings.team.person or None,
                 now=SystemClock().now(),

@@ -50,14 +50,21 @@ def _os_id() -> str:
     return f"hostname:{socket.gethostname()}"
 
 
-def host_id(state_dir: Path) -> str:
-    """This host's identity beside the machine id (see the module docstring): hex, stable."""
+def host_id(state_dir: Path, *, create: bool = True) -> str | None:
+    """This host's identity beside the machine id (see the module docstring): hex, stable. Without
+    ``create`` (the read-only fast paths) None when the state directory does not exist yet."""
     import hashlib
 
     folder = Path(state_dir)
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if create:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
     real = os.path.realpath(folder)
-    inode = os.stat(real).st_ino
+    try:
+        inode = os.stat(real).st_ino
+    except FileNotFoundError:
+        if create:
+            raise
+        return None
     digest = hashlib.sha256(f"memd-host-v1\0{_os_id()}\0{real}\0{inode}".encode())
     return digest.hexdigest()[:HOST_ID_LENGTH]
 

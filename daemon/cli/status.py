@@ -170,6 +170,11 @@ def _rows(report: Sections) -> list[tuple[str, str]]:
     if isinstance(report.machines, list) and len(report.machines) > 1:  # team mode: every machine's daemon
         for view in report.machines:
             out.append(("machine", _machine_line(view)))
+    team = report.team
+    if isinstance(team, Unreadable):
+        out.append(("team", f"unreadable: {team.error}"))
+    elif team is not None:
+        out += [("team", note) for note in team.notes]
     if report.sync is not None:
         out += _sync_rows(report.sync)
     for lease in report.leases if isinstance(report.leases, list) else []:

@@ -47,13 +47,14 @@ from daemon.status.report import (
     StatusReport,
     Sync,
     TargetView,
+    Team,
     TranscriptFailure,
     Transcripts,
     Unreadable,
     WholeRun,
 )
 from pipeline import ratelimit_rule
-from pipeline.machine import known_id
+from pipeline.machine import host_id, known_id
 from pipeline.store import readmodel as rm
 from pipeline.store.readmodel import iso, json_value, parse_time
 from pipeline.sync.urls import shown_url
@@ -78,7 +79,9 @@ def collect(
     """Every section of the report. ``machine`` (default: the one recorded in the settings' state
     directory) is this machine: its daemon is the report's ``daemon``, every machine's is listed
     under ``machines``, and the transcripts and phase-1 failures are its own."""
-    mine = machine or known_id(settings.state_dir)
+    mine = machine or _section(lambda: this_machine(rows, settings.state_dir))
+    if isinstance(mine, Unreadable):  # a store from before machines had keys: the id is the key
+        mine = known_id(settings.state_dir)
     found_runs = _section(lambda: _runs(rows, mine))
     runs = {} if isinstance(found_runs, Unreadable) else found_runs
     daemons = _section(lambda: _machines(rows, now, mine, pid_alive))
@@ -98,7 +101,45 @@ def collect(
         leases=_section(lambda: _leases(rows, now)),
         last_once=_section(lambda: _last_once(rows, mine, pid_alive)),
         last_scan=_run_view(runs.get("scan")),
+        team=_section(lambda: _team(rows, settings, mine, daemons)),
     )
+
+
+def this_machine(rows: Rows, state_dir: Path) -> str:
+    """This installation's machine key in the store (``pipeline.store.machines``): its id on the host
+    the id was first seen on, the id and this host's on another."""
+    mid = known_id(state_dir)
+    host = host_id(state_dir, create=False)
+    for row in rows.all(rm.MACHINES_SQL):
+        if row["machine_id"] == mid and row["host_id"] == host:
+            return str(row["key"])
+    return mid
+
+
+def _team(rows: Rows, settings: LeanSettings, mine: str, daemons: object) -> Team | None:
+    """Two hosts sharing this machine id, and memory that does not travel between the machines of a
+    shared store without a ``[sync] remote``; None when there is nothing to say."""
+    found = rows.all(rm.MACHINES_SQL)
+    me = next((r for r in found if r["key"] == mine), None)
+    notes = []
+    if me is not None:
+        others = [r for r in found if r["machine_id"] == me["machine_id"] and r["key"] != mine]
+        if others:
+            hosts = ", ".join(f"{r['hostname']} (last seen {iso(r['seen_at'])})" for r in others)
+            notes.append(
+                f"two hosts share machine id {str(me['machine_id'])[:12]}: this one ({me['hostname']}) and "
+                f"{hosts}; memd runs them as two machines (this one as {mine[:12]}...{mine[-6:]}). If one is "
+                "a copy (a cloned VM, a restored backup, a copied home), stop its memd, delete machine-id in "
+                "its state directory and start it again, so it has an id of its own"
+            )
+    several = len({r["key"] for r in found}) > 1 or (isinstance(daemons, list) and len(daemons) > 1)
+    if several and not settings.sync_remote and settings.state_db.startswith(("postgresql", "postgres")):
+        notes.append(
+            "several machines share this state store but there is no [sync] remote: memory does not "
+            "travel between them (each memory repository holds only what its machine consolidated); "
+            "set [sync] remote to one git remote on every machine"
+        )
+    return Team(machine=mine, notes=notes) if notes else None
 
 
 def _section(read: Callable[[], T]) -> T | Unreadable:

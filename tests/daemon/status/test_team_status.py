@@ -1,0 +1,61 @@
+"""`memd status` on the machines sharing a store: two hosts with one machine id, and a store shared
+without a ``[sync] remote`` (memory does not travel)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pipeline.clock import FakeClock
+from pipeline.machine import host_id
+from pipeline.store import Store, machines
+from tests.conftest import as_machine, postgres_only
+from tests.daemon.status.test_read import read_report
+
+MID = "fedcba9876543210fedcba9876543210"
+
+
+async def test_status_says_two_hosts_share_the_machine_id_and_what_to_do(
+    store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    (tmp_path / "machine-id").write_text(MID + "\n")
+    here = host_id(tmp_path)
+    assert here is not None
+    async with as_machine(store, MID) as other:
+        await machines.identify(other, machine_id=MID, host="0" * 16, hostname="clone", person=None, now=clock.now())
+        key = await machines.identify(
+            store, machine_id=MID, host=here, hostname="original", person=None, now=clock.now()
+        )
+        report = await read_report(store, clock, tmp_path)
+    team = report["team"]
+    assert team["machine"] == key != MID  # the clone came first here: this host runs under a key of its own
+    note = team["notes"][0]  # (on PostgreSQL, then: memory does not travel without a [sync] remote)
+    assert f"two hosts share machine id {MID[:12]}" in note
+    assert "clone" in note
+    assert "delete machine-id" in note
+
+
+async def test_status_says_nothing_of_a_machine_alone(store: Store, clock: FakeClock, tmp_path: Path) -> None:
+    (tmp_path / "machine-id").write_text(MID + "\n")
+    await machines.identify(
+        store, machine_id=MID, host=host_id(tmp_path) or "", hostname="h", person=None, now=clock.now()
+    )
+    report = await read_report(store, clock, tmp_path)
+    assert report["team"] is None
+
+
+@postgres_only
+async def test_status_says_memory_does_not_travel_on_a_shared_store_without_a_sync_remote(
+    store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    (tmp_path / "machine-id").write_text(MID + "\n")
+    await machines.identify(
+        store, machine_id=MID, host=host_id(tmp_path) or "", hostname="h", person=None, now=clock.now()
+    )
+    async with as_machine(store, "b" * 32) as other:
+        await machines.identify(
+            other, machine_id="b" * 32, host="1" * 16, hostname="b", person=None, now=clock.now()
+        )
+    report = await read_report(store, clock, tmp_path)
+    [note] = report["team"]["notes"]
+    assert "memory does not travel" in note
+    assert "[sync] remote" in note
