@@ -11,6 +11,7 @@ travel between the machines).
 
 from __future__ import annotations
 
+from pipeline.memory import remote
 from pipeline.memory.repository import MemoryRepo
 from pipeline.settings import Settings
 from pipeline.store import Store
@@ -19,10 +20,10 @@ from pipeline.store import consolidation as db
 
 async def has_arrived(repo: MemoryRepo, commit: str) -> bool:
     """Whether ``commit`` is on this memory repository's branch."""
-    if await repo.head() is None or not await repo.has_commit(commit):
+    head = await repo.head()
+    if head is None or not await repo.has_commit(commit):
         return False
-    base = (await repo.git("merge-base", commit, "HEAD", check=False)).strip()
-    return base == commit
+    return await remote.is_ancestor(repo, commit, head)
 
 
 async def waiting_for(store: Store, settings: Settings, repo: MemoryRepo, scope: str) -> str | None:
