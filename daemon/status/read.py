@@ -79,9 +79,9 @@ def collect(
     """Every section of the report. ``machine`` (default: the one recorded in the settings' state
     directory) is this machine: its daemon is the report's ``daemon``, every machine's is listed
     under ``machines``, and the transcripts and phase-1 failures are its own."""
-    mine = machine or _section(lambda: this_machine(rows, settings.state_dir))
-    if isinstance(mine, Unreadable):  # a store from before machines had keys: the id is the key
-        mine = known_id(settings.state_dir)
+    found = machine if machine else _section(lambda: this_machine(rows, settings.state_dir))
+    # (unreadable: a store from before machines had keys, where the id is the key)
+    mine = found if isinstance(found, str) else known_id(settings.state_dir)
     found_runs = _section(lambda: _runs(rows, mine))
     runs = {} if isinstance(found_runs, Unreadable) else found_runs
     daemons = _section(lambda: _machines(rows, now, mine, pid_alive))

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, delete, func, select, update
+from sqlalchemy import and_, func, select, update
 
 from pipeline.memory.inputs import InputRecord, about_the_user, as_global, user_memories
 from pipeline.memory.layout import GLOBAL_SCOPE
@@ -114,7 +114,9 @@ async def live_inputs(
         if store.shared:  # team mode: this person's machines' extracts only
             from pipeline.store.machines import person_machines
 
-            theirs = select(transcripts.c.id).where(transcripts.c.machine.in_(sorted(await person_machines(store))))
+            theirs = select(transcripts.c.id).where(
+                transcripts.c.machine.in_(sorted(await person_machines(store)))
+            )
             live = and_(live, stage1_outputs.c.transcript_id.in_(theirs))
         return await _global_inputs(store, live, order, limit)
     stmt = (

@@ -277,7 +277,9 @@ RECENT_RUNS_SQL = (
     'SELECT run_id, scope, mode, started_at, finished_at, outcome, reason, "commit" AS commit_sha '
     "FROM consolidation_runs ORDER BY started_at DESC LIMIT :limit"
 )
-MACHINES_SQL = "SELECT key, machine_id, host_id, hostname, person, seen_at FROM machines ORDER BY first_seen_at, key"
+MACHINES_SQL = (
+    "SELECT key, machine_id, host_id, hostname, person, seen_at FROM machines ORDER BY first_seen_at, key"
+)
 """Which host each machine id is on (``pipeline.store.machines``), for `memd status`."""
 SCOPES_SQL = "SELECT key, last_success_at, last_commit FROM scopes ORDER BY key"
 PENDING_REVIEW_SQL = (

@@ -25,5 +25,6 @@ def keep_own_global(trees: Mapping[str, Files], *, ours: str = "o") -> dict[str,
     so the merge takes ``global/`` from this machine alone."""
     own = {path: data for path, data in trees[ours].items() if is_personal(path)}
     return {
-        name: {**{p: d for p, d in files.items() if not is_personal(p)}, **own} for name, files in trees.items()
+        name: {**{p: d for p, d in files.items() if not is_personal(p)}, **own}
+        for name, files in trees.items()
     }

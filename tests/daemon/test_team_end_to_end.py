@@ -158,7 +158,13 @@ def _claude_session(root: Path, project: Path, session_id: str) -> None:
 
 
 def _machine_env(
-    tmp_path: Path, name: str, fake: FakeAnthropicAPI, db: str, shared_codex: Path, project: Path, remote: Path
+    tmp_path: Path,
+    name: str,
+    fake: FakeAnthropicAPI,
+    db: str,
+    shared_codex: Path,
+    project: Path,
+    remote: Path,
 ) -> dict[str, str]:
     home = tmp_path / name / "home"
     claude = home / ".claude" / "projects"
@@ -245,9 +251,7 @@ def test_two_daemons_on_one_shared_postgresql_store_consolidate_each_scope_once_
     remote = tmp_path / "served" / "memory.git"
     remote.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True, timeout=60)
-    envs = [
-        _machine_env(tmp_path, name, fake, shared_db, shared_codex, project, remote) for name in MACHINES
-    ]
+    envs = [_machine_env(tmp_path, name, fake, shared_db, shared_codex, project, remote) for name in MACHINES]
     settings = [load_settings(None, env=env).settings for env in envs]
 
     # Round 1: both extract their own at the same moment; no consolidation gets through.
@@ -360,7 +364,9 @@ def test_two_daemons_on_one_shared_postgresql_store_consolidate_each_scope_once_
     assert responder.conversations == len(scopes)  # getting a scope by sync costs no model call
 
     trees = [_scope_tree(s.paths.memory_dir) for s in settings]
-    assert {p for p in trees[0] if p.startswith("global/")} == {p for p in trees[1] if p.startswith("global/")}
+    assert {p for p in trees[0] if p.startswith("global/")} == {
+        p for p in trees[1] if p.startswith("global/")
+    }
     trees = [{p: t for p, t in tree.items() if not p.startswith("global/")} for tree in trees]
     assert trees[0] == trees[1]
     in_trees = {"/".join(path.split("/")[:2]) for path in trees[0] if not path.startswith("tombstones/")}

@@ -21,7 +21,9 @@ async def test_status_says_two_hosts_share_the_machine_id_and_what_to_do(
     here = host_id(tmp_path)
     assert here is not None
     async with as_machine(store, MID) as other:
-        await machines.identify(other, machine_id=MID, host="0" * 16, hostname="clone", person=None, now=clock.now())
+        await machines.identify(
+            other, machine_id=MID, host="0" * 16, hostname="clone", person=None, now=clock.now()
+        )
         key = await machines.identify(
             store, machine_id=MID, host=here, hostname="original", person=None, now=clock.now()
         )
