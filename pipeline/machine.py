@@ -45,9 +45,7 @@ def _os_id() -> str:
             continue
         if text:
             return text
-    import socket
-
-    return f"hostname:{socket.gethostname()}"
+    return f"hostname:{os.uname().nodename}"
 
 
 def host_id(state_dir: Path, *, create: bool = True) -> str | None:

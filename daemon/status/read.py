@@ -54,10 +54,12 @@ from daemon.status.report import (
     WholeRun,
 )
 from pipeline import ratelimit_rule
+from pipeline import store_url
 from pipeline.machine import host_id, known_id
 from pipeline.store import readmodel as rm
 from pipeline.store.readmodel import iso, json_value, parse_time
 from pipeline.sync.urls import shown_url
+from pipeline.team import NO_REMOTE
 from pipeline.vocabulary import Health, JobKind
 
 T = TypeVar("T")
@@ -133,12 +135,8 @@ def _team(rows: Rows, settings: LeanSettings, mine: str, daemons: object) -> Tea
                 "its state directory and start it again, so it has an id of its own"
             )
     several = len({r["key"] for r in found}) > 1 or (isinstance(daemons, list) and len(daemons) > 1)
-    if several and not settings.sync_remote and settings.state_db.startswith(("postgresql", "postgres")):
-        notes.append(
-            "several machines share this state store but there is no [sync] remote: memory does not "
-            "travel between them (each memory repository holds only what its machine consolidated); "
-            "set [sync] remote to one git remote on every machine"
-        )
+    if several and not settings.sync_remote and store_url.backend(settings.state_db) == "postgresql":
+        notes.append(NO_REMOTE)
     return Team(machine=mine, notes=notes) if notes else None
 
 
