@@ -7,10 +7,14 @@ machine's own is kept under (its transcripts, extract jobs, instance lease, hear
 Batches, publications; ``Store.machine``):
 
 - the first host seen with an id keys by the id itself (every store made before keeps its rows);
-- another host found with the same id is a second machine: its key is the id and its host's, and it
-  starts from a copy of what the first had recorded of its transcripts (the files it holds are copies
-  of those, so nothing the first extracted is extracted again, and neither marks the other's files
-  gone nor takes over the other's leases).
+- another host found with the same id while something runs under it there (an unexpired lease: its
+  daemon, a run) is a second machine: its key is the id and its host's, and it starts from a copy of
+  what the first had recorded of its transcripts (what the copied files held is the first's to
+  extract, so nothing is extracted twice; neither marks the other's files gone nor takes over the
+  other's leases);
+- another host found with the id while nothing runs under it is where the installation moved (a
+  restored backup, a state directory moved or restored in place): it takes the id's key over, with
+  everything recorded under it, and nothing is extracted again or left behind.
 
 `memd status` says when two hosts share an id (``shared_id``). ``person`` is the ``[team] person``
 the machine last started with: a person's ``global/`` is built from the extracts of that person's
@@ -26,7 +30,7 @@ from sqlalchemy import insert, literal, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from pipeline.store.engine import Store
-from pipeline.store.schema import machines
+from pipeline.store.schema import leases, machines
 from pipeline.store.schema import transcripts as t
 from pipeline.vocabulary import TranscriptState
 
@@ -81,8 +85,18 @@ async def identify(
                 .where(machines.c.key == key)
                 .values(hostname=hostname, person=person, seen_at=now)
             )
+        elif (first := next((r for r in found if r.key == machine_id), None)) is not None and not await _alive(
+            conn, machine_id, now
+        ):
+            # Nothing runs under the id where it was: the installation moved here (a restored backup,
+            # a renamed state directory), and keeps its key and everything recorded under it.
+            key = machine_id
+            await conn.execute(
+                update(machines)
+                .where(machines.c.key == key)
+                .values(host_id=host, hostname=hostname, person=person, seen_at=now)
+            )
         else:
-            first = next((r for r in found if r.key == machine_id), None)
             key = machine_id if first is None else second_key(machine_id, host)
             values = {
                 "key": key,
@@ -98,6 +112,12 @@ async def identify(
                 await _fork_transcripts(conn, source=machine_id, into=key)
     store.machine, store.host, store.person = key, host, person
     return key
+
+
+async def _alive(conn: AsyncConnection, key: str, now: datetime) -> bool:
+    """Whether something runs under ``key``: a lease of it (its daemon's, a run's) not expired yet."""
+    stmt = select(leases.c.name).where(leases.c.machine == key, leases.c.expires_at > now).limit(1)
+    return (await conn.execute(stmt)).first() is not None
 
 
 COPIED_REASON = "extracted by the machine this installation is a copy of (same machine id, another host)"

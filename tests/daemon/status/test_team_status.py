@@ -3,11 +3,12 @@ without a ``[sync] remote`` (memory does not travel)."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 from pipeline.clock import FakeClock
 from pipeline.machine import host_id
-from pipeline.store import Store, machines
+from pipeline.store import Store, leases, machines
 from tests.conftest import as_machine, postgres_only
 from tests.daemon.status.test_read import read_report
 
@@ -24,6 +25,10 @@ async def test_status_says_two_hosts_share_the_machine_id_and_what_to_do(
         await machines.identify(
             other, machine_id=MID, host="0" * 16, hostname="clone", person=None, now=clock.now()
         )
+        running = await leases.acquire(
+            other, "instance", owner="o", host="clone", pid=1, now=clock.now(), ttl=timedelta(minutes=2)
+        )
+        assert isinstance(running, leases.Acquired)  # the clone's daemon runs
         key = await machines.identify(
             store, machine_id=MID, host=here, hostname="original", person=None, now=clock.now()
         )

@@ -4,6 +4,7 @@ each machine as itself) and one bare git remote (a path), the carrier of their m
 
 from __future__ import annotations
 
+import hashlib
 import random
 from pathlib import Path
 from typing import Any
@@ -47,7 +48,7 @@ async def team_machine(
     if remote:
         sections["sync"] = {"remote": remote}
     settings = make_settings(home, api.base_url, **sections)
-    mid = f"{name:0>32}"[-32:].encode().hex()[:32]
+    mid = hashlib.sha256(name.encode()).hexdigest()[:32]
     store = await open_store(shared.url, machine=mid, pg_schema=await schema_of(shared))
     await machines.identify(
         store, machine_id=mid, host=f"host-{name}", hostname=name, person=person or None, now=clock.now()

@@ -30,11 +30,21 @@ async def _identify(store: Store, host: str, clock: FakeClock, person: str | Non
     )
 
 
+async def _running(
+    store: Store, clock: FakeClock, tmp_path: Path, owner: str, pid: int = 100
+) -> InstanceGuard:
+    """``store``'s machine with its daemon running (its instance lease held)."""
+    guard = InstanceGuard(store, state_dir=tmp_path / owner, clock=clock, owner=owner, host="h", pid=pid)
+    await guard.acquire()
+    return guard
+
+
 async def test_a_second_host_with_the_same_machine_id_is_a_machine_of_its_own(
-    store: Store, clock: FakeClock
+    store: Store, clock: FakeClock, tmp_path: Path
 ) -> None:
     async with as_machine(store, MID) as other:
         first = await _identify(store, "host-a", clock)
+        await _running(store, clock, tmp_path, "a")
         second = await _identify(other, "host-b", clock)
         assert first == MID  # the first host keeps the id (and every row recorded under it)
         assert second != first
@@ -52,10 +62,9 @@ async def test_two_hosts_sharing_a_machine_id_never_take_over_each_others_instan
 ) -> None:
     async with as_machine(store, MID) as other:
         await _identify(store, "host-a", clock)
+        a = await _running(store, clock, tmp_path, "a", pid=ABSENT_PID)
         await _identify(other, "host-b", clock)
-        a = InstanceGuard(store, state_dir=tmp_path / "a", clock=clock, owner="a", host="h", pid=ABSENT_PID)
         b = InstanceGuard(other, state_dir=tmp_path / "b", clock=clock, owner="b", host="h", pid=100)
-        await a.acquire()
         if store.shared:  # PostgreSQL: one daemon per machine, and these are two machines
             assert await b.acquire() is None
             await a.renew()
@@ -77,6 +86,7 @@ async def test_a_copy_neither_marks_the_originals_transcripts_gone_nor_extracts_
     await _identify(store, "host-a", clock)
     [original] = (await scan(store, settings, clock)).sessions
     assert original.state == "eligible"
+    await _running(store, clock, tmp_path, "a")
     async with as_machine(store, MID) as copy:
         await _identify(copy, "host-b", clock)  # the copied home: the same files at the same paths
         elsewhere = settings.model_copy(
@@ -100,3 +110,21 @@ def test_the_host_identity_is_stable_and_differs_for_another_folder(tmp_path: Pa
     here = host_id(tmp_path / "state")
     assert here == host_id(tmp_path / "state")
     assert host_id(tmp_path / "copied-state") != here
+
+
+async def test_an_installation_that_moved_to_another_host_keeps_its_machine_and_its_work(
+    store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    """Nothing runs under the id on its old host (a restored backup, a state directory moved): the
+    new host takes the id's key over, so nothing recorded under it is left behind or done again."""
+    settings = _settings(tmp_path)
+    _session(tmp_path, _repo(tmp_path / "work" / "app"), clock.now() - timedelta(hours=7))
+    await _identify(store, "old-host", clock)
+    [session] = (await scan(store, settings, clock)).sessions
+    async with as_machine(store, MID) as moved:
+        assert await _identify(moved, "new-host", clock) == MID
+        assert await machines.shared_id(moved) == []
+        lease = timedelta(minutes=1)
+        job = await jobs.claim_next(moved, "extract", owner="b", now=clock.now(), lease=lease)
+        assert job is not None
+        assert job.key == str(session.id)  # its pending extraction goes on where it moved
