@@ -53,8 +53,7 @@ from daemon.status.report import (
     Unreadable,
     WholeRun,
 )
-from pipeline import ratelimit_rule
-from pipeline import store_url
+from pipeline import ratelimit_rule, store_url
 from pipeline.machine import host_id, known_id
 from pipeline.store import readmodel as rm
 from pipeline.store.readmodel import iso, json_value, parse_time
@@ -96,7 +95,7 @@ def collect(
         batches=_section(lambda: _batches(rows, now, mine)),
         rate_limit=_section(lambda: _rate_limit(rows, settings, now)),
         budget=_section(lambda: _budget(rows, settings, now)),
-        memory=_section(lambda: _memory(rows, settings.memory_dir)),
+        memory=_section(lambda: _memory(rows, settings.memory_dir, mine)),
         publish=_section(lambda: _publish(rows, runs.get("publish"), mine)),
         sync=_section(lambda: _sync(rows, settings, mine)),
         usage=_section(lambda: usage(rows, now)),
@@ -419,8 +418,10 @@ def _budget(rows: Rows, settings: LeanSettings, now: datetime) -> Budget:
     )
 
 
-def _memory(rows: Rows, memory_dir: Path) -> Memory:
-    scopes = rows.all(rm.SCOPES_SQL)
+def _memory(rows: Rows, memory_dir: Path, machine: str) -> Memory:
+    scopes = [
+        {**s, "key": shown} for s in rows.all(rm.SCOPES_SQL) if (shown := rm.shown_scope(s["key"], machine))
+    ]
     pending = rows.all(rm.PENDING_REVIEW_SQL)
     head, branch = git_head(memory_dir)
     return Memory(

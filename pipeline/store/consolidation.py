@@ -28,6 +28,7 @@ from pipeline.memory.inputs import InputRecord, about_the_user, as_global, user_
 from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.store.engine import Store
 from pipeline.store.purge import FORGOTTEN_TEXT, purging
+from pipeline.store.readmodel import PERSONAL_SEPARATOR, personal_key
 from pipeline.store.schema import consolidation_runs, scopes, stage1_outputs, transcripts
 from pipeline.vocabulary import RunOutcome, run_failed
 
@@ -64,14 +65,11 @@ class RunRow:
         return run_failed(self.outcome)
 
 
-PERSONAL_SEPARATOR = "@"
-
-
 def scope_key(store: Store, scope: str) -> str:
     """The key of ``scope``'s record (watermark, last commit) in the store: global's is this machine's
     own on a shared store (``global@<machine>``), every other scope's is its name."""
     if scope == GLOBAL_SCOPE and store.shared:
-        return f"{GLOBAL_SCOPE}{PERSONAL_SEPARATOR}{store.machine}"
+        return personal_key(GLOBAL_SCOPE, store.machine)
     return scope
 
 

@@ -85,9 +85,9 @@ async def identify(
                 .where(machines.c.key == key)
                 .values(hostname=hostname, person=person, seen_at=now)
             )
-        elif (first := next((r for r in found if r.key == machine_id), None)) is not None and not await _alive(
-            conn, machine_id, now
-        ):
+        elif (
+            first := next((r for r in found if r.key == machine_id), None)
+        ) is not None and not await _alive(conn, machine_id, now):
             # Nothing runs under the id where it was: the installation moved here (a restored backup,
             # a renamed state directory), and keeps its key and everything recorded under it.
             key = machine_id

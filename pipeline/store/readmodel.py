@@ -277,6 +277,24 @@ RECENT_RUNS_SQL = (
     'SELECT run_id, scope, mode, started_at, finished_at, outcome, reason, "commit" AS commit_sha '
     "FROM consolidation_runs ORDER BY started_at DESC LIMIT :limit"
 )
+PERSONAL_SEPARATOR = "@"
+
+
+def personal_key(scope: str, machine: str) -> str:
+    """The store's key of ``machine``'s own record of a per-person scope (``global`` on a shared
+    store: ``pipeline.store.consolidation.scope_key``)."""
+    return f"{scope}{PERSONAL_SEPARATOR}{machine}"
+
+
+def shown_scope(key: str, machine: str) -> str | None:
+    """A scope record's key as `memd status` shows it to ``machine``: its own personal record under
+    the scope's name, another machine's not at all (None)."""
+    scope, sep, owner = key.partition(PERSONAL_SEPARATOR)
+    if not sep:
+        return key
+    return scope if owner == machine else None
+
+
 MACHINES_SQL = (
     "SELECT key, machine_id, host_id, hostname, person, seen_at FROM machines ORDER BY first_seen_at, key"
 )

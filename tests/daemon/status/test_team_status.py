@@ -66,3 +66,28 @@ async def test_status_says_memory_does_not_travel_on_a_shared_store_without_a_sy
     [note] = report["team"]["notes"]
     assert "memory does not travel" in note
     assert "[sync] remote" in note
+
+
+@postgres_only
+async def test_status_shows_this_machines_own_global_record_only(
+    store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    from pipeline.store import consolidation
+
+    (tmp_path / "machine-id").write_text(MID + "\n")
+    await machines.identify(
+        store, machine_id=MID, host=host_id(tmp_path) or "", hostname="h", person=None, now=clock.now()
+    )
+    await consolidation.save_success(
+        store, "global", inputs=[], commit="a" * 40, project=None, now=clock.now()
+    )
+    async with as_machine(store, "b" * 32) as other:
+        await machines.identify(
+            other, machine_id="b" * 32, host="1" * 16, hostname="b", person=None, now=clock.now()
+        )
+        await consolidation.save_success(
+            other, "global", inputs=[], commit="b" * 40, project=None, now=clock.now()
+        )
+        assert await consolidation.candidate_scopes(other) == ["global"]
+    report = await read_report(store, clock, tmp_path)
+    assert [(s["scope"], s["last_commit"]) for s in report["memory"]["scopes"]] == [("global", "a" * 40)]
