@@ -109,12 +109,7 @@ def collect(
 def this_machine(rows: Rows, state_dir: Path) -> str:
     """This installation's machine key in the store (``pipeline.store.machines``): its id on the host
     the id was first seen on, the id and this host's on another."""
-    mid = known_id(state_dir)
-    host = host_id(state_dir, create=False)
-    for row in rows.all(rm.MACHINES_SQL):
-        if row["machine_id"] == mid and row["host_id"] == host:
-            return str(row["key"])
-    return mid
+    return rm.key_of_machine(rows.all(rm.MACHINES_SQL), known_id(state_dir), host_id(state_dir, create=False))
 
 
 def _team(rows: Rows, settings: LeanSettings, mine: str, daemons: object) -> Team | None:

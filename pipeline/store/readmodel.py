@@ -295,6 +295,15 @@ def shown_scope(key: str, machine: str) -> str | None:
     return scope if owner == machine else None
 
 
+def key_of_machine(rows: list[dict[str, Any]], machine_id: str, host: str | None) -> str:
+    """This installation's machine key (``pipeline.store.machines``) among ``MACHINES_SQL``'s rows:
+    its id on the host the id is bound to, the id and this host's on another."""
+    for row in rows:
+        if row["machine_id"] == machine_id and row["host_id"] == host:
+            return str(row["key"])
+    return machine_id
+
+
 MACHINES_SQL = (
     "SELECT key, machine_id, host_id, hostname, person, seen_at FROM machines ORDER BY first_seen_at, key"
 )
