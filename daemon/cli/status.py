@@ -196,7 +196,8 @@ def _failure_rows(section: Phase1 | Phase2 | Unreadable) -> list[tuple[str, str]
 
 def _machine_line(view: DaemonView) -> str:
     """One machine's daemon sharing the store: its label and id, its state, its last heartbeat."""
-    who = f"{shown(view.host)} ({shown((view.machine or '')[:8])})"
+    machine, _, host = (view.machine or "").partition("-")  # a second host of one id: "<id>-<host>"
+    who = f"{shown(view.host)} ({shown(machine[:8] + (f'-{host[:6]}' if host else ''))})"
     this = ", this machine" if view.this_machine else ""
     beat = f"heartbeat {when(view.heartbeat_at)}"
     if view.heartbeat_age_s is not None and view.running:

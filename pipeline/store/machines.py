@@ -114,6 +114,25 @@ async def identify(
     return key
 
 
+async def recognize(store: Store, *, machine_id: str, host: str | None) -> str:
+    """This installation's machine key as recorded, changing nothing (a dry run): the key of the id on
+    this host, else the id. Sets ``store.machine``."""
+    async with store.read() as conn:
+        rows = (
+            (
+                await conn.execute(
+                    select(machines.c.key).where(
+                        machines.c.machine_id == machine_id, machines.c.host_id == host
+                    )
+                )
+            )
+            .scalars()
+            .all()
+        )
+    store.machine = rows[0] if rows else machine_id
+    return store.machine
+
+
 async def _alive(conn: AsyncConnection, key: str, now: datetime) -> bool:
     """Whether something runs under ``key``: a lease of it (its daemon's, a run's) not expired yet."""
     stmt = select(leases.c.name).where(leases.c.machine == key, leases.c.expires_at > now).limit(1)
