@@ -73,7 +73,7 @@ async def consolidate_scope(
     lease.start()
     try:
         # Team mode: build on what another machine landed last (it comes by sync), never beside it.
-        waits = await waiting_for(ctx.store, ctx.settings, ctx.repo, scope)
+        waits = await waiting_for(ctx.store, ctx.settings, ctx.repo, scope, now=now)
         if waits is not None:
             return RunResult(scope, RunOutcome.SKIPPED, reason=waits)
         await _recover_landed(ctx, scope)

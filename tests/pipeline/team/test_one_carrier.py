@@ -15,6 +15,7 @@ from pipeline.clock import FakeClock
 from pipeline.consolidate.run import run_phase2
 from pipeline.projects import scope_for
 from pipeline.store import Store
+from pipeline.team.arrival import patience
 from pipeline.vocabulary import RunOutcome, SyncOutcome
 from tests.conftest import postgres_only
 from tests.fakes.anthropic_api import FakeAnthropicAPI
@@ -31,6 +32,10 @@ async def second_api() -> AsyncIterator[FakeAnthropicAPI]:
         yield api
     finally:
         api.stop()
+
+
+def _cooldown(m: Machine) -> timedelta:
+    return timedelta(minutes=m.settings.schedule.consolidate_cooldown_minutes)
 
 
 def _projects(tree: dict[str, str]) -> dict[str, str]:
@@ -69,7 +74,7 @@ async def test_a_scope_is_consolidated_once_and_the_other_machine_gets_it_by_syn
         clock.advance(timedelta(days=1))
         await a.consolidate()
         await b.extract("delta")
-        clock.advance(timedelta(days=1))
+        clock.advance(_cooldown(b) + timedelta(minutes=1))  # B may run again: but not beside A's run
         waits = await run_phase2(b.store, b.settings, b.repo, clock, b.env.llm, b.env.redactor)
         [held] = [s for s in waits.scopes if s.scope == scope]
         assert held.outcome == RunOutcome.SKIPPED
@@ -124,5 +129,31 @@ async def test_global_is_per_person_and_never_reaches_another_persons_memory(
         assert not any("bob" in path for path in a.tree() if path.startswith("global/"))
         assert not any("BOBONLY" in text for text in a.tree().values())
         assert _projects(a.tree()) == _projects(b.tree())
+    finally:
+        await close(a, b)
+
+
+async def test_a_run_whose_commit_never_arrives_holds_the_scope_only_for_a_while(
+    store: Store, tmp_path: Path, fake_api: FakeAnthropicAPI, second_api: FakeAnthropicAPI, clock: FakeClock
+) -> None:
+    fake_api.responder = second_api.responder = agent
+    remote = str(bare_remote(tmp_path))
+    a = await team_machine("a", tmp_path, fake_api, clock, store, remote=remote)
+    b = await team_machine("b", tmp_path, second_api, clock, store, remote=remote)
+    try:
+        scope = scope_for(str(a.project))
+        await a.extract("alpha")
+        await a.consolidate()  # ... and A never pushes it (its disk died, its pushes are refused)
+        await b.extract("beta")
+        clock.advance(_cooldown(b) + timedelta(minutes=1))
+
+        async def b_runs() -> RunOutcome:
+            report = await run_phase2(b.store, b.settings, b.repo, clock, b.env.llm, b.env.redactor)
+            return next(s.outcome for s in report.scopes if s.scope == scope)
+
+        assert await b_runs() == RunOutcome.SKIPPED  # waits for A's run to arrive
+        clock.advance(patience(b.settings) - _cooldown(b))
+        assert await b_runs() == RunOutcome.COMMITTED  # no longer: B consolidates on what it has
+        assert conversations(second_api) == 1
     finally:
         await close(a, b)
