@@ -37,12 +37,23 @@ _OS_IDS = (Path("/etc/machine-id"), Path("/var/lib/dbus/machine-id"))
 
 
 def _os_id() -> str:
+    import stat
+
     for path in _OS_IDS:
-        try:
-            with path.open("rb") as handle:  # a regular small file; never more than a line is read
-                text = handle.read(128).decode("ascii", "replace").strip()
+        try:  # a regular file only (never a FIFO to block on), and never more than a line of it
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
         except OSError:
             continue
+        try:
+            text = (
+                os.read(fd, 128).decode("ascii", "replace").strip()
+                if stat.S_ISREG(os.fstat(fd).st_mode)
+                else ""
+            )
+        except OSError:
+            text = ""
+        finally:
+            os.close(fd)
         if text:
             return text
     return f"hostname:{os.uname().nodename}"

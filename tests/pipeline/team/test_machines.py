@@ -128,3 +128,22 @@ async def test_an_installation_that_moved_to_another_host_keeps_its_machine_and_
         job = await jobs.claim_next(moved, "extract", owner="b", now=clock.now(), lease=lease)
         assert job is not None
         assert job.key == str(session.id)  # its pending extraction goes on where it moved
+
+
+def test_the_host_identity_reads_the_os_id_and_never_blocks_on_a_fifo(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from pipeline import machine
+
+    os_id = tmp_path / "machine-id"
+    os_id.write_text("a" * 32 + "\n")
+    monkeypatch.setattr(machine, "_OS_IDS", (os_id,))
+    one = host_id(tmp_path / "state")
+    os_id.write_text("b" * 32 + "\n")  # another host's OS: another identity for the same folder
+    assert host_id(tmp_path / "state") != one
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    monkeypatch.setattr(machine, "_OS_IDS", (fifo,))
+    assert host_id(tmp_path / "state") is not None  # the hostname stands in; nothing waits on the FIFO
