@@ -80,9 +80,7 @@ def collect(
     """Every section of the report. ``machine`` (default: the one recorded in the settings' state
     directory) is this machine: its daemon is the report's ``daemon``, every machine's is listed
     under ``machines``, and the transcripts and phase-1 failures are its own."""
-    found = machine if machine else _section(lambda: this_machine(rows, settings.state_dir))
-    # (unreadable: a store from before machines had keys, where the id is the key)
-    mine = found if isinstance(found, str) else known_id(settings.state_dir)
+    mine = machine or this_machine(rows, settings.state_dir)
     found_runs = _section(lambda: _runs(rows, mine))
     runs = {} if isinstance(found_runs, Unreadable) else found_runs
     daemons = _section(lambda: _machines(rows, now, mine, pid_alive))
@@ -109,13 +107,22 @@ def collect(
 def this_machine(rows: Rows, state_dir: Path) -> str:
     """This installation's machine key in the store (``pipeline.store.machines``): its id on the host
     the id was first seen on, the id and this host's on another."""
-    return rm.key_of_machine(rows.all(rm.MACHINES_SQL), known_id(state_dir), host_id(state_dir, create=False))
+    return rm.key_of_machine(_machine_rows(rows), known_id(state_dir), host_id(state_dir, create=False))
+
+
+def _machine_rows(rows: Rows) -> list[dict[str, Any]]:
+    """``machines``' rows; none in a store no memd of this version opened yet (the table comes with
+    its migration, which `memd status` never runs)."""
+    try:
+        return rows.all(rm.MACHINES_SQL)
+    except Exception:  # sqlite3's or the PostgreSQL driver's "no such table"
+        return []
 
 
 def _team(rows: Rows, settings: LeanSettings, mine: str, daemons: object) -> Team | None:
     """Two hosts sharing this machine id, and memory that does not travel between the machines of a
     shared store without a ``[sync] remote``; None when there is nothing to say."""
-    found = rows.all(rm.MACHINES_SQL)
+    found = _machine_rows(rows)
     me = next((r for r in found if r["key"] == mine), None)
     notes = []
     if me is not None:
