@@ -91,3 +91,52 @@ async def test_status_shows_this_machines_own_global_record_only(
         assert await consolidation.candidate_scopes(other) == ["global"]
     report = await read_report(store, clock, tmp_path)
     assert [(s["scope"], s["last_commit"]) for s in report["memory"]["scopes"]] == [("global", "a" * 40)]
+
+
+async def test_memd_status_prints_each_team_note_on_its_own_line(
+    store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    import asyncio
+
+    from daemon.cli.status import _rows
+    from daemon.lean import rows as status_rows
+    from daemon.lean.settings import LeanSettings
+    from daemon.status import read as status_read
+    from tests.daemon.status.test_read import current_schema
+
+    (tmp_path / "machine-id").write_text(MID + "\n")
+    async with as_machine(store, MID) as other:
+        await machines.identify(
+            other, machine_id=MID, host="0" * 16, hostname="clone", person=None, now=clock.now()
+        )
+        await leases.acquire(
+            other, "instance", owner="o", host="clone", pid=1, now=clock.now(), ttl=timedelta(minutes=2)
+        )
+        await machines.identify(
+            store,
+            machine_id=MID,
+            host=host_id(tmp_path) or "",
+            hostname="original",
+            person=None,
+            now=clock.now(),
+        )
+    settings = LeanSettings(
+        config_path=tmp_path / "c.toml",
+        config_exists=False,
+        state_db=store.url,
+        state_dir=tmp_path,
+        memory_dir=tmp_path / "memory",
+    )
+    schema = await current_schema(store)
+
+    def human() -> list[tuple[str, str]]:
+        rows = status_rows.open_rows(store.url, pg_schema=schema)
+        try:
+            return _rows(status_read.collect(rows, settings, now=clock.now(), pid_alive=lambda pid: True))
+        finally:
+            rows.close()
+
+    lines = await asyncio.to_thread(human)
+    team = [text for label, text in lines if label == "team"]
+    assert team
+    assert team[0].startswith(f"two hosts share machine id {MID[:12]}: this one (original) and clone")
