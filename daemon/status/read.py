@@ -131,9 +131,9 @@ def _team(rows: Rows, settings: LeanSettings, mine: str, daemons: object) -> Tea
             hosts = ", ".join(f"{r['hostname']} (last seen {iso(r['seen_at'])})" for r in others)
             notes.append(
                 f"two hosts share machine id {str(me['machine_id'])[:12]}: this one ({me['hostname']}) and "
-                f"{hosts}; memd runs them as two machines (this one as {mine[:12]}...{mine[-6:]}). If one is "
-                "a copy (a cloned VM, a restored backup, a copied home), stop its memd, delete machine-id in "
-                "its state directory and start it again, so it has an id of its own"
+                f"{hosts}; memd runs them as two machines (this one as {mine[:12]}...{mine[-6:]}), so neither "
+                "takes over the other's daemon, transcripts or extractions. If one is a copy you no longer use "
+                "(a cloned VM, a restored backup, a copied home), stop memd there"
             )
     several = len({r["key"] for r in found}) > 1 or (isinstance(daemons, list) and len(daemons) > 1)
     if several and not settings.sync_remote and store_url.backend(settings.state_db) == "postgresql":

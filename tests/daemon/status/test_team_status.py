@@ -38,7 +38,7 @@ async def test_status_says_two_hosts_share_the_machine_id_and_what_to_do(
     note = team["notes"][0]  # (on PostgreSQL, then: memory does not travel without a [sync] remote)
     assert f"two hosts share machine id {MID[:12]}" in note
     assert "clone" in note
-    assert "delete machine-id" in note
+    assert "stop memd there" in note
 
 
 async def test_status_says_nothing_of_a_machine_alone(store: Store, clock: FakeClock, tmp_path: Path) -> None:
