@@ -157,3 +157,24 @@ async def test_a_run_whose_commit_never_arrives_holds_the_scope_only_for_a_while
         assert conversations(second_api) == 1
     finally:
         await close(a, b)
+
+
+async def test_one_persons_machines_each_build_global_from_all_of_that_persons_sessions(
+    store: Store, tmp_path: Path, fake_api: FakeAnthropicAPI, second_api: FakeAnthropicAPI, clock: FakeClock
+) -> None:
+    fake_api.responder = second_api.responder = agent
+    remote = str(bare_remote(tmp_path))
+    laptop = await team_machine("a", tmp_path, fake_api, clock, store, remote=remote, person="alice")
+    desktop = await team_machine("b", tmp_path, second_api, clock, store, remote=remote, person="alice")
+    other = await team_machine("c", tmp_path, second_api, clock, store, remote=remote, person="bob")
+    try:
+        for m, session in ((laptop, "on-laptop"), (desktop, "on-desktop"), (other, "bobs")):
+            await m.env.add_extract(
+                session, project=str(m.project), raw=f"- {session} raw", memories=_about_me(session.upper())
+            )
+        for m in (laptop, desktop):
+            await m.consolidate()
+            mine = {p for p in m.tree() if p.startswith("global/s-")}
+            assert mine == {"global/s-on-laptop.md", "global/s-on-desktop.md"}, mine
+    finally:
+        await close(laptop, desktop, other)
