@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import insert, literal, select, update
+from sqlalchemy import insert, literal, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from pipeline.store.engine import Store
@@ -58,6 +58,10 @@ def _row(r: object) -> MachineRow:
     )
 
 
+IDENTIFY_LOCK = 7438202
+"""The PostgreSQL advisory lock ``identify`` holds for its transaction (the migrations hold 7438201)."""
+
+
 def second_key(machine_id: str, host: str) -> str:
     """The key of a host found second with ``machine_id``."""
     return f"{machine_id}-{host}"
@@ -69,6 +73,8 @@ async def identify(
     """This installation's machine key (see the module docstring); sets ``store.machine``,
     ``store.host`` and ``store.person`` to it."""
     async with store.write() as conn:
+        if store.dialect == "postgresql":  # two starts at once agree (SQLite's write lock does the same)
+            await conn.execute(text(f"SELECT pg_advisory_xact_lock({IDENTIFY_LOCK})"))
         found = [
             _row(r)
             for r in (

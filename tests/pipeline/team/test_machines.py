@@ -147,3 +147,11 @@ def test_the_host_identity_reads_the_os_id_and_never_blocks_on_a_fifo(
     os.mkfifo(fifo)
     monkeypatch.setattr(machine, "_OS_IDS", (fifo,))
     assert host_id(tmp_path / "state") is not None  # the hostname stands in; nothing waits on the FIFO
+
+
+async def test_two_starts_at_once_agree_on_one_machine_key(store: Store, clock: FakeClock) -> None:
+    import asyncio
+
+    async with as_machine(store, MID) as one, as_machine(store, MID) as two:
+        keys = await asyncio.gather(_identify(one, "host-a", clock), _identify(two, "host-a", clock))
+    assert keys == [MID, MID]
