@@ -40,7 +40,7 @@ from pipeline.sync import incoming
 from pipeline.sync.merge import MergeResult, merge_trees
 from pipeline.sync.state import SyncState, load, save, scrub, shown_url
 from pipeline.sync.urls import scrubbed
-from pipeline.team.personal import keep_own_global
+from pipeline.team.personal import keep_own_global, personal_only
 from pipeline.vocabulary import SyncOutcome
 
 log = structlog.get_logger(__name__)
@@ -163,7 +163,7 @@ class Syncer:
                 report.reconsolidated += await self.reconsolidate(sorted(merged.reconsolidate))
             head = await repo.head()
             assert head is not None
-            if push and head != tip:
+            if push and head != tip and not (self.store.shared and await personal_only(repo, head, tip)):
                 try:
                     await remote.push(repo, cfg.remote, cfg.branch, head)
                 except remote.PushRejected:
@@ -320,7 +320,7 @@ async def due(store: Store, settings: Settings, repo: MemoryRepo, clock: Clock) 
     head = await repo.head() if (repo.path / ".git").is_dir() else None
     tip = await remote.ref_commit(repo, remote.remote_ref(settings.sync.branch)) if head else None
     state = await load(store)
-    if head is not None and head != tip:
+    if head is not None and head != tip and not (store.shared and await personal_only(repo, head, tip)):
         return "the memory repository has commits the remote has not seen"
     if state.remote != shown_url(settings.sync.remote) or state.at is None:
         return "never synced with this remote"

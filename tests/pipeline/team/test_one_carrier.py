@@ -15,11 +15,12 @@ from pipeline.clock import FakeClock
 from pipeline.consolidate.run import run_phase2
 from pipeline.projects import scope_for
 from pipeline.store import Store
+from pipeline.sync.run import due
 from pipeline.team.arrival import patience
 from pipeline.vocabulary import RunOutcome, SyncOutcome
 from tests.conftest import postgres_only
 from tests.fakes.anthropic_api import FakeAnthropicAPI
-from tests.pipeline.sync.support import Machine, agent, bare_remote, close
+from tests.pipeline.sync.support import Machine, agent, bare_remote, close, git
 from tests.pipeline.team.support import conversations, files_holding, team_machine
 
 pytestmark = [pytest.mark.timeout(240), postgres_only]
@@ -129,6 +130,12 @@ async def test_global_is_per_person_and_never_reaches_another_persons_memory(
         assert not any("bob" in path for path in a.tree() if path.startswith("global/"))
         assert not any("BOBONLY" in text for text in a.tree().values())
         assert _projects(a.tree()) == _projects(b.tree())
+        # Nothing new: syncing again moves nothing (the two global/ folders do not chase each other).
+        served = git(Path(remote), "rev-parse", "main").strip()
+        for m in (a, b, a, b):
+            await _synced(m)
+            assert await due(m.store, m.settings, m.repo, clock) is None
+        assert git(Path(remote), "rev-parse", "main").strip() == served
     finally:
         await close(a, b)
 
