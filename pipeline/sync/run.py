@@ -12,7 +12,8 @@
    the scopes both sides changed for a new consolidation on top of the remote's topics; forget, in
    this machine's store, the extracts of sessions the remote tombstoned.
 5. Consolidate those scopes again (``reconsolidate``, given by the caller: it needs the model).
-6. Push the branch, as a fast-forward only. A push the remote rejects (another machine pushed
+6. Push the branch, as a fast-forward only (in team mode, the branch without ``global/``:
+   ``pipeline.team.outgoing``). A push the remote rejects (another machine pushed
    first) goes back to 1, up to ``MAX_ATTEMPTS`` times. memd never force-pushes.
 
 A refusal ends ``stopped``; a remote that cannot be reached or a git failure ``failed``; either way
@@ -40,6 +41,7 @@ from pipeline.sync import incoming
 from pipeline.sync.merge import MergeResult, merge_trees
 from pipeline.sync.state import SyncState, load, save, scrub, shown_url
 from pipeline.sync.urls import scrubbed
+from pipeline.team import outgoing
 from pipeline.team.personal import keep_own_global, personal_only
 from pipeline.vocabulary import SyncOutcome
 
@@ -164,14 +166,20 @@ class Syncer:
             head = await repo.head()
             assert head is not None
             if push and head != tip and not (self.store.shared and await personal_only(repo, head, tip)):
+                # team mode: the remote gets this branch without global/ (pipeline.team.outgoing)
+                sent = await outgoing.outgoing(repo, cfg.branch, head, tip) if self.store.shared else head
                 try:
-                    await remote.push(repo, cfg.remote, cfg.branch, head)
+                    await remote.push(repo, cfg.remote, cfg.branch, sent)
                 except remote.PushRejected:
                     log.info("sync_push_rejected", attempt=attempt)
                     continue
-                await remote.set_ref(repo, remote.synced_ref(cfg.branch), head)
-                await remote.set_ref(repo, remote.remote_ref(cfg.branch), head)
-                report.pushed = head
+                await remote.set_ref(repo, remote.synced_ref(cfg.branch), sent)
+                await remote.set_ref(repo, remote.remote_ref(cfg.branch), sent)
+                if self.store.shared:
+                    await outgoing.pushed(
+                        self.store, repo, cfg.branch, head=head, sent=sent, tip=tip, clock=self.clock
+                    )
+                report.pushed = sent
                 state.last_push_at = self.clock.now().isoformat()
             return
         raise MemoryRepoError(
@@ -195,6 +203,10 @@ class Syncer:
                 f"{remote.synced_ref(branch)})"
             )
         if await remote.is_ancestor(repo, tip, local):
+            await remote.set_ref(repo, remote.synced_ref(branch), tip)
+            return None
+        if self.store.shared and await outgoing.is_ours(repo, branch, tip, local):
+            await outgoing.adopt(repo, local, tip)  # what this machine pushed: nothing new in it
             await remote.set_ref(repo, remote.synced_ref(branch), tip)
             return None
         base = await remote.merge_base(repo, local, tip)
@@ -266,6 +278,8 @@ class Syncer:
             state.local_head, state.remote_head = head, tip
             if head is not None and tip is not None:
                 report.ahead, report.behind = await remote.ahead_behind(repo, head, tip)
+                if report.ahead and self.store.shared and await personal_only(repo, head, tip):
+                    report.ahead = 0  # team mode: commits of global/ alone are never pushed
             elif head is not None:
                 report.ahead, report.behind = None, None
             state.ahead, state.behind = report.ahead, report.behind

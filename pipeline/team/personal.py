@@ -6,7 +6,8 @@ On a store several machines share, each machine builds ``global/`` from its pers
 machine's ``global/`` whatever the remote holds: another person's ``global/`` never reaches this
 memory repository's branch, what it publishes, or what it sends the model. A branch that differs from
 the remote's only there has nothing to push (``personal_only``), so two people's ``global/`` folders
-never chase each other through the remote, one commit per sync.
+never chase each other through the remote, one commit per sync; and what is pushed never holds
+``global/`` at all (``pipeline.team.outgoing``).
 """
 
 from __future__ import annotations

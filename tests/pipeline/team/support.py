@@ -35,6 +35,7 @@ async def team_machine(
     *,
     remote: str = "",
     person: str = "",
+    publish: dict[str, Any] | None = None,
 ) -> Machine:
     """Machine ``name`` on the store ``shared`` (PostgreSQL) with ``[sync] remote`` and ``[team] person``."""
     home = root / name
@@ -47,6 +48,8 @@ async def team_machine(
     sections: dict[str, Any] = {"team": {"person": person}}
     if remote:
         sections["sync"] = {"remote": remote}
+    if publish:
+        sections["publish"] = publish
     settings = make_settings(home, api.base_url, **sections)
     mid = hashlib.sha256(name.encode()).hexdigest()[:32]
     store = await open_store(shared.url, machine=mid, pg_schema=await schema_of(shared))

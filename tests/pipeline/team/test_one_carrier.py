@@ -185,3 +185,130 @@ async def test_one_persons_machines_each_build_global_from_all_of_that_persons_s
             assert mine == {"global/s-on-laptop.md", "global/s-on-desktop.md"}, mine
     finally:
         await close(laptop, desktop, other)
+
+
+def _objects_holding(repo: Path, needle: str) -> list[str]:
+    """Every object of the git repository at ``repo`` (every ref's history, the index's and loose ones
+    aside) whose content holds ``needle``: what a fetch brought, not only what the branch shows."""
+    listed = git(repo, "rev-list", "--all", "--objects")
+    found = []
+    for line in listed.splitlines():
+        sha = line.split(" ", 1)[0]
+        if sha and needle in git(repo, "cat-file", "-p", sha):
+            found.append(line)
+    return found
+
+
+async def test_no_commit_that_reaches_the_remote_carries_global(
+    store: Store, tmp_path: Path, fake_api: FakeAnthropicAPI, second_api: FakeAnthropicAPI, clock: FakeClock
+) -> None:
+    from pipeline.consolidate.forget import forget
+
+    fake_api.responder = second_api.responder = agent
+    remote = str(bare_remote(tmp_path))
+    both = {"claude_code_global": True}
+    a = await team_machine("a", tmp_path, fake_api, clock, store, remote=remote, person="alice", publish=both)
+    b = await team_machine("b", tmp_path, second_api, clock, store, remote=remote, person="bob", publish=both)
+    try:
+        await a.env.add_extract(
+            "alice-session", project=str(a.project), raw="- alice raw", memories=_about_me("ALICEONLY")
+        )
+        await b.env.add_extract(
+            "bob-session", project=str(b.project), raw="- bob raw", memories=_about_me("BOBONLY")
+        )
+        await a.consolidate()  # A's global/ and the project, both in commits of A's memory repository
+        await b.consolidate()
+        for m in (a, b, a, b):
+            await _synced(m)
+        await a.extract("later")  # a run for another scope: its commit is pushed, A's global/ is not
+        clock.advance(timedelta(days=1))
+        await a.consolidate()
+        for m in (a, b, a, b):
+            await _synced(m)
+        for m in (a, b):
+            await m.publish()
+        names = {p.split("/s-")[-1].removesuffix(".md") for p in _projects(b.tree()) if "/s-" in p}
+        assert {"alice-session", "bob-session", "later"} <= names  # the projects still travel
+        assert _projects(a.tree()) == _projects(b.tree())
+        served = Path(remote)
+        assert git(served, "ls-tree", "-r", "--name-only", "main").strip()
+        assert not git(served, "log", "--all", "--format=%H", "--", "global").strip()
+        for repo, needle in (
+            (b.settings.paths.memory_dir, "ALICEONLY"),
+            (served, "ALICEONLY"),
+            (served, "BOBONLY"),
+            (a.settings.paths.memory_dir, "BOBONLY"),
+        ):
+            assert _objects_holding(repo, needle) == [], (repo, needle)
+        assert not git(b.settings.paths.memory_dir, "log", "--all", "-p", "--", "global/").count("ALICE")
+        # A's own memory and what A published still hold what A's sessions say about A.
+        assert any("ALICEONLY" in text for p, text in a.tree().items() if p.startswith("global/"))
+        published = a.env.tmp_path / ".claude" / "CLAUDE.md"
+        assert "alice-session" in published.read_text(encoding="utf-8")
+        assert "alice-session" not in (b.env.tmp_path / ".claude" / "CLAUDE.md").read_text(encoding="utf-8")
+        # Forgetting a session of A's global/ still works: A's memory and published files lose it.
+        report = await forget(
+            a.store, a.settings, a.repo, clock, a.env.llm, a.env.redactor, session_id="alice-session"
+        )
+        assert report.forgotten
+        await _synced(a)
+        await a.publish()
+        assert not any("ALICEONLY" in text for text in a.tree().values())
+        assert "alice-session" not in (published.read_text(encoding="utf-8") if published.exists() else "")
+        await _synced(b)
+        assert _objects_holding(b.settings.paths.memory_dir, "ALICEONLY") == []
+        assert _objects_holding(served, "ALICEONLY") == []
+    finally:
+        await close(a, b)
+
+
+async def test_a_run_landing_right_after_a_push_is_pushed_next_without_a_new_consolidation(
+    store: Store,
+    tmp_path: Path,
+    fake_api: FakeAnthropicAPI,
+    second_api: FakeAnthropicAPI,
+    clock: FakeClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The branch moved between the push and its record as merged: the next sync records it then,
+    and a scope this machine changed on both sides of it is not taken for another machine's change."""
+    from pipeline.memory import remote as remote_git
+    from pipeline.team import outgoing
+
+    real_adopt, refused = outgoing.adopt, []
+
+    async def adopt_after_a_run(repo: object, head: str, pushed: str) -> str:
+        if not refused:
+            refused.append(pushed)
+            raise remote_git.RepoMoved("a run landed meanwhile")
+        return await real_adopt(repo, head, pushed)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(outgoing, "adopt", adopt_after_a_run)
+    fake_api.responder = second_api.responder = agent
+    remote = str(bare_remote(tmp_path))
+    a = await team_machine("a", tmp_path, fake_api, clock, store, remote=remote, person="alice")
+    b = await team_machine("b", tmp_path, second_api, clock, store, remote=remote, person="bob")
+    try:
+        scope = scope_for(str(a.project))
+        await a.env.add_extract(
+            "alpha", project=str(a.project), raw="- alpha", memories=_about_me("ALICEONLY")
+        )
+        await a.consolidate()
+        await _synced(a)  # pushed, not yet recorded as merged
+        assert refused
+        assert git(Path(remote), "rev-parse", "main").strip() == refused[0]
+        await a.extract("beta")
+        clock.advance(timedelta(days=1))
+        await a.consolidate()
+        report = await a.sync()
+        assert report.outcome == SyncOutcome.SYNCED, report.reason
+        assert report.reconsolidate == []
+        assert report.landed is None
+        git(a.settings.paths.memory_dir, "merge-base", "--is-ancestor", refused[0], "HEAD")  # recorded now
+        assert conversations(fake_api) == 3  # global, the project, the project again: nothing more
+        await _synced(b)
+        assert _projects(b.tree()) == _projects(a.tree())
+        assert any(p.endswith("s-beta.md") for p in _projects(b.tree())), scope
+        assert _objects_holding(Path(remote), "ALICEONLY") == []
+    finally:
+        await close(a, b)
