@@ -87,13 +87,12 @@ def pipeline_steps(
 
     async def consolidate(*, dry_run: bool) -> object:
         from pipeline.consolidate.plan import plan_all
-        from pipeline.store import snapshots
 
         pull_failed.clear()  # a failure answers the sync step of its own cycle only
         if not dry_run:
             await _rekey(store, settings(), rt.memory_repo(), clock)
         plans = await plan_all(store, settings(), now=clock.now())
-        if not dry_run and not any(p.runnable for p in plans) and not await snapshots.to_adopt(store):
+        if not dry_run and not any(p.runnable for p in plans):
             held = [p.skip_reason for p in plans if p.action != "none" and p.skip_reason]
             from pipeline.store.consolidation import count_runs
 

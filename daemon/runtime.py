@@ -49,7 +49,32 @@ async def open_store_here(settings: Settings, *, dry_run: bool = False, url: str
 
     state_dir = settings.paths.state_dir
     machine = known_id(state_dir) if dry_run else machine_id(state_dir)
-    return await open_store(url or settings.paths.state_db, machine=machine)
+    store = await open_store(url or settings.paths.state_db, machine=machine)
+    from pipeline.machine import host_id
+    from pipeline.store import machines
+
+    if dry_run:  # the machine key of this id on this host, as recorded (pipeline.store.machines)
+        try:
+            await machines.recognize(store, machine_id=machine, host=host_id(state_dir, create=False))
+        except BaseException:
+            await store.close()
+            raise
+    else:
+        from pipeline.proc import hostname
+
+        try:
+            await machines.identify(
+                store,
+                machine_id=machine,
+                host=host_id(state_dir) or "",
+                hostname=hostname(),
+                person=settings.team.person or None,
+                now=SystemClock().now(),
+            )
+        except BaseException:
+            await store.close()
+            raise
+    return store
 
 
 def store_opener(settings: Callable[[], Settings], *, dry_run: bool = False) -> StoreOpener:

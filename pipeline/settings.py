@@ -251,6 +251,17 @@ class SyncSettings(_Section):
         return bool(self.remote)
 
 
+class TeamSettings(_Section):
+    """``[team]``: who this machine is for, on a PostgreSQL state store several machines share."""
+
+    person: str = Field(
+        default="",
+        max_length=200,
+        description="Whose global/ memory this machine's sessions feed: give your machines one name "
+        "(empty: this machine is a person of its own, so nothing it learns about you reaches another).",
+    )
+
+
 class Settings(_Section):
     """Everything memd is told, validated once. Pass it (or one section of it) explicitly."""
 
@@ -263,6 +274,7 @@ class Settings(_Section):
     publish: PublishSettings = PublishSettings()
     ui: UISettings = UISettings()
     sync: SyncSettings = SyncSettings()
+    team: TeamSettings = TeamSettings()
 
 
 def default_values(env: Mapping[str, str] | None = None) -> dict[str, Any]:

@@ -68,6 +68,12 @@ def validate(ctx: CliContext, path: Path | None) -> None:
     loaded = ctx.loaded()
     where = loaded.path if loaded.file_exists else f"{loaded.path} (not found; defaults are valid)"
     click.echo(f"ok: {where}")
+    settings = loaded.settings
+    from pipeline import store_url
+    from pipeline.team import NO_REMOTE
+
+    if store_url.backend(settings.paths.state_db) == "postgresql" and not settings.sync.enabled:
+        click.echo(f"note: {NO_REMOTE}")
 
 
 @config_group.command("init")

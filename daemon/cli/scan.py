@@ -53,19 +53,30 @@ def _unchanged(ctx: CliContext, *, collect_sessions: bool) -> ScanReport | None:
     import time
 
     from daemon.lean.settings import read_lean
-    from pipeline.machine import known_id
+    from pipeline.machine import host_id, known_id
     from pipeline.scan.index import index_path
     from pipeline.scan.probe import probe
     from pipeline.scan.view import ScanReport, read_sqlite
-    from pipeline.store.readmodel import connect_sqlite
+    from pipeline.store.readmodel import MACHINES_SQL, connect_sqlite, key_of_machine
     from pipeline.store_url import sqlite_path
 
     lean = read_lean(ctx.config_path)
     if lean is None:
         return None
     machine = known_id(lean.state_dir)
-    found = probe(lean.state_db, index_path(lean.state_dir), lean.inputs_key, time.time(), machine=machine)
     db = sqlite_path(lean.state_db)
+    if db is not None and db.exists():  # this installation's machine key (pipeline.store.machines)
+        try:
+            conn = connect_sqlite(db)
+            try:
+                conn.row_factory = sqlite3.Row
+                found_rows = [dict(r) for r in conn.execute(MACHINES_SQL).fetchall()]
+            finally:
+                conn.close()
+        except sqlite3.Error:
+            return None
+        machine = key_of_machine(found_rows, machine, host_id(lean.state_dir, create=False))
+    found = probe(lean.state_db, index_path(lean.state_dir), lean.inputs_key, time.time(), machine=machine)
     if found is None or db is None:
         return None
     report = ScanReport(sessions=[], files_seen=found.files_seen, duration_s=found.duration_s)

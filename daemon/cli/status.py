@@ -170,6 +170,11 @@ def _rows(report: Sections) -> list[tuple[str, str]]:
     if isinstance(report.machines, list) and len(report.machines) > 1:  # team mode: every machine's daemon
         for view in report.machines:
             out.append(("machine", _machine_line(view)))
+    team = report.team
+    if isinstance(team, Unreadable):
+        out.append(("team", f"unreadable: {team.error}"))
+    elif team is not None:
+        out += [("team", note) for note in team.notes]
     if report.sync is not None:
         out += _sync_rows(report.sync)
     for lease in report.leases if isinstance(report.leases, list) else []:
@@ -191,7 +196,8 @@ def _failure_rows(section: Phase1 | Phase2 | Unreadable) -> list[tuple[str, str]
 
 def _machine_line(view: DaemonView) -> str:
     """One machine's daemon sharing the store: its label and id, its state, its last heartbeat."""
-    who = f"{shown(view.host)} ({shown((view.machine or '')[:8])})"
+    machine, _, host = (view.machine or "").partition("-")  # a second host of one id: "<id>-<host>"
+    who = f"{shown(view.host)} ({shown(machine[:8] + (f'-{host[:6]}' if host else ''))})"
     this = ", this machine" if view.this_machine else ""
     beat = f"heartbeat {when(view.heartbeat_at)}"
     if view.heartbeat_age_s is not None and view.running:

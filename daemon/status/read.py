@@ -47,16 +47,18 @@ from daemon.status.report import (
     StatusReport,
     Sync,
     TargetView,
+    Team,
     TranscriptFailure,
     Transcripts,
     Unreadable,
     WholeRun,
 )
-from pipeline import ratelimit_rule
-from pipeline.machine import known_id
+from pipeline import ratelimit_rule, store_url
+from pipeline.machine import host_id, known_id
 from pipeline.store import readmodel as rm
 from pipeline.store.readmodel import iso, json_value, parse_time
 from pipeline.sync.urls import shown_url
+from pipeline.team import NO_REMOTE
 from pipeline.vocabulary import Health, JobKind
 
 T = TypeVar("T")
@@ -78,7 +80,7 @@ def collect(
     """Every section of the report. ``machine`` (default: the one recorded in the settings' state
     directory) is this machine: its daemon is the report's ``daemon``, every machine's is listed
     under ``machines``, and the transcripts and phase-1 failures are its own."""
-    mine = machine or known_id(settings.state_dir)
+    mine = machine or this_machine(rows, settings.state_dir)
     found_runs = _section(lambda: _runs(rows, mine))
     runs = {} if isinstance(found_runs, Unreadable) else found_runs
     daemons = _section(lambda: _machines(rows, now, mine, pid_alive))
@@ -91,14 +93,52 @@ def collect(
         batches=_section(lambda: _batches(rows, now, mine)),
         rate_limit=_section(lambda: _rate_limit(rows, settings, now)),
         budget=_section(lambda: _budget(rows, settings, now)),
-        memory=_section(lambda: _memory(rows, settings.memory_dir)),
+        memory=_section(lambda: _memory(rows, settings.memory_dir, mine)),
         publish=_section(lambda: _publish(rows, runs.get("publish"), mine)),
         sync=_section(lambda: _sync(rows, settings, mine)),
         usage=_section(lambda: usage(rows, now)),
         leases=_section(lambda: _leases(rows, now)),
         last_once=_section(lambda: _last_once(rows, mine, pid_alive)),
         last_scan=_run_view(runs.get("scan")),
+        team=_section(lambda: _team(rows, settings, mine, daemons)),
     )
+
+
+def this_machine(rows: Rows, state_dir: Path) -> str:
+    """This installation's machine key in the store (``pipeline.store.machines``): its id on the host
+    the id was first seen on, the id and this host's on another."""
+    return rm.key_of_machine(_machine_rows(rows), known_id(state_dir), host_id(state_dir, create=False))
+
+
+def _machine_rows(rows: Rows) -> list[dict[str, Any]]:
+    """``machines``' rows; none in a store no memd of this version opened yet (the table comes with
+    its migration, which `memd status` never runs)."""
+    try:
+        return rows.all(rm.MACHINES_SQL)
+    except Exception:  # sqlite3's or the PostgreSQL driver's "no such table"
+        return []
+
+
+def _team(rows: Rows, settings: LeanSettings, mine: str, daemons: object) -> Team | None:
+    """Two hosts sharing this machine id, and memory that does not travel between the machines of a
+    shared store without a ``[sync] remote``; None when there is nothing to say."""
+    found = _machine_rows(rows)
+    me = next((r for r in found if r["key"] == mine), None)
+    notes = []
+    if me is not None:
+        others = [r for r in found if r["machine_id"] == me["machine_id"] and r["key"] != mine]
+        if others:
+            hosts = ", ".join(f"{r['hostname']} (last seen {iso(r['seen_at'])})" for r in others)
+            notes.append(
+                f"two hosts share machine id {str(me['machine_id'])[:12]}: this one ({me['hostname']}) and "
+                f"{hosts}; memd runs them as two machines (this one as {mine[:12]}...{mine[-6:]}), so neither "
+                "takes over the other's daemon, transcripts or extractions. If one is a copy you no longer use "
+                "(a cloned VM, a restored backup, a copied home), stop memd there"
+            )
+    several = len({r["key"] for r in found}) > 1 or (isinstance(daemons, list) and len(daemons) > 1)
+    if several and not settings.sync_remote and store_url.backend(settings.state_db) == "postgresql":
+        notes.append(NO_REMOTE)
+    return Team(machine=mine, notes=notes) if notes else None
 
 
 def _section(read: Callable[[], T]) -> T | Unreadable:
@@ -380,8 +420,10 @@ def _budget(rows: Rows, settings: LeanSettings, now: datetime) -> Budget:
     )
 
 
-def _memory(rows: Rows, memory_dir: Path) -> Memory:
-    scopes = rows.all(rm.SCOPES_SQL)
+def _memory(rows: Rows, memory_dir: Path, machine: str) -> Memory:
+    scopes = [
+        {**s, "key": shown} for s in rows.all(rm.SCOPES_SQL) if (shown := rm.shown_scope(s["key"], machine))
+    ]
     pending = rows.all(rm.PENDING_REVIEW_SQL)
     head, branch = git_head(memory_dir)
     return Memory(

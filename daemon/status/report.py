@@ -383,6 +383,16 @@ class OnceView:
 
 
 @record
+class Team:
+    """What `memd status` has to say about the machines sharing this store: one sentence each (two
+    hosts with one machine id; memory that does not travel without a ``[sync] remote``)."""
+
+    machine: str
+    """This installation's machine key in the store."""
+    notes: list[str]
+
+
+@record
 class Sections:
     """Everything read from the store; each section on its own (``Unreadable`` when it failed)."""
 
@@ -401,6 +411,7 @@ class Sections:
     leases: list[LeaseView] | Unreadable
     last_once: OnceView | Unreadable | None
     last_scan: RunView | None
+    team: Team | Unreadable | None = None
 
 
 @record

@@ -14,11 +14,9 @@ from pipeline.clock import Clock
 from pipeline.consolidate.run import SCRATCH_USER
 from pipeline.errors import MemdError
 from pipeline.memory.repository import MemoryRepo, scratch_parent
-from pipeline.proc import hostname
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.store import consolidation as db
-from pipeline.team.adopt import record_landed
 from pipeline.vocabulary import RunOutcome
 
 
@@ -60,9 +58,6 @@ async def accept(store: Store, settings: Settings, repo: MemoryRepo, clock: Cloc
         raise MemdError(f"the branch of run {run.run_id} is gone from the memory repository: reject it")
     head = await repo.accept(run.branch, scratch_parent(settings.paths.state_dir, SCRATCH_USER))
     now = clock.now()
-    await record_landed(
-        store, run.scope, run_id=run.run_id, scope_dir=repo.path / run.scope, host=hostname(), now=now
-    )
     await db.finish_run(
         store, run.run_id, outcome=RunOutcome.ACCEPTED, now=now, commit=head, reason=run.reason
     )

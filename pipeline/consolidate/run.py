@@ -31,7 +31,7 @@ from pipeline.vocabulary import RUN_FAILED, RunOutcome
 log = structlog.get_logger(__name__)
 
 SCRATCH_USER = "phase2"
-"""Phase 2's scratch copies (runs, adoptions, accepts) are under ``scratch_parent(state_dir, "phase2")``."""
+"""Phase 2's scratch copies (runs, accepts) are under ``scratch_parent(state_dir, "phase2")``."""
 PROMPT_OVERHEAD_TOKENS = 3_000
 
 
@@ -58,8 +58,6 @@ class Phase2Report:
     dry_run: bool = False
     scopes: list[ScopeReport] = field(default_factory=list)
     gated: str | None = None
-    adopted: list[str] = field(default_factory=list)
-    """The scopes whose memory another machine sharing the store consolidated, taken over here."""
     waiting_review: int = 0
     """The runs (of this step and earlier ones) waiting in the inbox for review once the step ended."""
 
@@ -162,10 +160,6 @@ async def run_phase2(
                 report.scopes.append(base)
                 continue
         report.scopes.append(from_result(await consolidate_scope(ctx, plan.scope)))
-    if not dry_run:  # team mode: what other machines landed (and this one did not run) lands here too
-        from pipeline.team.adopt import adopt_all
-
-        report.adopted = await adopt_all(ctx)
     report.waiting_review = await count_runs(store, RunOutcome.PENDING_REVIEW)
     log.info(
         "phase2_done",

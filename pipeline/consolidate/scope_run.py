@@ -35,7 +35,7 @@ from pipeline.memory.layout import GLOBAL_SCOPE, PLACEHOLDER_SUMMARY, ROLLOUT_DI
 from pipeline.memory.repository import INBOX_PREFIX, MemoryRepo
 from pipeline.store import consolidation as db
 from pipeline.store import leases, syncstate
-from pipeline.team.adopt import adopt, record_landed
+from pipeline.team.arrival import waiting_for
 from pipeline.vocabulary import RunOutcome
 
 log = structlog.get_logger(__name__)
@@ -78,11 +78,10 @@ async def consolidate_scope(
     lease = ScopeLease(ctx, name, run_id)
     lease.start()
     try:
-        try:  # team mode: build on what another machine landed last, never beside it
-            await adopt(ctx, scope)
-        except (MemdError, OSError) as exc:
-            reason = f"the memory another machine consolidated could not be taken over: {exc}"
-            return RunResult(scope, RunOutcome.SKIPPED, reason=reason)
+        # Team mode: build on what another machine landed last (it comes by sync), never beside it.
+        waits = await waiting_for(ctx.store, ctx.settings, ctx.repo, scope, now=now)
+        if waits is not None:
+            return RunResult(scope, RunOutcome.SKIPPED, reason=waits)
         await _recover_landed(ctx, scope)
         abandoned = await db.mark_abandoned(ctx.store, scope, now=now)
         if abandoned:
@@ -334,14 +333,6 @@ async def _attempt(
             result.outcome = RunOutcome.PENDING_REVIEW
             return
         result.commit = await repo.land(clone, base=base)
-        await record_landed(
-            ctx.store,
-            plan.scope,
-            run_id=result.run_id or "",
-            scope_dir=ws.scope_dir,
-            host=ctx.host,
-            now=ctx.clock.now(),
-        )
     result.outcome = RunOutcome.CLEARED if result.mode == "CLEAR" else RunOutcome.COMMITTED
     await db.save_success(
         ctx.store,

@@ -32,7 +32,7 @@ from pipeline.proc import hostname
 KEY_FILE = "signing-key"
 KEYGEN_TIMEOUT_S = 30.0
 MAX_PUBLIC_KEY_BYTES = 16 * 1024
-SIGNING_COMMANDS = frozenset({"commit", "merge", "rebase", "cherry-pick", "revert"})
+SIGNING_COMMANDS = frozenset({"commit", "commit-tree", "merge", "rebase", "cherry-pick", "revert"})
 """The git commands that can make a commit: they get the signing configuration."""
 _HOST = re.compile(r"[^A-Za-z0-9.-]+")
 

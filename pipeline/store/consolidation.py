@@ -9,7 +9,10 @@ last run that landed there); ``memd forget`` rebuilds from those only, so a reje
 run's sessions never land through it.
 
 The global scope's inputs are not extracts of its own: they are the ``user`` memories of every live
-extract of a project (``pipeline.memory.inputs.about_the_user``).
+extract of a project (``pipeline.memory.inputs.about_the_user``). On a store several machines share
+(team mode) ``global/`` is per person: its inputs are the extracts of this machine's person's machines
+only (``pipeline.store.machines``), and each machine keeps its own record of it (``scope_key``), since
+a person's ``global/`` never travels through the team's ``[sync]`` remote.
 """
 
 from __future__ import annotations
@@ -19,13 +22,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, delete, func, select, update
+from sqlalchemy import and_, func, select, update
 
 from pipeline.memory.inputs import InputRecord, about_the_user, as_global, user_memories
 from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.store.engine import Store
 from pipeline.store.purge import FORGOTTEN_TEXT, purging
-from pipeline.store.schema import consolidation_runs, scope_snapshots, scopes, stage1_outputs
+from pipeline.store.readmodel import PERSONAL_SEPARATOR, personal_key
+from pipeline.store.schema import consolidation_runs, scopes, stage1_outputs, transcripts
 from pipeline.vocabulary import RunOutcome, run_failed
 
 
@@ -65,6 +69,14 @@ class RunRow:
         return run_failed(self.outcome)
 
 
+def scope_key(store: Store, scope: str) -> str:
+    """The key of ``scope``'s record (watermark, last commit) in the store: global's is this machine's
+    own on a shared store (``global@<machine>``), every other scope's is its name."""
+    if scope == GLOBAL_SCOPE and store.shared:
+        return personal_key(GLOBAL_SCOPE, store.machine)
+    return scope
+
+
 def _input(r: Any) -> InputRecord:
     return InputRecord(
         id=r.id,
@@ -100,7 +112,15 @@ async def live_inputs(
         stage1_outputs.c.id.desc(),
     )
     if scope == GLOBAL_SCOPE:
-        return await _global_inputs(store, _live(now, max_unused_days), order, limit)
+        live = _live(now, max_unused_days)
+        if store.shared:  # team mode: this person's machines' extracts only
+            from pipeline.store.machines import person_machines
+
+            theirs = select(transcripts.c.id).where(
+                transcripts.c.machine.in_(sorted(await person_machines(store)))
+            )
+            live = and_(live, stage1_outputs.c.transcript_id.in_(theirs))
+        return await _global_inputs(store, live, order, limit)
     stmt = (
         select(stage1_outputs)
         .where(stage1_outputs.c.scope == scope, _live(now, max_unused_days))
@@ -141,10 +161,15 @@ async def candidate_scopes(store: Store) -> list[str]:
     """Every scope that has extracts or a consolidation record, and global once any extract exists."""
     async with store.read() as conn:
         from_outputs = set((await conn.execute(select(stage1_outputs.c.scope).distinct())).scalars().all())
-        from_scopes = (await conn.execute(select(scopes.c.key))).scalars().all()
+        from_scopes = {
+            GLOBAL_SCOPE if key == scope_key(store, GLOBAL_SCOPE) else key
+            for key in (await conn.execute(select(scopes.c.key))).scalars().all()
+            if PERSONAL_SEPARATOR not in key  # another machine's global record
+            or key == scope_key(store, GLOBAL_SCOPE)
+        }
     if from_outputs:
         from_outputs.add(GLOBAL_SCOPE)
-    return sorted(from_outputs | set(from_scopes))
+    return sorted(from_outputs | from_scopes)
 
 
 async def forgotten_sessions(store: Store, scope: str) -> set[str]:
@@ -175,13 +200,13 @@ async def scope_fully_forgotten(store: Store, scope: str) -> bool:
 
 async def get_scope(store: Store, scope: str) -> ScopeState | None:
     async with store.read() as conn:
-        r = (await conn.execute(select(scopes).where(scopes.c.key == scope))).first()
+        r = (await conn.execute(select(scopes).where(scopes.c.key == scope_key(store, scope)))).first()
     if r is None:
         return None
     raw = r.watermark or {}
     watermark = frozenset(int(i) for i in raw.get("inputs", []))
     return ScopeState(
-        key=r.key,
+        key=scope,
         project=r.project,
         watermark=watermark,
         landed=frozenset(int(i) for i in raw["landed"]) if "landed" in raw else watermark,
@@ -193,7 +218,7 @@ async def get_scope(store: Store, scope: str) -> ScopeState | None:
 
 
 async def _upsert_scope(store: Store, scope: str, values: dict[str, Any], *, now: datetime) -> None:
-    stmt = store.insert(scopes).values(key=scope, updated_at=now, **values)
+    stmt = store.insert(scopes).values(key=scope_key(store, scope), updated_at=now, **values)
     stmt = stmt.on_conflict_do_update(index_elements=[scopes.c.key], set_={**values, "updated_at": now})
     async with store.write() as conn:
         await conn.execute(stmt)
@@ -387,8 +412,4 @@ async def forget(
         )
         # Every extract matched, those an older memd forgot without removing their text included.
         await conn.execute(update(stage1_outputs).where(cond).values(**FORGOTTEN_TEXT))
-        # Team mode: the folders other machines would take over may hold the text; the rewrite
-        # that follows records them again without it (``pipeline.team.adopt``).
-        if counts:
-            await conn.execute(delete(scope_snapshots).where(scope_snapshots.c.scope.in_(sorted(counts))))
     return counts

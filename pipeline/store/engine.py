@@ -49,7 +49,12 @@ class Store:
         self.url = url
         self.machine = machine
         """The machine this store was opened on (``pipeline.machine``): whose transcripts, extract
-        jobs and instance it reads and writes."""
+        jobs and instance it reads and writes; ``pipeline.store.machines.identify`` sets it to this
+        installation's machine key."""
+        self.host: str | None = None
+        """This host's identity beside the machine id (``pipeline.machine.host_id``), once identified."""
+        self.person: str | None = None
+        """Whose ``global/`` this machine's extracts feed (``[team] person``); None: this machine's own."""
 
     @property
     def dialect(self) -> str:

@@ -45,7 +45,7 @@ def _v1(conn: Connection, machine: str) -> None:
 
 def _v2(conn: Connection, machine: str) -> None:
     """Team mode: transcripts keyed by machine as well as path, extract jobs, leases and heartbeats
-    naming their machine, and the scope snapshots. What the store holds already is this machine's
+    naming their machine (and, until ``_v4_team`` dropped them, the scope snapshots). What the store holds already is this machine's
     (a store made by ``_v1`` from today's schema has all of it, and is left as it is)."""
     found = inspect(conn)
     for table in (schema.jobs, schema.leases, schema.heartbeats, schema.batches):
@@ -55,7 +55,6 @@ def _v2(conn: Connection, machine: str) -> None:
     if conn.dialect.name == "postgresql":  # one instance per machine now (daemon.instance)
         old_instance = schema.leases.c.name == "instance"
         conn.execute(update(schema.leases).where(old_instance).values(name=f"instance:{machine}"))
-    schema.scope_snapshots.create(conn, checkfirst=True)
     if "machine" not in {c["name"] for c in found.get_columns("publications")}:
         _add_machine(conn, "publications", machine)
         if conn.dialect.name == "sqlite":
@@ -89,6 +88,14 @@ def _v3(conn: Connection, machine: str) -> None:
         index.create(conn, checkfirst=True)
 
 
+def _v4_team(conn: Connection, machine: str) -> None:
+    """Team mode: memory travels through the ``[sync]`` remote only, so the scope folders the store
+    carried (``scope_snapshots``) go; the machines table records which host each machine id is on
+    and whose person it is (``pipeline.store.machines``)."""
+    conn.execute(text("DROP TABLE IF EXISTS scope_snapshots"))
+    schema.machines.create(conn, checkfirst=True)
+
+
 def _add_machine(conn: Connection, table: str, machine: str) -> None:
     """A ``machine`` column on ``table``, its rows this machine's (NOT NULL on PostgreSQL now; on
     SQLite with the rebuild that follows)."""
@@ -118,7 +125,7 @@ def _rebuild_sqlite_table(conn: Connection, table: Table) -> None:
         raise StoreError(f"the migration of {table.name} broke a reference: {tuple(broken)}")
 
 
-MIGRATIONS: list[Callable[[Connection, str], None]] = [_v1, _v2, _v3]
+MIGRATIONS: list[Callable[[Connection, str], None]] = [_v1, _v2, _v3, _v4_team]
 LATEST = len(MIGRATIONS)
 
 

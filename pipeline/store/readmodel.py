@@ -277,6 +277,37 @@ RECENT_RUNS_SQL = (
     'SELECT run_id, scope, mode, started_at, finished_at, outcome, reason, "commit" AS commit_sha '
     "FROM consolidation_runs ORDER BY started_at DESC LIMIT :limit"
 )
+PERSONAL_SEPARATOR = "@"
+
+
+def personal_key(scope: str, machine: str) -> str:
+    """The store's key of ``machine``'s own record of a per-person scope (``global`` on a shared
+    store: ``pipeline.store.consolidation.scope_key``)."""
+    return f"{scope}{PERSONAL_SEPARATOR}{machine}"
+
+
+def shown_scope(key: str, machine: str) -> str | None:
+    """A scope record's key as `memd status` shows it to ``machine``: its own personal record under
+    the scope's name, another machine's not at all (None)."""
+    scope, sep, owner = key.partition(PERSONAL_SEPARATOR)
+    if not sep:
+        return key
+    return scope if owner == machine else None
+
+
+def key_of_machine(rows: list[dict[str, Any]], machine_id: str, host: str | None) -> str:
+    """This installation's machine key (``pipeline.store.machines``) among ``MACHINES_SQL``'s rows:
+    its id on the host the id is bound to, the id and this host's on another."""
+    for row in rows:
+        if row["machine_id"] == machine_id and row["host_id"] == host:
+            return str(row["key"])
+    return machine_id
+
+
+MACHINES_SQL = (
+    "SELECT key, machine_id, host_id, hostname, person, seen_at FROM machines ORDER BY first_seen_at, key"
+)
+"""Which host each machine id is on (``pipeline.store.machines``), for `memd status`."""
 SCOPES_SQL = "SELECT key, last_success_at, last_commit FROM scopes ORDER BY key"
 PENDING_REVIEW_SQL = (
     f"SELECT count(*) AS n FROM consolidation_runs WHERE outcome = '{RunOutcome.PENDING_REVIEW}'"

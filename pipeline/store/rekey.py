@@ -1,6 +1,6 @@
 """Moving a project's records to a new scope key (``pipeline.projects.rekey``): which scope each
 project's extracts are recorded under, and the move of the extracts with the scope's record, runs,
-publications, snapshots and memory uses."""
+publications and memory uses."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from pipeline.store.schema import (
     consolidation_runs,
     memory_uses,
     publications,
-    scope_snapshots,
     scopes,
     stage1_outputs,
 )
@@ -74,13 +73,4 @@ async def rename_scope(
                 )
             )
         await conn.execute(update(publications).where(publications.c.scope == old).values(scope=new))
-        has_snapshot = (
-            await conn.execute(select(scope_snapshots.c.scope).where(scope_snapshots.c.scope == new))
-        ).first() is not None
-        if has_snapshot or has_new or merged:
-            await conn.execute(delete(scope_snapshots).where(scope_snapshots.c.scope == old))
-        else:
-            await conn.execute(
-                update(scope_snapshots).where(scope_snapshots.c.scope == old).values(scope=new)
-            )
         await conn.execute(update(memory_uses).where(memory_uses.c.scope == old).values(scope=new))

@@ -303,18 +303,21 @@ Index(
     memory_uses.c.transcript_id,
 )
 
-# Team mode: each scope's folder as its last landed run left it, so the machines that did not run
-# it take it over (``pipeline.team.adopt``) instead of paying the model for it again.
-scope_snapshots = Table(
-    "scope_snapshots",
+# Which host each machine id is on (``pipeline.store.machines``): the key an installation uses in
+# the store is its machine id on the first host that used it, and the id plus the host's on any
+# other host found with the same id (a cloned VM, a restored backup, a copied home), so the two are
+# two machines. ``person`` is whose ``global/`` its extracts feed (``[team] person``).
+machines = Table(
+    "machines",
     metadata,
-    Column("scope", Text, primary_key=True),
-    Column("run_id", String(64), nullable=False),
-    Column("machine", String(64), nullable=False),
-    Column("host", String(200), nullable=False),
-    # Every file of the scope folder: its path relative to the scope -> its text.
-    Column("files", JSON, nullable=False),
-    Column("at", UTCDateTime, nullable=False),
+    Column("key", String(64), primary_key=True),
+    Column("machine_id", String(64), nullable=False),
+    Column("host_id", String(64), nullable=False),
+    Column("hostname", String(200), nullable=False),
+    Column("person", String(200)),
+    Column("first_seen_at", UTCDateTime, nullable=False),
+    Column("seen_at", UTCDateTime, nullable=False),
+    UniqueConstraint("machine_id", "host_id", name="uq_machines_id_host"),
 )
 
 # The running daemon's heartbeat, so `memd status` can tell a live daemon from a dead one.

@@ -8,6 +8,8 @@ from typing import Any
 
 from sqlalchemy import select, update
 
+from pipeline.memory.layout import GLOBAL_SCOPE
+from pipeline.store.consolidation import scope_key
 from pipeline.store.engine import Store
 from pipeline.store.schema import scopes, stage1_outputs
 
@@ -38,7 +40,7 @@ async def mark_merged(store: Store, scope: str, *, commit: str, now: datetime) -
         "last_commit": commit,
         "retry_at": None,
     }
-    stmt = store.insert(scopes).values(key=scope, updated_at=now, **values)
+    stmt = store.insert(scopes).values(key=scope_key(store, scope), updated_at=now, **values)
     stmt = stmt.on_conflict_do_update(
         index_elements=[scopes.c.key], set_={**values, "last_success_at": None, "updated_at": now}
     )
@@ -71,3 +73,27 @@ async def drop_from_watermarks(store: Store, session_id: str, *, now: datetime) 
             await conn.execute(
                 update(scopes).where(scopes.c.key == key).values(watermark=raw, updated_at=now)
             )
+
+
+def own_global_key(store: Store) -> str:
+    """The key of this machine's own record of ``global`` (its commits never leave this machine)."""
+    return scope_key(store, GLOBAL_SCOPE)
+
+
+async def last_commits(store: Store) -> dict[str, str]:
+    """Every scope record's last landed commit, by the record's key."""
+    stmt = select(scopes.c.key, scopes.c.last_commit).where(scopes.c.last_commit.is_not(None))
+    async with store.read() as conn:
+        return {str(k): str(c) for k, c in (await conn.execute(stmt)).all()}
+
+
+async def relay_commit(store: Store, key: str, *, old: str, new: str, now: datetime) -> None:
+    """Record ``key``'s last commit as ``new`` (the commit that carries ``old`` to the other machines),
+    unless another run landed for it meanwhile."""
+    stmt = (
+        update(scopes)
+        .where(scopes.c.key == key, scopes.c.last_commit == old)
+        .values(last_commit=new, updated_at=now)
+    )
+    async with store.write() as conn:
+        await conn.execute(stmt)

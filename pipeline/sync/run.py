@@ -18,7 +18,8 @@
    this machine's store, the extracts of sessions the remote tombstoned.
 5. Consolidate those scopes again (``reconsolidate``, given by the caller: it needs the model).
 6. Push the branch, as a fast-forward only, once this machine is among its allowed signers (the
-   first machine of an empty remote adds itself first, in a signed commit). A push the remote rejects (another machine pushed
+   first machine of an empty remote adds itself first, in a signed commit; in team mode, the
+   branch without ``global/``: ``pipeline.team.outgoing``). A push the remote rejects (another machine pushed
    first) goes back to 1, up to ``MAX_ATTEMPTS`` times. memd never force-pushes.
 
 A refusal ends ``stopped``; a remote that cannot be reached or a git failure ``failed``; either way
@@ -47,6 +48,8 @@ from pipeline.sync import incoming, trust
 from pipeline.sync.merge import MergeResult, merge_trees
 from pipeline.sync.state import SyncState, load, save, scrub, shown_url
 from pipeline.sync.urls import scrubbed
+from pipeline.team import outgoing
+from pipeline.team.personal import keep_own_global, personal_only
 from pipeline.vocabulary import SyncOutcome
 
 log = structlog.get_logger(__name__)
@@ -200,15 +203,21 @@ class Syncer:
             if merged is not None and merged.reconsolidate and self.reconsolidate is not None:
                 report.reconsolidated += await self.reconsolidate(sorted(merged.reconsolidate))
             head = await self._trusted_head(report, tip)
-            if push and head != tip:
+            if push and head != tip and not (self.store.shared and await personal_only(repo, head, tip)):
+                # team mode: the remote gets this branch without global/ (pipeline.team.outgoing)
+                sent = await outgoing.outgoing(repo, cfg.branch, head, tip) if self.store.shared else head
                 try:
-                    await remote.push(repo, cfg.remote, cfg.branch, head, timeout_s=cfg.timeout_s)
+                    await remote.push(repo, cfg.remote, cfg.branch, sent, timeout_s=cfg.timeout_s)
                 except remote.PushRejected:
                     log.info("sync_push_rejected", attempt=attempt)
                     continue
-                await remote.set_ref(repo, remote.synced_ref(cfg.branch), head)
-                await remote.set_ref(repo, remote.remote_ref(cfg.branch), head)
-                report.pushed = head
+                await remote.set_ref(repo, remote.synced_ref(cfg.branch), sent)
+                await remote.set_ref(repo, remote.remote_ref(cfg.branch), sent)
+                if self.store.shared:
+                    await outgoing.pushed(
+                        self.store, repo, cfg.branch, head=head, sent=sent, tip=tip, clock=self.clock
+                    )
+                report.pushed = sent
                 state.last_push_at = self.clock.now().isoformat()
             return
         raise MemoryRepoError(
@@ -255,6 +264,10 @@ class Syncer:
         if await remote.is_ancestor(repo, tip, local):
             await remote.set_ref(repo, remote.synced_ref(branch), tip)
             return None
+        if self.store.shared and await outgoing.is_ours(repo, branch, tip, local):
+            await outgoing.adopt(repo, local, tip)  # what this machine pushed: nothing new in it
+            await remote.set_ref(repo, remote.synced_ref(branch), tip)
+            return None
         base = await remote.merge_base(repo, local, tip)
         known = [local, *([synced] if synced else [])]
         joining = base is None  # a rewritten history was refused above: this is the first merge
@@ -276,12 +289,15 @@ class Syncer:
         )
         if problems:
             raise SyncRefused(_refusal(problems))
+        arrived = files["t"]
+        if self.store.shared:  # team mode: global/ is a person's and never travels (pipeline.team.personal)
+            files = keep_own_global(files)
         merged = merge_trees(files["b"], files["o"], files["t"])
         _keep_signers(merged, files["o"].get(trust.TRUST_FILE), files["t"].get(trust.TRUST_FILE))
         for who in checked.signers.values():
             report.signed_by[who] = report.signed_by.get(who, 0) + 1
         report.tombstones_from = graves.writers
-        report.landed = await self._land(merged, local=local, tip=tip, theirs=files["t"], joining=joining)
+        report.landed = await self._land(merged, local=local, tip=tip, theirs=arrived, joining=joining)
         await remote.set_ref(repo, remote.synced_ref(branch), tip)
         now = self.clock.now()
         for scope in sorted(merged.reconsolidate):
@@ -350,6 +366,8 @@ class Syncer:
             state.local_head, state.remote_head = head, tip
             if head is not None and tip is not None:
                 report.ahead, report.behind = await remote.ahead_behind(repo, head, tip)
+                if report.ahead and self.store.shared and await personal_only(repo, head, tip):
+                    report.ahead = 0  # team mode: commits of global/ alone are never pushed
             elif head is not None:
                 report.ahead, report.behind = None, None
             state.ahead, state.behind = report.ahead, report.behind
@@ -414,7 +432,7 @@ async def due(store: Store, settings: Settings, repo: MemoryRepo, clock: Clock) 
     head = await repo.head() if (repo.path / ".git").is_dir() else None
     tip = await remote.ref_commit(repo, remote.remote_ref(settings.sync.branch)) if head else None
     state = await load(store)
-    if head is not None and head != tip:
+    if head is not None and head != tip and not (store.shared and await personal_only(repo, head, tip)):
         return "the memory repository has commits the remote has not seen"
     if state.remote != shown_url(settings.sync.remote) or state.at is None:
         return "never synced with this remote"

@@ -1,15 +1,18 @@
 """Team mode end to end: two machines (two homes, two state directories, so two machine ids) share
-one PostgreSQL state store, each running real `memd` processes against the loopback fake Messages API.
+one PostgreSQL state store and one git remote (a bare repository at a path), one person's two machines
+(`[team] person`), each running real `memd` processes against the loopback fake Messages API.
 
 1. Both run `memd run --once` at the same moment: each scans and extracts only its own transcripts
    (the codex sessions sit at the same paths on both: two rows each), and the fake API refuses
    every consolidation, so both arrive at round 2 with every extract in the store.
-2. Both run `memd run --once` at the same moment again: each scope is consolidated once, by one of
-   them (the fake API counts the conversations), with the extracts of both machines.
-3. Both run as daemons: the machine that did not consolidate a scope takes it over from the store
-   without a model call; `memd status` on either lists both machines' daemons with their
-   heartbeats (asked in this process); both memory repositories and both published copies are the same, and every
-   extract of both machines is in the memory.
+2. Both run `memd run --once` at the same moment again: each project scope is consolidated once, by
+   one of them (the fake API counts the conversations), with the extracts of both machines; `global/`
+   is the person's, built by each machine from that person's extracts.
+3. Both run as daemons; `memd status` on either lists both machines' daemons with their heartbeats
+   (asked in this process). Then `memd sync` on each: the machine that did not consolidate a scope
+   gets it through the git remote, without a model call (the store carries no memory); both memory
+   repositories and both published copies are the same, and every extract of both machines is in
+   the memory.
 """
 
 from __future__ import annotations
@@ -155,7 +158,13 @@ def _claude_session(root: Path, project: Path, session_id: str) -> None:
 
 
 def _machine_env(
-    tmp_path: Path, name: str, fake: FakeAnthropicAPI, db: str, shared_codex: Path, project: Path
+    tmp_path: Path,
+    name: str,
+    fake: FakeAnthropicAPI,
+    db: str,
+    shared_codex: Path,
+    project: Path,
+    remote: Path,
 ) -> dict[str, str]:
     home = tmp_path / name / "home"
     claude = home / ".claude" / "projects"
@@ -168,6 +177,8 @@ def _machine_env(
             "HOME": str(home),
             "ANTHROPIC_API_KEY": FAKE_API_KEY,
             "MEMD_PATHS__STATE_DB": db,
+            "MEMD_SYNC__REMOTE": str(remote),
+            "MEMD_TEAM__PERSON": "dev",
             "MEMD_LLM__BASE_URL": fake.base_url,
             "MEMD_LLM__BATCH": "off",
             "MEMD_MEMORIES__MIN_ROLLOUT_IDLE_HOURS": "0",
@@ -237,7 +248,10 @@ def test_two_daemons_on_one_shared_postgresql_store_consolidate_each_scope_once_
     project = tmp_path / "work" / "app"  # the repository both machines work on (here: one path)
     project.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=60)
-    envs = [_machine_env(tmp_path, name, fake, shared_db, shared_codex, project) for name in MACHINES]
+    remote = tmp_path / "served" / "memory.git"
+    remote.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True, timeout=60)
+    envs = [_machine_env(tmp_path, name, fake, shared_db, shared_codex, project, remote) for name in MACHINES]
     settings = [load_settings(None, env=env).settings for env in envs]
 
     # Round 1: both extract their own at the same moment; no consolidation gets through.
@@ -299,13 +313,16 @@ def test_two_daemons_on_one_shared_postgresql_store_consolidate_each_scope_once_
     committed = [(scope, inputs) for scope, outcome, inputs in second["runs"] if outcome == "committed"]
     scopes = [scope for scope, _ in committed]
     assert scopes
-    assert len(scopes) == len(set(scopes))  # no scope twice
+    projects = [scope for scope in scopes if scope != "global"]
+    assert len(projects) == len(set(projects))  # no project scope twice
+    assert "global" not in scopes  # nothing these sessions say is about the person (no user memory)
     assert responder.conversations == len(scopes)  # the model was paid once per scope
     assert responder.extractions == extractions  # nothing extracted again
     project_inputs = [len(inputs["ids"]) for scope, inputs in committed if scope != "global"]
     assert sum(project_inputs) == sum(second["extracts"].values())  # both machines' extracts, all of them
 
-    # Round 3: both as daemons. Whoever did not consolidate a scope takes it over from the store.
+    # Round 3: both as daemons, then `memd sync` on each: whoever did not consolidate a scope gets it
+    # through the git remote.
     daemons = [Memd(tmp_path, name, env, "run") for name, env in zip(MACHINES, envs, strict=True)]
     try:
         for daemon in daemons:
@@ -338,14 +355,22 @@ def test_two_daemons_on_one_shared_postgresql_store_consolidate_each_scope_once_
     assert [mid[:8] in line for mid, line in zip(ids, lines, strict=True)] == [True, True]  # this one first
     assert "this machine: running" in lines[0]
     assert "heartbeat" in lines[1]
-    assert responder.conversations == len(scopes)  # taking over costs no model call
+    for env in (*envs, envs[0]):
+        synced = memd(env, "sync")
+        assert synced.returncode == 0, synced.stdout + synced.stderr
+    for env in envs:
+        published = memd(env, "publish")
+        assert published.returncode == 0, published.stdout + published.stderr
+    assert responder.conversations == len(scopes)  # getting a scope by sync costs no model call
 
     trees = [_scope_tree(s.paths.memory_dir) for s in settings]
-    assert trees[0] == trees[1]
-    in_trees = {
-        "global" if path.startswith("global/") else "/".join(path.split("/")[:2]) for path in trees[0]
+    assert {p for p in trees[0] if p.startswith("global/")} == {
+        p for p in trees[1] if p.startswith("global/")
     }
-    assert in_trees == set(scopes)
+    trees = [{p: t for p, t in tree.items() if not p.startswith("global/")} for tree in trees]
+    assert trees[0] == trees[1]
+    in_trees = {"/".join(path.split("/")[:2]) for path in trees[0] if not path.startswith("tombstones/")}
+    assert in_trees == set(projects)
     published = [_published(s) for s in settings]
     assert published[0]
     assert published[0] == published[1]
@@ -357,11 +382,4 @@ def test_two_daemons_on_one_shared_postgresql_store_consolidate_each_scope_once_
             subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True, timeout=60).stdout
             == ""
         )
-    adopted = [
-        subprocess.run(
-            ["git", "-C", str(s.paths.memory_dir), "log", "--format=%B"], capture_output=True, text=True
-        ).stdout.count("Memd-Adopted:")
-        for s in settings
-    ]
-    assert sum(adopted) == len(scopes)  # each scope ran on one machine and was taken over on the other
     shutil.rmtree(tmp_path / "none", ignore_errors=True)

@@ -89,7 +89,7 @@ _CHANGED = {"transcripts", "jobs", "leases", "heartbeats", "publications", "batc
 
 def _version_1(conn: Connection) -> None:
     """A store as memd's schema version 1 made it: transcripts unique by path alone, no machine
-    anywhere, no scope snapshots."""
+    anywhere, no machines table; and the scope snapshots team mode once kept (``_v4_team`` drops them)."""
     old = MetaData()
     for table in (
         schema.transcripts,
@@ -108,6 +108,7 @@ def _version_1(conn: Connection) -> None:
         ]
         extra = [UniqueConstraint("kind", "key", name="uq_jobs_kind_key")] if table is schema.jobs else []
         Table(table.name, old, *columns, *extra)
+    Table("scope_snapshots", old, Column("scope", Text, primary_key=True), Column("files", Text))
     t = old.tables["transcripts"]
     Index("ix_transcripts_updated", t.c.updated_at)
     Index("ix_transcripts_state", t.c.state, t.c.last_activity)
@@ -116,7 +117,7 @@ def _version_1(conn: Connection) -> None:
     old.create_all(conn)
     schema.metadata.create_all(
         conn,
-        tables=[t for t in schema.metadata.sorted_tables if t.name not in _CHANGED | {"scope_snapshots"}],
+        tables=[t for t in schema.metadata.sorted_tables if t.name not in _CHANGED | {"machines"}],
     )
     now = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
     conn.execute(insert(schema.schema_version).values(id=1, version=1, migrated_at=now, memd_version="0.old"))
@@ -197,11 +198,13 @@ async def test_a_version_1_store_migrates_its_rows_to_this_machine_and_keys_tran
                 }
             )
             snapshots = await conn.run_sync(lambda c: inspect(c).has_table("scope_snapshots"))
+            keyed = await conn.run_sync(lambda c: inspect(c).has_table("machines"))
         # SQLite keeps one instance per store; on PostgreSQL each machine holds its own.
         expected = "instance" if store.dialect == "sqlite" else "instance:m-old"
         assert tuple(lease) == (expected, "m-old")
         assert indexes == {i.name for i in schema.transcripts.indexes}  # each as schema.py has it
-        assert snapshots
+        assert not snapshots  # memory travels through the [sync] remote only (_v4_team)
+        assert keyed
         now = datetime(2026, 11, 2, tzinfo=UTC)
         row = {"source": "claude_code", "path": "/home/dev/a.jsonl", "first_seen_at": now, "updated_at": now}
         async with migrated.write() as conn:  # the same path on another machine is another row
