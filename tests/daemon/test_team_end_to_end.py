@@ -219,11 +219,13 @@ def _both_once(envs: list[dict[str, str]]) -> list[tuple[int, str]]:
 
 
 def _scope_tree(memory_dir: Path) -> dict[str, str]:
-    """Every file of every scope in a memory repository (README and git aside)."""
+    """Every file of every scope in a memory repository (README, the allowed signers and git aside)."""
     return {
         str(p.relative_to(memory_dir)): p.read_text()
         for p in sorted(memory_dir.rglob("*"))
-        if p.is_file() and ".git" not in p.relative_to(memory_dir).parts and p.name != "README.md"
+        if p.is_file()
+        and not {".git", "trust"} & set(p.relative_to(memory_dir).parts)
+        and p.name != "README.md"
     }
 
 
@@ -253,6 +255,13 @@ def test_two_daemons_on_one_shared_postgresql_store_consolidate_each_scope_once_
     subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True, timeout=60)
     envs = [_machine_env(tmp_path, name, fake, shared_db, shared_codex, project, remote) for name in MACHINES]
     settings = [load_settings(None, env=env).settings for env in envs]
+    # Pairing, as a person does: the first machine of the empty remote trusts itself and trusts the other.
+    first = memd(envs[0], "sync")
+    assert first.returncode == 0, first.stdout + first.stderr
+    key = memd(envs[1], "sync", "key")
+    assert key.returncode == 0, key.stdout + key.stderr
+    trusted = memd(envs[0], "sync", "trust", key.stdout.strip())
+    assert trusted.returncode == 0, trusted.stdout + trusted.stderr
 
     # Round 1: both extract their own at the same moment; no consolidation gets through.
     _both_once(envs)

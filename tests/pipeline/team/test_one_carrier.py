@@ -20,7 +20,7 @@ from pipeline.team.arrival import patience
 from pipeline.vocabulary import RunOutcome, SyncOutcome
 from tests.conftest import postgres_only
 from tests.fakes.anthropic_api import FakeAnthropicAPI
-from tests.pipeline.sync.support import Machine, agent, bare_remote, close, git
+from tests.pipeline.sync.support import Machine, agent, bare_remote, close, git, pair
 from tests.pipeline.team.support import conversations, files_holding, team_machine
 
 pytestmark = [pytest.mark.timeout(240), postgres_only]
@@ -57,6 +57,7 @@ async def test_a_scope_is_consolidated_once_and_the_other_machine_gets_it_by_syn
     remote = str(bare_remote(tmp_path))
     a = await team_machine("a", tmp_path, fake_api, clock, store, remote=remote)
     b = await team_machine("b", tmp_path, second_api, clock, store, remote=remote)
+    await pair(a, b)  # the first machine trusts itself, then the others
     try:
         scope = scope_for(str(a.project))
         await a.extract("alpha")
@@ -106,6 +107,7 @@ async def test_global_is_per_person_and_never_reaches_another_persons_memory(
     remote = str(bare_remote(tmp_path))
     a = await team_machine("a", tmp_path, fake_api, clock, store, remote=remote, person="alice")
     b = await team_machine("b", tmp_path, second_api, clock, store, remote=remote, person="bob")
+    await pair(a, b)  # the first machine trusts itself, then the others
     try:
         await a.env.add_extract(
             "alice-session", project=str(a.project), raw="- alice raw", memories=_about_me("ALICEONLY")
@@ -147,6 +149,7 @@ async def test_a_run_whose_commit_never_arrives_holds_the_scope_only_for_a_while
     remote = str(bare_remote(tmp_path))
     a = await team_machine("a", tmp_path, fake_api, clock, store, remote=remote)
     b = await team_machine("b", tmp_path, second_api, clock, store, remote=remote)
+    await pair(a, b)  # the first machine trusts itself, then the others
     try:
         scope = scope_for(str(a.project))
         await a.extract("alpha")
@@ -174,6 +177,7 @@ async def test_one_persons_machines_each_build_global_from_all_of_that_persons_s
     laptop = await team_machine("a", tmp_path, fake_api, clock, store, remote=remote, person="alice")
     desktop = await team_machine("b", tmp_path, second_api, clock, store, remote=remote, person="alice")
     other = await team_machine("c", tmp_path, second_api, clock, store, remote=remote, person="bob")
+    await pair(laptop, desktop, other)  # the first machine trusts itself, then the others
     try:
         for m, session in ((laptop, "on-laptop"), (desktop, "on-desktop"), (other, "bobs")):
             await m.env.add_extract(
@@ -209,6 +213,7 @@ async def test_no_commit_that_reaches_the_remote_carries_global(
     both = {"claude_code_global": True}
     a = await team_machine("a", tmp_path, fake_api, clock, store, remote=remote, person="alice", publish=both)
     b = await team_machine("b", tmp_path, second_api, clock, store, remote=remote, person="bob", publish=both)
+    await pair(a, b)  # the first machine trusts itself, then the others
     try:
         await a.env.add_extract(
             "alice-session", project=str(a.project), raw="- alice raw", memories=_about_me("ALICEONLY")
@@ -283,11 +288,12 @@ async def test_a_run_landing_right_after_a_push_is_pushed_next_without_a_new_con
             raise remote_git.RepoMoved("a run landed meanwhile")
         return await real_adopt(repo, head, pushed)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(outgoing, "adopt", adopt_after_a_run)
     fake_api.responder = second_api.responder = agent
     remote = str(bare_remote(tmp_path))
     a = await team_machine("a", tmp_path, fake_api, clock, store, remote=remote, person="alice")
     b = await team_machine("b", tmp_path, second_api, clock, store, remote=remote, person="bob")
+    await pair(a, b)  # the first machine trusts itself, then the others
+    monkeypatch.setattr(outgoing, "adopt", adopt_after_a_run)  # pairing's own push is recorded as usual
     try:
         scope = scope_for(str(a.project))
         await a.env.add_extract(
