@@ -18,6 +18,7 @@ import ahocorasick_rs
 
 from pipeline.redaction.filters import Level, value_verdict
 from pipeline.redaction.key import Tagger
+from pipeline.redaction.normalise import normalise, normalise_mapped
 from pipeline.redaction.model import (
     GENERIC,
     Candidate,
@@ -37,6 +38,7 @@ from pipeline.redaction.rules_generic import generic_rules
 from pipeline.redaction.rules_provider import provider_rules
 from pipeline.redaction.rules_services import service_rules
 from pipeline.redaction.rules_session import session_rules
+from pipeline.redaction.seed import seed_rules
 from pipeline.redaction.wrap import extend_wrapped
 
 PLACEHOLDER_RE = re.compile(rb"\[REDACTED(?::[a-z0-9-]{1,40}:[0-9a-f]{4}|_SECRET|)\]")
@@ -190,6 +192,7 @@ def compiled_rules() -> _Compiled:
     rules.extend(context_rules())
     rules.extend(cli_rules())
     rules.extend(session_rules())
+    rules.extend(seed_rules())
     rules.extend(generic_rules())
     return _Compiled(rules)
 
@@ -217,13 +220,16 @@ class Redactor:
         return "Redactor()"
 
     def redact(self, text: str) -> RedactionResult:
-        """Replace every secret with ``[REDACTED:<rule>:<tag>]``; count the replacements by rule."""
+        """``text`` normalised (``normalise``: what the model is sent) with every secret replaced by
+        ``[REDACTED:<rule>:<tag>]``; the replacements counted by rule."""
+        text = normalise(text)
         buf = _encode(text)
         return self._render(text, buf, self._rules.candidates(buf))
 
     def report(self, text: str) -> RedactionReport:
         """``redact``, plus how many candidates each rule found and each one kept in clear with its
-        rule, character span and reason (never its value)."""
+        rule, character span and reason (never its value). Spans are offsets in ``text`` as given."""
+        text, back = normalise_mapped(text)
         buf = _encode(text)
         found, protected = self._rules.scan(buf)
         spans, rejected = _resolve(found, protected, buf, keep=True)
@@ -231,7 +237,8 @@ class Redactor:
         counts = Counter(c[2] for c in found if not shield.overlaps(c[0], c[1]))
         positions = _char_spans(text, buf, rejected)
         kept_list = [
-            Kept(c[2], cs, ce, Reason(-c[3])) for c, (cs, ce) in zip(rejected, positions, strict=True)
+            Kept(c[2], back(cs), back(ce), Reason(-c[3]))
+            for c, (cs, ce) in zip(rejected, positions, strict=True)
         ]
         return RedactionReport(self._render(text, buf, spans), dict(counts), kept_list)
 
@@ -267,11 +274,12 @@ class Redactor:
         return RedactionResult(text=b"".join(parts).decode("utf-8", "surrogatepass"), counts=dict(counts))
 
     def find(self, text: str) -> list[Finding]:
-        """Every secret in ``text``: rule and character span, never the value."""
+        """Every secret in ``text``: rule and character span (offsets in ``text`` as given), never the value."""
+        text, back = normalise_mapped(text)
         buf = _encode(text)
         spans = self._rules.candidates(buf)
         positions = _char_spans(text, buf, spans)
-        return [Finding(c[2], cs, ce) for c, (cs, ce) in zip(spans, positions, strict=True)]
+        return [Finding(c[2], back(cs), back(ce)) for c, (cs, ce) in zip(spans, positions, strict=True)]
 
     def scan_clean(self, text: str) -> list[str]:
         """The commit gate: the rule name of each secret in ``text``; an empty list means clean.
