@@ -11,14 +11,14 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 
 import ahocorasick_rs
 
 from pipeline.redaction.filters import Level, value_verdict
 from pipeline.redaction.key import Tagger
-from pipeline.redaction.normalise import normalise, normalise_mapped
+from pipeline.redaction.normalise import normalise_bytes, normalise_mapped
 from pipeline.redaction.model import (
     GENERIC,
     Candidate,
@@ -35,6 +35,7 @@ from pipeline.redaction.reasons import Reason
 from pipeline.redaction.rules_cli import cli_rules
 from pipeline.redaction.rules_context import context_rules
 from pipeline.redaction.rules_generic import generic_rules
+from pipeline.redaction.rules_prose import prose_rules
 from pipeline.redaction.rules_provider import provider_rules
 from pipeline.redaction.rules_services import service_rules
 from pipeline.redaction.rules_session import session_rules
@@ -192,6 +193,7 @@ def compiled_rules() -> _Compiled:
     rules.extend(context_rules())
     rules.extend(cli_rules())
     rules.extend(session_rules())
+    rules.extend(prose_rules())
     rules.extend(seed_rules())
     rules.extend(generic_rules())
     return _Compiled(rules)
@@ -222,15 +224,16 @@ class Redactor:
     def redact(self, text: str) -> RedactionResult:
         """``text`` normalised (``normalise``: what the model is sent) with every secret replaced by
         ``[REDACTED:<rule>:<tag>]``; the replacements counted by rule."""
-        text = normalise(text)
         buf = _encode(text)
+        normal = normalise_bytes(buf)
+        if len(normal) != len(buf):
+            buf, text = normal, normal.decode("utf-8", "surrogatepass")
         return self._render(text, buf, self._rules.candidates(buf))
 
     def report(self, text: str) -> RedactionReport:
         """``redact``, plus how many candidates each rule found and each one kept in clear with its
         rule, character span and reason (never its value). Spans are offsets in ``text`` as given."""
-        text, back = normalise_mapped(text)
-        buf = _encode(text)
+        text, buf, back = _normalised(text)
         found, protected = self._rules.scan(buf)
         spans, rejected = _resolve(found, protected, buf, keep=True)
         shield = _Spans(protected)
@@ -275,8 +278,7 @@ class Redactor:
 
     def find(self, text: str) -> list[Finding]:
         """Every secret in ``text``: rule and character span (offsets in ``text`` as given), never the value."""
-        text, back = normalise_mapped(text)
-        buf = _encode(text)
+        text, buf, back = _normalised(text)
         spans = self._rules.candidates(buf)
         positions = _char_spans(text, buf, spans)
         return [Finding(c[2], back(cs), back(ce)) for c, (cs, ce) in zip(spans, positions, strict=True)]
@@ -301,6 +303,26 @@ def _char_spans(text: str, buf: bytes, spans: list[Candidate]) -> list[tuple[int
         out.append((chars, chars + len(buf[s:e].decode("utf-8", "surrogatepass"))))
         last = s
     return out
+
+
+def _normalised(text: str) -> tuple[str, bytes, Callable[[int], int]]:
+    """``text`` normalised, as text and bytes, and a function taking a character offset in it back
+    to the character offset in ``text``."""
+    original = _encode(text)
+    buf, back = normalise_mapped(original)
+    if len(buf) == len(original):
+        return text, buf, _same
+    normal = buf.decode("utf-8", "surrogatepass")
+
+    def char_back(offset: int) -> int:
+        at = back(len(normal[:offset].encode("utf-8", "surrogatepass")))
+        return len(original[:at].decode("utf-8", "surrogatepass"))
+
+    return normal, buf, char_back
+
+
+def _same(offset: int) -> int:
+    return offset
 
 
 def _encode(text: str) -> bytes:
