@@ -46,6 +46,8 @@ _CHUNK = re.compile(rb"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _LETTER_DIGITS_LETTER = re.compile(rb"(?<=[A-Za-z])[0-9]+(?=[A-Za-z])")
 _ABS_PATH = re.compile(rb"(?:/[\w.@-]+)+/?")
 _PATH_WORD = re.compile(rb"/[a-z]{3,}(?:/|\.|$)|\.(?:json|pem|key|txt|ya?ml|toml|env|crt|p12|pfx)$")
+_REL_PATH = re.compile(rb"(?:[\w@-][\w.@-]*/)+[\w@-][\w.@-]*\.[A-Za-z][A-Za-z0-9]{0,7}")
+"""``assets/img/logo.4f9a2c1e.png``: folders, then a file with an extension (base64 has no dot)."""
 _REF_START = re.compile(rb"[${<\[(*]|%[A-Za-z_(]|[@!*&#][A-Za-z_][A-Za-z0-9_]*$")
 _UUID = re.compile(rb"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _B62 = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -140,8 +142,14 @@ def dotted_name(value: bytes) -> bool:
 
 
 def is_reference(value: bytes) -> bool:
-    """A variable name, dotted attribute, path, URL or version number: code, not a credential."""
+    """A variable name, dotted attribute (``process.env.KEY!`` with TypeScript's non-null mark too),
+    path (a relative one ending in a file's extension: an object key such as
+    ``build/fe71ccfe/main.js``), URL or version number: code or a name, not a credential."""
     if _REFERENCE.fullmatch(value) or dotted_name(value):
+        return True
+    if value[-1:] == b"!" and b"." in value and dotted_name(value[:-1]):
+        return True
+    if b"/" in value and _REL_PATH.fullmatch(value):
         return True
     return value[:1] == b"/" and bool(_ABS_PATH.fullmatch(value) and _PATH_WORD.search(value))
 

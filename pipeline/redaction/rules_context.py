@@ -7,6 +7,7 @@ import re
 
 from pipeline.redaction.filters import (
     Level,
+    distinct,
     basic_credentials,
     dotted_name,
     has_digit,
@@ -31,10 +32,15 @@ _DB_SCHEMES = frozenset(
 _SCHEME_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789+.-")
 _URL_CRED = re.compile(
     rb"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]{0,30})://"
-    rb"(?P<rest>(?P<user>(?:[^\s:/@\"'`\\<>\[\]{}]|\\u[0-9a-fA-F]{4}){0,128}):"
-    rb"(?P<pw>(?:[^\s/@\"'`\\<>\[\]{}]|\\u[0-9a-fA-F]{4}){1,256})@"
-    rb"[^\s\"'`\\<>\[\]{}]{0,2048})"
+    rb"(?P<user>(?:[^\s:/@\"'`\\<>\[\]{}]|\\u[0-9a-fA-F]{4}){0,128})"
+    # the password runs to the authority's last ``@`` (an unescaped ``@`` may sit inside it)
+    rb"(?::(?P<pw>(?:[^\s/?\"'`\\<>\[\]{}]|\\u[0-9a-fA-F]{4}){1,256}))?"
+    rb"@(?=[^\s/@\"'`\\<>\[\]{}?#]{1,255}(?:[\s/\"'`\\<>\[\]{}?#]|$))"
 )
+_SHORTEST = 3  # the engine's shortest secret
+MIN_URL_TOKEN = 16
+"""A user name without a password in a URL is a token when it is at least this long and random
+(``https://<key>@o1.ingest.sentry.io/2``, ``https://<PAT>@dev.azure.com/...``); ``git@`` is a user."""
 _TRAILING = b").,;:!?}]*"
 
 
@@ -49,6 +55,7 @@ def url_placeholder(pw: bytes) -> bool:
 
 
 def _url_credentials(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """Only the credential of a URL is a secret: its scheme, host, port and path stay."""
     pos = start
     while pos > start - 31 and pos > 0 and low[pos - 1] in _SCHEME_CHARS:
         pos -= 1
@@ -57,16 +64,21 @@ def _url_credentials(buf: bytes, low: bytes, start: int, end: int, out: list[Can
     m = _URL_CRED.match(buf, pos)
     if m is None:
         return 0
-    s, e = m.span("rest")
     scheme = m.group("scheme").lower().split(b":")[-1]
     name = "db-url" if scheme in _DB_SCHEMES or scheme.startswith(b"jdbc") else "basic-auth-url"
-    if url_placeholder(m.group("pw")):
+    pw = m.group("pw")
+    if pw is None:  # a user alone: a token only when it looks like one
+        user = m.group("user")
+        if len(user) >= MIN_URL_TOKEN and has_digit(user) and token_body_ok(user, 10):
+            out.append((*m.span("user"), name, CONTEXT))
+        return m.end()
+    if url_placeholder(pw):
         out.append(kept(*m.span("pw"), name, Reason.PLACEHOLDER))
-        return m.end("pw")
-    while e > m.end("pw") + 1 and buf[e - 1] in _TRAILING:
-        e -= 1
-    out.append((s, e, name, CONTEXT))
-    return e
+    elif len(pw) < _SHORTEST:  # too short to stand alone: the user goes with it
+        out.append((m.start("user"), m.end("pw"), name, CONTEXT))
+    else:
+        out.append((*m.span("pw"), name, CONTEXT))
+    return m.end()
 
 
 def _bearer_check(m: re.Match[bytes]) -> bool:
@@ -88,9 +100,27 @@ def _basic_check(m: re.Match[bytes]) -> bool:
     return b"authorization" in context and token_body_ok(v, 10)
 
 
+MIN_HEADER_VALUE = 6
+"""In an ``Authorization`` header any value is a credential, however short (``Bearer devtoken42``)."""
+
+
 def _auth_check(m: re.Match[bytes]) -> bool:
     v = m.group("v")
-    return value_is_secret(v, Level.SECRET) and v.lower() not in (b"bearer", b"basic")
+    if len(v) < MIN_HEADER_VALUE or v.lower() in (b"bearer", b"basic") or is_placeholder(v):
+        return False
+    if is_reference(v) and not (has_digit(v) and not dotted_name(v)):
+        return False  # a name (``Bearer token``, ``Bearer self.token``) rather than a value
+    if _PARAMETER.search(v):
+        return False  # ``Digest realm=acme``: parameters, not a credential
+    return distinct(v) >= min(4, len(v) // 2)
+
+
+_PARAMETER = re.compile(rb"=[^=]")
+
+
+def _auth_name(m: re.Match[bytes]) -> str:
+    scheme = m.group("scheme")
+    return "bearer-token" if scheme is not None and scheme.lower() == b"bearer" else "auth-header"
 
 
 _PEM_BODY = rb"(?:[A-Za-z0-9+/=:,. \t\r\n]++|\\+[nrt]|-(?!----))*+"
@@ -196,13 +226,14 @@ def context_rules() -> list[RegexRule | ScanRule]:
             (b"authorization",),
             re.compile(
                 rb"(?i:authorization)\\*[\"']?[ \t]*[:=][ \t]*\\*[\"']?"
-                rb"(?:(?i:token|bot|apikey|api-key|key|sso-key|ssws|dsn|hmac|sharedkey|gitlab-token|negotiate|ntlm"
-                rb"|splunk|zoho-oauthtoken|klaviyo-api-key|pvetoken|(?!(?i:bearer|basic)[ \t])[A-Za-z][A-Za-z0-9._-]{1,30})"
+                rb"(?:(?P<scheme>(?i:token|bot|apikey|api-key|key|sso-key|ssws|dsn|hmac|sharedkey|gitlab-token|negotiate|ntlm"
+                rb"|splunk|zoho-oauthtoken|klaviyo-api-key|pvetoken|bearer|(?!(?i:basic)[ \t])[A-Za-z][A-Za-z0-9._-]{1,30}))"
                 rb"[ \t]+)?"
-                rb"(?P<v>[A-Za-z0-9._~+/=:-]{12,8192})"
+                rb"(?P<v>[A-Za-z0-9._~+/=:-]{6,8192})(?![A-Za-z0-9._~+/=:-]|\$|\{)"
             ),
             group="v",
             check=_auth_check,
+            namer=_auth_name,
             priority=CONTEXT,
             whole_value_check=False,  # the check judges the value whole
         ),
