@@ -34,11 +34,13 @@ from pipeline.redaction.model import (
 from pipeline.redaction.reasons import Reason
 from pipeline.redaction.rules_cli import cli_rules
 from pipeline.redaction.rules_context import context_rules
+from pipeline.redaction.rules_encoded import encoded_rules
 from pipeline.redaction.rules_generic import generic_rules
 from pipeline.redaction.rules_prose import prose_rules
 from pipeline.redaction.rules_provider import provider_rules
 from pipeline.redaction.rules_services import service_rules
 from pipeline.redaction.rules_session import session_rules
+from pipeline.redaction.rules_signed import signed_rules
 from pipeline.redaction.seed import seed_rules
 from pipeline.redaction.wrap import extend_wrapped
 
@@ -194,9 +196,13 @@ def compiled_rules() -> _Compiled:
     rules.extend(cli_rules())
     rules.extend(session_rules())
     rules.extend(prose_rules())
+    rules.extend(signed_rules())
     rules.extend(seed_rules())
     rules.extend(generic_rules())
-    return _Compiled(rules)
+    compiled: list[_Compiled] = []
+    rules.extend(encoded_rules(lambda decoded: bool(compiled[0].candidates(decoded))))
+    compiled.append(_Compiled(rules))
+    return compiled[0]
 
 
 def rule_names() -> list[str]:

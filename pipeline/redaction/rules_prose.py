@@ -24,7 +24,9 @@ _NAMES = (
 ).split()
 _NAME_ANCHORS = (
     *(n.encode() for n in _NAMES),
-    *(json.dumps(n)[1:-1].encode() for n in _NAMES if not n.isascii()),  # as a JSON-escaped transcript holds it
+    # as a transcript holds them JSON-escaped, once or twice
+    *(json.dumps(n)[1:-1].encode() for n in _NAMES if not n.isascii()),
+    *(json.dumps(json.dumps(n)[1:-1])[1:-1].encode() for n in _NAMES if not n.isascii()),
     b"mot de passe",
     b"pw is",
     b"pw:",
@@ -43,7 +45,7 @@ _PROSE = re.compile(
 )
 _GLUED = frozenset(b"-_.$@/ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _CODE_NAMES = frozenset((b"password", b"pw:"))
-_SENTENCE_END = re.compile(rb"[ \t]*(?:$|\r?\n|\\+[nr\"]|[.,;)!?][ \t\r\n\\\"]|[.,;)!?]?$)")
+_SENTENCE_END = re.compile(rb"[ \t]*(?:$|\r?\n|\\+[nr\"]|[\"'`]|[.,;)!?](?:[ \t\r\n\\\"'`]|$))")
 _TRAILING = b".,;:!?)]}\"'`"
 _WORDISH = re.compile(rb"[A-Za-z\x80-\xff][a-z\x80-\xff]*")
 """A word as prose writes it (lower case, maybe capitalised): not a password by its look."""

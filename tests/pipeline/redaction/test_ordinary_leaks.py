@@ -44,8 +44,8 @@ def _colour(text: str, secret: str) -> str:
     as ``jq -C`` does, and a zero-width space inside it."""
     at = text.index(secret)
     head = text[:at]
-    cut = max(head.rstrip(" :='\"").rfind(c) for c in " \n\"'=:(") + 1
     word_end = len(head.rstrip(" :='\"/"))
+    cut = max(head.rfind(c, 0, word_end) for c in " \n\"'=:(") + 1
     mid = len(secret) // 2
     value = f"\x1b[0;32m{secret[:mid]}{ZWSP}{secret[mid:]}\x1b[0m"
     return head[:cut] + SGR + head[cut:word_end] + RESET + head[word_end:] + value + text[at + len(secret) :]
