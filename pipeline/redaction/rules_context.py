@@ -123,7 +123,8 @@ def _auth_name(m: re.Match[bytes]) -> str:
     return "bearer-token" if scheme is not None and scheme.lower() == b"bearer" else "auth-header"
 
 
-_PEM_BODY = rb"(?:[A-Za-z0-9+/=:,. \t\r\n]++|\\+[nrt]|-(?!----))*+"
+# The body may be quoted line by line (``> `` in Markdown or mail, ``# ``, a tool result's ``│ ``).
+_PEM_BODY = rb"(?:[A-Za-z0-9+/=:,. \t\r\n>#|]++|\\+[nrt]|\xe2\x94\x82|-(?!----))*+"
 _PEM = re.compile(
     rb"-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----(?P<body>" + _PEM_BODY + rb")"
     rb"(?:-----END[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----)?"

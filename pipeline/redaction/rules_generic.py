@@ -196,5 +196,35 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
     return ident_end
 
 
+_FISH_SET = re.compile(
+    rb"set(?:[ \t]+-[A-Za-z]+|[ \t]+--(?:export|global|universal))*?[ \t]+(?:-[A-Za-z]*x[A-Za-z]*|--export)"
+    rb"(?:[ \t]+-[A-Za-z]+|[ \t]+--(?:global|universal))*[ \t]+(?P<name>[A-Za-z_][A-Za-z0-9_]*)[ \t]+"
+    rb"(?P<vq>\\*[\"'])?(?=[^\s])"
+)
+
+
+def scan_fish_set(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """fish's ``set -x NAME value`` (``-gx``, ``-Ux``, ``--export``): an assignment without ``=``."""
+    m = _FISH_SET.match(buf, start)
+    if m is None:
+        return 0
+    named = _classify_named(m.group("name"))
+    if named is None:
+        return m.end()
+    span = _value_span(buf, m.end(), m.group("vq"), b"=", m.start("name"))
+    if span is None:
+        return m.end()
+    s, e, _ = span
+    level = named[0]
+    if level == Level.PASSWORD:
+        level = Level.LITERAL_PASSWORD  # a word in fish is a string, as in an env file
+    if s < e:
+        out.append((s, e, named[1], level))
+    return e
+
+
 def generic_rules() -> list[ScanRule]:
-    return [ScanRule("secret-assignment", ANCHORS, scan_assignment)]
+    return [
+        ScanRule("secret-assignment", ANCHORS, scan_assignment),
+        ScanRule("secret-assignment", (b"set -",), scan_fish_set),
+    ]

@@ -13,8 +13,11 @@ WORDLIST = Path(__file__).with_name("bip39_english.txt")
 PHRASE_LENGTHS = (12, 15, 18, 21, 24)
 WINDOW = 400
 """How far from the word naming it (``seed``, ``mnemonic``, ``recovery phrase``) a phrase may start."""
-_RUN = re.compile(rb"(?:[a-z]{3,8}(?:[ \t]+|[ \t]*(?:\r?\n|\\+n)[ \t]*(?:\d{1,2}[.)][ \t]+)?)){11,}[a-z]{3,8}")
-_WORD = re.compile(rb"[a-z]{3,8}")
+_TOKEN = re.compile(
+    rb"(?P<w>[a-z]{3,8})(?![a-z])|(?P<sep>(?:[ \t\r\n0-9.),:\"'-]|\\+[nrt\"])+)|[a-z]+|."
+)
+"""A word, a separator between a phrase's words (blanks, line breaks raw or escaped, numbering),
+or anything else (which ends a phrase)."""
 ANCHORS = (b"seed", b"mnemonic", b"recovery phrase", b"secret phrase", b"phrase:", b"bip39", b"bip-39", b"wallet")
 
 
@@ -29,22 +32,23 @@ def wordlist() -> frozenset[str]:
 
 def _phrase(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
     hi = min(len(buf), end + WINDOW)
-    words = None
-    for m in _RUN.finditer(buf, max(0, start - WINDOW), hi):
-        words = words or wordlist()
-        run = [(w.start(), w.end()) for w in _WORD.finditer(buf, *m.span())]
-        best: tuple[int, int] | None = None
-        i = 0
-        while i < len(run):  # the longest stretch of listed words, at least 12 long
-            j = i
-            while j < len(run) and buf[run[j][0] : run[j][1]].decode() in words:
-                j += 1
-            if j - i >= PHRASE_LENGTHS[0] and (best is None or j - i > best[1] - best[0]):
-                best = (i, j)
-            i = j + 1
-        if best is not None:
-            out.append((run[best[0]][0], run[best[1] - 1][1], "seed-phrase", STRUCTURE))
+    words = wordlist()
+    run: list[tuple[int, int]] = []
+    for m in _TOKEN.finditer(buf, max(0, start - WINDOW), hi):
+        if m.group("sep") is not None:
+            continue
+        if m.group("w") is not None and m.group("w").decode() in words:
+            run.append(m.span())
+            continue
+        _close(run, out)
+        run = []
+    _close(run, out)
     return hi
+
+
+def _close(run: list[tuple[int, int]], out: list[Candidate]) -> None:
+    if len(run) >= PHRASE_LENGTHS[0]:
+        out.append((run[0][0], run[-1][1], "seed-phrase", STRUCTURE))
 
 
 def seed_rules() -> list[ScanRule]:
