@@ -121,6 +121,27 @@ _HERE = re.compile(
 _LINE_BACK = 16384 + 64
 
 
+_PROSE_TEXT = re.compile(rb"[A-Za-z][A-Za-z ,.!?'-]*")
+"""Decoded text that reads as words (``Hello, World!``): not a secret."""
+# ``kubectl get secret db -o jsonpath='{.data.password}' | base64 -d`` then its output, the secret,
+# alone on the next line (maybe prefixed as a tool result's line).
+_SECRET_COMMAND = re.compile(rb"kubectl[^\n]{0,300}\bsecrets?\b|\.data\.|\bsecret\b")
+_OUTPUT_LINE = re.compile(
+    rb"[ \t]*(?:\r?\n|\\+n)[ \t]*(?:\xe2\x94\x82|[|>#])?[ \t]*(?P<v>[^\s\"'`\\]{3,256})"
+    rb"(?=[ \t]*(?:\r?\n|\\+[nr\"]|[\"'`]|$))"
+)
+
+
+def _judge(raw: bytes) -> Reason | None:
+    """Why decoded bytes are not a secret (``None``: they are one)."""
+    if not _printable(raw):
+        return None if len(raw) >= MIN_BLOB else Reason.TOO_SHORT
+    text = raw.strip()
+    if b" " in text and _PROSE_TEXT.fullmatch(text):
+        return Reason.WORDS
+    return value_verdict(text, Level.PASSWORD)
+
+
 def _piped(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
     """``echo <blob> | base64 -d``: the blob is a secret unless it decodes to ordinary words."""
     lo = max(buf.rfind(b"\n", max(0, start - _LINE_BACK), start) + 1, start - _LINE_BACK, 0)
@@ -133,12 +154,14 @@ def _piped(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -
         raw = _decode(m.group("v"))
         if raw is None:
             continue
-        reason = (
-            value_verdict(raw.strip(), Level.PASSWORD)
-            if _printable(raw)
-            else (None if len(raw) >= MIN_BLOB else Reason.TOO_SHORT)
-        )
+        reason = _judge(raw)
         out.append((s, e, "base64-secret", CONTEXT) if reason is None else kept(s, e, "base64-secret", reason))
+    if not found and _SECRET_COMMAND.search(buf, lo, start):
+        shown = _OUTPUT_LINE.match(buf, end)
+        if shown is not None:
+            s, e = shown.span("v")
+            reason = value_verdict(shown.group("v"), Level.PASSWORD)
+            out.append((s, e, "base64-secret", CONTEXT) if reason is None else kept(s, e, "base64-secret", reason))
     return end
 
 

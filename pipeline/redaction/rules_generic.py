@@ -27,7 +27,7 @@ _IDCHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 _ID_MASK = bytes(97 if c in _IDCHARS else 32 for c in range(256))  # identifier chars -> "a", others -> " "
 _ASSIGN = re.compile(
     rb"[A-Za-z0-9_.-]{0,80}+(?P<end>)(?P<kq>\\*[\"'`]\]?)?[ \t]*"
-    rb"(?P<op>[ \t]+value[ \t]*=|(?:\r?\n|\\+[rn])[ \t-]*value[ \t]*:(?=[ \t])|,[ \t]*\\*[\"'](?:[A-Za-z]*(?i:value))\\*[\"'][ \t]*:"
+    rb"(?P<op>[ \t]+value[ \t]*=|(?:\r?\n|\\+[rn])[ \t]*(?:(?:\xe2\x94\x82|>)[ \t]*)?[ \t-]*value[ \t]*:(?=[ \t])|,[ \t]*\\*[\"'](?:[A-Za-z]*(?i:value))\\*[\"'][ \t]*:"
     rb"|:=|=>|\?=|=(?!=)|:(?=[ \t]|\\*[\"'`])|,(?=[ \t]*\\*[\"'])|>|(?<=[ \t])\|(?=[ \t]+[^\s|]))"
     rb"[ \t]*(?P<vq>\\*[\"'`])?(?=[^\s])"
 )

@@ -38,9 +38,23 @@ _COPULA = (
 )
 _FILLER = rb"(?P<filler>(?:[ \t]+(?!(?:is|was|ist|lautet|est|es|era)[ \t])[^\s:=\"'`\xef\\]{1,24}){0,4}?)"
 _VALUE = rb"(?P<q>[\"'`\xe2\x80\x9c\xc2\xab]?)(?P<v>[^\s\"'`\\]{3,128})"
-_PROSE = re.compile(
-    rb"(?P<name>" + b"|".join(re.escape(a) for a in _NAME_ANCHORS) + rb")" + _FILLER
-    + rb"(?:" + _COPULA + rb"|(?P<bare>[ \t]+))" + _VALUE,
+_NAME = rb"(?P<name>" + b"|".join(re.escape(a) for a in _NAME_ANCHORS) + rb")"
+_PROSE = re.compile(_NAME + _FILLER + _COPULA + _VALUE, re.IGNORECASE)
+_OF = (
+    "for of to from on at del de da do per voor f\u00fcr pour para \u043e\u0442 \u0434\u043b\u044f "
+    "\u043a \u043d\u0430"
+).split()
+_OF_FORMS = sorted(
+    {f for w in _OF for f in (w.encode(), json.dumps(w)[1:-1].encode(), json.dumps(json.dumps(w)[1:-1])[1:-1].encode())},
+    key=len,
+    reverse=True,
+)
+_PROSE_BARE = re.compile(  # "мой пароль <v>", "пароль от сервера <v>": no copula, the value ends the sentence
+    _NAME
+    + rb"(?:[ \t]+(?:"
+    + b"|".join(re.escape(w) for w in _OF_FORMS)
+    + rb")[ \t]+(?:[^\s\"'`\\]|\\+u[0-9a-fA-F]{4}){1,24})?(?P<bare>[ \t]+)"
+    + _VALUE,
     re.IGNORECASE,
 )
 _GLUED = frozenset(b"-_.$@/ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
@@ -76,17 +90,17 @@ _PAIR = re.compile(
 def _prose(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
     if start and buf[start - 1] in _GLUED:
         return 0  # ``DB_PASSWORD``, ``--password``: a name in code, the other rules'
-    m = _PROSE.match(buf, start)
+    m = _PROSE.match(buf, start) or _PROSE_BARE.match(buf, start)
     if m is None:
         return 0
-    if m.group("colon") and not m.group("filler") and m.group("name").lower() in _CODE_NAMES:
+    if m.re is _PROSE and m.group("colon") and not m.group("filler") and m.group("name").lower() in _CODE_NAMES:
         return 0  # ``password: ...`` is an assignment: the generic rule's
     s, e = m.span("v")
     while e > s and buf[e - 1] in _TRAILING:
         e -= 1
     v = buf[s:e]
     quoted = bool(m.group("q"))
-    if m.group("bare") is not None and not quoted and _SENTENCE_END.match(buf, e) is None:
+    if m.re is _PROSE_BARE and not quoted and _SENTENCE_END.match(buf, e) is None:
         return m.end()  # "password reset for user u_42 ...": a sentence goes on after it
     reason = value_verdict(v, Level.LITERAL_PASSWORD)
     if reason is None and not quoted and (_WORDISH.fullmatch(v) or is_reference(v)):
