@@ -37,7 +37,7 @@ _COPULA = (
     rb"|[ \t]*(?P<colon>:|\xef\xbc\x9a|\\+uff1a)[ \t]*)"
 )
 _FILLER = rb"(?P<filler>(?:[ \t]+(?!(?:is|was|ist|lautet|est|es|era)[ \t])[^\s:=\"'`\xef\\]{1,24}){0,4}?)"
-_VALUE = rb"(?P<q>[\"'`\xe2\x80\x9c\xc2\xab]?)(?P<v>[^\s\"'`\\]{3,128})"
+_VALUE = rb"(?P<q>\\*[\"'`]|\xe2\x80\x9c|\xc2\xab)?(?P<v>[^\s\"'`\\]{3,128})"
 _NAME = rb"(?P<name>" + b"|".join(re.escape(a) for a in _NAME_ANCHORS) + rb")"
 _PROSE = re.compile(_NAME + _FILLER + _COPULA + _VALUE, re.IGNORECASE)
 _OF = (
