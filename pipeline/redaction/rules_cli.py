@@ -133,17 +133,14 @@ _CLI_FLAGS: list[tuple[tuple[bytes, ...], re.Pattern[bytes], bool]] = [
 MAX_COMMAND = 2000
 _FLAG_BACK = 80
 _QUOTES = frozenset(b"'\"")
-_COMMAND_ENDS = (b"\n", b"\r", b"\\n", b"\\r", b"|", b"&&")
+_COMMAND_END = re.compile(rb"[\n\r|]|\\[nr]|&&")
 
 
 def _line_limit(buf: bytes, end: int) -> int:
     """Where the command line holding ``end`` ends: a line break (raw or escaped), ``|`` or ``&&``."""
     limit = min(len(buf), end + MAX_COMMAND)
-    for mark in _COMMAND_ENDS:
-        at = buf.find(mark, end, limit)
-        if at >= 0:
-            limit = at
-    return limit
+    m = _COMMAND_END.search(buf, end, limit)
+    return limit if m is None else m.start()
 
 
 def _command_line_scanner(pattern: re.Pattern[bytes], userpass: bool) -> Scan:

@@ -58,6 +58,7 @@ _PROSE_BARE = re.compile(  # "мой пароль <v>", "пароль от се�
     re.IGNORECASE,
 )
 _GLUED = frozenset(b"-_.$@/ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_AFTER_NAME = frozenset((b" ", b"\t", b":", b"\xef", b"\\"))
 _CODE_NAMES = frozenset((b"password", b"pw:"))
 _SENTENCE_END = re.compile(rb"[ \t]*(?:$|\r?\n|\\+[nr\"]|[\"'`]|[.,;)!?](?:[ \t\r\n\\\"'`]|$))")
 _TRAILING = b".,;:!?)]}\"'`"
@@ -88,8 +89,8 @@ _PAIR = re.compile(
 
 
 def _prose(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
-    if start and buf[start - 1] in _GLUED:
-        return 0  # ``DB_PASSWORD``, ``--password``: a name in code, the other rules'
+    if (start and buf[start - 1] in _GLUED) or buf[end : end + 1] not in _AFTER_NAME:
+        return 0  # ``DB_PASSWORD``, ``--password``, ``"password":``: a name in code, the other rules'
     m = _PROSE.match(buf, start) or _PROSE_BARE.match(buf, start)
     if m is None:
         return 0

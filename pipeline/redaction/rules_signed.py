@@ -26,8 +26,9 @@ _PARAMS = (
 )
 _PARAM = re.compile(
     rb"(?<![A-Za-z0-9_-])(?P<name>(?i:x-amz-signature|x-amz-credential|x-amz-security-token|x-goog-signature"
-    rb"|x-goog-credential|signature|sig))=(?P<v>(?:[A-Za-z0-9._~+/=-]|%[0-9A-Fa-f]{2}){8,8192})"
+    rb"|x-goog-credential|signature|sig))=(?P<v>(?:[A-Za-z0-9._~+/=-]++|%[0-9A-Fa-f]{2})++)"
 )
+MIN_PARAM = 8
 MIN_SIGNATURE = 16
 """A bare ``signature=`` or ``sig=`` value is one when at least this long, random and with a digit
 (``signature=None``, ``sig=sign(payload)`` are code)."""
@@ -42,6 +43,8 @@ def _signed_param(buf: bytes, low: bytes, start: int, end: int, out: list[Candid
         return 0
     s, e = m.span("v")
     v = m.group("v")
+    if len(v) < MIN_PARAM:
+        return e
     name = m.group("name").lower()
     if is_placeholder_value(v):
         out.append(kept(s, e, "signed-url", Reason.PLACEHOLDER))

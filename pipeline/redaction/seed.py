@@ -12,12 +12,11 @@ from pipeline.redaction.model import STRUCTURE, Candidate, ScanRule
 WORDLIST = Path(__file__).with_name("bip39_english.txt")
 PHRASE_LENGTHS = (12, 15, 18, 21, 24)
 WINDOW = 400
-"""How far from the word naming it (``seed``, ``mnemonic``, ``recovery phrase``) a phrase may start."""
-_TOKEN = re.compile(
-    rb"(?P<w>[a-z]{3,8})(?![a-z])|(?P<sep>(?:[ \t\r\n0-9.),:\"'-]|\\+[nrt\"])+)|[a-z]+|."
-)
-"""A word, a separator between a phrase's words (blanks, line breaks raw or escaped, numbering),
-or anything else (which ends a phrase)."""
+"""How far after the word naming it (``seed``, ``mnemonic``, ``recovery phrase``) a phrase may end."""
+_ESCAPES = re.compile(rb"\\+[nrt\"]")
+_TOKEN = re.compile(rb"[^\s\"']+")
+_NUMBERING = re.compile(rb"[0-9]{1,2}[.):]")
+_PUNCT = b".,;:\"'`)"
 ANCHORS = (b"seed", b"mnemonic", b"recovery phrase", b"secret phrase", b"phrase:", b"bip39", b"bip-39", b"wallet")
 
 
@@ -31,15 +30,24 @@ def wordlist() -> frozenset[str]:
 
 
 def _phrase(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """The phrases in the window after the word naming one: runs of 12 or more listed words,
+    separated by blanks or line breaks (raw or JSON-escaped) and maybe numbered."""
     hi = min(len(buf), end + WINDOW)
+    window = buf[end:hi]
+    if b"\\" in window:  # escapes become blanks of the same length: offsets stay
+        window = _ESCAPES.sub(lambda m: b" " * len(m.group()), window)
     words = wordlist()
     run: list[tuple[int, int]] = []
-    for m in _TOKEN.finditer(buf, max(0, start - WINDOW), hi):
-        if m.group("sep") is not None:
+    for m in _TOKEN.finditer(window):
+        token = m.group()
+        if _NUMBERING.fullmatch(token):
             continue
-        if m.group("w") is not None and m.group("w").decode() in words:
-            run.append(m.span())
-            continue
+        word = token.rstrip(_PUNCT)
+        if 3 <= len(word) <= 8 and word.islower() and word.isalpha() and word.decode() in words:
+            s = end + m.start()
+            run.append((s, s + len(word)))
+            if len(word) == len(token):
+                continue
         _close(run, out)
         run = []
     _close(run, out)
