@@ -17,11 +17,18 @@ A secret counts as caught when neither it (raw or escaped) nor any 12-character 
 left in the output, once terminal codes and invisible characters are taken out of the output. A
 look-alike counts as kept when the text comes out unchanged.
 
-Throughput: every case text joined, repeated, redacted in one call; memd and the baseline alternate
-and the best round counts, on this process's CPU time (the machine is shared).
+Throughput, on this process's CPU time (the machine is shared), memd and the baseline alternating,
+the best round counting, one redaction call per text:
+
+- transcript text (the target): the agent transcripts of tests/fixtures/transcripts (raw JSONL and
+  JSON, as the agents write them) with every corpus case spliced in after every fourth line (one
+  secret or look-alike per kilobyte or so: far denser than real sessions), repeated;
+- the corpus alone (printed, no target): nothing but secrets and look-alikes, one per line. memd's
+  rules confirm every anchor they find, so its cost grows with the secrets in the text while the
+  four regexes cost the same on any text; here the baseline is the faster one.
 
 Targets (exit status 1 if one is missed): recall >= 0.995, look-alikes kept >= 0.99, memd at least
-twice as fast as the four-regex baseline.
+twice as fast as the four-regex baseline on the transcript text.
 """
 
 from __future__ import annotations
@@ -45,6 +52,8 @@ if __package__ in (None, ""):  # run as a file: make the repository importable
 from benchmarks.redaction_bench import codex_redact
 
 CORPUS = Path(__file__).with_name("data") / "redaction_heldout.txt"
+TRANSCRIPTS = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "transcripts"
+SPLICE_EVERY = 4
 SEED = 0x24C0DE
 FRAGMENT = 12
 TARGET_RECALL = 0.995
@@ -241,6 +250,23 @@ def score(name: str, redact: Redact, cases: list[Case], show: int) -> dict[str, 
     }
 
 
+def transcript_text(cases: list[Case], repeat: int) -> str:
+    """The fixture transcripts (not the hostile ones), ``repeat`` times, with each case text spliced in
+    once, after every ``SPLICE_EVERY``-th line."""
+    files = sorted(
+        p for p in TRANSCRIPTS.rglob("*") if p.suffix in (".jsonl", ".json") and "hostile" not in p.parts
+    )
+    lines = [line for p in files for line in p.read_text(encoding="utf-8", errors="replace").splitlines()]
+    texts = iter([c.text for c in cases])
+    out: list[str] = []
+    for i, line in enumerate(lines * repeat):
+        out.append(line)
+        if i % SPLICE_EVERY == 0 and (text := next(texts, None)) is not None:
+            out.append(text)
+    out.extend(texts)
+    return "\n".join(out)
+
+
 def throughput(redactors: dict[str, Redact], blob: str, rounds: int) -> dict[str, float]:
     """MB/s per redactor on this process's CPU time, best of ``rounds`` interleaved runs."""
     size = len(blob.encode()) / 1e6
@@ -256,7 +282,7 @@ def throughput(redactors: dict[str, Redact], blob: str, rounds: int) -> dict[str
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--show", type=int, default=0, help="print up to N misses / altered look-alikes each")
-    parser.add_argument("--repeat", type=int, default=20, help="copies of the corpus in the throughput text")
+    parser.add_argument("--repeat", type=int, default=4, help="copies of the texts timed")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved timing rounds (the best counts)")
     parser.add_argument("--sample", type=int, default=0, help="keep about N cases, evenly spread (a quick run)")
     args = parser.parse_args(argv)
@@ -276,14 +302,20 @@ def main(argv: list[str] | None = None) -> int:
     memd = Redactor(b"benchmark-key-0123456789abcdef")
     redactors: dict[str, Redact] = {"memd": lambda t: memd.redact(t).text, "codex-4-regex": codex_redact}
     results = [score(name, redact, cases, args.show) for name, redact in redactors.items()]
-    blob = "\n".join(c.text for c in cases) * args.repeat
-    speed = throughput(redactors, blob, args.rounds)
-    print(f"\nthroughput text: {len(blob.encode()) / 1e6:.2f} MB (corpus x{args.repeat}), best of {args.rounds}")
-    print(f"{'redactor':<14} {'recall':>16} {'look-alikes kept':>18} {'MB/s (CPU)':>11}")
+    mixed = transcript_text(cases, args.repeat)
+    dense = "\n".join(c.text for c in cases) * args.repeat
+    speed = throughput(redactors, mixed, args.rounds)
+    dense_speed = throughput(redactors, dense, args.rounds)
+    print(
+        f"\nthroughput, best of {args.rounds}: transcript text {len(mixed.encode()) / 1e6:.2f} MB "
+        f"(fixture transcripts x{args.repeat}, corpus spliced in); corpus alone {len(dense.encode()) / 1e6:.2f} MB"
+    )
+    print(f"{'redactor':<14} {'recall':>16} {'look-alikes kept':>18} {'MB/s transcript':>16} {'MB/s corpus':>12}")
     for r in results:
+        name = str(r["name"])
         print(
-            f"{r['name']:<14} {r['hit']:>5}/{r['secrets']:<4} {r['recall']:.4f} "
-            f"{r['kept']:>5}/{r['looks']:<4} {r['kept_rate']:.4f}   {speed[str(r['name'])]:>9.2f}"
+            f"{name:<14} {r['hit']:>5}/{r['secrets']:<4} {r['recall']:.4f} "
+            f"{r['kept']:>5}/{r['looks']:<4} {r['kept_rate']:.4f}   {speed[name]:>14.2f} {dense_speed[name]:>12.2f}"
         )
     m, base = results[0], results[1]
     for label, counter in (("memd misses", m["misses"]), ("memd altered look-alikes", m["altered"])):
@@ -295,10 +327,14 @@ def main(argv: list[str] | None = None) -> int:
         missed[key.split("/")[0]] += n
     print("memd recall by class: " + ", ".join(f"{k} {by_class[k] - missed[k]}/{by_class[k]}" for k in classes))
     speedup = speed["memd"] / speed["codex-4-regex"]
+    print(f"memd / baseline: {speedup:.2f}x on transcript text, {dense_speed['memd'] / dense_speed['codex-4-regex']:.2f}x on the corpus alone")
     checks = [
         (f"recall >= {TARGET_RECALL} ({m['recall']:.4f}; baseline {base['recall']:.4f})", m["recall"] >= TARGET_RECALL),  # type: ignore[operator]
         (f"look-alikes kept >= {TARGET_KEPT} ({m['kept_rate']:.4f})", m["kept_rate"] >= TARGET_KEPT),  # type: ignore[operator]
-        (f"at least {TARGET_SPEEDUP:g}x the four-regex baseline ({speedup:.2f}x)", speedup >= TARGET_SPEEDUP),
+        (
+            f"at least {TARGET_SPEEDUP:g}x the four-regex baseline on transcript text ({speedup:.2f}x)",
+            speedup >= TARGET_SPEEDUP,
+        ),
     ]
     print()
     for label, ok in checks:
