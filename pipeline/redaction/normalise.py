@@ -26,8 +26,7 @@ _B_WIDE = re.compile(  # C1 controls (a CSI or an OSC among them) and the invisi
     rb"\xc2\x9b[0-?]*[ -/]*[@-~]|\xc2\x9d[^\x07\n]{0,4096}?(?:\x07|\xc2\x9c)"
     rb"|\xc2[\x80-\x9f]|\xe2\x80[\x8b-\x8f\xaa-\xae]|\xe2\x81[\xa0-\xa4\xa6-\xa9]|\xef\xbb\xbf"
 )
-_WIDE_MARKS = (b"\xc2", b"\xe2\x80", b"\xe2\x81", b"\xef\xbb\xbf")
-_ESCAPE_MARKS = (b"u001b", b"u001B", b"u200", b"u206", b"u202", b"ufeff", b"uFEFF")
+_ASCII = bytes(range(0x80))
 _B_ESCAPED = re.compile(
     rb"\\u(?:001[bB](?:\[[0-?]*[ -/]*[@-~]|\])|200[b-fB-F]|202[a-eA-E]|206[0-46-9]|[fF][eE][fF][fF])"
 )
@@ -82,9 +81,13 @@ def _passes(buf: bytes) -> list[Callable[[bytes], Spans]]:
         out.append(_OVERSTRUCK_SPANS)
     if len(buf.translate(None, _C0)) != len(buf):
         out.append(_C0_SPANS)
-    if not buf.isascii() and any(mark in buf for mark in _WIDE_MARKS):
-        out.append(_WIDE_SPANS)
-    if b"\\u" in buf and any(mark in buf for mark in _ESCAPE_MARKS):
+    if not buf.isascii():
+        # the bytes above ASCII alone (a copy at memory speed, usually small): each character's
+        # lead byte stays next to its own continuation bytes, so a match here is a real one
+        high = buf.translate(None, _ASCII)
+        if _B_WIDE.search(high) is not None:
+            out.append(_WIDE_SPANS)
+    if b"\\u" in buf and _B_ESCAPED.search(buf) is not None:
         out.append(_escaped_spans)
     return out
 
