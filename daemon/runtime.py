@@ -188,7 +188,10 @@ class Runtime:
         return self._redactor
 
     def memory_repo(self) -> MemoryRepo:
-        return memory_repo(self.settings())
+        """The memory repository; every commit message it makes passes this runtime's redactor."""
+        from pipeline.memory.repository import MemoryRepo
+
+        return MemoryRepo(Path(self.settings().paths.memory_dir), secret_gate=self.redactor)
 
     async def aclose(self) -> None:
         if self._llm is not None:

@@ -27,6 +27,8 @@ import structlog
 from pipeline.errors import MemoryRepoError
 from pipeline.memory.git import run_git
 from pipeline.memory.layout import check_file, check_scope
+from pipeline.memory.message_gate import gate_message
+from pipeline.memory.validate import SecretFinder
 
 log = structlog.get_logger(__name__)
 
@@ -81,8 +83,11 @@ class Change:
 class MemoryRepo:
     """A git repository of memory scopes at ``path``."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, secret_gate: Callable[[], SecretFinder] | None = None) -> None:
+        """``secret_gate`` gives the secret finder every commit message passes (made on the first
+        commit: reading a repository never needs it); scratch copies keep it."""
         self.path = path
+        self.secret_gate = secret_gate
 
     async def git(self, *args: str, check: bool = True, input_text: str | None = None) -> str:
         return (await run_git(self.path, *args, check=check, input_text=input_text)).stdout
@@ -152,7 +157,7 @@ class MemoryRepo:
         try:
             sparse = ["--sparse"] if paths else []
             await run_git(tmp, "clone", "-q", "--no-tags", "--shared", *sparse, str(self.path), str(work))
-            clone = MemoryRepo(work)
+            clone = MemoryRepo(work, secret_gate=self.secret_gate)
             if paths:
                 await clone.git("sparse-checkout", "set", "--cone", "--", *paths)
             if ref != "HEAD":
@@ -231,7 +236,10 @@ class MemoryRepo:
         )
 
     async def commit_staged(self, message: str) -> str:
-        """Commit what is staged (hooks never run); returns the new HEAD."""
+        """Commit what is staged (hooks never run), the message through the secret gate; returns the
+        new HEAD."""
+        if self.secret_gate is not None:
+            message = gate_message(message, self.secret_gate())
         await self.git("commit", "-q", "--no-verify", "-F", "-", input_text=message)
         head = await self.head()
         assert head is not None
