@@ -1,5 +1,7 @@
 """The redaction engine: one Aho-Corasick pass over the lower-cased text finds every anchor of
 every rule; each rule then confirms its shape right there. Rules are compiled once per process.
+The text is normalised first (``normalise``: no terminal codes or invisible characters split a
+secret), and the normalised text is what ``redact`` returns.
 
 Text is handled as UTF-8 bytes (bytes make lower-casing and matching cheap even when the text holds
 emoji; a value may hold any Unicode, its span then counts characters, not bytes). Placeholders already in the text (``[REDACTED:rule:tag]``) are
