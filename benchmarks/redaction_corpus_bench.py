@@ -75,7 +75,9 @@ ALPHABETS = {
     "base32": string.ascii_lowercase + "234567",
 }
 _SLOT = re.compile(r"\{(!?)([A-Za-z0-9]+)(?::([\w-]+))?\}")
-_TERMINAL = re.compile("\x1b\\[[0-?]*[ -/]*[@-~]|[\u200b-\u200f\u2060-\u2064\ufeff]|\\\\+u(?:001b\\[[0-?]*[@-~]|200b)")
+_TERMINAL = re.compile(
+    "\x1b\\[[0-?]*[ -/]*[@-~]|[\u200b-\u200f\u2060-\u2064\ufeff]|\\\\+u(?:001b\\[[0-?]*[@-~]|200b)"
+)
 _SEP_BEFORE = " \n\"'=:(/"
 
 
@@ -106,8 +108,12 @@ class Draw:
         )
 
     def weak(self) -> str:
-        word = self.r.choice(["winter", "dragon", "monkey", "shadow", "sunshine", "letmein", "hello", "admin"])
-        return word + self.chars(self.r.randint(1, 4), string.digits) + self.chars(self.r.randint(0, 1), "!@#")
+        word = self.r.choice(
+            ["winter", "dragon", "monkey", "shadow", "sunshine", "letmein", "hello", "admin"]
+        )
+        return (
+            word + self.chars(self.r.randint(1, 4), string.digits) + self.chars(self.r.randint(0, 1), "!@#")
+        )
 
     def uuid(self) -> str:
         h = ALPHABETS["hex"]
@@ -187,7 +193,9 @@ def build(draw: Draw) -> list[Case]:
         if kind == "lookalike":
             cases.append(Case(kind, cls, "bare", text))
             cases.append(Case(kind, cls, "json-once", json.dumps({"type": "tool_result", "content": text})))
-            cases.append(Case(kind, cls, "tool-result", "\n".join("  │ " + line for line in text.split("\n"))))
+            cases.append(
+                Case(kind, cls, "tool-result", "\n".join("  │ " + line for line in text.split("\n")))
+            )
             continue
         once = json.dumps(secret)[1:-1]
         twice = json.dumps(once)[1:-1]
@@ -280,11 +288,15 @@ def throughput(redactors: dict[str, Redact], blob: str, rounds: int) -> dict[str
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--show", type=int, default=0, help="print up to N misses / altered look-alikes each")
     parser.add_argument("--repeat", type=int, default=4, help="copies of the texts timed")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved timing rounds (the best counts)")
-    parser.add_argument("--sample", type=int, default=0, help="keep about N cases, evenly spread (a quick run)")
+    parser.add_argument(
+        "--sample", type=int, default=0, help="keep about N cases, evenly spread (a quick run)"
+    )
     args = parser.parse_args(argv)
 
     from pipeline.redaction import Redactor
@@ -310,7 +322,9 @@ def main(argv: list[str] | None = None) -> int:
         f"\nthroughput, best of {args.rounds}: transcript text {len(mixed.encode()) / 1e6:.2f} MB "
         f"(fixture transcripts x{args.repeat}, corpus spliced in); corpus alone {len(dense.encode()) / 1e6:.2f} MB"
     )
-    print(f"{'redactor':<14} {'recall':>16} {'look-alikes kept':>18} {'MB/s transcript':>16} {'MB/s corpus':>12}")
+    print(
+        f"{'redactor':<14} {'recall':>16} {'look-alikes kept':>18} {'MB/s transcript':>16} {'MB/s corpus':>12}"
+    )
     for r in results:
         name = str(r["name"])
         print(
@@ -325,11 +339,18 @@ def main(argv: list[str] | None = None) -> int:
     missed: Counter[str] = Counter()
     for key, n in m["misses"].items():  # type: ignore[attr-defined]
         missed[key.split("/")[0]] += n
-    print("memd recall by class: " + ", ".join(f"{k} {by_class[k] - missed[k]}/{by_class[k]}" for k in classes))
+    print(
+        "memd recall by class: " + ", ".join(f"{k} {by_class[k] - missed[k]}/{by_class[k]}" for k in classes)
+    )
     speedup = speed["memd"] / speed["codex-4-regex"]
-    print(f"memd / baseline: {speedup:.2f}x on transcript text, {dense_speed['memd'] / dense_speed['codex-4-regex']:.2f}x on the corpus alone")
+    print(
+        f"memd / baseline: {speedup:.2f}x on transcript text, {dense_speed['memd'] / dense_speed['codex-4-regex']:.2f}x on the corpus alone"
+    )
     checks = [
-        (f"recall >= {TARGET_RECALL} ({m['recall']:.4f}; baseline {base['recall']:.4f})", m["recall"] >= TARGET_RECALL),  # type: ignore[operator]
+        (
+            f"recall >= {TARGET_RECALL} ({m['recall']:.4f}; baseline {base['recall']:.4f})",
+            m["recall"] >= TARGET_RECALL,
+        ),  # type: ignore[operator]
         (f"look-alikes kept >= {TARGET_KEPT} ({m['kept_rate']:.4f})", m["kept_rate"] >= TARGET_KEPT),  # type: ignore[operator]
         (
             f"at least {TARGET_SPEEDUP:g}x the four-regex baseline on transcript text ({speedup:.2f}x)",

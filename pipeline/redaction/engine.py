@@ -20,7 +20,6 @@ import ahocorasick_rs
 
 from pipeline.redaction.filters import Level, value_verdict
 from pipeline.redaction.key import Tagger
-from pipeline.redaction.normalise import normalise_bytes, normalise_mapped
 from pipeline.redaction.model import (
     GENERIC,
     Candidate,
@@ -33,6 +32,7 @@ from pipeline.redaction.model import (
     ScanRule,
     kept,
 )
+from pipeline.redaction.normalise import normalise_bytes, normalise_mapped
 from pipeline.redaction.reasons import Reason
 from pipeline.redaction.rules_cli import cli_rules
 from pipeline.redaction.rules_context import context_rules

@@ -7,14 +7,13 @@ import re
 
 from pipeline.redaction.filters import (
     Level,
-    distinct,
     basic_credentials,
+    distinct,
     dotted_name,
     has_digit,
     is_placeholder,
     is_reference,
     token_body_ok,
-    value_is_secret,
     value_verdict,
 )
 from pipeline.redaction.model import CONTEXT, STRUCTURE, Candidate, RegexRule, ScanRule, kept

@@ -155,13 +155,17 @@ def _piped(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -
         if raw is None:
             continue
         reason = _judge(raw)
-        out.append((s, e, "base64-secret", CONTEXT) if reason is None else kept(s, e, "base64-secret", reason))
+        out.append(
+            (s, e, "base64-secret", CONTEXT) if reason is None else kept(s, e, "base64-secret", reason)
+        )
     if not found and _SECRET_COMMAND.search(buf, lo, start):
         shown = _OUTPUT_LINE.match(buf, end)
         if shown is not None:
             s, e = shown.span("v")
             reason = value_verdict(shown.group("v"), Level.PASSWORD)
-            out.append((s, e, "base64-secret", CONTEXT) if reason is None else kept(s, e, "base64-secret", reason))
+            out.append(
+                (s, e, "base64-secret", CONTEXT) if reason is None else kept(s, e, "base64-secret", reason)
+            )
     return end
 
 

@@ -18,10 +18,20 @@ from pipeline.redaction.filters import Level, is_reference, value_verdict
 from pipeline.redaction.model import CONTEXT, Candidate, ScanRule, kept
 from pipeline.redaction.reasons import Reason
 
-_NAMES = (
-    "password passwort kennwort wachtwoord senha contrase\u00f1a contrasena has\u0142o "
-    "\u043f\u0430\u0440\u043e\u043b\u044c \u041f\u0430\u0440\u043e\u043b\u044c \u30d1\u30b9\u30ef\u30fc\u30c9 \u5bc6\u7801"
-).split()
+_NAMES = [
+    "password",
+    "passwort",
+    "kennwort",
+    "wachtwoord",
+    "senha",
+    "contraseña",
+    "contrasena",
+    "hasło",
+    "пароль",
+    "Пароль",
+    "パスワード",
+    "密码",
+]
 _NAME_ANCHORS = (
     *(n.encode() for n in _NAMES),
     # as a transcript holds them JSON-escaped, once or twice
@@ -40,12 +50,33 @@ _FILLER = rb"(?P<filler>(?:[ \t]+(?!(?:is|was|ist|lautet|est|es|era)[ \t])[^\s:=
 _VALUE = rb"(?P<q>\\*[\"'`]|\xe2\x80\x9c|\xc2\xab)?(?P<v>[^\s\"'`\\]{3,128})"
 _NAME = rb"(?P<name>" + b"|".join(re.escape(a) for a in _NAME_ANCHORS) + rb")"
 _PROSE = re.compile(_NAME + _FILLER + _COPULA + _VALUE, re.IGNORECASE)
-_OF = (
-    "for of to from on at del de da do per voor f\u00fcr pour para \u043e\u0442 \u0434\u043b\u044f "
-    "\u043a \u043d\u0430"
-).split()
+_OF = [
+    "for",
+    "of",
+    "to",
+    "from",
+    "on",
+    "at",
+    "del",
+    "de",
+    "da",
+    "do",
+    "per",
+    "voor",
+    "für",
+    "pour",
+    "para",
+    "от",
+    "для",
+    "к",
+    "на",
+]
 _OF_FORMS = sorted(
-    {f for w in _OF for f in (w.encode(), json.dumps(w)[1:-1].encode(), json.dumps(json.dumps(w)[1:-1])[1:-1].encode())},
+    {
+        f
+        for w in _OF
+        for f in (w.encode(), json.dumps(w)[1:-1].encode(), json.dumps(json.dumps(w)[1:-1])[1:-1].encode())
+    },
     key=len,
     reverse=True,
 )
@@ -94,7 +125,12 @@ def _prose(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -
     m = _PROSE.match(buf, start) or _PROSE_BARE.match(buf, start)
     if m is None:
         return 0
-    if m.re is _PROSE and m.group("colon") and not m.group("filler") and m.group("name").lower() in _CODE_NAMES:
+    if (
+        m.re is _PROSE
+        and m.group("colon")
+        and not m.group("filler")
+        and m.group("name").lower() in _CODE_NAMES
+    ):
         return 0  # ``password: ...`` is an assignment: the generic rule's
     s, e = m.span("v")
     while e > s and buf[e - 1] in _TRAILING:

@@ -17,7 +17,16 @@ _ESCAPES = re.compile(rb"\\+[nrt\"]")
 _TOKEN = re.compile(rb"[^\s\"']+")
 _NUMBERING = re.compile(rb"[0-9]{1,2}[.):]")
 _PUNCT = b".,;:\"'`)"
-ANCHORS = (b"seed", b"mnemonic", b"recovery phrase", b"secret phrase", b"phrase:", b"bip39", b"bip-39", b"wallet")
+ANCHORS = (
+    b"seed",
+    b"mnemonic",
+    b"recovery phrase",
+    b"secret phrase",
+    b"phrase:",
+    b"bip39",
+    b"bip-39",
+    b"wallet",
+)
 
 
 @lru_cache(maxsize=1)

@@ -39,7 +39,8 @@ async def test_a_secret_in_the_commit_message_is_redacted(tmp_path: Path) -> Non
     body = await _commit(repo, message)
     assert token not in body
     assert "[REDACTED]" in body
-    assert "Sessions: 0a1b2c" in body and body.startswith("memd: projects/x: consolidate")
+    assert "Sessions: 0a1b2c" in body
+    assert body.startswith("memd: projects/x: consolidate")
 
 
 async def test_scratch_copies_keep_the_gate(tmp_path: Path) -> None:
