@@ -118,7 +118,7 @@ def service_rules() -> list[RegexRule | ScanRule]:
 
 # Azure DevOps personal access tokens (the older format): 52 characters of lower-case base32 with no
 # prefix, so only near a word that names Azure DevOps or a PAT.
-_ADO_ANCHORS = (b"devops", b"dev.azure.com", b"visualstudio.com", b"vsts", b"ado_pat", b"ado pat", b"_pat")
+_ADO_ANCHORS = (b"devops", b"dev.azure.com", b"visualstudio.com", b"vsts", b"ado_pat", b"ado pat")
 _ADO_WINDOW = 240
 _ADO_PAT = re.compile(rb"(?<![A-Za-z0-9])[a-z2-7]{52}(?![A-Za-z0-9])")
 MIN_ADO_DISTINCT = 16
