@@ -154,8 +154,8 @@ def _pair(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) ->
     while e > s and buf[e - 1] in _TRAILING:
         e -= 1
     v = buf[s:e]
-    if m.group("sep") == b"/" and v[:1] == b"/":
-        return m.end()  # a path
+    if m.group("sep") == b"/" and (v[:1] == b"/" or (_WORDISH.fullmatch(v) and buf[s - 1] == 47)):
+        return m.end()  # a path (``login: src/auth``), not ``admin / hunter2`` or ``demo/Tr0ub4dor``
     reason = value_verdict(v, Level.LITERAL_PASSWORD)
     if reason is None and is_reference(v) and not v.isalpha():
         reason = Reason.REFERENCE
