@@ -48,8 +48,8 @@ _COPULA = (
 )
 _FILLER = rb"(?P<filler>(?:[ \t]+(?!(?:is|was|ist|lautet|est|es|era)[ \t])[^\s:=\"'`\xef\\]{1,24}){0,4}?)"
 _VALUE = rb"(?P<q>\\*[\"'`]|\xe2\x80\x9c|\xc2\xab)?(?P<v>[^\s\"'`\\]{3,128})"
-_NAME = rb"(?P<name>" + b"|".join(re.escape(a) for a in _NAME_ANCHORS) + rb")"
-_PROSE = re.compile(_NAME + _FILLER + _COPULA + _VALUE, re.IGNORECASE)
+# Both patterns are matched where the name (the anchor the engine found) ends.
+_PROSE = re.compile(_FILLER + _COPULA + _VALUE, re.IGNORECASE)
 _OF = [
     "for",
     "of",
@@ -81,8 +81,7 @@ _OF_FORMS = sorted(
     reverse=True,
 )
 _PROSE_BARE = re.compile(  # "мой пароль <v>", "пароль от сервера <v>": no copula, the value ends the sentence
-    _NAME
-    + rb"(?:[ \t]+(?:"
+    rb"(?:[ \t]+(?:"
     + b"|".join(re.escape(w) for w in _OF_FORMS)
     + rb")[ \t]+(?:[^\s\"'`\\]|\\+u[0-9a-fA-F]{4}){1,24})?(?P<bare>[ \t]+)"
     + _VALUE,
@@ -90,7 +89,8 @@ _PROSE_BARE = re.compile(  # "мой пароль <v>", "пароль от се�
 )
 _GLUED = frozenset(b"-_.$@/ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _AFTER_NAME = frozenset((b" ", b"\t", b":", b"\xef", b"\\"))
-_CODE_NAMES = frozenset((b"password", b"pw:"))
+_CODE_NAMES = frozenset((b"password", b"pw"))
+_SHORT_NAMES = frozenset((b"pw is", b"pw:"))
 _SENTENCE_END = re.compile(rb"[ \t]*(?:$|\r?\n|\\+[nr\"]|[\"'`]|[.,;)!?](?:[ \t\r\n\\\"'`]|$))")
 _TRAILING = b".,;:!?)]}\"'`"
 _WORDISH = re.compile(rb"[A-Za-z\x80-\xff][a-z\x80-\xff]*")
@@ -122,15 +122,12 @@ _PAIR = re.compile(
 def _prose(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
     if (start and buf[start - 1] in _GLUED) or buf[end : end + 1] not in _AFTER_NAME:
         return 0  # ``DB_PASSWORD``, ``--password``, ``"password":``: a name in code, the other rules'
-    m = _PROSE.match(buf, start) or _PROSE_BARE.match(buf, start)
+    if low[start:end] in _SHORT_NAMES:
+        end = start + 2  # "pw is", "pw:": the copula is matched below
+    m = _PROSE.match(buf, end) or _PROSE_BARE.match(buf, end)
     if m is None:
         return 0
-    if (
-        m.re is _PROSE
-        and m.group("colon")
-        and not m.group("filler")
-        and m.group("name").lower() in _CODE_NAMES
-    ):
+    if m.re is _PROSE and m.group("colon") and not m.group("filler") and low[start:end] in _CODE_NAMES:
         return 0  # ``password: ...`` is an assignment: the generic rule's
     s, e = m.span("v")
     while e > s and buf[e - 1] in _TRAILING:
