@@ -13,6 +13,11 @@ prefixed), coloured with ANSI codes (``grep --color=always`` on its name, ``jq -
 a zero-width space inside it) and coloured inside JSON. Every look-alike is scored bare, escaped
 once and as a tool result.
 
+A second split (benchmarks/data/redaction_fresh.txt, 40 secrets and 20 look-alikes in phrasings
+the first split does not use) was written after the rules were tuned on the first; it is scored the
+same way and printed without a target. Its first run, before any rule saw it: memd 249/280 (0.889),
+look-alikes 57/60; the baseline 23/280.
+
 A secret counts as caught when neither it (raw or escaped) nor any 12-character fragment of it is
 left in the output, once terminal codes and invisible characters are taken out of the output. A
 look-alike counts as kept when the text comes out unchanged.
@@ -52,6 +57,9 @@ if __package__ in (None, ""):  # run as a file: make the repository importable
 from benchmarks.redaction_bench import codex_redact
 
 CORPUS = Path(__file__).with_name("data") / "redaction_heldout.txt"
+FRESH = Path(__file__).with_name("data") / "redaction_fresh.txt"
+"""A second split, written after the rules were tuned on the first: its figures are printed (no
+target) to say how far the rules generalise to phrasings they were not tuned on."""
 TRANSCRIPTS = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "transcripts"
 SPLICE_EVERY = 4
 SEED = 0x24C0DE
@@ -152,9 +160,9 @@ class Draw:
         return None  # not a slot: text in braces (``{token}``, ``{{token}}``)
 
 
-def load(draw: Draw) -> Iterator[tuple[str, str, str, str]]:
+def load(draw: Draw, corpus: Path = CORPUS) -> Iterator[tuple[str, str, str, str]]:
     """(kind, class, text, secret) per corpus line, its slots filled."""
-    for raw in CORPUS.read_text(encoding="utf-8").splitlines():
+    for raw in corpus.read_text(encoding="utf-8").splitlines():
         if not raw.strip() or raw.startswith("#"):
             continue
         kind, cls, template = raw.split("\t", 2)
@@ -187,9 +195,9 @@ def colour(text: str, secret: str, draw: Draw) -> str:
     return f"{head[:start]}\x1b[01;31m\x1b[K{head[start:end]}\x1b[m\x1b[K{head[end:]}{value}{tail}"
 
 
-def build(draw: Draw) -> list[Case]:
+def build(draw: Draw, corpus: Path = CORPUS) -> list[Case]:
     cases: list[Case] = []
-    for kind, cls, text, secret in load(draw):
+    for kind, cls, text, secret in load(draw, corpus):
         if kind == "lookalike":
             cases.append(Case(kind, cls, "bare", text))
             cases.append(Case(kind, cls, "json-once", json.dumps({"type": "tool_result", "content": text})))
@@ -331,6 +339,18 @@ def main(argv: list[str] | None = None) -> int:
             f"{name:<14} {r['hit']:>5}/{r['secrets']:<4} {r['recall']:.4f} "
             f"{r['kept']:>5}/{r['looks']:<4} {r['kept_rate']:.4f}   {speed[name]:>14.2f} {dense_speed[name]:>12.2f}"
         )
+    fresh = build(Draw(SEED), FRESH)
+    fresh_results = [score(name, redact, fresh, 0) for name, redact in redactors.items()]
+    print(f"\nsecond split, never tuned on ({FRESH.name}): no target")
+    for r in fresh_results:
+        print(
+            f"{r['name']:<14} {r['hit']:>5}/{r['secrets']:<4} {r['recall']:.4f} "
+            f"{r['kept']:>5}/{r['looks']:<4} {r['kept_rate']:.4f}"
+        )
+    if fresh_results[0]["misses"]:
+        print(
+            "memd misses there: " + ", ".join(f"{k} {v}" for k, v in fresh_results[0]["misses"].most_common())
+        )  # type: ignore[attr-defined]
     m, base = results[0], results[1]
     for label, counter in (("memd misses", m["misses"]), ("memd altered look-alikes", m["altered"])):
         if counter:
