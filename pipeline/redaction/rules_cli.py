@@ -86,7 +86,7 @@ _CLI_FLAGS: list[tuple[tuple[bytes, ...], re.Pattern[bytes], bool]] = [
         False,
     ),
     ((b"zip ", b"7z ", b"7za ", b"7zz ", b"rar "), re.compile(rb"-(?<![\w-]-)P[ \t]+" + _QVAL), False),
-    ((b"7z ", b"7za ", b"7zz ", b"rar "), re.compile(rb"-(?<![\w-]-)p(?=[^\s-])" + _QVAL), False),
+    ((b"7z ", b"7za ", b"7zz ", b"rar "), re.compile(rb"-(?<![\w-]-)h?p(?=[^\s-])" + _QVAL), False),
     ((b"ssh-keygen",), re.compile(rb"-(?<![\w-]-)[NP][ \t]+" + _QVAL), False),
     ((b"openssl",), re.compile(rb"-(?<![\w-]-)k[ \t]+" + _QVAL), False),
     ((b"xfreerdp", b"wlfreerdp"), re.compile(rb"/(?<![\w-]/)p:" + _QVAL), False),

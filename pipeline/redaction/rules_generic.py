@@ -191,8 +191,8 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
     # A value without blanks is one token: names inside it (``a=a=a=...``) are not searched again,
     # which keeps the scan linear. A value with blanks may hold more assignments, and a bare name
     # may be the next key (``key="ClearTextPassword" value="..."``).
-    if _BLANK.search(buf, s, e) is None and _NAME.fullmatch(buf, s, e) is None:
-        return e
+    if _BLANK.search(buf, s, e) is None and _NAME.fullmatch(buf, s, e) is None and buf[e - 1 : e] != b":":
+        return e  # (a value ending in ``:`` is the next key: ``secret.yaml: password: ...``)
     return ident_end
 
 

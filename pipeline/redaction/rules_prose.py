@@ -40,13 +40,17 @@ _NAME_ANCHORS = (
     b"mot de passe",
     b"pw is",
     b"pw:",
+    b"pw ",
 )
 _E_ACUTE = rb"(?:\xc3\xa9|\xc3\xa8|\\+u00e[89])"  # Portuguese é, Italian è (raw or JSON-escaped)
 _COPULA = (
     rb"(?:[ \t]+(?:is|was|ist|lautet|est|es|era|" + _E_ACUTE + rb"|-|\xe2\x80\x94)[ \t]+"
     rb"|[ \t]*(?P<colon>:|\xef\xbc\x9a|\\+uff1a)[ \t]*)"
 )
-_FILLER = rb"(?P<filler>(?:[ \t]+(?!(?:is|was|ist|lautet|est|es|era)[ \t])[^\s:=\"'`\xef\\]{1,24}){0,4}?)"
+_FILLER = (
+    rb"(?P<filler>(?:[ \t]+(?!(?:is|was|ist|lautet|est|es|era)[ \t])"
+    rb"(?:[^\s:=\"'`\xef\\]|\\+u[0-9a-fA-F]{4}){1,24}){0,4}?)"
+)
 _VALUE = rb"(?P<q>\\*[\"'`]|\xe2\x80\x9c|\xc2\xab)?(?P<v>[^\s\"'`\\]{3,128})"
 # Both patterns are matched where the name (the anchor the engine found) ends.
 _PROSE = re.compile(_FILLER + _COPULA + _VALUE, re.IGNORECASE)
@@ -90,13 +94,15 @@ _PROSE_BARE = re.compile(  # "мой пароль <v>", "пароль от се�
 _GLUED = frozenset(b"-_.$@/ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _AFTER_NAME = frozenset((b" ", b"\t", b":", b"\xef", b"\\"))
 _CODE_NAMES = frozenset((b"password", b"pw"))
-_SHORT_NAMES = frozenset((b"pw is", b"pw:"))
+_SHORT_NAMES = frozenset((b"pw is", b"pw:", b"pw "))
 _SENTENCE_END = re.compile(rb"[ \t]*(?:$|\r?\n|\\+[nr\"]|[\"'`]|[.,;)!?](?:[ \t\r\n\\\"'`]|$))")
 _TRAILING = b".,;:!?)]}\"'`"
 _WORDISH = re.compile(rb"[A-Za-z\x80-\xff][a-z\x80-\xff]*")
 """A word as prose writes it (lower case, maybe capitalised): not a password by its look."""
 
 _PAIR_LEAD = (
+    b"log in ",
+    b"login ",
     b"log in with",
     b"login with",
     b"log in as",
@@ -113,17 +119,19 @@ _PAIR_LEAD = (
 )
 _PAIR = re.compile(
     rb"(?:log ?in|sign ?in|logged in|creds|credentials|user/pass(?:word)?|username/password|login/password)"
-    rb"(?:[ \t]+(?:with|as|using|are|is)|[ \t]*[:=])[ \t]*(?P<user>[\w.@+-]{1,64})[ \t]*(?P<sep>/|:)[ \t]*"
+    rb"(?:[ \t]+(?:with|as|using|are|is)|[ \t]*[:=]|(?<=[Ii][Nn])(?=[ \t]+[\w.@+-]{1,64}[ \t]+/[ \t]))"
+    rb"[ \t]*(?P<user>[\w.@+-]{1,64})[ \t]*(?P<sep>/|:)[ \t]*"
     rb"(?P<v>[^\s\"'`]{1,128})",
     re.IGNORECASE,
 )
 
 
 def _prose(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    if low[start:end] in _SHORT_NAMES:
+        end = start + 2  # "pw is", "pw:", "pw for ...": the rest is matched below
     if (start and buf[start - 1] in _GLUED) or buf[end : end + 1] not in _AFTER_NAME:
         return 0  # ``DB_PASSWORD``, ``--password``, ``"password":``: a name in code, the other rules'
-    if low[start:end] in _SHORT_NAMES:
-        end = start + 2  # "pw is", "pw:": the copula is matched below
+
     m = _PROSE.match(buf, end) or _PROSE_BARE.match(buf, end)
     if m is None:
         return 0
@@ -153,6 +161,8 @@ def _pair(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) ->
     v = buf[s:e]
     if m.group("sep") == b"/" and (v[:1] == b"/" or (_WORDISH.fullmatch(v) and buf[s - 1] == 47)):
         return m.end()  # a path (``login: src/auth``), not ``admin / hunter2`` or ``demo/Tr0ub4dor``
+    if _WORDISH.fullmatch(v) and v[:1].isupper():
+        return m.end()  # a name: "log in with GitHub / Google"
     reason = value_verdict(v, Level.LITERAL_PASSWORD)
     if reason is None and is_reference(v) and not v.isalpha():
         reason = Reason.REFERENCE

@@ -97,11 +97,17 @@ PROSE_PASSWORDS = [
     ("het wachtwoord is {v}", _word_password),
     ("пароль: {v}", _word_password),
     ("мой пароль {v}", _word_password),
+    # found by the second benchmark split (benchmarks/data/redaction_fresh.txt)
+    ("ok so the root pw for the nas is {v}", _word_password),
+    ("das Passwort für den Server lautet {v}", _word_password),
+    ("use login admin / {v} for grafana", _word_password),
+    ("secret.yaml: password: {v}", lambda: base64.b64encode(password().encode()).decode()),
 ]
 
 COMMAND_LINES = [
     ("zip -r -P {v} backup.zip db/", password),
     ("7z a -p{v} -mhe=on vault.7z secrets/", lambda: rand(14)),
+    ("rar a -hp{v} backup.rar docs/", lambda: rand(12)),
     ("ansible-playbook site.yml --vault-password-file <(echo {v})", password),
     ("mysql -uroot -p'{v}' app", lambda: "p@ss$w0rd!" + rand(4)),
     ("curl -u deploy:'{v}' https://ci.acme.dev/api", lambda: "a$b&c|" + rand(8)),
@@ -237,6 +243,8 @@ LOOK_ALIKES = [
     "Passwort ist erforderlich",
     "le mot de passe est incorrect",
     "log in with your SSO account / then open the dashboard",
+    "log in with GitHub / Google",
+    "login: src/auth is where it lives",
     "the creds are in 1Password",
     # bearer words and references
     "Authorization: Bearer $TOKEN",
