@@ -344,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
         )
     fresh = build(Draw(SEED), FRESH)
     fresh_results = [score(name, redact, fresh, 0) for name, redact in redactors.items()]
-    print(f"\nsecond split, never tuned on ({FRESH.name}): no target")
+    print(f"\nsecond split, written after the rules were tuned on the first ({FRESH.name}): no target")
     for r in fresh_results:
         print(
             f"{r['name']:<14} {r['hit']:>5}/{r['secrets']:<4} {r['recall']:.4f} "
