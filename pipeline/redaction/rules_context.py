@@ -29,13 +29,16 @@ _DB_SCHEMES = frozenset(
 )
 
 _SCHEME_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789+.-")
+_AUTH_CHAR = rb"(?:[^\s/?@\"'`\\<>\[\]{}]|\\u[0-9a-fA-F]{4})"
 _URL_CRED = re.compile(
     rb"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]{0,30})://"
-    rb"(?P<user>(?:[^\s:/@\"'`\\<>\[\]{}]|\\u[0-9a-fA-F]{4}){0,128})"
-    # the password runs to the authority's last ``@`` (an unescaped ``@`` may sit inside it)
-    rb"(?::(?P<pw>(?:[^\s/?\"'`\\<>\[\]{}]|\\u[0-9a-fA-F]{4}){1,256}))?"
+    rb"(?P<user>(?:[^\s:/@\"'`\\<>\[\]{}]|\\u[0-9a-fA-F]{4}){0,128}+)"
+    # the password runs to the authority's last ``@`` (an unescaped ``@`` may sit inside it); every
+    # part is possessive, so a URL without credentials fails at once
+    rb"(?::(?P<pw>(?:" + _AUTH_CHAR + rb"++|@(?=" + _AUTH_CHAR + rb"*+@))++))?"
     rb"@(?=[^\s/@\"'`\\<>\[\]{}?#]{1,255}(?:[\s/\"'`\\<>\[\]{}?#]|$))"
 )
+MAX_URL_PASSWORD = 256
 _SHORTEST = 3  # the engine's shortest secret
 MIN_URL_TOKEN = 16
 """A user name without a password in a URL is a token when it is at least this long and random
@@ -66,6 +69,8 @@ def _url_credentials(buf: bytes, low: bytes, start: int, end: int, out: list[Can
     scheme = m.group("scheme").lower().split(b":")[-1]
     name = "db-url" if scheme in _DB_SCHEMES or scheme.startswith(b"jdbc") else "basic-auth-url"
     pw = m.group("pw")
+    if pw is not None and len(pw) > MAX_URL_PASSWORD:
+        return m.end()
     if pw is None:  # a user alone: a token only when it looks like one
         user = m.group("user")
         if len(user) >= MIN_URL_TOKEN and has_digit(user) and token_body_ok(user, 10):
