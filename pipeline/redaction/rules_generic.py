@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from pipeline.redaction.filters import Level
 from pipeline.redaction.model import Candidate, ScanRule
-from pipeline.redaction.values import UNQUOTED, quoted_end
+from pipeline.redaction.values import MAX_QUOTED, UNQUOTED, quoted_pattern
 from pipeline.redaction.wrap import yaml_block
 
 ANCHORS = (b"pass", b"pwd", b"secret", b"token", b"key", b"auth", b"cred", b"mnemonic", b"phrase")
@@ -44,6 +44,9 @@ _ENV_NAME = re.compile(rb"[A-Z][A-Z0-9_]*")
 """An upper-case name: in an env file, a shell or YAML its unquoted value is a string, not code."""
 _CALL = re.compile(rb"[A-Za-z_$][\w.$]*[(\[]")
 _SEG = re.compile(rb"[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])")
+_ASSIGN_MATCH = _ASSIGN.match
+_BLANK_SEARCH = _BLANK.search
+_NAME_FULLMATCH = _NAME.fullmatch
 
 
 def _words(text: str) -> frozenset[str]:
@@ -124,24 +127,20 @@ def _classify_named(identifier: bytes) -> tuple[int, str] | None:
     return int(level), "aws-secret-access-key" if b"aws" in low and b"secret" in low else "secret-assignment"
 
 
-def _identifier_start(buf: bytes, pos: int) -> int:
-    lo = max(0, pos - 80)
-    return lo + 1 + buf[lo:pos].translate(_ID_MASK).rfind(b" ")
-
-
 def _value_span(
     buf: bytes, s: int, vq: bytes | None, op: bytes, ident_start: int
 ) -> tuple[int, int, bool] | None:
     """Where the value starting at ``s`` is: quoted, ODBC-braced, a YAML block or one word, and
     whether it is written as a literal (quoted or braced); ``None`` when it is code (a call, an
     index) rather than a value."""
-    e = -1 if vq is None else quoted_end(buf, s, vq[-1], len(vq) - 1)
-    if e >= 0:
-        return s, e, True
-    if buf[s : s + 1] == b"{" and (braced := _BRACED.match(buf, s)) is not None:
+    if vq is not None:
+        quoted = quoted_pattern(vq[-1], len(vq) - 1).match(buf, s, s + MAX_QUOTED + 8)
+        if quoted is not None:
+            return s, quoted.end(), True
+    if buf[s] == 123 and (braced := _BRACED.match(buf, s)) is not None:  # {
         return (*braced.span("v"), True)  # ODBC: PWD={p@ss;word}
     # unquoted, or a quote not closed on its line: the value is one word
-    word = UNQUOTED.match(buf, s, min(len(buf), s + MAX_UNQUOTED))
+    word = UNQUOTED.match(buf, s, s + MAX_UNQUOTED)
     e = s if word is None else word.end()
     cut = _NEXT_PAIR.search(buf, s, e)
     if cut is not None:
@@ -160,22 +159,22 @@ def _value_span(
 
 
 def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
-    m = _ASSIGN.match(buf, end)
+    m = _ASSIGN_MATCH(buf, end)
     if m is None:
         return 0
-    ident_end = m.end("end")
-    ident_start = _identifier_start(buf, start)
+    ident_end = m.end(1)  # "end"
+    lo = start - 80 if start > 80 else 0
+    ident_start = lo + 1 + buf[lo:start].translate(_ID_MASK).rfind(b" ")
     if ident_start >= 2 and buf[ident_start - 1] == 92 and buf[ident_start] in b"nrt":  # \nNAME=
         ident_start += 1
-    identifier = buf[ident_start:ident_end]
-    op = m.group("op")
-    vq = m.group("vq")
+    op, vq = m.group(3, 4)  # "op", "vq"
     if op == b">" and (buf[ident_start - 1 : ident_start] != b"<" or vq is not None):
         return ident_end
     if op == b"," and not (
-        m.group("kq") and buf[max(0, ident_start - 3) : ident_start - 1].strip()[-1:] == b"("
+        m.group(2) and buf[max(0, ident_start - 3) : ident_start - 1].strip()[-1:] == b"("
     ):
         return ident_end  # ("password", "value") is a call; ["APIKey", "Principal"] is a list
+    identifier = buf[ident_start:ident_end]
     named = _classify_named(identifier)
     if named is None:
         return ident_end
@@ -191,7 +190,7 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
     # A value without blanks is one token: names inside it (``a=a=a=...``) are not searched again,
     # which keeps the scan linear. A value with blanks may hold more assignments, and a bare name
     # may be the next key (``key="ClearTextPassword" value="..."``).
-    if _BLANK.search(buf, s, e) is None and _NAME.fullmatch(buf, s, e) is None and buf[e - 1 : e] != b":":
+    if _BLANK_SEARCH(buf, s, e) is None and _NAME_FULLMATCH(buf, s, e) is None and buf[e - 1 : e] != b":":
         return e  # (a value ending in ``:`` is the next key: ``secret.yaml: password: ...``)
     return ident_end
 
