@@ -265,9 +265,9 @@ class Redactor:
                 found = tags[secret] = self._tag(secret)
             return found
 
-        pos = 0
-        if text.isascii():  # byte offsets are character offsets: build the result as str
-            pieces: list[str] = []
+        pieces: list[str] = []
+        if text.isascii():  # byte offsets are character offsets
+            pos = 0
             for s, e, name, _ in spans:
                 pieces.append(text[pos:s])
                 pieces.append(f"[REDACTED:{name}:{tag(buf[s:e])}]")
@@ -275,14 +275,20 @@ class Redactor:
                 pos = e
             pieces.append(text[pos:])
             return RedactionResult(text="".join(pieces), counts=dict(counts))
-        parts: list[bytes] = []
+        # Character offsets from byte offsets, decoding only the pieces that are not ASCII: decoding
+        # the whole result again costs more than the rules do on most text.
+        pos = chars = 0
         for s, e, name, _ in spans:
-            parts.append(buf[pos:s])
-            parts.append(b"[REDACTED:%s:%s]" % (name.encode(), tag(buf[s:e]).encode()))
+            gap = buf[pos:s]
+            start = chars + (len(gap) if gap.isascii() else len(gap.decode("utf-8", "surrogatepass")))
+            secret = buf[s:e]
+            end = start + (len(secret) if secret.isascii() else len(secret.decode("utf-8", "surrogatepass")))
+            pieces.append(text[chars:start])
+            pieces.append(f"[REDACTED:{name}:{tag(secret)}]")
             counts[name] += 1
-            pos = e
-        parts.append(buf[pos:])
-        return RedactionResult(text=b"".join(parts).decode("utf-8", "surrogatepass"), counts=dict(counts))
+            pos, chars = e, end
+        pieces.append(text[chars:])
+        return RedactionResult(text="".join(pieces), counts=dict(counts))
 
     def find(self, text: str) -> list[Finding]:
         """Every secret in ``text``: rule and character span (offsets in ``text`` as given), never the value."""
