@@ -27,6 +27,7 @@ from pipeline.redaction.model import (
     Kept,
     RedactionReport,
     RedactionResult,
+    RegexRule,
     Rule,
     Scan,
     ScanRule,
@@ -69,7 +70,7 @@ class _Compiled:
                 anchors.setdefault(anchor, []).append(rule)
         index = {id(rule): i for i, rule in enumerate(self.rules)}
         self.by_pattern: list[Sequence[tuple[int, Scan]]] = [
-            tuple((index[id(r)], r.scan if isinstance(r, ScanRule) else r.collect) for r in rs)
+            tuple((index[id(r)], _scanner(r)) for r in rs)
             for rs in anchors.values()
         ]
         self.placeholder_index = len(self.by_pattern)
@@ -101,6 +102,14 @@ class _Compiled:
         return out, protected
 
 
+def _scanner(rule: Rule) -> Scan:
+    if isinstance(rule, ScanRule):
+        return rule.scan
+    if isinstance(rule, RegexRule):
+        return rule.scanner()
+    return rule.collect
+
+
 _LEVELS = {int(level): level for level in Level}
 
 
@@ -116,16 +125,17 @@ def _resolve(
     if deferred:
         verdicts: dict[tuple[bytes, int], Reason | None] = {}  # for this call only: values are secrets
         covered = _Spans([(c[0], c[1]) for c in verified])
+        starts, max_end = covered.starts, covered.max_end
         for s, e, name, level in deferred:
-            if covered.overlaps(s, e):
+            i = bisect_left(starts, e)
+            if i and max_end[i - 1] > s:  # covered.overlaps(s, e), inline: this loop is hot
                 continue
             value = buf[s:e]
             key = (value, level)  # transcripts repeat values (a tool result is stored twice)
-            reason = (
-                verdicts[key]
-                if key in verdicts
-                else verdicts.setdefault(key, value_verdict(value, _LEVELS[level]))
-            )
+            if key in verdicts:
+                reason = verdicts[key]
+            else:
+                reason = verdicts[key] = value_verdict(value, _LEVELS[level])
             if reason is None:
                 verified.append((s, e, name, GENERIC))
             elif keep:
@@ -136,25 +146,28 @@ def _resolve(
         verified = [c for c in verified if not shield.overlaps(c[0], c[1])]
     merged: list[Candidate] = []
     size = len(buf)
+    last_end = -1  # the end of merged[-1]
     for s, e, name, prio in verified:
         if e - s < _SHORT and _chars(buf, s, e) < MIN_SECRET_LEN:  # too short to be a credential
             if keep:
                 rejected.append(kept(s, e, name, Reason.TOO_SHORT))
             continue
         if (
-            (not merged or e > merged[-1][1])  # a span inside the previous one was extended with it
+            e > last_end  # a span inside the previous one was extended with it
             and e < size
             and buf[e] in _BREAK_BYTES
             and (buf[e] != 92 or buf[e + 1 : e + 2] in _ESCAPED_BREAKS)
         ):
             e = extend_wrapped(buf, s, e)  # the value may go on over the next lines
-        if merged and s < merged[-1][1]:
+        if s < last_end:
             ms, me, mname, mprio = merged[-1]
             if (prio, e - s) > (mprio, me - ms):
                 mname, mprio = name, prio
-            merged[-1] = (ms, max(me, e), mname, mprio)
+            last_end = max(me, e)
+            merged[-1] = (ms, last_end, mname, mprio)
         else:
             merged.append((s, e, name, prio))
+            last_end = e
     if not keep:
         return merged, []
     hidden = _Spans([(c[0], c[1]) for c in merged] + protected)

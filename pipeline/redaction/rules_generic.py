@@ -34,7 +34,7 @@ _ASSIGN = re.compile(
 MAX_UNQUOTED = 1024
 # An unquoted value ends before ``;``/``,``/``&`` that start the next ``name=`` (query strings,
 # ADO.NET connection strings, flow mappings) and before closing brackets or a ``<`` tag at its end.
-_NEXT_PAIR = re.compile(rb"[;,&][ \t]*[A-Za-z_][\w. -]{0,40}=|<")
+_NEXT_PAIR = re.compile(rb"[;,&<](?:(?<=<)|[ \t]*[A-Za-z_][\w. -]{0,40}=)")  # one class first: a fast search
 _TRAILING = b",;)}]"
 _BLOCK_START = b"|>"
 _BRACED = re.compile(rb"\{(?P<v>[^{}$\s\\](?:[^}\r\n\\]|\}\}){0,255})\}(?=[;\s\"'\\]|$)")
@@ -147,7 +147,8 @@ def _value_span(
         e = cut.start()
     while e > s and buf[e - 1] in _TRAILING:
         e -= 1
-    if _CALL.match(buf, s, e + 1):  # a call or an index: code, not a value
+    if (buf.find(b"(", s, e + 1) >= 0 or buf.find(b"[", s, e + 1) >= 0) and _CALL.match(buf, s, e + 1):
+        # a call or an index: code, not a value
         return None
     if e - s <= 2 and buf[s] in _BLOCK_START:
         block = yaml_block(buf, ident_start, buf[s:e], e)
