@@ -90,8 +90,9 @@ class _Compiled:
         protected: list[tuple[int, int]] = []
         by_pattern = self.by_pattern
         resume = [0] * len(self.rules)
+        placeholder = self.placeholder_index
         for index, start, end in self.automaton.find_matches_as_indexes(low, overlapping=True):
-            if index == self.placeholder_index:
+            if index == placeholder:
                 m = PLACEHOLDER_RE.match(buf, start)
                 if m is not None:
                     protected.append(m.span())

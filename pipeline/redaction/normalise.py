@@ -18,6 +18,7 @@ from collections.abc import Callable
 # Each pass removes what one pattern finds (or, for the C0 controls, what a translation deletes):
 # text without anything to remove costs a few byte searches.
 _C0 = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
+_C0_BYTES = [bytes([c]) for c in _C0]
 _B_C0 = re.compile(b"[" + re.escape(_C0) + b"]+")
 _B_SEQUENCE = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]{0,4096}(?:\x07|\x1b\\)?|[ -/]*[0-~])")
 _B_OVERSTRUCK = re.compile(rb"(?:[^\x08\n\x80-\xbf][\x80-\xbf]*)?\x08")
@@ -79,7 +80,7 @@ def _passes(buf: bytes) -> list[Callable[[bytes], Spans]]:
         out.append(_SEQUENCE_SPANS)
     if b"\x08" in buf:
         out.append(_OVERSTRUCK_SPANS)
-    if len(buf.translate(None, _C0)) != len(buf):
+    if any(byte in buf for byte in _C0_BYTES):  # one memchr each: cheaper than a copy of the text
         out.append(_C0_SPANS)
     if not buf.isascii():
         # the bytes above ASCII alone (a copy at memory speed, usually small): each character's

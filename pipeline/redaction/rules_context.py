@@ -29,6 +29,7 @@ _DB_SCHEMES = frozenset(
 )
 
 _SCHEME_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789+.-")
+_SCHEME_MASK = bytes(97 if c in _SCHEME_CHARS else 32 for c in range(256))  # scheme chars -> "a", others -> " "
 _AUTH_CHAR = rb"(?:[^\s/?@\"'`\\<>\[\]{}]|\\u[0-9a-fA-F]{4})"
 _URL_CRED = re.compile(
     rb"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]{0,30})://"
@@ -58,9 +59,8 @@ def url_placeholder(pw: bytes) -> bool:
 
 def _url_credentials(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
     """Only the credential of a URL is a secret: its scheme, host, port and path stay."""
-    pos = start
-    while pos > start - 31 and pos > 0 and low[pos - 1] in _SCHEME_CHARS:
-        pos -= 1
+    lo = start - 31 if start > 31 else 0  # the scheme: up to 31 scheme characters before ``://``
+    pos = lo + 1 + low[lo:start].translate(_SCHEME_MASK).rfind(b" ")
     while pos < start and not (97 <= low[pos] <= 122):
         pos += 1
     m = _URL_CRED.match(buf, pos)

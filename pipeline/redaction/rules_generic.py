@@ -38,15 +38,15 @@ _NEXT_PAIR = re.compile(rb"[;,&<](?:(?<=<)|[ \t]*[A-Za-z_][\w. -]{0,40}=)")  # o
 _TRAILING = b",;)}]"
 _BLOCK_START = b"|>"
 _BRACED = re.compile(rb"\{(?P<v>[^{}$\s\\](?:[^}\r\n\\]|\}\}){0,255})\}(?=[;\s\"'\\]|$)")
-_BLANK = re.compile(rb"[ \t]")
 _NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_.-]*")
 _ENV_NAME = re.compile(rb"[A-Z][A-Z0-9_]*")
 """An upper-case name: in an env file, a shell or YAML its unquoted value is a string, not code."""
 _CALL = re.compile(rb"[A-Za-z_$][\w.$]*[(\[]")
 _SEG = re.compile(rb"[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])")
 _ASSIGN_MATCH = _ASSIGN.match
-_BLANK_SEARCH = _BLANK.search
 _NAME_FULLMATCH = _NAME.fullmatch
+_QUOTED_BY_OPENER: dict[bytes, re.Pattern[bytes]] = {}
+"""``quoted_pattern`` by the opener as matched (a quote and the backslashes before it)."""
 
 
 def _words(text: str) -> frozenset[str]:
@@ -179,10 +179,22 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
     named = _classify_named(identifier)
     if named is None:
         return ident_end
-    span = _value_span(buf, m.end(), vq, op, ident_start)
-    if span is None:
-        return ident_end
-    s, e, literal = span
+    # _value_span, inline (this is the hottest path of the redactor)
+    s = m.end()
+    if vq is None:
+        quoted = None
+    else:
+        pattern = _QUOTED_BY_OPENER.get(vq)
+        if pattern is None:
+            pattern = _QUOTED_BY_OPENER.setdefault(vq, quoted_pattern(vq[-1], len(vq) - 1))
+        quoted = pattern.match(buf, s, s + MAX_QUOTED + 8)
+    if quoted is not None:
+        e, literal = quoted.end(), True
+    else:
+        span = _value_span(buf, s, None, op, ident_start)
+        if span is None:
+            return ident_end
+        s, e, literal = span
     level = named[0]
     if level == Level.PASSWORD and (literal or _ENV_NAME.fullmatch(identifier) and op in (b"=", b":")):
         level = Level.LITERAL_PASSWORD  # a string, however weak, not a variable holding one
@@ -191,7 +203,12 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
     # A value without blanks is one token: names inside it (``a=a=a=...``) are not searched again,
     # which keeps the scan linear. A value with blanks may hold more assignments, and a bare name
     # may be the next key (``key="ClearTextPassword" value="..."``).
-    if _BLANK_SEARCH(buf, s, e) is None and _NAME_FULLMATCH(buf, s, e) is None and buf[e - 1 : e] != b":":
+    if (
+        buf.find(b" ", s, e) < 0
+        and buf.find(b"\t", s, e) < 0
+        and buf[e - 1 : e] != b":"
+        and _NAME_FULLMATCH(buf, s, e) is None
+    ):
         return e  # (a value ending in ``:`` is the next key: ``secret.yaml: password: ...``)
     return ident_end
 
