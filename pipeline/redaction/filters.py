@@ -136,8 +136,8 @@ def _oddities(segment: bytes) -> int:
 def dotted_name(value: bytes) -> bool:
     """``self.client.token`` or ``std::string``: a dotted attribute whose parts read as names.
     ``YtuC7Kcis1wS5YI_LBjiEbupDV.Jx9hbx7S_hk.G`` has the shape too, but its parts are random."""
-    if not _DOTTED.fullmatch(value):
-        return False
+    if (b"." not in value and b":" not in value and b">" not in value) or not _DOTTED.fullmatch(value):
+        return False  # (no separator: the pattern would backtrack over the whole value to say so)
     return sum(_oddities(seg) for seg in _SEGMENT.split(value)) < 2
 
 

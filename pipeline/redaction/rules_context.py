@@ -141,10 +141,13 @@ def _pem_check(m: re.Match[bytes]) -> bool:
 
 
 _NETRC = re.compile(rb"(?:(?<=\s)|(?<=\\n)|^)password[ \t]+" + _QVAL)
+_NETRC_GAP = (b" ", b"\t")
 _AWS_PROMPT = re.compile(rb"(?i:secret access key)[ \t]*(?:\[[^\]\r\n]{0,40}\])?[ \t]*:[ \t]*" + _QVAL)
 
 
 def _netrc(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    if buf[end : end + 1] not in _NETRC_GAP:
+        return 0  # ``password`` is not followed by a blank (``password=``, ``passwords``)
     m = _NETRC.match(low, start)
     if m is None or not (
         b"machine" in low[max(0, start - 300) : start] or b"login" in low[max(0, start - 300) : start]
