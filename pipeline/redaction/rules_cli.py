@@ -133,7 +133,8 @@ _CLI_FLAGS: list[tuple[tuple[bytes, ...], re.Pattern[bytes], bool]] = [
 MAX_COMMAND = 2000
 _FLAG_BACK = 80
 _QUOTES = frozenset(b"'\"")
-_COMMAND_END = re.compile(rb"[\n\r|]|\\[nr]|&&")
+_COMMAND_END = re.compile(rb"[\n\r|\\&](?:(?<=[\n\r|])|(?<=\\)[nr]|(?<=&)&)")
+"""A line break (raw or escaped), ``|`` or ``&&``; one byte class first, so the search is fast."""
 
 
 def _line_limit(buf: bytes, end: int) -> int:
