@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from itertools import accumulate
 from collections import Counter
 from collections.abc import Callable, Sequence
 from functools import lru_cache
@@ -125,8 +126,8 @@ def _resolve(
     rejected = [c for c in found if c[3] < 0] if keep else []
     if deferred:
         verdicts: dict[tuple[bytes, int], Reason | None] = {}  # for this call only: values are secrets
-        covered = _Spans([(c[0], c[1]) for c in verified])
-        starts, max_end = covered.starts, covered.max_end
+        starts = [c[0] for c in verified]  # _Spans of the verified spans, which are sorted already
+        max_end = list(accumulate([c[1] for c in verified], max))
         for s, e, name, level in deferred:
             i = bisect_left(starts, e)
             if i and max_end[i - 1] > s:  # covered.overlaps(s, e), inline: this loop is hot
@@ -191,11 +192,7 @@ class _Spans:
     def __init__(self, spans: list[tuple[int, int]]) -> None:
         spans = sorted(spans)
         self.starts = [s for s, _ in spans]
-        self.max_end: list[int] = []
-        top = -1
-        for _, e in spans:
-            top = max(top, e)
-            self.max_end.append(top)
+        self.max_end: list[int] = list(accumulate([e for _, e in spans], max))
 
     def overlaps(self, s: int, e: int) -> bool:
         i = bisect_left(self.starts, e)

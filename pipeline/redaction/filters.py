@@ -41,6 +41,7 @@ _REFERENCE = re.compile(
 _POINTS_AT = re.compile(_POINTER, re.S)
 # dotted attributes: ``self.client``, ``std::vector``, ``ptr->next``; see dotted_name()
 _DOTTED = re.compile(rb"(?:[A-Za-z_$][A-Za-z0-9_$]*(?:\.|::|->))+[A-Za-z_$][A-Za-z_$]*")
+_LAST_PART = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_$"
 _SEGMENT = re.compile(rb"\.|::|->")
 _CHUNK = re.compile(rb"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _LETTER_DIGITS_LETTER = re.compile(rb"(?<=[A-Za-z])[0-9]+(?=[A-Za-z])")
@@ -77,6 +78,17 @@ def distinct(value: bytes) -> int:
     return len(set(value))
 
 
+_DISTINCT_PREFIX = 32
+
+
+def enough_distinct(value: bytes, count: int) -> bool:
+    """``distinct(value) >= count``, deciding on a prefix first (a random value shows enough
+    different characters early; a set of every byte of a long value costs microseconds)."""
+    return len(set(value[:_DISTINCT_PREFIX])) >= count or (
+        len(value) > _DISTINCT_PREFIX and len(set(value)) >= count
+    )
+
+
 _TYPE_WORDS = frozenset(
     b"""true false null none nil undefined yes no on off required optional string str int integer bool
     boolean number object any bytes empty default enabled disabled hidden masked redacted unset changeme
@@ -110,7 +122,7 @@ def literal_password_verdict(value: bytes) -> Reason | None:
         ):
             return None
         return Reason.WORDS
-    if distinct(value) < min(MIN_DISTINCT[Level.LITERAL_PASSWORD], n // 2):
+    if not enough_distinct(value, min(MIN_DISTINCT[Level.LITERAL_PASSWORD], n // 2)):
         return Reason.NOT_RANDOM
     return None
 
@@ -136,8 +148,13 @@ def _oddities(segment: bytes) -> int:
 def dotted_name(value: bytes) -> bool:
     """``self.client.token`` or ``std::string``: a dotted attribute whose parts read as names.
     ``YtuC7Kcis1wS5YI_LBjiEbupDV.Jx9hbx7S_hk.G`` has the shape too, but its parts are random."""
-    if (b"." not in value and b":" not in value and b">" not in value) or not _DOTTED.fullmatch(value):
-        return False  # (no separator: the pattern would backtrack over the whole value to say so)
+    # The last part (after the last ``.``, ``::`` or ``->``) is letters, ``_`` and ``$`` alone: a value
+    # whose last part is not fails here, before the pattern backtracks over every part to say so.
+    cut = max(value.rfind(b"."), value.rfind(b":"), value.rfind(b">"))
+    if cut < 0 or cut + 1 == len(value) or value[cut + 1 :].translate(None, _LAST_PART):
+        return False
+    if not _DOTTED.fullmatch(value):
+        return False
     return sum(_oddities(seg) for seg in _SEGMENT.split(value)) < 2
 
 
@@ -187,7 +204,7 @@ def value_verdict(value: bytes, level: Level) -> Reason | None:
         return None if n >= (8 if level is Level.PASSWORD else 12) else Reason.TOO_SHORT
     if b" " in value and not _SYMBOL_OR_DIGIT.search(value):
         return None if _SEED_PHRASE.fullmatch(value) else Reason.WORDS
-    if distinct(value) < min(MIN_DISTINCT[level], n // 2):
+    if not enough_distinct(value, min(MIN_DISTINCT[level], n // 2)):
         return Reason.NOT_RANDOM
     if level is Level.PASSWORD:
         return None
@@ -204,7 +221,7 @@ def value_is_secret(value: bytes, level: Level) -> bool:
 def token_body_ok(body: bytes, min_distinct: int = 8) -> bool:
     """A value with no fixed prefix to vouch for it (a bearer token, a Discord token): random-looking
     (``min_distinct`` different characters, or half its length) and not a placeholder as a whole."""
-    return len(set(body)) >= min(min_distinct, len(body) // 2) and not is_placeholder_value(body)
+    return enough_distinct(body, min(min_distinct, len(body) // 2)) and not is_placeholder_value(body)
 
 
 def basic_credentials(value: bytes) -> bool:

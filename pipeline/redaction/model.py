@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from pipeline.redaction.filters import enough_distinct
 from pipeline.redaction.placeholders import is_placeholder_value
 from pipeline.redaction.reasons import Reason
 
@@ -81,7 +82,7 @@ class RegexRule:
         if s >= e:
             return m.end()
         body = buf[s + self.skip : e] if self.whole_value_check or self.min_distinct else b""
-        if self.min_distinct and len(set(body)) < min(self.min_distinct, len(body) // 2):
+        if self.min_distinct and not enough_distinct(body, min(self.min_distinct, len(body) // 2)):
             out.append((s, e, self.name, -Reason.NOT_RANDOM))
         elif self.whole_value_check and is_placeholder_value(body):
             out.append((s, e, self.name, -Reason.PLACEHOLDER))
@@ -108,7 +109,7 @@ class RegexRule:
             if s >= e:
                 return m.end()
             body = buf[s + skip : e] if whole or min_distinct else b""
-            if min_distinct and len(set(body)) < min(min_distinct, len(body) // 2):
+            if min_distinct and not enough_distinct(body, min(min_distinct, len(body) // 2)):
                 out.append((s, e, name, not_random))
             elif whole and is_placeholder_value(body):
                 out.append((s, e, name, placeholder))

@@ -8,8 +8,8 @@ import re
 from pipeline.redaction.filters import (
     Level,
     basic_credentials,
-    distinct,
     dotted_name,
+    enough_distinct,
     has_digit,
     is_placeholder,
     is_reference,
@@ -116,7 +116,7 @@ def _auth_check(m: re.Match[bytes]) -> bool:
         return False  # a name (``Bearer token``, ``Bearer self.token``) rather than a value
     if _PARAMETER.search(v):
         return False  # ``Digest realm=acme``: parameters, not a credential
-    return distinct(v) >= min(4, len(v) // 2)
+    return enough_distinct(v, min(4, len(v) // 2))
 
 
 _PARAMETER = re.compile(rb"=[^=]")
