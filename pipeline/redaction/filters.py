@@ -29,7 +29,7 @@ a value may be code. A password written as a literal is judged by ``literal_pass
 which spares far fewer words: there ``postgres`` or ``admin`` is the password."""
 _POINTER = (
     # what even a literal can point at: a URL, a version, a relative or Windows path
-    rb"[A-Za-z][A-Za-z0-9+.-]*://.*|"
+    rb"[A-Za-z][A-Za-z0-9+.-]*+://.*|"  # possessive: no "://" fails at once
     rb"v?[0-9]+(?:\.[0-9]+)+(?:[-+][\w.]+)?|(?:~|\.{1,2})/.*|[A-Za-z]:\\.*|file:.*"
 )
 _REFERENCE = re.compile(
