@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from itertools import accumulate
 from collections import Counter
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from itertools import accumulate
 
 import ahocorasick_rs
 
@@ -71,8 +71,7 @@ class _Compiled:
                 anchors.setdefault(anchor, []).append(rule)
         index = {id(rule): i for i, rule in enumerate(self.rules)}
         self.by_pattern: list[Sequence[tuple[int, Scan]]] = [
-            tuple((index[id(r)], _scanner(r)) for r in rs)
-            for rs in anchors.values()
+            tuple((index[id(r)], _scanner(r)) for r in rs) for rs in anchors.values()
         ]
         self.placeholder_index = len(self.by_pattern)
         self.automaton = ahocorasick_rs.BytesAhoCorasick(

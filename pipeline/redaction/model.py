@@ -92,13 +92,17 @@ class RegexRule:
             out.append((s, e, self.name, -Reason.SHAPE))
         return m.end()
 
-
     def scanner(self) -> Scan:
         """``collect`` with the rule's fields bound once (the engine calls it at every anchor hit)."""
         if self.back:
             return self.collect
         match, group, name, namer, check = self.pattern.match, self.group, self.name, self.namer, self.check
-        priority, skip, min_distinct, whole = self.priority, self.skip, self.min_distinct, self.whole_value_check
+        priority, skip, min_distinct, whole = (
+            self.priority,
+            self.skip,
+            self.min_distinct,
+            self.whole_value_check,
+        )
         not_random, placeholder, shape = -Reason.NOT_RANDOM, -Reason.PLACEHOLDER, -Reason.SHAPE
 
         def scan(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:

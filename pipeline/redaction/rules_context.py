@@ -29,7 +29,8 @@ _DB_SCHEMES = frozenset(
 )
 
 _SCHEME_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789+.-")
-_SCHEME_MASK = bytes(97 if c in _SCHEME_CHARS else 32 for c in range(256))  # scheme chars -> "a", others -> " "
+# scheme characters -> "a", others -> " ": the scheme's start is one translate and one rfind away
+_SCHEME_MASK = bytes(97 if c in _SCHEME_CHARS else 32 for c in range(256))
 _AUTH_CHAR = rb"(?:[^\s/?@\"'`\\<>\[\]{}]|\\u[0-9a-fA-F]{4})"
 _URL_CRED = re.compile(
     rb"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]{0,30})://"
