@@ -267,7 +267,7 @@ def special_secret_cases(g: Gen) -> list[tuple[str, str, bool, str, str, int]]:
                     ("yaml_url", False, f"database:\n  url: {url}\n  pool: 5\n"),
                 ]
             )
-            out.append((shape, ctx, cmd, text, url, len(scheme) + 3))
+            out.append((shape, ctx, cmd, text, pw, 0))  # only the password goes: the URL keeps the rest
     for _ in range(12):
         user, pw = g.r.choice(["deploy", "ci-bot", "jdoe"]), g.s(20, ALNUM)
         url = f"https://{user}:{pw}@" + g.r.choice(
@@ -280,8 +280,7 @@ def special_secret_cases(g: Gen) -> list[tuple[str, str, bool, str, str, int]]:
                 ("pip_index", True, f"$ pip install --index-url {url} acme-tools\n"),
             ]
         )
-        secret = url if ctx != "git_credentials" else url.split("@")[0] + "@github.com"
-        out.append(("basic-auth-url", ctx, cmd, text, secret, 8))
+        out.append(("basic-auth-url", ctx, cmd, text, pw, 0))  # only the password goes
     for _ in range(8):
         cred = base64.b64encode(f"{g.r.choice(['admin', 'ci', 'svc'])}:{g.password()}".encode()).decode()
         ctx, cmd, text = g.r.choice(

@@ -93,7 +93,11 @@ CONTEXTS: list[tuple[str, str, re.Pattern[str]]] = [
     ("bare", "{t}\n", re.compile(PH)),
     ("env", "export SERVICE_TOKEN={t}", re.compile(r"export SERVICE_TOKEN=" + PH)),
     ("json", '{{"token": "{t}"}}', re.compile(r'\{"token": "' + PH + r'"\}')),
-    ("url", "https://x-access-token:{t}@git.acme.dev/acme/api.git", re.compile(r"https://" + PH)),
+    (
+        "url",
+        "https://x-access-token:{t}@git.acme.dev/acme/api.git",
+        re.compile(r"https://x-access-token:" + PH + r"@git\.acme\.dev/acme/api\.git"),
+    ),
     ("header", "Authorization: Bearer {t}", re.compile(r"Authorization: Bearer " + PH)),
 ]
 

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from daemon.service import StoreOpener
     from pipeline.llm.protocol import ModelClient
     from pipeline.memory.repository import MemoryRepo
+    from pipeline.memory.validate import SecretFinder
     from pipeline.redaction import Redactor
     from pipeline.store import Store
 
@@ -98,13 +99,20 @@ def redactor(settings: Settings, *, dry_run: bool = False) -> Redactor:
     return Redactor(load_or_create_key(state_dir))
 
 
-def memory_repo(settings: Settings) -> MemoryRepo:
+def memory_repo(settings: Settings, *, secret_gate: Callable[[], SecretFinder] | None = None) -> MemoryRepo:
     """The memory repository at ``[paths] memory_dir``, every commit made there signed with this
-    machine's key (``<state_dir>/signing-key``, made by ``ssh-keygen`` at the first commit)."""
-    from pipeline.memory.repository import MemoryRepo
-    from pipeline.memory.signing import Signer
+    machine's key (``<state_dir>/signing-key``, made by ``ssh-keygen`` at the first commit) and its
+    message passing ``secret_gate`` when one is given.
 
-    return MemoryRepo(Path(settings.paths.memory_dir), Signer(Path(settings.paths.state_dir)))
+    Without ``ssh-keygen`` on this machine and without a ``[sync] remote``, commits are not signed
+    (nothing checks them: signatures matter only where memory travels; a first sync with a remote
+    vouches for the history it pushes). With a remote, a missing ``ssh-keygen`` fails the commit
+    with that reason."""
+    from pipeline.memory.repository import MemoryRepo
+    from pipeline.memory.signing import Signer, can_sign
+
+    signer = Signer(Path(settings.paths.state_dir)) if settings.sync.remote or can_sign() else None
+    return MemoryRepo(Path(settings.paths.memory_dir), signer, secret_gate=secret_gate)
 
 
 def model_client(settings: Settings, store: Store, clock: Clock, env: Mapping[str, str]) -> ModelClient:
@@ -215,7 +223,8 @@ class Runtime:
         return self._redactor
 
     def memory_repo(self) -> MemoryRepo:
-        return memory_repo(self.settings())
+        """The memory repository; every commit message it makes passes this runtime's redactor."""
+        return memory_repo(self.settings(), secret_gate=self.redactor)
 
     async def aclose(self) -> None:
         if self._llm is not None:

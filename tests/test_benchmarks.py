@@ -38,6 +38,7 @@ TINY: dict[str, list[str]] = {
     ],
     "recall_bench": ["--repeat", "1", "--topics", "4"],
     "redaction_bench": ["--repeat", "1", "--rounds", "1", "--sample", "100"],
+    "redaction_corpus_bench": ["--repeat", "1", "--rounds", "1", "--sample", "200"],
     "redaction_sweep_bench": ["--per-family", "20"],
     "render_bench": ["--samples", "{samples}"],
     "scan_bench": ["--files", "100", "--repeat", "1", "--append-max-mb", "1"],

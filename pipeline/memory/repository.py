@@ -29,7 +29,9 @@ import structlog
 from pipeline.errors import MemoryRepoError
 from pipeline.memory.git import GitResult, run_git
 from pipeline.memory.layout import check_file, check_scope
+from pipeline.memory.message_gate import gate_message
 from pipeline.memory.signing import Signer, signing_args
+from pipeline.memory.validate import SecretFinder
 
 log = structlog.get_logger(__name__)
 
@@ -84,10 +86,19 @@ class Change:
 class MemoryRepo:
     """A git repository of memory scopes at ``path``."""
 
-    def __init__(self, path: Path, signer: Signer | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        signer: Signer | None = None,
+        *,
+        secret_gate: Callable[[], SecretFinder] | None = None,
+    ) -> None:
+        """``signer`` signs every commit made here and in its scratch copies (``pipeline.memory.signing``);
+        ``secret_gate`` gives the secret finder every commit message passes (made on the first commit:
+        reading a repository never needs it); scratch copies keep both."""
         self.path = path
         self.signer = signer
-        """Signs every commit made here and in its scratch copies (``pipeline.memory.signing``)."""
+        self.secret_gate = secret_gate
 
     async def git(self, *args: str, check: bool = True, input_text: str | None = None) -> str:
         return (await self.run(*args, check=check, input_text=input_text)).stdout
@@ -162,7 +173,7 @@ class MemoryRepo:
         try:
             sparse = ["--sparse"] if paths else []
             await run_git(tmp, "clone", "-q", "--no-tags", "--shared", *sparse, str(self.path), str(work))
-            clone = MemoryRepo(work, self.signer)
+            clone = MemoryRepo(work, self.signer, secret_gate=self.secret_gate)
             if paths:
                 await clone.git("sparse-checkout", "set", "--cone", "--", *paths)
             if ref != "HEAD":
@@ -241,7 +252,10 @@ class MemoryRepo:
         )
 
     async def commit_staged(self, message: str) -> str:
-        """Commit what is staged (hooks never run); returns the new HEAD."""
+        """Commit what is staged (hooks never run), the message through the secret gate; returns the
+        new HEAD."""
+        if self.secret_gate is not None:
+            message = gate_message(message, self.secret_gate())
         await self.git("commit", "-q", "--no-verify", "-F", "-", input_text=message)
         head = await self.head()
         assert head is not None

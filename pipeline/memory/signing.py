@@ -37,6 +37,11 @@ SIGNING_COMMANDS = frozenset({"commit", "commit-tree", "merge", "rebase", "cherr
 _HOST = re.compile(r"[^A-Za-z0-9.-]+")
 
 
+def can_sign() -> bool:
+    """Whether this machine has ``ssh-keygen``, which git signs and checks with."""
+    return shutil.which("ssh-keygen") is not None
+
+
 def key_path(state_dir: Path) -> Path:
     return Path(state_dir) / KEY_FILE
 

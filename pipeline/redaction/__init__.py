@@ -2,7 +2,7 @@
 
 Use: ``redactor = Redactor(load_or_create_key(settings.paths.state_dir))``, then
 ``redactor.redact(text)`` -> ``RedactionResult(text, counts by rule)`` before a request and on every
-model output, and ``redactor.scan_clean(text)`` as the commit gate: ``[]`` when clean, else one rule
+model output (the text comes back normalised, ``normalise``: what was checked is what is sent), and ``redactor.scan_clean(text)`` as the commit gate: ``[]`` when clean, else one rule
 name per secret found (phase 2 refuses the commit with them; never log the text).
 ``redactor.report(text)`` adds, for ``memd redact --report``, how many candidates each rule found and
 each candidate kept in clear with its rule, span and ``Reason`` (never its value).

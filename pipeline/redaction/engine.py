@@ -1,5 +1,7 @@
 """The redaction engine: one Aho-Corasick pass over the lower-cased text finds every anchor of
 every rule; each rule then confirms its shape right there. Rules are compiled once per process.
+The text is normalised first (``normalise``: no terminal codes or invisible characters split a
+secret), and the normalised text is what ``redact`` returns.
 
 Text is handled as UTF-8 bytes (bytes make lower-casing and matching cheap even when the text holds
 emoji; a value may hold any Unicode, its span then counts characters, not bytes). Placeholders already in the text (``[REDACTED:rule:tag]``) are
@@ -11,8 +13,9 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
+from itertools import accumulate
 
 import ahocorasick_rs
 
@@ -25,18 +28,24 @@ from pipeline.redaction.model import (
     Kept,
     RedactionReport,
     RedactionResult,
+    RegexRule,
     Rule,
     Scan,
     ScanRule,
     kept,
 )
+from pipeline.redaction.normalise import normalise_bytes, normalise_mapped
 from pipeline.redaction.reasons import Reason
 from pipeline.redaction.rules_cli import cli_rules
 from pipeline.redaction.rules_context import context_rules
+from pipeline.redaction.rules_encoded import encoded_rules
 from pipeline.redaction.rules_generic import generic_rules
+from pipeline.redaction.rules_prose import prose_rules
 from pipeline.redaction.rules_provider import provider_rules
 from pipeline.redaction.rules_services import service_rules
 from pipeline.redaction.rules_session import session_rules
+from pipeline.redaction.rules_signed import signed_rules
+from pipeline.redaction.seed import seed_rules
 from pipeline.redaction.wrap import extend_wrapped
 
 PLACEHOLDER_RE = re.compile(rb"\[REDACTED(?::[a-z0-9-]{1,40}:[0-9a-f]{4}|_SECRET|)\]")
@@ -62,8 +71,7 @@ class _Compiled:
                 anchors.setdefault(anchor, []).append(rule)
         index = {id(rule): i for i, rule in enumerate(self.rules)}
         self.by_pattern: list[Sequence[tuple[int, Scan]]] = [
-            tuple((index[id(r)], r.scan if isinstance(r, ScanRule) else r.collect) for r in rs)
-            for rs in anchors.values()
+            tuple((index[id(r)], _scanner(r)) for r in rs) for rs in anchors.values()
         ]
         self.placeholder_index = len(self.by_pattern)
         self.automaton = ahocorasick_rs.BytesAhoCorasick(
@@ -82,8 +90,9 @@ class _Compiled:
         protected: list[tuple[int, int]] = []
         by_pattern = self.by_pattern
         resume = [0] * len(self.rules)
+        placeholder = self.placeholder_index
         for index, start, end in self.automaton.find_matches_as_indexes(low, overlapping=True):
-            if index == self.placeholder_index:
+            if index == placeholder:
                 m = PLACEHOLDER_RE.match(buf, start)
                 if m is not None:
                     protected.append(m.span())
@@ -92,6 +101,14 @@ class _Compiled:
                 if start >= resume[number]:
                     resume[number] = collect(buf, low, start, end, out)
         return out, protected
+
+
+def _scanner(rule: Rule) -> Scan:
+    if isinstance(rule, ScanRule):
+        return rule.scan
+    if isinstance(rule, RegexRule):
+        return rule.scanner()
+    return rule.collect
 
 
 _LEVELS = {int(level): level for level in Level}
@@ -108,17 +125,18 @@ def _resolve(
     rejected = [c for c in found if c[3] < 0] if keep else []
     if deferred:
         verdicts: dict[tuple[bytes, int], Reason | None] = {}  # for this call only: values are secrets
-        covered = _Spans([(c[0], c[1]) for c in verified])
+        starts = [c[0] for c in verified]  # _Spans of the verified spans, which are sorted already
+        max_end = list(accumulate([c[1] for c in verified], max))
         for s, e, name, level in deferred:
-            if covered.overlaps(s, e):
+            i = bisect_left(starts, e)
+            if i and max_end[i - 1] > s:  # covered.overlaps(s, e), inline: this loop is hot
                 continue
             value = buf[s:e]
             key = (value, level)  # transcripts repeat values (a tool result is stored twice)
-            reason = (
-                verdicts[key]
-                if key in verdicts
-                else verdicts.setdefault(key, value_verdict(value, _LEVELS[level]))
-            )
+            if key in verdicts:
+                reason = verdicts[key]
+            else:
+                reason = verdicts[key] = value_verdict(value, _LEVELS[level])
             if reason is None:
                 verified.append((s, e, name, GENERIC))
             elif keep:
@@ -129,25 +147,28 @@ def _resolve(
         verified = [c for c in verified if not shield.overlaps(c[0], c[1])]
     merged: list[Candidate] = []
     size = len(buf)
+    last_end = -1  # the end of merged[-1]
     for s, e, name, prio in verified:
         if e - s < _SHORT and _chars(buf, s, e) < MIN_SECRET_LEN:  # too short to be a credential
             if keep:
                 rejected.append(kept(s, e, name, Reason.TOO_SHORT))
             continue
         if (
-            (not merged or e > merged[-1][1])  # a span inside the previous one was extended with it
+            e > last_end  # a span inside the previous one was extended with it
             and e < size
             and buf[e] in _BREAK_BYTES
             and (buf[e] != 92 or buf[e + 1 : e + 2] in _ESCAPED_BREAKS)
         ):
             e = extend_wrapped(buf, s, e)  # the value may go on over the next lines
-        if merged and s < merged[-1][1]:
+        if s < last_end:
             ms, me, mname, mprio = merged[-1]
             if (prio, e - s) > (mprio, me - ms):
                 mname, mprio = name, prio
-            merged[-1] = (ms, max(me, e), mname, mprio)
+            last_end = max(me, e)
+            merged[-1] = (ms, last_end, mname, mprio)
         else:
             merged.append((s, e, name, prio))
+            last_end = e
     if not keep:
         return merged, []
     hidden = _Spans([(c[0], c[1]) for c in merged] + protected)
@@ -170,11 +191,7 @@ class _Spans:
     def __init__(self, spans: list[tuple[int, int]]) -> None:
         spans = sorted(spans)
         self.starts = [s for s, _ in spans]
-        self.max_end: list[int] = []
-        top = -1
-        for _, e in spans:
-            top = max(top, e)
-            self.max_end.append(top)
+        self.max_end: list[int] = list(accumulate([e for _, e in spans], max))
 
     def overlaps(self, s: int, e: int) -> bool:
         i = bisect_left(self.starts, e)
@@ -190,8 +207,14 @@ def compiled_rules() -> _Compiled:
     rules.extend(context_rules())
     rules.extend(cli_rules())
     rules.extend(session_rules())
+    rules.extend(prose_rules())
+    rules.extend(signed_rules())
+    rules.extend(seed_rules())
     rules.extend(generic_rules())
-    return _Compiled(rules)
+    compiled: list[_Compiled] = []
+    rules.extend(encoded_rules(lambda decoded: bool(compiled[0].candidates(decoded))))
+    compiled.append(_Compiled(rules))
+    return compiled[0]
 
 
 def rule_names() -> list[str]:
@@ -217,21 +240,26 @@ class Redactor:
         return "Redactor()"
 
     def redact(self, text: str) -> RedactionResult:
-        """Replace every secret with ``[REDACTED:<rule>:<tag>]``; count the replacements by rule."""
+        """``text`` normalised (``normalise``: what the model is sent) with every secret replaced by
+        ``[REDACTED:<rule>:<tag>]``; the replacements counted by rule."""
         buf = _encode(text)
+        normal = normalise_bytes(buf)
+        if len(normal) != len(buf):
+            buf, text = normal, normal.decode("utf-8", "surrogatepass")
         return self._render(text, buf, self._rules.candidates(buf))
 
     def report(self, text: str) -> RedactionReport:
         """``redact``, plus how many candidates each rule found and each one kept in clear with its
-        rule, character span and reason (never its value)."""
-        buf = _encode(text)
+        rule, character span and reason (never its value). Spans are offsets in ``text`` as given."""
+        text, buf, back = _normalised(text)
         found, protected = self._rules.scan(buf)
         spans, rejected = _resolve(found, protected, buf, keep=True)
         shield = _Spans(protected)
         counts = Counter(c[2] for c in found if not shield.overlaps(c[0], c[1]))
         positions = _char_spans(text, buf, rejected)
         kept_list = [
-            Kept(c[2], cs, ce, Reason(-c[3])) for c, (cs, ce) in zip(rejected, positions, strict=True)
+            Kept(c[2], back(cs), back(ce), Reason(-c[3]))
+            for c, (cs, ce) in zip(rejected, positions, strict=True)
         ]
         return RedactionReport(self._render(text, buf, spans), dict(counts), kept_list)
 
@@ -247,9 +275,9 @@ class Redactor:
                 found = tags[secret] = self._tag(secret)
             return found
 
-        pos = 0
-        if text.isascii():  # byte offsets are character offsets: build the result as str
-            pieces: list[str] = []
+        pieces: list[str] = []
+        if text.isascii():  # byte offsets are character offsets
+            pos = 0
             for s, e, name, _ in spans:
                 pieces.append(text[pos:s])
                 pieces.append(f"[REDACTED:{name}:{tag(buf[s:e])}]")
@@ -257,21 +285,27 @@ class Redactor:
                 pos = e
             pieces.append(text[pos:])
             return RedactionResult(text="".join(pieces), counts=dict(counts))
-        parts: list[bytes] = []
+        # Character offsets from byte offsets, decoding only the pieces that are not ASCII: decoding
+        # the whole result again costs more than the rules do on most text.
+        pos = chars = 0
         for s, e, name, _ in spans:
-            parts.append(buf[pos:s])
-            parts.append(b"[REDACTED:%s:%s]" % (name.encode(), tag(buf[s:e]).encode()))
+            gap = buf[pos:s]
+            start = chars + (len(gap) if gap.isascii() else len(gap.decode("utf-8", "surrogatepass")))
+            secret = buf[s:e]
+            end = start + (len(secret) if secret.isascii() else len(secret.decode("utf-8", "surrogatepass")))
+            pieces.append(text[chars:start])
+            pieces.append(f"[REDACTED:{name}:{tag(secret)}]")
             counts[name] += 1
-            pos = e
-        parts.append(buf[pos:])
-        return RedactionResult(text=b"".join(parts).decode("utf-8", "surrogatepass"), counts=dict(counts))
+            pos, chars = e, end
+        pieces.append(text[chars:])
+        return RedactionResult(text="".join(pieces), counts=dict(counts))
 
     def find(self, text: str) -> list[Finding]:
-        """Every secret in ``text``: rule and character span, never the value."""
-        buf = _encode(text)
+        """Every secret in ``text``: rule and character span (offsets in ``text`` as given), never the value."""
+        text, buf, back = _normalised(text)
         spans = self._rules.candidates(buf)
         positions = _char_spans(text, buf, spans)
-        return [Finding(c[2], cs, ce) for c, (cs, ce) in zip(spans, positions, strict=True)]
+        return [Finding(c[2], back(cs), back(ce)) for c, (cs, ce) in zip(spans, positions, strict=True)]
 
     def scan_clean(self, text: str) -> list[str]:
         """The commit gate: the rule name of each secret in ``text``; an empty list means clean.
@@ -293,6 +327,26 @@ def _char_spans(text: str, buf: bytes, spans: list[Candidate]) -> list[tuple[int
         out.append((chars, chars + len(buf[s:e].decode("utf-8", "surrogatepass"))))
         last = s
     return out
+
+
+def _normalised(text: str) -> tuple[str, bytes, Callable[[int], int]]:
+    """``text`` normalised, as text and bytes, and a function taking a character offset in it back
+    to the character offset in ``text``."""
+    original = _encode(text)
+    buf, back = normalise_mapped(original)
+    if len(buf) == len(original):
+        return text, buf, _same
+    normal = buf.decode("utf-8", "surrogatepass")
+
+    def char_back(offset: int) -> int:
+        at = back(len(normal[:offset].encode("utf-8", "surrogatepass")))
+        return len(original[:at].decode("utf-8", "surrogatepass"))
+
+    return normal, buf, char_back
+
+
+def _same(offset: int) -> int:
+    return offset
 
 
 def _encode(text: str) -> bytes:

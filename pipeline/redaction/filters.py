@@ -29,7 +29,7 @@ a value may be code. A password written as a literal is judged by ``literal_pass
 which spares far fewer words: there ``postgres`` or ``admin`` is the password."""
 _POINTER = (
     # what even a literal can point at: a URL, a version, a relative or Windows path
-    rb"[A-Za-z][A-Za-z0-9+.-]*://.*|"
+    rb"[A-Za-z][A-Za-z0-9+.-]*+://.*|"  # possessive: no "://" fails at once
     rb"v?[0-9]+(?:\.[0-9]+)+(?:[-+][\w.]+)?|(?:~|\.{1,2})/.*|[A-Za-z]:\\.*|file:.*"
 )
 _REFERENCE = re.compile(
@@ -41,11 +41,14 @@ _REFERENCE = re.compile(
 _POINTS_AT = re.compile(_POINTER, re.S)
 # dotted attributes: ``self.client``, ``std::vector``, ``ptr->next``; see dotted_name()
 _DOTTED = re.compile(rb"(?:[A-Za-z_$][A-Za-z0-9_$]*(?:\.|::|->))+[A-Za-z_$][A-Za-z_$]*")
+_LAST_PART = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_$"
 _SEGMENT = re.compile(rb"\.|::|->")
 _CHUNK = re.compile(rb"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|[0-9]+")
 _LETTER_DIGITS_LETTER = re.compile(rb"(?<=[A-Za-z])[0-9]+(?=[A-Za-z])")
 _ABS_PATH = re.compile(rb"(?:/[\w.@-]+)+/?")
 _PATH_WORD = re.compile(rb"/[a-z]{3,}(?:/|\.|$)|\.(?:json|pem|key|txt|ya?ml|toml|env|crt|p12|pfx)$")
+_REL_PATH = re.compile(rb"(?:[\w@-][\w.@-]*/)+[\w@-][\w.@-]*\.[A-Za-z][A-Za-z0-9]{0,7}")
+"""``assets/img/logo.4f9a2c1e.png``: folders, then a file with an extension (base64 has no dot)."""
 _REF_START = re.compile(rb"[${<\[(*]|%[A-Za-z_(]|[@!*&#][A-Za-z_][A-Za-z0-9_]*$")
 _UUID = re.compile(rb"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _B62 = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -73,6 +76,17 @@ MIN_DISTINCT = {Level.KEY: 10, Level.SECRET: 6, Level.PASSWORD: 4, Level.LITERAL
 def distinct(value: bytes) -> int:
     """How many different characters ``value`` uses: a cheap stand-in for entropy."""
     return len(set(value))
+
+
+_DISTINCT_PREFIX = 32
+
+
+def enough_distinct(value: bytes, count: int) -> bool:
+    """``distinct(value) >= count``, deciding on a prefix first (a random value shows enough
+    different characters early; a set of every byte of a long value costs microseconds)."""
+    return len(set(value[:_DISTINCT_PREFIX])) >= count or (
+        len(value) > _DISTINCT_PREFIX and len(set(value)) >= count
+    )
 
 
 _TYPE_WORDS = frozenset(
@@ -108,7 +122,7 @@ def literal_password_verdict(value: bytes) -> Reason | None:
         ):
             return None
         return Reason.WORDS
-    if distinct(value) < min(MIN_DISTINCT[Level.LITERAL_PASSWORD], n // 2):
+    if not enough_distinct(value, min(MIN_DISTINCT[Level.LITERAL_PASSWORD], n // 2)):
         return Reason.NOT_RANDOM
     return None
 
@@ -134,14 +148,25 @@ def _oddities(segment: bytes) -> int:
 def dotted_name(value: bytes) -> bool:
     """``self.client.token`` or ``std::string``: a dotted attribute whose parts read as names.
     ``YtuC7Kcis1wS5YI_LBjiEbupDV.Jx9hbx7S_hk.G`` has the shape too, but its parts are random."""
+    # The last part (after the last ``.``, ``::`` or ``->``) is letters, ``_`` and ``$`` alone: a value
+    # whose last part is not fails here, before the pattern backtracks over every part to say so.
+    cut = max(value.rfind(b"."), value.rfind(b":"), value.rfind(b">"))
+    if cut < 0 or cut + 1 == len(value) or value[cut + 1 :].translate(None, _LAST_PART):
+        return False
     if not _DOTTED.fullmatch(value):
         return False
     return sum(_oddities(seg) for seg in _SEGMENT.split(value)) < 2
 
 
 def is_reference(value: bytes) -> bool:
-    """A variable name, dotted attribute, path, URL or version number: code, not a credential."""
+    """A variable name, dotted attribute (``process.env.KEY!`` with TypeScript's non-null mark too),
+    path (a relative one ending in a file's extension: an object key such as
+    ``build/fe71ccfe/main.js``), URL or version number: code or a name, not a credential."""
     if _REFERENCE.fullmatch(value) or dotted_name(value):
+        return True
+    if value[-1:] == b"!" and b"." in value and dotted_name(value[:-1]):
+        return True
+    if b"/" in value and _REL_PATH.fullmatch(value):
         return True
     return value[:1] == b"/" and bool(_ABS_PATH.fullmatch(value) and _PATH_WORD.search(value))
 
@@ -179,7 +204,7 @@ def value_verdict(value: bytes, level: Level) -> Reason | None:
         return None if n >= (8 if level is Level.PASSWORD else 12) else Reason.TOO_SHORT
     if b" " in value and not _SYMBOL_OR_DIGIT.search(value):
         return None if _SEED_PHRASE.fullmatch(value) else Reason.WORDS
-    if distinct(value) < min(MIN_DISTINCT[level], n // 2):
+    if not enough_distinct(value, min(MIN_DISTINCT[level], n // 2)):
         return Reason.NOT_RANDOM
     if level is Level.PASSWORD:
         return None
@@ -196,7 +221,7 @@ def value_is_secret(value: bytes, level: Level) -> bool:
 def token_body_ok(body: bytes, min_distinct: int = 8) -> bool:
     """A value with no fixed prefix to vouch for it (a bearer token, a Discord token): random-looking
     (``min_distinct`` different characters, or half its length) and not a placeholder as a whole."""
-    return len(set(body)) >= min(min_distinct, len(body) // 2) and not is_placeholder_value(body)
+    return enough_distinct(body, min(min_distinct, len(body) // 2)) and not is_placeholder_value(body)
 
 
 def basic_credentials(value: bytes) -> bool:

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from pipeline.redaction.filters import enough_distinct
 from pipeline.redaction.placeholders import is_placeholder_value
 from pipeline.redaction.reasons import Reason
 
@@ -81,7 +82,7 @@ class RegexRule:
         if s >= e:
             return m.end()
         body = buf[s + self.skip : e] if self.whole_value_check or self.min_distinct else b""
-        if self.min_distinct and len(set(body)) < min(self.min_distinct, len(body) // 2):
+        if self.min_distinct and not enough_distinct(body, min(self.min_distinct, len(body) // 2)):
             out.append((s, e, self.name, -Reason.NOT_RANDOM))
         elif self.whole_value_check and is_placeholder_value(body):
             out.append((s, e, self.name, -Reason.PLACEHOLDER))
@@ -90,6 +91,39 @@ class RegexRule:
         else:
             out.append((s, e, self.name, -Reason.SHAPE))
         return m.end()
+
+    def scanner(self) -> Scan:
+        """``collect`` with the rule's fields bound once (the engine calls it at every anchor hit)."""
+        if self.back:
+            return self.collect
+        match, group, name, namer, check = self.pattern.match, self.group, self.name, self.namer, self.check
+        priority, skip, min_distinct, whole = (
+            self.priority,
+            self.skip,
+            self.min_distinct,
+            self.whole_value_check,
+        )
+        not_random, placeholder, shape = -Reason.NOT_RANDOM, -Reason.PLACEHOLDER, -Reason.SHAPE
+
+        def scan(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+            m = match(buf, start)
+            if m is None:
+                return 0
+            s, e = m.span(group)
+            if s >= e:
+                return m.end()
+            body = buf[s + skip : e] if whole or min_distinct else b""
+            if min_distinct and not enough_distinct(body, min(min_distinct, len(body) // 2)):
+                out.append((s, e, name, not_random))
+            elif whole and is_placeholder_value(body):
+                out.append((s, e, name, placeholder))
+            elif check is None or check(m):
+                out.append((s, e, namer(m) if namer else name, priority))
+            else:
+                out.append((s, e, name, shape))
+            return m.end()
+
+        return scan
 
 
 Scan = Callable[[bytes, bytes, int, int, list[Candidate]], int]

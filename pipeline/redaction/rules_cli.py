@@ -13,7 +13,7 @@ from pipeline.redaction.model import CONTEXT, Candidate, Scan, ScanRule, kept
 from pipeline.redaction.reasons import Reason
 from pipeline.redaction.rules_context import url_placeholder
 from pipeline.redaction.values import QVAL as _QVAL
-from pipeline.redaction.values import flag_value
+from pipeline.redaction.values import flag_value, quoted_end
 
 # Password flags, per command: (anchors, flag pattern searched in the rest of the command line,
 # whether the value is ``user:password``).
@@ -86,7 +86,7 @@ _CLI_FLAGS: list[tuple[tuple[bytes, ...], re.Pattern[bytes], bool]] = [
         False,
     ),
     ((b"zip ", b"7z ", b"7za ", b"7zz ", b"rar "), re.compile(rb"-(?<![\w-]-)P[ \t]+" + _QVAL), False),
-    ((b"7z ", b"7za ", b"7zz ", b"rar "), re.compile(rb"-(?<![\w-]-)p(?=[^\s-])" + _QVAL), False),
+    ((b"7z ", b"7za ", b"7zz ", b"rar "), re.compile(rb"-(?<![\w-]-)h?p(?=[^\s-])" + _QVAL), False),
     ((b"ssh-keygen",), re.compile(rb"-(?<![\w-]-)[NP][ \t]+" + _QVAL), False),
     ((b"openssl",), re.compile(rb"-(?<![\w-]-)k[ \t]+" + _QVAL), False),
     ((b"xfreerdp", b"wlfreerdp"), re.compile(rb"/(?<![\w-]/)p:" + _QVAL), False),
@@ -97,6 +97,19 @@ _CLI_FLAGS: list[tuple[tuple[bytes, ...], re.Pattern[bytes], bool]] = [
         False,
     ),
     ((b"oauth2-bearer",), re.compile(rb"--oauth2-bearer(?:[ \t]+|=)" + _QVAL), False),
+    (  # ngrok config add-authtoken T, ngrok authtoken T, ngrok http 80 --authtoken T
+        (b"add-authtoken", b"ngrok authtoken", b"--authtoken"),
+        re.compile(rb"(?:add-authtoken|authtoken)(?:[ \t]+|=)" + _QVAL),
+        False,
+    ),
+    (  # --vault-password-file <(echo PW), --password-file=<(printf %s PW)
+        (b"<(echo", b"<(printf"),
+        re.compile(
+            rb"(?i:pass|secret|token|key|cred)[\w-]*(?:[ \t]+|=)<\((?:echo(?:[ \t]+-n)?|printf(?:[ \t]+%s)?)[ \t]+"
+            + _QVAL
+        ),
+        False,
+    ),
     (
         (
             b"--pass",
@@ -118,26 +131,31 @@ _CLI_FLAGS: list[tuple[tuple[bytes, ...], re.Pattern[bytes], bool]] = [
     ),
 ]
 MAX_COMMAND = 2000
-_COMMAND_ENDS = (b"\n", b"\r", b"\\n", b"\\r", b"|", b"&&")
+_FLAG_BACK = 80
+_QUOTES = frozenset(b"'\"")
+_COMMAND_END = re.compile(rb"[\n\r|\\&](?:(?<=[\n\r|])|(?<=\\)[nr]|(?<=&)&)")
+"""A line break (raw or escaped), ``|`` or ``&&``; one byte class first, so the search is fast."""
 
 
 def _line_limit(buf: bytes, end: int) -> int:
     """Where the command line holding ``end`` ends: a line break (raw or escaped), ``|`` or ``&&``."""
     limit = min(len(buf), end + MAX_COMMAND)
-    for mark in _COMMAND_ENDS:
-        at = buf.find(mark, end, limit)
-        if at >= 0:
-            limit = at
-    return limit
+    m = _COMMAND_END.search(buf, end, limit)
+    return limit if m is None else m.start()
 
 
 def _command_line_scanner(pattern: re.Pattern[bytes], userpass: bool) -> Scan:
     def scan(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
         limit = _line_limit(buf, end)
+        substituted = buf[start : start + 2] == b"<("
+        if substituted:  # the flag naming it comes before the anchor
+            start = max(0, start - _FLAG_BACK)
         for m in pattern.finditer(buf, start, limit):
             s, e = m.span("v")
             if s == e:  # the pattern marks where the value starts; its quoting says where it ends
                 s, e = flag_value(buf, m, limit)
+            if substituted and buf[e - 1 : e] == b")":
+                e -= 1  # <(echo PW): the parenthesis closes the substitution
             v = buf[s:e]
             if not v or v.startswith(b"-"):  # no value, or the next flag
                 continue
@@ -145,6 +163,12 @@ def _command_line_scanner(pattern: re.Pattern[bytes], userpass: bool) -> Scan:
                 user, colon, pw = v.partition(b":")
                 if not colon:
                     continue
+                if not pw and e < len(buf) and buf[e] in _QUOTES:  # user:'p@ss|w$rd'
+                    close = quoted_end(buf, e + 1, buf[e], 0)
+                    if close < 0:
+                        continue
+                    s, e = e + 1, close
+                    pw = buf[s:e]
                 reason = Reason.PLACEHOLDER if url_placeholder(pw) else None
             else:
                 reason = value_verdict(v, Level.PASSWORD)

@@ -9,11 +9,11 @@ from pipeline.redaction.filters import (
     Level,
     basic_credentials,
     dotted_name,
+    enough_distinct,
     has_digit,
     is_placeholder,
     is_reference,
     token_body_ok,
-    value_is_secret,
     value_verdict,
 )
 from pipeline.redaction.model import CONTEXT, STRUCTURE, Candidate, RegexRule, ScanRule, kept
@@ -29,12 +29,23 @@ _DB_SCHEMES = frozenset(
 )
 
 _SCHEME_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789+.-")
+# scheme characters -> "a", others -> " ": the scheme's start is one translate and one rfind away
+_SCHEME_MASK = bytes(97 if c in _SCHEME_CHARS else 32 for c in range(256))
+_AUTH_CHAR = rb"(?:[^\s/?@\"'`\\<>\[\]{}]|\\u[0-9a-fA-F]{4})"
 _URL_CRED = re.compile(
     rb"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]{0,30})://"
-    rb"(?P<rest>(?P<user>(?:[^\s:/@\"'`\\<>\[\]{}]|\\u[0-9a-fA-F]{4}){0,128}):"
-    rb"(?P<pw>(?:[^\s/@\"'`\\<>\[\]{}]|\\u[0-9a-fA-F]{4}){1,256})@"
-    rb"[^\s\"'`\\<>\[\]{}]{0,2048})"
+    rb"(?P<user>(?:[^\s:/@\"'`\\<>\[\]{}]|\\u[0-9a-fA-F]{4}){0,128}+)"
+    # the password runs to the authority's last ``@`` (an unescaped ``@`` may sit inside it); every
+    # part is possessive, so a URL without credentials fails at once
+    rb"(?::(?P<pw>(?:" + _AUTH_CHAR + rb"++|@(?=" + _AUTH_CHAR + rb"*+@))++))?"
+    rb"@(?=[^\s/@\"'`\\<>\[\]{}?#]{1,255}(?:[\s/\"'`\\<>\[\]{}?#]|$))"
 )
+MAX_URL_PASSWORD = 256
+_AT_WINDOW = 512
+_SHORTEST = 3  # the engine's shortest secret
+MIN_URL_TOKEN = 16
+"""A user name without a password in a URL is a token when it is at least this long and random
+(``https://<key>@o1.ingest.sentry.io/2``, ``https://<PAT>@dev.azure.com/...``); ``git@`` is a user."""
 _TRAILING = b").,;:!?}]*"
 
 
@@ -49,24 +60,36 @@ def url_placeholder(pw: bytes) -> bool:
 
 
 def _url_credentials(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
-    pos = start
-    while pos > start - 31 and pos > 0 and low[pos - 1] in _SCHEME_CHARS:
-        pos -= 1
+    """Only the credential of a URL is a secret: its scheme, host, port and path stay."""
+    # Neither user nor password holds a "/": a "/" before the first "@" means no credential (most
+    # URLs), found by two byte searches instead of the pattern.
+    at = buf.find(b"@", end, end + _AT_WINDOW)
+    if buf.find(b"/", end, at if at >= 0 else end + _AT_WINDOW) >= 0:
+        return 0
+    lo = start - 31 if start > 31 else 0  # the scheme: up to 31 scheme characters before ``://``
+    pos = lo + 1 + low[lo:start].translate(_SCHEME_MASK).rfind(b" ")
     while pos < start and not (97 <= low[pos] <= 122):
         pos += 1
     m = _URL_CRED.match(buf, pos)
     if m is None:
         return 0
-    s, e = m.span("rest")
     scheme = m.group("scheme").lower().split(b":")[-1]
     name = "db-url" if scheme in _DB_SCHEMES or scheme.startswith(b"jdbc") else "basic-auth-url"
-    if url_placeholder(m.group("pw")):
+    pw = m.group("pw")
+    if pw is not None and len(pw) > MAX_URL_PASSWORD:
+        return m.end()
+    if pw is None:  # a user alone: a token only when it looks like one
+        user = m.group("user")
+        if len(user) >= MIN_URL_TOKEN and has_digit(user) and token_body_ok(user, 10):
+            out.append((*m.span("user"), name, CONTEXT))
+        return m.end()
+    if url_placeholder(pw):
         out.append(kept(*m.span("pw"), name, Reason.PLACEHOLDER))
-        return m.end("pw")
-    while e > m.end("pw") + 1 and buf[e - 1] in _TRAILING:
-        e -= 1
-    out.append((s, e, name, CONTEXT))
-    return e
+    elif len(pw) < _SHORTEST:  # too short to stand alone: the user goes with it
+        out.append((m.start("user"), m.end("pw"), name, CONTEXT))
+    else:
+        out.append((*m.span("pw"), name, CONTEXT))
+    return m.end()
 
 
 def _bearer_check(m: re.Match[bytes]) -> bool:
@@ -88,12 +111,31 @@ def _basic_check(m: re.Match[bytes]) -> bool:
     return b"authorization" in context and token_body_ok(v, 10)
 
 
+MIN_HEADER_VALUE = 6
+"""In an ``Authorization`` header any value is a credential, however short (``Bearer devtoken42``)."""
+
+
 def _auth_check(m: re.Match[bytes]) -> bool:
     v = m.group("v")
-    return value_is_secret(v, Level.SECRET) and v.lower() not in (b"bearer", b"basic")
+    if len(v) < MIN_HEADER_VALUE or v.lower() in (b"bearer", b"basic") or is_placeholder(v):
+        return False
+    if is_reference(v) and not (has_digit(v) and not dotted_name(v)):
+        return False  # a name (``Bearer token``, ``Bearer self.token``) rather than a value
+    if _PARAMETER.search(v):
+        return False  # ``Digest realm=acme``: parameters, not a credential
+    return enough_distinct(v, min(4, len(v) // 2))
 
 
-_PEM_BODY = rb"(?:[A-Za-z0-9+/=:,. \t\r\n]++|\\+[nrt]|-(?!----))*+"
+_PARAMETER = re.compile(rb"=[^=]")
+
+
+def _auth_name(m: re.Match[bytes]) -> str:
+    scheme = m.group("scheme")
+    return "bearer-token" if scheme is not None and scheme.lower() == b"bearer" else "auth-header"
+
+
+# The body may be quoted line by line (``> `` in Markdown or mail, ``# ``, a tool result's ``│ ``).
+_PEM_BODY = rb"(?:[A-Za-z0-9+/=:,. \t\r\n>#|]++|\\+[nrt]|\xe2\x94\x82|-(?!----))*+"
 _PEM = re.compile(
     rb"-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----(?P<body>" + _PEM_BODY + rb")"
     rb"(?:-----END[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----)?"
@@ -106,10 +148,13 @@ def _pem_check(m: re.Match[bytes]) -> bool:
 
 
 _NETRC = re.compile(rb"(?:(?<=\s)|(?<=\\n)|^)password[ \t]+" + _QVAL)
+_NETRC_GAP = (b" ", b"\t")
 _AWS_PROMPT = re.compile(rb"(?i:secret access key)[ \t]*(?:\[[^\]\r\n]{0,40}\])?[ \t]*:[ \t]*" + _QVAL)
 
 
 def _netrc(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    if buf[end : end + 1] not in _NETRC_GAP:
+        return 0  # ``password`` is not followed by a blank (``password=``, ``passwords``)
     m = _NETRC.match(low, start)
     if m is None or not (
         b"machine" in low[max(0, start - 300) : start] or b"login" in low[max(0, start - 300) : start]
@@ -196,13 +241,14 @@ def context_rules() -> list[RegexRule | ScanRule]:
             (b"authorization",),
             re.compile(
                 rb"(?i:authorization)\\*[\"']?[ \t]*[:=][ \t]*\\*[\"']?"
-                rb"(?:(?i:token|bot|apikey|api-key|key|sso-key|ssws|dsn|hmac|sharedkey|gitlab-token|negotiate|ntlm"
-                rb"|splunk|zoho-oauthtoken|klaviyo-api-key|pvetoken|(?!(?i:bearer|basic)[ \t])[A-Za-z][A-Za-z0-9._-]{1,30})"
+                rb"(?:(?P<scheme>(?i:token|bot|apikey|api-key|key|sso-key|ssws|dsn|hmac|sharedkey|gitlab-token|negotiate|ntlm"
+                rb"|splunk|zoho-oauthtoken|klaviyo-api-key|pvetoken|bearer|(?!(?i:basic)[ \t])[A-Za-z][A-Za-z0-9._-]{1,30}))"
                 rb"[ \t]+)?"
-                rb"(?P<v>[A-Za-z0-9._~+/=:-]{12,8192})"
+                rb"(?P<v>[A-Za-z0-9._~+/=:-]{6,8192})(?![A-Za-z0-9._~+/=:-]|\$|\{)"
             ),
             group="v",
             check=_auth_check,
+            namer=_auth_name,
             priority=CONTEXT,
             whole_value_check=False,  # the check judges the value whole
         ),

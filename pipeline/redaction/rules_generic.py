@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from pipeline.redaction.filters import Level
 from pipeline.redaction.model import Candidate, ScanRule
-from pipeline.redaction.values import UNQUOTED, quoted_end
+from pipeline.redaction.values import MAX_QUOTED, UNQUOTED, quoted_pattern
 from pipeline.redaction.wrap import yaml_block
 
 ANCHORS = (b"pass", b"pwd", b"secret", b"token", b"key", b"auth", b"cred", b"mnemonic", b"phrase")
@@ -27,23 +27,26 @@ _IDCHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 _ID_MASK = bytes(97 if c in _IDCHARS else 32 for c in range(256))  # identifier chars -> "a", others -> " "
 _ASSIGN = re.compile(
     rb"[A-Za-z0-9_.-]{0,80}+(?P<end>)(?P<kq>\\*[\"'`]\]?)?[ \t]*"
-    rb"(?P<op>[ \t]+value[ \t]*=|(?:\r?\n|\\+[rn])[ \t-]*value[ \t]*:(?=[ \t])|,[ \t]*\\*[\"']value\\*[\"'][ \t]*:"
+    rb"(?P<op>[ \t]+value[ \t]*=|(?:\r?\n|\\+[rn])[ \t]*(?:(?:\xe2\x94\x82|>)[ \t]*)?[ \t-]*value[ \t]*:(?=[ \t])|,[ \t]*\\*[\"'](?:[A-Za-z]*(?i:value))\\*[\"'][ \t]*:"
     rb"|:=|=>|\?=|=(?!=)|:(?=[ \t]|\\*[\"'`])|,(?=[ \t]*\\*[\"'])|>|(?<=[ \t])\|(?=[ \t]+[^\s|]))"
     rb"[ \t]*(?P<vq>\\*[\"'`])?(?=[^\s])"
 )
 MAX_UNQUOTED = 1024
 # An unquoted value ends before ``;``/``,``/``&`` that start the next ``name=`` (query strings,
 # ADO.NET connection strings, flow mappings) and before closing brackets or a ``<`` tag at its end.
-_NEXT_PAIR = re.compile(rb"[;,&][ \t]*[A-Za-z_][\w. -]{0,40}=|<")
+_NEXT_PAIR = re.compile(rb"[;,&<](?:(?<=<)|[ \t]*[A-Za-z_][\w. -]{0,40}=)")  # one class first: a fast search
 _TRAILING = b",;)}]"
 _BLOCK_START = b"|>"
 _BRACED = re.compile(rb"\{(?P<v>[^{}$\s\\](?:[^}\r\n\\]|\}\}){0,255})\}(?=[;\s\"'\\]|$)")
-_BLANK = re.compile(rb"[ \t]")
 _NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_.-]*")
 _ENV_NAME = re.compile(rb"[A-Z][A-Z0-9_]*")
 """An upper-case name: in an env file, a shell or YAML its unquoted value is a string, not code."""
 _CALL = re.compile(rb"[A-Za-z_$][\w.$]*[(\[]")
 _SEG = re.compile(rb"[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])")
+_ASSIGN_MATCH = _ASSIGN.match
+_NAME_FULLMATCH = _NAME.fullmatch
+_QUOTED_BY_OPENER: dict[bytes, re.Pattern[bytes]] = {}
+"""``quoted_pattern`` by the opener as matched (a quote and the backslashes before it)."""
 
 
 def _words(text: str) -> frozenset[str]:
@@ -124,31 +127,28 @@ def _classify_named(identifier: bytes) -> tuple[int, str] | None:
     return int(level), "aws-secret-access-key" if b"aws" in low and b"secret" in low else "secret-assignment"
 
 
-def _identifier_start(buf: bytes, pos: int) -> int:
-    lo = max(0, pos - 80)
-    return lo + 1 + buf[lo:pos].translate(_ID_MASK).rfind(b" ")
-
-
 def _value_span(
     buf: bytes, s: int, vq: bytes | None, op: bytes, ident_start: int
 ) -> tuple[int, int, bool] | None:
     """Where the value starting at ``s`` is: quoted, ODBC-braced, a YAML block or one word, and
     whether it is written as a literal (quoted or braced); ``None`` when it is code (a call, an
     index) rather than a value."""
-    e = -1 if vq is None else quoted_end(buf, s, vq[-1], len(vq) - 1)
-    if e >= 0:
-        return s, e, True
-    if buf[s : s + 1] == b"{" and (braced := _BRACED.match(buf, s)) is not None:
+    if vq is not None:
+        quoted = quoted_pattern(vq[-1], len(vq) - 1).match(buf, s, s + MAX_QUOTED + 8)
+        if quoted is not None:
+            return s, quoted.end(), True
+    if buf[s] == 123 and (braced := _BRACED.match(buf, s)) is not None:  # {
         return (*braced.span("v"), True)  # ODBC: PWD={p@ss;word}
     # unquoted, or a quote not closed on its line: the value is one word
-    word = UNQUOTED.match(buf, s, min(len(buf), s + MAX_UNQUOTED))
+    word = UNQUOTED.match(buf, s, s + MAX_UNQUOTED)
     e = s if word is None else word.end()
     cut = _NEXT_PAIR.search(buf, s, e)
     if cut is not None:
         e = cut.start()
     while e > s and buf[e - 1] in _TRAILING:
         e -= 1
-    if _CALL.match(buf, s, e + 1):  # a call or an index: code, not a value
+    if (buf.find(b"(", s, e + 1) >= 0 or buf.find(b"[", s, e + 1) >= 0) and _CALL.match(buf, s, e + 1):
+        # a call or an index: code, not a value
         return None
     if e - s <= 2 and buf[s] in _BLOCK_START:
         block = yaml_block(buf, ident_start, buf[s:e], e)
@@ -160,29 +160,41 @@ def _value_span(
 
 
 def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
-    m = _ASSIGN.match(buf, end)
+    m = _ASSIGN_MATCH(buf, end)
     if m is None:
         return 0
-    ident_end = m.end("end")
-    ident_start = _identifier_start(buf, start)
+    ident_end = m.end(1)  # "end"
+    lo = start - 80 if start > 80 else 0
+    ident_start = lo + 1 + buf[lo:start].translate(_ID_MASK).rfind(b" ")
     if ident_start >= 2 and buf[ident_start - 1] == 92 and buf[ident_start] in b"nrt":  # \nNAME=
         ident_start += 1
-    identifier = buf[ident_start:ident_end]
-    op = m.group("op")
-    vq = m.group("vq")
+    op, vq = m.group(3, 4)  # "op", "vq"
     if op == b">" and (buf[ident_start - 1 : ident_start] != b"<" or vq is not None):
         return ident_end
     if op == b"," and not (
-        m.group("kq") and buf[max(0, ident_start - 3) : ident_start - 1].strip()[-1:] == b"("
+        m.group(2) and buf[max(0, ident_start - 3) : ident_start - 1].strip()[-1:] == b"("
     ):
         return ident_end  # ("password", "value") is a call; ["APIKey", "Principal"] is a list
+    identifier = buf[ident_start:ident_end]
     named = _classify_named(identifier)
     if named is None:
         return ident_end
-    span = _value_span(buf, m.end(), vq, op, ident_start)
-    if span is None:
-        return ident_end
-    s, e, literal = span
+    # _value_span, inline (this is the hottest path of the redactor)
+    s = m.end()
+    if vq is None:
+        quoted = None
+    else:
+        pattern = _QUOTED_BY_OPENER.get(vq)
+        if pattern is None:
+            pattern = _QUOTED_BY_OPENER.setdefault(vq, quoted_pattern(vq[-1], len(vq) - 1))
+        quoted = pattern.match(buf, s, s + MAX_QUOTED + 8)
+    if quoted is not None:
+        e, literal = quoted.end(), True
+    else:
+        span = _value_span(buf, s, None, op, ident_start)
+        if span is None:
+            return ident_end
+        s, e, literal = span
     level = named[0]
     if level == Level.PASSWORD and (literal or _ENV_NAME.fullmatch(identifier) and op in (b"=", b":")):
         level = Level.LITERAL_PASSWORD  # a string, however weak, not a variable holding one
@@ -191,10 +203,45 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
     # A value without blanks is one token: names inside it (``a=a=a=...``) are not searched again,
     # which keeps the scan linear. A value with blanks may hold more assignments, and a bare name
     # may be the next key (``key="ClearTextPassword" value="..."``).
-    if _BLANK.search(buf, s, e) is None and _NAME.fullmatch(buf, s, e) is None:
-        return e
+    if (
+        buf.find(b" ", s, e) < 0
+        and buf.find(b"\t", s, e) < 0
+        and buf[e - 1 : e] != b":"
+        and _NAME_FULLMATCH(buf, s, e) is None
+    ):
+        return e  # (a value ending in ``:`` is the next key: ``secret.yaml: password: ...``)
     return ident_end
 
 
+_FISH_SET = re.compile(
+    rb"set(?:[ \t]+-[A-Za-z]+|[ \t]+--(?:export|global|universal))*?[ \t]+(?:-[A-Za-z]*x[A-Za-z]*|--export)"
+    rb"(?:[ \t]+-[A-Za-z]+|[ \t]+--(?:global|universal))*[ \t]+(?P<name>[A-Za-z_][A-Za-z0-9_]*)[ \t]+"
+    rb"(?P<vq>\\*[\"'])?(?=[^\s])"
+)
+
+
+def scan_fish_set(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """fish's ``set -x NAME value`` (``-gx``, ``-Ux``, ``--export``): an assignment without ``=``."""
+    m = _FISH_SET.match(buf, start)
+    if m is None:
+        return 0
+    named = _classify_named(m.group("name"))
+    if named is None:
+        return m.end()
+    span = _value_span(buf, m.end(), m.group("vq"), b"=", m.start("name"))
+    if span is None:
+        return m.end()
+    s, e, _ = span
+    level = named[0]
+    if level == Level.PASSWORD:
+        level = Level.LITERAL_PASSWORD  # a word in fish is a string, as in an env file
+    if s < e:
+        out.append((s, e, named[1], level))
+    return e
+
+
 def generic_rules() -> list[ScanRule]:
-    return [ScanRule("secret-assignment", ANCHORS, scan_assignment)]
+    return [
+        ScanRule("secret-assignment", ANCHORS, scan_assignment),
+        ScanRule("secret-assignment", (b"set -",), scan_fish_set),
+    ]

@@ -6,13 +6,48 @@ from __future__ import annotations
 
 import re
 
-from pipeline.redaction.model import RegexRule
+from pipeline.redaction.filters import distinct, has_digit
+from pipeline.redaction.model import PROVIDER, Candidate, RegexRule, ScanRule
 from pipeline.redaction.rules_provider import LB, RB, RBT, token_rule
 
 
-def service_rules() -> list[RegexRule]:
+def service_rules() -> list[RegexRule | ScanRule]:
     r = token_rule
     return [
+        # Observability and CRM
+        r(
+            "dynatrace-token",
+            "dt0c01.",
+            LB + rb"dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}+" + RB,
+            skip=7,
+        ),
+        r(
+            "hubspot-token",
+            "pat-na pat-eu pat-ap",
+            LB + rb"pat-(?:na|eu|ap)[0-9]-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}" + RB,
+            skip=8,
+        ),
+        # SDK clients that take a token with no prefix as a positional argument
+        RegexRule(
+            "twilio-auth-token",
+            (b"client(",),
+            re.compile(
+                rb"(?i:client)\([ \t]*(?:account_sid=|username=)?\\*[\"']AC[0-9a-fA-F]{32}\\*[\"'][ \t]*,[ \t]*"
+                rb"(?:auth_token=|password=)?\\*[\"'](?P<v>[0-9a-fA-F]{32})\\*[\"']"
+            ),
+            group="v",
+            min_distinct=10,
+        ),
+        RegexRule(
+            "cohere-api-key",
+            (b"cohere.",),
+            re.compile(
+                rb"cohere\.(?:Async)?Client(?:V2)?\([ \t]*(?:api_key=)?\\*[\"'](?P<v>[A-Za-z0-9]{40})\\*[\"']"
+            ),
+            group="v",
+            min_distinct=10,
+        ),
+        ScanRule("azure-devops-token", _ADO_ANCHORS, _azure_devops_pat),
         # Package registries and artifact stores
         r("rubygems-token", "rubygems_", LB + rb"rubygems_[a-f0-9]{48}+" + RB, skip=9),
         r("nuget-key", "oy2", LB + rb"oy2[a-z0-9]{43}+" + RB, skip=3),
@@ -79,3 +114,20 @@ def service_rules() -> list[RegexRule]:
             fwd=4,
         ),
     ]
+
+
+# Azure DevOps personal access tokens (the older format): 52 characters of lower-case base32 with no
+# prefix, so only near a word that names Azure DevOps or a PAT.
+_ADO_ANCHORS = (b"devops", b"dev.azure.com", b"visualstudio.com", b"vsts", b"ado_pat", b"ado pat")
+_ADO_WINDOW = 240
+_ADO_PAT = re.compile(rb"(?<![A-Za-z0-9])[a-z2-7]{52}(?![A-Za-z0-9])")
+MIN_ADO_DISTINCT = 16
+
+
+def _azure_devops_pat(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    hi = min(len(buf), end + _ADO_WINDOW)
+    for m in _ADO_PAT.finditer(buf, max(0, start - _ADO_WINDOW), hi):
+        v = m.group(0)
+        if has_digit(v) and distinct(v) >= MIN_ADO_DISTINCT:
+            out.append((*m.span(), "azure-devops-token", PROVIDER))
+    return hi

@@ -59,7 +59,9 @@ _SESSION_ID = re.compile(
 
 def _session_id(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
     for m in _SESSION_ID.finditer(buf, max(0, start - 20), min(len(buf), end + 1024)):
-        if m.start() <= start < m.end():
+        if m.start() > start:
+            break  # later matches start later still: none holds the anchor
+        if start < m.end():
             s, e = m.span("v")
             v = m.group("v")  # random, with a digit: ``session_id=session.session_id`` is code
             ok = has_digit(v) and token_body_ok(v, 8) and not is_reference(v)

@@ -20,7 +20,9 @@ UNQUOTED = re.compile(rb"(?:[^\s\"'`\\]++|\\++[^\s\"'`\\nrt])++")
 _QUOTED: dict[tuple[int, int], re.Pattern[bytes]] = {}
 
 
-def _quoted(quote: int, escapes: int) -> re.Pattern[bytes]:
+def quoted_pattern(quote: int, escapes: int) -> re.Pattern[bytes]:
+    """The pattern whose match at a value's start ends where the value opened by ``quote`` with
+    ``escapes`` backslashes before it closes (``quoted_end``)."""
     pattern = _QUOTED.get((quote, escapes))
     if pattern is None:
         pattern = _QUOTED[(quote, escapes)] = _compile_quoted(quote, escapes)
@@ -42,7 +44,7 @@ def _compile_quoted(quote: int, escapes: int) -> re.Pattern[bytes]:
 def quoted_end(buf: bytes, start: int, quote: int, escapes: int) -> int:
     """The end of the value opened by ``quote`` with ``escapes`` backslashes before it, starting at
     ``start``; ``-1`` when it is not closed on its line (or within ``MAX_QUOTED`` bytes)."""
-    m = _quoted(quote, escapes).match(buf, start, min(len(buf), start + MAX_QUOTED + 8))
+    m = quoted_pattern(quote, escapes).match(buf, start, min(len(buf), start + MAX_QUOTED + 8))
     return -1 if m is None else m.end()
 
 

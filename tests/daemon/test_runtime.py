@@ -171,3 +171,37 @@ async def test_the_store_is_this_machines_and_the_model_client_follows_the_setti
         assert await rt.llm() is client  # made once
         current.append(first.model_copy())  # a reload
         assert await rt.llm() is not client
+
+
+async def test_without_ssh_keygen_commits_are_unsigned_unless_memory_travels(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A machine with no ``ssh-keygen`` keeps consolidating (nothing checks a signature where memory
+    does not travel); with a ``[sync] remote`` its commits fail, naming ``ssh-keygen``."""
+    from daemon.config import load_settings
+    from daemon.runtime import memory_repo
+    from pipeline.errors import MemoryRepoError
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    git = shutil.which("git")
+    assert git is not None
+    (bin_dir / "git").symlink_to(git)
+    monkeypatch.setenv("PATH", str(bin_dir))
+
+    alone = load_settings(write_config(tmp_path)).settings
+    repo = memory_repo(alone)
+    assert repo.signer is None
+    await repo.ensure()
+    await repo.git("commit", "-q", "--allow-empty", "-m", "memd: a run")
+    assert "gpgsig" not in await repo.git("cat-file", "-p", "HEAD")
+
+    (tmp_path / "served").mkdir()
+    travels = load_settings(write_config(tmp_path, f'[sync]\nremote = "{tmp_path / "served"}"\n')).settings
+    signed = memory_repo(travels)
+    assert signed.signer is not None
+    with pytest.raises(MemoryRepoError, match="ssh-keygen"):
+        await signed.git("commit", "-q", "--allow-empty", "-m", "memd: another run")
+
+    monkeypatch.undo()
+    assert memory_repo(alone).signer is not None  # ssh-keygen is back: every commit is signed

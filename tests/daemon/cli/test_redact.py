@@ -84,3 +84,22 @@ def test_report_gives_found_redacted_and_each_kept_candidate_without_its_value(t
     assert "2 secret(s) redacted, 3 candidate(s) kept" in result.stderr
     for value in ("changeme-placeholder", "YOUR-KEY-HERE", "PASSWORD@", "Xk9#mP2vLqZ", token):
         assert value not in result.stderr
+
+
+def test_a_short_bearer_value_and_a_coloured_secret_are_redacted_and_reported(tmp_path: Path) -> None:
+    stdin = (
+        "curl -H 'Authorization: Bearer devtoken42' http://localhost:8080/api\n"
+        '{"\x1b[1;34mpassword\x1b[0m": "\x1b[0;32mXk9#mP\u200b2vLqZ\x1b[0m"}\n'
+    )
+    args = ["--config", str(_config(tmp_path)), "redact", "--report"]
+    result = CliRunner().invoke(cli, args, input=stdin, env={"MEMD_CONFIG": None})
+    assert result.exit_code == 0, result.output
+    assert "devtoken42" not in result.stdout
+    assert "Xk9#mP2vLqZ" not in result.stdout
+    assert "\x1b" not in result.stdout  # what is sent is the normalised text
+    assert result.stdout.startswith("curl -H 'Authorization: Bearer [REDACTED:bearer-token:")
+    rows = {
+        line.split()[0]: line.split()[1:] for line in result.stderr.splitlines()[1:] if line[:1].isalpha()
+    }
+    assert rows["bearer-token"][1] == "1"
+    assert "2 secret(s) redacted" in result.stderr

@@ -1,0 +1,161 @@
+"""What the model sees, once: text without terminal controls or invisible format characters.
+
+ANSI CSI and OSC sequences (colour, cursor, hyperlinks), the other C0/C1 control characters (tab,
+line feed and carriage return stay), a character erased by a backspace, and the zero-width and
+bidirectional format characters (U+200B..U+200F, U+202A..U+202E, U+2060..U+2064, U+2066..U+2069,
+U+FEFF) are removed. The same sequences written as JSON escapes (``\\u001b[31m``, ``\\\\u200b``:
+a transcript's tool result escaped once or twice) are removed too. So ``grep --color=always`` or a
+zero-width space never splits a secret from the name the rules key on, and what the redactor
+checked is exactly what is sent. Line breaks are never removed.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Callable
+
+# Each pass removes what one pattern finds (or, for the C0 controls, what a translation deletes):
+# text without anything to remove costs a few byte searches.
+_C0 = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
+_C0_BYTES = [bytes([c]) for c in _C0]
+_B_C0 = re.compile(b"[" + re.escape(_C0) + b"]+")
+_B_SEQUENCE = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]{0,4096}(?:\x07|\x1b\\)?|[ -/]*[0-~])")
+_B_OVERSTRUCK = re.compile(rb"(?:[^\x08\n\x80-\xbf][\x80-\xbf]*)?\x08")
+"""A character erased by a backspace (``_\\bx``, as ``man`` prints)."""
+_B_WIDE = re.compile(  # C1 controls (a CSI or an OSC among them) and the invisible format characters
+    rb"\xc2\x9b[0-?]*[ -/]*[@-~]|\xc2\x9d[^\x07\n]{0,4096}?(?:\x07|\xc2\x9c)"
+    rb"|\xc2[\x80-\x9f]|\xe2\x80[\x8b-\x8f\xaa-\xae]|\xe2\x81[\xa0-\xa4\xa6-\xa9]|\xef\xbb\xbf"
+)
+_ASCII = bytes(range(0x80))
+_B_ESCAPED = re.compile(
+    rb"\\u(?:001[bB](?:\[[0-?]*[ -/]*[@-~]|\])|200[b-fB-F]|202[a-eA-E]|206[0-46-9]|[fF][eE][fF][fF])"
+)
+
+Spans = list[tuple[int, int]]
+
+
+def _pattern_spans(pattern: re.Pattern[bytes]) -> Callable[[bytes], Spans]:
+    return lambda buf: [m.span() for m in pattern.finditer(buf)]
+
+
+def _escaped_spans(buf: bytes) -> Spans:
+    """Escaped sequences: ``\\u001b[31m`` with its whole backslash run (JSON-escaped once or
+    more), an escaped OSC up to its escaped BEL or ST."""
+    out: Spans = []
+    pos = 0
+    for m in _B_ESCAPED.finditer(buf):
+        s, e = m.span()
+        if s < pos:
+            continue
+        while s > pos and buf[s - 1] == 92:  # the rest of the backslash run
+            s -= 1
+        run = buf[s : m.start() + 1]
+        if buf[e - 1 : e] == b"]":  # OSC: up to BEL or ST, escaped the same way
+            limit = min(len(buf), e + 4096)
+            ends = [
+                (at, len(mark))
+                for mark in (run + b"u0007", run + b"u001b" + run, run + b"u001B" + run)
+                if (at := buf.find(mark, e, limit)) >= 0
+            ]
+            if not ends:
+                continue
+            at, size = min(ends)
+            e = at + size
+        out.append((s, e))
+        pos = e
+    return out
+
+
+_SEQUENCE_SPANS = _pattern_spans(_B_SEQUENCE)
+_OVERSTRUCK_SPANS = _pattern_spans(_B_OVERSTRUCK)
+_C0_SPANS = _pattern_spans(_B_C0)
+_WIDE_SPANS = _pattern_spans(_B_WIDE)
+
+
+def _passes(buf: bytes) -> list[Callable[[bytes], Spans]]:
+    """The passes ``buf`` needs, in order (each decided on the text as the previous ones leave it)."""
+    out = []
+    if b"\x1b" in buf:
+        out.append(_SEQUENCE_SPANS)
+    if b"\x08" in buf:
+        out.append(_OVERSTRUCK_SPANS)
+    if any(byte in buf for byte in _C0_BYTES):  # one memchr each: cheaper than a copy of the text
+        out.append(_C0_SPANS)
+    if not buf.isascii():
+        # the bytes above ASCII alone (a copy at memory speed, usually small): each character's
+        # lead byte stays next to its own continuation bytes, so a match here is a real one
+        high = buf.translate(None, _ASCII)
+        if _B_WIDE.search(high) is not None:
+            out.append(_WIDE_SPANS)
+    if b"\\u" in buf and _B_ESCAPED.search(buf) is not None:
+        out.append(_escaped_spans)
+    return out
+
+
+def _cut(buf: bytes, spans: Spans) -> bytes:
+    pieces = []
+    pos = 0
+    for s, e in spans:
+        pieces.append(buf[pos:s])
+        pos = e
+    pieces.append(buf[pos:])
+    return b"".join(pieces)
+
+
+def normalise_bytes(buf: bytes) -> bytes:
+    """``normalise`` on UTF-8 bytes."""
+    for find in _passes(buf):
+        if find is _C0_SPANS:
+            buf = buf.translate(None, _C0)  # the same removal, without building spans
+        else:
+            spans = find(buf)
+            if spans:
+                buf = _cut(buf, spans)
+    return buf
+
+
+def normalise(text: str) -> str:
+    """``text`` without terminal controls and invisible format characters (raw or JSON-escaped)."""
+    buf = text.encode("utf-8", "surrogatepass")
+    out = normalise_bytes(buf)
+    return text if len(out) == len(buf) else out.decode("utf-8", "surrogatepass")
+
+
+def normalise_mapped(buf: bytes) -> tuple[bytes, Callable[[int], int]]:
+    """``normalise_bytes(buf)``, and a function taking a byte offset in it back to one in ``buf``."""
+    backs: list[Callable[[int], int]] = []
+    for find in _passes(buf):
+        spans = find(buf)
+        if spans:
+            backs.append(_back(spans))
+            buf = _cut(buf, spans)
+    if not backs:
+        return buf, _same
+
+    def back_all(offset: int) -> int:
+        for back in reversed(backs):
+            offset = back(offset)
+        return offset
+
+    return buf, back_all
+
+
+def _back(spans: Spans) -> Callable[[int], int]:
+    at: list[int] = []  # where each removal sits in the result
+    shift: list[int] = []  # bytes removed up to and including it
+    removed = 0
+    for s, e in spans:
+        at.append(s - removed)
+        removed += e - s
+        shift.append(removed)
+
+    def back(offset: int) -> int:
+        i = bisect_right(at, offset)
+        return offset + (shift[i - 1] if i else 0)
+
+    return back
+
+
+def _same(offset: int) -> int:
+    return offset
