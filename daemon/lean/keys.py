@@ -96,14 +96,19 @@ def _texts(value: Any) -> tuple[str, ...]:
 
 
 def text(
-    *, rule: Callable[[str], str] | None = None, min_length: int = 0, pattern: str | None = None
+    *,
+    rule: Callable[[str], str] | None = None,
+    min_length: int = 0,
+    max_length: int | None = None,
+    pattern: str | None = None,
 ) -> Kind:
     """A string; ``rule`` is the schema's own check (its ``ValueError`` means the loader refuses)."""
     compiled = re.compile(pattern) if pattern is not None else None
 
     def read(value: Any) -> str:
         found = _text(value)
-        if len(found) < min_length or (compiled is not None and not compiled.fullmatch(found)):
+        too_long = max_length is not None and len(found) > max_length
+        if len(found) < min_length or too_long or (compiled is not None and not compiled.fullmatch(found)):
             raise Unsure
         if rule is None:
             return found
@@ -187,6 +192,7 @@ KEYS: Mapping[tuple[str, str], Kind] = {
     ("sync", "branch"): text(pattern=setting_rules.BRANCH_PATTERN),
     ("sync", "interval_minutes"): POSITIVE_FLOAT,
     ("sync", "timeout_s"): POSITIVE_FLOAT,
+    ("team", "person"): text(max_length=200),
 }
 """``(section, key)`` -> its kind, for every key but the ``[sources]`` tables."""
 
