@@ -92,3 +92,16 @@ def test_url_credentials_still_found(text: str, secret: str) -> None:
 def test_a_url_without_credentials_is_kept() -> None:
     text = "see https://api.example.com/v1/users?id=42&next=@me for more"
     assert Redactor(b"prefilter-test-key-0123456789ab").redact(text).text == text
+
+
+def test_normaliser_spans_are_the_single_patterns_spans() -> None:
+    from pipeline.redaction import normalise
+
+    rng = random.Random(19)
+    pieces = [b"\xc2", b"\xe2", b"\xef", b"\x80", b"\x81", b"\x8b", b"\x9b", b"\x9d", b"\x9c", b"\x07"]
+    pieces += [b"\xbb", b"\xbf", b"\xaa", b"\xa0", b"a", b"[", b"1", b"m", b"\n", b" ", b"\x00", b"\x01"]
+    pieces += [b"\x1b", b"\t", b"\x7f", b"\x0b"]
+    for _ in range(20000):
+        text = b"".join(rng.choice(pieces) for _ in range(rng.randint(0, 40)))
+        assert normalise._wide_spans(text) == [m.span() for m in normalise._B_WIDE.finditer(text)], text
+        assert normalise._c0_spans(text) == [m.span() for m in normalise._B_C0.finditer(text)], text
