@@ -49,6 +49,7 @@ _PASSWORD = int(Level.PASSWORD)  # plain ints: an enum member costs an attribute
 _LITERAL_PASSWORD = int(Level.LITERAL_PASSWORD)
 _QUOTED_BY_OPENER: dict[bytes, re.Pattern[bytes]] = {}
 """``quoted_pattern`` by the opener as matched (a quote and the backslashes before it)."""
+_CACHED_OPENER = 8  # a quote escaped up to three times; longer runs of backslashes are not kept
 
 
 def _words(text: str) -> frozenset[str]:
@@ -188,7 +189,9 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
     else:
         pattern = _QUOTED_BY_OPENER.get(vq)
         if pattern is None:
-            pattern = _QUOTED_BY_OPENER.setdefault(vq, quoted_pattern(vq[-1], len(vq) - 1))
+            pattern = quoted_pattern(vq[-1], len(vq) - 1)
+            if len(vq) <= _CACHED_OPENER:
+                _QUOTED_BY_OPENER[vq] = pattern
         quoted = pattern.match(buf, s, s + MAX_QUOTED + 8)
     if quoted is not None:
         e, literal = quoted.end(), True
