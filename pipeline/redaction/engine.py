@@ -266,25 +266,23 @@ class Redactor:
     def _render(self, text: str, buf: bytes, spans: list[Candidate]) -> RedactionResult:
         if not spans:
             return RedactionResult(text=text, counts={})
-        counts: Counter[str] = Counter()
-        tags: dict[bytes, str] = {}  # for this call only (the keys are the secrets themselves)
-
-        def tag(secret: bytes) -> str:
-            found = tags.get(secret)
-            if found is None:
-                found = tags[secret] = self._tag(secret)
-            return found
-
+        counts = dict(Counter(c[2] for c in spans))
+        # placeholders by secret and rule, for this call only (the keys are the secrets themselves)
+        marks: dict[tuple[bytes, str], str] = {}
+        make_tag = self._tag
         pieces: list[str] = []
         if text.isascii():  # byte offsets are character offsets
             pos = 0
             for s, e, name, _ in spans:
                 pieces.append(text[pos:s])
-                pieces.append(f"[REDACTED:{name}:{tag(buf[s:e])}]")
-                counts[name] += 1
+                key = (buf[s:e], name)
+                mark = marks.get(key)
+                if mark is None:
+                    mark = marks[key] = f"[REDACTED:{name}:{make_tag(key[0])}]"
+                pieces.append(mark)
                 pos = e
             pieces.append(text[pos:])
-            return RedactionResult(text="".join(pieces), counts=dict(counts))
+            return RedactionResult(text="".join(pieces), counts=counts)
         # Character offsets from byte offsets, decoding only the pieces that are not ASCII: decoding
         # the whole result again costs more than the rules do on most text.
         pos = chars = 0
@@ -294,11 +292,14 @@ class Redactor:
             secret = buf[s:e]
             end = start + (len(secret) if secret.isascii() else len(secret.decode("utf-8", "surrogatepass")))
             pieces.append(text[chars:start])
-            pieces.append(f"[REDACTED:{name}:{tag(secret)}]")
-            counts[name] += 1
+            key = (secret, name)
+            mark = marks.get(key)
+            if mark is None:
+                mark = marks[key] = f"[REDACTED:{name}:{make_tag(secret)}]"
+            pieces.append(mark)
             pos, chars = e, end
         pieces.append(text[chars:])
-        return RedactionResult(text="".join(pieces), counts=dict(counts))
+        return RedactionResult(text="".join(pieces), counts=counts)
 
     def find(self, text: str) -> list[Finding]:
         """Every secret in ``text``: rule and character span (offsets in ``text`` as given), never the value."""

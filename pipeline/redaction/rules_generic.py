@@ -45,8 +45,11 @@ _CALL = re.compile(rb"[A-Za-z_$][\w.$]*[(\[]")
 _SEG = re.compile(rb"[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])")
 _ASSIGN_MATCH = _ASSIGN.match
 _NAME_FULLMATCH = _NAME.fullmatch
+_PASSWORD = int(Level.PASSWORD)  # plain ints: an enum member costs an attribute lookup per use
+_LITERAL_PASSWORD = int(Level.LITERAL_PASSWORD)
 _QUOTED_BY_OPENER: dict[bytes, re.Pattern[bytes]] = {}
 """``quoted_pattern`` by the opener as matched (a quote and the backslashes before it)."""
+_CACHED_OPENER = 8  # a quote escaped up to three times; longer runs of backslashes are not kept
 
 
 def _words(text: str) -> frozenset[str]:
@@ -186,7 +189,9 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
     else:
         pattern = _QUOTED_BY_OPENER.get(vq)
         if pattern is None:
-            pattern = _QUOTED_BY_OPENER.setdefault(vq, quoted_pattern(vq[-1], len(vq) - 1))
+            pattern = quoted_pattern(vq[-1], len(vq) - 1)
+            if len(vq) <= _CACHED_OPENER:
+                _QUOTED_BY_OPENER[vq] = pattern
         quoted = pattern.match(buf, s, s + MAX_QUOTED + 8)
     if quoted is not None:
         e, literal = quoted.end(), True
@@ -196,8 +201,8 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
             return ident_end
         s, e, literal = span
     level = named[0]
-    if level == Level.PASSWORD and (literal or _ENV_NAME.fullmatch(identifier) and op in (b"=", b":")):
-        level = Level.LITERAL_PASSWORD  # a string, however weak, not a variable holding one
+    if level == _PASSWORD and (literal or _ENV_NAME.fullmatch(identifier) and op in (b"=", b":")):
+        level = _LITERAL_PASSWORD  # a string, however weak, not a variable holding one
     if s < e:
         out.append((s, e, named[1], level))  # checked later, unless a stronger rule covers it
     # A value without blanks is one token: names inside it (``a=a=a=...``) are not searched again,
