@@ -18,6 +18,9 @@ UNQUOTED = re.compile(rb"(?:[^\s\"'`\\]++|\\++[^\s\"'`\\nrt])++")
 
 
 _QUOTED: dict[tuple[int, int], re.Pattern[bytes]] = {}
+MAX_CACHED_ESCAPES = 16
+"""Patterns for up to this many backslashes before a quote are kept; deeper ones (only hostile text
+nests JSON that far) are compiled for the call, so no text makes the cache grow without bound."""
 
 
 def quoted_pattern(quote: int, escapes: int) -> re.Pattern[bytes]:
@@ -25,7 +28,9 @@ def quoted_pattern(quote: int, escapes: int) -> re.Pattern[bytes]:
     ``escapes`` backslashes before it closes (``quoted_end``)."""
     pattern = _QUOTED.get((quote, escapes))
     if pattern is None:
-        pattern = _QUOTED[(quote, escapes)] = _compile_quoted(quote, escapes)
+        pattern = _compile_quoted(quote, escapes)
+        if escapes <= MAX_CACHED_ESCAPES:
+            _QUOTED[(quote, escapes)] = pattern
     return pattern
 
 
