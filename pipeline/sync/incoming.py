@@ -34,7 +34,10 @@ MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_FINDINGS = 20
 MAX_TOMBSTONE_BYTES = 1024
 MAX_META_BYTES = 1024 * 1024
-"""A tree or a commit bigger than this is no tree or commit memd writes."""
+"""A commit bigger than this is no commit memd writes."""
+MAX_TREE_BYTES = 8 * 1024 * 1024
+"""A tree bigger than this is no tree memd writes (``tombstones/`` grows by 60 bytes a forgotten
+session: about 140,000 of them fit)."""
 MAX_INCOMING_BYTES = 256 * 1024 * 1024
 """All the objects one sync brings together (every version of every file, trees, commits)."""
 MAX_INCOMING_OBJECTS = 200_000
@@ -75,7 +78,13 @@ def object_findings(objects: Sequence[IncomingObject]) -> list[str]:
     total = 0
     for obj in objects:
         total += obj.size
-        cap = file_cap(obj.path) if obj.kind == "blob" else MAX_META_BYTES
+        cap = (
+            file_cap(obj.path)
+            if obj.kind == "blob"
+            else MAX_TREE_BYTES
+            if obj.kind == "tree"
+            else MAX_META_BYTES
+        )
         if obj.size > cap:
             what = obj.path or f"a {obj.kind}"
             out.append(

@@ -50,8 +50,9 @@ TRUST_DIR = "trust"
 TRUST_FILE = f"{TRUST_DIR}/allowed_signers"
 MAX_TRUST_FILE_BYTES = 64 * 1024
 MAX_SIGNERS = 200
-MAX_TOMBSTONES_PER_SYNC = 200
-"""The most new tombstones one sync accepts (a forget of a whole project stays well under it)."""
+MAX_TOMBSTONES_PER_SYNC = 2_000
+"""The most new tombstones one sync accepts (a forget of a whole busy project, a month of sessions,
+stays under it; a forger's hundred thousand do not)."""
 MAX_CHECKED_COMMITS = 10_000
 """The most new commits one sync checks; a remote that brings more is refused."""
 MAX_FINDINGS = 20

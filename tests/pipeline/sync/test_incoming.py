@@ -79,6 +79,7 @@ def test_every_incoming_object_is_held_to_the_cap_of_its_path_by_its_recorded_si
         _blob("README.md", 1000, 1),
         _blob("projects/app-1/raw_memories.md", incoming.MAX_FILE_BYTES, 2),
         IncomingObject("3" * 40, "tree", 5000, "projects"),
+        IncomingObject("5" * 40, "tree", 60 * 100_000, "tombstones"),  # a hundred thousand forgets
         IncomingObject("4" * 40, "commit", 300, ""),
     ]
     assert object_findings(sound) == []
@@ -88,9 +89,11 @@ def test_every_incoming_object_is_held_to_the_cap_of_its_path_by_its_recorded_si
             _blob("projects/app-1/raw_memories.md", incoming.MAX_FILE_BYTES + 1, 2),
             _blob(tombstones.path_of("s-1"), 5000, 3),
             IncomingObject("4" * 40, "commit", incoming.MAX_META_BYTES + 1, ""),
+            IncomingObject("6" * 40, "tree", incoming.MAX_TREE_BYTES + 1, "tombstones"),
         ]
     )
-    assert len(found) == 4
+    assert len(found) == 5
+    assert f"{incoming.MAX_TREE_BYTES + 1} bytes" in found[4]
     assert "README.md" in found[0]
     assert f"{incoming.MAX_FILE_BYTES + 1} bytes" in found[1]
     assert "a commit" in found[3]
