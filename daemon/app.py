@@ -10,9 +10,10 @@ message), and the steps are built around it here, on a ``Runtime``:
     consolidate pipeline.consolidate.run.run_phase2(store, settings, repo, clock, llm, redactor, dry_run=)
                 (the memory repository checked writable first, before anything is paid for; with
                 [sync]: the scope keys brought up to date, and the remote fetched and merged first,
-                within PULL_FIRST_TIMEOUT_S a call: a remote that fails it is the cycle's sync result)
+                within DAEMON_GIT_TIMEOUT_S a call: a remote that fails it is the cycle's sync result)
                 a dry run: pipeline.consolidate.dry.dry_consolidation(report, would_extract, settings)
-    sync        pipeline.sync.now.sync_memory(store, settings, repo, clock, redactor, model=)
+    sync        pipeline.sync.now.sync_memory(store, settings, repo, clock, redactor, model=), each git
+                call within DAEMON_GIT_TIMEOUT_S
     publish     pipeline.publish.run.publish_all(store, settings, clock, dry_run=)
 
 Heavy parts are made on first use: a phase module, the LLM client (and with it the ``anthropic``
@@ -47,9 +48,10 @@ if TYPE_CHECKING:
 
 log = structlog.get_logger(__name__)
 
-PULL_FIRST_TIMEOUT_S = 20.0
-"""The most each git call of the fetch before a consolidation may take (``[sync] timeout_s`` if
-smaller): a silent or slow remote holds the consolidation up this long at most, once a cycle."""
+DAEMON_GIT_TIMEOUT_S = 20.0
+"""The most each git call of a sync the daemon runs itself may take (``[sync] timeout_s`` if
+smaller): the fetch before a consolidation, the cycle's sync step and the periodic sync. A silent or
+slow remote holds the cycle up this long at most; ``memd sync`` waits the full ``timeout_s``."""
 
 
 def pipeline_steps(
@@ -134,7 +136,9 @@ def pipeline_steps(
             return Skipped("nothing to push; the last fetch is recent")
         from pipeline.sync.now import sync_memory
 
-        return await sync_memory(store, current, repo, clock, rt.redactor(), model=rt.llm_or_none)
+        # the cycle's publishing (and the next scan) waits for this sync: each git call is bounded
+        # as the fetch before a consolidation is; `memd sync` alone waits the full [sync] timeout_s
+        return await sync_memory(store, _bounded(current), repo, clock, rt.redactor(), model=rt.llm_or_none)
 
     async def publish(*, dry_run: bool) -> object:
         from pipeline.publish.run import publish_all
@@ -169,19 +173,25 @@ async def _rekey(store: Store, settings: Settings, repo: MemoryRepo, clock: Cloc
     await rekey(store, settings, repo, clock)
 
 
+def _bounded(settings: Settings) -> Settings:
+    """The settings of a sync the daemon runs itself: each git call within ``DAEMON_GIT_TIMEOUT_S``
+    (or ``[sync] timeout_s`` when shorter), so a remote that hangs holds up no consolidation,
+    publishing or scan for longer than that."""
+    short = min(settings.sync.timeout_s, DAEMON_GIT_TIMEOUT_S)
+    return settings.model_copy(update={"sync": settings.sync.model_copy(update={"timeout_s": short})})
+
+
 async def _pull_first(
     store: Store, settings: Settings, repo: MemoryRepo, clock: Clock, rt: Runtime
 ) -> list[object]:
     """Before a consolidation: fetch and merge the remote (the push follows in the sync step), each
-    git call within ``PULL_FIRST_TIMEOUT_S``. A remote that cannot be had is logged and recorded
+    git call within ``DAEMON_GIT_TIMEOUT_S``. A remote that cannot be had is logged and recorded
     (``memd status``); the consolidation goes on with the local memory, and the cycle's sync step
     reports this failure instead of waiting for the remote again: the next sync tries anew.
     Returns the failed report, or nothing."""
     from pipeline.sync.now import sync_memory
 
-    short = min(settings.sync.timeout_s, PULL_FIRST_TIMEOUT_S)
-    bounded = settings.model_copy(update={"sync": settings.sync.model_copy(update={"timeout_s": short})})
-    report = await sync_memory(store, bounded, repo, clock, rt.redactor(), push=False)
+    report = await sync_memory(store, _bounded(settings), repo, clock, rt.redactor(), push=False)
     if report.failure:
         log.warning("sync_before_consolidation", outcome=report.outcome, reason=report.reason)
         return [report]

@@ -127,11 +127,11 @@ def test_a_silent_remote_holds_up_neither_consolidation_nor_publishing(
     tmp_path: Path, fake_api: FakeAnthropicAPI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The remote accepts the connection and never answers, and [sync] timeout_s is long: the fetch
-    # before the consolidation gives up at PULL_FIRST_TIMEOUT_S, the consolidation and the publishing
+    # before the consolidation gives up at DAEMON_GIT_TIMEOUT_S, the consolidation and the publishing
     # go on, and the cycle's sync reports that failure instead of waiting for the remote again.
     import daemon.app
 
-    monkeypatch.setattr(daemon.app, "PULL_FIRST_TIMEOUT_S", 1.0)
+    monkeypatch.setattr(daemon.app, "DAEMON_GIT_TIMEOUT_S", 1.0)
     fake_api.responder = responder
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
@@ -150,3 +150,35 @@ def test_a_silent_remote_holds_up_neither_consolidation_nor_publishing(
     assert "timed out after 1 s" in out
     memory = home / ".local" / "share" / "memd" / "memory"
     assert any(p.endswith("/MEMORY.md") for p in git(memory, "ls-files").split())
+
+
+def test_a_silent_remote_holds_up_no_publishing_when_nothing_is_consolidated(
+    tmp_path: Path, fake_api: FakeAnthropicAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Nothing to consolidate, so no fetch before it: the cycle's own sync step meets the silent
+    # remote, gives up at DAEMON_GIT_TIMEOUT_S whatever [sync] timeout_s says, and publishing goes on.
+    import daemon.app
+
+    monkeypatch.setattr(daemon.app, "DAEMON_GIT_TIMEOUT_S", 1.0)
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    try:
+        url = f"git://127.0.0.1:{listener.getsockname()[1]}/memory.git"
+        home = tmp_path / "laptop"
+        env = _env(
+            home,
+            fake_api,
+            url,
+            MEMD_SYNC__TIMEOUT_S="3600",
+            MEMD_SOURCES__CLAUDE_CODE__ROOT=str(home / "none"),
+        )
+        once = memd(env, "run", "--once")
+    finally:
+        listener.close()
+    out = once.stdout + once.stderr[-3000:]
+    assert "consolidate skipped" in out
+    assert "sync failed" in out
+    assert "timed out after 1 s" in out
+    assert "publish ok" in out
+    assert fake_api.message_requests() == []
