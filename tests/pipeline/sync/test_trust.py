@@ -285,13 +285,29 @@ async def test_a_hundred_thousand_forged_tombstones_are_refused_and_nothing_is_w
     scope = await _shared_scope(a, b)
     tree, live = a.tree(), await syncstate.live_sessions(a.store)
     intruder = _intruder(tmp_path)
-    graves = intruder / tombstones.TOMBSTONE_DIR
-    graves.mkdir(exist_ok=True)
-    for session in ("alpha", "beta"):
-        (graves / tombstones.session_hash(session)).write_bytes(tombstones.TOMBSTONE_TEXT)
-    for n in range(100_000):
-        (graves / f"{n:032x}").write_bytes(tombstones.TOMBSTONE_TEXT)
-    git(intruder, "add", tombstones.TOMBSTONE_DIR)
+    # 100,002 tombstones staged in one git call (the same blob under each name), not written as files
+    env = {"PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": str(intruder), "GIT_CONFIG_NOSYSTEM": "1"}
+    made = subprocess.run(
+        ["git", "hash-object", "-w", "--stdin"],
+        input=tombstones.TOMBSTONE_TEXT,
+        cwd=intruder,
+        env=env,
+        capture_output=True,
+        check=True,
+        timeout=60,
+    )
+    blob = made.stdout.decode().strip()
+    names = [tombstones.session_hash(s) for s in ("alpha", "beta")] + [f"{n:032x}" for n in range(100_000)]
+    index = "".join(f"100644 {blob} 0\t{tombstones.TOMBSTONE_DIR}/{name}\n" for name in names)
+    subprocess.run(
+        ["git", "update-index", "--index-info"],
+        input=index.encode(),
+        cwd=intruder,
+        env=env,
+        capture_output=True,
+        check=True,
+        timeout=60,
+    )
     git(intruder, "commit", "-qm", "memd: forget")
     git(intruder, "push", "-q", "origin", "HEAD:main")
     report = await a.sync()
