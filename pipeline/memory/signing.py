@@ -149,17 +149,21 @@ class Signer:
 
     def args(self) -> list[str]:
         """The git options that sign every commit with this key."""
-        key = self.key()
-        return [
-            "-c",
-            "gpg.format=ssh",
-            "-c",
-            "gpg.ssh.program=ssh-keygen",
-            "-c",
-            f"user.signingKey={key}",
-            "-c",
-            "commit.gpgSign=true",
-        ]
+        return options_signing_with(self.key())
+
+
+def options_signing_with(key: Path) -> list[str]:
+    """git's options that sign every commit with the SSH private key ``key``, through ``ssh-keygen``."""
+    return [
+        "-c",
+        "gpg.format=ssh",
+        "-c",
+        "gpg.ssh.program=ssh-keygen",
+        "-c",
+        f"user.signingKey={key}",
+        "-c",
+        "commit.gpgSign=true",
+    ]
 
 
 def signing_args(signer: Signer | None, args: tuple[str, ...] | list[str]) -> list[str]:

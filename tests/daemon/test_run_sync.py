@@ -8,6 +8,8 @@ import os
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -123,6 +125,18 @@ def test_run_once_pushes_and_a_running_daemon_merges_what_another_machine_pushed
         assert git(memory, "status", "--porcelain") == ""
 
 
+@contextmanager
+def silent_remote() -> Iterator[str]:
+    """A git:// URL whose server accepts the connection and never answers."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    try:
+        yield f"git://127.0.0.1:{listener.getsockname()[1]}/memory.git"
+    finally:
+        listener.close()
+
+
 def test_a_silent_remote_holds_up_neither_consolidation_nor_publishing(
     tmp_path: Path, fake_api: FakeAnthropicAPI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -133,16 +147,9 @@ def test_a_silent_remote_holds_up_neither_consolidation_nor_publishing(
 
     monkeypatch.setattr(daemon.app, "DAEMON_GIT_TIMEOUT_S", 1.0)
     fake_api.responder = responder
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(8)
-    try:
-        url = f"git://127.0.0.1:{listener.getsockname()[1]}/memory.git"
-        home = tmp_path / "laptop"
-        env = _env(home, fake_api, url, MEMD_SYNC__TIMEOUT_S="3600")
-        once = memd(env, "run", "--once")
-    finally:
-        listener.close()
+    home = tmp_path / "laptop"
+    with silent_remote() as url:
+        once = memd(_env(home, fake_api, url, MEMD_SYNC__TIMEOUT_S="3600"), "run", "--once")
     out = once.stdout + once.stderr[-3000:]
     assert "consolidate ok" in out
     assert "publish ok" in out
@@ -160,22 +167,10 @@ def test_a_silent_remote_holds_up_no_publishing_when_nothing_is_consolidated(
     import daemon.app
 
     monkeypatch.setattr(daemon.app, "DAEMON_GIT_TIMEOUT_S", 1.0)
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(8)
-    try:
-        url = f"git://127.0.0.1:{listener.getsockname()[1]}/memory.git"
-        home = tmp_path / "laptop"
-        env = _env(
-            home,
-            fake_api,
-            url,
-            MEMD_SYNC__TIMEOUT_S="3600",
-            MEMD_SOURCES__CLAUDE_CODE__ROOT=str(home / "none"),
-        )
-        once = memd(env, "run", "--once")
-    finally:
-        listener.close()
+    home = tmp_path / "laptop"
+    nothing = {"MEMD_SYNC__TIMEOUT_S": "3600", "MEMD_SOURCES__CLAUDE_CODE__ROOT": str(home / "none")}
+    with silent_remote() as url:
+        once = memd(_env(home, fake_api, url, **nothing), "run", "--once")
     out = once.stdout + once.stderr[-3000:]
     assert "consolidate skipped" in out
     assert "sync failed" in out

@@ -53,17 +53,10 @@ def git(cwd: Path, *args: str, check: bool = True) -> str:
 
 def signing_as(key: Path) -> list[str]:
     """git options that sign a commit with the SSH private key ``key`` (a machine's
-    ``<state_dir>/signing-key``, or an intruder's own)."""
-    return [
-        "-c",
-        "gpg.format=ssh",
-        "-c",
-        "gpg.ssh.program=ssh-keygen",
-        "-c",
-        f"user.signingKey={key}",
-        "-c",
-        "commit.gpgSign=true",
-    ]
+    ``<state_dir>/signing-key``, or an intruder's own), as memd signs."""
+    from pipeline.memory.signing import options_signing_with
+
+    return options_signing_with(key)
 
 
 def _tool_text(body: dict[str, Any]) -> str:
