@@ -158,9 +158,9 @@ class Machine:
         return found
 
 
-async def machine(
-    name: str, root: Path, api: FakeAnthropicAPI, remote: str, clock: FakeClock, **sync: Any
-) -> Machine:
+def machine_home(root: Path, name: str) -> tuple[Path, Path]:
+    """Machine ``name``'s home under ``root`` (with ``.claude/``) and a clone of the project in it, at
+    ``src/app-<name>`` with ``origin`` at ``ORIGIN``: (home, project)."""
     home = root / name
     home.mkdir(parents=True)
     project = home / "src" / f"app-{name}"
@@ -168,13 +168,73 @@ async def machine(
     (home / ".claude").mkdir()
     git(project, "init", "-q", "-b", "main")
     git(project, "remote", "add", "origin", ORIGIN)
-    settings = make_settings(home, api.base_url, sync={"remote": remote, **sync})
-    store = await open_store(settings.paths.state_db)
+    return home, project
+
+
+def machine_on(
+    name: str,
+    home: Path,
+    project: Path,
+    settings: Settings,
+    store: Store,
+    clock: FakeClock,
+    api: FakeAnthropicAPI,
+    *,
+    kind: str = "sync",
+) -> Machine:
+    """Machine ``name`` of ``home`` and ``project`` on ``store``: its model client against ``api`` and
+    its own redaction key (``<kind>-test-key-<name>-…``)."""
     llm: LLMClient = build_client(
         settings, store=store, clock=clock, env={"ANTHROPIC_API_KEY": FAKE_API_KEY}, rng=random.Random(1)
     )
-    env = Env(home, store, clock, api, settings, llm, Redactor(f"sync-test-key-{name}-0123456789".encode()))
+    env = Env(home, store, clock, api, settings, llm, Redactor(f"{kind}-test-key-{name}-0123456789".encode()))
     return Machine(name, env, project)
+
+
+async def machine(
+    name: str, root: Path, api: FakeAnthropicAPI, remote: str, clock: FakeClock, **sync: Any
+) -> Machine:
+    home, project = machine_home(root, name)
+    settings = make_settings(home, api.base_url, sync={"remote": remote, **sync})
+    store = await open_store(settings.paths.state_db)
+    return machine_on(name, home, project, settings, store, clock, api)
+
+
+async def synced_once(
+    root: Path, api: FakeAnthropicAPI, remote: str, clock: FakeClock, **sync: Any
+) -> tuple[Machine, SyncReport]:
+    """Machine ``a`` with ``remote`` after one sync, closed again (its settings and files stay to be
+    looked at): (machine, report)."""
+    a = await machine("a", root, api, remote, clock, **sync)
+    try:
+        report = await a.sync()
+    finally:
+        await close(a)
+    return a, report
+
+
+def refused_because(report: SyncReport, outcome: SyncOutcome) -> str:
+    """The reason of ``report``, a sync that ended ``outcome`` with a reason."""
+    assert report.outcome == outcome
+    assert report.reason is not None
+    return report.reason
+
+
+def writer_repo(root: Path) -> Path:
+    """An empty git repository ``root/writer`` on branch ``main``: another party's, writing to a remote."""
+    writer = root / "writer"
+    writer.mkdir()
+    git(writer, "init", "-q", "-b", "main")
+    return writer
+
+
+def sessions_in(tree: dict[str, str], scope: str) -> set[str]:
+    """The sessions whose topic files (``<scope>/s-<session>.md``) ``tree`` holds in ``scope``."""
+    return {
+        path.split("/")[-1].removesuffix(".md").removeprefix("s-")
+        for path in tree
+        if path.startswith(f"{scope}/s-")
+    }
 
 
 async def pair(a: Machine, *others: Machine) -> None:

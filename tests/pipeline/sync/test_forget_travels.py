@@ -24,7 +24,7 @@ from pipeline.vocabulary import SyncOutcome
 from tests.fakes.anthropic_api import FakeAnthropicAPI
 from tests.fakes.fixtures import FAKE_API_KEY
 from tests.pipeline.consolidate.support import candidate
-from tests.pipeline.sync.support import Machine, git, two_machines
+from tests.pipeline.sync.support import Machine, git, sessions_in, two_machines
 
 pytestmark = [pytest.mark.timeout(240)]
 
@@ -49,14 +49,6 @@ async def _extract(m: Machine, session: str) -> None:
     )
 
 
-def _sessions_in(tree: dict[str, str], scope: str) -> set[str]:
-    return {
-        path.split("/")[-1].removesuffix(".md").removeprefix("s-")
-        for path in tree
-        if path.startswith(f"{scope}/s-")
-    }
-
-
 async def _both_hold_both(a: Machine, b: Machine) -> str:
     """A extracted alpha, B beta; both consolidated and synced: both hold both, in the project and global."""
     await _extract(a, "alpha")
@@ -69,8 +61,8 @@ async def _both_hold_both(a: Machine, b: Machine) -> str:
     scope = scope_for(str(a.project))
     for m in (a, b):
         tree = m.tree()
-        assert _sessions_in(tree, scope) == {"alpha", "beta"}
-        assert _sessions_in(tree, GLOBAL_SCOPE) == {"alpha", "beta"}
+        assert sessions_in(tree, scope) == {"alpha", "beta"}
+        assert sessions_in(tree, GLOBAL_SCOPE) == {"alpha", "beta"}
     a.env.clock.advance(timedelta(hours=7))  # past the consolidation cooldown
     return scope
 
@@ -125,7 +117,7 @@ async def test_the_forgetting_machine_rebuilds_from_the_other_machines_inputs_it
     assert done.ok, done.lines()
     tree = a.tree()
     for where in (scope, GLOBAL_SCOPE):
-        assert _sessions_in(tree, where) == {"beta"}
+        assert sessions_in(tree, where) == {"beta"}
         _assert_real_digest(tree, where, "beta")
     assert (await b.sync()).outcome == SyncOutcome.SYNCED
     await _b_holds_beta_only(a, b, scope)
@@ -135,7 +127,7 @@ async def _b_holds_beta_only(a: Machine, b: Machine, scope: str) -> None:
     await b.publish()
     tree = b.tree()
     for where in (scope, GLOBAL_SCOPE):
-        assert _sessions_in(tree, where) == {"beta"}
+        assert sessions_in(tree, where) == {"beta"}
         _assert_real_digest(tree, where, "beta")
     assert not [p for p, text in tree.items() if "alpha" in text]
     published = b.published()
@@ -171,7 +163,7 @@ async def test_any_machine_forgets_a_session_another_machine_extracted_and_the_f
     assert not [p for p, text in tree.items() if "beta" in text], "A still holds beta's text"
     assert not any("beta" in text for text in a.published().values())
     if key:  # A rebuilt from its own alpha; without a key it left the placeholder for B to rebuild
-        assert _sessions_in(tree, scope) == {"alpha"}
+        assert sessions_in(tree, scope) == {"alpha"}
         _assert_real_digest(tree, scope, "alpha")
     else:
         assert tree[f"{scope}/{SUMMARY}"] == PLACEHOLDER
@@ -183,7 +175,7 @@ async def test_any_machine_forgets_a_session_another_machine_extracted_and_the_f
     await b.publish()
     tree = b.tree()
     assert not [p for p, text in tree.items() if "beta" in text], "B still holds beta's text"
-    assert _sessions_in(tree, scope) == {"alpha"}
+    assert sessions_in(tree, scope) == {"alpha"}
     for where in (scope, GLOBAL_SCOPE):
         _assert_real_digest(tree, where, "alpha")  # B rebuilt what A could not (without a key)
     published = b.published()
@@ -228,7 +220,7 @@ async def test_a_machine_with_no_session_of_its_own_there_rebuilds_from_the_inpu
     assert (await a.sync()).pushed
     assert (await b.sync()).outcome == SyncOutcome.SYNCED
     scope = scope_for(str(a.project))
-    assert _sessions_in(b.tree(), scope) == {"alpha", "gamma"}
+    assert sessions_in(b.tree(), scope) == {"alpha", "gamma"}
     a.env.clock.advance(timedelta(hours=7))
 
     await _forget_on(a, "alpha", key=False)
@@ -243,7 +235,7 @@ async def test_a_machine_with_no_session_of_its_own_there_rebuilds_from_the_inpu
     assert report.outcome == SyncOutcome.SYNCED, report.reason
     assert scope in report.reconsolidate
     tree = b.tree()
-    assert _sessions_in(tree, scope) == {"gamma"}
+    assert sessions_in(tree, scope) == {"gamma"}
     for where in (scope, GLOBAL_SCOPE):
         _assert_real_digest(tree, where, "gamma")
     assert not [p for p, text in tree.items() if "alpha" in text]

@@ -18,7 +18,15 @@ from pipeline.sync.state import SyncState, scrub
 from pipeline.sync.urls import scrubbed, shown_url
 from pipeline.vocabulary import SyncOutcome
 from tests.fakes.anthropic_api import FakeAnthropicAPI
-from tests.pipeline.sync.support import Machine, bare_remote, close, git, machine
+from tests.pipeline.sync.support import (
+    Machine,
+    bare_remote,
+    close,
+    git,
+    machine,
+    refused_because,
+    synced_once,
+)
 
 PASSWORD = "pw-Secret-1234"
 TOKEN = "glpat-Token-5678"
@@ -86,15 +94,10 @@ async def test_a_remote_branch_that_is_not_a_commit_is_refused_as_such(
     (tmp_path / "note").write_text("not a commit\n")
     blob = git(remote, "hash-object", "-w", str(tmp_path / "note")).strip()
     (remote / "refs" / "heads" / "main").write_text(blob + "\n")  # git's own commands refuse to do this
-    m = await machine("a", tmp_path, fake_api, str(remote), clock)
-    try:
-        report = await m.sync()
-    finally:
-        await close(m)
-    assert report.outcome == SyncOutcome.STOPPED
-    assert report.reason is not None
-    assert "is not a commit" in report.reason
-    assert "overtaken" not in report.reason
+    _, report = await synced_once(tmp_path, fake_api, str(remote), clock)
+    reason = refused_because(report, SyncOutcome.STOPPED)
+    assert "is not a commit" in reason
+    assert "overtaken" not in reason
     assert report.attempts == 1
     assert git(remote, "rev-parse", "refs/heads/main").strip() == blob  # nothing was pushed over it
 

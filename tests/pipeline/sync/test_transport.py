@@ -18,7 +18,17 @@ from pipeline.clock import FakeClock
 from pipeline.sync import incoming
 from pipeline.vocabulary import SyncOutcome
 from tests.fakes.anthropic_api import FakeAnthropicAPI
-from tests.pipeline.sync.support import bare_remote, close, git, machine, pair, signing_as
+from tests.pipeline.sync.support import (
+    bare_remote,
+    close,
+    git,
+    machine,
+    pair,
+    refused_because,
+    signing_as,
+    synced_once,
+    writer_repo,
+)
 
 pytestmark = [pytest.mark.timeout(120)]
 
@@ -109,16 +119,11 @@ async def test_a_path_remote_whose_config_could_run_a_program_is_refused_and_lef
     (served / "objects" / "info" / "alternates").write_text(f"{elsewhere / 'objects'}\n")
     with (served / "config").open("a") as f:
         f.write(config.format(script=script))
-    a = await machine("a", tmp_path, fake_api, str(served), clock)
-    try:
-        report = await a.sync()
-    finally:
-        await close(a)
+    _, report = await synced_once(tmp_path, fake_api, str(served), clock)
     assert not marker.exists()
-    assert report.outcome == SyncOutcome.STOPPED
-    assert report.reason is not None
-    assert "could run a program" in report.reason
-    assert str(served) in report.reason
+    reason = refused_because(report, SyncOutcome.STOPPED)
+    assert "could run a program" in reason
+    assert str(served) in reason
     assert not list((served / "refs" / "heads").iterdir())  # nothing was pushed
     assert not (served / "packed-refs").exists()
 
@@ -153,14 +158,10 @@ async def test_a_silent_ssh_remote_ends_failed_at_the_timeout_with_ssh_and_its_c
     )
     (fake_bin / "ssh").chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake_bin}:{os.environ['PATH']}")
-    a = await machine("a", tmp_path, fake_api, "ssh://memd@127.0.0.1:2222/memory.git", clock, timeout_s=1)
-    try:
-        report = await a.sync()
-    finally:
-        await close(a)
-    assert report.outcome == SyncOutcome.FAILED
-    assert report.reason is not None
-    assert "timed out" in report.reason
+    _, report = await synced_once(
+        tmp_path, fake_api, "ssh://memd@127.0.0.1:2222/memory.git", clock, timeout_s=1
+    )
+    assert "timed out" in refused_because(report, SyncOutcome.FAILED)
     started = [int(line) for line in pids.read_text().split()]
     assert len(started) == 2
     assert not [pid for pid in started if _alive(pid)]
@@ -217,14 +218,8 @@ async def test_a_silent_https_remote_ends_failed_at_the_timeout_with_its_https_h
 ) -> None:
     with _silent_server() as port:
         url = f"https://127.0.0.1:{port}/memory.git"
-        a = await machine("a", tmp_path, fake_api, url, clock, timeout_s=1)
-        try:
-            report = await a.sync()
-        finally:
-            await close(a)
-        assert report.outcome == SyncOutcome.FAILED
-        assert report.reason is not None
-        assert "timed out" in report.reason
+        _, report = await synced_once(tmp_path, fake_api, url, clock, timeout_s=1)
+        assert "timed out" in refused_because(report, SyncOutcome.FAILED)
         assert _processes_naming(f"127.0.0.1:{port}") == []
 
 
@@ -234,9 +229,7 @@ async def test_a_history_bomb_is_refused_by_size_before_it_is_read_and_leaves_no
     # 64 MiB of zeros (a few hundred KiB on the wire) in an intermediate commit, gone again at the
     # tip: the tip looks sound, the history is not
     served = bare_remote(tmp_path)
-    writer = tmp_path / "writer"
-    writer.mkdir()
-    git(writer, "init", "-q", "-b", "main")
+    writer = writer_repo(tmp_path)
     (writer / "README.md").write_text("# memory\n")
     git(writer, "add", "README.md")
     git(writer, "commit", "-qm", "one")
@@ -250,14 +243,9 @@ async def test_a_history_bomb_is_refused_by_size_before_it_is_read_and_leaves_no
     git(writer, "rm", "-q", "-r", "global")
     git(writer, "commit", "-qm", "gone again")
     git(writer, "push", "-q", str(served), "main")
-    a = await machine("a", tmp_path, fake_api, str(served), clock)
-    try:
-        report = await a.sync()
-    finally:
-        await close(a)
-    assert report.outcome == SyncOutcome.STOPPED
-    assert report.reason is not None
-    assert f"global/raw_memories.md (blob {bomb_sha[:12]}) is {64 * 1024 * 1024} bytes" in report.reason
+    a, report = await synced_once(tmp_path, fake_api, str(served), clock)
+    reason = refused_because(report, SyncOutcome.STOPPED)
+    assert f"global/raw_memories.md (blob {bomb_sha[:12]}) is {64 * 1024 * 1024} bytes" in reason
     memory = a.settings.paths.memory_dir
     assert not _has_object(memory, bomb_sha)
     assert git(memory, "rev-parse", "-q", "--verify", "refs/memd/remote/main", check=False) == ""
@@ -273,23 +261,16 @@ async def test_a_remote_sending_more_objects_than_one_sync_takes_is_refused_befo
 ) -> None:
     monkeypatch.setattr(incoming, "MAX_INCOMING_OBJECTS", 5)
     served = bare_remote(tmp_path)
-    writer = tmp_path / "writer"
-    writer.mkdir()
-    git(writer, "init", "-q", "-b", "main")
+    writer = writer_repo(tmp_path)
     for n in range(4):
         (writer / "README.md").write_text(f"# memory {n}\n")
         git(writer, "commit", "-qm", f"c{n}", "--allow-empty")
         git(writer, "add", "README.md")
         git(writer, "commit", "-qm", f"readme {n}")
     git(writer, "push", "-q", str(served), "main")
-    a = await machine("a", tmp_path, fake_api, str(served), clock)
-    try:
-        report = await a.sync()
-    finally:
-        await close(a)
-    assert report.outcome == SyncOutcome.STOPPED
-    assert report.reason is not None
-    assert "the remote sent" in report.reason
-    assert "over the cap of 5 in one sync" in report.reason
+    a, report = await synced_once(tmp_path, fake_api, str(served), clock)
+    reason = refused_because(report, SyncOutcome.STOPPED)
+    assert "the remote sent" in reason
+    assert "over the cap of 5 in one sync" in reason
     head = git(writer, "rev-parse", "HEAD").strip()
     assert not _has_object(a.settings.paths.memory_dir, head)

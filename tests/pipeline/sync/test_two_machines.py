@@ -19,6 +19,7 @@ from tests.fakes.anthropic_api import FakeAnthropicAPI
 from tests.pipeline.sync.support import (
     Machine,
     git,
+    sessions_in,
     signing_as,
     two_machines,
 )
@@ -32,14 +33,6 @@ async def pair(
 ) -> AsyncIterator[tuple[Machine, Machine]]:
     async with two_machines(tmp_path, fake_api, clock) as machines:
         yield machines
-
-
-def _sessions_in(tree: dict[str, str], scope: str) -> set[str]:
-    return {
-        path.split("/")[-1].removesuffix(".md").removeprefix("s-")
-        for path in tree
-        if path.startswith(f"{scope}/s-")
-    }
 
 
 async def _converge(a: Machine, b: Machine) -> None:
@@ -71,7 +64,7 @@ async def test_one_project_cloned_at_two_paths_is_one_scope_and_both_sides_memor
     assert report.pushed
     await _converge(a, b)
     tree = a.tree()
-    assert _sessions_in(tree, scope) == {"alpha", "beta"}
+    assert sessions_in(tree, scope) == {"alpha", "beta"}
     inputs = [p for p in tree if p.startswith(f"{scope}/rollout_summaries/")]
     assert len(inputs) == 2  # the union of both machines' phase-1 inputs
     raw = tree[f"{scope}/raw_memories.md"]
@@ -108,7 +101,7 @@ async def test_both_machines_consolidating_one_scope_at_the_same_moment_lose_not
     assert late[0].reconsolidate == [scope_for(str(a.project))]  # merged, consolidated again, pushed
     await _converge(a, b)
     scope = scope_for(str(a.project))
-    assert _sessions_in(a.tree(), scope) == {"alpha", "gamma", "delta"}
+    assert sessions_in(a.tree(), scope) == {"alpha", "gamma", "delta"}
 
 
 async def _shared_scope(a: Machine, b: Machine) -> str:
@@ -131,7 +124,7 @@ async def test_a_forget_on_one_machine_while_the_other_consolidates_travels(
 
     a, b = pair
     scope = await _shared_scope(a, b)
-    assert _sessions_in(b.tree(), scope) == {"alpha", "beta"}
+    assert sessions_in(b.tree(), scope) == {"alpha", "beta"}
     await b.extract("epsilon")
 
     async def forget_on_a() -> None:
@@ -148,8 +141,8 @@ async def test_a_forget_on_one_machine_while_the_other_consolidates_travels(
     await asyncio.gather(forget_on_a(), consolidate_on_b())
     await _converge(a, b)
     tree = b.tree()
-    assert _sessions_in(tree, scope) >= {"beta", "epsilon"}
-    assert "alpha" not in _sessions_in(tree, scope)
+    assert sessions_in(tree, scope) >= {"beta", "epsilon"}
+    assert "alpha" not in sessions_in(tree, scope)
     assert not [p for p, text in tree.items() if "alpha" in text], "the forgotten session came back"
     from pipeline.memory.tombstones import path_of
 
@@ -227,11 +220,11 @@ async def test_a_force_pushed_remote_stops_sync_with_the_reason_and_memd_never_f
         assert report.outcome == SyncOutcome.STOPPED
         assert "rewritten" in (report.reason or "")
     assert git(served, "rev-parse", "main").strip() == first  # memd pushed nothing over it
-    assert _sessions_in(a.tree(), scope) == {"alpha", "beta"}  # local memory goes on
+    assert sessions_in(a.tree(), scope) == {"alpha", "beta"}  # local memory goes on
     for m in (a, b):  # the rewrite was meant: the user says so, and sync merges again
         git(m.settings.paths.memory_dir, "update-ref", "-d", synced_ref("main"))
     await _converge(a, b)
-    assert _sessions_in(a.tree(), scope) == {"alpha", "beta"}
+    assert sessions_in(a.tree(), scope) == {"alpha", "beta"}
 
 
 async def test_memd_forget_pushes_the_tombstone_at_once(

@@ -5,20 +5,16 @@ each machine as itself) and one bare git remote (a path), the carrier of their m
 from __future__ import annotations
 
 import hashlib
-import random
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import text
 
 from pipeline.clock import FakeClock
-from pipeline.llm.client import build_client
-from pipeline.redaction import Redactor
 from pipeline.store import Store, machines, open_store
 from tests.fakes.anthropic_api import FakeAnthropicAPI
-from tests.fakes.fixtures import FAKE_API_KEY
-from tests.pipeline.consolidate.support import Env, make_settings
-from tests.pipeline.sync.support import ORIGIN, Machine, git
+from tests.pipeline.consolidate.support import make_settings
+from tests.pipeline.sync.support import Machine, agent, bare_remote, machine_home, machine_on, pair
 
 
 async def schema_of(store: Store) -> str:
@@ -38,13 +34,7 @@ async def team_machine(
     publish: dict[str, Any] | None = None,
 ) -> Machine:
     """Machine ``name`` on the store ``shared`` (PostgreSQL) with ``[sync] remote`` and ``[team] person``."""
-    home = root / name
-    home.mkdir(parents=True)
-    project = home / "src" / f"app-{name}"
-    project.mkdir(parents=True)
-    (home / ".claude").mkdir()
-    git(project, "init", "-q", "-b", "main")
-    git(project, "remote", "add", "origin", ORIGIN)
+    home, project = machine_home(root, name)
     sections: dict[str, Any] = {"team": {"person": person}}
     if remote:
         sections["sync"] = {"remote": remote}
@@ -56,11 +46,28 @@ async def team_machine(
     await machines.identify(
         store, machine_id=mid, host=f"host-{name}", hostname=name, person=person or None, now=clock.now()
     )
-    llm = build_client(
-        settings, store=store, clock=clock, env={"ANTHROPIC_API_KEY": FAKE_API_KEY}, rng=random.Random(1)
-    )
-    env = Env(home, store, clock, api, settings, llm, Redactor(f"team-test-key-{name}-0123456789".encode()))
-    return Machine(name, env, project)
+    return machine_on(name, home, project, settings, store, clock, api, kind="team")
+
+
+async def team_on_one_remote(
+    root: Path,
+    clock: FakeClock,
+    shared: Store,
+    *members: tuple[str, FakeAnthropicAPI, str],
+    publish: dict[str, Any] | None = None,
+) -> tuple[str, list[Machine]]:
+    """A bare remote (a path) and one ``team_machine`` on it and on ``shared`` for each (name, api,
+    person) of ``members``, each api answering as the consolidation ``agent``; the first machine
+    trusts itself, then the others (``pair``): (remote, machines)."""
+    remote = str(bare_remote(root))
+    team = []
+    for name, api, person in members:
+        api.responder = agent
+        team.append(
+            await team_machine(name, root, api, clock, shared, remote=remote, person=person, publish=publish)
+        )
+    await pair(team[0], *team[1:])
+    return remote, team
 
 
 def conversations(api: FakeAnthropicAPI) -> int:

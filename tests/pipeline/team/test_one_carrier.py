@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import inspect
@@ -20,8 +21,8 @@ from pipeline.team.arrival import patience
 from pipeline.vocabulary import RunOutcome, SyncOutcome
 from tests.conftest import postgres_only
 from tests.fakes.anthropic_api import FakeAnthropicAPI
-from tests.pipeline.sync.support import Machine, agent, bare_remote, close, git, pair
-from tests.pipeline.team.support import conversations, files_holding, team_machine
+from tests.pipeline.sync.support import Machine, close, git
+from tests.pipeline.team.support import conversations, files_holding, team_on_one_remote
 
 pytestmark = [pytest.mark.timeout(240), postgres_only]
 
@@ -53,11 +54,7 @@ async def test_a_scope_is_consolidated_once_and_the_other_machine_gets_it_by_syn
 ) -> None:
     async with store.read() as conn:
         assert not await conn.run_sync(lambda c: inspect(c).has_table("scope_snapshots"))
-    fake_api.responder = second_api.responder = agent
-    remote = str(bare_remote(tmp_path))
-    a = await team_machine("a", tmp_path, fake_api, clock, store, remote=remote)
-    b = await team_machine("b", tmp_path, second_api, clock, store, remote=remote)
-    await pair(a, b)  # the first machine trusts itself, then the others
+    _, (a, b) = await team_on_one_remote(tmp_path, clock, store, ("a", fake_api, ""), ("b", second_api, ""))
     try:
         scope = scope_for(str(a.project))
         await a.extract("alpha")
@@ -100,21 +97,37 @@ def _about_me(marker: str) -> list[dict[str, str]]:
     return [{"type": "user", "name": f"{marker} preference", "body": f"{marker} likes tabs"}]
 
 
+async def _alice_and_bob(
+    store: Store,
+    tmp_path: Path,
+    alices_api: FakeAnthropicAPI,
+    bobs_api: FakeAnthropicAPI,
+    clock: FakeClock,
+    *,
+    publish: dict[str, Any] | None = None,
+) -> tuple[str, list[Machine]]:
+    """Alice's machine ``a`` and Bob's ``b`` on one remote, ``b`` trusted by ``a``: (remote, [a, b])."""
+    return await team_on_one_remote(
+        tmp_path, clock, store, ("a", alices_api, "alice"), ("b", bobs_api, "bob"), publish=publish
+    )
+
+
+async def _each_said_about_themselves(a: Machine, b: Machine) -> None:
+    """An extract of a session on each: Alice's (on ``a``) marked ALICEONLY, Bob's (on ``b``) BOBONLY."""
+    await a.env.add_extract(
+        "alice-session", project=str(a.project), raw="- alice raw", memories=_about_me("ALICEONLY")
+    )
+    await b.env.add_extract(
+        "bob-session", project=str(b.project), raw="- bob raw", memories=_about_me("BOBONLY")
+    )
+
+
 async def test_global_is_per_person_and_never_reaches_another_persons_memory(
     store: Store, tmp_path: Path, fake_api: FakeAnthropicAPI, second_api: FakeAnthropicAPI, clock: FakeClock
 ) -> None:
-    fake_api.responder = second_api.responder = agent
-    remote = str(bare_remote(tmp_path))
-    a = await team_machine("a", tmp_path, fake_api, clock, store, remote=remote, person="alice")
-    b = await team_machine("b", tmp_path, second_api, clock, store, remote=remote, person="bob")
-    await pair(a, b)  # the first machine trusts itself, then the others
+    remote, (a, b) = await _alice_and_bob(store, tmp_path, fake_api, second_api, clock)
     try:
-        await a.env.add_extract(
-            "alice-session", project=str(a.project), raw="- alice raw", memories=_about_me("ALICEONLY")
-        )
-        await b.env.add_extract(
-            "bob-session", project=str(b.project), raw="- bob raw", memories=_about_me("BOBONLY")
-        )
+        await _each_said_about_themselves(a, b)
         for m in (a, b):
             await m.consolidate()
         for m in (a, b, a, b):
@@ -145,11 +158,7 @@ async def test_global_is_per_person_and_never_reaches_another_persons_memory(
 async def test_a_run_whose_commit_never_arrives_holds_the_scope_only_for_a_while(
     store: Store, tmp_path: Path, fake_api: FakeAnthropicAPI, second_api: FakeAnthropicAPI, clock: FakeClock
 ) -> None:
-    fake_api.responder = second_api.responder = agent
-    remote = str(bare_remote(tmp_path))
-    a = await team_machine("a", tmp_path, fake_api, clock, store, remote=remote)
-    b = await team_machine("b", tmp_path, second_api, clock, store, remote=remote)
-    await pair(a, b)  # the first machine trusts itself, then the others
+    _, (a, b) = await team_on_one_remote(tmp_path, clock, store, ("a", fake_api, ""), ("b", second_api, ""))
     try:
         scope = scope_for(str(a.project))
         await a.extract("alpha")
@@ -172,12 +181,9 @@ async def test_a_run_whose_commit_never_arrives_holds_the_scope_only_for_a_while
 async def test_one_persons_machines_each_build_global_from_all_of_that_persons_sessions(
     store: Store, tmp_path: Path, fake_api: FakeAnthropicAPI, second_api: FakeAnthropicAPI, clock: FakeClock
 ) -> None:
-    fake_api.responder = second_api.responder = agent
-    remote = str(bare_remote(tmp_path))
-    laptop = await team_machine("a", tmp_path, fake_api, clock, store, remote=remote, person="alice")
-    desktop = await team_machine("b", tmp_path, second_api, clock, store, remote=remote, person="alice")
-    other = await team_machine("c", tmp_path, second_api, clock, store, remote=remote, person="bob")
-    await pair(laptop, desktop, other)  # the first machine trusts itself, then the others
+    _, (laptop, desktop, other) = await team_on_one_remote(
+        tmp_path, clock, store, ("a", fake_api, "alice"), ("b", second_api, "alice"), ("c", second_api, "bob")
+    )
     try:
         for m, session in ((laptop, "on-laptop"), (desktop, "on-desktop"), (other, "bobs")):
             await m.env.add_extract(
@@ -208,19 +214,10 @@ async def test_no_commit_that_reaches_the_remote_carries_global(
 ) -> None:
     from pipeline.consolidate.forget import forget
 
-    fake_api.responder = second_api.responder = agent
-    remote = str(bare_remote(tmp_path))
     both = {"claude_code_global": True}
-    a = await team_machine("a", tmp_path, fake_api, clock, store, remote=remote, person="alice", publish=both)
-    b = await team_machine("b", tmp_path, second_api, clock, store, remote=remote, person="bob", publish=both)
-    await pair(a, b)  # the first machine trusts itself, then the others
+    remote, (a, b) = await _alice_and_bob(store, tmp_path, fake_api, second_api, clock, publish=both)
     try:
-        await a.env.add_extract(
-            "alice-session", project=str(a.project), raw="- alice raw", memories=_about_me("ALICEONLY")
-        )
-        await b.env.add_extract(
-            "bob-session", project=str(b.project), raw="- bob raw", memories=_about_me("BOBONLY")
-        )
+        await _each_said_about_themselves(a, b)
         await a.consolidate()  # A's global/ and the project, both in commits of A's memory repository
         await b.consolidate()
         for m in (a, b, a, b):
@@ -288,11 +285,7 @@ async def test_a_run_landing_right_after_a_push_is_pushed_next_without_a_new_con
             raise remote_git.RepoMoved("a run landed meanwhile")
         return await real_adopt(repo, head, pushed)  # type: ignore[arg-type]
 
-    fake_api.responder = second_api.responder = agent
-    remote = str(bare_remote(tmp_path))
-    a = await team_machine("a", tmp_path, fake_api, clock, store, remote=remote, person="alice")
-    b = await team_machine("b", tmp_path, second_api, clock, store, remote=remote, person="bob")
-    await pair(a, b)  # the first machine trusts itself, then the others
+    remote, (a, b) = await _alice_and_bob(store, tmp_path, fake_api, second_api, clock)
     monkeypatch.setattr(outgoing, "adopt", adopt_after_a_run)  # pairing's own push is recorded as usual
     try:
         scope = scope_for(str(a.project))
