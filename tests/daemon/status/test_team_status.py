@@ -15,6 +15,21 @@ from tests.daemon.status.test_read import read_report
 MID = "fedcba9876543210fedcba9876543210"
 
 
+async def _this_machine(store: Store, clock: FakeClock, state_dir: Path) -> None:
+    """This host (its ``machine-id`` in ``state_dir``) known to the store as machine ``MID``."""
+    (state_dir / "machine-id").write_text(MID + "\n")
+    await machines.identify(
+        store, machine_id=MID, host=host_id(state_dir) or "", hostname="h", person=None, now=clock.now()
+    )
+
+
+async def _another_machine(other: Store, clock: FakeClock) -> None:
+    """Machine ``b…b`` on another host, identified through ``other`` (the store opened as it)."""
+    await machines.identify(
+        other, machine_id="b" * 32, host="1" * 16, hostname="b", person=None, now=clock.now()
+    )
+
+
 async def test_status_says_two_hosts_share_the_machine_id_and_what_to_do(
     store: Store, clock: FakeClock, tmp_path: Path
 ) -> None:
@@ -42,10 +57,7 @@ async def test_status_says_two_hosts_share_the_machine_id_and_what_to_do(
 
 
 async def test_status_says_nothing_of_a_machine_alone(store: Store, clock: FakeClock, tmp_path: Path) -> None:
-    (tmp_path / "machine-id").write_text(MID + "\n")
-    await machines.identify(
-        store, machine_id=MID, host=host_id(tmp_path) or "", hostname="h", person=None, now=clock.now()
-    )
+    await _this_machine(store, clock, tmp_path)
     report = await read_report(store, clock, tmp_path)
     assert report["team"] is None
 
@@ -54,14 +66,9 @@ async def test_status_says_nothing_of_a_machine_alone(store: Store, clock: FakeC
 async def test_status_says_memory_does_not_travel_on_a_shared_store_without_a_sync_remote(
     store: Store, clock: FakeClock, tmp_path: Path
 ) -> None:
-    (tmp_path / "machine-id").write_text(MID + "\n")
-    await machines.identify(
-        store, machine_id=MID, host=host_id(tmp_path) or "", hostname="h", person=None, now=clock.now()
-    )
+    await _this_machine(store, clock, tmp_path)
     async with as_machine(store, "b" * 32) as other:
-        await machines.identify(
-            other, machine_id="b" * 32, host="1" * 16, hostname="b", person=None, now=clock.now()
-        )
+        await _another_machine(other, clock)
     report = await read_report(store, clock, tmp_path)
     [note] = report["team"]["notes"]
     assert "memory does not travel" in note
@@ -74,17 +81,12 @@ async def test_status_shows_this_machines_own_global_record_only(
 ) -> None:
     from pipeline.store import consolidation
 
-    (tmp_path / "machine-id").write_text(MID + "\n")
-    await machines.identify(
-        store, machine_id=MID, host=host_id(tmp_path) or "", hostname="h", person=None, now=clock.now()
-    )
+    await _this_machine(store, clock, tmp_path)
     await consolidation.save_success(
         store, "global", inputs=[], commit="a" * 40, project=None, now=clock.now()
     )
     async with as_machine(store, "b" * 32) as other:
-        await machines.identify(
-            other, machine_id="b" * 32, host="1" * 16, hostname="b", person=None, now=clock.now()
-        )
+        await _another_machine(other, clock)
         await consolidation.save_success(
             other, "global", inputs=[], commit="b" * 40, project=None, now=clock.now()
         )

@@ -6,37 +6,25 @@ client against the loopback fake."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 
 from daemon.actions import Forgotten, forget_now
 from daemon.runtime import Runtime
-from pipeline.clock import FakeClock
 from pipeline.memory.layout import GLOBAL_SCOPE, PLACEHOLDER_SUMMARY, SUMMARY
 from pipeline.memory.tombstones import path_of
 from pipeline.projects import scope_for
 from pipeline.store.consolidation import forgotten_sessions
 from pipeline.sync.now import sync_memory
 from pipeline.vocabulary import SyncOutcome
-from tests.fakes.anthropic_api import FakeAnthropicAPI
 from tests.fakes.fixtures import FAKE_API_KEY
 from tests.pipeline.consolidate.support import candidate
-from tests.pipeline.sync.support import Machine, git, sessions_in, two_machines
+from tests.pipeline.sync.support import Machine, git, sessions_in
 
 pytestmark = [pytest.mark.timeout(240)]
 
 PLACEHOLDER = PLACEHOLDER_SUMMARY.decode()
-
-
-@pytest.fixture
-async def pair(
-    tmp_path: Path, fake_api: FakeAnthropicAPI, clock: FakeClock
-) -> AsyncIterator[tuple[Machine, Machine]]:
-    async with two_machines(tmp_path, fake_api, clock) as machines:
-        yield machines
 
 
 async def _extract(m: Machine, session: str) -> None:

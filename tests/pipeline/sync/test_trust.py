@@ -73,6 +73,20 @@ def _keygen(path: Path) -> Path:
     return path
 
 
+def _attacker(tmp_path: Path) -> tuple[Path, str]:
+    """An attacker's own SSH key and the allowed-signers line that would let it sign: (key, line)."""
+    key = _keygen(tmp_path / "attacker-key")
+    kind, blob = key.with_name("attacker-key.pub").read_text().split()[:2]
+    return key, f'memd-attacker@evil namespaces="git" {kind} {blob}\n'
+
+
+async def _stopped(m: Machine) -> str:
+    """The reason of a sync of ``m`` that stopped (``""`` where it gave none)."""
+    report = await m.sync()
+    assert report.outcome == SyncOutcome.STOPPED
+    return report.reason or ""
+
+
 def _signatures(m: Machine) -> list[str]:
     """``%G?`` of every commit of the machine's branch, checked against its own allowed signers."""
     memory = m.settings.paths.memory_dir
@@ -188,13 +202,12 @@ async def test_an_instruction_no_trusted_machine_wrote_is_never_merged_published
     git(intruder, *sign, "commit", "-qam", "memd: consolidate")
     git(intruder, "push", "-q", "origin", "HEAD:main")
     for m in (a, b):
-        report = await m.sync()
-        assert report.outcome == SyncOutcome.STOPPED
-        assert "no trusted machine wrote" in (report.reason or "")
+        reason = await _stopped(m)
+        assert "no trusted machine wrote" in reason
         why = "is not signed" if signed == "unsigned" else "signed by a key no trusted machine has"
-        assert why in (report.reason or "")
+        assert why in reason
         state = await load(m.store)
-        assert state.refused == report.reason
+        assert state.refused == reason
     assert (a.repo_head(), b.repo_head()) == heads  # nothing merged
     # local work goes on: a new session is consolidated and published, with no trace of the attack
     await a.extract("gamma")
@@ -213,18 +226,15 @@ async def test_an_intruder_who_lists_its_own_key_is_refused(
     a, b = paired
     scope = await _shared_scope(a, b)
     intruder = _intruder(tmp_path)
-    key = _keygen(tmp_path / "attacker-key")
-    kind, blob = key.with_name("attacker-key.pub").read_text().split()[:2]
+    key, attacker = _attacker(tmp_path)
     with (intruder / trust.TRUST_FILE).open("a") as f:
-        f.write(f'memd-attacker@evil namespaces="git" {kind} {blob}\n')
+        f.write(attacker)
     git(intruder, *signing_as(key), "commit", "-qam", "memd: trust memd-attacker@evil")
     topic = intruder / scope / "s-alpha.md"
     topic.write_text(topic.read_text() + f"\n{ATTACK}\n")
     git(intruder, *signing_as(key), "commit", "-qam", "memd: consolidate")
     git(intruder, "push", "-q", "origin", "HEAD:main")
-    report = await a.sync()
-    assert report.outcome == SyncOutcome.STOPPED
-    assert "which was not allowed to sign there" in (report.reason or "")
+    assert "which was not allowed to sign there" in await _stopped(a)
     assert not any(ATTACK in text for text in a.tree().values())
 
 
@@ -236,9 +246,7 @@ async def test_an_intruder_branching_from_before_the_allowed_signers_is_refused(
     a, b = paired
     scope = await _shared_scope(a, b)
     intruder = _intruder(tmp_path)
-    key = _keygen(tmp_path / "attacker-key")
-    kind, blob = key.with_name("attacker-key.pub").read_text().split()[:2]
-    attacker = f'memd-attacker@evil namespaces="git" {kind} {blob}\n'
+    key, attacker = _attacker(tmp_path)
     root = git(intruder, "rev-list", "--max-parents=0", "HEAD").split()[0]
     git(intruder, "checkout", "-q", "-b", "fork", root)
     (intruder / "trust").mkdir()
@@ -255,9 +263,7 @@ async def test_an_intruder_branching_from_before_the_allowed_signers_is_refused(
     git(intruder, *signing_as(key), "commit", "-qm", "memd: merge")
     git(intruder, "push", "-q", "origin", "HEAD:main")
     for m in (a, b):
-        report = await m.sync()
-        assert report.outcome == SyncOutcome.STOPPED
-        assert "builds on history without allowed signers" in (report.reason or "")
+        assert "builds on history without allowed signers" in await _stopped(m)
         assert not any(ATTACK in text for text in m.tree().values())
 
 
@@ -270,9 +276,7 @@ async def test_a_trusted_machine_cannot_empty_the_allowed_signers(
     git(intruder, "rm", "-q", trust.TRUST_FILE)
     git(intruder, *signing_as(b.signing_key), "commit", "-qm", "memd: no more signers")
     git(intruder, "push", "-q", "origin", "HEAD:main")
-    report = await a.sync()
-    assert report.outcome == SyncOutcome.STOPPED
-    assert "removes the allowed signers" in (report.reason or "")
+    assert "removes the allowed signers" in await _stopped(a)
 
 
 # ------------------------------------------------------------------------------------------ tombstones
@@ -336,9 +340,7 @@ async def test_more_tombstones_than_the_cap_are_refused_even_from_a_trusted_mach
     git(intruder, "add", tombstones.TOMBSTONE_DIR)
     git(intruder, *signing_as(b.signing_key), "commit", "-qm", "memd: forget")
     git(intruder, "push", "-q", "origin", "HEAD:main")
-    report = await a.sync()
-    assert report.outcome == SyncOutcome.STOPPED
-    assert f"over the cap of {trust.MAX_TOMBSTONES_PER_SYNC}" in (report.reason or "")
+    assert f"over the cap of {trust.MAX_TOMBSTONES_PER_SYNC}" in await _stopped(a)
     assert a.tree() == tree
     assert await syncstate.live_sessions(a.store) == live
 

@@ -6,33 +6,21 @@ holding and publishing the same memory, with nothing lost."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from pipeline.clock import FakeClock
 from pipeline.projects import scope_for
 from pipeline.vocabulary import SyncOutcome
-from tests.fakes.anthropic_api import FakeAnthropicAPI
 from tests.pipeline.sync.support import (
     Machine,
     git,
     sessions_in,
     signing_as,
-    two_machines,
 )
 
 pytestmark = [pytest.mark.timeout(240)]
-
-
-@pytest.fixture
-async def pair(
-    tmp_path: Path, fake_api: FakeAnthropicAPI, clock: FakeClock
-) -> AsyncIterator[tuple[Machine, Machine]]:
-    async with two_machines(tmp_path, fake_api, clock) as machines:
-        yield machines
 
 
 async def _converge(a: Machine, b: Machine) -> None:
