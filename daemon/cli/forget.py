@@ -31,7 +31,11 @@ from daemon.exits import Exit
     metavar="ID",
     help="A session id (as in `memd status` and topic sources), this machine's or another's whose text the memory holds.",
 )
-@click.option("--project", metavar="KEY", help="A project key (projects/<KEY>), a project path, or `global`.")
+@click.option(
+    "--project",
+    metavar="KEY",
+    help="A project key (projects/<KEY>), its short name, a project folder (or one inside it), or `global`.",
+)
 @verbose_option
 @pass_ctx
 def forget_command(ctx: CliContext, session_id: str | None, project: str | None, verbose: bool) -> None:
@@ -46,6 +50,8 @@ def forget_command(ctx: CliContext, session_id: str | None, project: str | None,
     from pipeline.errors import MemdError
 
     if project is not None:
+        if project in (".", "..") or project.startswith(("./", "../")):
+            project = os.path.abspath(project)  # a folder here: the pipeline has no working directory
         try:
             scope_of_project(project)
         except ValueError as exc:

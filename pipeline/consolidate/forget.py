@@ -27,10 +27,8 @@ from pipeline.consolidate.run import context
 from pipeline.consolidate.scope_run import consolidate_scope
 from pipeline.llm.protocol import ModelClient
 from pipeline.memory.held import scopes_holding
-from pipeline.memory.layout import GLOBAL_SCOPE, is_scope
 from pipeline.memory.repository import MemoryRepo
 from pipeline.memory.validate import SecretFinder
-from pipeline.projects import project_key
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.store import consolidation as db
@@ -48,18 +46,14 @@ class ForgetReport:
 
 
 def scope_of_project(value: str) -> str:
-    """``--project``: a project key (``acme-1a2b3c4d``), a scope (``projects/...``, ``global``) or a path."""
-    if value == GLOBAL_SCOPE or value.startswith("projects/"):
-        scope = value.rstrip("/")
-    elif value.startswith(("/", "~")):
-        from pathlib import Path
+    """``--project``: a project key (``acme-1a2b3c4d``), a scope (``projects/...``, ``global``), a
+    key's short name, or a project's folder (or any folder inside it)."""
+    from pipeline.projects.scopes import ScopeNotFound, scope_argument
 
-        scope = f"projects/{project_key(str(Path(value).expanduser()))}"
-    else:
-        scope = f"projects/{value}"
-    if not is_scope(scope):
-        raise ValueError(f"not a project key or scope: {value!r}")
-    return scope
+    try:
+        return scope_argument(value)
+    except ScopeNotFound as exc:
+        raise ValueError(str(exc)) from None
 
 
 async def forget(

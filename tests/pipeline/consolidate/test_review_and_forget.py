@@ -175,8 +175,8 @@ async def test_forgetting_a_project_clears_its_scope_without_a_model_call(env: E
     assert len(env.api.message_requests()) == calls
     assert (await env.repo.log())[0].subject.startswith(f"memd: forget {SCOPE}")
     assert scope_of_project("/work/acme") == SCOPE == scope_of_project(SCOPE)
-    with pytest.raises(ValueError, match="not a project key"):
-        scope_of_project("../etc")
+    with pytest.raises(ValueError, match="not a scope"):
+        scope_of_project("projects/../etc")
 
 
 @sqlite_only
