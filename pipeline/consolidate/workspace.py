@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Literal
 
 from pipeline.consolidate.plan import ScopePlan
-from pipeline.memory.inputs import materialize
+from pipeline.memory.inputs import materialize, rest_on_tools_only
 from pipeline.memory.layout import INDEX, PLACEHOLDER_SUMMARY, RAW_MEMORIES, ROLLOUT_DIR, SUMMARY, Caps
 from pipeline.memory.provenance import (
     ProvenanceReport,
@@ -37,6 +37,8 @@ from pipeline.memory.provenance import (
     withdraw_topics,
 )
 from pipeline.memory.repository import MemoryRepo
+from pipeline.memory.scope_rules import scope_findings
+from pipeline.memory.tool_marks import tool_memories, unmarked_findings
 from pipeline.memory.validate import SecretFinder, list_scope, validate_scope
 
 DIFF_MAX_BYTES = 80_000
@@ -251,6 +253,7 @@ async def check(
     renames = {
         c.path: c.old_path for c in await ws.clone.staged_changes(ws.scope) if c.status == "R" and c.old_path
     }
+    consumed = [r for r in plan.inputs if r.session_id in ws.changed_sessions]
     report = await asyncio.to_thread(
         apply_provenance,
         ws.scope_dir,
@@ -260,8 +263,12 @@ async def check(
         live_sources={r.session_id for r in plan.inputs},
         forgotten=forgotten,
         renames=renames,
+        tool_only=rest_on_tools_only(consumed),
     )
     findings = await asyncio.to_thread(validate_scope, ws.scope_dir, caps, finder)
+    findings += await asyncio.to_thread(scope_findings, ws.scope, ws.scope_dir)
+    from_tools = tool_memories(r.raw_memory for r in consumed)
+    findings += await asyncio.to_thread(unmarked_findings, ws.scope_dir, ws.snapshot, from_tools)
     await ws.clone.stage(ws.scope)
     return Checked(findings, report)
 

@@ -9,12 +9,19 @@ created: 2026-11-01
 updated: 2026-11-03
 sources: ["4f1c...", "9a02..."]
 expires: 2027-01-31
+evidence: tool
 ---
 <body>
 ```
 
-The agent writes ``name``, ``description``, ``type`` (and may write ``expires``) and the body; memd
-owns ``created``, ``updated`` and ``sources`` and overwrites whatever the model put there.
+The agent writes ``name``, ``description``, ``type`` (and may write ``expires`` and ``evidence``)
+and the body; memd owns ``created``, ``updated`` and ``sources`` and overwrites whatever the model
+put there. ``evidence: tool`` marks a topic resting on tool output only (what a command printed, a
+file or a fetched page said): memd sets it itself when a run's new inputs hold nothing else
+(``pipeline.memory.provenance``), and publishing says so beside the topic.
+
+A key memd does not know is kept as it was written (``Frontmatter.extra``) when memd re-renders the
+file, so the checks report it to the model (``problems``) rather than losing it in silence.
 
 ``sources`` is a flow list (``["a", "b"]`` as memd writes it, or ``[a, b]``) or a block list (one
 ``- a`` line per item under ``sources:``); no other key takes a list. One parser serves every
@@ -37,9 +44,12 @@ from pipeline.memory.layout import TOPIC_TYPES
 
 T = TypeVar("T")
 
-AGENT_KEYS = ("name", "description", "type", "expires")
+AGENT_KEYS = ("name", "description", "type", "expires", "evidence")
 MEMD_KEYS = ("created", "updated", "sources")
-KEYS = ("name", "description", "type", "created", "updated", "sources", "expires")
+KEYS = ("name", "description", "type", "created", "updated", "sources", "expires", "evidence")
+EVIDENCE_VALUES = ("user", "agent", "tool")
+"""``evidence``: what a topic rests on (``pipeline.vocabulary.Evidence``); absent means not marked."""
+TOOL_EVIDENCE = "tool"
 NAME_MAX_CHARS = 120
 DESCRIPTION_MAX_CHARS = 400
 
@@ -61,7 +71,15 @@ class Frontmatter:
     updated: date | None = None
     sources: tuple[str, ...] = ()
     expires: date | None = None
+    evidence: str = ""
     unknown: tuple[str, ...] = field(default=())
+    extra: tuple[tuple[str, str], ...] = field(default=())
+    """Each unknown key and its value as written, kept by ``render`` for the checks to report."""
+
+    @property
+    def from_tools(self) -> bool:
+        """Whether the topic rests on tool output only (``evidence: tool``)."""
+        return self.evidence == TOOL_EVIDENCE
 
     def with_provenance(self, *, created: date, updated: date, sources: tuple[str, ...]) -> Frontmatter:
         return replace(self, created=created, updated=updated, sources=tuple(sorted(set(sources))))
@@ -165,7 +183,9 @@ def parse(text: str, *, strict: bool = True) -> TopicFile:
         updated=date_of("updated"),
         sources=sources,
         expires=date_of("expires"),
+        evidence=text_of("evidence"),
         unknown=tuple(unknown),
+        extra=tuple((key, values[key]) for key in unknown),
     )
     return TopicFile(meta, body)
 
@@ -217,7 +237,10 @@ def problems(meta: Frontmatter, *, require_provenance: bool = True) -> list[str]
     """What is wrong with ``meta`` against the schema, as short sentences (empty when valid)."""
     out: list[str] = []
     if meta.unknown:
-        out.append(f"unknown frontmatter keys {list(meta.unknown)} (allowed: {', '.join(AGENT_KEYS)})")
+        out.append(
+            f"unknown frontmatter keys {list(meta.unknown)}: remove them, or say what they held in the body "
+            f"(the keys you write: {', '.join(AGENT_KEYS)})"
+        )
     if not meta.name.strip():
         out.append("missing 'name'")
     elif "\n" in meta.name or len(meta.name) > NAME_MAX_CHARS:
@@ -228,6 +251,8 @@ def problems(meta: Frontmatter, *, require_provenance: bool = True) -> list[str]
         out.append(f"'description' must be one line of at most {DESCRIPTION_MAX_CHARS} characters")
     if meta.type not in TOPIC_TYPES:
         out.append(f"'type' must be one of {', '.join(TOPIC_TYPES)} (got {meta.type[:30]!r})")
+    if meta.evidence and meta.evidence not in EVIDENCE_VALUES:
+        out.append(f"'evidence' must be one of {', '.join(EVIDENCE_VALUES)} (got {meta.evidence[:30]!r})")
     if require_provenance and (meta.created is None or meta.updated is None):
         out.append("missing 'created'/'updated' (memd sets them)")
     return out
@@ -241,7 +266,7 @@ def _render_scalar(value: str) -> str:
 
 
 def render(meta: Frontmatter, body: str) -> str:
-    """The file text: frontmatter in a fixed key order (unknown keys dropped), then the body."""
+    """The file text: frontmatter in a fixed key order (unknown keys last, as written), then the body."""
     lines = [
         "---",
         f"name: {_render_scalar(meta.name)}",
@@ -255,5 +280,8 @@ def render(meta: Frontmatter, body: str) -> str:
     lines.append("sources: " + json.dumps(list(meta.sources), ensure_ascii=False))
     if meta.expires is not None:
         lines.append(f"expires: {meta.expires.isoformat()}")
+    if meta.evidence:
+        lines.append(f"evidence: {_render_scalar(meta.evidence)}")
+    lines.extend(f"{key}: {' '.join(raw.split())}".rstrip() for key, raw in meta.extra)
     lines.append("---")
     return "\n".join(lines) + "\n" + body

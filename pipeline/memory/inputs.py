@@ -55,6 +55,8 @@ class InputRecord:
     session_started_at: datetime | None
     session_last_activity: datetime | None
     created_at: datetime
+    evidence: Evidence | None = None
+    """The strongest checked evidence among the extract's memories (None: it has none)."""
 
     @property
     def stem(self) -> str:
@@ -209,6 +211,22 @@ def evidence_of(memory: Mapping[str, object]) -> Evidence:
     return Evidence(value) if isinstance(value, str) and value in set(Evidence) else Evidence.TOOL
 
 
+_STRENGTH = (Evidence.TOOL, Evidence.AGENT, Evidence.USER)
+
+
+def strongest_evidence(memories: Iterable[Mapping[str, object]]) -> Evidence | None:
+    """The strongest checked evidence among an extract's memories (user > agent > tool); None without one."""
+    found = [evidence_of(m) for m in memories if isinstance(m, Mapping)]
+    return max(found, key=_STRENGTH.index) if found else None
+
+
+def rest_on_tools_only(records: Iterable[InputRecord]) -> bool:
+    """Whether ``records`` (a run's new inputs) hold memories and every one rests on tool output only:
+    what the run learned can have come from nothing else."""
+    found = [r.evidence for r in records]
+    return bool(found) and all(e == Evidence.TOOL for e in found)
+
+
 def user_memories(memories: Iterable[Mapping[str, object]]) -> list[Mapping[str, object]]:
     """The candidate memories of an extract that are about the user, on the user's own word."""
     return [
@@ -255,6 +273,7 @@ def about_the_user(record: InputRecord, memories: Iterable[Mapping[str, object]]
         record,
         project=None,
         scope=GLOBAL_SCOPE,
+        evidence=Evidence.USER,
         rollout_slug="about-the-user",
         rollout_summary=(
             "What this session taught about the user (its project, summary and notes are left out):\n\n"

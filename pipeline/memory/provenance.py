@@ -8,6 +8,10 @@ taken before the agent ran (``snapshot_topics``):
   ``updated`` today, ``sources`` = previous sources + the sessions this run consumed (or, for a
   run that consumed none, the sources of the topics it rewrote), minus forgotten sessions.
 
+A run whose new inputs rest on tool output only (``tool_only``: each consumed extract's memories
+are all ``tool`` evidence) cannot have learned anything else: every topic it wrote is stamped
+``evidence: tool``, whatever the model wrote, and published marked as such.
+
 A topic whose sources were all forgotten is removed, and so is a topic past its ``expires`` date;
 memd drops their lines from ``MEMORY.md`` itself. A topic that never had sources (a person wrote
 it by hand) keeps an empty list and is left alone.
@@ -21,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 
@@ -39,6 +43,8 @@ class TopicSnapshot:
 @dataclass
 class ProvenanceReport:
     stamped: list[str] = field(default_factory=list)
+    from_tools: list[str] = field(default_factory=list)
+    """Topics this run wrote that memd marked ``evidence: tool`` (the model had not)."""
     removed: dict[str, str] = field(default_factory=dict)
     """Removed topic file -> why (``forgotten`` or ``expired``)."""
 
@@ -71,10 +77,12 @@ def apply_provenance(
     live_sources: Iterable[str],
     forgotten: Iterable[str],
     renames: dict[str, str] | None = None,
+    tool_only: bool = False,
 ) -> ProvenanceReport:
     """Stamp provenance on every topic file of ``scope_dir``; remove orphaned and expired topics.
 
-    ``renames`` maps a new path to the path it was renamed from (git's rename detection).
+    ``renames`` maps a new path to the path it was renamed from (git's rename detection);
+    ``tool_only``: the run's new inputs rest on tool output only (see the module docstring).
     """
     consumed, live, gone = set(run_sources), set(live_sources), set(forgotten)
     renames = renames or {}
@@ -104,6 +112,9 @@ def apply_provenance(
             sources = set(prior.sources if prior else ()) | (consumed or fallback)
             created = prior.created if prior and prior.created else today
             meta = topic.meta.with_provenance(created=created, updated=today, sources=tuple(sources - gone))
+            if tool_only and not meta.from_tools:
+                meta = replace(meta, evidence=frontmatter.TOOL_EVIDENCE)
+                report.from_tools.append(rel)
         else:
             sources = set(topic.meta.sources)
             meta = topic.meta.with_provenance(

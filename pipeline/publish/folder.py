@@ -19,7 +19,7 @@ from pipeline.publish import sentinel
 from pipeline.publish.atomic import decode, encode
 from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import Plan, digest_of, read_bytes
-from pipeline.publish.render import Budget, render_body, topic_file
+from pipeline.publish.render import Budget, render_body, topic_copy
 
 PREFIX = "memd-"
 BLOCK_KEY = "MEMORY.md#memd"
@@ -97,7 +97,7 @@ def plan_folder(
         budget=cut.body_budget(base.text),
         summary_source=str(scope.path / SUMMARY),
     )
-    desired: dict[str, bytes | None] = {PREFIX + t.file: encode(topic_file(t.text)) for t in scope.topics}
+    desired: dict[str, bytes | None] = {PREFIX + t.file: encode(topic_copy(t)) for t in scope.topics}
     if not plan.confine(within, index_path, *(folder / name for name in desired)):
         return plan
     if body is None:

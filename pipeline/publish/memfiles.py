@@ -31,6 +31,8 @@ class Topic:
     sources: tuple[str, ...]
     expires: date | None
     text: str
+    from_tools: bool = False
+    """``evidence: tool``: the topic rests on tool output only, and is published marked as such."""
 
     @property
     def updated_date(self) -> str:
@@ -114,6 +116,7 @@ def read_topic(path: Path) -> Topic | None:
         sources=meta.sources,
         expires=meta.expires,
         text=text,
+        from_tools=meta.from_tools,
     )
 
 

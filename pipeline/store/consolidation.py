@@ -24,7 +24,7 @@ from typing import Any
 
 from sqlalchemy import and_, func, select, update
 
-from pipeline.memory.inputs import InputRecord, about_the_user, as_global, user_memories
+from pipeline.memory.inputs import InputRecord, about_the_user, as_global, strongest_evidence, user_memories
 from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.store.engine import Store
 from pipeline.store.purge import FORGOTTEN_TEXT, purging
@@ -90,6 +90,7 @@ def _input(r: Any) -> InputRecord:
         session_started_at=r.session_started_at,
         session_last_activity=r.session_last_activity,
         created_at=r.created_at,
+        evidence=strongest_evidence(r.memories or []),
     )
 
 

@@ -30,7 +30,7 @@ from pipeline.publish.render import (
     index_line,
     neutralise,
     newest_update,
-    topic_file,
+    topic_copy,
 )
 from pipeline.publish.targets.base import PublishTarget, nothing_to_withdraw, user_file_folder
 from pipeline.settings import PublishSettings
@@ -171,7 +171,7 @@ def plan_all(
     for scope in ordered:
         plan = Plan(target=TARGET, scope=scope.scope, location=folder, within=home)
         desired: dict[str, bytes | None] = {
-            topic_name(scope.scope, t): encode(topic_file(t.text)) for t in scope.topics
+            topic_name(scope.scope, t): encode(topic_copy(t)) for t in scope.topics
         }
         if scope.scope == GLOBAL_SCOPE:
             desired[SUMMARY] = encode(render_summary(ctx, global_scope, projects))

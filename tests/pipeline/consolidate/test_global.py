@@ -11,10 +11,13 @@ from pipeline.consolidate.scope_run import consolidate_scope
 from pipeline.memory.layout import GLOBAL_SCOPE
 from tests.conftest import sqlite_only
 from tests.fakes.anthropic_api import ScriptedResponder
-from tests.pipeline.consolidate.support import Env, candidate, request_bodies, write_memory
+from tests.pipeline.consolidate.support import Env, candidate, request_bodies, topic, write_memory
 
 TABS = candidate("user", "Prefers tabs", "The user indents with tabs, everywhere.")
 MAKE = candidate("project", "Tests with make", "acme's tests run with `make zorptest`.")
+
+ABOUT_THE_USER = {"prefs.md": topic("Indentation", "The user indents with tabs.", type_="user")}
+"""What a global run writes: topics about the user only (``pipeline.memory.scope_rules``)."""
 
 
 async def test_global_is_fed_only_by_the_user_memories_of_every_extract(env: Env) -> None:
@@ -32,7 +35,7 @@ async def test_global_is_fed_only_by_the_user_memories_of_every_extract(env: Env
     assert [r.id for r in plan.inputs] == [with_user]
     assert plan.project is None
 
-    env.api.responder = ScriptedResponder(write_memory())
+    env.api.responder = ScriptedResponder(write_memory(ABOUT_THE_USER))
     ctx = context(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     run = await consolidate_scope(ctx, GLOBAL_SCOPE)
     assert run.outcome == "committed", run
@@ -62,10 +65,10 @@ async def test_global_is_fed_only_by_the_user_memories_of_every_extract(env: Env
 @sqlite_only
 async def test_forgetting_a_session_takes_its_user_memories_out_of_global(env: Env) -> None:
     await env.add_extract("sess-acme", memories=[TABS, MAKE])
-    env.api.responder = ScriptedResponder(write_memory())
+    env.api.responder = ScriptedResponder(write_memory(ABOUT_THE_USER))
     ctx = context(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     assert (await consolidate_scope(ctx, GLOBAL_SCOPE)).outcome == "committed"
-    assert (env.repo.path / GLOBAL_SCOPE / "testing.md").is_file()
+    assert (env.repo.path / GLOBAL_SCOPE / "prefs.md").is_file()
 
     calls = len(env.api.message_requests())
     report = await forget(

@@ -81,7 +81,11 @@ def agent(body: dict[str, Any], _headers: dict[str, str]) -> FakeResponse:
         sessions = sorted(set(_SESSION.findall(_tool_text(body))))
         names = {f"s-{re.sub(r'[^a-z0-9]+', '-', s.lower())}.md": s for s in sessions}
         creates = [
-            mem("create", path=f"/memories/{n}", file_text=topic(f"Session {s}", f"What {s} taught."))
+            mem(
+                "create",
+                path=f"/memories/{n}",
+                file_text=topic(f"Session {s}", f"What {s} taught.", type_="user"),
+            )
             for n, s in names.items()
         ]
         index = "# Memory index\n\n" + "".join(f"- [{n}]({n}): what {s} taught\n" for n, s in names.items())
