@@ -8,6 +8,8 @@ The API (stable: ``memd memories forget|edit|pin|unpin`` and the page's buttons 
 - ``await edit_memory(rt, memory_id, text) -> SteerDone``: the person's text (a body, or the whole
   file) kept as theirs (``edited``);
 - ``await pin_memory(rt, memory_id, pinned=True) -> SteerDone``: ``pinned: true`` (or not);
+- ``await why_memory(rt, memory_id) -> Why``: the sessions (agent, date, project), runs and commits
+  behind one memory, and whether it is edited, pinned or held in an inbox run (``Why.lines()``);
 - ``await resolve(rt, memory_id) -> TopicId``: the id as typed (``<scope>/<file>``, the scope also
   as a bare key or a short name), ``TopicMissing`` when it names no topic.
 
@@ -28,9 +30,12 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from daemon.runtime import Runtime
     from pipeline.memory.steer import Steered
+    from pipeline.memory.why import TopicStory
     from pipeline.projects.scopes import TopicId
     from pipeline.publish.run import PublishReport
     from pipeline.settings import Settings
+    from pipeline.store.consolidation import RunRow
+    from pipeline.store.sessions_behind import SessionBehind
     from pipeline.sync.run import SyncReport
 
 _NOT_IN_NAME = re.compile(r"[<>\n\r\0]+")
@@ -155,3 +160,71 @@ async def pin_memory(rt: Runtime, memory_id: str, pinned: bool = True) -> SteerD
         repo, found.scope, found.file, pinned, scratch_parent=_scratch(rt), author=author(rt.settings())
     )
     return await _after(rt, steered)
+
+
+@dataclass(frozen=True)
+class Why:
+    """What stands behind one memory: its story in git (``pipeline.memory.why``), the sessions its
+    ``sources`` name (as the store knows them) and the consolidation runs of its commits."""
+
+    story: TopicStory
+    sessions: dict[str, SessionBehind]
+    runs: dict[str, RunRow]
+    folders: list[str]
+
+    @property
+    def id(self) -> str:
+        return f"{self.story.scope}/{self.story.file}"
+
+    def lines(self) -> list[str]:
+        meta = self.story.meta
+        where = f" ({', '.join(self.folders)})" if self.folders else ""
+        out = [f"{self.id}{where}", f"  {meta.name or self.story.file}: {meta.description}".rstrip(": ")]
+        state = []
+        if meta.edited is not None:
+            state.append(f"edited by the person on {meta.edited.isoformat()} (phase 2 never overwrites it)")
+        if meta.pinned:
+            state.append("pinned (phase 2 never deletes it; published first)")
+        state += [
+            f"held: the pending inbox run {b.removeprefix('inbox/')} would change it"
+            for b in self.story.held_in
+        ]
+        out += ["state:", *(f"  {s}" for s in state or ["neither edited, pinned nor held"])]
+        out.append(f"sessions ({len(meta.sources)}):")
+        for sid in meta.sources:
+            row = self.sessions.get(sid)
+            if row is None:
+                out.append(f"  {sid}: not in this state store (another machine's, or forgotten)")
+                continue
+            day = row.last_activity or row.started_at
+            when = day.date().isoformat() if day is not None else "?"
+            out.append(f"  {sid}: {row.source}, {when}, {row.project or '(no project)'}")
+        if not meta.sources:
+            out.append("  none (written by hand)")
+        out.append(f"commits ({len(self.story.commits)}):")
+        for c in self.story.commits:
+            line = f"  {c.at[:16].replace('T', ' ')}  {c.sha[:10]}  {c.author}: {c.subject}"
+            run = self.runs.get(c.run_id or "")
+            if c.run_id:
+                line += f"  [run {c.run_id}" + (f", {run.outcome}, {run.mode}]" if run else "]")
+            out.append(line)
+        return out
+
+
+async def why_memory(rt: Runtime, memory_id: str) -> Why:
+    """The sessions, runs and commits behind one memory, and whether it is edited, pinned or held."""
+    from pipeline.memory.why import story
+    from pipeline.projects.scopes import folders_by_scope
+    from pipeline.store import consolidation
+    from pipeline.store.publications import known_projects
+    from pipeline.store.sessions_behind import sessions_behind
+
+    found = await resolve(rt, memory_id)
+    told = await story(rt.memory_repo(), found.scope, found.file)
+    sessions = await sessions_behind(rt.store, told.meta.sources)
+    runs = {}
+    for c in told.commits:
+        if c.run_id and (run := await consolidation.get_run(rt.store, c.run_id)) is not None:
+            runs[c.run_id] = run
+    folders = folders_by_scope(await known_projects(rt.store)).get(found.scope, [])
+    return Why(told, sessions, runs, folders)
