@@ -4,7 +4,8 @@ The API (stable: ``memd memories forget|edit|pin|unpin`` and the page's buttons 
 
 - ``await forget_memory(rt, memory_id) -> SteerDone``: the store records what was forgotten (its
   file, name, description and the shingles of its text: ``pipeline.store.forgotten_topics``) so
-  phase 2 keeps it forgotten, then the topic and its index line go in one commit;
+  phase 2 keeps it forgotten, then the topic and its index line go in one commit, and the scope is
+  marked for a run at the next cycle (the digest is written again without it);
 - ``await edit_memory(rt, memory_id, text) -> SteerDone``: the person's text (a body, or the whole
   file) kept as theirs (``edited``);
 - ``await pin_memory(rt, memory_id, pinned=True) -> SteerDone``: ``pinned: true`` (or not);
@@ -125,6 +126,8 @@ async def forget_memory(rt: Runtime, memory_id: str) -> SteerDone:
     steered = await forget_topic(
         repo, found.scope, found.file, scratch_parent=_scratch(rt), author=author(rt.settings())
     )
+    if steered.commit is not None:  # the digest is written again without it at the next cycle
+        await forgotten_topics.mark_rebuild(rt.store, found.scope, now=rt.clock.now())
     return await _after(rt, steered)
 
 

@@ -192,12 +192,13 @@ async def prepare(
     withdrawing = withdrawing_sessions(plan, snapshot, forgotten, dropped)
     withdrawn = citing_topics(snapshot, forgotten) if withdrawing else []
     rebuild_digest = await asyncio.to_thread(_is_placeholder, scope_dir / SUMMARY)
+    gone = [t.file for t in forgotten_topics]  # the person forgot them: their text is not shown again
     if mode == "INIT":
         diff = "(INIT: there is no memory in this folder yet; read raw_memories.md and rollout_summaries/.)"
     elif withdrawing or rebuild_digest:
-        diff = await _withheld_diff(clone, plan.scope, since, withdrawn)
+        diff = await _withheld_diff(clone, plan.scope, since, [*withdrawn, *gone])
     else:
-        diff = await clone.staged_diff(plan.scope, since, prefix=AGENT_VIEW)
+        diff = await clone.staged_diff(plan.scope, since, prefix=AGENT_VIEW, exclude=gone)
         diff = fence(cap_diff(diff)) or "(no changes)"
     if withdrawing:
         withdrawn = await asyncio.to_thread(withdraw_topics, scope_dir, withdrawn)

@@ -133,7 +133,8 @@ def prompt_text(held: Held | None) -> str:
         return ""
     lines = ["", "The person steered this scope's memory by hand; memd enforces it after you stop:"]
     lines += [
-        f"- forgotten, never write it again (under any name or in other words): {t.file}"
+        f"- forgotten, never write it again (under any name or in other words; take it out of "
+        f"memory_summary.md if the digest still says it): {t.file}"
         + (f' ("{t.name}": {t.description})' if t.name else "")
         for t in held.forgotten
     ]

@@ -7,11 +7,12 @@ from __future__ import annotations
 import hashlib
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 
 from pipeline.memory.likeness import ForgottenTopic
+from pipeline.store.consolidation import scope_key
 from pipeline.store.engine import Store
-from pipeline.store.schema import kv
+from pipeline.store.schema import kv, scopes
 
 PREFIX = "forgotten_topics:"
 KEY_MAX = 200
@@ -43,3 +44,20 @@ async def record(store: Store, topic: ForgottenTopic, *, now: datetime) -> None:
         stmt = store.insert(kv).values(key=key, value=value, updated_at=now)
         stmt = stmt.on_conflict_do_update(index_elements=[kv.c.key], set_={"value": value, "updated_at": now})
         await conn.execute(stmt)
+
+
+async def mark_rebuild(store: Store, scope: str, *, now: datetime) -> bool:
+    """After a forget: the scope's next run comes without waiting for new inputs or the cooldown, so
+    the digest is written again without what was forgotten (False: memd never consolidated the scope
+    here, nothing to mark)."""
+    key = scope_key(store, scope)
+    async with store.write() as conn:
+        row = (await conn.execute(select(scopes.c.watermark).where(scopes.c.key == key))).first()
+        if row is None:
+            return False
+        watermark = dict(row[0]) if isinstance(row[0], dict) else {}
+        watermark["rebuild"] = True
+        await conn.execute(
+            update(scopes).where(scopes.c.key == key).values(watermark=watermark, updated_at=now)
+        )
+    return True

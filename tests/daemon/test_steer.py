@@ -19,7 +19,7 @@ from pipeline.projects import scope_for
 from pipeline.publish.run import publish_all
 from pipeline.redaction import Redactor
 from pipeline.settings import Settings
-from pipeline.store import Store, forgotten_topics
+from pipeline.store import Store, consolidation, forgotten_topics
 from tests.configs import write_config
 from tests.fakes.anthropic_api import FakeAnthropicAPI, ScriptedResponder
 from tests.fakes.fixtures import FAKE_API_KEY
@@ -84,6 +84,9 @@ async def test_forget_memory_records_it_removes_it_and_publishes_at_once(
     assert record.file == "deploy.md"
     assert record.name == "Deploy"
     assert "fly" not in str(record.as_json())
+    state = await consolidation.get_scope(store, scope)
+    assert state is not None
+    assert state.rebuild  # the next cycle writes the digest again without it
 
     with pytest.raises(TopicMissing):
         await forget_memory(rt, f"{scope}/deploy.md")

@@ -91,6 +91,7 @@ async def test_a_forgotten_memory_recreated_never_lands_and_the_rest_of_the_run_
     bodies = request_bodies(env.api)[-4:]
     assert "forgotten, never write it again" in bodies[0]["messages"][0]["content"][0]["text"]
     assert "deploy.md" in bodies[0]["messages"][0]["content"][0]["text"]
+    assert "remote-only" not in bodies[0]["messages"][0]["content"][0]["text"]  # its text is not shown again
     repair = last_user_text(bodies[2])
     assert "shipping.md brings back deploy.md" in repair
     assert "deploy.md brings back deploy.md, a memory the person forgot (the same file)" in repair
