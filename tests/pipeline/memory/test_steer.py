@@ -197,3 +197,73 @@ async def test_a_topic_that_does_not_exist_is_said_so(tmp_path: Path, file: str)
     repo = await make_repo(tmp_path)
     with pytest.raises(TopicMissing):
         await pin_topic(repo, SCOPE, file, True, scratch_parent=tmp_path / "s", author=None)
+
+
+async def test_why_tells_the_commits_their_runs_and_actions_and_an_inbox_run_that_holds_it(
+    tmp_path: Path,
+) -> None:
+    from pipeline.memory.why import story
+
+    repo = await make_repo(tmp_path)
+    await pin_topic(repo, SCOPE, "deploy.md", True, scratch_parent=tmp_path / "s", author=AUTHOR)
+    async with repo.scratch(tmp_path / "s", owner="run-r2") as clone:
+        path = clone.path / SCOPE / "deploy.md"
+        path.write_text(path.read_text() + "More.\n")
+        await clone.stage(SCOPE)
+        await clone.commit_staged("memd: consolidate\n\nMemd-Run: r2\n")
+        await repo.park(clone, "inbox/r2")
+    told = await story(repo, SCOPE, "deploy.md")
+    assert told.meta.pinned
+    assert told.meta.sources == ("sess-1",)
+    assert [(c.run_id, c.action) for c in told.commits] == [(None, f"pin {SCOPE}/deploy.md"), ("r1", None)]
+    assert told.commits[0].author == "Ada"
+    assert told.held_in == ["inbox/r2"]
+    assert (await story(repo, SCOPE, "testing.md")).held_in == []
+
+
+def test_likeness_catches_the_same_text_reworded_around_not_a_different_one() -> None:
+    from pipeline.memory.likeness import overlap
+
+    forgotten = shingles("Deploy with fly deploy --remote-only from the main branch once the tests pass.")
+    same_inside = shingles(
+        "## Shipping\n\nAlways: deploy with `fly deploy --remote-only` from the main branch, once the tests pass. "
+        "Ask in #ops first."
+    )
+    other = shingles("Run the tests with make test; the flaky login test is fixed now.")
+    assert overlap(forgotten, same_inside) >= 0.5
+    assert alike(forgotten, same_inside)
+    assert not alike(forgotten, other)
+    assert alike(shingles("Use tabs."), shingles("use TABS"))  # short: compared whole
+    assert not alike(shingles("Use tabs."), shingles("Use spaces."))
+    assert overlap(frozenset(), forgotten) == 0.0
+
+
+def test_a_model_never_sets_pinned_or_edited_and_a_pinned_topic_never_expires(tmp_path: Path) -> None:
+    from pipeline.memory.provenance import apply_provenance, snapshot_topics
+
+    folder = tmp_path / "scope"
+    folder.mkdir()
+    old = frontmatter.render(
+        frontmatter.Frontmatter(
+            name="Old",
+            description="d",
+            type="project",
+            sources=("s1",),
+            expires=date(2026, 1, 1),
+            pinned=True,
+        ),
+        "old\n",
+    )
+    (folder / "old.md").write_text(old)
+    (folder / "MEMORY.md").write_text("- [old.md](old.md)\n- [new.md](new.md)\n")
+    before = snapshot_topics(folder)
+    (folder / "new.md").write_text(
+        "---\nname: New\ndescription: d\ntype: project\npinned: true\nedited: 2026-12-01\n---\nnew\n"
+    )
+    report = apply_provenance(
+        folder, before, today=date(2026, 12, 3), run_sources=["s2"], live_sources=["s1", "s2"], forgotten=[]
+    )
+    assert "old.md" not in report.removed  # pinned: never expires
+    new = frontmatter.parse((folder / "new.md").read_text()).meta
+    assert not new.pinned
+    assert new.edited is None
