@@ -1,5 +1,5 @@
 """The topics a person forgot one by one (``memd memories forget``), per scope, so phase 2 keeps them
-forgotten: ``kv["forgotten_topics:<scope>"]``, a list of ``ForgottenTopic`` records (a file, its name
+forgotten: ``kv["forgotten_topics:<scope>"]`` (``global``'s this machine's own on a team's store), a list of ``ForgottenTopic`` records (a file, its name
 and description, and the hashed shingles of its body, never its text)."""
 
 from __future__ import annotations
@@ -18,24 +18,26 @@ PREFIX = "forgotten_topics:"
 KEY_MAX = 200
 
 
-def key_of(scope: str) -> str:
-    key = f"{PREFIX}{scope}"
+def key_of(store: Store, scope: str) -> str:
+    """The kv key of ``scope``'s list: on a team's shared store, ``global`` is this machine's own
+    (``scope_key``), since every person has their own ``global/``."""
+    key = f"{PREFIX}{scope_key(store, scope)}"
     if len(key) <= KEY_MAX:
         return key
-    return f"{PREFIX}sha256:{hashlib.sha256(scope.encode()).hexdigest()}"
+    return f"{PREFIX}sha256:{hashlib.sha256(key.encode()).hexdigest()}"
 
 
 async def of_scope(store: Store, scope: str) -> list[ForgottenTopic]:
     """What was forgotten of ``scope``, oldest first."""
     async with store.read() as conn:
-        row = (await conn.execute(select(kv.c.value).where(kv.c.key == key_of(scope)))).first()
+        row = (await conn.execute(select(kv.c.value).where(kv.c.key == key_of(store, scope)))).first()
     values = row[0] if row is not None and isinstance(row[0], list) else []
     return [t for t in (ForgottenTopic.from_json(v) for v in values) if t is not None and t.scope == scope]
 
 
 async def record(store: Store, topic: ForgottenTopic, *, now: datetime) -> None:
     """Add ``topic`` to its scope's list (a record of the same file is replaced)."""
-    key = key_of(topic.scope)
+    key = key_of(store, topic.scope)
     async with store.write() as conn:
         row = (await conn.execute(select(kv.c.value).where(kv.c.key == key))).first()
         values = row[0] if row is not None and isinstance(row[0], list) else []
