@@ -206,7 +206,7 @@ class Why:
             out.append("  none (written by hand)")
         out.append(f"commits ({len(self.story.commits)}):")
         for c in self.story.commits:
-            line = f"  {c.at[:16].replace('T', ' ')}  {c.sha[:10]}  {c.author}: {c.subject}"
+            line = f"  {c.at[:16].replace('T', ' ')}  {c.sha[:10]}  {c.subject} (by {c.author})"
             run = self.runs.get(c.run_id or "")
             if c.run_id:
                 line += f"  [run {c.run_id}" + (f", {run.outcome}, {run.mode}]" if run else "]")
