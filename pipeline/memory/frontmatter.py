@@ -23,6 +23,11 @@ file or a fetched page said): memd sets it itself when a run's new inputs hold n
 A key memd does not know is kept as it was written (``Frontmatter.extra``) when memd re-renders the
 file, so the checks report it to the model (``problems``) rather than losing it in silence.
 
+The person owns two more keys (``memd memories pin`` / ``edit``, ``pipeline.memory.steer``):
+``pinned: true`` (phase 2 never deletes the topic) and ``edited: YYYY-MM-DD`` (the day the person
+last wrote it: phase 2 never overwrites or drops it). A model never sets them: memd carries them
+over from a topic's previous version and drops them from a new one.
+
 ``sources`` is a flow list (``["a", "b"]`` as memd writes it, or ``[a, b]``) or a block list (one
 ``- a`` line per item under ``sources:``); no other key takes a list. One parser serves every
 reader: the checks of a consolidation and of incoming sync commits read strictly (``parse``: any
@@ -46,10 +51,11 @@ T = TypeVar("T")
 
 AGENT_KEYS = ("name", "description", "type", "expires", "evidence")
 MEMD_KEYS = ("created", "updated", "sources")
-KEYS = ("name", "description", "type", "created", "updated", "sources", "expires", "evidence")
 EVIDENCE_VALUES = ("user", "agent", "tool")
 """``evidence``: what a topic rests on (``pipeline.vocabulary.Evidence``); absent means not marked."""
 TOOL_EVIDENCE = "tool"
+PERSON_KEYS = ("pinned", "edited")
+KEYS = ("name", "description", "type", "created", "updated", "sources", "expires", "evidence", *PERSON_KEYS)
 NAME_MAX_CHARS = 120
 DESCRIPTION_MAX_CHARS = 400
 
@@ -80,6 +86,11 @@ class Frontmatter:
     def from_tools(self) -> bool:
         """Whether the topic rests on tool output only (``evidence: tool``)."""
         return self.evidence == TOOL_EVIDENCE
+
+    pinned: bool = False
+    """``memd memories pin``: phase 2 never deletes this topic."""
+    edited: date | None = None
+    """``memd memories edit``: the day the person last wrote it; phase 2 never overwrites or drops it."""
 
     def with_provenance(self, *, created: date, updated: date, sources: tuple[str, ...]) -> Frontmatter:
         return replace(self, created=created, updated=updated, sources=tuple(sorted(set(sources))))
@@ -120,6 +131,13 @@ def _list(raw: str) -> tuple[str, ...]:
     except ValueError:
         pass
     return tuple(_scalar(item) for item in inner.split(",") if item.strip())
+
+
+def _flag(key: str, raw: str) -> bool:
+    value = _scalar(raw).lower() if raw.strip() else "false"
+    if value not in ("true", "false"):
+        raise FrontmatterError(f"{key} must be true or false, got {raw.strip()[:30]!r}")
+    return value == "true"
 
 
 def _date(key: str, raw: str) -> date:
@@ -186,6 +204,8 @@ def parse(text: str, *, strict: bool = True) -> TopicFile:
         evidence=text_of("evidence"),
         unknown=tuple(unknown),
         extra=tuple((key, values[key]) for key in unknown),
+        pinned=_read(strict, lambda: _flag("pinned", values.get("pinned", "")), False),
+        edited=date_of("edited"),
     )
     return TopicFile(meta, body)
 
@@ -282,6 +302,10 @@ def render(meta: Frontmatter, body: str) -> str:
         lines.append(f"expires: {meta.expires.isoformat()}")
     if meta.evidence:
         lines.append(f"evidence: {_render_scalar(meta.evidence)}")
+    if meta.pinned:
+        lines.append("pinned: true")
+    if meta.edited is not None:
+        lines.append(f"edited: {meta.edited.isoformat()}")
     lines.extend(f"{key}: {' '.join(raw.split())}".rstrip() for key, raw in meta.extra)
     lines.append("---")
     return "\n".join(lines) + "\n" + body

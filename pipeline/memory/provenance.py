@@ -12,7 +12,8 @@ A run whose new inputs rest on tool output only (``tool_only``: each consumed ex
 are all ``tool`` evidence) cannot have learned anything else: every topic it wrote is stamped
 ``evidence: tool``, whatever the model wrote, and published marked as such.
 
-A topic whose sources were all forgotten is removed, and so is a topic past its ``expires`` date;
+A topic whose sources were all forgotten is removed, and so is a topic past its ``expires`` date
+(unless the person pinned it);
 memd drops their lines from ``MEMORY.md`` itself. A topic that never had sources (a person wrote
 it by hand) keeps an empty list and is left alone.
 
@@ -115,6 +116,8 @@ def apply_provenance(
             if tool_only and not meta.from_tools:
                 meta = replace(meta, evidence=frontmatter.TOOL_EVIDENCE)
                 report.from_tools.append(rel)
+            # The person's keys are theirs: a model never sets them (``pipeline.memory.guard``).
+            meta = replace(meta, pinned=bool(prior and prior.pinned), edited=prior.edited if prior else None)
         else:
             sources = set(topic.meta.sources)
             meta = topic.meta.with_provenance(
@@ -126,7 +129,7 @@ def apply_provenance(
             path.unlink()
             report.removed[rel] = "forgotten"
             continue
-        if meta.expires is not None and meta.expires < today:
+        if meta.expires is not None and meta.expires < today and not meta.pinned:
             path.unlink()
             report.removed[rel] = "expired"
             continue
