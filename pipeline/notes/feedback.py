@@ -22,9 +22,9 @@ from pipeline.notes.gate import refusal, secret_rules
 from pipeline.projects.scopes import ScopeNotFound, topic_id
 from pipeline.store import Store
 from pipeline.store import notes as db
+from pipeline.vocabulary import Verdict
 
-Verdict = Literal["helped", "misled", "stale", "wrong"]
-VERDICTS: tuple[Verdict, ...] = ("helped", "misled", "stale", "wrong")
+VERDICTS: tuple[str, ...] = tuple(Verdict)
 NOTE_MAX_CHARS = 500
 PER_HOUR = 60
 """Verdicts one MCP session may give in an hour."""

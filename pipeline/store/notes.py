@@ -27,11 +27,9 @@ from sqlalchemy import and_, func, insert, select, update
 from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.store.engine import Store
 from pipeline.store.schema import consolidation_runs, memory_feedback, memory_notes
-from pipeline.vocabulary import RunOutcome
+from pipeline.vocabulary import FLAG_VERDICTS, RunOutcome
 
 NoteState = Literal["pending", "applied", "rejected"]
-FLAG_VERDICTS = ("wrong", "stale")
-"""The verdicts that ask phase 2 to fix or drop a topic."""
 _LANDED = (RunOutcome.COMMITTED, RunOutcome.ACCEPTED, RunOutcome.UNCHANGED, RunOutcome.CLEARED)
 
 
@@ -163,7 +161,9 @@ async def add_feedback(
 
 
 def _open_flags() -> Any:
-    return and_(memory_feedback.c.verdict.in_(FLAG_VERDICTS), memory_feedback.c.resolved_run.is_(None))
+    return and_(
+        memory_feedback.c.verdict.in_(sorted(FLAG_VERDICTS)), memory_feedback.c.resolved_run.is_(None)
+    )
 
 
 async def open_flags(store: Store, scope: str | None = None) -> list[Flag]:
