@@ -217,7 +217,7 @@ class NotesSettings(_Section):
     """``[notes]``: what agents hand memd mid-session through ``memd mcp`` (``memory_remember``)."""
 
     remember_per_hour: PosInt = Field(
-        default=10,
+        default=defaults.REMEMBER_PER_HOUR,
         description="Notes one MCP session (one `memd mcp` server) may hand memd in an hour; "
         "past it a note is refused.",
     )

@@ -2,7 +2,7 @@
 next consolidation.
 
 The note goes through the secret gate first (a note holding a secret is refused, naming the rule),
-then the session's rate limit (``[notes] remember_per_hour``), then waits in the store as an input
+then the session's rate limit (``per_hour``: ``[notes] remember_per_hour``), then waits in the store as an input
 of the next consolidation of its scope: the project of the server's working directory, or global.
 Phase 2 reads it as the agent's words (``ORIGIN``), weighed as tool evidence, never as the user's.
 
@@ -26,7 +26,6 @@ from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.memory.validate import SecretFinder
 from pipeline.notes.gate import refusal, secret_rules
 from pipeline.projects import ProjectResolver, scope_for
-from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.store import notes as db
 
@@ -69,10 +68,10 @@ def note_id(number: int) -> str:
 
 async def remember(
     store: Store,
-    settings: Settings,
     clock: Clock,
     finder: SecretFinder,
     *,
+    per_hour: int,
     text: str,
     scope: ScopeChoice = "project",
     reason: str | None = None,
@@ -102,11 +101,10 @@ async def remember(
             return Remembered("refused", note_id(earlier), "the user rejected this note in the inbox")
         return Remembered("applied" if state == "applied" else "pending", note_id(earlier), held)
     now = clock.now()
-    limit = settings.notes.remember_per_hour
-    if await db.notes_since(store, session, now - RATE_WINDOW) >= limit:
+    if await db.notes_since(store, session, now - RATE_WINDOW) >= per_hour:
         return Remembered(
             "refused",
-            reason=f"this session handed memd {limit} notes in the last hour ([notes] remember_per_hour)",
+            reason=f"this session handed memd {per_hour} notes in the last hour ([notes] remember_per_hour)",
         )
     number = await db.add_note(
         store,

@@ -33,9 +33,9 @@ HERE = Here("/work/acme", SCOPE)
 async def note(env: Env, text: str, *, scope: str = "project", reason: str | None = None) -> int:
     got = await remember(
         env.store,
-        env.settings,
         env.clock,
         env.redactor,
+        per_hour=env.settings.notes.remember_per_hour,
         text=text,
         scope=scope,  # type: ignore[arg-type]
         reason=reason,
@@ -99,9 +99,9 @@ async def test_a_rejected_note_is_not_proposed_again(env: Env) -> None:
     assert await db.note_state(env.store, number) == "rejected"
     again = await remember(
         env.store,
-        env.settings,
         env.clock,
         env.redactor,
+        per_hour=env.settings.notes.remember_per_hour,
         text="CI runs on the self-hosted runner",
         here=HERE,
         session="mcp-2",

@@ -10,7 +10,6 @@ from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.notes.remember import GLOBAL_HELD, ORIGIN, TEXT_MAX_CHARS, Here, remember
 from pipeline.projects import scope_for
 from pipeline.redaction import Redactor
-from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.store import notes as db
 from tests.pipeline.consolidate.support import make_settings
@@ -20,8 +19,9 @@ HERE = Here("/work/acme", scope_for("/work/acme"))
 AWS_KEY = "AKIA" + "QYLPMN5HHHFPZAM2"
 
 
-def settings(tmp_path: Path, per_hour: int = 10) -> Settings:
-    return make_settings(tmp_path, "http://127.0.0.1:9", notes={"remember_per_hour": per_hour})
+def settings(tmp_path: Path) -> int:
+    """The rate limit as `memd mcp` reads it: ``[notes] remember_per_hour`` (its default here)."""
+    return make_settings(tmp_path, "http://127.0.0.1:9").notes.remember_per_hour
 
 
 async def test_a_note_waits_for_the_next_consolidation_of_the_project(
@@ -29,9 +29,9 @@ async def test_a_note_waits_for_the_next_consolidation_of_the_project(
 ) -> None:
     got = await remember(
         store,
-        settings(tmp_path),
         clock,
         FINDER,
+        per_hour=settings(tmp_path),
         text="  Deploys go through `make ship`, never by hand.  ",
         reason="the user corrected me",
         here=HERE,
@@ -55,7 +55,14 @@ async def test_a_note_holding_a_secret_is_refused_naming_the_rule_never_the_valu
 ) -> None:
     for text, reason in ((f"the deploy key is {AWS_KEY}", None), ("deploy with make ship", f"key {AWS_KEY}")):
         got = await remember(
-            store, settings(tmp_path), clock, FINDER, text=text, reason=reason, here=HERE, session="s1"
+            store,
+            clock,
+            FINDER,
+            per_hour=settings(tmp_path),
+            text=text,
+            reason=reason,
+            here=HERE,
+            session="s1",
         )
         assert got.status == "refused"
         assert got.id is None
@@ -68,10 +75,10 @@ async def test_a_note_holding_a_secret_is_refused_naming_the_rule_never_the_valu
 async def test_each_session_may_hand_memd_so_many_notes_an_hour(
     tmp_path: Path, store: Store, clock: FakeClock
 ) -> None:
-    two = settings(tmp_path, per_hour=2)
+    two = 2  # [notes] remember_per_hour
 
     async def note(text: str, session: str = "s1") -> str:
-        got = await remember(store, two, clock, FINDER, text=text, here=HERE, session=session)
+        got = await remember(store, clock, FINDER, per_hour=two, text=text, here=HERE, session=session)
         return got.status
 
     assert [await note("one"), await note("two"), await note("three")] == ["pending", "pending", "refused"]
@@ -82,8 +89,12 @@ async def test_each_session_may_hand_memd_so_many_notes_an_hour(
 
 
 async def test_the_same_note_again_is_the_first_one(tmp_path: Path, store: Store, clock: FakeClock) -> None:
-    first = await remember(store, settings(tmp_path), clock, FINDER, text="use uv", here=HERE, session="s1")
-    again = await remember(store, settings(tmp_path), clock, FINDER, text="use uv ", here=HERE, session="s2")
+    first = await remember(
+        store, clock, FINDER, per_hour=settings(tmp_path), text="use uv", here=HERE, session="s1"
+    )
+    again = await remember(
+        store, clock, FINDER, per_hour=settings(tmp_path), text="use uv ", here=HERE, session="s2"
+    )
     assert again == first
     assert len(await db.open_notes(store, HERE.scope)) == 1
 
@@ -92,7 +103,14 @@ async def test_a_note_to_global_says_it_waits_for_the_user_in_the_inbox(
     tmp_path: Path, store: Store, clock: FakeClock
 ) -> None:
     got = await remember(
-        store, settings(tmp_path), clock, FINDER, text="prefers tabs", scope="global", here=HERE, session="s"
+        store,
+        clock,
+        FINDER,
+        per_hour=settings(tmp_path),
+        text="prefers tabs",
+        scope="global",
+        here=HERE,
+        session="s",
     )
     assert got.status == "pending"
     assert got.reason == GLOBAL_HELD
@@ -102,6 +120,8 @@ async def test_a_note_to_global_says_it_waits_for_the_user_in_the_inbox(
 
 async def test_empty_or_oversized_notes_are_refused(tmp_path: Path, store: Store, clock: FakeClock) -> None:
     for text in ("   ", "x" * (TEXT_MAX_CHARS + 1)):
-        got = await remember(store, settings(tmp_path), clock, FINDER, text=text, here=HERE, session="s")
+        got = await remember(
+            store, clock, FINDER, per_hour=settings(tmp_path), text=text, here=HERE, session="s"
+        )
         assert got.status == "refused"
     assert await db.open_notes(store, HERE.scope) == []
