@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import and_, func, insert, select, update
+from sqlalchemy import and_, delete, func, insert, select, update
 
 from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.store.engine import Store
@@ -244,3 +244,11 @@ async def same_note(store: Store, scope: str, text: str) -> int | None:
     async with store.read() as conn:
         found = (await conn.execute(stmt)).scalar()
     return None if found is None else int(found)
+
+
+async def forget_scope(store: Store, scope: str) -> int:
+    """Delete every note and verdict of ``scope`` (``memd forget --project``); returns how many went."""
+    async with store.write() as conn:
+        notes = await conn.execute(delete(memory_notes).where(memory_notes.c.scope == scope))
+        verdicts = await conn.execute(delete(memory_feedback).where(memory_feedback.c.scope == scope))
+    return int(notes.rowcount) + int(verdicts.rowcount)

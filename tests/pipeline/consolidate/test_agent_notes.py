@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from pipeline.consolidate import inbox
+from pipeline.consolidate.forget import forget
 from pipeline.consolidate.plan import plan_scope
 from pipeline.consolidate.run import run_phase2
 from pipeline.memory.layout import GLOBAL_SCOPE
@@ -172,3 +173,25 @@ async def test_a_topic_flagged_wrong_is_given_to_the_next_run_which_drops_it(env
     assert "testing.md" not in fenced
     assert await db.open_flags(env.store, SCOPE) == []
     assert not (env.repo.path / SCOPE / "deploy.md").exists()
+
+
+async def test_forgetting_a_project_deletes_its_notes_and_verdicts(env: Env) -> None:
+    await env.add_extract("sess-1")
+    env.api.responder = ScriptedResponder(write_memory())
+    assert await phase2(env) == {SCOPE: "committed"}
+    await note(env, "The deploy host is ship-1")
+    await feedback(
+        env.store,
+        env.clock,
+        env.redactor,
+        memory_dir=env.repo.path,
+        id=f"{SCOPE}/testing.md",
+        verdict="stale",
+        session="mcp-1",
+    )
+    other = await note(env, "Prefers short answers", scope="global")
+    await forget(env.store, env.settings, env.repo, env.clock, None, env.redactor, project=SCOPE)
+    assert await db.open_notes(env.store, SCOPE) == []
+    assert await db.open_flags(env.store, SCOPE) == []
+    assert await db.verdict_counts(env.store, SCOPE, "testing.md") == {}
+    assert [n.id for n in await db.open_notes(env.store, GLOBAL_SCOPE)] == [other]
