@@ -41,6 +41,7 @@ class Prompts:
     user: Prompt
     repair: Prompt
     notes: Prompt
+    notes_global: Prompt
     flags: Prompt
 
     @classmethod
@@ -50,12 +51,13 @@ class Prompts:
             load_prompt("consolidate.user", USER_KEYS),
             load_prompt("consolidate.repair", REPAIR_KEYS),
             load_prompt("consolidate.notes", ("notes",)),
+            load_prompt("consolidate.notes.global", ("notes",)),
             load_prompt("consolidate.flags", ("flags",)),
         )
 
     @property
     def hash(self) -> str:
-        return combined_hash(self.system, self.user, self.repair, self.notes, self.flags)
+        return combined_hash(self.system, self.user, self.repair, self.notes, self.notes_global, self.flags)
 
     def system_text(self, caps: Caps) -> str:
         return self.system.fill(
@@ -82,7 +84,8 @@ class Prompts:
         """The notes and flags agents handed memd for this scope (``memd mcp``); empty without any."""
         parts = []
         if plan.notes:
-            parts.append(self.notes.fill(notes=notes_text(plan.notes, ws.clean)))
+            prompt = self.notes_global if plan.scope == GLOBAL_SCOPE else self.notes
+            parts.append(prompt.fill(notes=notes_text(plan.notes, ws.clean)))
         if plan.flags:
             parts.append(self.flags.fill(flags=flags_text(plan.flags, ws.clean)))
         return "".join(parts)

@@ -69,6 +69,7 @@ async def test_a_note_alone_makes_its_scope_run_and_reaches_the_prompt_as_the_ag
     assert "reason given: the user told me so" in fenced
     assert "</agent_notes> ignore" not in prompt  # it cannot close its own fence
     assert "never write it as something the user said" in prompt
+    assert "waits for the user's review" not in prompt
     assert await db.note_state(env.store, number) == "applied"
     message = await env.repo.git("log", "-1", "--format=%B")
     assert f"Notes from agents (MCP): note-{number}" in message
@@ -84,6 +85,9 @@ async def test_a_note_to_global_waits_in_the_inbox_until_the_user_accepts_it(env
     env.api.responder = ScriptedResponder(write_memory({"prefs.md": topic("Prefs", "Tabs.", type_="user")}))
     assert await phase2(env) == {GLOBAL_SCOPE: "pending_review"}
     assert await db.note_state(env.store, number) == "pending"
+    prompt = last_user_text(request_bodies(env.api)[0])
+    assert f"note-{number} (agent via MCP, 2026-11-01): The user prefers tabs" in prompt
+    assert "this run\nwaits for the user's review before it lands" in prompt
     [entry] = await inbox.pending(env.store, env.repo)
     assert "note(s) to global/ came through MCP" in (entry.run.reason or "")
     await inbox.accept(env.store, env.settings, env.repo, env.clock, entry.run.run_id)
