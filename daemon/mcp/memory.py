@@ -72,7 +72,7 @@ class Memory:
         from pipeline.projects.scopes import ScopeNotFound, topic_id
 
         index = self.index()
-        known = {d.topic.scope for d in index.docs}
+        known = {t.scope for t in index.topics}
         out: list[tuple[str, Topic | None, str]] = []
         for raw in ids:
             try:
