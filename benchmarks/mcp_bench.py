@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import select
 import statistics
 import subprocess
@@ -258,10 +259,18 @@ class Server:
             self.proc.wait()
 
 
-def _wall(cmd: list[str], env: dict[str, str]) -> float:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _wall(cmd: list[str], env: dict[str, str], cpu: list[float]) -> float:
+    before = _children_cpu()
     started = time.perf_counter()
     subprocess.run(cmd, env=env, check=True, capture_output=True)
-    return time.perf_counter() - started
+    elapsed = time.perf_counter() - started
+    cpu.append(_children_cpu() - before)
+    return elapsed
 
 
 def _ms(seconds: float) -> str:
@@ -291,9 +300,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"memory: {args.scopes} scopes x {args.topics} topics; python {sys.version.split()[0]}")
 
         bare, sdk, init, listed = [], [], [], []
+        bare_cpu: list[float] = []
+        sdk_cpu: list[float] = []
+        server_cpu: list[float] = []
         for _ in range(args.repeat):
-            bare.append(_wall([sys.executable, "-c", "pass"], env))
-            sdk.append(_wall([sys.executable, "-c", "import mcp.server.mcpserver"], env))
+            bare.append(_wall([sys.executable, "-c", "pass"], env, bare_cpu))
+            sdk.append(_wall([sys.executable, "-c", "import mcp.server.mcpserver"], env, sdk_cpu))
+            before = _children_cpu()
             server = Server(env, project)
             try:
                 init.append(server.initialize())
@@ -301,12 +314,21 @@ def main(argv: list[str] | None = None) -> int:
                 listed.append(time.perf_counter() - server.started)
             finally:
                 server.close()
+            server_cpu.append(_children_cpu() - before)
         startup = statistics.median(init)
-        print(f"start-up (median of {args.repeat})")
-        print(f"  python -c pass                     {_ms(statistics.median(bare))}")
-        print(f"  python -c 'import mcp.server...'   {_ms(statistics.median(sdk))}  (the SDK's import alone)")
+        print(f"start-up (median of {args.repeat}; the CPU time of the whole process beside it)")
+        print(
+            f"  python -c pass                     {_ms(statistics.median(bare))}  cpu {_ms(statistics.median(bare_cpu))}"
+        )
+        print(
+            f"  python -c 'import mcp.server...'   {_ms(statistics.median(sdk))}  cpu {_ms(statistics.median(sdk_cpu))}"
+            "  (the SDK's import alone)"
+        )
         print(f"  memd mcp: initialize answered      {_ms(startup)}")
-        print(f"  memd mcp: tools listed             {_ms(statistics.median(listed))}")
+        print(
+            f"  memd mcp: tools listed             {_ms(statistics.median(listed))}  cpu {_ms(statistics.median(server_cpu))}"
+            " (its whole life: start, list, index warmed, exit)"
+        )
 
         queries = [" ".join(random.Random(i).sample(WORDS, 2)) for i in range(args.searches)]
         server = Server(env, project)
