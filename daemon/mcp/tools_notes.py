@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, Field
 
-from pipeline.notes.feedback import NOTE_MAX_CHARS
-from pipeline.notes.remember import REASON_MAX_CHARS, TEXT_MAX_CHARS
+from pipeline.notes.caps import NOTE_MAX_CHARS, REASON_MAX_CHARS, TEXT_MAX_CHARS
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer

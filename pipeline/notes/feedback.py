@@ -18,6 +18,7 @@ from typing import Literal
 
 from pipeline.clock import Clock
 from pipeline.memory.validate import SecretFinder
+from pipeline.notes.caps import FEEDBACK_PER_HOUR, NOTE_MAX_CHARS
 from pipeline.notes.gate import refusal, secret_rules
 from pipeline.projects.scopes import ScopeNotFound, topic_id
 from pipeline.store import Store
@@ -25,9 +26,6 @@ from pipeline.store import notes as db
 from pipeline.vocabulary import Verdict
 
 VERDICTS: tuple[str, ...] = tuple(Verdict)
-NOTE_MAX_CHARS = 500
-PER_HOUR = 60
-"""Verdicts one MCP session may give in an hour."""
 RATE_WINDOW = timedelta(hours=1)
 
 
@@ -79,8 +77,8 @@ async def feedback(
     if rules:
         return Recorded("refused", refusal(rules, "the note"))
     now = clock.now()
-    if await db.feedback_since(store, session, now - RATE_WINDOW) >= PER_HOUR:
-        return Recorded("refused", f"this session gave {PER_HOUR} verdicts in the last hour")
+    if await db.feedback_since(store, session, now - RATE_WINDOW) >= FEEDBACK_PER_HOUR:
+        return Recorded("refused", f"this session gave {FEEDBACK_PER_HOUR} verdicts in the last hour")
     await db.add_feedback(
         store, scope=topic.scope, file=topic.file, verdict=verdict, note=note, session=session, now=now
     )

@@ -24,6 +24,7 @@ from typing import Literal
 from pipeline.clock import Clock
 from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.memory.validate import SecretFinder
+from pipeline.notes.caps import REASON_MAX_CHARS, TEXT_MAX_CHARS
 from pipeline.notes.gate import refusal, secret_rules
 from pipeline.projects import ProjectResolver, scope_for
 from pipeline.store import Store
@@ -32,8 +33,6 @@ from pipeline.store import notes as db
 ORIGIN = "agent via MCP"
 """Where a note came from, as phase 2 is told: the agent's words (or the user's as the agent relayed
 them: memd cannot tell), never evidence of what the user said."""
-TEXT_MAX_CHARS = 2_000
-REASON_MAX_CHARS = 500
 RATE_WINDOW = timedelta(hours=1)
 GLOBAL_HELD = "a note to global/ lands only when you accept its run in the inbox (`memd inbox`)"
 

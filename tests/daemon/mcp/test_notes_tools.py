@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from pipeline.memory.layout import GLOBAL_SCOPE
-from pipeline.notes.remember import GLOBAL_HELD, TEXT_MAX_CHARS
+from pipeline.notes.caps import TEXT_MAX_CHARS
+from pipeline.notes.remember import GLOBAL_HELD
 from tests.configs import write_config
 from tests.daemon.mcp import test_server as base
 
@@ -109,3 +110,19 @@ async def test_without_a_store_nothing_is_kept_and_no_store_is_made(world: dict[
     assert (got.structured_content or {})["status"] == "refused"
     assert "has not run" in (got.structured_content or {})["reason"]
     assert not (world["config"].parent / "state.db").exists()
+
+
+def test_the_tools_module_loads_no_store_code_at_the_servers_start() -> None:
+    """The server starts within its budget: the store, git and the redaction rules load at a call."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, daemon.mcp.tools_notes\n"
+        "print([m for m in ('sqlalchemy', 'pipeline.store', 'pipeline.projects', 'pipeline.redaction')"
+        " if m in sys.modules])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[]"

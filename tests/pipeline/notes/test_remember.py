@@ -7,7 +7,8 @@ from pathlib import Path
 
 from pipeline.clock import FakeClock
 from pipeline.memory.layout import GLOBAL_SCOPE
-from pipeline.notes.remember import GLOBAL_HELD, ORIGIN, TEXT_MAX_CHARS, Here, remember
+from pipeline.notes.caps import TEXT_MAX_CHARS
+from pipeline.notes.remember import GLOBAL_HELD, ORIGIN, Here, remember
 from pipeline.projects import scope_for
 from pipeline.redaction import Redactor
 from pipeline.store import Store
