@@ -81,7 +81,9 @@ async def forget(
     also = frozenset({session_id}) if session_id is not None else frozenset()
     ctx = context(store, settings, repo, clock, llm, redactor)
     for affected in sorted(set(report.forgotten) | set(report.held)):
-        report.dropped_inbox += await inbox.drop_pending(store, repo, clock, affected)
+        dropped = await inbox.drop_pending(store, repo, clock, affected)
+        await notes.release(store, dropped)  # no one rejected what agents handed memd (`memd mcp`)
+        report.dropped_inbox += dropped
         run = await consolidate_scope(
             ctx,
             affected,

@@ -115,9 +115,11 @@ async def note_state(store: Store, note_id: int) -> NoteState | None:
         row = (await conn.execute(stmt)).first()
     if row is None:
         return None
-    if row.run_id is None or row.outcome in (None, RunOutcome.PENDING_REVIEW):
-        return "pending"
-    return "applied" if row.outcome in _LANDED else "rejected"
+    if row.outcome == RunOutcome.REJECTED:
+        return "rejected"
+    # Not taken yet, waiting in the inbox, or its run still recorded as running (a process killed
+    # after it landed: the scope's next run records how it ended, ``scope_run._recover_landed``).
+    return "applied" if row.outcome in _LANDED else "pending"
 
 
 async def _mine(store: Store, scope: str, column: Any) -> Any:
@@ -252,3 +254,18 @@ async def forget_scope(store: Store, scope: str) -> int:
         notes = await conn.execute(delete(memory_notes).where(memory_notes.c.scope == scope))
         verdicts = await conn.execute(delete(memory_feedback).where(memory_feedback.c.scope == scope))
     return int(notes.rowcount) + int(verdicts.rowcount)
+
+
+async def release(store: Store, run_ids: Iterable[str]) -> None:
+    """The notes and flags runs ``run_ids`` took wait again for the next run: those runs were dropped
+    without anyone reviewing them (``memd forget`` drops a scope's pending inbox runs)."""
+    ids = sorted(set(run_ids))
+    if not ids:
+        return
+    async with store.write() as conn:
+        await conn.execute(update(memory_notes).where(memory_notes.c.run_id.in_(ids)).values(run_id=None))
+        await conn.execute(
+            update(memory_feedback)
+            .where(memory_feedback.c.resolved_run.in_(ids))
+            .values(resolved_run=None, resolved_at=None)
+        )

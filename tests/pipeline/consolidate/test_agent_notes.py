@@ -209,3 +209,20 @@ async def test_forgetting_a_project_deletes_its_notes_and_verdicts(env: Env) -> 
     assert await db.open_flags(env.store, SCOPE) == []
     assert await db.verdict_counts(env.store, SCOPE, "testing.md") == {}
     assert [n.id for n in await db.open_notes(env.store, GLOBAL_SCOPE)] == [other]
+
+
+async def test_a_note_in_a_run_that_memd_forget_drops_from_the_inbox_waits_again(env: Env) -> None:
+    env = env.with_settings(review={"mode": "inbox"})
+    await env.add_extract("sess-1")
+    await env.add_extract("sess-2")
+    number = await note(env, "Migrations run with alembic upgrade head")
+    env.api.responder = ScriptedResponder(write_memory())
+    assert await phase2(env) == {SCOPE: "pending_review"}
+    assert await db.open_notes(env.store, SCOPE) == []
+    env.api.responder = ScriptedResponder(write_memory())
+    report = await forget(
+        env.store, env.settings, env.repo, env.clock, None, env.redactor, session_id="sess-2"
+    )
+    assert report.dropped_inbox
+    assert await db.note_state(env.store, number) == "pending"
+    assert [n.id for n in await db.open_notes(env.store, SCOPE)] == [number]
