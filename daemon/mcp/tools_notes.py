@@ -88,7 +88,9 @@ def register(server: MCPServer, deps: Deps) -> None:
         ] = None,
     ) -> RememberOutput:
         from pipeline.notes.remember import Here, remember
+        from pipeline.projects import scope_for
 
+        # The project's scope under its key now (the search may read a folder not yet moved to it).
         own = deps.memory.session()
         try:
             async with _store(deps) as store:
@@ -100,7 +102,7 @@ def register(server: MCPServer, deps: Deps) -> None:
                     text=text,
                     scope=scope,
                     reason=reason,
-                    here=Here(own.project, own.scope),
+                    here=Here(own.project, scope_for(own.project)),
                     session=session,
                 )
         except Unavailable as exc:

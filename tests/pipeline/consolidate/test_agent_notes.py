@@ -226,3 +226,20 @@ async def test_a_note_in_a_run_that_memd_forget_drops_from_the_inbox_waits_again
     assert report.dropped_inbox
     assert await db.note_state(env.store, number) == "pending"
     assert [n.id for n in await db.open_notes(env.store, SCOPE)] == [number]
+
+
+async def test_a_projects_notes_and_verdicts_move_with_it_to_a_new_key(env: Env) -> None:
+    from pipeline.store import rekey as store_rekey
+
+    await env.add_extract("sess-1")
+    number = await note(env, "Use the staging profile")
+    await db.add_feedback(
+        env.store, scope=SCOPE, file="ci.md", verdict="wrong", note=None, session="s", now=env.clock.now()
+    )
+    new = "projects/acme-0f0f0f0f"
+    await store_rekey.rename_scope(
+        env.store, project="/work/acme", old=SCOPE, new=new, merged=False, now=env.clock.now()
+    )
+    assert [n.id for n in await db.open_notes(env.store, new)] == [number]
+    assert [f.file for f in await db.open_flags(env.store, new)] == ["ci.md"]
+    assert await db.open_notes(env.store, SCOPE) == []
