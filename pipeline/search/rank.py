@@ -17,6 +17,7 @@ Superseded topics (``supersede``) are left out before anything is ranked.
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 import re
 from collections import Counter
@@ -142,16 +143,15 @@ class Index:
                 matched[number] = matched.get(number, 0.0) + weight[q] * share
         scored: list[tuple[float, float, Topic]] = []
         for number, value in words.items():
-            coverage = matched[number] / total
+            covered = matched[number] / total
             topic = self.topics[number]
-            if coverage < MIN_COVERAGE or (scopes is not None and topic.scope not in scopes):
+            if covered < MIN_COVERAGE or (scopes is not None and topic.scope not in scopes):
                 continue
-            scored.append((value * self._prior(topic, own_scope, uses or {}), coverage, topic))
-        scored.sort(key=lambda s: (-s[0], -(s[2].day or date.min).toordinal(), s[2].id))
-        return [
-            Hit(topic, round(score, 4), round(coverage, 3), snippet(topic, wanted))
-            for score, coverage, topic in scored[:limit]
-        ]
+            scored.append((value * self._prior(topic, own_scope, uses or {}), covered, topic))
+        top = heapq.nsmallest(
+            limit, scored, key=lambda s: (-s[0], -(s[2].day or date.min).toordinal(), s[2].id)
+        )
+        return [Hit(t, round(rank, 4), round(part, 3), snippet(t, wanted)) for rank, part, t in top]
 
     def _prior(self, topic: Topic, own_scope: str | None, uses: Mapping[str, int]) -> float:
         if own_scope is not None and topic.scope == own_scope:
