@@ -46,6 +46,8 @@ RECENCY_SPAN = 0.1
 USE_SPAN = 0.1
 USE_SATURATION = 20
 SNIPPET_MAX_CHARS = 240
+SNIPPET_LEAD = 60
+"""How much of a long line a snippet shows before its first matching word."""
 MAX_QUERY_TERMS = 32
 
 
@@ -186,4 +188,15 @@ def snippet(topic: Topic, wanted: Sequence[str]) -> str:
             best, best_count = line, count
     text = best if best_count else (topic.description or topic.body.strip())
     text = " ".join(text.split())
-    return text if len(text) <= SNIPPET_MAX_CHARS else text[: SNIPPET_MAX_CHARS - 1].rstrip() + "…"
+    if len(text) <= SNIPPET_MAX_CHARS:
+        return text
+    start = 0
+    if best_count:  # a long line: the window starts a little before its first matching word
+        first = next((m.start() for m in _TOKEN.finditer(text) if want.intersection(terms(m.group(0)))), 0)
+        start = max(0, min(first - SNIPPET_LEAD, len(text) - SNIPPET_MAX_CHARS + 1))
+    head = "…" if start else ""
+    room = SNIPPET_MAX_CHARS - len(head) - 1
+    return head + text[start : start + room].rstrip() + "…"
+
+
+_TOKEN = re.compile(r"\S+")

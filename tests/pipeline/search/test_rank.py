@@ -102,3 +102,12 @@ def test_limit_caps_the_results() -> None:
         [topic(OWN, f"t{i}.md", f"Topic {i} about builds", "builds") for i in range(30)], today=TODAY
     )
     assert len(ids(index, "builds", limit=3)) == 3
+
+
+def test_a_snippet_of_a_long_line_shows_where_it_matches() -> None:
+    line = "filler " * 80 + "the webhook secret is verified first " + "tail " * 80
+    index = Index([topic(OWN, "w.md", "Webhooks", line)], today=TODAY)
+    [hit] = index.search("webhook secret verified", own_scope=OWN)
+    assert "webhook secret is verified" in hit.snippet
+    assert hit.snippet.startswith("…")
+    assert len(hit.snippet) <= 240
