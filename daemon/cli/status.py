@@ -150,6 +150,8 @@ def _rows(report: Sections) -> list[tuple[str, str]]:
         out.append(("batches", batches))
     out.append(("phase 2", _phase_line(report.phase2, "scopes")))
     out += _failure_rows(report.phase2)
+    if duplicates := _duplicates_line(report.phase2):
+        out.append(("duplicates", duplicates))
     rl = report.rate_limit
     if isinstance(rl, RateLimit):
         share = "unknown" if rl.remaining_percent is None else f"{rl.remaining_percent:g}% remaining"
@@ -183,6 +185,23 @@ def _rows(report: Sections) -> list[tuple[str, str]]:
             ("lease", f"{lease.name}: {lease.host} pid {lease.pid} since {when(lease.since)}{expired}")
         )
     return out
+
+
+def _duplicates_line(section: Phase2 | Unreadable) -> str:
+    """The duplicate topics the recent runs' checks found and how many their repair turns fixed."""
+    if isinstance(section, Unreadable):
+        return ""
+    runs = [r for r in section.recent if r.duplicates_found]
+    if not runs:
+        return ""
+    found = sum(r.duplicates_found or 0 for r in runs)
+    fixed = sum(r.duplicates_fixed or 0 for r in runs)
+    last = runs[0]
+    return (
+        f"{found} found, {fixed} fixed in the last {len(section.recent)} runs "
+        f"(last: {shown(last.scope)} {shown(last.run)}, {last.duplicates_found} found, "
+        f"{last.duplicates_fixed or 0} fixed, {shown(last.outcome)})"
+    )
 
 
 def _failure_rows(section: Phase1 | Phase2 | Unreadable) -> list[tuple[str, str]]:

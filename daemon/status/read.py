@@ -346,12 +346,24 @@ def _phase2(rows: Rows, runs: dict[str, dict[str, Any]]) -> Phase2:
                 outcome=r["outcome"],
                 at=iso(r["finished_at"] or r["started_at"]),
                 commit=r["commit_sha"],
+                **_duplicates(r.get("usage")),
             )
             for r in recent[:LIST_LIMIT]
         ],
         failures=failures,
         last_check=_last_check(runs, "consolidate"),
     )
+
+
+def _duplicates(usage: Any) -> dict[str, int]:
+    """A run's duplicates found and fixed, from its usage record (empty: none found)."""
+    usage = json_value(usage)
+    if not isinstance(usage, dict) or not isinstance(usage.get("duplicates_found"), int):
+        return {}
+    return {
+        "duplicates_found": usage["duplicates_found"],
+        "duplicates_fixed": int(usage.get("duplicates_fixed") or 0),
+    }
 
 
 def _batches(rows: Rows, now: datetime, machine: str) -> Batches:

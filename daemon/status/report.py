@@ -183,6 +183,10 @@ class RecentRun:
     outcome: str | None
     at: str | None
     commit: str | None
+    duplicates_found: int | None = omitted()
+    """Duplicate topics the run's checks found (``pipeline.memory.duplicates``); None: none."""
+    duplicates_fixed: int | None = omitted()
+    """Of those, how many its repair turn took away."""
 
 
 @record

@@ -50,6 +50,7 @@ async def run_agent(
         checked = await workspace.check(
             ws, plan, caps=caps, finder=ctx.finder, today=today, forgotten=forgotten
         )
+        result.duplicates_found = checked.duplicates
         if checked.findings:
             result.findings = checked.findings
             log.info("consolidation_repair_turn", scope=plan.scope, findings=len(checked.findings))
@@ -58,6 +59,7 @@ async def run_agent(
             checked = await workspace.check(
                 ws, plan, caps=caps, finder=ctx.finder, today=today, forgotten=forgotten
             )
+            result.duplicates_fixed = max(0, result.duplicates_found - checked.duplicates)
             if checked.findings:
                 raise ConsolidationFailed(
                     "the result still failed validation after the repair turn", findings=checked.findings

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Literal
 
 from pipeline.consolidate.plan import ScopePlan
+from pipeline.memory import duplicates
 from pipeline.memory.inputs import materialize
 from pipeline.memory.layout import INDEX, PLACEHOLDER_SUMMARY, RAW_MEMORIES, ROLLOUT_DIR, SUMMARY, Caps
 from pipeline.memory.provenance import (
@@ -230,6 +231,11 @@ class Checked:
     findings: list[str]
     provenance: ProvenanceReport
 
+    @property
+    def duplicates(self) -> int:
+        """How many of the findings are duplicates (``pipeline.memory.duplicates``)."""
+        return duplicates.count(self.findings)
+
 
 async def check(
     ws: Workspace,
@@ -262,6 +268,7 @@ async def check(
         renames=renames,
     )
     findings = await asyncio.to_thread(validate_scope, ws.scope_dir, caps, finder)
+    findings += await asyncio.to_thread(duplicates.check, ws.scope_dir, list_scope(ws.scope_dir))
     await ws.clone.stage(ws.scope)
     return Checked(findings, report)
 

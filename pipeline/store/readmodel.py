@@ -274,7 +274,7 @@ USAGE_SQL = (
     "coalesce(sum(cost_usd), 0) AS cost FROM llm_calls WHERE at >= :start AND at <= :end"
 )
 RECENT_RUNS_SQL = (
-    'SELECT run_id, scope, mode, started_at, finished_at, outcome, reason, "commit" AS commit_sha '
+    'SELECT run_id, scope, mode, started_at, finished_at, outcome, reason, "commit" AS commit_sha, usage '
     "FROM consolidation_runs ORDER BY started_at DESC LIMIT :limit"
 )
 PERSONAL_SEPARATOR = "@"
