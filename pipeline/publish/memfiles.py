@@ -9,6 +9,7 @@ and oversized files are ignored.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -31,6 +32,12 @@ class Topic:
     sources: tuple[str, ...]
     expires: date | None
     text: str
+    pinned: bool = False
+    """``pinned: true`` in its frontmatter (``memd memories pin``): kept first when an index is cut."""
+    uses: int = 0
+    """Sessions that read it lately (``pipeline.hits``): the most used are kept next when an index is cut."""
+    stale: str | None = None
+    """Why it is published marked stale (a cited file changed or is gone), None when it is not."""
 
     @property
     def updated_date(self) -> str:
@@ -114,7 +121,20 @@ def read_topic(path: Path) -> Topic | None:
         sources=meta.sources,
         expires=meta.expires,
         text=text,
+        pinned=bool(getattr(meta, "pinned", False)) or is_pinned(text),
     )
+
+
+_PINNED = re.compile(r"^pinned:[ \t]*[\"']?(?:true|yes)[\"']?[ \t]*$", re.IGNORECASE | re.MULTILINE)
+
+
+def is_pinned(text: str) -> bool:
+    """Whether a topic's frontmatter says ``pinned: true`` (read leniently, whatever else it holds)."""
+    try:
+        head, _ = frontmatter.split(text.replace("\r\n", "\n"))
+    except frontmatter.FrontmatterError:
+        return False
+    return bool(_PINNED.search("\n".join(head)))
 
 
 def _read_small(path: Path) -> str:
