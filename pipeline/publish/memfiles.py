@@ -38,6 +38,8 @@ class Topic:
     """Sessions that read it lately (``pipeline.hits``): the most used are kept next when an index is cut."""
     stale: str | None = None
     """Why it is published marked stale (a cited file changed or is gone), None when it is not."""
+    cites: tuple[str, ...] = ()
+    """The code lines it rests on (``pipeline.memory.cites``), as its frontmatter says."""
 
     @property
     def updated_date(self) -> str:
@@ -122,6 +124,7 @@ def read_topic(path: Path) -> Topic | None:
         expires=meta.expires,
         text=text,
         pinned=bool(getattr(meta, "pinned", False)) or is_pinned(text),
+        cites=meta.cites,
     )
 
 

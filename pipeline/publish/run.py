@@ -19,8 +19,10 @@ import structlog
 from pipeline.clock import Clock
 from pipeline.hits.rate import INDEX_KEY, WINDOW_DAYS
 from pipeline.projects import scope_for
+from pipeline.projects.scopes import folders_by_scope
 from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import ChangedMeanwhile, Homes, Plan, PublishContext, apply
+from pipeline.publish.stale import check_stale, roots_of
 from pipeline.publish.targets.base import short_error
 from pipeline.publish.targets.registry import plan_everything
 from pipeline.settings import Settings
@@ -28,6 +30,7 @@ from pipeline.store import Store, kv
 from pipeline.store.hits import topic_uses
 from pipeline.store.publications import (
     Publication,
+    known_projects,
     load_publications,
     project_activity,
     save_publications,
@@ -111,6 +114,12 @@ async def publish_all(
         uses = await topic_uses(store, started - timedelta(days=WINDOW_DAYS))
     except Exception as exc:
         log.warning("publish_store_unreadable", error=short_error(exc))
+    stale: dict[str, str] = {}
+    try:
+        roots = roots_of(projects, folders_by_scope(await known_projects(store)))
+        stale = await check_stale(store, settings.paths.memory_dir, roots, now=started, record=not dry_run)
+    except Exception as exc:
+        log.warning("publish_stale_check_failed", error=short_error(exc))
     ctx = PublishContext(
         memory_dir=settings.paths.memory_dir,
         homes=Homes.from_settings(settings),
@@ -119,6 +128,7 @@ async def publish_all(
         projects=projects,
         activity=activity,
         uses=uses,
+        stale=stale,
     )
     try:
         plans, scopes = await asyncio.to_thread(plan_everything, ctx, previous)
