@@ -150,8 +150,7 @@ def _rows(report: Sections) -> list[tuple[str, str]]:
         out.append(("batches", batches))
     out.append(("phase 2", _phase_line(report.phase2, "scopes")))
     out += _failure_rows(report.phase2)
-    if duplicates := _duplicates_line(report.phase2):
-        out.append(("duplicates", duplicates))
+    out += [("duplicates", line) for line in [_duplicates_line(report.phase2)] if line]
     rl = report.rate_limit
     if isinstance(rl, RateLimit):
         share = "unknown" if rl.remaining_percent is None else f"{rl.remaining_percent:g}% remaining"
@@ -168,6 +167,15 @@ def _rows(report: Sections) -> list[tuple[str, str]]:
         line += f" ({mem.branch})" if mem.branch else ""
         line += f", {len(mem.scopes)} scopes, {mem.pending_inbox_runs} pending inbox runs"
         out.append(("memory", line))
+        for topic in (mem.stale or [])[:5]:
+            out.append(
+                (
+                    "stale",
+                    f"{topic.topic}: {topic.reason} (since {when(topic.since)}; the next run fixes or drops it)",
+                )
+            )
+        if mem.stale and len(mem.stale) > 5:
+            out.append(("", f"and {len(mem.stale) - 5} more stale topics (`memd status --json`)"))
     out.append(("publish", _publish_line(report.publish)))
     if isinstance(report.machines, list) and len(report.machines) > 1:  # team mode: every machine's daemon
         for view in report.machines:
@@ -185,6 +193,21 @@ def _rows(report: Sections) -> list[tuple[str, str]]:
             ("lease", f"{lease.name}: {lease.host} pid {lease.pid} since {when(lease.since)}{expired}")
         )
     return out
+
+
+STALE_SHOWN = 5
+
+
+def _stale_rows(mem: Memory) -> list[tuple[str, str]]:
+    """The topics published marked stale: the first few, then how many more."""
+    stale = mem.stale or []
+    rows = [
+        ("stale", f"{t.topic}: {t.reason} (since {when(t.since)}; the next run fixes or drops it)")
+        for t in stale[:STALE_SHOWN]
+    ]
+    if len(stale) > STALE_SHOWN:
+        rows.append(("", f"and {len(stale) - STALE_SHOWN} more stale topics (`memd status --json`)"))
+    return rows
 
 
 def _duplicates_line(section: Phase2 | Unreadable) -> str:

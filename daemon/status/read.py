@@ -44,6 +44,7 @@ from daemon.status.report import (
     ScopeView,
     Sections,
     Spend,
+    StaleTopic,
     StatusReport,
     Sync,
     TargetView,
@@ -445,7 +446,20 @@ def _memory(rows: Rows, memory_dir: Path, machine: str) -> Memory:
         branch=branch,
         scopes=[ScopeView(s["key"], iso(s["last_success_at"]), s["last_commit"]) for s in scopes],
         pending_inbox_runs=int(pending[0]["n"]),
+        stale=_stale(rows, machine),
     )
+
+
+def _stale(rows: Rows, machine: str) -> list[StaleTopic] | None:
+    """The topics this machine last published marked stale (None: none)."""
+    found = _kv(rows, rm.machine_key(rm.STALE_TOPICS_KEY, machine))
+    if not isinstance(found, dict) or not found:
+        return None
+    return [
+        StaleTopic(str(topic), str(entry.get("reason")), entry.get("since"))
+        for topic, entry in sorted(found.items())
+        if isinstance(entry, dict)
+    ]
 
 
 SYNC_FIELDS = tuple(f.name for f in fields(Sync) if f.name not in ("remote", "branch"))

@@ -20,10 +20,10 @@ from typing import Any
 
 from pipeline.store import kv
 from pipeline.store.engine import Store
-from pipeline.store.readmodel import machine_key
+from pipeline.store.readmodel import STALE_TOPICS_KEY, machine_key
 
 BASELINE_KEY = "cites.baseline"
-STALE_KEY = "cites.stale"
+STALE_KEY = STALE_TOPICS_KEY
 
 
 async def load_baseline(store: Store) -> dict[str, Any]:

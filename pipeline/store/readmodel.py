@@ -92,6 +92,9 @@ def machine_key(key: str, machine: str) -> str:
     return f"{key}:{machine}"
 
 
+STALE_TOPICS_KEY = "cites.stale"
+"""``kv["cites.stale:<machine>"]``: the topics this machine last published marked stale
+(``pipeline.store.cites``): ``{"<scope>/<file>": {"reason": ..., "since": ...}}``."""
 SYNC_STATE_KEY = "sync.state"
 """``kv["sync.state"]``: what the last sync with ``[sync] remote`` did (``pipeline.sync.state``)."""
 RUN_KEY_PREFIX = "run."

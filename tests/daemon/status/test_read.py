@@ -695,3 +695,42 @@ async def test_a_runs_duplicates_found_and_fixed_show_in_status(
         _duplicates_line(section)
         == "2 found, 1 fixed in the last 1 runs (last: global r1, 2 found, 1 fixed, committed)"
     )
+
+
+async def test_topics_published_marked_stale_show_in_status(
+    store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    from daemon.cli.status import _rows
+    from daemon.status.read import collect
+    from pipeline.store.cites import save
+
+    report = await read_report(store, clock, tmp_path)
+    assert "stale" not in report["memory"]
+    since = clock.now().isoformat()
+    stale = {"projects/app-1a2b3c4d/port.md": {"reason": "src/app.py changed (lines 2-2)", "since": since}}
+    await save(store, {}, stale, now=clock.now())
+    report = await read_report(store, clock, tmp_path)
+    assert report["memory"]["stale"] == [
+        {"topic": "projects/app-1a2b3c4d/port.md", "reason": "src/app.py changed (lines 2-2)", "since": since}
+    ]
+    assert collect  # the text rows come from the same sections
+    schema = await current_schema(store)
+
+    def rows() -> list[tuple[str, str]]:
+        opened = status_rows.open_rows(store.url, pg_schema=schema)
+        try:
+            settings = LeanSettings(
+                config_path=tmp_path / "c.toml",
+                config_exists=False,
+                state_db=store.url,
+                state_dir=tmp_path,
+                memory_dir=tmp_path / "memory",
+            )
+            sections = status_read.collect(opened, settings, now=clock.now(), pid_alive=lambda pid: True)
+            return _rows(sections)
+        finally:
+            opened.close()
+
+    lines = [value for label, value in await asyncio.to_thread(rows) if label == "stale"]
+    assert len(lines) == 1
+    assert lines[0].startswith("projects/app-1a2b3c4d/port.md: src/app.py changed (lines 2-2)")
