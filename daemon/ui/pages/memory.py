@@ -18,6 +18,7 @@ from daemon.ui.render import diff_html, markdown, page
 from pipeline.errors import MemoryRepoError
 from pipeline.memory import frontmatter, read
 from pipeline.memory.repository import MemoryRepo, is_sha
+from pipeline.store.cites import stale_in_scope
 
 
 def _repo(request: Request) -> MemoryRepo:
@@ -79,6 +80,7 @@ async def topic(request: Request) -> Response:
         file=file,
         meta=meta,
         problem=problem,
+        stale=(await stale_in_scope(context(request).db, name)).get(file),
         body=markdown(body, relative=lambda href: topic_url(name, href)),
         history_url="/memory/history?" + urlencode({"scope": name, "file": file}),
     )
