@@ -186,6 +186,7 @@ def _gemini(folder: Path, exchanges: list[Exchange], sid: str) -> Path:
         )
     projects = folder / "projects.json"  # where Gemini CLI maps the project's folder to "shop"
     if not projects.exists():
+        folder.mkdir(parents=True, exist_ok=True)
         projects.write_text(json.dumps({"projects": {CWD: "shop"}}), encoding="utf-8")
     return _jsonl(folder / "tmp" / "shop" / "chats" / f"session-2026-12-01T21-25-{sid[:8]}.jsonl", records)
 
