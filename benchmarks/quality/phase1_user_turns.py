@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,7 +112,7 @@ def responder(body: dict[str, object], headers: dict[str, str]) -> FakeResponse:
 
 
 async def phase1_requests(
-    workdir: Path, factor: int, budget: int, chars: int
+    workdir: Path, factor: int, budget: int, chars: int, sources: Iterable[SourceName] = tuple(SourceName)
 ) -> tuple[dict[str, str], dict[SourceName, Path]]:
     """Write every agent's session at ``factor`` x ``budget``, run scan and extract once; the
     transcript each session's first phase-1 request carried, by session id, and the session files."""
@@ -126,7 +127,7 @@ async def phase1_requests(
                 exchanges(source, factor, budget, chars),
                 sid=session_id(source, factor),
             )
-            for source in SourceName
+            for source in sources
         }
         settings = settings_of(env)
         async with running(settings, env) as cycle:
