@@ -2,7 +2,7 @@
 process, against the loopback fake of the Messages API, with every agent's transcripts root under one
 throwaway home: for the tests and the quality benchmark that replay sessions through both phases.
 
-``home_env(tmp, api)`` is the environment (the fake key and URL, no Message Batches, every session
+``Answers`` answers both phases' requests; ``home_env(tmp, api)`` is the environment (the fake key and URL, no Message Batches, every session
 ready at once); ``agent_folder(env, source)`` is where ``tests/pipeline/sources/shell_sessions``
 writes that agent's sessions; ``async with running(settings, env) as cycle:`` is one runtime (one
 store opened, one set of steps) whose ``await cycle()`` runs a whole cycle; leaving it and entering
@@ -16,6 +16,7 @@ import os
 import subprocess
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from daemon.app import pipeline_steps
 from daemon.config import load_settings
@@ -24,7 +25,10 @@ from daemon.runtime import open_store_here
 from pipeline.clock import Clock, SystemClock
 from pipeline.settings import Settings
 from pipeline.vocabulary import SourceName
+from tests.fakes.anthropic_api import FakeResponse, json_message
 from tests.fakes.fixtures import FAKE_API_KEY
+from tests.pipeline.consolidate.support import write_memory
+from tests.pipeline.extract.support import extract_output
 from tests.pipeline.sources.shell_sessions import ROOT_UNDER
 
 _ROOT_KEYS = {source: f"MEMD_SOURCES__{source.upper()}__ROOT" for source in SourceName}
@@ -95,3 +99,23 @@ def memory_head(settings: Settings) -> str | None:
         timeout=30,
     )
     return done.stdout.strip() or None
+
+
+class Answers:
+    """The fake API's answers for whole cycles: a phase-1 request gets ``extract(body)`` as its JSON
+    output; a consolidation conversation gets the turns ``consolidate(body)`` returns, the next one
+    at each request (the turn is the number of assistant messages so far)."""
+
+    def __init__(
+        self,
+        extract: Callable[[dict[str, Any]], dict[str, Any]] = lambda body: extract_output(),
+        consolidate: Callable[[dict[str, Any]], list[FakeResponse]] = lambda body: write_memory(),
+    ) -> None:
+        self.extract, self.consolidate = extract, consolidate
+
+    def __call__(self, body: dict[str, Any], headers: dict[str, str]) -> FakeResponse:
+        if body.get("tools"):
+            turns = self.consolidate(body)
+            done = sum(1 for m in body["messages"] if m["role"] == "assistant")
+            return turns[min(done, len(turns) - 1)]
+        return json_message(self.extract(body))
