@@ -184,6 +184,10 @@ def commit_message(plan: ScopePlan, result: RunResult, *, model: str, sanitized:
         )
     else:
         lines.append("Usage: no model call")
+    if result.duplicates_found:
+        lines.append(
+            f"Duplicates: {result.duplicates_found} found, {result.duplicates_fixed} fixed by the repair turn"
+        )
     if result.withdrawn:
         lines.append("Withdrawn for forgotten sessions: " + ", ".join(sorted(result.withdrawn)))
         lines.append("Rebuilt from the remaining inputs: " + (", ".join(sorted(result.rebuilt)) or "none"))

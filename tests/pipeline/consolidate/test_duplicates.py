@@ -52,6 +52,8 @@ async def test_duplicates_are_sent_back_and_the_fixed_run_records_them(env: Env)
     [run] = await db.list_runs(env.store, scope=SCOPE)
     assert run.usage["duplicates_found"] == 1
     assert run.usage["duplicates_fixed"] == 1
+    message = await env.repo.git("log", "-1", "--format=%B")
+    assert "Duplicates: 1 found, 1 fixed by the repair turn" in message
 
 
 async def test_duplicates_left_after_the_repair_turn_refuse_the_run_with_the_reason(env: Env) -> None:
