@@ -95,10 +95,8 @@ def _inside(root: Path, rel: str) -> Path:
     return current
 
 
-def fingerprint(root: Path, cite: Cite) -> str:
-    """The SHA-256 of the cited lines as they are now; ``Gone`` when the file is not there, is not a
-    regular file inside the project, is too big, or ends before the cited lines."""
-    path = _inside(root, cite.path)
+def _lines(root: Path, rel: str) -> list[bytes]:
+    path = _inside(root, rel)
     try:
         data = read_capped(path, FILE_MAX_BYTES, follow_symlinks=False)
     except FileNotFoundError:
@@ -106,8 +104,22 @@ def fingerprint(root: Path, cite: Cite) -> str:
     except UnsafeFile as exc:
         raise Gone(exc.reason) from None
     lines = data.split(b"\n")
-    if data.endswith(b"\n"):
-        lines = lines[:-1]
+    return lines[:-1] if data.endswith(b"\n") else lines
+
+
+def fingerprint(root: Path, cite: Cite, cache: dict[str, list[bytes] | Gone] | None = None) -> str:
+    """The SHA-256 of the cited lines as they are now; ``Gone`` when the file is not there, is not a
+    regular file inside the project, is too big, or ends before the cited lines. ``cache`` keeps
+    each file read once (by its path) across the cites of one check."""
+    cache = {} if cache is None else cache
+    if cite.path not in cache:
+        try:
+            cache[cite.path] = _lines(root, cite.path)
+        except Gone as gone:
+            cache[cite.path] = gone
+    lines = cache[cite.path]
+    if isinstance(lines, Gone):
+        raise Gone(str(lines))
     if cite.last > len(lines):
         raise Gone(f"has {len(lines)} lines, fewer than the cited {cite}")
     chosen = b"\n".join(line.rstrip(b"\r") for line in lines[cite.first - 1 : cite.last])

@@ -33,17 +33,21 @@ from pipeline.store.consolidation import mark_stale
 log = structlog.get_logger(__name__)
 
 
-def _fingerprints(root: Path, topic_cites: tuple[str, ...]) -> dict[str, str | None]:
+Files = dict[str, list[bytes] | cites.Gone]
+"""The project's files read so far in one check (each read once)."""
+
+
+def _fingerprints(root: Path, topic_cites: tuple[str, ...], files: Files) -> dict[str, str | None]:
     out: dict[str, str | None] = {}
     for text in topic_cites:
         try:
-            out[text] = cites.fingerprint(root, cites.parse(text))
+            out[text] = cites.fingerprint(root, cites.parse(text), files)
         except (cites.BadCite, cites.Gone):
             out[text] = None
     return out
 
 
-def _why(root: Path, recorded: Mapping[str, Any]) -> str | None:
+def _why(root: Path, recorded: Mapping[str, Any], files: Files) -> str | None:
     """Why a topic whose cites were recorded as ``recorded`` is stale now (None: it is not)."""
     reasons = []
     for text, then in recorded.items():
@@ -52,7 +56,7 @@ def _why(root: Path, recorded: Mapping[str, Any]) -> str | None:
         except cites.BadCite:
             continue
         try:
-            now = cites.fingerprint(root, cite)
+            now = cites.fingerprint(root, cite, files)
         except cites.Gone as gone:
             reasons.append(f"{cite.path} {gone}")
             continue
@@ -71,6 +75,7 @@ def compare(
         root = roots.get(scope)
         if root is None:
             continue
+        files: Files = {}
         for topic in read_scope(memory_dir, scope).topics:
             if not topic.cites:
                 continue
@@ -82,11 +87,11 @@ def compare(
                 or entry.get("topic") != sha
                 or not isinstance(entry.get("cites"), dict)
             ):
-                after[key] = {"topic": sha, "cites": _fingerprints(root, topic.cites)}
+                after[key] = {"topic": sha, "cites": _fingerprints(root, topic.cites, files)}
                 entry = after[key]
             else:
                 after[key] = entry
-            if (why := _why(root, entry["cites"])) is not None:
+            if (why := _why(root, entry["cites"], files)) is not None:
                 stale[key] = why
     return after, stale
 
