@@ -11,8 +11,8 @@ returned a non-empty ``value``; values are compared normalised (case, spacing, a
 The date a value was stated is its session's last activity (when the user said it), the order the
 inputs are given in; a key whose stated values differ is a ``Change``, its last value current, the
 others superseded. ``render_changes`` is the block memd puts at the head of ``raw_memories.md``;
-``superseded_findings`` is the check after phase 2: a topic line that states a superseded value
-(as a whole word) without marking it as former (``FORMER``: "was", "previously", "until", ...) is a
+``superseded_findings`` is the check after phase 2: a topic line (of its body, name or description)
+that states a superseded value (as a whole word) without marking it as former (``FORMER``: "was", "previously", "until", ...) is a
 finding for the repair turn.
 """
 
@@ -33,6 +33,8 @@ FORMER = re.compile(
 )
 """Words that mark a value on a topic line as a former one (kept as history, not as current)."""
 KEY_MAX_CHARS = 80
+STATING_KEYS = ("name:", "description:")
+"""The frontmatter keys whose text states something (the others are memd's or the model's metadata)."""
 
 
 def subject_key(text: str) -> str:
@@ -135,6 +137,21 @@ def _mentions(line: str, value: str) -> bool:
     return re.search(rf"(?<!\w){re.escape(value)}(?!\w)", line, re.IGNORECASE) is not None
 
 
+def stated_lines(text: str) -> list[str]:
+    """The topic's lines that state something: the body, and the frontmatter's name and description
+    (not memd's stamps: ``sources`` holds session ids); a line that does not count is left empty,
+    so the line numbers stay the file's."""
+    lines = text.splitlines()
+    if not lines or lines[0].strip() != "---":
+        return lines
+    out = [""]
+    for i, line in enumerate(lines[1:], start=1):
+        if line.strip() == "---":
+            return out + [""] + lines[i + 1 :]
+        out.append(line if line.startswith(STATING_KEYS) else "")
+    return lines  # no closing line: all of it is text
+
+
 def superseded_findings(scope_dir: Path, changes: Sequence[Change], *, max_bytes: int = 1 << 20) -> list[str]:
     """One finding per topic line that states a superseded value as if it were current."""
     if not changes:
@@ -149,7 +166,7 @@ def superseded_findings(scope_dir: Path, changes: Sequence[Change], *, max_bytes
         if path.stat().st_size > max_bytes:
             continue  # over every cap: validation names it
         rel = path.relative_to(scope_dir).as_posix()
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = stated_lines(path.read_text(encoding="utf-8", errors="replace"))
         for change in changes:
             now = change.current
             for old in change.superseded:

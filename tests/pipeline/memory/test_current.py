@@ -112,3 +112,16 @@ def test_a_former_value_marked_as_such_and_the_current_one_are_not_flagged(tmp_p
     )
     changes = changes_of([record(1, 1, "8000"), record(2, 2, "8443")])
     assert superseded_findings(tmp_path, changes) == []
+
+
+def test_memds_own_frontmatter_stamps_are_not_read_as_values(tmp_path: Path) -> None:
+    (tmp_path / "staging.md").write_text(
+        '---\nname: Staging\ndescription: port 8443\ntype: project\nsources: ["5e55-0000-8000-0001"]\n---\n- Port 8443.\n'
+    )
+    changes = changes_of([record(1, 1, "8000"), record(2, 2, "8443")])
+    assert superseded_findings(tmp_path, changes) == []
+    (tmp_path / "staging.md").write_text(
+        "---\nname: Staging\ndescription: port 8000\ntype: project\n---\n- Port 8443.\n"
+    )
+    [finding] = superseded_findings(tmp_path, changes)
+    assert finding.startswith("staging.md line 3 ")

@@ -20,7 +20,6 @@ from tests.pipeline.sources.opencode_support import bump, insert, sample_db
 SID = "5e550000-0000-4000-8000-0000000000a1"
 CWD = "/home/dev/shop"
 START = datetime(2026, 12, 1, 21, 25, tzinfo=UTC)
-T0 = "2026-12-01T21:25:00.000Z"
 SHELL_TOOL: dict[SourceName, str] = {
     SourceName.CLAUDE_CODE: "Bash",
     SourceName.CODEX: "exec_command",
@@ -50,13 +49,15 @@ class Exchange:
     user: str
     calls: tuple[tuple[str, str], ...]
     answer: str = "Done."
+    at: datetime | None = None
+    """When the user said it (default: a minute after the exchange before, from 2026-12-01 21:25)."""
 
 
-def _ts(exchange: int, step: int) -> datetime:
-    """Exchange ``exchange`` starts a minute after the one before; its steps are seconds apart
-    (exchange 0's user turn, call, result and answer at 21:25:00, :05, :09, :12 for one call)."""
-    seconds = 0 if step == 0 else 5 + 4 * (step - 1) if step > 0 else 0
-    return START + timedelta(minutes=exchange, seconds=seconds)
+def _ts(exchange: int, step: int, at: datetime | None = None) -> datetime:
+    """Exchange ``exchange`` starts at ``at``, or a minute after the one before; its steps are
+    seconds apart (exchange 0's user turn, call, result and answer at 21:25:00, :05, :09, :12 for one call)."""
+    seconds = 0 if step == 0 else 5 + 4 * (step - 1)
+    return (at or START + timedelta(minutes=exchange)) + timedelta(seconds=seconds)
 
 
 def _iso(at: datetime) -> str:
@@ -65,9 +66,13 @@ def _iso(at: datetime) -> str:
 
 def _times(k: int, ex: Exchange) -> tuple[str, list[tuple[str, str]], str]:
     """(user's time, (call's time, result's time) per call, answer's time) of exchange ``k``."""
-    calls = [(_iso(_ts(k, 1 + 2 * i)), _iso(_ts(k, 2 + 2 * i))) for i in range(len(ex.calls))]
+    calls = [(_iso(_ts(k, 1 + 2 * i, ex.at)), _iso(_ts(k, 2 + 2 * i, ex.at))) for i in range(len(ex.calls))]
     last = 1 + 2 * len(ex.calls)
-    return _iso(_ts(k, 0)), calls, _iso(_ts(k, last) - timedelta(seconds=1))
+    return _iso(_ts(k, 0, ex.at)), calls, _iso(_ts(k, last, ex.at) - timedelta(seconds=1))
+
+
+def _start(exchanges: list[Exchange]) -> str:
+    return _times(0, exchanges[0])[0]
 
 
 def _dashed(cwd: str) -> str:
@@ -120,8 +125,14 @@ def _codex(folder: Path, exchanges: list[Exchange], sid: str, cwd: str) -> Path:
     def cx(ts: str, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
         return {"timestamp": ts, "type": kind, "payload": payload}
 
-    meta = {"id": sid, "timestamp": T0, "cwd": cwd, "originator": "codex_cli_rs", "cli_version": "0.104.0"}
-    records = [cx(T0, "session_meta", {**meta, "source": "cli"})]
+    meta = {
+        "id": sid,
+        "timestamp": _start(exchanges),
+        "cwd": cwd,
+        "originator": "codex_cli_rs",
+        "cli_version": "0.104.0",
+    }
+    records = [cx(_start(exchanges), "session_meta", {**meta, "source": "cli"})]
     n = 0
     for k, ex in enumerate(exchanges):
         user_at, call_at, answer_at = _times(k, ex)
@@ -151,7 +162,13 @@ def _codex(folder: Path, exchanges: list[Exchange], sid: str, cwd: str) -> Path:
 def _gemini(folder: Path, exchanges: list[Exchange], sid: str, cwd: str) -> Path:
     last = _times(len(exchanges) - 1, exchanges[-1])[2]
     records: list[dict[str, Any]] = [
-        {"sessionId": sid, "projectHash": "ab" * 32, "startTime": T0, "lastUpdated": last, "kind": "main"}
+        {
+            "sessionId": sid,
+            "projectHash": "ab" * 32,
+            "startTime": _start(exchanges),
+            "lastUpdated": last,
+            "kind": "main",
+        }
     ]
     n = 0
     for k, ex in enumerate(exchanges):
@@ -199,7 +216,7 @@ def _gemini(folder: Path, exchanges: list[Exchange], sid: str, cwd: str) -> Path
 
 def _pi(folder: Path, exchanges: list[Exchange], sid: str, cwd: str) -> Path:
     records: list[dict[str, Any]] = [
-        {"type": "session", "version": 3, "id": sid, "timestamp": T0, "cwd": cwd}
+        {"type": "session", "version": 3, "id": sid, "timestamp": _start(exchanges), "cwd": cwd}
     ]
 
     def entry(ts: str, message: dict[str, Any]) -> None:
@@ -250,10 +267,10 @@ def _copilot(folder: Path, exchanges: list[Exchange], sid: str, cwd: str) -> Pat
     start = {
         "sessionId": sid,
         "copilotVersion": "1.0.102",
-        "startTime": T0,
+        "startTime": _start(exchanges),
         "context": {"cwd": cwd, "gitRoot": cwd},
     }
-    ev("session.start", T0, start)
+    ev("session.start", _start(exchanges), start)
     n = m = 0
     for k, ex in enumerate(exchanges):
         user_at, call_at, answer_at = _times(k, ex)
@@ -326,7 +343,7 @@ def _opencode(folder: Path, exchanges: list[Exchange], sid: str, cwd: str) -> Pa
     db = folder / "opencode.db" if (folder / "opencode.db").is_file() else sample_db(folder)
     conn = sqlite3.connect(db, isolation_level=None)
     session_id = "ses_shellsession0000000001" if sid == SID else f"ses_{sid.replace('-', '')[:22]}"
-    start = _ms(T0)
+    start = _ms(_start(exchanges))
     end = _ms(_times(len(exchanges) - 1, exchanges[-1])[2])
     session = {
         "id": session_id,
