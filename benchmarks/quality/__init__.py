@@ -27,6 +27,7 @@ class Figure:
 
 SCENARIOS: list[str] = [
     "phase1_user_turns",
+    "newer_wins",
     "no_duplicates",
     "stale_marked",
     "agent_cut",

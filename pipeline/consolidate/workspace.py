@@ -27,7 +27,8 @@ from typing import Literal
 
 from pipeline.consolidate.plan import ScopePlan
 from pipeline.memory import duplicates
-from pipeline.memory.inputs import materialize
+from pipeline.memory.current import superseded_findings
+from pipeline.memory.inputs import changes_of, materialize
 from pipeline.memory.layout import INDEX, PLACEHOLDER_SUMMARY, RAW_MEMORIES, ROLLOUT_DIR, SUMMARY, Caps
 from pipeline.memory.provenance import (
     ProvenanceReport,
@@ -268,6 +269,7 @@ async def check(
         renames=renames,
     )
     findings = await asyncio.to_thread(validate_scope, ws.scope_dir, caps, finder)
+    findings += await asyncio.to_thread(superseded_findings, ws.scope_dir, changes_of(plan.inputs))
     findings += await asyncio.to_thread(duplicates.check, ws.scope_dir, list_scope(ws.scope_dir))
     await ws.clone.stage(ws.scope)
     return Checked(findings, report)

@@ -24,6 +24,7 @@ from typing import Any
 
 from sqlalchemy import and_, func, select, update
 
+from pipeline.memory.current import stated_values
 from pipeline.memory.inputs import InputRecord, about_the_user, as_global, user_memories
 from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.store.engine import Store
@@ -93,6 +94,7 @@ def _input(r: Any) -> InputRecord:
         session_started_at=r.session_started_at,
         session_last_activity=r.session_last_activity,
         created_at=r.created_at,
+        values=stated_values(r.memories or []),
     )
 
 

@@ -6,6 +6,7 @@ For the tests of what a shell call brings in (external context), of how tool out
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -19,7 +20,6 @@ from tests.pipeline.sources.opencode_support import bump, insert, sample_db
 SID = "5e550000-0000-4000-8000-0000000000a1"
 CWD = "/home/dev/shop"
 START = datetime(2026, 12, 1, 21, 25, tzinfo=UTC)
-T0 = "2026-12-01T21:25:00.000Z"
 SHELL_TOOL: dict[SourceName, str] = {
     SourceName.CLAUDE_CODE: "Bash",
     SourceName.CODEX: "exec_command",
@@ -49,13 +49,15 @@ class Exchange:
     user: str
     calls: tuple[tuple[str, str], ...]
     answer: str = "Done."
+    at: datetime | None = None
+    """When the user said it (default: a minute after the exchange before, from 2026-12-01 21:25)."""
 
 
-def _ts(exchange: int, step: int) -> datetime:
-    """Exchange ``exchange`` starts a minute after the one before; its steps are seconds apart
-    (exchange 0's user turn, call, result and answer at 21:25:00, :05, :09, :12 for one call)."""
-    seconds = 0 if step == 0 else 5 + 4 * (step - 1) if step > 0 else 0
-    return START + timedelta(minutes=exchange, seconds=seconds)
+def _ts(exchange: int, step: int, at: datetime | None = None) -> datetime:
+    """Exchange ``exchange`` starts at ``at``, or a minute after the one before; its steps are
+    seconds apart (exchange 0's user turn, call, result and answer at 21:25:00, :05, :09, :12 for one call)."""
+    seconds = 0 if step == 0 else 5 + 4 * (step - 1)
+    return (at or START + timedelta(minutes=exchange)) + timedelta(seconds=seconds)
 
 
 def _iso(at: datetime) -> str:
@@ -64,9 +66,18 @@ def _iso(at: datetime) -> str:
 
 def _times(k: int, ex: Exchange) -> tuple[str, list[tuple[str, str]], str]:
     """(user's time, (call's time, result's time) per call, answer's time) of exchange ``k``."""
-    calls = [(_iso(_ts(k, 1 + 2 * i)), _iso(_ts(k, 2 + 2 * i))) for i in range(len(ex.calls))]
+    calls = [(_iso(_ts(k, 1 + 2 * i, ex.at)), _iso(_ts(k, 2 + 2 * i, ex.at))) for i in range(len(ex.calls))]
     last = 1 + 2 * len(ex.calls)
-    return _iso(_ts(k, 0)), calls, _iso(_ts(k, last) - timedelta(seconds=1))
+    return _iso(_ts(k, 0, ex.at)), calls, _iso(_ts(k, last, ex.at) - timedelta(seconds=1))
+
+
+def _start(exchanges: list[Exchange]) -> str:
+    return _times(0, exchanges[0])[0]
+
+
+def _dashed(cwd: str) -> str:
+    """``cwd`` as Claude Code, Pi and Qwen Code name a project folder: ``/home/dev/shop`` -> ``-home-dev-shop``."""
+    return re.sub(r"[^A-Za-z0-9]", "-", cwd)
 
 
 def _jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
@@ -75,8 +86,8 @@ def _jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
     return path
 
 
-def _claude(folder: Path, exchanges: list[Exchange], sid: str) -> Path:
-    base = {"isSidechain": False, "userType": "external", "cwd": CWD, "sessionId": sid, "version": "2.1.39"}
+def _claude(folder: Path, exchanges: list[Exchange], sid: str, cwd: str) -> Path:
+    base = {"isSidechain": False, "userType": "external", "cwd": cwd, "sessionId": sid, "version": "2.1.39"}
     records: list[dict[str, Any]] = []
 
     def rec(kind: str, ts: str, **fields: Any) -> None:
@@ -107,22 +118,28 @@ def _claude(folder: Path, exchanges: list[Exchange], sid: str) -> Path:
         msg += 1
         text = [{"type": "text", "text": ex.answer}]
         rec("assistant", answer_at, message={"id": f"msg_{msg}", "role": "assistant", "content": text})
-    return _jsonl(folder / "projects" / "-home-dev-shop" / f"{sid}.jsonl", records)
+    return _jsonl(folder / "projects" / _dashed(cwd) / f"{sid}.jsonl", records)
 
 
-def _codex(folder: Path, exchanges: list[Exchange], sid: str) -> Path:
+def _codex(folder: Path, exchanges: list[Exchange], sid: str, cwd: str) -> Path:
     def cx(ts: str, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
         return {"timestamp": ts, "type": kind, "payload": payload}
 
-    meta = {"id": sid, "timestamp": T0, "cwd": CWD, "originator": "codex_cli_rs", "cli_version": "0.104.0"}
-    records = [cx(T0, "session_meta", {**meta, "source": "cli"})]
+    meta = {
+        "id": sid,
+        "timestamp": _start(exchanges),
+        "cwd": cwd,
+        "originator": "codex_cli_rs",
+        "cli_version": "0.104.0",
+    }
+    records = [cx(_start(exchanges), "session_meta", {**meta, "source": "cli"})]
     n = 0
     for k, ex in enumerate(exchanges):
         user_at, call_at, answer_at = _times(k, ex)
         records.append(cx(user_at, "event_msg", {"type": "user_message", "message": ex.user}))
         for (command, output), (at_call, at_result) in zip(ex.calls, call_at, strict=True):
             n += 1
-            arguments = json.dumps({"cmd": command, "workdir": CWD})
+            arguments = json.dumps({"cmd": command, "workdir": cwd})
             call = {
                 "type": "function_call",
                 "name": "exec_command",
@@ -142,10 +159,16 @@ def _codex(folder: Path, exchanges: list[Exchange], sid: str) -> Path:
     )
 
 
-def _gemini(folder: Path, exchanges: list[Exchange], sid: str) -> Path:
+def _gemini(folder: Path, exchanges: list[Exchange], sid: str, cwd: str) -> Path:
     last = _times(len(exchanges) - 1, exchanges[-1])[2]
     records: list[dict[str, Any]] = [
-        {"sessionId": sid, "projectHash": "ab" * 32, "startTime": T0, "lastUpdated": last, "kind": "main"}
+        {
+            "sessionId": sid,
+            "projectHash": "ab" * 32,
+            "startTime": _start(exchanges),
+            "lastUpdated": last,
+            "kind": "main",
+        }
     ]
     n = 0
     for k, ex in enumerate(exchanges):
@@ -187,13 +210,13 @@ def _gemini(folder: Path, exchanges: list[Exchange], sid: str) -> Path:
     projects = folder / "projects.json"  # where Gemini CLI maps the project's folder to "shop"
     if not projects.exists():
         folder.mkdir(parents=True, exist_ok=True)
-        projects.write_text(json.dumps({"projects": {CWD: "shop"}}), encoding="utf-8")
+        projects.write_text(json.dumps({"projects": {cwd: "shop"}}), encoding="utf-8")
     return _jsonl(folder / "tmp" / "shop" / "chats" / f"session-2026-12-01T21-25-{sid[:8]}.jsonl", records)
 
 
-def _pi(folder: Path, exchanges: list[Exchange], sid: str) -> Path:
+def _pi(folder: Path, exchanges: list[Exchange], sid: str, cwd: str) -> Path:
     records: list[dict[str, Any]] = [
-        {"type": "session", "version": 3, "id": sid, "timestamp": T0, "cwd": CWD}
+        {"type": "session", "version": 3, "id": sid, "timestamp": _start(exchanges), "cwd": cwd}
     ]
 
     def entry(ts: str, message: dict[str, Any]) -> None:
@@ -222,11 +245,11 @@ def _pi(folder: Path, exchanges: list[Exchange], sid: str) -> Path:
         text = [{"type": "text", "text": ex.answer}]
         entry(answer_at, {"role": "assistant", "content": text, "stopReason": "stop"})
     return _jsonl(
-        folder / "sessions" / "--home-dev-shop--" / f"2026-12-01T21-25-00-000Z_{sid}.jsonl", records
+        folder / "sessions" / f"-{_dashed(cwd)}--" / f"2026-12-01T21-25-00-000Z_{sid}.jsonl", records
     )
 
 
-def _copilot(folder: Path, exchanges: list[Exchange], sid: str) -> Path:
+def _copilot(folder: Path, exchanges: list[Exchange], sid: str, cwd: str) -> Path:
     records: list[dict[str, Any]] = []
 
     def ev(kind: str, ts: str, data: dict[str, Any]) -> None:
@@ -244,10 +267,10 @@ def _copilot(folder: Path, exchanges: list[Exchange], sid: str) -> Path:
     start = {
         "sessionId": sid,
         "copilotVersion": "1.0.102",
-        "startTime": T0,
-        "context": {"cwd": CWD, "gitRoot": CWD},
+        "startTime": _start(exchanges),
+        "context": {"cwd": cwd, "gitRoot": cwd},
     }
-    ev("session.start", T0, start)
+    ev("session.start", _start(exchanges), start)
     n = m = 0
     for k, ex in enumerate(exchanges):
         user_at, call_at, answer_at = _times(k, ex)
@@ -271,7 +294,7 @@ def _copilot(folder: Path, exchanges: list[Exchange], sid: str) -> Path:
     return _jsonl(folder / "session-state" / sid / "events.jsonl", records)
 
 
-def _qwen(folder: Path, exchanges: list[Exchange], sid: str) -> Path:
+def _qwen(folder: Path, exchanges: list[Exchange], sid: str, cwd: str) -> Path:
     records: list[dict[str, Any]] = []
 
     def rec(kind: str, ts: str, message: dict[str, Any], **extra: Any) -> None:
@@ -283,7 +306,7 @@ def _qwen(folder: Path, exchanges: list[Exchange], sid: str) -> Path:
                 "sessionId": sid,
                 "timestamp": ts,
                 "type": kind,
-                "cwd": CWD,
+                "cwd": cwd,
                 "version": "0.24.4",
                 "message": message,
                 **extra,
@@ -309,25 +332,25 @@ def _qwen(folder: Path, exchanges: list[Exchange], sid: str) -> Path:
             }
             rec("tool_result", at_result, {"role": "user", "parts": [response]})
         rec("assistant", answer_at, {"role": "model", "parts": [{"text": ex.answer}]})
-    return _jsonl(folder / "projects" / "-home-dev-shop" / "chats" / f"{sid}.jsonl", records)
+    return _jsonl(folder / "projects" / _dashed(cwd) / "chats" / f"{sid}.jsonl", records)
 
 
 def _ms(iso: str) -> int:
     return int(datetime.strptime(iso, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp() * 1000)
 
 
-def _opencode(folder: Path, exchanges: list[Exchange], sid: str) -> Path:
+def _opencode(folder: Path, exchanges: list[Exchange], sid: str, cwd: str) -> Path:
     db = folder / "opencode.db" if (folder / "opencode.db").is_file() else sample_db(folder)
     conn = sqlite3.connect(db, isolation_level=None)
     session_id = "ses_shellsession0000000001" if sid == SID else f"ses_{sid.replace('-', '')[:22]}"
-    start = _ms(T0)
+    start = _ms(_start(exchanges))
     end = _ms(_times(len(exchanges) - 1, exchanges[-1])[2])
     session = {
         "id": session_id,
         "project_id": "91cc051c4e213f6cb9dc652810224b0e90288649",
         "parent_id": None,
         "slug": "shell",
-        "directory": CWD,
+        "directory": cwd,
         "title": "shell",
         "version": "1.18.33",
         "time_created": start,
@@ -433,10 +456,12 @@ _WRITERS = {
 }
 
 
-def write_exchanges(source: SourceName, folder: Path, exchanges: list[Exchange], *, sid: str = SID) -> Path:
-    """A session of ``source`` under ``folder`` made of ``exchanges`` (its transcripts root is
-    ``folder / ROOT_UNDER[source]``)."""
-    return _WRITERS[source](folder, exchanges, sid)
+def write_exchanges(
+    source: SourceName, folder: Path, exchanges: list[Exchange], *, sid: str = SID, cwd: str = CWD
+) -> Path:
+    """A session of ``source`` in ``cwd`` under ``folder`` made of ``exchanges`` (its transcripts
+    root is ``folder / ROOT_UNDER[source]``)."""
+    return _WRITERS[source](folder, exchanges, sid, cwd)
 
 
 def write_session(
