@@ -91,10 +91,11 @@ def token_cap(target: str, wanted: int) -> int:
 
 
 def enforce(plans: Iterable[Plan]) -> None:
-    """Fail each plan that would write a file over its agent's cut, keeping every file as it is."""
+    """Fail each plan that would write a file over its agent's cut, keeping every file as it is. A
+    plan that only takes memd's copy back (a withdrawal, a refusal) is never held up."""
     for plan in plans:
         limit = LIMITS.get(plan.target)
-        if limit is None or plan.error:
+        if limit is None or plan.error or plan.withdraw or plan.refused:
             continue
         for change in plan.changes:
             if change.data is None or change.path.name != limit.file:

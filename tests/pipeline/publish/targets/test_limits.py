@@ -47,6 +47,14 @@ def test_a_file_over_its_agents_cut_fails_the_plan_and_writes_nothing(
     assert "previously published version is kept" in plan.error
 
 
+def test_taking_memds_copy_back_is_never_held_up_by_the_cut(tmp_path: Path) -> None:
+    plan = Plan(target="agents_md", scope="global", location=tmp_path, withdraw=True)
+    plan.change(tmp_path / "AGENTS.md", b"x" * 40_000, b"x" * 41_000)  # the team's own text, over it
+    enforce([plan])
+    assert plan.error is None
+    assert len(plan.changes) == 1
+
+
 def test_a_file_within_its_cut_is_left_to_publish(tmp_path: Path) -> None:
     plan = Plan(target="claude_code", scope="global", location=tmp_path)
     plan.change(tmp_path / "MEMORY.md", b"- line\n" * 200, None)
