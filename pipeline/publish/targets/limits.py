@@ -84,6 +84,12 @@ def lines_and_bytes(target: str) -> tuple[int, int]:
     return limit.max_lines, size
 
 
+def _no_bigger(data: bytes, before: bytes | None) -> bool:
+    """The change makes the file no longer (bytes and lines) than it is: memd shrinks its part of a
+    file the owner's own text keeps over the cut, which never hides more of it."""
+    return before is not None and len(data) <= len(before) and data.count(b"\n") <= before.count(b"\n")
+
+
 def token_cap(target: str, wanted: int) -> int:
     """``wanted`` tokens, or the agent's cut when that is smaller."""
     cut = LIMITS[target].max_tokens
@@ -98,7 +104,11 @@ def enforce(plans: Iterable[Plan]) -> None:
         if limit is None or plan.error or plan.withdraw or plan.refused:
             continue
         for change in plan.changes:
-            if change.data is None or change.path.name != limit.file:
+            if (
+                change.data is None
+                or change.path.name != limit.file
+                or _no_bigger(change.data, change.expected)
+            ):
                 continue
             if (over := limit.over(change.data)) is not None:
                 plan.error = (

@@ -55,6 +55,19 @@ def test_taking_memds_copy_back_is_never_held_up_by_the_cut(tmp_path: Path) -> N
     assert len(plan.changes) == 1
 
 
+def test_shrinking_memds_part_of_a_file_already_over_the_cut_is_never_held_up(tmp_path: Path) -> None:
+    plan = Plan(target="claude_code", scope="global", location=tmp_path)
+    plan.change(
+        tmp_path / "MEMORY.md", b"- own line\n" * 230, b"- own line\n" * 230 + b"- memd's block\n" * 5
+    )
+    enforce([plan])
+    assert plan.error is None
+    grown = Plan(target="claude_code", scope="global", location=tmp_path)
+    grown.change(tmp_path / "MEMORY.md", b"- own line\n" * 236, b"- own line\n" * 235)
+    enforce([grown])
+    assert grown.error is not None
+
+
 def test_a_file_within_its_cut_is_left_to_publish(tmp_path: Path) -> None:
     plan = Plan(target="claude_code", scope="global", location=tmp_path)
     plan.change(tmp_path / "MEMORY.md", b"- line\n" * 200, None)
