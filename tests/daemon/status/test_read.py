@@ -701,7 +701,6 @@ async def test_topics_published_marked_stale_show_in_status(
     store: Store, clock: FakeClock, tmp_path: Path
 ) -> None:
     from daemon.cli.status import _rows
-    from daemon.status.read import collect
     from pipeline.store.cites import save
 
     report = await read_report(store, clock, tmp_path)
@@ -713,7 +712,6 @@ async def test_topics_published_marked_stale_show_in_status(
     assert report["memory"]["stale"] == [
         {"topic": "projects/app-1a2b3c4d/port.md", "reason": "src/app.py changed (lines 2-2)", "since": since}
     ]
-    assert collect  # the text rows come from the same sections
     schema = await current_schema(store)
 
     def rows() -> list[tuple[str, str]]:
