@@ -56,3 +56,24 @@ async def test_a_stale_topic_gets_its_scope_a_run_whose_prompt_lists_it_once(env
     env.clock.advance(timedelta(days=1))
     again = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     assert again.scopes == []
+
+
+async def test_the_cites_a_model_writes_are_kept_and_a_bad_one_is_sent_back(env: Env) -> None:
+    from tests.pipeline.consolidate.support import last_user_text, topic
+
+    await env.add_extract("sess-1")
+    bad = topic("Port", "The app listens on 8080.", extra='cites: ["/etc/app.conf:1"]\n')
+    good = topic("Port", "The app listens on 8080.", extra='cites: ["src/app.py:2-3"]\n')
+    env.api.responder = ScriptedResponder(
+        [
+            *write_memory({"port.md": bad}),
+            turn(mem("create", path="/memories/port.md", file_text=good)),
+            done(),
+        ]
+    )
+    [scope] = (await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)).scopes
+    assert scope.outcome == "committed", scope
+    assert "must be a path relative to the project root" in last_user_text(request_bodies(env.api)[4])
+    text = (env.repo.path / SCOPE / "port.md").read_text()
+    assert 'cites: ["src/app.py:2-3"]' in text
+    assert "created: " in text  # memd's provenance stamped, the model's cites kept
