@@ -25,5 +25,5 @@ class Figure:
     """None when the figure has no target (it is reported, not judged)."""
 
 
-SCENARIOS: list[str] = ["phase1_user_turns", "newer_wins", "planted_facts"]
+SCENARIOS: list[str] = ["phase1_user_turns", "nothing_changed", "newer_wins", "planted_facts"]
 """Scenario module names in ``benchmarks/quality/``, in the order the bench runs them."""
