@@ -2,8 +2,8 @@
 process, against the loopback fake of the Messages API, with every agent's transcripts root under one
 throwaway home: for the tests and the quality benchmark that replay sessions through both phases.
 
-``Answers`` answers both phases' requests; ``home_env(tmp, api)`` is the environment (the fake key and URL, no Message Batches, every session
-ready at once); ``agent_folder(env, source)`` is where ``tests/pipeline/sources/shell_sessions``
+``Answers`` answers both phases' requests; ``home_env(tmp, base_url)`` is the environment (the
+fake key and URL, or the real API; no Message Batches; every session ready at once); ``agent_folder(env, source)`` is where ``tests/pipeline/sources/shell_sessions``
 writes that agent's sessions; ``async with running(settings, env) as cycle:`` is one runtime (one
 store opened, one set of steps) whose ``await cycle()`` runs a whole cycle; leaving it and entering
 again is a restart.
