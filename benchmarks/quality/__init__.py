@@ -27,7 +27,9 @@ class Figure:
 
 SCENARIOS: list[str] = [
     "phase1_user_turns",
+    "nothing_changed",
     "newer_wins",
+    "planted_facts",
     "no_duplicates",
     "stale_marked",
     "agent_cut",

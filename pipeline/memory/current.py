@@ -12,8 +12,10 @@ The date a value was stated is its session's last activity (when the user said i
 inputs are given in; a key whose stated values differ is a ``Change``, its last value current, the
 others superseded. ``render_changes`` is the block memd puts at the head of ``raw_memories.md``;
 ``superseded_findings`` is the check after phase 2: a topic line (of its body, name or description)
-that states a superseded value (as a whole word) without marking it as former (``FORMER``: "was", "previously", "until", ...) is a
-finding for the repair turn.
+that states a superseded value (as a whole word, at least two characters) without marking it as
+former (``FORMER``: "was", "previously", "until", ...), in a topic that also states the current
+value or on a line naming the key (one of its words of four letters or more), is a finding for the
+repair turn.
 """
 
 from __future__ import annotations
@@ -33,6 +35,9 @@ FORMER = re.compile(
 )
 """Words that mark a value on a topic line as a former one (kept as history, not as current)."""
 KEY_MAX_CHARS = 80
+VALUE_MIN_CHARS = 2
+"""A shorter superseded value (``1``, ``x``) is in too many lines to flag any."""
+KEY_WORD_MIN_CHARS = 4
 STATING_KEYS = ("name:", "description:")
 """The frontmatter keys whose text states something (the others are memd's or the model's metadata)."""
 
@@ -169,11 +174,14 @@ def superseded_findings(scope_dir: Path, changes: Sequence[Change], *, max_bytes
         lines = stated_lines(path.read_text(encoding="utf-8", errors="replace"))
         for change in changes:
             now = change.current
+            beside = any(_mentions(line, now.value) for line in lines)
+            words = [w for w in change.key.split("-") if len(w) >= KEY_WORD_MIN_CHARS]
             for old in change.superseded:
-                if _mentions(now.value, old.value):
-                    continue  # the old value is part of the current one: no line can tell them apart
+                if len(old.value) < VALUE_MIN_CHARS or _mentions(now.value, old.value):
+                    continue  # too short to tell, or part of the current value: no line can tell them apart
                 for number, line in enumerate(lines, start=1):
-                    if _mentions(line, old.value) and not FORMER.search(line):
+                    about = beside or any(_mentions(line, w) for w in words)
+                    if about and _mentions(line, old.value) and not FORMER.search(line):
                         findings.append(
                             f"{rel} line {number} states {change.key} as {old.value!r}, superseded by "
                             f"{now.value!r} (session {now.session}, {_day(now.when)}): state the current "

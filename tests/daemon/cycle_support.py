@@ -2,8 +2,8 @@
 process, against the loopback fake of the Messages API, with every agent's transcripts root under one
 throwaway home: for the tests and the quality benchmark that replay sessions through both phases.
 
-``Answers`` answers both phases' requests; ``home_env(tmp, api)`` is the environment (the fake key and URL, no Message Batches, every session
-ready at once); ``agent_folder(env, source)`` is where ``tests/pipeline/sources/shell_sessions``
+``Answers`` answers both phases' requests; ``home_env(tmp, base_url)`` is the environment (the
+fake key and URL, or the real API; no Message Batches; every session ready at once); ``agent_folder(env, source)`` is where ``tests/pipeline/sources/shell_sessions``
 writes that agent's sessions; ``async with running(settings, env) as cycle:`` is one runtime (one
 store opened, one set of steps) whose ``await cycle()`` runs a whole cycle; leaving it and entering
 again is a restart.
@@ -37,17 +37,19 @@ _FOREIGN = ("MEMD_", "XDG_", "NOTIFY_", "WATCHDOG_", "ANTHROPIC_", "CODEX_HOME",
 Cycle = Callable[..., Awaitable[CycleResult]]
 
 
-def home_env(tmp: Path, base_url: str, **extra: str) -> dict[str, str]:
+def home_env(tmp: Path, base_url: str | None, *, api_key: str = FAKE_API_KEY, **extra: str) -> dict[str, str]:
     """This process's environment without memd's, the agents' or the API's variables: a home under
-    ``tmp``, every agent's root in it (made, empty), the fake key and API, direct calls, sessions
-    ready as soon as they are seen; then ``extra`` (``MEMD_...`` overrides)."""
+    ``tmp``, every agent's root in it (made, empty), the fake key and API at ``base_url`` (None:
+    the real API, with ``api_key``), direct calls, sessions ready as soon as they are seen; then
+    ``extra`` (``MEMD_...`` overrides)."""
     home = tmp / "home"
     env = {k: v for k, v in os.environ.items() if not k.startswith(_FOREIGN)}
+    if base_url is not None:
+        env["MEMD_LLM__BASE_URL"] = base_url
     env.update(
         {
             "HOME": str(home),
-            "ANTHROPIC_API_KEY": FAKE_API_KEY,
-            "MEMD_LLM__BASE_URL": base_url,
+            "ANTHROPIC_API_KEY": api_key,
             "MEMD_LLM__BATCH": "off",
             "MEMD_MEMORIES__MIN_ROLLOUT_IDLE_HOURS": "0",
             "MEMD_MEMORIES__MAX_ROLLOUT_AGE_DAYS": "36500",

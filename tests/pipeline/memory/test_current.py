@@ -125,3 +125,9 @@ def test_memds_own_frontmatter_stamps_are_not_read_as_values(tmp_path: Path) -> 
     )
     [finding] = superseded_findings(tmp_path, changes)
     assert finding.startswith("staging.md line 3 ")
+
+
+def test_an_old_value_elsewhere_in_a_topic_about_something_else_is_not_flagged(tmp_path: Path) -> None:
+    topic(tmp_path, "- The build takes 8000 ms.\n")  # neither the current value nor the key's words
+    changes = changes_of([record(1, 1, "8000"), record(2, 2, "8443")])
+    assert superseded_findings(tmp_path, changes) == []
