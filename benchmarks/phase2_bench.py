@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import random
 import statistics
 import subprocess
 import sys
@@ -40,9 +41,14 @@ CAPS = Caps.of(MemoriesSettings())  # the caps a default installation runs with
 T0 = datetime(2026, 11, 1, tzinfo=UTC)
 
 
+WORDS = [f"{a}{b}" for a in ("build", "test", "lint", "ship", "cache", "sync") for b in range(60)]
+
+
 def topic(i: int, sources: str) -> str:
+    """A topic of 25 facts in words of its own (two topics never read as duplicates)."""
+    pick = random.Random(i).choice
     body = "".join(
-        f"- fact {i}.{j}: run `make target-{j}` before pushing; it takes about {j} minutes\n"
+        f"- fact {i}.{j}: run `make {pick(WORDS)}` before {pick(WORDS)} {pick(WORDS)}; about {j} minutes\n"
         for j in range(25)
     )
     return (

@@ -9,7 +9,8 @@ response items: ``message`` with ``input_text``/``output_text`` parts, ``functio
 its arguments, ``function_call_output`` with the full output), so the difference is the rendering,
 not what the adapters kept. The adapters already cap a call's ``args_summary``, so the baseline is,
 if anything, smaller than Codex's. Both sides are counted with the same estimator
-(``pipeline.extract.compact.estimate_tokens``, characters / 3.5).
+(``pipeline.extract.compact.estimate_tokens``, characters / 3.5). The baseline's serializer is
+``benchmarks/codex_phase1.py`` (shared with ``quality_bench.py``).
 
 Columns: items; JSON tokens (baseline); compact tokens with no budget (the rendering alone);
 their ratio; compact tokens inside ``--budget`` and how many items that cut; render time.
@@ -18,17 +19,15 @@ their ratio; compact tokens inside ``--budget`` and how many items that cut; ren
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.codex_phase1 import codex_json
 from pipeline.extract.compact import estimate_tokens, render
 from pipeline.sources.registry import adapter_for
-from pipeline.transcript import AssistantText, ErrorItem, Item, ToolCall, ToolResult, UserMessage
 from pipeline.vocabulary import SourceName
 
 FOLDERS: dict[str, SourceName] = {
@@ -38,44 +37,6 @@ FOLDERS: dict[str, SourceName] = {
     "pi": SourceName.PI,
 }
 UNBOUNDED = 10**12
-
-
-def codex_json(items: tuple[Item, ...]) -> str:
-    """The items as Codex's phase 1 serializes rollout response items (compact JSON array)."""
-    out: list[dict[str, Any]] = []
-    for item in items:
-        if isinstance(item, UserMessage):
-            out.append(
-                {"type": "message", "role": "user", "content": [{"type": "input_text", "text": item.text}]}
-            )
-        elif isinstance(item, AssistantText):
-            out.append(
-                {
-                    "type": "message",
-                    "role": "assistant",
-                    "content": [{"type": "output_text", "text": item.text}],
-                }
-            )
-        elif isinstance(item, ToolCall):
-            out.append(
-                {
-                    "type": "function_call",
-                    "name": item.name,
-                    "arguments": item.args_summary,
-                    "call_id": item.call_id,
-                }
-            )
-        elif isinstance(item, ToolResult):
-            out.append({"type": "function_call_output", "call_id": item.call_id, "output": item.text})
-        elif isinstance(item, ErrorItem):
-            out.append(
-                {
-                    "type": "message",
-                    "role": "assistant",
-                    "content": [{"type": "output_text", "text": item.text}],
-                }
-            )
-    return json.dumps(out, ensure_ascii=False, separators=(",", ":"))
 
 
 def samples(root: Path) -> list[tuple[SourceName, Path]]:

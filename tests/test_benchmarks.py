@@ -37,6 +37,7 @@ TINY: dict[str, list[str]] = {
         "--tool-calls",
         "10",
     ],
+    "quality_bench": ["--tiny"],
     "recall_bench": ["--repeat", "1", "--topics", "4"],
     "redaction_bench": ["--repeat", "1", "--rounds", "1", "--sample", "100"],
     "redaction_corpus_bench": ["--repeat", "1", "--rounds", "1", "--sample", "200"],

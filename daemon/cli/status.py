@@ -152,6 +152,7 @@ def _rows(report: Sections) -> list[tuple[str, str]]:
         out.append(("batches", batches))
     out.append(("phase 2", _phase_line(report.phase2, "scopes")))
     out += _failure_rows(report.phase2)
+    out += [("duplicates", line) for line in [_duplicates_line(report.phase2)] if line]
     rl = report.rate_limit
     if isinstance(rl, RateLimit):
         share = "unknown" if rl.remaining_percent is None else f"{rl.remaining_percent:g}% remaining"
@@ -168,6 +169,15 @@ def _rows(report: Sections) -> list[tuple[str, str]]:
         line += f" ({mem.branch})" if mem.branch else ""
         line += f", {len(mem.scopes)} scopes, {mem.pending_inbox_runs} pending inbox runs"
         out.append(("memory", line))
+        for topic in (mem.stale or [])[:5]:
+            out.append(
+                (
+                    "stale",
+                    f"{topic.topic}: {topic.reason} (since {when(topic.since)}; the next run fixes or drops it)",
+                )
+            )
+        if mem.stale and len(mem.stale) > 5:
+            out.append(("", f"and {len(mem.stale) - 5} more stale topics (`memd status --json`)"))
     out.append(("publish", _publish_line(report.publish)))
     if isinstance(report.machines, list) and len(report.machines) > 1:  # team mode: every machine's daemon
         for view in report.machines:
@@ -185,6 +195,38 @@ def _rows(report: Sections) -> list[tuple[str, str]]:
             ("lease", f"{lease.name}: {lease.host} pid {lease.pid} since {when(lease.since)}{expired}")
         )
     return out
+
+
+STALE_SHOWN = 5
+
+
+def _stale_rows(mem: Memory) -> list[tuple[str, str]]:
+    """The topics published marked stale: the first few, then how many more."""
+    stale = mem.stale or []
+    rows = [
+        ("stale", f"{t.topic}: {t.reason} (since {when(t.since)}; the next run fixes or drops it)")
+        for t in stale[:STALE_SHOWN]
+    ]
+    if len(stale) > STALE_SHOWN:
+        rows.append(("", f"and {len(stale) - STALE_SHOWN} more stale topics (`memd status --json`)"))
+    return rows
+
+
+def _duplicates_line(section: Phase2 | Unreadable) -> str:
+    """The duplicate topics the recent runs' checks found and how many their repair turns fixed."""
+    if isinstance(section, Unreadable):
+        return ""
+    runs = [r for r in section.recent if r.duplicates_found]
+    if not runs:
+        return ""
+    found = sum(r.duplicates_found or 0 for r in runs)
+    fixed = sum(r.duplicates_fixed or 0 for r in runs)
+    last = runs[0]
+    return (
+        f"{found} found, {fixed} fixed in the last {len(section.recent)} runs "
+        f"(last: {shown(last.scope)} {shown(last.run)}, {last.duplicates_found} found, "
+        f"{last.duplicates_fixed or 0} fixed, {shown(last.outcome)})"
+    )
 
 
 def _failure_rows(section: Phase1 | Phase2 | Unreadable) -> list[tuple[str, str]]:

@@ -45,6 +45,7 @@ from daemon.status.report import (
     ScopeView,
     Sections,
     Spend,
+    StaleTopic,
     StatusReport,
     Sync,
     TargetView,
@@ -348,12 +349,24 @@ def _phase2(rows: Rows, runs: dict[str, dict[str, Any]]) -> Phase2:
                 outcome=r["outcome"],
                 at=iso(r["finished_at"] or r["started_at"]),
                 commit=r["commit_sha"],
+                **_duplicates(r.get("usage")),
             )
             for r in recent[:LIST_LIMIT]
         ],
         failures=failures,
         last_check=_last_check(runs, "consolidate"),
     )
+
+
+def _duplicates(usage: Any) -> dict[str, int]:
+    """A run's duplicates found and fixed, from its usage record (empty: none found)."""
+    usage = json_value(usage)
+    if not isinstance(usage, dict) or not isinstance(usage.get("duplicates_found"), int):
+        return {}
+    return {
+        "duplicates_found": usage["duplicates_found"],
+        "duplicates_fixed": int(usage.get("duplicates_fixed") or 0),
+    }
 
 
 def _batches(rows: Rows, now: datetime, machine: str) -> Batches:
@@ -435,7 +448,20 @@ def _memory(rows: Rows, memory_dir: Path, machine: str) -> Memory:
         branch=branch,
         scopes=[ScopeView(s["key"], iso(s["last_success_at"]), s["last_commit"]) for s in scopes],
         pending_inbox_runs=int(pending[0]["n"]),
+        stale=_stale(rows, machine),
     )
+
+
+def _stale(rows: Rows, machine: str) -> list[StaleTopic] | None:
+    """The topics this machine last published marked stale (None: none)."""
+    found = _kv(rows, rm.machine_key(rm.STALE_TOPICS_KEY, machine))
+    if not isinstance(found, dict) or not found:
+        return None
+    return [
+        StaleTopic(str(topic), str(entry.get("reason")), entry.get("since"))
+        for topic, entry in sorted(found.items())
+        if isinstance(entry, dict)
+    ]
 
 
 SYNC_FIELDS = tuple(f.name for f in fields(Sync) if f.name not in ("remote", "branch"))

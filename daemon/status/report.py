@@ -183,6 +183,10 @@ class RecentRun:
     outcome: str | None
     at: str | None
     commit: str | None
+    duplicates_found: int | None = omitted()
+    """Duplicate topics the run's checks found (``pipeline.memory.duplicates``); None: none."""
+    duplicates_fixed: int | None = omitted()
+    """Of those, how many its repair turn took away."""
 
 
 @record
@@ -250,6 +254,15 @@ class ScopeView:
 
 
 @record
+class StaleTopic:
+    """A topic published marked stale: its id (``<scope>/<file>``), why, since when."""
+
+    topic: str
+    reason: str
+    since: str | None
+
+
+@record
 class Memory:
     """The memory repository: its HEAD, its scopes, the runs waiting in the inbox."""
 
@@ -259,6 +272,8 @@ class Memory:
     branch: str | None
     scopes: list[ScopeView]
     pending_inbox_runs: int
+    stale: list[StaleTopic] | None = omitted()
+    """Topics this machine last published marked stale (a cited file changed or is gone)."""
 
 
 @record

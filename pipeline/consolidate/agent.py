@@ -11,6 +11,7 @@ from pipeline.consolidate.plan import ScopePlan
 from pipeline.consolidate.request import Prompts
 from pipeline.errors import ConsolidationFailed
 from pipeline.memory.layout import is_input_path
+from pipeline.store.cites import stale_in_scope
 
 log = structlog.get_logger(__name__)
 
@@ -43,13 +44,14 @@ async def run_agent(
     forgotten = ws.forgotten
     today = ctx.clock.now().date()
     try:
-        user = prompts.user_text(plan, ws, today=today)
+        user = prompts.user_text(plan, ws, today=today, stale=await stale_in_scope(ctx.store, plan.scope))
         repair_turns = max(1, min(REPAIR_TURNS, agent.max_turns // 4))
         outcome = await agent.run(user, turns=max(1, agent.max_turns - repair_turns))
         _check_outcome(outcome.stopped, "its work")
         checked = await workspace.check(
             ws, plan, caps=caps, finder=ctx.finder, today=today, forgotten=forgotten
         )
+        result.duplicates_found = checked.duplicates
         if checked.findings or checked.guarded:
             result.findings = checked.findings + checked.guarded
             log.info("consolidation_repair_turn", scope=plan.scope, findings=len(result.findings))
@@ -58,6 +60,7 @@ async def run_agent(
             checked = await workspace.check(
                 ws, plan, caps=caps, finder=ctx.finder, today=today, forgotten=forgotten
             )
+            result.duplicates_fixed = max(0, result.duplicates_found - checked.duplicates)
             if checked.findings:
                 raise ConsolidationFailed(
                     "the result still failed validation after the repair turn", findings=checked.findings

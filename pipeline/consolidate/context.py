@@ -68,6 +68,10 @@ class RunResult:
     inputs: int = 0
     added: int = 0
     removed: int = 0
+    duplicates_found: int = 0
+    """Duplicates the checks found after the agent's work (``pipeline.memory.duplicates``)."""
+    duplicates_fixed: int = 0
+    """Of those, how many the repair turn took away."""
 
 
 def new_run_id(now: datetime) -> str:

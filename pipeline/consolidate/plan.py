@@ -1,7 +1,8 @@
 """Which scopes need a consolidation run, and why (or why not yet).
 
 A scope needs a run when its live inputs differ from its watermark (what the last run consumed or
-a rejected inbox run proposed). What the run adds and removes is counted against what *landed* on
+a rejected inbox run proposed), or when a topic of it became stale (a cited file changed: the run
+offers it to phase 2 to fix or drop). What the run adds and removes is counted against what *landed* on
 the repository's branch, so a session a rejected run proposed is named as new when it lands later.
 ``memd forget`` plans with ``landed_only``: the run rebuilds from the inputs already on the branch,
 never from a rejected or pending run's sessions.
@@ -94,7 +95,8 @@ async def plan_scope(
     # A forget rebuilds from what landed only; a note or a flag waits for the next ordinary run.
     notes = [] if landed_only else await notes_db.open_notes(store, scope)
     flags = [] if landed_only else await notes_db.open_flags(store, scope)
-    if live == watermark and not rebuild and not notes and not flags:
+    stale = state is not None and state.stale and not landed_only
+    if live == watermark and not rebuild and not notes and not flags and not stale:
         return ScopePlan(scope, "none", inputs, state=state, consumed=consumed)
     added = [r for r in inputs if r.id not in landed]
     removed = await db.inputs_by_id(store, landed - live, scope=scope)

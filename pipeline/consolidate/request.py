@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING
@@ -31,6 +31,7 @@ USER_KEYS = (
     "withdrawn",
     "steered",
     "agent_input",
+    "stale",
     "workspace_diff",
 )
 REPAIR_KEYS = ("findings",)
@@ -69,7 +70,9 @@ class Prompts:
             index_max_bytes=caps.index_max_bytes,
         )
 
-    def user_text(self, plan: ScopePlan, ws: Workspace, *, today: date) -> str:
+    def user_text(
+        self, plan: ScopePlan, ws: Workspace, *, today: date, stale: Mapping[str, str] | None = None
+    ) -> str:
         return self.user.fill(
             mode=ws.mode,
             scope=plan.scope,
@@ -80,6 +83,7 @@ class Prompts:
             withdrawn=withdrawn_text(ws),
             steered=prompt_text(ws.held),
             agent_input=self.agent_input_text(plan, ws),
+            stale=stale_text(stale or {}),
             workspace_diff=ws.diff_text,
         )
 
@@ -141,6 +145,23 @@ def changes_text(plan: ScopePlan) -> str:
     return "\n".join(lines) or "- no input changed"
 
 
+def stale_text(stale: Mapping[str, str]) -> str:
+    """The topics published marked stale since the last run (empty when none)."""
+    if not stale:
+        return ""
+    listed = "".join(
+        f"  - /memories/{rel}: {why}\n" for rel, why in sorted(stale.items())[:MAX_LISTED_SESSIONS]
+    )
+    return (
+        "\nStale: the code these topics cite (their `cites`) changed or is gone since they were written, so\n"
+        "memd publishes them marked stale:\n"
+        f"{listed}"
+        "Fix or drop each: where the inputs state what is true now, rewrite the topic from them (and its\n"
+        "`cites`, or remove the ones that no longer hold); where nothing supports it any more, delete the\n"
+        "topic and its line in MEMORY.md. Never keep an old fact only because it was written.\n"
+    )
+
+
 def withdrawn_text(ws: Workspace) -> str:
     """What memd withdrew before this run because of forgotten sessions (empty when nothing)."""
     if not ws.withdrawing:
@@ -189,6 +210,10 @@ def commit_message(plan: ScopePlan, result: RunResult, *, model: str, sanitized:
         )
     else:
         lines.append("Usage: no model call")
+    if result.duplicates_found:
+        lines.append(
+            f"Duplicates: {result.duplicates_found} found, {result.duplicates_fixed} fixed by the repair turn"
+        )
     if result.withdrawn:
         lines.append("Withdrawn for forgotten sessions: " + ", ".join(sorted(result.withdrawn)))
         lines.append("Rebuilt from the remaining inputs: " + (", ".join(sorted(result.rebuilt)) or "none"))

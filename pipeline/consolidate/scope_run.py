@@ -226,6 +226,9 @@ async def _record(ctx: Phase2Context, result: RunResult, plan: ScopePlan) -> Non
     usage = {**result.usage.as_dict(), "turns": result.turns}
     if result.findings:
         usage["findings"] = len(result.findings)
+    if result.duplicates_found:
+        usage["duplicates_found"] = result.duplicates_found
+        usage["duplicates_fixed"] = result.duplicates_fixed
     reason = result.reason
     if result.findings:
         reason = (reason or "") + "\n" + "\n".join(f"- {f}" for f in result.findings)

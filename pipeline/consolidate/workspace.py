@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Literal
 
 from pipeline.consolidate.plan import ScopePlan
-from pipeline.memory import guard
-from pipeline.memory.inputs import materialize, rest_on_tools_only
+from pipeline.memory import duplicates, guard
+from pipeline.memory.current import superseded_findings
+from pipeline.memory.inputs import changes_of, materialize, rest_on_tools_only
 from pipeline.memory.layout import INDEX, PLACEHOLDER_SUMMARY, RAW_MEMORIES, ROLLOUT_DIR, SUMMARY, Caps
 from pipeline.memory.likeness import ForgottenTopic
 from pipeline.memory.provenance import (
@@ -242,6 +243,11 @@ class Checked:
     guarded: list[str] = field(default_factory=list)
     """What memd restored or removed to keep what the person decided (``guard.enforce``)."""
 
+    @property
+    def duplicates(self) -> int:
+        """How many of the findings are duplicates (``pipeline.memory.duplicates``)."""
+        return duplicates.count(self.findings)
+
 
 async def check(
     ws: Workspace,
@@ -280,6 +286,8 @@ async def check(
     findings += await asyncio.to_thread(scope_findings, ws.scope, ws.scope_dir)
     from_tools = tool_memories(r.raw_memory for r in consumed)
     findings += await asyncio.to_thread(unmarked_findings, ws.scope_dir, ws.snapshot, from_tools)
+    findings += await asyncio.to_thread(superseded_findings, ws.scope_dir, changes_of(plan.inputs))
+    findings += await asyncio.to_thread(duplicates.check, ws.scope_dir, list_scope(ws.scope_dir))
     await ws.clone.stage(ws.scope)
     return Checked(findings, report, guarded)
 

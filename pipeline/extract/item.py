@@ -283,6 +283,8 @@ def redact_result(
             "why": r(m.why),
             "how_to_apply": r(m.how_to_apply),
             "dates": list(m.dates),
+            "key": r(m.key),
+            "value": r(m.value),
             "evidence": evidence[i] if evidence is not None else m.evidence,
             "evidence_claimed": m.evidence,
             "evidence_quote": r(m.evidence_quote),

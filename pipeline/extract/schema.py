@@ -33,6 +33,17 @@ class CandidateMemory(BaseModel):
     why: str = Field(description="Why it matters; empty only for a pointer.")
     how_to_apply: str = Field(description="When it applies and what to do then; empty only for a pointer.")
     dates: list[str] = Field(description="Absolute dates (YYYY-MM-DD) the memory states or depends on.")
+    # Defaults only for a reply to a request made before memd asked for them (a batch submitted then).
+    key: str = Field(
+        default="",
+        description="The subject the memory is about, as a short key (lowercase words joined by -, "
+        "e.g. staging-port): the same key for the same thing in every session.",
+    )
+    value: str = Field(
+        default="",
+        description="The value the memory states for that subject, in a few words (e.g. 8443); "
+        "empty when it states no single value.",
+    )
     # Defaults only for a reply to a request made before memd asked for evidence (a batch submitted
     # then): such a memory rests on nothing memd can check, the least trusted source.
     evidence: EvidenceKind = Field(

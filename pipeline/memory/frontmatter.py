@@ -10,12 +10,13 @@ updated: 2026-11-03
 sources: ["4f1c...", "9a02..."]
 expires: 2027-01-31
 evidence: tool
+cites: ["src/app.py:3-5"]
 ---
 <body>
 ```
 
-The agent writes ``name``, ``description``, ``type`` (and may write ``expires`` and ``evidence``)
-and the body; memd owns ``created``, ``updated`` and ``sources`` and overwrites whatever the model
+The agent writes ``name``, ``description``, ``type`` (and may write ``expires``, ``evidence`` and
+``cites``) and the body; memd owns ``created``, ``updated`` and ``sources`` and overwrites whatever the model
 put there. ``evidence: tool`` marks a topic resting on tool output only (what a command printed, a
 file or a fetched page said): memd sets it itself when a run's new inputs hold nothing else
 (``pipeline.memory.provenance``), and publishing says so beside the topic.
@@ -29,7 +30,8 @@ last wrote it: phase 2 never overwrites or drops it). A model never sets them: m
 over from a topic's previous version and drops them from a new one.
 
 ``sources`` is a flow list (``["a", "b"]`` as memd writes it, or ``[a, b]``) or a block list (one
-``- a`` line per item under ``sources:``); no other key takes a list. One parser serves every
+``- a`` line per item under ``sources:``); so is ``cites`` (code lines the memory rests on,
+``pipeline.memory.cites``); no other key takes a list. One parser serves every
 reader: the checks of a consolidation and of incoming sync commits read strictly (``parse``: any
 malformed line is refused); publishing and recall read leniently (``parse(text, strict=False)``:
 what cannot be read is left out, so a hand-edited file is still published).
@@ -45,17 +47,30 @@ from datetime import date
 from functools import partial
 from typing import TypeVar
 
+from pipeline.memory import cites
 from pipeline.memory.layout import TOPIC_TYPES
 
 T = TypeVar("T")
 
-AGENT_KEYS = ("name", "description", "type", "expires", "evidence")
+AGENT_KEYS = ("name", "description", "type", "expires", "evidence", "cites")
 MEMD_KEYS = ("created", "updated", "sources")
 EVIDENCE_VALUES = ("user", "agent", "tool")
 """``evidence``: what a topic rests on (``pipeline.vocabulary.Evidence``); absent means not marked."""
 TOOL_EVIDENCE = "tool"
 PERSON_KEYS = ("pinned", "edited")
-KEYS = ("name", "description", "type", "created", "updated", "sources", "expires", "evidence", *PERSON_KEYS)
+KEYS = (
+    "name",
+    "description",
+    "type",
+    "created",
+    "updated",
+    "sources",
+    "expires",
+    "evidence",
+    "cites",
+    *PERSON_KEYS,
+)
+LIST_KEYS = ("sources", "cites")
 NAME_MAX_CHARS = 120
 DESCRIPTION_MAX_CHARS = 400
 
@@ -81,16 +96,18 @@ class Frontmatter:
     unknown: tuple[str, ...] = field(default=())
     extra: tuple[tuple[str, str], ...] = field(default=())
     """Each unknown key and its value as written, kept by ``render`` for the checks to report."""
+    pinned: bool = False
+    """``memd memories pin``: phase 2 never deletes this topic."""
+    edited: date | None = None
+    """``memd memories edit``: the day the person last wrote it; phase 2 never overwrites or drops it."""
+    cites: tuple[str, ...] = ()
+    """Code lines the memory rests on, ``<path relative to the project root>:<first>-<last>``
+    (``pipeline.memory.cites``); memd checks them at every publish."""
 
     @property
     def from_tools(self) -> bool:
         """Whether the topic rests on tool output only (``evidence: tool``)."""
         return self.evidence == TOOL_EVIDENCE
-
-    pinned: bool = False
-    """``memd memories pin``: phase 2 never deletes this topic."""
-    edited: date | None = None
-    """``memd memories edit``: the day the person last wrote it; phase 2 never overwrites or drops it."""
 
     def with_provenance(self, *, created: date, updated: date, sources: tuple[str, ...]) -> Frontmatter:
         return replace(self, created=created, updated=updated, sources=tuple(sorted(set(sources))))
@@ -120,7 +137,7 @@ def _scalar(raw: str) -> str:
 def _list(raw: str) -> tuple[str, ...]:
     raw = raw.strip()
     if not (raw.startswith("[") and raw.endswith("]")):
-        raise FrontmatterError('sources must be a list like ["id1", "id2"]')
+        raise FrontmatterError('a list must be written like ["a", "b"]')
     inner = raw[1:-1].strip()
     if not inner:
         return ()
@@ -175,12 +192,14 @@ def parse(text: str, *, strict: bool = True) -> TopicFile:
             raise
         return TopicFile(Frontmatter(), text)
     values, block_items, unknown = _entries(lines, strict)
-    sources: tuple[str, ...] = ()
-    if "sources" in values:
-        raw_sources = values["sources"]
-        sources = (
-            tuple(block_items) if not raw_sources.strip() else _read(strict, lambda: _list(raw_sources), ())
-        )
+
+    def list_of(key: str) -> tuple[str, ...]:
+        if key not in values:
+            return ()
+        raw = values[key]
+        return tuple(block_items.get(key, ())) if not raw.strip() else _read(strict, lambda: _list(raw), ())
+
+    sources = list_of("sources")
 
     def text_of(key: str) -> str:
         return _read(strict, lambda: _scalar(values.get(key, "")), "")
@@ -206,19 +225,20 @@ def parse(text: str, *, strict: bool = True) -> TopicFile:
         extra=tuple((key, values[key]) for key in unknown),
         pinned=_read(strict, lambda: _flag("pinned", values.get("pinned", "")), False),
         edited=date_of("edited"),
+        cites=list_of("cites"),
     )
     return TopicFile(meta, body)
 
 
-def _entries(lines: list[str], strict: bool) -> tuple[dict[str, str], list[str], list[str]]:
-    """Each key's raw value, the items of a ``sources:`` block list, and the keys not in ``KEYS``."""
+def _entries(lines: list[str], strict: bool) -> tuple[dict[str, str], dict[str, list[str]], list[str]]:
+    """Each key's raw value, the items of each block list (``sources:``, ``cites:``), and the keys not in ``KEYS``."""
     values: dict[str, str] = {}
-    block_items: list[str] = []
+    block_items: dict[str, list[str]] = {}
     unknown: list[str] = []
     block_key: str | None = None
     for number, line in enumerate(lines, start=2):
         if block_key is not None and line.startswith(("  - ", "- ")):
-            block_items.extend(_read(strict, partial(_item, line), ()))
+            block_items.setdefault(block_key, []).extend(_read(strict, partial(_item, line), ()))
             continue
         if not line.strip():
             continue
@@ -234,7 +254,7 @@ def _entries(lines: list[str], strict: bool) -> tuple[dict[str, str], list[str],
         key, raw = match.group(1), match.group(2) or ""
         if key not in KEYS:
             unknown.append(key)
-        block_key = key if key == "sources" and not raw.strip() else None
+        block_key = key if key in LIST_KEYS and not raw.strip() else None
         values[key] = raw
     return values, block_items, unknown
 
@@ -275,6 +295,7 @@ def problems(meta: Frontmatter, *, require_provenance: bool = True) -> list[str]
         out.append(f"'evidence' must be one of {', '.join(EVIDENCE_VALUES)} (got {meta.evidence[:30]!r})")
     if require_provenance and (meta.created is None or meta.updated is None):
         out.append("missing 'created'/'updated' (memd sets them)")
+    out.extend(cites.problems(meta.cites))
     return out
 
 
@@ -302,6 +323,8 @@ def render(meta: Frontmatter, body: str) -> str:
         lines.append(f"expires: {meta.expires.isoformat()}")
     if meta.evidence:
         lines.append(f"evidence: {_render_scalar(meta.evidence)}")
+    if meta.cites:
+        lines.append("cites: " + json.dumps(list(meta.cites), ensure_ascii=False))
     if meta.pinned:
         lines.append("pinned: true")
     if meta.edited is not None:

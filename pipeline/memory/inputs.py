@@ -3,7 +3,8 @@
 ``rollout_summaries/<stem>.md`` holds one session's summary under a short header; the stem is
 stable for a session (its start time, a hash of its id, its slug), so a re-extracted session shows
 as a modification in the workspace diff and a dropped one as a deletion. ``raw_memories.md``
-holds every session's raw memory, oldest first. Both are rewritten in full by memd each run.
+holds every session's raw memory, oldest first, under the values that changed between sessions,
+newest marked current (``pipeline.memory.current``). Both are rewritten in full by memd each run.
 
 The global scope is every project's: its inputs are not whole extracts but only their ``user``
 candidate memories (what a session taught about the person), without the project, the session's
@@ -25,6 +26,14 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
+from pipeline.memory.current import (
+    Change,
+    StatedValue,
+    Statement,
+    changed_values,
+    render_changes,
+    stated_values,
+)
 from pipeline.memory.layout import GLOBAL_SCOPE, RAW_MEMORIES, ROLLOUT_DIR
 from pipeline.vocabulary import Evidence
 
@@ -57,6 +66,8 @@ class InputRecord:
     created_at: datetime
     evidence: Evidence | None = None
     """The strongest checked evidence among the extract's memories (None: it has none)."""
+    values: tuple[StatedValue, ...] = ()
+    """What its candidate memories state, by subject key (``pipeline.memory.current``)."""
 
     @property
     def stem(self) -> str:
@@ -103,6 +114,22 @@ def _order(record: InputRecord) -> tuple[str, str]:
     return (_iso(record.session_last_activity or record.created_at), record.stem)
 
 
+def changes_of(records: Iterable[InputRecord]) -> list[Change]:
+    """The subject keys whose value changed between ``records``, in the order they were stated."""
+    statements = [
+        Statement(v.key, v.value, _order(r)[0], r.session_id)
+        for r in sorted(records, key=_order)
+        for v in r.values
+    ]
+    return changed_values(statements)
+
+
+def _with_changes(text: str, block: str) -> str:
+    """``raw_memories.md`` with ``block`` at its head, before every session's section."""
+    head, sep, rest = text.partition("\n## Session ")
+    return f"{head}\n{block}{sep}{rest}"
+
+
 def materialize(
     scope_dir: Path,
     records: Sequence[InputRecord],
@@ -138,7 +165,8 @@ def materialize(
             s for s in raw_sections(raw.read_text(encoding="utf-8", errors="replace")) if s.file in kept
         ]
         text = join_raw_sections(raw_sections(text) + others)
-    _write(raw, text)
+    block = render_changes(changes_of(ordered))
+    _write(raw, _with_changes(text, clean(block)) if block else text)
 
 
 def summary_session(text: str) -> str | None:
@@ -271,6 +299,7 @@ def about_the_user(record: InputRecord, memories: Iterable[Mapping[str, object]]
     text = _render_user_memories(mine)
     return replace(
         record,
+        values=stated_values(mine),
         project=None,
         scope=GLOBAL_SCOPE,
         evidence=Evidence.USER,

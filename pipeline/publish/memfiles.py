@@ -33,6 +33,14 @@ class Topic:
     text: str
     from_tools: bool = False
     """``evidence: tool``: the topic rests on tool output only, and is published marked as such."""
+    pinned: bool = False
+    """``pinned: true`` in its frontmatter (``memd memories pin``): kept first when an index is cut."""
+    uses: int = 0
+    """Sessions that read it lately (``pipeline.hits``): the most used are kept next when an index is cut."""
+    stale: str | None = None
+    """Why it is published marked stale (a cited file changed or is gone), None when it is not."""
+    cites: tuple[str, ...] = ()
+    """The code lines it rests on (``pipeline.memory.cites``), as its frontmatter says."""
 
     @property
     def updated_date(self) -> str:
@@ -117,6 +125,8 @@ def read_topic(path: Path) -> Topic | None:
         expires=meta.expires,
         text=text,
         from_tools=meta.from_tools,
+        pinned=meta.pinned,
+        cites=meta.cites,
     )
 
 

@@ -68,6 +68,10 @@ class PublishContext:
     """Scope -> project path."""
     activity: Mapping[str, datetime]
     """Scope -> last activity of any session of its project."""
+    uses: Mapping[str, int] = field(default_factory=dict)
+    """``<scope>/<file>`` -> how many sessions read that topic lately (``pipeline.hits``)."""
+    stale: Mapping[str, str] = field(default_factory=dict)
+    """``<scope>/<file>`` -> why that topic is published marked stale (``pipeline.publish.stale``)."""
 
 
 @dataclass(frozen=True)

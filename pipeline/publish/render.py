@@ -125,9 +125,17 @@ def index_line(topic: Topic, link: str) -> str:
     kind = f"{one_line(topic.type, 40)}, " if topic.type else ""
     mark = f"; {FROM_TOOLS}" if topic.from_tools else ""
     line = f"- [{one_line(topic.name, 120)}]({link}) ({kind}updated {topic.updated_date}{mark})"
+    if topic.stale:
+        line += f" STALE: {one_line(topic.stale, 160)}; check before relying on it"
     if topic.description:
         line += f": {one_line(topic.description)}"
     return line
+
+
+def keep_first(topics: Sequence[Topic]) -> list[int]:
+    """The positions of ``topics`` in the order an index that must be cut keeps them: pinned first,
+    then the most used, then the newest (their order in ``topics``)."""
+    return sorted(range(len(topics)), key=lambda i: (not topics[i].pinned, -topics[i].uses, i))
 
 
 def newest_update(scope: ScopeMemory) -> str:
@@ -157,12 +165,13 @@ def render_body(
         return None
     summary = clean_summary(scope.summary)
     items = [index_line(t, link_for(t)) for t in scope.topics]
+    priority = keep_first(scope.topics)
     index_head = ["", "Memories, newest first (open a file when its line looks relevant):"] if items else []
 
     left = Budget(budget.max_lines - len(header), budget.max_bytes - _total(header))
     share = Budget(int(left.max_lines * SUMMARY_SHARE), int(left.max_bytes * SUMMARY_SHARE))
     summary_part = _fit_summary(summary, share, summary_source)
-    index_part = _fit_index(items, index_head, _minus(left, summary_part))
+    index_part = _fit_index(items, index_head, _minus(left, summary_part), priority)
     if len(index_part) == len(index_head) + len(items):
         summary_part = _fit_summary(summary, _minus(left, index_part), summary_source)
     lines = header + summary_part + index_part
@@ -186,22 +195,24 @@ def _fit_summary(summary: list[str], budget: Budget, source: str | None) -> list
     return [*taken, note]
 
 
-def _fit_index(items: list[str], head: list[str], budget: Budget) -> list[str]:
+def _fit_index(items: list[str], head: list[str], budget: Budget, priority: Sequence[int]) -> list[str]:
+    """The index lines that fit, in their order; when not all do, those ``priority`` names first."""
     if not items:
         return []
     if budget.fits([*head, *items]):
         return [*head, *items]
-    taken = list(head)
-    for i, item in enumerate(items):
-        if not budget.fits([*taken, item, _more(len(items) - i - 1)]):
+    kept: list[int] = []
+    for n, i in enumerate(priority):
+        if not budget.fits([*head, *(items[k] for k in kept), items[i], _more(len(items) - n - 1)]):
             break
-        taken.append(item)
-    more = _more(len(items) - (len(taken) - len(head)))
+        kept.append(i)
+    taken = [*head, *(items[i] for i in sorted(kept))]
+    more = _more(len(items) - len(kept))
     return [*taken, more] if budget.fits([*taken, more]) else []
 
 
 def _more(count: int) -> str:
-    return f"- … {count} older memories not listed here (index budget)"
+    return f"- … {count} more memories not listed here (index budget; pinned and most used kept first)"
 
 
 def _minus(budget: Budget, lines: list[str]) -> Budget:

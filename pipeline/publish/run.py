@@ -10,23 +10,27 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import structlog
 
 from pipeline.clock import Clock
-from pipeline.hits.rate import INDEX_KEY
+from pipeline.hits.rate import INDEX_KEY, WINDOW_DAYS
 from pipeline.projects import scope_for
+from pipeline.projects.scopes import folders_by_scope
 from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import ChangedMeanwhile, Homes, Plan, PublishContext, apply
+from pipeline.publish.stale import check_stale, roots_of
 from pipeline.publish.targets.base import short_error
 from pipeline.publish.targets.registry import plan_everything
 from pipeline.settings import Settings
 from pipeline.store import Store, kv
+from pipeline.store.hits import topic_uses
 from pipeline.store.publications import (
     Publication,
+    known_projects,
     load_publications,
     project_activity,
     save_publications,
@@ -98,6 +102,7 @@ async def publish_all(
     previous: dict[tuple[str, str], Publication] = {}
     projects: dict[str, str] = {}
     activity: dict[str, datetime] = {}
+    uses: dict[str, int] = {}
     try:
         previous = {(p.target, p.scope): p for p in await load_publications(store)}
         projects = await scope_projects(store)
@@ -106,8 +111,15 @@ async def publish_all(
             projects.setdefault(scope, project)
             if scope not in activity or when > activity[scope]:
                 activity[scope] = when
+        uses = await topic_uses(store, started - timedelta(days=WINDOW_DAYS))
     except Exception as exc:
         log.warning("publish_store_unreadable", error=short_error(exc))
+    stale: dict[str, str] = {}
+    try:
+        roots = roots_of(projects, folders_by_scope(await known_projects(store)))
+        stale = await check_stale(store, settings.paths.memory_dir, roots, now=started, record=not dry_run)
+    except Exception as exc:
+        log.warning("publish_stale_check_failed", error=short_error(exc))
     ctx = PublishContext(
         memory_dir=settings.paths.memory_dir,
         homes=Homes.from_settings(settings),
@@ -115,6 +127,8 @@ async def publish_all(
         today=started.date(),
         projects=projects,
         activity=activity,
+        uses=uses,
+        stale=stale,
     )
     try:
         plans, scopes = await asyncio.to_thread(plan_everything, ctx, previous)

@@ -24,6 +24,7 @@ from typing import Any
 
 from sqlalchemy import and_, func, select, update
 
+from pipeline.memory.current import stated_values
 from pipeline.memory.inputs import InputRecord, about_the_user, as_global, strongest_evidence, user_memories
 from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.store.engine import Store
@@ -47,6 +48,9 @@ class ScopeState:
     """The scope on the branch must be rebuilt although this machine's inputs did not change: a
     forget withdrew what a session taught and no model could rebuild it then, or a sync merged
     another machine's forget (``pipeline.consolidate.plan``)."""
+    stale: bool = False
+    """A topic of the scope became stale since its last run (a cited file changed or is gone:
+    ``pipeline.publish.stale``): the next run offers it to phase 2, once, after the cooldown."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,7 @@ def _input(r: Any) -> InputRecord:
         session_last_activity=r.session_last_activity,
         created_at=r.created_at,
         evidence=strongest_evidence(r.memories or []),
+        values=stated_values(r.memories or []),
     )
 
 
@@ -215,6 +220,7 @@ async def get_scope(store: Store, scope: str) -> ScopeState | None:
         last_commit=r.last_commit,
         retry_at=r.retry_at,
         rebuild=raw.get("rebuild") is True,
+        stale=raw.get("stale") is True,
     )
 
 
@@ -254,6 +260,23 @@ async def save_success(
     if commit is not None:
         values["last_commit"] = commit
     await _upsert_scope(store, scope, values, now=now)
+
+
+async def mark_stale(store: Store, scope: str, *, now: datetime) -> None:
+    """A topic of ``scope`` became stale: the scope needs a run (cleared by its next success). A scope
+    this machine never consolidated is left alone (its topics came by sync; its own machine runs it)."""
+    async with store.write() as conn:
+        row = (
+            await conn.execute(select(scopes.c.watermark).where(scopes.c.key == scope_key(store, scope)))
+        ).first()
+        if row is None:
+            return
+        watermark = {**(row.watermark or {}), "stale": True}
+        await conn.execute(
+            update(scopes)
+            .where(scopes.c.key == scope_key(store, scope))
+            .values(watermark=watermark, updated_at=now)
+        )
 
 
 async def save_watermark(store: Store, scope: str, *, inputs: Iterable[int], now: datetime) -> None:

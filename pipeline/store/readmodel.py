@@ -93,6 +93,9 @@ def machine_key(key: str, machine: str) -> str:
     return f"{key}:{machine}"
 
 
+STALE_TOPICS_KEY = "cites.stale"
+"""``kv["cites.stale:<machine>"]``: the topics this machine last published marked stale
+(``pipeline.store.cites``): ``{"<scope>/<file>": {"reason": ..., "since": ...}}``."""
 SYNC_STATE_KEY = "sync.state"
 """``kv["sync.state"]``: what the last sync with ``[sync] remote`` did (``pipeline.sync.state``)."""
 RUN_KEY_PREFIX = "run."
@@ -275,7 +278,7 @@ USAGE_SQL = (
     "coalesce(sum(cost_usd), 0) AS cost FROM llm_calls WHERE at >= :start AND at <= :end"
 )
 RECENT_RUNS_SQL = (
-    'SELECT run_id, scope, mode, started_at, finished_at, outcome, reason, "commit" AS commit_sha '
+    'SELECT run_id, scope, mode, started_at, finished_at, outcome, reason, "commit" AS commit_sha, usage '
     "FROM consolidation_runs ORDER BY started_at DESC LIMIT :limit"
 )
 PERSONAL_SEPARATOR = "@"

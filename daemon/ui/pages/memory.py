@@ -19,6 +19,7 @@ from daemon.ui.render import diff_html, markdown, page
 from pipeline.errors import MemoryRepoError
 from pipeline.memory import frontmatter, read
 from pipeline.memory.repository import MemoryRepo, is_sha
+from pipeline.store.cites import stale_in_scope
 
 
 def _repo(request: Request) -> MemoryRepo:
@@ -82,6 +83,7 @@ async def topic(request: Request) -> Response:
         meta=meta,
         problem=problem,
         flags=flags,
+        stale=(await stale_in_scope(context(request).db, name)).get(file),
         body=markdown(body, relative=lambda href: topic_url(name, href)),
         history_url="/memory/history?" + urlencode({"scope": name, "file": file}),
     )

@@ -34,6 +34,7 @@ from pipeline.publish.targets.claude_folder import (
     encode_project_dir,
     memory_folder,
 )
+from pipeline.publish.targets.limits import lines_and_bytes
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
 from pipeline.vocabulary import SourceName
@@ -41,7 +42,7 @@ from pipeline.vocabulary import SourceName
 TARGET = "claude_code"
 TARGET_GLOBAL = "claude_code_global"
 AGENT = "Claude Code"
-CUT = LoadCut(max_lines=200, max_bytes=25_000)
+CUT = LoadCut(*lines_and_bytes(TARGET))
 HOOK_HINT = (
     "`memd hooks install claude-code` gives each its memory at session start (`memd recall`, per directory)"
 )

@@ -33,6 +33,7 @@ from pipeline.publish.render import (
     topic_copy,
 )
 from pipeline.publish.targets.base import PublishTarget, nothing_to_withdraw, user_file_folder
+from pipeline.publish.targets.limits import token_cap
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
 from pipeline.vocabulary import SourceName
@@ -97,7 +98,7 @@ def render_summary(ctx: PublishContext, global_scope: ScopeMemory, projects: Seq
 
 
 def _summary(ctx: PublishContext, global_scope: ScopeMemory, projects: Sequence[ScopeMemory]) -> str:
-    cap = ctx.publish.codex_summary_token_cap
+    cap = token_cap(TARGET, ctx.publish.codex_summary_token_cap)
     head = [
         "v1",
         "# Memory from memd",

@@ -25,6 +25,7 @@ from pipeline.publish.folder import LoadCut, plan_folder, plan_withdraw
 from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import Homes, Plan, PublishContext, digest_of
 from pipeline.publish.targets.base import PublishTarget, failed_plan, guard, user_file_folder
+from pipeline.publish.targets.limits import lines_and_bytes
 from pipeline.safefile import UnsafeFile, read_capped
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
@@ -34,8 +35,8 @@ TARGET = "gemini"
 TARGET_GLOBAL = "gemini_global"
 GLOBAL_FILE = "GEMINI.md"
 AGENT = "Gemini CLI"
-CUT = LoadCut(max_lines=200, max_bytes=25_000)
-"""Gemini CLI documents no cap; memd keeps to the same budget as for Claude Code."""
+CUT = LoadCut(*lines_and_bytes(TARGET))
+"""Gemini CLI documents no cap; memd keeps to the same budget as for Claude Code (``limits``)."""
 PROJECTS_JSON_MAX_BYTES = 8_000_000
 """The most memd reads of ``projects.json`` (about a hundred bytes a project)."""
 

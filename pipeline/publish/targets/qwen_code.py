@@ -29,13 +29,14 @@ from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import Homes, Plan, PublishContext, unusable_project
 from pipeline.publish.targets import encoded
 from pipeline.publish.targets.base import PublishTarget
+from pipeline.publish.targets.limits import lines_and_bytes
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
 from pipeline.vocabulary import SourceName
 
 TARGET = "qwen_code"
 AGENT = "Qwen Code"
-CUT = LoadCut(max_lines=200, max_bytes=25_000)
+CUT = LoadCut(*lines_and_bytes(TARGET))
 """Qwen Code's cut of ``MEMORY.md`` (``MAX_MANAGED_AUTO_MEMORY_INDEX_LINES``/``_BYTES``)."""
 _NOT_ALNUM = re.compile(r"[^a-zA-Z0-9]")
 

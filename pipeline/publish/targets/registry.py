@@ -5,12 +5,14 @@ worse than none), and the folders the targets that are on write in (the service 
 A target's planner that raises becomes a failed plan with the reason, so one target's bug never
 stops the others.
 
-Adding a target is one module with a ``PublishTarget`` and one entry in ``TARGETS``.
+Adding a target is one module with a ``PublishTarget``, one entry in ``TARGETS`` and its agent's
+load cut in ``limits.LIMITS``, which every plan is checked against before anything is written.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from pipeline.memory.layout import GLOBAL_SCOPE
@@ -22,6 +24,7 @@ from pipeline.publish.targets.claude_code import ClaudeCode
 from pipeline.publish.targets.codex import Codex
 from pipeline.publish.targets.copilot_cli import CopilotCli
 from pipeline.publish.targets.gemini import Gemini
+from pipeline.publish.targets.limits import enforce
 from pipeline.publish.targets.opencode import OpenCode
 from pipeline.publish.targets.qwen_code import QwenCode
 from pipeline.settings import PublishSettings
@@ -47,7 +50,7 @@ def plan_everything(
     ``previous`` is the publications recorded so far, by (target name, scope)."""
     scopes: dict[str, ScopeMemory] = {}
     for key in list_scopes(ctx.memory_dir):
-        scope = read_scope(ctx.memory_dir, key, today=ctx.today)
+        scope = marked(read_scope(ctx.memory_dir, key, today=ctx.today), ctx)
         if not scope.empty:
             scopes[key] = scope
 
@@ -77,7 +80,19 @@ def plan_everything(
     enabled = {name for _, names in on for name in names}
     planned = {(p.target, p.scope) for p in plans}
     plans += _withdrawals(ctx, targets, previous, scopes, planned, enabled)
+    enforce(plans)  # before anything is published: every file within its agent's cut
     return plans, scopes
+
+
+def marked(scope: ScopeMemory, ctx: PublishContext) -> ScopeMemory:
+    """``scope`` with each topic's recent uses and, when a cited file changed, why it is stale."""
+    topics = tuple(
+        replace(
+            t, uses=ctx.uses.get(f"{scope.scope}/{t.file}", 0), stale=ctx.stale.get(f"{scope.scope}/{t.file}")
+        )
+        for t in scope.topics
+    )
+    return replace(scope, topics=topics)
 
 
 def _withdrawals(

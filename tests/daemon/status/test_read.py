@@ -662,3 +662,73 @@ async def test_pending_batches_are_read_from_the_store_with_their_age_and_sessio
 async def test_no_batch_pending_reads_as_none(store: Store, clock: FakeClock, tmp_path: Path) -> None:
     batches = (await read_report(store, clock, tmp_path))["batches"]
     assert batches == {"pending": 0, "sessions": 0, "oldest_at": None, "oldest_age_s": None, "batches": []}
+
+
+async def test_a_runs_duplicates_found_and_fixed_show_in_status(
+    store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    from daemon.cli.status import _duplicates_line
+    from daemon.status.report import Phase2
+    from pipeline.store import consolidation
+
+    now = clock.now()
+    await consolidation.start_run(store, run_id="r1", scope="global", mode="INIT", now=now, inputs={})
+    await consolidation.finish_run(
+        store, "r1", outcome="committed", now=now, usage={"duplicates_found": 2, "duplicates_fixed": 2}
+    )
+    await consolidation.start_run(store, run_id="r2", scope="global", mode="INIT", now=now, inputs={})
+    await consolidation.finish_run(store, "r2", outcome="committed", now=now, usage={"turns": 3})
+    recent = (await read_report(store, clock, tmp_path))["phase2"]["recent"]
+    by_run = {r["run"]: r for r in recent}
+    assert (by_run["r1"]["duplicates_found"], by_run["r1"]["duplicates_fixed"]) == (2, 2)
+    assert "duplicates_found" not in by_run["r2"]
+
+    from daemon.status.report import RecentRun
+
+    section = Phase2(
+        last_run=None,
+        recent=[RecentRun("global", "r1", "committed", None, None, duplicates_found=2, duplicates_fixed=1)],
+        failures=[],
+        last_check=None,
+    )
+    assert (
+        _duplicates_line(section)
+        == "2 found, 1 fixed in the last 1 runs (last: global r1, 2 found, 1 fixed, committed)"
+    )
+
+
+async def test_topics_published_marked_stale_show_in_status(
+    store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    from daemon.cli.status import _rows
+    from pipeline.store.cites import save
+
+    report = await read_report(store, clock, tmp_path)
+    assert "stale" not in report["memory"]
+    since = clock.now().isoformat()
+    stale = {"projects/app-1a2b3c4d/port.md": {"reason": "src/app.py changed (lines 2-2)", "since": since}}
+    await save(store, {}, stale, now=clock.now())
+    report = await read_report(store, clock, tmp_path)
+    assert report["memory"]["stale"] == [
+        {"topic": "projects/app-1a2b3c4d/port.md", "reason": "src/app.py changed (lines 2-2)", "since": since}
+    ]
+    schema = await current_schema(store)
+
+    def rows() -> list[tuple[str, str]]:
+        opened = status_rows.open_rows(store.url, pg_schema=schema)
+        try:
+            settings = LeanSettings(
+                config_path=tmp_path / "c.toml",
+                config_exists=False,
+                state_db=store.url,
+                state_dir=tmp_path,
+                memory_dir=tmp_path / "memory",
+            )
+            sections = status_read.collect(opened, settings, now=clock.now(), pid_alive=lambda pid: True)
+            return _rows(sections)
+        finally:
+            opened.close()
+
+    lines = [value for label, value in await asyncio.to_thread(rows) if label == "stale"]
+    assert len(lines) == 1
+    assert lines[0].startswith("projects/app-1a2b3c4d/port.md: src/app.py changed (lines 2-2)")

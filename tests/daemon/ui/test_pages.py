@@ -137,3 +137,28 @@ def test_forgetting_a_project_confirms_the_scope_and_rejects_a_bad_key(
     assert bad.status_code == 403
     done = client.post("/forget", data={"csrf": context.guard.csrf, "project": fresh.reject_scope})
     assert f"dropped pending review {fresh.reject_run}" in done.text
+
+
+def test_a_topic_published_marked_stale_says_so_on_its_page(shared: Prepared, open_page: Opener) -> None:
+    import asyncio
+
+    from daemon.runtime import open_store_here
+    from pipeline.clock import SystemClock
+    from pipeline.store.cites import save
+
+    async def mark(stale: dict[str, dict[str, str]]) -> None:
+        store = await open_store_here(shared.settings)
+        try:
+            await save(store, {}, stale, now=SystemClock().now())
+        finally:
+            await store.close()
+
+    _, client = open_page(shared)
+    params = {"scope": shared.acme, "file": "testing.md"}
+    assert 'id="topic-stale"' not in client.get("/memory/topic", params=params).text
+    asyncio.run(mark({f"{shared.acme}/testing.md": {"reason": "Makefile changed (lines 3-4)", "since": "x"}}))
+    try:
+        page = client.get("/memory/topic", params=params).text
+        assert "stale: Makefile changed (lines 3-4)" in page
+    finally:
+        asyncio.run(mark({}))

@@ -101,6 +101,8 @@ async def test_extracts_and_stores_with_provenance(
         "why",
         "how_to_apply",
         "dates",
+        "key",
+        "value",
         "evidence",
         "evidence_quote",
     }

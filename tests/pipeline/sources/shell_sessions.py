@@ -1,11 +1,15 @@
-"""One small session per agent, in the shape each agent writes: the user asks, the agent runs one
-shell command through its own shell tool, the tool returns ``output``. For the tests of what a shell
-call brings in (external context) and of how tool output is rendered (never a turn)."""
+"""One session per agent, in the shape each agent writes: the user asks, the agent runs shell commands
+through its own shell tool, each tool returns its output, the agent answers; one exchange or many.
+For the tests of what a shell call brings in (external context), of how tool output is rendered
+(never a turn), and of what phase 1 keeps of a long session (``benchmarks/quality``)."""
 
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +19,7 @@ from tests.pipeline.sources.opencode_support import bump, insert, sample_db
 
 SID = "5e550000-0000-4000-8000-0000000000a1"
 CWD = "/home/dev/shop"
-T0 = "2026-12-01T21:25:00.000Z"
-T1 = "2026-12-01T21:25:05.000Z"
-T2 = "2026-12-01T21:25:09.000Z"
-T3 = "2026-12-01T21:25:12.000Z"
+START = datetime(2026, 12, 1, 21, 25, tzinfo=UTC)
 SHELL_TOOL: dict[SourceName, str] = {
     SourceName.CLAUDE_CODE: "Bash",
     SourceName.CODEX: "exec_command",
@@ -28,6 +29,55 @@ SHELL_TOOL: dict[SourceName, str] = {
     SourceName.COPILOT_CLI: "bash",
     SourceName.QWEN_CODE: "run_shell_command",
 }
+ROOT_UNDER: dict[SourceName, str] = {
+    SourceName.CLAUDE_CODE: "projects",
+    SourceName.CODEX: "sessions",
+    SourceName.GEMINI_CLI: "tmp",
+    SourceName.PI: "sessions",
+    SourceName.OPENCODE: "",
+    SourceName.COPILOT_CLI: "session-state",
+    SourceName.QWEN_CODE: "projects",
+}
+"""Where the agent's transcripts root is under the folder a writer was given."""
+
+
+@dataclass(frozen=True)
+class Exchange:
+    """One turn of the session: what the user said, the shell commands the agent ran with what each
+    printed, and the agent's answer."""
+
+    user: str
+    calls: tuple[tuple[str, str], ...]
+    answer: str = "Done."
+    at: datetime | None = None
+    """When the user said it (default: a minute after the exchange before, from 2026-12-01 21:25)."""
+
+
+def _ts(exchange: int, step: int, at: datetime | None = None) -> datetime:
+    """Exchange ``exchange`` starts at ``at``, or a minute after the one before; its steps are
+    seconds apart (exchange 0's user turn, call, result and answer at 21:25:00, :05, :09, :12 for one call)."""
+    seconds = 0 if step == 0 else 5 + 4 * (step - 1)
+    return (at or START + timedelta(minutes=exchange)) + timedelta(seconds=seconds)
+
+
+def _iso(at: datetime) -> str:
+    return at.strftime("%Y-%m-%dT%H:%M:%S.") + f"{at.microsecond // 1000:03d}Z"
+
+
+def _times(k: int, ex: Exchange) -> tuple[str, list[tuple[str, str]], str]:
+    """(user's time, (call's time, result's time) per call, answer's time) of exchange ``k``."""
+    calls = [(_iso(_ts(k, 1 + 2 * i, ex.at)), _iso(_ts(k, 2 + 2 * i, ex.at))) for i in range(len(ex.calls))]
+    last = 1 + 2 * len(ex.calls)
+    return _iso(_ts(k, 0, ex.at)), calls, _iso(_ts(k, last, ex.at) - timedelta(seconds=1))
+
+
+def _start(exchanges: list[Exchange]) -> str:
+    return _times(0, exchanges[0])[0]
+
+
+def _dashed(cwd: str) -> str:
+    """``cwd`` as Claude Code, Pi and Qwen Code name a project folder: ``/home/dev/shop`` -> ``-home-dev-shop``."""
+    return re.sub(r"[^A-Za-z0-9]", "-", cwd)
 
 
 def _jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
@@ -36,324 +86,363 @@ def _jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
     return path
 
 
-def _claude(folder: Path, command: str, output: str, user: str) -> Path:
-    base = {"isSidechain": False, "userType": "external", "cwd": CWD, "sessionId": SID, "version": "2.1.39"}
+def _claude(folder: Path, exchanges: list[Exchange], sid: str, cwd: str) -> Path:
+    base = {"isSidechain": False, "userType": "external", "cwd": cwd, "sessionId": sid, "version": "2.1.39"}
+    records: list[dict[str, Any]] = []
 
-    def rec(n: int, kind: str, ts: str, **fields: Any) -> dict[str, Any]:
-        parent = None if n == 1 else f"0000000{n - 1}-0000-4000-8000-000000000000"
-        return {
-            "parentUuid": parent,
-            **base,
-            "type": kind,
-            **fields,
-            "uuid": f"0000000{n}-0000-4000-8000-000000000000",
-            "timestamp": ts,
-        }
+    def rec(kind: str, ts: str, **fields: Any) -> None:
+        n = len(records) + 1
+        parent = None if n == 1 else f"{n - 1:08x}-0000-4000-8000-000000000000"
+        records.append(
+            {
+                "parentUuid": parent,
+                **base,
+                "type": kind,
+                **fields,
+                "uuid": f"{n:08x}-0000-4000-8000-000000000000",
+                "timestamp": ts,
+            }
+        )
 
-    call = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": command}}
-    result = {"tool_use_id": "toolu_1", "type": "tool_result", "content": output}
-    records = [
-        rec(1, "user", T0, message={"role": "user", "content": user}),
-        rec(2, "assistant", T1, message={"id": "msg_1", "role": "assistant", "content": [call]}),
-        rec(3, "user", T2, message={"role": "user", "content": [result]}),
-        rec(
-            4,
-            "assistant",
-            T3,
-            message={"id": "msg_2", "role": "assistant", "content": [{"type": "text", "text": "Done."}]},
-        ),
-    ]
-    return _jsonl(folder / "projects" / "-home-dev-shop" / f"{SID}.jsonl", records)
+    msg = 0
+    for k, ex in enumerate(exchanges):
+        user_at, call_at, answer_at = _times(k, ex)
+        rec("user", user_at, message={"role": "user", "content": ex.user})
+        for i, ((command, output), (at_call, at_result)) in enumerate(zip(ex.calls, call_at, strict=True)):
+            tid = f"toolu_{k + 1}" if len(ex.calls) == 1 else f"toolu_{k + 1}_{i + 1}"
+            call = {"type": "tool_use", "id": tid, "name": "Bash", "input": {"command": command}}
+            msg += 1
+            rec("assistant", at_call, message={"id": f"msg_{msg}", "role": "assistant", "content": [call]})
+            result = {"tool_use_id": tid, "type": "tool_result", "content": output}
+            rec("user", at_result, message={"role": "user", "content": [result]})
+        msg += 1
+        text = [{"type": "text", "text": ex.answer}]
+        rec("assistant", answer_at, message={"id": f"msg_{msg}", "role": "assistant", "content": text})
+    return _jsonl(folder / "projects" / _dashed(cwd) / f"{sid}.jsonl", records)
 
 
-def _codex(folder: Path, command: str, output: str, user: str) -> Path:
+def _codex(folder: Path, exchanges: list[Exchange], sid: str, cwd: str) -> Path:
     def cx(ts: str, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
         return {"timestamp": ts, "type": kind, "payload": payload}
 
     meta = {
-        "id": SID,
-        "timestamp": T0,
-        "cwd": CWD,
+        "id": sid,
+        "timestamp": _start(exchanges),
+        "cwd": cwd,
         "originator": "codex_cli_rs",
         "cli_version": "0.104.0",
-        "source": "cli",
     }
-    records = [
-        cx(T0, "session_meta", meta),
-        cx(T0, "event_msg", {"type": "user_message", "message": user}),
-        cx(
-            T1,
-            "response_item",
-            {
+    records = [cx(_start(exchanges), "session_meta", {**meta, "source": "cli"})]
+    n = 0
+    for k, ex in enumerate(exchanges):
+        user_at, call_at, answer_at = _times(k, ex)
+        records.append(cx(user_at, "event_msg", {"type": "user_message", "message": ex.user}))
+        for (command, output), (at_call, at_result) in zip(ex.calls, call_at, strict=True):
+            n += 1
+            arguments = json.dumps({"cmd": command, "workdir": cwd})
+            call = {
                 "type": "function_call",
                 "name": "exec_command",
-                "call_id": "call_1",
-                "arguments": json.dumps({"cmd": command, "workdir": CWD}),
-            },
-        ),
-        cx(
-            T2,
-            "response_item",
-            {
+                "call_id": f"call_{n}",
+                "arguments": arguments,
+            }
+            records.append(cx(at_call, "response_item", call))
+            out = {
                 "type": "function_call_output",
-                "call_id": "call_1",
+                "call_id": f"call_{n}",
                 "output": f"Process exited with code 0\nOutput:\n{output}",
-            },
-        ),
-        cx(T3, "event_msg", {"type": "agent_message", "message": "Done."}),
-    ]
+            }
+            records.append(cx(at_result, "response_item", out))
+        records.append(cx(answer_at, "event_msg", {"type": "agent_message", "message": ex.answer}))
     return _jsonl(
-        folder / "sessions" / "2026" / "12" / "01" / f"rollout-2026-12-01T21-25-00-{SID}.jsonl", records
+        folder / "sessions" / "2026" / "12" / "01" / f"rollout-2026-12-01T21-25-00-{sid}.jsonl", records
     )
 
 
-def _gemini(folder: Path, command: str, output: str, user: str) -> Path:
-    call = {
-        "id": "run_shell_command-1",
-        "name": "run_shell_command",
-        "args": {"command": command},
-        "status": "success",
-        "timestamp": T1,
-        "displayName": "Shell",
-        "result": [
+def _gemini(folder: Path, exchanges: list[Exchange], sid: str, cwd: str) -> Path:
+    last = _times(len(exchanges) - 1, exchanges[-1])[2]
+    records: list[dict[str, Any]] = [
+        {
+            "sessionId": sid,
+            "projectHash": "ab" * 32,
+            "startTime": _start(exchanges),
+            "lastUpdated": last,
+            "kind": "main",
+        }
+    ]
+    n = 0
+    for k, ex in enumerate(exchanges):
+        user_at, call_at, answer_at = _times(k, ex)
+        records.append(
+            {"id": f"u{k + 1}", "timestamp": user_at, "type": "user", "content": [{"text": ex.user}]}
+        )
+        calls = []
+        for (command, output), (at_call, _) in zip(ex.calls, call_at, strict=True):
+            n += 1
+            cid = f"run_shell_command-{n}"
+            response = {
+                "functionResponse": {"id": cid, "name": "run_shell_command", "response": {"output": output}}
+            }
+            calls.append(
+                {
+                    "id": cid,
+                    "name": "run_shell_command",
+                    "args": {"command": command},
+                    "status": "success",
+                    "timestamp": at_call,
+                    "displayName": "Shell",
+                    "result": [response],
+                }
+            )
+        gemini = {"type": "gemini", "model": "gemini-3-flash-preview", "thoughts": []}
+        records.append(
             {
+                "id": f"g{2 * k + 1}",
+                "timestamp": call_at[0][0] if call_at else user_at,
+                **gemini,
+                "content": "",
+                "toolCalls": calls,
+            }
+        )
+        records.append(
+            {"id": f"g{2 * k + 2}", "timestamp": answer_at, **gemini, "content": ex.answer, "toolCalls": []}
+        )
+    projects = folder / "projects.json"  # where Gemini CLI maps the project's folder to "shop"
+    if not projects.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        projects.write_text(json.dumps({"projects": {cwd: "shop"}}), encoding="utf-8")
+    return _jsonl(folder / "tmp" / "shop" / "chats" / f"session-2026-12-01T21-25-{sid[:8]}.jsonl", records)
+
+
+def _pi(folder: Path, exchanges: list[Exchange], sid: str, cwd: str) -> Path:
+    records: list[dict[str, Any]] = [
+        {"type": "session", "version": 3, "id": sid, "timestamp": _start(exchanges), "cwd": cwd}
+    ]
+
+    def entry(ts: str, message: dict[str, Any]) -> None:
+        n = len(records)
+        parent = None if n == 1 else f"a{n - 1}"
+        records.append(
+            {"type": "message", "id": f"a{n}", "parentId": parent, "timestamp": ts, "message": message}
+        )
+
+    n = 0
+    for k, ex in enumerate(exchanges):
+        user_at, call_at, answer_at = _times(k, ex)
+        entry(user_at, {"role": "user", "content": [{"type": "text", "text": ex.user}]})
+        for (command, output), (at_call, at_result) in zip(ex.calls, call_at, strict=True):
+            n += 1
+            call = {"type": "toolCall", "id": f"tc{n}", "name": "bash", "arguments": {"command": command}}
+            entry(at_call, {"role": "assistant", "content": [call], "stopReason": "toolUse"})
+            result = {
+                "role": "toolResult",
+                "toolCallId": f"tc{n}",
+                "toolName": "bash",
+                "content": [{"type": "text", "text": output}],
+                "isError": False,
+            }
+            entry(at_result, result)
+        text = [{"type": "text", "text": ex.answer}]
+        entry(answer_at, {"role": "assistant", "content": text, "stopReason": "stop"})
+    return _jsonl(
+        folder / "sessions" / f"-{_dashed(cwd)}--" / f"2026-12-01T21-25-00-000Z_{sid}.jsonl", records
+    )
+
+
+def _copilot(folder: Path, exchanges: list[Exchange], sid: str, cwd: str) -> Path:
+    records: list[dict[str, Any]] = []
+
+    def ev(kind: str, ts: str, data: dict[str, Any]) -> None:
+        n = len(records)
+        records.append(
+            {
+                "type": kind,
+                "data": data,
+                "id": f"e{n}",
+                "timestamp": ts,
+                "parentId": f"e{n - 1}" if n else None,
+            }
+        )
+
+    start = {
+        "sessionId": sid,
+        "copilotVersion": "1.0.102",
+        "startTime": _start(exchanges),
+        "context": {"cwd": cwd, "gitRoot": cwd},
+    }
+    ev("session.start", _start(exchanges), start)
+    n = m = 0
+    for k, ex in enumerate(exchanges):
+        user_at, call_at, answer_at = _times(k, ex)
+        m += 1
+        ev("user.message", user_at, {"content": ex.user, "messageId": f"m{m}"})
+        for (command, output), (at_call, at_result) in zip(ex.calls, call_at, strict=True):
+            n += 1
+            m += 1
+            args = {"command": command}
+            request = {"toolCallId": f"call_{n}", "name": "bash", "arguments": args}
+            ev("assistant.message", at_call, {"content": "", "messageId": f"m{m}", "toolRequests": [request]})
+            ev(
+                "tool.execution_start",
+                at_call,
+                {"toolCallId": f"call_{n}", "toolName": "bash", "arguments": args},
+            )
+            done = {"toolCallId": f"call_{n}", "success": True, "result": {"content": output}}
+            ev("tool.execution_complete", at_result, done)
+        m += 1
+        ev("assistant.message", answer_at, {"content": ex.answer, "messageId": f"m{m}"})
+    return _jsonl(folder / "session-state" / sid / "events.jsonl", records)
+
+
+def _qwen(folder: Path, exchanges: list[Exchange], sid: str, cwd: str) -> Path:
+    records: list[dict[str, Any]] = []
+
+    def rec(kind: str, ts: str, message: dict[str, Any], **extra: Any) -> None:
+        n = len(records)
+        records.append(
+            {
+                "uuid": f"q{n}",
+                "parentUuid": f"q{n - 1}" if n else None,
+                "sessionId": sid,
+                "timestamp": ts,
+                "type": kind,
+                "cwd": cwd,
+                "version": "0.24.4",
+                "message": message,
+                **extra,
+            }
+        )
+
+    n = 0
+    for k, ex in enumerate(exchanges):
+        user_at, call_at, answer_at = _times(k, ex)
+        rec("user", user_at, {"role": "user", "parts": [{"text": ex.user}]}, provenance="real_user")
+        for (command, output), (at_call, at_result) in zip(ex.calls, call_at, strict=True):
+            n += 1
+            call = {
+                "functionCall": {"id": f"c{n}", "name": "run_shell_command", "args": {"command": command}}
+            }
+            rec("assistant", at_call, {"role": "model", "parts": [call]})
+            response = {
                 "functionResponse": {
-                    "id": "run_shell_command-1",
+                    "id": f"c{n}",
                     "name": "run_shell_command",
                     "response": {"output": output},
                 }
             }
-        ],
-    }
-    records = [
-        {"sessionId": SID, "projectHash": "ab" * 32, "startTime": T0, "lastUpdated": T3, "kind": "main"},
-        {"id": "u1", "timestamp": T0, "type": "user", "content": [{"text": user}]},
-        {
-            "id": "g1",
-            "timestamp": T1,
-            "type": "gemini",
-            "content": "",
-            "model": "gemini-3-flash-preview",
-            "thoughts": [],
-            "toolCalls": [call],
-        },
-        {
-            "id": "g2",
-            "timestamp": T3,
-            "type": "gemini",
-            "content": "Done.",
-            "model": "gemini-3-flash-preview",
-            "thoughts": [],
-            "toolCalls": [],
-        },
-    ]
-    return _jsonl(folder / "tmp" / "shop" / "chats" / "session-2026-12-01T21-25-5e550000.jsonl", records)
+            rec("tool_result", at_result, {"role": "user", "parts": [response]})
+        rec("assistant", answer_at, {"role": "model", "parts": [{"text": ex.answer}]})
+    return _jsonl(folder / "projects" / _dashed(cwd) / "chats" / f"{sid}.jsonl", records)
 
 
-def _pi(folder: Path, command: str, output: str, user: str) -> Path:
-    def entry(eid: str, parent: str | None, ts: str, message: dict[str, Any]) -> dict[str, Any]:
-        return {"type": "message", "id": eid, "parentId": parent, "timestamp": ts, "message": message}
-
-    call = {"type": "toolCall", "id": "tc1", "name": "bash", "arguments": {"command": command}}
-    records = [
-        {"type": "session", "version": 3, "id": SID, "timestamp": T0, "cwd": CWD},
-        entry("a1", None, T0, {"role": "user", "content": [{"type": "text", "text": user}]}),
-        entry("a2", "a1", T1, {"role": "assistant", "content": [call], "stopReason": "toolUse"}),
-        entry(
-            "a3",
-            "a2",
-            T2,
-            {
-                "role": "toolResult",
-                "toolCallId": "tc1",
-                "toolName": "bash",
-                "content": [{"type": "text", "text": output}],
-                "isError": False,
-            },
-        ),
-        entry(
-            "a4",
-            "a3",
-            T3,
-            {"role": "assistant", "content": [{"type": "text", "text": "Done."}], "stopReason": "stop"},
-        ),
-    ]
-    return _jsonl(
-        folder / "sessions" / "--home-dev-shop--" / f"2026-12-01T21-25-00-000Z_{SID}.jsonl", records
-    )
+def _ms(iso: str) -> int:
+    return int(datetime.strptime(iso, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp() * 1000)
 
 
-def _copilot(folder: Path, command: str, output: str, user: str) -> Path:
-    def ev(n: int, kind: str, ts: str, data: dict[str, Any]) -> dict[str, Any]:
-        return {
-            "type": kind,
-            "data": data,
-            "id": f"e{n}",
-            "timestamp": ts,
-            "parentId": f"e{n - 1}" if n else None,
-        }
-
-    records = [
-        ev(
-            0,
-            "session.start",
-            T0,
-            {
-                "sessionId": SID,
-                "copilotVersion": "1.0.102",
-                "startTime": T0,
-                "context": {"cwd": CWD, "gitRoot": CWD},
-            },
-        ),
-        ev(1, "user.message", T0, {"content": user, "messageId": "m1"}),
-        ev(
-            2,
-            "assistant.message",
-            T1,
-            {
-                "content": "",
-                "messageId": "m2",
-                "toolRequests": [{"toolCallId": "call_1", "name": "bash", "arguments": {"command": command}}],
-            },
-        ),
-        ev(
-            3,
-            "tool.execution_start",
-            T1,
-            {"toolCallId": "call_1", "toolName": "bash", "arguments": {"command": command}},
-        ),
-        ev(
-            4,
-            "tool.execution_complete",
-            T2,
-            {"toolCallId": "call_1", "success": True, "result": {"content": output}},
-        ),
-        ev(5, "assistant.message", T3, {"content": "Done.", "messageId": "m3"}),
-    ]
-    return _jsonl(folder / "session-state" / SID / "events.jsonl", records)
-
-
-def _qwen(folder: Path, command: str, output: str, user: str) -> Path:
-    def rec(n: int, kind: str, ts: str, message: dict[str, Any], **extra: Any) -> dict[str, Any]:
-        return {
-            "uuid": f"q{n}",
-            "parentUuid": f"q{n - 1}" if n else None,
-            "sessionId": SID,
-            "timestamp": ts,
-            "type": kind,
-            "cwd": CWD,
-            "version": "0.24.4",
-            "message": message,
-            **extra,
-        }
-
-    call = {"functionCall": {"id": "c1", "name": "run_shell_command", "args": {"command": command}}}
-    response = {"functionResponse": {"id": "c1", "name": "run_shell_command", "response": {"output": output}}}
-    records = [
-        rec(0, "user", T0, {"role": "user", "parts": [{"text": user}]}, provenance="real_user"),
-        rec(1, "assistant", T1, {"role": "model", "parts": [call]}),
-        rec(2, "tool_result", T2, {"role": "user", "parts": [response]}),
-        rec(3, "assistant", T3, {"role": "model", "parts": [{"text": "Done."}]}),
-    ]
-    return _jsonl(folder / "projects" / "-home-dev-shop" / "chats" / f"{SID}.jsonl", records)
-
-
-def _opencode(folder: Path, command: str, output: str, user: str) -> Path:
-    db = sample_db(folder)
+def _opencode(folder: Path, exchanges: list[Exchange], sid: str, cwd: str) -> Path:
+    db = folder / "opencode.db" if (folder / "opencode.db").is_file() else sample_db(folder)
     conn = sqlite3.connect(db, isolation_level=None)
-    sid, at = "ses_shellsession0000000001", 1_796_160_300_000
-    insert(
-        conn,
-        "session",
-        {
-            "id": sid,
-            "project_id": "91cc051c4e213f6cb9dc652810224b0e90288649",
-            "parent_id": None,
-            "slug": "shell",
-            "directory": CWD,
-            "title": "shell",
-            "version": "1.18.33",
-            "time_created": at,
-            "time_updated": at + 30,
-        },
-    )
-    insert(
-        conn,
-        "message",
-        {
-            "id": "msg_u",
-            "session_id": sid,
-            "time_created": at,
-            "time_updated": at,
-            "data": {"role": "user", "time": {"created": at}, "agent": "build"},
-        },
-    )
-    insert(
-        conn,
-        "part",
-        {
-            "id": "prt_u",
-            "message_id": "msg_u",
-            "session_id": sid,
-            "time_created": at,
-            "time_updated": at,
-            "data": {"type": "text", "text": user},
-        },
-    )
-    insert(
-        conn,
-        "message",
-        {
-            "id": "msg_a",
-            "session_id": sid,
-            "time_created": at + 1,
-            "time_updated": at + 20,
-            "data": {
-                "role": "assistant",
-                "parentID": "msg_u",
-                "time": {"created": at + 1, "completed": at + 20},
-                "finish": "stop",
-            },
-        },
-    )
-    tool = {
-        "type": "tool",
-        "callID": "call_1",
-        "tool": "bash",
-        "state": {
-            "status": "completed",
-            "input": {"command": command},
-            "output": output,
-            "time": {"start": at + 2, "end": at + 10},
-        },
+    session_id = "ses_shellsession0000000001" if sid == SID else f"ses_{sid.replace('-', '')[:22]}"
+    start = _ms(_start(exchanges))
+    end = _ms(_times(len(exchanges) - 1, exchanges[-1])[2])
+    session = {
+        "id": session_id,
+        "project_id": "91cc051c4e213f6cb9dc652810224b0e90288649",
+        "parent_id": None,
+        "slug": "shell",
+        "directory": cwd,
+        "title": "shell",
+        "version": "1.18.33",
+        "time_created": start,
+        "time_updated": end,
     }
-    insert(
-        conn,
-        "part",
-        {
-            "id": "prt_t",
-            "message_id": "msg_a",
-            "session_id": sid,
-            "time_created": at + 2,
-            "time_updated": at + 10,
-            "data": tool,
-        },
-    )
-    insert(
-        conn,
-        "part",
-        {
-            "id": "prt_x",
-            "message_id": "msg_a",
-            "session_id": sid,
-            "time_created": at + 11,
-            "time_updated": at + 20,
-            "data": {"type": "text", "text": "Done.", "time": {"start": at + 11, "end": at + 20}},
-        },
-    )
-    bump(conn, sid)
+    insert(conn, "session", session)
+    n = 0
+    for k, ex in enumerate(exchanges):
+        user_at, call_at, answer_at = _times(k, ex)
+        s = "" if k == 0 else str(k)
+        at, done = _ms(user_at), _ms(answer_at)
+        user = {"role": "user", "time": {"created": at}, "agent": "build"}
+        insert(
+            conn,
+            "message",
+            {
+                "id": f"msg_u{s}",
+                "session_id": session_id,
+                "time_created": at,
+                "time_updated": at,
+                "data": user,
+            },
+        )
+        text = {"type": "text", "text": ex.user}
+        insert(
+            conn,
+            "part",
+            {
+                "id": f"prt_u{s}",
+                "message_id": f"msg_u{s}",
+                "session_id": session_id,
+                "time_created": at,
+                "time_updated": at,
+                "data": text,
+            },
+        )
+        answer = {
+            "role": "assistant",
+            "parentID": f"msg_u{s}",
+            "time": {"created": at + 1, "completed": done},
+            "finish": "stop",
+        }
+        insert(
+            conn,
+            "message",
+            {
+                "id": f"msg_a{s}",
+                "session_id": session_id,
+                "time_created": at + 1,
+                "time_updated": done,
+                "data": answer,
+            },
+        )
+        for i, ((command, output), (at_call, at_result)) in enumerate(zip(ex.calls, call_at, strict=True)):
+            n += 1
+            t0, t1 = _ms(at_call), _ms(at_result)
+            state = {
+                "status": "completed",
+                "input": {"command": command},
+                "output": output,
+                "time": {"start": t0, "end": t1},
+            }
+            tool = {"type": "tool", "callID": f"call_{n}", "tool": "bash", "state": state}
+            pid = f"prt_t{s}" if len(ex.calls) == 1 else f"prt_t{s}_{i}"
+            insert(
+                conn,
+                "part",
+                {
+                    "id": pid,
+                    "message_id": f"msg_a{s}",
+                    "session_id": session_id,
+                    "time_created": t0,
+                    "time_updated": t1,
+                    "data": tool,
+                },
+            )
+        said = {"type": "text", "text": ex.answer, "time": {"start": done - 1, "end": done}}
+        insert(
+            conn,
+            "part",
+            {
+                "id": f"prt_x{s}",
+                "message_id": f"msg_a{s}",
+                "session_id": session_id,
+                "time_created": done - 1,
+                "time_updated": done,
+                "data": said,
+            },
+        )
+    bump(conn, session_id)
     conn.close()
-    return Path(opencode_db.session_path(str(db), sid))
+    return Path(opencode_db.session_path(str(db), session_id))
 
 
 _WRITERS = {
@@ -367,8 +456,16 @@ _WRITERS = {
 }
 
 
+def write_exchanges(
+    source: SourceName, folder: Path, exchanges: list[Exchange], *, sid: str = SID, cwd: str = CWD
+) -> Path:
+    """A session of ``source`` in ``cwd`` under ``folder`` made of ``exchanges`` (its transcripts
+    root is ``folder / ROOT_UNDER[source]``)."""
+    return _WRITERS[source](folder, exchanges, sid, cwd)
+
+
 def write_session(
     source: SourceName, folder: Path, *, command: str, output: str, user: str = "please check the setup"
 ) -> Path:
     """A session of ``source`` under ``folder`` in which the agent ran ``command``, which printed ``output``."""
-    return _WRITERS[source](folder, command, output, user)
+    return write_exchanges(source, folder, [Exchange(user, ((command, output),))])

@@ -85,7 +85,7 @@ def test_block_fits_the_load_cut_together_with_claudes_own_lines(env: Env) -> No
         body = sentinel.block_body(text)
         assert body is not None
         assert sentinel.count_lines(body) <= CUT.block_max_lines
-        assert "older memories not listed here" in body
+        assert "more memories not listed here" in body
         # The newest memories are the ones listed.
         assert "updated 2026-10-28" in body
         assert "Verify a remembered path, command or flag" in body
