@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from pipeline.store.consolidation import RunRow
     from pipeline.sync.run import SyncReport
 
+RUN_NOT_LANDED = (RunOutcome.FAILED, RunOutcome.SKIPPED, RunOutcome.CRASHED)
+"""A forget's rewrite of a scope that did not land: the scope's memory still holds what was forgotten."""
 MORE = "-v lists them"
 """The command line's hint after a count of rows its summary leaves out."""
 
@@ -97,9 +99,9 @@ class Forgotten:
 
     @property
     def ok(self) -> bool:
-        failed = [r for r in self.report.runs if r.outcome in (RunOutcome.FAILED, RunOutcome.SKIPPED)]
+        failed = [r for r in self.report.runs if r.outcome in RUN_NOT_LANDED]
         published_failed = self.published is not None and bool(self.published.failed)
-        return bool(self.report.forgotten or self.report.held) and not failed and not published_failed
+        return self.report.matched and not self.report.refused and not failed and not published_failed
 
     def lines(self, *, verbose: bool = False) -> list[str]:
         return [
@@ -143,7 +145,7 @@ async def forget_now(
     )
     published = None
     synced = None
-    if report.forgotten or report.held:
+    if report.matched and report.refused is None:
         from pipeline.publish.run import publish_all
 
         synced = await push_after(rt)
@@ -187,7 +189,13 @@ def forget_lines(
     report: ForgetReport, what: str, published: PublishReport | None, dialect: str, *, verbose: bool = False
 ) -> list[str]:
     """What forgetting did, scope by scope, and where the forgotten text still is."""
-    if not report.forgotten and not report.held:
+    if report.refused is not None:
+        return [
+            f"nothing forgotten: {report.refused}",
+            f"nothing changed: the extracts of {what} are kept and the memory and its published copies "
+            "stay as they were",
+        ]
+    if not report.matched:
         return [
             f"nothing to forget: no extract of {what} is left here, and the memory repository holds "
             "none of its text (unknown, or forgotten already)"
@@ -197,6 +205,10 @@ def forget_lines(
         f"{scope}: another machine's session; its {count} input file(s) in the memory repository are "
         "removed and its tombstone travels to the other machines (they forget their extracts of it)"
         for scope, count in sorted(report.held.items())
+    ]
+    lines += [
+        f"{scope}: forgotten earlier, but its memory still held it (that rewrite did not finish): rewritten now"
+        for scope in report.unfinished
     ]
     where = (
         "and from the database file"
@@ -227,5 +239,32 @@ def forget_lines(
                 lines.append(f"  memd removed {path} ({why})")
     if published is not None:
         lines += publish_lines(published, verbose=verbose)
+    lines += unfinished_lines(report, what, published)
     lines.append("the forgotten content remains in the memory repository's git history (git log -p)")
+    return lines
+
+
+def unfinished_lines(report: ForgetReport, what: str, published: PublishReport | None) -> list[str]:
+    """Where what was forgotten is still, when a rewrite or a publish failed (empty: nowhere)."""
+    lines = []
+    not_rewritten = [r.scope for r in report.runs if r.outcome in RUN_NOT_LANDED]
+    if not_rewritten:
+        lines.append(
+            f"NOT finished: the memory of {', '.join(not_rewritten)} still holds what {what} taught (its "
+            "rewrite failed, above), and so do its published copies; the same memd forget finishes it"
+        )
+    for r in published.results if published is not None else []:
+        if r.outcome in PUBLISH_FAILED:
+            lines.append(
+                f"NOT finished: the published copy at {r.path} may still hold what {what} taught (its "
+                "publish failed, above); `memd publish` writes it again"
+            )
+    if report.runs and not lines:
+        rebuilt_later = [r.scope for r in report.runs if r.mode == "WITHDRAW"]
+        if rebuilt_later:
+            lines.append(
+                f"{', '.join(rebuilt_later)}: what {what} taught is withdrawn; the digest (and the withdrawn "
+                "topics the remaining sessions support) will be rebuilt by the next consolidation with a model "
+                "(`memd consolidate` runs it now)"
+            )
     return lines

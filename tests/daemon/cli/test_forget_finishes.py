@@ -223,3 +223,93 @@ def _rebuilt_later_global(tmp_path: Path, config: Path, fake_api: FakeAnthropicA
     assert "is rebuilding this digest" not in head
     assert "sess-gone" not in head
     assert "sess-elsewhere" in head.split("=== projects/")[0]
+
+
+def _head(tmp_path: Path) -> str:
+    return subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=tmp_path / "memory", capture_output=True, text=True, check=True
+    ).stdout
+
+
+def _refused_and_unchanged(tmp_path: Path, config: Path, fake_api: FakeAnthropicAPI, why: str) -> None:
+    scope = scope_for(str(tmp_path / "acme"))
+    head, copies, calls = _head(tmp_path), published(tmp_path), len(fake_api.message_requests())
+    forgot = _invoke(config, "forget", "--session", "sess-gone", env=ENV)
+    assert forgot.exit_code == 1, forgot.output
+    assert "nothing forgotten: " in forgot.output
+    assert why in forgot.output
+    assert "nothing changed" in forgot.output
+    assert "extract(s) forgotten" not in forgot.output
+    assert forgotten(tmp_path, config, scope) == set()
+    assert _head(tmp_path) == head
+    assert published(tmp_path) == copies
+    assert len(fake_api.message_requests()) == calls
+
+
+def test_a_forget_that_cannot_rewrite_a_scope_changes_nothing_and_says_why(
+    tmp_path: Path, fake_api: FakeAnthropicAPI
+) -> None:
+    config = _setup(tmp_path, fake_api)
+    stray = tmp_path / "memory" / scope_for(str(tmp_path / "acme")) / "notes.md"
+    stray.write_text("a note of mine\n")
+    _refused_and_unchanged(tmp_path, config, fake_api, "uncommitted changes")
+
+    stray.unlink()
+    forgot = _invoke(config, "forget", "--session", "sess-gone", env=ENV)
+    assert forgot.exit_code == 0, forgot.output
+    assert "sess-gone" not in head_text(tmp_path)
+
+
+def test_a_forget_waits_for_nothing_while_a_consolidation_of_the_scope_runs(
+    tmp_path: Path, fake_api: FakeAnthropicAPI
+) -> None:
+    import os
+    import socket
+    from datetime import UTC, datetime, timedelta
+
+    from pipeline.store import leases
+
+    config = _setup(tmp_path, fake_api)
+    scope = scope_for(str(tmp_path / "acme"))
+
+    async def hold(env: Env) -> None:
+        now = datetime.now(UTC)
+        got = await leases.acquire(
+            env.store,
+            f"consolidate:{scope}",
+            owner="a-running-run",
+            host=socket.gethostname(),
+            pid=os.getppid(),
+            now=now,
+            ttl=timedelta(minutes=10),
+        )
+        assert isinstance(got, leases.Acquired)
+
+    with_store(tmp_path, config, hold)
+    _refused_and_unchanged(tmp_path, config, fake_api, "is running")
+
+
+def test_a_forget_interrupted_before_its_rewrite_is_finished_by_the_same_command(
+    tmp_path: Path, fake_api: FakeAnthropicAPI
+) -> None:
+    """The extracts were marked forgotten, but the process stopped before the scope was rewritten (or
+    an older memd's rewrite failed): the text is still on the head, so it is not "nothing to forget"."""
+    from datetime import UTC, datetime
+
+    config = _setup(tmp_path, fake_api)
+    scope = scope_for(str(tmp_path / "acme"))
+
+    async def interrupted(env: Env) -> None:
+        await db.forget(env.store, now=datetime.now(UTC), session_id="sess-gone")
+
+    with_store(tmp_path, config, interrupted)
+    assert "sess-gone" in head_text(tmp_path)
+    fake_api.responder = failing
+    forgot = _invoke(config, "forget", "--session", "sess-gone", env=ENV)
+    assert forgot.exit_code == 0, forgot.output
+    assert "nothing to forget" not in forgot.output
+    assert f"{scope}: forgotten earlier" in forgot.output
+    assert "sess-gone" not in head_text(tmp_path)
+    assert "sess-gone" not in published(tmp_path)
+    again = _invoke(config, "forget", "--session", "sess-gone", env=ENV)
+    assert "nothing to forget" in again.output
