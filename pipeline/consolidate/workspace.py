@@ -9,8 +9,8 @@ After a forget (a forgotten session still cited by a topic, or removed since the
 withdraws before the agent runs every topic citing a forgotten session, their index lines and
 ``memory_summary.md``; the diff then withholds the text of inputs, the digest and the withdrawn
 topics (it names the changed inputs instead), so the agent rebuilds them from what remains. A digest
-that is the placeholder a forget on another machine left (``[sync]``) is removed the same way, for
-the agent to write it again.
+that is the placeholder a forget without a model left (here, or on another machine: ``[sync]``) is
+removed the same way, for the agent to write it again.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Literal
 
 from pipeline.consolidate.plan import ScopePlan
 from pipeline.memory.inputs import materialize
-from pipeline.memory.layout import INDEX, PLACEHOLDER_SUMMARY, RAW_MEMORIES, ROLLOUT_DIR, SUMMARY, Caps
+from pipeline.memory.layout import INDEX, PLACEHOLDERS, RAW_MEMORIES, ROLLOUT_DIR, SUMMARY, Caps
 from pipeline.memory.provenance import (
     ProvenanceReport,
     TopicSnapshot,
@@ -219,10 +219,13 @@ async def prepare(
 
 
 def _is_placeholder(summary: Path) -> bool:
-    """Whether ``memory_summary.md`` is the placeholder a forget on another machine left."""
-    if summary.is_symlink() or not summary.is_file() or summary.stat().st_size != len(PLACEHOLDER_SUMMARY):
+    """Whether ``memory_summary.md`` is the placeholder a forget without a model left (here or on
+    another machine)."""
+    if summary.is_symlink() or not summary.is_file():
         return False
-    return summary.read_bytes() == PLACEHOLDER_SUMMARY
+    if summary.stat().st_size not in {len(p) for p in PLACEHOLDERS}:
+        return False
+    return summary.read_bytes() in PLACEHOLDERS
 
 
 @dataclass
