@@ -1,7 +1,7 @@
 """The changes a person asks memd to make to the memory, shared by the command line and the web page.
 
-`memd inbox accept|reject RUN` and `memd forget --session ID|--project KEY` call these, and so does
-`memd ui` (``daemon.ui``): the page does exactly what the commands do, and says it in the same words
+`memd inbox accept|reject RUN`, `memd forget --session ID|--project KEY` and `memd consolidate` call
+these, and so does `memd ui` (``daemon.ui``): the page does exactly what the commands do, and says it in the same words
 (``publish_lines``, ``forget_lines``). Each takes the caller's ``daemon.runtime.Runtime`` (the store,
 the settings, the clock, and the model client and the redactor when a change needs them); heavy
 modules (the publisher, the consolidation) are imported when called.
@@ -18,6 +18,7 @@ from pipeline.vocabulary import PUBLISH_FAILED, PublishOutcome, RunOutcome
 if TYPE_CHECKING:
     from daemon.runtime import Runtime
     from pipeline.consolidate.forget import ForgetReport
+    from pipeline.consolidate.now import NowReport
     from pipeline.llm.protocol import ModelClient
     from pipeline.publish.run import PublishReport
     from pipeline.store.consolidation import RunRow
@@ -268,3 +269,52 @@ def unfinished_lines(report: ForgetReport, what: str, published: PublishReport |
                 "(`memd consolidate` runs it now)"
             )
     return lines
+
+
+@dataclass(frozen=True)
+class ConsolidatedNow:
+    report: NowReport
+    published: PublishReport | None = None
+    synced: SyncReport | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.report.ok and not (self.published is not None and self.published.failed)
+
+    def lines(self, *, verbose: bool = False) -> list[str]:
+        return [
+            *self.report.run_lines(),
+            *sync_lines(self.synced),
+            *(publish_lines(self.published, verbose=verbose) if self.published is not None else []),
+        ]
+
+
+async def plan_consolidation(rt: Runtime, scope: str | None, *, dry_run: bool) -> NowReport:
+    """What `memd consolidate` would run now (``scope`` resolved already; None: every scope), each
+    first request measured; nothing is sent or written."""
+    from pipeline.consolidate.now import plan_now
+    from pipeline.consolidate.run import context
+
+    llm = await rt.llm_or_none()
+    ctx = context(rt.store, rt.settings(), rt.memory_repo(), rt.clock, llm, rt.redactor(dry_run=dry_run))
+    return await plan_now(ctx, scope, dry_run=dry_run)
+
+
+async def consolidate_planned(rt: Runtime, planned: NowReport) -> ConsolidatedNow:
+    """Run what ``plan_consolidation`` found, then push (``[sync]``) and publish what landed."""
+    from pipeline.consolidate.now import run_now
+    from pipeline.consolidate.run import context
+
+    settings = rt.settings()
+    repo = rt.memory_repo()
+    if planned.waiting and planned.refused is None:
+        repo.check_writable()
+    ctx = context(rt.store, settings, repo, rt.clock, await rt.llm_or_none(), rt.redactor())
+    report = await run_now(ctx, planned)
+    landed = [r for r in report.runs if r.outcome in (RunOutcome.COMMITTED, RunOutcome.CLEARED)]
+    if not landed:
+        return ConsolidatedNow(report)
+    from pipeline.publish.run import publish_all
+
+    synced = await push_after(rt)
+    return ConsolidatedNow(report, await publish_all(rt.store, settings, rt.clock), synced)

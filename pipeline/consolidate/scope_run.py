@@ -279,7 +279,7 @@ async def _attempt(
             )
             return
         forgotten = await db.forgotten_sessions(ctx.store, plan.scope) | also_forget
-        foreign = await _foreign_sessions(ctx, plan.scope, clone, also_forget)
+        foreign = await foreign_sessions(ctx, plan.scope, clone, also_forget)
         ws = await workspace.prepare(
             clone, plan, clean=ctx.clean(), forgotten=forgotten, foreign=foreign, dropped=also_forget
         )
@@ -365,7 +365,7 @@ def _rmtree(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-async def _foreign_sessions(
+async def foreign_sessions(
     ctx: Phase2Context, scope: str, clone: MemoryRepo, also_forget: frozenset[str] = frozenset()
 ) -> Callable[[str], bool]:
     """Whether a session's input in the scope is another machine's (``[sync]``): one this store never
