@@ -120,10 +120,11 @@ async def forget_now(
 ) -> Forgotten:
     """Forget a session's or a project's extracts (or, with ``[sync]``, another machine's session
     the memory repository holds), rewrite the affected scopes, push and publish them. Without an
-    API key it still forgets, withdraws and tombstones; scopes that keep other sessions then wait
-    for their digest to be rebuilt (``warn`` is told so at once, before the work;
-    ``Forgotten.warning`` keeps it). A memory
-    repository that cannot be written fails it before anything is forgotten or paid for."""
+    API key (or when the model fails) it still forgets, withdraws and tombstones; scopes that keep
+    other sessions then wait for their digest to be rebuilt (``warn`` is told so at once, before
+    the work; ``Forgotten.warning`` keeps it). A memory repository that cannot be written, or a
+    scope that cannot be rewritten now, fails it before anything is forgotten or paid for
+    (``ForgetReport.refused``)."""
     from pipeline.consolidate.forget import forget
     from pipeline.errors import NoAPIKey
 
