@@ -9,6 +9,15 @@ and the agent rebuilds them from the remaining inputs only (``RunResult.withdraw
 ``.rebuilt``); memd then stamps ``sources`` without the forgotten sessions. The content stays in
 the repository's git history (every run is a commit).
 
+A forget finishes or changes nothing. Before any extract is marked, ``blocked`` asks whether each
+scope it must rewrite can be written now (no uncommitted change, no consolidation of it running,
+in team mode no landed commit still on its way): when one cannot, the report is ``refused`` and
+nothing changed. When no model can rebuild a scope (none, or it fails or its result is refused),
+the withdrawal lands without it (``pipeline.consolidate.scope_run``: mode ``WITHDRAW``, a
+placeholder digest) and a later run rebuilds the rest. A forget whose rewrite of a scope did not
+land (a process killed in between) is finished by the next forget of the same session or project
+(``ForgetReport.unfinished``, from ``consolidation.not_withdrawn``), never "nothing to forget".
+
 A session this store has no extract of (another machine's, ``[sync]``) is forgotten too when the
 memory repository's branch holds its inputs (``pipeline.memory.held``): each scope holding them is
 rewritten without them (``consolidate_scope(also_forget=...)``), what they taught withdrawn and

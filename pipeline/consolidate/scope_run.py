@@ -3,6 +3,9 @@ only at the very end (a fast-forward, or an ``inbox/<run>`` branch), or not at a
 
 Outcomes: ``committed`` / ``pending_review`` (inbox) / ``unchanged`` (nothing to commit) /
 ``cleared`` (every session of the scope forgotten: memd removed the folder, no model call) /
+``committed`` with mode ``WITHDRAW`` (a forget no model could rebuild, none given or the model
+failed: what the forgotten sessions taught withdrawn, a placeholder digest, the scope marked to be
+rebuilt; what a failed agent wrote is dropped first) /
 ``skipped`` (another run holds the scope, or nothing to do any more) / ``failed`` (the reason is
 recorded on the run and the scope waits before it is tried again) / ``crashed`` (an unexpected
 error or a cancellation: recorded, then re-raised).
