@@ -130,18 +130,27 @@ def _setup(tmp_path: Path, fake_api: FakeAnthropicAPI) -> Path:
     return config
 
 
-def _rebuilt_later(tmp_path: Path, config: Path, fake_api: FakeAnthropicAPI, scope: str) -> None:
-    """A later consolidation with a working model rebuilds the digest from what remains."""
+def _rebuilt_later(
+    tmp_path: Path, config: Path, fake_api: FakeAnthropicAPI, scope: str, *, now: bool = False
+) -> None:
+    """A later consolidation with a working model (the daemon's, or ``memd consolidate`` when
+    ``now``) rebuilds the digest from what remains."""
     fake_api.responder = agent
     calls = len(fake_api.message_requests())
+    if now:
+        done = _invoke(config, "consolidate", env=ENV)  # every scope waiting: global and the project
+        assert done.exit_code == 0, done.output
+        assert f"{scope}: committed" in done.output
+        assert "global: committed" in done.output
+    else:
 
-    async def work(env: Env) -> None:
-        report = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
-        assert scope in {s.scope for s in report.scopes if s.outcome == "committed"}, report
+        async def work(env: Env) -> None:
+            report = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
+            assert scope in {s.scope for s in report.scopes if s.outcome == "committed"}, report
 
-    with_store(tmp_path, config, work)
+        with_store(tmp_path, config, work)
+        assert _invoke(config, "publish", env=ENV).exit_code == 0
     assert len(fake_api.message_requests()) > calls
-    assert _invoke(config, "publish", env=ENV).exit_code == 0
     head = head_text(tmp_path)
     assert "sess-gone" not in head
     assert "is rebuilding this digest" not in head
@@ -171,7 +180,7 @@ def test_forget_with_a_failing_model_withdraws_without_it_publishes_and_a_later_
     again = _invoke(config, "forget", "--session", "sess-gone", env=ENV)
     assert again.exit_code == 1
     assert "nothing to forget" in again.output
-    _rebuilt_later(tmp_path, config, fake_api, scope)
+    _rebuilt_later(tmp_path, config, fake_api, scope, now=True)
 
 
 def test_forget_without_an_api_key_withdraws_with_no_model_call(
