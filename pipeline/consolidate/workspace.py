@@ -43,6 +43,8 @@ DIFF_MAX_BYTES = 80_000
 AGENT_VIEW = "memories/"
 """Where the agent sees the scope (the memory tool's ``/memories``): the diff's paths are shown under it."""
 Mode = Literal["INIT", "INCREMENTAL"]
+INIT_DIFF = "(INIT: there is no memory in this folder yet; read raw_memories.md and rollout_summaries/.)"
+"""What a first run of a scope is shown in place of a diff."""
 
 
 @dataclass
@@ -187,7 +189,7 @@ async def prepare(
     withdrawn = citing_topics(snapshot, forgotten) if withdrawing else []
     rebuild_digest = await asyncio.to_thread(_is_placeholder, scope_dir / SUMMARY)
     if mode == "INIT":
-        diff = "(INIT: there is no memory in this folder yet; read raw_memories.md and rollout_summaries/.)"
+        diff = INIT_DIFF
     elif withdrawing or rebuild_digest:
         diff = await _withheld_diff(clone, plan.scope, since, withdrawn)
     else:
