@@ -322,3 +322,19 @@ def test_a_forget_interrupted_before_its_rewrite_is_finished_by_the_same_command
     assert "sess-gone" not in published(tmp_path)
     again = _invoke(config, "forget", "--session", "sess-gone", env=ENV)
     assert "nothing to forget" in again.output
+
+
+def test_a_published_copy_the_forget_cannot_rewrite_is_named_not_finished(
+    tmp_path: Path, fake_api: FakeAnthropicAPI
+) -> None:
+    config = _setup(tmp_path, fake_api)
+    [index] = list((tmp_path / "home" / ".claude" / "projects").glob("*acme/memory/MEMORY.md"))
+    elsewhere = tmp_path / "elsewhere.md"
+    elsewhere.write_text(index.read_text())
+    index.unlink()
+    index.symlink_to(elsewhere)  # memd writes no file through a link it did not make
+    forgot = _invoke(config, "forget", "--session", "sess-gone", env=NO_KEY)
+    assert forgot.exit_code == 1, forgot.output
+    assert "sess-gone" not in head_text(tmp_path)
+    assert f"NOT finished: the published copy at {index.parent}" in forgot.output
+    assert "`memd publish` writes it again" in forgot.output
