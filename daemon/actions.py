@@ -1,7 +1,7 @@
 """The changes a person asks memd to make to the memory, shared by the command line and the web page.
 
-`memd inbox accept|reject RUN` and `memd forget --session ID|--project KEY` call these, and so does
-`memd ui` (``daemon.ui``): the page does exactly what the commands do, and says it in the same words
+`memd inbox accept|reject RUN`, `memd forget --session ID|--project KEY` and `memd consolidate` call
+these, and so does `memd ui` (``daemon.ui``): the page does exactly what the commands do, and says it in the same words
 (``publish_lines``, ``forget_lines``). Each takes the caller's ``daemon.runtime.Runtime`` (the store,
 the settings, the clock, and the model client and the redactor when a change needs them); heavy
 modules (the publisher, the consolidation) are imported when called.
@@ -18,11 +18,14 @@ from pipeline.vocabulary import PUBLISH_FAILED, PublishOutcome, RunOutcome
 if TYPE_CHECKING:
     from daemon.runtime import Runtime
     from pipeline.consolidate.forget import ForgetReport
+    from pipeline.consolidate.now import NowReport
     from pipeline.llm.protocol import ModelClient
     from pipeline.publish.run import PublishReport
     from pipeline.store.consolidation import RunRow
     from pipeline.sync.run import SyncReport
 
+RUN_NOT_LANDED = (RunOutcome.FAILED, RunOutcome.SKIPPED, RunOutcome.CRASHED)
+"""A forget's rewrite of a scope that did not land: the scope's memory still holds what was forgotten."""
 MORE = "-v lists them"
 """The command line's hint after a count of rows its summary leaves out."""
 
@@ -97,9 +100,9 @@ class Forgotten:
 
     @property
     def ok(self) -> bool:
-        failed = [r for r in self.report.runs if r.outcome in (RunOutcome.FAILED, RunOutcome.SKIPPED)]
+        failed = [r for r in self.report.runs if r.outcome in RUN_NOT_LANDED]
         published_failed = self.published is not None and bool(self.published.failed)
-        return bool(self.report.forgotten or self.report.held) and not failed and not published_failed
+        return self.report.matched and not self.report.refused and not failed and not published_failed
 
     def lines(self, *, verbose: bool = False) -> list[str]:
         return [
@@ -117,10 +120,11 @@ async def forget_now(
 ) -> Forgotten:
     """Forget a session's or a project's extracts (or, with ``[sync]``, another machine's session
     the memory repository holds), rewrite the affected scopes, push and publish them. Without an
-    API key it still forgets, withdraws and tombstones; scopes that keep other sessions then wait
-    for their digest to be rebuilt (``warn`` is told so at once, before the work;
-    ``Forgotten.warning`` keeps it). A memory
-    repository that cannot be written fails it before anything is forgotten or paid for."""
+    API key (or when the model fails) it still forgets, withdraws and tombstones; scopes that keep
+    other sessions then wait for their digest to be rebuilt (``warn`` is told so at once, before
+    the work; ``Forgotten.warning`` keeps it). A memory repository that cannot be written, or a
+    scope that cannot be rewritten now, fails it before anything is forgotten or paid for
+    (``ForgetReport.refused``)."""
     from pipeline.consolidate.forget import forget
     from pipeline.errors import NoAPIKey
 
@@ -143,7 +147,7 @@ async def forget_now(
     )
     published = None
     synced = None
-    if report.forgotten or report.held:
+    if report.matched and report.refused is None:
         from pipeline.publish.run import publish_all
 
         synced = await push_after(rt)
@@ -187,7 +191,13 @@ def forget_lines(
     report: ForgetReport, what: str, published: PublishReport | None, dialect: str, *, verbose: bool = False
 ) -> list[str]:
     """What forgetting did, scope by scope, and where the forgotten text still is."""
-    if not report.forgotten and not report.held:
+    if report.refused is not None:
+        return [
+            f"nothing forgotten: {report.refused}",
+            f"nothing changed: the extracts of {what} are kept and the memory and its published copies "
+            "stay as they were",
+        ]
+    if not report.matched:
         return [
             f"nothing to forget: no extract of {what} is left here, and the memory repository holds "
             "none of its text (unknown, or forgotten already)"
@@ -197,6 +207,10 @@ def forget_lines(
         f"{scope}: another machine's session; its {count} input file(s) in the memory repository are "
         "removed and its tombstone travels to the other machines (they forget their extracts of it)"
         for scope, count in sorted(report.held.items())
+    ]
+    lines += [
+        f"{scope}: forgotten earlier, but its memory still held it (that rewrite did not finish): rewritten now"
+        for scope in report.unfinished
     ]
     where = (
         "and from the database file"
@@ -227,5 +241,81 @@ def forget_lines(
                 lines.append(f"  memd removed {path} ({why})")
     if published is not None:
         lines += publish_lines(published, verbose=verbose)
+    lines += unfinished_lines(report, what, published)
     lines.append("the forgotten content remains in the memory repository's git history (git log -p)")
     return lines
+
+
+def unfinished_lines(report: ForgetReport, what: str, published: PublishReport | None) -> list[str]:
+    """Where what was forgotten is still, when a rewrite or a publish failed (empty: nowhere)."""
+    lines = []
+    not_rewritten = [r.scope for r in report.runs if r.outcome in RUN_NOT_LANDED]
+    if not_rewritten:
+        lines.append(
+            f"NOT finished: the memory of {', '.join(not_rewritten)} still holds what {what} taught (its "
+            "rewrite failed, above), and so do its published copies; the same memd forget finishes it"
+        )
+    for r in published.results if published is not None else []:
+        if r.outcome in PUBLISH_FAILED:
+            lines.append(
+                f"NOT finished: the published copy at {r.path} may still hold what {what} taught (its "
+                "publish failed, above); `memd publish` writes it again"
+            )
+    if report.runs and not lines:
+        rebuilt_later = [r.scope for r in report.runs if r.mode == "WITHDRAW"]
+        if rebuilt_later:
+            lines.append(
+                f"{', '.join(rebuilt_later)}: what {what} taught is withdrawn; the digest (and the withdrawn "
+                "topics the remaining sessions support) will be rebuilt by the next consolidation with a model "
+                "(`memd consolidate` runs it now)"
+            )
+    return lines
+
+
+@dataclass(frozen=True)
+class ConsolidatedNow:
+    report: NowReport
+    published: PublishReport | None = None
+    synced: SyncReport | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.report.ok and not (self.published is not None and self.published.failed)
+
+    def lines(self, *, verbose: bool = False) -> list[str]:
+        return [
+            *self.report.run_lines(),
+            *sync_lines(self.synced),
+            *(publish_lines(self.published, verbose=verbose) if self.published is not None else []),
+        ]
+
+
+async def plan_consolidation(rt: Runtime, scope: str | None, *, dry_run: bool) -> NowReport:
+    """What `memd consolidate` would run now (``scope`` resolved already; None: every scope), each
+    first request measured; nothing is sent or written."""
+    from pipeline.consolidate.now import plan_now
+    from pipeline.consolidate.run import context
+
+    llm = await rt.llm_or_none()
+    ctx = context(rt.store, rt.settings(), rt.memory_repo(), rt.clock, llm, rt.redactor(dry_run=dry_run))
+    return await plan_now(ctx, scope, dry_run=dry_run)
+
+
+async def consolidate_planned(rt: Runtime, planned: NowReport) -> ConsolidatedNow:
+    """Run what ``plan_consolidation`` found, then push (``[sync]``) and publish what landed."""
+    from pipeline.consolidate.now import run_now
+    from pipeline.consolidate.run import context
+
+    settings = rt.settings()
+    repo = rt.memory_repo()
+    if planned.waiting and planned.refused is None:
+        repo.check_writable()
+    ctx = context(rt.store, settings, repo, rt.clock, await rt.llm_or_none(), rt.redactor())
+    report = await run_now(ctx, planned)
+    landed = [r for r in report.runs if r.outcome in (RunOutcome.COMMITTED, RunOutcome.CLEARED)]
+    if not landed:
+        return ConsolidatedNow(report)
+    from pipeline.publish.run import publish_all
+
+    synced = await push_after(rt)
+    return ConsolidatedNow(report, await publish_all(rt.store, settings, rt.clock), synced)

@@ -33,6 +33,7 @@ COMMANDS = {
     "hooks": "daemon.cli.hooks:hooks_group",
     "inbox": "daemon.cli.inbox:inbox_group",
     "forget": "daemon.cli.forget:forget_command",
+    "consolidate": "daemon.cli.consolidate:consolidate_command",
     "memories": "daemon.cli.memories:memories_group",
     "service": "daemon.cli.service:service_group",
     "ui": "daemon.cli.ui:ui_command",

@@ -7,9 +7,16 @@ from the text the memory repository holds (``[sync]``), and its tombstone is pus
 forgets it too. Only git history keeps the old text. The publish
 targets it skipped are counted (``-v`` lists them).
 
-Exit status: 0 when every affected scope was rewritten (or had nothing of it to rewrite) and
-published; 1 when nothing matched, a run or a publish failed, or the store or git failed; 2 for a
-bad config; 64 for bad arguments (see `daemon.exits`).
+It finishes or changes nothing: a scope that cannot be written now (uncommitted changes, a
+consolidation of it running) refuses the whole forget before anything is forgotten; a scope no
+model can rebuild (no API key, the model fails) still loses, without a model call, what the session
+taught (its inputs, the topics citing it, their index lines, the digest), the rest to be rebuilt by
+a later consolidation. A forget interrupted before its rewrite is finished by the same command.
+
+Exit status: 0 when every affected scope was rewritten or withdrawn (or had nothing of it to
+rewrite) and published; 1 when nothing matched, it refused (nothing changed), a rewrite or a
+publish failed (named `NOT finished`), or the store or git failed; 2 for a bad config; 64 for bad
+arguments (see `daemon.exits`).
 """
 
 from __future__ import annotations

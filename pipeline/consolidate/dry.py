@@ -3,7 +3,8 @@
 Phase 2 in a dry run reports the scopes whose extracts exist (``RunOutcome.WOULD_RUN``); the
 extracts a real run would make first cannot be seen, so each session phase 1 would extract adds its
 project's scope and the global scope (a session's memories about the user feed ``global``).
-Estimates are rough: the prompts plus a typical extract per session.
+Estimates are rough: the prompts plus a typical extract per session. ``run_cap`` is the most one
+run may spend under ``[memories]``'s caps (``memd consolidate`` prints it before it runs).
 """
 
 from __future__ import annotations
@@ -39,14 +40,42 @@ class DryConsolidation:
 _Row = Callable[[str, str, int], WouldConsolidate]
 
 
+@dataclass(frozen=True)
+class RunCap:
+    """The most one consolidation run may spend: ``tokens`` (``consolidation_token_budget``, checked
+    after each turn, so the last turn may pass it by one request), over at most ``turns`` turns
+    (``consolidation_max_turns``), ``usd`` the most those tokens can cost on ``model``."""
+
+    model: str
+    tokens: int
+    turns: int
+    max_output_tokens: int
+    usd: float
+
+
+def run_cap(settings: Settings, max_output_tokens: int) -> RunCap:
+    """``max_output_tokens``: the most one turn writes. The dollars price the budget at its dearest:
+    as many output tokens as the turns can write, the rest as cache writes (the dearest input)."""
+    model = settings.llm.consolidation_model
+    tokens = settings.memories.consolidation_token_budget
+    turns = settings.memories.consolidation_max_turns
+    output = min(tokens, turns * max_output_tokens)
+    usd = cost_usd(model, Usage(output_tokens=output, cache_write_tokens=tokens - output))
+    return RunCap(model, tokens, turns, max_output_tokens, usd)
+
+
+def first_request_usd(settings: Settings, tokens: int) -> float:
+    """What a first request of ``tokens`` input tokens costs on the consolidation model."""
+    return cost_usd(settings.llm.consolidation_model, Usage(input_tokens=tokens))
+
+
 def dry_consolidation(
     report: Phase2Report, would_extract: Sequence[tuple[str | None, str]], settings: Settings
 ) -> DryConsolidation:
     """``would_extract``: (project, session) of each session phase 1 would extract."""
-    model = settings.llm.consolidation_model
 
     def row(scope: str, why: str, tokens: int) -> WouldConsolidate:
-        return WouldConsolidate(scope, why, tokens, cost_usd(model, Usage(input_tokens=tokens)))
+        return WouldConsolidate(scope, why, tokens, first_request_usd(settings, tokens))
 
     rows: dict[str, WouldConsolidate] = {}
     for s in report.scopes:

@@ -10,6 +10,15 @@ and the agent rebuilds them from the remaining inputs only (``RunResult.withdraw
 ``.rebuilt``); memd then stamps ``sources`` without the forgotten sessions. The content stays in
 the repository's git history (every run is a commit).
 
+A forget finishes or changes nothing. Before any extract is marked, ``blocked`` asks whether each
+scope it must rewrite can be written now (no uncommitted change, no consolidation of it running,
+in team mode no landed commit still on its way): when one cannot, the report is ``refused`` and
+nothing changed. When no model can rebuild a scope (none, or it fails or its result is refused),
+the withdrawal lands without it (``pipeline.consolidate.scope_run``: mode ``WITHDRAW``, a
+placeholder digest) and a later run rebuilds the rest. A forget whose rewrite of a scope did not
+land (a process killed in between) is finished by the next forget of the same session or project
+(``ForgetReport.unfinished``, from ``consolidation.not_withdrawn``), never "nothing to forget".
+
 A session this store has no extract of (another machine's, ``[sync]``) is forgotten too when the
 memory repository's branch holds its inputs (``pipeline.memory.held``): each scope holding them is
 rewritten without them (``consolidate_scope(also_forget=...)``), what they taught withdrawn and
@@ -23,7 +32,8 @@ from dataclasses import dataclass, field
 
 from pipeline.clock import Clock
 from pipeline.consolidate import inbox
-from pipeline.consolidate.context import RunResult
+from pipeline.consolidate.context import Phase2Context, RunResult, new_run_id
+from pipeline.consolidate.lease import LEASE_TTL, holder_gone
 from pipeline.consolidate.run import context
 from pipeline.consolidate.scope_run import consolidate_scope
 from pipeline.llm.protocol import ModelClient
@@ -31,8 +41,9 @@ from pipeline.memory.held import scopes_holding
 from pipeline.memory.repository import MemoryRepo
 from pipeline.memory.validate import SecretFinder
 from pipeline.settings import Settings
-from pipeline.store import Store, notes
+from pipeline.store import Store, leases, notes
 from pipeline.store import consolidation as db
+from pipeline.team.arrival import waiting_for
 
 
 @dataclass
@@ -42,8 +53,19 @@ class ForgetReport:
     held: dict[str, int] = field(default_factory=dict)
     """Scopes whose inputs of the session are on the memory repository's branch although this store
     has no extract of it there (another machine's), with how many input files name it."""
+    unfinished: list[str] = field(default_factory=list)
+    """Scopes an earlier forget of the same session (or project) marked but could not rewrite: their
+    memory still held it, so they are rewritten now."""
     dropped_inbox: list[str] = field(default_factory=list)
     runs: list[RunResult] = field(default_factory=list)
+    refused: str | None = None
+    """Why nothing was forgotten: a scope the forget must rewrite cannot be written now (nothing
+    changed, the extracts are kept)."""
+
+    @property
+    def matched(self) -> bool:
+        """Whether there was anything to forget (or to finish forgetting)."""
+        return bool(self.forgotten or self.held or self.unfinished)
 
 
 def scope_of_project(value: str) -> str:
@@ -72,15 +94,24 @@ async def forget(
         raise ValueError("give exactly one of a session id or a project")
     report = ForgetReport()
     scope = scope_of_project(project) if project is not None else None
+    wanted = await db.to_forget(store, session_id=session_id, scope=scope)
+    report.unfinished = sorted(
+        await db.not_withdrawn(store, session_id=session_id, scope=scope) - set(wanted)
+    )
+    if session_id is not None:
+        held = await scopes_holding(repo, session_id)
+        report.held = {s: n for s, n in held.items() if s not in wanted and s not in report.unfinished}
+    ctx = context(store, settings, repo, clock, llm, redactor)
+    scopes = sorted(set(wanted) | set(report.held) | set(report.unfinished))
+    report.refused = await blocked(ctx, scopes)
+    if report.refused is not None:
+        report.held, report.unfinished = {}, []
+        return report
     report.forgotten = await db.forget(store, now=clock.now(), session_id=session_id, scope=scope)
     if scope is not None:  # what agents handed memd about the project (`memd mcp`) goes with it
         await notes.forget_scope(store, scope)
-    if session_id is not None:
-        held = await scopes_holding(repo, session_id)
-        report.held = {s: n for s, n in held.items() if s not in report.forgotten}
     also = frozenset({session_id}) if session_id is not None else frozenset()
-    ctx = context(store, settings, repo, clock, llm, redactor)
-    for affected in sorted(set(report.forgotten) | set(report.held)):
+    for affected in sorted(set(report.forgotten) | set(report.held) | set(report.unfinished)):
         dropped = await inbox.drop_pending(store, repo, clock, affected)
         await notes.release(store, dropped)  # no one rejected what agents handed memd (`memd mcp`)
         report.dropped_inbox += dropped
@@ -95,3 +126,36 @@ async def forget(
         )
         report.runs.append(run)
     return report
+
+
+async def blocked(ctx: Phase2Context, scopes: list[str]) -> str | None:
+    """Why one of ``scopes`` cannot be rewritten now (None: each can), asked before anything is
+    forgotten, so that a forget that could not finish changes nothing."""
+    repo = ctx.repo
+    now = ctx.clock.now()
+    for scope in scopes:
+        if (repo.path / ".git").is_dir() and (dirty := await repo.dirty_paths(scope)):
+            return (
+                f"{scope} has uncommitted changes in {repo.path} ({len(dirty)} path(s), e.g. {dirty[0]}): "
+                "commit or discard them, then forget again"
+            )
+        if (waits := await waiting_for(ctx.store, ctx.settings, repo, scope, now=now)) is not None:
+            return f"{scope} {waits}"
+        name, owner = f"consolidate:{scope}", f"forget-check-{new_run_id(now)}"
+        got = await leases.acquire(
+            ctx.store,
+            name,
+            owner=owner,
+            host=ctx.host,
+            pid=ctx.pid,
+            now=now,
+            ttl=LEASE_TTL,
+            owner_gone=holder_gone(ctx),
+        )
+        if isinstance(got, leases.Holder):
+            return (
+                f"a consolidation of {scope} is running ({got.host}, pid {got.pid}, since "
+                f"{got.acquired_at:%H:%M}): forget again when it has ended"
+            )
+        await leases.release(ctx.store, name, owner=owner)
+    return None

@@ -168,8 +168,9 @@ def withdrawn_text(ws: Workspace) -> str:
         if not ws.rebuild_digest:
             return ""
         return (
-            "\nA session this scope drew on was forgotten on another machine, which withdrew what it taught\n"
-            "and left memory_summary.md as a placeholder; memd removed it before this run. Write\n"
+            "\nA session this scope drew on was forgotten (here or on another machine) and what it taught was\n"
+            "withdrawn without a model, leaving memory_summary.md as a placeholder; memd removed it before\n"
+            "this run. Write\n"
             "memory_summary.md again from the remaining inputs (raw_memories.md, rollout_summaries/) and the\n"
             "topic files in the folder only.\n"
         )

@@ -3,6 +3,9 @@ only at the very end (a fast-forward, or an ``inbox/<run>`` branch), or not at a
 
 Outcomes: ``committed`` / ``pending_review`` (inbox) / ``unchanged`` (nothing to commit) /
 ``cleared`` (every session of the scope forgotten: memd removed the folder, no model call) /
+``committed`` with mode ``WITHDRAW`` (a forget no model could rebuild, none given or the model
+failed: what the forgotten sessions taught withdrawn, a placeholder digest, the scope marked to be
+rebuilt; what a failed agent wrote is dropped first) /
 ``skipped`` (another run holds the scope, or nothing to do any more) / ``failed`` (the reason is
 recorded on the run and the scope waits before it is tried again) / ``crashed`` (an unexpected
 error or a cancellation: recorded, then re-raised).
@@ -28,7 +31,7 @@ from pipeline.consolidate.context import Phase2Context, RunResult, new_run_id
 from pipeline.consolidate.lease import LEASE_TTL, ScopeLease, holder_gone
 from pipeline.consolidate.plan import ScopePlan, plan_scope
 from pipeline.consolidate.request import commit_message
-from pipeline.errors import ConsolidationFailed, LLMUnavailable, MemdError
+from pipeline.errors import ConsolidationFailed, LLMError, LLMUnavailable, MemdError
 from pipeline.memory import tombstones
 from pipeline.memory.inputs import rests_on_tools
 from pipeline.memory.layout import GLOBAL_SCOPE, PLACEHOLDER_SUMMARY, ROLLOUT_DIR, SUMMARY
@@ -288,7 +291,7 @@ async def _attempt(
             )
             return
         forgotten = await db.forgotten_sessions(ctx.store, plan.scope) | also_forget
-        foreign = await _foreign_sessions(ctx, plan.scope, clone, also_forget)
+        foreign = await foreign_sessions(ctx, plan.scope, clone, also_forget)
         ws = await workspace.prepare(
             clone,
             plan,
@@ -304,6 +307,7 @@ async def _attempt(
         forgetting = plan.action == "clear" or bool(also_forget) or bool(ws.withdrawing)
         emptied = not plan.inputs and not left and (plan.action == "clear" or bool(also_forget))
         placeholder = forgetting and not emptied and ctx.llm is None
+        failure: MemdError | None = None
         if emptied or placeholder:
             result.mode = "CLEAR" if plan.action == "clear" or emptied else "WITHDRAW"
         else:
@@ -317,11 +321,23 @@ async def _attempt(
             # withdrawn above, the tombstones are in this commit, so it travels) under the
             # placeholder digest; the scope is marked to be rebuilt by the next run with a model
             # here, or by the next machine that merges it.
-            await asyncio.to_thread(_placeholder_summary, ws.scope_dir)
-            await clone.stage(plan.scope)
+            await _withdraw_only(clone, ws)
+        elif forgetting:
+            # The agent rebuilds what the forgotten sessions taught from what remains; when it
+            # cannot (the model fails, or its result is refused), the forget lands all the same,
+            # as without a model: the scope as memd prepared it, under the placeholder digest.
+            prepared = await clone.snapshot_scope(plan.scope)
+            try:
+                await run_agent(ctx, plan, ws, result, lease)
+            except (LLMError, ConsolidationFailed) as exc:
+                await clone.restore_scope(plan.scope, prepared)
+                await _withdraw_only(clone, ws)
+                placeholder, failure, result.mode = True, exc, "WITHDRAW"
+                result.removed_topics, result.rebuilt = {}, []
+                result.reason = _not_rebuilt(exc)
+                result.findings = list(getattr(exc, "findings", []) or result.findings)
         else:
-            # This machine's inputs, and those other machines left in the scope (``[sync]``): the
-            # agent rebuilds what the forgotten sessions taught from what remains.
+            # This machine's inputs, and those other machines left in the scope (``[sync]``).
             await run_agent(ctx, plan, ws, result, lease)
         result.changes = await workspace.staged_changes(ws)
         if not result.changes:
@@ -362,6 +378,8 @@ async def _attempt(
         now=ctx.clock.now(),
         rebuild=placeholder,
     )
+    if failure is not None:  # the rebuild waits as a failed run's retry would
+        await db.save_retry_at(ctx.store, plan.scope, retry_at=_retry_at(ctx, failure), now=ctx.clock.now())
 
 
 async def _took(ctx: Phase2Context, plan: ScopePlan, result: RunResult) -> None:
@@ -380,7 +398,7 @@ def _rmtree(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-async def _foreign_sessions(
+async def foreign_sessions(
     ctx: Phase2Context, scope: str, clone: MemoryRepo, also_forget: frozenset[str] = frozenset()
 ) -> Callable[[str], bool]:
     """Whether a session's input in the scope is another machine's (``[sync]``): one this store never
@@ -402,6 +420,18 @@ async def _bury(clone: MemoryRepo, forgotten: set[str]) -> None:
 def _has_inputs(scope_dir: Path) -> bool:
     folder = scope_dir / ROLLOUT_DIR
     return folder.is_dir() and any(p.is_file() for p in folder.iterdir())
+
+
+async def _withdraw_only(clone: MemoryRepo, ws: workspace.Workspace) -> None:
+    """The forget without a model: the scope as memd prepared it (the forgotten inputs gone, every
+    topic citing them and their index lines withdrawn, the digest removed), the placeholder digest."""
+    await asyncio.to_thread(_placeholder_summary, ws.scope_dir)
+    await clone.stage(ws.scope)
+
+
+def _not_rebuilt(exc: MemdError) -> str:
+    why = getattr(exc, "reason", None) or str(exc)
+    return f"withdrawn without the model, which failed ({why.splitlines()[0]}); the rest waits to be rebuilt"
 
 
 def _placeholder_summary(scope_dir: Path) -> None:

@@ -9,8 +9,8 @@ After a forget (a forgotten session still cited by a topic, or removed since the
 withdraws before the agent runs every topic citing a forgotten session, their index lines and
 ``memory_summary.md``; the diff then withholds the text of inputs, the digest and the withdrawn
 topics (it names the changed inputs instead), so the agent rebuilds them from what remains. A digest
-that is the placeholder a forget on another machine left (``[sync]``) is removed the same way, for
-the agent to write it again.
+that is the placeholder a forget without a model left (here, or on another machine: ``[sync]``) is
+removed the same way, for the agent to write it again.
 """
 
 from __future__ import annotations
@@ -29,7 +29,14 @@ from pipeline.consolidate.plan import ScopePlan
 from pipeline.memory import duplicates, guard
 from pipeline.memory.current import superseded_findings
 from pipeline.memory.inputs import changes_of, materialize, rest_on_tools_only
-from pipeline.memory.layout import INDEX, PLACEHOLDER_SUMMARY, RAW_MEMORIES, ROLLOUT_DIR, SUMMARY, Caps
+from pipeline.memory.layout import (
+    INDEX,
+    PLACEHOLDERS,
+    RAW_MEMORIES,
+    ROLLOUT_DIR,
+    SUMMARY,
+    Caps,
+)
 from pipeline.memory.likeness import ForgottenTopic
 from pipeline.memory.provenance import (
     ProvenanceReport,
@@ -48,6 +55,8 @@ DIFF_MAX_BYTES = 80_000
 AGENT_VIEW = "memories/"
 """Where the agent sees the scope (the memory tool's ``/memories``): the diff's paths are shown under it."""
 Mode = Literal["INIT", "INCREMENTAL"]
+INIT_DIFF = "(INIT: there is no memory in this folder yet; read raw_memories.md and rollout_summaries/.)"
+"""What a first run of a scope is shown in place of a diff."""
 
 
 @dataclass
@@ -197,7 +206,7 @@ async def prepare(
     rebuild_digest = await asyncio.to_thread(_is_placeholder, scope_dir / SUMMARY)
     gone = [t.file for t in forgotten_topics]  # the person forgot them: their text is not shown again
     if mode == "INIT":
-        diff = "(INIT: there is no memory in this folder yet; read raw_memories.md and rollout_summaries/.)"
+        diff = INIT_DIFF
     elif withdrawing or rebuild_digest:
         diff = await _withheld_diff(clone, plan.scope, since, [*withdrawn, *gone])
     else:
@@ -230,10 +239,13 @@ async def prepare(
 
 
 def _is_placeholder(summary: Path) -> bool:
-    """Whether ``memory_summary.md`` is the placeholder a forget on another machine left."""
-    if summary.is_symlink() or not summary.is_file() or summary.stat().st_size != len(PLACEHOLDER_SUMMARY):
+    """Whether ``memory_summary.md`` is the placeholder a forget without a model left (here or on
+    another machine)."""
+    if summary.is_symlink() or not summary.is_file():
         return False
-    return summary.read_bytes() == PLACEHOLDER_SUMMARY
+    if summary.stat().st_size not in {len(p) for p in PLACEHOLDERS}:
+        return False
+    return summary.read_bytes() in PLACEHOLDERS
 
 
 @dataclass

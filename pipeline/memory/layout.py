@@ -27,10 +27,14 @@ INDEX = "MEMORY.md"
 SUMMARY = "memory_summary.md"
 RAW_MEMORIES = "raw_memories.md"
 ROLLOUT_DIR = "rollout_summaries"
-PLACEHOLDER_SUMMARY = (
-    b"# Summary\n\nmemd is rebuilding this digest: a session it drew on was forgotten on another machine.\n"
+PLACEHOLDER_SUMMARY = b"# Summary\n\nmemd is rebuilding this digest: a session it drew on was forgotten.\n"
+"""The digest of a scope whose topics a forget withdrew without a model (no API key, the model
+failed, or a tombstone from another machine), until the scope is consolidated again."""
+PLACEHOLDERS = (
+    PLACEHOLDER_SUMMARY,
+    b"# Summary\n\nmemd is rebuilding this digest: a session it drew on was forgotten on another machine.\n",
 )
-"""The digest of a scope whose topics a tombstone withdrew, until the scope is consolidated again."""
+"""Every placeholder digest a memd wrote (an older one's too, which may come by sync)."""
 NOT_TOPICS = frozenset({INDEX, SUMMARY, RAW_MEMORIES})
 """The ``.md`` files at a scope's top level that are not topic files."""
 

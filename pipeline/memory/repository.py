@@ -193,6 +193,20 @@ class MemoryRepo:
         if paths:
             await self.git("add", "-A", "--", *paths)
 
+    async def snapshot_scope(self, scope: str) -> str:
+        """Stage ``scope`` as it is on disk and return the index's tree: what ``restore_scope`` puts back."""
+        await self.stage(scope)
+        return (await self.git("write-tree")).strip()
+
+    async def restore_scope(self, scope: str, tree: str) -> None:
+        """Put ``scope`` back, on disk and staged, as it was in ``tree`` (``snapshot_scope``): what was
+        written since is gone."""
+        folder = self.path / check_scope(scope)
+        await asyncio.to_thread(shutil.rmtree, folder, True)
+        if (await self.git("ls-tree", "--name-only", tree, "--", scope)).strip():
+            await self.git("checkout", "-q", tree, "--", scope)
+        await self.stage(scope)
+
     async def has_staged_changes(self) -> bool:
         out = await run_git(self.path, "diff", "--cached", "--quiet", check=False)
         if out.returncode not in (0, 1):

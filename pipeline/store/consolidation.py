@@ -403,32 +403,50 @@ async def list_runs(
 # ---------------------------------------------------------------- forgetting
 
 
+def _forget_cond(session_id: str | None, scope: str | None) -> Any:
+    if (session_id is None) == (scope is None):
+        raise ValueError("forget needs exactly one of session_id or scope")
+    return (
+        stage1_outputs.c.session_id == session_id
+        if session_id is not None
+        else stage1_outputs.c.scope == scope
+    )
+
+
+async def _counts(conn: Any, cond: Any) -> dict[str, int]:
+    rows = (
+        await conn.execute(
+            select(stage1_outputs.c.scope, stage1_outputs.c.memories).where(
+                cond, stage1_outputs.c.forgotten_at.is_(None)
+            )
+        )
+    ).all()
+    counts: dict[str, int] = {}
+    for row_scope, memories in rows:
+        counts[str(row_scope)] = counts.get(str(row_scope), 0) + 1
+        if row_scope != GLOBAL_SCOPE and user_memories(memories or []):
+            counts[GLOBAL_SCOPE] = counts.get(GLOBAL_SCOPE, 0) + 1
+    return counts
+
+
+async def to_forget(
+    store: Store, *, session_id: str | None = None, scope: str | None = None
+) -> dict[str, int]:
+    """What ``forget`` would mark now, per affected scope (nothing is changed)."""
+    cond = _forget_cond(session_id, scope)
+    async with store.read() as conn:
+        return await _counts(conn, cond)
+
+
 async def forget(
     store: Store, *, now: datetime, session_id: str | None = None, scope: str | None = None
 ) -> dict[str, int]:
     """Mark the extracts of a session (in every scope) or of a whole scope forgotten, and remove their
     text (``pipeline.store.purge``). Returns the count per affected scope; global counts the extracts
     that fed it user memories."""
-    if (session_id is None) == (scope is None):
-        raise ValueError("forget needs exactly one of session_id or scope")
-    cond = (
-        stage1_outputs.c.session_id == session_id
-        if session_id is not None
-        else stage1_outputs.c.scope == scope
-    )
-    counts: dict[str, int] = {}
+    cond = _forget_cond(session_id, scope)
     async with purging(store) as conn:
-        rows = (
-            await conn.execute(
-                select(stage1_outputs.c.scope, stage1_outputs.c.memories).where(
-                    cond, stage1_outputs.c.forgotten_at.is_(None)
-                )
-            )
-        ).all()
-        for row_scope, memories in rows:
-            counts[str(row_scope)] = counts.get(str(row_scope), 0) + 1
-            if row_scope != GLOBAL_SCOPE and user_memories(memories or []):
-                counts[GLOBAL_SCOPE] = counts.get(GLOBAL_SCOPE, 0) + 1
+        counts = await _counts(conn, cond)
         await conn.execute(
             update(stage1_outputs)
             .where(cond, stage1_outputs.c.forgotten_at.is_(None))
@@ -437,3 +455,31 @@ async def forget(
         # Every extract matched, those an older memd forgot without removing their text included.
         await conn.execute(update(stage1_outputs).where(cond).values(**FORGOTTEN_TEXT))
     return counts
+
+
+async def not_withdrawn(store: Store, *, session_id: str | None = None, scope: str | None = None) -> set[str]:
+    """The scopes whose memory on the branch still holds forgotten extracts of the session (or of the
+    scope): the last run that landed there consumed them, and no run since withdrew them (a forget
+    whose rewrite of the scope failed)."""
+    cond = _forget_cond(session_id, scope)
+    mine = scope_key(store, GLOBAL_SCOPE)
+    async with store.read() as conn:
+        ids = set(
+            (
+                await conn.execute(
+                    select(stage1_outputs.c.id).where(cond, stage1_outputs.c.forgotten_at.is_not(None))
+                )
+            )
+            .scalars()
+            .all()
+        )
+        rows = (await conn.execute(select(scopes.c.key, scopes.c.watermark))).all() if ids else []
+    found: set[str] = set()
+    for key, raw in rows:
+        if PERSONAL_SEPARATOR in key and key != mine:
+            continue  # another machine's global record
+        raw = raw or {}
+        landed = {int(i) for i in raw.get("landed", raw.get("inputs", []))}
+        if landed & ids:
+            found.add(GLOBAL_SCOPE if key == mine else str(key))
+    return found

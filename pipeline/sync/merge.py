@@ -30,6 +30,7 @@ from pipeline.memory.layout import (
     GLOBAL_SCOPE,
     INDEX,
     PLACEHOLDER_SUMMARY,
+    PLACEHOLDERS,
     PROJECTS_DIR,
     RAW_MEMORIES,
     ROLLOUT_DIR,
@@ -120,9 +121,7 @@ def awaits_rebuild(files: Mapping[str, bytes]) -> bool:
     """A scope (``rel -> bytes``) whose digest is the placeholder a forget left and that still has
     inputs: whichever machine merges it rebuilds it from the inputs it has, in the same sync (a
     fast-forward onto another machine's forget included), so no agent reads an emptied memory."""
-    return files.get(SUMMARY) == PLACEHOLDER_SUMMARY and any(
-        rel.startswith(f"{ROLLOUT_DIR}/") for rel in files
-    )
+    return files.get(SUMMARY) in PLACEHOLDERS and any(rel.startswith(f"{ROLLOUT_DIR}/") for rel in files)
 
 
 def _three_way(base: bytes | None, ours: bytes | None, theirs: bytes | None) -> bytes | None:

@@ -182,3 +182,70 @@ async def test_without_a_model_a_forget_still_withdraws_and_tombstones_and_the_n
     assert (
         await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     ).scopes == []
+
+
+async def test_a_rewrite_the_model_leaves_half_done_is_dropped_and_the_forget_lands_without_it(
+    env: Env,
+) -> None:
+    """The agent wrote a file, then the API failed: nothing it wrote lands; the forget lands as it
+    would without a model (inputs, citing topics, their index lines and the digest gone), its
+    tombstone with it, and the scope is marked to be rebuilt."""
+    from tests.fakes.anthropic_api import bad_request
+    from tests.pipeline.sync.support import agent
+
+    env.api.responder = agent
+    await env.add_extract("sess-a", summary="Alpha work.", raw="- alpha fact")
+    await env.add_extract("sess-c", summary="Gamma work.", raw="- gamma fact")
+    await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
+    assert "alpha fact" in await _tree(env)
+
+    env.api.responder = ScriptedResponder(
+        [
+            turn(
+                mem("create", path="/memories/half.md", file_text="---\nname: Half\n---\nalpha, half done\n")
+            ),
+            bad_request("messages: refused"),
+        ]
+    )
+    report = await forget(
+        env.store, env.settings, env.repo, env.clock, env.llm, env.redactor, session_id="sess-a"
+    )
+    [run] = report.runs
+    assert run.outcome == "committed", run
+    assert run.mode == "WITHDRAW"
+    assert run.reason is not None
+    assert "refused" in run.reason
+    tree = await _tree(env)
+    assert "alpha" not in tree.lower()
+    assert "half done" not in tree
+    assert "gamma fact" in tree
+    state = await db.get_scope(env.store, SCOPE)
+    assert state is not None
+    assert state.rebuild
+    body = await env.repo.git("log", "-1", "--format=%B")
+    assert "Withdrawn for forgotten sessions" in body
+
+
+async def test_a_forget_interrupted_before_its_rewrite_is_finished_by_the_next_one(env: Env) -> None:
+    from tests.pipeline.sync.support import agent
+
+    env.api.responder = agent
+    await env.add_extract("sess-a", summary="Alpha work.", raw="- alpha fact")
+    await env.add_extract("sess-c", summary="Gamma work.", raw="- gamma fact")
+    await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
+    await db.forget(env.store, now=env.clock.now(), session_id="sess-a")  # then the process stopped
+    assert await db.not_withdrawn(env.store, session_id="sess-a") == {SCOPE}
+    assert "alpha fact" in await _tree(env)
+
+    report = await forget(
+        env.store, env.settings, env.repo, env.clock, None, env.redactor, session_id="sess-a"
+    )
+    assert report.forgotten == {}
+    assert report.unfinished == [SCOPE]
+    [run] = report.runs
+    assert run.outcome == "committed", run
+    assert "alpha" not in (await _tree(env)).lower()
+    assert await db.not_withdrawn(env.store, session_id="sess-a") == set()
+    assert not (
+        await forget(env.store, env.settings, env.repo, env.clock, None, env.redactor, session_id="sess-a")
+    ).matched
