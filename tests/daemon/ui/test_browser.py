@@ -151,7 +151,7 @@ def test_click_through_every_page_accept_reject_and_forget(
         click("Memory")
         assert fresh.acme in body()
         shot("02-memory")
-        click(fresh.acme)
+        click("acme")  # the scope's short name, its key and folder beside it
         assert "testing.md" in body()
         shot("03-scope")
         driver.find_element(By.CSS_SELECTOR, "#topics a[href*='testing.md']").click()  # type: ignore[attr-defined]
