@@ -39,11 +39,12 @@ webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not in
 class UiProcess:
     """`memd ui --port 0` in its own process; the address it prints, its output in a file."""
 
-    def __init__(self, tmp_path: Path, config: Path, *args: str) -> None:
+    def __init__(self, tmp_path: Path, config: Path | None, *args: str) -> None:
         self.out = tmp_path / "memd-ui.out"
+        where = ["--config", str(config)] if config is not None else []
         with self.out.open("wb") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "daemon", "--config", str(config), "ui", "--port", "0", *args],
+                [sys.executable, "-m", "daemon", *where, "ui", "--port", "0", *args],
                 cwd=REPO,
                 env={"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"), **ENV},
                 stdout=out,
@@ -222,3 +223,39 @@ def test_click_through_every_page_accept_reject_and_forget(
 
     assert asyncio.run(MemoryRepo(memory).inbox_branches()) == []
     assert len(list(shots.glob("*.png"))) == 16
+
+
+ONE_SCREEN_PX = 1100
+"""The overview's height at a 1280 x 900 window, at most: one screen (a little scroll at most)."""
+
+
+def test_the_overview_fits_one_screen_at_5000_sessions_and_40_scopes(
+    tmp_path: Path, browser: object, shots: Path
+) -> None:
+    import asyncio
+
+    from selenium.webdriver.common.by import By
+
+    from benchmarks.ui_bench import seed
+
+    home = tmp_path / "home"
+    home.mkdir()
+    asyncio.run(seed({"HOME": str(home), "MEMD_REVIEW__MODE": "inbox"}, sessions=5000, scopes=40, topics=30))
+    driver = browser
+    ui = UiProcess(tmp_path, None)
+    try:
+        driver.set_window_size(1280, 900)  # type: ignore[attr-defined]
+        driver.get(ui.address)  # type: ignore[attr-defined]
+        body = driver.find_element(By.TAG_NAME, "body").text  # type: ignore[attr-defined]
+        assert "40 scopes" in body  # the forgotten scope's withdrawn copies are not counted
+        assert "codex" in body
+        height = int(driver.execute_script("return document.body.scrollHeight"))  # type: ignore[attr-defined]
+        driver.save_screenshot(str(shots / "overview-5000-sessions.png"))  # type: ignore[attr-defined]
+        assert height <= ONE_SCREEN_PX, f"the overview is {height} px tall"
+        # The details are a click away.
+        driver.find_element(By.LINK_TEXT, "every target and scope").click()  # type: ignore[attr-defined]
+        rows = driver.find_elements(By.CSS_SELECTOR, "#targets tr")  # type: ignore[attr-defined]
+        assert len(rows) == 1 + 40 * 3
+    finally:
+        code = ui.stop()
+    assert code == 0, ui.output()
