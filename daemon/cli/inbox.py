@@ -62,8 +62,12 @@ def inbox_group(click_ctx: click.Context) -> None:
         run = e.run
         added, removed = len(run.inputs.get("added", [])), len(run.inputs.get("removed", []))
         note = "" if e.branch_exists else " (branch gone: reject it)"
-        rows.append((run.run_id, f"{run.started_at:%Y-%m-%d %H:%M}", f"+{added} -{removed}{note}", run.scope))
-    for line in format_table(("run", "started", "sessions", "scope"), rows, width=table_width(), keep=3):
+        folder = str(run.inputs.get("project") or ("(every project)" if run.scope == "global" else "?"))
+        rows.append(
+            (run.run_id, f"{run.started_at:%Y-%m-%d %H:%M}", f"+{added} -{removed}{note}", run.scope, folder)
+        )
+    columns = ("run", "started", "sessions", "scope", "project")
+    for line in format_table(columns, rows, width=table_width(), keep=3):
         click.echo(line)
     click.echo(
         f"\n{len(entries)} pending: `memd inbox show RUN`, then `memd inbox accept RUN` or `reject RUN`"
@@ -78,7 +82,9 @@ def show(ctx: CliContext, run_id: str) -> None:
     from pipeline.consolidate import inbox
 
     entry, patch = _with_runtime(ctx, lambda rt: inbox.show(rt.store, rt.memory_repo(), run_id))
-    click.echo(f"run {entry.run.run_id}  scope {entry.run.scope}  branch {entry.run.branch}\n")
+    folder = entry.run.inputs.get("project")
+    where = f" ({folder})" if folder else ""
+    click.echo(f"run {entry.run.run_id}  scope {entry.run.scope}{where}  branch {entry.run.branch}\n")
     click.echo(patch.rstrip("\n"))
 
 

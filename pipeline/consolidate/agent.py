@@ -50,10 +50,10 @@ async def run_agent(
         checked = await workspace.check(
             ws, plan, caps=caps, finder=ctx.finder, today=today, forgotten=forgotten
         )
-        if checked.findings:
-            result.findings = checked.findings
-            log.info("consolidation_repair_turn", scope=plan.scope, findings=len(checked.findings))
-            outcome = await agent.run(prompts.repair_text(checked.findings), turns=repair_turns)
+        if checked.findings or checked.guarded:
+            result.findings = checked.findings + checked.guarded
+            log.info("consolidation_repair_turn", scope=plan.scope, findings=len(result.findings))
+            outcome = await agent.run(prompts.repair_text(result.findings), turns=repair_turns)
             _check_outcome(outcome.stopped, "the repair turn")
             checked = await workspace.check(
                 ws, plan, caps=caps, finder=ctx.finder, today=today, forgotten=forgotten
@@ -63,6 +63,7 @@ async def run_agent(
                     "the result still failed validation after the repair turn", findings=checked.findings
                 )
             result.findings = []
+            result.guarded = checked.guarded  # enforced again: it does not land, the rest does
         gone = {rel: "forgotten" for rel in ws.withdrawn if not (ws.scope_dir / rel).is_file()}
         result.removed_topics = {**gone, **checked.provenance.removed}
         result.rebuilt = [rel for rel in ws.withdrawn if rel not in gone]

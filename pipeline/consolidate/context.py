@@ -63,6 +63,8 @@ class RunResult:
     """Topics memd withdrew before the agent ran because they cited a forgotten session."""
     rebuilt: list[str] = field(default_factory=list)
     """The withdrawn topics the agent wrote again from the remaining inputs."""
+    guarded: list[str] = field(default_factory=list)
+    """What memd restored or removed after the repair turn to keep what the person decided."""
     inputs: int = 0
     added: int = 0
     removed: int = 0

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from pipeline.consolidate.plan import ScopePlan
 from pipeline.llm.pricing import cost_usd
+from pipeline.memory.guard import prompt_text
 from pipeline.memory.inputs import InputRecord
 from pipeline.memory.layout import GLOBAL_SCOPE, Caps
 from pipeline.memory.repository import RUN_TRAILER
@@ -27,6 +28,7 @@ USER_KEYS = (
     "input_count",
     "changes",
     "withdrawn",
+    "steered",
     "workspace_diff",
 )
 REPAIR_KEYS = ("findings",)
@@ -68,6 +70,7 @@ class Prompts:
             input_count=len(plan.inputs),
             changes=changes_text(plan),
             withdrawn=withdrawn_text(ws),
+            steered=prompt_text(ws.held),
             workspace_diff=ws.diff_text,
         )
 
@@ -173,5 +176,6 @@ def commit_message(plan: ScopePlan, result: RunResult, *, model: str, sanitized:
         )
     if sanitized:
         lines.append("Not memory, removed: " + ", ".join(sanitized))
+    lines += [f"Kept for the person: {line}" for line in result.guarded]
     lines += ["", f"{RUN_TRAILER}: {result.run_id}"]
     return "\n".join(lines) + "\n"

@@ -34,7 +34,7 @@ from pipeline.memory.inputs import rests_on_tools
 from pipeline.memory.layout import GLOBAL_SCOPE, PLACEHOLDER_SUMMARY, ROLLOUT_DIR, SUMMARY
 from pipeline.memory.repository import INBOX_PREFIX, MemoryRepo
 from pipeline.store import consolidation as db
-from pipeline.store import leases, syncstate
+from pipeline.store import forgotten_topics, leases, syncstate
 from pipeline.team.arrival import waiting_for
 from pipeline.vocabulary import RunOutcome
 
@@ -281,7 +281,13 @@ async def _attempt(
         forgotten = await db.forgotten_sessions(ctx.store, plan.scope) | also_forget
         foreign = await _foreign_sessions(ctx, plan.scope, clone, also_forget)
         ws = await workspace.prepare(
-            clone, plan, clean=ctx.clean(), forgotten=forgotten, foreign=foreign, dropped=also_forget
+            clone,
+            plan,
+            clean=ctx.clean(),
+            forgotten=forgotten,
+            foreign=foreign,
+            dropped=also_forget,
+            forgotten_topics=await forgotten_topics.of_scope(ctx.store, plan.scope),
         )
         await _bury(clone, forgotten)
         result.withdrawn = list(ws.withdrawn)

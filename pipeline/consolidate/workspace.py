@@ -19,15 +19,17 @@ import asyncio
 import os
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 from typing import Literal
 
 from pipeline.consolidate.plan import ScopePlan
+from pipeline.memory import guard
 from pipeline.memory.inputs import materialize
 from pipeline.memory.layout import INDEX, PLACEHOLDER_SUMMARY, RAW_MEMORIES, ROLLOUT_DIR, SUMMARY, Caps
+from pipeline.memory.likeness import ForgottenTopic
 from pipeline.memory.provenance import (
     ProvenanceReport,
     TopicSnapshot,
@@ -68,6 +70,8 @@ class Workspace:
     rebuild_digest: bool = False
     """``memory_summary.md`` was the placeholder a forget on another machine left: memd removed it
     before the agent ran, for it to write the digest again from the remaining inputs."""
+    held: guard.Held = field(default_factory=guard.Held)
+    """What the person decided (edited, pinned, forgotten topics), enforced by ``check``."""
 
 
 def _sanitize(scope_dir: Path) -> list[str]:
@@ -162,8 +166,10 @@ async def prepare(
     forgotten: set[str] | None = None,
     foreign: Callable[[str], bool] | None = None,
     dropped: frozenset[str] = frozenset(),
+    forgotten_topics: Sequence[ForgottenTopic] = (),
 ) -> Workspace:
-    """``dropped``: sessions of other machines whose inputs this run removes (a forget here)."""
+    """``dropped``: sessions of other machines whose inputs this run removes (a forget here);
+    ``forgotten_topics``: the memories the person forgot one by one (``guard``)."""
     scope_dir, in_the_way = await asyncio.to_thread(_real_scope_dir, clone.path, plan.scope)
     await clone.untrack(in_the_way)
     sanitized = in_the_way + await asyncio.to_thread(_sanitize, scope_dir)
@@ -186,12 +192,13 @@ async def prepare(
     withdrawing = withdrawing_sessions(plan, snapshot, forgotten, dropped)
     withdrawn = citing_topics(snapshot, forgotten) if withdrawing else []
     rebuild_digest = await asyncio.to_thread(_is_placeholder, scope_dir / SUMMARY)
+    gone = [t.file for t in forgotten_topics]  # the person forgot them: their text is not shown again
     if mode == "INIT":
         diff = "(INIT: there is no memory in this folder yet; read raw_memories.md and rollout_summaries/.)"
     elif withdrawing or rebuild_digest:
-        diff = await _withheld_diff(clone, plan.scope, since, withdrawn)
+        diff = await _withheld_diff(clone, plan.scope, since, [*withdrawn, *gone])
     else:
-        diff = await clone.staged_diff(plan.scope, since, prefix=AGENT_VIEW)
+        diff = await clone.staged_diff(plan.scope, since, prefix=AGENT_VIEW, exclude=gone)
         diff = fence(cap_diff(diff)) or "(no changes)"
     if withdrawing:
         withdrawn = await asyncio.to_thread(withdraw_topics, scope_dir, withdrawn)
@@ -215,6 +222,7 @@ async def prepare(
         withdrawn=withdrawn,
         foreign=foreign,
         rebuild_digest=rebuild_digest,
+        held=await asyncio.to_thread(guard.take, scope_dir, forgotten_topics),
     )
 
 
@@ -229,6 +237,8 @@ def _is_placeholder(summary: Path) -> bool:
 class Checked:
     findings: list[str]
     provenance: ProvenanceReport
+    guarded: list[str] = field(default_factory=list)
+    """What memd restored or removed to keep what the person decided (``guard.enforce``)."""
 
 
 async def check(
@@ -247,6 +257,7 @@ async def check(
     """
     ws.sanitized += await asyncio.to_thread(_sanitize, ws.scope_dir)
     await asyncio.to_thread(materialize, ws.scope_dir, plan.inputs, clean=ws.clean, foreign=ws.foreign)
+    guarded = await asyncio.to_thread(guard.enforce, ws.scope_dir, ws.held)
     await ws.clone.stage(ws.scope)
     renames = {
         c.path: c.old_path for c in await ws.clone.staged_changes(ws.scope) if c.status == "R" and c.old_path
@@ -263,7 +274,7 @@ async def check(
     )
     findings = await asyncio.to_thread(validate_scope, ws.scope_dir, caps, finder)
     await ws.clone.stage(ws.scope)
-    return Checked(findings, report)
+    return Checked(findings, report, guarded)
 
 
 async def staged_changes(ws: Workspace) -> list[str]:

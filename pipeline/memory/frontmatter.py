@@ -16,6 +16,11 @@ expires: 2027-01-31
 The agent writes ``name``, ``description``, ``type`` (and may write ``expires``) and the body; memd
 owns ``created``, ``updated`` and ``sources`` and overwrites whatever the model put there.
 
+The person owns two more keys (``memd memories pin`` / ``edit``, ``pipeline.memory.steer``):
+``pinned: true`` (phase 2 never deletes the topic) and ``edited: YYYY-MM-DD`` (the day the person
+last wrote it: phase 2 never overwrites or drops it). A model never sets them: memd carries them
+over from a topic's previous version and drops them from a new one.
+
 ``sources`` is a flow list (``["a", "b"]`` as memd writes it, or ``[a, b]``) or a block list (one
 ``- a`` line per item under ``sources:``); no other key takes a list. One parser serves every
 reader: the checks of a consolidation and of incoming sync commits read strictly (``parse``: any
@@ -39,7 +44,8 @@ T = TypeVar("T")
 
 AGENT_KEYS = ("name", "description", "type", "expires")
 MEMD_KEYS = ("created", "updated", "sources")
-KEYS = ("name", "description", "type", "created", "updated", "sources", "expires")
+PERSON_KEYS = ("pinned", "edited")
+KEYS = ("name", "description", "type", "created", "updated", "sources", "expires", *PERSON_KEYS)
 NAME_MAX_CHARS = 120
 DESCRIPTION_MAX_CHARS = 400
 
@@ -62,6 +68,10 @@ class Frontmatter:
     sources: tuple[str, ...] = ()
     expires: date | None = None
     unknown: tuple[str, ...] = field(default=())
+    pinned: bool = False
+    """``memd memories pin``: phase 2 never deletes this topic."""
+    edited: date | None = None
+    """``memd memories edit``: the day the person last wrote it; phase 2 never overwrites or drops it."""
 
     def with_provenance(self, *, created: date, updated: date, sources: tuple[str, ...]) -> Frontmatter:
         return replace(self, created=created, updated=updated, sources=tuple(sorted(set(sources))))
@@ -102,6 +112,13 @@ def _list(raw: str) -> tuple[str, ...]:
     except ValueError:
         pass
     return tuple(_scalar(item) for item in inner.split(",") if item.strip())
+
+
+def _flag(key: str, raw: str) -> bool:
+    value = _scalar(raw).lower() if raw.strip() else "false"
+    if value not in ("true", "false"):
+        raise FrontmatterError(f"{key} must be true or false, got {raw.strip()[:30]!r}")
+    return value == "true"
 
 
 def _date(key: str, raw: str) -> date:
@@ -166,6 +183,8 @@ def parse(text: str, *, strict: bool = True) -> TopicFile:
         sources=sources,
         expires=date_of("expires"),
         unknown=tuple(unknown),
+        pinned=_read(strict, lambda: _flag("pinned", values.get("pinned", "")), False),
+        edited=date_of("edited"),
     )
     return TopicFile(meta, body)
 
@@ -255,5 +274,9 @@ def render(meta: Frontmatter, body: str) -> str:
     lines.append("sources: " + json.dumps(list(meta.sources), ensure_ascii=False))
     if meta.expires is not None:
         lines.append(f"expires: {meta.expires.isoformat()}")
+    if meta.pinned:
+        lines.append("pinned: true")
+    if meta.edited is not None:
+        lines.append(f"edited: {meta.edited.isoformat()}")
     lines.append("---")
     return "\n".join(lines) + "\n" + body

@@ -8,7 +8,8 @@ taken before the agent ran (``snapshot_topics``):
   ``updated`` today, ``sources`` = previous sources + the sessions this run consumed (or, for a
   run that consumed none, the sources of the topics it rewrote), minus forgotten sessions.
 
-A topic whose sources were all forgotten is removed, and so is a topic past its ``expires`` date;
+A topic whose sources were all forgotten is removed, and so is a topic past its ``expires`` date
+(unless the person pinned it);
 memd drops their lines from ``MEMORY.md`` itself. A topic that never had sources (a person wrote
 it by hand) keeps an empty list and is left alone.
 
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 
@@ -104,6 +105,8 @@ def apply_provenance(
             sources = set(prior.sources if prior else ()) | (consumed or fallback)
             created = prior.created if prior and prior.created else today
             meta = topic.meta.with_provenance(created=created, updated=today, sources=tuple(sources - gone))
+            # The person's keys are theirs: a model never sets them (``pipeline.memory.guard``).
+            meta = replace(meta, pinned=bool(prior and prior.pinned), edited=prior.edited if prior else None)
         else:
             sources = set(topic.meta.sources)
             meta = topic.meta.with_provenance(
@@ -115,7 +118,7 @@ def apply_provenance(
             path.unlink()
             report.removed[rel] = "forgotten"
             continue
-        if meta.expires is not None and meta.expires < today:
+        if meta.expires is not None and meta.expires < today and not meta.pinned:
             path.unlink()
             report.removed[rel] = "expired"
             continue

@@ -33,6 +33,8 @@ class TopicInfo:
     description: str
     updated: str
     sources: int
+    pinned: bool = False
+    edited: bool = False
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,18 @@ def view(repo: MemoryRepo, scope: str) -> ScopeView:
             topics.append(TopicInfo(rel, rel, "?", "(no valid frontmatter)", "", 0))
             continue
         updated = meta.updated.isoformat() if meta.updated else ""
-        topics.append(TopicInfo(rel, meta.name, meta.type, meta.description, updated, len(meta.sources)))
+        topics.append(
+            TopicInfo(
+                rel,
+                meta.name,
+                meta.type,
+                meta.description,
+                updated,
+                len(meta.sources),
+                pinned=meta.pinned,
+                edited=meta.edited is not None,
+            )
+        )
     return ScopeView(scope, _read(folder / SUMMARY), _read(folder / INDEX), topics, inputs)
 
 

@@ -251,12 +251,14 @@ class MemoryRepo:
             *[f":(exclude){scope}/{rel}" for rel in exclude],
         )
 
-    async def commit_staged(self, message: str) -> str:
+    async def commit_staged(self, message: str, *, author: str | None = None) -> str:
         """Commit what is staged (hooks never run), the message through the secret gate; returns the
-        new HEAD."""
+        new HEAD. ``author`` (``Name <email>``): a change a person asked for is theirs; memd stays the
+        committer (and signs it)."""
         if self.secret_gate is not None:
             message = gate_message(message, self.secret_gate())
-        await self.git("commit", "-q", "--no-verify", "-F", "-", input_text=message)
+        who = [f"--author={author}"] if author else []
+        await self.git("commit", "-q", "--no-verify", *who, "-F", "-", input_text=message)
         head = await self.head()
         assert head is not None
         return head

@@ -85,6 +85,11 @@ def test_accept_publishes_at_once_and_reject_leaves_the_published_memory(
     first = propose(tmp_path, config, "sess-1")
     assert published(tmp_path) == {}
 
+    listed = runner.invoke(cli, [*base, "inbox"], env=ENV)
+    assert project_of(tmp_path) in listed.output  # each scope with its project folder
+    shown = runner.invoke(cli, [*base, "inbox", "show", first], env=ENV)
+    assert f"({project_of(tmp_path)})" in shown.output.splitlines()[0]
+
     accepted = runner.invoke(cli, [*base, "inbox", "accept", first], env=ENV)
     assert accepted.exit_code == 0, accepted.output
     copy = published(tmp_path)

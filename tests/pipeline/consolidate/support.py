@@ -208,3 +208,11 @@ def dump(obj: Any) -> str:
 
 
 Script = Callable[[], Iterable[FakeResponse]]
+
+
+def short_topics(deploy_body: str) -> dict[str, str]:
+    """``testing.md`` and ``deploy.md`` (with ``deploy_body``): the scope the steering tests start from."""
+    return {
+        "testing.md": topic("Testing", "Run `make test`."),
+        "deploy.md": topic("Deploy", deploy_body),
+    }

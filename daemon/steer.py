@@ -1,0 +1,233 @@
+"""A person's change to one memory, as the command line and the page make it: forget, edit, pin, unpin.
+
+The API (stable: ``memd memories forget|edit|pin|unpin`` and the page's buttons call it):
+
+- ``await forget_memory(rt, memory_id) -> SteerDone``: the store records what was forgotten (its
+  file, name, description and the shingles of its text: ``pipeline.store.forgotten_topics``) so
+  phase 2 keeps it forgotten, then the topic and its index line go in one commit, and the scope is
+  marked for a run at the next cycle (the digest is written again without it);
+- ``await edit_memory(rt, memory_id, text) -> SteerDone``: the person's text (a body, or the whole
+  file) kept as theirs (``edited``);
+- ``await pin_memory(rt, memory_id, pinned=True) -> SteerDone``: ``pinned: true`` (or not);
+- ``await why_memory(rt, memory_id) -> Why``: the sessions (agent, date, project), runs and commits
+  behind one memory, and whether it is edited, pinned or held in an inbox run (``Why.lines()``);
+- ``await resolve(rt, memory_id) -> TopicId``: the id as typed (``<scope>/<file>``, the scope also
+  as a bare key or a short name), ``TopicMissing`` when it names no topic.
+
+Each lands as one commit in the memory repository (``pipeline.memory.steer``: authored by the
+person, committed and signed by memd, trailer ``Memd-Action``), then is pushed (``[sync]``) and
+published at once, like an accepted run (``daemon.actions``). ``SteerDone.lines()`` says it in the
+words the command prints; ``SteerDone.ok`` is False when a publish failed.
+"""
+
+from __future__ import annotations
+
+import getpass
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from daemon.runtime import Runtime
+    from pipeline.memory.steer import Steered
+    from pipeline.memory.why import TopicStory
+    from pipeline.projects.scopes import TopicId
+    from pipeline.publish.run import PublishReport
+    from pipeline.settings import Settings
+    from pipeline.store.consolidation import RunRow
+    from pipeline.store.sessions_behind import SessionBehind
+    from pipeline.sync.run import SyncReport
+
+_NOT_IN_NAME = re.compile(r"[<>\n\r\0]+")
+
+
+@dataclass(frozen=True)
+class SteerDone:
+    steered: Steered
+    published: PublishReport | None
+    synced: SyncReport | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.published is None or not self.published.failed
+
+    def lines(self, *, verbose: bool = False) -> list[str]:
+        from daemon.actions import publish_lines, sync_lines
+
+        out = [self.steered.line()]
+        if self.steered.action == "forget" and self.steered.commit is not None:
+            out.append(
+                "it stays forgotten: memd keeps what it was (never its text) and no consolidation brings it "
+                "back; the old text remains in the memory repository's git history (git log -p)"
+            )
+        out += sync_lines(self.synced)
+        if self.published is not None:
+            out += publish_lines(self.published, verbose=verbose)
+        return out
+
+
+def author(settings: Settings) -> str:
+    """Who a person's change is by, as git writes it: ``[team] person`` (else the login name) and
+    this machine's name in the allowed signers."""
+    from pipeline.memory.signing import principal
+
+    try:
+        login = getpass.getuser()
+    except (OSError, KeyError):
+        login = ""
+    name = _NOT_IN_NAME.sub(" ", settings.team.person or login).strip() or "the person"
+    return f"{name} <{principal(Path(settings.paths.state_dir))}>"
+
+
+async def resolve(rt: Runtime, memory_id: str) -> TopicId:
+    """The topic ``memory_id`` names (``TopicMissing`` when it is no id, or names no topic file)."""
+    from pipeline.memory import read
+    from pipeline.memory.steer import TopicMissing, read_topic
+    from pipeline.projects.scopes import ScopeNotFound, topic_id
+
+    repo = rt.memory_repo()
+    try:
+        found = topic_id(memory_id, known=read.scopes(repo))
+    except ScopeNotFound as exc:
+        raise TopicMissing(str(exc)) from None
+    read_topic(repo, found.scope, found.file)
+    return found
+
+
+async def _after(rt: Runtime, steered: Steered) -> SteerDone:
+    if steered.commit is None:
+        return SteerDone(steered, None)
+    from daemon.actions import push_after
+    from pipeline.publish.run import publish_all
+
+    synced = await push_after(rt)
+    return SteerDone(steered, await publish_all(rt.store, rt.settings(), rt.clock), synced)
+
+
+def _scratch(rt: Runtime) -> Path:
+    from pipeline.memory.repository import scratch_parent
+
+    return scratch_parent(rt.settings().paths.state_dir, "steer")
+
+
+async def forget_memory(rt: Runtime, memory_id: str) -> SteerDone:
+    """Forget one memory for good: recorded, removed from the head, pushed, published."""
+    from pipeline.memory.steer import Steered, forget_topic, read_topic
+    from pipeline.store import forgotten_topics
+
+    found = await resolve(rt, memory_id)
+    repo = rt.memory_repo()
+    repo.check_writable()
+    text = read_topic(repo, found.scope, found.file)
+    now = rt.clock.now()
+    record = Steered(found.scope, found.file, "forget", None, text, None).forgotten(now.isoformat())
+    await forgotten_topics.record(rt.store, record, now=now)
+    steered = await forget_topic(
+        repo, found.scope, found.file, scratch_parent=_scratch(rt), author=author(rt.settings())
+    )
+    if steered.commit is not None:  # the digest is written again without it at the next cycle
+        await forgotten_topics.mark_rebuild(rt.store, found.scope, now=rt.clock.now())
+    return await _after(rt, steered)
+
+
+async def edit_memory(rt: Runtime, memory_id: str, text: str) -> SteerDone:
+    """The person's text for one memory, kept as theirs; pushed and published."""
+    from pipeline.memory.steer import edit_topic
+
+    found = await resolve(rt, memory_id)
+    repo = rt.memory_repo()
+    repo.check_writable()
+    settings = rt.settings()
+    steered = await edit_topic(
+        repo,
+        found.scope,
+        found.file,
+        text,
+        today=rt.clock.now().date(),
+        scratch_parent=_scratch(rt),
+        author=author(settings),
+        max_bytes=settings.memories.topic_file_max_bytes,
+    )
+    return await _after(rt, steered)
+
+
+async def pin_memory(rt: Runtime, memory_id: str, pinned: bool = True) -> SteerDone:
+    """Pin (or unpin) one memory; pushed and published."""
+    from pipeline.memory.steer import pin_topic
+
+    found = await resolve(rt, memory_id)
+    repo = rt.memory_repo()
+    repo.check_writable()
+    steered = await pin_topic(
+        repo, found.scope, found.file, pinned, scratch_parent=_scratch(rt), author=author(rt.settings())
+    )
+    return await _after(rt, steered)
+
+
+@dataclass(frozen=True)
+class Why:
+    """What stands behind one memory: its story in git (``pipeline.memory.why``), the sessions its
+    ``sources`` name (as the store knows them) and the consolidation runs of its commits."""
+
+    story: TopicStory
+    sessions: dict[str, SessionBehind]
+    runs: dict[str, RunRow]
+    folders: list[str]
+
+    @property
+    def id(self) -> str:
+        return f"{self.story.scope}/{self.story.file}"
+
+    def lines(self) -> list[str]:
+        meta = self.story.meta
+        where = f" ({', '.join(self.folders)})" if self.folders else ""
+        out = [f"{self.id}{where}", f"  {meta.name or self.story.file}: {meta.description}".rstrip(": ")]
+        state = []
+        if meta.edited is not None:
+            state.append(f"edited by the person on {meta.edited.isoformat()} (phase 2 never overwrites it)")
+        if meta.pinned:
+            state.append("pinned (phase 2 never deletes it; published first)")
+        state += [
+            f"held: the pending inbox run {b.removeprefix('inbox/')} would change it"
+            for b in self.story.held_in
+        ]
+        out += ["state:", *(f"  {s}" for s in state or ["neither edited, pinned nor held"])]
+        out.append(f"sessions ({len(meta.sources)}):")
+        for sid in meta.sources:
+            row = self.sessions.get(sid)
+            if row is None:
+                out.append(f"  {sid}: not in this state store (another machine's, or forgotten)")
+                continue
+            day = row.last_activity or row.started_at
+            when = day.date().isoformat() if day is not None else "?"
+            out.append(f"  {sid}: {row.source}, {when}, {row.project or '(no project)'}")
+        if not meta.sources:
+            out.append("  none (written by hand)")
+        out.append(f"commits ({len(self.story.commits)}):")
+        for c in self.story.commits:
+            line = f"  {c.at[:16].replace('T', ' ')}  {c.sha[:10]}  {c.author}: {c.subject}"
+            run = self.runs.get(c.run_id or "")
+            if c.run_id:
+                line += f"  [run {c.run_id}" + (f", {run.outcome}, {run.mode}]" if run else "]")
+            out.append(line)
+        return out
+
+
+async def why_memory(rt: Runtime, memory_id: str) -> Why:
+    """The sessions, runs and commits behind one memory, and whether it is edited, pinned or held."""
+    from pipeline.memory.why import story
+    from pipeline.projects.scopes import folders_by_scope
+    from pipeline.store import consolidation
+    from pipeline.store.publications import known_projects
+    from pipeline.store.sessions_behind import sessions_behind
+
+    found = await resolve(rt, memory_id)
+    told = await story(rt.memory_repo(), found.scope, found.file)
+    sessions = await sessions_behind(rt.store, told.meta.sources)
+    runs = {}
+    for c in told.commits:
+        if c.run_id and (run := await consolidation.get_run(rt.store, c.run_id)) is not None:
+            runs[c.run_id] = run
+    folders = folders_by_scope(await known_projects(rt.store)).get(found.scope, [])
+    return Why(told, sessions, runs, folders)

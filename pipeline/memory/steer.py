@@ -1,0 +1,261 @@
+"""A person steers one memory: forget it, edit it, pin or unpin it; each change one commit.
+
+The API (stable: the command line and the page both call it, through ``daemon.steer`` which adds
+the store's record of a forget, the push and the publish):
+
+- ``await forget_topic(repo, scope, file, *, scratch_parent, author) -> Steered``: the topic file
+  and its line in ``MEMORY.md`` go from the branch's head; ``Steered.before`` is the text it had
+  (``Steered.forgotten()`` gives the record phase 2 keeps it forgotten by).
+- ``await edit_topic(repo, scope, file, text, *, today, scratch_parent, author, max_bytes=None)``:
+  ``text`` is the new body, or the whole file when it starts with a frontmatter block (the person
+  may change ``name``, ``description``, ``type``, ``expires`` and ``pinned``); memd keeps
+  ``created`` and ``sources`` and sets ``updated`` and ``edited`` to ``today``.
+- ``await pin_topic(repo, scope, file, pinned, *, scratch_parent, author)``: ``pinned: true`` in
+  the frontmatter, or gone.
+- ``read_topic(repo, scope, file) -> str``: the topic's text on the work tree (``TopicMissing``).
+
+Each change is made in a scratch copy and lands as one commit (``MemoryRepo.land``, rebased onto
+the branch if it moved), authored by ``author`` (the person; memd commits and signs it like every
+commit of its own), its message through the secret gate, with the trailer ``Memd-Action: <action>
+<id>`` (``ACTION_TRAILER``). A change that changes nothing makes no commit (``Steered.commit`` is
+None). Errors: ``TopicMissing`` (no such topic: exit 1), ``SteerRefused`` (the new text is not a
+valid topic, holds a secret or is over the cap; nothing changed), ``MemoryRepoError`` (git).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import date
+from pathlib import Path
+
+from pipeline.errors import MemoryRepoError
+from pipeline.memory import frontmatter
+from pipeline.memory.layout import check_file, check_scope, is_topic_path
+from pipeline.memory.likeness import ForgottenTopic, shingles
+from pipeline.memory.provenance import drop_index_lines
+from pipeline.memory.repository import MemoryRepo
+from pipeline.memory.validate import describe_secret
+from pipeline.safefile import UnsafeFile, read_capped
+
+ACTION_TRAILER = "Memd-Action"
+"""The commit trailer naming what a person asked (``Memd-Action: forget projects/app-1a2b3c4d/deploy.md``)."""
+FORGET, EDIT, PIN, UNPIN = "forget", "edit", "pin", "unpin"
+READ_MAX_BYTES = 1_000_000
+
+
+class TopicMissing(MemoryRepoError):
+    """The memory id names no topic file of the memory repository."""
+
+
+class SteerRefused(MemoryRepoError):
+    """The change cannot be made as asked (the message says why); nothing changed."""
+
+
+@dataclass(frozen=True)
+class Steered:
+    scope: str
+    file: str
+    action: str
+    commit: str | None
+    """The commit that landed; None when the change changed nothing (already pinned...)."""
+    before: str
+    """The topic's text before the change."""
+    after: str | None
+    """Its text after (None: forgotten)."""
+
+    @property
+    def id(self) -> str:
+        return f"{self.scope}/{self.file}"
+
+    def forgotten(self, at: str) -> ForgottenTopic:
+        """The record phase 2 keeps this topic forgotten by (its text is not in it)."""
+        parsed = frontmatter.parse(self.before, strict=False)
+        return ForgottenTopic(
+            self.scope,
+            self.file,
+            parsed.meta.name,
+            parsed.meta.description,
+            shingles(parsed.body),
+            at,
+        )
+
+    def line(self) -> str:
+        if self.commit is None:
+            return f"{self.id}: nothing to change (already {self._state()})"
+        return f"{self.id}: {self._done()} ({self.commit[:12]})"
+
+    def _state(self) -> str:
+        return {PIN: "pinned", UNPIN: "not pinned", EDIT: "this text", FORGET: "forgotten"}[self.action]
+
+    def _done(self) -> str:
+        return {PIN: "pinned", UNPIN: "unpinned", EDIT: "edited", FORGET: "forgotten"}[self.action]
+
+
+def _topic_path(top: Path, scope: str, file: str) -> Path:
+    try:
+        check_scope(scope)
+        check_file(file)
+    except ValueError as exc:
+        raise TopicMissing(str(exc)) from None
+    if not is_topic_path(file):
+        raise TopicMissing(f"{scope}/{file} is not a topic file (the index, the digest or an input)")
+    return top.joinpath(*scope.split("/"), *file.split("/"))
+
+
+def _read(path: Path, what: str) -> str:
+    if path.is_symlink() or not path.is_file():
+        raise TopicMissing(f"no memory {what}")
+    try:
+        return read_capped(path, READ_MAX_BYTES, follow_symlinks=False).decode("utf-8", errors="replace")
+    except (OSError, UnsafeFile) as exc:
+        raise TopicMissing(f"no memory {what}: {exc}") from None
+
+
+def read_topic(repo: MemoryRepo, scope: str, file: str) -> str:
+    """The text of the topic ``<scope>/<file>`` on the work tree (``TopicMissing`` when there is none)."""
+    return _read(_topic_path(repo.path, scope, file), f"{scope}/{file}")
+
+
+def message(action: str, scope: str, file: str, detail: str = "") -> str:
+    """The commit message of a person's change: a subject, a line of detail, the trailer."""
+    ident = f"{scope}/{file}"
+    subject = {
+        FORGET: f"memd: forget {ident} (asked by the person)",
+        EDIT: f"memd: {ident} edited by the person",
+        PIN: f"memd: pin {ident} (asked by the person)",
+        UNPIN: f"memd: unpin {ident} (asked by the person)",
+    }[action]
+    body = f"\n{detail}\n" if detail else ""
+    return f"{subject}\n{body}\n{ACTION_TRAILER}: {action} {ident}\n"
+
+
+async def _steer(
+    repo: MemoryRepo,
+    scope: str,
+    file: str,
+    action: str,
+    change: Callable[[Path, str], str | None],
+    *,
+    scratch_parent: Path,
+    author: str | None,
+    detail: str = "",
+) -> Steered:
+    """Apply ``change(path, text) -> new text`` (None: the file goes) to the topic in a scratch copy,
+    commit and land it."""
+    ident = f"{scope}/{file}"
+    _topic_path(repo.path, scope, file)
+    if not (repo.path / ".git").is_dir() or await repo.head() is None:
+        raise TopicMissing(f"no memory {ident}: the memory repository {repo.path} has none yet")
+    dirty = await repo.dirty_paths(scope)
+    if dirty:
+        raise SteerRefused(
+            f"{scope} has uncommitted changes in {repo.path} ({len(dirty)} path(s), e.g. {dirty[0]}): "
+            "commit or discard them first"
+        )
+    base = await repo.head()
+    assert base is not None
+    async with repo.scratch(scratch_parent, owner=f"steer-{action}", paths=[scope]) as clone:
+        path = _topic_path(clone.path, scope, file)
+        before = _read(path, ident)
+        after = await asyncio.to_thread(change, path, before)
+        if after is None:
+            await asyncio.to_thread(_forget_file, clone.path.joinpath(*scope.split("/")), file)
+        elif after != before:
+            await asyncio.to_thread(path.write_text, after, encoding="utf-8")
+        await clone.stage(scope)
+        if not await clone.has_staged_changes():
+            return Steered(scope, file, action, None, before, after)
+        await clone.commit_staged(message(action, scope, file, detail), author=author)
+        commit = await repo.land(clone, base=base)
+    return Steered(scope, file, action, commit, before, after)
+
+
+def _forget_file(scope_dir: Path, file: str) -> None:
+    (scope_dir / file).unlink()
+    drop_index_lines(scope_dir, {file})
+
+
+async def forget_topic(
+    repo: MemoryRepo, scope: str, file: str, *, scratch_parent: Path, author: str | None
+) -> Steered:
+    """The topic and its index line go from the branch's head, in one commit."""
+    return await _steer(
+        repo, scope, file, FORGET, lambda _p, _t: None, scratch_parent=scratch_parent, author=author
+    )
+
+
+async def pin_topic(
+    repo: MemoryRepo, scope: str, file: str, pinned: bool, *, scratch_parent: Path, author: str | None
+) -> Steered:
+    """``pinned: true`` in the topic's frontmatter (``pinned`` False: taken out)."""
+
+    def change(_path: Path, text: str) -> str:
+        topic = frontmatter.parse(text, strict=False)
+        if topic.meta.pinned == pinned:
+            return text
+        return frontmatter.render(replace(topic.meta, pinned=pinned), topic.body)
+
+    action = PIN if pinned else UNPIN
+    return await _steer(repo, scope, file, action, change, scratch_parent=scratch_parent, author=author)
+
+
+async def edit_topic(
+    repo: MemoryRepo,
+    scope: str,
+    file: str,
+    text: str,
+    *,
+    today: date,
+    scratch_parent: Path,
+    author: str | None,
+    max_bytes: int | None = None,
+) -> Steered:
+    """The person's text for the topic (a new body, or the whole file); ``edited`` and ``updated``
+    set to ``today``. Refused (``SteerRefused``) when the result is not a valid topic, is over
+    ``max_bytes`` or the secret gate finds a secret in it."""
+    finder = repo.secret_gate() if repo.secret_gate is not None else None
+
+    def change(_path: Path, old: str) -> str:
+        ident = f"{scope}/{file}"
+        current = frontmatter.parse(old, strict=False)
+        new = text.replace("\r\n", "\n")
+        if new.startswith("---\n"):
+            given = _parse(new, "the new text")
+            meta = replace(
+                given.meta,
+                created=current.meta.created,
+                sources=current.meta.sources,
+            )
+            body = given.body
+        else:
+            meta, body = current.meta, new
+        if not body.endswith("\n"):
+            body += "\n"
+        if not body.startswith("\n"):
+            body = "\n" + body if current.body.startswith("\n") else body
+        meta = replace(meta, updated=today, edited=today, created=meta.created or today)
+        rendered = frontmatter.render(meta, body)
+        problems = frontmatter.problems(meta)
+        if problems:
+            raise SteerRefused(f"{ident} not edited: " + "; ".join(problems))
+        if max_bytes is not None and len(rendered.encode("utf-8")) > max_bytes:
+            raise SteerRefused(
+                f"{ident} not edited: {len(rendered.encode('utf-8'))} bytes, over the topic cap of {max_bytes}"
+            )
+        if finder is not None:
+            found = finder.find(rendered)
+            if found:
+                what = ", ".join(describe_secret(f, rendered) for f in found[:5])
+                raise SteerRefused(f"{ident} not edited: the secret gate found {what}; remove that value")
+        return rendered
+
+    return await _steer(repo, scope, file, EDIT, change, scratch_parent=scratch_parent, author=author)
+
+
+def _parse(text: str, what: str) -> frontmatter.TopicFile:
+    try:
+        return frontmatter.parse(text)
+    except frontmatter.FrontmatterError as exc:
+        raise SteerRefused(f"{what}: {exc}") from None

@@ -1,0 +1,158 @@
+"""`memd memories show|pin|unpin|edit|why|forget` on one memory by its id, scopes by key, short name or
+folder, each with its project folder (issue 25)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from daemon.cli import cli
+from daemon.exits import Exit
+from pipeline.clock import SystemClock
+from pipeline.consolidate.run import run_phase2
+from pipeline.llm.client import build_client
+from pipeline.projects import scope_for
+from pipeline.redaction import Redactor
+from pipeline.store import open_store
+from tests.configs import write_config
+from tests.fakes.anthropic_api import FakeAnthropicAPI, ScriptedResponder
+from tests.fakes.fixtures import FAKE_API_KEY
+from tests.pipeline.consolidate.support import Env, short_topics, write_memory
+
+ENV = {"ANTHROPIC_API_KEY": FAKE_API_KEY, "VISUAL": "", "EDITOR": ""}
+DEPLOY_BODY = "Deploy with `fly deploy --remote-only` from the main branch once the tests pass."
+
+
+def setup(tmp_path: Path, api: FakeAnthropicAPI) -> tuple[list[str], str]:
+    """A consolidated, published project scope (deploy.md, testing.md): the CLI's base args and the scope."""
+    (tmp_path / "home" / ".claude" / "projects").mkdir(parents=True)
+    (tmp_path / "acme" / "src").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(tmp_path / "acme")], check=True)  # a folder inside it names it
+    config = write_config(
+        tmp_path,
+        "[sources.claude_code]\n"
+        f'root = "{tmp_path / "home" / ".claude" / "projects"}"\n'
+        f'[llm]\nbase_url = "{api.base_url}"\n'
+        "[publish]\ngemini = false\n",
+    )
+    project = str(tmp_path / "acme")
+
+    async def go() -> None:
+        from daemon.config import load_settings
+        from pipeline.machine import machine_id
+
+        settings = load_settings(config).settings
+        store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
+        clock = SystemClock()
+        llm = build_client(settings, store=store, clock=clock, env=ENV, rng=random.Random(1))
+        try:
+            env = Env(tmp_path, store, clock, api, settings, llm, Redactor(b"cli-test-key-0123456789"))
+            await env.add_extract("sess-1", project=project)
+            api.responder = ScriptedResponder(write_memory(short_topics(DEPLOY_BODY)))
+            report = await run_phase2(store, settings, env.repo, clock, llm, env.redactor)
+            assert [s.outcome for s in report.scopes] == ["committed"], report.scopes
+        finally:
+            await llm.aclose()
+            await store.close()
+
+    asyncio.run(go())
+    base = ["--config", str(config)]
+    assert CliRunner().invoke(cli, [*base, "publish"], env=ENV).exit_code == 0
+    return base, scope_for(project)
+
+
+def published(tmp_path: Path) -> str:
+    root = tmp_path / "home" / ".claude" / "projects"
+    return "".join(p.read_text() for p in sorted(root.glob("*/memory/*.md")))
+
+
+def test_show_gives_ids_and_folders_and_takes_a_key_a_short_name_or_a_folder(
+    tmp_path: Path, fake_api: FakeAnthropicAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    base, scope = setup(tmp_path, fake_api)
+    runner = CliRunner()
+    listed = runner.invoke(cli, [*base, "memories", "show"], env=ENV)
+    assert listed.exit_code == 0, listed.output
+    [line] = [ln for ln in listed.output.splitlines() if ln.startswith(scope)]
+    assert str(tmp_path / "acme") in line
+
+    monkeypatch.chdir(tmp_path / "acme")
+    for how in (scope, scope.removeprefix("projects/"), "acme", str(tmp_path / "acme"), ".", "src", "./src"):
+        shown = runner.invoke(cli, [*base, "memories", "show", how], env=ENV)
+        assert shown.exit_code == 0, (how, shown.output)
+        assert f"{scope}/deploy.md" in shown.output, how
+        assert f"{scope}/testing.md" in shown.output
+        assert str(tmp_path / "acme") in shown.output.splitlines()[0]
+
+    one = runner.invoke(cli, [*base, "memories", "show", f"{scope}/deploy.md"], env=ENV)
+    assert one.exit_code == 0, one.output
+    assert DEPLOY_BODY in one.output
+    assert runner.invoke(cli, [*base, "memories", "show", "acme/deploy.md"], env=ENV).output == one.output
+    missing = runner.invoke(cli, [*base, "memories", "show", f"{scope}/nothing.md"], env=ENV)
+    assert missing.exit_code == Exit.FAILED
+    assert "no memory" in missing.output
+    log = runner.invoke(cli, [*base, "memories", "log", "acme"], env=ENV)
+    assert log.exit_code == 0
+    assert "memd: consolidate" in log.output
+
+
+def test_pin_edit_why_and_forget_one_memory(tmp_path: Path, fake_api: FakeAnthropicAPI) -> None:
+    base, scope = setup(tmp_path, fake_api)
+    runner = CliRunner()
+    deploy, testing = f"{scope}/deploy.md", f"{scope}/testing.md"
+
+    pinned = runner.invoke(cli, [*base, "memories", "pin", testing], env=ENV)
+    assert pinned.exit_code == 0, pinned.output
+    assert f"{testing}: pinned" in pinned.output
+    assert "pinned" in runner.invoke(cli, [*base, "memories", "show", scope], env=ENV).output
+    assert "already pinned" in runner.invoke(cli, [*base, "memories", "pin", testing], env=ENV).output
+
+    body = runner.invoke(
+        cli, [*base, "memories", "edit", deploy, "--set-body", "Deploy on Fridays."], env=ENV
+    )
+    assert body.exit_code == 0, body.output
+    assert "Deploy on Fridays." in published(tmp_path)
+    assert "fly deploy" not in published(tmp_path)
+    source = tmp_path / "new.md"
+    source.write_text("Deploy on Mondays.\n")
+    from_file = runner.invoke(cli, [*base, "memories", "edit", deploy, "--from", str(source)], env=ENV)
+    assert from_file.exit_code == 0, from_file.output
+    editor = runner.invoke(
+        cli, [*base, "memories", "edit", deploy], env={**ENV, "VISUAL": "sed -i s/Mondays/Tuesdays/"}
+    )
+    assert editor.exit_code == 0, editor.output
+    assert "Deploy on Tuesdays." in runner.invoke(cli, [*base, "memories", "show", deploy], env=ENV).output
+    no_editor = runner.invoke(cli, [*base, "memories", "edit", deploy], env=ENV)
+    assert no_editor.exit_code == Exit.USAGE
+    both = runner.invoke(
+        cli, [*base, "memories", "edit", deploy, "--set-body", "x", "--from", str(source)], env=ENV
+    )
+    assert both.exit_code == Exit.USAGE
+
+    why = runner.invoke(cli, [*base, "memories", "why", deploy], env=ENV)
+    assert why.exit_code == 0, why.output
+    assert "sess-1: claude_code" in why.output
+    assert str(tmp_path / "acme") in why.output
+    assert "edited by the person" in why.output
+    assert "[run " in why.output  # the consolidation that wrote it
+    assert "edited by the person" in why.output
+    assert why.output.count("edited by the person") >= 1
+    assert "pinned" in runner.invoke(cli, [*base, "memories", "why", testing], env=ENV).output
+
+    forgot = runner.invoke(cli, [*base, "memories", "forget", deploy], env=ENV)
+    assert forgot.exit_code == 0, forgot.output
+    assert "stays forgotten" in forgot.output
+    assert "Deploy on" not in published(tmp_path)
+    assert "Run `make test`" in published(tmp_path)
+    assert runner.invoke(cli, [*base, "memories", "show", deploy], env=ENV).exit_code == Exit.FAILED
+    again = runner.invoke(cli, [*base, "memories", "forget", deploy], env=ENV)
+    assert again.exit_code == Exit.FAILED
+    assert "no memory" in again.output
+    assert runner.invoke(cli, [*base, "memories", "why", "nope"], env=ENV).exit_code == Exit.FAILED
+    unpinned = runner.invoke(cli, [*base, "memories", "unpin", testing], env=ENV)
+    assert unpinned.exit_code == 0, unpinned.output

@@ -1,0 +1,114 @@
+"""The page's and the command line's API for one memory (``daemon.steer``, issue 25): each change lands
+as one commit and is published at once; a forgotten memory is recorded for phase 2 (never its text)."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from daemon.config import load_settings
+from daemon.runtime import Runtime
+from daemon.steer import edit_memory, forget_memory, pin_memory
+from pipeline.clock import FakeClock
+from pipeline.consolidate.run import run_phase2
+from pipeline.llm.client import build_client
+from pipeline.memory.steer import TopicMissing
+from pipeline.projects import scope_for
+from pipeline.publish.run import publish_all
+from pipeline.redaction import Redactor
+from pipeline.settings import Settings
+from pipeline.store import Store, consolidation, forgotten_topics
+from tests.configs import write_config
+from tests.fakes.anthropic_api import FakeAnthropicAPI, ScriptedResponder
+from tests.fakes.fixtures import FAKE_API_KEY
+from tests.pipeline.consolidate.support import Env, short_topics, write_memory
+
+ENV = {"ANTHROPIC_API_KEY": FAKE_API_KEY}
+DEPLOY_BODY = "Deploy with `fly deploy --remote-only` from the main branch once the tests pass."
+
+
+def steer_settings(tmp_path: Path, base_url: str) -> Settings:
+    (tmp_path / "home" / ".claude" / "projects").mkdir(parents=True)
+    (tmp_path / "acme").mkdir()
+    config = write_config(
+        tmp_path,
+        "[sources.claude_code]\n"
+        f'root = "{tmp_path / "home" / ".claude" / "projects"}"\n'
+        f'[llm]\nbase_url = "{base_url}"\n'
+        "[publish]\ngemini = false\n",
+    )
+    return load_settings(config).settings
+
+
+def published(tmp_path: Path) -> str:
+    root = tmp_path / "home" / ".claude" / "projects"
+    return "".join(p.read_text() for p in sorted(root.glob("*/memory/*.md")))
+
+
+async def consolidated(
+    tmp_path: Path, store: Store, clock: FakeClock, api: FakeAnthropicAPI
+) -> tuple[Settings, str]:
+    """A project scope with deploy.md and testing.md, consolidated by a scripted model and published."""
+    settings = steer_settings(tmp_path, api.base_url)
+    llm = build_client(settings, store=store, clock=clock, env=ENV, rng=random.Random(1))
+    try:
+        env = Env(tmp_path, store, clock, api, settings, llm, Redactor(b"steer-test-key-0123456789"))
+        project = str(tmp_path / "acme")
+        await env.add_extract("sess-1", project=project)
+        api.responder = ScriptedResponder(write_memory(short_topics(DEPLOY_BODY)))
+        report = await run_phase2(store, settings, env.repo, clock, llm, env.redactor)
+        assert [s.outcome for s in report.scopes] == ["committed"], report.scopes
+    finally:
+        await llm.aclose()
+    await publish_all(store, settings, clock)
+    assert "fly deploy" in published(tmp_path)
+    return settings, scope_for(project)
+
+
+async def test_forget_memory_records_it_removes_it_and_publishes_at_once(
+    tmp_path: Path, store: Store, clock: FakeClock, fake_api: FakeAnthropicAPI
+) -> None:
+    settings, scope = await consolidated(tmp_path, store, clock, fake_api)
+    rt = Runtime(store, lambda: settings, clock=clock, env=ENV)
+    done = await forget_memory(rt, f"{scope}/deploy.md")
+
+    assert done.ok
+    assert done.steered.commit is not None
+    assert not (settings.paths.memory_dir / scope / "deploy.md").exists()
+    assert "fly deploy" not in published(tmp_path)
+    assert "Run `make test`" in published(tmp_path)
+    assert any("published" in line for line in done.lines())
+    [record] = await forgotten_topics.of_scope(store, scope)
+    assert record.file == "deploy.md"
+    assert record.name == "Deploy"
+    assert "fly" not in str(record.as_json())
+    state = await consolidation.get_scope(store, scope)
+    assert state is not None
+    assert state.rebuild  # the next cycle writes the digest again without it
+
+    with pytest.raises(TopicMissing):
+        await forget_memory(rt, f"{scope}/deploy.md")
+    with pytest.raises(TopicMissing):
+        await forget_memory(rt, "not-an-id")
+
+
+async def test_edit_and_pin_by_short_name_land_and_publish(
+    tmp_path: Path, store: Store, clock: FakeClock, fake_api: FakeAnthropicAPI
+) -> None:
+    settings, scope = await consolidated(tmp_path, store, clock, fake_api)
+    rt = Runtime(store, lambda: settings, clock=clock, env=ENV)
+    edited = await edit_memory(rt, "acme/deploy.md", "Deploy on Fridays only.")
+    assert edited.ok
+    assert edited.steered.commit is not None
+    assert "Deploy on Fridays only." in (settings.paths.memory_dir / scope / "deploy.md").read_text()
+    assert "fly deploy" not in published(tmp_path)
+
+    pinned = await pin_memory(rt, f"{scope}/testing.md")
+    assert pinned.steered.commit is not None
+    assert "pinned: true" in (settings.paths.memory_dir / scope / "testing.md").read_text()
+    again = await pin_memory(rt, f"{scope}/testing.md")
+    assert again.steered.commit is None
+    assert again.published is None
+    assert (await pin_memory(rt, f"{scope}/testing.md", pinned=False)).steered.commit is not None
