@@ -1,5 +1,5 @@
-"""What the page answers after accept, reject and forget: a few lines of counts (the full report,
-``daemon.actions``' lines, goes behind a ``<details>``)."""
+"""What the page answers after accept, reject, forget and a change to one memory: a few lines of
+counts (the full report, ``daemon.actions``' or ``daemon.steer``'s lines, goes behind a ``<details>``)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pipeline.vocabulary import PUBLISH_FAILED, PublishOutcome
 
 if TYPE_CHECKING:
     from daemon.actions import Accepted, Forgotten
+    from daemon.steer import SteerDone
     from pipeline.publish.run import PublishReport
 
 LISTED = 3
@@ -75,3 +76,8 @@ def forgotten_summary(done: Forgotten) -> list[str]:
         outcomes = Counter(str(run.outcome) for run in report.runs)
         lines.append("scopes: " + ", ".join(f"{n} {o}" for o, n in sorted(outcomes.items())))
     return lines + publish_summary(done.published)
+
+
+def steered_summary(done: SteerDone) -> list[str]:
+    """What a change to one memory did (its commit, or that nothing changed), and the published copies."""
+    return [done.steered.line(), *publish_summary(done.published)]

@@ -259,3 +259,82 @@ def test_the_overview_fits_one_screen_at_5000_sessions_and_40_scopes(
     finally:
         code = ui.stop()
     assert code == 0, ui.output()
+
+
+def _press(driver: object, button: str) -> None:
+    """Press a form's button and wait for the page that says what happened."""
+    from selenium.common.exceptions import WebDriverException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    old = driver.find_element(By.TAG_NAME, "html")  # type: ignore[attr-defined]
+    driver.find_element(By.ID, button).click()  # type: ignore[attr-defined]
+    wait = WebDriverWait(driver, 60)  # type: ignore[arg-type]
+
+    def replaced(_: object) -> bool:
+        try:
+            old.is_enabled()
+        except WebDriverException:
+            return True
+        return False
+
+    wait.until(replaced)
+    wait.until(expected_conditions.presence_of_element_located((By.ID, "result")))
+
+
+def test_click_pin_edit_and_forget_on_a_topic(
+    tmp_path: Path, fresh: Prepared, browser: object, shots: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    driver = browser
+    topic = fresh.settings.paths.memory_dir.joinpath(*fresh.acme.split("/"), "testing.md")
+    ui = UiProcess(tmp_path, fresh.config)
+
+    def body() -> str:
+        return str(driver.find_element(By.TAG_NAME, "body").text)  # type: ignore[attr-defined]
+
+    def go(by: str, value: str) -> None:
+        driver.find_element(by, value).click()  # type: ignore[attr-defined]
+
+    try:
+        driver.get(ui.address)  # type: ignore[attr-defined]
+        go(By.LINK_TEXT, "Memory")
+        go(By.LINK_TEXT, "acme")
+        go(By.CSS_SELECTOR, "#topics a[href*='testing.md']")
+        assert f"{fresh.acme}/testing.md" in body()
+
+        _press(driver, "pin")
+        assert "pinned" in body()
+        assert "pinned: true" in topic.read_text()
+        go(By.ID, "back")
+        assert driver.find_element(By.ID, "pin").text == "Unpin"  # type: ignore[attr-defined]
+        assert "phase 2 never deletes it" in body()
+        shot_path = shots / "topic-pinned.png"
+        driver.save_screenshot(str(shot_path))  # type: ignore[attr-defined]
+
+        go(By.ID, "edit")
+        area = driver.find_element(By.ID, "body")  # type: ignore[attr-defined]
+        assert "Run `make test`." in area.get_attribute("value")
+        area.clear()
+        area.send_keys("Run `make check` before every push.")
+        driver.save_screenshot(str(shots / "topic-edit.png"))  # type: ignore[attr-defined]
+        _press(driver, "save")
+        assert "edited" in body()
+        assert "Run `make check` before every push." in topic.read_text()
+        go(By.ID, "back")
+        assert "Run make check before every push." in body()
+        assert "make test" not in driver.find_element(By.ID, "topic-body").text  # type: ignore[attr-defined]
+
+        go(By.ID, "forget-memory")
+        assert f"memd memories forget {fresh.acme}/testing.md" in body()
+        driver.save_screenshot(str(shots / "topic-forget-confirm.png"))  # type: ignore[attr-defined]
+        _press(driver, "confirm-forget-memory")
+        assert f"{fresh.acme}/testing.md: forgotten" in body()
+        assert not topic.exists()
+        go(By.ID, "back")
+        assert "testing.md" not in driver.find_element(By.ID, "topics").text  # type: ignore[attr-defined]
+    finally:
+        code = ui.stop()
+    assert code == 0, ui.output()
