@@ -55,8 +55,8 @@ def accepted_summary(done: Accepted) -> list[str]:
 def forgotten_summary(done: Forgotten) -> list[str]:
     report = done.report
     lines = [f"note: {done.warning.split(';')[0]}"] if done.warning else []
-    if not report.forgotten and not report.held:
-        return lines + done.lines()[:1]
+    if not report.forgotten and not report.held and not report.runs:
+        return lines + done.lines()[:2]  # nothing to forget, or nothing forgotten and why
     if len(report.forgotten) <= LISTED:
         lines += [f"{scope}: {n} extract(s) forgotten" for scope, n in sorted(report.forgotten.items())]
     else:
@@ -75,7 +75,9 @@ def forgotten_summary(done: Forgotten) -> list[str]:
     else:
         outcomes = Counter(str(run.outcome) for run in report.runs)
         lines.append("scopes: " + ", ".join(f"{n} {o}" for o, n in sorted(outcomes.items())))
-    return lines + publish_summary(done.published)
+    lines += publish_summary(done.published)
+    # Where the forgotten text still is, when a rewrite or a publish did not finish: never folded away.
+    return lines + [line for line in done.lines() if line.startswith("NOT finished")]
 
 
 def steered_summary(done: SteerDone) -> list[str]:

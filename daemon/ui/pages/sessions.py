@@ -16,7 +16,7 @@ from daemon import actions
 from daemon.lean.rows import StoreUnavailable
 from daemon.runtime import memory_repo
 from daemon.ui import data
-from daemon.ui.pages import arg, context, live_scopes, runtime
+from daemon.ui.pages import arg, context, folders, live_scopes, runtime
 from daemon.ui.render import markdown, page
 from daemon.ui.security import FormRefused, checked_form
 from daemon.ui.summary import forgotten_summary
@@ -73,7 +73,15 @@ async def confirm(request: Request) -> Response:
     """What forgetting will do, and the button that does it (a POST)."""
     session, project = request.query_params.get("session"), request.query_params.get("project")
     scope = _target(session, project)
-    return page(request, "confirm.html", title="forget", session=session, project=project, scope=scope)
+    return page(
+        request,
+        "confirm.html",
+        title="forget",
+        session=session,
+        project=project,
+        scope=scope,
+        folders=(await folders(context(request))).get(scope or "", []),
+    )
 
 
 async def forget(request: Request) -> Response:

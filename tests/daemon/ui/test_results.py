@@ -45,6 +45,9 @@ def test_accept_reject_and_forget_answer_with_a_short_summary(fresh: Prepared, o
     assert f"{fresh.acme}: 1 extract(s) forgotten" in lines
     assert any(line.startswith("published copies:") for line in lines)
     assert "git history" in details(forgotten)
+    again = client.post("/forget", data={"csrf": csrf, "session": fresh.forget_session}).text
+    [nothing] = summary(again)
+    assert nothing.startswith("nothing to forget")
 
 
 def test_an_inbox_run_shows_the_topic_changes_before_the_phase1_inputs(

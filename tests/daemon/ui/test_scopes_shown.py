@@ -44,3 +44,9 @@ def test_the_inbox_and_sessions_show_scopes_with_their_folder(shared: Prepared, 
     session = client.get("/sessions/detail", params={"session": "sess-acme"}).text
     [extracts] = re.findall(r'<table id="extracts">.*?</table>', session, re.S)
     assert shared.folders[shared.acme] in extracts
+
+
+def test_forgetting_a_project_names_its_folder_before_it_asks(shared: Prepared, open_page: Opener) -> None:
+    _, client = open_page(shared)
+    confirm = client.get("/forget", params={"project": shared.acme}).text
+    assert shared.folders[shared.acme] in confirm
