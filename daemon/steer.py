@@ -14,7 +14,8 @@ The API (stable: ``memd memories forget|edit|pin|unpin`` and the page's buttons 
 - ``await resolve(rt, memory_id) -> TopicId``: the id as typed (``<scope>/<file>``, the scope also
   as a bare key or a short name), ``TopicMissing`` when it names no topic.
 
-Each lands as one commit in the memory repository (``pipeline.memory.steer``: authored by the
+Each is made under the scope's consolidation lease (a run of the scope going on now refuses it
+with ``SteerRefused``, nothing changed) and lands as one commit in the memory repository (``pipeline.memory.steer``: authored by the
 person, committed and signed by memd, trailer ``Memd-Action``), then is pushed (``[sync]``) and
 published at once, like an accepted run (``daemon.actions``). ``SteerDone.lines()`` says it in the
 words the command prints; ``SteerDone.ok`` is False when a publish failed.
@@ -22,8 +23,12 @@ words the command prints; ``SteerDone.ok`` is False when a publish failed.
 
 from __future__ import annotations
 
+import contextlib
 import getpass
+import os
 import re
+import socket
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -105,6 +110,43 @@ async def _after(rt: Runtime, steered: Steered) -> SteerDone:
     return SteerDone(steered, await publish_all(rt.store, rt.settings(), rt.clock), synced)
 
 
+@contextlib.asynccontextmanager
+async def _holding(rt: Runtime, scope: str) -> AsyncIterator[None]:
+    """The scope's consolidation lease for the change: a run of the scope going on now would build on
+    the memory as it was before it (``SteerRefused``: try again when it ends)."""
+    import secrets
+
+    from pipeline.consolidate.lease import LEASE_TTL
+    from pipeline.memory.steer import SteerRefused
+    from pipeline.proc import pid_alive
+    from pipeline.store import leases
+
+    name, owner, pid = f"consolidate:{scope}", f"steer-{secrets.token_hex(4)}", os.getpid()
+
+    def gone(holder: leases.Holder) -> bool:
+        return holder.on_this_machine(rt.store.machine) and holder.pid != pid and not pid_alive(holder.pid)
+
+    got = await leases.acquire(
+        rt.store,
+        name,
+        owner=owner,
+        host=socket.gethostname(),
+        pid=pid,
+        now=rt.clock.now(),
+        ttl=LEASE_TTL,
+        owner_gone=gone,
+    )
+    if isinstance(got, leases.Holder):
+        raise SteerRefused(
+            f"a consolidation of {scope} is running ({got.host}, pid {got.pid}): nothing changed; "
+            "try again when it ends"
+        )
+    try:
+        yield
+    finally:
+        await leases.release(rt.store, name, owner=owner)
+
+
 def _scratch(rt: Runtime) -> Path:
     from pipeline.memory.repository import scratch_parent
 
@@ -119,15 +161,16 @@ async def forget_memory(rt: Runtime, memory_id: str) -> SteerDone:
     found = await resolve(rt, memory_id)
     repo = rt.memory_repo()
     repo.check_writable()
-    text = read_topic(repo, found.scope, found.file)
-    now = rt.clock.now()
-    record = Steered(found.scope, found.file, "forget", None, text, None).forgotten(now.isoformat())
-    await forgotten_topics.record(rt.store, record, now=now)
-    steered = await forget_topic(
-        repo, found.scope, found.file, scratch_parent=_scratch(rt), author=author(rt.settings())
-    )
-    if steered.commit is not None:  # the digest is written again without it at the next cycle
-        await forgotten_topics.mark_rebuild(rt.store, found.scope, now=rt.clock.now())
+    async with _holding(rt, found.scope):
+        text = read_topic(repo, found.scope, found.file)
+        now = rt.clock.now()
+        record = Steered(found.scope, found.file, "forget", None, text, None).forgotten(now.isoformat())
+        await forgotten_topics.record(rt.store, record, now=now)
+        steered = await forget_topic(
+            repo, found.scope, found.file, scratch_parent=_scratch(rt), author=author(rt.settings())
+        )
+        if steered.commit is not None:  # the digest is written again without it at the next cycle
+            await forgotten_topics.mark_rebuild(rt.store, found.scope, now=rt.clock.now())
     return await _after(rt, steered)
 
 
@@ -139,16 +182,17 @@ async def edit_memory(rt: Runtime, memory_id: str, text: str) -> SteerDone:
     repo = rt.memory_repo()
     repo.check_writable()
     settings = rt.settings()
-    steered = await edit_topic(
-        repo,
-        found.scope,
-        found.file,
-        text,
-        today=rt.clock.now().date(),
-        scratch_parent=_scratch(rt),
-        author=author(settings),
-        max_bytes=settings.memories.topic_file_max_bytes,
-    )
+    async with _holding(rt, found.scope):
+        steered = await edit_topic(
+            repo,
+            found.scope,
+            found.file,
+            text,
+            today=rt.clock.now().date(),
+            scratch_parent=_scratch(rt),
+            author=author(settings),
+            max_bytes=settings.memories.topic_file_max_bytes,
+        )
     return await _after(rt, steered)
 
 
@@ -159,9 +203,10 @@ async def pin_memory(rt: Runtime, memory_id: str, pinned: bool = True) -> SteerD
     found = await resolve(rt, memory_id)
     repo = rt.memory_repo()
     repo.check_writable()
-    steered = await pin_topic(
-        repo, found.scope, found.file, pinned, scratch_parent=_scratch(rt), author=author(rt.settings())
-    )
+    async with _holding(rt, found.scope):
+        steered = await pin_topic(
+            repo, found.scope, found.file, pinned, scratch_parent=_scratch(rt), author=author(rt.settings())
+        )
     return await _after(rt, steered)
 
 
@@ -206,7 +251,7 @@ class Why:
             out.append("  none (written by hand)")
         out.append(f"commits ({len(self.story.commits)}):")
         for c in self.story.commits:
-            line = f"  {c.at[:16].replace('T', ' ')}  {c.sha[:10]}  {c.author}: {c.subject}"
+            line = f"  {c.at[:16].replace('T', ' ')}  {c.sha[:10]}  {c.subject} (by {c.author})"
             run = self.runs.get(c.run_id or "")
             if c.run_id:
                 line += f"  [run {c.run_id}" + (f", {run.outcome}, {run.mode}]" if run else "]")

@@ -112,3 +112,29 @@ async def test_edit_and_pin_by_short_name_land_and_publish(
     assert again.steered.commit is None
     assert again.published is None
     assert (await pin_memory(rt, f"{scope}/testing.md", pinned=False)).steered.commit is not None
+
+
+async def test_a_change_while_a_run_of_the_scope_holds_it_is_refused_and_changes_nothing(
+    tmp_path: Path, store: Store, clock: FakeClock, fake_api: FakeAnthropicAPI
+) -> None:
+    import os
+    from datetime import timedelta
+
+    from pipeline.memory.steer import SteerRefused
+    from pipeline.store import leases
+
+    settings, scope = await consolidated(tmp_path, store, clock, fake_api)
+    rt = Runtime(store, lambda: settings, clock=clock, env=ENV)
+    name = f"consolidate:{scope}"
+    got = await leases.acquire(
+        store, name, owner="run-1", host="here", pid=os.getpid(), now=clock.now(), ttl=timedelta(minutes=10)
+    )
+    assert not isinstance(got, leases.Holder)
+    before = (settings.paths.memory_dir / scope / "deploy.md").read_text()
+    with pytest.raises(SteerRefused, match="consolidation of .* is running"):
+        await forget_memory(rt, f"{scope}/deploy.md")
+    assert (settings.paths.memory_dir / scope / "deploy.md").read_text() == before
+    assert await forgotten_topics.of_scope(store, scope) == []
+    await leases.release(store, name, owner="run-1")
+    assert (await pin_memory(rt, f"{scope}/deploy.md")).steered.commit is not None
+    assert [h.name for h in await leases.holders(store)] == []  # the change let go of the scope

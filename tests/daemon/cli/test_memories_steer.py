@@ -140,8 +140,9 @@ def test_pin_edit_why_and_forget_one_memory(tmp_path: Path, fake_api: FakeAnthro
     assert str(tmp_path / "acme") in why.output
     assert "edited by the person" in why.output
     assert "[run " in why.output  # the consolidation that wrote it
-    assert "edited by the person" in why.output
-    assert why.output.count("edited by the person") >= 1
+    assert f"memd: {deploy} edited by the person (by " in why.output  # the person's commit, theirs
+    assert "(by memd)  [run " in why.output
+    assert "edited by the person on " in why.output
     assert "pinned" in runner.invoke(cli, [*base, "memories", "why", testing], env=ENV).output
 
     forgot = runner.invoke(cli, [*base, "memories", "forget", deploy], env=ENV)
