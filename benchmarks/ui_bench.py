@@ -1,8 +1,10 @@
 """How long each page of `memd ui` takes, next to a static file served by the same stack in the same run.
 
-Builds a throwaway HOME whose state store holds --sessions sessions (`memd status`'s bench store,
-plus a month of model calls, extracts and a pending inbox run) and whose memory repository holds
---scopes scopes of --topics topic files each (committed with git), starts `memd ui --port 0` as
+Builds a throwaway HOME (``seed``, which the browser test of the overview's height reuses) whose
+state store holds --sessions sessions (`memd status`'s bench store, plus a month of model calls,
+extracts with redaction counts, every scope published to three targets, a forgotten scope's
+withdrawn copies and a pending inbox run) and whose memory repository holds --scopes scopes of
+--topics topic files each (committed with git), starts `memd ui --port 0` as
 installed, then asks every page in turn, --runs times each, over one keep-alive connection with the
 page's cookie, and prints the median, the 95th percentile and the slowest answer of each page
 beside the baseline (the stylesheet, through the same middleware and server). Target: every
@@ -38,7 +40,7 @@ from pipeline.machine import machine_id
 from pipeline.projects import scope_for
 from pipeline.settings import Settings
 from pipeline.store import open_store
-from pipeline.store.schema import consolidation_runs, llm_calls, stage1_outputs
+from pipeline.store.schema import consolidation_runs, llm_calls, publications, stage1_outputs
 
 TARGET_MS = 200.0
 BASELINE = "/static/memd.css"
@@ -82,9 +84,12 @@ async def build_memory(settings: Settings, scopes: int, topics: int, now: dateti
     return first, "topic-00.md"
 
 
-async def build_store(env: dict[str, str], settings: Settings, sessions: int, now: datetime) -> None:
+async def build_store(
+    env: dict[str, str], settings: Settings, sessions: int, now: datetime, *, scopes: int = 40
+) -> None:
     """`memd status`'s bench store (sessions, memory uses, publications, runs, a heartbeat), plus
-    what the page shows beyond it: a month of model calls, extracts, a run waiting in the inbox."""
+    what the page shows beyond it: a month of model calls, extracts, every scope on three publish
+    targets (some skipped), a forgotten scope's withdrawn copies, a run waiting in the inbox."""
     await populate(env, sessions)
     store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
     try:
@@ -104,6 +109,7 @@ async def build_store(env: dict[str, str], settings: Settings, sessions: int, no
                         "rollout_summary": "summary",
                         "raw_memory": "- a memory",
                         "memories": [],
+                        "redactions": {"input": {"github-token": 1}, "output": {}},
                         "model": "claude-haiku-5-5",
                         "usage": {},
                         "created_at": now,
@@ -128,6 +134,35 @@ async def build_store(env: dict[str, str], settings: Settings, sessions: int, no
                 ],
             )
             await conn.execute(
+                insert(publications),
+                [
+                    {
+                        "machine": store.machine,
+                        "target": target,
+                        "scope": scope_for(folder),
+                        "path": f"{folder}/{target}",
+                        "published_at": now,
+                        "outcome": outcome,
+                        "reason": "disabled for this project" if outcome == "skipped" else None,
+                    }
+                    for target, first in (("claude_code", 20), ("codex", 0), ("gemini", 0))
+                    for p in range(first, scopes)
+                    for folder, outcome in [(f"/bench/p{p}", "skipped" if p % 7 == 0 else "unchanged")]
+                ]
+                + [
+                    {
+                        "machine": store.machine,
+                        "target": target,
+                        "scope": scope_for("/bench/forgotten"),
+                        "path": f"/bench/forgotten/{target}",
+                        "published_at": now,
+                        "outcome": "withdrawn",
+                        "reason": "the scope was forgotten",
+                    }
+                    for target in ("claude_code", "codex", "gemini")
+                ],
+            )
+            await conn.execute(
                 insert(consolidation_runs).values(
                     run_id=RUN_ID,
                     scope=scope_for("/bench/p0"),
@@ -144,11 +179,26 @@ async def build_store(env: dict[str, str], settings: Settings, sessions: int, no
         await store.close()
 
 
+async def seed(
+    env: dict[str, str], *, sessions: int, scopes: int, topics: int
+) -> tuple[str, str, tuple[str, str]]:
+    """The whole bench HOME of ``env``: (its first scope, that scope's first topic, the topic's two
+    commits, older first)."""
+    settings = load_settings(None, env=env).settings
+    now = datetime.now(UTC)
+    scope, topic = await build_memory(settings, scopes, topics, now)
+    await build_store(env, settings, sessions, now, scopes=scopes)
+    commits = await memory_repo(settings).log(scope, limit=2)
+    return scope, topic, (commits[1].sha, commits[0].sha)
+
+
 def pages(scope: str, topic: str, commits: tuple[str, str]) -> list[str]:
     at = {"scope": scope, "file": topic}
     return [
         BASELINE,
         "/",
+        "/publish",
+        "/usage",
         "/memory",
         "/memory/scope?" + urlencode({"scope": scope}),
         "/memory/topic?" + urlencode(at),
@@ -178,12 +228,10 @@ def main() -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMD_", "XDG_"))}
         env["HOME"] = tmp
         env["MEMD_REVIEW__MODE"] = "inbox"
-        settings = load_settings(None, env=env).settings
-        now = datetime.now(UTC)
-        scope, topic = asyncio.run(build_memory(settings, args.scopes, args.topics, now))
-        asyncio.run(build_store(env, settings, args.sessions, now))
-        commits = asyncio.run(memory_repo(settings).log(scope, limit=2))
-        paths = pages(scope, topic, (commits[1].sha, commits[0].sha))
+        scope, topic, commits = asyncio.run(
+            seed(env, sessions=args.sessions, scopes=args.scopes, topics=args.topics)
+        )
+        paths = pages(scope, topic, commits)
         out = Path(tmp) / "ui.out"
         with out.open("wb") as sink:
             proc = subprocess.Popen(

@@ -20,7 +20,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from daemon.ui.context import UIContext
-from daemon.ui.pages import inbox, memory, overview, sessions
+from daemon.ui.pages import inbox, memory, overview, sessions, steer
 from daemon.ui.render import STATIC, page
 from daemon.ui.security import FormRefused, SecurityMiddleware
 from pipeline.errors import MemdError
@@ -58,6 +58,7 @@ def create_app(context: UIContext) -> Starlette:
         Route("/healthz", healthz),
         *overview.routes,
         *memory.routes,
+        *steer.routes,
         *inbox.routes,
         *sessions.routes,
         Mount("/static", StaticFiles(directory=STATIC), name="static"),

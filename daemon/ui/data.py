@@ -12,11 +12,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from daemon.lean.rows import Rows
+from pipeline.projects.scopes import folders_by_scope
 from pipeline.store import readmodel as rm
 
 CHART_DAYS = 30
 PAGE_SIZE = 100
 REASONS_SHOWN = 8
+SENT_SHOWN = 20
+"""The most extracts of one session shown (a session extracted again as it grew has several)."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +107,25 @@ class SessionDetail:
     needle: str
     sessions: list[rm.SessionRecord]
     extracts: list[Extracts]
+    sent: list[rm.SentExtract]
+    """Its extracts, newest first: what memd sent about it."""
+
+    @property
+    def session_ids(self) -> set[str]:
+        return {s.session_id for s in self.sessions if s.session_id} or {self.needle}
+
+    @property
+    def redacted(self) -> list[tuple[str, int, int]]:
+        """Every rule the redactor applied to the session: (rule, before the request, in the answers),
+        summed over its extracts."""
+        before: dict[str, int] = {}
+        after: dict[str, int] = {}
+        for e in self.sent:
+            for rule, n in e.redacted_in.items():
+                before[rule] = before.get(rule, 0) + n
+            for rule, n in e.redacted_out.items():
+                after[rule] = after.get(rule, 0) + n
+        return [(rule, before.get(rule, 0), after.get(rule, 0)) for rule in sorted({*before, *after})]
 
 
 def session_detail(rows: Rows, needle: str, machine: str) -> SessionDetail:
@@ -117,7 +139,12 @@ def session_detail(rows: Rows, needle: str, machine: str) -> SessionDetail:
         for sid in ids
         for r in rows.all(rm.SESSION_EXTRACTS_SQL, {"session_id": sid})
     ]
-    return SessionDetail(needle, found, extracts)
+    sent = [
+        rm.sent_from_row(r)
+        for sid in ids
+        for r in rows.all(rm.SESSION_SENT_SQL, {"session_id": sid, "limit": SENT_SHOWN})
+    ]
+    return SessionDetail(needle, found, extracts, sent)
 
 
 @dataclass(frozen=True)
@@ -133,3 +160,8 @@ def topic_flags(rows: Rows, scope: str, file: str) -> list[TopicFlag]:
         TopicFlag(r["verdict"], r["note"], rm.iso(r["created_at"]))
         for r in rows.all(rm.TOPIC_FLAGS_SQL, {"scope": scope, "file": file})
     ]
+
+
+def folders(rows: Rows) -> dict[str, list[str]]:
+    """Each scope's project folders, from the projects the store recorded for sessions."""
+    return folders_by_scope(str(r["project"]) for r in rows.all(rm.PROJECTS_SQL))

@@ -16,12 +16,14 @@ from datetime import datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import unquote, urlencode
 
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markupsafe import Markup, escape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
+
+from pipeline.projects.scopes import short_name, topic_id_text
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE / "templates"
@@ -41,7 +43,19 @@ def environment() -> Environment:
     env.filters["usd"] = lambda v: f"${float(v or 0):.2f}"
     env.filters["pct"] = lambda v: "n/a" if v is None else f"{float(v) * 100:.0f}%"
     env.filters["short"] = lambda v, n=12: "" if v is None else str(v)[:n]
+    env.globals.update(
+        topic_url=topic_url, scope_url=scope_url, topic_id=topic_id_text, short_name=short_name
+    )
     return env
+
+
+def topic_url(scope: str, file: str) -> str:
+    """The page's address of a topic file."""
+    return "/memory/topic?" + urlencode({"scope": scope, "file": file})
+
+
+def scope_url(scope: str) -> str:
+    return "/memory/scope?" + urlencode({"scope": scope})
 
 
 def page(request: Request, template: str, *, status_code: int = 200, **values: Any) -> HTMLResponse:
@@ -113,6 +127,20 @@ def markdown(text: str, *, relative: Callable[[str], str] | None = None) -> Mark
             if relative is not None and isinstance(href, str) and href and not href.startswith("#"):
                 child.attrSet("href", relative(href.split("#", 1)[0]))
     return Markup(md.renderer.render(tokens, md.options, {}))
+
+
+def split_diff(patch: str, belongs: Callable[[str], bool]) -> tuple[str, str]:
+    """A unified diff of several files as (the files ``belongs`` refuses, the files it takes), each
+    file's part whole (``belongs`` is given the path after ``b/``)."""
+    kept: list[str] = []
+    taken: list[str] = []
+    into = kept
+    for line in patch.splitlines(keepends=True):
+        if line.startswith("diff --git "):
+            path = line.rstrip("\n").rsplit(" b/", 1)[-1]
+            into = taken if belongs(path) else kept
+        into.append(line)
+    return "".join(kept), "".join(taken)
 
 
 def diff_html(patch: str) -> Markup:

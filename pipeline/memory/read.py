@@ -200,3 +200,35 @@ def search(repo: MemoryRepo, query: str, *, limit: int = SEARCH_LIMIT) -> list[S
             if len(hits) >= limit:
                 return hits
     return hits
+
+
+@dataclass(frozen=True)
+class Citation:
+    scope: str
+    path: str
+    name: str
+
+
+def citing(repo: MemoryRepo, sessions: set[str], *, limit: int = SEARCH_LIMIT) -> list[Citation]:
+    """The topic files of every scope whose frontmatter ``sources`` name one of ``sessions``."""
+    wanted = {s for s in sessions if s}
+    found: list[Citation] = []
+    if not wanted:
+        return found
+    for scope in scopes(repo):
+        folder = repo.path.joinpath(*scope.split("/"))
+        for rel in list_scope(folder).files:
+            if not is_topic_path(rel):
+                continue
+            text = _read(folder / rel)
+            if not any(s in text for s in wanted):  # most files name none: no parse
+                continue
+            try:
+                meta = frontmatter.parse(text).meta
+            except frontmatter.FrontmatterError:
+                continue
+            if wanted & set(meta.sources):
+                found.append(Citation(scope, rel, meta.name or rel))
+                if len(found) >= limit:
+                    return found
+    return found

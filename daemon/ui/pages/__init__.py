@@ -1,8 +1,9 @@
-"""One module per page of `memd ui`, each with its ``routes``; ``arg``, ``context`` and ``runtime``
-serve them all."""
+"""One module per page of `memd ui`, each with its ``routes``; ``arg``, ``context``, ``runtime``,
+``folders`` and ``live_scopes`` serve them all."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
@@ -45,3 +46,22 @@ def arg(request: Request, name: str, *, default: str | None = None) -> str:
     if len(value) > MAX_ARG_CHARS:
         raise HTTPException(400, f"?{name}= is too long")
     return value
+
+
+async def folders(ui: UIContext) -> dict[str, list[str]]:
+    """Each scope's project folders (none when the store cannot be read: the page still shows)."""
+    from daemon.lean.rows import StoreUnavailable
+    from daemon.ui import data
+
+    try:
+        return await ui.read(data.folders)
+    except StoreUnavailable:
+        return {}
+
+
+async def live_scopes(ui: UIContext) -> set[str]:
+    """The scopes the memory repository holds now (a forgotten or cleared one is not among them)."""
+    from daemon.runtime import memory_repo
+    from pipeline.memory import read
+
+    return set(await asyncio.to_thread(read.scopes, memory_repo(ui.settings())))

@@ -1,6 +1,6 @@
-"""Memory: the scopes, a scope's summary, index and topics, a topic file with its frontmatter, its
-history and the diff between two versions, and a search across every scope (``pipeline.memory.read``,
-what `memd memories show|log` read)."""
+"""Memory: the scopes (each with its project folders), a scope's summary, index and topics, a topic
+file with its id, frontmatter, history and the diff between two versions, and a search across every
+scope (``pipeline.memory.read``, what `memd memories show|log` read)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ from starlette.routing import Route
 
 from daemon.runtime import memory_repo
 from daemon.ui import data
-from daemon.ui.pages import arg, context
-from daemon.ui.render import diff_html, markdown, page
+from daemon.ui.pages import arg, context, folders
+from daemon.ui.render import diff_html, markdown, page, topic_url
 from pipeline.errors import MemoryRepoError
 from pipeline.memory import frontmatter, read
 from pipeline.memory.repository import MemoryRepo, is_sha
@@ -24,10 +24,6 @@ from pipeline.store.cites import stale_in_scope
 
 def _repo(request: Request) -> MemoryRepo:
     return memory_repo(context(request).settings())
-
-
-def topic_url(scope: str, file: str) -> str:
-    return "/memory/topic?" + urlencode({"scope": scope, "file": file})
 
 
 def _not_found(exc: MemoryRepoError) -> HTTPException:
@@ -41,7 +37,14 @@ async def scopes(request: Request) -> Response:
         return [read.brief(repo, s) for s in read.scopes(repo)]
 
     views = await asyncio.to_thread(read_all)
-    return page(request, "memory.html", title="memory", views=views, directory=str(repo.path))
+    return page(
+        request,
+        "memory.html",
+        title="memory",
+        views=views,
+        directory=str(repo.path),
+        folders=await folders(context(request)),
+    )
 
 
 async def scope(request: Request) -> Response:
@@ -58,7 +61,7 @@ async def scope(request: Request) -> Response:
         view=view,
         summary=markdown(view.summary),
         index=markdown(view.index, relative=link),
-        topic_url=topic_url,
+        folders=await folders(context(request)),
     )
 
 
@@ -86,6 +89,7 @@ async def topic(request: Request) -> Response:
         stale=(await stale_in_scope(context(request).db, name)).get(file),
         body=markdown(body, relative=lambda href: topic_url(name, href)),
         history_url="/memory/history?" + urlencode({"scope": name, "file": file}),
+        folders=await folders(context(request)),
     )
 
 
@@ -143,7 +147,6 @@ async def search(request: Request) -> Response:
         title=f"search {query}" if query else "search",
         query=query,
         hits=hits,
-        topic_url=topic_url,
         limit=read.SEARCH_LIMIT,
     )
 

@@ -1,7 +1,11 @@
-"""Sessions: every session with its state and reason, one session with its extracts, and forgetting a
-session or a project after a confirmation (``daemon.actions.forget_now``, what `memd forget` does)."""
+"""Sessions: every session with its state and reason; one session with what memd sent about it (its
+extracts: summary, notes and memories), what the redactor replaced in it (counts by rule) and the
+topic files citing it; and forgetting a session or a project after a confirmation
+(``daemon.actions.forget_now``, what `memd forget` does)."""
 
 from __future__ import annotations
+
+import asyncio
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -10,11 +14,14 @@ from starlette.routing import Route
 
 from daemon import actions
 from daemon.lean.rows import StoreUnavailable
+from daemon.runtime import memory_repo
 from daemon.ui import data
-from daemon.ui.pages import arg, context, runtime
-from daemon.ui.render import page
+from daemon.ui.pages import arg, context, folders, live_scopes, runtime
+from daemon.ui.render import markdown, page
 from daemon.ui.security import FormRefused, checked_form
+from daemon.ui.summary import forgotten_summary
 from pipeline.consolidate.forget import scope_of_project
+from pipeline.memory import read
 from pipeline.vocabulary import TranscriptState
 
 
@@ -44,17 +51,37 @@ async def detail(request: Request) -> Response:
     needle = arg(request, "session")
     try:
         machine = ui.db.machine
-        found = await ui.read(lambda rows: data.session_detail(rows, needle, machine))
+        found, folders = await ui.read(
+            lambda rows: (data.session_detail(rows, needle, machine), data.folders(rows))
+        )
     except StoreUnavailable as exc:
         raise HTTPException(503, str(exc)) from None
-    return page(request, "session.html", title=f"session {needle}", found=found)
+    cited = await asyncio.to_thread(read.citing, memory_repo(ui.settings()), found.session_ids)
+    return page(
+        request,
+        "session.html",
+        title=f"session {needle}",
+        found=found,
+        folders=folders,
+        live=await live_scopes(ui),
+        cited=cited,
+        markdown=markdown,
+    )
 
 
 async def confirm(request: Request) -> Response:
     """What forgetting will do, and the button that does it (a POST)."""
     session, project = request.query_params.get("session"), request.query_params.get("project")
     scope = _target(session, project)
-    return page(request, "confirm.html", title="forget", session=session, project=project, scope=scope)
+    return page(
+        request,
+        "confirm.html",
+        title="forget",
+        session=session,
+        project=project,
+        scope=scope,
+        folders=(await folders(context(request))).get(scope or "", []),
+    )
 
 
 async def forget(request: Request) -> Response:
@@ -67,14 +94,14 @@ async def forget(request: Request) -> Response:
         raise FormRefused(exc.detail) from None
     async with ui.changing, runtime(ui) as rt:
         done = await actions.forget_now(rt, session_id=session, project=project)
-    lines = ([f"note: {done.warning}"] if done.warning else []) + done.lines(verbose=True)
     return page(
         request,
         "result.html",
         status_code=200 if done.ok else 500,
         title="forgotten" if done.ok else "forget",
         ok=done.ok,
-        lines=lines,
+        lines=forgotten_summary(done),
+        details=([f"note: {done.warning}"] if done.warning else []) + done.lines(verbose=True),
     )
 
 

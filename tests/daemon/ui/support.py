@@ -3,7 +3,9 @@
 ``prepare`` makes, through memd's own code and the fake Messages API: one accepted consolidation
 (project ``acme``: a topic file with history, published), two runs waiting in the inbox (``beta``
 to accept, ``gamma`` to reject), a hostile topic file in ``acme`` that holds ``<script>``, and a
-few more sessions in other states.
+few more sessions in other states. The extract of ``sess-acme`` holds candidate memories and the
+redaction counts phase 1 records (``pipeline.extract.item``: by rule, before the request and in the
+answer; never a value).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from click.testing import CliRunner
-from sqlalchemy import insert
+from sqlalchemy import insert, update
 
 from daemon.cli import cli
 from daemon.config import load_settings
@@ -23,7 +25,7 @@ from pipeline.memory.repository import MemoryRepo
 from pipeline.projects import scope_for
 from pipeline.settings import Settings
 from pipeline.store import open_store
-from pipeline.store.schema import transcripts
+from pipeline.store.schema import stage1_outputs, transcripts
 from tests.daemon.cli.test_inbox import ENV, config_for, project_of, propose
 from tests.fakes.anthropic_api import FakeAnthropicAPI, ScriptedResponder
 from tests.pipeline.consolidate.support import topic, write_memory
@@ -49,6 +51,24 @@ class Prepared:
     reject_run: str
     reject_scope: str
     forget_session: str
+    folders: dict[str, str]
+    """Each prepared scope's project folder."""
+
+
+SENT_REDACTIONS = {"input": {"github-token": 2, "aws-access-key": 1}, "output": {"github-token": 1}}
+"""What the redactor replaced in ``sess-acme``, by rule, as phase 1 records it."""
+SENT_MEMORY = {
+    "type": "project",
+    "name": "Tests before a push",
+    "description": "make test runs the suite",
+    "body": "Run make test before every push.",
+    "why": "the CI is slow",
+    "how_to_apply": "",
+    "dates": [],
+    "evidence": "user",
+    "evidence_claimed": "user",
+    "evidence_quote": "",
+}
 
 
 def prepare(tmp_path: Path, fake_api: FakeAnthropicAPI, *, extra_sessions: int = 5) -> Prepared:
@@ -71,6 +91,7 @@ def prepare(tmp_path: Path, fake_api: FakeAnthropicAPI, *, extra_sessions: int =
     (folder / "hostile.md").write_text(HOSTILE_TOPIC)
     asyncio.run(_commit(MemoryRepo(settings.paths.memory_dir), f"{acme}/hostile.md"))
     asyncio.run(_more_sessions(settings, extra_sessions))
+    asyncio.run(_extract_details(settings, "sess-acme"))
     return Prepared(
         config=config,
         settings=settings,
@@ -80,6 +101,11 @@ def prepare(tmp_path: Path, fake_api: FakeAnthropicAPI, *, extra_sessions: int =
         reject_run=gamma,
         reject_scope=scope_for(str(tmp_path / "gamma")),
         forget_session="sess-acme",
+        folders={
+            acme: project_of(tmp_path),
+            scope_for(str(tmp_path / "beta")): str(tmp_path / "beta"),
+            scope_for(str(tmp_path / "gamma")): str(tmp_path / "gamma"),
+        },
     )
 
 
@@ -111,5 +137,18 @@ async def _more_sessions(settings: Settings, n: int) -> None:
                         reason=reason,
                     )
                 )
+    finally:
+        await store.close()
+
+
+async def _extract_details(settings: Settings, session: str) -> None:
+    store = await open_store(settings.paths.state_db, machine=machine_id(settings.paths.state_dir))
+    try:
+        async with store.write() as conn:
+            await conn.execute(
+                update(stage1_outputs)
+                .where(stage1_outputs.c.session_id == session)
+                .values(redactions=SENT_REDACTIONS, memories=[SENT_MEMORY])
+            )
     finally:
         await store.close()

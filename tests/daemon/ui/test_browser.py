@@ -39,11 +39,12 @@ webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not in
 class UiProcess:
     """`memd ui --port 0` in its own process; the address it prints, its output in a file."""
 
-    def __init__(self, tmp_path: Path, config: Path, *args: str) -> None:
+    def __init__(self, tmp_path: Path, config: Path | None, *args: str) -> None:
         self.out = tmp_path / "memd-ui.out"
+        where = ["--config", str(config)] if config is not None else []
         with self.out.open("wb") as out:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "daemon", "--config", str(config), "ui", "--port", "0", *args],
+                [sys.executable, "-m", "daemon", *where, "ui", "--port", "0", *args],
                 cwd=REPO,
                 env={"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"), **ENV},
                 stdout=out,
@@ -151,7 +152,7 @@ def test_click_through_every_page_accept_reject_and_forget(
         click("Memory")
         assert fresh.acme in body()
         shot("02-memory")
-        click(fresh.acme)
+        click("acme")  # the scope's short name, its key and folder beside it
         assert "testing.md" in body()
         shot("03-scope")
         driver.find_element(By.CSS_SELECTOR, "#topics a[href*='testing.md']").click()  # type: ignore[attr-defined]
@@ -222,3 +223,118 @@ def test_click_through_every_page_accept_reject_and_forget(
 
     assert asyncio.run(MemoryRepo(memory).inbox_branches()) == []
     assert len(list(shots.glob("*.png"))) == 16
+
+
+ONE_SCREEN_PX = 1100
+"""The overview's height at a 1280 x 900 window, at most: one screen (a little scroll at most)."""
+
+
+def test_the_overview_fits_one_screen_at_5000_sessions_and_40_scopes(
+    tmp_path: Path, browser: object, shots: Path
+) -> None:
+    import asyncio
+
+    from selenium.webdriver.common.by import By
+
+    from benchmarks.ui_bench import seed
+
+    home = tmp_path / "home"
+    home.mkdir()
+    asyncio.run(seed({"HOME": str(home), "MEMD_REVIEW__MODE": "inbox"}, sessions=5000, scopes=40, topics=30))
+    driver = browser
+    ui = UiProcess(tmp_path, None)
+    try:
+        driver.set_window_size(1280, 900)  # type: ignore[attr-defined]
+        driver.get(ui.address)  # type: ignore[attr-defined]
+        body = driver.find_element(By.TAG_NAME, "body").text  # type: ignore[attr-defined]
+        assert "40 scopes" in body  # the forgotten scope's withdrawn copies are not counted
+        assert "codex" in body
+        height = int(driver.execute_script("return document.body.scrollHeight"))  # type: ignore[attr-defined]
+        driver.save_screenshot(str(shots / "overview-5000-sessions.png"))  # type: ignore[attr-defined]
+        assert height <= ONE_SCREEN_PX, f"the overview is {height} px tall"
+        # The details are a click away.
+        driver.find_element(By.LINK_TEXT, "every target and scope").click()  # type: ignore[attr-defined]
+        rows = driver.find_elements(By.CSS_SELECTOR, "#targets tr")  # type: ignore[attr-defined]
+        assert len(rows) == 1 + 40 * 3
+    finally:
+        code = ui.stop()
+    assert code == 0, ui.output()
+
+
+def _press(driver: object, button: str) -> None:
+    """Press a form's button and wait for the page that says what happened."""
+    from selenium.common.exceptions import WebDriverException
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    old = driver.find_element(By.TAG_NAME, "html")  # type: ignore[attr-defined]
+    driver.find_element(By.ID, button).click()  # type: ignore[attr-defined]
+    wait = WebDriverWait(driver, 60)  # type: ignore[arg-type]
+
+    def replaced(_: object) -> bool:
+        try:
+            old.is_enabled()
+        except WebDriverException:
+            return True
+        return False
+
+    wait.until(replaced)
+    wait.until(expected_conditions.presence_of_element_located((By.ID, "result")))
+
+
+def test_click_pin_edit_and_forget_on_a_topic(
+    tmp_path: Path, fresh: Prepared, browser: object, shots: Path
+) -> None:
+    from selenium.webdriver.common.by import By
+
+    driver = browser
+    topic = fresh.settings.paths.memory_dir.joinpath(*fresh.acme.split("/"), "testing.md")
+    ui = UiProcess(tmp_path, fresh.config)
+
+    def body() -> str:
+        return str(driver.find_element(By.TAG_NAME, "body").text)  # type: ignore[attr-defined]
+
+    def go(by: str, value: str) -> None:
+        driver.find_element(by, value).click()  # type: ignore[attr-defined]
+
+    try:
+        driver.get(ui.address)  # type: ignore[attr-defined]
+        go(By.LINK_TEXT, "Memory")
+        go(By.LINK_TEXT, "acme")
+        go(By.CSS_SELECTOR, "#topics a[href*='testing.md']")
+        assert f"{fresh.acme}/testing.md" in body()
+
+        _press(driver, "pin")
+        assert "pinned" in body()
+        assert "pinned: true" in topic.read_text()
+        go(By.ID, "back")
+        assert driver.find_element(By.ID, "pin").text == "Unpin"  # type: ignore[attr-defined]
+        assert "phase 2 never deletes it" in body()
+        shot_path = shots / "topic-pinned.png"
+        driver.save_screenshot(str(shot_path))  # type: ignore[attr-defined]
+
+        go(By.ID, "edit")
+        area = driver.find_element(By.ID, "body")  # type: ignore[attr-defined]
+        assert "Run `make test`." in area.get_attribute("value")
+        area.clear()
+        area.send_keys("Run `make check` before every push.")
+        driver.save_screenshot(str(shots / "topic-edit.png"))  # type: ignore[attr-defined]
+        _press(driver, "save")
+        assert "edited" in body()
+        assert "Run `make check` before every push." in topic.read_text()
+        go(By.ID, "back")
+        assert "Run make check before every push." in body()
+        assert "make test" not in driver.find_element(By.ID, "topic-body").text  # type: ignore[attr-defined]
+
+        go(By.ID, "forget-memory")
+        assert f"memd memories forget {fresh.acme}/testing.md" in body()
+        driver.save_screenshot(str(shots / "topic-forget-confirm.png"))  # type: ignore[attr-defined]
+        _press(driver, "confirm-forget-memory")
+        assert f"{fresh.acme}/testing.md: forgotten" in body()
+        assert not topic.exists()
+        go(By.ID, "back")
+        assert "testing.md" not in driver.find_element(By.ID, "topics").text  # type: ignore[attr-defined]
+    finally:
+        code = ui.stop()
+    assert code == 0, ui.output()

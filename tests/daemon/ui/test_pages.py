@@ -24,8 +24,8 @@ def test_the_overview_shows_the_daemon_backlog_spend_hit_rates_and_publish_targe
     # The chart: one bar per day, and the fake API's calls counted today.
     assert html.count('<rect class="bar"') == 60
     assert "tokens per day: max 0" not in html
-    assert "claude_code" in html  # a publish target and its last outcome
-    assert shared.acme in html  # a scope of the hit-rate table
+    assert "claude_code" in html  # a publish target, its scopes counted
+    assert shared.acme in client.get("/usage").text  # a scope of the hit-rate table
 
 
 def test_the_memory_pages_show_scopes_topics_with_frontmatter_history_and_diffs(

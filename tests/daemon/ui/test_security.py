@@ -90,8 +90,22 @@ def test_every_post_without_the_csrf_token_is_refused_and_changes_nothing(
 ) -> None:
     context, client = open_page(fresh)
     posts = _post_routes(client.app)
-    assert sorted(posts) == ["/forget", "/inbox/accept", "/inbox/reject"]
-    fields = {"run": fresh.accept_run, "session": fresh.forget_session}
+    assert sorted(posts) == [
+        "/forget",
+        "/inbox/accept",
+        "/inbox/reject",
+        "/memory/edit",
+        "/memory/forget",
+        "/memory/pin",
+    ]
+    fields = {
+        "run": fresh.accept_run,
+        "session": fresh.forget_session,
+        "scope": fresh.acme,
+        "file": "testing.md",
+        "body": "replaced",
+        "pinned": "true",
+    }
     for path in posts:
         for csrf in (None, "", "0" * 64, context.guard.token):
             data = fields | ({"csrf": csrf} if csrf is not None else {})
@@ -100,6 +114,9 @@ def test_every_post_without_the_csrf_token_is_refused_and_changes_nothing(
             assert "CSRF" in response.text
     assert fresh.accept_run in client.get("/inbox").text
     assert "testing.md" in client.get("/memory/scope", params={"scope": fresh.acme}).text
+    topic = client.get("/memory/topic", params={"scope": fresh.acme, "file": "testing.md"}).text
+    assert "Run <code>make test</code>." in topic
+    assert 'id="pinned"' not in topic
 
 
 def test_state_changes_only_by_post_and_no_cors(shared: Prepared, open_page: Opener) -> None:
@@ -212,6 +229,9 @@ def test_read_only_mode_refuses_every_change_and_offers_none(fresh: Prepared, op
         assert "read-only" in response.text
     assert fresh.accept_run in client.get("/inbox").text
     assert "testing.md" in client.get("/memory/scope", params={"scope": fresh.acme}).text
+    topic = client.get("/memory/topic", params={"scope": fresh.acme, "file": "testing.md"}).text
+    assert "Run <code>make test</code>." in topic
+    assert 'id="pinned"' not in topic
 
 
 def test_bad_addresses_of_memory_are_refused_not_followed(shared: Prepared, open_page: Opener) -> None:

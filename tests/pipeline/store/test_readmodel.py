@@ -128,3 +128,102 @@ def test_parse_time_gives_aware_utc() -> None:
     assert parse_time(at.replace(tzinfo=None)) == at
     assert parse_time("") is None
     assert parse_time("not a time") is None
+
+
+async def _two_extracts(store: Store, now: datetime) -> int:
+    from pipeline.store.schema import stage1_outputs
+
+    row = {
+        "source": "claude_code",
+        "session_id": "s-sent",
+        "project": "/home/dev/shop",
+        "scope": "projects/shop-1a2b3c4d",
+        "range_start": 0,
+        "range_end": 10,
+        "rollout_slug": "slug",
+        "raw_memory": "- notes",
+        "model": "claude-haiku-5-5",
+        "usage": {},
+        "created_at": now,
+    }
+    async with store.write() as conn:
+        tid = (
+            await conn.execute(
+                insert(transcripts)
+                .values(
+                    machine=UNNAMED,
+                    source="claude_code",
+                    path="/t/sent.jsonl",
+                    session_id="s-sent",
+                    state="extracted",
+                    first_seen_at=now,
+                    updated_at=now,
+                )
+                .returning(transcripts.c.id)
+            )
+        ).scalar_one()
+        await conn.execute(
+            insert(stage1_outputs),
+            [
+                {
+                    **row,
+                    "transcript_id": tid,
+                    "rollout_summary": "first part",
+                    "memories": [],
+                    "redactions": {"api-key": 1},  # a store from before input and output were told apart
+                    "superseded_by": 2,
+                    "items_start": 0,
+                    "items_end": 4,
+                },
+                {
+                    **row,
+                    "transcript_id": tid,
+                    "rollout_summary": "the whole session",
+                    "memories": [{"name": "m", "body": "b"}],
+                    "redactions": {
+                        "input": {"github-token": 2, "aws-access-key": 0},
+                        "output": {"github-token": 1},
+                    },
+                    "items_start": 4,
+                    "items_end": 9,
+                    "superseded_by": None,
+                },
+            ],
+        )
+    return int(tid)
+
+
+async def test_a_sessions_sent_extracts_read_the_same_through_either_reader(
+    store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    from pipeline.store import stage1
+    from pipeline.store.engine import read_model
+    from pipeline.store.readmodel import SESSION_SENT_SQL, sent_from_row
+
+    tid = await _two_extracts(store, clock.now())
+    params = {"session_id": "s-sent", "limit": 10}
+    found = await read_model(
+        store, lambda query, _: [sent_from_row(r) for r in query(SESSION_SENT_SQL, params)]
+    )
+    newest, oldest = found
+    assert (newest.summary, oldest.summary) == ("the whole session", "first part")
+    assert newest.live
+    assert not oldest.live
+    assert newest.redacted_in == {"github-token": 2}
+    assert newest.redacted_out == {"github-token": 1}
+    assert (oldest.redacted_in, oldest.redacted_out) == ({"api-key": 1}, {})
+    assert newest.memories == ({"name": "m", "body": "b"},)
+    assert (newest.items_start, newest.items_end, newest.created_at) == (4, 9, clock.now())
+    # The store layer's rows are the same extracts.
+    layer = await stage1.outputs_for(store, tid)
+    assert [(r.id, r.rollout_summary, r.superseded_by) for r in reversed(layer)] == [
+        (f.id, f.summary, f.superseded_by) for f in found
+    ]
+    if store.dialect == "sqlite":
+        conn = sqlite3.connect(tmp_path / "state.db")
+        conn.row_factory = sqlite3.Row
+        try:
+            fast = [sent_from_row(r) for r in conn.execute(SESSION_SENT_SQL, params).fetchall()]
+        finally:
+            conn.close()
+        assert fast == found
