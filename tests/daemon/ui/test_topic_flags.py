@@ -38,3 +38,15 @@ def test_the_topic_page_shows_its_open_flags_escaped(fresh: Prepared, open_page:
     assert "stale (" in block
     assert "it is &lt;b&gt;tox&lt;/b&gt; now" in block
     assert "helped" not in block
+
+
+def test_a_topic_resting_on_tool_output_says_so_on_its_page(fresh: Prepared, open_page: Opener) -> None:
+    _, client = open_page(fresh)
+    params = {"scope": fresh.acme, "file": "testing.md"}
+    assert 'id="from-tools"' not in client.get("/memory/topic", params=params).text
+    path = fresh.settings.paths.memory_dir.joinpath(*fresh.acme.split("/"), "testing.md")
+    text = path.read_text()
+    path.write_text(text.replace("\n---\n", "\nevidence: tool\n---\n", 1))
+    html = client.get("/memory/topic", params=params).text
+    assert 'id="from-tools"' in html
+    assert "from tool output only" in html.split('id="from-tools"', 1)[1]
