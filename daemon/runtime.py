@@ -78,6 +78,27 @@ async def open_store_here(settings: Settings, *, dry_run: bool = False, url: str
     return store
 
 
+async def open_store_reading(url: str, *, timeout_s: float, state_dir: Path | None = None) -> Store:
+    """The state store as a process that is not the daemon reads it (``memd mcp``): never created
+    nor migrated, as this machine when ``state_dir`` names one whose id exists, within ``timeout_s``."""
+    import asyncio
+
+    from pipeline.store.opener import open_store
+
+    named = {} if state_dir is None else {"machine": known_id(state_dir)}
+    return await asyncio.wait_for(open_store(url, migrate=False, **named), timeout_s)
+
+
+def reader_redactor(state_dir: Path) -> Redactor:
+    """The redactor of a process that only reads (``memd mcp``): the installation's key when it
+    exists (never created: where memd never ran there is none), else a key of this process alone,
+    which redacts just as surely."""
+    from pipeline.redaction import Redactor
+    from pipeline.redaction.key import KEY_BYTES, read_key
+
+    return Redactor(read_key(state_dir) or secrets.token_bytes(KEY_BYTES))
+
+
 def store_opener(settings: Callable[[], Settings], *, dry_run: bool = False) -> StoreOpener:
     """The daemon's way to open its store: as this machine, with the settings current at the time."""
 

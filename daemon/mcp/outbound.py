@@ -59,18 +59,10 @@ class Redact:
     def redactor(self) -> Redactor:
         with self._lock:
             if self._redactor is None:
-                from pipeline.redaction import Redactor
+                from daemon.runtime import reader_redactor
 
-                self._redactor = Redactor(_key(self.state_dir))
+                self._redactor = reader_redactor(self.state_dir)
             return self._redactor
 
     def __call__(self, text: str) -> str:
         return self.redactor().redact(text).text if text else text
-
-
-def _key(state_dir: Path) -> bytes:
-    import os
-
-    from pipeline.redaction.key import KEY_BYTES, read_key
-
-    return read_key(state_dir) or os.urandom(KEY_BYTES)

@@ -9,7 +9,6 @@ Each server process is one session for the rate limit.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import secrets
 from collections.abc import AsyncIterator
@@ -171,11 +170,11 @@ def _failed(exc: Exception) -> str:
 @asynccontextmanager
 async def _store(deps: Deps) -> AsyncIterator[Store]:
     """The state store as this machine, at this memd's schema; ``Unavailable`` otherwise."""
+    from daemon.runtime import open_store_reading
     from pipeline.errors import StoreError
     from pipeline.machine import host_id, known_id
     from pipeline.store import machines
     from pipeline.store.migrations import LATEST, check_schema
-    from pipeline.store.opener import open_store
     from pipeline.store_url import backend, sqlite_path
 
     if backend(deps.state_db) == "sqlite":
@@ -184,9 +183,7 @@ async def _store(deps: Deps) -> AsyncIterator[Store]:
             raise Unavailable("memd has not run on this machine yet (no state store): nothing was kept")
     machine = known_id(deps.state_dir)
     try:
-        store = await asyncio.wait_for(
-            open_store(deps.state_db, machine=machine, migrate=False), OPEN_TIMEOUT_S
-        )
+        store = await open_store_reading(deps.state_db, state_dir=deps.state_dir, timeout_s=OPEN_TIMEOUT_S)
     except (StoreError, TimeoutError) as exc:
         raise Unavailable(
             f"the state store cannot be opened ({exc or 'timed out'}): nothing was kept"

@@ -134,9 +134,9 @@ class Uses:
         from pipeline.store.hits import Use, record_uses
 
         if store is None:
-            from pipeline.store.opener import open_store
+            from daemon.runtime import open_store_reading
 
-            store = await asyncio.wait_for(open_store(self.state_db, migrate=False), RECORD_TIMEOUT_S)
+            store = await open_store_reading(self.state_db, timeout_s=RECORD_TIMEOUT_S)
         uses = [Use(scope=t.scope, file=t.file, used_at=when, sources=t.sources) for t in topics]
         self.recorded += await asyncio.wait_for(record_uses(store, None, uses), RECORD_TIMEOUT_S)
         return store
