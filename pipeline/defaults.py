@@ -22,6 +22,8 @@ MAX_ROLLOUT_AGE_DAYS = 30.0
 MIN_RATE_LIMIT_REMAINING_PERCENT = 25.0
 """``memories.min_rate_limit_remaining_percent``."""
 DAILY_TOKEN_BUDGET: int | None = None
+REMEMBER_PER_HOUR = 10
+"""``[notes] remember_per_hour``: notes one `memd mcp` session may hand memd in an hour."""
 """``llm.daily_token_budget``: no budget."""
 UI_HOST = "127.0.0.1"
 """``ui.host``: the loopback address only (another address must be asked for)."""

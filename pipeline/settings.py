@@ -213,6 +213,16 @@ class ReviewSettings(_Section):
     )
 
 
+class NotesSettings(_Section):
+    """``[notes]``: what agents hand memd mid-session through ``memd mcp`` (``memory_remember``)."""
+
+    remember_per_hour: PosInt = Field(
+        default=defaults.REMEMBER_PER_HOUR,
+        description="Notes one MCP session (one `memd mcp` server) may hand memd in an hour; "
+        "past it a note is refused.",
+    )
+
+
 class PublishSettings(_Section):
     claude_code: bool = True
     gemini: bool = True
@@ -271,6 +281,7 @@ class Settings(_Section):
     llm: LLMSettings = LLMSettings()
     schedule: ScheduleSettings = ScheduleSettings()
     review: ReviewSettings = ReviewSettings()
+    notes: NotesSettings = NotesSettings()
     publish: PublishSettings = PublishSettings()
     ui: UISettings = UISettings()
     sync: SyncSettings = SyncSettings()

@@ -185,3 +185,17 @@ class Evidence(StrEnum):
     USER = "user"
     AGENT = "agent"
     TOOL = "tool"
+
+
+class Verdict(StrEnum):
+    """What an agent says of a memory it read (``memd mcp``'s ``memory_feedback``)."""
+
+    HELPED = "helped"
+    MISLED = "misled"
+    STALE = "stale"
+    WRONG = "wrong"
+
+
+FLAG_VERDICTS: frozenset[Verdict] = frozenset({Verdict.WRONG, Verdict.STALE})
+"""The verdicts that flag a topic: `memd status` and its page show it, and its scope's next
+consolidation is asked to fix or drop it (``pipeline.store.notes``)."""

@@ -23,6 +23,7 @@ import click
 from daemon.cli.context import CliContext, fail, pass_ctx
 from daemon.exits import Exit
 from daemon.lean.text import shown, when
+from daemon.status.flags import flagged_table
 from daemon.status.report import (
     Batches,
     Budget,
@@ -107,6 +108,7 @@ def render(report: StatusReport) -> None:
     _transcripts_table(console, sections.transcripts)
     publish_table(console, sections.publish)
     usage_table(console, sections.usage)
+    flagged_table(console, sections.flagged)
 
 
 def _daemon_line(report: StatusReport) -> str:

@@ -173,6 +173,7 @@ KEYS: Mapping[tuple[str, str], Kind] = {
     ("schedule", "step_deadline_minutes"): POSITIVE_FLOAT,
     ("review", "mode"): choice("auto", "inbox"),
     ("review", "tool_evidence"): choice("mark", "inbox"),
+    ("notes", "remember_per_hour"): POSITIVE,
     ("publish", "claude_code"): BOOL,
     ("publish", "gemini"): BOOL,
     ("publish", "codex"): BOOL,

@@ -42,6 +42,8 @@ class LeanSettings:
     sync_branch: str = defaults.SYNC_BRANCH
     inputs_key: str = ""
     """``daemon.config_layers.inputs_key`` of what these settings were read from."""
+    remember_per_hour: int = defaults.REMEMBER_PER_HOUR
+    """``notes.remember_per_hour`` (`memd mcp`'s ``memory_remember``)."""
 
     @classmethod
     def of(
@@ -59,6 +61,7 @@ class LeanSettings:
             sync_remote=settings.sync.remote,
             sync_branch=settings.sync.branch,
             inputs_key=inputs_key,
+            remember_per_hour=settings.notes.remember_per_hour,
         )
 
 
@@ -107,4 +110,5 @@ def read_lean(explicit: Path | None, env: Mapping[str, str] | None = None) -> Le
         sync_remote=value("sync", "remote", ""),
         sync_branch=value("sync", "branch", defaults.SYNC_BRANCH),
         inputs_key=layers.inputs_key,
+        remember_per_hour=value("notes", "remember_per_hour", defaults.REMEMBER_PER_HOUR),
     )

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from daemon.mcp.deps import Deps
 
 NAME = "memd"
-TOOL_MODULES = ["daemon.mcp.tools_memory"]
+TOOL_MODULES = ["daemon.mcp.tools_memory", "daemon.mcp.tools_notes"]
 """Every module whose ``register(server, deps)`` adds tools, in the order they are listed."""
 INSTRUCTIONS = (
     "memd holds what earlier sessions learned about this project and this user. Search it "

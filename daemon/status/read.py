@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from daemon.lean.liveness import LAST_ONCE_KEY, health
 from daemon.lean.rows import Rows
 from daemon.lean.settings import LeanSettings
+from daemon.status.flags import flagged
 from daemon.status.git_refs import git_head
 from daemon.status.hits import usage
 from daemon.status.record import fields, replace
@@ -101,6 +102,7 @@ def collect(
         last_once=_section(lambda: _last_once(rows, mine, pid_alive)),
         last_scan=_run_view(runs.get("scan")),
         team=_section(lambda: _team(rows, settings, mine, daemons)),
+        flagged=_section(lambda: flagged(rows)),
     )
 
 

@@ -358,6 +358,17 @@ class Usage:
 
 
 @record
+class Flagged:
+    """A topic an agent called wrong or stale (`memd mcp`'s ``memory_feedback``), not yet given to a
+    consolidation."""
+
+    id: str
+    verdict: str
+    note: str | None
+    at: str | None
+
+
+@record
 class LeaseView:
     """A lease held in the store (the instance, a scope being consolidated)."""
 
@@ -412,6 +423,7 @@ class Sections:
     last_once: OnceView | Unreadable | None
     last_scan: RunView | None
     team: Team | Unreadable | None = None
+    flagged: list[Flagged] | Unreadable | None = None
 
 
 @record

@@ -118,3 +118,18 @@ def session_detail(rows: Rows, needle: str, machine: str) -> SessionDetail:
         for r in rows.all(rm.SESSION_EXTRACTS_SQL, {"session_id": sid})
     ]
     return SessionDetail(needle, found, extracts)
+
+
+@dataclass(frozen=True)
+class TopicFlag:
+    verdict: str
+    note: str | None
+    at: str | None
+
+
+def topic_flags(rows: Rows, scope: str, file: str) -> list[TopicFlag]:
+    """The open flags agents put on one topic (`memd mcp`'s ``memory_feedback``), newest first."""
+    return [
+        TopicFlag(r["verdict"], r["note"], rm.iso(r["created_at"]))
+        for r in rows.all(rm.TOPIC_FLAGS_SQL, {"scope": scope, "file": file})
+    ]

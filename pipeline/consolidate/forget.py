@@ -1,6 +1,7 @@
 """``memd forget``: drop a session's or a project's extracts and consolidate the affected scopes now.
 
-The extracts are marked forgotten (they stop being inputs at once); pending inbox runs of those
+The extracts are marked forgotten (they stop being inputs at once), and a project's notes and
+verdicts from agents (``pipeline.store.notes``) are deleted; pending inbox runs of those
 scopes are dropped, since they may hold what is being forgotten; then each scope is consolidated
 at once, cooldown or not, straight onto the repository's branch. A scope left with no input is
 emptied by memd without a model call. Otherwise, before the agent runs, memd withdraws every
@@ -30,7 +31,7 @@ from pipeline.memory.held import scopes_holding
 from pipeline.memory.repository import MemoryRepo
 from pipeline.memory.validate import SecretFinder
 from pipeline.settings import Settings
-from pipeline.store import Store
+from pipeline.store import Store, notes
 from pipeline.store import consolidation as db
 
 
@@ -72,13 +73,17 @@ async def forget(
     report = ForgetReport()
     scope = scope_of_project(project) if project is not None else None
     report.forgotten = await db.forget(store, now=clock.now(), session_id=session_id, scope=scope)
+    if scope is not None:  # what agents handed memd about the project (`memd mcp`) goes with it
+        await notes.forget_scope(store, scope)
     if session_id is not None:
         held = await scopes_holding(repo, session_id)
         report.held = {s: n for s, n in held.items() if s not in report.forgotten}
     also = frozenset({session_id}) if session_id is not None else frozenset()
     ctx = context(store, settings, repo, clock, llm, redactor)
     for affected in sorted(set(report.forgotten) | set(report.held)):
-        report.dropped_inbox += await inbox.drop_pending(store, repo, clock, affected)
+        dropped = await inbox.drop_pending(store, repo, clock, affected)
+        await notes.release(store, dropped)  # no one rejected what agents handed memd (`memd mcp`)
+        report.dropped_inbox += dropped
         run = await consolidate_scope(
             ctx,
             affected,

@@ -18,6 +18,7 @@ from pipeline.memory.layout import GLOBAL_SCOPE, is_scope
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.store import consolidation as db
+from pipeline.store import notes as notes_db
 from pipeline.vocabulary import RunOutcome
 
 Action = Literal["consolidate", "clear", "none"]
@@ -38,6 +39,10 @@ class ScopePlan:
     rebuild: bool = False
     """Run although this machine's inputs did not change: the scope on the branch must be rebuilt
     (a sync merged another machine's forget, or a forget of a session only the repository holds)."""
+    notes: list[notes_db.Note] = field(default_factory=list)
+    """Notes agents handed memd (``memd mcp``) that no run took yet: inputs beside the extracts."""
+    flags: list[notes_db.Flag] = field(default_factory=list)
+    """Topics agents called wrong or stale that no run was given yet: to fix or drop."""
 
     @property
     def watermark_after(self) -> frozenset[int]:
@@ -48,7 +53,9 @@ class ScopePlan:
         for record in self.inputs:
             if record.project:
                 return record.project
-        return self.state.project if self.state else None
+        if self.state and self.state.project:
+            return self.state.project
+        return next((n.project for n in self.notes if n.project), None)
 
     @property
     def runnable(self) -> bool:
@@ -84,14 +91,28 @@ async def plan_scope(
         inputs = [r for r in inputs if r.id in landed]
         watermark = landed
     live = {r.id for r in inputs}
-    if live == watermark and not rebuild:
+    # A forget rebuilds from what landed only; a note or a flag waits for the next ordinary run.
+    notes = [] if landed_only else await notes_db.open_notes(store, scope)
+    flags = [] if landed_only else await notes_db.open_flags(store, scope)
+    if live == watermark and not rebuild and not notes and not flags:
         return ScopePlan(scope, "none", inputs, state=state, consumed=consumed)
     added = [r for r in inputs if r.id not in landed]
     removed = await db.inputs_by_id(store, landed - live, scope=scope)
     action: Action = "consolidate"
     if not inputs and await _forget_emptied(store, scope, removed):
         action = "clear"
-    plan = ScopePlan(scope, action, inputs, added, removed, state, consumed=consumed, rebuild=rebuild)
+    plan = ScopePlan(
+        scope,
+        action,
+        inputs,
+        added,
+        removed,
+        state,
+        consumed=consumed,
+        rebuild=rebuild,
+        notes=notes,
+        flags=flags,
+    )
     reason = None if force else await _hold_reason(store, settings, plan, now)
     if reason is None:
         reason = await _pending_review(store, scope)
@@ -129,6 +150,6 @@ async def _pending_review(store: Store, scope: str) -> str | None:
 
 async def plan_all(store: Store, settings: Settings, *, now: datetime) -> list[ScopePlan]:
     """A plan for every scope memd knows, global first."""
-    scopes = await db.candidate_scopes(store)
+    scopes = sorted(set(await db.candidate_scopes(store)) | await notes_db.scopes_with_open(store))
     scopes.sort(key=lambda s: (s != GLOBAL_SCOPE, s))
     return [await plan_scope(store, settings, s, now=now) for s in scopes]

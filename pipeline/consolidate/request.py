@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING
 
+from pipeline.consolidate.notes import flags_text, notes_text
 from pipeline.consolidate.plan import ScopePlan
 from pipeline.llm.pricing import cost_usd
 from pipeline.memory.inputs import InputRecord
@@ -27,6 +28,7 @@ USER_KEYS = (
     "input_count",
     "changes",
     "withdrawn",
+    "agent_input",
     "workspace_diff",
 )
 REPAIR_KEYS = ("findings",)
@@ -38,6 +40,9 @@ class Prompts:
     system: Prompt
     user: Prompt
     repair: Prompt
+    notes: Prompt
+    notes_global: Prompt
+    flags: Prompt
 
     @classmethod
     def load(cls) -> Prompts:
@@ -45,11 +50,14 @@ class Prompts:
             load_prompt("consolidate.system", SYSTEM_KEYS),
             load_prompt("consolidate.user", USER_KEYS),
             load_prompt("consolidate.repair", REPAIR_KEYS),
+            load_prompt("consolidate.notes", ("notes",)),
+            load_prompt("consolidate.notes.global", ("notes",)),
+            load_prompt("consolidate.flags", ("flags",)),
         )
 
     @property
     def hash(self) -> str:
-        return combined_hash(self.system, self.user, self.repair)
+        return combined_hash(self.system, self.user, self.repair, self.notes, self.notes_global, self.flags)
 
     def system_text(self, caps: Caps) -> str:
         return self.system.fill(
@@ -68,8 +76,19 @@ class Prompts:
             input_count=len(plan.inputs),
             changes=changes_text(plan),
             withdrawn=withdrawn_text(ws),
+            agent_input=self.agent_input_text(plan, ws),
             workspace_diff=ws.diff_text,
         )
+
+    def agent_input_text(self, plan: ScopePlan, ws: Workspace) -> str:
+        """The notes and flags agents handed memd for this scope (``memd mcp``); empty without any."""
+        parts = []
+        if plan.notes:
+            prompt = self.notes_global if plan.scope == GLOBAL_SCOPE else self.notes
+            parts.append(prompt.fill(notes=notes_text(plan.notes, ws.clean)))
+        if plan.flags:
+            parts.append(self.flags.fill(flags=flags_text(plan.flags, ws.clean)))
+        return "".join(parts)
 
     def repair_text(self, findings: Sequence[str]) -> str:
         return self.repair.fill(findings="\n".join(f"- {f}" for f in findings))
@@ -154,6 +173,10 @@ def commit_message(plan: ScopePlan, result: RunResult, *, model: str, sanitized:
     lines.append(f"Sessions consumed: {len(plan.inputs)} input(s)")
     lines += [f"+ {s}" for s in added[:MAX_LISTED_SESSIONS]]
     lines += [f"- {s}" for s in removed[:MAX_LISTED_SESSIONS]]
+    if plan.notes:
+        lines.append("Notes from agents (MCP): " + ", ".join(f"note-{n.id}" for n in plan.notes))
+    if plan.flags:
+        lines.append("Flagged by agents (MCP): " + ", ".join(f"{f.file} ({f.verdict})" for f in plan.flags))
     u = result.usage
     if result.turns:
         lines.append(

@@ -33,8 +33,9 @@ from pipeline.memory import tombstones
 from pipeline.memory.inputs import rests_on_tools
 from pipeline.memory.layout import GLOBAL_SCOPE, PLACEHOLDER_SUMMARY, ROLLOUT_DIR, SUMMARY
 from pipeline.memory.repository import INBOX_PREFIX, MemoryRepo
+from pipeline.notes.remember import GLOBAL_HELD
 from pipeline.store import consolidation as db
-from pipeline.store import leases, syncstate
+from pipeline.store import leases, notes, syncstate
 from pipeline.team.arrival import waiting_for
 from pipeline.vocabulary import RunOutcome
 
@@ -118,11 +119,16 @@ async def consolidate_scope(
 
 
 def _held_for_review(ctx: Phase2Context, plan: ScopePlan) -> str | None:
-    """Why the run waits in the inbox whatever ``[review] mode`` says: ``tool_evidence = "inbox"``
-    and a new input holds a memory resting on tool output only (None: it does not)."""
+    """Why the run waits in the inbox whatever ``[review] mode`` says: it brings a note to global
+    (``pipeline.notes.remember``), or ``tool_evidence = "inbox"`` and a new input holds a memory
+    resting on tool output only or is a note from an agent (None: it does not)."""
+    if plan.notes and plan.scope == GLOBAL_SCOPE:
+        return f"held for review: {len(plan.notes)} note(s) to global/ came through MCP ({GLOBAL_HELD})"
     if ctx.settings.review.tool_evidence != "inbox":
         return None
     sessions = sorted({r.session_id for r in plan.added if rests_on_tools(r)})
+    if plan.notes and not sessions:
+        return f"held for review: {len(plan.notes)} note(s) from an agent through MCP (tool evidence)"
     if not sessions:
         return None
     return f"held for review: {len(sessions)} new session(s) hold a memory resting on tool output only ({', '.join(sessions[:5])})"
@@ -311,6 +317,7 @@ async def _attempt(
         result.changes = await workspace.staged_changes(ws)
         if not result.changes:
             result.outcome = RunOutcome.UNCHANGED
+            await _took(ctx, plan, result)
             await db.save_success(
                 ctx.store,
                 plan.scope,
@@ -331,9 +338,11 @@ async def _attempt(
             result.branch = f"{INBOX_PREFIX}{result.run_id}"
             result.commit = await repo.park(clone, result.branch)
             result.outcome = RunOutcome.PENDING_REVIEW
+            await _took(ctx, plan, result)
             return
         result.commit = await repo.land(clone, base=base)
     result.outcome = RunOutcome.CLEARED if result.mode == "CLEAR" else RunOutcome.COMMITTED
+    await _took(ctx, plan, result)
     await db.save_success(
         ctx.store,
         plan.scope,
@@ -344,6 +353,18 @@ async def _attempt(
         now=ctx.clock.now(),
         rebuild=placeholder,
     )
+
+
+async def _took(ctx: Phase2Context, plan: ScopePlan, result: RunResult) -> None:
+    """The run's notes and flags are taken: its outcome is theirs (``pipeline.store.notes``)."""
+    if (plan.notes or plan.flags) and result.run_id is not None:
+        await notes.take(
+            ctx.store,
+            run_id=result.run_id,
+            notes=[n.id for n in plan.notes],
+            flags=[f.id for f in plan.flags],
+            now=ctx.clock.now(),
+        )
 
 
 def _rmtree(path: Path) -> None:

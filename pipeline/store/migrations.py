@@ -96,6 +96,15 @@ def _v4_team(conn: Connection, machine: str) -> None:
     schema.machines.create(conn, checkfirst=True)
 
 
+def _v5_m26notes(conn: Connection, machine: str) -> None:
+    """``memd mcp``'s own records: the notes agents hand memd (``memory_remember``) and their verdicts
+    on the memories they read (``memory_feedback``)."""
+    for table in (schema.memory_notes, schema.memory_feedback):
+        table.create(conn, checkfirst=True)
+        for index in table.indexes:
+            index.create(conn, checkfirst=True)
+
+
 def _add_machine(conn: Connection, table: str, machine: str) -> None:
     """A ``machine`` column on ``table``, its rows this machine's (NOT NULL on PostgreSQL now; on
     SQLite with the rebuild that follows)."""
@@ -125,7 +134,7 @@ def _rebuild_sqlite_table(conn: Connection, table: Table) -> None:
         raise StoreError(f"the migration of {table.name} broke a reference: {tuple(broken)}")
 
 
-MIGRATIONS: list[Callable[[Connection, str], None]] = [_v1, _v2, _v3, _v4_team]
+MIGRATIONS: list[Callable[[Connection, str], None]] = [_v1, _v2, _v3, _v4_team, _v5_m26notes]
 LATEST = len(MIGRATIONS)
 
 

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 
 from pipeline.vocabulary import (
     BATCH_OPEN,
+    FLAG_VERDICTS,
     RUN_FAILED,
     TRANSCRIPT_FAILED,
     TRANSCRIPT_NOTABLE,
@@ -416,6 +417,21 @@ LIVE_MEMORIES_SQL = (
     "coalesce(sum(use_count), 0) AS use_count, max(last_used_at) AS last_used_at "
     "FROM stage1_outputs WHERE superseded_by IS NULL AND forgotten_at IS NULL GROUP BY scope"
 )
+
+OPEN_FLAGS_LIMIT = 50
+OPEN_FLAGS_SQL = (
+    "SELECT scope, file, verdict, note, created_at FROM memory_feedback "
+    f"WHERE verdict IN ({_in(FLAG_VERDICTS)}) AND resolved_run IS NULL "
+    f"ORDER BY created_at DESC, id DESC LIMIT {OPEN_FLAGS_LIMIT}"
+)
+"""The topics agents flagged wrong or stale (``memd mcp``'s ``memory_feedback``) that no consolidation
+was given yet, newest first (``pipeline.store.notes``)."""
+TOPIC_FLAGS_SQL = (
+    "SELECT verdict, note, created_at FROM memory_feedback "
+    f"WHERE scope = :scope AND file = :file AND verdict IN ({_in(FLAG_VERDICTS)}) "
+    "AND resolved_run IS NULL ORDER BY created_at DESC, id DESC LIMIT 20"
+)
+"""One topic's open flags, newest first (its page)."""
 
 
 # The web page (`memd ui`, ``daemon.ui``) -----------------------------------------------------------

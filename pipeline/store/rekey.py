@@ -1,6 +1,6 @@
 """Moving a project's records to a new scope key (``pipeline.projects.rekey``): which scope each
 project's extracts are recorded under, and the move of the extracts with the scope's record, runs,
-publications and memory uses."""
+publications, memory uses, and the notes and verdicts agents handed memd (``pipeline.store.notes``)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ from sqlalchemy import delete, select, update
 from pipeline.store.engine import Store
 from pipeline.store.schema import (
     consolidation_runs,
+    memory_feedback,
+    memory_notes,
     memory_uses,
     publications,
     scopes,
@@ -41,6 +43,11 @@ async def rename_scope(
         await conn.execute(
             update(stage1_outputs)
             .where(stage1_outputs.c.scope == old, stage1_outputs.c.project == project)
+            .values(scope=new)
+        )
+        await conn.execute(  # the notes agents handed memd about the project (`memd mcp`)
+            update(memory_notes)
+            .where(memory_notes.c.scope == old, memory_notes.c.project == project)
             .values(scope=new)
         )
         left = (await conn.execute(select(stage1_outputs.c.id).where(stage1_outputs.c.scope == old))).first()
@@ -74,3 +81,4 @@ async def rename_scope(
             )
         await conn.execute(update(publications).where(publications.c.scope == old).values(scope=new))
         await conn.execute(update(memory_uses).where(memory_uses.c.scope == old).values(scope=new))
+        await conn.execute(update(memory_feedback).where(memory_feedback.c.scope == old).values(scope=new))

@@ -334,3 +334,42 @@ heartbeats = Table(
     Column("stopped_at", UTCDateTime),
     Column("machine", String(64)),
 )
+
+# Notes an agent (or its user) handed memd mid-session (``memd mcp``'s ``memory_remember``): each
+# waits as an input of its scope's next consolidation; ``run_id`` is the run that took it (its
+# outcome says whether the note landed, waits in the inbox or was rejected).
+memory_notes = Table(
+    "memory_notes",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("scope", Text, nullable=False),
+    Column("project", Text),
+    Column("text", Text, nullable=False),
+    Column("reason", Text),
+    Column("origin", String(64), nullable=False),
+    # The MCP server process the note came through (its rate limit is counted per session).
+    Column("session", String(64), nullable=False),
+    Column("machine", String(64), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("run_id", String(64)),
+)
+Index("ix_memory_notes_scope", memory_notes.c.scope, memory_notes.c.run_id)
+Index("ix_memory_notes_session", memory_notes.c.session, memory_notes.c.created_at)
+
+# What an agent said of a memory it read (``memory_feedback``), beside the hit rate: ``wrong`` and
+# ``stale`` flag the topic for its scope's next consolidation (``resolved_run``: the run given it).
+memory_feedback = Table(
+    "memory_feedback",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("scope", Text, nullable=False),
+    Column("file", Text, nullable=False),
+    Column("verdict", String(16), nullable=False),
+    Column("note", Text),
+    Column("session", String(64), nullable=False),
+    Column("machine", String(64), nullable=False),
+    Column("created_at", UTCDateTime, nullable=False),
+    Column("resolved_run", String(64)),
+    Column("resolved_at", UTCDateTime),
+)
+Index("ix_memory_feedback_scope", memory_feedback.c.scope, memory_feedback.c.resolved_run)

@@ -13,6 +13,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from daemon.runtime import memory_repo
+from daemon.ui import data
 from daemon.ui.pages import arg, context
 from daemon.ui.render import diff_html, markdown, page
 from pipeline.errors import MemoryRepoError
@@ -71,6 +72,7 @@ async def topic(request: Request) -> Response:
         meta, body, problem = parsed.meta, parsed.body, None
     except frontmatter.FrontmatterError as exc:
         meta, body, problem = None, text, str(exc)
+    flags = await context(request).read(lambda rows: data.topic_flags(rows, name, file))
     return page(
         request,
         "topic.html",
@@ -79,6 +81,7 @@ async def topic(request: Request) -> Response:
         file=file,
         meta=meta,
         problem=problem,
+        flags=flags,
         body=markdown(body, relative=lambda href: topic_url(name, href)),
         history_url="/memory/history?" + urlencode({"scope": name, "file": file}),
     )

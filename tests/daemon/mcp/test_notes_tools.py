@@ -1,0 +1,128 @@
+"""`memory_remember` and `memory_feedback` as an agent calls them: `memd mcp` in a real subprocess,
+spoken to over stdio by the SDK's own client, writing its records into a real SQLite store."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pipeline.memory.layout import GLOBAL_SCOPE
+from pipeline.notes.caps import TEXT_MAX_CHARS
+from pipeline.notes.remember import GLOBAL_HELD
+from tests.configs import write_config
+from tests.daemon.mcp import test_server as base
+
+AWS_KEY = "AKIA" + "QYLPMN5HHHFPZAM2"
+world = base.world
+"""The memory and project of `memd mcp`'s own tests (``tests.daemon.mcp.test_server``)."""
+
+
+@pytest.fixture
+def stored(world: dict[str, Any], migrated_sqlite: Path) -> dict[str, Any]:
+    """The world with a migrated store, as memd leaves it after its first run."""
+    db = world["config"].parent / "state.db"
+    shutil.copyfile(migrated_sqlite, db)
+    return {**world, "db": db}
+
+
+def rows(db: Path, sql: str) -> list[tuple[Any, ...]]:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(sql).fetchall()
+
+
+async def test_the_two_tools_are_listed_as_writing_nothing_destructive(world: dict[str, Any]) -> None:
+    async with base.server(world) as session:
+        tools = {t.name: t for t in (await session.list_tools()).tools}
+    for name in ("memory_remember", "memory_feedback"):
+        tool = tools[name]
+        assert tool.annotations is not None
+        assert (tool.annotations.read_only_hint, tool.annotations.destructive_hint) == (False, False)
+        assert tool.output_schema is not None
+        assert "status" in tool.output_schema["properties"]
+    remember = tools["memory_remember"].input_schema
+    assert remember["required"] == ["text"]
+    assert remember["properties"]["text"]["maxLength"] == TEXT_MAX_CHARS
+    assert remember["properties"]["scope"]["enum"] == ["project", "global"]
+    feedback = tools["memory_feedback"].input_schema
+    assert sorted(feedback["required"]) == ["id", "verdict"]
+    assert feedback["properties"]["verdict"]["enum"] == ["helped", "misled", "stale", "wrong"]
+
+
+async def test_remember_keeps_a_note_for_the_projects_next_consolidation(stored: dict[str, Any]) -> None:
+    async with base.server(stored) as session:
+        kept = await session.call_tool(
+            "memory_remember", {"text": "Staging deploys need VPN", "reason": "it failed without"}
+        )
+        to_global = await session.call_tool("memory_remember", {"text": "Prefers uv", "scope": "global"})
+        secret = await session.call_tool("memory_remember", {"text": f"the key is {AWS_KEY}"})
+        too_long = await session.call_tool("memory_remember", {"text": "x" * (TEXT_MAX_CHARS + 1)})
+    out = kept.structured_content or {}
+    assert out["status"] == "pending"
+    assert out["id"].startswith("note-")
+    assert (to_global.structured_content or {})["reason"] == GLOBAL_HELD
+    refused = secret.structured_content or {}
+    assert refused["status"] == "refused"
+    assert "aws" in refused["reason"].lower()
+    assert AWS_KEY not in str(secret.content) + str(refused)
+    assert too_long.is_error
+    assert rows(stored["db"], "SELECT scope, text, reason, origin FROM memory_notes ORDER BY id") == [
+        (stored["scope"], "Staging deploys need VPN", "it failed without", "agent via MCP"),
+        (GLOBAL_SCOPE, "Prefers uv", None, "agent via MCP"),
+    ]
+
+
+async def test_a_session_past_its_hourly_notes_is_refused(
+    world: dict[str, Any], migrated_sqlite: Path
+) -> None:
+    config = write_config(world["config"].parent, "[notes]\nremember_per_hour = 1\n")
+    shutil.copyfile(migrated_sqlite, config.parent / "state.db")
+    async with base.server({**world, "config": config}) as session:
+        first = await session.call_tool("memory_remember", {"text": "one"})
+        second = await session.call_tool("memory_remember", {"text": "two"})
+    assert (first.structured_content or {})["status"] == "pending"
+    assert (second.structured_content or {})["status"] == "refused"
+    assert "remember_per_hour" in (second.structured_content or {})["reason"]
+
+
+async def test_feedback_is_recorded_on_a_memory_of_the_repository(stored: dict[str, Any]) -> None:
+    deploy = f"{stored['scope']}/deploy.md"
+    async with base.server(stored) as session:
+        wrong = await session.call_tool(
+            "memory_feedback", {"id": deploy, "verdict": "wrong", "note": "it is make ship now"}
+        )
+        missing = await session.call_tool("memory_feedback", {"id": "global/nope.md", "verdict": "stale"})
+        bad = await session.call_tool("memory_feedback", {"id": deploy, "verdict": "meh"})
+    assert (wrong.structured_content or {}) == {"status": "recorded", "reason": None}
+    assert (missing.structured_content or {})["status"] == "refused"
+    assert bad.is_error
+    assert rows(stored["db"], "SELECT scope, file, verdict, note, resolved_run FROM memory_feedback") == [
+        (stored["scope"], "deploy.md", "wrong", "it is make ship now", None)
+    ]
+
+
+async def test_without_a_store_nothing_is_kept_and_no_store_is_made(world: dict[str, Any]) -> None:
+    async with base.server(world) as session:
+        got = await session.call_tool("memory_remember", {"text": "keep this"})
+    assert (got.structured_content or {})["status"] == "refused"
+    assert "has not run" in (got.structured_content or {})["reason"]
+    assert not (world["config"].parent / "state.db").exists()
+
+
+def test_the_tools_module_loads_no_store_code_at_the_servers_start() -> None:
+    """The server starts within its budget: the store, git and the redaction rules load at a call."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, daemon.mcp.tools_notes\n"
+        "print([m for m in ('sqlalchemy', 'pipeline.store', 'pipeline.projects', 'pipeline.redaction')"
+        " if m in sys.modules])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[]"
