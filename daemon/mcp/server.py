@@ -1,5 +1,5 @@
-"""The MCP server: the official SDK's ``MCPServer`` on stdio, with the tools of every module in
-``TOOL_MODULES``.
+"""The MCP server: the official SDK's ``MCPServer``, with the tools of every module in
+``TOOL_MODULES``, served over the SDK's stdio transport on the lines ``daemon.mcp.front`` hands it.
 
 A tools module has ``register(server, deps)`` (``daemon.mcp.deps.Deps``): a helper adds its tools
 by adding its module here, and nothing else changes. The SDK is imported only when the server is
@@ -49,15 +49,6 @@ def build_server(deps: Deps) -> MCPServer:
     for module in TOOL_MODULES:
         importlib.import_module(module).register(server, deps)
     return server
-
-
-def serve(deps: Deps) -> None:
-    """Serve on stdin/stdout until the client closes them (the SDK's own transport; `memd mcp` goes
-    through ``daemon.mcp.front`` and ``serve_lines`` instead)."""
-    try:
-        build_server(deps).run("stdio")
-    finally:
-        deps.close()
 
 
 def serve_lines(
