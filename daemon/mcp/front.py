@@ -30,8 +30,9 @@ FROZEN = Path(__file__).with_name("frozen.json")
 EARLY = ("initialize", "tools/list", "ping")
 """The requests the front may answer before the SDK serves."""
 INTERNAL_ERROR = -32603
-END_WAIT_S = 120.0
-"""How long a client that closed stdin waits for the SDK to finish what it was sent."""
+END_WAIT_S = 15.0
+"""How long, at most, the SDK may go on answering what it was sent once the client closed stdin
+(it drops a malformed request unanswered: the count of what it will answer is a guess)."""
 _MODERN_META_PREFIX = "io.modelcontextprotocol/"
 
 
@@ -99,8 +100,8 @@ class Front:
                 return
             if not self._serving and self._frozen is not None and message is not None:
                 self._answer_early(message)
-            if message is not None and isinstance(message.get("method"), str) and "id" in message:
-                self._unanswered[_key(message["id"])] += 1
+            if message is not None:
+                self._count(message)
             self.lines.put(line)
 
     def from_server(self, text: str) -> None:
@@ -154,6 +155,22 @@ class Front:
                 if line is not None:
                     self._refuse(_parse(line))
 
+    def _count(self, message: dict[str, Any]) -> None:
+        """Keep count of the requests the SDK will answer (a well-formed one, not cancelled since)."""
+        if message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
+            return
+        params = message.get("params")
+        if "id" in message:
+            if _plain_id(message["id"]) and (params is None or isinstance(params, dict)):
+                self._unanswered[_key(message["id"])] += 1
+        elif message["method"] == "notifications/cancelled" and isinstance(params, dict):
+            key = _key(params.get("requestId"))
+            if self._unanswered[key] > 0:
+                self._unanswered[key] -= 1
+            self._unanswered += Counter()
+            if self._ended and not self._unanswered:
+                self.drained.set()
+
     def _refuse(self, message: dict[str, Any] | None) -> None:
         if message is None or not isinstance(message.get("method"), str) or "id" not in message:
             return
@@ -173,7 +190,7 @@ class Front:
             return
         ident = message["id"]
         self._requests += 1
-        if isinstance(ident, bool) or not isinstance(ident, int | str) or _key(ident) in self._answered:
+        if not _plain_id(ident) or _key(ident) in self._answered:
             return
         params = message.get("params")
         if method == "initialize":
@@ -241,6 +258,10 @@ def _plain_initialize(params: Any) -> bool:
         and isinstance(meta, dict)
         and not any(str(k).startswith(_MODERN_META_PREFIX) for k in meta)
     )
+
+
+def _plain_id(ident: Any) -> bool:
+    return isinstance(ident, int | str) and not isinstance(ident, bool)
 
 
 def _parse(line: bytes) -> dict[str, Any] | None:

@@ -12,7 +12,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from daemon.mcp.front import FROZEN
+from daemon.mcp.front import END_WAIT_S, FROZEN
 from tests.configs import write_config
 
 REPO = Path(__file__).parents[3]
@@ -153,3 +153,22 @@ sys.exit(run(load_frozen(__version__), sdk))
     _, stderr = proc.communicate(timeout=60)
     heavy = next(line for line in stderr.splitlines() if line.startswith("HEAVY"))
     assert json.loads(heavy.removeprefix("HEAVY ")) == []
+
+
+def test_requests_the_sdk_drops_unanswered_do_not_hold_the_end(tmp_path: Path) -> None:
+    search = {"name": "memory_search", "arguments": {"query": "x"}}
+    messages = [
+        init("2025-06-18"),
+        INITIALIZED,
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": "not an object"},
+        {"jsonrpc": "1.0", "id": 3, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 4, "method": "no/such/method"},
+        {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": search},
+        {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}},
+    ]
+    started = time.monotonic()
+    answers, status, stderr = talk(tmp_path, messages)
+    assert time.monotonic() - started < END_WAIT_S
+    assert status == 0, stderr
+    assert {a["id"] for a in answers} >= {1, 4}
+    assert next(a for a in answers if a["id"] == 4)["error"]["code"] == -32601
