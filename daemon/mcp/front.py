@@ -114,7 +114,7 @@ class Front:
                 if self._unanswered[key] > 0:
                     self._unanswered[key] -= 1
                     self._unanswered += Counter()  # drops the ids at zero
-                if self._ended and not self._unanswered:
+                if self._ended and not self._outstanding():
                     self.drained.set()
             if early is not None:
                 method, result = early
@@ -128,15 +128,23 @@ class Front:
         with self._lock:
             self._serving = True
 
-    def end(self) -> None:
-        """The client closed stdin: the SDK's lines end once it answered what it was given (a
-        stream that ends under a request in flight would cancel it), or after ``END_WAIT_S``."""
+    def end(self) -> bool:
+        """The client closed stdin: the SDK's lines end once it answered what it was given and the
+        front did not (a stream that ends under a request in flight would cancel it), or after
+        ``END_WAIT_S``. Returns whether the SDK is needed no more: it does not serve yet and the
+        front answered everything (a session that never called a tool does not wait for it)."""
         with self._lock:
             self._ended = True
-            if not self._unanswered or self.failure is not None:
+            if not self._outstanding() or self.failure is not None:
                 self.drained.set()
         self.drained.wait(END_WAIT_S)
         self.lines.put(None)
+        with self._lock:
+            return not self._serving and not self._outstanding() and self.failure is None
+
+    def _outstanding(self) -> bool:
+        """Whether a request the front did not answer waits for the SDK's answer."""
+        return any(key not in self._answered for key in self._unanswered)
 
     def stopped(self, reason: str | None) -> None:
         """The SDK's thread ended (``reason``: why it failed, if it did): a request not answered yet,
@@ -168,8 +176,6 @@ class Front:
             if self._unanswered[key] > 0:
                 self._unanswered[key] -= 1
             self._unanswered += Counter()
-            if self._ended and not self._unanswered:
-                self.drained.set()
 
     def _refuse(self, message: dict[str, Any] | None) -> None:
         if message is None or not isinstance(message.get("method"), str) or "id" not in message:
@@ -211,7 +217,8 @@ class Front:
 def run(frozen: dict[str, Any] | None, backend: Callable[[Front], None]) -> int:
     """Serve the process's stdin/stdout: the front here, ``backend(front)`` (the SDK, which takes
     ``front.lines``, writes through ``front.from_server`` and calls ``front.serving()``) on a thread.
-    Returns the exit status: 0, or 1 when the SDK could not serve."""
+    Returns the exit status: 0, or 1 when the SDK could not serve; or ends the process itself when
+    the SDK's thread is still running once the client is done (see ``Front.end``)."""
     in_fd, out_fd = _claim_stdio()
     front = Front(frozen, os.fdopen(out_fd, "wb", closefd=False))
 
@@ -228,9 +235,20 @@ def run(frozen: dict[str, Any] | None, backend: Callable[[Front], None]) -> int:
     with os.fdopen(in_fd, "rb", closefd=False) as stdin:
         for line in stdin:
             front.from_client(line)
-    front.end()
+    if front.end():
+        _exit(0)
     thread.join(END_WAIT_S)
-    return 1 if front.failure is not None or thread.is_alive() else 0
+    status = 1 if front.failure is not None or thread.is_alive() else 0
+    if thread.is_alive():
+        _exit(status)
+    return status
+
+
+def _exit(status: int) -> None:
+    """End now, with the SDK's thread still importing or serving: an interpreter's normal exit would
+    wait on the import locks that thread holds."""
+    sys.stderr.flush()
+    os._exit(status)
 
 
 def _claim_stdio() -> tuple[int, int]:
