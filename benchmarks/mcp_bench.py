@@ -9,7 +9,10 @@ median of ``--repeat`` runs, alternating:
 - start-up: a bare ``python -c pass`` (the floor), ``python -c 'import mcp.server.mcpserver'``
   (the SDK's own import, which memd cannot go below), and ``python -m daemon mcp`` started in the
   project, spoken to over its pipes as an agent does (JSON-RPC lines): the time to the
-  ``initialize`` answer and to the ``tools/list`` answer;
+  ``initialize`` answer and to the ``tools/list`` answer (both given by the stdlib front, before
+  the SDK is loaded) and to the first ``memory_search`` answer (the SDK serving), each with the CPU
+  time the server process had used by then (the machine may be loaded: CPU time is the steadier
+  figure);
 - search: on one running server, the round trip of ``memory_search`` (warm, each query of a set in
   turn) beside the round trip of ``ping`` on the same server (the protocol's floor), the first
   search after start (it may wait for the index), and in-process the index build and
@@ -229,6 +232,14 @@ class Server:
         answer: dict[str, object] = json.loads(line)
         return answer
 
+    def cpu(self) -> float:
+        """The CPU time the server has used so far (Linux's /proc; NaN elsewhere)."""
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return float("nan")
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def initialize(self) -> float:
         self.request(
             "initialize",
@@ -299,7 +310,10 @@ def main(argv: list[str] | None = None) -> int:
         env = {**os.environ, "MEMD_CONFIG": str(config), "PYTHONPATH": str(ROOT)}
         print(f"memory: {args.scopes} scopes x {args.topics} topics; python {sys.version.split()[0]}")
 
-        bare, sdk, init, listed = [], [], [], []
+        bare, sdk, init, listed, searched = [], [], [], [], []
+        init_cpu: list[float] = []
+        listed_cpu: list[float] = []
+        searched_cpu: list[float] = []
         bare_cpu: list[float] = []
         sdk_cpu: list[float] = []
         server_cpu: list[float] = []
@@ -310,8 +324,13 @@ def main(argv: list[str] | None = None) -> int:
             server = Server(env, project)
             try:
                 init.append(server.initialize())
+                init_cpu.append(server.cpu())
                 server.request("tools/list")
                 listed.append(time.perf_counter() - server.started)
+                listed_cpu.append(server.cpu())
+                server.call("memory_search", {"query": "deploy"})
+                searched.append(time.perf_counter() - server.started)
+                searched_cpu.append(server.cpu())
             finally:
                 server.close()
             server_cpu.append(_children_cpu() - before)
@@ -324,10 +343,17 @@ def main(argv: list[str] | None = None) -> int:
             f"  python -c 'import mcp.server...'   {_ms(statistics.median(sdk))}  cpu {_ms(statistics.median(sdk_cpu))}"
             "  (the SDK's import alone)"
         )
-        print(f"  memd mcp: initialize answered      {_ms(startup)}")
+        print(f"  memd mcp: initialize answered      {_ms(startup)}  cpu {_ms(statistics.median(init_cpu))}")
         print(
-            f"  memd mcp: tools listed             {_ms(statistics.median(listed))}  cpu {_ms(statistics.median(server_cpu))}"
-            " (its whole life: start, list, index warmed, exit)"
+            f"  memd mcp: tools/list answered      {_ms(statistics.median(listed))}  cpu {_ms(statistics.median(listed_cpu))}"
+        )
+        print(
+            f"  memd mcp: first memory_search      {_ms(statistics.median(searched))}  cpu {_ms(statistics.median(searched_cpu))}"
+            " (the SDK loaded and serving)"
+        )
+        print(
+            f"  memd mcp: its whole life           cpu {_ms(statistics.median(server_cpu))}"
+            " (start, list, search, index warmed, exit)"
         )
 
         queries = [" ".join(random.Random(i).sample(WORDS, 2)) for i in range(args.searches)]

@@ -1,7 +1,8 @@
 """`memd mcp [--cwd DIR]`: a stdio MCP server agents ask mid-session (``daemon.mcp``).
 
 The group runs the server when no subcommand is given; its subcommands (``install``,
-``uninstall``) live in modules of their own, listed in ``SUBCOMMANDS`` and imported only when run. Standard output is the MCP stream, so nothing else is ever printed there;
+``uninstall``) live in modules of their own, listed in ``SUBCOMMANDS`` and imported only when run. Standard output is the MCP stream (written only by ``daemon.mcp.front``, which answers
+``initialize`` before the SDK is loaded), so nothing else is ever printed there;
 problems go to stderr. It reads the memory repository's working tree and the state store (never
 creating or migrating either) and records only the uses of what it returns.
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from pathlib import Path
 
 import click
@@ -53,21 +55,31 @@ def mcp_group(click_ctx: click.Context, ctx: CliContext, cwd: Path | None) -> No
     if click_ctx.invoked_subcommand is not None:
         return
     from daemon.lean.settings import ConfigError, read_settings
-    from daemon.mcp.deps import Deps
-    from daemon.mcp.server import serve
-    from pipeline.clock import SystemClock
+    from daemon.mcp.front import Front, load_frozen, run
+    from pipeline import __version__
 
-    ctx.configure_logging()
     try:
         settings = read_settings(ctx.config_path)
     except ConfigError as exc:
         fail(f"config error: {exc}", Exit.CONFIG)
-    deps = Deps.make(
-        memory_dir=settings.memory_dir,
-        state_dir=settings.state_dir,
-        state_db=settings.state_db,
-        cwd=Path(os.path.abspath(cwd if cwd is not None else os.getcwd())),
-        clock=SystemClock(),
-        config_path=ctx.config_path,
-    )
-    serve(deps)
+    here = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))
+
+    def sdk(front: Front) -> None:  # on the front's thread for the SDK: its imports start here
+        from daemon.mcp.deps import Deps
+        from daemon.mcp.server import serve_lines
+        from pipeline.clock import SystemClock
+
+        ctx.configure_logging()  # structlog and rich: their import is no part of the front's start
+        deps = Deps.make(
+            memory_dir=settings.memory_dir,
+            state_dir=settings.state_dir,
+            state_db=settings.state_db,
+            cwd=here,
+            clock=SystemClock(),
+            config_path=ctx.config_path,
+        )
+        serve_lines(deps, front.lines, front.from_server, front.serving)
+
+    status = run(load_frozen(__version__), sdk)
+    if status:
+        sys.exit(Exit.FAILED)

@@ -11,7 +11,7 @@ REPO = Path(__file__).parents[3]
 
 def test_the_server_s_modules_import_no_store_engine_or_model_client() -> None:
     code = (
-        "import sys, daemon.cli, daemon.cli.mcp, daemon.mcp.server, daemon.mcp.deps, daemon.mcp.tools_memory;"
+        "import sys, daemon.cli, daemon.cli.mcp, daemon.mcp.server, daemon.mcp.deps, daemon.mcp.tools_memory, daemon.mcp.front;"
         "print(sorted(m for m in ('sqlalchemy', 'anthropic', 'pydantic_settings', 'mcp') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)

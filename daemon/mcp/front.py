@@ -1,0 +1,298 @@
+"""The front of `memd mcp`: reads the client's JSON-RPC lines at once, with the standard library only,
+while the SDK loads on a thread (importing it alone takes about a second of CPU).
+
+Until the SDK serves, the front answers ``initialize`` (and then ``tools/list`` and ``ping``) itself,
+from ``frozen.json``: what the real SDK server answers, per protocol version, made and checked by
+``daemon.mcp.frozen``. It answers only a plain request of a plain legacy session (``initialize`` first,
+then ``notifications/initialized``), and only when the file was made by this memd and this SDK;
+anything else waits for the SDK. Every line still goes to the SDK, in order, once it serves; the
+SDK's own answer to a request the front answered is dropped (matched by id; one that differs is
+logged), every other message it writes is written as is. One lock serializes every write to stdout.
+When the SDK cannot start, every request not answered yet, and every later one, gets a JSON-RPC
+error naming the reason, and the process exits non-zero when the client closes stdin.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import importlib.util
+import json
+import os
+import queue
+import sys
+import threading
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, BinaryIO
+
+FROZEN = Path(__file__).with_name("frozen.json")
+EARLY = ("initialize", "tools/list", "ping")
+"""The requests the front may answer before the SDK serves."""
+INTERNAL_ERROR = -32603
+END_WAIT_S = 15.0
+"""How long, at most, the SDK may go on answering what it was sent once the client closed stdin
+(it drops a malformed request unanswered: the count of what it will answer is a guess)."""
+_MODERN_META_PREFIX = "io.modelcontextprotocol/"
+
+
+def sdk_version() -> str | None:
+    """The installed ``mcp`` distribution's version, read from its ``dist-info`` without importing it."""
+    spec = importlib.util.find_spec("mcp")
+    if spec is None or spec.origin is None:
+        return None
+    for info in Path(spec.origin).parent.parent.glob("mcp-*.dist-info"):
+        version = info.name[len("mcp-") : -len(".dist-info")]
+        if version[:1].isdigit():
+            return version
+    return None
+
+
+def load_frozen(memd_version: str) -> dict[str, Any] | None:
+    """The frozen answers, or ``None`` (the SDK answers everything) when they were not made by this
+    memd and this SDK or cannot be read."""
+    try:
+        frozen: dict[str, Any] = json.loads(FROZEN.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if frozen.get("memd") != memd_version or frozen.get("mcp") != sdk_version():
+        return None
+    return frozen
+
+
+class Front:
+    """What stands between the client's stdio and the SDK's session (see the module's text)."""
+
+    def __init__(self, frozen: dict[str, Any] | None, out: BinaryIO) -> None:
+        self.lines: queue.Queue[bytes | None] = queue.Queue()
+        """Every line of the client, in order, for the SDK; ``None`` once stdin is closed."""
+        self._frozen = frozen
+        self._out = out
+        self._write_lock = threading.Lock()
+        self._lock = threading.Lock()
+        self._serving = False
+        self._ended = False
+        self.failure: str | None = None
+        self._answered: dict[str, tuple[str, Any]] = {}
+        self._unanswered: Counter[str] = Counter()
+        self.drained = threading.Event()
+        """Set once stdin is closed and the SDK answered every request it was given."""
+        self._version: str | None = None
+        self._initialized = False
+        self._requests = 0
+        self.early: list[str] = []
+        """The methods the front answered itself, in order (for tests and the debug log)."""
+
+    def write(self, text: str) -> None:
+        """Write one message, whole: the only place anything reaches stdout."""
+        with self._write_lock:
+            try:
+                self._out.write(text.encode("utf-8") + b"\n")
+                self._out.flush()
+            except (OSError, ValueError):  # the client is gone; its stdin ends next
+                pass
+
+    def from_client(self, line: bytes) -> None:
+        message = _parse(line)
+        with self._lock:
+            if self.failure is not None:
+                self._refuse(message)
+                return
+            if not self._serving and self._frozen is not None and message is not None:
+                self._answer_early(message)
+            if message is not None:
+                self._count(message)
+            self.lines.put(line)
+
+    def from_server(self, text: str) -> None:
+        """A message the SDK wrote (one JSON text): dropped when the front already answered it."""
+        message = _parse(text.encode("utf-8"))
+        if message is not None and "method" not in message and ("result" in message or "error" in message):
+            with self._lock:
+                key = _key(message.get("id"))
+                early = self._answered.pop(key, None)
+                if self._unanswered[key] > 0:
+                    self._unanswered[key] -= 1
+                    self._unanswered += Counter()  # drops the ids at zero
+                if self._ended and not self._outstanding():
+                    self.drained.set()
+            if early is not None:
+                method, result = early
+                if message.get("result") != result:
+                    sys.stderr.write(f"memd mcp: the SDK's answer to {method} differs from frozen.json\n")
+                return
+        self.write(text)
+
+    def serving(self) -> None:
+        """The SDK reads the client's lines now: it answers everything from here on."""
+        with self._lock:
+            self._serving = True
+
+    def end(self) -> bool:
+        """The client closed stdin: the SDK's lines end once it answered what it was given and the
+        front did not (a stream that ends under a request in flight would cancel it), or after
+        ``END_WAIT_S``. Returns whether the SDK is needed no more: it does not serve yet and the
+        front answered everything (a session that never called a tool does not wait for it)."""
+        with self._lock:
+            self._ended = True
+            if not self._outstanding() or self.failure is not None:
+                self.drained.set()
+        self.drained.wait(END_WAIT_S)
+        self.lines.put(None)
+        with self._lock:
+            return not self._serving and not self._outstanding() and self.failure is None
+
+    def _outstanding(self) -> bool:
+        """Whether a request the front did not answer waits for the SDK's answer."""
+        return any(key not in self._answered for key in self._unanswered)
+
+    def stopped(self, reason: str | None) -> None:
+        """The SDK's thread ended (``reason``: why it failed, if it did): a request not answered yet,
+        and every later one, is answered with an error; an end before stdin closed is a failure."""
+        self.drained.set()  # nothing more will be answered
+        with self._lock:
+            if reason is None and self._ended:
+                return
+            self.failure = reason or "the server stopped"
+            sys.stderr.write(f"memd mcp: {self.failure}\n")
+            while True:
+                try:
+                    line = self.lines.get_nowait()
+                except queue.Empty:
+                    break
+                if line is not None:
+                    self._refuse(_parse(line))
+
+    def _count(self, message: dict[str, Any]) -> None:
+        """Keep count of the requests the SDK will answer (a well-formed one, not cancelled since)."""
+        if message.get("jsonrpc") != "2.0" or not isinstance(message.get("method"), str):
+            return
+        params = message.get("params")
+        if "id" in message:
+            if _plain_id(message["id"]) and (params is None or isinstance(params, dict)):
+                self._unanswered[_key(message["id"])] += 1
+        elif message["method"] == "notifications/cancelled" and isinstance(params, dict):
+            key = _key(params.get("requestId"))
+            if self._unanswered[key] > 0:
+                self._unanswered[key] -= 1
+            self._unanswered += Counter()
+
+    def _refuse(self, message: dict[str, Any] | None) -> None:
+        if message is None or not isinstance(message.get("method"), str) or "id" not in message:
+            return
+        if self._answered.pop(_key(message["id"]), None) is not None:
+            return
+        error = {"code": INTERNAL_ERROR, "message": f"memd mcp could not serve: {self.failure}"}
+        self.write(_dump({"jsonrpc": "2.0", "id": message["id"], "error": error}))
+
+    def _answer_early(self, message: dict[str, Any]) -> None:
+        assert self._frozen is not None
+        method = message.get("method")
+        if message.get("jsonrpc") != "2.0" or not isinstance(method, str):
+            return
+        if "id" not in message:
+            if method == "notifications/initialized" and self._version is not None:
+                self._initialized = True
+            return
+        ident = message["id"]
+        self._requests += 1
+        if not _plain_id(ident) or _key(ident) in self._answered:
+            return
+        params = message.get("params")
+        if method == "initialize":
+            if self._requests != 1 or not _plain_initialize(params):
+                return
+            answers: dict[str, Any] = self._frozen["answers"]
+            requested = params.get("protocolVersion") if isinstance(params, dict) else None
+            self._version = requested if requested in answers else self._frozen["latest"]
+        elif method not in EARLY or not self._initialized or params not in (None, {}):
+            return
+        assert self._version is not None
+        result = self._frozen["answers"][self._version][method]
+        self._answered[_key(ident)] = (method, result)
+        self.early.append(method)
+        self.write(_dump({"jsonrpc": "2.0", "id": ident, "result": result}))
+
+
+def run(frozen: dict[str, Any] | None, backend: Callable[[Front], None]) -> int:
+    """Serve the process's stdin/stdout: the front here, ``backend(front)`` (the SDK, which takes
+    ``front.lines``, writes through ``front.from_server`` and calls ``front.serving()``) on a thread.
+    Returns the exit status: 0, or 1 when the SDK could not serve; or ends the process itself when
+    the SDK's thread is still running once the client is done (see ``Front.end``)."""
+    in_fd, out_fd = _claim_stdio()
+    front = Front(frozen, os.fdopen(out_fd, "wb", closefd=False))
+
+    def sdk() -> None:
+        try:
+            backend(front)
+        except BaseException as exc:  # whatever stopped it is the reason told to the client
+            front.stopped(f"{type(exc).__name__}: {exc}")
+        else:
+            front.stopped(None)
+
+    thread = threading.Thread(target=sdk, name="memd-mcp-sdk", daemon=True)
+    thread.start()
+    with os.fdopen(in_fd, "rb", closefd=False) as stdin:
+        for line in stdin:
+            front.from_client(line)
+    if front.end():
+        _exit(0)
+    thread.join(END_WAIT_S)
+    status = 1 if front.failure is not None or thread.is_alive() else 0
+    if thread.is_alive():
+        _exit(status)
+    return status
+
+
+def _exit(status: int) -> None:
+    """End now, with the SDK's thread still importing or serving: an interpreter's normal exit would
+    wait on the import locks that thread holds."""
+    sys.stderr.flush()
+    os._exit(status)
+
+
+def _claim_stdio() -> tuple[int, int]:
+    """Private copies of fds 0 and 1 for the protocol; fd 0 then reads nothing and fd 1 writes to
+    stderr, so a stray print or a child process never corrupts the stream (as the SDK's transport)."""
+    in_fd = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    out_fd = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    return in_fd, out_fd
+
+
+def _plain_initialize(params: Any) -> bool:
+    if not isinstance(params, dict) or not isinstance(params.get("protocolVersion"), str):
+        return False
+    info = params.get("clientInfo")
+    meta = params.get("_meta", {})
+    return (
+        isinstance(params.get("capabilities"), dict)
+        and isinstance(info, dict)
+        and isinstance(info.get("name"), str)
+        and isinstance(info.get("version"), str)
+        and isinstance(meta, dict)
+        and not any(str(k).startswith(_MODERN_META_PREFIX) for k in meta)
+    )
+
+
+def _plain_id(ident: Any) -> bool:
+    return isinstance(ident, int | str) and not isinstance(ident, bool)
+
+
+def _parse(line: bytes) -> dict[str, Any] | None:
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return None
+    return message if isinstance(message, dict) else None
+
+
+def _key(ident: Any) -> str:
+    return json.dumps(ident)
+
+
+def _dump(message: dict[str, Any]) -> str:
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":"))
