@@ -21,6 +21,7 @@ from pathlib import Path
 from pipeline.defaults import config_home, home
 from pipeline.memory.layout import INDEX
 from pipeline.publish.atomic import UnsafeTarget, atomic_write_bytes, check_target, remove_file
+from pipeline.publish.mcp_install import McpInstalls
 from pipeline.safefile import read_capped
 from pipeline.settings import PublishSettings, Settings, SourceSettings, SourcesSettings
 from pipeline.vocabulary import SourceName
@@ -68,6 +69,8 @@ class PublishContext:
     """Scope -> project path."""
     activity: Mapping[str, datetime]
     """Scope -> last activity of any session of its project."""
+    mcp: McpInstalls = field(default_factory=McpInstalls)
+    """Which agents have memd's MCP server (a block they load names its tools)."""
 
 
 @dataclass(frozen=True)

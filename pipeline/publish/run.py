@@ -8,6 +8,7 @@ raises into the caller, so a failed publish never blocks the next consolidation.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -19,6 +20,7 @@ import structlog
 from pipeline.clock import Clock
 from pipeline.hits.rate import INDEX_KEY
 from pipeline.projects import scope_for
+from pipeline.publish.mcp_install import McpInstalls
 from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import ChangedMeanwhile, Homes, Plan, PublishContext, apply
 from pipeline.publish.targets.base import short_error
@@ -115,6 +117,7 @@ async def publish_all(
         today=started.date(),
         projects=projects,
         activity=activity,
+        mcp=McpInstalls(os.environ),
     )
     try:
         plans, scopes = await asyncio.to_thread(plan_everything, ctx, previous)
