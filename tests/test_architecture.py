@@ -42,6 +42,8 @@ HOMES = {
     "jinja2": ("daemon/ui/",),
     "markupsafe": ("daemon/ui/",),
     "markdown_it": ("daemon/ui/",),
+    # `memd mcp`: the MCP SDK only under daemon/mcp/ (its import is most of the server's start)
+    "mcp": ("daemon/mcp/",),
     # git runs only under pipeline/memory (hardened, see pipeline/memory/git_env.py); the service
     # manager (systemctl, launchctl) only from `memd service`.
     "subprocess": ("pipeline/memory/", "daemon/cli/service.py"),

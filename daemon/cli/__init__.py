@@ -37,6 +37,7 @@ COMMANDS = {
     "service": "daemon.cli.service:service_group",
     "ui": "daemon.cli.ui:ui_command",
     "sync": "daemon.cli.sync:sync_command",
+    "mcp": "daemon.cli.mcp:mcp_group",
 }
 
 

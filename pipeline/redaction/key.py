@@ -41,6 +41,15 @@ class Tagger:
         return mac.hexdigest()[:TAG_HEX]
 
 
+def read_key(state_dir: Path) -> bytes | None:
+    """The installation's redaction key, or None where memd never made one (a reader that must not
+    write, such as `memd mcp`)."""
+    try:
+        return _read(state_dir / KEY_FILE)
+    except FileNotFoundError:
+        return None
+
+
 def load_or_create_key(state_dir: Path) -> bytes:
     """Read the installation's redaction key, creating it (0600, atomically) on first use."""
     path = state_dir / KEY_FILE

@@ -39,22 +39,28 @@ def _session_ids(sources: Iterable[str]) -> list[str]:
     return sorted(ids)
 
 
-async def record_uses(store: Store, transcript_id: int, uses: Sequence[Use]) -> int:
+async def record_uses(store: Store, transcript_id: int | None, uses: Sequence[Use]) -> int:
     """Record each (scope, file) once per transcript; bump the extracts behind newly recorded ones.
 
-    Returns how many uses were new. Recording the same transcript again adds nothing.
+    Returns how many uses were new. Recording the same transcript again adds nothing. A use with no
+    transcript (``None``: a topic `memd mcp` handed an agent mid-session, whose session is not known
+    to the server) is recorded every time.
     """
     async with store.write() as conn:
-        seen = {
-            (r.scope, r.file)
-            for r in (
-                await conn.execute(
-                    select(memory_uses.c.scope, memory_uses.c.file).where(
-                        memory_uses.c.transcript_id == transcript_id
+        seen = (
+            set()
+            if transcript_id is None
+            else {
+                (r.scope, r.file)
+                for r in (
+                    await conn.execute(
+                        select(memory_uses.c.scope, memory_uses.c.file).where(
+                            memory_uses.c.transcript_id == transcript_id
+                        )
                     )
-                )
-            ).all()
-        }
+                ).all()
+            }
+        )
         new: list[Use] = []
         for use in sorted(uses, key=lambda u: u.used_at):
             if (use.scope, use.file) not in seen:

@@ -371,6 +371,10 @@ def run_failure(row: dict[str, Any]) -> dict[str, Any] | None:
 
 USE_SCOPES_SQL = "SELECT DISTINCT scope FROM memory_uses WHERE used_at >= :since"
 """The scopes memory was used from since ``:since``."""
+TOPIC_USES_SQL = (
+    "SELECT scope, file, count(*) AS uses FROM memory_uses WHERE used_at >= :since GROUP BY scope, file"
+)
+"""How often each file was used since ``:since`` (`memd mcp` ranks search results by it)."""
 PROJECTS_SINCE_SQL = "SELECT DISTINCT project FROM transcripts WHERE last_activity >= :since"
 """The projects of the sessions active since ``:since`` (each maps to one scope)."""
 

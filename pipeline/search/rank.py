@@ -1,0 +1,201 @@
+"""Ranking topics for a query, or abstaining.
+
+The words first: BM25F over three fields of each topic (its name and file name, its description,
+its body; a match in the name counts most), every term stemmed and folded (``terms``), and a query
+term also meeting the words it is a close prefix of ("config" and "configuration"), at a discount.
+A topic must hold enough of the query to be offered at all: its *coverage*, the share of the
+query's term weight (each term's IDF; a term no topic holds weighs the most) that it matches, must
+reach ``MIN_COVERAGE``. So a query that shares one word with the memory and nothing else gets an
+empty list, not the best of bad matches.
+
+Then what memd knows beyond the words, as gentle factors that reorder close matches but never
+lift a poor one: the scope (the session's project first, then global, then other projects),
+recency (``updated``), and use (how often the topic was read lately, ``pipeline.hits``).
+Superseded topics (``supersede``) are left out before anything is ranked.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+import re
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date
+
+from pipeline.memory.layout import GLOBAL_SCOPE
+from pipeline.search.corpus import Topic
+from pipeline.search.supersede import superseded
+from pipeline.search.terms import terms
+
+FIELDS = ("name", "description", "body")
+FIELD_WEIGHT = {"name": 3.0, "description": 2.0, "body": 1.0}
+FIELD_B = {"name": 0.3, "description": 0.5, "body": 0.75}
+K1 = 1.2
+PREFIX_WEIGHT = 0.6
+"""How much a close-prefix match counts against an exact one."""
+PREFIX_MIN = 4
+PREFIX_SLACK = 3
+MIN_COVERAGE = 0.5
+"""The share of the query a topic must match to be offered (else the search abstains)."""
+SCOPE_FACTOR = {"own": 1.0, "global": 0.85, "other": 0.6}
+RECENCY_HALF_LIFE_DAYS = 180.0
+RECENCY_SPAN = 0.1
+USE_SPAN = 0.1
+USE_SATURATION = 20
+SNIPPET_MAX_CHARS = 240
+MAX_QUERY_TERMS = 32
+
+
+@dataclass(frozen=True)
+class Hit:
+    topic: Topic
+    score: float
+    coverage: float
+    snippet: str
+
+
+@dataclass(frozen=True)
+class _Doc:
+    topic: Topic
+    fields: dict[str, Counter[str]]
+    lengths: dict[str, int]
+
+
+class Index:
+    """The live topics of a memory (superseded ones left out), indexed for ``search``."""
+
+    def __init__(self, topics: Sequence[Topic], *, today: date) -> None:
+        self.today = today
+        gone = superseded(topics, today)
+        self.superseded = frozenset(gone)
+        self.docs: list[_Doc] = []
+        self.postings: dict[str, list[int]] = {}
+        for topic in topics:
+            if topic.id in gone:
+                continue
+            fields = {
+                "name": Counter(terms(f"{topic.name} {topic.file.removesuffix('.md')}")),
+                "description": Counter(terms(topic.description)),
+                "body": Counter(terms(topic.body)),
+            }
+            doc = _Doc(topic, fields, {f: sum(c.values()) for f, c in fields.items()})
+            number = len(self.docs)
+            self.docs.append(doc)
+            for term in set(fields["name"]) | set(fields["description"]) | set(fields["body"]):
+                self.postings.setdefault(term, []).append(number)
+        n = max(len(self.docs), 1)
+        self.average = {f: max(sum(d.lengths[f] for d in self.docs) / n, 1.0) for f in FIELDS}
+        self.vocabulary = sorted(self.postings)
+        self.idf_max = math.log(1 + (len(self.docs) + 0.5) / 0.5)
+
+    def idf(self, term: str) -> float:
+        df = len(self.postings.get(term, ()))
+        return math.log(1 + (len(self.docs) - df + 0.5) / (df + 0.5))
+
+    def variants(self, term: str) -> dict[str, float]:
+        """The indexed terms a query term meets, with how much each counts (1 for itself)."""
+        out: dict[str, float] = {term: 1.0} if term in self.postings else {}
+        if len(term) < PREFIX_MIN or not term.isalpha():
+            return out
+        at = bisect.bisect_left(self.vocabulary, term)
+        while at < len(self.vocabulary) and self.vocabulary[at].startswith(term):
+            longer = self.vocabulary[at]
+            if 0 < len(longer) - len(term) <= PREFIX_SLACK:
+                out.setdefault(longer, PREFIX_WEIGHT)
+            at += 1
+        for cut in range(max(PREFIX_MIN, len(term) - PREFIX_SLACK), len(term)):
+            if term[:cut] in self.postings:
+                out.setdefault(term[:cut], PREFIX_WEIGHT)
+        return out
+
+    def _bm25f(self, doc: _Doc, term: str, idf: float) -> float:
+        weighted = 0.0
+        for f in FIELDS:
+            tf = doc.fields[f].get(term, 0)
+            if tf:
+                norm = 1 - FIELD_B[f] + FIELD_B[f] * doc.lengths[f] / self.average[f]
+                weighted += FIELD_WEIGHT[f] * tf / norm
+        return idf * weighted / (K1 + weighted) if weighted else 0.0
+
+    def search(
+        self,
+        query: str,
+        *,
+        own_scope: str | None,
+        scopes: Collection[str] | None = None,
+        limit: int = 5,
+        uses: Mapping[str, int] | None = None,
+    ) -> list[Hit]:
+        """The best ``limit`` topics for ``query`` among ``scopes`` (None: every scope), ``own_scope``
+        (the session's project) first; empty when none holds enough of the query."""
+        wanted = list(dict.fromkeys(terms(query)))[:MAX_QUERY_TERMS]
+        if not wanted or not self.docs or limit <= 0:
+            return []
+        expanded = {q: self.variants(q) for q in wanted}
+        weight = {q: (self.idf(q) if q in self.postings else self.idf_max) for q in wanted}
+        total = sum(weight.values())
+        candidates: set[int] = set()
+        for variants in expanded.values():
+            for term in variants:
+                candidates.update(self.postings[term])
+        scored: list[tuple[float, float, _Doc]] = []
+        for number in candidates:
+            doc = self.docs[number]
+            if scopes is not None and doc.topic.scope not in scopes:
+                continue
+            words, matched = 0.0, 0.0
+            for q, variants in expanded.items():
+                best, best_share = 0.0, 0.0
+                for term, share in variants.items():
+                    if any(term in doc.fields[f] for f in FIELDS):
+                        best = max(best, share * self._bm25f(doc, term, self.idf(term)))
+                        best_share = max(best_share, share)
+                words += best
+                matched += weight[q] * best_share
+            coverage = matched / total if total else 0.0
+            if coverage < MIN_COVERAGE:
+                continue
+            score = words * self._prior(doc.topic, own_scope, uses or {})
+            scored.append((score, coverage, doc))
+        scored.sort(key=lambda s: (-s[0], -(s[2].topic.day or date.min).toordinal(), s[2].topic.id))
+        return [
+            Hit(doc.topic, round(score, 4), round(coverage, 3), snippet(doc.topic, wanted))
+            for score, coverage, doc in scored[:limit]
+        ]
+
+    def _prior(self, topic: Topic, own_scope: str | None, uses: Mapping[str, int]) -> float:
+        if own_scope is not None and topic.scope == own_scope:
+            scope = SCOPE_FACTOR["own"]
+        elif topic.scope == GLOBAL_SCOPE:
+            scope = SCOPE_FACTOR["global"]
+        else:
+            scope = SCOPE_FACTOR["other"]
+        recency = 1.0 - RECENCY_SPAN
+        if topic.day is not None:
+            age = max((self.today - topic.day).days, 0)
+            recency += RECENCY_SPAN * 0.5 ** (age / RECENCY_HALF_LIFE_DAYS)
+        used = uses.get(topic.id, 0)
+        use = 1.0 + USE_SPAN * min(1.0, math.log1p(used) / math.log1p(USE_SATURATION))
+        return scope * recency * use
+
+
+_LINE = re.compile(r"[^\n]+")
+
+
+def snippet(topic: Topic, wanted: Sequence[str]) -> str:
+    """The body line holding most of the query's terms (the description when none does), cut to
+    ``SNIPPET_MAX_CHARS`` around it."""
+    want = set(wanted)
+    best, best_count = "", 0
+    for match in _LINE.finditer(topic.body):
+        line = match.group(0).strip()
+        if not line or line.startswith("---"):
+            continue
+        count = len(want.intersection(terms(line)))
+        if count > best_count:
+            best, best_count = line, count
+    text = best if best_count else (topic.description or topic.body.strip())
+    text = " ".join(text.split())
+    return text if len(text) <= SNIPPET_MAX_CHARS else text[: SNIPPET_MAX_CHARS - 1].rstrip() + "…"
