@@ -50,3 +50,14 @@ def mcp_group(click_ctx: click.Context, ctx: CliContext, cwd: Path | None) -> No
         config_path=ctx.config_path,
     )
     serve(deps)
+
+
+def _add_install_commands() -> None:
+    """`memd mcp install/uninstall AGENT` (``daemon.cli.mcp_install``: click only at import)."""
+    from daemon.cli.mcp_install import install_command, uninstall_command
+
+    mcp_group.add_command(install_command)
+    mcp_group.add_command(uninstall_command)
+
+
+_add_install_commands()
