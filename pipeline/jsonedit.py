@@ -234,7 +234,7 @@ def set_entry(text: str, path: Sequence[str], value: Any, *, jsonc: bool = False
                 return text
             one_line = "\n" not in text.strip(_WS)
             indent = _indent_of(text, member.key_start)
-            rendered = _compact(value) if one_line else _render(value, indent, _unit(text))
+            rendered = _compact(value) if one_line else _render(value, indent, _unit(text), _newline(text))
             text = text[: member.value_start] + rendered + text[member.value_end :]
             return _checked(text, expected, jsonc)
         if not member.value.is_object:
@@ -345,10 +345,15 @@ def _indent_of(text: str, at: int) -> str:
     return line[: len(line) - len(line.lstrip(" \t"))]
 
 
-def _render(value: Any, indent: str, unit: str) -> str:
-    """``value`` as JSON, nested lines indented by ``unit`` from ``indent``."""
+def _render(value: Any, indent: str, unit: str, nl: str = "\n") -> str:
+    """``value`` as JSON, nested lines indented by ``unit`` from ``indent``, ending in ``nl``."""
     text = json.dumps(value, indent=unit, ensure_ascii=False)
-    return text.replace("\n", "\n" + indent)
+    return text.replace("\n", nl + indent)
+
+
+def _newline(text: str) -> str:
+    """The file's line ending: CRLF when it uses one, else LF."""
+    return "\r\n" if "\r\n" in text else "\n"
 
 
 def _compact(value: Any) -> str:
@@ -357,7 +362,7 @@ def _compact(value: Any) -> str:
 
 def _insert(text: str, node: Node, key: str, value: Any) -> str:
     """``text`` with the member ``key: value`` added at the end of the object ``node``."""
-    unit = _unit(text)
+    unit, nl = _unit(text), _newline(text)
     one_line = "\n" not in text.strip(_WS) and text.strip(_WS) != "{}"
     name = _compact(key)
     if not node.members:
@@ -365,27 +370,28 @@ def _insert(text: str, node: Node, key: str, value: Any) -> str:
         if one_line and not inside.strip(_WS):
             return text[: node.start] + "{" + f"{name}: {_compact(value)}" + "}" + text[node.end :]
         outer = _indent_of(text, node.start)
-        member = f"{name}: {_render(value, outer + unit, unit)}"
+        member = f"{name}: {_render(value, outer + unit, unit, nl)}"
         close = node.end - 1
         if inside.strip(_WS):  # only comments inside: they stay, the member comes after them
             base = text[:close].rstrip(" \t")
-            base += "" if base.endswith("\n") else "\n"
-            return base + f"{outer}{unit}{member}\n{outer}" + text[close:]
-        return text[: node.start] + "{\n" + outer + unit + member + "\n" + outer + "}" + text[node.end :]
+            base += "" if base.endswith("\n") else nl
+            return base + f"{outer}{unit}{member}{nl}{outer}" + text[close:]
+        return text[: node.start] + "{" + nl + outer + unit + member + nl + outer + "}" + text[node.end :]
     last = node.members[-1]
     if "\n" not in text[node.start : node.end]:  # an object on one line gets the member on it
         return text[: last.value_end] + f", {name}: {_compact(value)}" + text[last.value_end :]
     indent = _indent_of(text, last.key_start)
     # A trailing comma after the last member (JSONC) is the file's style: the new member gets one too.
-    member = f"{name}: {_render(value, indent, unit)}" + ("," if last.comma is not None else "")
+    member = f"{name}: {_render(value, indent, unit, nl)}" + ("," if last.comma is not None else "")
     # After the last member's line: its comma (added unless there is one) and any comment stay on it.
     after = last.value_end if last.comma is None else last.comma + 1
     head = text[: last.value_end] + ("," if last.comma is None else "") + text[last.value_end : after]
     rest_end = text.find("\n", after)
     rest = text[after : rest_end if rest_end >= 0 else len(text)]
     if rest_end >= 0 and (not rest.strip(" \t\r") or rest.lstrip(" \t").startswith("//")):
-        return head + rest + "\n" + indent + member + text[rest_end:]
-    return head + "\n" + indent + member + text[after:]
+        cr = "\r" if rest.endswith("\r") else ""
+        return head + rest[: len(rest) - len(cr)] + nl + indent + member + cr + text[rest_end:]
+    return head + nl + indent + member + text[after:]
 
 
 def _remove(text: str, node: Node, member: Member) -> str:

@@ -192,7 +192,7 @@ def uninstall_text(agent: McpClient, text: str) -> str:
 
 def entry_in(agent: McpClient, text: str) -> Any:
     """memd's entry in ``text`` as the agent reads it, or None."""
-    if not text.strip():
+    if SERVER not in text:  # no parse of a large file (``~/.claude.json``) that cannot hold it
         return None
     try:
         if agent.format == "toml":

@@ -46,11 +46,16 @@ def get_table(text: str, path: Sequence[str]) -> Any:
     return data
 
 
-def render_table(path: Sequence[str], values: Mapping[str, TomlValue]) -> str:
-    """``[a.b]`` and one ``key = value`` line per value."""
+def render_table(path: Sequence[str], values: Mapping[str, TomlValue], nl: str = "\n") -> str:
+    """``[a.b]`` and one ``key = value`` line per value, each ending in ``nl``."""
     lines = [f"[{'.'.join(_key(part) for part in path)}]"]
     lines += [f"{_key(k)} = {_value(v)}" for k, v in values.items()]
-    return "\n".join(lines) + "\n"
+    return nl.join(lines) + nl
+
+
+def _newline(text: str) -> str:
+    """The file's line ending: CRLF when it uses one, else LF."""
+    return "\r\n" if "\r\n" in text else "\n"
 
 
 def set_table(text: str, path: Sequence[str], values: Mapping[str, TomlValue]) -> str:
@@ -59,19 +64,20 @@ def set_table(text: str, path: Sequence[str], values: Mapping[str, TomlValue]) -
     data = loads(text)
     expected = _with(data, path, dict(values))
     spans = _spans(text, path)
-    table = render_table(path, values)
+    nl = _newline(text)
+    table = render_table(path, values, nl)
     if not spans:
         if _lookup(data, path) is not None:
             raise TomlEditError(
                 f"[{'.'.join(path)}] is defined there without a table header of its own; edit it by hand"
             )
-        new = table if not text.strip() else text + ("" if text.endswith("\n") else "\n") + "\n" + table
+        new = table if not text.strip() else text + ("" if text.endswith("\n") else nl) + nl + table
     else:
         if _lookup(data, path) == expected_value(values):
             return text
         first = spans[0][0]
         kept = _cut(text, spans)
-        new = kept[:first] + table + _blank_after(kept, first) + kept[first:]
+        new = kept[:first] + table + _blank_after(kept, first, nl) + kept[first:]
     return _checked(new, expected, path)
 
 
@@ -92,8 +98,8 @@ def remove_table(text: str, path: Sequence[str]) -> str:
         )
     new = _cut(text, [_with_blank(text, span) for span in spans])
     if spans[-1][1] == len(text):  # it ended the file: the blank line put before it goes too
-        trimmed = new.rstrip("\n")
-        new = trimmed + "\n" if trimmed else ""
+        trimmed = new.rstrip("\r\n")
+        new = trimmed + _newline(text) if trimmed else ""
     expected = _without(data, path)
     return _checked(new, expected, path)
 
@@ -102,16 +108,17 @@ def _with_blank(text: str, span: tuple[int, int]) -> tuple[int, int]:
     """A span that a blank line precedes (or the file's start) takes one blank line after it too,
     so no gap of two blank lines is left where it was."""
     start, end = span
-    before_blank = start == 0 or text[:start].endswith("\n\n")
-    if before_blank and text.startswith("\n", end):
-        return start, end + 1
+    nl = _newline(text)
+    before_blank = start == 0 or text[:start].endswith(nl + nl)
+    if before_blank and text.startswith(nl, end):
+        return start, end + len(nl)
     return span
 
 
-def _blank_after(kept: str, at: int) -> str:
+def _blank_after(kept: str, at: int, nl: str) -> str:
     """A blank line between the replaced table and what follows it, when something follows."""
     rest = kept[at:]
-    return "\n" if rest.strip() and not rest.startswith("\n") else ""
+    return nl if rest.strip() and not rest.startswith(("\n", "\r\n")) else ""
 
 
 def _cut(text: str, spans: Sequence[tuple[int, int]]) -> str:

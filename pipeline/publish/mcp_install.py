@@ -68,17 +68,14 @@ def read_config(path: Path, *, follow_link: bool) -> str:
 
 
 def is_installed(agent: McpClient, env: Mapping[str, str], project: Path | None = None) -> bool:
-    """Whether memd's server is in the agent's user file, or in ``project``'s file (a file memd
-    cannot read or parse counts as without it)."""
-    files = [config_file(agent, env)] + ([config_file(agent, env, project)] if project is not None else [])
-    for path in files:
-        try:
-            text = read_config(path, follow_link=path == files[0])
-        except (PublishError, OSError):
-            continue
-        if installed_in(agent, text):
-            return True
-    return False
+    """Whether memd's server is in the agent's user file (``project`` None) or in ``project``'s
+    file (a file memd cannot read or parse counts as without it)."""
+    path = config_file(agent, env, project)
+    try:
+        text = read_config(path, follow_link=project is None)
+    except (PublishError, OSError):
+        return False
+    return installed_in(agent, text)
 
 
 def install(
@@ -139,6 +136,10 @@ class McpInstalls:
     _seen: dict[tuple[str, str | None], bool] = field(default_factory=dict, repr=False)
 
     def installed(self, source: str, project: str | None = None) -> bool:
+        """In the user's file, or in ``project``'s."""
+        return self._file(source, None) or (project is not None and self._file(source, project))
+
+    def _file(self, source: str, project: str | None) -> bool:
         if self.env is None:
             return False
         key = (source, project)

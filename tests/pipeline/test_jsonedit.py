@@ -119,3 +119,12 @@ def test_strict_json_refuses_comments_that_jsonc_reads() -> None:
     with pytest.raises(JsonEditError):
         loads(text)
     assert loads(text, jsonc=True) == {"a": 1}
+
+
+def test_crlf_lines_stay_crlf() -> None:
+    for text in ('{\r\n  "a": 1\r\n}\r\n', '{\r\n  "a": 1 // c\r\n}\r\n', '{\r\n  "mcpServers": {}\r\n}\r\n'):
+        added = set_entry(text, PATH, ENTRY, jsonc=True)
+        assert "\n" not in added.replace("\r\n", ""), repr(added)
+        assert get_entry(added, PATH, jsonc=True) == ENTRY
+        if '"mcpServers"' not in text:
+            assert remove_entry(added, PATH, jsonc=True) == text

@@ -96,3 +96,11 @@ def test_values_are_quoted_as_toml() -> None:
         "n": 3,
         "on": True,
     }
+
+
+def test_crlf_lines_stay_crlf() -> None:
+    text = 'model = "o3"\r\n\r\n[tui]\r\nx = 1\r\n'
+    added = set_table(text, PATH, VALUES)
+    assert added == text + "\r\n" + render_table(PATH, VALUES, "\r\n")
+    assert "\n" not in added.replace("\r\n", "")
+    assert remove_table(added, PATH) == text

@@ -12,7 +12,7 @@ import pytest
 
 from pipeline.errors import PublishError
 from pipeline.mcp_clients import CLIENTS
-from pipeline.publish.mcp_install import install, is_installed, uninstall
+from pipeline.publish.mcp_install import McpInstalls, install, is_installed, uninstall
 
 COMMAND = ["/opt/memd/bin/memd", "mcp"]
 CLAUDE = CLIENTS["claude-code"]
@@ -104,6 +104,8 @@ def test_a_projects_file_is_written_in_the_project_and_never_through_a_link(tmp_
     assert json.loads((project / ".mcp.json").read_text())["mcpServers"]["memd"]["args"] == ["mcp"]
     assert is_installed(CLAUDE, _env(tmp_path), project)
     assert not is_installed(CLAUDE, _env(tmp_path))
+    assert McpInstalls(_env(tmp_path)).installed("claude_code", str(project))
+    assert not McpInstalls(_env(tmp_path)).installed("claude_code", str(tmp_path))
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
