@@ -1,7 +1,8 @@
 """The real Claude Code, Codex and Qwen Code ask memd mid-session, offline against the model stub:
 `memd mcp install` writes each agent's own configuration into a private HOME, the scripted model
 calls `memory_search` then `memory_get`, and the memory's text reaches the next model request
-(the tool results the agent sent back are in what the stub received).
+(the tool results the agent sent back are in what the stub received). memd's memory, published where
+each agent loads it, tells the agent that the tools exist and when to use them.
 
 Each agent starts `memd mcp` itself (its command, its environment, its working directory: the
 project). Skipped, saying why, when the pinned CLI (tests/agents_cli/install.sh) is not there.
@@ -20,9 +21,15 @@ import pytest
 from click.testing import CliRunner
 
 from daemon.cli import cli
+from daemon.config import load_settings
+from pipeline.clock import FakeClock
 from pipeline.projects import resolve_project, scope_for
+from pipeline.publish.render import TOOLS_NOTE
+from pipeline.publish.run import publish_all
+from pipeline.store import Store
 from tests.agents_cli.live import Run, require_cli, run_cli
 from tests.configs import write_config
+from tests.pipeline.publish.support import add_scope
 
 pytestmark = [pytest.mark.timeout(240)]
 PROMPT = "How do we deploy this app? memd live test."
@@ -70,6 +77,24 @@ def install(world: World, agent: str, env: dict[str, str] | None = None) -> str:
     return result.output
 
 
+async def publish(
+    world: World, store: Store, clock: FakeClock, monkeypatch: pytest.MonkeyPatch, **targets: bool
+) -> None:
+    """Publish the memory into the private HOME with only ``targets`` on (as the daemon does after a
+    consolidation): the block says memd's tools exist where `memd mcp install` put them."""
+    monkeypatch.setenv("HOME", str(world.home))
+    off = ("claude_code", "gemini", "qwen_code")
+    env = {
+        "HOME": str(world.home),
+        **{f"MEMD_PUBLISH__{name.upper()}": "false" for name in off},
+        **{f"MEMD_PUBLISH__{name.upper()}": str(on).lower() for name, on in targets.items()},
+    }
+    settings = load_settings(world.config, env).settings
+    await add_scope(store, str(world.project), clock.now())
+    report = await publish_all(store, settings, clock)
+    assert [r.outcome for r in report.results] == ["published"] * len(targets), report.results
+
+
 def model_requests(run: Run) -> list[str]:
     """The bodies of the model requests the stub answered, in order."""
     return [
@@ -103,11 +128,15 @@ def search_then_get(
     ]
 
 
-def test_claude_code_asks_memd_through_its_mcp_tools(world: World, tmp_path: Path) -> None:
+async def test_claude_code_asks_memd_through_its_mcp_tools(
+    world: World, tmp_path: Path, sqlite_store: Store, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
     claude = require_cli("anthropic-ai-claude-code-2.1.332", "claude")
     install(world, "claude-code")
     entry = json.loads((world.home / ".claude.json").read_text())["mcpServers"]["memd"]
     assert entry["args"][-1] == "mcp"
+    (world.home / ".claude").mkdir()
+    await publish(world, sqlite_store, clock, monkeypatch, claude_code=True)
     # Claude Code 2.1 defers MCP tools: the model loads their schemas with ToolSearch first.
     select = {
         "name": "ToolSearch",
@@ -138,15 +167,20 @@ def test_claude_code_asks_memd_through_its_mcp_tools(world: World, tmp_path: Pat
         timeout_s=CLI_TIMEOUT_S,
     )
     assert_memory_reached_the_model(run, world)
-    assert "mcp__memd__memory_search" in model_requests(run)[0]  # offered (deferred) from the first turn
+    first = model_requests(run)[0]
+    assert "mcp__memd__memory_search" in first  # offered (deferred) from the first turn
+    assert json.dumps(TOOLS_NOTE)[1:-1] in first  # memd's auto-memory block told it when to search
 
 
-def test_codex_asks_memd_through_its_mcp_tools(world: World, tmp_path: Path) -> None:
+async def test_codex_asks_memd_through_its_mcp_tools(
+    world: World, tmp_path: Path, sqlite_store: Store, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
     codex = require_cli("openai-codex-0.171.0", "codex")
     codex_home = world.home / ".codex"
     codex_home.mkdir()
     (codex_home / "config.toml").write_text('# mine\nmodel = "gpt-5.1-codex"\n')
     install(world, "codex")
+    await publish(world, sqlite_store, clock, monkeypatch, agents_md=True)
     assert (
         (codex_home / "config.toml")
         .read_text()
@@ -178,9 +212,12 @@ def test_codex_asks_memd_through_its_mcp_tools(world: World, tmp_path: Path) -> 
     )
     assert_memory_reached_the_model(run, world)
     assert "mcp: memd/memory_get (completed)" in run.stderr + run.stdout
+    assert json.dumps(TOOLS_NOTE)[1:-1] in model_requests(run)[0]  # from the project's AGENTS.md
 
 
-def test_qwen_code_asks_memd_through_its_mcp_tools(world: World, tmp_path: Path) -> None:
+async def test_qwen_code_asks_memd_through_its_mcp_tools(
+    world: World, tmp_path: Path, sqlite_store: Store, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
     qwen = require_cli("qwen-code-qwen-code-0.24.4", "qwen")
     (world.home / ".qwen").mkdir()
     (world.home / ".qwen" / "settings.json").write_text(
@@ -188,6 +225,7 @@ def test_qwen_code_asks_memd_through_its_mcp_tools(world: World, tmp_path: Path)
         '  "general": {"disableAutoUpdate": true, "disableUpdateNag": true}\n}\n'
     )
     install(world, "qwen-code")
+    await publish(world, sqlite_store, clock, monkeypatch, qwen_code=True)
     # Qwen Code 0.24 defers MCP tools behind its tool_search / tool_call bridge.
     steps = [
         {"name": "tool_search", "input": {"query": "select:mcp__memd__memory_search,mcp__memd__memory_get"}},
@@ -212,3 +250,5 @@ def test_qwen_code_asks_memd_through_its_mcp_tools(world: World, tmp_path: Path)
         timeout_s=CLI_TIMEOUT_S,
     )
     assert_memory_reached_the_model(run, world)
+    # Qwen's first request selects memories; its conversation carries memd's block from MEMORY.md.
+    assert any(json.dumps(TOOLS_NOTE)[1:-1] in body for body in model_requests(run))
