@@ -22,6 +22,7 @@ FIXTURES = ROOT / "tests" / "fixtures" / "transcripts"
 
 TINY: dict[str, list[str]] = {
     "idle_bench": ["--seconds", "1", "--settle", "0"],
+    "mcp_bench": ["--repeat", "1", "--scopes", "3", "--topics", "3", "--searches", "3"],
     "opencode_bench": ["--sessions", "40", "--changed", "2", "--repeat", "1"],
     "opencode_bomb_bench": ["--size", "1000000", "--huge-mb", "17", "--repeat", "1"],
     "phase2_bench": [
@@ -42,6 +43,7 @@ TINY: dict[str, list[str]] = {
     "redaction_sweep_bench": ["--per-family", "20"],
     "render_bench": ["--samples", "{samples}"],
     "scan_bench": ["--files", "100", "--repeat", "1", "--append-max-mb", "1"],
+    "search_eval_bench": [],
     "sources_bench": ["--sizes-mb", "0.1", "--repeat", "1"],
     "status_bench": ["--runs", "2", "--sessions", "40"],
     "tombstones_bench": ["--tombstones", "100", "--repeat", "1"],

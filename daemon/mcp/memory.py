@@ -72,7 +72,7 @@ class Memory:
         from pipeline.projects.scopes import ScopeNotFound, topic_id
 
         index = self.index()
-        known = {d.topic.scope for d in index.docs}
+        known = {t.scope for t in index.topics}
         out: list[tuple[str, Topic | None, str]] = []
         for raw in ids:
             try:
@@ -82,7 +82,13 @@ class Memory:
                 continue
             name = f"{parsed.scope}/{parsed.file}"
             if name in index.superseded:
-                out.append((raw, None, f"{name} is superseded by a newer memory: search again"))
+                out.append(
+                    (
+                        raw,
+                        None,
+                        f"{name} is out of date (expired, or replaced by a newer memory): search again",
+                    )
+                )
                 continue
             topic = self.corpus.read(parsed.scope, parsed.file)
             out.append((raw, topic, "" if topic is not None else f"no memory {name}"))

@@ -3,15 +3,19 @@
 
 A tools module has ``register(server, deps)`` (``daemon.mcp.deps.Deps``): a helper adds its tools
 by adding its module here, and nothing else changes. The SDK is imported only when the server is
-built (``memd --help`` never pays for it); the index, the redactor and the use counts are made on
-a thread beside the server's start, so the first answer comes as soon as the SDK is loaded.
+built (``memd --help`` never pays for it). The index, the redactor and the use counts are made on
+a thread started once the SDK is loaded and the server serves (its lifespan), so they never slow
+the SDK's import, which is most of the start-up; a call that comes before they are ready makes
+what it needs itself (``daemon.mcp.memory`` builds the index once, under a lock).
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import threading
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -33,7 +37,14 @@ def build_server(deps: Deps) -> MCPServer:
 
     from pipeline import __version__
 
-    server: MCPServer = MCPServer(NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
+    @contextlib.asynccontextmanager
+    async def lifespan(_server: Any) -> AsyncIterator[None]:
+        threading.Thread(target=_warm, args=(deps,), name="memd-mcp-warm", daemon=True).start()
+        yield
+
+    server: MCPServer = MCPServer(
+        NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING", lifespan=lifespan
+    )
     for module in TOOL_MODULES:
         importlib.import_module(module).register(server, deps)
     return server
@@ -41,7 +52,6 @@ def build_server(deps: Deps) -> MCPServer:
 
 def serve(deps: Deps) -> None:
     """Serve on stdin/stdout until the client closes them."""
-    threading.Thread(target=_warm, args=(deps,), name="memd-mcp-warm", daemon=True).start()
     try:
         build_server(deps).run("stdio")
     finally:

@@ -56,43 +56,41 @@ class Hit:
     snippet: str
 
 
-@dataclass(frozen=True)
-class _Doc:
-    topic: Topic
-    fields: dict[str, Counter[str]]
-    lengths: dict[str, int]
-
-
 class Index:
-    """The live topics of a memory (superseded ones left out), indexed for ``search``."""
+    """The live topics of a memory (superseded ones left out), indexed for ``search``: each term's
+    postings hold, per topic, its BM25F saturation (the IDF is applied at query time)."""
 
     def __init__(self, topics: Sequence[Topic], *, today: date) -> None:
         self.today = today
         gone = superseded(topics, today)
         self.superseded = frozenset(gone)
-        self.docs: list[_Doc] = []
-        self.postings: dict[str, list[int]] = {}
-        for topic in topics:
-            if topic.id in gone:
-                continue
-            fields = {
-                "name": Counter(terms(f"{topic.name} {topic.file.removesuffix('.md')}")),
-                "description": Counter(terms(topic.description)),
-                "body": Counter(terms(topic.body)),
-            }
-            doc = _Doc(topic, fields, {f: sum(c.values()) for f, c in fields.items()})
-            number = len(self.docs)
-            self.docs.append(doc)
-            for term in set(fields["name"]) | set(fields["description"]) | set(fields["body"]):
-                self.postings.setdefault(term, []).append(number)
-        n = max(len(self.docs), 1)
-        self.average = {f: max(sum(d.lengths[f] for d in self.docs) / n, 1.0) for f in FIELDS}
+        self.topics: list[Topic] = [t for t in topics if t.id not in gone]
+        fields: list[dict[str, Counter[str]]] = []
+        for topic in self.topics:
+            fields.append(
+                {
+                    "name": Counter(terms(f"{topic.name} {topic.file.removesuffix('.md')}")),
+                    "description": Counter(terms(topic.description)),
+                    "body": Counter(terms(topic.body)),
+                }
+            )
+        n = max(len(self.topics), 1)
+        average = {f: max(sum(sum(d[f].values()) for d in fields) / n, 1.0) for f in FIELDS}
+        self.postings: dict[str, list[tuple[int, float]]] = {}
+        for number, doc in enumerate(fields):
+            weighted: dict[str, float] = {}
+            for f in FIELDS:
+                norm = 1 - FIELD_B[f] + FIELD_B[f] * sum(doc[f].values()) / average[f]
+                for term, tf in doc[f].items():
+                    weighted[term] = weighted.get(term, 0.0) + FIELD_WEIGHT[f] * tf / norm
+            for term, w in weighted.items():
+                self.postings.setdefault(term, []).append((number, w / (K1 + w)))
         self.vocabulary = sorted(self.postings)
-        self.idf_max = math.log(1 + (len(self.docs) + 0.5) / 0.5)
+        self.idf_max = math.log(1 + (len(self.topics) + 0.5) / 0.5)
 
     def idf(self, term: str) -> float:
         df = len(self.postings.get(term, ()))
-        return math.log(1 + (len(self.docs) - df + 0.5) / (df + 0.5))
+        return math.log(1 + (len(self.topics) - df + 0.5) / (df + 0.5))
 
     def variants(self, term: str) -> dict[str, float]:
         """The indexed terms a query term meets, with how much each counts (1 for itself)."""
@@ -110,15 +108,6 @@ class Index:
                 out.setdefault(term[:cut], PREFIX_WEIGHT)
         return out
 
-    def _bm25f(self, doc: _Doc, term: str, idf: float) -> float:
-        weighted = 0.0
-        for f in FIELDS:
-            tf = doc.fields[f].get(term, 0)
-            if tf:
-                norm = 1 - FIELD_B[f] + FIELD_B[f] * doc.lengths[f] / self.average[f]
-                weighted += FIELD_WEIGHT[f] * tf / norm
-        return idf * weighted / (K1 + weighted) if weighted else 0.0
-
     def search(
         self,
         query: str,
@@ -131,38 +120,37 @@ class Index:
         """The best ``limit`` topics for ``query`` among ``scopes`` (None: every scope), ``own_scope``
         (the session's project) first; empty when none holds enough of the query."""
         wanted = list(dict.fromkeys(terms(query)))[:MAX_QUERY_TERMS]
-        if not wanted or not self.docs or limit <= 0:
+        if not wanted or not self.topics or limit <= 0:
             return []
-        expanded = {q: self.variants(q) for q in wanted}
         weight = {q: (self.idf(q) if q in self.postings else self.idf_max) for q in wanted}
         total = sum(weight.values())
-        candidates: set[int] = set()
-        for variants in expanded.values():
-            for term in variants:
-                candidates.update(self.postings[term])
-        scored: list[tuple[float, float, _Doc]] = []
-        for number in candidates:
-            doc = self.docs[number]
-            if scopes is not None and doc.topic.scope not in scopes:
+        words: dict[int, float] = {}
+        matched: dict[int, float] = {}
+        for q in wanted:
+            best: dict[int, tuple[float, float]] = {}
+            for term, share in self.variants(q).items():
+                idf = self.idf(term)
+                for number, saturation in self.postings[term]:
+                    value = share * idf * saturation
+                    old = best.get(number)
+                    if old is None:
+                        best[number] = (value, share)
+                    elif value > old[0] or share > old[1]:
+                        best[number] = (max(value, old[0]), max(share, old[1]))
+            for number, (value, share) in best.items():
+                words[number] = words.get(number, 0.0) + value
+                matched[number] = matched.get(number, 0.0) + weight[q] * share
+        scored: list[tuple[float, float, Topic]] = []
+        for number, value in words.items():
+            coverage = matched[number] / total
+            topic = self.topics[number]
+            if coverage < MIN_COVERAGE or (scopes is not None and topic.scope not in scopes):
                 continue
-            words, matched = 0.0, 0.0
-            for q, variants in expanded.items():
-                best, best_share = 0.0, 0.0
-                for term, share in variants.items():
-                    if any(term in doc.fields[f] for f in FIELDS):
-                        best = max(best, share * self._bm25f(doc, term, self.idf(term)))
-                        best_share = max(best_share, share)
-                words += best
-                matched += weight[q] * best_share
-            coverage = matched / total if total else 0.0
-            if coverage < MIN_COVERAGE:
-                continue
-            score = words * self._prior(doc.topic, own_scope, uses or {})
-            scored.append((score, coverage, doc))
-        scored.sort(key=lambda s: (-s[0], -(s[2].topic.day or date.min).toordinal(), s[2].topic.id))
+            scored.append((value * self._prior(topic, own_scope, uses or {}), coverage, topic))
+        scored.sort(key=lambda s: (-s[0], -(s[2].day or date.min).toordinal(), s[2].id))
         return [
-            Hit(doc.topic, round(score, 4), round(coverage, 3), snippet(doc.topic, wanted))
-            for score, coverage, doc in scored[:limit]
+            Hit(topic, round(score, 4), round(coverage, 3), snippet(topic, wanted))
+            for score, coverage, topic in scored[:limit]
         ]
 
     def _prior(self, topic: Topic, own_scope: str | None, uses: Mapping[str, int]) -> float:

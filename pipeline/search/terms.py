@@ -11,13 +11,6 @@ import re
 import unicodedata
 from functools import lru_cache
 
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
-"""A run of letters and digits (an apostrophe inside a word keeps it whole: "don't")."""
-_IDENT = re.compile(
-    r"[A-Za-z0-9]+(?:[_.\-][A-Za-z0-9]+)+|[A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*|[A-Z]{2,}[a-z][A-Za-z0-9]*"
-)
-"""An identifier in code style (``snake_case``, ``kebab-case``, ``dotted.name``, ``camelCase``,
-``HTTPServer``): kept whole as well as split."""
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 STOP_WORDS = frozenset(
@@ -177,24 +170,65 @@ def fold(text: str) -> str:
 
 def words(text: str) -> list[str]:
     """The folded words of ``text``, an identifier both whole and split into its parts
-    (``retryPolicy`` -> ``retrypolicy``, ``retry``, ``policy``; ``max_retries`` -> ``max``, ``retries``)."""
+    (``retryPolicy`` -> ``retrypolicy``, ``retry``, ``policy``; ``max_retries`` -> ``maxretries``,
+    ``max``, ``retries``)."""
     out: list[str] = []
-    for match in _IDENT.finditer(text):
-        token = match.group(0)
-        whole = re.sub(r"[_.\-$]", "", token)
-        if whole:
-            out.append(fold(whole))
-    for match in _WORD.finditer(text):
-        token = match.group(0).replace("’", "'")
-        parts = _CAMEL.findall(token) if not token.islower() and not token.isupper() else [token]
+    for match in _CHUNK.finditer(text):
+        chunk = match.group(0)
+        if chunk.isalnum():
+            _word(chunk, out)
+            continue
+        parts = _JOINERS.split(chunk)
+        if len(parts) > 1:
+            out.append(_fold_word("".join(parts)))
         for part in parts:
-            out.append(fold(part))
+            if part:
+                _word(part, out)
     return out
+
+
+def _word(token: str, out: list[str]) -> None:
+    if not token.isascii():
+        out.append(_fold_word(token.replace("’", "'")))
+    elif token.islower() or token.isupper() or token.isdigit():
+        out.append(token.lower())
+    else:  # camelCase, HTTPServer: the whole and its parts
+        out.append(token.lower())
+        out.extend(part.lower() for part in _CAMEL.findall(token))
+
+
+_CHUNK = re.compile(r"[^\W_]+(?:(?:['’]|[_.\-]+)[^\W_]+)*")
+"""A word, or words joined into one identifier (``snake_case``, ``kebab-case``, ``dotted.name``)."""
+_JOINERS = re.compile(r"[_.\-]+")
+
+
+@lru_cache(maxsize=65536)
+def _fold_word(word: str) -> str:
+    return fold(word)
 
 
 def terms(text: str) -> list[str]:
     """The search terms of ``text``: its words without stop words, stemmed."""
-    return [stem(w) for w in words(text) if w not in STOP_WORDS and len(w) > 1 or w.isdigit()]
+    cache = _TERMS
+    if len(cache) > _TERMS_MAX:
+        cache.clear()
+    out: list[str] = []
+    for word in words(text):
+        term = cache.get(word)
+        if term is None:
+            term = cache[word] = "" if _dropped(word) else stem(word)
+        if term:
+            out.append(term)
+    return out
+
+
+_TERMS: dict[str, str] = {}
+"""Each word's term ("" for a stop word): a memory's vocabulary is small, its words many."""
+_TERMS_MAX = 200_000
+
+
+def _dropped(word: str) -> bool:
+    return not word.isdigit() and (word in STOP_WORDS or len(word) < 2)
 
 
 @lru_cache(maxsize=65536)

@@ -1,0 +1,378 @@
+"""`memd mcp`: how soon an agent can use it, and how fast it searches, against bare baselines.
+
+    .venv/bin/python benchmarks/mcp_bench.py [--repeat 7] [--scopes 40] [--topics 30] [--searches 30]
+
+Builds, in a temporary directory, a memory of ``--scopes`` scopes (global and projects) of
+``--topics`` topic files each and a git repository whose project is one of them, then measures,
+median of ``--repeat`` runs, alternating:
+
+- start-up: a bare ``python -c pass`` (the floor), ``python -c 'import mcp.server.mcpserver'``
+  (the SDK's own import, which memd cannot go below), and ``python -m daemon mcp`` started in the
+  project, spoken to over its pipes as an agent does (JSON-RPC lines): the time to the
+  ``initialize`` answer and to the ``tools/list`` answer;
+- search: on one running server, the round trip of ``memory_search`` (warm, each query of a set in
+  turn) beside the round trip of ``ping`` on the same server (the protocol's floor), the first
+  search after start (it may wait for the index), and in-process the index build and
+  ``Index.search`` alone.
+
+Targets (the issue's): the ``initialize`` answer within 300 ms, a search within 50 ms. Exits 1 when
+one is missed (the start-up is mostly the SDK's import: its figure is printed beside it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import select
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from pipeline.projects import resolve_project, scope_for
+from pipeline.search.corpus import Corpus
+from pipeline.search.rank import Index
+
+ROOT = Path(__file__).resolve().parents[1]
+STARTUP_TARGET_S = 0.300
+SEARCH_TARGET_S = 0.050
+TIMEOUT_S = 60.0
+PROTOCOL = "2025-06-18"
+WORDS = [
+    "deploy",
+    "release",
+    "build",
+    "cache",
+    "database",
+    "migration",
+    "schema",
+    "index",
+    "query",
+    "test",
+    "fixture",
+    "mock",
+    "retry",
+    "backoff",
+    "timeout",
+    "queue",
+    "worker",
+    "celery",
+    "redis",
+    "postgres",
+    "sqlite",
+    "docker",
+    "image",
+    "registry",
+    "helm",
+    "chart",
+    "terraform",
+    "state",
+    "lock",
+    "secret",
+    "vault",
+    "token",
+    "rotate",
+    "certificate",
+    "ingress",
+    "proxy",
+    "nginx",
+    "header",
+    "cookie",
+    "session",
+    "login",
+    "oauth",
+    "webhook",
+    "payment",
+    "invoice",
+    "order",
+    "cart",
+    "product",
+    "price",
+    "discount",
+    "email",
+    "template",
+    "locale",
+    "translation",
+    "accent",
+    "font",
+    "color",
+    "theme",
+    "layout",
+    "screen",
+    "navigation",
+    "route",
+    "link",
+    "button",
+    "form",
+    "field",
+    "validation",
+    "error",
+    "logging",
+    "metric",
+    "alert",
+    "dashboard",
+    "trace",
+    "span",
+    "sample",
+    "budget",
+    "cost",
+    "instance",
+    "spot",
+    "cluster",
+    "node",
+    "pool",
+    "disk",
+    "backup",
+    "restore",
+    "snapshot",
+    "replica",
+    "failover",
+    "latency",
+    "throughput",
+    "benchmark",
+    "profile",
+    "memory",
+    "leak",
+    "thread",
+    "async",
+    "await",
+    "promise",
+    "callback",
+    "event",
+    "stream",
+    "batch",
+    "window",
+    "partition",
+    "shard",
+    "key",
+    "hash",
+    "encode",
+    "decode",
+]
+
+
+def _memory(root: Path, scopes: int, topics: int, own: str) -> Path:
+    rng = random.Random(7)
+    memory = root / "memory"
+    names = ["global", own] + [f"projects/p{i:02d}-{i:08x}" for i in range(scopes - 2)]
+    for scope in names[:scopes]:
+        folder = memory / scope
+        folder.mkdir(parents=True, exist_ok=True)
+        for t in range(topics):
+            words = rng.sample(WORDS, 4)
+            body = "\n".join(" ".join(rng.choices(WORDS, k=12)) + "." for _ in range(12))
+            ident = f"{words[0]}_{words[1]}" if t % 3 == 0 else f"{words[0]}{words[1].title()}"
+            (folder / f"{words[0]}-{words[1]}-{t}.md").write_text(
+                f"---\nname: {words[0].title()} {words[1]} {words[2]}\ndescription: How {words[0]} "
+                f"and {words[3]} work here\ntype: project\ncreated: 2026-01-01\n"
+                f"updated: 2026-{1 + t % 12:02d}-01\nsources: [claude-code:s{t}]\n---\n"
+                f"Use `{ident}` for {words[2]}.\n{body}\n"
+            )
+    return memory
+
+
+class Server:
+    """``python -m daemon mcp`` on pipes, spoken to as an agent does."""
+
+    def __init__(self, env: dict[str, str], cwd: Path) -> None:
+        self.started = time.perf_counter()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "daemon", "mcp"],
+            env=env,
+            cwd=cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        self.buffer = b""
+        self.next_id = 0
+
+    def request(self, method: str, params: dict[str, object] | None = None) -> dict[str, object]:
+        self.next_id += 1
+        message: dict[str, object] = {"jsonrpc": "2.0", "id": self.next_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send(message)
+        while True:
+            answer = self.read()
+            if answer.get("id") == self.next_id:
+                if "error" in answer:
+                    raise RuntimeError(f"{method}: {answer['error']}")
+                return answer
+
+    def send(self, message: dict[str, object]) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps(message).encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def read(self) -> dict[str, object]:
+        assert self.proc.stdout is not None
+        deadline = time.monotonic() + TIMEOUT_S
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self.buffer:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeoutError("no answer from memd mcp")
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                raise RuntimeError("memd mcp closed its output")
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        answer: dict[str, object] = json.loads(line)
+        return answer
+
+    def initialize(self) -> float:
+        self.request(
+            "initialize",
+            {
+                "protocolVersion": PROTOCOL,
+                "capabilities": {},
+                "clientInfo": {"name": "bench", "version": "1"},
+            },
+        )
+        at = time.perf_counter() - self.started
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return at
+
+    def call(self, tool: str, arguments: dict[str, object]) -> dict[str, object]:
+        answer = self.request("tools/call", {"name": tool, "arguments": arguments})
+        result = answer["result"]
+        if not isinstance(result, dict) or result.get("isError"):
+            raise RuntimeError(f"{tool}: {result}")
+        return result
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def _wall(cmd: list[str], env: dict[str, str], cpu: list[float]) -> float:
+    before = _children_cpu()
+    started = time.perf_counter()
+    subprocess.run(cmd, env=env, check=True, capture_output=True)
+    elapsed = time.perf_counter() - started
+    cpu.append(_children_cpu() - before)
+    return elapsed
+
+
+def _ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--scopes", type=int, default=40)
+    parser.add_argument("--topics", type=int, default=30)
+    parser.add_argument("--searches", type=int, default=30)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="memd-mcp-bench-") as tmp:
+        root = Path(tmp)
+        project = root / "app"
+        project.mkdir()
+        subprocess.run(["git", "init", "-q", str(project)], check=True)
+        own = scope_for(resolve_project(str(project)))
+        memory = _memory(root, args.scopes, args.topics, own)
+        config = root / "memd.toml"
+        config.write_text(
+            f'[paths]\nmemory_dir = "{memory}"\nstate_db = "sqlite:///{root / "state.db"}"\n'
+            f'state_dir = "{root / "state"}"\n'
+        )
+        env = {**os.environ, "MEMD_CONFIG": str(config), "PYTHONPATH": str(ROOT)}
+        print(f"memory: {args.scopes} scopes x {args.topics} topics; python {sys.version.split()[0]}")
+
+        bare, sdk, init, listed = [], [], [], []
+        bare_cpu: list[float] = []
+        sdk_cpu: list[float] = []
+        server_cpu: list[float] = []
+        for _ in range(args.repeat):
+            bare.append(_wall([sys.executable, "-c", "pass"], env, bare_cpu))
+            sdk.append(_wall([sys.executable, "-c", "import mcp.server.mcpserver"], env, sdk_cpu))
+            before = _children_cpu()
+            server = Server(env, project)
+            try:
+                init.append(server.initialize())
+                server.request("tools/list")
+                listed.append(time.perf_counter() - server.started)
+            finally:
+                server.close()
+            server_cpu.append(_children_cpu() - before)
+        startup = statistics.median(init)
+        print(f"start-up (median of {args.repeat}; the CPU time of the whole process beside it)")
+        print(
+            f"  python -c pass                     {_ms(statistics.median(bare))}  cpu {_ms(statistics.median(bare_cpu))}"
+        )
+        print(
+            f"  python -c 'import mcp.server...'   {_ms(statistics.median(sdk))}  cpu {_ms(statistics.median(sdk_cpu))}"
+            "  (the SDK's import alone)"
+        )
+        print(f"  memd mcp: initialize answered      {_ms(startup)}")
+        print(
+            f"  memd mcp: tools listed             {_ms(statistics.median(listed))}  cpu {_ms(statistics.median(server_cpu))}"
+            " (its whole life: start, list, index warmed, exit)"
+        )
+
+        queries = [" ".join(random.Random(i).sample(WORDS, 2)) for i in range(args.searches)]
+        server = Server(env, project)
+        try:
+            server.initialize()
+            started = time.perf_counter()
+            server.call("memory_search", {"query": queries[0]})
+            first = time.perf_counter() - started
+            searches, pings, found = [], [], 0
+            for _ in range(max(args.repeat // 3, 1)):
+                for query in queries:
+                    started = time.perf_counter()
+                    result = server.call("memory_search", {"query": query, "limit": 5})
+                    searches.append(time.perf_counter() - started)
+                    structured = result.get("structuredContent")
+                    found += bool(isinstance(structured, dict) and structured.get("results"))
+                    started = time.perf_counter()
+                    server.request("ping")
+                    pings.append(time.perf_counter() - started)
+        finally:
+            server.close()
+        topics = Corpus(memory).topics()
+        started = time.perf_counter()
+        index = Index(topics, today=datetime.now(UTC).date())
+        build = time.perf_counter() - started
+        inproc = []
+        for query in queries:
+            started = time.perf_counter()
+            index.search(query, own_scope=own, limit=5)
+            inproc.append(time.perf_counter() - started)
+        search = statistics.median(searches)
+        print(f"search over {len(topics)} topics ({found} of {len(searches)} searches found something)")
+        print(f"  ping round trip (floor)            {_ms(statistics.median(pings))}")
+        print(
+            f"  memory_search round trip           {_ms(search)}  (p90 {_ms(sorted(searches)[int(len(searches) * 0.9) - 1])})"
+        )
+        print(f"  first memory_search after start    {_ms(first)}")
+        print(f"  in-process: index build            {_ms(build)}")
+        print(f"  in-process: Index.search           {_ms(statistics.median(inproc))}")
+    print(f"targets: initialize < {_ms(STARTUP_TARGET_S)}, memory_search < {_ms(SEARCH_TARGET_S)}")
+    ok = startup < STARTUP_TARGET_S and search < SEARCH_TARGET_S
+    print("verdict:", "targets met" if ok else "targets MISSED")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+"""Ranking: words first, then scope, recency and use; superseded topics never; abstention."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from pipeline.search.corpus import Topic
+from pipeline.search.rank import Index
+from pipeline.search.supersede import superseded
+
+TODAY = date(2026, 11, 15)
+OWN = "projects/app-12345678"
+OTHER = "projects/other-87654321"
+
+
+def topic(
+    scope: str,
+    file: str,
+    name: str,
+    body: str,
+    *,
+    updated: date | None = date(2026, 10, 1),
+    expires: date | None = None,
+    description: str = "",
+) -> Topic:
+    return Topic(scope, file, name, description, "project", body, None, updated, expires, ())
+
+
+def ids(index: Index, query: str, **kw: object) -> list[str]:
+    return [h.topic.id for h in index.search(query, own_scope=OWN, **kw)]  # type: ignore[arg-type]
+
+
+def test_this_project_comes_before_global_and_global_before_other_projects() -> None:
+    body = "Run the release with make release and check the changelog."
+    index = Index(
+        [
+            topic(OTHER, "r.md", "Release", body),
+            topic("global", "r.md", "Release", body),
+            topic(OWN, "r.md", "Release", body),
+        ],
+        today=TODAY,
+    )
+    assert ids(index, "release changelog") == [f"{OWN}/r.md", "global/r.md", f"{OTHER}/r.md"]
+    assert ids(index, "release changelog", scopes={"global"}) == ["global/r.md"]
+
+
+def test_recency_and_use_break_a_tie_of_words() -> None:
+    body = "Cache keys are prefixed with the tenant."
+    old = topic(OWN, "a.md", "Alpha", body, updated=date(2024, 1, 1))
+    new = topic(OWN, "b.md", "Beta", body, updated=date(2026, 11, 1))
+    assert ids(Index([old, new], today=TODAY), "cache keys prefixed") == [f"{OWN}/b.md", f"{OWN}/a.md"]
+    same_day = topic(OWN, "a.md", "Alpha", body, updated=date(2026, 11, 1))
+    index = Index([same_day, new], today=TODAY)
+    assert ids(index, "cache keys prefixed", uses={f"{OWN}/b.md": 3})[0] == f"{OWN}/b.md"
+    assert ids(index, "cache keys prefixed", uses={f"{OWN}/a.md": 3})[0] == f"{OWN}/a.md"
+
+
+def test_an_expired_topic_and_an_older_near_duplicate_are_never_offered() -> None:
+    new = topic(OWN, "deploy.md", "Deploying", "Deploy with make release to fly.", updated=date(2026, 10, 1))
+    old = topic(
+        OWN,
+        "deploy-old.md",
+        "Deploying (old)",
+        "Deploy with make deploy to heroku.",
+        updated=date(2025, 1, 1),
+    )
+    gone = topic(OWN, "standup.md", "Standup", "Standup at 9:30.", expires=date(2025, 12, 31))
+    assert superseded([new, old, gone], TODAY) == {f"{OWN}/deploy-old.md", f"{OWN}/standup.md"}
+    index = Index([new, old, gone], today=TODAY)
+    assert ids(index, "deploy") == [f"{OWN}/deploy.md"]
+    assert ids(index, "standup") == []
+
+
+def test_a_query_sharing_one_word_with_the_memory_gets_an_empty_list() -> None:
+    index = Index(
+        [topic(OWN, "redis.md", "Redis cache", "The cache is Redis through django-redis.")], today=TODAY
+    )
+    assert ids(index, "redis cache") == [f"{OWN}/redis.md"]
+    assert ids(index, "redis cluster failover procedure") == []
+    assert ids(index, "the of and") == []
+
+
+def test_limit_caps_the_results() -> None:
+    index = Index(
+        [topic(OWN, f"t{i}.md", f"Topic {i} about builds", "builds") for i in range(30)], today=TODAY
+    )
+    assert len(ids(index, "builds", limit=3)) == 3
