@@ -60,6 +60,8 @@ class McpClient(NamedTuple):
     """The keys of the object (JSON) or table (TOML) that holds the servers."""
     entry: Callable[[Sequence[str]], dict[str, Any]]
     """The server's entry, from its command line (an absolute program and its arguments)."""
+    project_note: str = ""
+    """What the user must do before the agent reads a project's file, when anything."""
 
     @property
     def path(self) -> tuple[str, ...]:
@@ -101,6 +103,7 @@ CLIENTS: dict[str, McpClient] = {
             "json",
             ("mcpServers",),
             lambda cmd: {"type": "stdio", **_stdio(cmd), "env": {}},
+            "Claude Code asks you to approve a server of a project's .mcp.json the first time it starts there.",
         ),
         McpClient(
             "codex",
@@ -111,6 +114,7 @@ CLIENTS: dict[str, McpClient] = {
             "toml",
             ("mcp_servers",),
             _stdio,
+            "Codex reads a project's .codex/config.toml only once you trust the project.",
         ),
         McpClient(
             "gemini-cli",
@@ -141,6 +145,7 @@ CLIENTS: dict[str, McpClient] = {
             "json",
             ("mcpServers",),
             lambda cmd: {"type": "local", **_stdio(cmd), "tools": ["*"]},
+            "Copilot CLI loads a project's MCP servers only once you trust the folder.",
         ),
         McpClient(
             "qwen-code",

@@ -2,7 +2,7 @@
 own configuration (Claude Code, Codex, Gemini CLI, OpenCode, Copilot CLI, Qwen Code).
 
 The entry starts this memd by its absolute path (the ``memd`` script beside this Python, else
-``python -I -m daemon``), with ``--config`` when one was named, and without ``--cwd``: the agent
+``python -P -m daemon``), with ``--config`` when one was named, and without ``--cwd``: the agent
 starts it in the session's folder. Every other byte of the agent's file stays.
 """
 
@@ -53,6 +53,8 @@ def install_command(ctx: CliContext, agent: str, project: Path | None, dry_run: 
         "unchanged": f"memd's MCP server is already in {change.path}",
     }
     click.echo(messages[change.action])
+    if project is not None and change.agent.project_note:
+        click.echo(change.agent.project_note)
 
 
 @click.command("uninstall")
@@ -88,15 +90,16 @@ def uninstall_command(ctx: CliContext, agent: str, project: Path | None, dry_run
 
 def memd_program() -> list[str]:
     """This memd, by absolute path: the ``memd`` script installed beside this Python (its own
-    interpreter and packages), else this Python with ``-I`` (so a project folder holding a
-    ``daemon`` or ``pipeline`` package cannot stand in for memd's)."""
+    interpreter and packages), else this Python with ``-P`` (so the session's folder, where the
+    agent starts the server, is not put on the import path: a project holding a ``daemon`` or
+    ``pipeline`` package cannot stand in for memd's)."""
     python = Path(sys.executable)
     if not python.is_absolute():  # pragma: no cover - an embedded interpreter
         python = Path.cwd() / python
     script = python.parent / "memd"
     if script.is_file():
         return [str(script)]
-    return [str(python), "-I", "-m", "daemon"]
+    return [str(python), "-P", "-m", "daemon"]
 
 
 def _named_config(ctx: CliContext) -> Path | None:

@@ -169,9 +169,9 @@ def test_each_agent_has_its_user_file_and_project_file(tmp_path: Path) -> None:
 
 def test_the_server_command_names_the_config_and_never_a_folder() -> None:
     assert server_command(["/v/bin/memd"]) == ["/v/bin/memd", "mcp"]
-    assert server_command(["/v/bin/python", "-I", "-m", "daemon"], Path("/c/memd.toml")) == [
+    assert server_command(["/v/bin/python", "-P", "-m", "daemon"], Path("/c/memd.toml")) == [
         "/v/bin/python",
-        "-I",
+        "-P",
         "-m",
         "daemon",
         "--config",

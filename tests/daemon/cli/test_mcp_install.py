@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner, Result
 
 from daemon.cli import cli
@@ -90,3 +92,33 @@ def test_a_file_it_cannot_parse_fails_with_status_1_and_stays(tmp_path: Path) ->
 def test_an_unknown_agent_is_a_usage_error(tmp_path: Path) -> None:
     result = _memd(tmp_path, "install", "cursor")
     assert result.exit_code == 64
+
+
+def test_without_a_memd_script_beside_python_the_entry_runs_python_without_the_folder_on_its_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "bin" / "python3"))
+    assert memd_program() == [str(tmp_path / "bin" / "python3"), "-P", "-m", "daemon"]
+    # The agent starts the server in the session's folder: a `daemon` package there is not memd.
+    impostor = tmp_path / "project" / "daemon"
+    impostor.mkdir(parents=True)
+    (impostor / "__init__.py").write_text("")
+    (impostor / "__main__.py").write_text("print('IMPOSTOR')\n")
+    monkeypatch.undo()
+    done = subprocess.run(
+        [sys.executable, "-P", "-m", "daemon", "--version"],
+        cwd=impostor.parent,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout.startswith("memd "), done.stdout + done.stderr
+
+
+def test_a_project_install_says_what_the_agent_asks_first(tmp_path: Path) -> None:
+    project = tmp_path / "app"
+    project.mkdir()
+    result = _memd(tmp_path, "install", "codex", "--project", str(project))
+    assert result.exit_code == 0, result.output
+    assert "only once you trust the project" in result.output
+    assert (project / ".codex" / "config.toml").is_file()
