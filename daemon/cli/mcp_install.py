@@ -31,7 +31,7 @@ _DRY_HELP = "Print the change to the file; write nothing."
 @click.option("--dry-run", is_flag=True, help=_DRY_HELP)
 @pass_ctx
 def install_command(ctx: CliContext, agent: str, project: Path | None, dry_run: bool) -> None:
-    """Add memd's MCP server (memory_search, memory_get...) to AGENT's configuration."""
+    """Put memd's MCP server into AGENT's own configuration."""
     import os
 
     from pipeline.errors import PublishError
@@ -68,7 +68,7 @@ def install_command(ctx: CliContext, agent: str, project: Path | None, dry_run: 
 @click.option("--dry-run", is_flag=True, help=_DRY_HELP)
 @pass_ctx
 def uninstall_command(ctx: CliContext, agent: str, project: Path | None, dry_run: bool) -> None:
-    """Remove memd's MCP server from AGENT's configuration (nothing else)."""
+    """Take memd's MCP server (only it) out of AGENT's configuration."""
     import os
 
     from pipeline.errors import PublishError
