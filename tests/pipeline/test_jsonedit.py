@@ -4,6 +4,7 @@ out again gives the file back exactly."""
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
@@ -128,3 +129,31 @@ def test_crlf_lines_stay_crlf() -> None:
         assert get_entry(added, PATH, jsonc=True) == ENTRY
         if '"mcpServers"' not in text:
             assert remove_entry(added, PATH, jsonc=True) == text
+
+
+def _random_value(rng: random.Random, depth: int) -> object:
+    kind = rng.choice(["str", "int", "bool", "null", "list", "dict"] if depth < 3 else ["str", "int", "null"])
+    if kind == "str":
+        return rng.choice(["", "x", 'q"uote', "back\\slash", "é ü", "a/b", "{not: json}", "// not a comment"])
+    if kind == "int":
+        return rng.randint(-5, 10**6)
+    if kind == "bool":
+        return rng.random() < 0.5
+    if kind == "null":
+        return None
+    if kind == "list":
+        return [_random_value(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    return {f"k{i}": _random_value(rng, depth + 1) for i in range(rng.randint(0, 4))}
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_random_documents_come_back_byte_for_byte(seed: int) -> None:
+    rng = random.Random(seed)
+    data = {f"key{i}": _random_value(rng, 1) for i in range(rng.randint(0, 6))}
+    if rng.random() < 0.5:
+        data["mcpServers"] = {f"s{i}": {"command": "c"} for i in range(rng.randint(1, 3))}
+    indent = rng.choice([None, 2, 4, "\t"])
+    text = json.dumps(data, indent=indent, ensure_ascii=rng.random() < 0.5) + rng.choice(["", "\n"])
+    added = set_entry(text, PATH, ENTRY)
+    assert json.loads(added) == {**data, "mcpServers": {**data.get("mcpServers", {}), "memd": ENTRY}}
+    assert remove_entry(added, PATH) == text
