@@ -1,13 +1,14 @@
 """`memd mcp [--cwd DIR]`: a stdio MCP server agents ask mid-session (``daemon.mcp``).
 
-The group runs the server when no subcommand is given; ``install``/``uninstall`` are subcommands
-of their own modules. Standard output is the MCP stream, so nothing else is ever printed there;
+The group runs the server when no subcommand is given; its subcommands (``install``,
+``uninstall``) live in modules of their own, listed in ``SUBCOMMANDS`` and imported only when run. Standard output is the MCP stream, so nothing else is ever printed there;
 problems go to stderr. It reads the memory repository's working tree and the state store (never
 creating or migrating either) and records only the uses of what it returns.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
 
@@ -16,8 +17,31 @@ import click
 from daemon.cli.context import CliContext, fail, pass_ctx
 from daemon.exits import Exit
 
+SUBCOMMANDS: dict[str, str] = {
+    "install": "daemon.cli.mcp_install:install_command",
+    "uninstall": "daemon.cli.mcp_install:uninstall_command",
+}
+"""Each subcommand of `memd mcp` as ``"module:attribute"`` (a click command), imported on first use."""
 
-@click.group("mcp", invoke_without_command=True)
+
+class McpGroup(click.Group):
+    """`memd mcp`: the server without a subcommand; each subcommand imported only when it runs."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *SUBCOMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None or cmd_name not in SUBCOMMANDS:
+            return command
+        module_name, attribute = SUBCOMMANDS[cmd_name].split(":")
+        loaded = getattr(importlib.import_module(module_name), attribute)
+        assert isinstance(loaded, click.Command)
+        self.add_command(loaded, cmd_name)
+        return loaded
+
+
+@click.group("mcp", cls=McpGroup, invoke_without_command=True)
 @click.option(
     "--cwd",
     "cwd",
@@ -50,14 +74,3 @@ def mcp_group(click_ctx: click.Context, ctx: CliContext, cwd: Path | None) -> No
         config_path=ctx.config_path,
     )
     serve(deps)
-
-
-def _add_install_commands() -> None:
-    """`memd mcp install/uninstall AGENT` (``daemon.cli.mcp_install``: click only at import)."""
-    from daemon.cli.mcp_install import install_command, uninstall_command
-
-    mcp_group.add_command(install_command)
-    mcp_group.add_command(uninstall_command)
-
-
-_add_install_commands()

@@ -15,6 +15,9 @@ from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.search.corpus import Corpus, Topic
 from pipeline.search.rank import Hit, Index
 
+RESCAN_S = 2.0
+"""How long the working tree's listing is trusted before its files are looked at again."""
+
 
 @dataclass(frozen=True)
 class Session:
@@ -34,6 +37,8 @@ class Memory:
         self._index: Index | None = None
         self._built: tuple[int, date] | None = None
         self._session: Session | None = None
+        self._scanned: float | None = None
+        self._topics: list[Topic] = []
 
     def session(self) -> Session:
         with self._lock:
@@ -45,11 +50,16 @@ class Memory:
         return self.clock.now().date()
 
     def index(self) -> Index:
+        """The index of the working tree as it was at most ``RESCAN_S`` ago (a burst of calls looks
+        at the files once)."""
         with self._lock:
-            topics = self.corpus.topics()
+            now = self.clock.monotonic()
+            if self._index is None or self._scanned is None or now - self._scanned >= RESCAN_S:
+                self._topics = self.corpus.topics()
+                self._scanned = now
             key = (self.corpus.generation, self.today())
             if self._index is None or self._built != key:
-                self._index = Index(topics, today=key[1])
+                self._index = Index(self._topics, today=key[1])
                 self._built = key
             return self._index
 

@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 import structlog
 
@@ -22,6 +23,9 @@ from pipeline.clock import Clock
 from pipeline.hits.rate import WINDOW_DAYS
 from pipeline.search.corpus import Topic
 from pipeline.store_url import backend, sqlite_path
+
+if TYPE_CHECKING:
+    from pipeline.store.engine import Store
 
 log = structlog.get_logger(__name__)
 
@@ -87,7 +91,7 @@ class Uses:
 
     def record(self, topics: Sequence[Topic]) -> None:
         """Count each of ``topics`` as used now (in the background; dropped when the queue is full)."""
-        if not topics or self.failed is not None:
+        if not topics or self.failed is not None or not self._store_exists():
             return
         with self._lock:
             if self._thread is None:
@@ -109,33 +113,30 @@ class Uses:
         thread.join(timeout_s)
 
     def _run(self) -> None:
+        """The recording thread: one event loop for its whole life (the store stays open on it)."""
         import asyncio
 
-        asyncio.run(self._serve())
+        store: Store | None = None
+        with asyncio.Runner() as runner:
+            try:
+                while (item := self._queue.get()) is not None:
+                    store = runner.run(self._record(store, *item))
+            except Exception as exc:
+                self.failed = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                log.warning("mcp_uses_not_recorded", reason=self.failed)
+            finally:
+                if store is not None:
+                    runner.run(store.close())
 
-    async def _serve(self) -> None:
+    async def _record(self, store: Store | None, when: datetime, topics: tuple[Topic, ...]) -> Store:
         import asyncio
 
         from pipeline.store.hits import Use, record_uses
 
-        store = None
-        try:
-            while True:
-                item = await asyncio.to_thread(self._queue.get)
-                if item is None:
-                    return
-                if not self._store_exists():
-                    continue
-                when, topics = item
-                if store is None:
-                    from pipeline.store.opener import open_store
+        if store is None:
+            from pipeline.store.opener import open_store
 
-                    store = await asyncio.wait_for(open_store(self.state_db, migrate=False), RECORD_TIMEOUT_S)
-                uses = [Use(scope=t.scope, file=t.file, used_at=when, sources=t.sources) for t in topics]
-                self.recorded += await asyncio.wait_for(record_uses(store, None, uses), RECORD_TIMEOUT_S)
-        except Exception as exc:
-            self.failed = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            log.warning("mcp_uses_not_recorded", reason=self.failed)
-        finally:
-            if store is not None:
-                await store.close()
+            store = await asyncio.wait_for(open_store(self.state_db, migrate=False), RECORD_TIMEOUT_S)
+        uses = [Use(scope=t.scope, file=t.file, used_at=when, sources=t.sources) for t in topics]
+        self.recorded += await asyncio.wait_for(record_uses(store, None, uses), RECORD_TIMEOUT_S)
+        return store

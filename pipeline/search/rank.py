@@ -17,6 +17,7 @@ Superseded topics (``supersede``) are left out before anything is ranked.
 from __future__ import annotations
 
 import bisect
+import heapq
 import math
 import re
 from collections import Counter
@@ -45,6 +46,8 @@ RECENCY_SPAN = 0.1
 USE_SPAN = 0.1
 USE_SATURATION = 20
 SNIPPET_MAX_CHARS = 240
+SNIPPET_LEAD = 60
+"""How much of a long line a snippet shows before its first matching word."""
 MAX_QUERY_TERMS = 32
 
 
@@ -142,16 +145,15 @@ class Index:
                 matched[number] = matched.get(number, 0.0) + weight[q] * share
         scored: list[tuple[float, float, Topic]] = []
         for number, value in words.items():
-            coverage = matched[number] / total
+            covered = matched[number] / total
             topic = self.topics[number]
-            if coverage < MIN_COVERAGE or (scopes is not None and topic.scope not in scopes):
+            if covered < MIN_COVERAGE or (scopes is not None and topic.scope not in scopes):
                 continue
-            scored.append((value * self._prior(topic, own_scope, uses or {}), coverage, topic))
-        scored.sort(key=lambda s: (-s[0], -(s[2].day or date.min).toordinal(), s[2].id))
-        return [
-            Hit(topic, round(score, 4), round(coverage, 3), snippet(topic, wanted))
-            for score, coverage, topic in scored[:limit]
-        ]
+            scored.append((value * self._prior(topic, own_scope, uses or {}), covered, topic))
+        top = heapq.nsmallest(
+            limit, scored, key=lambda s: (-s[0], -(s[2].day or date.min).toordinal(), s[2].id)
+        )
+        return [Hit(t, round(rank, 4), round(part, 3), snippet(t, wanted)) for rank, part, t in top]
 
     def _prior(self, topic: Topic, own_scope: str | None, uses: Mapping[str, int]) -> float:
         if own_scope is not None and topic.scope == own_scope:
@@ -186,4 +188,15 @@ def snippet(topic: Topic, wanted: Sequence[str]) -> str:
             best, best_count = line, count
     text = best if best_count else (topic.description or topic.body.strip())
     text = " ".join(text.split())
-    return text if len(text) <= SNIPPET_MAX_CHARS else text[: SNIPPET_MAX_CHARS - 1].rstrip() + "…"
+    if len(text) <= SNIPPET_MAX_CHARS:
+        return text
+    start = 0
+    if best_count:  # a long line: the window starts a little before its first matching word
+        first = next((m.start() for m in _TOKEN.finditer(text) if want.intersection(terms(m.group(0)))), 0)
+        start = max(0, min(first - SNIPPET_LEAD, len(text) - SNIPPET_MAX_CHARS + 1))
+    head = "…" if start else ""
+    room = SNIPPET_MAX_CHARS - len(head) - 1
+    return head + text[start : start + room].rstrip() + "…"
+
+
+_TOKEN = re.compile(r"\S+")

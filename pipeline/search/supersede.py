@@ -1,7 +1,8 @@
 """Which topics a newer one replaces, so a search never offers the older variant.
 
 A topic is superseded when its ``expires`` day has passed, or when a newer topic of the same scope
-is a near-duplicate of it: their names (and file names) share most of their terms and their texts
+is a near-duplicate of it: their names (and file names) share most of their terms (version words
+such as ``v2``, ``old`` or a year left out) and their texts
 most of their weight (cosine of term counts). The newer one is the one with the later ``updated``
 (else ``created``); two undated or same-day twins both stay. Forgotten topics need no rule here:
 forgetting withdraws them from the working tree (``pipeline.search.corpus``).
@@ -19,7 +20,8 @@ from pipeline.search.corpus import Topic
 from pipeline.search.terms import terms
 
 NAME_OVERLAP = 0.6
-"""The share of the smaller name's terms the other name must hold."""
+"""How alike the two names must be: the terms they share over the terms of either (Jaccard), so a
+general topic ("Database") and a narrower one ("Database migrations") are not twins."""
 TEXT_COSINE = 0.55
 """How alike the two texts must be (cosine of their term counts)."""
 _VERSION_WORDS = re.compile(r"^(?:v?\d+|new|old|older|newer|latest|updated|current|draft|copy|final|legacy)$")
@@ -27,8 +29,12 @@ _VERSION_WORDS = re.compile(r"^(?:v?\d+|new|old|older|newer|latest|updated|curre
 
 def name_terms(topic: Topic) -> frozenset[str]:
     """The terms of a topic's name and file name, without version words (``v2``, ``new``, ``2024``)."""
-    words = terms(f"{topic.name} {topic.file.removesuffix('.md')}")
+    words = terms(_SEPARATORS.sub(" ", f"{topic.name} {topic.file.removesuffix('.md')}"))
     return frozenset(w for w in words if not _VERSION_WORDS.match(w))
+
+
+_SEPARATORS = re.compile(r"[-_.]+")
+"""Split here, an identifier counts by its words only (``deploy-old`` is "deploy" and "old")."""
 
 
 def text_vector(topic: Topic) -> Counter[str]:
@@ -60,7 +66,7 @@ def superseded(topics: Sequence[Topic], today: date) -> set[str]:
                 if older is None or newer is None:
                     continue
                 na, nb = names[a.id], names[b.id]
-                if not na or not nb or len(na & nb) / min(len(na), len(nb)) < NAME_OVERLAP:
+                if not na or not nb or len(na & nb) / len(na | nb) < NAME_OVERLAP:
                     continue
                 va = vectors.setdefault(a.id, text_vector(a))
                 vb = vectors.setdefault(b.id, text_vector(b))

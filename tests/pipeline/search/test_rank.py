@@ -71,6 +71,23 @@ def test_an_expired_topic_and_an_older_near_duplicate_are_never_offered() -> Non
     assert ids(index, "standup") == []
 
 
+def test_a_general_topic_and_a_narrower_one_are_not_twins() -> None:
+    general = topic(
+        OWN,
+        "database.md",
+        "Database",
+        "The database is Postgres 16; migrations run on deploy.",
+        updated=date(2025, 1, 1),
+    )
+    narrow = topic(
+        OWN,
+        "database-migrations.md",
+        "Database migrations",
+        "Migrations of the Postgres database run on deploy.",
+    )
+    assert superseded([general, narrow], TODAY) == set()
+
+
 def test_a_query_sharing_one_word_with_the_memory_gets_an_empty_list() -> None:
     index = Index(
         [topic(OWN, "redis.md", "Redis cache", "The cache is Redis through django-redis.")], today=TODAY
@@ -85,3 +102,12 @@ def test_limit_caps_the_results() -> None:
         [topic(OWN, f"t{i}.md", f"Topic {i} about builds", "builds") for i in range(30)], today=TODAY
     )
     assert len(ids(index, "builds", limit=3)) == 3
+
+
+def test_a_snippet_of_a_long_line_shows_where_it_matches() -> None:
+    line = "filler " * 80 + "the webhook secret is verified first " + "tail " * 80
+    index = Index([topic(OWN, "w.md", "Webhooks", line)], today=TODAY)
+    [hit] = index.search("webhook secret verified", own_scope=OWN)
+    assert "webhook secret is verified" in hit.snippet
+    assert hit.snippet.startswith("…")
+    assert len(hit.snippet) <= 240
