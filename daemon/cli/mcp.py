@@ -19,7 +19,10 @@ import click
 from daemon.cli.context import CliContext, fail, pass_ctx
 from daemon.exits import Exit
 
-SUBCOMMANDS: dict[str, str] = {}
+SUBCOMMANDS: dict[str, str] = {
+    "install": "daemon.cli.mcp_install:install_command",
+    "uninstall": "daemon.cli.mcp_install:uninstall_command",
+}
 """Each subcommand of `memd mcp` as ``"module:attribute"`` (a click command), imported on first use."""
 
 

@@ -36,6 +36,7 @@ def plan_block_file(
     budget: Budget = BLOCK_BUDGET,
     within: Path | None = None,
     follow_link: bool = False,
+    tools: str | None = None,
 ) -> Plan:
     plan = Plan(target=target, scope=scope.scope, location=path)
     if not plan.confine(within or path.parent, path, follow_link=follow_link):
@@ -50,6 +51,7 @@ def plan_block_file(
         link_for=lambda t: str(t.path),
         budget=budget,
         summary_source=str(scope.path / SUMMARY),
+        tools=tools,
     )
     if body is None:  # pragma: no cover - the fixed budget always fits the header
         plan.skip_reason = "memd's block does not fit its budget"
@@ -107,7 +109,14 @@ def _trusted(previous_sha: str | None) -> Callable[[str], bool] | None:
 
 
 def plan_user_file(
-    target: str, scope: ScopeMemory, home: Path, name: str, *, agent: str, previous_sha: str | None
+    target: str,
+    scope: ScopeMemory,
+    home: Path,
+    name: str,
+    *,
+    agent: str,
+    previous_sha: str | None,
+    tools: str | None = None,
 ) -> Plan:
     """The global scope in memd's block of the user-level file ``home/name`` of an agent (its global
     ``CLAUDE.md``, ``GEMINI.md``, ``AGENTS.md``...), which may be a symlink to a regular file the user
@@ -115,7 +124,13 @@ def plan_user_file(
     if (absent := missing_home(target, scope.scope, home, agent)) is not None:
         return absent
     return plan_block_file(
-        target, scope, home / name, title=GLOBAL_TITLE, previous_sha=previous_sha, follow_link=True
+        target,
+        scope,
+        home / name,
+        title=GLOBAL_TITLE,
+        previous_sha=previous_sha,
+        follow_link=True,
+        tools=tools,
     )
 
 

@@ -70,6 +70,7 @@ def plan_folder(
     cut: LoadCut,
     previous_sha: str | None,
     within: Path,
+    tools: str | None = None,
 ) -> Plan:
     plan = Plan(target=target, scope=scope.scope, location=folder)
     index_path = folder / INDEX
@@ -96,6 +97,7 @@ def plan_folder(
         link_for=lambda t: PREFIX + t.file,
         budget=cut.body_budget(base.text),
         summary_source=str(scope.path / SUMMARY),
+        tools=tools,
     )
     desired: dict[str, bytes | None] = {PREFIX + t.file: encode(topic_copy(t)) for t in scope.topics}
     if not plan.confine(within, index_path, *(folder / name for name in desired)):

@@ -21,6 +21,7 @@ from pathlib import Path
 from pipeline.defaults import config_home, home
 from pipeline.memory.layout import INDEX
 from pipeline.publish.atomic import UnsafeTarget, atomic_write_bytes, check_target, remove_file
+from pipeline.publish.mcp_install import McpInstalls
 from pipeline.safefile import read_capped
 from pipeline.settings import PublishSettings, Settings, SourceSettings, SourcesSettings
 from pipeline.vocabulary import SourceName
@@ -72,6 +73,8 @@ class PublishContext:
     """``<scope>/<file>`` -> how many sessions read that topic lately (``pipeline.hits``)."""
     stale: Mapping[str, str] = field(default_factory=dict)
     """``<scope>/<file>`` -> why that topic is published marked stale (``pipeline.publish.stale``)."""
+    mcp: McpInstalls = field(default_factory=McpInstalls)
+    """Which agents have memd's MCP server (a block they load names its tools)."""
 
 
 @dataclass(frozen=True)

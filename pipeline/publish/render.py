@@ -21,6 +21,13 @@ VERIFY_NOTE = (
     "Written by memd from past sessions: a snapshot, not the truth. "
     "Verify a remembered path, command or flag before relying on it."
 )
+TOOLS_NOTE = (
+    "If your tools include memd's `memory_search` and `memory_get` (its MCP server), they reach all of "
+    "memd's memory mid-session (other projects, each topic in full): search it before you say you do not "
+    "know something about this project or this user."
+)
+"""The line a block carries where memd's MCP server is installed for an agent that loads it
+(``memd mcp install``; ``pipeline.publish.mcp_install.McpInstalls``)."""
 SUMMARY_SHARE = 0.4
 DESCRIPTION_MAX_CHARS = 240
 _MARKERS = (
@@ -151,8 +158,10 @@ def render_body(
     link_for: Callable[[Topic], str],
     budget: Budget,
     summary_source: str | None = None,
+    tools: str | None = None,
 ) -> str | None:
     """The block's body (newline-terminated lines), or None when not even the header fits ``budget``.
+    ``tools``: a line about memd's MCP tools, kept in the header (``TOOLS_NOTE``).
 
     The digest gets up to 40% of the budget first, then index lines fill what is left newest first
     (a last line counts those left out), then the digest takes any room that remains.
@@ -160,6 +169,7 @@ def render_body(
     header = [
         f"## {title} (memd; newest memory updated {newest_update(scope)})",
         f"{VERIFY_NOTE} {where}",
+        *([tools] if tools else []),
     ]
     if not budget.fits(header):
         return None

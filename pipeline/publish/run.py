@@ -8,6 +8,7 @@ raises into the caller, so a failed publish never blocks the next consolidation.
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -20,6 +21,7 @@ from pipeline.clock import Clock
 from pipeline.hits.rate import INDEX_KEY, WINDOW_DAYS
 from pipeline.projects import scope_for
 from pipeline.projects.scopes import folders_by_scope
+from pipeline.publish.mcp_install import McpInstalls
 from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import ChangedMeanwhile, Homes, Plan, PublishContext, apply
 from pipeline.publish.stale import check_stale, roots_of
@@ -129,6 +131,7 @@ async def publish_all(
         activity=activity,
         uses=uses,
         stale=stale,
+        mcp=McpInstalls(os.environ),
     )
     try:
         plans, scopes = await asyncio.to_thread(plan_everything, ctx, previous)

@@ -9,8 +9,10 @@ is not loopback), stdin closed and a timeout; the stub is stopped by its own pro
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -64,10 +66,19 @@ class Run:
 
 
 def run_cli(
-    tmp: Path, *, api: str, script: dict[str, Any], argv: list[str], cwd: Path, env: dict[str, str]
+    tmp: Path,
+    *,
+    api: str,
+    script: dict[str, Any],
+    argv: list[str],
+    cwd: Path,
+    env: dict[str, str],
+    timeout_s: float = CLI_TIMEOUT_S,
 ) -> Run:
-    """Start the stub, run the CLI in ``cwd`` with ``env`` (``{port}`` in a value is the stub's
-    port), stop the stub, and return what the CLI printed and what the stub received."""
+    """Start the stub, run the CLI in ``cwd`` with ``env`` (``{port}`` in a value or an argument is
+    the stub's port), stop the stub, and return what the CLI printed and what the stub received.
+    The CLI runs in a session of its own: whatever it started (its native binary, an MCP server)
+    is stopped with it, and a CLI still running after ``timeout_s`` fails the test."""
     stub_dir = tmp / "stub"
     stub_dir.mkdir()
     (stub_dir / "script.json").write_text(json.dumps(script))
@@ -103,17 +114,32 @@ def run_cli(
             "NO_PROXY": "127.0.0.1,localhost",
             **{k: v.replace("{port}", port) for k, v in env.items()},
         }
-        done = subprocess.run(
-            argv,
+        cli = subprocess.Popen(
+            [a.replace("{port}", port) for a in argv],
             cwd=cwd,
             env=full_env,
             stdin=subprocess.DEVNULL,
-            capture_output=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             text=True,
-            timeout=CLI_TIMEOUT_S,
+            start_new_session=True,
         )
+        try:
+            stdout, stderr = cli.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            _stop_group(cli.pid)
+            stdout, stderr = cli.communicate(timeout=10)
+            pytest.fail(f"{Path(argv[0]).name} still ran after {timeout_s:.0f} s: {stderr[-2000:]}")
+        finally:
+            _stop_group(cli.pid)
     finally:
         stub.terminate()
         stub.wait(timeout=10)
     requests = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
-    return Run(done.returncode, done.stdout, done.stderr, requests)
+    return Run(cli.returncode, stdout, stderr, requests)
+
+
+def _stop_group(pid: int) -> None:
+    """Stop every process of the CLI's session (the CLI's own, and what it left running)."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)

@@ -16,8 +16,12 @@ from pipeline.publish.plan import Homes, Plan, PublishContext
 from pipeline.publish.targets.base import PublishTarget
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
+from pipeline.vocabulary import SourceName
 
 TARGET = "agents_md"
+READERS = (SourceName.CODEX, SourceName.OPENCODE, SourceName.COPILOT_CLI, SourceName.QWEN_CODE)
+"""The agents that load a project's ``AGENTS.md`` (its block names memd's MCP tools when one of
+them has memd's server)."""
 
 
 class AgentsMd(PublishTarget):
@@ -51,6 +55,7 @@ class AgentsMd(PublishTarget):
             title=f"Memory of {project}",
             previous_sha=previous_sha,
             within=Path(project),
+            tools=ctx.mcp.note(*READERS, project=project),
         )
 
     def withdraw(self, ctx: PublishContext, row: Publication, location: Path) -> Plan:

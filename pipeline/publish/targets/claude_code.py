@@ -138,11 +138,18 @@ class ClaudeCode(PublishTarget):
             cut=CUT,
             previous_sha=previous_sha,
             within=home,
+            tools=ctx.mcp.note(SourceName.CLAUDE_CODE, project=project),
         )
 
     def plan_global(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
         return plan_user_file(
-            TARGET_GLOBAL, scope, claude_home(ctx.homes), GLOBAL_FILE, agent=AGENT, previous_sha=previous_sha
+            TARGET_GLOBAL,
+            scope,
+            claude_home(ctx.homes),
+            GLOBAL_FILE,
+            agent=AGENT,
+            previous_sha=previous_sha,
+            tools=ctx.mcp.note(SourceName.CLAUDE_CODE),
         )
 
     def withdraw(self, ctx: PublishContext, row: Publication, location: Path) -> Plan:

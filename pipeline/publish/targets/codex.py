@@ -252,7 +252,13 @@ class Codex(PublishTarget):
 
     def plan_global(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
         return plan_user_file(
-            TARGET_GLOBAL, scope, codex_home(ctx.homes), GLOBAL_FILE, agent=AGENT, previous_sha=previous_sha
+            TARGET_GLOBAL,
+            scope,
+            codex_home(ctx.homes),
+            GLOBAL_FILE,
+            agent=AGENT,
+            previous_sha=previous_sha,
+            tools=ctx.mcp.note(SourceName.CODEX),
         )
 
     def plan_withdrawal(self, ctx: PublishContext, row: Publication, rows: Mapping[str, Publication]) -> Plan:

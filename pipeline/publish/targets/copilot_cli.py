@@ -53,6 +53,7 @@ class CopilotCli(PublishTarget):
             INSTRUCTIONS_FILE,
             agent=AGENT,
             previous_sha=previous_sha,
+            tools=ctx.mcp.note(SourceName.COPILOT_CLI),
         )
 
     def withdraw(self, ctx: PublishContext, row: Publication, location: Path) -> Plan:

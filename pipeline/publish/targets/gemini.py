@@ -110,6 +110,7 @@ def plan_project_folders(
             cut=CUT,
             previous_sha=None,
             within=home,
+            tools=ctx.mcp.note(SourceName.GEMINI_CLI, project=project),
         )
         for name in names
     ]
@@ -175,7 +176,13 @@ class Gemini(PublishTarget):
 
     def plan_global(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
         return plan_user_file(
-            TARGET_GLOBAL, scope, gemini_home(ctx.homes), GLOBAL_FILE, agent=AGENT, previous_sha=previous_sha
+            TARGET_GLOBAL,
+            scope,
+            gemini_home(ctx.homes),
+            GLOBAL_FILE,
+            agent=AGENT,
+            previous_sha=previous_sha,
+            tools=ctx.mcp.note(SourceName.GEMINI_CLI),
         )
 
     def withdraw(self, ctx: PublishContext, row: Publication, location: Path) -> Plan:

@@ -23,6 +23,7 @@ from pipeline.publish.plan import Homes, Plan, PublishContext, missing_home
 from pipeline.publish.targets.base import PublishTarget, user_file_folder
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
+from pipeline.vocabulary import SourceName
 
 TARGET_GLOBAL = "opencode_global"
 GLOBAL_FILE = "AGENTS.md"
@@ -58,7 +59,10 @@ class OpenCode(PublishTarget):
                 "(even empty) for memd to publish there"
             )
             return plan
-        return plan_user_file(TARGET_GLOBAL, scope, home, path.name, agent=AGENT, previous_sha=previous_sha)
+        tools = ctx.mcp.note(SourceName.OPENCODE)
+        return plan_user_file(
+            TARGET_GLOBAL, scope, home, path.name, agent=AGENT, previous_sha=previous_sha, tools=tools
+        )
 
     def withdraw(self, ctx: PublishContext, row: Publication, location: Path) -> Plan:
         return withdraw_user_file(row.target, row.scope, location, previous_sha=row.content_sha256)

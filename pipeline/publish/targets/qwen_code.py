@@ -97,6 +97,7 @@ class QwenCode(PublishTarget):
             cut=CUT,
             previous_sha=previous_sha,
             within=home,
+            tools=ctx.mcp.note(SourceName.QWEN_CODE, project=project),
         )
 
     def withdraw(self, ctx: PublishContext, row: Publication, location: Path) -> Plan:

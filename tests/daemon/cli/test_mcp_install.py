@@ -1,0 +1,124 @@
+"""`memd mcp install|uninstall AGENT [--project DIR] [--dry-run]` from the command line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from daemon.cli import cli
+from daemon.cli.mcp_install import memd_program
+
+
+def _memd(home: Path, *args: str, **env: str) -> Result:
+    full_env = {"HOME": str(home), "MEMD_CONFIG": "", "XDG_CONFIG_HOME": str(home / ".config"), **env}
+    return CliRunner().invoke(cli, ["mcp", *args], env=full_env)
+
+
+def test_install_names_this_memd_by_absolute_path_without_a_folder(tmp_path: Path) -> None:
+    result = _memd(tmp_path, "install", "claude-code")
+    assert result.exit_code == 0, result.output
+    entry = json.loads((tmp_path / ".claude.json").read_text())["mcpServers"]["memd"]
+    program = memd_program()
+    assert entry == {"type": "stdio", "command": program[0], "args": [*program[1:], "mcp"], "env": {}}
+    assert Path(entry["command"]).is_absolute()
+    assert Path(entry["command"]).parent == Path(sys.executable).parent
+    assert "--cwd" not in entry["args"]
+    assert f"added memd's MCP server to Claude Code in {tmp_path / '.claude.json'}" in result.output
+
+    again = _memd(tmp_path, "install", "claude-code")
+    assert again.exit_code == 0
+    assert "already in" in again.output
+
+
+def test_a_named_config_file_goes_into_the_command(tmp_path: Path) -> None:
+    config = tmp_path / "memd.toml"
+    config.write_text("")
+    result = CliRunner().invoke(
+        cli,
+        ["--config", str(config), "mcp", "install", "codex"],
+        env={"HOME": str(tmp_path), "MEMD_CONFIG": "", "CODEX_HOME": str(tmp_path / "codex")},
+    )
+    assert result.exit_code == 0, result.output
+    entry = tomllib.loads((tmp_path / "codex" / "config.toml").read_text())["mcp_servers"]["memd"]
+    assert entry["args"][-3:] == ["--config", str(config.resolve()), "mcp"]
+
+
+def test_dry_run_prints_a_diff_and_writes_nothing(tmp_path: Path) -> None:
+    result = _memd(tmp_path, "install", "opencode", "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"--- {tmp_path / '.config' / 'opencode' / 'opencode.json'}")
+    assert '+  "mcp": {' in result.output
+    assert not (tmp_path / ".config" / "opencode").exists()
+    removal = _memd(tmp_path, "uninstall", "opencode", "--dry-run")
+    assert removal.exit_code == 0
+    assert "would not change" in removal.output
+
+
+def test_project_install_and_uninstall(tmp_path: Path) -> None:
+    project = tmp_path / "app"
+    project.mkdir()
+    (project / ".mcp.json").write_text('{\n  "mcpServers": {\n    "web": {"command": "w"}\n  }\n}\n')
+    result = _memd(tmp_path, "install", "claude-code", "--project", str(project))
+    assert result.exit_code == 0, result.output
+    assert set(json.loads((project / ".mcp.json").read_text())["mcpServers"]) == {"web", "memd"}
+    assert not (tmp_path / ".claude.json").exists()
+    removed = _memd(tmp_path, "uninstall", "claude-code", "--project", str(project))
+    assert removed.exit_code == 0
+    assert "removed memd's MCP server" in removed.output
+    assert (
+        project / ".mcp.json"
+    ).read_text() == '{\n  "mcpServers": {\n    "web": {"command": "w"}\n  }\n}\n'
+    absent = _memd(tmp_path, "uninstall", "claude-code", "--project", str(project))
+    assert absent.exit_code == 0
+    assert "no memd MCP server" in absent.output
+
+
+def test_a_file_it_cannot_parse_fails_with_status_1_and_stays(tmp_path: Path) -> None:
+    (tmp_path / ".copilot").mkdir()
+    (tmp_path / ".copilot" / "mcp-config.json").write_text("{oops")
+    result = _memd(tmp_path, "install", "copilot-cli")
+    assert result.exit_code == 1
+    assert "mcp-config.json" in result.output
+    assert "memd will not change it" in result.output
+    assert (tmp_path / ".copilot" / "mcp-config.json").read_text() == "{oops"
+
+
+def test_an_unknown_agent_is_a_usage_error(tmp_path: Path) -> None:
+    result = _memd(tmp_path, "install", "cursor")
+    assert result.exit_code == 64
+
+
+def test_without_a_memd_script_beside_python_the_entry_runs_python_without_the_folder_on_its_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "bin" / "python3"))
+    assert memd_program() == [str(tmp_path / "bin" / "python3"), "-P", "-m", "daemon"]
+    # The agent starts the server in the session's folder: a `daemon` package there is not memd.
+    impostor = tmp_path / "project" / "daemon"
+    impostor.mkdir(parents=True)
+    (impostor / "__init__.py").write_text("")
+    (impostor / "__main__.py").write_text("print('IMPOSTOR')\n")
+    monkeypatch.undo()
+    done = subprocess.run(
+        [sys.executable, "-P", "-m", "daemon", "--version"],
+        cwd=impostor.parent,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.stdout.startswith("memd "), done.stdout + done.stderr
+
+
+def test_a_project_install_says_what_the_agent_asks_first(tmp_path: Path) -> None:
+    project = tmp_path / "app"
+    project.mkdir()
+    result = _memd(tmp_path, "install", "codex", "--project", str(project))
+    assert result.exit_code == 0, result.output
+    assert "only once you trust the project" in result.output
+    assert (project / ".codex" / "config.toml").is_file()

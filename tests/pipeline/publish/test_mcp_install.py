@@ -1,0 +1,122 @@
+"""``memd mcp install`` on disk: the agent's file edited in place (every other byte kept), refused
+when memd cannot parse or safely write it, nothing written in a dry run."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from pipeline.errors import PublishError
+from pipeline.mcp_clients import CLIENTS
+from pipeline.publish.mcp_install import McpInstalls, install, is_installed, uninstall
+
+COMMAND = ["/opt/memd/bin/memd", "mcp"]
+CLAUDE = CLIENTS["claude-code"]
+
+
+def _env(home: Path) -> dict[str, str]:
+    return {"HOME": str(home)}
+
+
+def test_install_writes_the_users_file_keeping_the_rest_and_uninstall_restores_it(tmp_path: Path) -> None:
+    user_file = tmp_path / ".claude.json"
+    original = '{\n  "numStartups": 3,\n  "tipsHistory": {"x": 1}\n}\n'
+    user_file.write_text(original)
+    user_file.chmod(0o640)
+
+    change = install(CLAUDE, _env(tmp_path), COMMAND)
+    assert change.action == "added"
+    assert change.path == user_file
+    data = json.loads(user_file.read_text())
+    assert data["mcpServers"]["memd"]["command"] == COMMAND[0]
+    assert stat.S_IMODE(user_file.stat().st_mode) == 0o640  # an existing file keeps its mode
+    assert is_installed(CLAUDE, _env(tmp_path))
+    assert install(CLAUDE, _env(tmp_path), COMMAND).action == "unchanged"
+    assert install(CLAUDE, _env(tmp_path), ["/new/memd", "mcp"]).action == "updated"
+
+    assert uninstall(CLAUDE, _env(tmp_path)).action == "removed"
+    assert user_file.read_text() == original
+    assert uninstall(CLAUDE, _env(tmp_path)).action == "absent"
+    assert not is_installed(CLAUDE, _env(tmp_path))
+
+
+def test_a_missing_file_and_folder_are_created_private(tmp_path: Path) -> None:
+    change = install(CLIENTS["codex"], {"HOME": str(tmp_path)}, COMMAND)
+    path = tmp_path / ".codex" / "config.toml"
+    assert change.path == path
+    assert change.action == "added"
+    assert path.read_text() == '[mcp_servers.memd]\ncommand = "/opt/memd/bin/memd"\nargs = ["mcp"]\n'
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_a_dry_run_prints_the_change_and_writes_nothing(tmp_path: Path) -> None:
+    path = tmp_path / ".gemini" / "settings.json"
+    path.parent.mkdir()
+    path.write_text('{\n  "ui": {"theme": "x"}\n}\n')
+    change = install(CLIENTS["gemini-cli"], _env(tmp_path), COMMAND, dry_run=True)
+    assert path.read_text() == '{\n  "ui": {"theme": "x"}\n}\n'
+    diff = change.diff()
+    assert diff.startswith(f"--- {path}\n+++ {path}\n")
+    assert '+  "mcpServers": {' in diff
+    assert '-  "ui": {"theme": "x"}\n' in diff
+    assert not (tmp_path / ".gemini" / ".settings.json").exists()
+
+
+def test_a_file_it_cannot_parse_is_refused_and_left_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / ".claude.json"
+    path.write_text('{"a": 1,,}')
+    with pytest.raises(PublishError, match=r"\.claude\.json: .*memd will not change it"):
+        install(CLAUDE, _env(tmp_path), COMMAND)
+    with pytest.raises(PublishError):
+        uninstall(CLAUDE, _env(tmp_path))
+    assert path.read_text() == '{"a": 1,,}'
+    assert not is_installed(CLAUDE, _env(tmp_path))
+
+
+def test_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / ".claude.json")
+    with pytest.raises(PublishError, match="not a regular file"):
+        install(CLAUDE, _env(tmp_path), COMMAND)
+
+
+def test_a_users_file_may_link_to_a_regular_file_the_user_owns(tmp_path: Path) -> None:
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    real = dotfiles / "claude.json"
+    real.write_text("{}\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / ".claude.json").symlink_to(real)
+    install(CLAUDE, _env(home), COMMAND)
+    assert (home / ".claude.json").is_symlink()
+    assert "memd" in json.loads(real.read_text())["mcpServers"]
+
+
+def test_a_projects_file_is_written_in_the_project_and_never_through_a_link(tmp_path: Path) -> None:
+    project = tmp_path / "app"
+    project.mkdir()
+    change = install(CLAUDE, _env(tmp_path), COMMAND, project=project)
+    assert change.path == project / ".mcp.json"
+    assert json.loads((project / ".mcp.json").read_text())["mcpServers"]["memd"]["args"] == ["mcp"]
+    assert is_installed(CLAUDE, _env(tmp_path), project)
+    assert not is_installed(CLAUDE, _env(tmp_path))
+    assert McpInstalls(_env(tmp_path)).installed("claude_code", str(project))
+    assert not McpInstalls(_env(tmp_path)).installed("claude_code", str(tmp_path))
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (project / ".gemini").symlink_to(elsewhere)
+    with pytest.raises(PublishError, match="symbolic link"):
+        install(CLIENTS["gemini-cli"], _env(tmp_path), COMMAND, project=project)
+    assert list(elsewhere.iterdir()) == []
+
+    (project / ".mcp.json").unlink()
+    (project / ".mcp.json").symlink_to(elsewhere / "x.json")
+    (elsewhere / "x.json").write_text("{}")
+    with pytest.raises(PublishError, match="symbolic link"):
+        install(CLAUDE, _env(tmp_path), COMMAND, project=project)
+    assert (elsewhere / "x.json").read_text() == "{}"
