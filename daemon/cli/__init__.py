@@ -42,9 +42,30 @@ COMMANDS = {
 }
 
 
-class LazyGroup(click.Group):
-    """A group whose subcommands are imported on first use; a usage error (an unknown option or
-    command, a missing argument, in this group or any below it) exits with ``Exit.USAGE``."""
+class LazyCommands(click.Group):
+    """A group whose subcommands (``lazy``: name -> ``"module:attribute"``) are imported on first use."""
+
+    lazy: dict[str, str] = {}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None or cmd_name not in self.lazy:
+            return command
+        module_name, attribute = self.lazy[cmd_name].split(":")
+        loaded = getattr(importlib.import_module(module_name), attribute)
+        assert isinstance(loaded, click.Command)
+        self.add_command(loaded, cmd_name)
+        return loaded
+
+
+class LazyGroup(LazyCommands):
+    """memd's commands (``COMMANDS``), each imported on first use; a usage error (an unknown option
+    or command, a missing argument, in this group or any below it) exits with ``Exit.USAGE``."""
+
+    lazy = COMMANDS
 
     def make_context(
         self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
@@ -55,19 +76,6 @@ class LazyGroup(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         with _usage_status():
             return super().invoke(ctx)
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *COMMANDS})
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        command = super().get_command(ctx, cmd_name)
-        if command is not None or cmd_name not in COMMANDS:
-            return command
-        module_name, attribute = COMMANDS[cmd_name].split(":")
-        loaded = getattr(importlib.import_module(module_name), attribute)
-        assert isinstance(loaded, click.Command)
-        self.add_command(loaded, cmd_name)
-        return loaded
 
 
 class UsageError(click.UsageError):

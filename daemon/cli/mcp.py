@@ -9,13 +9,13 @@ creating or migrating either) and records only the uses of what it returns.
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
 from pathlib import Path
 
 import click
 
+from daemon.cli import LazyCommands
 from daemon.cli.context import CliContext, fail, pass_ctx
 from daemon.exits import Exit
 
@@ -26,21 +26,10 @@ SUBCOMMANDS: dict[str, str] = {
 """Each subcommand of `memd mcp` as ``"module:attribute"`` (a click command), imported on first use."""
 
 
-class McpGroup(click.Group):
+class McpGroup(LazyCommands):
     """`memd mcp`: the server without a subcommand; each subcommand imported only when it runs."""
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *SUBCOMMANDS})
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        command = super().get_command(ctx, cmd_name)
-        if command is not None or cmd_name not in SUBCOMMANDS:
-            return command
-        module_name, attribute = SUBCOMMANDS[cmd_name].split(":")
-        loaded = getattr(importlib.import_module(module_name), attribute)
-        assert isinstance(loaded, click.Command)
-        self.add_command(loaded, cmd_name)
-        return loaded
+    lazy = SUBCOMMANDS
 
 
 @click.group("mcp", cls=McpGroup, invoke_without_command=True)

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pipeline.clock import Clock
 from pipeline.consolidate import inbox
 from pipeline.consolidate.context import Phase2Context, RunResult, new_run_id
-from pipeline.consolidate.lease import LEASE_TTL, holder_gone
+from pipeline.consolidate.lease import acquire_scope, lease_name
 from pipeline.consolidate.run import context
 from pipeline.consolidate.scope_run import consolidate_scope
 from pipeline.llm.protocol import ModelClient
@@ -141,21 +141,12 @@ async def blocked(ctx: Phase2Context, scopes: list[str]) -> str | None:
             )
         if (waits := await waiting_for(ctx.store, ctx.settings, repo, scope, now=now)) is not None:
             return f"{scope} {waits}"
-        name, owner = f"consolidate:{scope}", f"forget-check-{new_run_id(now)}"
-        got = await leases.acquire(
-            ctx.store,
-            name,
-            owner=owner,
-            host=ctx.host,
-            pid=ctx.pid,
-            now=now,
-            ttl=LEASE_TTL,
-            owner_gone=holder_gone(ctx),
-        )
-        if isinstance(got, leases.Holder):
+        owner = f"forget-check-{new_run_id(now)}"
+        got = await acquire_scope(ctx, scope, owner)
+        if got is not None:
             return (
                 f"a consolidation of {scope} is running ({got.host}, pid {got.pid}, since "
                 f"{got.acquired_at:%H:%M}): forget again when it has ended"
             )
-        await leases.release(ctx.store, name, owner=owner)
+        await leases.release(ctx.store, lease_name(scope), owner=owner)
     return None

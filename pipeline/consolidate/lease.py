@@ -32,6 +32,26 @@ def holder_gone(ctx: Phase2Context) -> Callable[[leases.Holder], bool]:
     return gone
 
 
+def lease_name(scope: str) -> str:
+    """The name of ``scope``'s consolidation lease (a run, a forget's check, a person's change)."""
+    return f"consolidate:{scope}"
+
+
+async def acquire_scope(ctx: Phase2Context, scope: str, owner: str) -> leases.Holder | None:
+    """Take ``scope``'s consolidation lease for ``owner``: None once taken, else who holds it."""
+    got = await leases.acquire(
+        ctx.store,
+        lease_name(scope),
+        owner=owner,
+        host=ctx.host,
+        pid=ctx.pid,
+        now=ctx.clock.now(),
+        ttl=LEASE_TTL,
+        owner_gone=holder_gone(ctx),
+    )
+    return got if isinstance(got, leases.Holder) else None
+
+
 class ScopeLease:
     """The scope's lease, renewed in the background; ``check()`` raises once it was lost."""
 

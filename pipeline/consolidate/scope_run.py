@@ -28,7 +28,7 @@ import structlog
 from pipeline.consolidate import workspace
 from pipeline.consolidate.agent import run_agent
 from pipeline.consolidate.context import Phase2Context, RunResult, new_run_id
-from pipeline.consolidate.lease import LEASE_TTL, ScopeLease, holder_gone
+from pipeline.consolidate.lease import ScopeLease, acquire_scope, lease_name
 from pipeline.consolidate.plan import ScopePlan, plan_scope
 from pipeline.consolidate.request import commit_message
 from pipeline.errors import ConsolidationFailed, LLMError, LLMUnavailable, MemdError
@@ -38,7 +38,7 @@ from pipeline.memory.layout import GLOBAL_SCOPE, PLACEHOLDER_SUMMARY, ROLLOUT_DI
 from pipeline.memory.repository import INBOX_PREFIX, MemoryRepo
 from pipeline.notes.remember import GLOBAL_HELD
 from pipeline.store import consolidation as db
-from pipeline.store import forgotten_topics, leases, notes, syncstate
+from pipeline.store import forgotten_topics, notes, syncstate
 from pipeline.team.arrival import waiting_for
 from pipeline.vocabulary import RunOutcome
 
@@ -65,18 +65,9 @@ async def consolidate_scope(
     forget of another machine's session: they are tombstoned in the run's commit)."""
     now = ctx.clock.now()
     run_id = new_run_id(now)
-    name = f"consolidate:{scope}"
-    got = await leases.acquire(
-        ctx.store,
-        name,
-        owner=run_id,
-        host=ctx.host,
-        pid=ctx.pid,
-        now=now,
-        ttl=LEASE_TTL,
-        owner_gone=holder_gone(ctx),
-    )
-    if isinstance(got, leases.Holder):
+    name = lease_name(scope)
+    got = await acquire_scope(ctx, scope, run_id)
+    if got is not None:
         reason = f"another run holds the scope ({got.host}, pid {got.pid}, since {got.acquired_at:%H:%M})"
         return RunResult(scope, RunOutcome.SKIPPED, reason=reason)
     lease = ScopeLease(ctx, name, run_id)
