@@ -53,14 +53,15 @@ def template_dir() -> Path:
 
 def memd_command() -> list[str]:
     """How the service should start this memd: the console script beside this interpreter, else
-    the one on PATH, else ``python -m daemon`` with this interpreter."""
+    the one on PATH, else ``python -P -m daemon`` with this interpreter (``-P``: a ``daemon`` folder
+    where the service starts cannot stand in for memd's)."""
     beside = Path(sys.executable).parent / "memd"
     if beside.is_file():
         return [str(beside)]
     found = shutil.which("memd")
     if found:
         return [str(Path(found).resolve())]
-    return [sys.executable, "-m", "daemon"]
+    return [sys.executable, "-P", "-m", "daemon"]
 
 
 def run_args(command: Sequence[str], config: Path | None) -> list[str]:

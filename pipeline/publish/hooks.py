@@ -37,9 +37,10 @@ class HookChange:
 
 
 def recall_command(python: str, config_path: Path | None = None) -> str:
-    """The hook's command line: ``PYTHON -m daemon.cli.recall [--config PATH] --format claude-hook``
-    (``memd [--config PATH] recall --format claude-hook``, started faster)."""
-    words = [python, "-m", RECALL_MODULE, *(["--config", str(config_path)] if config_path else [])]
+    """The hook's command line: ``PYTHON -P -m daemon.cli.recall [--config PATH] --format claude-hook``
+    (``memd [--config PATH] recall --format claude-hook``, started faster). ``-P``: Claude Code runs
+    the hook in the session's folder, and a project's own ``daemon`` package must not run instead."""
+    words = [python, "-P", "-m", RECALL_MODULE, *(["--config", str(config_path)] if config_path else [])]
     return shlex.join([*words, "--format", "claude-hook"])
 
 

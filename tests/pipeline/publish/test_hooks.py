@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -37,7 +40,7 @@ def test_install_merges_and_keeps_everything(tmp_path: Path) -> None:
         {"hooks": [{"type": "command", "command": COMMAND, "timeout": 10}]}
     )
     assert data == expected
-    assert COMMAND == "/usr/bin/python3 -m daemon.cli.recall --format claude-hook"
+    assert COMMAND == "/usr/bin/python3 -P -m daemon.cli.recall --format claude-hook"
 
     # Idempotent: the second install changes nothing, not even the bytes.
     before = path.read_bytes()
@@ -51,7 +54,7 @@ def test_install_merges_and_keeps_everything(tmp_path: Path) -> None:
     commands = [h["command"] for g in groups for h in g["hooks"]]
     assert commands == [
         "echo hi",
-        "/opt/memd/bin/python -m daemon.cli.recall --config /etc/memd.toml --format claude-hook",
+        "/opt/memd/bin/python -P -m daemon.cli.recall --config /etc/memd.toml --format claude-hook",
     ]
 
     # Uninstall takes out only memd's entry.
@@ -117,7 +120,9 @@ def test_cli_install_into_the_claude_home_from_settings(env: Env) -> None:
     data = json.loads(settings.read_text())
     assert data["theme"] == "dark"
     (hook,) = data["hooks"]["SessionStart"][0]["hooks"]
-    assert hook["command"].endswith(f"-m daemon.cli.recall --config {config.resolve()} --format claude-hook")
+    assert hook["command"].endswith(
+        f"-P -m daemon.cli.recall --config {config.resolve()} --format claude-hook"
+    )
     assert hook["timeout"] == 10
     result = runner.invoke(cli, ["--config", str(config), "hooks", "install", "claude-code"])
     assert "already" in result.output
@@ -147,3 +152,20 @@ def test_a_settings_file_linked_to_the_users_own_file_is_updated_through_the_lin
     install_claude_hook(link, COMMAND)
     assert link.is_symlink()
     assert COMMAND in real.read_text()
+
+
+def test_a_project_with_its_own_daemon_package_cannot_stand_in_for_memds_hook(tmp_path: Path) -> None:
+    """Claude Code runs the SessionStart hook in the session's folder: a cloned repository holding a
+    ``daemon/cli/recall.py`` of its own must not run instead of memd's."""
+    project = tmp_path / "cloned"
+    (project / "daemon" / "cli").mkdir(parents=True)
+    marker = tmp_path / "hijacked"
+    (project / "daemon" / "__init__.py").write_text("")
+    (project / "daemon" / "cli" / "__init__.py").write_text("")
+    (project / "daemon" / "cli" / "recall.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    command = recall_command(sys.executable, tmp_path / "none.toml")
+    env = {**os.environ, "HOME": str(tmp_path)}
+    subprocess.run(
+        command, shell=True, cwd=project, env=env, capture_output=True, timeout=60, stdin=subprocess.DEVNULL
+    )
+    assert not marker.exists()
