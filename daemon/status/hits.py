@@ -12,7 +12,8 @@ from datetime import datetime
 from daemon.lean.rows import Rows
 from daemon.status.report import MemoryUse, ScopeUsage, Usage
 from pipeline.hits.rate import WINDOW_DAYS, summarize
-from pipeline.store.readmodel import LIVE_MEMORIES_SQL, iso
+from pipeline.projects.scopes import folders_by_scope
+from pipeline.store.readmodel import LIVE_MEMORIES_SQL, PROJECTS_SQL, iso
 
 
 def usage(rows: Rows, now: datetime, *, window_days: int | None = None) -> Usage:
@@ -20,6 +21,7 @@ def usage(rows: Rows, now: datetime, *, window_days: int | None = None) -> Usage
     days = WINDOW_DAYS if window_days is None else window_days
     summary = summarize(rows.all, rows.time, now, window_days=days)
     memories = _memories(rows) if summary else {}
+    folders = scope_folders(rows) if summary else {}
     scopes = [
         ScopeUsage(
             scope=s.scope,
@@ -33,10 +35,16 @@ def usage(rows: Rows, now: datetime, *, window_days: int | None = None) -> Usage
             topics_published=s.topics_published,
             topics_read=s.topics_read,
             memories=memories.get(s.scope, MemoryUse()),
+            folders=folders.get(s.scope, []),
         )
         for s in summary
     ]
     return Usage(window_days=days, scopes=scopes)
+
+
+def scope_folders(rows: Rows) -> dict[str, list[str]]:
+    """Each scope's project folders, from the projects the store recorded for sessions."""
+    return folders_by_scope(str(r["project"]) for r in rows.all(PROJECTS_SQL))
 
 
 def _memories(rows: Rows) -> dict[str, MemoryUse]:

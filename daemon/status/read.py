@@ -20,7 +20,7 @@ from daemon.lean.rows import Rows
 from daemon.lean.settings import LeanSettings
 from daemon.status.flags import flagged
 from daemon.status.git_refs import git_head
-from daemon.status.hits import usage
+from daemon.status.hits import scope_folders, usage
 from daemon.status.record import fields, replace
 from daemon.status.report import (
     Batches,
@@ -482,6 +482,7 @@ def _publish(rows: Rows, run: dict[str, Any] | None, machine: str) -> Publish:
     """Each (target, scope) this machine publishes: last published, outcome and reason, the last
     republish after an outside change."""
     found = rows.all(rm.PUBLICATIONS_SQL, {"machine": machine})
+    folders = scope_folders(rows) if found else {}
     targets = [
         TargetView(
             target=r["target"],
@@ -492,6 +493,7 @@ def _publish(rows: Rows, run: dict[str, Any] | None, machine: str) -> Publish:
             reason=r["reason"],
             republished_at=iso(r.get("republished_at")),
             republish_reason=r.get("republish_reason"),
+            folders=folders.get(r["scope"], []),
         )
         for r in found
     ]

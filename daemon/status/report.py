@@ -305,6 +305,8 @@ class TargetView:
     reason: str | None
     republished_at: str | None
     republish_reason: str | None
+    folders: list[str]
+    """The project folders whose sessions map to the scope (``pipeline.projects.scopes``)."""
 
 
 @record
@@ -362,6 +364,8 @@ class ScopeUsage:
     topics_published: int
     topics_read: int
     memories: MemoryUse
+    folders: list[str]
+    """The project folders whose sessions map to the scope (``pipeline.projects.scopes``)."""
 
 
 @record

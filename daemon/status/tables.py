@@ -22,12 +22,21 @@ def publish_table(console: Console, section: Publish | Unreadable) -> None:
     """Each target and scope: last published, outcome and reason, the last republish after an outside change."""
     if isinstance(section, Unreadable) or not section.targets:
         return
-    header = ("target", "scope", "outcome", "last published", "republished (outside change)", "reason")
+    header = (
+        "target",
+        "scope",
+        "outcome",
+        "project folder",
+        "last published",
+        "republished (outside change)",
+        "reason",
+    )
     rows = [
         (
             shown(t.target),
             shown(t.scope),
             shown(t.outcome),
+            in_folders(t.folders),
             when(t.published_at),
             when(t.republished_at) if t.republished_at else ABSENT,
             shown(t.reason),
@@ -35,6 +44,11 @@ def publish_table(console: Console, section: Publish | Unreadable) -> None:
         for t in section.targets
     ]
     plain_table(console, "publish targets", header, rows, keep=3)
+
+
+def in_folders(folders: list[str]) -> str:
+    """A scope's project folders, shown beside its key (``-`` for one that has none: ``global``)."""
+    return ", ".join(shown(f) for f in folders) if folders else ABSENT
 
 
 def usage_table(console: Console, section: Usage | Unreadable) -> None:
@@ -54,6 +68,7 @@ def usage_table(console: Console, section: Usage | Unreadable) -> None:
         "uses",
         "last use",
         "memories used",
+        "project folder",
     )
     rows = [
         (
@@ -65,6 +80,7 @@ def usage_table(console: Console, section: Usage | Unreadable) -> None:
             str(s.uses),
             when(s.last_used_at),
             f"{s.memories.used} of {s.memories.live} ({s.memories.use_count} uses)",
+            in_folders(s.folders),
         )
         for s in section.scopes
     ]

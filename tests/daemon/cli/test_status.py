@@ -24,7 +24,7 @@ from pipeline.machine import UNNAMED
 from pipeline.publish.run import publish_all
 from pipeline.store import heartbeats, kv, open_store
 from pipeline.store.schema import publications
-from tests.daemon.status.test_read import populate_usage
+from tests.daemon.status.test_read import SHOP, populate_usage
 
 
 def memd_env(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -232,20 +232,30 @@ async def test_status_shows_publish_targets_republishes_and_memory_use(tmp_path:
     assert human.returncode == 0, human.stderr
     rows = [re.split(r"\s{2,}", line.strip()) for line in human.stdout.splitlines()]
     at = (clock.now() - timedelta(hours=2)).strftime("%Y-%m-%d %H:%MZ")
-    assert ["target", "scope", "outcome", "last published", "republished (outside change)", "reason"] in rows
+    header = [
+        "target",
+        "scope",
+        "outcome",
+        "project folder",
+        "last published",
+        "republished (outside change)",
+    ]
+    assert [*header, "reason"] in rows
     assert [
         "codex",
         "global",
         "unchanged",
+        "-",  # global has no project folder
         at,
         at,
         "-",
     ] in rows  # no reason: shown as "-", like every absent value
     assert "memory use (last 30 days)" in human.stdout
-    # scope, hit rate, sessions using, given, topics read, uses, last use, memories used
+    # scope, hit rate, sessions using, given, topics read, uses, last use, memories used, project folder
     shop_row = next(row for row in rows if row[0] == shop)
     assert shop_row[1:6] == ["33%", "1 of 3", "2", "2 of 2", "4"]
     assert shop_row[7] == "2 of 3 (3 uses)"
+    assert shop_row[8] == SHOP
 
 
 async def test_status_stays_healthy_before_the_first_consolidation(tmp_path: Path) -> None:

@@ -94,6 +94,7 @@ def _publish_section() -> Publish:
         reason=f"Claude Code is not set up for this user ({URL})",
         republished_at=None,
         republish_reason=None,
+        folders=["/home/dev/some-long-project-name"],
     )
     return Publish(last_run=None, targets=[target, replace(target, target="agents_md")])
 

@@ -422,8 +422,10 @@ async def test_usage_shows_each_scopes_hit_rate_and_use_counts(
         "topics_published": 2,
         "topics_read": 2,
         "memories": {"live": 3, "used": 2, "use_count": 3, "last_used_at": (now - day).isoformat()},
+        "folders": [SHOP],
     }
     glob = by_scope["global"]
+    assert glob["folders"] == []
     # Every session of the window counts for the global scope (not the 45-day-old one).
     assert (glob["sessions"], glob["sessions_reading"], glob["hit_rate"], glob["uses"]) == (5, 1, 0.2, 1)
     assert glob["memories"] == {"live": 0, "used": 0, "use_count": 0, "last_used_at": None}
@@ -531,6 +533,7 @@ async def test_publish_shows_each_target_and_the_last_republish_after_an_outside
             "reason": "/h/.claude does not exist: Claude Code is not set up for this user",
             "republished_at": None,
             "republish_reason": None,
+            "folders": [],
         },
         {
             "target": "codex",
@@ -541,6 +544,7 @@ async def test_publish_shows_each_target_and_the_last_republish_after_an_outside
             "reason": None,
             "republished_at": (now - 2 * hour).isoformat(),
             "republish_reason": "memd's files there were changed by someone else since the last publish",
+            "folders": [],
         },
     ]
     assert publish["last_run"]["results"] == {"skipped": 1, "unchanged": 1}
