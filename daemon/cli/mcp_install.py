@@ -9,26 +9,41 @@ starts it in the session's folder. Every other byte of the agent's file stays.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import click
 
 from daemon.cli.context import CliContext, fail, pass_ctx
+from pipeline.mcp_clients import CLIENTS
 
-AGENTS = ("claude-code", "codex", "gemini-cli", "opencode", "copilot-cli", "qwen-code")
+AGENTS = tuple(CLIENTS)
 _PROJECT_HELP = "Write the project's own file in DIR (e.g. .mcp.json) instead of the user's."
 _DRY_HELP = "Print the change to the file; write nothing."
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def where(command: F) -> F:
+    """AGENT, ``--project DIR`` and ``--dry-run``: what install and uninstall both take."""
+    options = (
+        click.argument("agent", type=click.Choice(AGENTS)),
+        click.option(
+            "--project",
+            type=click.Path(path_type=Path, file_okay=False, exists=True),
+            default=None,
+            help=_PROJECT_HELP,
+        ),
+        click.option("--dry-run", is_flag=True, help=_DRY_HELP),
+    )
+    for option in reversed(options):
+        command = option(command)
+    return command
+
 
 @click.command("install")
-@click.argument("agent", type=click.Choice(AGENTS))
-@click.option(
-    "--project",
-    type=click.Path(path_type=Path, file_okay=False, exists=True),
-    default=None,
-    help=_PROJECT_HELP,
-)
-@click.option("--dry-run", is_flag=True, help=_DRY_HELP)
+@where
 @pass_ctx
 def install_command(ctx: CliContext, agent: str, project: Path | None, dry_run: bool) -> None:
     """Put memd's MCP server into AGENT's own configuration."""
@@ -58,14 +73,7 @@ def install_command(ctx: CliContext, agent: str, project: Path | None, dry_run: 
 
 
 @click.command("uninstall")
-@click.argument("agent", type=click.Choice(AGENTS))
-@click.option(
-    "--project",
-    type=click.Path(path_type=Path, file_okay=False, exists=True),
-    default=None,
-    help=_PROJECT_HELP,
-)
-@click.option("--dry-run", is_flag=True, help=_DRY_HELP)
+@where
 @pass_ctx
 def uninstall_command(ctx: CliContext, agent: str, project: Path | None, dry_run: bool) -> None:
     """Take memd's MCP server (only it) out of AGENT's configuration."""
