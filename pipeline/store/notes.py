@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import and_, delete, func, insert, select, update
+from sqlalchemy import Table, and_, delete, func, insert, select, update
 
 from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.store.engine import Store
@@ -73,22 +73,8 @@ async def add_note(
     session: str,
     now: datetime,
 ) -> int:
-    async with store.write() as conn:
-        result = await conn.execute(
-            insert(memory_notes).values(
-                scope=scope,
-                project=project,
-                text=text,
-                reason=reason,
-                origin=origin,
-                session=session,
-                machine=store.machine,
-                created_at=now,
-            )
-        )
-    key = result.inserted_primary_key
-    assert key is not None
-    return int(key[0])
+    values = {"scope": scope, "project": project, "text": text, "reason": reason, "origin": origin}
+    return await _insert(store, memory_notes, session=session, now=now, **values)
 
 
 async def notes_since(store: Store, session: str, since: datetime) -> int:
@@ -145,17 +131,15 @@ async def open_notes(store: Store, scope: str) -> list[Note]:
 async def add_feedback(
     store: Store, *, scope: str, file: str, verdict: str, note: str | None, session: str, now: datetime
 ) -> int:
+    values = {"scope": scope, "file": file, "verdict": verdict, "note": note}
+    return await _insert(store, memory_feedback, session=session, now=now, **values)
+
+
+async def _insert(store: Store, table: Table, *, session: str, now: datetime, **values: Any) -> int:
+    """One row of ``table`` (a note or a verdict) handed in by ``session`` on this machine; its id."""
     async with store.write() as conn:
         result = await conn.execute(
-            insert(memory_feedback).values(
-                scope=scope,
-                file=file,
-                verdict=verdict,
-                note=note,
-                session=session,
-                machine=store.machine,
-                created_at=now,
-            )
+            insert(table).values(session=session, machine=store.machine, created_at=now, **values)
         )
     key = result.inserted_primary_key
     assert key is not None
