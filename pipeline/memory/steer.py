@@ -32,7 +32,7 @@ from pathlib import Path
 
 from pipeline.errors import MemoryRepoError
 from pipeline.memory import frontmatter
-from pipeline.memory.layout import check_file, check_scope, is_topic_path
+from pipeline.memory.layout import GLOBAL_SCOPE, check_file, check_scope, is_topic_path
 from pipeline.memory.likeness import ForgottenTopic, shingles
 from pipeline.memory.provenance import drop_index_lines
 from pipeline.memory.repository import MemoryRepo
@@ -129,6 +129,40 @@ def message(action: str, scope: str, file: str, detail: str = "") -> str:
     }[action]
     body = f"\n{detail}\n" if detail else ""
     return f"{subject}\n{body}\n{ACTION_TRAILER}: {action} {ident}\n"
+
+
+def forgets_in(message: str) -> list[tuple[str, str]]:
+    """``(scope, file)`` of each memory a commit message says a person forgot (its ``ACTION_TRAILER``
+    lines naming ``forget``, as memd writes them: ``<scope>/<file>``); a line naming no memory is
+    left out."""
+    found: list[tuple[str, str]] = []
+    for line in message.splitlines():
+        action, _, ident = line.removeprefix(f"{ACTION_TRAILER}: ").partition(" ")
+        if not line.startswith(f"{ACTION_TRAILER}: ") or action != FORGET:
+            continue
+        parts = ident.strip().split("/")
+        cut = 1 if parts[0] == GLOBAL_SCOPE else 2
+        scope, file = "/".join(parts[:cut]), "/".join(parts[cut:])
+        try:
+            check_scope(scope)
+            check_file(file)
+        except ValueError:
+            continue
+        if is_topic_path(file):
+            found.append((scope, file))
+    return found
+
+
+async def forgotten_in(repo: MemoryRepo, commit: str, *, at: str) -> list[ForgottenTopic]:
+    """The records of the memories ``commit`` says a person forgot, each from the version the commit
+    removed (``forgets_in``; one whose file its parent does not hold is left out)."""
+    message = await repo.git("log", "-1", "--format=%B", commit)
+    found: list[ForgottenTopic] = []
+    for scope, file in forgets_in(message):
+        gone = await repo.run("show", f"{commit}^:{scope}/{file}", check=False)
+        if gone.returncode == 0:
+            found.append(Steered(scope, file, FORGET, commit, gone.stdout, None).forgotten(at))
+    return found
 
 
 async def _steer(

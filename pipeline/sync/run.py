@@ -307,6 +307,7 @@ class Syncer:
             report.withdrawn.setdefault(scope, []).extend(gone)
         buried = tombstones.hashes_in(merged.files) & trust.forgettable(files["b"], files["t"])
         report.forgotten_here += await self._forget_buried(buried)
+        await self._keep_forgotten(list(checked.signers))
         return merged
 
     async def _land(
@@ -346,6 +347,19 @@ class Syncer:
                 await syncstate.drop_from_watermarks(self.store, session, now=self.clock.now())
                 count += sum(n for scope, n in counts.items() if scope != GLOBAL_SCOPE)
         return count
+
+    async def _keep_forgotten(self, commits: list[str]) -> None:
+        """The memories a person forgot one by one on another machine (``memd memories forget``: the
+        commit's ``Memd-Action`` trailer), recorded here too from the version the commit removed, so
+        this machine's phase 2 keeps them forgotten as that machine's does (``pipeline.memory.guard``).
+        The commits were checked (signed by a trusted machine) and their sizes capped before."""
+        from pipeline.memory.steer import forgotten_in
+        from pipeline.store import forgotten_topics
+
+        for sha in commits:
+            now = self.clock.now()
+            for record in await forgotten_in(self.repo, sha, at=now.isoformat()):
+                await forgotten_topics.record(self.store, record, now=now)
 
     async def _record(self, report: SyncReport, state: SyncState) -> None:
         repo, now = self.repo, self.clock.now()

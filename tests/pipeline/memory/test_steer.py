@@ -267,3 +267,19 @@ def test_a_model_never_sets_pinned_or_edited_and_a_pinned_topic_never_expires(tm
     new = frontmatter.parse((folder / "new.md").read_text()).meta
     assert not new.pinned
     assert new.edited is None
+
+
+def test_the_forgets_a_commit_message_names_are_read_and_nothing_else() -> None:
+    from pipeline.memory.steer import forgets_in
+
+    message = (
+        "memd: forget deploy.md\n\n"
+        "Memd-Action: forget projects/app-1a2b3c4d/deploy.md\n"
+        "Memd-Action: forget global/prefs.md\n"
+        "Memd-Action: pin global/other.md\n"
+        "Memd-Action: forget projects/../etc/passwd.md\n"
+        "Memd-Action: forget global/MEMORY.md\n"
+        "Memd-Action: forget nowhere\n"
+        "Memd-Run: 20261203T000000Z-abc\n"
+    )
+    assert forgets_in(message) == [("projects/app-1a2b3c4d", "deploy.md"), ("global", "prefs.md")]

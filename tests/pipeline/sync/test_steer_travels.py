@@ -3,11 +3,14 @@ pushed at once, merged by the other machine."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
 
 from daemon.runtime import Runtime
 from daemon.steer import edit_memory, forget_memory
 from pipeline.projects import scope_for
+from pipeline.store import forgotten_topics
 from pipeline.vocabulary import SyncOutcome
 from tests.fakes.fixtures import FAKE_API_KEY
 from tests.pipeline.sync.support import Machine
@@ -44,3 +47,14 @@ async def test_an_edit_and_a_forget_travel_to_the_other_machine(pair: tuple[Mach
     assert merged.outcome == SyncOutcome.SYNCED, merged.lines()
     assert topic not in b.tree()
     assert "s-alpha.md" not in b.tree()[f"{scope}/MEMORY.md"]
+
+    # The other machine keeps it forgotten too: its own consolidation, from the inputs the branch
+    # holds (alpha's among them), does not bring it back.
+    kept = await forgotten_topics.of_scope(b.store, scope)
+    assert [t.file for t in kept] == ["s-alpha.md"]
+    b.env.clock.advance(timedelta(hours=7))
+    await b.extract("beta")
+    await b.consolidate()
+    tree = b.tree()
+    assert f"{scope}/s-beta.md" in tree
+    assert topic not in tree
