@@ -98,7 +98,10 @@ def result_lines(report: PublishReport, verbose: bool) -> list[str]:
     for r in report.results:
         if not verbose and not _shown(r):
             continue
-        lines.append(f"{r.outcome:<16} {r.target:<14} {r.scope}")
+        folders = report.folders.get(r.scope)
+        lines.append(
+            f"{r.outcome:<16} {r.target:<14} {r.scope}" + (f" ({', '.join(folders)})" if folders else "")
+        )
         lines.append(f"  {r.path}")
         if r.reason:
             lines.append(f"  {r.reason.removeprefix(f'{r.path}: ')}")

@@ -76,6 +76,8 @@ class PublishReport:
     started_at: datetime
     finished_at: datetime
     results: tuple[TargetResult, ...] = field(default_factory=tuple)
+    folders: dict[str, list[str]] = field(default_factory=dict)
+    """Each scope's project folders (``pipeline.projects.scopes``), shown beside its key."""
 
     @property
     def failed(self) -> list[TargetResult]:
@@ -117,8 +119,10 @@ async def publish_all(
     except Exception as exc:
         log.warning("publish_store_unreadable", error=short_error(exc))
     stale: dict[str, str] = {}
+    folders: dict[str, list[str]] = {}
     try:
-        roots = roots_of(projects, folders_by_scope(await known_projects(store)))
+        folders = folders_by_scope(await known_projects(store))
+        roots = roots_of(projects, folders)
         stale = await check_stale(store, settings.paths.memory_dir, roots, now=started, record=not dry_run)
     except Exception as exc:
         log.warning("publish_stale_check_failed", error=short_error(exc))
@@ -152,7 +156,7 @@ async def publish_all(
             await _record(store, plans, results, previous, scopes, ctx, finished)
         except Exception as exc:
             log.error("publish_record_failed", error=short_error(exc))
-    report = PublishReport(dry_run, started, finished, tuple(results))
+    report = PublishReport(dry_run, started, finished, tuple(results), folders)
     log.info(
         "publish_done",
         dry_run=dry_run,

@@ -95,3 +95,23 @@ def test_publish_before_the_first_consolidation_is_skipped_and_exits_0(tmp_path:
     assert result.exit_code == 0, result.output
     (only,) = json.loads(result.stdout)["results"]
     assert (only["target"], only["outcome"]) == ("*", "skipped")
+
+
+def test_each_scope_is_shown_with_its_project_folder() -> None:
+    from datetime import UTC, datetime
+
+    from daemon.cli.publish import result_lines
+    from pipeline.publish.run import PublishReport, TargetResult
+    from pipeline.vocabulary import PublishOutcome
+
+    now = datetime.now(UTC)
+    results = (
+        TargetResult("agents_md", "projects/app-1a2b3c4d", "/src/app/AGENTS.md", PublishOutcome.PUBLISHED),
+        TargetResult("codex", "global", "/h/.codex/memories", PublishOutcome.PUBLISHED),
+    )
+    report = PublishReport(
+        False, now, now, results, {"projects/app-1a2b3c4d": ["/src/app", "/src/app-clone"]}
+    )
+    lines = result_lines(report, verbose=True)
+    assert "projects/app-1a2b3c4d (/src/app, /src/app-clone)" in lines[0]
+    assert lines[2].endswith("global")
