@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import socket
 import uuid
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
@@ -66,6 +67,33 @@ SettingsReloader = Callable[[], Settings]
 Sidecar = Callable[[Store, Callable[[], Settings]], Awaitable[None]]
 """A service the daemon runs beside its cycles while it runs (the web page): given the open store and
 the current settings, it runs until cancelled at the stop, and handles its own failures."""
+
+
+@contextlib.contextmanager
+def _wakes(loop: asyncio.AbstractEventLoop) -> Iterator[None]:
+    """Any signal wakes the event loop. The kernel may hand a signal to any thread (one of a step's
+    worker threads, say); Python then runs its handler only when the main thread next runs, which,
+    while the loop sleeps in its selector with nothing due, is not until something else wakes it.
+    The wakeup fd is written by whichever thread takes the signal, so the selector returns at once.
+    (``loop.add_signal_handler`` sets its own, which wakes the loop too: it replaces this one.)"""
+    read_end, write_end = socket.socketpair()
+    read_end.setblocking(False)
+    write_end.setblocking(False)
+
+    def drain() -> None:
+        with contextlib.suppress(OSError):
+            while read_end.recv(4096):
+                pass
+
+    loop.add_reader(read_end.fileno(), drain)
+    previous = signal.set_wakeup_fd(write_end.fileno(), warn_on_full_buffer=False)
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(previous)
+        loop.remove_reader(read_end.fileno())
+        read_end.close()
+        write_end.close()
 
 
 @dataclass(frozen=True)
@@ -651,19 +679,21 @@ class Daemon:
             self.hard_stop.arm(STOP_GRACE_S if again else timeout_s + STOP_GRACE_S)
             loop.call_soon_threadsafe(self._stop_signalled, again)
 
-        if install:
-            for sig in stops:
-                previous[sig] = signal.signal(sig, on_stop_signal)
-            if reload:
-                loop.add_signal_handler(signal.SIGHUP, self.request_reload)
-        try:
-            yield
-        finally:
+        with contextlib.ExitStack() as stack:
             if install:
-                for signum, handler in previous.items():
-                    signal.signal(signum, handler)
+                stack.enter_context(_wakes(loop))
+                for sig in stops:
+                    previous[sig] = signal.signal(sig, on_stop_signal)
                 if reload:
-                    loop.remove_signal_handler(signal.SIGHUP)
+                    loop.add_signal_handler(signal.SIGHUP, self.request_reload)
+            try:
+                yield
+            finally:
+                if install:
+                    for signum, handler in previous.items():
+                        signal.signal(signum, handler)
+                    if reload:
+                        loop.remove_signal_handler(signal.SIGHUP)
 
     def _stop_signalled(self, again: bool) -> None:
         step = self._current_step

@@ -1,7 +1,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
 import socket
+import threading
+import time
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -13,8 +17,9 @@ from sqlalchemy import insert, update
 from daemon import instance as instance_mod
 from daemon.config import ConfigError, load_settings
 from daemon.cycle import StepEnv, StepSet
+from daemon.hardstop import HardStop
 from daemon.notify import Notifier
-from daemon.service import Daemon
+from daemon.service import Daemon, Interrupt
 from pipeline.clock import FakeClock
 from pipeline.errors import InstanceBusy
 from pipeline.machine import UNNAMED
@@ -461,3 +466,54 @@ async def test_a_stop_that_cancels_a_step_says_which(tmp_path: Path, clock: Fake
     result = await asyncio.wait_for(once, timeout=TIMEOUT_S)
     assert daemon.abandoned == "consolidate"
     assert result.summary() == "scan ok, extract ok, consolidate cancelled, publish skipped: interrupted"
+
+
+async def test_a_stop_signal_a_worker_thread_receives_still_reaches_the_loop_at_once(
+    tmp_path: Path, clock: FakeClock
+) -> None:
+    """The kernel may hand SIGINT/SIGTERM to any thread: to one of the step's worker threads while
+    the event loop sleeps with nothing due. The loop must wake for it, not when the step is done."""
+    steps = FakeSteps()
+    in_thread = threading.Event()
+    release = threading.Event()
+    worker: list[int] = []
+
+    def block() -> None:
+        worker.append(threading.get_ident())
+        in_thread.set()
+        release.wait(TIMEOUT_S)
+
+    async def extract(env: StepEnv) -> object:
+        await asyncio.to_thread(block)
+        return None
+
+    steps.hooks["extract"] = extract
+    exits: list[int] = []
+    hard_stop = HardStop(exit=exits.append)
+    interrupts: list[Interrupt] = []
+    told = asyncio.Event()
+
+    def on_interrupt(interrupt: Interrupt) -> None:
+        interrupts.append(interrupt)
+        told.set()
+
+    daemon = make_daemon(make_settings(tmp_path), clock, steps, hard_stop=hard_stop)
+    once = asyncio.create_task(daemon.run_once(on_interrupt=on_interrupt))
+    try:
+        assert await asyncio.to_thread(in_thread.wait, TIMEOUT_S)
+        # from a third thread, once the loop is asleep in its selector with nothing due for 5 s
+        sent = time.monotonic() + 0.2
+        threading.Timer(0.2, signal.pthread_kill, (worker[0], signal.SIGINT)).start()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(told.wait(), timeout=5)
+        assert time.monotonic() - sent < 2  # at once, not when the loop next wakes for a timer
+        assert interrupts == [Interrupt("extract", daemon.settings.schedule.shutdown_timeout_s, False)]
+    finally:
+        release.set()
+        result = await asyncio.wait_for(once, timeout=TIMEOUT_S)
+        hard_stop.disarm()
+    assert (
+        result.summary()
+        == "scan ok, extract ok, consolidate skipped: interrupted, publish skipped: interrupted"
+    )
+    assert exits == []
