@@ -53,6 +53,15 @@ def _isolate_home() -> None:
 
 _isolate_home()
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: two workers per core. About a third of the suite's time is spent waiting on other
+    processes (git, whole daemons, the agent CLIs, chromium), so one worker per core leaves the cores
+    idle that long; two fill it (on two cores: 4 min instead of 5 min 40 s, and no gain past two).
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still overrides this."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return 2 * cores
+
+
 # CI (``.ci/run`` sets CI=1) replays a fixed set of examples so a run is reproducible; a developer's
 # run explores new ones. A failure either way is a bug, to be pinned as an explicit example.
 hypothesis_settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
