@@ -53,6 +53,7 @@ def _isolate_home() -> None:
 
 _isolate_home()
 
+
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto``: two workers per core. About a third of the suite's time is spent waiting on other
     processes (git, whole daemons, the agent CLIs, chromium), so one worker per core leaves the cores
