@@ -22,8 +22,9 @@ def topic(
     updated: date | None = date(2026, 10, 1),
     expires: date | None = None,
     description: str = "",
+    evidence: str = "",
 ) -> Topic:
-    return Topic(scope, file, name, description, "project", body, None, updated, expires, ())
+    return Topic(scope, file, name, description, "project", body, None, updated, expires, (), evidence)
 
 
 def ids(index: Index, query: str, **kw: object) -> list[str]:
@@ -53,6 +54,23 @@ def test_recency_and_use_break_a_tie_of_words() -> None:
     index = Index([same_day, new], today=TODAY)
     assert ids(index, "cache keys prefixed", uses={f"{OWN}/b.md": 3})[0] == f"{OWN}/b.md"
     assert ids(index, "cache keys prefixed", uses={f"{OWN}/a.md": 3})[0] == f"{OWN}/a.md"
+
+
+def test_a_topic_resting_on_tool_output_ranks_under_an_equal_one_never_under_a_poorer_one() -> None:
+    body = "Cache keys are prefixed with the tenant."
+    tool = topic(
+        OWN, "a.md", "Alpha", body, evidence="tool"
+    )  # its id sorts first: only evidence puts it second
+    user = topic(OWN, "b.md", "Beta", body, evidence="user")
+    unmarked = topic(OWN, "c.md", "Gamma", body)
+    index = Index([tool, user, unmarked], today=TODAY)
+    assert ids(index, "cache keys prefixed") == [f"{OWN}/b.md", f"{OWN}/c.md", f"{OWN}/a.md"]
+    better = topic(
+        OWN, "d.md", "Cache keys", "Cache keys are prefixed with the tenant and hashed.", evidence="tool"
+    )
+    assert ids(Index([better, user], today=TODAY), "cache keys hashed")[0] == f"{OWN}/d.md"
+    elsewhere = topic("global", "b.md", "Beta", body)
+    assert ids(Index([tool, elsewhere], today=TODAY), "cache keys prefixed") == [f"{OWN}/a.md", "global/b.md"]
 
 
 def test_an_expired_topic_and_an_older_near_duplicate_are_never_offered() -> None:
