@@ -44,6 +44,14 @@ class Topic:
     updated: date | None
     expires: date | None
     sources: tuple[str, ...]
+    evidence: str = ""
+    """What the frontmatter's ``evidence`` says the topic rests on ("" when not marked)."""
+
+    @property
+    def from_tools(self) -> bool:
+        """Whether it rests on tool output only (``evidence: tool``): published marked so, and
+        returned marked so by ``memd mcp``."""
+        return self.evidence == frontmatter.TOOL_EVIDENCE
 
     @property
     def id(self) -> str:
@@ -74,6 +82,7 @@ def parse_topic(scope: str, file: str, text: str) -> Topic:
         updated=meta.updated,
         expires=meta.expires,
         sources=meta.sources,
+        evidence=meta.evidence,
     )
 
 

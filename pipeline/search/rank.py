@@ -10,7 +10,9 @@ empty list, not the best of bad matches.
 
 Then what memd knows beyond the words, as gentle factors that reorder close matches but never
 lift a poor one: the scope (the session's project first, then global, then other projects),
-recency (``updated``), and use (how often the topic was read lately, ``pipeline.hits``).
+recency (``updated``), use (how often the topic was read lately, ``pipeline.hits``), and evidence
+(a topic resting on tool output only, ``evidence: tool``, ranks under one that matches as well and
+rests on the user's words or is unmarked).
 Superseded topics (``supersede``) are left out before anything is ranked.
 """
 
@@ -41,6 +43,10 @@ PREFIX_SLACK = 3
 MIN_COVERAGE = 0.5
 """The share of the query a topic must match to be offered (else the search abstains)."""
 SCOPE_FACTOR = {"own": 1.0, "global": 0.85, "other": 0.6}
+TOOL_EVIDENCE_FACTOR = 0.9
+"""A topic resting on tool output only, against any other: under one of its scope that matches the words
+as well, whatever their days (recency moves a score by at most 10%; only more use can lift it back),
+still above a clearly poorer match, and a smaller step than the scopes' (this project 1.0, global 0.85)."""
 RECENCY_HALF_LIFE_DAYS = 180.0
 RECENCY_SPAN = 0.1
 USE_SPAN = 0.1
@@ -168,7 +174,8 @@ class Index:
             recency += RECENCY_SPAN * 0.5 ** (age / RECENCY_HALF_LIFE_DAYS)
         used = uses.get(topic.id, 0)
         use = 1.0 + USE_SPAN * min(1.0, math.log1p(used) / math.log1p(USE_SATURATION))
-        return scope * recency * use
+        evidence = TOOL_EVIDENCE_FACTOR if topic.from_tools else 1.0
+        return scope * recency * use * evidence
 
 
 _LINE = re.compile(r"[^\n]+")

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from daemon.mcp.tools_memory import BODY_MAX_BYTES
 from pipeline.projects import resolve_project, scope_for
 from pipeline.publish.render import FROM_TOOLS_NOTE
 from tests.configs import write_config
@@ -82,3 +83,25 @@ async def test_a_tool_only_topic_never_outranks_an_equal_user_one(world: dict[st
         found = await session.call_tool("memory_search", {"query": QUERY})
     ids = [r["id"] for r in (found.structured_content or {})["results"]]
     assert ids == [f"{scope}/b-said.md", f"{scope}/c-plain.md", f"{scope}/a-fetched.md"]
+
+
+async def test_the_note_counts_within_the_body_cap_and_survives_the_cut(world: dict[str, Any]) -> None:
+    scope = world["scope"]
+    long_body = "\n".join(
+        f"Line {i}: the mirror printed checksum {i:08x} for the signed build." for i in range(600)
+    )
+    assert len(long_body.encode()) > BODY_MAX_BYTES
+    (world["memory"] / scope / "d-long.md").write_text(
+        topic("Delta", "A long page the agent fetched", long_body, extra="evidence: tool\n")
+    )
+    async with server(world) as session:
+        got = await session.call_tool("memory_get", {"ids": [f"{scope}/d-long.md"]})
+    [memory] = (got.structured_content or {})["memories"]
+    head, tail = f'<memd-memory id="{scope}/d-long.md">\n', "\n</memd-memory>"
+    assert memory["body"].startswith(head)
+    assert memory["body"].endswith(tail)
+    inner = memory["body"][len(head) : -len(tail)]
+    assert inner.startswith(FROM_TOOLS_NOTE + "\n\nLine 0:")
+    assert len(inner.encode()) <= BODY_MAX_BYTES
+    assert memory["truncated"] is True
+    assert memory["evidence"] == "tool"
