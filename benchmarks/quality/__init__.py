@@ -32,6 +32,7 @@ SCENARIOS: list[str] = [
     "planted_facts",
     "no_duplicates",
     "stale_marked",
+    "global_scope",
     "agent_cut",
 ]
 """Scenario module names in ``benchmarks/quality/``, in the order the bench runs them."""
