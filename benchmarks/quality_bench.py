@@ -9,9 +9,12 @@ API (``tests/fakes/anthropic_api.py``), so the figures are computed from what me
 baseline measured in the same run, with its target and whether memd met it; exit 1 when a target
 was missed.
 
-``--live`` runs, instead, the scenarios that have a ``live`` function against the real API
-(``ANTHROPIC_API_KEY``; without it the run says so and stops with exit 0): it spends money, and is
-never run in CI.
+``--live`` runs, instead, every scenario whose outcome depends on the model (those with a ``live``
+function: planted facts, newer wins) against the real API (``ANTHROPIC_API_KEY``; without it the
+run says so and stops with exit 0; ``ANTHROPIC_BASE_URL``, when set, is the API it calls), adding
+the tokens and cost per session and per consolidation; each other scenario says why it needs no
+live run (its ``NO_LIVE``). It spends money, and is never run in CI (its code path is tested
+against the loopback fake: ``tests/test_quality_bench.py``).
 """
 
 from __future__ import annotations
@@ -55,14 +58,14 @@ def table(rows: list[tuple[str, Figure]]) -> list[str]:
     return out
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--tiny", action="store_true", help="the smallest sessions (CI's size)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="run only these scenario modules")
     parser.add_argument("--live", action="store_true", help="against the real API (costs money)")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     names = [n for n in SCENARIOS if not args.only or n in args.only]
     unknown = sorted(set(args.only or ()) - set(SCENARIOS))
     if unknown:
@@ -78,10 +81,10 @@ def main() -> int:
     for name in names:
         module = importlib.import_module(f"benchmarks.quality.{name}")
         runner: Runner | None = getattr(module, "live" if args.live else "run", None)
-        if runner is None:
-            print(f"{name}: no live run")
-            continue
         scenario = getattr(module, "NAME", name)
+        if runner is None:
+            print(f"{scenario}: no live run ({getattr(module, 'NO_LIVE', 'no live form')})")
+            continue
         started = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix=f"quality-{name}-") as tmp:
             figures = runner(Path(tmp), tiny=args.tiny)

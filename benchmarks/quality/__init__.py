@@ -4,8 +4,9 @@ Each module named in ``SCENARIOS`` replays fixed scenario sessions through memd'
 (phase 1 and phase 2 with scripted model answers from a loopback fake of the Messages API) and
 exposes ``NAME: str`` and ``run(workdir: Path, *, tiny: bool) -> list[Figure]``: every figure is
 computed from what the pipeline did in that run, beside a baseline measured in the same run. A
-scenario that can also run against the real API exposes ``live(workdir: Path, *, tiny: bool) ->
-list[Figure]`` (``quality_bench.py --live``).
+scenario whose outcome depends on the model also runs against the real API: it exposes
+``live(workdir: Path, *, tiny: bool) -> list[Figure]`` (``quality_bench.py --live``, its tokens and
+cost from ``spend.py``); every other one exposes ``NO_LIVE: str``, why its outcome does not.
 """
 
 from __future__ import annotations

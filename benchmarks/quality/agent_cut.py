@@ -30,6 +30,8 @@ from pipeline.store.hits import Use, record_uses
 from tests.pipeline.publish.support import add_scope, add_transcript, make_env, topic_text, write_scope
 
 NAME = "within every agent's cut"
+NO_LIVE = "it publishes only; no model is called"
+"""Why ``--live`` does not run it: its outcome does not depend on the model."""
 PINNED = 3
 USED = 5
 TEAM_RULES_BYTES = 31_000

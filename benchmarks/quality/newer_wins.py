@@ -10,7 +10,12 @@ memd's "Changed values" block), and in a repair turn drops the lines stating a v
 
 memd: the pipeline as it is (changed values marked, the check after phase 2, one repair turn).
 Baseline: the same run with the check switched off (what the model alone publishes). The figures
-are read from the topic file the publish step wrote to Claude Code's memory folder.
+are read from the topic file the publish step wrote to Claude Code's memory folder, and from the
+consolidation runs (repair turns taken, runs refused).
+
+``--live`` (``live``) replays the same sessions through the real model in both phases, with the
+check and without: whether a model told the changed values still publishes a superseded one, and
+what memd's replay spent per session and per consolidation (``benchmarks/quality/spend.py``).
 """
 
 from __future__ import annotations
@@ -21,16 +26,21 @@ import re
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from benchmarks.quality import Figure
+from structlog.testing import capture_logs
+
+from benchmarks.quality import Figure, spend
+from benchmarks.quality.spend import Spent
 from pipeline.memory.current import FORMER, stated_lines
 from pipeline.vocabulary import SourceName
 from tests.daemon.cycle_support import Answers, agent_folder, home_env, running, settings_of
 from tests.fakes.anthropic_api import FakeAnthropicAPI, FakeResponse
+from tests.fakes.fixtures import FAKE_API_KEY
 from tests.pipeline.consolidate.support import done, last_user_text, mem, tool_results, turn
 from tests.pipeline.extract.support import extract_output
 from tests.pipeline.sources.shell_sessions import Exchange, write_exchanges
@@ -72,7 +82,6 @@ class Appender:
 
     def __init__(self) -> None:
         self.lines: list[str] = []
-        self.repairs = 0
 
     def __call__(self, body: dict[str, Any]) -> list[FakeResponse]:
         assistants = sum(1 for m in body["messages"] if m["role"] == "assistant")
@@ -93,7 +102,6 @@ class Appender:
             ]
         flagged = set(FINDING.findall(last_user_text(body)))
         if flagged and not tool_results(body):  # the repair prompt, not a tool's answer
-            self.repairs += 1
             self.lines = [x for x in self.lines if not any(f" {v}." in x for v in flagged)]
             return [turn(mem("create", path=f"/memories/{TOPIC}", file_text=_topic(self.lines)))]
         return [done()]
@@ -117,24 +125,35 @@ def unchecked() -> Iterator[None]:
         yield
 
 
-async def replay(workdir: Path, *, checked: bool) -> tuple[str | None, int]:
-    """The three sessions, one cycle each; the last published topic and the repair turns taken."""
-    api = FakeAnthropicAPI().start()
-    model = Appender()
-    api.responder = Answers(extract=extract, consolidate=model)
-    try:
-        # each session is consolidated in its own cycle, as it would be days apart
-        env = home_env(workdir, api.base_url, MEMD_SCHEDULE__CONSOLIDATE_COOLDOWN_MINUTES="0")
-        project = workdir / "work" / "shop"
-        project.mkdir(parents=True)
-        subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=30)
-        settings = settings_of(env)
-        published: str | None = None
-        with contextlib.nullcontext() if checked else unchecked():
-            async with running(settings, env) as cycle:
-                for n, (value, day) in enumerate(zip(VALUES, DAYS, strict=True)):
-                    at = datetime(2026, 11, day, 10, 0, tzinfo=UTC)
-                    said = Exchange(f"The staging port is now {value}.", (("make staging", "ok"),), at=at)
+@dataclass
+class Replayed:
+    published: str | None
+    """The topic the last publish wrote to Claude Code's memory folder."""
+    repairs: int
+    """Repair turns the consolidation runs took (memd logs each)."""
+    refused: int
+    """Consolidation runs refused (findings left after the repair turn)."""
+    spent: Spent
+
+
+async def cycles(workdir: Path, base_url: str | None, api_key: str, *, checked: bool) -> Replayed:
+    """The three sessions, one cycle each, against the API at ``base_url`` (None: the real one)."""
+    # each session is consolidated in its own cycle, as it would be days apart
+    env = home_env(workdir, base_url, api_key=api_key, MEMD_SCHEDULE__CONSOLIDATE_COOLDOWN_MINUTES="0")
+    project = workdir / "work" / "shop"
+    project.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=30)
+    settings = settings_of(env)
+    published: str | None = None
+    paths: list[Path] = []
+    spent = Spent()
+    refused = 0
+    with contextlib.nullcontext() if checked else unchecked(), capture_logs() as logged:
+        async with running(settings, env) as cycle:
+            for n, (value, day) in enumerate(zip(VALUES, DAYS, strict=True)):
+                at = datetime(2026, 11, day, 10, 0, tzinfo=UTC)
+                said = Exchange(f"The staging port is now {value}.", (("make staging", "ok"),), at=at)
+                paths.append(
                     write_exchanges(
                         SourceName.CLAUDE_CODE,
                         agent_folder(env, SourceName.CLAUDE_CODE),
@@ -142,14 +161,38 @@ async def replay(workdir: Path, *, checked: bool) -> tuple[str | None, int]:
                         sid=f"5e55c0de-0000-4000-8000-00000000000{n}",
                         cwd=str(project),
                     )
-                    result = await cycle()
-                    failed = [f"{r.name}: {r.error}" for r in result.results if r.failed]
-                    if failed:
-                        raise RuntimeError(f"cycle {n + 1} failed: {failed}")
-                    published = published_topic(result) or published
-        return published, model.repairs
+                )
+                result = await cycle()
+                failed = [
+                    f"{r.name}: {r.error}" for r in result.results if r.failed and r.name != "consolidate"
+                ]
+                if failed:
+                    raise RuntimeError(f"cycle {n + 1} failed: {failed}")
+                refused += sum(
+                    1
+                    for step in result.results
+                    if step.name == "consolidate"
+                    for s in getattr(step.report, "scopes", ())
+                    if s.outcome == "failed"
+                )
+                spent.consolidations += spend.consolidations(result, settings.llm.consolidation_model)
+                published = published_topic(result) or published
+    spent.sessions = await spend.sessions(settings.paths.state_db, paths)
+    spent.whole = spend.whole_tokens(paths)
+    repairs = sum(1 for e in logged if e.get("event") == "consolidation_repair_turn")
+    return Replayed(published, repairs, refused, spent)
+
+
+async def replay(workdir: Path, *, checked: bool) -> tuple[str | None, int]:
+    """Offline: the three sessions with the scripted models; the last published topic and the
+    repair turns taken."""
+    api = FakeAnthropicAPI().start()
+    api.responder = Answers(extract=extract, consolidate=Appender())
+    try:
+        done = await cycles(workdir, api.base_url, FAKE_API_KEY, checked=checked)
     finally:
         api.stop()
+    return done.published, done.repairs
 
 
 def stated(text: str | None) -> list[str]:
@@ -160,10 +203,8 @@ def stated(text: str | None) -> list[str]:
     return [v for v in VALUES if any(re.search(rf"(?<!\w){v}(?!\w)", line) for line in lines)]
 
 
-def run(workdir: Path, *, tiny: bool) -> list[Figure]:
-    memd, repairs = asyncio.run(replay(workdir / "memd", checked=True))
-    base, base_repairs = asyncio.run(replay(workdir / "baseline", checked=False))
-    ours, theirs = stated(memd), stated(base)
+def _figures(memd: Replayed, base: Replayed) -> list[Figure]:
+    ours, theirs = stated(memd.published), stated(base.published)
     last = VALUES[-1]
     return [
         Figure(
@@ -173,5 +214,25 @@ def run(workdir: Path, *, tiny: bool) -> list[Figure]:
             f"only the last: {last}",
             ours == [last],
         ),
-        Figure("repair turns taken over the 3 runs", str(repairs), str(base_repairs)),
+        Figure("repair turns taken over the 3 runs", str(memd.repairs), str(base.repairs)),
+        Figure("runs refused over the 3 runs", str(memd.refused), str(base.refused)),
     ]
+
+
+def run(workdir: Path, *, tiny: bool) -> list[Figure]:
+    api = FakeAnthropicAPI().start()
+    api.responder = Answers(extract=extract, consolidate=Appender())
+    try:
+        memd = asyncio.run(cycles(workdir / "memd", api.base_url, FAKE_API_KEY, checked=True))
+        base = asyncio.run(cycles(workdir / "baseline", api.base_url, FAKE_API_KEY, checked=False))
+    finally:
+        api.stop()
+    return [replace(f, name=f"{f.name} (scripted model)") for f in _figures(memd, base)]
+
+
+def live(workdir: Path, *, tiny: bool) -> list[Figure]:
+    """The same sessions through the real model, with the check and without; what memd's run spent."""
+    base_url, key = spend.live_api()
+    memd = asyncio.run(cycles(workdir / "memd", base_url, key, checked=True))
+    base = asyncio.run(cycles(workdir / "baseline", base_url, key, checked=False))
+    return _figures(memd, base) + spend.figures(memd.spent)

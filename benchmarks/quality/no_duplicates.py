@@ -35,6 +35,8 @@ from tests.fakes.fixtures import FAKE_API_KEY
 from tests.pipeline.consolidate.support import Env, done, make_settings, mem, topic, turn, write_memory
 
 NAME = "no duplicates land"
+NO_LIVE = "the duplicates are the model's writing, scripted on purpose: memd's check of them is measured"
+"""Why ``--live`` does not run it: its outcome does not depend on the model."""
 COUNT = duplicates.check
 """The check as memd has it, to count what landed in both runs (the baseline switches it off)."""
 FACTS = [

@@ -20,6 +20,8 @@ from tests.fakes.anthropic_api import FakeAnthropicAPI
 from tests.pipeline.sources.shell_sessions import Exchange, write_exchanges
 
 NAME = "nothing changed, nothing paid"
+NO_LIVE = "an idle cycle makes no request, so no model answer counts"
+"""Why ``--live`` does not run it: its outcome does not depend on the model."""
 
 
 def commits(settings: Settings) -> int:

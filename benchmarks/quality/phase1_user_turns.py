@@ -33,6 +33,8 @@ from tests.pipeline.extract.support import extract_output
 from tests.pipeline.sources.shell_sessions import Exchange, write_exchanges
 
 NAME = "phase 1 keeps the user's turns"
+NO_LIVE = "it measures the phase-1 request memd builds, before any model answers"
+"""Why ``--live`` does not run it: its outcome does not depend on the model."""
 TURNS = 12
 FACTORS = (1, 3, 10)
 BUDGET = 60_000

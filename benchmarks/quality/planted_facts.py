@@ -9,17 +9,15 @@ runs, and every file the publish step wrote is read back.
 Figures: facts whose token reaches the published memory, out of those planted; dead ends kept as
 facts (a published line with a dead end's token and no word saying it failed or is to be avoided,
 ``AVOIDED``), out of those planted. ``--live`` (``live``) runs it against the real API and adds
-tokens and cost (``pipeline/llm/pricing.py``) per session (phase 1) and per consolidation (phase 2),
-beside the whole session sent as it is (its Codex-style JSON, ``benchmarks/codex_phase1.py``, priced
-at the extraction model's input rate). Offline (``run``), the model is scripted and naive: phase 1
-keeps every user turn, phase 2 keeps every raw note, so the figures check memd's own path (render,
-redaction, consolidation, publishing) and the live evaluation's code, not a model.
+the tokens and cost per session (phase 1) and per consolidation (phase 2), beside the whole session
+sent as it is (``benchmarks/quality/spend.py``). Offline (``run``), the model is scripted and naive:
+phase 1 keeps every user turn, phase 2 keeps every raw note, so the figures check memd's own path
+(render, redaction, consolidation, publishing), not a model.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import re
 import secrets
 import subprocess
@@ -28,11 +26,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from benchmarks.codex_phase1 import codex_json
-from benchmarks.quality import Figure
-from pipeline.extract.compact import estimate_tokens
-from pipeline.extract.item import parse_full
-from pipeline.llm.pricing import Usage, cost_usd
+from benchmarks.quality import Figure, spend
+from benchmarks.quality.spend import Spent
 from pipeline.vocabulary import SourceName
 from tests.daemon.cycle_support import Answers, agent_folder, home_env, running, settings_of
 from tests.fakes.anthropic_api import FakeAnthropicAPI, FakeResponse
@@ -140,12 +135,7 @@ def naive_consolidate(body: dict[str, Any]) -> list[FakeResponse]:
 class Outcome:
     planted: Planted
     published: str
-    phase1: list[tuple[str, Usage]]
-    """(model, usage) of each phase-1 session."""
-    phase2: list[tuple[str, Usage]]
-    """(model, usage) of each consolidation run."""
-    whole_tokens: list[int]
-    """Each session sent whole (its Codex-style JSON), in estimated tokens."""
+    spent: Spent
 
 
 async def replay(workdir: Path, base_url: str | None, api_key: str, sessions: int) -> Outcome:
@@ -161,45 +151,17 @@ async def replay(workdir: Path, base_url: str | None, api_key: str, sessions: in
     if failed:
         raise RuntimeError(f"the cycle failed: {failed}")
     written: set[str] = set()
-    phase1: list[tuple[str, Usage]] = []
-    phase2: list[tuple[str, Usage]] = []
     for step in result.results:
-        report = step.report
-        for target in getattr(report, "results", ()):
+        for target in getattr(step.report, "results", ()):
             written.update(getattr(target, "written", ()))
-        if step.name == "consolidate":
-            phase2 = [
-                (settings.llm.consolidation_model, s.usage)
-                for s in getattr(report, "scopes", ())
-                if s.usage.total_tokens
-            ]
-    phase1 = await session_usage(settings.paths.state_db, planted.paths)
+    paths = list(planted.paths)
+    spent = Spent(
+        await spend.sessions(settings.paths.state_db, paths),
+        spend.whole_tokens(paths),
+        spend.consolidations(result, settings.llm.consolidation_model),
+    )
     published = "\n".join(Path(p).read_text(encoding="utf-8") for p in sorted(written) if Path(p).is_file())
-    whole = []
-    for path in planted.paths:
-        parsed = parse_full(SourceName.CLAUDE_CODE, path)
-        whole.append(estimate_tokens(codex_json(parsed.transcript.items)) if parsed.transcript else 0)
-    return Outcome(planted, published, phase1, phase2, whole)
-
-
-async def session_usage(state_db: str, paths: tuple[Path, ...]) -> list[tuple[str, Usage]]:
-    """(model, usage) of each planted session's extract in force, as phase 1 stored it."""
-    from pipeline.store import open_store, stage1
-
-    store = await open_store(state_db)
-    found: dict[str, tuple[str, Usage]] = {}
-    try:
-        tid = 1
-        while (row := await stage1.get_transcript(store, tid)) is not None:
-            extract = await stage1.current_output(store, tid)
-            if extract is not None:
-                u = extract.usage
-                fields = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
-                found[row.path] = (extract.model, Usage(*(int(u.get(f, 0)) for f in fields)))
-            tid += 1
-    finally:
-        await store.close()
-    return [found[str(p)] for p in paths if str(p) in found]
+    return Outcome(planted, published, spent)
 
 
 def _kept_as_fact(text: str, token: str) -> bool:
@@ -226,29 +188,7 @@ def figures(outcome: Outcome, *, costs: bool) -> list[Figure]:
             kept == 0,
         ),
     ]
-    if not costs:
-        return out
-    extract_model = outcome.phase1[0][0] if outcome.phase1 else "claude-haiku"
-    for n, ((model, usage), whole) in enumerate(
-        zip(outcome.phase1, outcome.whole_tokens, strict=False), start=1
-    ):
-        whole_cost = cost_usd(extract_model, Usage(input_tokens=whole))
-        out.append(
-            Figure(
-                f"session {n}: phase-1 tokens in/out, cost",
-                f"{usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens:,}/{usage.output_tokens:,}, ${cost_usd(model, usage):.4f}",
-                f"whole session {whole:,} in, ${whole_cost:.4f}",
-            )
-        )
-    for n, (model, usage) in enumerate(outcome.phase2, start=1):
-        out.append(
-            Figure(
-                f"consolidation {n}: tokens in/out, cost",
-                f"{usage.input_tokens + usage.cache_read_tokens + usage.cache_write_tokens:,}/{usage.output_tokens:,}, ${cost_usd(model, usage):.4f}",
-                "",
-            )
-        )
-    return out
+    return out + spend.figures(outcome.spent) if costs else out
 
 
 def run(workdir: Path, *, tiny: bool) -> list[Figure]:
@@ -262,5 +202,5 @@ def run(workdir: Path, *, tiny: bool) -> list[Figure]:
 
 
 def live(workdir: Path, *, tiny: bool) -> list[Figure]:
-    key = os.environ["ANTHROPIC_API_KEY"]  # quality_bench.py stops before a live run without it
-    return figures(asyncio.run(replay(workdir, None, key, 2 if tiny else 4)), costs=True)
+    base_url, key = spend.live_api()
+    return figures(asyncio.run(replay(workdir, base_url, key, 2 if tiny else 4)), costs=True)

@@ -29,6 +29,8 @@ from pipeline.store import open_store
 from tests.pipeline.publish.support import add_scope, make_env, topic_text, write_scope
 
 NAME = "stale memory is marked"
+NO_LIVE = "it publishes only; no model is called"
+"""Why ``--live`` does not run it: its outcome does not depend on the model."""
 
 
 def _source(i: int, version: int = 0) -> str:
