@@ -157,3 +157,18 @@ def test_pin_edit_why_and_forget_one_memory(tmp_path: Path, fake_api: FakeAnthro
     assert runner.invoke(cli, [*base, "memories", "why", "nope"], env=ENV).exit_code == Exit.FAILED
     unpinned = runner.invoke(cli, [*base, "memories", "unpin", testing], env=ENV)
     assert unpinned.exit_code == 0, unpinned.output
+
+
+@pytest.mark.parametrize("how", ["acme", "src"])
+def test_forget_project_takes_the_keys_short_name_or_a_bare_folder_name(
+    tmp_path: Path, fake_api: FakeAnthropicAPI, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """``acme`` is the key's short name (no folder of that name where it runs); ``src`` is a folder
+    inside the project, named as ``./src`` would be."""
+    base, scope = setup(tmp_path, fake_api)
+    assert "fly deploy" in published(tmp_path)
+    monkeypatch.chdir(tmp_path / "acme")
+    forgot = CliRunner().invoke(cli, [*base, "forget", "--project", how], env=ENV)
+    assert forgot.exit_code == 0, forgot.output
+    assert f"{scope}: 1 extract(s) forgotten" in forgot.output
+    assert "fly deploy" not in published(tmp_path)
