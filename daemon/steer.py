@@ -18,7 +18,10 @@ Each is made under the scope's consolidation lease (a run of the scope going on 
 with ``SteerRefused``, nothing changed) and lands as one commit in the memory repository (``pipeline.memory.steer``: authored by the
 person, committed and signed by memd, trailer ``Memd-Action``), then is pushed (``[sync]``) and
 published at once, like an accepted run (``daemon.actions``). ``SteerDone.lines()`` says it in the
-words the command prints; ``SteerDone.ok`` is False when a publish failed.
+words the command prints; ``SteerDone.ok`` is False when a publish failed, and then the lines say
+``NOT finished`` and name each published copy that still holds the memory as it was
+(``SteerDone.holding``). A forget that does not land (refused, or git failed) takes back the record
+it made (``forgotten_topics.take_back``): it finishes or changes nothing.
 """
 
 from __future__ import annotations
@@ -57,11 +60,23 @@ class SteerDone:
     def ok(self) -> bool:
         return self.published is None or not self.published.failed
 
+    @property
+    def holding(self) -> list[str]:
+        """The published copies that may still hold the memory as it was before the change: those
+        of its scope whose publish failed (any failed one, for ``global``, which every project's
+        copy may carry)."""
+        from pipeline.memory.layout import GLOBAL_SCOPE
+
+        if self.published is None:
+            return []
+        scope = self.steered.scope
+        return [r.path for r in self.published.failed if scope == GLOBAL_SCOPE or r.scope == scope]
+
     def lines(self, *, verbose: bool = False) -> list[str]:
         from daemon.actions import publish_lines, sync_lines
 
-        out = [self.steered.line()]
-        if self.steered.action == "forget" and self.steered.commit is not None:
+        out = [self.first_line()]
+        if self.steered.action == "forget" and self.steered.commit is not None and not self.holding:
             out.append(
                 "it stays forgotten: memd keeps what it was (never its text) and no consolidation brings it "
                 "back; the old text remains in the memory repository's git history (git log -p)"
@@ -69,7 +84,31 @@ class SteerDone:
         out += sync_lines(self.synced)
         if self.published is not None:
             out += publish_lines(self.published, verbose=verbose)
-        return out
+        return out + self.unfinished_lines()
+
+    def first_line(self) -> str:
+        """What the change did, or, when a published copy still holds the memory as it was, that
+        it is NOT finished."""
+        steered = self.steered
+        if steered.commit is None or not self.holding:
+            return steered.line()
+        done = "removed from" if steered.action == "forget" else f"{steered.line_verb()} in"
+        return (
+            f"{steered.id}: {done} the memory repository ({steered.commit[:12]}), but NOT finished: "
+            f"{len(self.holding)} published cop{'y' if len(self.holding) == 1 else 'ies'} still "
+            f"hold{'s' if len(self.holding) == 1 else ''} it{self._as_before()} (below)"
+        )
+
+    def unfinished_lines(self) -> list[str]:
+        """Each published copy that still holds the memory as it was (empty: none)."""
+        return [
+            f"NOT finished: the published copy at {path} still holds {self.steered.id}{self._as_before()} "
+            "(its publish failed, above); `memd publish` writes it again"
+            for path in (self.holding if self.steered.commit is not None else [])
+        ]
+
+    def _as_before(self) -> str:
+        return "" if self.steered.action == "forget" else " as it was before"
 
 
 def author(settings: Settings) -> str:
@@ -165,11 +204,19 @@ async def forget_memory(rt: Runtime, memory_id: str) -> SteerDone:
         text = read_topic(repo, found.scope, found.file)
         now = rt.clock.now()
         record = Steered(found.scope, found.file, "forget", None, text, None).forgotten(now.isoformat())
-        await forgotten_topics.record(rt.store, record, now=now)
-        steered = await forget_topic(
-            repo, found.scope, found.file, scratch_parent=_scratch(rt), author=author(rt.settings())
-        )
-        if steered.commit is not None:  # the digest is written again without it at the next cycle
+        # Recorded before the commit (a process killed after it lands still keeps it forgotten), and
+        # taken back when the commit does not land: a forget finishes or changes nothing.
+        replaced = await forgotten_topics.record(rt.store, record, now=now)
+        try:
+            steered = await forget_topic(
+                repo, found.scope, found.file, scratch_parent=_scratch(rt), author=author(rt.settings())
+            )
+        except BaseException:
+            await forgotten_topics.take_back(rt.store, record, replaced, now=rt.clock.now())
+            raise
+        if steered.commit is None:
+            await forgotten_topics.take_back(rt.store, record, replaced, now=rt.clock.now())
+        else:  # the digest is written again without it at the next cycle
             await forgotten_topics.mark_rebuild(rt.store, found.scope, now=rt.clock.now())
     return await _after(rt, steered)
 

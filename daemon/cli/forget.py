@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from pathlib import Path
 
 import click
 
@@ -41,7 +42,8 @@ from daemon.exits import Exit
 @click.option(
     "--project",
     metavar="KEY",
-    help="A project key (projects/<KEY>), its short name, a project folder (or one inside it), or `global`.",
+    help="A project key (projects/<KEY>), its short name, a project folder (or one inside it; a bare name "
+    "is a short name when a scope has it, else a folder here), or `global`.",
 )
 @verbose_option
 @pass_ctx
@@ -53,23 +55,22 @@ def forget_command(ctx: CliContext, session_id: str | None, project: str | None,
     ctx.configure_logging()
     from daemon.actions import Forgotten, forget_now
     from daemon.runtime import Runtime
-    from pipeline.consolidate.forget import scope_of_project
+    from pipeline.consolidate.forget import known_scopes, scope_of_project
     from pipeline.errors import MemdError
-
-    if project is not None:
-        if project in (".", "..") or project.startswith(("./", "../")):
-            project = os.path.abspath(project)  # a folder here: the pipeline has no working directory
-        try:
-            scope_of_project(project)
-        except ValueError as exc:
-            fail(str(exc), Exit.USAGE)
 
     async def go() -> Forgotten:
         async with Runtime.open(settings, env=os.environ) as rt:
+            scope = None
+            if project is not None:  # resolved here: the pipeline has no working directory
+                try:
+                    known = await known_scopes(rt.store, rt.memory_repo())
+                    scope = scope_of_project(project, known=known, cwd=Path.cwd())
+                except ValueError as exc:
+                    fail(str(exc), Exit.USAGE)
             return await forget_now(
                 rt,
                 session_id=session_id,
-                project=project,
+                project=scope,
                 warn=lambda warning: click.echo(f"memd: {warning}", err=True),
             )
 

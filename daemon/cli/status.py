@@ -24,6 +24,7 @@ from daemon.cli.context import CliContext, fail, pass_ctx
 from daemon.exits import Exit
 from daemon.lean.text import shown, when
 from daemon.status.flags import flagged_table
+from daemon.status.hits import with_folders
 from daemon.status.report import (
     Batches,
     Budget,
@@ -169,15 +170,7 @@ def _rows(report: Sections) -> list[tuple[str, str]]:
         line += f" ({mem.branch})" if mem.branch else ""
         line += f", {len(mem.scopes)} scopes, {mem.pending_inbox_runs} pending inbox runs"
         out.append(("memory", line))
-        for topic in (mem.stale or [])[:5]:
-            out.append(
-                (
-                    "stale",
-                    f"{topic.topic}: {topic.reason} (since {when(topic.since)}; the next run fixes or drops it)",
-                )
-            )
-        if mem.stale and len(mem.stale) > 5:
-            out.append(("", f"and {len(mem.stale) - 5} more stale topics (`memd status --json`)"))
+        out += _stale_rows(mem)
     out.append(("publish", _publish_line(report.publish)))
     if isinstance(report.machines, list) and len(report.machines) > 1:  # team mode: every machine's daemon
         for view in report.machines:
@@ -204,7 +197,10 @@ def _stale_rows(mem: Memory) -> list[tuple[str, str]]:
     """The topics published marked stale: the first few, then how many more."""
     stale = mem.stale or []
     rows = [
-        ("stale", f"{t.topic}: {t.reason} (since {when(t.since)}; the next run fixes or drops it)")
+        (
+            "stale",
+            f"{with_folders(t.topic, t.folders)}: {t.reason} (since {when(t.since)}; the next run fixes or drops it)",
+        )
         for t in stale[:STALE_SHOWN]
     ]
     if len(stale) > STALE_SHOWN:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from daemon.lean.rows import Rows
+from daemon.status.hits import scope_folders
 from daemon.status.report import Flagged, Unreadable
 from pipeline.store.readmodel import OPEN_FLAGS_SQL, iso
 
@@ -15,6 +16,8 @@ if TYPE_CHECKING:
 
 def flagged(rows: Rows) -> list[Flagged]:
     """The open flags, newest first (at most ``OPEN_FLAGS_LIMIT``)."""
+    found = rows.all(OPEN_FLAGS_SQL)
+    folders = scope_folders(rows) if found else {}
     return [
         Flagged(
             # the memory's id, as ``pipeline.projects.scopes.topic_id_text`` writes it (that package
@@ -23,14 +26,16 @@ def flagged(rows: Rows) -> list[Flagged]:
             verdict=r["verdict"],
             note=r["note"],
             at=iso(r["created_at"]),
+            folders=folders.get(r["scope"], []),
         )
-        for r in rows.all(OPEN_FLAGS_SQL)
+        for r in found
     ]
 
 
 def flagged_table(console: Console, section: list[Flagged] | Unreadable | None) -> None:
     """The flagged topics, when there is any (nothing printed otherwise)."""
     from daemon.lean.text import shown, when
+    from daemon.status.hits import with_folders
     from daemon.status.tables import plain_table
 
     if isinstance(section, Unreadable):
@@ -38,7 +43,7 @@ def flagged_table(console: Console, section: list[Flagged] | Unreadable | None) 
         return
     if not section:
         return
-    rows = [(f.id, f.verdict, when(f.at), shown(f.note)) for f in section]
+    rows = [(with_folders(f.id, f.folders), f.verdict, when(f.at), shown(f.note)) for f in section]
     plain_table(
         console,
         "flagged by agents (fixed or dropped at the next consolidation)",

@@ -42,6 +42,19 @@ def usage(rows: Rows, now: datetime, *, window_days: int | None = None) -> Usage
     return Usage(window_days=days, scopes=scopes)
 
 
+def scope_of(topic_id: str) -> str:
+    """The scope of a memory's id (``projects/app-1a2b3c4d`` of ``projects/app-1a2b3c4d/port.md``)."""
+    return topic_id.rpartition("/")[0]
+
+
+def with_folders(topic_id: str, folders: list[str]) -> str:
+    """A memory's id with its scope's project folders beside it, as `memd memories show` writes it
+    (the id alone when its scope has none: ``global``)."""
+    from daemon.lean.text import shown
+
+    return f"{topic_id} ({', '.join(shown(f) for f in folders)})" if folders else topic_id
+
+
 def scope_folders(rows: Rows) -> dict[str, list[str]]:
     """Each scope's project folders, from the projects the store recorded for sessions."""
     return folders_by_scope(str(r["project"]) for r in rows.all(PROJECTS_SQL))

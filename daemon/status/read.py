@@ -20,7 +20,7 @@ from daemon.lean.rows import Rows
 from daemon.lean.settings import LeanSettings
 from daemon.status.flags import flagged
 from daemon.status.git_refs import git_head
-from daemon.status.hits import scope_folders, usage
+from daemon.status.hits import scope_folders, scope_of, usage
 from daemon.status.record import fields, replace
 from daemon.status.report import (
     Batches,
@@ -457,8 +457,11 @@ def _stale(rows: Rows, machine: str) -> list[StaleTopic] | None:
     found = _kv(rows, rm.machine_key(rm.STALE_TOPICS_KEY, machine))
     if not isinstance(found, dict) or not found:
         return None
+    folders = scope_folders(rows)
     return [
-        StaleTopic(str(topic), str(entry.get("reason")), entry.get("since"))
+        StaleTopic(
+            str(topic), str(entry.get("reason")), entry.get("since"), folders.get(scope_of(str(topic)), [])
+        )
         for topic, entry in sorted(found.items())
         if isinstance(entry, dict)
     ]

@@ -260,6 +260,8 @@ class StaleTopic:
     topic: str
     reason: str
     since: str | None
+    folders: list[str]
+    """The project folders of the topic's scope (``pipeline.projects.scopes``), shown beside its id."""
 
 
 @record
@@ -385,6 +387,8 @@ class Flagged:
     verdict: str
     note: str | None
     at: str | None
+    folders: list[str]
+    """The project folders of the topic's scope (``pipeline.projects.scopes``), shown beside its id."""
 
 
 @record

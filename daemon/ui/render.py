@@ -162,7 +162,8 @@ def diff_html(patch: str) -> Markup:
     return Markup('<pre class="diff">' + "\n".join(out) + "</pre>")
 
 
-CHART_W, CHART_H, CHART_PAD = 640, 160, 28
+CHART_W, CHART_H, CHART_PAD = 640, 120, 24
+"""A chart's frame: wide and low, so that the overview's two fit one screen beside the rest."""
 
 
 def bar_chart(points: Sequence[tuple[str, float]], *, label: str, fmt: str = "{:,.0f}") -> Markup:

@@ -82,4 +82,5 @@ def forgotten_summary(done: Forgotten) -> list[str]:
 
 def steered_summary(done: SteerDone) -> list[str]:
     """What a change to one memory did (its commit, or that nothing changed), and the published copies."""
-    return [done.steered.line(), *publish_summary(done.published)]
+    # Where the memory is still as it was, when a publish failed: never folded away.
+    return [done.first_line(), *publish_summary(done.published), *done.unfinished_lines()]

@@ -28,10 +28,11 @@ async def run_agent(
     settings = ctx.settings
     prompts = Prompts.load()
     caps = ctx.caps
+    system, user = await first_prompts(ctx, plan, ws, prompts)
     agent = ctx.llm.memory_agent(
         ws.scope_dir,
         model=settings.llm.consolidation_model,
-        system=prompts.system_text(caps),
+        system=system,
         max_bytes_for=caps.max_bytes_for,
         read_only=is_input_path,
         max_turns=settings.memories.consolidation_max_turns,
@@ -44,7 +45,6 @@ async def run_agent(
     forgotten = ws.forgotten
     today = ctx.clock.now().date()
     try:
-        user = prompts.user_text(plan, ws, today=today, stale=await stale_in_scope(ctx.store, plan.scope))
         repair_turns = max(1, min(REPAIR_TURNS, agent.max_turns // 4))
         outcome = await agent.run(user, turns=max(1, agent.max_turns - repair_turns))
         _check_outcome(outcome.stopped, "its work")
@@ -73,6 +73,17 @@ async def run_agent(
     finally:
         result.usage = agent.usage
         result.turns = agent.turns
+
+
+async def first_prompts(
+    ctx: Phase2Context, plan: ScopePlan, ws: workspace.Workspace, prompts: Prompts | None = None
+) -> tuple[str, str]:
+    """The system and user prompts of a run's first request: what ``run_agent`` sends and
+    ``pipeline.consolidate.measure`` measures (the topics published marked stale included)."""
+    prompts = prompts or Prompts.load()
+    stale = await stale_in_scope(ctx.store, plan.scope)
+    today = ctx.clock.now().date()
+    return prompts.system_text(ctx.caps), prompts.user_text(plan, ws, today=today, stale=stale)
 
 
 def _check_outcome(stopped: str, what: str) -> None:

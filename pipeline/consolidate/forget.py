@@ -28,7 +28,9 @@ machine that extracted it forgets it at its next sync.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from pipeline.clock import Clock
 from pipeline.consolidate import inbox
@@ -68,15 +70,25 @@ class ForgetReport:
         return bool(self.forgotten or self.held or self.unfinished)
 
 
-def scope_of_project(value: str) -> str:
+def scope_of_project(value: str, *, known: Iterable[str] = (), cwd: Path | None = None) -> str:
     """``--project``: a project key (``acme-1a2b3c4d``), a scope (``projects/...``, ``global``), a
-    key's short name, or a project's folder (or any folder inside it)."""
+    key's short name (matched against ``known``, the scopes there are: ``known_scopes``), or a
+    project's folder (or any folder inside it; a relative one, ``./src`` or a bare ``src``, only with
+    ``cwd``). A short name of a known scope wins over a folder of the same name."""
     from pipeline.projects.scopes import ScopeNotFound, scope_argument
 
     try:
-        return scope_argument(value)
+        return scope_argument(value, known=known, cwd=cwd)
     except ScopeNotFound as exc:
         raise ValueError(str(exc)) from None
+
+
+async def known_scopes(store: Store, repo: MemoryRepo) -> list[str]:
+    """The scopes a ``--project`` may name: those with extracts or a consolidation record here, and
+    those the memory repository holds (another machine's, ``[sync]``)."""
+    from pipeline.memory import read
+
+    return sorted(set(await db.candidate_scopes(store)) | set(read.scopes(repo)))
 
 
 async def forget(
@@ -93,7 +105,7 @@ async def forget(
     if (session_id is None) == (project is None):
         raise ValueError("give exactly one of a session id or a project")
     report = ForgetReport()
-    scope = scope_of_project(project) if project is not None else None
+    scope = scope_of_project(project, known=await known_scopes(store, repo)) if project is not None else None
     wanted = await db.to_forget(store, session_id=session_id, scope=scope)
     report.unfinished = sorted(
         await db.not_withdrawn(store, session_id=session_id, scope=scope) - set(wanted)

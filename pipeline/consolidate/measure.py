@@ -1,8 +1,10 @@
 """The first request of a scope's run, built as the run builds it and measured, nothing sent or written.
 
-The scope is prepared in a scratch copy of the memory repository exactly as a run prepares it (the
-inputs materialized, what a forget withdraws withdrawn, the workspace diff taken), the system and
-user prompts are filled, and their size is measured: UTF-8 bytes and ``estimate_tokens`` (which errs
+The scope is prepared in a scratch copy of the memory repository by the run's own function
+(``scope_run.prepare_workspace``: the inputs materialized, what a forget withdraws withdrawn, the
+memories the person forgot held back, the workspace diff taken), the system and user prompts are
+filled by the run's own ``agent.first_prompts`` (the topics published marked stale included), and
+their size is measured: UTF-8 bytes and ``estimate_tokens`` (which errs
 high). The scratch copy goes at once; where the repository does not exist yet, the run would be an
 INIT, measured as such. The agent reads more through its memory tool as it works:
 ``pipeline.consolidate.dry.run_cap`` bounds what the whole run may spend.
@@ -13,13 +15,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pipeline.consolidate import workspace
+from pipeline.consolidate.agent import first_prompts
 from pipeline.consolidate.context import Phase2Context, new_run_id
 from pipeline.consolidate.plan import ScopePlan
-from pipeline.consolidate.request import Prompts
-from pipeline.consolidate.scope_run import foreign_sessions
+from pipeline.consolidate.scope_run import prepare_workspace
 from pipeline.memory import tombstones
 from pipeline.memory.layout import estimate_tokens
-from pipeline.store import consolidation as db
 
 
 @dataclass(frozen=True)
@@ -39,17 +40,15 @@ async def measure_first_request(ctx: Phase2Context, plan: ScopePlan) -> Measured
         first = workspace.Workspace(
             repo, plan.scope, repo.path, "INIT", "HEAD", [], {}, set(), workspace.INIT_DIFF
         )
-        return _measured(ctx, plan, first)
+        return await _measured(ctx, plan, first)
     owner = f"measure-{new_run_id(ctx.clock.now())}"
     paths = [plan.scope, tombstones.TOMBSTONE_DIR]
     async with repo.scratch(ctx.scratch_parent, owner=owner, paths=paths) as clone:
-        forgotten = await db.forgotten_sessions(ctx.store, plan.scope)
-        foreign = await foreign_sessions(ctx, plan.scope, clone)
-        ws = await workspace.prepare(clone, plan, clean=ctx.clean(), forgotten=forgotten, foreign=foreign)
-        return _measured(ctx, plan, ws)
+        ws = await prepare_workspace(ctx, plan, clone)
+        return await _measured(ctx, plan, ws)
 
 
-def _measured(ctx: Phase2Context, plan: ScopePlan, ws: workspace.Workspace) -> Measured:
-    prompts = Prompts.load()
-    text = prompts.system_text(ctx.caps) + prompts.user_text(plan, ws, today=ctx.clock.now().date())
+async def _measured(ctx: Phase2Context, plan: ScopePlan, ws: workspace.Workspace) -> Measured:
+    system, user = await first_prompts(ctx, plan, ws)
+    text = system + user
     return Measured(plan.scope, ws.mode, len(text.encode("utf-8")), estimate_tokens(text))

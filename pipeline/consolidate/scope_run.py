@@ -281,18 +281,8 @@ async def _attempt(
                 ctx.store, plan.scope, inputs=[], commit=None, project=plan.project, now=ctx.clock.now()
             )
             return
-        forgotten = await db.forgotten_sessions(ctx.store, plan.scope) | also_forget
-        foreign = await foreign_sessions(ctx, plan.scope, clone, also_forget)
-        ws = await workspace.prepare(
-            clone,
-            plan,
-            clean=ctx.clean(),
-            forgotten=forgotten,
-            foreign=foreign,
-            dropped=also_forget,
-            forgotten_topics=await forgotten_topics.of_scope(ctx.store, plan.scope),
-        )
-        await _bury(clone, forgotten)
+        ws = await prepare_workspace(ctx, plan, clone, also_forget=also_forget)
+        await _bury(clone, ws.forgotten)
         result.withdrawn = list(ws.withdrawn)
         left = await asyncio.to_thread(_has_inputs, ws.scope_dir)
         forgetting = plan.action == "clear" or bool(also_forget) or bool(ws.withdrawing)
@@ -387,6 +377,23 @@ async def _took(ctx: Phase2Context, plan: ScopePlan, result: RunResult) -> None:
 
 def _rmtree(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
+
+
+async def prepare_workspace(
+    ctx: Phase2Context, plan: ScopePlan, clone: MemoryRepo, *, also_forget: frozenset[str] = frozenset()
+) -> workspace.Workspace:
+    """The scope prepared in ``clone`` for its run: the inputs materialized, what a forget withdraws
+    withdrawn, the memories the person forgot held back, the diff taken. The run and
+    ``pipeline.consolidate.measure`` both prepare it here, so what is measured is what is sent."""
+    return await workspace.prepare(
+        clone,
+        plan,
+        clean=ctx.clean(),
+        forgotten=await db.forgotten_sessions(ctx.store, plan.scope) | also_forget,
+        foreign=await foreign_sessions(ctx, plan.scope, clone, also_forget),
+        dropped=also_forget,
+        forgotten_topics=await forgotten_topics.of_scope(ctx.store, plan.scope),
+    )
 
 
 async def foreign_sessions(

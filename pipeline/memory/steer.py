@@ -86,6 +86,10 @@ class Steered:
             return f"{self.id}: nothing to change (already {self._state()})"
         return f"{self.id}: {self._done()} ({self.commit[:12]})"
 
+    def line_verb(self) -> str:
+        """What the change did, in a word (``forgotten``, ``edited``, ``pinned``, ``unpinned``)."""
+        return self._done()
+
     def _state(self) -> str:
         return {PIN: "pinned", UNPIN: "not pinned", EDIT: "this text", FORGET: "forgotten"}[self.action]
 

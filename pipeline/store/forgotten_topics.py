@@ -5,6 +5,7 @@ and description, and the hashed shingles of its body, never its text)."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from datetime import datetime
 
 from sqlalchemy import select, update
@@ -35,14 +36,46 @@ async def of_scope(store: Store, scope: str) -> list[ForgottenTopic]:
     return [t for t in (ForgottenTopic.from_json(v) for v in values) if t is not None and t.scope == scope]
 
 
-async def record(store: Store, topic: ForgottenTopic, *, now: datetime) -> None:
-    """Add ``topic`` to its scope's list (a record of the same file is replaced)."""
-    key = key_of(store, topic.scope)
+async def record(store: Store, topic: ForgottenTopic, *, now: datetime) -> ForgottenTopic | None:
+    """Add ``topic`` to its scope's list (a record of the same file is replaced: returned, for
+    ``take_back``)."""
+    replaced: list[ForgottenTopic | None] = [None]
+
+    def put(values: list[object]) -> list[object]:
+        for v in values:
+            if isinstance(v, dict) and v.get("file") == topic.file:
+                replaced[0] = ForgottenTopic.from_json(v)
+        return [*_without(values, topic.file), topic.as_json()]
+
+    await _change(store, topic.scope, put, now=now)
+    return replaced[0]
+
+
+async def take_back(
+    store: Store, topic: ForgottenTopic, replaced: ForgottenTopic | None, *, now: datetime
+) -> None:
+    """Undo ``record(topic)`` when the forget did not land: its record goes, and the one it replaced
+    (``record``'s answer) comes back; a forget that changed nothing leaves nothing behind."""
+
+    def put(values: list[object]) -> list[object]:
+        kept = _without(values, topic.file)
+        return [*kept, replaced.as_json()] if replaced is not None else kept
+
+    await _change(store, topic.scope, put, now=now)
+
+
+def _without(values: list[object], file: str) -> list[object]:
+    return [v for v in values if not (isinstance(v, dict) and v.get("file") == file)]
+
+
+async def _change(
+    store: Store, scope: str, put: Callable[[list[object]], list[object]], *, now: datetime
+) -> None:
+    key = key_of(store, scope)
     async with store.write() as conn:
         row = (await conn.execute(select(kv.c.value).where(kv.c.key == key))).first()
         values = row[0] if row is not None and isinstance(row[0], list) else []
-        kept = [v for v in values if not (isinstance(v, dict) and v.get("file") == topic.file)]
-        value = [*kept, topic.as_json()]
+        value = put(list(values))
         stmt = store.insert(kv).values(key=key, value=value, updated_at=now)
         stmt = stmt.on_conflict_do_update(index_elements=[kv.c.key], set_={"value": value, "updated_at": now})
         await conn.execute(stmt)

@@ -138,3 +138,79 @@ async def test_a_change_while_a_run_of_the_scope_holds_it_is_refused_and_changes
     await leases.release(store, name, owner="run-1")
     assert (await pin_memory(rt, f"{scope}/deploy.md")).steered.commit is not None
     assert [h.name for h in await leases.holders(store)] == []  # the change let go of the scope
+
+
+def unwritable_copy(tmp_path: Path) -> Path:
+    """The published MEMORY.md of acme made a link (memd writes no file through a link it did not
+    make): publishing that copy fails. Its folder."""
+    [index] = list((tmp_path / "home" / ".claude" / "projects").glob("*acme/memory/MEMORY.md"))
+    elsewhere = tmp_path / "elsewhere.md"
+    elsewhere.write_text(index.read_text())
+    index.unlink()
+    index.symlink_to(elsewhere)
+    return index.parent
+
+
+async def test_a_forget_refused_for_uncommitted_changes_leaves_no_record(
+    tmp_path: Path, store: Store, clock: FakeClock, fake_api: FakeAnthropicAPI
+) -> None:
+    from pipeline.memory.steer import SteerRefused
+
+    settings, scope = await consolidated(tmp_path, store, clock, fake_api)
+    rt = Runtime(store, lambda: settings, clock=clock, env=ENV)
+    scratch = settings.paths.memory_dir / scope / "scratch-note.md"
+    scratch.write_text("uncommitted\n")
+    with pytest.raises(SteerRefused, match="uncommitted changes"):
+        await forget_memory(rt, f"{scope}/deploy.md")
+    assert (settings.paths.memory_dir / scope / "deploy.md").is_file()
+    assert await forgotten_topics.of_scope(store, scope) == []
+    state = await consolidation.get_scope(store, scope)
+    assert state is not None
+    assert not state.rebuild
+
+    # a record an earlier forget of the same file left is kept as it was
+    scratch.unlink()
+    await forget_memory(rt, f"{scope}/deploy.md")
+    [earlier] = await forgotten_topics.of_scope(store, scope)
+    (settings.paths.memory_dir / scope / "deploy.md").write_text(
+        "---\nname: Deploy again\ndescription: by hand\ntype: project\n---\n\nShip on Mondays.\n"
+    )
+    await rt.memory_repo().git("add", "--", f"{scope}/deploy.md")
+    await rt.memory_repo().git("commit", "-q", "-m", "by hand")
+    scratch.write_text("uncommitted\n")
+    with pytest.raises(SteerRefused, match="uncommitted changes"):
+        await forget_memory(rt, f"{scope}/deploy.md")
+    assert await forgotten_topics.of_scope(store, scope) == [earlier]
+
+
+async def test_a_forget_whose_publish_fails_is_not_finished_and_names_the_copy(
+    tmp_path: Path, store: Store, clock: FakeClock, fake_api: FakeAnthropicAPI
+) -> None:
+    settings, scope = await consolidated(tmp_path, store, clock, fake_api)
+    rt = Runtime(store, lambda: settings, clock=clock, env=ENV)
+    copy = unwritable_copy(tmp_path)
+    done = await forget_memory(rt, f"{scope}/deploy.md")
+
+    assert done.steered.commit is not None
+    assert not done.ok
+    assert "fly deploy" in published(tmp_path)  # the copy still holds it
+    lines = done.lines()
+    assert lines[0].startswith(f"{scope}/deploy.md: removed from the memory repository (")
+    assert "NOT finished" in lines[0]
+    assert f"NOT finished: the published copy at {copy} still holds {scope}/deploy.md" in "\n".join(lines)
+    assert not any("stays forgotten" in line or ": forgotten (" in line for line in lines)
+
+
+async def test_an_edit_whose_publish_fails_is_not_finished_and_names_the_copy(
+    tmp_path: Path, store: Store, clock: FakeClock, fake_api: FakeAnthropicAPI
+) -> None:
+    settings, scope = await consolidated(tmp_path, store, clock, fake_api)
+    rt = Runtime(store, lambda: settings, clock=clock, env=ENV)
+    copy = unwritable_copy(tmp_path)
+    done = await edit_memory(rt, f"{scope}/deploy.md", "Deploy on Fridays only.")
+
+    assert not done.ok
+    assert "NOT finished" in done.lines()[0]
+    assert f"NOT finished: the published copy at {copy} still holds {scope}/deploy.md as it was before" in (
+        "\n".join(done.lines())
+    )

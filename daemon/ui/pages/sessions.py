@@ -16,6 +16,7 @@ from daemon import actions
 from daemon.lean.rows import StoreUnavailable
 from daemon.runtime import memory_repo
 from daemon.ui import data
+from daemon.ui.context import UIContext
 from daemon.ui.pages import arg, context, folders, live_scopes, runtime
 from daemon.ui.render import markdown, page
 from daemon.ui.security import FormRefused, checked_form
@@ -72,7 +73,7 @@ async def detail(request: Request) -> Response:
 async def confirm(request: Request) -> Response:
     """What forgetting will do, and the button that does it (a POST)."""
     session, project = request.query_params.get("session"), request.query_params.get("project")
-    scope = _target(session, project)
+    scope = _target(session, project, await _known(context(request)))
     return page(
         request,
         "confirm.html",
@@ -89,11 +90,11 @@ async def forget(request: Request) -> Response:
     fields = await checked_form(request, ui.guard)
     session, project = fields.get("session") or None, fields.get("project") or None
     try:
-        _target(session, project)
+        scope = _target(session, project, await _known(ui))
     except HTTPException as exc:
         raise FormRefused(exc.detail) from None
     async with ui.changing, runtime(ui) as rt:
-        done = await actions.forget_now(rt, session_id=session, project=project)
+        done = await actions.forget_now(rt, session_id=session, project=scope)
     return page(
         request,
         "result.html",
@@ -105,14 +106,21 @@ async def forget(request: Request) -> Response:
     )
 
 
-def _target(session: str | None, project: str | None) -> str | None:
-    """The scope a project names (None for a session); 400 unless exactly one is given and valid."""
+async def _known(ui: UIContext) -> set[str]:
+    """The scopes a project may be named by (their short names): those the memory repository holds
+    and those sessions were recorded for."""
+    return await live_scopes(ui) | set(await folders(ui))
+
+
+def _target(session: str | None, project: str | None, known: set[str]) -> str | None:
+    """The scope a project names (None for a session): a key, its short name, or a folder (absolute:
+    the page has no working directory); 400 unless exactly one is given and valid."""
     if (session is None) == (project is None):
         raise HTTPException(400, "give exactly one of ?session= or ?project=")
     if project is None:
         return None
     try:
-        return scope_of_project(project)
+        return scope_of_project(project, known=known)
     except ValueError as exc:
         raise HTTPException(400, str(exc)) from None
 

@@ -83,7 +83,7 @@ async def edit(request: Request) -> Response:
         raise FormRefused("the new text is empty: to remove this memory, forget it")
     async with ui.changing, runtime(ui) as rt:
         done = await steer.edit_memory(rt, topic_id_text(name, file), body)
-    return _done(request, done, "edited", back=topic_url(name, file))
+    return _done(request, done, "edited", "edit", back=topic_url(name, file))
 
 
 async def forget(request: Request) -> Response:
@@ -91,7 +91,7 @@ async def forget(request: Request) -> Response:
     _, name, file = await _memory(request)
     async with ui.changing, runtime(ui) as rt:
         done = await steer.forget_memory(rt, topic_id_text(name, file))
-    return _done(request, done, "forgotten", back=scope_url(name))
+    return _done(request, done, "forgotten", "forget", back=scope_url(name))
 
 
 async def pin(request: Request) -> Response:
@@ -100,15 +100,18 @@ async def pin(request: Request) -> Response:
     pinned = fields.get("pinned") == "true"
     async with ui.changing, runtime(ui) as rt:
         done = await steer.pin_memory(rt, topic_id_text(name, file), pinned=pinned)
-    return _done(request, done, "pinned" if pinned else "unpinned", back=topic_url(name, file))
+    done_title, title = ("pinned", "pin") if pinned else ("unpinned", "unpin")
+    return _done(request, done, done_title, title, back=topic_url(name, file))
 
 
-def _done(request: Request, done: steer.SteerDone, title: str, *, back: str) -> Response:
+def _done(request: Request, done: steer.SteerDone, done_title: str, title: str, *, back: str) -> Response:
+    """The result: titled by what was done (``done_title``) only when every published copy was
+    written; else by the action, with the copies that still hold the memory as it was."""
     return page(
         request,
         "result.html",
         status_code=200 if done.ok else 500,
-        title=title,
+        title=done_title if done.ok else title,
         ok=done.ok,
         lines=steered_summary(done),
         details=done.lines(verbose=True),

@@ -127,3 +127,42 @@ def test_an_unknown_scope_is_a_usage_error(tmp_path: Path, fake_api: FakeAnthrop
     done = consolidate(config, "--dry-run", "no such thing!")
     assert done.exit_code == 64, done.output
     assert "not a scope" in done.output
+
+
+def test_dry_run_measures_the_request_sent_after_a_one_memory_forget_and_with_a_stale_topic(
+    tmp_path: Path, fake_api: FakeAnthropicAPI
+) -> None:
+    """The prompt names the memories the person forgot and the topics published marked stale: the
+    measurement builds the same request the run sends."""
+    from pipeline.store import cites
+
+    config = config_for(tmp_path, fake_api.base_url)
+    fake_api.responder = agent
+    extract(tmp_path, config, "sess-1")
+    extract(tmp_path, config, "sess-keep")
+    assert consolidate(config).exit_code == 0
+    scope = scope_for(str(tmp_path / "acme"))
+    base = ["--config", str(config)]
+    forgot = CliRunner().invoke(cli, [*base, "memories", "forget", f"{scope}/s-sess-1.md"], env=ENV)
+    assert forgot.exit_code == 0, forgot.output
+
+    async def mark(env: Env) -> None:
+        stale = {f"{scope}/s-sess-keep.md": {"reason": "Makefile changed (lines 3-4)", "since": "x"}}
+        await cites.save(env.store, {}, stale, now=env.clock.now())
+
+    with_store(tmp_path, config, mark)
+    extract(tmp_path, config, "sess-2")
+    dry = consolidate(config, "--dry-run", "acme")
+    assert dry.exit_code == 0, dry.output
+    measured = re.search(rf"{re.escape(scope)}: .*the first request is ([\d,]+) bytes", dry.output)
+    assert measured, dry.output
+
+    calls = len(fake_api.message_requests())
+    done = consolidate(config, "acme")
+    assert done.exit_code == 0, done.output
+    [sent] = [r.json for r in fake_api.message_requests()[calls : calls + 1]]
+    user = sent["messages"][0]["content"][0]["text"]
+    assert "forgotten, never write it again" in user
+    assert "s-sess-1.md" in user
+    assert "Makefile changed (lines 3-4)" in user
+    assert _first_request_bytes(sent) == int(measured.group(1).replace(",", ""))

@@ -157,3 +157,38 @@ def test_pin_edit_why_and_forget_one_memory(tmp_path: Path, fake_api: FakeAnthro
     assert runner.invoke(cli, [*base, "memories", "why", "nope"], env=ENV).exit_code == Exit.FAILED
     unpinned = runner.invoke(cli, [*base, "memories", "unpin", testing], env=ENV)
     assert unpinned.exit_code == 0, unpinned.output
+
+
+@pytest.mark.parametrize("how", ["acme", "src"])
+def test_forget_project_takes_the_keys_short_name_or_a_bare_folder_name(
+    tmp_path: Path, fake_api: FakeAnthropicAPI, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """``acme`` is the key's short name (no folder of that name where it runs); ``src`` is a folder
+    inside the project, named as ``./src`` would be."""
+    base, scope = setup(tmp_path, fake_api)
+    assert "fly deploy" in published(tmp_path)
+    monkeypatch.chdir(tmp_path / "acme")
+    forgot = CliRunner().invoke(cli, [*base, "forget", "--project", how], env=ENV)
+    assert forgot.exit_code == 0, forgot.output
+    assert f"{scope}: 1 extract(s) forgotten" in forgot.output
+    assert "fly deploy" not in published(tmp_path)
+
+
+def test_forget_one_memory_whose_copy_cannot_be_written_says_not_finished(
+    tmp_path: Path, fake_api: FakeAnthropicAPI
+) -> None:
+    base, scope = setup(tmp_path, fake_api)
+    [index] = list((tmp_path / "home" / ".claude" / "projects").glob("*acme/memory/MEMORY.md"))
+    elsewhere = tmp_path / "elsewhere.md"
+    elsewhere.write_text(index.read_text())
+    index.unlink()
+    index.symlink_to(elsewhere)  # memd writes no file through a link it did not make
+    forgot = CliRunner().invoke(cli, [*base, "memories", "forget", f"{scope}/deploy.md"], env=ENV)
+    assert forgot.exit_code == Exit.FAILED, forgot.output
+    assert "fly deploy" in published(tmp_path)
+    assert (
+        f"NOT finished: the published copy at {index.parent} still holds {scope}/deploy.md" in forgot.output
+    )
+    assert "`memd publish` writes it again" in forgot.output
+    assert "stays forgotten" not in forgot.output
+    assert f"{scope}/deploy.md: forgotten (" not in forgot.output

@@ -714,7 +714,12 @@ async def test_topics_published_marked_stale_show_in_status(
     await save(store, {}, stale, now=clock.now())
     report = await read_report(store, clock, tmp_path)
     assert report["memory"]["stale"] == [
-        {"topic": "projects/app-1a2b3c4d/port.md", "reason": "src/app.py changed (lines 2-2)", "since": since}
+        {
+            "topic": "projects/app-1a2b3c4d/port.md",
+            "reason": "src/app.py changed (lines 2-2)",
+            "since": since,
+            "folders": [],
+        }
     ]
     schema = await current_schema(store)
 
@@ -736,3 +741,65 @@ async def test_topics_published_marked_stale_show_in_status(
     lines = [value for label, value in await asyncio.to_thread(rows) if label == "stale"]
     assert len(lines) == 1
     assert lines[0].startswith("projects/app-1a2b3c4d/port.md: src/app.py changed (lines 2-2)")
+
+
+async def test_stale_and_flagged_ids_show_their_project_folder(
+    store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    """As `memd memories show` and the page do: the folder beside the key, in the text and the JSON."""
+    from daemon.cli.status import _rows
+    from daemon.status.flags import flagged_table
+    from pipeline.store import notes
+    from pipeline.store.cites import save
+
+    shop = scope_for(SHOP)
+    async with store.write() as conn:
+        await insert_session(conn, 1, SHOP, clock.now())
+    since = clock.now().isoformat()
+    await save(
+        store,
+        {},
+        {
+            f"{shop}/port.md": {"reason": "src/app.py changed (lines 2-2)", "since": since},
+            "global/prefs.md": {"reason": "~/.vimrc is gone", "since": since},
+        },
+        now=clock.now(),
+    )
+    await notes.add_feedback(
+        store, scope=shop, file="deploy.md", verdict="wrong", note=None, session="s1", now=clock.now()
+    )
+    report = await read_report(store, clock, tmp_path)
+    assert [(t["topic"], t["folders"]) for t in report["memory"]["stale"]] == [
+        ("global/prefs.md", []),
+        (f"{shop}/port.md", [SHOP]),
+    ]
+    assert [(f["id"], f["folders"]) for f in report["flagged"]] == [(f"{shop}/deploy.md", [SHOP])]
+
+    schema = await current_schema(store)
+
+    def terminal() -> tuple[list[tuple[str, str]], str]:
+        from io import StringIO
+
+        from rich.console import Console
+
+        opened = status_rows.open_rows(store.url, pg_schema=schema)
+        try:
+            settings = LeanSettings(
+                config_path=tmp_path / "c.toml",
+                config_exists=False,
+                state_db=store.url,
+                state_dir=tmp_path,
+                memory_dir=tmp_path / "memory",
+            )
+            sections = status_read.collect(opened, settings, now=clock.now(), pid_alive=lambda pid: True)
+            out = StringIO()
+            flagged_table(Console(file=out, width=200), sections.flagged)
+            return _rows(sections), out.getvalue()
+        finally:
+            opened.close()
+
+    rows, table = await asyncio.to_thread(terminal)
+    lines = [value for label, value in rows if label == "stale"]
+    assert lines[1].startswith(f"{shop}/port.md ({SHOP}): src/app.py changed")
+    assert lines[0].startswith("global/prefs.md: ~/.vimrc is gone")
+    assert f"{shop}/deploy.md ({SHOP})" in table

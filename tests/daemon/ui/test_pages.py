@@ -162,3 +162,17 @@ def test_a_topic_published_marked_stale_says_so_on_its_page(shared: Prepared, op
         assert "stale: Makefile changed (lines 3-4)" in page
     finally:
         asyncio.run(mark({}))
+
+
+def test_forgetting_a_project_by_its_short_name(fresh: Prepared, open_page: Opener) -> None:
+    context, client = open_page(fresh)
+    short = fresh.acme.removeprefix("projects/").rsplit("-", 1)[0]
+    assert short == "acme"
+    confirm = client.get("/forget", params={"project": short})
+    assert confirm.status_code == 200, confirm.text
+    assert fresh.acme in confirm.text
+    assert fresh.folders[fresh.acme] in confirm.text
+    done = client.post("/forget", data={"csrf": context.guard.csrf, "project": short})
+    assert done.status_code == 200, done.text
+    assert f"{fresh.acme}: 1 extract(s) forgotten" in done.text
+    assert "testing.md" not in client.get("/memory/scope", params={"scope": fresh.acme}).text

@@ -87,3 +87,25 @@ def test_forgetting_one_memory_from_the_page(fresh: Prepared, open_page: Opener)
     assert "testing.md" not in client.get("/memory/scope", params={"scope": fresh.acme}).text
     gone = client.post("/memory/forget", data={**at, "csrf": context.guard.csrf})
     assert gone.status_code == 409
+
+
+def test_a_forget_from_the_page_whose_copy_cannot_be_written_says_not_finished(
+    fresh: Prepared, open_page: Opener
+) -> None:
+    [index] = list(fresh.config.parent.glob("home/.claude/projects/*acme/memory/MEMORY.md"))
+    elsewhere = index.parent.parent / "elsewhere.md"
+    elsewhere.write_text(index.read_text())
+    index.unlink()
+    index.symlink_to(elsewhere)  # memd writes no file through a link it did not make
+    context, client = open_page(fresh)
+    at = {"scope": fresh.acme, "file": "testing.md"}
+    done = client.post("/memory/forget", data={**at, "csrf": context.guard.csrf})
+    assert done.status_code == 500, done.text
+    title = re.search(r'<h1 class="bad" id="result">([^<]*)</h1>', done.text)
+    assert title is not None
+    assert title.group(1) != "forgotten"
+    summary = done.text.split('id="summary"')[1].split("</ul>")[0]
+    assert (
+        f"NOT finished: the published copy at {index.parent} still holds {fresh.acme}/testing.md" in summary
+    )
+    assert f"{fresh.acme}/testing.md: forgotten" not in done.text

@@ -127,3 +127,28 @@ async def test_an_edited_topic_overwritten_and_a_pinned_topic_deleted_are_restor
     assert "testing.md is the person's own text (edited): you changed it, so memd restored it" in repair
     assert "deploy.md is pinned by the person: you deleted it, so memd restored it" in repair
     assert "never change or delete it" in request_bodies(env.api)[-3]["messages"][0]["content"][0]["text"]
+
+
+async def test_a_forget_refused_for_uncommitted_changes_leaves_the_next_run_alone(env: Env) -> None:
+    import pytest
+
+    from pipeline.memory.steer import SteerRefused
+
+    rt = await _first_run(env)
+    folder = env.repo.path / SCOPE
+    (folder / "scratch-note.md").write_text("uncommitted\n")
+    with pytest.raises(SteerRefused, match="uncommitted changes"):
+        await forget_memory(rt, f"{SCOPE}/deploy.md")
+    (folder / "scratch-note.md").unlink()
+
+    keep = turn(
+        mem(
+            "create", path="/memories/releases.md", file_text=topic("Releases", "Releases go out on Fridays.")
+        ),
+        mem("create", path="/memories/MEMORY.md", file_text=_index("testing.md", "deploy.md", "releases.md")),
+    )
+    scope = await _second_run(env, [keep, done(), done()])
+
+    assert scope.outcome == "committed", scope  # type: ignore[attr-defined]
+    assert (folder / "deploy.md").is_file()  # told nothing changed: nothing did
+    assert "forgotten" not in (await env.repo.git("log", "-1", "--format=%B"))
