@@ -145,3 +145,45 @@ async def test_without_a_store_or_a_memory_it_still_answers(tmp_path: Path) -> N
     assert (found.structured_content or {})["results"] == []
     assert not (tmp_path / "state.db").exists()
     assert not (tmp_path / "memory").exists()
+
+
+async def test_another_projects_memory_is_never_shown(world: dict[str, Any]) -> None:
+    """No scope value reaches another project's memory: "all" is this project and global."""
+    other = world["memory"] / "projects" / "shop-0a1b2c3d"
+    other.mkdir(parents=True)
+    marker = "OTHER_PROJECT_MARKER_7"
+    (other / "payments.md").write_text(
+        topic("Stripe webhooks", "Verifying stripe webhook signatures", f"Check the signature: {marker}.")
+    )
+    (other / "deploy.md").write_text(topic("Deploying the shop", "How the shop is deployed", marker))
+    (world["memory"] / "global" / "deploy-days.md").write_text(
+        topic("Deploying days", "When the user deploys", "Deploy on Tuesdays.")
+    )
+    async with server(world) as session:
+        answers = [
+            await session.call_tool("memory_search", {"query": query, "scope": scope})
+            for scope in ("all", "project", "global")
+            for query in ("stripe webhook signature", "deploying", marker)
+        ]
+        mixed = await session.call_tool("memory_search", {"query": "deploying", "limit": 20})
+        got = await session.call_tool(
+            "memory_get", {"ids": ["projects/shop-0a1b2c3d/payments.md", "projects/shop-0a1b2c3d/nope.md"]}
+        )
+    for answer in [*answers, mixed, got]:
+        assert not answer.is_error, answer.content
+        assert marker not in str(answer.content) + str(answer.structured_content)
+    for answer in answers:
+        for result in (answer.structured_content or {})["results"]:
+            assert result["scope"] in (world["scope"], "global")
+    assert [r["id"] for r in (mixed.structured_content or {})["results"]] == [
+        f"{world['scope']}/deploy.md",
+        "global/deploy-days.md",
+    ]
+    out = got.structured_content or {}
+    assert out["memories"] == []
+    assert [m["id"] for m in out["missing"]] == [
+        "projects/shop-0a1b2c3d/payments.md",
+        "projects/shop-0a1b2c3d/nope.md",
+    ]
+    for missing in out["missing"]:  # refused alike, whether the file is there or not
+        assert "another project" in missing["reason"]
