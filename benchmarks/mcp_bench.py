@@ -386,7 +386,11 @@ def main(argv: list[str] | None = None) -> int:
             index.search(query, own_scope=own, limit=5)
             inproc.append(time.perf_counter() - started)
         search = statistics.median(searches)
-        print(f"search over {len(topics)} topics ({found} of {len(searches)} searches found something)")
+        seen = sum(1 for t in topics if t.scope in (own, "global"))
+        print(
+            f"search in a memory of {len(topics)} topics, {seen} of them this session's to see "
+            f"({found} of {len(searches)} searches found something; in-process: an index of all {len(topics)})"
+        )
         print(f"  ping round trip (floor)            {_ms(statistics.median(pings))}")
         print(
             f"  memory_search round trip           {_ms(search)}  (p90 {_ms(sorted(searches)[int(len(searches) * 0.9) - 1])})"

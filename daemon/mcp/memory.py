@@ -1,6 +1,7 @@
 """The memory as the tools see it: the session's project and scope (resolved once, as memd
-resolves a session's project), the topics of the working tree, and a search index kept fresh
-(built again when a topic file changed or the day turned)."""
+resolves a session's project), the topics of the working tree it may see (its own project's and
+the global scope's, never another project's), and a search index kept fresh (built again when a
+topic file changed or the day turned)."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from pathlib import Path
 from pipeline.clock import Clock
 from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.search.corpus import Corpus, Topic
-from pipeline.search.rank import Hit, Index
+from pipeline.search.rank import Hit, Index, visible
 
+OTHER_PROJECT = "a session sees only its own project's memory and the global one"
+"""Why `memory_get` refuses another project's id (memd never shows one project's memory to another)."""
 RESCAN_S = 2.0
 """How long the working tree's listing is trusted before its files are looked at again."""
 
@@ -51,7 +54,8 @@ class Memory:
 
     def index(self) -> Index:
         """The index of the working tree as it was at most ``RESCAN_S`` ago (a burst of calls looks
-        at the files once)."""
+        at the files once), of the topics this session may see."""
+        own = self.session().scope
         with self._lock:
             now = self.clock.monotonic()
             if self._index is None or self._scanned is None or now - self._scanned >= RESCAN_S:
@@ -59,18 +63,19 @@ class Memory:
                 self._scanned = now
             key = (self.corpus.generation, self.today())
             if self._index is None or self._built != key:
-                self._index = Index(self._topics, today=key[1])
+                self._index = Index(visible(self._topics, own), today=key[1])
                 self._built = key
             return self._index
 
-    def scopes(self, which: str) -> tuple[str | None, Collection[str] | None]:
-        """The session's own scope and the scopes ``which`` ("project", "global", "all") searches."""
+    def scopes(self, which: str) -> tuple[str, Collection[str]]:
+        """The session's own scope and the scopes ``which`` ("project", "global", "all": both)
+        searches; never another project's."""
         own = self.session().scope
         if which == "project":
             return own, {own}
         if which == "global":
             return own, {GLOBAL_SCOPE}
-        return own, None
+        return own, {own, GLOBAL_SCOPE}
 
     def search(self, query: str, which: str, limit: int, uses: dict[str, int]) -> list[Hit]:
         own, scopes = self.scopes(which)
@@ -81,6 +86,7 @@ class Memory:
         """Each id with its topic, or None and why not (no such memory, or one a search never offers)."""
         from pipeline.projects.scopes import ScopeNotFound, topic_id
 
+        own, mine = self.scopes("all")
         index = self.index()
         known = {t.scope for t in index.topics}
         out: list[tuple[str, Topic | None, str]] = []
@@ -91,6 +97,9 @@ class Memory:
                 out.append((raw, None, str(exc)))
                 continue
             name = f"{parsed.scope}/{parsed.file}"
+            if parsed.scope not in mine:  # said alike whether it exists or not
+                out.append((raw, None, f"{name} is another project's memory: {OTHER_PROJECT}"))
+                continue
             if name in index.superseded:
                 out.append(
                     (

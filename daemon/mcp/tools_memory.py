@@ -84,7 +84,7 @@ SEARCH_DESCRIPTION = (
     "Search memd's memory: what earlier sessions of this project and of this user learned "
     "(conventions, decisions, commands, preferences, pitfalls). Use it before saying you do not "
     "know something about this project or this user. This project's memories come first, then the "
-    "user's global ones, then other projects'. An empty list means nothing matched well enough. "
+    "user's global ones. An empty list means nothing matched well enough. "
     'Then read a result in full with memory_get. A result with "evidence": "tool" rests on tool '
     "output only (a command's output, a file or a fetched page), not on what the user said."
 )
@@ -105,7 +105,7 @@ def register(server: MCPServer, deps: Deps) -> None:
         scope: Annotated[
             Scope,
             Field(
-                description='"project": this project only; "global": the user\'s; "all" (default): every memory, this project first.'
+                description='"project": this project only; "global": the user\'s; "all" (default): both, this project first.'
             ),
         ] = "all",
         limit: Annotated[int, Field(ge=1, le=LIMIT_MAX, description="At most this many results.")] = 5,

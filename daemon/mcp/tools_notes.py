@@ -126,8 +126,19 @@ def register(server: MCPServer, deps: Deps) -> None:
             str | None, Field(max_length=NOTE_MAX_CHARS, description="What is wrong, or what changed.")
         ] = None,
     ) -> FeedbackOutput:
+        from daemon.mcp.memory import OTHER_PROJECT
         from pipeline.notes.feedback import feedback
+        from pipeline.projects.scopes import ScopeNotFound, topic_id
 
+        try:
+            named = topic_id(id)
+        except ScopeNotFound:
+            pass  # feedback() says why
+        else:
+            if named.scope not in deps.memory.scopes("all")[1]:  # said alike whether it exists or not
+                return FeedbackOutput(
+                    status="refused", reason=f"{named} is another project's memory: {OTHER_PROJECT}"
+                )
         try:
             async with _store(deps) as store:
                 got = await feedback(

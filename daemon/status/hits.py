@@ -2,18 +2,19 @@
 
 The figures are ``pipeline.hits.rate.summarize`` (the same ``usage_summary`` computes through
 SQLAlchemy), run on ``daemon.lean.rows``; each scope's live extracts (``stage1_outputs``) with
-their use counts come from the read model's ``LIVE_MEMORIES_SQL``.
+their use counts come from the read model's ``LIVE_MEMORIES_SQL``, and beside each hit rate the
+``helped`` and ``misled`` verdicts agents gave its topics (``SCOPE_VERDICTS_SQL``).
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from daemon.lean.rows import Rows
 from daemon.status.report import MemoryUse, ScopeUsage, Usage
 from pipeline.hits.rate import WINDOW_DAYS, summarize
 from pipeline.projects.scopes import folders_by_scope
-from pipeline.store.readmodel import LIVE_MEMORIES_SQL, PROJECTS_SQL, iso
+from pipeline.store.readmodel import LIVE_MEMORIES_SQL, PROJECTS_SQL, SCOPE_VERDICTS_SQL, iso, tally
 
 
 def usage(rows: Rows, now: datetime, *, window_days: int | None = None) -> Usage:
@@ -22,6 +23,7 @@ def usage(rows: Rows, now: datetime, *, window_days: int | None = None) -> Usage
     summary = summarize(rows.all, rows.time, now, window_days=days)
     memories = _memories(rows) if summary else {}
     folders = scope_folders(rows) if summary else {}
+    verdicts = _verdicts(rows, now - timedelta(days=days)) if summary else {}
     scopes = [
         ScopeUsage(
             scope=s.scope,
@@ -36,6 +38,8 @@ def usage(rows: Rows, now: datetime, *, window_days: int | None = None) -> Usage
             topics_read=s.topics_read,
             memories=memories.get(s.scope, MemoryUse()),
             folders=folders.get(s.scope, []),
+            helped=verdicts.get(s.scope, {}).get("helped", 0),
+            misled=verdicts.get(s.scope, {}).get("misled", 0),
         )
         for s in summary
     ]
@@ -53,6 +57,14 @@ def with_folders(topic_id: str, folders: list[str]) -> str:
     from daemon.lean.text import shown
 
     return f"{topic_id} ({', '.join(shown(f) for f in folders)})" if folders else topic_id
+
+
+def _verdicts(rows: Rows, since: datetime) -> dict[str, dict[str, int]]:
+    """Per scope, the ``helped`` and ``misled`` verdicts given since ``since``."""
+    by_scope: dict[str, list[dict[str, object]]] = {}
+    for r in rows.all(SCOPE_VERDICTS_SQL, {"since": rows.time(since)}):
+        by_scope.setdefault(str(r["scope"]), []).append(r)
+    return {scope: tally(found) for scope, found in by_scope.items()}
 
 
 def scope_folders(rows: Rows) -> dict[str, list[str]]:

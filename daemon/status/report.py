@@ -368,6 +368,10 @@ class ScopeUsage:
     memories: MemoryUse
     folders: list[str]
     """The project folders whose sessions map to the scope (``pipeline.projects.scopes``)."""
+    helped: int = 0
+    misled: int = 0
+    """How often agents said one of the scope's topics helped or misled them in the window
+    (`memd mcp`'s ``memory_feedback``)."""
 
 
 @record

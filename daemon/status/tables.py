@@ -52,7 +52,8 @@ def in_folders(folders: list[str]) -> str:
 
 
 def usage_table(console: Console, section: Usage | Unreadable) -> None:
-    """Per scope: the hit rate (sessions that used a topic file) and the use counts."""
+    """Per scope: the hit rate (sessions that used a topic file), what agents said of its topics
+    (helped / misled), and the use counts."""
     if isinstance(section, Unreadable):
         console.print(f"memory use: {section.error}", markup=False)
         return
@@ -62,6 +63,7 @@ def usage_table(console: Console, section: Usage | Unreadable) -> None:
     header = (
         "scope",
         "hit rate",
+        "helped / misled",
         "sessions using",
         "given",
         "topics read",
@@ -74,6 +76,7 @@ def usage_table(console: Console, section: Usage | Unreadable) -> None:
         (
             shown(s.scope),
             ABSENT if s.hit_rate is None else f"{100 * s.hit_rate:.0f}%",
+            f"{s.helped} / {s.misled}",
             f"{s.sessions_reading} of {s.sessions}",
             str(s.sessions_given),
             f"{s.topics_read} of {s.topics_published}",

@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from daemon.lean.rows import Rows
+from pipeline.hits.rate import WINDOW_DAYS
 from pipeline.projects.scopes import folders_by_scope
 from pipeline.store import readmodel as rm
 
@@ -160,6 +161,24 @@ def topic_flags(rows: Rows, scope: str, file: str) -> list[TopicFlag]:
         TopicFlag(r["verdict"], r["note"], rm.iso(r["created_at"]))
         for r in rows.all(rm.TOPIC_FLAGS_SQL, {"scope": scope, "file": file})
     ]
+
+
+@dataclass(frozen=True)
+class TopicUse:
+    """One topic's uses and the ``helped``/``misled`` verdicts on it over the hit rate's window."""
+
+    days: int
+    uses: int
+    last_used_at: str | None
+    helped: int
+    misled: int
+
+
+def topic_use(rows: Rows, scope: str, file: str, now: datetime, *, days: int = WINDOW_DAYS) -> TopicUse:
+    params = {"scope": scope, "file": file, "since": rows.time(now - timedelta(days=days))}
+    [used] = rows.all(rm.TOPIC_USE_SQL, params)
+    said = rm.tally(rows.all(rm.TOPIC_VERDICTS_SQL, params))
+    return TopicUse(days, int(used["uses"]), rm.iso(used["last_used_at"]), said["helped"], said["misled"])
 
 
 def folders(rows: Rows) -> dict[str, list[str]]:

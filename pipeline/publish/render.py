@@ -22,9 +22,9 @@ VERIFY_NOTE = (
     "Verify a remembered path, command or flag before relying on it."
 )
 TOOLS_NOTE = (
-    "If your tools include memd's `memory_search` and `memory_get` (its MCP server), they reach all of "
-    "memd's memory mid-session (other projects, each topic in full): search it before you say you do not "
-    "know something about this project or this user."
+    "If your tools include memd's `memory_search` and `memory_get` (its MCP server), they reach memd's "
+    "memory of this project and of this user mid-session (each topic in full, past what loaded here): "
+    "search it before you say you do not know something about this project or this user."
 )
 """The line a block carries where memd's MCP server is installed for an agent that loads it
 (``memd mcp install``; ``pipeline.publish.mcp_install.McpInstalls``)."""

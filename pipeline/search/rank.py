@@ -3,17 +3,23 @@
 The words first: BM25F over three fields of each topic (its name and file name, its description,
 its body; a match in the name counts most), every term stemmed and folded (``terms``), and a query
 term also meeting the words it is a close prefix of ("config" and "configuration"), at a discount.
-A topic must hold enough of the query to be offered at all: its *coverage*, the share of the
-query's term weight (each term's IDF; a term no topic holds weighs the most) that it matches, must
-reach ``MIN_COVERAGE``. So a query that shares one word with the memory and nothing else gets an
-empty list, not the best of bad matches.
+A topic must hold enough of the query to be offered at all. The query's *asking words* go first:
+its stop words (``terms``) and the words a question wraps around what it asks ("can you remind me",
+"details", "please", "in this project": ``ASKING_WORDS``). Of what is left, the words the memory
+holds somewhere weigh their IDF, and a topic's *coverage*, the share of that weight it matches,
+must reach ``MIN_COVERAGE``; a word no topic holds weighs nothing there, so a long question is not
+sunk by its own wording. But each word asked counts once in ``MIN_MATCHED``: a topic that matches
+only one word of a query asking two or more (held by the memory or not) is not offered. So a query
+that shares one word with the memory and nothing else ("kubernetes deploy with argo", where only
+"deploy" is known) gets an empty list, not the best of bad matches.
 
 Then what memd knows beyond the words, as gentle factors that reorder close matches but never
-lift a poor one: the scope (the session's project first, then global, then other projects),
-recency (``updated``), use (how often the topic was read lately, ``pipeline.hits``), and evidence
-(a topic resting on tool output only, ``evidence: tool``, ranks under one that matches as well and
-rests on the user's words or is unmarked).
-Superseded topics (``supersede``) are left out before anything is ranked.
+lift a poor one: the scope (the session's project first, then global), recency (``updated``),
+use (how often the topic was read lately, ``pipeline.hits``), and evidence (a topic resting on tool
+output only, ``evidence: tool``, ranks under one that matches as well and rests on the user's words
+or is unmarked). Superseded topics (``supersede``) are left out before anything is ranked, and another
+project's topics are never offered: a session sees its own project's memory and the global one
+(``visible``), as everywhere memd publishes memory.
 """
 
 from __future__ import annotations
@@ -41,8 +47,23 @@ PREFIX_WEIGHT = 0.6
 PREFIX_MIN = 4
 PREFIX_SLACK = 3
 MIN_COVERAGE = 0.5
-"""The share of the query a topic must match to be offered (else the search abstains)."""
-SCOPE_FACTOR = {"own": 1.0, "global": 0.85, "other": 0.6}
+"""The share of the query's known weight a topic must match to be offered (else the search abstains)."""
+MIN_MATCHED = 2
+"""The distinct words of the query a topic must match to be offered, when the query asks that many."""
+ASKING_WORDS = frozenset(
+    terms(
+        "explain explanation remind reminder recall remember details detail info information "
+        "please thanks thank need needs want wanted wonder wondering help helpful "
+        "project projects repo repository codebase here "
+        "work works worked working happen happens supposed usually currently actually exactly "
+        "again okay hey hi show find look describe description kind sort anyone "
+        "approach procedure process guide instructions steps right correct proper properly "
+        "whats what's hows how's where's wheres which's"
+    )
+)
+"""Words a question wraps around what it asks: they say nothing of which memory is meant (matched
+or not, they neither count for a topic nor against it)."""
+SCOPE_FACTOR = {"own": 1.0, "global": 0.85}
 TOOL_EVIDENCE_FACTOR = 0.9
 """A topic resting on tool output only, against any other: under one of its scope that matches the words
 as well, whatever their days (recency moves a score by at most 10%; only more use can lift it back),
@@ -55,6 +76,13 @@ SNIPPET_MAX_CHARS = 240
 SNIPPET_LEAD = 60
 """How much of a long line a snippet shows before its first matching word."""
 MAX_QUERY_TERMS = 32
+
+
+def visible(topics: Sequence[Topic], own_scope: str | None) -> list[Topic]:
+    """The topics a session of ``own_scope`` (None: outside any project) may be shown: its
+    project's and the global scope's, never another project's."""
+    mine = {GLOBAL_SCOPE, own_scope}
+    return [t for t in topics if t.scope in mine]
 
 
 @dataclass(frozen=True)
@@ -95,7 +123,6 @@ class Index:
             for term, w in weighted.items():
                 self.postings.setdefault(term, []).append((number, w / (K1 + w)))
         self.vocabulary = sorted(self.postings)
-        self.idf_max = math.log(1 + (len(self.topics) + 0.5) / 0.5)
 
     def idf(self, term: str) -> float:
         df = len(self.postings.get(term, ()))
@@ -126,18 +153,27 @@ class Index:
         limit: int = 5,
         uses: Mapping[str, int] | None = None,
     ) -> list[Hit]:
-        """The best ``limit`` topics for ``query`` among ``scopes`` (None: every scope), ``own_scope``
-        (the session's project) first; empty when none holds enough of the query."""
-        wanted = list(dict.fromkeys(terms(query)))[:MAX_QUERY_TERMS]
+        """The best ``limit`` topics for ``query`` among ``scopes`` (None: both) of those ``own_scope``
+        (the session's project) may see, its own first; empty when none holds enough of the query."""
+        allowed = {GLOBAL_SCOPE, own_scope}
+        if scopes is not None:
+            allowed.intersection_update(scopes)
+        asked = list(dict.fromkeys(terms(query)))
+        wanted = ([q for q in asked if q not in ASKING_WORDS] or asked)[:MAX_QUERY_TERMS]
         if not wanted or not self.topics or limit <= 0:
             return []
-        weight = {q: (self.idf(q) if q in self.postings else self.idf_max) for q in wanted}
+        meets = {q: self.variants(q) for q in wanted}
+        weight = {q: max((self.idf(t) for t in meets[q]), default=0.0) for q in wanted}
         total = sum(weight.values())
+        if total <= 0:
+            return []
+        needed = min(MIN_MATCHED, len(wanted))
         words: dict[int, float] = {}
         matched: dict[int, float] = {}
+        count: dict[int, int] = {}
         for q in wanted:
             best: dict[int, tuple[float, float]] = {}
-            for term, share in self.variants(q).items():
+            for term, share in meets[q].items():
                 idf = self.idf(term)
                 for number, saturation in self.postings[term]:
                     value = share * idf * saturation
@@ -149,11 +185,12 @@ class Index:
             for number, (value, share) in best.items():
                 words[number] = words.get(number, 0.0) + value
                 matched[number] = matched.get(number, 0.0) + weight[q] * share
+                count[number] = count.get(number, 0) + 1
         scored: list[tuple[float, float, Topic]] = []
         for number, value in words.items():
             covered = matched[number] / total
             topic = self.topics[number]
-            if covered < MIN_COVERAGE or (scopes is not None and topic.scope not in scopes):
+            if covered < MIN_COVERAGE or count[number] < needed or topic.scope not in allowed:
                 continue
             scored.append((value * self._prior(topic, own_scope, uses or {}), covered, topic))
         top = heapq.nsmallest(
@@ -162,12 +199,7 @@ class Index:
         return [Hit(t, round(rank, 4), round(part, 3), snippet(t, wanted)) for rank, part, t in top]
 
     def _prior(self, topic: Topic, own_scope: str | None, uses: Mapping[str, int]) -> float:
-        if own_scope is not None and topic.scope == own_scope:
-            scope = SCOPE_FACTOR["own"]
-        elif topic.scope == GLOBAL_SCOPE:
-            scope = SCOPE_FACTOR["global"]
-        else:
-            scope = SCOPE_FACTOR["other"]
+        scope = SCOPE_FACTOR["own" if topic.scope == own_scope else "global"]
         recency = 1.0 - RECENCY_SPAN
         if topic.day is not None:
             age = max((self.today - topic.day).days, 0)

@@ -26,6 +26,7 @@ from pipeline.vocabulary import (
     RunOutcome,
     Step,
     TranscriptState,
+    Verdict,
 )
 
 Query = Callable[[str, Mapping[str, Any]], list[dict[str, Any]]]
@@ -435,6 +436,33 @@ TOPIC_FLAGS_SQL = (
     "AND resolved_run IS NULL ORDER BY created_at DESC, id DESC LIMIT 20"
 )
 """One topic's open flags, newest first (its page)."""
+
+_TALLIED = (Verdict.HELPED.value, Verdict.MISLED.value)
+SCOPE_VERDICTS_SQL = (
+    "SELECT scope, verdict, count(*) AS n FROM memory_feedback "
+    f"WHERE verdict IN ({_in(_TALLIED)}) AND created_at >= :since GROUP BY scope, verdict"
+)
+"""How often agents said a scope's topics helped or misled them since ``:since`` (``memory_feedback``:
+recorded beside the hit rate)."""
+TOPIC_VERDICTS_SQL = (
+    "SELECT verdict, count(*) AS n FROM memory_feedback "
+    f"WHERE scope = :scope AND file = :file AND verdict IN ({_in(_TALLIED)}) AND created_at >= :since "
+    "GROUP BY verdict"
+)
+"""The same for one topic (its page)."""
+TOPIC_USE_SQL = (
+    "SELECT count(*) AS uses, max(used_at) AS last_used_at FROM memory_uses "
+    "WHERE scope = :scope AND file = :file AND used_at >= :since"
+)
+"""One topic's uses since ``:since`` (its page)."""
+
+
+def tally(rows: list[dict[str, Any]]) -> dict[str, int]:
+    """``helped`` and ``misled`` counted, from the rows of ``SCOPE_VERDICTS_SQL`` or ``TOPIC_VERDICTS_SQL``."""
+    out = dict.fromkeys(_TALLIED, 0)
+    for r in rows:
+        out[str(r["verdict"])] += int(r["n"])
+    return out
 
 
 # The web page (`memd ui`, ``daemon.ui``) -----------------------------------------------------------

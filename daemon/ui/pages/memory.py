@@ -76,7 +76,10 @@ async def topic(request: Request) -> Response:
         meta, body, problem = parsed.meta, parsed.body, None
     except frontmatter.FrontmatterError as exc:
         meta, body, problem = None, text, str(exc)
-    flags = await context(request).read(lambda rows: data.topic_flags(rows, name, file))
+    now = context(request).clock.now()
+    flags, use = await context(request).read(
+        lambda rows: (data.topic_flags(rows, name, file), data.topic_use(rows, name, file, now))
+    )
     return page(
         request,
         "topic.html",
@@ -86,6 +89,7 @@ async def topic(request: Request) -> Response:
         meta=meta,
         problem=problem,
         flags=flags,
+        use=use,
         stale=(await stale_in_scope(context(request).db, name)).get(file),
         body=markdown(body, relative=lambda href: topic_url(name, href)),
         history_url="/memory/history?" + urlencode({"scope": name, "file": file}),

@@ -23,6 +23,7 @@ from pipeline.errors import NoAPIKey
 from pipeline.machine import UNNAMED
 from pipeline.publish.run import publish_all
 from pipeline.store import heartbeats, kv, open_store
+from pipeline.store import notes as notes_db
 from pipeline.store.schema import publications
 from tests.daemon.status.test_read import SHOP, populate_usage
 
@@ -202,6 +203,10 @@ async def test_status_shows_publish_targets_republishes_and_memory_use(tmp_path:
     clock = FakeClock(datetime.now(UTC))
     try:
         shop = await populate_usage(store, clock)
+        for verdict in ("helped", "helped", "misled"):
+            await notes_db.add_feedback(
+                store, scope=shop, file="a.md", verdict=verdict, note=None, session="s", now=clock.now()
+            )
         async with store.write() as conn:
             await conn.execute(
                 insert(publications).values(
@@ -251,11 +256,15 @@ async def test_status_shows_publish_targets_republishes_and_memory_use(tmp_path:
         "-",
     ] in rows  # no reason: shown as "-", like every absent value
     assert "memory use (last 30 days)" in human.stdout
-    # scope, hit rate, sessions using, given, topics read, uses, last use, memories used, project folder
+    # scope, hit rate, helped / misled, sessions using, given, topics read, uses, last use, memories
+    # used, project folder
+    assert ["scope", "hit rate", "helped / misled", "sessions using"] in [row[:4] for row in rows]
     shop_row = next(row for row in rows if row[0] == shop)
-    assert shop_row[1:6] == ["33%", "1 of 3", "2", "2 of 2", "4"]
-    assert shop_row[7] == "2 of 3 (3 uses)"
-    assert shop_row[8] == SHOP
+    assert shop_row[1:7] == ["33%", "2 / 1", "1 of 3", "2", "2 of 2", "4"]
+    assert shop_row[8] == "2 of 3 (3 uses)"
+    assert shop_row[9] == SHOP
+    assert by_scope[shop]["helped"] == 2
+    assert by_scope[shop]["misled"] == 1
 
 
 async def test_status_stays_healthy_before_the_first_consolidation(tmp_path: Path) -> None:

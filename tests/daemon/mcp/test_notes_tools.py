@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pipeline.memory.layout import GLOBAL_SCOPE
-from pipeline.notes.caps import TEXT_MAX_CHARS
+from pipeline.notes.caps import FEEDBACK_PER_HOUR, TEXT_MAX_CHARS
 from pipeline.notes.remember import GLOBAL_HELD
 from tests.configs import write_config
 from tests.daemon.mcp import test_server as base
@@ -126,3 +126,38 @@ def test_the_tools_module_loads_no_store_code_at_the_servers_start() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+async def test_a_session_past_its_hourly_verdicts_is_refused(stored: dict[str, Any]) -> None:
+    deploy = f"{stored['scope']}/deploy.md"
+    async with base.server(stored) as session:
+        given = [
+            await session.call_tool("memory_feedback", {"id": deploy, "verdict": "helped"})
+            for _ in range(FEEDBACK_PER_HOUR + 1)
+        ]
+    statuses = [(g.structured_content or {})["status"] for g in given]
+    assert statuses == ["recorded"] * FEEDBACK_PER_HOUR + ["refused"]
+    assert f"{FEEDBACK_PER_HOUR} verdicts in the last hour" in (given[-1].structured_content or {})["reason"]
+    assert rows(stored["db"], "SELECT count(*) FROM memory_feedback") == [(FEEDBACK_PER_HOUR,)]
+
+
+async def test_feedback_on_another_projects_memory_is_refused(stored: dict[str, Any]) -> None:
+    """Refused alike whether the other project's topic exists or not (nothing said about it)."""
+    other = stored["memory"] / "projects" / "shop-0a1b2c3d"
+    other.mkdir(parents=True)
+    (other / "payments.md").write_text(base.topic("Stripe webhooks", "Signatures", "Check the signature."))
+    async with base.server(stored) as session:
+        there = await session.call_tool(
+            "memory_feedback", {"id": "projects/shop-0a1b2c3d/payments.md", "verdict": "wrong"}
+        )
+        absent = await session.call_tool(
+            "memory_feedback", {"id": "projects/shop-0a1b2c3d/nope.md", "verdict": "wrong"}
+        )
+    for answer in (there, absent):
+        out = answer.structured_content or {}
+        assert out["status"] == "refused"
+        assert "another project" in out["reason"]
+    assert (there.structured_content or {})["reason"].replace("payments", "nope") == (
+        absent.structured_content or {}
+    )["reason"]
+    assert rows(stored["db"], "SELECT count(*) FROM memory_feedback") == [(0,)]

@@ -145,3 +145,100 @@ async def test_without_a_store_or_a_memory_it_still_answers(tmp_path: Path) -> N
     assert (found.structured_content or {})["results"] == []
     assert not (tmp_path / "state.db").exists()
     assert not (tmp_path / "memory").exists()
+
+
+async def test_another_projects_memory_is_never_shown(world: dict[str, Any]) -> None:
+    """No scope value reaches another project's memory: "all" is this project and global."""
+    other = world["memory"] / "projects" / "shop-0a1b2c3d"
+    other.mkdir(parents=True)
+    marker = "OTHER_PROJECT_MARKER_7"
+    (other / "payments.md").write_text(
+        topic("Stripe webhooks", "Verifying stripe webhook signatures", f"Check the signature: {marker}.")
+    )
+    (other / "deploy.md").write_text(topic("Deploying the shop", "How the shop is deployed", marker))
+    (world["memory"] / "global" / "deploy-days.md").write_text(
+        topic("Deploying days", "When the user deploys", "Deploy on Tuesdays.")
+    )
+    async with server(world) as session:
+        answers = [
+            await session.call_tool("memory_search", {"query": query, "scope": scope})
+            for scope in ("all", "project", "global")
+            for query in ("stripe webhook signature", "deploying", marker)
+        ]
+        mixed = await session.call_tool("memory_search", {"query": "deploying", "limit": 20})
+        got = await session.call_tool(
+            "memory_get", {"ids": ["projects/shop-0a1b2c3d/payments.md", "projects/shop-0a1b2c3d/nope.md"]}
+        )
+    for answer in [*answers, mixed, got]:
+        assert not answer.is_error, answer.content
+        assert marker not in str(answer.content) + str(answer.structured_content)
+    for answer in answers:
+        for result in (answer.structured_content or {})["results"]:
+            assert result["scope"] in (world["scope"], "global")
+    assert [r["id"] for r in (mixed.structured_content or {})["results"]] == [
+        f"{world['scope']}/deploy.md",
+        "global/deploy-days.md",
+    ]
+    out = got.structured_content or {}
+    assert out["memories"] == []
+    assert [m["id"] for m in out["missing"]] == [
+        "projects/shop-0a1b2c3d/payments.md",
+        "projects/shop-0a1b2c3d/nope.md",
+    ]
+    for missing in out["missing"]:  # refused alike, whether the file is there or not
+        assert "another project" in missing["reason"]
+
+
+async def test_a_forgotten_topic_and_one_held_in_an_inbox_run_are_never_handed_out(tmp_path: Path) -> None:
+    """In a real memory repository: a topic forgotten (``memd memories forget``) and one an inbox run
+    holds (its own ``inbox/<run>`` branch) are found by neither tool."""
+    from pipeline.memory.repository import MemoryRepo
+    from pipeline.memory.steer import forget_topic
+
+    project = tmp_path / "app"
+    project.mkdir()
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    scope = scope_for(resolve_project(str(project)))
+    repo = MemoryRepo(tmp_path / "memory")
+    await repo.ensure()
+    (repo.path / scope).mkdir(parents=True)
+    (repo.path / scope / "kept.md").write_text(
+        topic("Kafka topics", "Event topics", "Orders go to orders.v1.")
+    )
+    (repo.path / scope / "forgotten.md").write_text(
+        topic(
+            "Kafka consumer lag", "Lag alerts", "FORGOTTEN_MARKER: page when kafka consumer lag passes 10k."
+        )
+    )
+    await repo.stage(scope)
+    await repo.commit_staged("memd: consolidate\n\nMemd-Run: r1\n")
+    await forget_topic(repo, scope, "forgotten.md", scratch_parent=tmp_path / "s", author="Ada <a@h>")
+    async with repo.scratch(tmp_path / "s", owner="run-r2") as clone:
+        (clone.path / scope / "held.md").write_text(
+            topic("Kafka retention", "How long kafka keeps events", "HELD_MARKER: kafka retention is 7 days.")
+        )
+        await clone.stage(scope)
+        await clone.commit_staged("memd: consolidate\n\nMemd-Run: r2\n")
+        await repo.park(clone, "inbox/r2")
+    assert await repo.inbox_branches() == ["inbox/r2"]
+    world = {"project": project, "config": write_config(tmp_path)}
+    async with server(world) as session:
+        found = [
+            await session.call_tool("memory_search", {"query": query, "scope": scope_arg, "limit": 20})
+            for query in ("kafka consumer lag", "kafka retention", "FORGOTTEN_MARKER", "HELD_MARKER", "kafka")
+            for scope_arg in ("all", "project")
+        ]
+        got = await session.call_tool(
+            "memory_get", {"ids": [f"{scope}/forgotten.md", f"{scope}/held.md", f"{scope}/kept.md"]}
+        )
+    for answer in [*found, got]:
+        assert not answer.is_error, answer.content
+        said = str(answer.content) + str(answer.structured_content)
+        assert "FORGOTTEN_MARKER" not in said
+        assert "HELD_MARKER" not in said
+    for answer in found:
+        assert {r["id"] for r in (answer.structured_content or {})["results"]} <= {f"{scope}/kept.md"}
+    assert [r["id"] for r in (found[-2].structured_content or {})["results"]] == [f"{scope}/kept.md"]
+    out = got.structured_content or {}
+    assert [m["id"] for m in out["memories"]] == [f"{scope}/kept.md"]
+    assert [m["id"] for m in out["missing"]] == [f"{scope}/forgotten.md", f"{scope}/held.md"]

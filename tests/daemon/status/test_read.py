@@ -423,6 +423,8 @@ async def test_usage_shows_each_scopes_hit_rate_and_use_counts(
         "topics_read": 2,
         "memories": {"live": 3, "used": 2, "use_count": 3, "last_used_at": (now - day).isoformat()},
         "folders": [SHOP],
+        "helped": 0,
+        "misled": 0,
     }
     glob = by_scope["global"]
     assert glob["folders"] == []

@@ -50,3 +50,18 @@ def test_a_topic_resting_on_tool_output_says_so_on_its_page(fresh: Prepared, ope
     html = client.get("/memory/topic", params=params).text
     assert 'id="from-tools"' in html
     assert "from tool output only" in html.split('id="from-tools"', 1)[1]
+
+
+def test_helped_and_misled_show_beside_the_hit_rate_and_on_the_topic_page(
+    fresh: Prepared, open_page: Opener
+) -> None:
+    _, client = open_page(fresh)
+    params = {"scope": fresh.acme, "file": "testing.md"}
+    for verdict in ("helped", "helped", "misled", "wrong"):
+        asyncio.run(_flag(fresh, verdict, ""))
+    use = client.get("/memory/topic", params=params).text.split('id="topic-use"', 1)[1].split("</p>", 1)[0]
+    assert "2 helped, 1 misled" in use
+    usage = client.get("/usage").text
+    [row] = [r for r in usage.split("<tr>") if fresh.acme in r and "hit rate" not in r]
+    assert '<td class="n helped">2</td>' in row
+    assert '<td class="n misled">1</td>' in row

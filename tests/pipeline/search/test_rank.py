@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 
 from pipeline.search.corpus import Topic
-from pipeline.search.rank import Index
+from pipeline.search.rank import Index, visible
 from pipeline.search.supersede import superseded
 
 TODAY = date(2026, 11, 15)
@@ -27,11 +27,11 @@ def topic(
     return Topic(scope, file, name, description, "project", body, None, updated, expires, (), evidence)
 
 
-def ids(index: Index, query: str, **kw: object) -> list[str]:
-    return [h.topic.id for h in index.search(query, own_scope=OWN, **kw)]  # type: ignore[arg-type]
+def ids(index: Index, query: str, own: str | None = OWN, **kw: object) -> list[str]:
+    return [h.topic.id for h in index.search(query, own_scope=own, **kw)]  # type: ignore[arg-type]
 
 
-def test_this_project_comes_before_global_and_global_before_other_projects() -> None:
+def test_this_project_comes_before_global_and_another_project_is_never_offered() -> None:
     body = "Run the release with make release and check the changelog."
     index = Index(
         [
@@ -41,8 +41,11 @@ def test_this_project_comes_before_global_and_global_before_other_projects() -> 
         ],
         today=TODAY,
     )
-    assert ids(index, "release changelog") == [f"{OWN}/r.md", "global/r.md", f"{OTHER}/r.md"]
+    assert ids(index, "release changelog") == [f"{OWN}/r.md", "global/r.md"]
     assert ids(index, "release changelog", scopes={"global"}) == ["global/r.md"]
+    assert ids(index, "release changelog", scopes={OTHER}) == []
+    assert ids(index, "release changelog", own=None) == ["global/r.md"]
+    assert [t.scope for t in visible(index.topics, OWN)] == ["global", OWN]
 
 
 def test_recency_and_use_break_a_tie_of_words() -> None:
@@ -113,6 +116,35 @@ def test_a_query_sharing_one_word_with_the_memory_gets_an_empty_list() -> None:
     assert ids(index, "redis cache") == [f"{OWN}/redis.md"]
     assert ids(index, "redis cluster failover procedure") == []
     assert ids(index, "the of and") == []
+
+
+def test_a_wordy_question_finds_what_it_asks_and_one_shared_word_still_gets_nothing() -> None:
+    """Question words, filler and words no topic holds do not count against a query; a topic that
+    matches one word of a query asking several is still not offered."""
+    migrations = topic(
+        OWN,
+        "database-migrations.md",
+        "Database migrations",
+        "Run makemigrations then migrate. Squash old ones with squashmigrations.",
+        description="Django migrations: how to create, apply and squash them",
+    )
+    tests = topic(OWN, "tests.md", "Running the tests", "Run the tests with pytest --reuse-db.")
+    schema = topic(OWN, "schema.md", "Schema changes", "Avro schemas live in schemas/.")
+    index = Index([migrations, tests, schema], today=TODAY)
+    for query in (
+        "what database migrations tool does the project use",
+        "can you remind me how squashing migrations works in this project",
+        "I need the details on database migrations please",
+    ):
+        assert ids(index, query)[:1] == [f"{OWN}/database-migrations.md"], query
+    assert ids(index, "how do I run the test suite locally please")[:1] == [f"{OWN}/tests.md"]
+    for query in (
+        "graphql schema stitching",
+        "can you remind me how graphql schema stitching works in this project",
+        "what do we know about pytest fixtures for kafka",
+        "please",
+    ):
+        assert ids(index, query) == [], query
 
 
 def test_limit_caps_the_results() -> None:
