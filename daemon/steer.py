@@ -4,8 +4,10 @@ The API (stable: ``memd memories forget|edit|pin|unpin`` and the page's buttons 
 
 - ``await forget_memory(rt, memory_id) -> SteerDone``: the store records what was forgotten (its
   file, name, description and the shingles of its text: ``pipeline.store.forgotten_topics``) so
-  phase 2 keeps it forgotten, then the topic and its index line go in one commit, and the scope is
-  marked for a run at the next cycle (the digest is written again without it);
+  phase 2 keeps it forgotten, then the topic, its index line and the scope's digest (the placeholder
+  takes its place: ``pipeline.memory.steer.forget_topic``) go in one commit, published at once
+  without a model call, and the scope is marked for a run at the next cycle with a model, cooldown
+  or not, which writes the digest again without it;
 - ``await edit_memory(rt, memory_id, text) -> SteerDone``: the person's text (a body, or the whole
   file) kept as theirs (``edited``);
 - ``await pin_memory(rt, memory_id, pinned=True) -> SteerDone``: ``pinned: true`` (or not);
@@ -80,6 +82,12 @@ class SteerDone:
             out.append(
                 "it stays forgotten: memd keeps what it was (never its text) and no consolidation brings it "
                 "back; the old text remains in the memory repository's git history (git log -p)"
+            )
+        if self.steered.digest_withdrawn and self.steered.commit is not None:
+            out.append(
+                f"{self.steered.scope}/memory_summary.md, the digest written from every topic, is a placeholder "
+                "until the next consolidation with a model rebuilds it without this memory (at the next "
+                f"cycle, or now: memd consolidate {self.steered.scope})"
             )
         out += sync_lines(self.synced)
         if self.published is not None:
@@ -216,7 +224,7 @@ async def forget_memory(rt: Runtime, memory_id: str) -> SteerDone:
             raise
         if steered.commit is None:
             await forgotten_topics.take_back(rt.store, record, replaced, now=rt.clock.now())
-        else:  # the digest is written again without it at the next cycle
+        else:  # the placeholder digest is written again without it at the next run with a model
             await forgotten_topics.mark_rebuild(rt.store, found.scope, now=rt.clock.now())
     return await _after(rt, steered)
 

@@ -163,12 +163,12 @@ def stale_text(stale: Mapping[str, str]) -> str:
 
 
 def withdrawn_text(ws: Workspace) -> str:
-    """What memd withdrew before this run because of forgotten sessions (empty when nothing)."""
+    """What memd withdrew before this run because of forgotten sessions or memories (empty when nothing)."""
     if not ws.withdrawing:
         if not ws.rebuild_digest:
             return ""
         return (
-            "\nA session this scope drew on was forgotten (here or on another machine) and what it taught was\n"
+            "\nA session or a memory this scope drew on was forgotten (here or on another machine) and was\n"
             "withdrawn without a model, leaving memory_summary.md as a placeholder; memd removed it before\n"
             "this run. Write\n"
             "memory_summary.md again from the remaining inputs (raw_memories.md, rollout_summaries/) and the\n"

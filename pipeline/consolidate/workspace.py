@@ -9,8 +9,9 @@ After a forget (a forgotten session still cited by a topic, or removed since the
 withdraws before the agent runs every topic citing a forgotten session, their index lines and
 ``memory_summary.md``; the diff then withholds the text of inputs, the digest and the withdrawn
 topics (it names the changed inputs instead), so the agent rebuilds them from what remains. A digest
-that is the placeholder a forget without a model left (here, or on another machine: ``[sync]``) is
-removed the same way, for the agent to write it again.
+that is the placeholder a forget left (a session's without a model, or one memory's: ``memd memories
+forget``; here, or on another machine: ``[sync]``) is removed the same way, for the agent to write it
+again.
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ from pipeline.memory.current import superseded_findings
 from pipeline.memory.inputs import changes_of, materialize, rest_on_tools_only
 from pipeline.memory.layout import (
     INDEX,
-    PLACEHOLDERS,
     RAW_MEMORIES,
     ROLLOUT_DIR,
     SUMMARY,
     Caps,
+    is_placeholder,
 )
 from pipeline.memory.likeness import ForgottenTopic
 from pipeline.memory.provenance import (
@@ -80,8 +81,8 @@ class Workspace:
     foreign: Callable[[str], bool] | None = field(default=None, repr=False)
     """Whether a session's input is another machine's (``[sync]``): kept as it is, never pruned."""
     rebuild_digest: bool = False
-    """``memory_summary.md`` was the placeholder a forget on another machine left: memd removed it
-    before the agent ran, for it to write the digest again from the remaining inputs."""
+    """``memory_summary.md`` was the placeholder a forget left (here or on another machine): memd
+    removed it before the agent ran, for it to write the digest again from the remaining inputs."""
     held: guard.Held = field(default_factory=guard.Held)
     """What the person decided (edited, pinned, forgotten topics), enforced by ``check``."""
 
@@ -203,7 +204,7 @@ async def prepare(
     snapshot = await asyncio.to_thread(snapshot_topics, scope_dir)
     withdrawing = withdrawing_sessions(plan, snapshot, forgotten, dropped)
     withdrawn = citing_topics(snapshot, forgotten) if withdrawing else []
-    rebuild_digest = await asyncio.to_thread(_is_placeholder, scope_dir / SUMMARY)
+    rebuild_digest = await asyncio.to_thread(is_placeholder, scope_dir / SUMMARY)
     gone = [t.file for t in forgotten_topics]  # the person forgot them: their text is not shown again
     if mode == "INIT":
         diff = INIT_DIFF
@@ -236,16 +237,6 @@ async def prepare(
         rebuild_digest=rebuild_digest,
         held=await asyncio.to_thread(guard.take, scope_dir, forgotten_topics),
     )
-
-
-def _is_placeholder(summary: Path) -> bool:
-    """Whether ``memory_summary.md`` is the placeholder a forget without a model left (here or on
-    another machine)."""
-    if summary.is_symlink() or not summary.is_file():
-        return False
-    if summary.stat().st_size not in {len(p) for p in PLACEHOLDERS}:
-        return False
-    return summary.read_bytes() in PLACEHOLDERS
 
 
 @dataclass

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -27,14 +27,20 @@ INDEX = "MEMORY.md"
 SUMMARY = "memory_summary.md"
 RAW_MEMORIES = "raw_memories.md"
 ROLLOUT_DIR = "rollout_summaries"
-PLACEHOLDER_SUMMARY = b"# Summary\n\nmemd is rebuilding this digest: a session it drew on was forgotten.\n"
-"""The digest of a scope whose topics a forget withdrew without a model (no API key, the model
-failed, or a tombstone from another machine), until the scope is consolidated again."""
+PLACEHOLDER_SUMMARY = (
+    b"# Summary\n\nmemd is rebuilding this digest: a session or a memory it drew on was forgotten.\n"
+)
+"""The digest of a scope until it is consolidated again, after a forget withdrew what it drew on
+without a model: a forgotten session's topics (no API key, the model failed, or a tombstone from
+another machine), or one topic a person forgot (``memd memories forget``; the digest is written
+from every topic, so it may repeat it). The one placeholder memd writes."""
 PLACEHOLDERS = (
     PLACEHOLDER_SUMMARY,
+    b"# Summary\n\nmemd is rebuilding this digest: a session it drew on was forgotten.\n",
     b"# Summary\n\nmemd is rebuilding this digest: a session it drew on was forgotten on another machine.\n",
 )
-"""Every placeholder digest a memd wrote (an older one's too, which may come by sync)."""
+"""Every placeholder digest a memd wrote (an older one's too, which may come by sync): each is
+recognised as one, only ``PLACEHOLDER_SUMMARY`` is written."""
 NOT_TOPICS = frozenset({INDEX, SUMMARY, RAW_MEMORIES})
 """The ``.md`` files at a scope's top level that are not topic files."""
 
@@ -86,6 +92,16 @@ def is_input_path(rel: str) -> bool:
 def is_topic_path(rel: str) -> bool:
     """A topic file: any ``.md`` file of the scope that is not the index, the summary or an input."""
     return rel.endswith(".md") and rel not in (INDEX, SUMMARY) and not is_input_path(rel)
+
+
+def is_placeholder(summary: Path) -> bool:
+    """Whether the file ``summary`` (a scope's ``memory_summary.md``) is a placeholder digest a
+    forget left (any of ``PLACEHOLDERS``: here, or on another machine)."""
+    if summary.is_symlink() or not summary.is_file():
+        return False
+    if summary.stat().st_size not in {len(p) for p in PLACEHOLDERS}:
+        return False
+    return summary.read_bytes() in PLACEHOLDERS
 
 
 @dataclass(frozen=True)

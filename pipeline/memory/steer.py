@@ -4,8 +4,11 @@ The API (stable: the command line and the page both call it, through ``daemon.st
 the store's record of a forget, the push and the publish):
 
 - ``await forget_topic(repo, scope, file, *, scratch_parent, author) -> Steered``: the topic file
-  and its line in ``MEMORY.md`` go from the branch's head; ``Steered.before`` is the text it had
-  (``Steered.forgotten()`` gives the record phase 2 keeps it forgotten by).
+  and its line in ``MEMORY.md`` go from the branch's head, and so does the scope's digest
+  ``memory_summary.md``, which phase 2 writes from every topic: in the same commit it becomes the
+  placeholder (``layout.PLACEHOLDER_SUMMARY``, ``Steered.digest_withdrawn``) that the scope's next
+  run with a model writes again (``pipeline.consolidate.workspace`` knows it); ``Steered.before`` is
+  the text the topic had (``Steered.forgotten()`` gives the record phase 2 keeps it forgotten by).
 - ``await edit_topic(repo, scope, file, text, *, today, scratch_parent, author, max_bytes=None)``:
   ``text`` is the new body, or the whole file when it starts with a frontmatter block (the person
   may change ``name``, ``description``, ``type``, ``expires`` and ``pinned``); memd keeps
@@ -32,7 +35,15 @@ from pathlib import Path
 
 from pipeline.errors import MemoryRepoError
 from pipeline.memory import frontmatter
-from pipeline.memory.layout import GLOBAL_SCOPE, check_file, check_scope, is_topic_path
+from pipeline.memory.layout import (
+    GLOBAL_SCOPE,
+    PLACEHOLDER_SUMMARY,
+    SUMMARY,
+    check_file,
+    check_scope,
+    is_placeholder,
+    is_topic_path,
+)
 from pipeline.memory.likeness import ForgottenTopic, shingles
 from pipeline.memory.provenance import drop_index_lines
 from pipeline.memory.repository import MemoryRepo
@@ -64,6 +75,10 @@ class Steered:
     """The topic's text before the change."""
     after: str | None
     """Its text after (None: forgotten)."""
+    digest_withdrawn: bool = False
+    """After a forget, the scope's digest (``memory_summary.md``) is the placeholder, put there by
+    the same commit (or by an earlier forget): the digest is written from every topic, so it may
+    repeat the forgotten one."""
 
     @property
     def id(self) -> str:
@@ -198,8 +213,9 @@ async def _steer(
         path = _topic_path(clone.path, scope, file)
         before = _read(path, ident)
         after = await asyncio.to_thread(change, path, before)
+        digest = False
         if after is None:
-            await asyncio.to_thread(_forget_file, clone.path.joinpath(*scope.split("/")), file)
+            digest = await asyncio.to_thread(_forget_file, clone.path.joinpath(*scope.split("/")), file)
         elif after != before:
             await asyncio.to_thread(path.write_text, after, encoding="utf-8")
         await clone.stage(scope)
@@ -207,18 +223,35 @@ async def _steer(
             return Steered(scope, file, action, None, before, after)
         await clone.commit_staged(message(action, scope, file, detail), author=author)
         commit = await repo.land(clone, base=base)
-    return Steered(scope, file, action, commit, before, after)
+    return Steered(scope, file, action, commit, before, after, digest_withdrawn=digest)
 
 
-def _forget_file(scope_dir: Path, file: str) -> None:
+def _forget_file(scope_dir: Path, file: str) -> bool:
+    """The topic, its index line and the digest go; True when the scope has a digest, now the
+    placeholder (False: it had none, and none is written).
+
+    The digest is replaced whatever it says, not only when it quotes the topic: phase 2 writes it
+    from every topic, in its own words, and a paraphrase of the forgotten memory may share not one
+    name or three words in a row with it. Until the next run with a model it is the placeholder (the index and
+    every other topic stay published)."""
     (scope_dir / file).unlink()
     drop_index_lines(scope_dir, {file})
+    summary = scope_dir / SUMMARY
+    if summary.is_symlink():
+        summary.unlink()  # memory holds no links: the placeholder replaces it as any digest
+    elif not summary.is_file():
+        return False  # no digest to repeat the topic
+    elif is_placeholder(summary):
+        return True  # already waiting to be rebuilt
+    summary.write_bytes(PLACEHOLDER_SUMMARY)
+    return True
 
 
 async def forget_topic(
     repo: MemoryRepo, scope: str, file: str, *, scratch_parent: Path, author: str | None
 ) -> Steered:
-    """The topic and its index line go from the branch's head, in one commit."""
+    """The topic and its index line go from the branch's head, in one commit, and the scope's digest
+    becomes the placeholder (``_forget_file``)."""
     return await _steer(
         repo, scope, file, FORGET, lambda _p, _t: None, scratch_parent=scratch_parent, author=author
     )

@@ -13,8 +13,8 @@ memd never lets git merge a file (so no conflict marker can land in one): it rea
   session's inputs go, the topic files citing it are withdrawn with their index lines and the digest
   (the scope is consolidated again from what remains), and a scope left with no input at all goes;
 - a scope whose digest is the placeholder a forget left (``awaits_rebuild``: another machine forgot a
-  session and could not rebuild it) is consolidated again here too, even when the merge is a
-  fast-forward.
+  session and could not rebuild it, or a person forgot one memory there) is consolidated again here
+  too, even when the merge is a fast-forward.
 
 Anything outside ``README.md``, ``tombstones/`` and the scopes was refused before (``incoming``).
 """

@@ -22,23 +22,30 @@ from pipeline.store import open_store
 from tests.configs import write_config
 from tests.fakes.anthropic_api import FakeAnthropicAPI, ScriptedResponder
 from tests.fakes.fixtures import FAKE_API_KEY
-from tests.pipeline.consolidate.support import Env, short_topics, write_memory
+from tests.pipeline.consolidate.support import Env, short_topics, topic, write_memory
 
 ENV = {"ANTHROPIC_API_KEY": FAKE_API_KEY, "VISUAL": "", "EDITOR": ""}
+NO_KEY = {**ENV, "ANTHROPIC_API_KEY": ""}
 DEPLOY_BODY = "Deploy with `fly deploy --remote-only` from the main branch once the tests pass."
 
 
-def setup(tmp_path: Path, api: FakeAnthropicAPI) -> tuple[list[str], str]:
-    """A consolidated, published project scope (deploy.md, testing.md): the CLI's base args and the scope."""
+def setup(
+    tmp_path: Path, api: FakeAnthropicAPI, *, summary: str | None = None, codex: bool = False
+) -> tuple[list[str], str]:
+    """A consolidated, published project scope (deploy.md, testing.md, the digest ``summary``): the
+    CLI's base args and the scope. ``codex``: published to Codex's folder too."""
     (tmp_path / "home" / ".claude" / "projects").mkdir(parents=True)
+    (tmp_path / "home" / ".codex" / "sessions").mkdir(parents=True)
     (tmp_path / "acme" / "src").mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(tmp_path / "acme")], check=True)  # a folder inside it names it
     config = write_config(
         tmp_path,
         "[sources.claude_code]\n"
         f'root = "{tmp_path / "home" / ".claude" / "projects"}"\n'
+        "[sources.codex]\n"
+        f'root = "{tmp_path / "home" / ".codex" / "sessions"}"\n'
         f'[llm]\nbase_url = "{api.base_url}"\n'
-        "[publish]\ngemini = false\n",
+        f"[publish]\ngemini = false\ncodex = {'true' if codex else 'false'}\n",
     )
     project = str(tmp_path / "acme")
 
@@ -53,7 +60,8 @@ def setup(tmp_path: Path, api: FakeAnthropicAPI) -> tuple[list[str], str]:
         try:
             env = Env(tmp_path, store, clock, api, settings, llm, Redactor(b"cli-test-key-0123456789"))
             await env.add_extract("sess-1", project=project)
-            api.responder = ScriptedResponder(write_memory(short_topics(DEPLOY_BODY)))
+            scripted = write_memory(short_topics(DEPLOY_BODY), **({"summary": summary} if summary else {}))
+            api.responder = ScriptedResponder(scripted)
             report = await run_phase2(store, settings, env.repo, clock, llm, env.redactor)
             assert [s.outcome for s in report.scopes] == ["committed"], report.scopes
         finally:
@@ -192,3 +200,66 @@ def test_forget_one_memory_whose_copy_cannot_be_written_says_not_finished(
     assert "`memd publish` writes it again" in forgot.output
     assert "stays forgotten" not in forgot.output
     assert f"{scope}/deploy.md: forgotten (" not in forgot.output
+
+
+def head_files(tmp_path: Path) -> dict[str, str]:
+    """Every file on the memory repository's head (its tombstones aside), by path."""
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=tmp_path / "memory", capture_output=True, text=True, check=True
+        ).stdout
+
+    names = git("ls-tree", "-r", "--name-only", "HEAD").split()
+    return {n: git("show", f"HEAD:{n}") for n in names if not n.startswith("tombstones/")}
+
+
+def every_copy(tmp_path: Path) -> dict[str, str]:
+    """Every file memd published under the test's home: Claude Code's project folders, Codex's folder."""
+    return {str(p): p.read_text() for p in sorted((tmp_path / "home").rglob("*.md"))}
+
+
+def test_forget_one_memory_without_an_api_key_takes_it_out_of_the_digest_and_every_copy(
+    tmp_path: Path, fake_api: FakeAnthropicAPI
+) -> None:
+    """The digest (memory_summary.md, written from every topic) repeats the topic's text: the forget
+    replaces it by the placeholder on the head and in every published copy at once, with no model
+    call, and the next run with a model writes it again without the forgotten memory."""
+    from pipeline.memory.layout import PLACEHOLDERS
+
+    marker = "fly deploy --remote-only"
+    base, scope = setup(tmp_path, fake_api, summary=f"# Summary\n\nAcme deploys: {DEPLOY_BODY}\n", codex=True)
+    codex_summary = tmp_path / "home" / ".codex" / "memories" / "memory_summary.md"
+    digest = f"{scope}/memory_summary.md"
+    assert marker in head_files(tmp_path)[digest]
+    assert marker in codex_summary.read_text()
+    claude = [p for p, text in every_copy(tmp_path).items() if "/.claude/" in p and marker in text]
+    assert claude, "Claude Code's copy carries the topic"
+    calls = len(fake_api.message_requests())
+
+    forgot = CliRunner().invoke(cli, [*base, "memories", "forget", f"{scope}/deploy.md"], env=NO_KEY)
+    assert forgot.exit_code == 0, forgot.output
+    assert len(fake_api.message_requests()) == calls
+    assert {p: t for p, t in head_files(tmp_path).items() if marker in t} == {}
+    assert head_files(tmp_path)[digest].encode() in PLACEHOLDERS
+    assert {p: t for p, t in every_copy(tmp_path).items() if marker in t} == {}
+    assert "is rebuilding this digest" in codex_summary.read_text()
+    assert "Run `make test`" in "".join(every_copy(tmp_path).values())  # the rest stays published
+    assert (
+        f"{scope}/memory_summary.md, the digest written from every topic, is a placeholder" in forgot.output
+    )
+    assert "rebuilds it without this memory" in forgot.output
+
+    rebuilt = "# Summary\n\nAcme runs its tests with make test.\n"
+    fake_api.responder = ScriptedResponder(
+        write_memory({"testing.md": topic("Testing", "Run `make test`.")}, summary=rebuilt)
+    )
+    later = CliRunner().invoke(cli, [*base, "consolidate"], env=ENV)
+    assert later.exit_code == 0, later.output
+    assert f"{scope}: committed" in later.output
+    assert len(fake_api.message_requests()) > calls
+    assert head_files(tmp_path)[digest] == rebuilt
+    assert "Acme runs its tests with make test." in codex_summary.read_text()
+    assert {p: t for p, t in head_files(tmp_path).items() if marker in t} == {}
+    assert {p: t for p, t in every_copy(tmp_path).items() if marker in t} == {}
+    assert "is rebuilding this digest" not in "".join(every_copy(tmp_path).values())

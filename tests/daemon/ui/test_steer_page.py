@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import re
 
+from pipeline.memory.layout import PLACEHOLDER_SUMMARY
 from pipeline.memory.repository import MemoryRepo
 from tests.daemon.ui.conftest import Opener
 from tests.daemon.ui.support import Prepared
@@ -82,6 +83,15 @@ def test_forgetting_one_memory_from_the_page(fresh: Prepared, open_page: Opener)
     assert done.status_code == 200, done.text
     assert f"{fresh.acme}/testing.md: forgotten" in done.text
     assert topic_file(fresh) == ""
+    # The page's forget is `memd memories forget`: the digest, written from every topic, is the
+    # placeholder on the head and in the published copy, until a run with a model writes it again.
+    assert topic_file(fresh, "memory_summary.md") == PLACEHOLDER_SUMMARY.decode()
+    [copy] = list(fresh.config.parent.glob("home/.claude/projects/*acme/memory/MEMORY.md"))
+    assert "The user works on acme." not in copy.read_text()
+    assert "memd is rebuilding this digest" in copy.read_text()
+    assert (
+        f"{fresh.acme}/memory_summary.md, the digest written from every topic, is a placeholder" in done.text
+    )
     assert "Memd-Action: forget" in last_commit(fresh)
     assert client.get("/memory/topic", params=at).status_code == 404
     assert "testing.md" not in client.get("/memory/scope", params={"scope": fresh.acme}).text

@@ -73,6 +73,8 @@ async def test_a_forgotten_memory_recreated_never_lands_and_the_rest_of_the_run_
             path="/memories/MEMORY.md",
             file_text=_index("testing.md", "deploy.md", "shipping.md", "releases.md"),
         ),
+        # The forget left the placeholder digest, which memd removed before the run: written again.
+        mem("create", path="/memories/memory_summary.md", file_text="# Summary\n\nReleases on Fridays.\n"),
     )
     scope = await _second_run(env, [recreate, done(), recreate, done()])
 
@@ -92,6 +94,8 @@ async def test_a_forgotten_memory_recreated_never_lands_and_the_rest_of_the_run_
     assert "forgotten, never write it again" in bodies[0]["messages"][0]["content"][0]["text"]
     assert "deploy.md" in bodies[0]["messages"][0]["content"][0]["text"]
     assert "remote-only" not in bodies[0]["messages"][0]["content"][0]["text"]  # its text is not shown again
+    assert "leaving memory_summary.md as a placeholder" in bodies[0]["messages"][0]["content"][0]["text"]
+    assert (folder / "memory_summary.md").read_text() == "# Summary\n\nReleases on Fridays.\n"
     repair = last_user_text(bodies[2])
     assert "shipping.md brings back deploy.md" in repair
     assert "deploy.md brings back deploy.md, a memory the person forgot (the same file)" in repair

@@ -10,6 +10,7 @@ import pytest
 
 from daemon.runtime import memory_repo
 from pipeline.memory import frontmatter
+from pipeline.memory.layout import PLACEHOLDER_SUMMARY
 from pipeline.memory.likeness import alike, shingles
 from pipeline.memory.repository import MemoryRepo
 from pipeline.memory.steer import (
@@ -97,6 +98,38 @@ async def test_forget_removes_the_topic_and_its_index_line_in_one_commit_by_the_
 
     with pytest.raises(TopicMissing):
         await forget_topic(repo, SCOPE, "deploy.md", scratch_parent=tmp_path / "scratch", author=AUTHOR)
+
+
+async def test_forget_replaces_the_digest_by_the_placeholder_in_the_same_commit(tmp_path: Path) -> None:
+    """The digest is written from every topic, in the model's words: replaced whatever it says (here a
+    paraphrase sharing no three words with the topic), so no copy of the head keeps the memory."""
+    repo = await make_repo(tmp_path)
+    folder = repo.path / SCOPE
+    (folder / "memory_summary.md").write_text("# Summary\n\nShips through Fly, remotely, off main.\n")
+    await repo.stage(SCOPE)
+    await repo.commit_staged("memd: consolidate\n\nMemd-Run: r2\n")
+    before = await repo.head()
+
+    done = await forget_topic(repo, SCOPE, "deploy.md", scratch_parent=tmp_path / "scratch", author=AUTHOR)
+    assert done.digest_withdrawn
+    assert (folder / "memory_summary.md").read_bytes() == PLACEHOLDER_SUMMARY
+    changed = await repo.git("diff", "--name-only", f"{before}..HEAD")
+    assert changed.split() == [f"{SCOPE}/MEMORY.md", f"{SCOPE}/deploy.md", f"{SCOPE}/memory_summary.md"]
+    assert await repo.git("show", f"HEAD:{SCOPE}/memory_summary.md") == PLACEHOLDER_SUMMARY.decode()
+
+    again = await forget_topic(repo, SCOPE, "testing.md", scratch_parent=tmp_path / "scratch", author=AUTHOR)
+    assert again.digest_withdrawn  # still the placeholder, waiting to be rebuilt
+    assert (folder / "memory_summary.md").read_bytes() == PLACEHOLDER_SUMMARY
+
+
+async def test_forget_in_a_scope_without_a_digest_writes_none(tmp_path: Path) -> None:
+    repo = await make_repo(tmp_path)
+    await repo.git("rm", "-q", f"{SCOPE}/memory_summary.md")
+    await repo.commit_staged("memd: no digest\n")
+    done = await forget_topic(repo, SCOPE, "deploy.md", scratch_parent=tmp_path / "scratch", author=AUTHOR)
+    assert done.commit is not None
+    assert not done.digest_withdrawn
+    assert not (repo.path / SCOPE / "memory_summary.md").exists()
 
 
 async def test_edit_keeps_the_persons_text_as_theirs_and_memds_provenance(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from daemon.runtime import Runtime
 from daemon.steer import edit_memory, forget_memory
+from pipeline.memory.layout import PLACEHOLDER_SUMMARY
 from pipeline.projects import scope_for
 from pipeline.store import forgotten_topics
 from pipeline.vocabulary import SyncOutcome
@@ -43,10 +44,15 @@ async def test_an_edit_and_a_forget_travel_to_the_other_machine(pair: tuple[Mach
         assert forgot.synced.outcome == SyncOutcome.SYNCED, forgot.synced.lines()
     finally:
         await rt.aclose()
+    # The digest, written from every topic, went with it: the placeholder, on A's head.
+    assert a.tree()[f"{scope}/memory_summary.md"] == PLACEHOLDER_SUMMARY.decode()
     merged = await b.sync()
     assert merged.outcome == SyncOutcome.SYNCED, merged.lines()
     assert topic not in b.tree()
     assert "s-alpha.md" not in b.tree()[f"{scope}/MEMORY.md"]
+    # B merged a placeholder digest with inputs: it rebuilt the scope in that sync, with its model.
+    assert "is rebuilding this digest" not in b.tree()[f"{scope}/memory_summary.md"]
+    assert topic not in b.tree()
 
     # The other machine keeps it forgotten too: its own consolidation, from the inputs the branch
     # holds (alpha's among them), does not bring it back.
