@@ -43,7 +43,8 @@ class McpGroup(LazyCommands):
 @pass_ctx
 @click.pass_context
 def mcp_group(click_ctx: click.Context, ctx: CliContext, cwd: Path | None) -> None:
-    """Serve memd's memory over MCP on stdin/stdout (memory_search, memory_get)."""
+    """Serve memd's memory over MCP on stdin/stdout: memory_search, memory_get, memory_remember,
+    memory_feedback."""
     if click_ctx.invoked_subcommand is not None:
         return
     from daemon.lean.settings import ConfigError, read_settings
