@@ -198,10 +198,15 @@ async def test_claude_code_asks_memd_through_its_mcp_tools(
     assert json.dumps(TOOLS_NOTE)[1:-1] in first  # memd's auto-memory block told it when to search
 
     # Claude Code rewrote ~/.claude.json meanwhile (its own keys, its own order): uninstall takes
-    # memd's entry out of that file and leaves every key Claude Code wrote.
+    # memd's entry out of that file, and the `mcpServers` the install made (its record is in memd's
+    # state directory), and leaves every key Claude Code wrote.
     written = json.loads((world.home / ".claude.json").read_text())
     assert len(written) > 1
-    result = CliRunner().invoke(cli, ["mcp", "uninstall", "claude-code"], env={"HOME": str(world.home)})
+    result = CliRunner().invoke(
+        cli,
+        ["--config", str(world.config), "mcp", "uninstall", "claude-code"],
+        env={"HOME": str(world.home), "MEMD_CONFIG": ""},
+    )
     assert result.exit_code == 0, result.output
     left = json.loads((world.home / ".claude.json").read_text())
     assert left == {k: v for k, v in written.items() if k != "mcpServers"}
