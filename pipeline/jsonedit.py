@@ -4,8 +4,10 @@ An agent's settings file is the user's: re-dumping it would reorder keys, change
 JSONC comments and trailing commas. ``set_entry`` and ``remove_entry`` instead parse the text into
 spans (where each member's key and value start and end, and where its comma is) and splice only the
 one member at ``path`` (``("mcpServers", "memd")``): a new member takes the indentation of its
-siblings, a value it replaces is rendered at its own, and a container that only memd's member filled
-goes with it. The result is parsed again and checked to be the data asked for; anything the parser
+siblings (a comment after the value it follows stays on that value's line), a value it replaces is
+rendered at its own, and a container it leaves empty goes with it only when the caller says the
+install made it (``absent_objects`` before the install: an empty ``mcpServers`` the user wrote and
+one the install made read the same). The result is parsed again and checked to be the data asked for; anything the parser
 cannot read is ``JsonEditError`` and the text is left alone. Comments (``//``, ``/* */``) and
 trailing commas are read only where ``jsonc`` says the format allows them. Standard library only.
 """
@@ -248,9 +250,22 @@ def set_entry(text: str, path: Sequence[str], value: Any, *, jsonc: bool = False
     return _checked(text, expected, jsonc)
 
 
-def remove_entry(text: str, path: Sequence[str], *, jsonc: bool = False) -> str:
-    """``text`` without the member at ``path`` (every member of that key), and without each
-    enclosing member whose object it leaves as ``{}``; ``text`` itself when there is no such member."""
+def absent_objects(text: str, path: Sequence[str], *, jsonc: bool = False) -> int:
+    """How many of the objects that enclose ``path``'s member are not in ``text`` (``set_entry``
+    makes them): what ``remove_entry`` may take out again once they are left empty."""
+    node = _root(text, jsonc)
+    for depth, key in enumerate(path[:-1]):
+        member = _last(node, key)
+        if member is None or not member.value.is_object:
+            return len(path) - 1 - depth
+        node = member.value
+    return 0
+
+
+def remove_entry(text: str, path: Sequence[str], *, jsonc: bool = False, drop_objects: int = 0) -> str:
+    """``text`` without the member at ``path`` (every member of that key), and without each of the
+    ``drop_objects`` innermost enclosing members whose object it leaves as ``{}`` (the ones the
+    install made, ``absent_objects``); ``text`` itself when there is no such member."""
     if not path:
         raise ValueError("an entry needs a path")
     root = _root(text, jsonc)
@@ -270,7 +285,7 @@ def remove_entry(text: str, path: Sequence[str], *, jsonc: bool = False) -> str:
         data = _without(data, path[:depth])
         text = _checked(text, data, jsonc)
         depth -= 1
-        if depth == 0 or text[container.start : container.end] != "{}":
+        if depth == 0 or len(path) - depth > drop_objects or text[container.start : container.end] != "{}":
             return text
 
 
@@ -388,10 +403,22 @@ def _insert(text: str, node: Node, key: str, value: Any) -> str:
     head = text[: last.value_end] + ("," if last.comma is None else "") + text[last.value_end : after]
     rest_end = text.find("\n", after)
     rest = text[after : rest_end if rest_end >= 0 else len(text)]
-    if rest_end >= 0 and (not rest.strip(" \t\r") or rest.lstrip(" \t").startswith("//")):
+    if rest_end >= 0 and _comments_only(rest):
         cr = "\r" if rest.endswith("\r") else ""
         return head + rest[: len(rest) - len(cr)] + nl + indent + member + cr + text[rest_end:]
     return head + nl + indent + member + text[after:]
+
+
+def _comments_only(rest: str) -> bool:
+    """Whether the rest of a line holds nothing but blanks and comments (``/* */`` closed on it, a
+    final ``//``): they stay on the line of the value they follow."""
+    rest = rest.strip(" \t\r")
+    while rest.startswith("/*"):
+        end = rest.find("*/", 2)
+        if end < 0:
+            return False
+        rest = rest[end + 2 :].lstrip(" \t\r")
+    return not rest or rest.startswith("//")
 
 
 def _remove(text: str, node: Node, member: Member) -> str:

@@ -185,14 +185,36 @@ def install_text(agent: McpClient, text: str, command: Sequence[str]) -> str:
         raise ConfigError(str(exc)) from None
 
 
-def uninstall_text(agent: McpClient, text: str) -> str:
-    """``text`` without memd's entry (and a container only it filled); ``text`` when it has none."""
+def uninstall_text(agent: McpClient, text: str, *, drop_containers: int = 0) -> str:
+    """``text`` without memd's entry, and without the ``drop_containers`` innermost containers it
+    leaves empty (the ones memd's install made: ``created_containers``; an empty container the user
+    had stays); ``text`` when it has none."""
     try:
-        if agent.format == "toml":
+        if agent.format == "toml":  # a table's implicit parent goes with it, an explicit one stays
             return tomledit.remove_table(text, agent.path)
-        return jsonedit.remove_entry(text, agent.path, jsonc=agent.format == "jsonc")
+        return jsonedit.remove_entry(
+            text, agent.path, jsonc=agent.format == "jsonc", drop_objects=drop_containers
+        )
     except (jsonedit.JsonEditError, tomledit.TomlEditError) as exc:
         raise ConfigError(str(exc)) from None
+
+
+def created_containers(agent: McpClient, text: str) -> int:
+    """How many of the containers around memd's entry installing into ``text`` makes (0 for TOML,
+    whose ``[mcp_servers.memd]`` makes no header of its parent)."""
+    if agent.format == "toml":
+        return 0
+    try:
+        return jsonedit.absent_objects(text, agent.path, jsonc=agent.format == "jsonc")
+    except jsonedit.JsonEditError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def leftover(agent: McpClient) -> str:
+    """What is left of a file memd's install made once its entry is out again (``{}`` and a newline,
+    or nothing): such a file holds nothing but what memd put there."""
+    made = install_text(agent, "", ["memd"])
+    return uninstall_text(agent, made, drop_containers=len(agent.container))
 
 
 def entry_in(agent: McpClient, text: str) -> Any:

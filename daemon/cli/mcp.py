@@ -1,8 +1,8 @@
 """`memd mcp [--cwd DIR]`: a stdio MCP server agents ask mid-session (``daemon.mcp``).
 
 The group runs the server when no subcommand is given; its subcommands (``install``,
-``uninstall``) live in modules of their own, listed in ``SUBCOMMANDS`` and imported only when run. Standard output is the MCP stream (written only by ``daemon.mcp.front``, which answers
-``initialize`` before the SDK is loaded), so nothing else is ever printed there;
+``uninstall``) live in modules of their own, listed in ``SUBCOMMANDS`` and imported only when run. Standard output is the MCP stream (written only by ``daemon.mcp.front``, which answers an
+agent's opening before the SDK is loaded), so nothing else is ever printed there;
 problems go to stderr. It reads the memory repository's working tree and the state store (never
 creating or migrating either) and records only the uses of what it returns.
 """
@@ -43,7 +43,8 @@ class McpGroup(LazyCommands):
 @pass_ctx
 @click.pass_context
 def mcp_group(click_ctx: click.Context, ctx: CliContext, cwd: Path | None) -> None:
-    """Serve memd's memory over MCP on stdin/stdout (memory_search, memory_get)."""
+    """Serve memd's memory over MCP on stdin/stdout: memory_search, memory_get, memory_remember,
+    memory_feedback."""
     if click_ctx.invoked_subcommand is not None:
         return
     from daemon.lean.settings import ConfigError, read_settings

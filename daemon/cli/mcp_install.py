@@ -55,7 +55,14 @@ def install_command(ctx: CliContext, agent: str, project: Path | None, dry_run: 
 
     command = server_command(memd_program(), _named_config(ctx))
     try:
-        change = install(client(agent), os.environ, command, project=_absolute(project), dry_run=dry_run)
+        change = install(
+            client(agent),
+            os.environ,
+            command,
+            project=_absolute(project),
+            dry_run=dry_run,
+            records=_records(ctx),
+        )
     except PublishError as exc:
         fail(str(exc))
     if dry_run:
@@ -84,13 +91,17 @@ def uninstall_command(ctx: CliContext, agent: str, project: Path | None, dry_run
     from pipeline.publish.mcp_install import uninstall
 
     try:
-        change = uninstall(client(agent), os.environ, project=_absolute(project), dry_run=dry_run)
+        change = uninstall(
+            client(agent), os.environ, project=_absolute(project), dry_run=dry_run, records=_records(ctx)
+        )
     except PublishError as exc:
         fail(str(exc))
     if dry_run:
         _print_dry(change.diff(), change.path)
         return
-    if change.action == "removed":
+    if change.action == "removed" and change.deleted:
+        click.echo(f"removed memd's MCP server from {change.path}, and the file, which memd had created")
+    elif change.action == "removed":
         click.echo(f"removed memd's MCP server from {change.path}")
     else:
         click.echo(f"no memd MCP server in {change.path}")
@@ -108,6 +119,13 @@ def memd_program() -> list[str]:
     if script.is_file():
         return [str(script)]
     return [str(python), "-P", "-m", "daemon"]
+
+
+def _records(ctx: CliContext) -> Path:
+    """Where install records what it changed, for uninstall (``pipeline.publish.mcp_install``)."""
+    from pipeline.publish.mcp_install import RECORDS_FILE
+
+    return Path(ctx.loaded().settings.paths.state_dir) / RECORDS_FILE
 
 
 def _named_config(ctx: CliContext) -> Path | None:

@@ -1,15 +1,26 @@
 """The front of `memd mcp`: reads the client's JSON-RPC lines at once, with the standard library only,
 while the SDK loads on a thread (importing it alone takes about a second of CPU).
 
-Until the SDK serves, the front answers ``initialize`` (and then ``tools/list`` and ``ping``) itself,
-from ``frozen.json``: what the real SDK server answers, per protocol version, made and checked by
-``daemon.mcp.frozen``. It answers only a plain request of a plain legacy session (``initialize`` first,
-then ``notifications/initialized``), and only when the file was made by this memd and this SDK;
-anything else waits for the SDK. Every line still goes to the SDK, in order, once it serves; the
-SDK's own answer to a request the front answered is dropped (matched by id; one that differs is
-logged), every other message it writes is written as is. One lock serializes every write to stdout.
-When the SDK cannot start, every request not answered yet, and every later one, gets a JSON-RPC
-error naming the reason, and the process exits non-zero when the client closes stdin.
+Until the SDK serves, the front answers the requests agents open a session with itself, from
+``frozen.json`` (what the real SDK server answers, made and checked by ``daemon.mcp.frozen``), in
+either era the SDK serves, decided as the SDK decides it by the client's first request:
+
+- a handshake session (``initialize`` first, then ``notifications/initialized``): ``initialize``,
+  then ``tools/list``, ``prompts/list``, ``resources/list`` and ``ping`` (Codex, Qwen Code);
+- a 2026 session (the first request carries the per-request envelope in ``params._meta``):
+  ``server/discover``, ``tools/list``, ``prompts/list`` and ``resources/list``, each carrying its
+  envelope (Claude Code; 2026 has no ``ping``), and the acknowledgement that opens the stream of a
+  ``subscriptions/listen`` asking for the list changes the frozen one asked for (Claude Code waits
+  for it before it lists the tools; the stream itself, and its end, are the SDK's).
+
+It answers only a request whose params it knows the SDK's answer to (nothing but the ``_meta``
+keys of the envelope and a ``progressToken``; a ``cursor``, say, is left to the SDK), and only when
+the file was made by this memd and this SDK; anything else waits for the SDK. Every line still goes
+to the SDK, in order, once it serves; the SDK's own answer to a request the front answered is
+dropped (matched by id, or by subscription for an acknowledgement; one that differs is logged),
+every other message it writes is written as is. One lock serializes every write to stdout. When the SDK cannot start, every request not answered
+yet, and every later one, gets a JSON-RPC error naming the reason, and the process exits non-zero
+when the client closes stdin.
 """
 
 from __future__ import annotations
@@ -27,13 +38,25 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 FROZEN = Path(__file__).with_name("frozen.json")
-EARLY = ("initialize", "tools/list", "ping")
-"""The requests the front may answer before the SDK serves."""
+EARLY = ("initialize", "tools/list", "prompts/list", "resources/list", "ping")
+"""The requests of a handshake session the front may answer before the SDK serves."""
+MODERN_EARLY = ("server/discover", "tools/list", "prompts/list", "resources/list")
+"""The requests of a 2026 session (every request carrying its envelope) the front may answer."""
+LISTEN = "subscriptions/listen"
+"""A 2026 request whose answer is a stream that stays open while the client is there: never waited for."""
+ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+"""The notification that opens a ``subscriptions/listen`` stream."""
 INTERNAL_ERROR = -32603
 END_WAIT_S = 15.0
 """How long, at most, the SDK may go on answering what it was sent once the client closed stdin
 (it drops a malformed request unanswered: the count of what it will answer is a guess)."""
 _MODERN_META_PREFIX = "io.modelcontextprotocol/"
+_PROTOCOL_VERSION = _MODERN_META_PREFIX + "protocolVersion"
+_CLIENT_INFO = _MODERN_META_PREFIX + "clientInfo"
+_CLIENT_CAPABILITIES = _MODERN_META_PREFIX + "clientCapabilities"
+SUBSCRIPTION_ID = _MODERN_META_PREFIX + "subscriptionId"
+_IMPLEMENTATION_TEXT = ("title", "description", "websiteUrl")
+"""The optional text fields of a client's ``Implementation`` the front lets by (the SDK ignores them)."""
 
 
 def sdk_version() -> str | None:
@@ -74,10 +97,14 @@ class Front:
         self._ended = False
         self.failure: str | None = None
         self._answered: dict[str, tuple[str, Any]] = {}
+        self._acknowledged: dict[str, Any] = {}
+        """The params of each acknowledgement the front sent, by its subscription (request) id."""
         self._unanswered: Counter[str] = Counter()
         self.drained = threading.Event()
         """Set once stdin is closed and the SDK answered every request it was given."""
         self._version: str | None = None
+        self._era: str | None = None
+        """``"handshake"`` or ``"modern"``, decided by the client's first request, as the SDK does."""
         self._initialized = False
         self._requests = 0
         self.early: list[str] = []
@@ -107,6 +134,21 @@ class Front:
     def from_server(self, text: str) -> None:
         """A message the SDK wrote (one JSON text): dropped when the front already answered it."""
         message = _parse(text.encode("utf-8"))
+        if message is not None and message.get("method") == ACKNOWLEDGED and self._acknowledged:
+            params = message.get("params")
+            meta = params.get("_meta") if isinstance(params, dict) else None
+            with self._lock:
+                sent = (
+                    self._acknowledged.pop(_key(meta.get(SUBSCRIPTION_ID)), None)
+                    if isinstance(meta, dict)
+                    else None
+                )
+            if sent is not None:
+                if params != sent:
+                    sys.stderr.write(
+                        f"memd mcp: the SDK's {LISTEN} acknowledgement differs from frozen.json\n"
+                    )
+                return
         if message is not None and "method" not in message and ("result" in message or "error" in message):
             with self._lock:
                 key = _key(message.get("id"))
@@ -169,6 +211,8 @@ class Front:
             return
         params = message.get("params")
         if "id" in message:
+            if message["method"] == LISTEN:
+                return
             if _plain_id(message["id"]) and (params is None or isinstance(params, dict)):
                 self._unanswered[_key(message["id"])] += 1
         elif message["method"] == "notifications/cancelled" and isinstance(params, dict):
@@ -196,22 +240,66 @@ class Front:
             return
         ident = message["id"]
         self._requests += 1
-        if not _plain_id(ident) or _key(ident) in self._answered:
-            return
         params = message.get("params")
-        if method == "initialize":
-            if self._requests != 1 or not _plain_initialize(params):
-                return
-            answers: dict[str, Any] = self._frozen["answers"]
-            requested = params.get("protocolVersion") if isinstance(params, dict) else None
-            self._version = requested if requested in answers else self._frozen["latest"]
-        elif method not in EARLY or not self._initialized or params not in (None, {}):
+        if self._era is None:  # the SDK's rule: an enveloped first request opens a 2026 session
+            modern = method != "initialize" and isinstance(params, dict) and _enveloped(params)
+            self._era = "modern" if modern else "handshake"
+        if not _plain_id(ident) or _key(ident) in self._answered or _key(ident) in self._acknowledged:
             return
-        assert self._version is not None
-        result = self._frozen["answers"][self._version][method]
+        if self._era == "modern" and method == LISTEN:
+            self._acknowledge(ident, params)
+            return
+        if self._era == "modern":
+            result = self._modern_answer(method, params)
+        else:
+            result = self._handshake_answer(method, params)
+        if result is None:
+            return
         self._answered[_key(ident)] = (method, result)
         self.early.append(method)
         self.write(_dump({"jsonrpc": "2.0", "id": ident, "result": result}))
+
+    def _acknowledge(self, ident: Any, params: Any) -> None:
+        """Open a ``subscriptions/listen`` stream as the SDK does: its acknowledgement, naming the
+        request as the subscription, when the request asks for what the frozen one asked for."""
+        assert self._frozen is not None
+        if not isinstance(params, dict) or set(params) != {"_meta", "notifications"}:
+            return
+        meta = params["_meta"]
+        version = meta.get(_PROTOCOL_VERSION) if isinstance(meta, dict) else None
+        frozen = self._frozen.get("modern", {}).get(version, {}).get(LISTEN)
+        if frozen is None or not _plain_envelope(meta) or params["notifications"] != frozen["notifications"]:
+            return
+        acknowledgement = json.loads(json.dumps(frozen["acknowledged"]))
+        acknowledgement["params"]["_meta"][SUBSCRIPTION_ID] = ident
+        self._acknowledged[_key(ident)] = acknowledgement["params"]
+        self.early.append(LISTEN)
+        self.write(_dump(acknowledgement))
+
+    def _handshake_answer(self, method: str, params: Any) -> Any:
+        assert self._frozen is not None
+        answers: dict[str, Any] = self._frozen["answers"]
+        if method == "initialize":
+            if self._requests != 1 or not _plain_initialize(params):
+                return None
+            requested = params.get("protocolVersion")
+            self._version = requested if requested in answers else self._frozen["latest"]
+            return answers[self._version][method]
+        if method not in EARLY or not self._initialized or not _plain_params(params):
+            return None
+        assert self._version is not None
+        return answers[self._version][method]
+
+    def _modern_answer(self, method: str, params: Any) -> Any:
+        assert self._frozen is not None
+        modern: dict[str, Any] = self._frozen.get("modern", {})
+        if method not in MODERN_EARLY or not isinstance(params, dict) or set(params) != {"_meta"}:
+            return None
+        meta = params["_meta"]
+        version = meta.get(_PROTOCOL_VERSION) if isinstance(meta, dict) else None
+        if version not in modern or not _plain_envelope(meta):
+            return None
+        return modern[version][method]
 
 
 def run(frozen: dict[str, Any] | None, backend: Callable[[Front], None]) -> int:
@@ -275,6 +363,46 @@ def _plain_initialize(params: Any) -> bool:
         and isinstance(info.get("version"), str)
         and isinstance(meta, dict)
         and not any(str(k).startswith(_MODERN_META_PREFIX) for k in meta)
+    )
+
+
+def _plain_params(params: Any) -> bool:
+    """No params, or only a ``_meta`` with nothing but a ``progressToken`` (what Codex sends): the
+    SDK answers these as it answers none."""
+    if params is None or params == {}:
+        return True
+    if not isinstance(params, dict) or set(params) != {"_meta"} or not isinstance(params["_meta"], dict):
+        return False
+    meta = params["_meta"]
+    return set(meta) <= {"progressToken"} and all(_plain_id(v) for v in meta.values())
+
+
+def _enveloped(params: dict[str, Any]) -> bool:
+    """Whether ``params._meta`` names a 2026 protocol version (the SDK's test of a 2026 request)."""
+    meta = params.get("_meta")
+    return isinstance(meta, dict) and _PROTOCOL_VERSION in meta
+
+
+def _plain_envelope(meta: dict[str, Any]) -> bool:
+    """A 2026 envelope whose answer the SDK gives whoever the client is: the version (checked by the
+    caller), the client's capabilities, its ``Implementation`` when given, a ``progressToken``, and
+    nothing else."""
+    if not set(meta) <= {_PROTOCOL_VERSION, _CLIENT_INFO, _CLIENT_CAPABILITIES, "progressToken"}:
+        return False
+    if not isinstance(meta.get(_CLIENT_CAPABILITIES), dict):
+        return False
+    if "progressToken" in meta and not _plain_id(meta["progressToken"]):
+        return False
+    return _CLIENT_INFO not in meta or _implementation(meta[_CLIENT_INFO])
+
+
+def _implementation(info: Any) -> bool:
+    return (
+        isinstance(info, dict)
+        and isinstance(info.get("name"), str)
+        and isinstance(info.get("version"), str)
+        and set(info) <= {"name", "version", *_IMPLEMENTATION_TEXT}
+        and all(isinstance(info[k], str) for k in _IMPLEMENTATION_TEXT if k in info)
     )
 
 

@@ -6,11 +6,27 @@ cap and never blocks (a FIFO or a device is refused), checked again right before
 agent that rewrote it meanwhile, as Claude Code does with ``~/.claude.json``, is not overwritten),
 and written atomically: a user's file may be a symlink only to a regular file the user owns; a
 project's file is written only inside the project, never through a symlink.
+
+Uninstall gives the file back as it was before the install, byte for byte, from what the install
+recorded in memd's state directory (``records``: ``mcp_installs.json``, one record per file, no
+entry in it). When the file is still exactly what the install wrote (its SHA-256), the install's own
+change is undone: the bytes it replaced go back where they were. The text alone cannot say whether
+an empty ``"mcpServers": {}`` was the user's or the install's, nor whether a last line had its
+newline, so comparing with what the install wrote is the only exact way. When the file changed
+since (an agent rewrote it, as Claude Code does ``~/.claude.json``), memd's entry is taken out of
+the text as it is now, with the containers the record says the install made (none without a
+record: an empty container is harmless, a user's gone is not). A file the install created goes
+again, with the folders it created, when the uninstall leaves nothing in it but what the install
+put there.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import hashlib
+import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,18 +37,88 @@ from pipeline.mcp_clients import (
     McpClient,
     client,
     config_file,
+    created_containers,
     entry_in,
     install_text,
     installed_in,
+    leftover,
     uninstall_text,
 )
-from pipeline.publish.atomic import UnsafeTarget, atomic_write_text, decode
+from pipeline.publish.atomic import UnsafeTarget, atomic_write_text, decode, remove_file
 from pipeline.publish.render import TOOLS_NOTE
 from pipeline.safefile import UnsafeFile, read_capped
 
 CONFIG_MAX_BYTES = 64_000_000
 """The most memd reads of an agent's configuration file (``~/.claude.json`` keeps every project's
 history and grows to megabytes; the others hold a few kilobytes)."""
+
+
+RECORDS_FILE = "mcp_installs.json"
+"""In memd's state directory: what each install changed, by the file's path (``InstallRecord``)."""
+
+
+@dataclass(frozen=True)
+class InstallRecord:
+    """What one ``memd mcp install`` did to one file, for its uninstall."""
+
+    wrote: str | None
+    """The SHA-256 of the text the install wrote; None once a later install rewrote memd's entry."""
+    at: int
+    """Where the install's change starts (the text before and after it agree up to here)..."""
+    length: int
+    """...how long the text the install put there is..."""
+    replaced: str
+    """...and the text that was there before it."""
+    containers: int
+    """How many of the containers around memd's entry the install made."""
+    created_file: bool
+    created_dirs: tuple[str, ...] = ()
+    """The folders the install made for the file, the innermost first."""
+
+    @classmethod
+    def of(
+        cls, before: str, after: str, containers: int, created: list[Path], created_file: bool
+    ) -> InstallRecord:
+        at = len(os.path.commonprefix([before, after]))
+        tail = len(os.path.commonprefix([before[at:][::-1], after[at:][::-1]]))
+        return cls(
+            wrote=_sha(after),
+            at=at,
+            length=len(after) - at - tail,
+            replaced=before[at : len(before) - tail],
+            containers=containers,
+            created_file=created_file,
+            created_dirs=tuple(str(d) for d in created),
+        )
+
+    def undo(self, text: str) -> str | None:
+        """``text`` as it was before the install, when it is still exactly what the install wrote."""
+        if self.wrote is None or _sha(text) != self.wrote:
+            return None
+        return text[: self.at] + self.replaced + text[self.at + self.length :]
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def read_records(records: Path | None) -> dict[str, InstallRecord]:
+    """The install records (none when the file is absent, unreadable or not memd's)."""
+    if records is None:
+        return {}
+    try:
+        raw = json.loads(records.read_text(encoding="utf-8"))
+        return {
+            path: InstallRecord(**{**r, "created_dirs": tuple(r["created_dirs"])}) for path, r in raw.items()
+        }
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return {}
+
+
+def _write_records(records: Path, found: dict[str, InstallRecord]) -> None:
+    data = {path: {**vars(r), "created_dirs": list(r.created_dirs)} for path, r in sorted(found.items())}
+    records.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(records, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
 
 
 @dataclass(frozen=True)
@@ -43,6 +129,8 @@ class McpChange:
     """added, updated, unchanged, removed, absent."""
     before: str
     after: str
+    deleted: bool = False
+    """The file goes (uninstall): the install created it and nothing but its entry is in it."""
 
     def diff(self) -> str:
         """The change as a unified diff ("" when there is none)."""
@@ -85,41 +173,91 @@ def install(
     *,
     project: Path | None = None,
     dry_run: bool = False,
+    records: Path | None = None,
 ) -> McpChange:
-    """memd's entry (``command``) in the agent's user file, or in ``project``'s."""
+    """memd's entry (``command``) in the agent's user file, or in ``project``'s; what it changed is
+    recorded in ``records`` for the uninstall (see the module's docstring)."""
     path = config_file(agent, env, project)
     before = read_config(path, follow_link=project is None)
     try:
         had = entry_in(agent, before)
+        containers = created_containers(agent, before)
         after = install_text(agent, before, command)
     except ConfigError as exc:
         raise PublishError(f"{path}: {exc}; memd will not change it") from None
     action = "unchanged" if after == before else ("updated" if had is not None else "added")
-    return _finish(McpChange(agent, path, action, before, after), project, dry_run)
+    created_file = not os.path.lexists(path)
+    created = _missing_folders(path.parent)
+    change = _finish(McpChange(agent, path, action, before, after), project, dry_run)
+    if records is not None and not dry_run and action != "unchanged":
+        found = read_records(records)
+        old = found.get(str(path))
+        if action == "added" or old is None:
+            found[str(path)] = InstallRecord.of(before, after, containers, created, created_file)
+        else:  # memd's entry rewritten: the first install's facts stay, its exact undo no longer holds
+            found[str(path)] = InstallRecord(
+                None, 0, 0, "", old.containers, old.created_file, old.created_dirs
+            )
+        _write_records(records, found)
+    return change
 
 
 def uninstall(
-    agent: McpClient, env: Mapping[str, str], *, project: Path | None = None, dry_run: bool = False
+    agent: McpClient,
+    env: Mapping[str, str],
+    *,
+    project: Path | None = None,
+    dry_run: bool = False,
+    records: Path | None = None,
 ) -> McpChange:
-    """The agent's file without memd's entry."""
+    """The agent's file without memd's entry: as it was before the install (see the module's
+    docstring), or gone when the install created it."""
     path = config_file(agent, env, project)
     before = read_config(path, follow_link=project is None)
+    found = read_records(records)
+    record = found.get(str(path))
     try:
-        after = uninstall_text(agent, before)
+        undone = record.undo(before) if record is not None else None
+        if undone is None or entry_in(agent, undone) is not None:
+            undone = uninstall_text(agent, before, drop_containers=record.containers if record else 0)
     except ConfigError as exc:
         raise PublishError(f"{path}: {exc}; memd will not change it") from None
-    action = "removed" if after != before else "absent"
-    return _finish(McpChange(agent, path, action, before, after), project, dry_run)
+    action = "removed" if undone != before else "absent"
+    deleted = (
+        action == "removed" and record is not None and record.created_file and undone in ("", leftover(agent))
+    )
+    change = McpChange(agent, path, action, before, "" if deleted else undone, deleted)
+    change = _finish(change, project, dry_run)
+    if deleted and not dry_run:
+        for folder in record.created_dirs if record is not None else ():
+            with contextlib.suppress(OSError):  # a folder that holds anything else stays
+                Path(folder).rmdir()
+    if records is not None and record is not None and not dry_run:
+        del found[str(path)]
+        _write_records(records, found)
+    return change
+
+
+def _missing_folders(folder: Path) -> list[Path]:
+    """The folders a write into ``folder`` creates, the innermost first."""
+    missing: list[Path] = []
+    while not os.path.lexists(folder) and folder.parent != folder:
+        missing.append(folder)
+        folder = folder.parent
+    return missing
 
 
 def _finish(change: McpChange, project: Path | None, dry_run: bool) -> McpChange:
-    if dry_run or change.after == change.before:
+    if dry_run or (change.after == change.before and not change.deleted):
         return change
     path = change.path
     if read_config(path, follow_link=project is None) != change.before:
         raise PublishError(f"{path} changed while memd was editing it; nothing was written, try again")
     try:
-        atomic_write_text(path, change.after, within=project, follow_link=project is None)
+        if change.deleted:
+            remove_file(path, within=project)
+        else:
+            atomic_write_text(path, change.after, within=project, follow_link=project is None)
     except UnsafeTarget as exc:
         raise PublishError(f"{exc}; left alone") from None
     return change

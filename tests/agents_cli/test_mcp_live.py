@@ -186,9 +186,9 @@ async def test_claude_code_asks_memd_through_its_mcp_tools(
             "ANTHROPIC_BASE_URL": "http://127.0.0.1:{port}",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_AUTOUPDATER": "1",
-            # `claude -p` connects MCP servers in the background and starts the first turn without
-            # one still starting (memd's takes seconds on a loaded machine): this makes it wait.
-            "MCP_CONNECTION_NONBLOCKING": "false",
+            # Claude Code's defaults: `claude -p` connects MCP servers in the background and starts
+            # the first turn without one still starting; memd's front answers its opening (discover,
+            # listen, the lists) before the SDK is loaded, so memd's tools are in the first turn.
         },
         timeout_s=CLI_TIMEOUT_S,
     )
@@ -198,10 +198,15 @@ async def test_claude_code_asks_memd_through_its_mcp_tools(
     assert json.dumps(TOOLS_NOTE)[1:-1] in first  # memd's auto-memory block told it when to search
 
     # Claude Code rewrote ~/.claude.json meanwhile (its own keys, its own order): uninstall takes
-    # memd's entry out of that file and leaves every key Claude Code wrote.
+    # memd's entry out of that file, and the `mcpServers` the install made (its record is in memd's
+    # state directory), and leaves every key Claude Code wrote.
     written = json.loads((world.home / ".claude.json").read_text())
     assert len(written) > 1
-    result = CliRunner().invoke(cli, ["mcp", "uninstall", "claude-code"], env={"HOME": str(world.home)})
+    result = CliRunner().invoke(
+        cli,
+        ["--config", str(world.config), "mcp", "uninstall", "claude-code"],
+        env={"HOME": str(world.home), "MEMD_CONFIG": ""},
+    )
     assert result.exit_code == 0, result.output
     left = json.loads((world.home / ".claude.json").read_text())
     assert left == {k: v for k, v in written.items() if k != "mcpServers"}
@@ -231,10 +236,8 @@ async def test_codex_asks_memd_through_its_mcp_tools(
             "exec",
             "--skip-git-repo-check",
             "--dangerously-bypass-approvals-and-sandbox",
-            # `codex exec` 0.171 starts the first turn without a server still starting (memd's takes
-            # seconds on a loaded machine): `required` makes it wait for memd's.
-            "-c",
-            "mcp_servers.memd.required=true",
+            # Codex's defaults (memd's entry is not `required`): `codex exec` 0.171 starts the first
+            # turn without a server still starting; memd's front lists its tools at once.
             "-c",
             'model_provider="stub"',
             "-c",
@@ -246,6 +249,7 @@ async def test_codex_asks_memd_through_its_mcp_tools(
         timeout_s=CLI_TIMEOUT_S,
     )
     assert_memory_reached_the_model(run, world)
+    assert '"memory_search"' in model_requests(run)[0]  # memd's tools were offered from the first turn
     assert "mcp: memd/memory_get (completed)" in run.stderr + run.stdout
     assert json.dumps(TOOLS_NOTE)[1:-1] in model_requests(run)[0]  # from the project's AGENTS.md
 

@@ -15,9 +15,11 @@ from pipeline.mcp_clients import (
     ConfigError,
     client,
     config_file,
+    created_containers,
     entry_in,
     install_text,
     installed_in,
+    leftover,
     server_command,
     uninstall_text,
 )
@@ -89,7 +91,8 @@ def test_install_adds_memd_in_the_agents_own_shape_and_uninstall_gives_the_file_
     assert installed_in(CLIENTS[name], after)
     assert not installed_in(CLIENTS[name], before)
     assert entry_in(CLIENTS[name], after) == expected
-    assert uninstall_text(CLIENTS[name], after) == before
+    made = created_containers(CLIENTS[name], before)
+    assert uninstall_text(CLIENTS[name], after, drop_containers=made) == before
     # The other servers and settings are still there, as they were.
     old = _read(name, before)
     new = _read(name, after)
@@ -100,12 +103,19 @@ def test_install_adds_memd_in_the_agents_own_shape_and_uninstall_gives_the_file_
     }
 
 
-def test_a_container_left_empty_goes_with_memds_entry() -> None:
-    """What only memd's entry filled is taken out with it (memd cannot tell an empty container the
-    user wrote from one it made)."""
+def test_a_container_goes_with_memds_entry_only_when_its_install_made_it() -> None:
+    """The text alone cannot tell an empty container the user wrote from one memd made: the install
+    says how many it made (``created_containers``, kept in its record) and the uninstall takes out
+    only those."""
     agent = CLIENTS["copilot-cli"]
-    after = install_text(agent, '{\n  "mcpServers": {}\n}\n', COMMAND)
-    assert uninstall_text(agent, after) == "{}\n"
+    had = '{\n  "mcpServers": {}\n}\n'
+    assert created_containers(agent, had) == 0
+    after = install_text(agent, had, COMMAND)
+    assert uninstall_text(agent, after, drop_containers=0) == had
+    assert created_containers(agent, "{}\n") == 1
+    assert uninstall_text(agent, install_text(agent, "{}\n", COMMAND), drop_containers=1) == "{}\n"
+    assert leftover(agent) == "{}\n"
+    assert leftover(CLIENTS["codex"]) == ""
 
 
 def test_claude_code_names_its_tools_after_the_server() -> None:

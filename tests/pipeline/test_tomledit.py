@@ -3,6 +3,7 @@ checked, and taking the table out again gives the file back."""
 
 from __future__ import annotations
 
+import random
 import tomllib
 
 import pytest
@@ -104,3 +105,45 @@ def test_crlf_lines_stay_crlf() -> None:
     assert added == text + "\r\n" + render_table(PATH, VALUES, "\r\n")
     assert "\n" not in added.replace("\r\n", "")
     assert remove_table(added, PATH) == text
+
+
+def _random_toml(rng: random.Random) -> str:
+    """A config.toml as people write them: keys, tables, comments on their own lines and after
+    values, blank lines, and sometimes the user's own (empty) ``[mcp_servers]`` or a sibling server."""
+    nl = "\r\n" if rng.random() < 0.2 else "\n"
+    lines: list[str] = []
+    if rng.random() < 0.5:
+        lines.append("# my codex")
+    for i in range(rng.randint(0, 3)):
+        lines.append(f'key{i} = "v{i}"' + (" # why" if rng.random() < 0.3 else ""))
+    tables = [f"profiles.p{i}" for i in range(rng.randint(0, 2))]
+    servers = rng.random()
+    if servers < 0.35:
+        tables.append("mcp_servers")  # the user's own header, empty
+    elif servers < 0.6:
+        tables.append("mcp_servers.web")
+    rng.shuffle(tables)
+    for table in tables:
+        if lines and rng.random() < 0.7:
+            lines.append("")
+        if rng.random() < 0.3:
+            lines.append(f"# about {table}")
+        lines.append(f"[{table}]" + (" # header" if rng.random() < 0.2 else ""))
+        if table != "mcp_servers":
+            lines.append('command = "c"')
+    if rng.random() < 0.3:
+        lines += ["", "# the end"]
+    text = nl.join(lines)
+    # A last line without its newline gets one (test_a_file_without_a_final_newline_gets_one): the
+    # text alone cannot tell it from one that had it; memd's install record gives it back.
+    return text + nl if text else ""
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_random_documents_come_back_byte_for_byte(seed: int) -> None:
+    rng = random.Random(seed)
+    text = _random_toml(rng)
+    added = set_table(text, PATH, VALUES)
+    assert tomllib.loads(added)["mcp_servers"]["memd"] == VALUES
+    assert added.count("#") == text.count("#")
+    assert remove_table(added, PATH) == text, (text, added)

@@ -79,6 +79,23 @@ def test_project_install_and_uninstall(tmp_path: Path) -> None:
     assert "no memd MCP server" in absent.output
 
 
+def test_a_project_uninstall_leaves_the_project_as_the_install_found_it(tmp_path: Path) -> None:
+    """The install records what it made in memd's state directory (``[paths] state_dir``); the
+    uninstall takes it all out again: the file, its folder, and nothing the user had."""
+    project = tmp_path / "app"
+    project.mkdir()
+    (project / "README.md").write_text("mine\n")
+    state = tmp_path / "state"
+    env = {"MEMD_PATHS__STATE_DIR": str(state)}
+    assert _memd(tmp_path, "install", "qwen-code", "--project", str(project), **env).exit_code == 0
+    assert (project / ".qwen" / "settings.json").is_file()
+    assert (state / "mcp_installs.json").is_file()
+    removed = _memd(tmp_path, "uninstall", "qwen-code", "--project", str(project), **env)
+    assert removed.exit_code == 0, removed.output
+    assert "and the file, which memd had created" in removed.output
+    assert sorted(p.name for p in project.iterdir()) == ["README.md"]
+
+
 def test_a_file_it_cannot_parse_fails_with_status_1_and_stays(tmp_path: Path) -> None:
     (tmp_path / ".copilot").mkdir()
     (tmp_path / ".copilot" / "mcp-config.json").write_text("{oops")

@@ -190,3 +190,26 @@ def test_a_session_that_calls_no_tool_ends_without_waiting_for_the_sdk(tmp_path:
     sdk_cpu = middle.ru_utime + middle.ru_stime - before.ru_utime - before.ru_stime
     front_cpu = after.ru_utime + after.ru_stime - middle.ru_utime - middle.ru_stime
     assert front_cpu < sdk_cpu / 2
+
+
+def test_claude_code_s_2026_opening_then_a_call_is_answered_once_each_and_acknowledged_once(
+    tmp_path: Path,
+) -> None:
+    """Claude Code's real opening (``benchmarks/data/mcp_handshakes.json``), then a tool call: the
+    front answers the opening, the SDK the call; the SDK's own answers to the opening and its
+    acknowledgement of the listen are dropped, and the listen's stream ends with the session."""
+    handshakes = json.loads((REPO / "benchmarks" / "data" / "mcp_handshakes.json").read_text())["handshakes"]
+    opening = [json.loads(step["send"]) for step in handshakes["claude-code 2.1.332"] if "send" in step]
+    meta = opening[-1]["params"]["_meta"]
+    search = {"name": "memory_search", "arguments": {"query": "deploy"}, "_meta": meta}
+    answers, status, stderr = talk(
+        tmp_path, [*opening, {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": search}]
+    )
+    assert status == 0, stderr
+    acks = [a for a in answers if a.get("method") == "notifications/subscriptions/acknowledged"]
+    assert len(acks) == 1
+    ids = [a["id"] for a in answers if "id" in a]
+    assert Counter(ids) == Counter(["server-discover-probe-1", 0, 1, 2, 3, 9, "listen:0"])
+    assert ids.index(3) < ids.index(9)  # the tools were listed before the SDK was there
+    assert next(a for a in answers if a.get("id") == 9)["result"]["structuredContent"]["results"] == []
+    assert "differs" not in stderr

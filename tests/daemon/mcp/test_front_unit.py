@@ -85,3 +85,103 @@ def test_a_failed_sdk_answers_what_is_waiting_and_what_comes_next_with_the_reaso
     for answer in answers[1:]:
         assert answer["error"]["message"] == "memd mcp could not serve: ImportError: no mcp"
     assert front.lines.empty()
+
+
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1", "title": "T"},
+    "io.modelcontextprotocol/clientCapabilities": {"roots": {"listChanged": True}},
+}
+EVERY_CHANGE = {"toolsListChanged": True, "promptsListChanged": True, "resourcesListChanged": True}
+
+
+def modern(ident: Any, method: str, **params: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": ident, "method": method, "params": {"_meta": MODERN_META, **params}}
+
+
+def test_a_2026_session_gets_discover_the_lists_and_the_listen_acknowledgement() -> None:
+    out = io.BytesIO()
+    front = Front(FROZEN_ANSWERS, out)
+    front.from_client(line(modern("d", "server/discover")))
+    front.from_client(line(modern("l", "subscriptions/listen", notifications=EVERY_CHANGE)))
+    for ident, method in enumerate(("tools/list", "prompts/list", "resources/list")):
+        front.from_client(line(modern(ident, method)))
+    assert front.early == [
+        "server/discover",
+        "subscriptions/listen",
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+    ]
+    answers = written(out)
+    frozen = FROZEN_ANSWERS["modern"]["2026-07-28"]
+    assert answers[0] == {"jsonrpc": "2.0", "id": "d", "result": frozen["server/discover"]}
+    assert answers[1]["method"] == "notifications/subscriptions/acknowledged"
+    assert answers[1]["params"]["_meta"] == {"io.modelcontextprotocol/subscriptionId": "l"}
+    assert answers[2]["result"] == frozen["tools/list"]
+    # The SDK's own acknowledgement of that listen is dropped; its later events on it are not.
+    front.serving()
+    front.from_server(json.dumps(answers[1]))
+    event = {"jsonrpc": "2.0", "method": "notifications/tools/list_changed", "params": answers[1]["params"]}
+    front.from_server(json.dumps(event))
+    assert written(out)[5:] == [event]
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        modern(1, "tools/list", cursor="2"),
+        modern(
+            1, "tools/list", _meta={**MODERN_META, "io.modelcontextprotocol/protocolVersion": "2099-01-01"}
+        ),
+        modern(1, "tools/list", _meta={**MODERN_META, "vendor/key": 1}),
+        modern(1, "tools/list", _meta={k: v for k, v in MODERN_META.items() if "Capabilities" not in k}),
+        modern(1, "tools/list", _meta={**MODERN_META, "io.modelcontextprotocol/clientInfo": {"name": "t"}}),
+        modern(1, "subscriptions/listen", notifications={"toolsListChanged": True}),
+        modern(1, "ping"),
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        {**INIT, "id": 1},
+    ],
+    ids=[
+        "cursor",
+        "version",
+        "vendor-meta",
+        "no-capabilities",
+        "bad-client",
+        "other-filter",
+        "ping",
+        "bare",
+        "initialize",
+    ],
+)
+def test_a_2026_request_whose_answer_is_not_frozen_is_left_to_the_sdk(message: dict[str, Any]) -> None:
+    out = io.BytesIO()
+    front = Front(FROZEN_ANSWERS, out)
+    front.from_client(line(modern("d", "server/discover")))
+    front.from_client(line(message))
+    assert front.early == ["server/discover"]
+    assert front.lines.qsize() == 2
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"cursor": "x"},
+        {"_meta": {"progressToken": 0, "other": 1}},
+        {"_meta": MODERN_META},
+        {"_meta": {"progressToken": True}},
+    ],
+    ids=["cursor", "other-meta", "envelope", "bool-token"],
+)
+def test_a_handshake_list_with_params_the_sdk_may_answer_otherwise_is_left_to_it(
+    params: dict[str, Any],
+) -> None:
+    out = io.BytesIO()
+    front = Front(FROZEN_ANSWERS, out)
+    front.from_client(line(INIT))
+    front.from_client(line({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+    front.from_client(line({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": params}))
+    front.from_client(
+        line({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"_meta": {"progressToken": 0}}})
+    )
+    assert [m["id"] for m in written(out)] == [1, 3]

@@ -1,12 +1,25 @@
-"""``daemon/mcp/frozen.json`` is what the real SDK server answers, so the front never drifts from it."""
+"""``daemon/mcp/frozen.json`` is what the real SDK server answers, so the front never drifts from it;
+and the front answers each real agent's opening (``benchmarks/data/mcp_handshakes.json``: the lines
+Claude Code, Codex and Qwen Code sent `memd mcp`, captured through a logging wrapper) up to its
+``tools/list``, each answer exactly the SDK's."""
 
 from __future__ import annotations
 
+import io
 import json
+from pathlib import Path
+from typing import Any
 
-from daemon.mcp.front import FROZEN, load_frozen
-from daemon.mcp.frozen import render, snapshot
+import pytest
+
+from daemon.mcp.front import ACKNOWLEDGED, FROZEN, SUBSCRIPTION_ID, Front, load_frozen
+from daemon.mcp.frozen import render, sdk_answers, snapshot
 from pipeline import __version__
+
+HANDSHAKES_FILE = Path(__file__).parents[3] / "benchmarks" / "data" / "mcp_handshakes.json"
+HANDSHAKES: dict[str, list[dict[str, Any]]] = json.loads(HANDSHAKES_FILE.read_text(encoding="utf-8"))[
+    "handshakes"
+]
 
 
 def test_the_frozen_answers_are_what_the_sdk_server_answers_now() -> None:
@@ -16,8 +29,41 @@ def test_the_frozen_answers_are_what_the_sdk_server_answers_now() -> None:
     )
     tools = [tool["name"] for tool in made["answers"][made["latest"]]["tools/list"]["tools"]]
     assert tools == ["memory_search", "memory_get", "memory_remember", "memory_feedback"]
+    for version in made["modern"]:
+        assert (
+            made["modern"][version]["tools/list"]["tools"]
+            == made["answers"][made["latest"]]["tools/list"]["tools"]
+        )
 
 
 def test_the_front_uses_the_file_only_when_it_was_made_by_this_memd_and_this_sdk() -> None:
     assert load_frozen(__version__) == json.loads(FROZEN.read_text(encoding="utf-8"))
     assert load_frozen("0.0.0-other") is None
+
+
+def _for(message: dict[str, Any]) -> str:
+    """The request a message the server wrote answers: its id, or the subscription it acknowledges."""
+    if "method" in message:
+        return json.dumps(message["params"]["_meta"][SUBSCRIPTION_ID])
+    return json.dumps(message["id"])
+
+
+@pytest.mark.parametrize("agent", sorted(HANDSHAKES))
+def test_the_front_answers_an_agent_s_real_opening_up_to_its_tools_as_the_sdk_does(agent: str) -> None:
+    lines = [step["send"].encode() for step in HANDSHAKES[agent] if "send" in step]
+    awaited = [json.dumps(step["await"]) for step in HANDSHAKES[agent] if "await" in step]
+    sdk: dict[str, dict[str, Any]] = {}
+    for message in sdk_answers(lines):  # a listen's acknowledgement, not the end of its stream
+        if "id" in message or message.get("method") == ACKNOWLEDGED:
+            sdk.setdefault(_for(message), message)
+    out = io.BytesIO()
+    front = Front(load_frozen(__version__), out)
+    for line in lines:
+        front.from_client(line)
+    written = [json.loads(x) for x in out.getvalue().splitlines()]
+    # Everything the agent waited for before it had memd's tools, the tools list last, came from the front,
+    assert [_for(m) for m in written if _for(m) in awaited] == awaited, (agent, front.early)
+    # each exactly as the SDK wrote it.
+    for message in written:
+        assert message == sdk[_for(message)], (agent, message)
+    assert front.lines.qsize() == len(lines)  # every line still goes on to the SDK

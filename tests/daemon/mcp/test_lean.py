@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
+
+from daemon.mcp.front import FROZEN
 
 REPO = Path(__file__).parents[3]
 
@@ -27,4 +30,8 @@ def test_memd_mcp_help_names_its_option_and_tools() -> None:
         check=True,
     )
     assert "--cwd" in done.stdout
-    assert "memory_search" in done.stdout
+    frozen = json.loads(FROZEN.read_text(encoding="utf-8"))
+    tools = [t["name"] for t in frozen["answers"][frozen["latest"]]["tools/list"]["tools"]]
+    assert len(tools) == 4
+    missing = [name for name in tools if name not in done.stdout]
+    assert not missing, f"`memd mcp --help` does not name {missing}"

@@ -12,7 +12,14 @@ import pytest
 
 from pipeline.errors import PublishError
 from pipeline.mcp_clients import CLIENTS
-from pipeline.publish.mcp_install import McpInstalls, install, is_installed, uninstall
+from pipeline.publish.mcp_install import (
+    RECORDS_FILE,
+    McpInstalls,
+    install,
+    is_installed,
+    read_records,
+    uninstall,
+)
 
 COMMAND = ["/opt/memd/bin/memd", "mcp"]
 CLAUDE = CLIENTS["claude-code"]
@@ -22,25 +29,31 @@ def _env(home: Path) -> dict[str, str]:
     return {"HOME": str(home)}
 
 
+def _records(tmp_path: Path) -> Path:
+    return tmp_path / "state" / RECORDS_FILE
+
+
 def test_install_writes_the_users_file_keeping_the_rest_and_uninstall_restores_it(tmp_path: Path) -> None:
     user_file = tmp_path / ".claude.json"
     original = '{\n  "numStartups": 3,\n  "tipsHistory": {"x": 1}\n}\n'
     user_file.write_text(original)
     user_file.chmod(0o640)
 
-    change = install(CLAUDE, _env(tmp_path), COMMAND)
+    records = _records(tmp_path)
+    change = install(CLAUDE, _env(tmp_path), COMMAND, records=records)
     assert change.action == "added"
     assert change.path == user_file
     data = json.loads(user_file.read_text())
     assert data["mcpServers"]["memd"]["command"] == COMMAND[0]
     assert stat.S_IMODE(user_file.stat().st_mode) == 0o640  # an existing file keeps its mode
     assert is_installed(CLAUDE, _env(tmp_path))
-    assert install(CLAUDE, _env(tmp_path), COMMAND).action == "unchanged"
-    assert install(CLAUDE, _env(tmp_path), ["/new/memd", "mcp"]).action == "updated"
+    assert install(CLAUDE, _env(tmp_path), COMMAND, records=records).action == "unchanged"
+    assert install(CLAUDE, _env(tmp_path), ["/new/memd", "mcp"], records=records).action == "updated"
 
-    assert uninstall(CLAUDE, _env(tmp_path)).action == "removed"
+    assert uninstall(CLAUDE, _env(tmp_path), records=records).action == "removed"
     assert user_file.read_text() == original
-    assert uninstall(CLAUDE, _env(tmp_path)).action == "absent"
+    assert read_records(records) == {}
+    assert uninstall(CLAUDE, _env(tmp_path), records=records).action == "absent"
     assert not is_installed(CLAUDE, _env(tmp_path))
 
 
@@ -120,3 +133,96 @@ def test_a_projects_file_is_written_in_the_project_and_never_through_a_link(tmp_
     with pytest.raises(PublishError, match="symbolic link"):
         install(CLAUDE, _env(tmp_path), COMMAND, project=project)
     assert (elsewhere / "x.json").read_text() == "{}"
+
+
+# Files as users have them, each one of the cases the text alone cannot give back: an empty container
+# of their own, a block comment after the last member, a last line without its newline.
+BYTE_FOR_BYTE = {
+    "claude-code": '{\n  "numStartups": 3,\n  "mcpServers": {}\n}\n',
+    "copilot-cli": '{"mcpServers":{}}',
+    "gemini-cli": '{\n  // mine\n  "mcpServers": {},\n}\n',
+    "opencode": '{\n  "$schema": "https://opencode.ai/config.json",\n  "mcp": {} /* later */\n}\n',
+    "qwen-code": '{\n    "general": {"disableAutoUpdate": true} /* c */\n}\n',
+    "codex": '# mine\nmodel = "o3"',
+}
+
+
+@pytest.mark.parametrize("name", sorted(BYTE_FOR_BYTE))
+def test_uninstall_gives_back_the_file_the_install_found_byte_for_byte(name: str, tmp_path: Path) -> None:
+    agent, env, records = (
+        CLIENTS[name],
+        {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / ".config")},
+        _records(tmp_path),
+    )
+    path = install(agent, env, COMMAND, dry_run=True).path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(BYTE_FOR_BYTE[name])
+    install(agent, env, COMMAND, records=records)
+    assert is_installed(agent, env)
+    assert uninstall(agent, env, records=records).action == "removed"
+    assert path.read_text() == BYTE_FOR_BYTE[name]
+
+
+def test_after_the_agent_rewrote_the_file_only_what_the_install_made_goes(tmp_path: Path) -> None:
+    """Claude Code rewrites ``~/.claude.json``: the install's exact change cannot be undone, so memd's
+    entry is taken out of the text as it is, with the container only when the install made it."""
+    env, records = _env(tmp_path), _records(tmp_path)
+    user_file = tmp_path / ".claude.json"
+    user_file.write_text('{\n  "numStartups": 3,\n  "mcpServers": {}\n}\n')
+    install(CLAUDE, env, COMMAND, records=records)
+    data = json.loads(user_file.read_text())
+    user_file.write_text(json.dumps({**data, "numStartups": 4}, indent=2))  # the agent's own rewrite
+    uninstall(CLAUDE, env, records=records)
+    assert json.loads(user_file.read_text()) == {"numStartups": 4, "mcpServers": {}}
+
+    user_file.write_text('{\n  "numStartups": 3\n}\n')
+    install(CLAUDE, env, COMMAND, records=records)
+    user_file.write_text(json.dumps({**json.loads(user_file.read_text()), "numStartups": 5}, indent=2))
+    uninstall(CLAUDE, env, records=records)
+    assert json.loads(user_file.read_text()) == {"numStartups": 5}
+
+    # Without a record (an install by an older memd), an empty container stays: harmless either way.
+    user_file.write_text('{\n  "numStartups": 3\n}\n')
+    install(CLAUDE, env, COMMAND)
+    uninstall(CLAUDE, env, records=records)
+    assert json.loads(user_file.read_text()) == {"numStartups": 3, "mcpServers": {}}
+
+
+@pytest.mark.parametrize("name", sorted(CLIENTS))
+def test_a_project_uninstall_removes_the_file_and_folders_the_install_created(
+    name: str, tmp_path: Path
+) -> None:
+    agent, env, records = CLIENTS[name], _env(tmp_path), _records(tmp_path)
+    project = tmp_path / "app"
+    project.mkdir()
+    path = install(agent, env, COMMAND, project=project, records=records).path
+    assert path.is_file()
+    change = uninstall(agent, env, project=project, records=records)
+    assert change.action == "removed"
+    assert change.deleted
+    assert list(project.iterdir()) == []  # the file, and .codex/ or .qwen/ ... it made, are gone
+
+
+def test_a_file_the_install_created_stays_once_it_holds_more_than_memds_entry(tmp_path: Path) -> None:
+    env, records = _env(tmp_path), _records(tmp_path)
+    project = tmp_path / "app"
+    project.mkdir()
+    codex = CLIENTS["codex"]
+    path = install(codex, env, COMMAND, project=project, records=records).path
+    path.write_text('model = "o3"\n\n' + path.read_text())  # the user added a setting since
+    change = uninstall(codex, env, project=project, records=records)
+    assert not change.deleted
+    assert path.read_text() == 'model = "o3"\n'
+    assert not uninstall(codex, env, project=project, records=records).deleted
+
+
+def test_a_dry_run_uninstall_writes_and_forgets_nothing(tmp_path: Path) -> None:
+    env, records = _env(tmp_path), _records(tmp_path)
+    project = tmp_path / "app"
+    project.mkdir()
+    path = install(CLAUDE, env, COMMAND, project=project, records=records).path
+    text = path.read_text()
+    change = uninstall(CLAUDE, env, project=project, records=records, dry_run=True)
+    assert change.deleted
+    assert path.read_text() == text
+    assert str(path) in read_records(records)
