@@ -48,6 +48,7 @@ TINY: dict[str, list[str]] = {
     "sources_bench": ["--sizes-mb", "0.1", "--repeat", "1"],
     "status_bench": ["--runs", "2", "--sessions", "40"],
     "tombstones_bench": ["--tombstones", "100", "--repeat", "1"],
+    "tool_marks_bench": ["--topics", "8"],
     "ui_bench": ["--runs", "1", "--sessions", "40", "--scopes", "2", "--topics", "2"],
 }
 

@@ -288,7 +288,10 @@ async def check(
     findings = await asyncio.to_thread(validate_scope, ws.scope_dir, caps, finder)
     findings += await asyncio.to_thread(scope_findings, ws.scope, ws.scope_dir)
     from_tools = tool_memories(r.raw_memory for r in consumed)
-    findings += await asyncio.to_thread(unmarked_findings, ws.scope_dir, ws.snapshot, from_tools)
+    told = [t for r in plan.inputs for t in r.told]
+    findings += await asyncio.to_thread(
+        unmarked_findings, ws.scope_dir, ws.snapshot, from_tools, told=told, renames=renames
+    )
     findings += await asyncio.to_thread(superseded_findings, ws.scope_dir, changes_of(plan.inputs))
     findings += await asyncio.to_thread(duplicates.check, ws.scope_dir, list_scope(ws.scope_dir))
     await ws.clone.stage(ws.scope)

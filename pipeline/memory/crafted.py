@@ -1,11 +1,14 @@
 """Commits memd makes from trees it already has, without a work tree (git's plumbing): a commit's tree
 without one top-level folder, a commit over a given tree and parents, and what a branch holds that
-another commit does not."""
+another commit does not. Every message passes the secret gate first, as every commit memd makes does
+(``pipeline.memory.message_gate``): a pushed commit's message lists local commits' subjects, and a
+subject written by hand in the memory repository never passed it."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pipeline.memory.message_gate import gate_message
 from pipeline.memory.repository import MemoryRepo
 
 
@@ -17,7 +20,10 @@ async def tree_without(repo: MemoryRepo, commit: str, folder: str) -> str:
 
 
 async def commit_tree(repo: MemoryRepo, tree: str, parents: Sequence[str], message: str) -> str:
-    """A new commit of ``tree`` over ``parents`` (no branch moves); its id."""
+    """A new commit of ``tree`` over ``parents`` (no branch moves), its message through the secret gate;
+    its id."""
+    if repo.secret_gate is not None:
+        message = gate_message(message, repo.secret_gate())
     args = [arg for parent in parents for arg in ("-p", parent)]
     if repo.signer is not None:  # signed like every commit memd makes (commit-tree needs -S)
         args.append("-S")

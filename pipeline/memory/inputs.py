@@ -68,6 +68,8 @@ class InputRecord:
     """The strongest checked evidence among the extract's memories (None: it has none)."""
     values: tuple[StatedValue, ...] = ()
     """What its candidate memories state, by subject key (``pipeline.memory.current``)."""
+    told: tuple[str, ...] = ()
+    """The text of its candidate memories resting on the user's or the agent's words (``told``)."""
 
     @property
     def stem(self) -> str:
@@ -264,6 +266,19 @@ def user_memories(memories: Iterable[Mapping[str, object]]) -> list[Mapping[str,
     ]
 
 
+_TOLD_FIELDS = ("name", "description", "body", "why", "how_to_apply", "key", "value", "evidence_quote")
+
+
+def told(memories: Iterable[Mapping[str, object]]) -> tuple[str, ...]:
+    """The text of the memories whose checked evidence is the user's or the agent's words, one string
+    each: what the run's inputs say that no tool alone said (``pipeline.memory.tool_marks``)."""
+    return tuple(
+        "\n".join(str(m.get(k) or "") for k in _TOLD_FIELDS)
+        for m in memories
+        if isinstance(m, Mapping) and evidence_of(m) != Evidence.TOOL
+    )
+
+
 def tool_only_note(memories: Iterable[Mapping[str, object]]) -> str:
     """``TOOL_ONLY_NOTE`` and one line per memory resting on tool output only; empty without one."""
     lines = [
@@ -300,6 +315,7 @@ def about_the_user(record: InputRecord, memories: Iterable[Mapping[str, object]]
     return replace(
         record,
         values=stated_values(mine),
+        told=told(mine),
         project=None,
         scope=GLOBAL_SCOPE,
         evidence=Evidence.USER,
@@ -314,4 +330,4 @@ def about_the_user(record: InputRecord, memories: Iterable[Mapping[str, object]]
 
 def as_global(record: InputRecord) -> InputRecord:
     """A record named in a global run's plan only by its session (a removed input: no text needed)."""
-    return replace(record, project=None, scope=GLOBAL_SCOPE, rollout_summary="", raw_memory="")
+    return replace(record, project=None, scope=GLOBAL_SCOPE, rollout_summary="", raw_memory="", told=())

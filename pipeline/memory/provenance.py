@@ -39,6 +39,8 @@ from pipeline.memory.validate import index_links, list_scope
 class TopicSnapshot:
     sha256: str
     meta: frontmatter.Frontmatter | None
+    text: str = ""
+    """The file as it was (``pipeline.memory.tool_marks`` reads the tokens it held)."""
 
 
 @dataclass
@@ -61,11 +63,12 @@ def snapshot_topics(scope_dir: Path) -> dict[str, TopicSnapshot]:
         if not is_topic_path(rel):
             continue
         data = (scope_dir / rel).read_bytes()
+        text = data.decode("utf-8", errors="replace")
         try:
             meta: frontmatter.Frontmatter | None = frontmatter.parse(data.decode("utf-8")).meta
         except (frontmatter.FrontmatterError, UnicodeDecodeError):
             meta = None
-        out[rel] = TopicSnapshot(_digest(data), meta)
+        out[rel] = TopicSnapshot(_digest(data), meta, text)
     return out
 
 

@@ -25,7 +25,14 @@ from typing import Any
 from sqlalchemy import and_, func, select, update
 
 from pipeline.memory.current import stated_values
-from pipeline.memory.inputs import InputRecord, about_the_user, as_global, strongest_evidence, user_memories
+from pipeline.memory.inputs import (
+    InputRecord,
+    about_the_user,
+    as_global,
+    strongest_evidence,
+    told,
+    user_memories,
+)
 from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.store.engine import Store
 from pipeline.store.purge import FORGOTTEN_TEXT, purging
@@ -96,6 +103,7 @@ def _input(r: Any) -> InputRecord:
         created_at=r.created_at,
         evidence=strongest_evidence(r.memories or []),
         values=stated_values(r.memories or []),
+        told=told(r.memories or []),
     )
 
 

@@ -70,3 +70,44 @@ def test_a_finding_without_a_position_refuses_the_message() -> None:
     with pytest.raises(MemoryRepoError):
         gate_message("memd: " + _token(), _NoSpans())
     assert gate_message("memd: clean", _NoSpans()) == "memd: clean"
+
+
+async def test_the_commits_team_mode_crafts_pass_the_gate(tmp_path: Path) -> None:
+    """What is pushed lists the subjects of the local commits it carries, and the local branch records
+    it merged: both messages pass the gate, whatever a local commit's subject holds."""
+    from pipeline.memory import crafted
+    from pipeline.team.outgoing import adopt, outgoing
+
+    redactor = Redactor(KEY)
+    repo = MemoryRepo(tmp_path / "memory", secret_gate=lambda: redactor)
+    await repo.ensure()
+    start = (await repo.git("rev-parse", "HEAD")).strip()
+    token = _token()
+    # A commit made by hand in the memory repository (no gate on its subject).
+    (repo.path / "projects" / "p").mkdir(parents=True)
+    (repo.path / "projects" / "p" / "a.md").write_text("shared\n")
+    await repo.stage("projects/p")
+    await repo.git("commit", "-q", "--no-verify", "-m", f"notes for deploy with {token}")
+    head = (await repo.git("rev-parse", "HEAD")).strip()
+    assert token in await repo.git("log", "-1", "--format=%B")
+    sent = await outgoing(repo, "main", head, start)
+    body = await repo.git("log", "-1", "--format=%B", sent)
+    assert token not in body
+    assert body.startswith("notes for deploy with [REDACTED]")
+    assert await crafted.tree_of(repo, sent) == await crafted.tree_of(repo, head)
+    made = await crafted.commit_tree(repo, await crafted.tree_of(repo, head), [head], f"memd: {token}\n")
+    assert await repo.git("log", "-1", "--format=%B", made) == "memd: [REDACTED]\n\n"
+    merged = await adopt(repo, head, sent)
+    assert token not in await repo.git("log", "-1", "--format=%B", merged)
+
+
+async def test_a_crafted_commit_whose_secret_cannot_be_located_is_refused(tmp_path: Path) -> None:
+    from pipeline.memory import crafted
+
+    repo = MemoryRepo(tmp_path / "memory", secret_gate=_NoSpans)
+    await repo.ensure()
+    head = (await repo.git("rev-parse", "HEAD")).strip()
+    tree = await crafted.tree_of(repo, head)
+    with pytest.raises(MemoryRepoError):
+        await crafted.commit_tree(repo, tree, [head], "memd: " + _token())
+    assert (await repo.git("rev-parse", "HEAD")).strip() == head
