@@ -202,7 +202,7 @@ def _scratch(rt: Runtime) -> Path:
 
 async def forget_memory(rt: Runtime, memory_id: str) -> SteerDone:
     """Forget one memory for good: recorded, removed from the head, pushed, published."""
-    from pipeline.memory.steer import Steered, forget_topic, read_topic
+    from pipeline.memory.steer import Steered, forget_topic, head_holds, read_topic
     from pipeline.store import forgotten_topics
 
     found = await resolve(rt, memory_id)
@@ -220,7 +220,12 @@ async def forget_memory(rt: Runtime, memory_id: str) -> SteerDone:
                 repo, found.scope, found.file, scratch_parent=_scratch(rt), author=author(rt.settings())
             )
         except BaseException:
-            await forgotten_topics.take_back(rt.store, record, replaced, now=rt.clock.now())
+            # interrupted or failed: taken back only if the commit did not land (a Ctrl-C while the
+            # scratch copy goes comes after it)
+            if await head_holds(repo, found.scope, found.file):
+                await forgotten_topics.take_back(rt.store, record, replaced, now=rt.clock.now())
+            else:
+                await forgotten_topics.mark_rebuild(rt.store, found.scope, now=rt.clock.now())
             raise
         if steered.commit is None:
             await forgotten_topics.take_back(rt.store, record, replaced, now=rt.clock.now())

@@ -132,6 +132,12 @@ def _read(path: Path, what: str) -> str:
         raise TopicMissing(f"no memory {what}: {exc}") from None
 
 
+async def head_holds(repo: MemoryRepo, scope: str, file: str) -> bool:
+    """Whether the branch's head still holds the topic ``<scope>/<file>`` (a forget has not landed)."""
+    found = await repo.run("cat-file", "-e", f"HEAD:{scope}/{file}", check=False)
+    return found.returncode == 0
+
+
 def read_topic(repo: MemoryRepo, scope: str, file: str) -> str:
     """The text of the topic ``<scope>/<file>`` on the work tree (``TopicMissing`` when there is none)."""
     return _read(_topic_path(repo.path, scope, file), f"{scope}/{file}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -214,3 +215,34 @@ async def test_an_edit_whose_publish_fails_is_not_finished_and_names_the_copy(
     assert f"NOT finished: the published copy at {copy} still holds {scope}/deploy.md as it was before" in (
         "\n".join(done.lines())
     )
+
+
+async def test_a_forget_interrupted_after_it_landed_keeps_its_record(
+    tmp_path: Path,
+    store: Store,
+    clock: FakeClock,
+    fake_api: FakeAnthropicAPI,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ctrl-C while the scratch copy is removed, after the forget's commit is on the branch: the forget
+    happened, so its record stays (else the next run could write the topic back) and the scope is to
+    be rebuilt."""
+    import pipeline.memory.repository as repository
+
+    settings, scope = await consolidated(tmp_path, store, clock, fake_api)
+    rt = Runtime(store, lambda: settings, clock=clock, env=ENV)
+    real = repository.shutil.rmtree
+
+    def interrupted(path: Any, ignore_errors: bool = False) -> None:
+        real(path, ignore_errors)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(repository.shutil, "rmtree", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        await forget_memory(rt, f"{scope}/deploy.md")
+    monkeypatch.setattr(repository.shutil, "rmtree", real)
+    assert "forget" in await rt.memory_repo().git("log", "-1", "--format=%s")
+    assert [r.file for r in await forgotten_topics.of_scope(store, scope)] == ["deploy.md"]
+    state = await consolidation.get_scope(store, scope)
+    assert state is not None
+    assert state.rebuild
