@@ -77,23 +77,24 @@ def _wakes(loop: asyncio.AbstractEventLoop) -> Iterator[None]:
     The wakeup fd is written by whichever thread takes the signal, so the selector returns at once.
     (``loop.add_signal_handler`` sets its own, which wakes the loop too: it replaces this one.)"""
     read_end, write_end = socket.socketpair()
-    read_end.setblocking(False)
-    write_end.setblocking(False)
 
     def drain() -> None:
         with contextlib.suppress(OSError):
             while read_end.recv(4096):
                 pass
 
-    loop.add_reader(read_end.fileno(), drain)
-    previous = signal.set_wakeup_fd(write_end.fileno(), warn_on_full_buffer=False)
-    try:
-        yield
-    finally:
-        signal.set_wakeup_fd(previous)
-        loop.remove_reader(read_end.fileno())
-        read_end.close()
-        write_end.close()
+    with read_end, write_end:
+        read_end.setblocking(False)
+        write_end.setblocking(False)
+        previous = signal.set_wakeup_fd(write_end.fileno(), warn_on_full_buffer=False)  # main thread only
+        try:
+            loop.add_reader(read_end.fileno(), drain)
+            try:
+                yield
+            finally:
+                loop.remove_reader(read_end.fileno())
+        finally:
+            signal.set_wakeup_fd(previous)
 
 
 @dataclass(frozen=True)

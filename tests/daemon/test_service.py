@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 import socket
 import threading
@@ -517,3 +518,28 @@ async def test_a_stop_signal_a_worker_thread_receives_still_reaches_the_loop_at_
         == "scan ok, extract ok, consolidate skipped: interrupted, publish skipped: interrupted"
     )
     assert exits == []
+
+
+def test_a_wakeup_fd_refused_off_the_main_thread_leaks_no_socket() -> None:
+    """Stop handlers can only be installed on the main thread; elsewhere the refusal leaves nothing open."""
+    from daemon.service import _wakes
+
+    def off_main() -> BaseException | None:
+        loop = asyncio.new_event_loop()
+        try:
+            before = len(os.listdir("/proc/self/fd"))
+            try:
+                with _wakes(loop):
+                    pass
+            except ValueError as exc:
+                assert len(os.listdir("/proc/self/fd")) == before
+                return exc
+            return None
+        finally:
+            loop.close()
+
+    found: list[BaseException | None] = []
+    worker = threading.Thread(target=lambda: found.append(off_main()))
+    worker.start()
+    worker.join(TIMEOUT_S)
+    assert isinstance(found[0], ValueError)
