@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pipeline.memory.message_gate import gate_message
 from pipeline.memory.repository import MemoryRepo
 
 
@@ -22,8 +21,7 @@ async def tree_without(repo: MemoryRepo, commit: str, folder: str) -> str:
 async def commit_tree(repo: MemoryRepo, tree: str, parents: Sequence[str], message: str) -> str:
     """A new commit of ``tree`` over ``parents`` (no branch moves), its message through the secret gate;
     its id."""
-    if repo.secret_gate is not None:
-        message = gate_message(message, repo.secret_gate())
+    message = repo.gated(message)
     args = [arg for parent in parents for arg in ("-p", parent)]
     if repo.signer is not None:  # signed like every commit memd makes (commit-tree needs -S)
         args.append("-S")

@@ -265,12 +265,15 @@ class MemoryRepo:
             *[f":(exclude){scope}/{rel}" for rel in exclude],
         )
 
+    def gated(self, message: str) -> str:
+        """A commit message through the secret gate (every commit memd makes passes it)."""
+        return message if self.secret_gate is None else gate_message(message, self.secret_gate())
+
     async def commit_staged(self, message: str, *, author: str | None = None) -> str:
         """Commit what is staged (hooks never run), the message through the secret gate; returns the
         new HEAD. ``author`` (``Name <email>``): a change a person asked for is theirs; memd stays the
         committer (and signs it)."""
-        if self.secret_gate is not None:
-            message = gate_message(message, self.secret_gate())
+        message = self.gated(message)
         who = [f"--author={author}"] if author else []
         await self.git("commit", "-q", "--no-verify", *who, "-F", "-", input_text=message)
         head = await self.head()
