@@ -14,7 +14,7 @@ from pathlib import Path
 from pipeline.clock import Clock
 from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.search.corpus import Corpus, Topic
-from pipeline.search.rank import Hit, Index, visible
+from pipeline.search.rank import Hit, Index, visible, visible_scopes
 
 OTHER_PROJECT = "a session sees only its own project's memory and the global one"
 """Why `memory_get` refuses another project's id (memd never shows one project's memory to another)."""
@@ -75,7 +75,7 @@ class Memory:
             return own, {own}
         if which == "global":
             return own, {GLOBAL_SCOPE}
-        return own, {own, GLOBAL_SCOPE}
+        return own, visible_scopes(own)
 
     def search(self, query: str, which: str, limit: int, uses: dict[str, int]) -> list[Hit]:
         own, scopes = self.scopes(which)

@@ -78,10 +78,15 @@ SNIPPET_LEAD = 60
 MAX_QUERY_TERMS = 32
 
 
+def visible_scopes(own_scope: str | None) -> set[str]:
+    """The scopes a session of ``own_scope`` (None: outside any project) may be shown: its project's
+    and the global one, never another project's."""
+    return {GLOBAL_SCOPE} if own_scope is None else {GLOBAL_SCOPE, own_scope}
+
+
 def visible(topics: Sequence[Topic], own_scope: str | None) -> list[Topic]:
-    """The topics a session of ``own_scope`` (None: outside any project) may be shown: its
-    project's and the global scope's, never another project's."""
-    mine = {GLOBAL_SCOPE, own_scope}
+    """The topics a session of ``own_scope`` may be shown (``visible_scopes``)."""
+    mine = visible_scopes(own_scope)
     return [t for t in topics if t.scope in mine]
 
 
@@ -155,7 +160,7 @@ class Index:
     ) -> list[Hit]:
         """The best ``limit`` topics for ``query`` among ``scopes`` (None: both) of those ``own_scope``
         (the session's project) may see, its own first; empty when none holds enough of the query."""
-        allowed = {GLOBAL_SCOPE, own_scope}
+        allowed = visible_scopes(own_scope)
         if scopes is not None:
             allowed.intersection_update(scopes)
         asked = list(dict.fromkeys(terms(query)))
