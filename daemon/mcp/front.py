@@ -389,11 +389,38 @@ def _plain_envelope(meta: dict[str, Any]) -> bool:
     nothing else."""
     if not set(meta) <= {_PROTOCOL_VERSION, _CLIENT_INFO, _CLIENT_CAPABILITIES, "progressToken"}:
         return False
-    if not isinstance(meta.get(_CLIENT_CAPABILITIES), dict):
+    if not _plain_capabilities(meta.get(_CLIENT_CAPABILITIES)):
         return False
     if "progressToken" in meta and not _plain_id(meta["progressToken"]):
         return False
     return _CLIENT_INFO not in meta or _implementation(meta[_CLIENT_INFO])
+
+
+_CAPABILITY_PARTS = {"elicitation": ("form", "url"), "sampling": ("context", "tools")}
+"""The 2026 capabilities whose members the SDK reads as objects."""
+
+
+def _plain_capabilities(capabilities: Any) -> bool:
+    """Client capabilities the SDK takes as they are (else it answers -32602, so the front leaves
+    the request to it): each capability it knows an object (``roots`` with at most a boolean
+    ``listChanged``; ``elicitation``'s and ``sampling``'s members, ``experimental``'s and
+    ``extensions``' entries objects too). A capability it does not know it ignores."""
+    if not isinstance(capabilities, dict):
+        return False
+    for name, value in capabilities.items():
+        if name not in {"roots", "experimental", "extensions", *_CAPABILITY_PARTS}:
+            continue
+        if not isinstance(value, dict):
+            return False
+        if name == "roots" and not isinstance(value.get("listChanged", False), bool):
+            return False
+        if name in {"experimental", "extensions"}:
+            parts: Any = value.values()
+        else:
+            parts = [value[k] for k in _CAPABILITY_PARTS.get(name, ()) if k in value]
+        if not all(isinstance(part, dict) for part in parts):
+            return False
+    return True
 
 
 def _implementation(info: Any) -> bool:

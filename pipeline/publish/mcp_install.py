@@ -17,7 +17,12 @@ since (an agent rewrote it, as Claude Code does ``~/.claude.json``), memd's entr
 the text as it is now, with the containers the record says the install made (none without a
 record: an empty container is harmless, a user's gone is not). A file the install created goes
 again, with the folders it created, when the uninstall leaves nothing in it but what the install
-put there.
+put there; of the folders the record names, only the file's own folder and those around it,
+below the project or the home, ever go.
+
+The record file is memd's own, read like any other (capped, never through a symlink, never a
+FIFO) and checked before the agent's file is touched: one memd will not read or rewrite refuses the
+install with nothing changed. A record memd cannot make sense of costs only itself.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pipeline.defaults import home
 from pipeline.errors import PublishError
 from pipeline.mcp_clients import (
     ConfigError,
@@ -44,7 +50,7 @@ from pipeline.mcp_clients import (
     leftover,
     uninstall_text,
 )
-from pipeline.publish.atomic import UnsafeTarget, atomic_write_text, decode, remove_file
+from pipeline.publish.atomic import UnsafeTarget, atomic_write_text, check_target, decode, remove_file
 from pipeline.publish.render import TOOLS_NOTE
 from pipeline.safefile import UnsafeFile, read_capped
 
@@ -102,23 +108,93 @@ def _sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+RECORDS_MAX_BYTES = 16_000_000
+"""The most memd reads of its own record file (a few hundred bytes a file it installed into)."""
+
+_RECORD_FIELDS: dict[str, tuple[type, ...]] = {
+    "wrote": (str, type(None)),
+    "at": (int,),
+    "length": (int,),
+    "replaced": (str,),
+    "containers": (int,),
+    "created_file": (bool,),
+}
+
+
 def read_records(records: Path | None) -> dict[str, InstallRecord]:
-    """The install records (none when the file is absent, unreadable or not memd's)."""
+    """The install records (none when the file is absent or not JSON; an entry that is not one of
+    memd's records is skipped, the others stay). ``PublishError`` when the file is not one memd
+    reads: a symlink, a FIFO or a device, or too large."""
     if records is None:
         return {}
     try:
-        raw = json.loads(records.read_text(encoding="utf-8"))
-        return {
-            path: InstallRecord(**{**r, "created_dirs": tuple(r["created_dirs"])}) for path, r in raw.items()
-        }
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        data = read_capped(records, RECORDS_MAX_BYTES, follow_symlinks=False)
+    except FileNotFoundError:
         return {}
+    except OSError as exc:
+        raise PublishError(f"{exc}; nothing was changed") from None
+    try:  # surrogateescape: a record written raw by an older memd still matches its path
+        raw = json.loads(data.decode("utf-8", "surrogateescape"))
+    except ValueError:
+        return {}
+    if not isinstance(raw, dict):
+        return {}
+    found = {}
+    for path, entry in raw.items():
+        record = _record(entry)
+        if record is not None:
+            found[path] = record
+    return found
+
+
+def _record(entry: object) -> InstallRecord | None:
+    if not isinstance(entry, dict) or not set(entry) <= {*_RECORD_FIELDS, "created_dirs"}:
+        return None
+    for name, types in _RECORD_FIELDS.items():
+        value = entry.get(name, _MISSING)
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            return None
+    dirs = entry.get("created_dirs", [])
+    if not isinstance(dirs, list) or not all(isinstance(d, str) for d in dirs):  # never a string's letters
+        return None
+    return InstallRecord(**{**entry, "created_dirs": tuple(dirs)})
+
+
+_MISSING = object()
+
+
+def _check_records(records: Path | None) -> dict[str, InstallRecord]:
+    """The records, once memd knows it may rewrite the file: before it touches the agent's file."""
+    found = read_records(records)
+    if records is not None:
+        try:
+            check_target(records)
+        except UnsafeTarget as exc:
+            raise PublishError(f"{exc}; nothing was changed") from None
+    return found
 
 
 def _write_records(records: Path, found: dict[str, InstallRecord]) -> None:
+    """ASCII JSON: a path that is not UTF-8 (held as ``surrogateescape`` by Python) is written as
+    ``\\udcXX`` escapes, which ``json.loads`` gives back as the same string, so its key still
+    matches ``str(path)`` and the file stays text every other reader can decode."""
     data = {path: {**vars(r), "created_dirs": list(r.created_dirs)} for path, r in sorted(found.items())}
-    records.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(records, json.dumps(data, indent=1, ensure_ascii=False) + "\n")
+    try:
+        records.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(records, json.dumps(data, indent=1, ensure_ascii=True) + "\n")
+    except OSError as exc:
+        raise PublishError(f"{exc}; the agent's file was changed but memd could not record it") from None
+
+
+def _own_folders(dirs: Sequence[str], path: Path, base: Path) -> list[Path]:
+    """Of ``dirs``, the ones an install of ``path`` can have made: ``path``'s folder and the folders
+    around it, strictly below ``base`` (the project, or the home), the innermost first."""
+    ancestors = [path.parent, *path.parent.parents]
+    own = []
+    for folder in map(Path, dirs):
+        if folder.is_absolute() and folder in ancestors and folder != base and folder.is_relative_to(base):
+            own.append(folder)
+    return sorted(own, key=lambda folder: -len(folder.parts))
 
 
 @dataclass(frozen=True)
@@ -187,10 +263,11 @@ def install(
         raise PublishError(f"{path}: {exc}; memd will not change it") from None
     action = "unchanged" if after == before else ("updated" if had is not None else "added")
     created_file = not os.path.lexists(path)
-    created = _missing_folders(path.parent)
+    base = project if project is not None else home(env)
+    created = _own_folders([str(d) for d in _missing_folders(path.parent)], path, base)
+    found = _check_records(records) if not dry_run else {}
     change = _finish(McpChange(agent, path, action, before, after), project, dry_run)
     if records is not None and not dry_run and action != "unchanged":
-        found = read_records(records)
         old = found.get(str(path))
         if action == "added" or old is None:
             found[str(path)] = InstallRecord.of(before, after, containers, created, created_file)
@@ -214,7 +291,7 @@ def uninstall(
     docstring), or gone when the install created it."""
     path = config_file(agent, env, project)
     before = read_config(path, follow_link=project is None)
-    found = read_records(records)
+    found = _check_records(records) if not dry_run else read_records(records)
     record = found.get(str(path))
     try:
         undone = record.undo(before) if record is not None else None
@@ -229,7 +306,8 @@ def uninstall(
     change = McpChange(agent, path, action, before, "" if deleted else undone, deleted)
     change = _finish(change, project, dry_run)
     if deleted and not dry_run:
-        for folder in record.created_dirs if record is not None else ():
+        base = project if project is not None else home(env)
+        for folder in _own_folders(record.created_dirs if record is not None else (), path, base):
             with contextlib.suppress(OSError):  # a folder that holds anything else stays
                 Path(folder).rmdir()
     if records is not None and record is not None and not dry_run:

@@ -139,3 +139,17 @@ def test_a_project_install_says_what_the_agent_asks_first(tmp_path: Path) -> Non
     assert result.exit_code == 0, result.output
     assert "only once you trust the project" in result.output
     assert (project / ".codex" / "config.toml").is_file()
+
+
+def test_a_symlinked_record_file_fails_with_a_message_and_leaves_the_agents_file(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    (state / "memd").mkdir(parents=True)
+    (tmp_path / "elsewhere.json").write_text("{}\n")
+    (state / "memd" / "mcp_installs.json").symlink_to(tmp_path / "elsewhere.json")
+    (tmp_path / ".claude.json").write_text('{"numStartups": 3}\n')
+    result = _memd(tmp_path, "install", "claude-code", XDG_STATE_HOME=str(state))
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert "mcp_installs.json: is a symbolic link" in result.output
+    assert (tmp_path / ".claude.json").read_text() == '{"numStartups": 3}\n'
+    assert (tmp_path / "elsewhere.json").read_text() == "{}\n"

@@ -67,3 +67,62 @@ def test_the_front_answers_an_agent_s_real_opening_up_to_its_tools_as_the_sdk_do
     for message in written:
         assert message == sdk[_for(message)], (agent, message)
     assert front.lines.qsize() == len(lines)  # every line still goes on to the SDK
+
+
+_CLAUDE_CAPABILITIES = {"roots": {"listChanged": True}, "elicitation": {"form": {}, "url": {}}}
+CAPABILITIES = [
+    _CLAUDE_CAPABILITIES,
+    {},
+    {"experimental": {"codex/auth-change": {}}, "elicitation": {"form": {}, "url": {}}},
+    {"extensions": {"io.modelcontextprotocol/ui": {"mimeTypes": ["text/html;profile=mcp-app"]}}, "roots": {}},
+    {"roots": 5},
+    {"sampling": "yes"},
+    {"elicitation": []},
+    {"roots": {"listChanged": "yes"}},
+    {"elicitation": {"form": 1}},
+    {"sampling": {"tools": True}},
+    {"experimental": {"x": 1}},
+    {"extensions": []},
+    {"roots": None},
+    {"tasks": 5, "custom": "x"},
+    {"sampling": {"context": {}, "tools": {}, "other": 1}, "roots": {"listChanged": False}},
+]
+
+
+def _modern(ident: int, method: str, capabilities: Any, **params: Any) -> bytes:
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "x", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    }
+    return json.dumps(
+        {"jsonrpc": "2.0", "id": ident, "method": method, "params": {"_meta": meta, **params}}
+    ).encode()
+
+
+@pytest.mark.parametrize("capabilities", CAPABILITIES, ids=json.dumps)
+def test_the_front_answers_a_2026_request_early_only_when_the_sdk_accepts_its_capabilities(
+    capabilities: Any,
+) -> None:
+    frozen = load_frozen(__version__)
+    assert frozen is not None
+    listen = frozen["modern"]["2026-07-28"]["subscriptions/listen"]["notifications"]
+    lines = [
+        _modern(1, "tools/list", capabilities),
+        _modern(2, "subscriptions/listen", capabilities, notifications=listen),
+    ]
+    sdk: dict[str, dict[str, Any]] = {}
+    for message in sdk_answers(lines):  # a listen's acknowledgement, not the end of its stream
+        if "id" in message or message.get("method") == ACKNOWLEDGED:
+            sdk.setdefault(_for(message), message)
+    out = io.BytesIO()
+    front = Front(frozen, out)
+    for line in lines:
+        front.from_client(line)
+    written = [json.loads(x) for x in out.getvalue().splitlines()]
+    for message in written:
+        assert message == sdk[_for(message)], message  # never an answer the SDK would not give
+    if capabilities in CAPABILITIES[:4]:  # what the agents send is still answered early
+        assert [_for(m) for m in written] == ["1", "2"]
+    if all("error" in m for m in sdk.values()):
+        assert written == []

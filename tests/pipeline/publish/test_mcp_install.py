@@ -226,3 +226,87 @@ def test_a_dry_run_uninstall_writes_and_forgets_nothing(tmp_path: Path) -> None:
     assert change.deleted
     assert path.read_text() == text
     assert str(path) in read_records(records)
+
+
+@pytest.mark.timeout(20)
+@pytest.mark.parametrize("kind", ["fifo", "symlink"])
+def test_a_record_file_memd_must_not_read_refuses_the_install_before_the_agents_file_changes(
+    kind: str, tmp_path: Path
+) -> None:
+    env, records = _env(tmp_path), _records(tmp_path)
+    records.parent.mkdir()
+    if kind == "fifo":
+        os.mkfifo(records)  # read_text() would block on it forever
+    else:
+        (tmp_path / "elsewhere.json").write_text("{}\n")
+        records.symlink_to(tmp_path / "elsewhere.json")
+    user_file = tmp_path / ".claude.json"
+    user_file.write_text('{"numStartups": 3}\n')
+    with pytest.raises(PublishError, match=rf"{RECORDS_FILE}: .*nothing was changed"):
+        install(CLAUDE, env, COMMAND, records=records)
+    assert user_file.read_text() == '{"numStartups": 3}\n'
+    with pytest.raises(PublishError, match="nothing was changed"):
+        uninstall(CLAUDE, env, records=records)
+    if kind == "symlink":
+        assert (tmp_path / "elsewhere.json").read_text() == "{}\n"
+
+
+def test_a_path_that_is_not_utf8_keeps_its_record_and_every_other(tmp_path: Path) -> None:
+    env, records = _env(tmp_path), _records(tmp_path)
+    (tmp_path / ".claude.json").write_text('{"numStartups": 3}\n')
+    install(CLAUDE, env, COMMAND, records=records)
+    project = Path(os.fsdecode(bytes(tmp_path) + b"/proj\xff"))
+    project.mkdir()
+    path = install(CLIENTS["codex"], env, COMMAND, project=project, records=records).path
+    assert records.read_bytes().isascii()
+    assert set(read_records(records)) == {str(tmp_path / ".claude.json"), str(path)}
+    change = uninstall(CLIENTS["codex"], env, project=project, records=records)
+    assert change.deleted
+    assert list(project.iterdir()) == []  # .codex/, which the install made, went with the file
+    assert set(read_records(records)) == {str(tmp_path / ".claude.json")}
+
+
+def test_a_malformed_record_costs_only_itself(tmp_path: Path) -> None:
+    env, records = _env(tmp_path), _records(tmp_path)
+    (tmp_path / ".claude.json").write_text('{"numStartups": 3}\n')
+    install(CLAUDE, env, COMMAND, records=records)
+    good = json.loads(records.read_text())
+    (good_path,) = good
+    entry = good[good_path]
+    bad = {
+        "/a": {**entry, "unknown": 1},
+        "/b": {**entry, "created_dirs": "/tmp"},
+        "/c": {**entry, "at": "0"},
+        "/d": [1, 2],
+        "/e": {k: v for k, v in entry.items() if k != "replaced"},
+    }
+    records.write_text(json.dumps({**bad, **good}))
+    assert set(read_records(records)) == {good_path}
+    assert uninstall(CLAUDE, env, records=records).action == "removed"
+    assert (tmp_path / ".claude.json").read_text() == '{"numStartups": 3}\n'
+
+
+def test_uninstall_removes_only_the_config_files_own_folders_below_where_it_was_installed(
+    tmp_path: Path,
+) -> None:
+    env, records = _env(tmp_path), _records(tmp_path)
+    project = tmp_path / "app"
+    project.mkdir()
+    codex = CLIENTS["codex"]
+    path = install(codex, env, COMMAND, project=project, records=records).path
+    victims = [tmp_path / "victim", project / "other", tmp_path / "relative"]
+    for folder in victims:
+        folder.mkdir()
+    data = json.loads(records.read_text())
+    data[str(path)]["created_dirs"] = [
+        str(path.parent),
+        str(project),
+        str(tmp_path),
+        "relative",
+        *map(str, victims),
+    ]
+    records.write_text(json.dumps(data))
+    assert uninstall(codex, env, project=project, records=records).deleted
+    assert not path.parent.exists()
+    assert project.is_dir()
+    assert all(folder.is_dir() for folder in victims)
