@@ -4,10 +4,12 @@ import asyncio
 import os
 import subprocess
 from datetime import datetime, timedelta
+from io import StringIO
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 from sqlalchemy import insert, text
 
 from daemon.config import load_settings
@@ -183,8 +185,8 @@ async def current_schema(store: Store) -> str | None:
         return str((await conn.execute(text("SELECT current_schema()"))).scalar_one())
 
 
-async def read_report(store: Store, clock: FakeClock, tmp_path: Path, **kw: Any) -> dict[str, Any]:
-    """The report's sections as `memd status --json` shows them."""
+async def read_sections(store: Store, clock: FakeClock, tmp_path: Path, **kw: Any) -> Any:
+    """The report's sections, read as `memd status` reads them."""
     settings = LeanSettings(
         config_path=tmp_path / "c.toml",
         config_exists=False,
@@ -195,21 +197,25 @@ async def read_report(store: Store, clock: FakeClock, tmp_path: Path, **kw: Any)
     )
     schema = await current_schema(store)
 
-    def read() -> dict[str, Any]:
+    def read() -> Any:
         rows = status_rows.open_rows(store.url, pg_schema=schema)
         try:
-            sections = status_read.collect(
+            return status_read.collect(
                 rows,
                 settings,
                 now=clock.now(),
                 pid_alive=kw.get("pid_alive", lambda pid: True),
                 machine=kw.get("machine"),
             )
-            return as_json(sections)
         finally:
             rows.close()
 
     return await asyncio.to_thread(read)  # the reader runs its own loop for PostgreSQL
+
+
+async def read_report(store: Store, clock: FakeClock, tmp_path: Path, **kw: Any) -> dict[str, Any]:
+    """The report's sections as `memd status --json` shows them."""
+    return as_json(await read_sections(store, clock, tmp_path, **kw))
 
 
 async def test_every_section_is_read(store: Store, clock: FakeClock, tmp_path: Path) -> None:
@@ -723,24 +729,8 @@ async def test_topics_published_marked_stale_show_in_status(
             "folders": [],
         }
     ]
-    schema = await current_schema(store)
-
-    def rows() -> list[tuple[str, str]]:
-        opened = status_rows.open_rows(store.url, pg_schema=schema)
-        try:
-            settings = LeanSettings(
-                config_path=tmp_path / "c.toml",
-                config_exists=False,
-                state_db=store.url,
-                state_dir=tmp_path,
-                memory_dir=tmp_path / "memory",
-            )
-            sections = status_read.collect(opened, settings, now=clock.now(), pid_alive=lambda pid: True)
-            return _rows(sections)
-        finally:
-            opened.close()
-
-    lines = [value for label, value in await asyncio.to_thread(rows) if label == "stale"]
+    sections = await read_sections(store, clock, tmp_path)
+    lines = [value for label, value in _rows(sections) if label == "stale"]
     assert len(lines) == 1
     assert lines[0].startswith("projects/app-1a2b3c4d/port.md: src/app.py changed (lines 2-2)")
 
@@ -777,30 +767,10 @@ async def test_stale_and_flagged_ids_show_their_project_folder(
     ]
     assert [(f["id"], f["folders"]) for f in report["flagged"]] == [(f"{shop}/deploy.md", [SHOP])]
 
-    schema = await current_schema(store)
-
-    def terminal() -> tuple[list[tuple[str, str]], str]:
-        from io import StringIO
-
-        from rich.console import Console
-
-        opened = status_rows.open_rows(store.url, pg_schema=schema)
-        try:
-            settings = LeanSettings(
-                config_path=tmp_path / "c.toml",
-                config_exists=False,
-                state_db=store.url,
-                state_dir=tmp_path,
-                memory_dir=tmp_path / "memory",
-            )
-            sections = status_read.collect(opened, settings, now=clock.now(), pid_alive=lambda pid: True)
-            out = StringIO()
-            flagged_table(Console(file=out, width=200), sections.flagged)
-            return _rows(sections), out.getvalue()
-        finally:
-            opened.close()
-
-    rows, table = await asyncio.to_thread(terminal)
+    sections = await read_sections(store, clock, tmp_path)
+    out = StringIO()
+    flagged_table(Console(file=out, width=200), sections.flagged)
+    rows, table = _rows(sections), out.getvalue()
     lines = [value for label, value in rows if label == "stale"]
     assert lines[1].startswith(f"{shop}/port.md ({SHOP}): src/app.py changed")
     assert lines[0].startswith("global/prefs.md: ~/.vimrc is gone")
