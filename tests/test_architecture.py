@@ -99,7 +99,7 @@ def test_no_pypi_asyncio_dependency() -> None:
 
 def test_the_import_contracts_hold() -> None:
     """``[tool.importlinter]`` in pyproject.toml: pipeline/'s layers (each imports only those below
-    it, every module of pipeline/ in one layer; the README's Layout), pipeline/ never importing
+    it, every module of pipeline/ in one layer; docs/architecture.md), pipeline/ never importing
     daemon/, and no two sibling packages or modules anywhere importing each other (no cycle)."""
     from importlinter.cli import EXIT_STATUS_SUCCESS, lint_imports
 
@@ -107,7 +107,7 @@ def test_the_import_contracts_hold() -> None:
     assert lint_imports(str(ROOT / "pyproject.toml"), no_cache=True, no_logo=True) == EXIT_STATUS_SUCCESS
 
 
-def test_the_readme_states_the_layer_order_of_the_contract() -> None:
+def test_the_architecture_page_states_the_layer_order_of_the_contract() -> None:
     import re
     import tomllib
 
@@ -117,7 +117,7 @@ def test_the_readme_states_the_layer_order_of_the_contract() -> None:
         if c["id"] == "pipeline-layers"
     ]
     layers = [layer.replace(" ", "") for layer in reversed(contract["layers"][:-1])]  # bottom up, no kernel
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "architecture.md").read_text()
     [stated] = re.findall(r"^kernel < (.+?)\n\n", readme, flags=re.M | re.S)
     stated = " ".join(stated.split())
     assert [layer.replace("`", "").replace(" ", "") for layer in stated.split(" < ")] == layers
