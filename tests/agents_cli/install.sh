@@ -52,9 +52,11 @@ python_for() {
     # OpenHands installs on Python 3.12 only; Aider on 3.10-3.12.
     case "$1" in
         openhands==*)
-            command -v python3.12 2>/dev/null && return
-            for p in "$HOME"/.pyenv/versions/3.12.*/bin/python3.12 /root/.pyenv/versions/3.12.*/bin/python3.12; do
-                [ -x "$p" ] && { echo "$p"; return; }
+            # a pyenv shim answers `command -v` and then refuses to run: each candidate must run
+            for p in "$(command -v python3.12 2>/dev/null)" "$HOME"/.pyenv/versions/3.12.*/bin/python3.12 \
+                /root/.pyenv/versions/3.12.*/bin/python3.12; do
+                [ -n "$p" ] && [ -x "$p" ] && "$p" -c 'import sys; assert sys.version_info[:2] == (3, 12)' \
+                    >/dev/null 2>&1 && { echo "$p"; return; }
             done
             ;;
         *) command -v python3 ;;
