@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "transcripts"
 
 TINY: dict[str, list[str]] = {
+    "generalise_bench": ["--tiny"],
     "idle_bench": ["--seconds", "1", "--settle", "0"],
     "mcp_bench": ["--repeat", "1", "--scopes", "3", "--topics", "3", "--searches", "3"],
     "opencode_bench": ["--sessions", "40", "--changed", "2", "--repeat", "1"],

@@ -1,0 +1,405 @@
+"""Redaction that generalises: recall and look-alikes kept on a corpus split leave-class-out.
+
+    .venv/bin/python benchmarks/generalise_bench.py [--per-class 12] [--tiny] [--show N]
+        [--no-detect-secrets] [--secretlint PATH | --no-secretlint] [--rounds 5] [--repeat 3]
+
+The corpus is generated (benchmarks/redaction_gen/, fixed seed): fake secrets and look-alikes by
+class, each embedded in transcript-like text with its exact span. Classes, not cases, are split:
+the development half (redaction_gen/dev.py) holds the classes rules may be written against; the
+evaluation half (redaction_gen/eval.py) holds other syntaxes, secret-ish names, languages, key
+encodings, token families, cloud formats and kinds of look-alike, none of them in the development
+half, and is held out. Both halves cover every family of issue 33, so each family has a figure on
+each half. Every case is scored as plain text and as a JSONL transcript line (the text JSON-escaped
+inside a tool result, as the agents write it).
+
+In the same run: memd's redactor (the engine the runtime builds, with a fixed key), detect-secrets
+(its default plugins and filters), Codex's four regexes, and secretlint with its recommended preset
+when it is installed (``npm install --prefix ~/.cache/memd-bench/secretlint secretlint
+@secretlint/secretlint-rule-preset-recommend``; it runs offline once installed; one process scans
+every case file of a half, and each reported range is replaced).
+
+Counting. A secret is caught only if none of its characters that make it secret survive: no
+8-character window of any piece of it (a split value has several pieces; pieces shorter than that
+count only when the whole secret is short, then the whole piece) is in the output more often than
+in the case's text outside the secret, once redaction placeholders (``[REDACTED...]``) are taken
+out. So partial redaction that leaves a tail of 8 characters or more is a miss. A look-alike is kept
+if its text survives unchanged (each marked piece at least as often as in the input).
+
+Speed: memd and the four regexes on transcript text (tests/fixtures/transcripts with every case
+spliced in after every fourth line), in process, on this process's CPU time, interleaved, the best
+of ``--rounds`` counting; characters per second.
+
+Targets (exit status 1 if one is missed), on the held-out evaluation half, for memd: recall >= 0.95
+overall and >= 0.85 in every class, look-alikes kept >= 0.97; and at least twice the four regexes'
+speed on transcript text. Misses are printed (``--show``) for the development half only: the
+evaluation half prints figures, never its cases.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+if __package__ in (None, ""):  # run as a file: make the repository importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.redaction_bench import codex_redact, detect_secrets_redactor
+from benchmarks.redaction_gen import Case, build
+from benchmarks.redaction_gen import dev as dev_half
+from benchmarks.redaction_gen import eval as eval_half
+
+TRANSCRIPTS = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "transcripts"
+SECRETLINT = Path.home() / ".cache" / "memd-bench" / "secretlint" / "node_modules" / ".bin" / "secretlint"
+SECRETLINT_TIMEOUT = 600.0
+FRAGMENT = 8
+SPLICE_EVERY = 4
+TARGET_RECALL = 0.95
+TARGET_CLASS_RECALL = 0.85
+TARGET_KEPT = 0.97
+TARGET_SPEEDUP = 2.0
+_PLACEHOLDER = re.compile(r"\[REDACTED[^\]\n]{0,80}\]")
+
+Redact = Callable[[str], str]
+BatchRedact = Callable[[list[str]], list[str]]
+
+
+# -- wrappings --
+
+
+def as_jsonl(case: Case) -> Case:
+    """The case as a JSONL transcript line: its text JSON-escaped in a tool result, spans moved."""
+    head = '{"type":"tool_result","tool_use_id":"toolu_01","content":"'
+    out = [head]
+    spans: list[tuple[int, int]] = []
+    pos = len(head)
+    last = 0
+
+    def esc(s: str) -> str:
+        return json.dumps(s, ensure_ascii=False)[1:-1]
+
+    for a, b in case.spans:
+        gap, piece = esc(case.text[last:a]), esc(case.text[a:b])
+        out += [gap, piece]
+        spans.append((pos + len(gap), pos + len(gap) + len(piece)))
+        pos += len(gap) + len(piece)
+        last = b
+    out += [esc(case.text[last:]), '","is_error":false}']
+    return replace(case, text="".join(out), spans=tuple(spans))
+
+
+def corpus(half: str, per_class: int) -> list[tuple[str, Case]]:
+    specs = dev_half.specs() if half == "dev" else eval_half.specs()
+    cases = build(half, specs, per_class)
+    return [("text", c) for c in cases] + [("jsonl", as_jsonl(c)) for c in cases]
+
+
+# -- scoring --
+
+
+def _outside(case: Case) -> str:
+    parts, last = [], 0
+    for a, b in case.spans:
+        parts.append(case.text[last:a])
+        last = b
+    parts.append(case.text[last:])
+    return "\0".join(parts)
+
+
+def caught(case: Case, output: str) -> bool:
+    output = _PLACEHOLDER.sub("\0", output)
+    rest = _outside(case)
+    pieces = case.pieces
+    longs = [p for p in pieces if len(p) >= FRAGMENT] or [max(pieces, key=len)]
+    for piece in longs:
+        n = min(FRAGMENT, len(piece))
+        for i in range(len(piece) - n + 1):
+            window = piece[i : i + n]
+            if output.count(window) > rest.count(window):
+                return False
+    return True
+
+
+def kept(case: Case, output: str) -> bool:
+    return all(output.count(p) >= case.text.count(p) for p in case.pieces)
+
+
+@dataclass
+class Tally:
+    good: int = 0
+    total: int = 0
+
+    @property
+    def rate(self) -> float:
+        return self.good / self.total if self.total else 1.0
+
+    def __str__(self) -> str:
+        return f"{self.good}/{self.total}"
+
+
+@dataclass
+class Scores:
+    secrets: Tally
+    looks: Tally
+    by_class: dict[str, Tally]
+    misses: list[tuple[str, str, str]]  # (class, wrapping, text) of the development half
+
+
+def score(cases: list[tuple[str, Case]], outputs: Sequence[str], keep_misses: bool) -> Scores:
+    s = Scores(Tally(), Tally(), defaultdict(Tally), [])
+    for (wrapping, case), out in zip(cases, outputs, strict=True):
+        ok = caught(case, out) if case.kind == "secret" else kept(case, out)
+        overall = s.secrets if case.kind == "secret" else s.looks
+        for t in (overall, s.by_class[case.cls]):
+            t.total += 1
+            t.good += ok
+        if not ok and keep_misses:
+            s.misses.append((case.cls, wrapping, out))
+    return s
+
+
+# -- the redactors --
+
+
+def memd_redactor() -> Redact:
+    from pipeline.redaction import Redactor
+
+    engine = Redactor(b"generalise-bench-key-0123456789ab")
+    return lambda text: engine.redact(text).text
+
+
+def _utf16_to_index(text: str) -> Callable[[int], int]:
+    """secretlint's ranges count UTF-16 code units; Python indexes code points."""
+    if all(ord(c) < 0x10000 for c in text):
+        return lambda i: i
+    table: list[int] = []
+    for idx, c in enumerate(text):
+        table += [idx] * (2 if ord(c) >= 0x10000 else 1)
+    table.append(len(text))
+    return lambda i: table[min(i, len(table) - 1)]
+
+
+def secretlint_batch(binary: Path) -> BatchRedact:
+    """All texts of a half as files in one folder, scanned by one secretlint process; every
+    reported range replaced by ``[REDACTED]``."""
+
+    def redact(texts: list[str]) -> list[str]:
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            (root / ".secretlintrc.json").write_text(
+                json.dumps({"rules": [{"id": "@secretlint/secretlint-rule-preset-recommend"}]})
+            )
+            for i, text in enumerate(texts):
+                (root / f"case{i:05d}.txt").write_text(text, encoding="utf-8")
+            done = subprocess.run(
+                [
+                    str(binary),
+                    "--format",
+                    "json",
+                    "--output",
+                    "found.json",
+                    "--secretlintrc",
+                    ".secretlintrc.json",
+                ]
+                + ["case*.txt"],
+                cwd=root,
+                capture_output=True,
+                text=True,
+                timeout=SECRETLINT_TIMEOUT,
+                stdin=subprocess.DEVNULL,
+                env={**os.environ, "NODE_PATH": str(binary.parents[1])},
+            )
+            if done.returncode not in (0, 1):
+                raise RuntimeError(f"secretlint exited {done.returncode}: {done.stderr[-500:]}")
+            found: dict[int, list[tuple[int, int]]] = defaultdict(list)
+            report = root / "found.json"  # not stdout: node cuts a large piped stdout at exit
+            for result in json.loads(report.read_text(encoding="utf-8") if report.exists() else "[]"):
+                i = int(Path(result["filePath"]).stem.removeprefix("case"))
+                at = _utf16_to_index(texts[i])
+                for m in result.get("messages", []):
+                    a, b = m["range"]
+                    found[i].append((at(a), at(b)))
+        out = []
+        for i, text in enumerate(texts):
+            for a, b in sorted(found.get(i, []), reverse=True):
+                text = text[:a] + "[REDACTED]" + text[b:]
+            out.append(text)
+        return out
+
+    return redact
+
+
+# -- speed --
+
+
+def transcript_text(cases: list[Case], repeat: int) -> str:
+    files = sorted(
+        p for p in TRANSCRIPTS.rglob("*") if p.suffix in (".jsonl", ".json") and "hostile" not in p.parts
+    )
+    lines = [line for p in files for line in p.read_text(encoding="utf-8", errors="replace").splitlines()]
+    texts = iter([c.text for c in cases])
+    out: list[str] = []
+    for i, line in enumerate(lines * repeat):
+        out.append(line)
+        if i % SPLICE_EVERY == 0 and (text := next(texts, None)) is not None:
+            out.append(text)
+    out.extend(texts)
+    return "\n".join(out)
+
+
+def throughput(redactors: dict[str, Redact], blob: str, rounds: int) -> dict[str, float]:
+    best = dict.fromkeys(redactors, float("inf"))
+    for _ in range(rounds):
+        for name, redact in redactors.items():
+            t0 = time.process_time()
+            redact(blob)
+            best[name] = min(best[name], time.process_time() - t0)
+    return {name: len(blob) / max(best[name], 1e-9) for name in redactors}
+
+
+# -- report --
+
+
+def report(half: str, results: dict[str, Scores], classes: list[str], kinds: dict[str, str]) -> None:
+    names = list(results)
+    width = max(len(c) for c in classes) + 2
+    print(f"\n== {half} half ==")
+    print(f"{'class':<{width}}{'':>4}" + "".join(f"{n:>18}" for n in names))
+    for cls in classes:
+        row = f"{cls:<{width}}{'kept' if kinds[cls] == 'lookalike' else '':>4}"
+        for n in names:
+            t = results[n].by_class[cls]
+            row += f"{str(t) + f' {t.rate:.2f}':>18}"
+        print(row)
+    families: dict[str, list[str]] = defaultdict(list)
+    for cls in classes:
+        families[cls.split("/")[0]].append(cls)
+    print(f"{'by family':<{width}}")
+    for fam, members in families.items():
+        row = f"  {fam:<{width - 2}}{'kept' if kinds[members[0]] == 'lookalike' else '':>4}"
+        for n in names:
+            good = sum(results[n].by_class[c].good for c in members)
+            total = sum(results[n].by_class[c].total for c in members)
+            row += f"{f'{good}/{total} {good / total:.2f}':>18}"
+        print(row)
+    for label, attr in (("RECALL (secrets)", "secrets"), ("LOOK-ALIKES KEPT", "looks")):
+        row = f"{label:<{width}}{'':>4}"
+        for n in names:
+            t = getattr(results[n], attr)
+            row += f"{str(t) + f' {t.rate:.3f}':>18}"
+        print(row)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--per-class", type=int, default=12, help="cases per class in each half")
+    parser.add_argument("--tiny", action="store_true", help="2 cases per class, 1 timing round (CI)")
+    parser.add_argument("--show", type=int, default=0, help="print up to N of memd's misses on the dev half")
+    parser.add_argument("--no-detect-secrets", action="store_true")
+    parser.add_argument("--secretlint", type=Path, default=SECRETLINT, help="the secretlint executable")
+    parser.add_argument("--no-secretlint", action="store_true")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved timing rounds (the best counts)")
+    parser.add_argument("--repeat", type=int, default=3, help="copies of the fixture transcripts timed")
+    args = parser.parse_args(argv)
+    per_class = 2 if args.tiny else args.per_class
+    rounds, repeat = (1, 1) if args.tiny else (args.rounds, args.repeat)
+
+    memd = memd_redactor()
+    single: dict[str, Redact] = {"memd": memd}
+    if not args.no_detect_secrets:
+        ds = detect_secrets_redactor()
+        if ds is None:
+            print("detect-secrets: not installed (pip install -e '.[dev]'); left out")
+        else:
+            single["detect-secrets"] = ds
+    single["codex-4-regex"] = codex_redact
+    batch: dict[str, BatchRedact] = {}
+    if not args.no_secretlint:
+        binary = args.secretlint if args.secretlint.exists() else None
+        if binary is None and (found := shutil.which("secretlint")):
+            binary = Path(found)
+        if binary is None or shutil.which("node") is None:
+            print(
+                f"secretlint: not found at {args.secretlint} (npm install --prefix "
+                f"{SECRETLINT.parents[2]} secretlint @secretlint/secretlint-rule-preset-recommend); left out"
+            )
+        else:
+            batch["secretlint"] = secretlint_batch(binary)
+
+    verdicts: list[tuple[str, bool]] = []
+    all_cases: list[Case] = []
+    for half in ("dev", "eval"):
+        cases = corpus(half, per_class)
+        all_cases += [c for w, c in cases if w == "text"]
+        texts = [c.text for _, c in cases]
+        results: dict[str, Scores] = {}
+        for name, redact in single.items():
+            results[name] = score(cases, [redact(t) for t in texts], name == "memd" and half == "dev")
+        for name, many in batch.items():
+            try:
+                results[name] = score(cases, many(texts), False)
+            except (RuntimeError, subprocess.TimeoutExpired, ValueError) as e:
+                print(f"secretlint failed on the {half} half: {e}")
+        classes = sorted({c.cls for _, c in cases}, key=lambda c: (c.startswith("lookalike"), c))
+        kinds = {c.cls: c.kind for _, c in cases}
+        n_secret = sum(1 for w, c in cases if c.kind == "secret" and w == "text")
+        n_look = sum(1 for w, c in cases if c.kind == "lookalike" and w == "text")
+        title = "development" if half == "dev" else "evaluation (held out)"
+        print(
+            f"\n{title}: {len(classes)} classes, {n_secret} secrets and {n_look} look-alikes, "
+            f"each as text and as a JSONL line"
+        )
+        report(half, results, classes, kinds)
+        if half == "dev":
+            for cls, wrapping, out in results["memd"].misses[: args.show]:
+                print(f"  MISS/ALTERED [memd] {cls} ({wrapping}): {out[:240]!r}")
+        else:
+            m = results["memd"]
+            secret_classes = [c for c in classes if kinds[c] == "secret"]
+            worst = min(secret_classes, key=lambda c: m.by_class[c].rate)
+            below = [c for c in secret_classes if m.by_class[c].rate < TARGET_CLASS_RECALL]
+            verdicts += [
+                (f"eval recall >= {TARGET_RECALL} ({m.secrets.rate:.3f})", m.secrets.rate >= TARGET_RECALL),
+                (
+                    f"eval recall >= {TARGET_CLASS_RECALL} in every class (worst {worst} "
+                    f"{m.by_class[worst].rate:.2f}; {len(below)}/{len(secret_classes)} classes below)",
+                    not below,
+                ),
+                (f"eval look-alikes kept >= {TARGET_KEPT} ({m.looks.rate:.3f})", m.looks.rate >= TARGET_KEPT),
+            ]
+
+    blob = transcript_text(all_cases, repeat)
+    speed = throughput({"memd": memd, "codex-4-regex": codex_redact}, blob, rounds)
+    ratio = speed["memd"] / speed["codex-4-regex"]
+    print(
+        f"\nspeed on transcript text ({len(blob):,} chars: fixture transcripts x{repeat} with every case "
+        f"spliced in), CPU time, best of {rounds}:"
+    )
+    for name, cps in speed.items():
+        print(f"  {name:<14} {cps / 1e6:8.2f} M chars/s")
+    verdicts.append(
+        (
+            f"memd at least {TARGET_SPEEDUP:g}x the four regexes on transcript text ({ratio:.2f}x)",
+            ratio >= TARGET_SPEEDUP,
+        )
+    )
+    print()
+    for label, ok in verdicts:
+        print(f"{'MET   ' if ok else 'MISSED'}  {label}")
+    return 0 if all(ok for _, ok in verdicts) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
