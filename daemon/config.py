@@ -1,7 +1,7 @@
 """Load the one settings object: defaults, then the TOML file, then ``MEMD_<SECTION>__<KEY>`` variables.
 
-The file and the variables are read by ``daemon.config_layers`` (the lean reader of the fast paths
-reads them through the same functions): ``--config PATH``, else ``$MEMD_CONFIG``, else
+The file and the variables are read by ``daemon.config_layers``; the one settings table
+(``pipeline.settings``, standard library only) checks them, for the daemon and every fast path alike: ``--config PATH``, else ``$MEMD_CONFIG``, else
 ``$XDG_CONFIG_HOME/memd/config.toml`` (a missing default file is fine; a missing named file is an
 error). Every value remembers where it came from, so ``memd config show`` can say so and an error
 can name the file or variable and the key.
@@ -15,10 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from daemon.config_layers import ConfigError, config_path, merge, read_layers
-from pipeline.settings import Settings, default_values
+from pipeline.settings import Settings, SettingsError, default_values, from_environment
 
 SECRET_KEYS = frozenset({"sync.remote", "paths.state_db"})
 """Keys whose value may carry a credential: a refusal names the key, never the value."""
@@ -54,13 +52,13 @@ def load_settings(explicit: Path | None = None, env: Mapping[str, str] | None = 
     origins: dict[str, str] = {}
     merge(merged, default_values(env), origins, "default")
     merge(merged, layers.file, origins, f"file {path}")
-    merge(merged, layers.env, origins, "env")
+    merge(merged, from_environment(layers.env), origins, "env")
     for dotted, name in layers.env_names.items():
         origins[dotted] = f"env {name}"
 
     try:
         settings = Settings.model_validate(merged)
-    except ValidationError as exc:
+    except SettingsError as exc:
         raise ConfigError(_describe(exc, path, origins)) from None
     return LoadedSettings(
         settings=settings,
@@ -71,9 +69,9 @@ def load_settings(explicit: Path | None = None, env: Mapping[str, str] | None = 
     )
 
 
-def _describe(exc: ValidationError, path: Path, origins: Mapping[str, str]) -> str:
+def _describe(exc: SettingsError, path: Path, origins: Mapping[str, str]) -> str:
     lines = []
-    for error in exc.errors(include_url=False):
+    for error in exc.errors():
         loc = [str(part) for part in error["loc"]]
         dotted = ".".join(loc)
         origin = origins.get(dotted) or _nearest_origin(loc, origins)

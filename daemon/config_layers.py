@@ -1,11 +1,10 @@
-"""Where memd's settings come from, read once for both loaders: the file, its TOML, the environment.
+"""Where memd's settings come from: the file, its TOML, the environment.
 
 The file is ``--config PATH``, else ``$MEMD_CONFIG``, else ``$XDG_CONFIG_HOME/memd/config.toml``
 (``config_path``: a missing default file is fine, a missing named file is an error). The overrides
 are ``MEMD_<SECTION>__<KEY>`` variables, section and key in any case (``env_overrides``). Layers merge key
-by key (``merge``), each value remembering its origin. The full loader (``daemon.config``) and the
-lean reader (``daemon.lean.settings``) both call these functions, so they read the same values
-from the same places. Standard library only.
+by key (``merge``), each value remembering its origin; the loader (``daemon.config``) checks the
+result against the one settings table. Standard library only.
 """
 
 from __future__ import annotations

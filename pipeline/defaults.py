@@ -1,9 +1,6 @@
-"""The settings' defaults that the lean readers need too, each defined once, and the one resolution
-of the home and XDG folders every other module uses.
-
-``pipeline.settings`` (the pydantic schema the daemon loads) takes its defaults from here, and so
-does `memd status`'s lean reader (``daemon.lean.settings``), which must agree with it without
-importing pydantic. Standard library only.
+"""The defaults other modules name besides the settings table (``pipeline.settings`` declares each
+key with the constant here), and the one resolution of the home and XDG folders every other module
+uses. Standard library only.
 """
 
 from __future__ import annotations

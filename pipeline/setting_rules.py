@@ -1,8 +1,7 @@
 """The settings' value rules that take code, not just a type and bounds: the store URL, the model
 endpoint, the sync remote and branch, the idle time inside the age limit.
 
-``pipeline.settings`` (the schema) applies them, and so does the lean reader
-(``daemon.lean.keys``), which must refuse exactly what the schema refuses. Each rule returns the
+``pipeline.settings`` (the one settings table) applies them. Each rule returns the
 value as the settings hold it, or raises ``ValueError`` saying what is wrong. Standard library only.
 """
 

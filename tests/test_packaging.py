@@ -42,7 +42,6 @@ def test_the_wheel_ships_prompts_service_files_and_the_console_script(tmp_path: 
         assert f"daemon/service_files/{unit.name}" in names
     assert "daemon/cli/__init__.py" in names
     assert "pipeline/scan/scanner.py" in names
-    assert "daemon/config_template.toml" in names
     for asset in (ROOT / "daemon" / "ui").glob("*/*.*"):  # the page's templates and stylesheet
         if asset.suffix in (".html", ".css"):
             assert f"daemon/ui/{asset.parent.name}/{asset.name}" in names

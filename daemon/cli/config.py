@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import click
 
 from daemon.cli.context import CliContext, fail, pass_ctx
-
-TEMPLATE = Path(__file__).resolve().parent.parent / "config_template.toml"
-SOURCES_MARKER = "# @sources"
-"""The template's line that stands for the ``[sources.<name>]`` tables, made from the registry."""
 
 
 @click.group("config")
@@ -51,11 +46,9 @@ def _emit(prefix: str, values: dict[str, Any], origin: Any) -> None:
 
 
 def _toml(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int | float):
-        return repr(value)
-    return json.dumps(value)
+    from pipeline.setting_kinds import toml
+
+    return toml(value)
 
 
 @config_group.command("validate")
@@ -98,10 +91,11 @@ def init(ctx: CliContext, path: Path | None, force: bool) -> None:
 
 
 def template_text() -> str:
-    """The commented default config file: the template, with one ``[sources.<name>]`` table per
-    registered source (``pipeline.sources.registry``) where its ``# @sources`` line stands."""
-    lines = TEMPLATE.read_text(encoding="utf-8").splitlines(keepends=True)
-    return "".join(sources_template() if line.startswith(SOURCES_MARKER) else line for line in lines)
+    """The commented default config file, made from the one settings table (``pipeline.settings``),
+    with one ``[sources.<name>]`` table per registered source (``pipeline.sources.registry``)."""
+    from pipeline.settings import template_text as from_the_table
+
+    return from_the_table(sources_template())
 
 
 def sources_template() -> str:

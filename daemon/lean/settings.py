@@ -1,13 +1,6 @@
-"""The settings the fast read side needs (`memd status`, `memd scan`'s quick check, `memd recall`,
-the page), read without pydantic when that is sure to give what the full loader would.
-
-``read_lean`` reads the same file and the same ``MEMD_<SECTION>__<KEY>`` overrides as the full loader
-(``daemon.config_layers``, which both call) and checks every value against the table of every key
-(``daemon.lean.keys``). It returns None whenever it is not sure the full loader accepts the whole
-configuration as it read it. ``read_settings`` then runs the full loader, which either accepts
-(its settings are used) or raises ``ConfigError`` naming the file or variable and the key. So the
-fast side never reads a store, a memory folder or a budget the daemon would not use, and never
-accepts a configuration the daemon refuses.
+"""The few settings the read side needs (`memd status`, `memd scan`'s quick check, `memd recall`,
+the page, `memd mcp`), taken from the one settings loader (``daemon.config``): the settings table
+is standard library only, so the fast paths read exactly what the daemon reads, with no second reader.
 """
 
 from __future__ import annotations
@@ -16,10 +9,9 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from daemon.config_layers import ConfigError, read_layers
-from daemon.lean import keys
+from daemon.config_layers import ConfigError
 from pipeline import defaults
 
 if TYPE_CHECKING:
@@ -66,15 +58,11 @@ class LeanSettings:
 
 
 def read_settings(explicit: Path | None, env: Mapping[str, str] | None = None) -> LeanSettings:
-    """The settings the full loader would give; ``ConfigError`` (naming file or variable and key)
-    when it refuses them."""
-    env = os.environ if env is None else env
-    lean = read_lean(explicit, env)
-    if lean is not None:
-        return lean
+    """The settings the daemon would use; ``ConfigError`` (naming file or variable and key) when
+    they are refused."""
     from daemon.config import load_settings
 
-    loaded = load_settings(explicit, env)
+    loaded = load_settings(explicit, os.environ if env is None else env)
     return LeanSettings.of(
         loaded.settings,
         config_path=loaded.path,
@@ -84,31 +72,8 @@ def read_settings(explicit: Path | None, env: Mapping[str, str] | None = None) -
 
 
 def read_lean(explicit: Path | None, env: Mapping[str, str] | None = None) -> LeanSettings | None:
-    """The settings, or None when only the full loader can tell (whether they are valid, or what
-    is wrong with them)."""
-    env = os.environ if env is None else env
+    """The settings, or None when they are refused (the caller's full path says why)."""
     try:
-        layers = read_layers(explicit, env)
-        given = keys.check(layers.file) | keys.check(layers.env)
-        keys.check_related(given)
-    except (ConfigError, keys.Unsure):
+        return read_settings(explicit, env)
+    except ConfigError:
         return None
-
-    def value(section: str, key: str, default: Any) -> Any:
-        return given.get((section, key), default)
-
-    return LeanSettings(
-        config_path=layers.path,
-        config_exists=layers.raw is not None,
-        state_db=value("paths", "state_db", defaults.state_db(env)),
-        state_dir=value("paths", "state_dir", defaults.state_dir(env)),
-        memory_dir=value("paths", "memory_dir", defaults.memory_dir(env)),
-        daily_token_budget=value("llm", "daily_token_budget", defaults.DAILY_TOKEN_BUDGET),
-        min_rate_limit_remaining_percent=value(
-            "memories", "min_rate_limit_remaining_percent", defaults.MIN_RATE_LIMIT_REMAINING_PERCENT
-        ),
-        sync_remote=value("sync", "remote", ""),
-        sync_branch=value("sync", "branch", defaults.SYNC_BRANCH),
-        inputs_key=layers.inputs_key,
-        remember_per_hour=value("notes", "remember_per_hour", defaults.REMEMBER_PER_HOUR),
-    )

@@ -1,10 +1,10 @@
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
 
 from daemon.config import ConfigError, load_settings
 from pipeline.sources import registry
@@ -67,7 +67,7 @@ def test_memd_config_variable_names_the_file(tmp_path: Path) -> None:
         ("[nonsense]\nx = 1\n", "nonsense: unknown key"),
         (
             "[memories]\nmin_rollout_idle_hours = -1\n",
-            "memories.min_rollout_idle_hours: Input should be greater",
+            "memories.min_rollout_idle_hours: must be a number >= 0 (got -1)",
         ),
         ("[llm]\nbatch = 'sometimes'\n", "llm.batch"),
         ("[paths]\nstate_db = 'mysql://x'\n", "paths.state_db"),
@@ -77,7 +77,8 @@ def test_memd_config_variable_names_the_file(tmp_path: Path) -> None:
             "[sources.cursor]\nroot = '/x'\n",
             f"sources.cursor: unknown source (memd knows {', '.join(registry.names())})",
         ),
-        ("[sources.pi]\nenabled = 'maybe'\n", "sources.pi.enabled: Input should be a valid boolean"),
+        ("[sources.pi]\nenabled = 'maybe'\n", "sources.pi.enabled: must be true or false (got 'maybe')"),
+        ("[publish]\nclaude_code = 'yes'\n", "publish.claude_code: must be true or false (got 'yes')"),
     ],
 )
 def test_bad_files_name_the_file_and_the_key(tmp_path: Path, text: str, expected: str) -> None:
@@ -122,8 +123,10 @@ def test_a_named_missing_file_is_an_error_but_the_default_may_be_absent(tmp_path
 
 def test_settings_are_frozen() -> None:
     s = load_settings(None, BASE_ENV).settings
-    with pytest.raises(ValidationError):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         s.memories.min_user_messages = 5  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.sources.pi = s.sources.codex  # type: ignore[misc]
 
 
 def test_the_commented_template_is_valid_and_lists_every_key(tmp_path: Path) -> None:

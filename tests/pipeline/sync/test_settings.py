@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from pydantic import ValidationError
 
+from pipeline.settings import SettingsError as ValidationError
 from pipeline.settings import SyncSettings
 from pipeline.sync.urls import shown_url
 
