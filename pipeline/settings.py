@@ -15,7 +15,7 @@ import os
 from collections.abc import Mapping
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -24,13 +24,13 @@ from pydantic import (
     Field,
     ModelWrapValidatorHandler,
     ValidationError,
+    create_model,
     field_validator,
     model_validator,
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from pipeline import agents, defaults, setting_rules
-from pipeline.vocabulary import SourceName
+from pipeline import defaults, roster, setting_rules
 
 
 class _Section(BaseModel):
@@ -60,7 +60,7 @@ class SourceSettings(_Section):
 
 
 class SourcesSettings(_Section):
-    """``[sources.<name>]``: one table per agent of ``pipeline.agents``, each required
+    """``[sources.<name>]``: one table per agent of ``pipeline.roster``, each required
     (the defaults give every one); a name the registry does not know is an unknown key."""
 
     model_config = ConfigDict(frozen=True, extra="allow", validate_default=True)
@@ -70,7 +70,7 @@ class SourcesSettings(_Section):
     @classmethod
     def _registered(cls, data: Any, handler: ModelWrapValidatorHandler[SourcesSettings]) -> SourcesSettings:
         if isinstance(data, Mapping):
-            known = agents.names()
+            known = roster.names()
             errors = [
                 InitErrorDetails(
                     type=PydanticCustomError(
@@ -101,28 +101,7 @@ class SourcesSettings(_Section):
     def enabled(self) -> dict[str, SourceSettings]:
         """The enabled sources by name, in the registry's order."""
         extra = self.__pydantic_extra__ or {}
-        return {name: extra[name] for name in agents.names() if name in extra and extra[name].enabled}
-
-    # Typed shorthands for the built-ins (``sources[name]`` reads any source).
-    @property
-    def claude_code(self) -> SourceSettings:
-        return self[SourceName.CLAUDE_CODE]
-
-    @property
-    def codex(self) -> SourceSettings:
-        return self[SourceName.CODEX]
-
-    @property
-    def gemini_cli(self) -> SourceSettings:
-        return self[SourceName.GEMINI_CLI]
-
-    @property
-    def pi(self) -> SourceSettings:
-        return self[SourceName.PI]
-
-    @property
-    def opencode(self) -> SourceSettings:
-        return self[SourceName.OPENCODE]
+        return {name: extra[name] for name in roster.names() if name in extra and extra[name].enabled}
 
 
 NonNegFloat = Annotated[float, Field(ge=0)]
@@ -147,8 +126,8 @@ class MemoriesSettings(_Section):
     topic_file_max_bytes: PosInt = Field(default=16_384, description="Cap of one topic file.")
     max_topic_files: PosInt = Field(
         default=100,
-        description="Topic files one scope may hold (one index line each, inside Claude Code's "
-        "200-line load cut); a run that leaves more is refused.",
+        description="Topic files one scope may hold (one index line each, inside the 200-line load cut "
+        "of an agent's index); a run that leaves more is refused.",
     )
     consolidation_max_turns: PosInt = Field(
         default=60, description="Model turns one consolidation run may take, its repair turn included."
@@ -223,18 +202,44 @@ class NotesSettings(_Section):
     )
 
 
-class PublishSettings(_Section):
-    claude_code: bool = True
-    gemini: bool = True
-    codex: bool = False
-    claude_code_global: bool = False
-    gemini_global: bool = False
-    codex_global: bool = False
+class _PublishBase(_Section):
+    """``[publish]``: which publish targets are on, and what they read. Each agent declares its own
+    keys in its folder (``pipeline.roster.PublishKey``); ``agents_md`` (a project's own
+    ``AGENTS.md``, which several agents load) is everyone's."""
+
     agents_md: bool = False
-    opencode_global: bool = False
-    qwen_code: bool = True
-    copilot_global: bool = False
-    codex_summary_token_cap: PosInt = 2_500
+
+    def on(self, key: str) -> bool:
+        """Whether the publish target name ``key`` is turned on."""
+        value = getattr(self, key)
+        assert isinstance(value, bool), key
+        return value
+
+    def number(self, key: str) -> int:
+        """The number the key ``key`` holds (``codex_summary_token_cap``...)."""
+        value = getattr(self, key)
+        assert isinstance(value, int), key
+        assert not isinstance(value, bool), key
+        return value
+
+
+def _publish_fields() -> dict[str, Any]:
+    """One field per agent's ``[publish]`` key, in the registry's order."""
+    return {
+        key.name: (bool, key.default) if isinstance(key.default, bool) else (PosInt, key.default)
+        for key in roster.publish_keys()
+    }
+
+
+if TYPE_CHECKING:
+
+    class PublishSettings(_PublishBase):
+        pass
+
+else:
+    PublishSettings = create_model(
+        "PublishSettings", __base__=_PublishBase, __module__=__name__, **_publish_fields()
+    )
 
 
 class UISettings(_Section):
@@ -297,5 +302,5 @@ def default_values(env: Mapping[str, str] | None = None) -> dict[str, Any]:
             "state_db": defaults.state_db(env),
             "state_dir": str(defaults.state_dir(env)),
         },
-        "sources": agents.default_tables(env),
+        "sources": roster.default_tables(env),
     }

@@ -12,6 +12,7 @@ from daemon.cli.context import CliContext, fail, pass_ctx
 
 TEMPLATE = Path(__file__).resolve().parent.parent / "config_template.toml"
 SOURCES_MARKER = "# @sources"
+PUBLISH_MARKER = "# @publish"
 """The template's line that stands for the ``[sources.<name>]`` tables, made from the registry."""
 
 
@@ -101,7 +102,28 @@ def template_text() -> str:
     """The commented default config file: the template, with one ``[sources.<name>]`` table per
     registered source (``pipeline.sources.registry``) where its ``# @sources`` line stands."""
     lines = TEMPLATE.read_text(encoding="utf-8").splitlines(keepends=True)
-    return "".join(sources_template() if line.startswith(SOURCES_MARKER) else line for line in lines)
+    fill = {SOURCES_MARKER: sources_template, PUBLISH_MARKER: publish_template}
+    return "".join(
+        next((make() for marker, make in fill.items() if line.startswith(marker)), line) for line in lines
+    )
+
+
+def publish_template() -> str:
+    """Each agent's ``[publish]`` keys (``pipeline.roster.PublishKey``) commented out with their
+    defaults, then ``agents_md``, which the agents that load a project's ``AGENTS.md`` share."""
+    from pipeline import roster
+
+    out = [
+        "".join(f"# {line}\n" for line in key.doc.splitlines()) + f"# {key.name} = {_toml(key.default)}\n"
+        for key in roster.publish_keys()
+    ]
+    readers = [agent.label for agent in roster.agents_md_readers()]
+    said = ", ".join(readers[:-1]) + " and " + readers[-1] if len(readers) > 1 else "".join(readers)
+    out.append(
+        "# A sentinel block in each project's own AGENTS.md (the user's repository: off unless asked);\n"
+        f"# {said} load it.\n# agents_md = false\n"
+    )
+    return "".join(out)
 
 
 def sources_template() -> str:

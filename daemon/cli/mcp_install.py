@@ -16,9 +16,9 @@ from typing import Any, TypeVar
 import click
 
 from daemon.cli.context import CliContext, fail, pass_ctx
-from pipeline.mcp_clients import CLIENTS
+from pipeline.mcp_clients import clients
 
-AGENTS = tuple(CLIENTS)
+AGENTS = tuple(clients())
 _PROJECT_HELP = "Write the project's own file in DIR (e.g. .mcp.json) instead of the user's."
 _DRY_HELP = "Print the change to the file; write nothing."
 

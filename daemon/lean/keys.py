@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline import agents, defaults, setting_rules
+from pipeline import defaults, roster, setting_rules
 
 
 class Unsure(Exception):
@@ -174,17 +174,11 @@ KEYS: Mapping[tuple[str, str], Kind] = {
     ("review", "mode"): choice("auto", "inbox"),
     ("review", "tool_evidence"): choice("mark", "inbox"),
     ("notes", "remember_per_hour"): POSITIVE,
-    ("publish", "claude_code"): BOOL,
-    ("publish", "gemini"): BOOL,
-    ("publish", "codex"): BOOL,
-    ("publish", "claude_code_global"): BOOL,
-    ("publish", "gemini_global"): BOOL,
-    ("publish", "codex_global"): BOOL,
     ("publish", "agents_md"): BOOL,
-    ("publish", "opencode_global"): BOOL,
-    ("publish", "qwen_code"): BOOL,
-    ("publish", "copilot_global"): BOOL,
-    ("publish", "codex_summary_token_cap"): POSITIVE,
+    **{  # each agent's own, from its folder (``pipeline.roster.PublishKey``)
+        ("publish", key.name): BOOL if isinstance(key.default, bool) else POSITIVE
+        for key in roster.publish_keys()
+    },
     ("ui", "enabled"): BOOL,
     ("ui", "host"): text(min_length=1),
     ("ui", "port"): integer(ge=0, le=65535),
@@ -232,7 +226,7 @@ def check(layer: Mapping[str, Any]) -> dict[tuple[str, ...], Any]:
 
 def _sources(tables: Mapping[str, Any]) -> dict[tuple[str, ...], Any]:
     out: dict[tuple[str, ...], Any] = {}
-    known = agents.names()
+    known = roster.names()
     for name, table in tables.items():
         if name not in known or not isinstance(table, dict):
             raise Unsure
