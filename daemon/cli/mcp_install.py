@@ -1,5 +1,5 @@
 """`memd mcp install/uninstall AGENT [--project DIR] [--dry-run]`: memd's MCP server in an agent's
-own configuration (Claude Code, Codex, Gemini CLI, OpenCode, Copilot CLI, Qwen Code).
+own configuration (each agent whose folder gives an ``McpClient``: ``pipeline.mcp_clients.clients()``).
 
 The entry starts this memd by its absolute path (the ``memd`` script beside this Python, else
 ``python -P -m daemon``), with ``--config`` when one was named, and without ``--cwd``: the agent
