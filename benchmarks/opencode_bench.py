@@ -31,10 +31,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from pipeline.agents.opencode import database as opencode_db
+from pipeline.agents.opencode.transcripts import OpenCodeAdapter
 from pipeline.clock import FakeClock
 from pipeline.scan.scanner import scan
-from pipeline.sources import opencode_db
-from pipeline.sources.opencode import OpenCodeAdapter
 from pipeline.store import open_store
 from tests.pipeline.sources.opencode_support import new_session, opencode_settings, sample_db, user_message
 

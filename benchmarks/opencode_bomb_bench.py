@@ -41,8 +41,8 @@ CHILD = """
 import json, resource, sys, time
 from pathlib import Path
 resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))
-from pipeline.sources import opencode_db
-from pipeline.sources.opencode import OpenCodeAdapter
+from pipeline.agents.opencode import database as opencode_db
+from pipeline.agents.opencode.transcripts import OpenCodeAdapter
 adapter = OpenCodeAdapter()
 root = Path(sys.argv[1])
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks.codex_phase1 import codex_json
 from pipeline.extract.compact import estimate_tokens, render
 from pipeline.sources.registry import adapter_for
-from pipeline.vocabulary import SourceName
+from tests.source_names import SourceName
 
 FOLDERS: dict[str, SourceName] = {
     "claude-code": SourceName.CLAUDE_CODE,

@@ -40,7 +40,7 @@ from pipeline.scan.scanner import scan
 from pipeline.settings import Settings
 from pipeline.sources import registry
 from pipeline.store import Store, open_store
-from pipeline.vocabulary import SourceName
+from tests.source_names import SourceName
 
 NOW = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 APPEND_SIZES = {"100 KB": 100_000, "1 MB": 1_000_000, "10 MB": 10_000_000, "50 MB": 50_000_000}

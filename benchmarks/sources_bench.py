@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipeline.sources.registry import adapter_for
-from pipeline.vocabulary import SourceName
+from tests.source_names import SourceName
 
 FIX = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "transcripts"
 CASES: list[tuple[SourceName, Path]] = [

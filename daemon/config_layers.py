@@ -63,7 +63,7 @@ def inputs_key(path: Path, raw: bytes | None, env: Mapping[str, str]) -> str:
     and bytes, or its absence) and the environment they read. Two loads with the same key give the
     same settings, so a cache written under one key (the scan index) can be trusted by a process
     that has not loaded the settings model at all."""
-    from pipeline.agents import default_env
+    from pipeline.roster import default_env
 
     key_env = {*defaults.ENV_INPUTS, *default_env()}
     h = hashlib.sha256(f"{__version__}\0{path}\0".encode())

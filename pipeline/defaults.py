@@ -10,7 +10,7 @@ from pathlib import Path
 
 ENV_INPUTS = ("HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME")
 """The environment variables (besides ``MEMD_*``) the defaults below derive from; the sources' default
-roots add their own (``pipeline.agents.default_env()``)."""
+roots add their own (``pipeline.roster.default_env()``)."""
 
 MIN_ROLLOUT_IDLE_HOURS = 6.0
 """``memories.min_rollout_idle_hours``."""

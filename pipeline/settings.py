@@ -23,9 +23,9 @@ from collections.abc import Iterator, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from enum import Enum, StrEnum
 from pathlib import Path
-from typing import Any, NamedTuple, Self
+from typing import TYPE_CHECKING, Any, NamedTuple, Self
 
-from pipeline import agents, defaults, setting_rules
+from pipeline import defaults, roster, setting_rules
 from pipeline.setting_kinds import (
     BOOL,
     NON_NEGATIVE_FLOAT,
@@ -41,7 +41,6 @@ from pipeline.setting_kinds import (
     Number,
     Text,
 )
-from pipeline.vocabulary import SourceName
 
 ENV_PREFIX = "MEMD_"
 
@@ -202,7 +201,7 @@ class PathsSettings(Section):
 
 
 # ---------------------------------------------------------------------------------------------------
-# [sources.<name>]: one table per agent of pipeline.agents
+# [sources.<name>]: one table per agent of pipeline.roster
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -212,14 +211,14 @@ class SourceSettings(Section):
 
 
 class SourcesSettings:
-    """``[sources.<name>]``: one table per agent of ``pipeline.agents``, each required (the defaults
+    """``[sources.<name>]``: one table per agent of ``pipeline.roster``, each required (the defaults
     give every one); a name the registry does not know is an unknown source."""
 
     __slots__ = ("_tables",)
     _tables: dict[str, SourceSettings]
 
     def __init__(self, **tables: SourceSettings | Mapping[str, Any]) -> None:
-        known = agents.names()
+        known = roster.names()
         problems = [
             Problem((name,), f"unknown source (memd knows {', '.join(known)})", "unknown_source", value)
             for name, value in tables.items()
@@ -283,30 +282,9 @@ class SourcesSettings:
         """The enabled sources by name, in the registry's order."""
         return {
             name: self._tables[name]
-            for name in agents.names()
+            for name in roster.names()
             if name in self._tables and self._tables[name].enabled
         }
-
-    # Typed shorthands for the built-ins (``sources[name]`` reads any source).
-    @property
-    def claude_code(self) -> SourceSettings:
-        return self[SourceName.CLAUDE_CODE]
-
-    @property
-    def codex(self) -> SourceSettings:
-        return self[SourceName.CODEX]
-
-    @property
-    def gemini_cli(self) -> SourceSettings:
-        return self[SourceName.GEMINI_CLI]
-
-    @property
-    def pi(self) -> SourceSettings:
-        return self[SourceName.PI]
-
-    @property
-    def opencode(self) -> SourceSettings:
-        return self[SourceName.OPENCODE]
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -343,7 +321,7 @@ class MemoriesSettings(Section):
         1, Number(integer=True, ge=0), "Sessions with fewer user messages than this are skipped."
     )
     include_non_interactive: bool = key(
-        False, BOOL, "Also extract headless runs (claude -p, codex exec, gemini -p)."
+        False, BOOL, "Also extract headless runs (an agent run with a prompt and no person at the keyboard)."
     )
     exclude_projects: tuple[str, ...] = key(
         (),
@@ -358,8 +336,8 @@ class MemoriesSettings(Section):
     max_topic_files: int = key(
         100,
         POSITIVE,
-        "Topic files one scope may hold (one index line each, inside Claude Code's 200-line load cut); "
-        "a run that leaves more is refused.",
+        "Topic files one scope may hold (one index line each, inside the 200-line load cut of an agent's "
+        "index); a run that leaves more is refused.",
     )
     consolidation_max_turns: int = key(
         60, POSITIVE, "Model turns one consolidation run (per scope) may take, its repair turn included."
@@ -478,48 +456,56 @@ class NotesSettings(Section):
 
 
 @dataclass(frozen=True, kw_only=True)
-class PublishSettings(Section):
-    claude_code: bool = key(
-        True,
-        BOOL,
-        "Claude Code's auto-memory folder of each project (~/.claude/projects/<encoded root>/memory/).",
-    )
-    gemini: bool = key(
-        True, BOOL, "Gemini CLI's private project memory (~/.gemini/tmp/<project>/memory/MEMORY.md)."
-    )
-    codex: bool = key(
-        False,
-        BOOL,
-        "Codex's memory folder ($CODEX_HOME/memories), for Codex with [features] memories = true.",
-    )
-    claude_code_global: bool = key(
-        False, BOOL, "The global scope in a sentinel block of ~/.claude/CLAUDE.md."
-    )
-    gemini_global: bool = key(False, BOOL, "The global scope in a sentinel block of ~/.gemini/GEMINI.md.")
-    codex_global: bool = key(False, BOOL, "The global scope in a sentinel block of $CODEX_HOME/AGENTS.md.")
+class _PublishBase(Section):
+    """``[publish]``: which publish targets are on, and what they read. Each agent declares its own
+    keys in its folder (``pipeline.roster.PublishKey``, rows of this table); ``agents_md`` (a project's
+    own ``AGENTS.md``, which several agents load) is everyone's."""
+
     agents_md: bool = key(
         False,
         BOOL,
-        "A sentinel block in each project's own AGENTS.md (the user's repository: off unless asked); Codex, "
-        "GitHub Copilot CLI and Qwen Code load it too.",
+        "A sentinel block in each project's own AGENTS.md (the user's repository: off unless asked); "
+        "the agents that read a project's AGENTS.md load it.",
     )
-    opencode_global: bool = key(
-        False,
-        BOOL,
-        "The global scope in a sentinel block of OpenCode's $XDG_CONFIG_HOME/opencode/AGENTS.md (its "
-        "projects read their own AGENTS.md: agents_md).",
+
+    def on(self, name: str) -> bool:
+        """Whether the publish target ``name`` is turned on."""
+        value = getattr(self, name)
+        assert isinstance(value, bool), name
+        return value
+
+    def number(self, name: str) -> int:
+        """The number the key ``name`` holds (``codex_summary_token_cap``...)."""
+        value = getattr(self, name)
+        assert isinstance(value, int), name
+        assert not isinstance(value, bool), name
+        return value
+
+
+def _publish_fields() -> list[tuple[str, type, Any]]:
+    """One field per agent's ``[publish]`` key, in the registry's order."""
+    return [
+        (k.name, bool, key(k.default, BOOL, k.doc))
+        if isinstance(k.default, bool)
+        else (k.name, int, key(k.default, POSITIVE, k.doc))
+        for k in roster.publish_keys()
+    ]
+
+
+if TYPE_CHECKING:
+
+    class PublishSettings(_PublishBase):
+        def __init__(self, **keys: Any) -> None: ...
+
+else:
+    PublishSettings = dataclasses.make_dataclass(
+        "PublishSettings",
+        _publish_fields(),
+        bases=(_PublishBase,),
+        frozen=True,
+        kw_only=True,
+        namespace={"__module__": __name__, "__doc__": _PublishBase.__doc__},
     )
-    qwen_code: bool = key(
-        True,
-        BOOL,
-        "Qwen Code's own memory of each project (~/.qwen/projects/<encoded git root>/memory/MEMORY.md).",
-    )
-    copilot_global: bool = key(
-        False,
-        BOOL,
-        "The global scope in a sentinel block of GitHub Copilot CLI's ~/.copilot/copilot-instructions.md.",
-    )
-    codex_summary_token_cap: int = key(2_500, POSITIVE, "Cap of the summary memd writes for Codex (tokens).")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -626,7 +612,7 @@ def default_values(env: Mapping[str, str] | None = None) -> dict[str, Any]:
             "state_db": defaults.state_db(env),
             "state_dir": str(defaults.state_dir(env)),
         },
-        "sources": agents.default_tables(env),
+        "sources": roster.default_tables(env),
     }
 
 

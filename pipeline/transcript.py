@@ -17,8 +17,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal
 
-from pipeline.vocabulary import SourceName
-
 # A session whose first user text contains this marker was produced by memd itself (consolidation
 # or extraction run through an agent CLI); it is never an input. Put it in every prompt memd sends
 # through an agent.
@@ -94,7 +92,7 @@ class ParseErrors:
 
 @dataclass(frozen=True, slots=True)
 class Transcript:
-    source: SourceName
+    source: str
     path: Path
     session_id: str
     cwd: str | None

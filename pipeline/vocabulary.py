@@ -11,18 +11,6 @@ from __future__ import annotations
 from enum import StrEnum
 
 
-class SourceName(StrEnum):
-    """The agents memd reads out of the box (``pipeline.sources.registry`` holds one entry each)."""
-
-    CLAUDE_CODE = "claude_code"
-    CODEX = "codex"
-    GEMINI_CLI = "gemini_cli"
-    PI = "pi"
-    OPENCODE = "opencode"
-    COPILOT_CLI = "copilot_cli"
-    QWEN_CODE = "qwen_code"
-
-
 class TranscriptState(StrEnum):
     """A transcript file's verdict, as the scanner and phase 1 record it."""
 

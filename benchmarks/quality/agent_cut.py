@@ -24,7 +24,7 @@ from pipeline.clock import FakeClock
 from pipeline.publish import render
 from pipeline.publish.run import publish_all
 from pipeline.publish.targets import registry
-from pipeline.publish.targets.limits import LIMITS
+from pipeline.publish.targets.limits import limits
 from pipeline.store import open_store
 from pipeline.store.hits import Use, record_uses
 from tests.pipeline.publish.support import add_scope, add_transcript, make_env, topic_text, write_scope
@@ -86,7 +86,7 @@ async def _replay(workdir: Path, count: int) -> dict[str, Any]:
         report = await publish_all(store, settings, clock)
         over = written = 0
         for result in report.results:
-            limit = LIMITS.get(result.target)
+            limit = limits().get(result.target)
             for path in result.written:
                 if limit is not None and Path(path).name == limit.file:
                     written += 1
@@ -103,7 +103,7 @@ async def _replay(workdir: Path, count: int) -> dict[str, Any]:
             "used": sum(f"memd-{f})" in index for f in used),
             "listed": index.count("](memd-"),
             "agents": f"{agents.outcome}, {len(agents_md):,} bytes",
-            "agents_over": LIMITS["agents_md"].over(agents_md) is not None,
+            "agents_over": limits()["agents_md"].over(agents_md) is not None,
         }
     finally:
         await store.close()

@@ -44,12 +44,12 @@ from pipeline.memory import frontmatter
 from pipeline.memory.layout import GLOBAL_SCOPE, is_topic_path
 from pipeline.memory.scope_rules import GLOBAL_TYPES, scope_findings
 from pipeline.memory.validate import list_scope
-from pipeline.vocabulary import SourceName
 from tests.daemon.cycle_support import Answers, agent_folder, home_env, running, settings_of
 from tests.fakes.anthropic_api import FakeAnthropicAPI, FakeResponse
 from tests.pipeline.consolidate.support import done, last_user_text, mem, tool_results, turn
 from tests.pipeline.extract.support import extract_output
 from tests.pipeline.sources.shell_sessions import Exchange, write_exchanges
+from tests.source_names import SourceName
 
 NAME = "each scope holds what it is for"
 NO_LIVE = (

@@ -37,13 +37,13 @@ from structlog.testing import capture_logs
 from benchmarks.quality import Figure, spend
 from benchmarks.quality.spend import Spent
 from pipeline.memory.current import FORMER, stated_lines
-from pipeline.vocabulary import SourceName
 from tests.daemon.cycle_support import Answers, agent_folder, home_env, running, settings_of
 from tests.fakes.anthropic_api import FakeAnthropicAPI, FakeResponse
 from tests.fakes.fixtures import FAKE_API_KEY
 from tests.pipeline.consolidate.support import done, last_user_text, mem, tool_results, turn
 from tests.pipeline.extract.support import extract_output
 from tests.pipeline.sources.shell_sessions import Exchange, write_exchanges
+from tests.source_names import SourceName
 
 NAME = "newer wins"
 VALUES = ("8000", "8001", "8443")

@@ -14,10 +14,10 @@ from pathlib import Path
 
 from benchmarks.quality import Figure
 from pipeline.settings import Settings
-from pipeline.vocabulary import SourceName
 from tests.daemon.cycle_support import Answers, Cycle, agent_folder, home_env, running, settings_of
 from tests.fakes.anthropic_api import FakeAnthropicAPI
 from tests.pipeline.sources.shell_sessions import Exchange, write_exchanges
+from tests.source_names import SourceName
 
 NAME = "nothing changed, nothing paid"
 NO_LIVE = "an idle cycle makes no request, so no model answer counts"

@@ -26,11 +26,11 @@ from benchmarks.quality import Figure
 from pipeline.extract.compact import CHARS_PER_TOKEN, estimate_tokens
 from pipeline.extract.item import parse_full
 from pipeline.sources import registry
-from pipeline.vocabulary import SourceName
 from tests.daemon.cycle_support import agent_folder, home_env, running, settings_of
 from tests.fakes.anthropic_api import FakeAnthropicAPI, FakeResponse, json_message
 from tests.pipeline.extract.support import extract_output
 from tests.pipeline.sources.shell_sessions import Exchange, write_exchanges
+from tests.source_names import SourceName
 
 NAME = "phase 1 keeps the user's turns"
 NO_LIVE = "it measures the phase-1 request memd builds, before any model answers"

@@ -28,13 +28,13 @@ from typing import Any
 
 from benchmarks.quality import Figure, spend
 from benchmarks.quality.spend import Spent
-from pipeline.vocabulary import SourceName
 from tests.daemon.cycle_support import Answers, agent_folder, home_env, running, settings_of
 from tests.fakes.anthropic_api import FakeAnthropicAPI, FakeResponse
 from tests.fakes.fixtures import FAKE_API_KEY
 from tests.pipeline.consolidate.support import done, mem, tool_results, turn
 from tests.pipeline.extract.support import extract_output
 from tests.pipeline.sources.shell_sessions import Exchange, write_exchanges
+from tests.source_names import SourceName
 
 NAME = "planted facts"
 AVOIDED = re.compile(

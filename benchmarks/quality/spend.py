@@ -19,7 +19,7 @@ from pipeline.extract.compact import estimate_tokens
 from pipeline.extract.item import parse_full
 from pipeline.llm.pricing import Usage, cost_usd
 from pipeline.memory.layout import GLOBAL_SCOPE
-from pipeline.vocabulary import SourceName
+from tests.source_names import SourceName
 
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 

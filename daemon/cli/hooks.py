@@ -13,8 +13,9 @@ from pathlib import Path
 import click
 
 from daemon.cli.context import CliContext, fail, pass_ctx
+from pipeline import roster
 
-AGENTS = ("claude-code",)
+AGENTS = tuple(agent.cli_name for agent in roster.hooked())
 
 
 @click.group("hooks")
@@ -31,7 +32,7 @@ def install(ctx: CliContext, agent: str, dry_run: bool) -> None:
     from pipeline.errors import PublishError
     from pipeline.publish.hooks import install_claude_hook, recall_command
 
-    path, config = _paths(ctx)
+    path, config = _paths(ctx, agent)
     command = recall_command(sys.executable, config)
     try:
         change = install_claude_hook(path, command, dry_run=dry_run)
@@ -49,7 +50,7 @@ def uninstall(ctx: CliContext, agent: str, dry_run: bool) -> None:
     from pipeline.errors import PublishError
     from pipeline.publish.hooks import uninstall_claude_hook
 
-    path, _ = _paths(ctx)
+    path, _ = _paths(ctx, agent)
     try:
         change = uninstall_claude_hook(path, dry_run=dry_run)
     except PublishError as exc:
@@ -57,18 +58,19 @@ def uninstall(ctx: CliContext, agent: str, dry_run: bool) -> None:
     _report(change.action, change.path, change.text, dry_run, None)
 
 
-def _paths(ctx: CliContext) -> tuple[Path, Path | None]:
-    """Claude Code's settings file, and the config file the hook must name (when one was named here)."""
+def _paths(ctx: CliContext, name: str) -> tuple[Path, Path | None]:
+    """The agent's settings file, and the config file the hook must name (when one was named here)."""
     import os
 
     from daemon.config import resolve_config_path
     from pipeline.publish.plan import Homes
-    from pipeline.publish.targets.claude_code import claude_home
 
     loaded = ctx.loaded()
     _, named = resolve_config_path(ctx.config_path, os.environ)
     config = loaded.path.resolve() if named else None
-    return claude_home(Homes.from_settings(loaded.settings)) / "settings.json", config
+    agent = next(a for a in roster.hooked() if a.cli_name == name)
+    root = Homes.from_settings(loaded.settings).root(agent.name)
+    return roster.session_hook(agent).settings_file(root), config
 
 
 def _report(action: str, path: Path, text: str, dry_run: bool, command: str | None) -> None:

@@ -1,5 +1,5 @@
 """`memd mcp install/uninstall AGENT [--project DIR] [--dry-run]`: memd's MCP server in an agent's
-own configuration (Claude Code, Codex, Gemini CLI, OpenCode, Copilot CLI, Qwen Code).
+own configuration (each agent whose folder gives an ``McpClient``: ``pipeline.mcp_clients.clients()``).
 
 The entry starts this memd by its absolute path (the ``memd`` script beside this Python, else
 ``python -P -m daemon``), with ``--config`` when one was named, and without ``--cwd``: the agent
@@ -16,9 +16,9 @@ from typing import Any, TypeVar
 import click
 
 from daemon.cli.context import CliContext, fail, pass_ctx
-from pipeline.mcp_clients import CLIENTS
+from pipeline.mcp_clients import clients
 
-AGENTS = tuple(CLIENTS)
+AGENTS = tuple(clients())
 _PROJECT_HELP = "Write the project's own file in DIR (e.g. .mcp.json) instead of the user's."
 _DRY_HELP = "Print the change to the file; write nothing."
 

@@ -24,7 +24,6 @@ from pipeline.publish.atomic import UnsafeTarget, atomic_write_bytes, check_targ
 from pipeline.publish.mcp_install import McpInstalls
 from pipeline.safefile import read_capped
 from pipeline.settings import PublishSettings, Settings, SourceSettings, SourcesSettings
-from pipeline.vocabulary import SourceName
 
 INSTRUCTIONS_MAX_BYTES = 2_000_000
 """The most memd reads of a file it patches or writes in an agent's folder (an instructions file,
@@ -53,9 +52,9 @@ class Homes:
     def config_home(self) -> Path:
         return self.config if self.config is not None else self.user / ".config"
 
-    def root(self, source: SourceName) -> Path:
+    def root(self, source: str) -> Path:
         """The transcripts root configured for ``source`` (whether or not it is scanned)."""
-        entry: SourceSettings = getattr(self.sources, source.value)
+        entry: SourceSettings = self.sources[source]
         return entry.root
 
 

@@ -18,11 +18,11 @@ from datetime import date
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
+from pipeline import roster
 from pipeline.memory.layout import GLOBAL_SCOPE, SUMMARY
 from pipeline.projects import resolve_project, scope_for, scope_for_path
 from pipeline.publish.memfiles import ScopeMemory, read_scope
 from pipeline.publish.render import Budget, render_body
-from pipeline.publish.targets.claude_folder import loads_global_copy, loads_project_copy
 
 # The same strings as pipeline.sources.injected.RECALL_BEGIN / RECALL_END (a test keeps them equal);
 # importing that package here would load every source adapter and triple recall's start-up time.
@@ -73,10 +73,17 @@ def build_recall(
     if project and not (memory_dir / scope).is_dir() and (memory_dir / scope_for_path(project)).is_dir():
         scope = scope_for_path(project)  # keyed by origin now, not moved yet (the next run moves it)
     parts: list[tuple[ScopeMemory, str]] = []
-    loaded = claude_home is not None and project is not None and loads_project_copy(claude_home, project)
+    # the hook's agent (``pipeline.roster.SessionHook``): what it loads of memd's copy is left out
+    hook = next((roster.session_hook(a) for a in roster.hooked()), None) if claude_home is not None else None
+    loaded = (
+        hook is not None
+        and claude_home is not None
+        and project is not None
+        and hook.loads_project_copy(claude_home, project)
+    )
     if scope != GLOBAL_SCOPE and not loaded:
         parts.append((read_scope(memory_dir, scope, today=today), f"Memory of {project}"))
-    if claude_home is None or not loads_global_copy(claude_home):
+    if hook is None or claude_home is None or not hook.loads_global_copy(claude_home):
         parts.append((read_scope(memory_dir, GLOBAL_SCOPE, today=today), "Memory across projects"))
     parts = [(s, title) for s, title in parts if not s.empty]
     recall = Recall(cwd=cwd, project=project, scope=scope, memory_dir=str(memory_dir), text="")

@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from pipeline import roster
 from pipeline.projects import IGNORE_FILE
 from pipeline.settings import MemoriesSettings
 from pipeline.transcript import SessionFacts, Transcript
@@ -19,9 +20,8 @@ from pipeline.vocabulary import TranscriptState
 PROJECT_OPTED_OUT = f"opted out: the project has a {IGNORE_FILE} file"
 SESSION_OPTED_OUT = "opted out: the session contains memd:ignore"
 NO_PROJECT = (
-    "its project cannot be told: the session records no working directory memd could map to a project "
-    "(for Gemini CLI, no .project_root and no projects.json entry); what it taught is never put in the "
-    "global scope, which every project reads"
+    "its project cannot be told: the session records no working directory memd could map to a project"
+    f"{roster.project_hints()}; what it taught is never put in the global scope, which every project reads"
 )
 
 

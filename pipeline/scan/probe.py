@@ -57,7 +57,7 @@ def probe(
         entry = registry.find(source)
         if entry is None:
             return None
-        walked = entry.walked(Path(root)) if Path(root).is_dir() else []
+        walked = registry.walked(entry, Path(root)) if Path(root).is_dir() else []
         for path, stat_key, error in walked:
             prev = entries.get(path)
             if (

@@ -35,7 +35,6 @@ from pipeline.transcript import (
     Transcript,
     UserMessage,
 )
-from pipeline.vocabulary import SourceName
 
 STATE_VERSION = 1
 ITEM_TEXT_MAX_CHARS = 50_000
@@ -136,9 +135,9 @@ _CONTAINER_FIELDS: dict[str, type] = {
 class Collector:
     """Feeds a ``Summary`` and, when ``with_items``, the conversation items."""
 
-    def __init__(self, summary: Summary, source: SourceName, *, with_items: bool) -> None:
+    def __init__(self, summary: Summary, source: str, *, with_items: bool) -> None:
         self.s = summary
-        self.source: SourceName = source
+        self.source: str = source
         self.items: list[Item] | None = [] if with_items else None
         self.scratch: dict[str, Any] = {}
         self._merge_at: dict[str, int] = {}

@@ -33,7 +33,6 @@ from pipeline.sources._discover import describe_os_error
 from pipeline.sources._lines import MAX_LINE_BYTES, RawLine, decode_line, iter_lines
 from pipeline.sources.base import ParseResult, ParserState
 from pipeline.transcript import Transcript
-from pipeline.vocabulary import SourceName
 
 log = structlog.get_logger(__name__)
 
@@ -183,7 +182,7 @@ def _first_char(head: bytes) -> str:
 class JsonlAdapter(ABC):
     """Shared machinery; a format implements ``feed`` (and optionally ``begin``/``finish``)."""
 
-    source: SourceName
+    source: str
 
     @abstractmethod
     def feed(self, c: Collector, record: dict[str, Any], has_recall: bool) -> bool:

@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections.abc import Mapping
 from typing import Any
 
+from pipeline import roster
 from pipeline.memory.layout import INDEX, SUMMARY
 from pipeline.sources._fetches import (
     PACKAGE_DOCS,
@@ -18,7 +20,6 @@ from pipeline.sources._fetches import (
     shell_fetches,
 )
 from pipeline.sources.injected import is_memd_topic_path, is_memory_index_path
-from pipeline.vocabulary import SourceName
 
 ESSENTIAL_ARG_MAX_CHARS = 500
 ARGS_SUMMARY_MAX_CHARS = 300
@@ -48,38 +49,18 @@ _ESSENTIAL_KEYS = (
     "subject",
 )
 
-# Per source: tool name -> argument keys holding the path(s) it reads.
-READ_TOOLS: dict[SourceName, dict[str, tuple[str, ...]]] = {
-    SourceName.CLAUDE_CODE: {"Read": ("file_path",), "NotebookRead": ("notebook_path",)},
-    SourceName.CODEX: {},
-    SourceName.GEMINI_CLI: {
-        "read_file": ("file_path", "absolute_path", "path"),
-        "read_many_files": ("paths",),
-    },
-    SourceName.PI: {"read": ("path", "file_path")},
-    SourceName.OPENCODE: {"read": ("filePath",)},
-    SourceName.COPILOT_CLI: {"view": ("path",)},
-    SourceName.QWEN_CODE: {
-        "read_file": ("file_path", "absolute_path", "path"),
-        "read_many_files": ("paths",),
-    },
-}
-# Per source: tool name -> argument keys holding the shell command.
-SHELL_TOOLS: dict[SourceName, dict[str, tuple[str, ...]]] = {
-    SourceName.CLAUDE_CODE: {"Bash": ("command",)},
-    SourceName.CODEX: {
-        "shell": ("command", "cmd"),
-        "exec_command": ("cmd", "command"),
-        "local_shell": ("command",),
-        "shell_command": ("command",),
-        "container.exec": ("command", "cmd"),
-    },
-    SourceName.GEMINI_CLI: {"run_shell_command": ("command",)},
-    SourceName.PI: {"bash": ("command",)},
-    SourceName.OPENCODE: {"bash": ("command",)},
-    SourceName.COPILOT_CLI: {"bash": ("command",)},
-    SourceName.QWEN_CODE: {"run_shell_command": ("command",)},
-}
+
+def _read_tools(source: str) -> Mapping[str, tuple[str, ...]]:
+    """The agent's tools that read a file -> the argument keys holding the path(s)."""
+    agent = roster.find(source)
+    return agent.read_tools if agent is not None else {}
+
+
+def _shell_tools(source: str) -> Mapping[str, tuple[str, ...]]:
+    """The agent's tools that run a shell command -> the argument keys holding the command."""
+    agent = roster.find(source)
+    return agent.shell_tools if agent is not None else {}
+
 
 _WEB_SEARCH_NAMES = frozenset(
     {"WebSearch", "web_search", "google_web_search", "websearch", "web_search_call"}
@@ -94,7 +75,6 @@ _MCP_RESOURCE_NAMES = frozenset(
         "read_mcp_resource",
     }
 )
-PI_BUILTIN_TOOLS = frozenset({"read", "bash", "edit", "write", "grep", "find", "ls"})
 _GEMINI_MCP_DISPLAY_RE = re.compile(r"\(([^()]+) MCP Server\)\s*$")
 
 
@@ -154,21 +134,23 @@ def mcp_tag(server: str, tool: str) -> str:
     return f"mcp:{server}/{tool}"
 
 
-def _split_mcp_name(name: str, source: SourceName) -> tuple[str, str] | None:
+def _split_mcp_name(name: str, source: str) -> tuple[str, str] | None:
     if name.startswith("mcp__"):
         server, sep, tool = name[5:].partition("__")
         return (server, tool) if sep and server and tool else None
-    if source in (SourceName.GEMINI_CLI, SourceName.PI) and name.startswith("mcp_"):
+    agent = roster.find(source)
+    prefixes = agent.mcp_prefixes if agent is not None else ()
+    if "mcp_" in prefixes and name.startswith("mcp_"):
         server, sep, tool = name[4:].partition("_")
         return (server, tool) if sep and server and tool else None
-    if source == SourceName.CODEX and "__" in name and not name.startswith("_"):
+    if "" in prefixes and "__" in name and not name.startswith("_"):
         server, _, tool = name.partition("__")
         return (server, tool) if server and tool else None
     return None
 
 
 def external_tag(
-    source: SourceName, name: str, *, display_name: str | None = None, namespace: str | None = None
+    source: str, name: str, *, display_name: str | None = None, namespace: str | None = None
 ) -> str | None:
     """What external context a tool call brought in (``mcp:server/tool``, ``web_search``,
     ``web_fetch``, ``mcp_resources``, ``extension:name``), or None for a local tool."""
@@ -189,13 +171,14 @@ def external_tag(
     split = _split_mcp_name(name, source)
     if split:
         return mcp_tag(*split)
-    if source == SourceName.PI and name not in PI_BUILTIN_TOOLS:
+    agent = roster.find(source)
+    if agent is not None and agent.builtin_tools is not None and name not in agent.builtin_tools:
         return f"extension:{name}"
     return None
 
 
 def call_external(
-    source: SourceName,
+    source: str,
     name: str,
     args: Any,
     *,
@@ -209,13 +192,13 @@ def call_external(
     tag = external_tag(source, name, display_name=display_name, namespace=namespace)
     if tag:
         tags.append(tag)
-    keys = SHELL_TOOLS[source].get(name)
+    keys = _shell_tools(source).get(name)
     if keys is not None and isinstance(args, dict):
         for key in keys:
             if args.get(key) is not None:
                 tags.extend(shell_fetches(command_text(args[key])))
                 break
-    keys = READ_TOOLS[source].get(name)
+    keys = _read_tools(source).get(name)
     if keys is not None and any(is_package_doc(p) for p in _arg_strings(args, keys)):
         tags.append(PACKAGE_DOCS)
     return tags
@@ -245,13 +228,13 @@ def shell_read_paths(command: str) -> list[str]:
     return [w for w in read_arguments(command) if _is_memory_path(w)]
 
 
-def memory_read_request(source: SourceName, name: str, args: Any) -> tuple[str, list[str]] | None:
+def memory_read_request(source: str, name: str, args: Any) -> tuple[str, list[str]] | None:
     """If a call may read memd's files: how (``read_tool`` or ``shell``) and which paths."""
-    keys = READ_TOOLS[source].get(name)
+    keys = _read_tools(source).get(name)
     if keys is not None:
         paths = [p for p in _arg_strings(args, keys) if _is_memory_path(p)]
         return ("read_tool", paths) if paths else None
-    keys = SHELL_TOOLS[source].get(name)
+    keys = _shell_tools(source).get(name)
     if keys is not None:
         for key in keys:
             if isinstance(args, dict) and args.get(key) is not None:

@@ -17,7 +17,7 @@ The scanner calls, per source:
 A source whose sessions are not one file each (OpenCode's rows in one SQLite database) is a
 ``WalkingAdapter``: its ``walk(root)`` lists every session with a path of its own
 (``<database>#<session id>``) and a change key shaped like a ``stat`` key, and its offsets are a
-session's version (monotone in every write) rather than bytes; see ``pipeline.sources.opencode_db``.
+session's version (monotone in every write) rather than bytes; see ``pipeline.agents.opencode.database``.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from typing import Any, Protocol, runtime_checkable
 from pipeline.errors import TranscriptUnreadable
 from pipeline.sources.walk import Walked
 from pipeline.transcript import Transcript
-from pipeline.vocabulary import SourceName
 
 # JSON-serializable (dicts, lists, strings, numbers, booleans, None); store it as JSON.
 ParserState = dict[str, Any]
@@ -70,7 +69,7 @@ class ParseResult:
 class SourceAdapter(Protocol):
     """One agent's transcript format."""
 
-    source: SourceName
+    source: str
 
     def discover(self, root: Path) -> Iterator[Path]:
         """The session files under ``root`` (the configured source root), de-duplicated."""

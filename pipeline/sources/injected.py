@@ -20,8 +20,8 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from pipeline import roster
 from pipeline.memory.layout import INDEX, SUMMARY
-from pipeline.vocabulary import SourceName
 
 # `memd recall` fences its output with these; the scanner strips the block from later transcripts.
 RECALL_BEGIN = "<memd-recall>"
@@ -49,25 +49,8 @@ _GEMINI_CONTEXT_RE = re.compile(
 _COPILOT_CONTEXT_RE = re.compile(
     r"<(custom_instruction|system_reminder|current_datetime)>.*?(?:</\1>|\Z)", re.S
 )
-_CODEX_MEMORY_RE = re.compile(
-    r"=*[ \t]*MEMORY_SUMMARY BEGINS[ \t]*=*.*?(?:MEMORY_SUMMARY ENDS[ \t]*=*|\Z)", re.S
-)
 _SENTINEL_BLOCK_RE = re.compile(r"<!--\s*memd:begin\b.*?-->.*?(?:<!--\s*memd:end\b.*?-->|\Z)", re.S)
 _CONTENTS_OF_RE = re.compile(r"Contents of (\S+?)(?: \(|:\s)")
-
-# Codex injects these as role `user` messages; they are context, not prompts.
-_CODEX_INJECTED_PREFIXES = (
-    "# AGENTS.md instructions for",
-    "<environment_context>",
-    "<user_instructions>",
-    "<permissions instructions>",
-    "<collaboration_mode>",
-    "<INSTRUCTIONS>",
-    "<user_shell_command>",
-    "<turn_aborted>",
-    "<skill>",
-)
-_CODEX_IDE_REQUEST = "## My request for Codex:"
 
 # Claude Code attachment types that carry instruction or memory files into the context.
 INSTRUCTION_ATTACHMENT_TYPES = frozenset(
@@ -127,46 +110,13 @@ def strip_copilot_context(text: str) -> str:
     return _COPILOT_CONTEXT_RE.sub("", text)
 
 
-def strip_codex_memory(text: str) -> str:
-    """The ``MEMORY_SUMMARY BEGINS``/``ENDS`` block of Codex's memory instructions."""
-    if "MEMORY_SUMMARY BEGINS" not in text:
-        return text
-    return _CODEX_MEMORY_RE.sub("", text)
-
-
-def is_codex_injected_user_text(text: str) -> bool:
-    """A Codex role-``user`` message that is context (AGENTS.md, environment, instructions)."""
-    return text.lstrip().startswith(_CODEX_INJECTED_PREFIXES)
-
-
-def is_codex_memory_instructions(text: str) -> bool:
-    """Codex's developer message that loads its memory (``## Memory`` ... ``MEMORY_SUMMARY``)."""
-    head = text.lstrip()
-    return head.startswith("## Memory") or "MEMORY_SUMMARY BEGINS" in text
-
-
-def strip_codex_ide_context(text: str) -> str:
-    """Codex IDE clients prefix the prompt with the open files; keep only the request."""
-    at = text.find(_CODEX_IDE_REQUEST)
-    if at < 0:
-        return text
-    return text[at + len(_CODEX_IDE_REQUEST) :]
-
-
-def strip_injected(text: str, source: SourceName) -> tuple[str, bool]:
+def strip_injected(text: str, source: str) -> tuple[str, bool]:
     """``text`` with every injected memory or instruction block of ``source`` removed, and whether a
     ``memd recall`` block was among them. Leading and trailing whitespace is trimmed."""
     text, had_recall = strip_recall(text)
-    if source == SourceName.CLAUDE_CODE:
-        text = strip_system_reminders(text)
-    elif source == SourceName.CODEX:
-        text = strip_codex_memory(text)
-    elif source in (SourceName.GEMINI_CLI, SourceName.QWEN_CODE):
-        text = strip_gemini_context(text)
-    elif source == SourceName.OPENCODE:  # a nested AGENTS.md, appended to a read tool's result
-        text = strip_system_reminders(text)
-    elif source == SourceName.COPILOT_CLI:
-        text = strip_copilot_context(text)
+    agent = roster.find(source)
+    if agent is not None and agent.injected is not None:  # each agent's own (``Agent.injected``)
+        text = agent.injected(text)
     if MEMD_SENTINEL_BEGIN[:12] in text:
         text = _SENTINEL_BLOCK_RE.sub(MEMD_BLOCK_REFERENCE, text)
     return text.strip(), had_recall

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from daemon.config import load_settings
+from pipeline.agents.qwen_code.publish import memory_folder
 from pipeline.clock import FakeClock
 from pipeline.publish.run import publish_all
-from pipeline.publish.targets.qwen_code import memory_folder
 from pipeline.scan.scanner import scan
 from pipeline.settings import Settings
 from pipeline.sources.registry import adapter_for

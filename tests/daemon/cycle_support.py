@@ -24,12 +24,12 @@ from daemon.cycle import STEP_ORDER, CycleResult, StepEnv, run_cycle
 from daemon.runtime import open_store_here
 from pipeline.clock import Clock, SystemClock
 from pipeline.settings import Settings
-from pipeline.vocabulary import SourceName
 from tests.fakes.anthropic_api import FakeResponse, json_message
 from tests.fakes.fixtures import FAKE_API_KEY
 from tests.pipeline.consolidate.support import write_memory
 from tests.pipeline.extract.support import extract_output
 from tests.pipeline.sources.shell_sessions import ROOT_UNDER
+from tests.source_names import SourceName
 
 _ROOT_KEYS = {source: f"MEMD_SOURCES__{source.upper()}__ROOT" for source in SourceName}
 _FOREIGN = ("MEMD_", "XDG_", "NOTIFY_", "WATCHDOG_", "ANTHROPIC_", "CODEX_HOME", "COPILOT_HOME", "QWEN_")

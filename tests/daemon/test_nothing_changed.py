@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.vocabulary import SourceName, StepOutcome
+from pipeline.vocabulary import StepOutcome
 from tests.daemon.cycle_support import Answers, agent_folder, home_env, memory_head, running, settings_of
 from tests.fakes.anthropic_api import FakeAnthropicAPI
 from tests.pipeline.sources.shell_sessions import Exchange, write_exchanges
+from tests.source_names import SourceName
 
 pytestmark = [pytest.mark.timeout(180)]
 

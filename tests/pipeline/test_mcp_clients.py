@@ -11,9 +11,9 @@ import pytest
 
 from pipeline.jsonedit import loads
 from pipeline.mcp_clients import (
-    CLIENTS,
     ConfigError,
     client,
+    clients,
     config_file,
     created_containers,
     entry_in,
@@ -50,7 +50,7 @@ EXISTING = {
 
 
 def _read(name: str, text: str) -> object:
-    agent = CLIENTS[name]
+    agent = clients()[name]
     if agent.format == "toml":
         return tomllib.loads(text)
     if agent.format == "json":
@@ -61,14 +61,14 @@ def _read(name: str, text: str) -> object:
 def _servers(name: str, text: str) -> dict[str, object]:
     data = _read(name, text)
     assert isinstance(data, dict)
-    servers = data[CLIENTS[name].container[0]]
+    servers = data[clients()[name].container[0]]
     assert isinstance(servers, dict)
     return servers
 
 
 def test_every_agent_memd_reads_or_publishes_to_is_there() -> None:
-    assert set(CLIENTS) == {"claude-code", "codex", "gemini-cli", "opencode", "copilot-cli", "qwen-code"}
-    assert client("claude_code") is CLIENTS["claude-code"]
+    assert set(clients()) == {"claude-code", "codex", "gemini-cli", "opencode", "copilot-cli", "qwen-code"}
+    assert client("claude_code") is clients()["claude-code"]
     with pytest.raises(KeyError):
         client("pi")
 
@@ -76,7 +76,7 @@ def test_every_agent_memd_reads_or_publishes_to_is_there() -> None:
 @pytest.mark.parametrize("name", sorted(EXISTING))
 def test_install_adds_memd_in_the_agents_own_shape_and_uninstall_gives_the_file_back(name: str) -> None:
     before = EXISTING[name]
-    after = install_text(CLIENTS[name], before, COMMAND)
+    after = install_text(clients()[name], before, COMMAND)
     servers = _servers(name, after)
     entry = servers["memd"]
     expected = {
@@ -88,18 +88,18 @@ def test_install_adds_memd_in_the_agents_own_shape_and_uninstall_gives_the_file_
         "opencode": {"type": "local", "command": COMMAND, "enabled": True},
     }[name]
     assert entry == expected
-    assert installed_in(CLIENTS[name], after)
-    assert not installed_in(CLIENTS[name], before)
-    assert entry_in(CLIENTS[name], after) == expected
-    made = created_containers(CLIENTS[name], before)
-    assert uninstall_text(CLIENTS[name], after, drop_containers=made) == before
+    assert installed_in(clients()[name], after)
+    assert not installed_in(clients()[name], before)
+    assert entry_in(clients()[name], after) == expected
+    made = created_containers(clients()[name], before)
+    assert uninstall_text(clients()[name], after, drop_containers=made) == before
     # The other servers and settings are still there, as they were.
     old = _read(name, before)
     new = _read(name, after)
     assert isinstance(old, dict)
     assert isinstance(new, dict)
-    assert {k: v for k, v in new.items() if k != CLIENTS[name].container[0]} == {
-        k: v for k, v in old.items() if k != CLIENTS[name].container[0]
+    assert {k: v for k, v in new.items() if k != clients()[name].container[0]} == {
+        k: v for k, v in old.items() if k != clients()[name].container[0]
     }
 
 
@@ -107,7 +107,7 @@ def test_a_container_goes_with_memds_entry_only_when_its_install_made_it() -> No
     """The text alone cannot tell an empty container the user wrote from one memd made: the install
     says how many it made (``created_containers``, kept in its record) and the uninstall takes out
     only those."""
-    agent = CLIENTS["copilot-cli"]
+    agent = clients()["copilot-cli"]
     had = '{\n  "mcpServers": {}\n}\n'
     assert created_containers(agent, had) == 0
     after = install_text(agent, had, COMMAND)
@@ -115,34 +115,34 @@ def test_a_container_goes_with_memds_entry_only_when_its_install_made_it() -> No
     assert created_containers(agent, "{}\n") == 1
     assert uninstall_text(agent, install_text(agent, "{}\n", COMMAND), drop_containers=1) == "{}\n"
     assert leftover(agent) == "{}\n"
-    assert leftover(CLIENTS["codex"]) == ""
+    assert leftover(clients()["codex"]) == ""
 
 
 def test_claude_code_names_its_tools_after_the_server() -> None:
     """Claude Code calls a server's tools ``mcp__<server>__<tool>``: the entry is named ``memd``."""
-    after = install_text(CLIENTS["claude-code"], "", COMMAND)
+    after = install_text(clients()["claude-code"], "", COMMAND)
     assert list(json.loads(after)["mcpServers"]) == ["memd"]
 
 
 def test_a_disabled_entry_is_not_installed() -> None:
     text = '{"mcp": {"memd": {"type": "local", "command": ["x"], "enabled": false}}}'
-    assert not installed_in(CLIENTS["opencode"], text)
-    assert not installed_in(CLIENTS["opencode"], "{ not json")
+    assert not installed_in(clients()["opencode"], text)
+    assert not installed_in(clients()["opencode"], "{ not json")
 
 
 def test_a_file_it_cannot_parse_is_refused_with_the_reason() -> None:
     with pytest.raises(ConfigError, match="line 1"):
-        install_text(CLIENTS["claude-code"], '{"a": 1 // no comments in .claude.json\n}', COMMAND)
+        install_text(clients()["claude-code"], '{"a": 1 // no comments in .claude.json\n}', COMMAND)
     with pytest.raises(ConfigError, match="not valid TOML"):
-        install_text(CLIENTS["codex"], "model = \n", COMMAND)
+        install_text(clients()["codex"], "model = \n", COMMAND)
     with pytest.raises(ConfigError, match="does not hold a JSON object"):
-        uninstall_text(CLIENTS["gemini-cli"], "[]")
+        uninstall_text(clients()["gemini-cli"], "[]")
 
 
 def test_each_agent_has_its_user_file_and_project_file(tmp_path: Path) -> None:
     env = {"HOME": "/h"}
     project = Path("/w/app")
-    assert [str(config_file(c, env)) for c in CLIENTS.values()] == [
+    assert [str(config_file(c, env)) for c in clients().values()] == [
         "/h/.claude.json",
         "/h/.codex/config.toml",
         "/h/.gemini/settings.json",
@@ -150,7 +150,7 @@ def test_each_agent_has_its_user_file_and_project_file(tmp_path: Path) -> None:
         "/h/.copilot/mcp-config.json",
         "/h/.qwen/settings.json",
     ]
-    assert [str(config_file(c, env, project)) for c in CLIENTS.values()] == [
+    assert [str(config_file(c, env, project)) for c in clients().values()] == [
         "/w/app/.mcp.json",
         "/w/app/.codex/config.toml",
         "/w/app/.gemini/settings.json",
@@ -166,14 +166,14 @@ def test_each_agent_has_its_user_file_and_project_file(tmp_path: Path) -> None:
         "QWEN_HOME": "/q",
         "XDG_CONFIG_HOME": "/cfg",
     }
-    assert str(config_file(CLIENTS["claude-code"], moved)) == "/c/.claude.json"
-    assert str(config_file(CLIENTS["codex"], moved)) == "/x/config.toml"
-    assert str(config_file(CLIENTS["copilot-cli"], moved)) == "/p/mcp-config.json"
-    assert str(config_file(CLIENTS["qwen-code"], moved)) == "/q/settings.json"
-    assert str(config_file(CLIENTS["opencode"], moved)) == "/cfg/opencode/opencode.json"
+    assert str(config_file(clients()["claude-code"], moved)) == "/c/.claude.json"
+    assert str(config_file(clients()["codex"], moved)) == "/x/config.toml"
+    assert str(config_file(clients()["copilot-cli"], moved)) == "/p/mcp-config.json"
+    assert str(config_file(clients()["qwen-code"], moved)) == "/q/settings.json"
+    assert str(config_file(clients()["opencode"], moved)) == "/cfg/opencode/opencode.json"
     (tmp_path / "opencode").mkdir()
     (tmp_path / "opencode" / "opencode.jsonc").write_text("{}")
-    jsonc = config_file(CLIENTS["opencode"], {"HOME": "/h", "XDG_CONFIG_HOME": str(tmp_path)})
+    jsonc = config_file(clients()["opencode"], {"HOME": "/h", "XDG_CONFIG_HOME": str(tmp_path)})
     assert jsonc == tmp_path / "opencode" / "opencode.jsonc"
 
 

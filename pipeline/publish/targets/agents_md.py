@@ -10,18 +10,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from pipeline import roster
 from pipeline.publish.blockfile import plan_block_file, plan_block_withdraw
 from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import Homes, Plan, PublishContext
 from pipeline.publish.targets.base import PublishTarget
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
-from pipeline.vocabulary import SourceName
 
 TARGET = "agents_md"
-READERS = (SourceName.CODEX, SourceName.OPENCODE, SourceName.COPILOT_CLI, SourceName.QWEN_CODE)
-"""The agents that load a project's ``AGENTS.md`` (its block names memd's MCP tools when one of
-them has memd's server)."""
+
+
+def readers() -> tuple[str, ...]:
+    """The agents that load a project's ``AGENTS.md`` (``Agent.reads_agents_md``: its block names
+    memd's MCP tools when one of them has memd's server)."""
+    return tuple(agent.name for agent in roster.agents_md_readers())
 
 
 class AgentsMd(PublishTarget):
@@ -30,7 +33,7 @@ class AgentsMd(PublishTarget):
     project_name = TARGET
 
     def enabled(self, publish: PublishSettings) -> frozenset[str]:
-        return self._on(project=publish.agents_md)
+        return self._on(project=publish.on(TARGET))
 
     def folders(self, homes: Homes, names: frozenset[str], projects: Sequence[str]) -> list[Path]:
         """Each project folder memd knows that exists (memd replaces ``AGENTS.md`` by a rename there):
@@ -55,7 +58,7 @@ class AgentsMd(PublishTarget):
             title=f"Memory of {project}",
             previous_sha=previous_sha,
             within=Path(project),
-            tools=ctx.mcp.note(*READERS, project=project),
+            tools=ctx.mcp.note(*readers(), project=project),
         )
 
     def withdraw(self, ctx: PublishContext, row: Publication, location: Path) -> Plan:

@@ -6,16 +6,9 @@ token cap); ``enforce`` checks the bytes each plan would write, the agent's own 
 included, and a file over its cut is not written: the plan fails with the reason and the previous
 published version stays (an index cut in the middle is half invisible, and silently so).
 
-| target | file | cut |
-|---|---|---|
-| ``claude_code`` | ``MEMORY.md`` | 200 lines, 25,000 bytes |
-| ``claude_code_global`` | ``CLAUDE.md`` | 40,000 characters (Claude Code's "large CLAUDE.md" warning) |
-| ``gemini`` | ``MEMORY.md`` | 200 lines, 25,000 bytes |
-| ``gemini_global`` | ``GEMINI.md`` | 32,768 bytes |
-| ``qwen_code`` | ``MEMORY.md`` | 200 lines, 25,000 characters |
-| ``codex`` | ``memory_summary.md`` | 2,500 tokens (estimated high: 3 bytes a token) |
-| ``codex_global``, ``agents_md``, ``opencode_global`` | ``AGENTS.md`` | 32,768 bytes (Codex's ``project_doc_max_bytes``) |
-| ``copilot_global`` | ``copilot-instructions.md`` | 32,768 bytes |
+Each agent declares the cut of every file its targets write in its folder
+(``pipeline.roster.PublishKey.cut``); the project's own ``AGENTS.md`` (``agents_md``) is cut at
+the smallest of the cuts of the agents that load it (Codex's ``project_doc_max_bytes``).
 
 Standard library only.
 """
@@ -25,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from pipeline import roster
 from pipeline.publish.plan import Plan
 from pipeline.publish.render import approx_tokens
 
@@ -58,26 +52,24 @@ class LoadLimit:
         return ", ".join(found) or None
 
 
-LIMITS: dict[str, LoadLimit] = {
-    "claude_code": LoadLimit("Claude Code", "MEMORY.md", max_lines=200, max_bytes=25_000),
-    "claude_code_global": LoadLimit("Claude Code", "CLAUDE.md", max_chars=40_000),
-    "gemini": LoadLimit("Gemini CLI", "MEMORY.md", max_lines=200, max_bytes=25_000),
-    "gemini_global": LoadLimit("Gemini CLI", "GEMINI.md", max_bytes=AGENTS_MD_MAX_BYTES),
-    "qwen_code": LoadLimit("Qwen Code", "MEMORY.md", max_lines=200, max_chars=25_000),
-    "codex": LoadLimit("Codex", "memory_summary.md", max_tokens=2_500),
-    "codex_global": LoadLimit("Codex", "AGENTS.md", max_bytes=AGENTS_MD_MAX_BYTES),
-    "agents_md": LoadLimit(
-        "Codex, OpenCode, Copilot CLI and Qwen Code", "AGENTS.md", max_bytes=AGENTS_MD_MAX_BYTES
-    ),
-    "opencode_global": LoadLimit("OpenCode", "AGENTS.md", max_bytes=AGENTS_MD_MAX_BYTES),
-    "copilot_global": LoadLimit("Copilot CLI", "copilot-instructions.md", max_bytes=AGENTS_MD_MAX_BYTES),
-}
-"""Target name -> the cut of the file its agent loads. Every target's renderer reads its cut here."""
+AGENTS_MD = "agents_md"
+
+
+def limits() -> dict[str, LoadLimit]:
+    """Target name -> the cut of the file its agent loads. Every target's renderer reads its cut here."""
+    found = {
+        name: LoadLimit(agent, cut.file, cut.max_lines, cut.max_bytes, cut.max_chars, cut.max_tokens)
+        for name, (agent, cut) in roster.cuts().items()
+    }
+    readers = [agent.said for agent in roster.agents_md_readers()]
+    said = ", ".join(readers[:-1]) + " and " + readers[-1] if len(readers) > 1 else "".join(readers)
+    found[AGENTS_MD] = LoadLimit(said or "the agents", "AGENTS.md", max_bytes=AGENTS_MD_MAX_BYTES)
+    return found
 
 
 def lines_and_bytes(target: str) -> tuple[int, int]:
     """The cut of a target's index as lines and bytes (a character cut counts as bytes: never more)."""
-    limit = LIMITS[target]
+    limit = limits()[target]
     size = limit.max_bytes or limit.max_chars
     assert limit.max_lines is not None
     assert size is not None
@@ -92,15 +84,16 @@ def _no_bigger(data: bytes, before: bytes | None) -> bool:
 
 def token_cap(target: str, wanted: int) -> int:
     """``wanted`` tokens, or the agent's cut when that is smaller."""
-    cut = LIMITS[target].max_tokens
+    cut = limits()[target].max_tokens
     return wanted if cut is None else min(wanted, cut)
 
 
 def enforce(plans: Iterable[Plan]) -> None:
     """Fail each plan that would write a file over its agent's cut, keeping every file as it is. A
     plan that only takes memd's copy back (a withdrawal, a refusal) is never held up."""
+    cuts = limits()
     for plan in plans:
-        limit = LIMITS.get(plan.target)
+        limit = cuts.get(plan.target)
         if limit is None or plan.error or plan.withdraw or plan.refused:
             continue
         for change in plan.changes:

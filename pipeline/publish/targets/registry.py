@@ -5,8 +5,9 @@ worse than none), and the folders the targets that are on write in (the service 
 A target's planner that raises becomes a failed plan with the reason, so one target's bug never
 stops the others.
 
-Adding a target is one module with a ``PublishTarget``, one entry in ``TARGETS`` and its agent's
-load cut in ``limits.LIMITS``, which every plan is checked against before anything is written.
+An agent's targets live in its folder (``pipeline/agents/<name>/publish.py``), named by its
+``Agent.targets`` with the cut of each file in its ``[publish]`` keys (``limits``), which every
+plan is checked against before anything is written.
 """
 
 from __future__ import annotations
@@ -15,32 +16,35 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from pipeline import roster
 from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.publish.memfiles import ScopeMemory, list_scopes, read_scope
 from pipeline.publish.plan import Homes, Plan, PublishContext
 from pipeline.publish.targets.agents_md import AgentsMd
 from pipeline.publish.targets.base import PublishTarget, failed_plan, guard, known_copy, nothing_to_withdraw
-from pipeline.publish.targets.claude_code import ClaudeCode
-from pipeline.publish.targets.codex import Codex
-from pipeline.publish.targets.copilot_cli import CopilotCli
-from pipeline.publish.targets.gemini import Gemini
 from pipeline.publish.targets.limits import enforce
-from pipeline.publish.targets.opencode import OpenCode
-from pipeline.publish.targets.qwen_code import QwenCode
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
 from pipeline.vocabulary import PUBLISH_CURRENT, PublishOutcome
 
-TARGETS: tuple[PublishTarget, ...] = (
-    ClaudeCode(),
-    AgentsMd(),
-    Gemini(),
-    Codex(),
-    OpenCode(),
-    QwenCode(),
-    CopilotCli(),
-)
-"""Every target, in the order a publish plans them."""
+_MADE: dict[str, PublishTarget] = {}
+
+
+def targets() -> tuple[PublishTarget, ...]:
+    """Every target, in the order a publish plans them: each agent's (its folder's, in the
+    registry's order), then the project's own ``AGENTS.md``."""
+    found: list[PublishTarget] = []
+    for agent in roster.agents():
+        for path in agent.targets:
+            if path not in _MADE:
+                made = roster.load(path)()
+                assert isinstance(made, PublishTarget), path
+                _MADE[path] = made
+            found.append(_MADE[path])
+    return (*found, _AGENTS_MD)
+
+
+_AGENTS_MD = AgentsMd()
 
 
 def plan_everything(
@@ -62,8 +66,8 @@ def plan_everything(
             if target == name
         }
 
-    targets = TARGETS
-    on = [(target, target.enabled(ctx.publish)) for target in targets]
+    every = targets()
+    on = [(target, target.enabled(ctx.publish)) for target in every]
     plans: list[Plan] = []
     for target, names in on:
         if (name := target.project_name) in names:
@@ -79,7 +83,7 @@ def plan_everything(
                 plans.append(guard(name, GLOBAL_SCOPE, target.plan_global, ctx, global_scope, sha))
     enabled = {name for _, names in on for name in names}
     planned = {(p.target, p.scope) for p in plans}
-    plans += _withdrawals(ctx, targets, previous, scopes, planned, enabled)
+    plans += _withdrawals(ctx, every, previous, scopes, planned, enabled)
     enforce(plans)  # before anything is published: every file within its agent's cut
     return plans, scopes
 
@@ -126,10 +130,10 @@ def _withdrawals(
 
 
 def written_folders(homes: Homes, publish: PublishSettings, projects: Sequence[str] = ()) -> list[Path]:
-    """Every folder the names that are on may write in, each once, in the order of ``TARGETS``;
+    """Every folder the names that are on may write in, each once, in the order of ``targets()``;
     ``projects`` are the project folders memd knows."""
     folders: list[Path] = []
-    for target in TARGETS:
+    for target in targets():
         if names := target.enabled(publish):
             folders += [f for f in target.folders(homes, names, projects) if f not in folders]
     return folders

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from pipeline.extract.compact import QUOTE, render
 from pipeline.extract.turns import is_header, parse_turns
 from pipeline.transcript import AssistantText, ErrorItem, Item, ToolCall, ToolResult, UserMessage
-from pipeline.vocabulary import SourceName
 from tests.pipeline.sources.shell_sessions import write_session
 from tests.pipeline.sources.support import transcript
+from tests.source_names import SourceName
 
 AT = datetime(2026, 12, 1, 21, 25, tzinfo=UTC)
 FORGED = (

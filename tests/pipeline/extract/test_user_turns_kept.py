@@ -20,7 +20,7 @@ from benchmarks.quality.phase1_user_turns import (
     shown_id,
 )
 from pipeline.extract.compact import estimate_tokens
-from pipeline.vocabulary import SourceName
+from tests.source_names import SourceName
 
 pytestmark = [pytest.mark.timeout(120)]
 

@@ -9,13 +9,13 @@ from typing import Any
 
 from sqlalchemy import select
 
+from pipeline.agents.claude_code.publish import memory_folder
+from pipeline.agents.claude_code.transcripts import ClaudeCodeAdapter
+from pipeline.agents.codex.publish import memories_dir
+from pipeline.agents.codex.transcripts import CodexAdapter
 from pipeline.clock import FakeClock
 from pipeline.hits.record import RECALL_FILE, record_memory_uses, usage_summary
 from pipeline.publish.run import publish_all
-from pipeline.publish.targets.claude_code import memory_folder
-from pipeline.publish.targets.codex import memories_dir
-from pipeline.sources.claude_code import ClaudeCodeAdapter
-from pipeline.sources.codex import CodexAdapter
 from pipeline.store import Store
 from pipeline.store.schema import memory_uses, stage1_outputs
 from pipeline.transcript import MemoryRead, Transcript

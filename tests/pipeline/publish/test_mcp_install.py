@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.errors import PublishError
-from pipeline.mcp_clients import CLIENTS
+from pipeline.mcp_clients import clients
 from pipeline.publish.mcp_install import (
     RECORDS_FILE,
     McpInstalls,
@@ -22,7 +22,7 @@ from pipeline.publish.mcp_install import (
 )
 
 COMMAND = ["/opt/memd/bin/memd", "mcp"]
-CLAUDE = CLIENTS["claude-code"]
+CLAUDE = clients()["claude-code"]
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -58,7 +58,7 @@ def test_install_writes_the_users_file_keeping_the_rest_and_uninstall_restores_i
 
 
 def test_a_missing_file_and_folder_are_created_private(tmp_path: Path) -> None:
-    change = install(CLIENTS["codex"], {"HOME": str(tmp_path)}, COMMAND)
+    change = install(clients()["codex"], {"HOME": str(tmp_path)}, COMMAND)
     path = tmp_path / ".codex" / "config.toml"
     assert change.path == path
     assert change.action == "added"
@@ -70,7 +70,7 @@ def test_a_dry_run_prints_the_change_and_writes_nothing(tmp_path: Path) -> None:
     path = tmp_path / ".gemini" / "settings.json"
     path.parent.mkdir()
     path.write_text('{\n  "ui": {"theme": "x"}\n}\n')
-    change = install(CLIENTS["gemini-cli"], _env(tmp_path), COMMAND, dry_run=True)
+    change = install(clients()["gemini-cli"], _env(tmp_path), COMMAND, dry_run=True)
     assert path.read_text() == '{\n  "ui": {"theme": "x"}\n}\n'
     diff = change.diff()
     assert diff.startswith(f"--- {path}\n+++ {path}\n")
@@ -124,7 +124,7 @@ def test_a_projects_file_is_written_in_the_project_and_never_through_a_link(tmp_
     elsewhere.mkdir()
     (project / ".gemini").symlink_to(elsewhere)
     with pytest.raises(PublishError, match="symbolic link"):
-        install(CLIENTS["gemini-cli"], _env(tmp_path), COMMAND, project=project)
+        install(clients()["gemini-cli"], _env(tmp_path), COMMAND, project=project)
     assert list(elsewhere.iterdir()) == []
 
     (project / ".mcp.json").unlink()
@@ -150,7 +150,7 @@ BYTE_FOR_BYTE = {
 @pytest.mark.parametrize("name", sorted(BYTE_FOR_BYTE))
 def test_uninstall_gives_back_the_file_the_install_found_byte_for_byte(name: str, tmp_path: Path) -> None:
     agent, env, records = (
-        CLIENTS[name],
+        clients()[name],
         {"HOME": str(tmp_path), "XDG_CONFIG_HOME": str(tmp_path / ".config")},
         _records(tmp_path),
     )
@@ -188,11 +188,11 @@ def test_after_the_agent_rewrote_the_file_only_what_the_install_made_goes(tmp_pa
     assert json.loads(user_file.read_text()) == {"numStartups": 3, "mcpServers": {}}
 
 
-@pytest.mark.parametrize("name", sorted(CLIENTS))
+@pytest.mark.parametrize("name", sorted(clients()))
 def test_a_project_uninstall_removes_the_file_and_folders_the_install_created(
     name: str, tmp_path: Path
 ) -> None:
-    agent, env, records = CLIENTS[name], _env(tmp_path), _records(tmp_path)
+    agent, env, records = clients()[name], _env(tmp_path), _records(tmp_path)
     project = tmp_path / "app"
     project.mkdir()
     path = install(agent, env, COMMAND, project=project, records=records).path
@@ -207,7 +207,7 @@ def test_a_file_the_install_created_stays_once_it_holds_more_than_memds_entry(tm
     env, records = _env(tmp_path), _records(tmp_path)
     project = tmp_path / "app"
     project.mkdir()
-    codex = CLIENTS["codex"]
+    codex = clients()["codex"]
     path = install(codex, env, COMMAND, project=project, records=records).path
     path.write_text('model = "o3"\n\n' + path.read_text())  # the user added a setting since
     change = uninstall(codex, env, project=project, records=records)
@@ -257,10 +257,10 @@ def test_a_path_that_is_not_utf8_keeps_its_record_and_every_other(tmp_path: Path
     install(CLAUDE, env, COMMAND, records=records)
     project = Path(os.fsdecode(bytes(tmp_path) + b"/proj\xff"))
     project.mkdir()
-    path = install(CLIENTS["codex"], env, COMMAND, project=project, records=records).path
+    path = install(clients()["codex"], env, COMMAND, project=project, records=records).path
     assert records.read_bytes().isascii()
     assert set(read_records(records)) == {str(tmp_path / ".claude.json"), str(path)}
-    change = uninstall(CLIENTS["codex"], env, project=project, records=records)
+    change = uninstall(clients()["codex"], env, project=project, records=records)
     assert change.deleted
     assert list(project.iterdir()) == []  # .codex/, which the install made, went with the file
     assert set(read_records(records)) == {str(tmp_path / ".claude.json")}
@@ -292,7 +292,7 @@ def test_uninstall_removes_only_the_config_files_own_folders_below_where_it_was_
     env, records = _env(tmp_path), _records(tmp_path)
     project = tmp_path / "app"
     project.mkdir()
-    codex = CLIENTS["codex"]
+    codex = clients()["codex"]
     path = install(codex, env, COMMAND, project=project, records=records).path
     victims = [tmp_path / "victim", project / "other", tmp_path / "relative"]
     for folder in victims:

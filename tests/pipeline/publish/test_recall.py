@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from daemon.cli import cli
+from pipeline.agents.claude_code.folder import encode_project_dir
 from pipeline.clock import FakeClock
 from pipeline.projects import scope_for
 from pipeline.publish import recall
@@ -28,7 +29,6 @@ from pipeline.publish.recall import (
     build_recall,
 )
 from pipeline.publish.run import publish_all
-from pipeline.publish.targets.claude_folder import encode_project_dir
 from pipeline.sources import injected
 from pipeline.store import Store
 from tests.pipeline.publish.support import Env, add_scope, git, topic_text, write_scope

@@ -6,11 +6,11 @@ import shutil
 
 import pytest
 
+from pipeline.agents.claude_code.publish import memory_folder
 from pipeline.clock import FakeClock
 from pipeline.hits.record import INDEX_KEY
 from pipeline.publish.run import publish_all
 from pipeline.publish.sentinel import BEGIN, END
-from pipeline.publish.targets.claude_code import memory_folder
 from pipeline.store import Store, kv
 from pipeline.store.publications import load_publications
 from tests.conftest import sqlite_only

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.agents.claude_code.folder import memory_folder
 from pipeline.clock import FakeClock
-from pipeline.mcp_clients import CLIENTS
+from pipeline.mcp_clients import clients
 from pipeline.publish.mcp_install import McpInstalls, install, uninstall
 from pipeline.publish.render import TOOLS_NOTE
 from pipeline.publish.run import publish_all
-from pipeline.publish.targets.claude_folder import memory_folder
 from pipeline.store import Store
 from tests.conftest import sqlite_only
 from tests.pipeline.publish.support import Env, add_scope, write_scope
@@ -28,7 +28,7 @@ def test_the_note_says_which_tools_and_when() -> None:
 
 def test_without_an_environment_no_agent_has_the_server(tmp_path: Path) -> None:
     assert McpInstalls().note("claude_code") is None
-    install(CLIENTS["codex"], {"HOME": str(tmp_path)}, COMMAND)
+    install(clients()["codex"], {"HOME": str(tmp_path)}, COMMAND)
     installs = McpInstalls({"HOME": str(tmp_path)})
     assert installs.note("claude_code") is None
     assert installs.note("claude_code", "codex") == TOOLS_NOTE
@@ -53,18 +53,18 @@ async def test_a_block_names_the_tools_once_the_agent_that_loads_it_has_memds_se
         assert "make check" in path.read_text() or "short answers" in path.read_text()
         assert TOOLS_NOTE not in path.read_text(), path
 
-    install(CLIENTS["claude-code"], {"HOME": str(env.home)}, COMMAND)
+    install(clients()["claude-code"], {"HOME": str(env.home)}, COMMAND)
     await publish_all(store, settings, clock)
     assert TOOLS_NOTE in index.read_text()
     assert TOOLS_NOTE in global_file.read_text()
     assert TOOLS_NOTE not in agents_md.read_text()  # Claude Code does not load AGENTS.md
 
     # Codex, for this project only: its AGENTS.md now names the tools too.
-    install(CLIENTS["codex"], {"HOME": str(env.home)}, COMMAND, project=project)
+    install(clients()["codex"], {"HOME": str(env.home)}, COMMAND, project=project)
     await publish_all(store, settings, clock)
     assert TOOLS_NOTE in agents_md.read_text()
 
-    uninstall(CLIENTS["claude-code"], {"HOME": str(env.home)})
+    uninstall(clients()["claude-code"], {"HOME": str(env.home)})
     await publish_all(store, settings, clock)
     assert TOOLS_NOTE not in index.read_text()
     assert TOOLS_NOTE not in global_file.read_text()

@@ -237,7 +237,7 @@ async def test_an_opencode_session_becomes_a_redacted_extraction_request(
 
 def session_row_offset(report: object, db: Path) -> int:
     """The version the scan recorded is what the extract covers (its ``range_end``)."""
-    from pipeline.sources import opencode_db
+    from pipeline.agents.opencode import database as opencode_db
 
     [(_, key, _)] = opencode_db.list_sessions(str(db))
     assert key is not None

@@ -12,7 +12,7 @@ from typing import Any
 
 from pipeline.settings import Settings
 from pipeline.sources import registry
-from pipeline.vocabulary import SourceName
+from tests.source_names import SourceName
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts" / "opencode"
 SAMPLE_SESSION = "ses_dd020693dffe6EIKlfFJFmz4Cp"

@@ -13,9 +13,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from pipeline.sources import opencode_db
-from pipeline.vocabulary import SourceName
+from pipeline.agents.opencode import database as opencode_db
 from tests.pipeline.sources.opencode_support import bump, insert, sample_db
+from tests.source_names import SourceName
 
 SID = "5e550000-0000-4000-8000-0000000000a1"
 CWD = "/home/dev/shop"

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from pipeline.sources.base import ParseResult
 from pipeline.sources.registry import adapter_for
-from pipeline.transcript import SourceName, Transcript
+from pipeline.transcript import Transcript
+from tests.source_names import SourceName
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
 CLAUDE = FIXTURES / "claude_code" / "projects"

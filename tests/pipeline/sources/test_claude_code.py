@@ -4,7 +4,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pipeline.sources.claude_code import ClaudeCodeAdapter, prompt_text
+from pipeline.agents.claude_code.transcripts import ClaudeCodeAdapter, prompt_text
 from pipeline.transcript import AssistantText, ErrorItem, MemoryRead, ToolCall, ToolResult, UserMessage
 from tests.pipeline.sources.support import CLAUDE, CLAUDE_MAIN, SHOP_SID, transcript
 

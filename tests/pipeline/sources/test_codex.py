@@ -3,7 +3,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pipeline.sources.codex import CodexAdapter, output_text
+from pipeline.agents.codex.transcripts import CodexAdapter, output_text
 from pipeline.transcript import AssistantText, ErrorItem, ToolCall, ToolResult, UserMessage
 from tests.pipeline.sources.support import CODEX, CODEX_MAIN, parse, transcript
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pipeline.sources.copilot_cli import CopilotCliAdapter
+from pipeline.agents.copilot_cli.transcripts import CopilotCliAdapter
 from pipeline.transcript import AssistantText, ToolCall, ToolResult, UserMessage
 from tests.pipeline.sources.support import FIXTURES, parse, transcript
 

@@ -11,9 +11,9 @@ import pytest
 
 from pipeline.sources._fetches import FETCHERS, PACKAGE_DOCS, shell_fetches
 from pipeline.transcript import ToolCall
-from pipeline.vocabulary import SourceName
 from tests.pipeline.sources.shell_sessions import write_session
 from tests.pipeline.sources.support import transcript
+from tests.source_names import SourceName
 
 README = Path(__file__).resolve().parents[3] / "README.md"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.sources.gemini_cli import GeminiCliAdapter
+from pipeline.agents.gemini_cli.transcripts import GeminiCliAdapter
 from pipeline.transcript import AssistantText, ErrorItem, ToolCall, ToolResult, UserMessage
 from tests.pipeline.sources.support import GEMINI, GEMINI_MAIN, HOSTILE, parse, transcript
 

@@ -8,8 +8,8 @@ import pytest
 
 from pipeline.sources.registry import adapter_for
 from pipeline.transcript import UserMessage
-from pipeline.vocabulary import SourceName
 from tests.pipeline.sources.support import HOSTILE, parse
+from tests.source_names import SourceName
 
 CORRUPT = HOSTILE / "c0ffee00-0000-4000-8000-00000000dead.jsonl"
 

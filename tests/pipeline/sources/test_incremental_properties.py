@@ -13,7 +13,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline.sources.registry import adapter_for
-from pipeline.transcript import SourceName
 from tests.pipeline.sources.support import (
     CLAUDE,
     CLAUDE_MAIN,
@@ -24,6 +23,7 @@ from tests.pipeline.sources.support import (
     PI,
     PI_MAIN,
 )
+from tests.source_names import SourceName
 
 CASES: list[tuple[SourceName, Path]] = [
     ("claude_code", CLAUDE_MAIN),

@@ -2,15 +2,14 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.sources import injected
+from pipeline.agents.codex import injected as codex_injected
+from pipeline.agents.codex.injected import is_codex_injected_user_text, is_codex_memory_instructions
 from pipeline.sources.injected import (
     MEMD_BLOCK_REFERENCE,
     RECALL_BEGIN,
     RECALL_END,
     attachment_memory_paths,
     has_recall,
-    is_codex_injected_user_text,
-    is_codex_memory_instructions,
     is_instruction_attachment,
     is_memd_topic_path,
     is_memory_index_path,
@@ -86,7 +85,7 @@ def test_a_codex_prompt_is_not_context() -> None:
 
 def test_codex_ide_context_keeps_only_the_request() -> None:
     text = "# Context from my IDE setup:\n\n## Active file: a.ts\n\n## My request for Codex:\nAdd retries"
-    assert injected.strip_codex_ide_context(text).strip() == "Add retries"
+    assert codex_injected.strip_codex_ide_context(text).strip() == "Add retries"
 
 
 def test_gemini_session_context_with_gemini_md_is_stripped() -> None:

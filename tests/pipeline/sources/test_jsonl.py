@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from pipeline.agents.claude_code.transcripts import ClaudeCodeAdapter
 from pipeline.errors import TranscriptIncomplete
 from pipeline.sources._lines import MAX_LINE_BYTES
-from pipeline.sources.claude_code import ClaudeCodeAdapter
-from pipeline.vocabulary import SourceName
 from tests.pipeline.sources.support import CLAUDE_MAIN, CODEX_MAIN, GEMINI_MAIN, PI_MAIN, parse
+from tests.source_names import SourceName
 
 SID = "11111111-2222-4333-8444-555555555555"
 

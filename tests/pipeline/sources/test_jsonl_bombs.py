@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 import zstandard
 
+from pipeline.agents.codex.transcripts import CodexAdapter
 from pipeline.sources import _jsonl
-from pipeline.sources.codex import CodexAdapter
 from pipeline.transcript import UserMessage
 from tests.pipeline.sources.support import FIXTURES
 
@@ -33,7 +33,7 @@ CHILD = """
 import json, resource, sys
 from pathlib import Path
 resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
-from pipeline.sources.codex import CodexAdapter
+from pipeline.agents.codex.transcripts import CodexAdapter
 adapter = CodexAdapter()
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 result = adapter.parse(Path(sys.argv[1]))

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.sources import opencode_db
-from pipeline.sources.opencode import OpenCodeAdapter
+from pipeline.agents.opencode import database as opencode_db
+from pipeline.agents.opencode.transcripts import OpenCodeAdapter
 from pipeline.transcript import AssistantText, ToolCall, ToolResult, UserMessage
 from tests.pipeline.sources.opencode_support import (
     COMPACTED,
@@ -342,7 +342,7 @@ def test_a_session_gone_from_the_database_is_waited_for(tmp_path: Path) -> None:
 READ_IN_READ_ONLY_MOUNT = """
 import sys
 from pathlib import Path
-from pipeline.sources.opencode import OpenCodeAdapter
+from pipeline.agents.opencode.transcripts import OpenCodeAdapter
 a = OpenCodeAdapter()
 walked = a.walk(Path(sys.argv[1]))
 bad = [w for w in walked if w[2] is not None]

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.sources import opencode_db
-from pipeline.sources.opencode import ROW_MAX_BYTES, OpenCodeAdapter
+from pipeline.agents.opencode import database as opencode_db
+from pipeline.agents.opencode.transcripts import ROW_MAX_BYTES, OpenCodeAdapter
 from pipeline.transcript import UserMessage
 from tests.pipeline.sources import opencode_bombs
 from tests.pipeline.sources.opencode_support import SAMPLE_SESSION, new_session, sample_db
@@ -30,8 +30,8 @@ CHILD = """
 import json, resource, sys
 from pathlib import Path
 resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
-from pipeline.sources import opencode_db
-from pipeline.sources.opencode import OpenCodeAdapter
+from pipeline.agents.opencode import database as opencode_db
+from pipeline.agents.opencode.transcripts import OpenCodeAdapter
 adapter = OpenCodeAdapter()
 root = Path(sys.argv[1])
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -171,7 +171,7 @@ def test_more_sessions_or_rows_than_the_caps_are_refused_by_name(
 def test_a_session_over_its_byte_budget_stops_at_the_row_that_crosses_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pipeline.sources import opencode
+    from pipeline.agents.opencode import transcripts as opencode
 
     db = sample_db(tmp_path)
     monkeypatch.setattr(opencode, "SESSION_MAX_BYTES", 100)

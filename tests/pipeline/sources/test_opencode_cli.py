@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.agents.opencode.transcripts import OpenCodeAdapter
 from pipeline.clock import SystemClock
 from pipeline.publish.run import publish_all
 from pipeline.scan.scanner import scan
 from pipeline.settings import Settings, SourcesSettings
-from pipeline.sources.opencode import OpenCodeAdapter
 from pipeline.store import Store
 from pipeline.transcript import ToolCall, UserMessage
 from tests.agents_cli.live import clis_dir, stub_path

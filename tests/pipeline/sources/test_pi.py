@@ -3,7 +3,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pipeline.sources.pi import PiAdapter
+from pipeline.agents.pi.transcripts import PiAdapter
 from pipeline.transcript import AssistantText, ErrorItem, ToolCall, ToolResult, UserMessage
 from tests.pipeline.sources.support import PI, PI_MAIN, parse, transcript
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pipeline.sources.qwen_code import QwenCodeAdapter
+from pipeline.agents.qwen_code.transcripts import QwenCodeAdapter
 from pipeline.transcript import AssistantText, ToolCall, ToolResult, UserMessage
 from tests.pipeline.sources.support import FIXTURES, parse, transcript
 

@@ -14,6 +14,7 @@ import pytest
 from daemon.cli.config import template_text
 from daemon.config import ConfigError, load_settings
 from daemon.config_layers import inputs_key
+from pipeline.agents.claude_code.transcripts import ClaudeCodeAdapter
 from pipeline.clock import FakeClock
 from pipeline.errors import TranscriptUnreadable
 from pipeline.extract.item import Prepared, build, parse_full
@@ -25,11 +26,10 @@ from pipeline.scan.scanner import scan
 from pipeline.settings import Settings, default_values
 from pipeline.sources import registry, walk
 from pipeline.sources.base import ParseResult, ParserState, SourceAdapter
-from pipeline.sources.claude_code import ClaudeCodeAdapter
 from pipeline.store import Store
 from pipeline.transcript import AssistantText, Item, Transcript, UserMessage
-from pipeline.vocabulary import SourceName
 from tests.pipeline.extract.support import TagRedactor
+from tests.source_names import SourceName
 
 # -- a toy agent: ``<root>/<anything>/<session>.toy``, a header line then ``role|time|text`` lines --
 

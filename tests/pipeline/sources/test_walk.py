@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.sources.registry import adapter_for
 from pipeline.sources.walk import drop_twins, walk_files
-from pipeline.vocabulary import SourceName
+from tests.source_names import SourceName
 
 
 def test_symlinked_directories_are_followed_once_and_loops_end(tmp_path: Path) -> None:

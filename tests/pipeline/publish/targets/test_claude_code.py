@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.agents.claude_code.publish import CUT, encode_project_dir, memory_folder
 from pipeline.clock import FakeClock
 from pipeline.projects import resolve_project, scope_for
 from pipeline.publish import sentinel
@@ -13,7 +14,6 @@ from pipeline.publish.folder import plan_folder
 from pipeline.publish.memfiles import read_scope
 from pipeline.publish.run import publish_all
 from pipeline.publish.sentinel import BEGIN, END
-from pipeline.publish.targets.claude_code import CUT, encode_project_dir, memory_folder
 from pipeline.store import Store
 from pipeline.store.publications import load_publications
 from tests.conftest import sqlite_only

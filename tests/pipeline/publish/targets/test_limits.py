@@ -10,8 +10,8 @@ import pytest
 from pipeline.clock import FakeClock
 from pipeline.publish.plan import Plan
 from pipeline.publish.run import publish_all
-from pipeline.publish.targets.limits import LIMITS, enforce
-from pipeline.publish.targets.registry import TARGETS
+from pipeline.publish.targets.limits import enforce, limits
+from pipeline.publish.targets.registry import targets
 from pipeline.store import Store
 from pipeline.store.publications import load_publications
 from tests.conftest import sqlite_only
@@ -19,8 +19,8 @@ from tests.pipeline.publish.support import Env, add_scope, write_scope
 
 
 def test_every_target_name_has_its_agents_cut() -> None:
-    names = {name for target in TARGETS for name in target.names}
-    assert names == set(LIMITS)
+    names = {name for target in targets() for name in target.names}
+    assert names == set(limits())
 
 
 @pytest.mark.parametrize(
@@ -36,7 +36,7 @@ def test_every_target_name_has_its_agents_cut() -> None:
 def test_a_file_over_its_agents_cut_fails_the_plan_and_writes_nothing(
     tmp_path: Path, target: str, text: str, said: str
 ) -> None:
-    limit = LIMITS[target]
+    limit = limits()[target]
     plan = Plan(target=target, scope="global", location=tmp_path)
     plan.change(tmp_path / limit.file, text.encode(), None)
     plan.change(tmp_path / "memd-topic.md", b"a topic file, opened on demand\n", None)

@@ -6,11 +6,11 @@ import re
 
 import pytest
 
+from pipeline.agents.qwen_code.publish import CUT, encode_project_dir, memory_folder
 from pipeline.clock import FakeClock
 from pipeline.publish import sentinel
 from pipeline.publish.run import publish_all
 from pipeline.publish.sentinel import BEGIN, END
-from pipeline.publish.targets.qwen_code import CUT, encode_project_dir, memory_folder
 from pipeline.store import Store
 from pipeline.store.publications import load_publications
 from tests.conftest import sqlite_only

@@ -65,8 +65,8 @@ class Toy(PublishTarget):
 
 def register(monkeypatch: pytest.MonkeyPatch, toy: Toy) -> None:
     """``toy`` as one more entry of the registry (in place of a toy registered before)."""
-    others = [t for t in registry.TARGETS if not isinstance(t, Toy)]
-    monkeypatch.setattr(registry, "TARGETS", (*others, toy))
+    others = [t for t in registry.targets() if not isinstance(t, Toy)]
+    monkeypatch.setattr(registry, "targets", lambda: (*others, toy))
 
 
 def toy_results(report: PublishReport) -> set[tuple[str, str, str]]:
@@ -163,13 +163,13 @@ def test_a_toy_targets_folder_is_in_the_service_units_sandbox_while_it_is_on(
 
 
 def test_each_publish_key_turns_on_one_name_of_its_own() -> None:
-    names = [name for target in registry.TARGETS for name in target.names]
+    names = [name for target in registry.targets() for name in target.names]
     assert len(names) == len(set(names))
     keys = [k for k, v in PublishSettings().model_dump().items() if isinstance(v, bool)]
     off = PublishSettings(**dict.fromkeys(keys, False))
-    assert not any(target.enabled(off) for target in registry.TARGETS)
+    assert not any(target.enabled(off) for target in registry.targets())
     turned_on = {}
     for key in keys:
         publish = PublishSettings(**{**dict.fromkeys(keys, False), key: True})
-        (turned_on[key],) = {name for target in registry.TARGETS for name in target.enabled(publish)}
+        (turned_on[key],) = {name for target in registry.targets() for name in target.enabled(publish)}
     assert sorted(turned_on.values()) == sorted(names)

@@ -53,7 +53,7 @@ is hostile like every file memd did not write.
 
 The scan's change check (``walk``) reads one row per session (its ``time_updated`` and the last
 sequence number of its event log, bumped by every write OpenCode makes to it) and nothing else;
-only sessions whose key moved are read (``pipeline.sources.opencode``).
+only sessions whose key moved are read (``pipeline.agents.opencode.transcripts``).
 """
 
 from __future__ import annotations

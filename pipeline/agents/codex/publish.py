@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from pipeline.agents.codex import NAME
 from pipeline.memory.layout import GLOBAL_SCOPE, INDEX, SUMMARY
 from pipeline.publish.atomic import encode
 from pipeline.publish.blockfile import (
@@ -36,7 +37,6 @@ from pipeline.publish.targets.base import PublishTarget, nothing_to_withdraw, us
 from pipeline.publish.targets.limits import token_cap
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
-from pipeline.vocabulary import SourceName
 
 TARGET = "codex"
 TARGET_GLOBAL = "codex_global"
@@ -58,7 +58,7 @@ def topic_name(scope: str, topic: Topic) -> str:
 
 def codex_home(homes: Homes) -> Path:
     """``$CODEX_HOME`` (``~/.codex``): the parent of Codex's transcripts root."""
-    return homes.root(SourceName.CODEX).parent
+    return homes.root(NAME).parent
 
 
 def memories_dir(home: Path) -> Path:
@@ -98,7 +98,7 @@ def render_summary(ctx: PublishContext, global_scope: ScopeMemory, projects: Seq
 
 
 def _summary(ctx: PublishContext, global_scope: ScopeMemory, projects: Sequence[ScopeMemory]) -> str:
-    cap = token_cap(TARGET, ctx.publish.codex_summary_token_cap)
+    cap = token_cap(TARGET, ctx.publish.number("codex_summary_token_cap"))
     head = [
         "v1",
         "# Memory from memd",
@@ -237,7 +237,7 @@ class Codex(PublishTarget):
     global_name = TARGET_GLOBAL
 
     def enabled(self, publish: PublishSettings) -> frozenset[str]:
-        return self._on(project=publish.codex, global_=publish.codex_global)
+        return self._on(project=publish.on(TARGET), global_=publish.on(TARGET_GLOBAL))
 
     def folders(self, homes: Homes, names: frozenset[str], projects: Sequence[str]) -> list[Path]:
         """Its ``memories`` folder; the home itself only for the global ``AGENTS.md``."""
@@ -258,7 +258,7 @@ class Codex(PublishTarget):
             GLOBAL_FILE,
             agent=AGENT,
             previous_sha=previous_sha,
-            tools=ctx.mcp.note(SourceName.CODEX),
+            tools=ctx.mcp.note(NAME),
         )
 
     def plan_withdrawal(self, ctx: PublishContext, row: Publication, rows: Mapping[str, Publication]) -> Plan:

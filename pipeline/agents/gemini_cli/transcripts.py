@@ -26,19 +26,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pipeline.agents.gemini_cli import NAME, discover
+from pipeline.agents.gemini_cli.projects import GeminiProjects
 from pipeline.errors import TranscriptIncomplete, TranscriptUnreadable
 from pipeline.safefile import open_regular, read_at_most
 from pipeline.sources import registry
-from pipeline.sources import walk as discovery
 from pipeline.sources._collector import Collector, Summary
 from pipeline.sources._discover import describe_os_error
-from pipeline.sources._gemini_project import GeminiProjects
 from pipeline.sources._jsonl import JsonlAdapter
 from pipeline.sources._lines import NESTED_TOO_DEEPLY
 from pipeline.sources._time import parse_ts
 from pipeline.sources.base import ParseResult, ParserState
 from pipeline.transcript import Transcript
-from pipeline.vocabulary import SourceName
 
 MAX_LEGACY_BYTES = 256 * 1024 * 1024
 _SLASH_COMMAND_RE = re.compile(r"^(?:/[A-Za-z][\w-]*|\?)(?:\s|$)")
@@ -94,14 +93,14 @@ def _looks_truncated(text: str, exc: ValueError) -> bool:
 
 
 class GeminiCliAdapter(JsonlAdapter):
-    source: SourceName = SourceName.GEMINI_CLI
+    source: str = NAME
 
     def __init__(self, projects_json: Path | None = None) -> None:
         self._projects = GeminiProjects(projects_json)
 
     # -- discovery ------------------------------------------------------------------------------
     def discover_paths(self, root: Path) -> Iterator[str]:
-        return discovery.gemini_cli(root)
+        return discover(root)
 
     def discover(self, root: Path) -> Iterator[Path]:
         return map(Path, self.discover_paths(root))

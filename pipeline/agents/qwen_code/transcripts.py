@@ -29,12 +29,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pipeline.sources import walk as discovery
+from pipeline.agents.qwen_code import NAME, discover
 from pipeline.sources._collector import Collector
 from pipeline.sources._jsonl import JsonlAdapter
 from pipeline.sources._time import parse_ts
 from pipeline.sources._tools import compact_json
-from pipeline.vocabulary import SourceName
 
 _KNOWN_TYPES = frozenset({"user", "assistant", "tool_result", "system"})
 _USER_SUBTYPES = frozenset({"mid_turn_user_message"})
@@ -60,10 +59,10 @@ def _parts(message: Any) -> list[dict[str, Any]]:
 
 
 class QwenCodeAdapter(JsonlAdapter):
-    source: SourceName = SourceName.QWEN_CODE
+    source: str = NAME
 
     def discover_paths(self, root: Path) -> Iterator[str]:
-        return discovery.qwen_code(root)
+        return discover(root)
 
     def discover(self, root: Path) -> Iterator[Path]:
         return map(Path, self.discover_paths(root))

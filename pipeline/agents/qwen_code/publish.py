@@ -24,6 +24,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from pipeline.agents.qwen_code import NAME
 from pipeline.publish.folder import LoadCut, plan_folder, plan_withdraw
 from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import Homes, Plan, PublishContext, unusable_project
@@ -32,7 +33,6 @@ from pipeline.publish.targets.base import PublishTarget
 from pipeline.publish.targets.limits import lines_and_bytes
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
-from pipeline.vocabulary import SourceName
 
 TARGET = "qwen_code"
 AGENT = "Qwen Code"
@@ -48,7 +48,7 @@ def encode_project_dir(project: str) -> str:
 
 def qwen_home(homes: Homes) -> Path:
     """Qwen Code's home (``~/.qwen``): the parent of its transcripts root."""
-    return homes.root(SourceName.QWEN_CODE).parent
+    return homes.root(NAME).parent
 
 
 def memory_folder(home: Path, project: str) -> Path:
@@ -61,7 +61,7 @@ class QwenCode(PublishTarget):
     project_name = TARGET
 
     def enabled(self, publish: PublishSettings) -> frozenset[str]:
-        return self._on(project=publish.qwen_code)
+        return self._on(project=publish.on(TARGET))
 
     def folders(self, homes: Homes, names: frozenset[str], projects: Sequence[str]) -> list[Path]:
         """The folder of the projects' folders, whose ``<project>/memory`` memd writes."""
@@ -97,7 +97,7 @@ class QwenCode(PublishTarget):
             cut=CUT,
             previous_sha=previous_sha,
             within=home,
-            tools=ctx.mcp.note(SourceName.QWEN_CODE, project=project),
+            tools=ctx.mcp.note(NAME, project=project),
         )
 
     def withdraw(self, ctx: PublishContext, row: Publication, location: Path) -> Plan:

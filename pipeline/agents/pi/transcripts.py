@@ -17,11 +17,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pipeline.sources import walk as discovery
+from pipeline.agents.pi import NAME, discover
 from pipeline.sources._collector import Collector
 from pipeline.sources._jsonl import JsonlAdapter
 from pipeline.sources._time import parse_ts
-from pipeline.vocabulary import SourceName
 
 _ENTRY_TYPES = frozenset(
     {"session", "message", "model_change", "thinking_level_change", "compaction", "branch_summary"}
@@ -44,13 +43,13 @@ def pi_text(content: Any) -> str:
 
 
 class PiAdapter(JsonlAdapter):
-    source: SourceName = SourceName.PI
+    source: str = NAME
 
     def discover(self, root: Path) -> Iterator[Path]:
         return map(Path, self.discover_paths(root))
 
     def discover_paths(self, root: Path) -> Iterator[str]:
-        return discovery.pi(root)
+        return discover(root)
 
     def fallback_session_id(self, path: Path) -> str:
         stem = super().fallback_session_id(path)

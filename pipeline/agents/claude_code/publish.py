@@ -19,6 +19,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from pipeline.agents.claude_code import NAME
+from pipeline.agents.claude_code.folder import (
+    GLOBAL_FILE,
+    auto_memory_off,
+    encode_project_dir,
+    memory_folder,
+)
 from pipeline.publish.blockfile import (
     plan_user_file,
     withdraw_user_file,
@@ -28,16 +35,9 @@ from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import Homes, Plan, PublishContext, unusable_project
 from pipeline.publish.targets import encoded
 from pipeline.publish.targets.base import PublishTarget, user_file_folder
-from pipeline.publish.targets.claude_folder import (
-    GLOBAL_FILE,
-    auto_memory_off,
-    encode_project_dir,
-    memory_folder,
-)
 from pipeline.publish.targets.limits import lines_and_bytes
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
-from pipeline.vocabulary import SourceName
 
 TARGET = "claude_code"
 TARGET_GLOBAL = "claude_code_global"
@@ -50,7 +50,7 @@ HOOK_HINT = (
 
 def claude_home(homes: Homes) -> Path:
     """Claude Code's home folder (``~/.claude``): the parent of its transcripts root."""
-    return homes.root(SourceName.CLAUDE_CODE).parent
+    return homes.root(NAME).parent
 
 
 def shared_folders(ctx: PublishContext) -> dict[str, list[str]]:
@@ -90,7 +90,7 @@ class ClaudeCode(PublishTarget):
     global_name = TARGET_GLOBAL
 
     def enabled(self, publish: PublishSettings) -> frozenset[str]:
-        return self._on(project=publish.claude_code, global_=publish.claude_code_global)
+        return self._on(project=publish.on(TARGET), global_=publish.on(TARGET_GLOBAL))
 
     def folders(self, homes: Homes, names: frozenset[str], projects: Sequence[str]) -> list[Path]:
         """The folder of the projects' folders, whose ``<project>/memory`` memd writes (not the rest
@@ -138,7 +138,7 @@ class ClaudeCode(PublishTarget):
             cut=CUT,
             previous_sha=previous_sha,
             within=home,
-            tools=ctx.mcp.note(SourceName.CLAUDE_CODE, project=project),
+            tools=ctx.mcp.note(NAME, project=project),
         )
 
     def plan_global(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
@@ -149,7 +149,7 @@ class ClaudeCode(PublishTarget):
             GLOBAL_FILE,
             agent=AGENT,
             previous_sha=previous_sha,
-            tools=ctx.mcp.note(SourceName.CLAUDE_CODE),
+            tools=ctx.mcp.note(NAME),
         )
 
     def withdraw(self, ctx: PublishContext, row: Publication, location: Path) -> Plan:

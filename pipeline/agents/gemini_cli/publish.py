@@ -15,6 +15,7 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from pipeline.agents.gemini_cli import NAME
 from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.projects import ProjectResolver
 from pipeline.publish.blockfile import (
@@ -29,7 +30,6 @@ from pipeline.publish.targets.limits import lines_and_bytes
 from pipeline.safefile import UnsafeFile, read_capped
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
-from pipeline.vocabulary import SourceName
 
 TARGET = "gemini"
 TARGET_GLOBAL = "gemini_global"
@@ -78,7 +78,7 @@ def short_names_for(project: str, registry: dict[str, str], resolver: ProjectRes
 
 def gemini_home(homes: Homes) -> Path:
     """Gemini CLI's home folder (``~/.gemini``): the parent of its transcripts root."""
-    return homes.root(SourceName.GEMINI_CLI).parent
+    return homes.root(NAME).parent
 
 
 def plan_project_folders(
@@ -110,7 +110,7 @@ def plan_project_folders(
             cut=CUT,
             previous_sha=None,
             within=home,
-            tools=ctx.mcp.note(SourceName.GEMINI_CLI, project=project),
+            tools=ctx.mcp.note(NAME, project=project),
         )
         for name in names
     ]
@@ -144,7 +144,7 @@ class Gemini(PublishTarget):
     global_name = TARGET_GLOBAL
 
     def enabled(self, publish: PublishSettings) -> frozenset[str]:
-        return self._on(project=publish.gemini, global_=publish.gemini_global)
+        return self._on(project=publish.on(TARGET), global_=publish.on(TARGET_GLOBAL))
 
     def folders(self, homes: Homes, names: frozenset[str], projects: Sequence[str]) -> list[Path]:
         """``tmp``, the folder of the projects' folders (memd writes their ``memory``); the home itself
@@ -182,7 +182,7 @@ class Gemini(PublishTarget):
             GLOBAL_FILE,
             agent=AGENT,
             previous_sha=previous_sha,
-            tools=ctx.mcp.note(SourceName.GEMINI_CLI),
+            tools=ctx.mcp.note(NAME),
         )
 
     def withdraw(self, ctx: PublishContext, row: Publication, location: Path) -> Plan:

@@ -23,13 +23,13 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from pipeline.agents.codex import NAME, discover
+from pipeline.agents.codex.injected import is_codex_injected_user_text, strip_codex_ide_context
 from pipeline.sources import injected
-from pipeline.sources import walk as discovery
 from pipeline.sources._collector import Collector
 from pipeline.sources._jsonl import JsonlAdapter
 from pipeline.sources._time import parse_ts
 from pipeline.sources._tools import MCP_RESOURCES, WEB_FETCH, WEB_SEARCH, compact_json, mcp_tag
-from pipeline.vocabulary import SourceName
 
 _ENVELOPE_TYPES = frozenset(
     {"session_meta", "response_item", "event_msg", "turn_context", "compacted", "world_state"}
@@ -98,10 +98,10 @@ def _json_args(arguments: Any) -> Any:
 
 
 class CodexAdapter(JsonlAdapter):
-    source: SourceName = SourceName.CODEX
+    source: str = NAME
 
     def discover_paths(self, root: Path) -> Iterator[str]:
-        return discovery.codex(root)
+        return discover(root)
 
     def discover(self, root: Path) -> Iterator[Path]:
         return map(Path, self.discover_paths(root))
@@ -174,7 +174,7 @@ class CodexAdapter(JsonlAdapter):
             s.parent_session_id = parent
 
     def _user(self, c: Collector, text: str, ts: datetime | None, kind: str) -> None:
-        if not text.strip() or injected.is_codex_injected_user_text(text):
+        if not text.strip() or is_codex_injected_user_text(text):
             return
         digest = _digest(text)
         last = c.s.x.get("last_user")
@@ -182,7 +182,7 @@ class CodexAdapter(JsonlAdapter):
             c.s.x["last_user"] = None
             return
         c.s.x["last_user"] = [kind, digest]
-        c.user_prompt(injected.strip_codex_ide_context(text), ts)
+        c.user_prompt(strip_codex_ide_context(text), ts)
 
     def _assistant(self, c: Collector, text: str, ts: datetime | None, kind: str) -> None:
         if c.items is None:

@@ -29,12 +29,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pipeline.sources import walk as discovery
+from pipeline.agents.copilot_cli import NAME, discover
 from pipeline.sources._collector import Collector
 from pipeline.sources._jsonl import JsonlAdapter
 from pipeline.sources._time import parse_ts
 from pipeline.sources._tools import call_external, mcp_tag
-from pipeline.vocabulary import SourceName
 
 HEADLESS_MARK = "running in non-interactive mode"
 _COMPACTION_EVENTS = frozenset({"session.compaction_start", "session.compaction_complete"})
@@ -65,10 +64,10 @@ def _result_text(data: dict[str, Any]) -> tuple[str, bool]:
 
 
 class CopilotCliAdapter(JsonlAdapter):
-    source: SourceName = SourceName.COPILOT_CLI
+    source: str = NAME
 
     def discover_paths(self, root: Path) -> Iterator[str]:
-        return discovery.copilot_cli(root)
+        return discover(root)
 
     def discover(self, root: Path) -> Iterator[Path]:
         return map(Path, self.discover_paths(root))

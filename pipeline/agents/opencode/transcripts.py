@@ -1,6 +1,6 @@
 """OpenCode 1.18: a session is rows of one SQLite database, ``<data dir>/opencode.db``.
 
-The database is read through ``pipeline.sources.opencode_db`` (read-only, WAL included, never a
+The database is read through ``pipeline.agents.opencode.database`` (read-only, WAL included, never a
 lock OpenCode's writer waits on, no file left behind); a session's path is
 ``<database>#<session id>``.
 
@@ -35,13 +35,13 @@ from typing import Any
 
 import structlog
 
+from pipeline.agents.opencode import NAME
+from pipeline.agents.opencode import database as opencode_db
 from pipeline.errors import TranscriptIncomplete, TranscriptUnreadable
-from pipeline.sources import opencode_db
 from pipeline.sources._collector import Collector, Summary
 from pipeline.sources._time import parse_ts
 from pipeline.sources.base import ParseResult, ParserState
 from pipeline.sources.walk import Walked
-from pipeline.vocabulary import SourceName
 
 log = structlog.get_logger(__name__)
 
@@ -139,7 +139,7 @@ def _prefix_sha(ids: list[str]) -> str:
 class OpenCodeAdapter:
     """``pipeline.sources.base.WalkingAdapter`` for OpenCode's database."""
 
-    source: SourceName = SourceName.OPENCODE
+    source: str = NAME
 
     def walk(self, root: Path) -> list[Walked]:
         return opencode_db.walk(root)
@@ -329,11 +329,7 @@ class OpenCodeAdapter:
 
 
 def _previous_prefix(state: Any) -> tuple[int, str] | None:
-    if (
-        not isinstance(state, dict)
-        or state.get("v") != STATE_VERSION
-        or state.get("source") != SourceName.OPENCODE
-    ):
+    if not isinstance(state, dict) or state.get("v") != STATE_VERSION or state.get("source") != NAME:
         return None
     n, sha = state.get("n"), state.get("sha")
     if isinstance(n, int) and not isinstance(n, bool) and n >= 0 and isinstance(sha, str):

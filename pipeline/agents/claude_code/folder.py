@@ -99,3 +99,20 @@ def loads_project_copy(claude_home: Path, project: str) -> bool:
 def loads_global_copy(claude_home: Path) -> bool:
     """Claude Code loads memd's copy of the global memory: memd's block is in its ``CLAUDE.md``."""
     return holds_memd_block(claude_home / GLOBAL_FILE)
+
+
+class Hook:
+    """Claude Code's SessionStart hook (``pipeline.roster.SessionHook``)."""
+
+    def settings_file(self, root: Path) -> Path:
+        """``~/.claude/settings.json``: the transcripts root's parent holds it."""
+        return root.parent / "settings.json"
+
+    def loads_project_copy(self, home: Path, project: str) -> bool:
+        return loads_project_copy(home, project)
+
+    def loads_global_copy(self, home: Path) -> bool:
+        return loads_global_copy(home)
+
+
+HOOK = Hook()

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from pipeline.agents.opencode import NAME
 from pipeline.publish.blockfile import (
     plan_user_file,
     withdraw_user_file,
@@ -23,7 +24,6 @@ from pipeline.publish.plan import Homes, Plan, PublishContext, missing_home
 from pipeline.publish.targets.base import PublishTarget, user_file_folder
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
-from pipeline.vocabulary import SourceName
 
 TARGET_GLOBAL = "opencode_global"
 GLOBAL_FILE = "AGENTS.md"
@@ -41,7 +41,7 @@ class OpenCode(PublishTarget):
     global_name = TARGET_GLOBAL
 
     def enabled(self, publish: PublishSettings) -> frozenset[str]:
-        return self._on(global_=publish.opencode_global)
+        return self._on(global_=publish.on(TARGET_GLOBAL))
 
     def folders(self, homes: Homes, names: frozenset[str], projects: Sequence[str]) -> list[Path]:
         return [user_file_folder(config_dir(homes) / GLOBAL_FILE)]
@@ -59,7 +59,7 @@ class OpenCode(PublishTarget):
                 "(even empty) for memd to publish there"
             )
             return plan
-        tools = ctx.mcp.note(SourceName.OPENCODE)
+        tools = ctx.mcp.note(NAME)
         return plan_user_file(
             TARGET_GLOBAL, scope, home, path.name, agent=AGENT, previous_sha=previous_sha, tools=tools
         )

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from pipeline.agents.copilot_cli import NAME
 from pipeline.publish.blockfile import (
     plan_user_file,
     withdraw_user_file,
@@ -22,7 +23,6 @@ from pipeline.publish.plan import Homes, Plan, PublishContext
 from pipeline.publish.targets.base import PublishTarget, user_file_folder
 from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
-from pipeline.vocabulary import SourceName
 
 TARGET_GLOBAL = "copilot_global"
 AGENT = "GitHub Copilot CLI"
@@ -31,7 +31,7 @@ INSTRUCTIONS_FILE = "copilot-instructions.md"
 
 def copilot_home(homes: Homes) -> Path:
     """``$COPILOT_HOME`` (``~/.copilot``): the parent of Copilot CLI's transcripts root."""
-    return homes.root(SourceName.COPILOT_CLI).parent
+    return homes.root(NAME).parent
 
 
 class CopilotCli(PublishTarget):
@@ -40,7 +40,7 @@ class CopilotCli(PublishTarget):
     global_name = TARGET_GLOBAL
 
     def enabled(self, publish: PublishSettings) -> frozenset[str]:
-        return self._on(global_=publish.copilot_global)
+        return self._on(global_=publish.on(TARGET_GLOBAL))
 
     def folders(self, homes: Homes, names: frozenset[str], projects: Sequence[str]) -> list[Path]:
         return [user_file_folder(copilot_home(homes) / INSTRUCTIONS_FILE)]
@@ -53,7 +53,7 @@ class CopilotCli(PublishTarget):
             INSTRUCTIONS_FILE,
             agent=AGENT,
             previous_sha=previous_sha,
-            tools=ctx.mcp.note(SourceName.COPILOT_CLI),
+            tools=ctx.mcp.note(NAME),
         )
 
     def withdraw(self, ctx: PublishContext, row: Publication, location: Path) -> Plan:

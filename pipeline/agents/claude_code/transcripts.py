@@ -22,13 +22,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pipeline.agents.claude_code import NAME, discover
 from pipeline.sources import injected
-from pipeline.sources import walk as discovery
 from pipeline.sources._collector import Collector
 from pipeline.sources._jsonl import JsonlAdapter
 from pipeline.sources._time import parse_ts
 from pipeline.sources._tools import WEB_FETCH, WEB_SEARCH, call_external, external_tag
-from pipeline.vocabulary import SourceName
 
 _COMPACT_SUMMARY_PREFIX = "This session is being continued from a previous conversation"
 _NOT_PROMPT_PREFIXES = (
@@ -94,13 +93,13 @@ def prompt_text(text: str) -> str | None:
 
 
 class ClaudeCodeAdapter(JsonlAdapter):
-    source: SourceName = SourceName.CLAUDE_CODE
+    source: str = NAME
 
     def discover(self, root: Path) -> Iterator[Path]:
         return map(Path, self.discover_paths(root))
 
     def discover_paths(self, root: Path) -> Iterator[str]:
-        return discovery.claude_code(root)
+        return discover(root)
 
     def begin(self, c: Collector, path: Path) -> None:
         name = path.name
