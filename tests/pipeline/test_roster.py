@@ -7,12 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pipeline.settings import SettingsError as ValidationError
 
 from daemon.config import ConfigError, load_settings
 from pipeline import roster
 from pipeline.publish.targets.limits import limits
 from pipeline.settings import PublishSettings
+from pipeline.settings import SettingsError as ValidationError
 
 PUBLISH_BEFORE = {
     "claude_code": True,
