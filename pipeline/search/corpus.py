@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from pipeline.memory import frontmatter
+from pipeline.memory import forget_records, frontmatter
 from pipeline.memory.layout import GLOBAL_SCOPE, NOT_TOPICS, PROJECTS_DIR, is_scope
 from pipeline.projects.scopes import topic_id_text
 from pipeline.safefile import UnsafeFile, read_capped
@@ -168,4 +168,7 @@ class Corpus:
             data = read_capped(folder / file, TOPIC_MAX_BYTES, follow_symlinks=False)
         except (UnsafeFile, OSError):
             return None
-        return parse_topic(scope, file, data.decode("utf-8", "replace"))
+        text = data.decode("utf-8", "replace")
+        if forget_records.hides(forget_records.read(self.memory_dir), scope, file, text):
+            return None  # a person forgot it (a record of any machine's): never answered
+        return parse_topic(scope, file, text)
