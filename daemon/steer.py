@@ -251,12 +251,12 @@ async def forget_memory(rt: Runtime, memory_id: str) -> SteerDone:
             return await _after(rt, steered)
         # the placeholder digest is written again without it at the next run with a model
         await forgotten_topics.mark_rebuild(rt.store, found.scope, now=rt.clock.now())
-        history = await forget_history(repo)
+        history = await forget_history(repo, Path(rt.settings().paths.state_dir))
     done = await _after(rt, steered)
     return replace(done, history=history)
 
 
-async def forget_history(repo: MemoryRepo) -> Rewritten:
+async def forget_history(repo: MemoryRepo, state_dir: Path) -> Rewritten:
     """The memory repository's history without any forgotten text (``pipeline.memory.forget_history``:
     every forget record on the branch applied to every commit), before anything is pushed."""
     import asyncio
@@ -264,7 +264,8 @@ async def forget_history(repo: MemoryRepo) -> Rewritten:
     from pipeline.memory import forget_records
     from pipeline.memory.forget_history import rewrite
 
-    return await rewrite(repo, await asyncio.to_thread(forget_records.read, repo.path))
+    records = await asyncio.to_thread(forget_records.read, repo.path)
+    return await rewrite(repo, records, state_dir=state_dir)
 
 
 async def edit_memory(rt: Runtime, memory_id: str, text: str) -> SteerDone:

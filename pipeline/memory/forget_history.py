@@ -22,6 +22,7 @@ import os
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from pipeline.errors import MemoryRepoError
 from pipeline.memory import forget_records
@@ -44,11 +45,35 @@ class Rewritten:
     skipped: str | None = None
 
 
-async def rewrite(repo: MemoryRepo, records: Sequence[ForgottenTopic]) -> Rewritten:
-    """Rewrite memd's refs so no commit they reach holds what ``records`` forgot."""
+async def rewrite(
+    repo: MemoryRepo, records: Sequence[ForgottenTopic], *, state_dir: Path | None = None
+) -> Rewritten:
+    """Rewrite memd's refs so no commit they reach holds what ``records`` forgot. With ``state_dir``,
+    not while a scratch copy of the repository is in use there (a run of another scope: its copy
+    shares this repository's objects and would land on the old history)."""
     out = Rewritten()
     if not records or not (repo.path / ".git").is_dir() or await repo.head() is None:
         return out
+    if state_dir is not None and (busy := await asyncio.to_thread(_in_use, state_dir)) is not None:
+        out.skipped = f"a copy of the memory repository is in use ({busy}); try the forget again later"
+        return out
+    try:
+        async with repo.locked():
+            return await _rewrite(repo, records, out)
+    except MemoryRepoError as exc:
+        out.skipped = f"the history could not be rewritten now: {str(exc).splitlines()[0][:300]}"
+        return out
+
+
+def _in_use(state_dir: Path) -> str | None:
+    for folder in sorted(state_dir.glob("*-scratch")):
+        if folder.is_dir() and not folder.is_symlink():
+            for entry in folder.iterdir():
+                return str(entry)
+    return None
+
+
+async def _rewrite(repo: MemoryRepo, records: Sequence[ForgottenTopic], out: Rewritten) -> Rewritten:
     refs = await _refs(repo)
     if any(name.startswith(synced_ref("")) for name in refs):
         out.skipped = (
@@ -76,12 +101,15 @@ async def rewrite(repo: MemoryRepo, records: Sequence[ForgottenTopic]) -> Rewrit
     if not out.commits:
         return out
     head_ref = f"refs/heads/{await repo.branch()}"
+    head_before = refs.get(head_ref)
     for name, sha in sorted(refs.items()):
         if mapping.get(sha, sha) != sha:
             await repo.git("update-ref", "-m", "memd: forget (history rewritten)", name, mapping[sha], sha)
             out.refs.append(name)
-    if head_ref in out.refs:
-        await repo.git("reset", "-q", "--hard", "HEAD")  # the work tree is the new head's (the same text)
+    if head_before is not None and head_ref in out.refs:
+        before, after = (await repo.git("rev-parse", f"{head_before}^{{tree}}", "HEAD^{tree}")).split()
+        if before != after:  # the work tree follows, refusing to overwrite a change of its own
+            await repo.git("read-tree", "-m", "-u", before, after)
     await _drop_old_objects(repo)
     return out
 

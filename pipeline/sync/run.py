@@ -241,7 +241,7 @@ class Syncer:
         from pipeline.memory.forget_history import rewrite
 
         records = await asyncio.to_thread(forget_records.read, self.repo.path)
-        done = await rewrite(self.repo, records)
+        done = await rewrite(self.repo, records, state_dir=Path(self.settings.paths.state_dir))
         if done.commits:
             log.info("sync_history_rewritten", commits=done.commits, refs=len(done.refs))
 
