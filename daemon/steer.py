@@ -34,12 +34,14 @@ import os
 import re
 import socket
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from daemon.runtime import Runtime
+    from pipeline.memory.forget_history import Rewritten
+    from pipeline.memory.repository import MemoryRepo
     from pipeline.memory.steer import Steered
     from pipeline.memory.why import TopicStory
     from pipeline.projects.scopes import TopicId
@@ -57,6 +59,8 @@ class SteerDone:
     steered: Steered
     published: PublishReport | None
     synced: SyncReport | None = None
+    history: Rewritten | None = None
+    """After a forget: how the memory repository's history was rewritten without its text."""
 
     @property
     def ok(self) -> bool:
@@ -80,8 +84,8 @@ class SteerDone:
         out = [self.first_line()]
         if self.steered.action == "forget" and self.steered.commit is not None and not self.holding:
             out.append(
-                "it stays forgotten: memd keeps what it was (never its text) and no consolidation brings it "
-                "back; the old text remains in the memory repository's git history (git log -p)"
+                "it stays forgotten: memd keeps what it was (never its text) and no consolidation, merge or "
+                "other machine brings it back; " + self._history_line()
             )
         if self.steered.digest_withdrawn and self.steered.commit is not None:
             out.append(
@@ -93,6 +97,16 @@ class SteerDone:
         if self.published is not None:
             out += publish_lines(self.published, verbose=verbose)
         return out + self.unfinished_lines()
+
+    def _history_line(self) -> str:
+        history = self.history
+        if history is not None and history.skipped is None:
+            return (
+                f"its text is gone from the memory repository's history too ({history.commits} commit(s) "
+                "made again without it, reflogs expired, old objects pruned)"
+            )
+        why = history.skipped if history is not None and history.skipped else "git log -p"
+        return f"the old text remains in the memory repository's git history ({why})"
 
     def first_line(self) -> str:
         """What the change did, or, when a published copy still holds the memory as it was, that
@@ -217,7 +231,12 @@ async def forget_memory(rt: Runtime, memory_id: str) -> SteerDone:
         replaced = await forgotten_topics.record(rt.store, record, now=now)
         try:
             steered = await forget_topic(
-                repo, found.scope, found.file, scratch_parent=_scratch(rt), author=author(rt.settings())
+                repo,
+                found.scope,
+                found.file,
+                scratch_parent=_scratch(rt),
+                author=author(rt.settings()),
+                forgotten_at=now.isoformat(),
             )
         except BaseException:
             # interrupted or failed: taken back only if the commit did not land (a Ctrl-C while the
@@ -229,9 +248,24 @@ async def forget_memory(rt: Runtime, memory_id: str) -> SteerDone:
             raise
         if steered.commit is None:
             await forgotten_topics.take_back(rt.store, record, replaced, now=rt.clock.now())
-        else:  # the placeholder digest is written again without it at the next run with a model
-            await forgotten_topics.mark_rebuild(rt.store, found.scope, now=rt.clock.now())
-    return await _after(rt, steered)
+            return await _after(rt, steered)
+        # the placeholder digest is written again without it at the next run with a model
+        await forgotten_topics.mark_rebuild(rt.store, found.scope, now=rt.clock.now())
+        history = await forget_history(repo, Path(rt.settings().paths.state_dir))
+    done = await _after(rt, steered)
+    return replace(done, history=history)
+
+
+async def forget_history(repo: MemoryRepo, state_dir: Path) -> Rewritten:
+    """The memory repository's history without any forgotten text (``pipeline.memory.forget_history``:
+    every forget record on the branch applied to every commit), before anything is pushed."""
+    import asyncio
+
+    from pipeline.memory import forget_records
+    from pipeline.memory.forget_history import rewrite
+
+    records = await asyncio.to_thread(forget_records.read, repo.path)
+    return await rewrite(repo, records, state_dir=state_dir)
 
 
 async def edit_memory(rt: Runtime, memory_id: str, text: str) -> SteerDone:

@@ -19,7 +19,7 @@ from pipeline.consolidate.agent import first_prompts
 from pipeline.consolidate.context import Phase2Context, new_run_id
 from pipeline.consolidate.plan import ScopePlan
 from pipeline.consolidate.scope_run import prepare_workspace
-from pipeline.memory import tombstones
+from pipeline.memory import forget_records, tombstones
 from pipeline.memory.layout import estimate_tokens
 
 
@@ -42,7 +42,7 @@ async def measure_first_request(ctx: Phase2Context, plan: ScopePlan) -> Measured
         )
         return await _measured(ctx, plan, first)
     owner = f"measure-{new_run_id(ctx.clock.now())}"
-    paths = [plan.scope, tombstones.TOMBSTONE_DIR]
+    paths = [plan.scope, tombstones.TOMBSTONE_DIR, forget_records.FORGOTTEN_DIR]
     async with repo.scratch(ctx.scratch_parent, owner=owner, paths=paths) as clone:
         ws = await prepare_workspace(ctx, plan, clone)
         return await _measured(ctx, plan, ws)

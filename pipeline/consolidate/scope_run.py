@@ -32,9 +32,10 @@ from pipeline.consolidate.lease import ScopeLease, acquire_scope, lease_name
 from pipeline.consolidate.plan import ScopePlan, plan_scope
 from pipeline.consolidate.request import commit_message
 from pipeline.errors import ConsolidationFailed, LLMError, LLMUnavailable, MemdError
-from pipeline.memory import tombstones
+from pipeline.memory import forget_records, tombstones
 from pipeline.memory.inputs import rests_on_tools
 from pipeline.memory.layout import GLOBAL_SCOPE, PLACEHOLDER_SUMMARY, ROLLOUT_DIR, SUMMARY
+from pipeline.memory.likeness import ForgottenTopic
 from pipeline.memory.repository import INBOX_PREFIX, MemoryRepo
 from pipeline.notes.remember import GLOBAL_HELD
 from pipeline.store import consolidation as db
@@ -271,7 +272,7 @@ async def _attempt(
         )
     base = await repo.head()
     assert base is not None
-    paths = [plan.scope, tombstones.TOMBSTONE_DIR]
+    paths = [plan.scope, tombstones.TOMBSTONE_DIR, forget_records.FORGOTTEN_DIR]
     async with repo.scratch(ctx.scratch_parent, owner=f"run-{result.run_id}", paths=paths) as clone:
         rebuild_only = plan.rebuild and plan.action == "consolidate" and not plan.inputs
         if rebuild_only and not await asyncio.to_thread(_has_inputs, clone.path / plan.scope):
@@ -385,15 +386,33 @@ async def prepare_workspace(
     """The scope prepared in ``clone`` for its run: the inputs materialized, what a forget withdraws
     withdrawn, the memories the person forgot held back, the diff taken. The run and
     ``pipeline.consolidate.measure`` both prepare it here, so what is measured is what is sent."""
+    kept_out = await forgotten_memories(ctx, plan.scope, clone)
     return await workspace.prepare(
         clone,
         plan,
-        clean=ctx.clean(),
+        clean=without_forgotten(ctx.clean(), kept_out),
         forgotten=await db.forgotten_sessions(ctx.store, plan.scope) | also_forget,
         foreign=await foreign_sessions(ctx, plan.scope, clone, also_forget),
         dropped=also_forget,
-        forgotten_topics=await forgotten_topics.of_scope(ctx.store, plan.scope),
+        forgotten_topics=kept_out,
     )
+
+
+async def forgotten_memories(ctx: Phase2Context, scope: str, clone: MemoryRepo) -> list[ForgottenTopic]:
+    """The memories of ``scope`` a person forgot: this store's records (with their names) and the
+    memory repository's (``forgotten/``: forgets made on any machine, before or after this one
+    paired)."""
+    records = await asyncio.to_thread(forget_records.read, clone.path)
+    held = await forgotten_topics.of_scope(ctx.store, scope)
+    return forget_records.with_records(held, forget_records.of_scope(records, scope))
+
+
+def without_forgotten(clean: Callable[[str], str], kept_out: list[ForgottenTopic]) -> Callable[[str], str]:
+    """``clean``, then the lines holding a forgotten text taken out: every input phase 2 reads is
+    written through it."""
+    if not kept_out:
+        return clean
+    return lambda text: forget_records.scrub_text(clean(text), kept_out)
 
 
 async def foreign_sessions(

@@ -34,7 +34,7 @@ from datetime import date
 from pathlib import Path
 
 from pipeline.errors import MemoryRepoError
-from pipeline.memory import frontmatter
+from pipeline.memory import forget_records, frontmatter
 from pipeline.memory.layout import (
     GLOBAL_SCOPE,
     PLACEHOLDER_SUMMARY,
@@ -200,6 +200,7 @@ async def _steer(
     scratch_parent: Path,
     author: str | None,
     detail: str = "",
+    forgotten_at: str = "",
 ) -> Steered:
     """Apply ``change(path, text) -> new text`` (None: the file goes) to the topic in a scratch copy,
     commit and land it."""
@@ -215,13 +216,17 @@ async def _steer(
         )
     base = await repo.head()
     assert base is not None
-    async with repo.scratch(scratch_parent, owner=f"steer-{action}", paths=[scope]) as clone:
+    paths = [scope, forget_records.FORGOTTEN_DIR]
+    async with repo.scratch(scratch_parent, owner=f"steer-{action}", paths=paths) as clone:
         path = _topic_path(clone.path, scope, file)
         before = _read(path, ident)
         after = await asyncio.to_thread(change, path, before)
         digest = False
         if after is None:
             digest = await asyncio.to_thread(_forget_file, clone.path.joinpath(*scope.split("/")), file)
+            gone = Steered(scope, file, FORGET, None, before, None).forgotten(forgotten_at)
+            await asyncio.to_thread(_record_forget, clone.path, scope, gone)
+            await clone.stage_paths(forget_records.FORGOTTEN_DIR)
         elif after != before:
             await asyncio.to_thread(path.write_text, after, encoding="utf-8")
         await clone.stage(scope)
@@ -253,13 +258,34 @@ def _forget_file(scope_dir: Path, file: str) -> bool:
     return True
 
 
+def _record_forget(top: Path, scope: str, gone: ForgottenTopic) -> None:
+    """The forget's record (``forgotten/<hash>``: it travels with the memory and every machine keeps
+    the topic out), and the scope's inputs without the lines that hold the forgotten text."""
+    forget_records.write(top, gone)
+    forget_records.scrub_dir(top.joinpath(*scope.split("/")), [gone])
+
+
 async def forget_topic(
-    repo: MemoryRepo, scope: str, file: str, *, scratch_parent: Path, author: str | None
+    repo: MemoryRepo,
+    scope: str,
+    file: str,
+    *,
+    scratch_parent: Path,
+    author: str | None,
+    forgotten_at: str = "",
 ) -> Steered:
     """The topic and its index line go from the branch's head, in one commit, and the scope's digest
-    becomes the placeholder (``_forget_file``)."""
+    becomes the placeholder (``_forget_file``); the same commit holds the forget's record
+    (``pipeline.memory.forget_records``) and takes the forgotten text out of the scope's inputs."""
     return await _steer(
-        repo, scope, file, FORGET, lambda _p, _t: None, scratch_parent=scratch_parent, author=author
+        repo,
+        scope,
+        file,
+        FORGET,
+        lambda _p, _t: None,
+        scratch_parent=scratch_parent,
+        author=author,
+        forgotten_at=forgotten_at,
     )
 
 

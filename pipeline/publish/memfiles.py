@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from pipeline.memory import frontmatter
+from pipeline.memory import forget_records, frontmatter
 from pipeline.memory.layout import GLOBAL_SCOPE, INDEX, NOT_TOPICS, PROJECTS_DIR, SUMMARY
 
 TOPIC_MAX_BYTES = 1_000_000
@@ -87,10 +87,14 @@ def read_scope(memory_dir: Path, scope: str, *, today: date | None = None) -> Sc
     folder = scope_dir(memory_dir, scope)
     topics = []
     if _real_dir(folder):
+        forgotten = forget_records.of_scope(forget_records.read(memory_dir), scope)
         for path in sorted(folder.iterdir()):
             topic = read_topic(path)
-            if topic is not None and not (today is not None and topic.expired(today)):
-                topics.append(topic)
+            if topic is None or (today is not None and topic.expired(today)):
+                continue
+            if forget_records.hides(forgotten, scope, topic.file, topic.text):
+                continue  # a person forgot it (a record of any machine's): never published
+            topics.append(topic)
     topics.sort(key=lambda t: (t.updated_date if t.updated_date != "undated" else "", t.file), reverse=True)
     return ScopeMemory(
         scope=scope,

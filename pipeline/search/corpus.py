@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from pipeline.memory import frontmatter
+from pipeline.memory import forget_records, frontmatter
 from pipeline.memory.layout import GLOBAL_SCOPE, NOT_TOPICS, PROJECTS_DIR, is_scope
+from pipeline.memory.likeness import ForgottenTopic
 from pipeline.projects.scopes import topic_id_text
 from pipeline.safefile import UnsafeFile, read_capped
 
@@ -126,6 +127,7 @@ class Corpus:
     def topics(self) -> list[Topic]:
         seen: dict[str, tuple[tuple[int, int, int], Topic]] = {}
         changed = False
+        forgotten = forget_records.read(self.memory_dir)  # once per listing, not once per topic
         for scope, folder in scope_dirs(self.memory_dir):
             try:
                 entries = sorted(os.scandir(folder), key=lambda e: e.name)
@@ -148,7 +150,7 @@ class Corpus:
                 if cached is not None and cached[0] == signature:
                     seen[key] = cached
                     continue
-                topic = self.read(scope, entry.name)
+                topic = self.read(scope, entry.name, forgotten=forgotten)
                 if topic is not None:
                     seen[key] = (signature, topic)
                     changed = True
@@ -157,7 +159,7 @@ class Corpus:
         self._cache = seen
         return [topic for _, topic in seen.values()]
 
-    def read(self, scope: str, file: str) -> Topic | None:
+    def read(self, scope: str, file: str, *, forgotten: list[ForgottenTopic] | None = None) -> Topic | None:
         """One topic of ``scope``, or None when ``file`` is not a readable regular topic file there."""
         if not is_scope(scope) or "/" in file or not _is_topic_name(file):
             return None
@@ -168,4 +170,8 @@ class Corpus:
             data = read_capped(folder / file, TOPIC_MAX_BYTES, follow_symlinks=False)
         except (UnsafeFile, OSError):
             return None
-        return parse_topic(scope, file, data.decode("utf-8", "replace"))
+        text = data.decode("utf-8", "replace")
+        records = forget_records.read(self.memory_dir) if forgotten is None else forgotten
+        if forget_records.hides(records, scope, file, text):
+            return None  # a person forgot it (a record of any machine's): never answered
+        return parse_topic(scope, file, text)

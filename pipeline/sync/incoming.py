@@ -7,7 +7,7 @@ them together, and all the remote sent at all, within ``MAX_INCOMING_BYTES`` and
 ``MAX_INCOMING_OBJECTS`` (``SizeScreen``). Then, before anything
 fetched is merged (let alone published), and once every incoming commit was found signed by a
 trusted machine (``pipeline.sync.trust``): every path is ``README.md``, the allowed signers
-(``trust/allowed_signers``), a tombstone or a file of a valid scope, every entry a regular file (no symlink, no submodule); every scope the
+(``trust/allowed_signers``), a tombstone, a forget record (``forgotten/``) or a file of a valid scope, every entry a regular file (no symlink, no submodule); every scope the
 remote changed passes ``pipeline.memory.validate.validate_scope`` (frontmatter, index, caps, the
 secret gate) as the remote has it; and every file version any incoming commit carries, not only the
 last one's, passes the secret gate. A finding stops the sync with the reason; nothing is merged.
@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.memory import tombstones
+from pipeline.memory import forget_records, tombstones
 from pipeline.memory.layout import Caps, is_scope
 from pipeline.memory.quarantine import IncomingObject
 from pipeline.memory.remote import REGULAR_MODES, Entry
@@ -54,6 +54,8 @@ def path_findings(entries: Mapping[str, Entry]) -> list[str]:
         found = scope_of(path)
         if path in ROOT_FILES or path == TRUST_FILE or tombstones.is_tombstone_path(path):
             continue
+        if forget_records.is_record_path(path):
+            continue
         if found is None or not is_scope(found[0]):
             out.append(f"{path} is not a file of a memory scope, a tombstone or the README")
             continue
@@ -68,6 +70,8 @@ def file_cap(path: str) -> int:
         return MAX_ROOT_FILE_BYTES
     if tombstones.is_tombstone_path(path):
         return MAX_TOMBSTONE_BYTES
+    if forget_records.is_record_path(path):
+        return forget_records.MAX_RECORD_BYTES
     return MAX_FILE_BYTES
 
 
@@ -140,6 +144,8 @@ def size_findings(files: Mapping[str, bytes]) -> list[str]:
             out.append(f"{path} is {len(data)} bytes, over the cap of {MAX_ROOT_FILE_BYTES}")
         elif tombstones.is_tombstone_path(path) and len(data) > MAX_TOMBSTONE_BYTES:
             out.append(f"{path} is {len(data)} bytes: a tombstone holds one line")
+        elif forget_records.is_record_path(path) and forget_records.parse(data) is None:
+            out.append(f"{path} is not a forget record memd writes")
     return out
 
 

@@ -12,11 +12,14 @@ memd never lets git merge a file (so no conflict marker can land in one): it rea
 - the tombstones of both sides are kept (``tombstones/``), and applied to every scope: a tombstoned
   session's inputs go, the topic files citing it are withdrawn with their index lines and the digest
   (the scope is consolidated again from what remains), and a scope left with no input at all goes;
+- the forget records of both sides are kept (``forgotten/``), and applied to every scope: a topic
+  a person forgot (its file, or most of its text) goes whatever side holds it, with its index line
+  and its text in the inputs, and the digest becomes the placeholder (``pipeline.memory.forget_records``);
 - a scope whose digest is the placeholder a forget left (``awaits_rebuild``: another machine forgot a
   session and could not rebuild it, or a person forgot one memory there) is consolidated again here
   too, even when the merge is a fast-forward.
 
-Anything outside ``README.md``, ``tombstones/`` and the scopes was refused before (``incoming``).
+Anything outside ``README.md``, ``tombstones/``, ``forgotten/`` and the scopes was refused before (``incoming``).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from pipeline.memory import frontmatter, tombstones
+from pipeline.memory import forget_records, frontmatter, tombstones
 from pipeline.memory.inputs import join_raw_sections, raw_sections, summary_session
 from pipeline.memory.layout import (
     GLOBAL_SCOPE,
@@ -38,6 +41,7 @@ from pipeline.memory.layout import (
     is_input_path,
     is_topic_path,
 )
+from pipeline.memory.likeness import ForgottenTopic
 from pipeline.memory.validate import index_links
 
 Files = Mapping[str, bytes]
@@ -56,6 +60,8 @@ class MergeResult:
     """Topic files a tombstone withdrew, per scope."""
     removed_inputs: int = 0
     cleared: set[str] = field(default_factory=set)
+    forgotten: dict[str, list[str]] = field(default_factory=dict)
+    """Topic files a forget record (``forgotten/``, either side's) kept out, per scope."""
 
 
 def scope_of(path: str) -> tuple[str, str] | None:
@@ -87,10 +93,12 @@ def merge_trees(base: Files, ours: Files, theirs: Files) -> MergeResult:
     graves = tombstones.hashes_in(ours) | tombstones.hashes_in(theirs)
     for grave in sorted(graves):
         result.files[f"{tombstones.TOMBSTONE_DIR}/{grave}"] = tombstones.TOMBSTONE_TEXT
+    forgets = _forget_records(ours, theirs, result)
     b, o, t = by_scope(base), by_scope(ours), by_scope(theirs)
     for scope in sorted(set(o) | set(t)):
         merged = _merge_scope(scope, b.get(scope, {}), o.get(scope, {}), t.get(scope, {}), result)
         merged = _bury(scope, merged, graves, result)
+        merged = _keep_forgotten_out(scope, merged, forgets, result)
         if awaits_rebuild(merged):
             result.reconsolidate.add(scope)
         for rel, data in merged.items():
@@ -179,6 +187,28 @@ def _bury(scope: str, files: dict[str, bytes], graves: set[str], result: MergeRe
     if dropped:
         result.reconsolidate.add(scope)
     return out
+
+
+def _forget_records(ours: Files, theirs: Files, result: MergeResult) -> list[ForgottenTopic]:
+    """Both sides' forget records (``forgotten/``), all kept in the merged tree: a record is never
+    dropped."""
+    for side in (theirs, ours):
+        result.files.update(forget_records.record_files(side))
+    return forget_records.records_in(result.files)
+
+
+def _keep_forgotten_out(
+    scope: str, files: dict[str, bytes], forgets: list[ForgottenTopic], result: MergeResult
+) -> dict[str, bytes]:
+    """``files`` of ``scope`` without the memories a person forgot, on either machine, whatever side
+    holds them (the topic, its index line, its text in the inputs; the digest becomes the
+    placeholder): a merge never brings one back."""
+    kept, removed = forget_records.scrub_scope(files, forget_records.of_scope(forgets, scope))
+    if removed:
+        result.forgotten.setdefault(scope, []).extend(removed)
+        if any(rel.startswith(f"{ROLLOUT_DIR}/") for rel in kept):
+            result.reconsolidate.add(scope)
+    return kept
 
 
 def _cites(data: bytes, graves: set[str]) -> bool:

@@ -28,6 +28,7 @@ the reason is recorded for `memd status` and local work goes on.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -77,6 +78,8 @@ class SyncReport:
     reconsolidate: list[str] = field(default_factory=list)
     reconsolidated: list[str] = field(default_factory=list)
     withdrawn: dict[str, list[str]] = field(default_factory=dict)
+    kept_forgotten: dict[str, list[str]] = field(default_factory=dict)
+    """Topics the merge kept out because a person forgot them (a forget record, either machine's)."""
     forgotten_here: int = 0
     attempts: int = 0
     ahead: int | None = None
@@ -116,6 +119,10 @@ class SyncReport:
         for scope, files in sorted(self.withdrawn.items()):
             lines.append(
                 f"{scope}: withdrew {', '.join(files)} (they cite a session forgotten on another machine)"
+            )
+        for scope, files in sorted(self.kept_forgotten.items()):
+            lines.append(
+                f"{scope}: kept out {', '.join(files)} (a person forgot it; the other side still had it)"
             )
         if self.forgotten_here:
             lines.append(f"forgot {self.forgotten_here} extract(s) here that another machine forgot")
@@ -166,6 +173,7 @@ class Syncer:
             if prepare is not None:
                 await prepare()
             await self.repo.ensure()
+            await self._no_forgotten_history()
             await self._attempts(report, state, push=push)
         except NotTrusted as exc:
             report.outcome, report.reason, report.untrusted = SyncOutcome.STOPPED, str(exc), True
@@ -225,6 +233,18 @@ class Syncer:
             "(or a run landing here); tried again at the next sync"
         )
 
+    async def _no_forgotten_history(self) -> None:
+        """A first sync never pushes a forgotten text: until this machine has synced, its history is
+        rewritten without what its forget records name (``pipeline.memory.forget_history``; a no-op
+        once it has synced, or when nothing was forgotten)."""
+        from pipeline.memory import forget_records
+        from pipeline.memory.forget_history import rewrite
+
+        records = await asyncio.to_thread(forget_records.read, self.repo.path)
+        done = await rewrite(self.repo, records, state_dir=Path(self.settings.paths.state_dir))
+        if done.commits:
+            log.info("sync_history_rewritten", commits=done.commits, refs=len(done.refs))
+
     def _me(self) -> trust.AllowedSigner:
         if self.repo.signer is None:
             raise MemoryRepoError("the memory repository has no signing key: memd syncs only signed commits")
@@ -258,8 +278,7 @@ class Syncer:
             raise SyncRefused(
                 f"the remote's history was rewritten: its branch {branch} no longer holds {synced[:12]}, "
                 f"the last commit memd synced with it; nothing is fetched into memory until that is "
-                f"resolved (if the rewrite was meant: git -C {repo.path} update-ref -d "
-                f"{remote.synced_ref(branch)})"
+                f"resolved ({_rewritten_advice(repo.path, remote.synced_ref(branch))})"
             )
         if await remote.is_ancestor(repo, tip, local):
             await remote.set_ref(repo, remote.synced_ref(branch), tip)
@@ -305,6 +324,8 @@ class Syncer:
         report.reconsolidate = sorted(set(report.reconsolidate) | merged.reconsolidate)
         for scope, gone in merged.withdrawn.items():
             report.withdrawn.setdefault(scope, []).extend(gone)
+        for scope, gone in merged.forgotten.items():
+            report.kept_forgotten.setdefault(scope, []).extend(gone)
         buried = tombstones.hashes_in(merged.files) & trust.forgettable(files["b"], files["t"])
         report.forgotten_here += await self._forget_buried(buried)
         await self._keep_forgotten(list(checked.signers))
@@ -400,6 +421,16 @@ def _keep_signers(merged: MergeResult, ours: bytes | None, theirs: bytes | None)
         merged.files[trust.TRUST_FILE] = kept
 
 
+def _rewritten_advice(path: Path, ref: str) -> str:
+    """What to do when the remote's history was rewritten and the rewrite was meant. Following it
+    never brings back a memory a person forgot: this machine's branch keeps its forget records
+    (``forgotten/``) and the merge keeps every topic they name out (``merge``)."""
+    return (
+        f"if the rewrite was meant: git -C {path} update-ref -d {ref}, then memd sync; what was "
+        "forgotten on this machine stays forgotten, and this machine pushes its forgets back to the remote"
+    )
+
+
 def _refusal(findings: list[str]) -> str:
     shown = "; ".join(findings[:5]) + (f" and {len(findings) - 5} more" if len(findings) > 5 else "")
     return f"the remote's commits fail memd's checks, nothing of them is merged or published: {shown}"
@@ -416,6 +447,8 @@ def _message(settings: Settings, merged: MergeResult, tip: str) -> str:
         )
     for scope, files in sorted(merged.withdrawn.items()):
         body.append(f"{scope}: withdrew {', '.join(files)} (a tombstoned session)")
+    for scope, files in sorted(merged.forgotten.items()):
+        body.append(f"{scope}: kept out {', '.join(files)} (forgotten by a person)")
     if merged.cleared:
         body.append("Emptied (every input tombstoned): " + ", ".join(sorted(merged.cleared)))
     return subject + "\n\n" + ("\n".join(body) + "\n\n" if body else "") + f"{SYNC_TRAILER}: {tip}\n"

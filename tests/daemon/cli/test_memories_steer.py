@@ -263,3 +263,27 @@ def test_forget_one_memory_without_an_api_key_takes_it_out_of_the_digest_and_eve
     assert {p: t for p, t in head_files(tmp_path).items() if marker in t} == {}
     assert {p: t for p, t in every_copy(tmp_path).items() if marker in t} == {}
     assert "is rebuilding this digest" not in "".join(every_copy(tmp_path).values())
+
+
+def test_forget_one_memory_takes_its_text_out_of_the_history_of_a_repository_never_synced(
+    tmp_path: Path, fake_api: FakeAnthropicAPI
+) -> None:
+    """Issue 32: `memd memories forget` leaves no commit of memd's refs, and no object of the
+    store, holding the forgotten text (the repository has never synced: its history is its own)."""
+    marker = "fly deploy --remote-only"
+    base, scope = setup(tmp_path, fake_api)
+    memory = tmp_path / "memory"
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=memory, capture_output=True, text=True, check=True).stdout
+
+    assert marker in git("log", "-p", "--all")
+    forgot = CliRunner().invoke(cli, [*base, "memories", "forget", f"{scope}/deploy.md"], env=NO_KEY)
+    assert forgot.exit_code == 0, forgot.output
+    assert "its text is gone from the memory repository's history too" in forgot.output
+    assert marker not in git("log", "-p", "--all")
+    assert git("reflog", "--all") == ""
+    objects = git("cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)")
+    blobs = [line.split()[0] for line in objects.splitlines() if line.endswith(" blob")]
+    assert not [b for b in blobs if marker in git("cat-file", "blob", b)]
+    assert "Run `make test`" in git("show", f"HEAD:{scope}/testing.md")  # the rest stays
