@@ -62,11 +62,12 @@ def found(text: str) -> bool:
     return not text.isascii() and _PATTERN.search(text) is not None
 
 
-def show(text: str) -> str:
-    """``text`` with each default-ignorable code point written visibly, ``<U+E0041>``: for review."""
+def show(text: str, marker: str = "<U+{:04X}>") -> str:
+    """``text`` with each default-ignorable code point written visibly (``marker``: ``<U+E0041>``;
+    ``&lt;U+E0041&gt;`` in HTML): what memd shows for review hides nothing."""
     if text.isascii():
         return text
-    return _PATTERN.sub(lambda m: f"<U+{ord(m.group()):04X}>", text)
+    return _PATTERN.sub(lambda m: marker.format(ord(m.group())), text)
 
 
 @cache
