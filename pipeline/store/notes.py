@@ -62,21 +62,6 @@ def _flag(r: Any) -> Flag:
     return Flag(r.id, r.scope, r.file, r.verdict, r.note, r.created_at)
 
 
-async def add_note(
-    store: Store,
-    *,
-    scope: str,
-    project: str | None,
-    text: str,
-    reason: str | None,
-    origin: str,
-    session: str,
-    now: datetime,
-) -> int:
-    values = {"scope": scope, "project": project, "text": text, "reason": reason, "origin": origin}
-    return await _insert(store, memory_notes, session=session, now=now, **values)
-
-
 NOTES_LOCK = 7438203
 """The PostgreSQL advisory lock ``add_note_capped`` holds for its transaction (SQLite's write
 transaction is ``BEGIN IMMEDIATE``: one writer at a time already)."""
@@ -129,17 +114,6 @@ async def add_note_capped(
     key = result.inserted_primary_key
     assert key is not None
     return int(key[0])
-
-
-async def notes_since(store: Store, session: str, since: datetime) -> int:
-    """How many notes ``session`` handed memd since ``since`` (its rate limit)."""
-    stmt = (
-        select(func.count())
-        .select_from(memory_notes)
-        .where(memory_notes.c.session == session, memory_notes.c.created_at >= since)
-    )
-    async with store.read() as conn:
-        return int((await conn.execute(stmt)).scalar_one())
 
 
 async def note_state(store: Store, note_id: int) -> NoteState | None:
