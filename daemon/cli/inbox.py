@@ -79,13 +79,16 @@ def inbox_group(click_ctx: click.Context) -> None:
 @pass_ctx
 def show(ctx: CliContext, run_id: str) -> None:
     """Print a pending run's commit message and diff."""
+    from pipeline import invisible
     from pipeline.consolidate import inbox
 
     entry, patch = _with_runtime(ctx, lambda rt: inbox.show(rt.store, rt.memory_repo(), run_id))
     folder = entry.run.inputs.get("project")
     where = f" ({folder})" if folder else ""
-    click.echo(f"run {entry.run.run_id}  scope {entry.run.scope}{where}  branch {entry.run.branch}\n")
-    click.echo(patch.rstrip("\n"))
+    # Nothing is hidden from the reviewer: an invisible character shows as its code point (<U+E0041>).
+    head = f"run {entry.run.run_id}  scope {entry.run.scope}{where}  branch {entry.run.branch}\n"
+    click.echo(invisible.show(head))
+    click.echo(invisible.show(patch.rstrip("\n")))
 
 
 @inbox_group.command("accept")

@@ -107,6 +107,12 @@ def show_command(ctx: CliContext, what: str | None, file: str | None) -> None:
     """The scopes with their project folders; with ID (`<scope>/<file>`) one memory; with SCOPE (a key,
     its short name, or a project's folder) its summary, index and memories with their ids."""
     settings = ctx.loaded().settings
+    from pipeline import invisible
+
+    def echo(text: str) -> None:
+        """A line for the user's eyes: an invisible character shows as its code point (<U+E0041>)."""
+        click.echo(invisible.show(text))
+
     from daemon.runtime import memory_repo
     from pipeline.errors import MemoryRepoError
     from pipeline.memory import read
@@ -117,7 +123,7 @@ def show_command(ctx: CliContext, what: str | None, file: str | None) -> None:
         if what is None:
             found = read.scopes(repo)
             if not found:
-                click.echo(f"no memory yet in {repo.path}")
+                echo(f"no memory yet in {repo.path}")
                 return
             folders = _folders(settings)
             for s in found:
@@ -125,7 +131,7 @@ def show_command(ctx: CliContext, what: str | None, file: str | None) -> None:
                 where = ", ".join(folders.get(s, [])) or (
                     "(every project)" if s == "global" else "(folder unknown)"
                 )
-                click.echo(f"{s:<44} {where}  {len(v.topics):>3} topic(s)  {v.inputs:>3} session(s)")
+                echo(f"{s:<44} {where}  {len(v.topics):>3} topic(s)  {v.inputs:>3} session(s)")
             return
         if file is None and _is_id(what):
             from pipeline.memory.steer import read_topic
@@ -135,28 +141,28 @@ def show_command(ctx: CliContext, what: str | None, file: str | None) -> None:
                 tid = topic_id(what, known=read.scopes(repo))
             except ScopeNotFound as exc:
                 fail(str(exc), Exit.FAILED)
-            click.echo(read_topic(repo, tid.scope, tid.file).rstrip("\n"))
+            echo(read_topic(repo, tid.scope, tid.file).rstrip("\n"))
             return
         scope = _scope(repo, what)
         if file is not None:
-            click.echo(read.topic_text(repo, scope, file).rstrip("\n"))
+            echo(read.topic_text(repo, scope, file).rstrip("\n"))
             return
         v = read.view(repo, scope)
     except MemoryRepoError as exc:
         fail(str(exc), Exit.FAILED)
     scope_folders = _folders(settings).get(scope, [])
-    click.echo(f"# {v.scope}" + (f"  ({', '.join(scope_folders)})" if scope_folders else ""))
-    click.echo(f"\n## memory_summary.md\n\n{v.summary.strip() or '(empty)'}\n")
-    click.echo(f"## MEMORY.md\n\n{v.index.strip() or '(empty)'}\n")
-    click.echo("## Memories\n")
+    echo(f"# {v.scope}" + (f"  ({', '.join(scope_folders)})" if scope_folders else ""))
+    echo(f"\n## memory_summary.md\n\n{v.summary.strip() or '(empty)'}\n")
+    echo(f"## MEMORY.md\n\n{v.index.strip() or '(empty)'}\n")
+    echo("## Memories\n")
     for t in v.topics:
         marks = "".join(m for m, on in ((" pinned", t.pinned), (" edited", t.edited)) if on)
-        click.echo(
+        echo(
             f"{topic_id_text(scope, t.path)}  {t.type}  updated {t.updated or '?'}  "
             f"{t.sources} source(s){marks}  {t.name}"
         )
     if not v.topics:
-        click.echo("(none)")
+        echo("(none)")
 
 
 def _steer(ctx: CliContext, memory_id: str, verbose: bool, act: str, text: str | None = None) -> None:

@@ -30,12 +30,13 @@ import importlib.util
 import json
 import os
 import queue
+import re
 import sys
 import threading
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 FROZEN = Path(__file__).with_name("frozen.json")
 EARLY = ("initialize", "tools/list", "prompts/list", "resources/list", "ping")
@@ -47,6 +48,15 @@ LISTEN = "subscriptions/listen"
 ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
 """The notification that opens a ``subscriptions/listen`` stream."""
 INTERNAL_ERROR = -32603
+INVALID_REQUEST = -32600
+LINE_MAX_BYTES = 1 << 20
+"""The longest JSON-RPC line taken (1 MiB; a tool's arguments are a few KiB at most): a longer one is
+answered with ``INVALID_REQUEST`` and skipped to its end, never held whole in memory."""
+HEAD_BYTES = 4096
+"""How much of an over-long line is kept, to find the id of the request it answers."""
+SKIP_CHUNK = 1 << 16
+QUEUE_MAX = 32
+"""Lines waiting for the SDK at most: the front stops reading stdin until it takes more."""
 END_WAIT_S = 15.0
 """How long, at most, the SDK may go on answering what it was sent once the client closed stdin
 (it drops a malformed request unanswered: the count of what it will answer is a guess)."""
@@ -87,8 +97,9 @@ class Front:
     """What stands between the client's stdio and the SDK's session (see the module's text)."""
 
     def __init__(self, frozen: dict[str, Any] | None, out: BinaryIO) -> None:
-        self.lines: queue.Queue[bytes | None] = queue.Queue()
-        """Every line of the client, in order, for the SDK; ``None`` once stdin is closed."""
+        self.lines: queue.Queue[bytes | None] = queue.Queue(QUEUE_MAX)
+        """Every line of the client, in order, for the SDK; ``None`` once stdin is closed. Bounded:
+        a client sending faster than the SDK answers waits (its pipe fills), memory does not grow."""
         self._frozen = frozen
         self._out = out
         self._write_lock = threading.Lock()
@@ -129,7 +140,23 @@ class Front:
                 self._answer_early(message)
             if message is not None:
                 self._count(message)
-            self.lines.put(line)
+        self.lines.put(line)  # outside the lock: it may wait for the SDK, which writes under it
+        if self._failed():  # the SDK stopped meanwhile: it will never read this line
+            with self._lock:
+                self._refuse_waiting()
+
+    def _failed(self) -> bool:
+        return self.failure is not None
+
+    def too_long(self, head: bytes, size: int) -> None:
+        """A line over ``LINE_MAX_BYTES`` (``head``: its start): refused with a JSON-RPC error naming
+        the request's id when its start gives one, never handed to the SDK."""
+        ident = _head_id(head)
+        error = {
+            "code": INVALID_REQUEST,
+            "message": f"memd mcp takes requests of at most {LINE_MAX_BYTES} bytes; this one had {size}",
+        }
+        self.write(_dump({"jsonrpc": "2.0", "id": ident, "error": error}))
 
     def from_server(self, text: str) -> None:
         """A message the SDK wrote (one JSON text): dropped when the front already answered it."""
@@ -197,13 +224,17 @@ class Front:
                 return
             self.failure = reason or "the server stopped"
             sys.stderr.write(f"memd mcp: {self.failure}\n")
-            while True:
-                try:
-                    line = self.lines.get_nowait()
-                except queue.Empty:
-                    break
-                if line is not None:
-                    self._refuse(_parse(line))
+            self._refuse_waiting()
+
+    def _refuse_waiting(self) -> None:
+        """Answer every line still waiting for the SDK with the failure (under the lock)."""
+        while True:
+            try:
+                line = self.lines.get_nowait()
+            except queue.Empty:
+                break
+            if line is not None:
+                self._refuse(_parse(line))
 
     def _count(self, message: dict[str, Any]) -> None:
         """Keep count of the requests the SDK will answer (a well-formed one, not cancelled since)."""
@@ -321,8 +352,11 @@ def run(frozen: dict[str, Any] | None, backend: Callable[[Front], None]) -> int:
     thread = threading.Thread(target=sdk, name="memd-mcp-sdk", daemon=True)
     thread.start()
     with os.fdopen(in_fd, "rb", closefd=False) as stdin:
-        for line in stdin:
-            front.from_client(line)
+        for line in bounded_lines(stdin):
+            if isinstance(line, TooLong):
+                front.too_long(line.head, line.size)
+            else:
+                front.from_client(line)
     if front.end():
         _exit(0)
     thread.join(END_WAIT_S)
@@ -330,6 +364,78 @@ def run(frozen: dict[str, Any] | None, backend: Callable[[Front], None]) -> int:
     if thread.is_alive():
         _exit(status)
     return status
+
+
+class TooLong(NamedTuple):
+    """A line over the cap: its first ``HEAD_BYTES`` and its length (newline included)."""
+
+    head: bytes
+    size: int
+
+
+def bounded_lines(stream: BinaryIO, max_bytes: int = LINE_MAX_BYTES) -> Iterator[bytes | TooLong]:
+    """The lines of ``stream``, each read whole only when it is at most ``max_bytes`` long (newline
+    aside); a longer one is read on in chunks and dropped, ``TooLong`` standing for it."""
+    while True:
+        line = stream.readline(max_bytes + 1)
+        if not line:
+            return
+        if line.endswith(b"\n") or len(line) <= max_bytes:
+            yield line
+            continue
+        head, size = line[:HEAD_BYTES], len(line)
+        del line
+        while True:
+            chunk = stream.readline(SKIP_CHUNK)
+            size += len(chunk)
+            if not chunk or chunk.endswith(b"\n"):
+                break
+        yield TooLong(head, size)
+
+
+def _head_id(head: bytes) -> Any:
+    """The top-level ``"id"`` of a request from the start of its text, when it is there whole (a
+    number or a short string); None otherwise (the JSON-RPC id of an error with no request id)."""
+    text = head.decode("utf-8", "ignore")
+    depth, i, key, expect_key = 0, 0, None, False
+    while i < len(text):
+        ch = text[i]
+        if ch == '"':
+            end = _string_end(text, i)
+            if end < 0:
+                return None
+            if depth == 1 and expect_key:
+                key = text[i : end + 1]
+            i = end + 1
+            continue
+        if ch in "{[":
+            depth += 1
+            expect_key = ch == "{" and depth == 1
+        elif ch in "}]":
+            depth -= 1
+        elif ch == "," and depth == 1:
+            expect_key = True
+        elif ch == ":" and depth == 1 and key is not None:
+            expect_key = False
+            if key == '"id"':
+                value = re.match(r'\s*(-?\d{1,18}|"(?:[^"\\]|\\.){0,200}")\s*[,}]', text[i + 1 :])
+                return json.loads(value.group(1)) if value else None
+            key = None
+        i += 1
+    return None
+
+
+def _string_end(text: str, start: int) -> int:
+    """The index of the quote closing the JSON string opening at ``start`` (-1: not in ``text``)."""
+    i = start + 1
+    while i < len(text):
+        if text[i] == "\\":
+            i += 2
+            continue
+        if text[i] == '"':
+            return i
+        i += 1
+    return -1
 
 
 def _exit(status: int) -> None:
@@ -440,7 +546,7 @@ def _plain_id(ident: Any) -> bool:
 def _parse(line: bytes) -> dict[str, Any] | None:
     try:
         message = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes
         return None
     return message if isinstance(message, dict) else None
 

@@ -4,7 +4,8 @@ The only tools of `memd mcp` that write, and only their own records in the state
 verdict); the memory repository changes at phase 2's next run of the scope, never here. The store
 is opened for each call and never created or migrated: where memd has not run yet, or its store is
 not at this memd's schema (the daemon migrates it when it starts), the call is refused saying so.
-Each server process is one session for the rate limit.
+The cap on notes is per scope, counted in the store for every server of this machine together
+(``pipeline.notes.remember``); each server process is one session for the cap on verdicts.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from markupsafe import Markup, escape
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
+from pipeline import invisible
 from pipeline.projects.scopes import short_name, topic_id_text
 
 HERE = Path(__file__).resolve().parent
@@ -67,7 +68,8 @@ def page(request: Request, template: str, *, status_code: int = 200, **values: A
         .get_template(template)
         .render(csrf=ui.guard.csrf, read_only=ui.guard.read_only, path=request.url.path, **values)
     )
-    return HTMLResponse(html, status_code=status_code)
+    # An invisible character (a tag character spelling a hidden instruction) shows as its code point.
+    return HTMLResponse(invisible.show(html, "&lt;U+{:04X}&gt;"), status_code=status_code)
 
 
 def when(value: Any) -> str:

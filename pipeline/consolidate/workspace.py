@@ -31,6 +31,7 @@ from pipeline.memory import duplicates, guard
 from pipeline.memory.current import superseded_findings
 from pipeline.memory.inputs import changes_of, materialize, rest_on_tools_only
 from pipeline.memory.layout import (
+    GLOBAL_SCOPE,
     INDEX,
     RAW_MEMORIES,
     ROLLOUT_DIR,
@@ -50,7 +51,8 @@ from pipeline.memory.provenance import (
 from pipeline.memory.repository import MemoryRepo
 from pipeline.memory.scope_rules import scope_findings
 from pipeline.memory.tool_marks import tool_memories, unmarked_findings
-from pipeline.memory.validate import SecretFinder, list_scope, validate_scope
+from pipeline.memory.validate import SecretFinder, list_scope, strip_invisible, validate_scope
+from pipeline.notes.remember import note_id
 
 DIFF_MAX_BYTES = 80_000
 AGENT_VIEW = "memories/"
@@ -274,20 +276,28 @@ async def check(
         c.path: c.old_path for c in await ws.clone.staged_changes(ws.scope) if c.status == "R" and c.old_path
     }
     consumed = [r for r in plan.inputs if r.session_id in ws.changed_sessions]
+    # A note from an agent (``memd mcp``) is the agent's word, whatever it claims: the source a topic
+    # names is the note, and in a project a run whose new inputs are notes (and tool output) stamps
+    # what it wrote ``evidence: tool``, and a topic restating a note must be so marked. In global/
+    # a run bringing a note always waits for the user's accept in the inbox (``scope_run``): that
+    # accept, not a mark global/ refuses, is what lets it land.
+    named = {note_id(n.id) for n in plan.notes}
+    notes = [] if ws.scope == GLOBAL_SCOPE else [(note_id(n.id), ws.clean(n.text)) for n in plan.notes]
+    await asyncio.to_thread(strip_invisible, ws.scope_dir)
     report = await asyncio.to_thread(
         apply_provenance,
         ws.scope_dir,
         ws.snapshot,
         today=today,
-        run_sources=ws.changed_sessions,
+        run_sources=ws.changed_sessions | named,
         live_sources={r.session_id for r in plan.inputs},
         forgotten=forgotten,
         renames=renames,
-        tool_only=rest_on_tools_only(consumed),
+        tool_only=rest_on_tools_only(consumed) if consumed else bool(notes),
     )
     findings = await asyncio.to_thread(validate_scope, ws.scope_dir, caps, finder)
     findings += await asyncio.to_thread(scope_findings, ws.scope, ws.scope_dir)
-    from_tools = tool_memories(r.raw_memory for r in consumed)
+    from_tools = tool_memories(r.raw_memory for r in consumed) + notes
     told = [t for r in plan.inputs for t in r.told]
     findings += await asyncio.to_thread(
         unmarked_findings, ws.scope_dir, ws.snapshot, from_tools, told=told, renames=renames

@@ -7,6 +7,9 @@
 - only regular ``.md`` files, no symlinks, nothing hidden (memd's own inputs aside);
 - the secret gate finds nothing in any file.
 
+Before the checks, memd removes every invisible (default-ignorable) character from the files the
+agent writes (``strip_invisible``, ``pipeline.invisible``): nothing hidden reaches a topic.
+
 Each finding is one sentence naming the file; it goes back to the agent for its one repair turn.
 """
 
@@ -20,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from pipeline import invisible
 from pipeline.memory import frontmatter
 from pipeline.memory.layout import INDEX, SUMMARY, Caps, estimate_tokens, is_input_path, is_topic_path
 
@@ -64,6 +68,24 @@ def list_scope(scope_dir: Path) -> ScopeListing:
     if scope_dir.is_dir():
         walk(scope_dir, "")
     return out
+
+
+def strip_invisible(scope_dir: Path) -> list[str]:
+    """Remove every default-ignorable code point from the scope's own files (its inputs are memd's,
+    already normalised); return the files changed. A file that is not UTF-8 is left to validation."""
+    changed: list[str] = []
+    for rel in list_scope(scope_dir).files:
+        if is_input_path(rel):
+            continue
+        path = scope_dir / rel
+        try:
+            text = path.read_bytes().decode("utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if invisible.found(text):
+            path.write_text(invisible.strip(text), encoding="utf-8")
+            changed.append(rel)
+    return changed
 
 
 def index_links(text: str) -> list[tuple[int, str]]:

@@ -9,5 +9,7 @@ REASON_MAX_CHARS = 500
 """The longest reason given with a note."""
 NOTE_MAX_CHARS = 500
 """The longest note given with a verdict."""
+OPEN_NOTES_MAX = 50
+"""The most notes a scope may hold waiting for its next consolidation (each goes into its prompt)."""
 FEEDBACK_PER_HOUR = 60
 """Verdicts one MCP session may give in an hour."""

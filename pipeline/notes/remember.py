@@ -2,7 +2,8 @@
 next consolidation.
 
 The note goes through the secret gate first (a note holding a secret is refused, naming the rule),
-then the session's rate limit (``per_hour``: ``[notes] remember_per_hour``), then waits in the store as an input
+then the scope's rate limit (``per_hour``: ``[notes] remember_per_hour``, counted in the state
+store for every agent session of this machine together, ``OPEN_NOTES_MAX`` waiting at most), then waits in the store as an input
 of the next consolidation of its scope: the project of the server's working directory, or global.
 Phase 2 reads it as the agent's words (``ORIGIN``), weighed as tool evidence, never as the user's.
 
@@ -21,10 +22,11 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Literal
 
+from pipeline import invisible
 from pipeline.clock import Clock
 from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.memory.validate import SecretFinder
-from pipeline.notes.caps import REASON_MAX_CHARS, TEXT_MAX_CHARS
+from pipeline.notes.caps import OPEN_NOTES_MAX, REASON_MAX_CHARS, TEXT_MAX_CHARS
 from pipeline.notes.gate import refusal, secret_rules
 from pipeline.projects import ProjectResolver, scope_for
 from pipeline.store import Store
@@ -78,7 +80,8 @@ async def remember(
     session: str,
 ) -> Remembered:
     """Check and record one note (see the module docstring)."""
-    text, reason = text.strip(), (reason or "").strip() or None
+    # Nothing invisible is kept: a reviewer would never see it (``pipeline.invisible``).
+    text, reason = invisible.strip(text).strip(), invisible.strip(reason or "").strip() or None
     if not text:
         return Remembered("refused", reason="the note is empty")
     if len(text) > TEXT_MAX_CHARS:
@@ -100,12 +103,7 @@ async def remember(
             return Remembered("refused", note_id(earlier), "the user rejected this note in the inbox")
         return Remembered("applied" if state == "applied" else "pending", note_id(earlier), held)
     now = clock.now()
-    if await db.notes_since(store, session, now - RATE_WINDOW) >= per_hour:
-        return Remembered(
-            "refused",
-            reason=f"this session handed memd {per_hour} notes in the last hour ([notes] remember_per_hour)",
-        )
-    number = await db.add_note(
+    number = await db.add_note_capped(
         store,
         scope=target,
         project=project,
@@ -114,5 +112,19 @@ async def remember(
         origin=ORIGIN,
         session=session,
         now=now,
+        since=now - RATE_WINDOW,
+        per_hour=per_hour,
+        open_max=OPEN_NOTES_MAX,
     )
+    if number == "rate":
+        return Remembered(
+            "refused",
+            reason=f"this scope was handed {per_hour} notes in the last hour, by every agent session on "
+            "this machine together ([notes] remember_per_hour)",
+        )
+    if number == "open":
+        return Remembered(
+            "refused",
+            reason=f"this scope holds {OPEN_NOTES_MAX} notes waiting for memd's next consolidation",
+        )
     return Remembered("pending", note_id(number), held)

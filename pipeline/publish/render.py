@@ -6,7 +6,7 @@ path, command or flag before relying on it: memory is a snapshot, not the truth.
 The model's text is neutralised on its way into any file (``neutralise``, ``topic_file``): a marker
 memd or its scanner acts on (memd's sentinels, the recall fence, Codex's summary markers, in any
 form they accept) and a frontmatter fence that is not memd's are defused, so a line the model wrote
-can neither end memd's block nor start a frontmatter. Standard library only.
+can neither end memd's block nor start a frontmatter; nothing invisible is published. Standard library only.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from pipeline import invisible
 from pipeline.publish.memfiles import ScopeMemory, Topic
 
 VERIFY_NOTE = (
@@ -52,7 +53,9 @@ _FENCE = re.compile(r"^[ \t]*---[ \t]*$")
 
 
 def neutralise(text: str) -> str:
-    """``text`` with every marker memd or its scanner acts on defused (idempotent)."""
+    """``text`` with every marker memd or its scanner acts on defused, and every invisible
+    (default-ignorable) character removed (``pipeline.invisible``); idempotent."""
+    text = invisible.strip(text)
     for pattern, stand_in in _MARKERS:
         text = pattern.sub(stand_in, text)
     return text

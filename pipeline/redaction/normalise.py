@@ -1,10 +1,11 @@
-"""What the model sees, once: text without terminal controls or invisible format characters.
+"""What the model sees, once: text without terminal controls or invisible characters.
 
 ANSI CSI and OSC sequences (colour, cursor, hyperlinks), the other C0/C1 control characters (tab,
-line feed and carriage return stay), a character erased by a backspace, and the zero-width and
-bidirectional format characters (U+200B..U+200F, U+202A..U+202E, U+2060..U+2064, U+2066..U+2069,
-U+FEFF) are removed. The same sequences written as JSON escapes (``\\u001b[31m``, ``\\\\u200b``:
-a transcript's tool result escaped once or twice) are removed too. So ``grep --color=always`` or a
+line feed and carriage return stay), a character erased by a backspace, and every default-ignorable
+code point (the Unicode property, ``pipeline.invisible``: zero-width and bidirectional format
+characters, soft hyphen, variation selectors, Hangul fillers, the tag block U+E0000..E007F) are
+removed. The same written as JSON escapes (``\\u001b[31m``, ``\\\\u200b``, a tag character as
+its surrogate pair: a transcript's tool result escaped once or twice) are removed too. So ``grep --color=always`` or a
 zero-width space never splits a secret from the name the rules key on, and what the redactor
 checked is exactly what is sent. Line breaks are never removed.
 """
@@ -14,6 +15,8 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Callable
+
+from pipeline import invisible
 
 # Each pass removes what one pattern finds (or, for the C0 controls, what a translation deletes):
 # text without anything to remove costs a few byte searches.
@@ -31,6 +34,23 @@ _ASCII = bytes(range(0x80))
 _B_ESCAPED = re.compile(
     rb"\\u(?:001[bB](?:\[[0-?]*[ -/]*[@-~]|\])|200[b-fB-F]|202[a-eA-E]|206[0-46-9]|[fF][eE][fF][fF])"
 )
+
+_B_IGNORABLE = re.compile(invisible.utf8_pattern())
+"""Any default-ignorable code point, as UTF-8 (``pipeline.invisible``)."""
+
+
+def _escaped_ignorable() -> re.Pattern[bytes]:
+    """A JSON escape (``\\u00ad``, any backslash run) of a default-ignorable code point of the BMP,
+    or the high half of a surrogate pair one outside it may start with, its low half after it."""
+    units: set[int] = set()
+    for a, b in invisible.IGNORABLE:
+        for cp in range(a, b + 1):
+            units.add(cp if cp < 0x10000 else 0xD800 + ((cp - 0x10000) >> 10))
+    alternation = b"|".join(f"{u:04x}".encode() for u in sorted(units))
+    return re.compile(rb"(\\+)u(" + alternation + rb")(?:\1u(d[c-f][0-9a-f]{2}))?", re.IGNORECASE)
+
+
+_B_ESCAPED_IGNORABLE = _escaped_ignorable()
 
 Spans = list[tuple[int, int]]
 
@@ -65,6 +85,26 @@ def _escaped_spans(buf: bytes) -> Spans:
         out.append((s, e))
         pos = e
     return out
+
+
+def _escaped_ignorable_spans(buf: bytes) -> Spans:
+    """Escaped default-ignorable code points (a surrogate pair only whole, and only when it is one)."""
+    out: Spans = []
+    for m in _B_ESCAPED_IGNORABLE.finditer(buf):
+        unit = int(m.group(2), 16)
+        if 0xD800 <= unit < 0xDC00:
+            low = m.group(3)
+            if low is None or not invisible.is_ignorable(
+                0x10000 + ((unit - 0xD800) << 10) + (int(low, 16) - 0xDC00)
+            ):
+                continue
+            out.append(m.span())
+        else:
+            out.append((m.start(), m.end(2)))
+    return out
+
+
+_IGNORABLE_SPANS = _pattern_spans(_B_IGNORABLE)
 
 
 # The same matches as _B_WIDE, found by patterns that each start with one literal byte (a search
@@ -116,8 +156,13 @@ def _passes(buf: bytes) -> list[Callable[[bytes], Spans]]:
         high = buf.translate(None, _ASCII)
         if _B_WIDE.search(high) is not None:
             out.append(_WIDE_SPANS)
-    if b"\\u" in buf and _B_ESCAPED.search(buf) is not None:
-        out.append(_escaped_spans)
+        if _B_IGNORABLE.search(high) is not None:
+            out.append(_IGNORABLE_SPANS)
+    if b"\\u" in buf:
+        if _B_ESCAPED.search(buf) is not None:
+            out.append(_escaped_spans)
+        if _B_ESCAPED_IGNORABLE.search(buf) is not None:
+            out.append(_escaped_ignorable_spans)
     return out
 
 

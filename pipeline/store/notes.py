@@ -62,7 +62,12 @@ def _flag(r: Any) -> Flag:
     return Flag(r.id, r.scope, r.file, r.verdict, r.note, r.created_at)
 
 
-async def add_note(
+NOTES_LOCK = 7438203
+"""The PostgreSQL advisory lock ``add_note_capped`` holds for its transaction (SQLite's write
+transaction is ``BEGIN IMMEDIATE``: one writer at a time already)."""
+
+
+async def add_note_capped(
     store: Store,
     *,
     scope: str,
@@ -72,20 +77,43 @@ async def add_note(
     origin: str,
     session: str,
     now: datetime,
-) -> int:
-    values = {"scope": scope, "project": project, "text": text, "reason": reason, "origin": origin}
-    return await _insert(store, memory_notes, session=session, now=now, **values)
+    since: datetime,
+    per_hour: int,
+    open_max: int,
+) -> int | Literal["rate", "open"]:
+    """Add a note unless ``scope`` was handed ``per_hour`` notes by this machine since ``since``
+    (``"rate"``) or holds ``open_max`` notes no run took yet (``"open"``): counted and written in one
+    transaction, so servers handing notes at once (one process per agent session) share the cap."""
+    from sqlalchemy import text as sql
 
-
-async def notes_since(store: Store, session: str, since: datetime) -> int:
-    """How many notes ``session`` handed memd since ``since`` (its rate limit)."""
-    stmt = (
+    recent = (
         select(func.count())
         .select_from(memory_notes)
-        .where(memory_notes.c.session == session, memory_notes.c.created_at >= since)
+        .where(
+            memory_notes.c.scope == scope,
+            memory_notes.c.machine == store.machine,
+            memory_notes.c.created_at >= since,
+        )
     )
-    async with store.read() as conn:
-        return int((await conn.execute(stmt)).scalar_one())
+    waiting = (
+        select(func.count())
+        .select_from(memory_notes)
+        .where(memory_notes.c.scope == scope, memory_notes.c.run_id.is_(None))
+    )
+    values = {"scope": scope, "project": project, "text": text, "reason": reason, "origin": origin}
+    async with store.write() as conn:
+        if store.dialect == "postgresql":
+            await conn.execute(sql(f"SELECT pg_advisory_xact_lock({NOTES_LOCK})"))
+        if int((await conn.execute(recent)).scalar_one()) >= per_hour:
+            return "rate"
+        if int((await conn.execute(waiting)).scalar_one()) >= open_max:
+            return "open"
+        result = await conn.execute(
+            insert(memory_notes).values(session=session, machine=store.machine, created_at=now, **values)
+        )
+    key = result.inserted_primary_key
+    assert key is not None
+    return int(key[0])
 
 
 async def note_state(store: Store, note_id: int) -> NoteState | None:

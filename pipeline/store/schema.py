@@ -347,7 +347,7 @@ memory_notes = Table(
     Column("text", Text, nullable=False),
     Column("reason", Text),
     Column("origin", String(64), nullable=False),
-    # The MCP server process the note came through (its rate limit is counted per session).
+    # The MCP server process the note came through (the cap on notes is per scope and machine).
     Column("session", String(64), nullable=False),
     Column("machine", String(64), nullable=False),
     Column("created_at", UTCDateTime, nullable=False),

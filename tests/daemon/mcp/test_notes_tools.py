@@ -161,3 +161,25 @@ async def test_feedback_on_another_projects_memory_is_refused(stored: dict[str, 
         absent.structured_content or {}
     )["reason"]
     assert rows(stored["db"], "SELECT count(*) FROM memory_feedback") == [(0,)]
+
+
+async def test_four_servers_at_once_share_the_scopes_hourly_notes(
+    world: dict[str, Any], migrated_sqlite: Path
+) -> None:
+    """Issue 32 (F7): 4 agent sessions (4 `memd mcp` processes) x 3 notes at once, 5 an hour: 5 kept."""
+    import asyncio
+
+    config = write_config(world["config"].parent, "[notes]\nremember_per_hour = 5\n")
+    shutil.copyfile(migrated_sqlite, config.parent / "state.db")
+
+    async def agent(n: int) -> list[str]:
+        async with base.server({**world, "config": config}) as session:
+            got = []
+            for i in range(3):
+                answer = await session.call_tool("memory_remember", {"text": f"server {n} note {i}"})
+                got.append((answer.structured_content or {})["status"])
+            return got
+
+    statuses = [s for answer in await asyncio.gather(*(agent(n) for n in range(4))) for s in answer]
+    assert statuses.count("pending") == 5, statuses
+    assert rows(config.parent / "state.db", "SELECT count(*) FROM memory_notes") == [(5,)]
