@@ -56,6 +56,18 @@ _DECODED_PREFIXES = (
     b"TOKEN",
     b"secret",
     b"SECRET",
+    # a URL: its userinfo may hold a password (``https://user:pw@host`` encoded whole)
+    b"https://",
+    b"http://",
+    b"ftp://",
+    b"sftp://",
+    b"smtp://",
+    b"smtps://",
+    b"postgres",
+    b"mysql://",
+    b"mongodb",
+    b"redis://",
+    b"amqp://",
 )
 
 

@@ -21,7 +21,19 @@ from pipeline.redaction.model import Candidate, ScanRule
 from pipeline.redaction.values import MAX_QUOTED, UNQUOTED, quoted_pattern
 from pipeline.redaction.wrap import yaml_block
 
-ANCHORS = (b"pass", b"pwd", b"secret", b"token", b"key", b"auth", b"cred", b"mnemonic", b"phrase")
+ANCHORS = (
+    b"pass",
+    b"pwd",
+    b"secret",
+    b"token",
+    b"key",
+    b"auth",
+    b"cred",
+    b"mnemonic",
+    b"phrase",
+    b"_pat",
+    b"psk",
+)
 
 _IDCHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 _ID_MASK = bytes(97 if c in _IDCHARS else 32 for c in range(256))  # identifier chars -> "a", others -> " "
@@ -38,6 +50,11 @@ _NEXT_PAIR = re.compile(rb"[;,&<](?:(?<=<)|[ \t]*[A-Za-z_][\w. -]{0,40}=)")  # o
 _TRAILING = b",;)}]"
 _BLOCK_START = b"|>"
 _BRACED = re.compile(rb"\{(?P<v>[^{}$\s\\](?:[^}\r\n\\]|\}\}){0,255})\}(?=[;\s\"'\\]|$)")
+_STRING_LIST = re.compile(
+    rb"\[[ \t]*(?P<q>\\*[\"'])(?P<v>[^\"'\\\r\n]{1,256}(?:(?P=q)[ \t]*,[ \t]*(?P=q)[^\"'\\\r\n]{1,256}){1,31})"
+    rb"(?P=q)[ \t]*\]"
+)
+"""A list of two or more strings on one line; its span is from the first string's text to the last's."""
 _NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_.-]*")
 _ENV_NAME = re.compile(rb"[A-Z][A-Z0-9_]*")
 """An upper-case name: in an env file, a shell or YAML its unquoted value is a string, not code."""
@@ -104,6 +121,7 @@ def classify(identifier: bytes) -> Level | None:
             or s == "mnemonic"
             or (s == "phrase" and i > 0 and segs[i - 1] in ("seed", "recovery", "secret"))
             or s.endswith("token")
+            or (s in ("pat", "psk") and i == len(segs) - 1)  # a personal access token, a pre-shared key
             or s in ("credential", "credentials", "creds", "cred")
             or s == "auth"
             or (s.endswith("auth") and len(s) > 4)
@@ -140,6 +158,8 @@ def _value_span(
         quoted = quoted_pattern(vq[-1], len(vq) - 1).match(buf, s, s + MAX_QUOTED + 8)
         if quoted is not None:
             return s, quoted.end(), True
+    if buf[s] == 91 and (listed := _STRING_LIST.match(buf, s)) is not None:  # [
+        return (*listed.span("v"), True)  # a value split into a JSON array: "token": ["ab", "cd"]
     if buf[s] == 123 and (braced := _BRACED.match(buf, s)) is not None:  # {
         return (*braced.span("v"), True)  # ODBC: PWD={p@ss;word}
     # unquoted, or a quote not closed on its line: the value is one word
