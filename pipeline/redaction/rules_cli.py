@@ -122,6 +122,9 @@ _CLI_FLAGS: list[tuple[tuple[bytes, ...], re.Pattern[bytes], bool]] = [
             b"--access-token",
             b"-password",
             b"--passphrase",
+            b"-secret ",
+            b"-token ",
+            b"-password ",
         ),
         re.compile(
             rb"-(?<![\w-]-)-?(?:[a-z]+-)?(?:password|passwd|passphrase|pass|token|api-key|apikey|secret|"

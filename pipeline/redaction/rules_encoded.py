@@ -100,7 +100,7 @@ def _printable(raw: bytes) -> bool:
 
 
 def _blob_at(buf: bytes, start: int) -> tuple[int, int] | None:
-    if start and buf[start - 1] in _B64_CHARS:
+    if start and buf[start - 1] in _B64_CHARS and buf[start - 1] != 61:  # ``NAME=<blob>`` starts one
         return None
     m = _B64.match(buf, start)
     return None if m is None else m.span()

@@ -51,10 +51,10 @@ _TRAILING = b",;)}]"
 _BLOCK_START = b"|>"
 _BRACED = re.compile(rb"\{(?P<v>[^{}$\s\\](?:[^}\r\n\\]|\}\}){0,255})\}(?=[;\s\"'\\]|$)")
 _STRING_LIST = re.compile(
-    rb"\[[ \t]*(?P<q>\\*[\"'])(?P<v>[^\"'\\\r\n]{1,256}(?:(?P=q)[ \t]*,[ \t]*(?P=q)[^\"'\\\r\n]{1,256}){1,31})"
-    rb"(?P=q)[ \t]*\]"
+    rb"\[(?:\s|\\+[nrt])*(?P<q>\\*[\"'])(?P<v>[^\"'\\\r\n]{1,256}(?:(?P=q)(?:\s|\\+[nrt])*,(?:\s|\\+[nrt])*(?P=q)"
+    rb"[^\"'\\\r\n]{1,256}){1,31})(?P=q)(?:\s|\\+[nrt])*\]"
 )
-"""A list of two or more strings on one line; its span is from the first string's text to the last's."""
+"""A list of two or more strings (over lines too); its span is from the first string's text to the last's."""
 _NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_.-]*")
 _ENV_NAME = re.compile(rb"[A-Z][A-Z0-9_]*")
 """An upper-case name: in an env file, a shell or YAML its unquoted value is a string, not code."""
@@ -82,7 +82,7 @@ _KEY_QUALIFIERS = _words(
 )
 _KEY_TAILS = _words(
     """base value prod production live test dev staging secret data b64 base64 pem hex raw str string v1 v2
-    old new"""
+    old new chunks chunk parts part pieces segments"""
 )
 _DENY_ANY = _words(
     """public publishable pub pubkey page next continuation cursor sync csrf xsrf max min num tokenizer

@@ -21,6 +21,8 @@ from pipeline.redaction.model import STRUCTURE, Candidate, ScanRule
 
 NAME = "private-key"
 _B64_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
+_B64_MASK = bytes(97 if c in _B64_CHARS else 32 for c in range(256))  # base64 -> "a", others -> " "
+_B64_RUN = re.compile(rb"[A-Za-z0-9+/=]+")
 MIN_DER_BLOB = 44
 """The shortest base64 DER private key (an Ed25519 PKCS#8 key is 48 characters)."""
 MAX_BLOB = 16384
@@ -37,6 +39,8 @@ _MARKERS = (
     bytes.fromhex("060a2a864886f70d010c0103"),  # PKCS#12 shrouded key (pbeWithSHAAnd3-KeyTripleDES)
     bytes.fromhex("0201033082"),  # PKCS#12: version 3
     bytes.fromhex("0201033080"),
+    bytes.fromhex("0201033081"),
+    bytes.fromhex("0201033083"),
     bytes.fromhex("0201000282"),  # PKCS#1, RSA: version 0, then the modulus
     bytes.fromhex("0201000281"),
     b"openssh-key-v1\x00",  # an OpenSSH private key's body without its armour
@@ -68,15 +72,10 @@ _DER_ANCHORS = tuple(dict.fromkeys(v for m in _MARKERS for v in _encoded_variant
 
 
 def _blob(buf: bytes, start: int, end: int) -> tuple[int, int]:
-    s = start
     lo = max(0, start - _DER_LOOKAHEAD * 2)
-    while s > lo and buf[s - 1] in _B64_CHARS:
-        s -= 1
-    e = end
-    hi = min(len(buf), end + MAX_BLOB)
-    while e < hi and buf[e] in _B64_CHARS:
-        e += 1
-    return s, e
+    s = lo + 1 + buf[lo:start].translate(_B64_MASK).rfind(b" ")
+    m = _B64_RUN.match(buf, end, min(len(buf), end + MAX_BLOB))
+    return s, end if m is None else m.end()
 
 
 def _der(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:

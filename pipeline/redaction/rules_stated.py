@@ -118,6 +118,18 @@ _LEXICON: dict[str, str] = {
         PASSWORD,
     ),
     "mot de passe": PASSWORD,
+    "phrase secrète": PASSWORD,
+    "phrase de passe": PASSWORD,
+    "palavra-passe": PASSWORD,
+    "pin kodu": PIN,
+    "pin-koden": PIN,
+    "pin-kod": PIN,
+    "pin code": PIN,
+    "pin码": PIN,
+    "pin碼": PIN,
+    "暗証番号": PIN,
+    "पिन": PIN,
+    "pinコード": PIN,
     "mot-de-passe": PASSWORD,
     "kata sandi": PASSWORD,
     "mật khẩu": PASSWORD,
@@ -424,8 +436,8 @@ _PUBLIC_BEFORE = re.compile(
 
 _ASSIGNED = re.compile(rb"(?:\\*[\"'])?[ \t]*(?::|=|:=|=>)")
 _ASCII_WORD = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
-_GLUE_BEFORE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.$@/-")
-_ASCII_AFTER_OK = frozenset(b" \t:=\xef\xe3\\\"'`")
+_GLUE_BEFORE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.$@/")
+_ASCII_AFTER_OK = frozenset(b" \t:\\")
 WINDOW = 200
 _MAX_FILLERS = 6
 _MAX_STEPS = 14
@@ -437,6 +449,10 @@ _COPULA_RE = re.compile(
     + r")(?=\s|$|[\"'`“«「])",
     re.IGNORECASE,
 )
+_COPULA_SET = frozenset(c.lower() for c in _COPULAS)
+_DASHES = frozenset(("-", "–", "—"))
+_QUOTE_OPEN = frozenset("\"'`“«「『")
+_GLUED_ENDS = frozenset(c[-1] for c in _GLUED)
 _GLUED_RE = re.compile("(?:" + "|".join(re.escape(c) for c in sorted(_GLUED, key=len, reverse=True)) + ")")
 _QUOTED = re.compile(r"[\"'`“«「『]([^\"'`”»」』\n]{1,128})[\"'`”»」』]")
 _VALUE = re.compile(r"[^\s\"'`“”«»「」『』()\[\]{}<>,;" + _NO_SPACE_SCRIPT + r"]+")
@@ -444,7 +460,7 @@ _WORD = re.compile(r"[^\s]+?(?=\s|$|[" + _NO_SPACE_SCRIPT + r"])|[" + _NO_SPACE_
 _TRAIL = ".,;:!?)]}…"
 _FINAL = re.compile(
     r"\s*(?:$|[.!?。！？](?:\s|$)|,|;|(?:है|हैं|です|だ|입니다|이다|이에요|예요|dir|dır|dur|dür|tir|tır|"
-    r"'dir|'dır|ist|is|est)(?:[\s.!?,;]|$)|[" + _NO_SPACE_SCRIPT + r"])"
+    r"'dir|'dır|ist|is|est)(?:[\s.!?,;\"'`\\]|$)|[" + _NO_SPACE_SCRIPT + r"])"
 )
 """What may follow a value stated without a copula before it: the sentence's end or a final copula."""
 _DATE_OR_NUMBER = re.compile(r"[0-9]+(?:[.,:/-][0-9]+)+|[0-9]+(?:st|nd|rd|th|%|px|ms|s|h|d|x)?")
@@ -454,6 +470,11 @@ _LETTER = re.compile(r"[^\W\d_]")
 _DIGIT = re.compile(r"[0-9]")
 _SYMBOL = re.compile(r"[!#$%&*+=?@^~|]")
 _INNER_UPPER = re.compile(r"[a-z][A-Z]")
+_THREE_UPPER = re.compile(r"[A-Z].*[A-Z].*[A-Z]")
+_WORDS = re.compile(r"[^\W\d_]+(?: [^\W\d_]+)+")
+_PASSPHRASE = re.compile(r"[^\W\d_A-Z]+(?: [^\W\d_A-Z]+){1,7}")
+"""Lower-case words in quotes after a password's name: a passphrase ("puni lidika veti nemuge")."""
+_JOINED_WORDS = re.compile(r"[a-z]{2,}(?:([-._])[a-z]{2,})(?:\1[a-z]{2,}){1,10}")
 
 
 def _anchors() -> dict[bytes, str]:
@@ -471,62 +492,69 @@ def _anchors() -> dict[bytes, str]:
 
 
 _ANCHORS = _anchors()
+_MAYBE = re.compile(r"[0-9!#$%&*+=?@^~|\"'`«“「『]|[a-z][A-Z]|[a-z]{2}[-._][a-z]{2,}[-._][a-z]")
+"""What a stated value needs somewhere on its line (a digit, a symbol, a quote, a mix of cases,
+joined words): a cheap test before the walk."""
 _ESCAPE = re.compile(rb"(\\+)(?:u([0-9a-fA-F]{4})|([nrt\"'\\/]))")
 
 
-def _window(buf: bytes, pos: int) -> tuple[str, list[int] | None]:
-    """The text after ``pos`` up to the end of its line (raw or JSON-escaped), decoded, and each
-    character's byte offset from ``pos`` (``None`` when they are the same: plain ASCII)."""
+def _whole_chars(chunk: bytes) -> bytes:
+    """``chunk`` without a last character the window cut in the middle."""
+    i = len(chunk) - 1
+    while i >= 0 and len(chunk) - i < 4 and 0x80 <= chunk[i] < 0xC0:
+        i -= 1
+    if i >= 0 and chunk[i] >= 0xC0:
+        need = 2 if chunk[i] < 0xE0 else 3 if chunk[i] < 0xF0 else 4
+        if len(chunk) - i < need:
+            return chunk[:i]
+    return chunk
+
+
+def _window(buf: bytes, pos: int) -> tuple[str, str | None]:
+    """The text after ``pos`` up to the end of its line (raw or JSON-escaped), decoded and
+    unescaped; and the decoded text before unescaping (``None`` when its characters are its
+    bytes: plain ASCII, no escapes), from which ``_byte_offset`` maps a character back."""
     hi = min(len(buf), pos + WINDOW)
     nl = buf.find(b"\n", pos, hi)
     if nl >= 0:
         hi = nl
     chunk = buf[pos:hi]
     if b"\\" not in chunk:
-        while chunk and 0x80 <= chunk[-1] < 0xC0:  # a character cut by the window
-            chunk = chunk[:-1]
-        if chunk and chunk[-1] >= 0xC0:
-            chunk = chunk[:-1]
-        text = chunk.decode("utf-8", "replace")
         if chunk.isascii():
-            return text, None
-        offs = [0]
-        for ch in text:
-            offs.append(offs[-1] + len(ch.encode("utf-8", "surrogatepass")))
-        return text, offs
-    chars: list[str] = []
-    offs = []
-    i = 0
-    n = len(chunk)
-    while i < n:
-        b = chunk[i]
-        if b == 92:
-            m = _ESCAPE.match(chunk, i)
-            if m is None:
-                offs.append(i)
-                chars.append("\\")
-                i += 1
-                continue
-            if m.group(3) is not None:
-                c = m.group(3)
-                if c in b"nr":
-                    break  # an escaped line break ends the line
-                offs.append(i)
-                chars.append(" " if c == b"t" else c.decode())
-            else:
-                offs.append(i)
-                chars.append(chr(int(m.group(2), 16)))
-            i = m.end()
-            continue
-        width = 1 if b < 0x80 else 2 if b < 0xE0 else 3 if b < 0xF0 else 4
-        if i + width > n:
+            return chunk.decode("ascii"), None
+        raw = _whole_chars(chunk).decode("utf-8", "surrogatepass")
+        return raw, raw
+    cut = _ESCAPED_BREAK.search(chunk)
+    if cut is not None:
+        chunk = chunk[: cut.start()]
+    raw = _whole_chars(chunk).decode("utf-8", "surrogatepass")
+    return _UNESCAPE.sub(_unescape, raw), raw
+
+
+_ESCAPED_BREAK = re.compile(rb"\\+[nr]")
+_UNESCAPE = re.compile(r"\\+(?:u([0-9a-fA-F]{4})|([\"'\\/t]))")
+
+
+def _unescape(m: re.Match[str]) -> str:
+    if m.group(1) is not None:
+        return chr(int(m.group(1), 16))
+    return " " if m.group(2) == "t" else m.group(2)
+
+
+def _byte_offset(raw: str, index: int) -> int:
+    """The byte offset (from the window's start) of character ``index`` of the unescaped text."""
+    text_pos = raw_pos = 0
+    for m in _UNESCAPE.finditer(raw):
+        literal = m.start() - raw_pos
+        if text_pos + literal >= index:
             break
-        offs.append(i)
-        chars.append(chunk[i : i + width].decode("utf-8", "replace"))
-        i += width
-    offs.append(i)
-    # surrogate pairs from \ud83d\ude00 stay two characters: harmless here
-    return "".join(chars), offs
+        text_pos += literal + 1
+        raw_pos = m.end()
+        if text_pos > index:  # inside an escape: its start
+            raw_pos = m.start()
+            break
+    r = raw_pos + (index - text_pos)
+    return len(raw[:r].encode("utf-8", "surrogatepass"))
 
 
 def looks_like(value: str, kind: str, quoted: bool) -> Reason | None:
@@ -545,32 +573,50 @@ def looks_like(value: str, kind: str, quoted: bool) -> Reason | None:
         kind = PASSWORD
     if _DATE_OR_NUMBER.fullmatch(value) and not (value.isdigit() and n >= 6):
         return Reason.SHAPE  # a date, a version, a count
+    if kind == PASSWORD and _JOINED_WORDS.fullmatch(value):
+        return None  # a passphrase of joined words: hekiru-hidi-dotu-gulefi
     if raw.isascii() and is_reference(raw):
         return Reason.REFERENCE
     if kind == PASSWORD:
-        if quoted and not re.fullmatch(r"[^\W\d_]+(?: [^\W\d_]+){1,}", value):
-            return None if enough_distinct(raw, min(3, n // 2)) else Reason.NOT_RANDOM
-        letter = _LETTER.search(value) is not None
-        if value.isdigit():
-            return None
-        if letter and (_DIGIT.search(value) or _SYMBOL.search(value) or _INNER_UPPER.search(value)):
-            return None if enough_distinct(raw, min(4, n // 2)) else Reason.NOT_RANDOM
-        return Reason.WORDS
-    # keys and tokens: a random shape
+        return _password_verdict(value, raw, quoted)
+    return _token_verdict(value, raw, kind)
+
+
+def _password_verdict(value: str, raw: bytes, quoted: bool) -> Reason | None:
+    """A password stated in prose: quoted, or a digit, a symbol or a mix of cases beside letters."""
+    n = len(value)
+    if quoted and (_PASSPHRASE.fullmatch(value) or not _WORDS.fullmatch(value)):
+        return None if enough_distinct(raw, min(3, n // 2)) else Reason.NOT_RANDOM
+    if value.isdigit():
+        return None
+    letter = _LETTER.search(value) is not None
+    if letter and (_DIGIT.search(value) or _SYMBOL.search(value) or _INNER_UPPER.search(value)):
+        return None if enough_distinct(raw, min(4, n // 2)) else Reason.NOT_RANDOM
+    return Reason.WORDS
+
+
+def _token_verdict(value: str, raw: bytes, kind: str) -> Reason | None:
+    """A key or a token: a random shape (length, alphabet, different characters)."""
+    n = len(value)
     if _HEX_ADDRESS.fullmatch(value):
         return Reason.SHAPE  # an address (public)
-    least = 8 if kind == TOKEN else 12
-    if n < least:
+    if n < (8 if kind == TOKEN else 12):
         return Reason.TOO_SHORT
-    if not _TOKEN_CHARS.fullmatch(value) or not _DIGIT.search(value) or not _LETTER.search(value):
+    if not _TOKEN_CHARS.fullmatch(value) or not _LETTER.search(value):
         return Reason.SHAPE
+    if not _DIGIT.search(value) and not (
+        n >= 20 and _INNER_UPPER.search(value) and _THREE_UPPER.search(value)
+    ):
+        return Reason.SHAPE  # no digit: only a long mix of cases is random enough
     return None if enough_distinct(raw, min(8, n // 2)) else Reason.NOT_RANDOM
 
 
 def _emit(
-    out: list[Candidate], pos: int, offs: list[int] | None, s: int, e: int, reason: Reason | None, kind: str
+    out: list[Candidate], pos: int, raw: str | None, s: int, e: int, reason: Reason | None, kind: str
 ) -> int:
-    bs, be = (pos + s, pos + e) if offs is None else (pos + offs[s], pos + offs[e])
+    if raw is not None:
+        s, e = _byte_offset(raw, s), _byte_offset(raw, e)
+    bs, be = pos + s, pos + e
     name = "password" if kind in (PASSWORD, PIN) else "secret-in-prose"
     out.append((bs, be, name, CONTEXT) if reason is None else kept(bs, be, name, reason))
     return be
@@ -584,10 +630,12 @@ def _strip(text: str, s: int, e: int) -> int:
 
 def _in_code(buf: bytes, start: int, end: int, kind: str, ascii_name: bool) -> bool:
     """Is the word at ``[start, end)`` a name in code or part of another word, not prose?"""
-    if start and buf[start - 1] in _GLUE_BEFORE and (ascii_name or buf[start - 1] in _ASCII_WORD):
+    if start and ascii_name and buf[start - 1] in _GLUE_BEFORE and buf[start - 2 : start] != b"\\n":
         return True  # DB_PASSWORD, api.key, $token: a name in code (the assignment rule's)
+    if ascii_name and start and buf[start - 1] == 45 and (start < 2 or buf[start - 2] in b"- \t"):
+        return True  # --password, -token: a flag (the command-line rule's)
     nxt = buf[end : end + 1]
-    if ascii_name and nxt and (nxt[0] not in _ASCII_AFTER_OK or nxt in (b"=", b"-", b".")):
+    if ascii_name and nxt and nxt[0] < 0x80 and (nxt[0] not in _ASCII_AFTER_OK or nxt in (b"=", b"-", b".")):
         return True  # passwords, tokenizer, key=..., token-based, key.value
     if kind in (KEY, TOKEN) and _PUBLIC_BEFORE.search(buf, max(0, start - 24), start):
         return True  # a public key, a host key
@@ -597,17 +645,59 @@ def _in_code(buf: bytes, start: int, end: int, kind: str, ascii_name: bool) -> b
 
 
 def _stated(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    first = low[start]
+    if (
+        first < 0x80
+        and first != 92  # a JSON-escaped word (\\u5bc6...) is not ASCII
+        and (  # most hits are a name glued into an identifier: tell at once
+            (start and buf[start - 1] in _GLUE_BEFORE and buf[start - 2 : start] != b"\\n")
+            or (end < len(buf) and buf[end] < 0x80 and buf[end] not in _ASCII_AFTER_OK)
+        )
+    ):
+        return 0
     kind = _ANCHORS.get(low[start:end])
     if kind is None:
         return 0
-    ascii_name = low[start:end].isascii()
+    ascii_name = first != 92 and low[start:end].isascii()
     if _in_code(buf, start, end, kind, ascii_name):
         return 0
-    text, offs = _window(buf, end)
+    text, raw = _window(buf, end)
+    if _MAYBE.search(text) is None:
+        return 0  # nothing on the line could be a value: prose about a secret, the common case
     found = _walk(text, kind, ascii_name)
     if found is None:
         return 0
-    return _emit(out, end, offs, *found, kind)
+    return _emit(out, end, raw, *found, kind)
+
+
+def _unspaced_word(text: str, pos: int, copula: bool) -> int:
+    """The end of a word of a script written without spaces at ``pos``; -1 at a sentence's end
+    or after a copula (a value was due)."""
+    w = _WORD.match(text, pos)
+    if w is None or copula or text[w.start()] in ".!?。！？":
+        return -1
+    return w.end()
+
+
+def _uncopulated(text: str, s: int, e: int, kind: str, fillers: int, ascii_name: bool) -> bool:
+    """Is the word at ``[s, e)``, with no copula before it, the value? A random token right
+    after a key's word ("the access token 9f3c..."), or a value stated verb-final ("पासवर्ड X है")."""
+    if fillers == 0 and kind in (KEY, TOKEN) and text[s:e].lower() not in _DENY:
+        return looks_like(text[s:e], kind, False) is None
+    return (
+        (not ascii_name or fillers == 0)
+        and _FINAL.match(text, e) is not None
+        and looks_like(text[s:e], kind, False) is None
+    )
+
+
+def _copula_end(word: str, pos: int, copula: bool) -> int:
+    """Where the copula ``word`` at ``pos`` ends (0: it is none). A sign glued to the value
+    ("=letmein123") is one character long."""
+    lower = word.lower()
+    if lower in _COPULA_SET and not (copula and lower in _DASHES):
+        return pos + len(word)
+    return pos + 1 if word[0] in "=:：" and len(word) > 1 else 0
 
 
 def _walk(text: str, kind: str, ascii_name: bool) -> tuple[int, int, Reason | None] | None:
@@ -616,42 +706,47 @@ def _walk(text: str, kind: str, ascii_name: bool) -> tuple[int, int, Reason | No
     copula = False
     fillers = 0
     glued = _GLUED_RE.match(text, 0)
-    if glued is not None and not ascii_name:
+    if glued is not None:
         copula, pos = True, glued.end()
     for _ in range(_MAX_STEPS):
-        while pos < n and text[pos].isspace():
-            pos += 1
-        m = _COPULA_RE.match(text, pos)
-        if m is not None and not (copula and m.group(0) in ("-", "–", "—")):
-            copula, pos = True, m.end()
-            continue
-        q = _QUOTED.match(text, pos) if copula else None
+        pos = n - len(text[pos:].lstrip())
+        if pos >= n:
+            return None
+        q = _QUOTED.match(text, pos) if copula and text[pos] in _QUOTE_OPEN else None
         if q is not None:
             return q.start(1), q.end(1), looks_like(q.group(1), kind, True)
         v = _VALUE.match(text, pos)
         if v is None:  # a word of a script written without spaces, or punctuation
-            w = _WORD.match(text, pos)
-            if w is None or copula or text[w.start()] in ".!?。！？":
+            pos = _unspaced_word(text, pos, copula)
+            if pos < 0:
                 return None
-            fillers, pos = fillers + 1, w.end()
+            fillers += 1
+            copula = text[pos - 1] in _GLUED_ENDS  # "码是": a word, then the particle
+            continue
+        after = _copula_end(v.group(), pos, copula)
+        if after:
+            copula, pos = True, after
             continue
         s, e = v.start(), _strip(text, v.start(), v.end())
         word = text[s:e]
-        verdict = looks_like(word, kind, False) if s < e else Reason.SHAPE
+        lower = word.lower()
         if copula:
+            verdict = looks_like(word, kind, False) if s < e else Reason.SHAPE
             if verdict is None:
                 return s, e, None
-            if word.lower() in _SOFT:
+            if lower in _SOFT:
                 pos = v.end()
                 continue
             copula = False  # "on" was a preposition, not Finnish "is": the sentence goes on
-        if word.lower() in _DENY or (v.end() > e and text[e] in ".,;!?"):
+        if s < e and _uncopulated(text, s, e, kind, fillers, ascii_name):
+            return s, e, None
+        if lower in _DENY or (v.end() > e and text[e] in ".,;!?"):
             return None  # a word that says what the value is not, or the clause ended
-        if verdict is None and (not ascii_name or fillers == 0) and _FINAL.match(text, e) is not None:
-            return s, e, None  # stated verb-final: "पासवर्ड X है"
         fillers, pos = fillers + 1, v.end()
+        copula = text[pos - 1] in ":："  # "Heslo k serveru: X", "Mi token de acceso: X"
         if fillers > _MAX_FILLERS:
             return None
+    return None
     return None
 
 
