@@ -221,7 +221,11 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
             return ident_end
         s, e, literal = span
     level = named[0]
-    if level == _PASSWORD and (literal or _ENV_NAME.fullmatch(identifier) and op in (b"=", b":")):
+    if level == _PASSWORD and (
+        literal
+        or (_ENV_NAME.fullmatch(identifier) and op in (b"=", b":"))
+        or (op == b"=" and buf[ident_start - 1 : ident_start] == b";")  # ...;Password=...; a string
+    ):
         level = _LITERAL_PASSWORD  # a string, however weak, not a variable holding one
     if s < e:
         out.append((s, e, named[1], level))  # checked later, unless a stronger rule covers it
@@ -265,8 +269,28 @@ def scan_fish_set(buf: bytes, low: bytes, start: int, end: int, out: list[Candid
     return e
 
 
+_CALL_PAIR = re.compile(
+    rb"\([ \t]*(?P<uq>\\*[\"'])[^\"'\\\r\n]{1,128}(?P=uq)[ \t]*,[ \t]*(?:password[ \t]*=[ \t]*)?"
+    rb"(?P<q>\\*[\"'])(?P<v>[^\"'\\\r\n]{1,128})(?P=q)[ \t]*[,)]"
+)
+
+
+def scan_login_call(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """``server.login("user", "pw")``, ``auth=("user", "pw")``, ``HTTPBasicAuth("u", "p")``: a
+    password passed by position after a user, as a literal."""
+    m = _CALL_PAIR.match(buf, end - 1)
+    if m is None:
+        return 0
+    s, e = m.span("v")
+    out.append((s, e, "password", _LITERAL_PASSWORD))
+    return m.end()
+
+
 def generic_rules() -> list[ScanRule]:
     return [
+        ScanRule(
+            "password", (b"login(", b"auth=(", b"basicauth(", b"auth(", b"authenticate("), scan_login_call
+        ),
         ScanRule("secret-assignment", ANCHORS, scan_assignment),
         ScanRule("secret-assignment", (b"set -",), scan_fish_set),
     ]

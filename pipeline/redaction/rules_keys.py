@@ -146,10 +146,34 @@ def _wif(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> 
     return hi
 
 
+_HEX_KEY_ARG = re.compile(rb"\([ \t]*\\*[\"'`]?(?P<v>(?:0x)?[0-9a-fA-F]{64})(?![0-9A-Za-z])")
+
+
+def _hex_key_arg(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """``new Wallet("0x<64 hex>")``, ``privateKeyToAccount(...)``: a raw private key handed to the
+    constructor that takes one."""
+    m = _HEX_KEY_ARG.match(buf, end - 1)
+    if m is not None and enough_distinct(m.group("v"), 10):
+        out.append((*m.span("v"), NAME, STRUCTURE))
+    return 0
+
+
 def key_rules() -> list[ScanRule]:
     return [
         ScanRule(NAME, _DER_ANCHORS, _der),
         ScanRule(NAME, (b"nsec1",), _nsec),
+        ScanRule(
+            NAME,
+            (
+                b"wallet(",
+                b"privatekeytoaccount(",
+                b"signingkey(",
+                b"fromsecretkey(",
+                b"privatekey(",
+                b"signer(",
+            ),
+            _hex_key_arg,
+        ),
         ScanRule(NAME, (b"xprv", b"tprv", b"yprv", b"zprv"), _xprv),
         ScanRule(NAME, (b"wif", b"privkey", b"private key", b"secret key", b"importprivkey"), _wif),
     ]

@@ -242,3 +242,27 @@ def test_every_rule_has_a_family_and_the_new_ones_are_named(redactor: Redactor) 
     assert family("github-token") == "token-shape"
     findings = redactor.find("la clé API est 8f7d6c5b4a3e2d1f0a9b")
     assert [family(f.rule) for f in findings] == ["prose"]
+
+
+SLOTS = [
+    ('server.login("deploy@example.test", "bhK3lk*hubju1p")', "bhK3lk*hubju1p"),
+    ('requests.get(url, auth=("ci", "Tr0ub4dor&3"))', "Tr0ub4dor&3"),
+    ("terraform apply --app-secret lya0tbsbuYj!ddzn", "lya0tbsbuYj!ddzn"),
+    ('"Main": "Server=db;Database=app;User Id=jenkins;Password=vrmkcfcAwqcgfdo;"', "vrmkcfcAwqcgfdo"),
+    (
+        'const signer = new Wallet("0x60a270b8e75e903d8983fed82689b4d5b33b0702c2de6aff8e78c85d94152325")',
+        "60a270b8e75e903d8983fed8",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), SLOTS)
+def test_credential_slots_by_position_and_compound_flags_are_caught(
+    redactor: Redactor, text: str, secret: str
+) -> None:
+    _caught(redactor, text, secret)
+
+
+def test_a_call_with_two_strings_that_are_not_credentials_is_left_to_its_name(redactor: Redactor) -> None:
+    text = 'logger.info("starting", "worker")'
+    assert redactor.redact(text).text == text
