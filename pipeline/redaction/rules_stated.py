@@ -493,6 +493,20 @@ def _anchors() -> dict[bytes, str]:
 
 
 _ANCHORS = _anchors()
+_CODE_WORDS = frozenset((b"token", b"key", b"secret", b"pw"))
+"""Words code glues into identifiers all the time (``api_key``, ``API_TOKEN``): their anchor holds
+the character before them, so a name inside an identifier never reaches the rule."""
+_BEFORE_WORD = (b" ", b"\t", b"\n", b"\\n", b'"', b"'", b"(", b"*", b">", b"`")
+_PREFIXED = {b + w: len(b) for w in _CODE_WORDS for b in _BEFORE_WORD}
+
+
+_PREFIX_BYTES = frozenset(b[0] for b in _BEFORE_WORD)
+
+
+def _stated_anchors() -> tuple[bytes, ...]:
+    return (*(a for a in _ANCHORS if a not in _CODE_WORDS), *_PREFIXED)
+
+
 _MAYBE = re.compile(r"[0-9!#$%&*+=?@^~|\"'`«“「『]|[a-z][A-Z]|[a-z]{2}[-._][a-z]{2,}[-._][a-z]")
 """What a stated value needs somewhere on its line (a digit, a symbol, a quote, a mix of cases,
 joined words): a cheap test before the walk."""
@@ -646,6 +660,8 @@ def _in_code(buf: bytes, start: int, end: int, kind: str, ascii_name: bool) -> b
 
 
 def _stated(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    if low[start] in _PREFIX_BYTES:
+        start += _PREFIXED.get(low[start:end], 0)
     first = low[start]
     if (
         first < 0x80
@@ -748,7 +764,6 @@ def _walk(text: str, kind: str, ascii_name: bool) -> tuple[int, int, Reason | No
         if fillers > _MAX_FILLERS:
             return None
     return None
-    return None
 
 
 # "use X as the password", "nimm X als Passwort": the value comes before the name.
@@ -802,6 +817,6 @@ def _as_the(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
 
 def stated_rules() -> list[ScanRule]:
     return [
-        ScanRule("secret-in-prose", tuple(_ANCHORS), _stated),
+        ScanRule("secret-in-prose", _stated_anchors(), _stated),
         ScanRule("password", tuple(_AS_WORDS), _as_the),
     ]
