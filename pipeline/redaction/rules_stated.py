@@ -118,6 +118,8 @@ _LEXICON: dict[str, str] = {
         PASSWORD,
     ),
     "mot de passe": PASSWORD,
+    "mdp": PASSWORD,
+    "lösen": PASSWORD,
     "phrase secrète": PASSWORD,
     "phrase de passe": PASSWORD,
     "palavra-passe": PASSWORD,
@@ -268,6 +270,8 @@ _COPULAS = [
     "：",
     "＝",
     "equals",
+    "c'est",
+    "c’est",
     "reads",
 ]
 # Copulas and particles written glued to the word before them (languages without spaces).
@@ -451,6 +455,7 @@ _COPULA_RE = re.compile(
     re.IGNORECASE,
 )
 _COPULA_SET = frozenset(c.lower() for c in _COPULAS)
+_ELIDED_COPULAS = ("c'est", "c’est", "C'est", "C’est")
 _DASHES = frozenset(("-", "–", "—"))
 _QUOTE_OPEN = frozenset("\"'`“«「『")
 _GLUED_ENDS = frozenset(c[-1] for c in _GLUED)
@@ -461,7 +466,7 @@ _WORD = re.compile(r"[^\s]+?(?=\s|$|[" + _NO_SPACE_SCRIPT + r"])|[" + _NO_SPACE_
 _TRAIL = ".,;:!?)]}…"
 _FINAL = re.compile(
     r"\s*(?:$|[.!?。！？](?:\s|$)|,|;|(?:है|हैं|です|だ|입니다|이다|이에요|예요|dir|dır|dur|dür|tir|tır|"
-    r"'dir|'dır|ist|is|est)(?:[\s.!?,;\"'`\\]|$)|[" + _NO_SPACE_SCRIPT + r"])"
+    r"'dir|'dır|ist|is|est)(?:[\s.!?,;\"'`\\।。]|$)|[" + _NO_SPACE_SCRIPT + r"])"
 )
 """What may follow a value stated without a copula before it: the sentence's end or a final copula."""
 _DATE_OR_NUMBER = re.compile(r"[0-9]+(?:[.,:/-][0-9]+)+|[0-9]+(?:st|nd|rd|th|%|px|ms|s|h|d|x)?")
@@ -590,8 +595,8 @@ def looks_like(value: str, kind: str, quoted: bool) -> Reason | None:
         return Reason.SHAPE  # a date, a version, a count
     if kind == PASSWORD and _JOINED_WORDS.fullmatch(value):
         return None  # a passphrase of joined words: hekiru-hidi-dotu-gulefi
-    if raw.isascii() and is_reference(raw):
-        return Reason.REFERENCE
+    if raw.isascii() and (kind != PASSWORD or b"_" in raw or b"/" in raw) and is_reference(raw):
+        return Reason.REFERENCE  # (a sentence states a password as it is: "kaqxgxfOljsgn" is no name)
     if kind == PASSWORD:
         return _password_verdict(value, raw, quoted)
     return _token_verdict(value, raw, kind)
@@ -732,6 +737,9 @@ def _walk(text: str, kind: str, ascii_name: bool) -> tuple[int, int, Reason | No
         q = _QUOTED.match(text, pos) if copula and text[pos] in _QUOTE_OPEN else None
         if q is not None:
             return q.start(1), q.end(1), looks_like(q.group(1), kind, True)
+        if text.startswith(_ELIDED_COPULAS, pos):  # French "c'est": its quote is no quotation
+            copula, pos = True, pos + 5
+            continue
         v = _VALUE.match(text, pos)
         if v is None:  # a word of a script written without spaces, or punctuation
             pos = _unspaced_word(text, pos, copula)

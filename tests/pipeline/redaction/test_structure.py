@@ -79,6 +79,9 @@ PROSE = [  # 27 languages: their own words for password, key, token, PIN and the
     ("PIN码是868460", "868460"),
     ("the access token 75513beabac65c7161cd48f3b9cf3e27 expires tomorrow", "75513beabac65c7161cd48f3"),
     ("the wifi passphrase is hekiru-hidi-dotu-gulefi", "hekiru-hidi-dotu-gulefi"),
+    ("mon mdp c'est Lox6f#8mgfub", "Lox6f#8mgfub"),
+    ("सर्वर का पासवर्ड xocZ5t4pmv0k है।", "xocZ5t4pmv0k"),
+    ("服务器密码是kaqxgxfOljsgn", "kaqxgxfOljsgn"),
 ]
 
 
