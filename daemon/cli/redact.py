@@ -1,4 +1,5 @@
-"""`memd redact`: stdin -> redacted stdout; ``--report`` says on stderr, per rule, how many
+"""`memd redact`: stdin -> redacted stdout; ``--report`` says on stderr, per rule (with its family:
+credential slot, prose, key material, token shape...), how many
 candidates were found and redacted, and where each kept candidate is and why (never a value)."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING
 import click
 
 from daemon.cli.context import CliContext, fail, pass_ctx
+from pipeline.redaction.families import family
 
 if TYPE_CHECKING:
     from pipeline.redaction import RedactionReport
@@ -57,10 +59,13 @@ def report_lines(text: str, report: RedactionReport) -> list[str]:
     rules = sorted(set(report.found) | set(counts), key=lambda r: (-counts.get(r, 0), r))
     kept = Counter(k.rule for k in report.kept)
     width = max((len(rule) for rule in rules), default=4)
-    lines = [f"{'rule':<{width}}  {'found':>5}  {'redacted':>8}  {'kept':>4}"] if rules else []
+    fwidth = max((len(family(rule)) for rule in rules), default=6)
+    header = f"{'family':<{fwidth}}  {'rule':<{width}}  {'found':>5}  {'redacted':>8}  {'kept':>4}"
+    lines = [header] if rules else []
     for rule in rules:
         lines.append(
-            f"{rule:<{width}}  {report.found.get(rule, 0):>5}  {counts.get(rule, 0):>8}  {kept[rule]:>4}"
+            f"{family(rule):<{fwidth}}  {rule:<{width}}  {report.found.get(rule, 0):>5}  "
+            f"{counts.get(rule, 0):>8}  {kept[rule]:>4}"
         )
     if report.kept:
         lines.append("kept in clear (position line:column, offset; the value is never shown):")
@@ -70,7 +75,7 @@ def report_lines(text: str, report: RedactionReport) -> list[str]:
         column = k.start - (newlines[line - 1] + 1 if line else 0) + 1
         line += 1
         lines.append(
-            f"  {k.rule} at {line}:{column} (offset {k.start}, {k.end - k.start} chars): {k.reason.text}"
+            f"  {family(k.rule)}/{k.rule} at {line}:{column} (offset {k.start}, {k.end - k.start} chars): {k.reason.text}"
         )
     lines.append(f"{report.result.total} secret(s) redacted, {len(report.kept)} candidate(s) kept")
     return lines

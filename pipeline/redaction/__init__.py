@@ -17,6 +17,7 @@ from pipeline.redaction.engine import (
     Redactor,
     rule_names,
 )
+from pipeline.redaction.families import family
 from pipeline.redaction.key import KEY_FILE, load_or_create_key
 from pipeline.redaction.model import Finding, Kept, RedactionReport, RedactionResult
 from pipeline.redaction.reasons import Reason
@@ -29,6 +30,7 @@ __all__ = [
     "Finding",
     "Kept",
     "Reason",
+    "family",
     "RedactionReport",
     "RedactionResult",
     "Redactor",

@@ -40,13 +40,15 @@ from pipeline.redaction.rules_cli import cli_rules
 from pipeline.redaction.rules_context import context_rules
 from pipeline.redaction.rules_encoded import encoded_rules
 from pipeline.redaction.rules_generic import generic_rules
+from pipeline.redaction.rules_keys import key_rules
 from pipeline.redaction.rules_prose import prose_rules
 from pipeline.redaction.rules_provider import provider_rules
 from pipeline.redaction.rules_services import service_rules
 from pipeline.redaction.rules_session import session_rules
 from pipeline.redaction.rules_signed import signed_rules
+from pipeline.redaction.rules_stated import stated_rules
 from pipeline.redaction.seed import seed_rules
-from pipeline.redaction.wrap import extend_wrapped
+from pipeline.redaction.wrap import extend_joined, extend_wrapped
 
 PLACEHOLDER_RE = re.compile(rb"\[REDACTED(?::[a-z0-9-]{1,40}:[0-9a-f]{4}|_SECRET|)\]")
 """What redaction writes (``[REDACTED:github-token:1f3a]``), plus the bare forms other tools write."""
@@ -153,13 +155,8 @@ def _resolve(
             if keep:
                 rejected.append(kept(s, e, name, Reason.TOO_SHORT))
             continue
-        if (
-            e > last_end  # a span inside the previous one was extended with it
-            and e < size
-            and buf[e] in _BREAK_BYTES
-            and (buf[e] != 92 or buf[e + 1 : e + 2] in _ESCAPED_BREAKS)
-        ):
-            e = extend_wrapped(buf, s, e)  # the value may go on over the next lines
+        if e > last_end and e < size:  # (a span inside the previous one was extended with it)
+            e = _extended(buf, s, e)
         if s < last_end:
             ms, me, mname, mprio = merged[-1]
             if (prio, e - s) > (mprio, me - ms):
@@ -177,7 +174,23 @@ def _resolve(
 
 _SHORT = 4 * MIN_SECRET_LEN  # a span this long in bytes holds MIN_SECRET_LEN characters at least
 _BREAK_BYTES = frozenset(b"\\\r\n")
+_QUOTE_BYTES = frozenset(b"\"'`")
+_ESCAPED_QUOTES = frozenset((b'"', b"\\"))
 _ESCAPED_BREAKS = frozenset((b"\\", b"n", b"r", b"\n", b"\r"))  # after a backslash: not ``\"``
+
+
+def _extended(buf: bytes, s: int, e: int) -> int:
+    """The end of the span ``[s, e)`` once the value goes on: over the next lines (a continuation,
+    a wrapped block), or into the literals joined to it (``"ab" +`` then ``"cd"``)."""
+    b = buf[e]
+    if b in _BREAK_BYTES and (b != 92 or buf[e + 1 : e + 2] in _ESCAPED_BREAKS):
+        e = extend_wrapped(buf, s, e)
+        if e >= len(buf):
+            return e
+        b = buf[e]
+    if b in _QUOTE_BYTES or (b == 92 and buf[e + 1 : e + 2] in _ESCAPED_QUOTES):
+        e = extend_joined(buf, e)
+    return e
 
 
 def _chars(buf: bytes, s: int, e: int) -> int:
@@ -208,6 +221,8 @@ def compiled_rules() -> _Compiled:
     rules.extend(cli_rules())
     rules.extend(session_rules())
     rules.extend(prose_rules())
+    rules.extend(stated_rules())
+    rules.extend(key_rules())
     rules.extend(signed_rules())
     rules.extend(seed_rules())
     rules.extend(generic_rules())

@@ -30,7 +30,10 @@ which spares far fewer words: there ``postgres`` or ``admin`` is the password.""
 _POINTER = (
     # what even a literal can point at: a URL, a version, a relative or Windows path
     rb"[A-Za-z][A-Za-z0-9+.-]*+://.*|"  # possessive: no "://" fails at once
-    rb"v?[0-9]+(?:\.[0-9]+)+(?:[-+][\w.]+)?|(?:~|\.{1,2})/.*|[A-Za-z]:\\.*|file:.*"
+    rb"v?[0-9]+(?:\.[0-9]+)+(?:[-+][\w.]+)?|(?:~|\.{1,2})/.*|[A-Za-z]:\\.*|file:.*|"
+    # a secret manager's reference: where the secret lives, not the secret (``vault:secret/db#pw``)
+    rb"(?i:vault|ssm|secretsmanager|keyvault|akv|azkv|gcpsm|awssm|sm|kms|awskms|gcpkms|sops|op|bw|doppler"
+    rb"|infisical|secret|secrets|ref|env):[A-Za-z0-9_.-]+[/#][A-Za-z0-9_./#:@-]*"
 )
 _REFERENCE = re.compile(
     # identifiers: snake, SCREAMING_SNAKE, camelCase, PascalCase, _private; and the pointers above

@@ -122,6 +122,9 @@ _CLI_FLAGS: list[tuple[tuple[bytes, ...], re.Pattern[bytes], bool]] = [
             b"--access-token",
             b"-password",
             b"--passphrase",
+            b"-secret ",
+            b"-token ",
+            b"-password ",
         ),
         re.compile(
             rb"-(?<![\w-]-)-?(?:[a-z]+-)?(?:password|passwd|passphrase|pass|token|api-key|apikey|secret|"
@@ -133,6 +136,7 @@ _CLI_FLAGS: list[tuple[tuple[bytes, ...], re.Pattern[bytes], bool]] = [
 MAX_COMMAND = 2000
 _FLAG_BACK = 80
 _QUOTES = frozenset(b"'\"")
+_BLANKS = frozenset(b" \t")
 _COMMAND_END = re.compile(rb"[\n\r|\\&](?:(?<=[\n\r|])|(?<=\\)[nr]|(?<=&)&)")
 """A line break (raw or escaped), ``|`` or ``&&``; one byte class first, so the search is fast."""
 
@@ -150,6 +154,11 @@ def _command_line_scanner(pattern: re.Pattern[bytes], userpass: bool) -> Scan:
         substituted = buf[start : start + 2] == b"<("
         if substituted:  # the flag naming it comes before the anchor
             start = max(0, start - _FLAG_BACK)
+        elif buf[start : start + 1] == b"-" and start and buf[start - 1] not in _BLANKS:
+            # ``--app-secret``: the anchor ``-secret`` sits inside the flag; start where the flag does
+            lo = max(0, start - _FLAG_BACK)
+            blank = max(buf.rfind(b" ", lo, start), buf.rfind(b"\t", lo, start))
+            start = blank + 1 if blank >= 0 else lo
         for m in pattern.finditer(buf, start, limit):
             s, e = m.span("v")
             if s == e:  # the pattern marks where the value starts; its quoting says where it ends

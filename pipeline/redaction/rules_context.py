@@ -92,8 +92,14 @@ def _url_credentials(buf: bytes, low: bytes, start: int, end: int, out: list[Can
     return m.end()
 
 
+MIN_LONG_BEARER = 12
+"""A bearer value shorter than this is a token only when it mixes letters and digits."""
+
+
 def _bearer_check(m: re.Match[bytes]) -> bool:
     v = m.group("v")
+    if len(v) < MIN_LONG_BEARER:  # a short value must mix letters and digits (``Bearer x7Kq9``)
+        return has_digit(v) and not v.isdigit() and token_body_ok(v, 4) and not is_reference(v)
     if not ((has_digit(v) or len(v) >= 24) and token_body_ok(v, 10)):
         return False
     # Code reaches a header through a quote, ``{`` or ``$``, none of which the value may hold; so a
@@ -111,7 +117,7 @@ def _basic_check(m: re.Match[bytes]) -> bool:
     return b"authorization" in context and token_body_ok(v, 10)
 
 
-MIN_HEADER_VALUE = 6
+MIN_HEADER_VALUE = 5
 """In an ``Authorization`` header any value is a credential, however short (``Bearer devtoken42``)."""
 
 
@@ -218,7 +224,7 @@ def context_rules() -> list[RegexRule | ScanRule]:
             "bearer-token",
             (b"bearer",),
             re.compile(
-                rb"(?:(?<![A-Za-z0-9_])|(?<=\\n))(?i:bearer)(?:[ \t]+|%20)(?P<v>[A-Za-z0-9._~+/=-]{12,8192})"
+                rb"(?:(?<![A-Za-z0-9_])|(?<=\\n))(?i:bearer)(?:[ \t]+|%20)(?P<v>[A-Za-z0-9._~+/=-]{5,8192})(?![A-Za-z0-9._~+/=-])"
             ),
             group="v",
             check=_bearer_check,
@@ -244,7 +250,7 @@ def context_rules() -> list[RegexRule | ScanRule]:
                 rb"(?:(?P<scheme>(?i:token|bot|apikey|api-key|key|sso-key|ssws|dsn|hmac|sharedkey|gitlab-token|negotiate|ntlm"
                 rb"|splunk|zoho-oauthtoken|klaviyo-api-key|pvetoken|bearer|(?!(?i:basic)[ \t])[A-Za-z][A-Za-z0-9._-]{1,30}))"
                 rb"[ \t]+)?"
-                rb"(?P<v>[A-Za-z0-9._~+/=:-]{6,8192})(?![A-Za-z0-9._~+/=:-]|\$|\{)"
+                rb"(?P<v>[A-Za-z0-9._~+/=:-]{5,8192})(?![A-Za-z0-9._~+/=:-]|\$|\{)"
             ),
             group="v",
             check=_auth_check,

@@ -56,6 +56,18 @@ _DECODED_PREFIXES = (
     b"TOKEN",
     b"secret",
     b"SECRET",
+    # a URL: its userinfo may hold a password (``https://user:pw@host`` encoded whole)
+    b"https://",
+    b"http://",
+    b"ftp://",
+    b"sftp://",
+    b"smtp://",
+    b"smtps://",
+    b"postgres",
+    b"mysql://",
+    b"mongodb",
+    b"redis://",
+    b"amqp://",
 )
 
 
@@ -88,7 +100,7 @@ def _printable(raw: bytes) -> bool:
 
 
 def _blob_at(buf: bytes, start: int) -> tuple[int, int] | None:
-    if start and buf[start - 1] in _B64_CHARS:
+    if start and buf[start - 1] in _B64_CHARS and buf[start - 1] != 61:  # ``NAME=<blob>`` starts one
         return None
     m = _B64.match(buf, start)
     return None if m is None else m.span()

@@ -21,7 +21,19 @@ from pipeline.redaction.model import Candidate, ScanRule
 from pipeline.redaction.values import MAX_QUOTED, UNQUOTED, quoted_pattern
 from pipeline.redaction.wrap import yaml_block
 
-ANCHORS = (b"pass", b"pwd", b"secret", b"token", b"key", b"auth", b"cred", b"mnemonic", b"phrase")
+ANCHORS = (
+    b"pass",
+    b"pwd",
+    b"secret",
+    b"token",
+    b"key",
+    b"auth",
+    b"cred",
+    b"mnemonic",
+    b"phrase",
+    b"_pat",
+    b"psk",
+)
 
 _IDCHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
 _ID_MASK = bytes(97 if c in _IDCHARS else 32 for c in range(256))  # identifier chars -> "a", others -> " "
@@ -38,6 +50,11 @@ _NEXT_PAIR = re.compile(rb"[;,&<](?:(?<=<)|[ \t]*[A-Za-z_][\w. -]{0,40}=)")  # o
 _TRAILING = b",;)}]"
 _BLOCK_START = b"|>"
 _BRACED = re.compile(rb"\{(?P<v>[^{}$\s\\](?:[^}\r\n\\]|\}\}){0,255})\}(?=[;\s\"'\\]|$)")
+_STRING_LIST = re.compile(
+    rb"\[(?:\s|\\+[nrt])*(?P<q>\\*[\"'])(?P<v>[^\"'\\\r\n]{1,256}(?:(?P=q)(?:\s|\\+[nrt])*,(?:\s|\\+[nrt])*(?P=q)"
+    rb"[^\"'\\\r\n]{1,256}){1,31})(?P=q)(?:\s|\\+[nrt])*\]"
+)
+"""A list of two or more strings (over lines too); its span is from the first string's text to the last's."""
 _NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_.-]*")
 _ENV_NAME = re.compile(rb"[A-Z][A-Z0-9_]*")
 """An upper-case name: in an env file, a shell or YAML its unquoted value is a string, not code."""
@@ -65,7 +82,7 @@ _KEY_QUALIFIERS = _words(
 )
 _KEY_TAILS = _words(
     """base value prod production live test dev staging secret data b64 base64 pem hex raw str string v1 v2
-    old new"""
+    old new chunks chunk parts part pieces segments"""
 )
 _DENY_ANY = _words(
     """public publishable pub pubkey page next continuation cursor sync csrf xsrf max min num tokenizer
@@ -104,6 +121,7 @@ def classify(identifier: bytes) -> Level | None:
             or s == "mnemonic"
             or (s == "phrase" and i > 0 and segs[i - 1] in ("seed", "recovery", "secret"))
             or s.endswith("token")
+            or (s in ("pat", "psk") and i == len(segs) - 1)  # a personal access token, a pre-shared key
             or s in ("credential", "credentials", "creds", "cred")
             or s == "auth"
             or (s.endswith("auth") and len(s) > 4)
@@ -140,6 +158,8 @@ def _value_span(
         quoted = quoted_pattern(vq[-1], len(vq) - 1).match(buf, s, s + MAX_QUOTED + 8)
         if quoted is not None:
             return s, quoted.end(), True
+    if buf[s] == 91 and (listed := _STRING_LIST.match(buf, s)) is not None:  # [
+        return (*listed.span("v"), True)  # a value split into a JSON array: "token": ["ab", "cd"]
     if buf[s] == 123 and (braced := _BRACED.match(buf, s)) is not None:  # {
         return (*braced.span("v"), True)  # ODBC: PWD={p@ss;word}
     # unquoted, or a quote not closed on its line: the value is one word
@@ -201,7 +221,11 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
             return ident_end
         s, e, literal = span
     level = named[0]
-    if level == _PASSWORD and (literal or _ENV_NAME.fullmatch(identifier) and op in (b"=", b":")):
+    if level == _PASSWORD and (
+        literal
+        or (_ENV_NAME.fullmatch(identifier) and op in (b"=", b":"))
+        or (op == b"=" and buf[ident_start - 1 : ident_start] == b";")  # ...;Password=...; a string
+    ):
         level = _LITERAL_PASSWORD  # a string, however weak, not a variable holding one
     if s < e:
         out.append((s, e, named[1], level))  # checked later, unless a stronger rule covers it
@@ -245,8 +269,28 @@ def scan_fish_set(buf: bytes, low: bytes, start: int, end: int, out: list[Candid
     return e
 
 
+_CALL_PAIR = re.compile(
+    rb"\([ \t]*(?P<uq>\\*[\"'])[^\"'\\\r\n]{1,128}(?P=uq)[ \t]*,[ \t]*(?:password[ \t]*=[ \t]*)?"
+    rb"(?P<q>\\*[\"'])(?P<v>[^\"'\\\r\n]{1,128})(?P=q)[ \t]*[,)]"
+)
+
+
+def scan_login_call(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """``server.login("user", "pw")``, ``auth=("user", "pw")``, ``HTTPBasicAuth("u", "p")``: a
+    password passed by position after a user, as a literal."""
+    m = _CALL_PAIR.match(buf, end - 1)
+    if m is None:
+        return 0
+    s, e = m.span("v")
+    out.append((s, e, "password", _LITERAL_PASSWORD))
+    return m.end()
+
+
 def generic_rules() -> list[ScanRule]:
     return [
+        ScanRule(
+            "password", (b"login(", b"auth=(", b"basicauth(", b"auth(", b"authenticate("), scan_login_call
+        ),
         ScanRule("secret-assignment", ANCHORS, scan_assignment),
         ScanRule("secret-assignment", (b"set -",), scan_fish_set),
     ]

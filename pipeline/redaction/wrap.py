@@ -20,7 +20,7 @@ MAX_WRAPPED_LINES = 256
 _BREAK = re.compile(rb"(?P<raw>\\?)\r?\n|(?P<esc>\\+)(?:r\\+)?n")
 _NEWLINE_RUNS = frozenset((1, 2, 4))  # ``\n`` escaped once, twice, three times
 _CONTINUATION_RUNS = frozenset((3, 6, 12))  # an escaped backslash, then an escaped newline
-_CONTINUED = re.compile(rb"[A-Za-z0-9+/_=.~-]+")
+_CONTINUED = re.compile(rb"[ \t]*+(?!-)[A-Za-z0-9+/_=.~-]+")
 _B64_LINE = re.compile(rb"[A-Za-z0-9+/_-]+={0,2}")
 _RAW_NEXT = re.compile(rb"\n[A-Za-z0-9+/_-]+={0,2}(?:\r?\n|\\+[nr\"]|[\"'`]|$)")
 _LINE_END = re.compile(rb"\r?\n|\\+[nr\"]|[\"'`]|$")
@@ -99,3 +99,25 @@ def yaml_block(buf: bytes, key_start: int, header: bytes, pos: int) -> tuple[int
             break
         end = pos = m.end()
     return (start, end) if start >= 0 else None
+
+
+MAX_JOINED = 16
+_QUOTES = frozenset(b"\"'`")
+# After a quoted value's closing quote: an operator that joins strings (``+`` in most languages,
+# ``.`` in PHP and Perl, ``..`` in Lua, ``&`` in VB, ``||`` in SQL) or none (C and Python join
+# adjacent literals), maybe a line break between, then the next literal of the same quoting.
+_CONCAT = re.compile(
+    rb"(?P<q>\\*[\"'`])[ \t]*(?P<op>\+|\.\.?|&|\|\|)?[ \t]*(?P<nl>\\?\r?\n|\\+n)?[ \t]*"
+    rb"(?P<op2>\+|\.\.?|&|\|\|)?[ \t]*(?P=q)(?P<v>[^\"'`\\\r\n]{1,512})(?=(?P=q))"
+)
+
+
+def extend_joined(buf: bytes, end: int) -> int:
+    """The end of a quoted value ending at ``end`` once the literals joined to it are included
+    (``"abcd1234" +`` then ``"efgh5678"`` on the next line)."""
+    for _ in range(MAX_JOINED):
+        m = _CONCAT.match(buf, end)
+        if m is None or not (m.group("op") or m.group("op2") or m.group("nl")):
+            return end  # adjacent literals on one line: a list of words more often than one value
+        end = m.end("v")
+    return end

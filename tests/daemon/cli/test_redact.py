@@ -71,15 +71,21 @@ def test_report_gives_found_redacted_and_each_kept_candidate_without_its_value(t
     result = CliRunner().invoke(cli, args, input=stdin, env={"MEMD_CONFIG": None})
     assert result.exit_code == 0, result.output
     rows = {
-        line.split()[0]: line.split()[1:] for line in result.stderr.splitlines()[1:] if line[:1].isalpha()
+        line.split()[1]: line.split()[2:] for line in result.stderr.splitlines()[1:] if line[:1].isalpha()
     }
+    families = {
+        line.split()[1]: line.split()[0] for line in result.stderr.splitlines()[1:] if line[:1].isalpha()
+    }
+    assert families["github-token"] == "token-shape"
+    assert families["password"] == "credential-slot"
+    assert families["db-url"] == "url-userinfo"
     assert rows["github-token"] == ["1", "1", "0"]
     assert rows["password"] == ["2", "1", "1"]
     assert rows["secret-assignment"][2] == "1"
     assert rows["db-url"] == ["1", "0", "1"]
-    assert "password at 3:11 (offset " in result.stderr
-    assert "secret-assignment at 4:13 " in result.stderr
-    assert "db-url at 5:20 " in result.stderr
+    assert "credential-slot/password at 3:11 (offset " in result.stderr
+    assert "credential-slot/secret-assignment at 4:13 " in result.stderr
+    assert "url-userinfo/db-url at 5:20 " in result.stderr
     assert "a placeholder as a whole" in result.stderr
     assert "2 secret(s) redacted, 3 candidate(s) kept" in result.stderr
     for value in ("changeme-placeholder", "YOUR-KEY-HERE", "PASSWORD@", "Xk9#mP2vLqZ", token):
@@ -99,7 +105,7 @@ def test_a_short_bearer_value_and_a_coloured_secret_are_redacted_and_reported(tm
     assert "\x1b" not in result.stdout  # what is sent is the normalised text
     assert result.stdout.startswith("curl -H 'Authorization: Bearer [REDACTED:bearer-token:")
     rows = {
-        line.split()[0]: line.split()[1:] for line in result.stderr.splitlines()[1:] if line[:1].isalpha()
+        line.split()[1]: line.split()[2:] for line in result.stderr.splitlines()[1:] if line[:1].isalpha()
     }
     assert rows["bearer-token"][1] == "1"
     assert "2 secret(s) redacted" in result.stderr

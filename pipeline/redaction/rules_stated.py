@@ -1,0 +1,512 @@
+"""A secret stated in a sentence, in any of the languages developers write in: "the password for
+root on the NAS = letmein123", "hasło do serwera to Kot123!x", "パスワードは neko1234 です",
+"la clé API est 8f7d...", "my PIN is 4829", "use etrhsdbv42 as the password".
+
+One mechanism, not one rule per language: a word that names a secret (its class decides what the
+value must look like: a password, a PIN, or a key or token), then the words of the sentence up to a
+way of saying "is" (a copula of any language, ``:``, ``=``, a dash, or a particle glued to the
+word in languages written without spaces), then the value. A verb-final language states the value
+right after the name ("मेरा पासवर्ड Billi2024 है"): a value that ends the sentence or stands
+before a final copula is one too. The value must look like a secret (a digit or a symbol beside
+letters, a PIN's digits, a key's random shape); prose about passwords ("le mot de passe est
+incorrect", "the password was changed on 2024-01-15") keeps its words.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from pipeline.redaction.filters import enough_distinct, is_placeholder, is_reference
+from pipeline.redaction.model import CONTEXT, Candidate, ScanRule, kept
+from pipeline.redaction.reasons import Reason
+from pipeline.redaction.rules_generic import classify
+
+
+def _words(text: str) -> list[str]:
+    return text.split()
+
+
+PASSWORD, PIN, KEY, TOKEN = "password", "pin", "key", "token"
+
+# Words that name a secret, by language (a word may stand in several languages: each is listed once).
+_LEXICON: dict[str, str] = {
+    # password, passphrase
+    **dict.fromkeys(
+        _words(
+            """password passwort passphrase passcode passwd kennwort wachtwoord senha contraseña
+            contrasena contrasenya contrasinal clave hasło haslo hasła hasłem heslo hesla parola
+            parolă parole parool jelszó jelszava jelszavam salasana salasanani salasanasi
+            lösenord lösenordet adgangskode adgangskoden passord passordet lozinka lozinku geslo
+            slaptažodis пароль пароля паролем паролата парола гасло şifre şifresi şifrem sifre
+            sifresi sandi 비밀번호 암호 パスワード 暗証番号 密码 密碼 口令 گذرواژه סיסמה הסיסמה סיסמא पासवर्ड कूटशब्द
+            รหัสผ่าน κωδικός κωδικό συνθηματικό nenosiri পাসওয়ার্ড கடவுச்சொல் pasahitza
+            lykilorð wagwoord"""
+        ),
+        PASSWORD,
+    ),
+    "mot de passe": PASSWORD,
+    "mdp": PASSWORD,
+    "lösen": PASSWORD,
+    "phrase secrète": PASSWORD,
+    "phrase de passe": PASSWORD,
+    "palavra-passe": PASSWORD,
+    "pin kodu": PIN,
+    "pin-koden": PIN,
+    "pin-kod": PIN,
+    "pin code": PIN,
+    "pin码": PIN,
+    "pin碼": PIN,
+    "暗証番号": PIN,
+    "पिन": PIN,
+    "pinコード": PIN,
+    "mot-de-passe": PASSWORD,
+    "kata sandi": PASSWORD,
+    "kata laluan": PASSWORD,
+    "كلمة المرور": PASSWORD,
+    "كلمة السر": PASSWORD,
+    "رمز عبور": PASSWORD,
+    "mật khẩu": PASSWORD,
+    "pw": PASSWORD,
+    # PIN codes
+    **dict.fromkeys("pin pincode pin-code pin-kod пин-код пин пін-код 핀 PIN-Code".lower().split(), PIN),
+    # keys and secrets (the value must look random)
+    **dict.fromkeys(
+        _words(
+            """key secret clé clef schlüssel sleutel chiave chave klucz klíč kľúč ključ ключ ключа
+            секрет anahtar anahtarı kulcs avain nyckel nyckeln nøgle nøglen nøkkel nøkkelen
+            cheie cheia khóa kunci kuncinya 키 キー 密钥 秘钥 金鑰 密鑰 مفتاح מפתח कुंजी กุญแจ κλειδί"""
+        ),
+        KEY,
+    ),
+    # tokens
+    **dict.fromkeys(
+        _words("""token tokenu tokena токен токена トークン 令牌 토큰 توكن טוקן टोकन โทเค็น"""),
+        TOKEN,
+    ),
+}
+
+# Ways of saying "is" (and "equals", "reads"), spaced: they stand as words of their own.
+_COPULAS = _words(
+    """is was are ist lautet sind est es era é è e será sera to jest wynosi je jsou on
+               oli är blir er var zijn adalah ialah yaitu ialah là é este sunt é är er ni হল হলো
+               هي هو היא הוא है हैं είναι ήταν это є есть — – - -> → => := = : ： ＝ equals c'est
+               c’est reads"""
+)
+# Copulas and particles written glued to the word before them (languages without spaces).
+_GLUED = _words("""は が も を 为 為 是 係 就是 叫 는 은 이 가 คือ ：""")
+_SOFT = frozenset(
+    _words(
+        """the a an just now simply still currently literally set to always actually now: ist: new
+        old our my your his her their der die das le la el il lo o a ein eine un une uno una"""
+    )
+)
+"""Words that may stand between the copula and the value ("is now X", "is set to X")."""
+_DENY = frozenset(
+    _words(
+        """id ids name names type types path file files dir url uri host hostname version length
+        len size count limit ttl expiry expires expiration timeout header field prefix suffix
+        format kind algorithm policy region label hint mode scope usage method provider source
+        store manager fingerprint hash hashes digest checksum pattern regex template schema
+        rotation strength reset requirements requirement rules rule policy must should will can
+        cannot can't could would may might needs need stored saved kept located missing wrong
+        incorrect invalid expired required optional public pub publishable öffentlich
+        öffentliche öffentlicher publique public pública publico pubblica публичный открытый 公開
+        公钥 公鑰 공개 not nicht pas no non nie ne не"""
+    )
+)
+_PUBLIC_BEFORE = re.compile(
+    rb"(?i:public|pub|publishable|host|ssh|gpg|pgp|signing|verification|verify|encryption)[ \t_-]*$"
+    rb"|(?:\xc3\xb6ffentliche[rn]?|publique|p\xc3\xbablica|\xd0\xbf\xd1\x83\xd0\xb1\xd0\xbb\xd0\xb8\xd1\x87\xd0\xbd\xd1\x8b\xd0\xb9)[ \t]*$"
+)
+"""A key word after these names a public key (or says what a key is for): not a secret's name."""
+
+_ASSIGNED = re.compile(rb"(?:\\*[\"'])?[ \t]*(?::|=|:=|=>)")
+_ASCII_WORD = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_GLUE_BEFORE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.$@/")
+_ASCII_AFTER_OK = frozenset(b" \t:\\")
+WINDOW = 200
+_MAX_FILLERS = 6
+_MAX_STEPS = 14
+
+_NO_SPACE_SCRIPT = "\u3000-\u30ff\u3400-\u9fff\uac00-\ud7af\u0e00-\u0e7f\uff00-\uffef"
+_COPULA_RE = re.compile(
+    r"(?:"
+    + "|".join(re.escape(c) for c in sorted(_COPULAS, key=len, reverse=True))
+    + r")(?=\s|$|[\"'`“«「])",
+    re.IGNORECASE,
+)
+_COPULA_SET = frozenset(c.lower() for c in _COPULAS)
+_ELIDED_COPULAS = ("c'est", "c’est", "C'est", "C’est")
+_DASHES = frozenset(("-", "–", "—"))
+_QUOTE_OPEN = frozenset("\"'`“«「『")
+_GLUED_ENDS = frozenset(c[-1] for c in _GLUED)
+_GLUED_RE = re.compile("(?:" + "|".join(re.escape(c) for c in sorted(_GLUED, key=len, reverse=True)) + ")")
+_QUOTED = re.compile(r"[\"'`“«「『]([^\"'`”»」』\n]{1,128})[\"'`”»」』]")
+_VALUE = re.compile(r"[^\s\"'`“”«»「」『』()\[\]{}<>,;" + _NO_SPACE_SCRIPT + r"]+")
+_WORD = re.compile(r"[^\s]+?(?=\s|$|[" + _NO_SPACE_SCRIPT + r"])|[" + _NO_SPACE_SCRIPT + r"]+")
+_TRAIL = ".,;:!?)]}…"
+_FINAL = re.compile(
+    r"\s*(?:$|[.!?。！？](?:\s|$)|,|;|(?:है|हैं|です|だ|입니다|이다|이에요|예요|dir|dır|dur|dür|tir|tır|"
+    r"'dir|'dır|ist|is|est)(?:[\s.!?,;\"'`\\।。]|$)|[" + _NO_SPACE_SCRIPT + r"])"
+)
+"""What may follow a value stated without a copula before it: the sentence's end or a final copula."""
+_DATE_OR_NUMBER = re.compile(r"[0-9]+(?:[.,:/-][0-9]+)+|[0-9]+(?:st|nd|rd|th|%|px|ms|s|h|d|x)?")
+_HEX_ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
+_TOKEN_CHARS = re.compile(r"[A-Za-z0-9+/=_.~:-]+")
+_LETTER = re.compile(r"[^\W\d_]")
+_DIGIT = re.compile(r"[0-9]")
+_SYMBOL = re.compile(r"[!#$%&*+=?@^~|]")
+_INNER_UPPER = re.compile(r"[a-z][A-Z]")
+_THREE_UPPER = re.compile(r"[A-Z].*[A-Z].*[A-Z]")
+_WORDS = re.compile(r"[^\W\d_]+(?: [^\W\d_]+)+")
+_PASSPHRASE = re.compile(r"[^\W\d_A-Z]+(?: [^\W\d_A-Z]+){1,7}")
+"""Lower-case words in quotes after a password's name: a passphrase ("puni lidika veti nemuge")."""
+_JOINED_WORDS = re.compile(r"[a-z]{2,}(?:([-._])[a-z]{2,})(?:\1[a-z]{2,}){1,10}")
+
+
+def _anchors() -> dict[bytes, str]:
+    out: dict[bytes, str] = {}
+    for word, kind in _LEXICON.items():
+        forms = {word, word[:1].upper() + word[1:], word.upper()}
+        for form in forms:
+            raw = form.encode()
+            out.setdefault(raw.lower(), kind)
+            if not form.isascii():  # as a transcript holds it JSON-escaped, once or twice
+                once = json.dumps(form)[1:-1]
+                out.setdefault(once.encode().lower(), kind)
+                out.setdefault(json.dumps(once)[1:-1].encode().lower(), kind)
+    return out
+
+
+_ANCHORS = _anchors()
+_CODE_WORDS = frozenset((b"token", b"key", b"secret", b"pw"))
+"""Words code glues into identifiers all the time (``api_key``, ``API_TOKEN``): their anchor holds
+the character before them, so a name inside an identifier never reaches the rule."""
+_BEFORE_WORD = (b" ", b"\t", b"\n", b"\\n", b'"', b"'", b"(", b"*", b">", b"`")
+_PREFIXED = {b + w: len(b) for w in _CODE_WORDS for b in _BEFORE_WORD}
+
+
+_PREFIX_BYTES = frozenset(b[0] for b in _BEFORE_WORD)
+
+
+def _stated_anchors() -> tuple[bytes, ...]:
+    return (*(a for a in _ANCHORS if a not in _CODE_WORDS), *_PREFIXED)
+
+
+_MAYBE = re.compile(r"[0-9!#$%&*+=?@^~|\"'`«“「『]|[a-z][A-Z]|[a-z]{2}[-._][a-z]{2,}[-._][a-z]")
+"""What a stated value needs somewhere on its line (a digit, a symbol, a quote, a mix of cases,
+joined words): a cheap test before the walk."""
+_ESCAPE = re.compile(rb"(\\+)(?:u([0-9a-fA-F]{4})|([nrt\"'\\/]))")
+
+
+def _whole_chars(chunk: bytes) -> bytes:
+    """``chunk`` without a last character the window cut in the middle."""
+    i = len(chunk) - 1
+    while i >= 0 and len(chunk) - i < 4 and 0x80 <= chunk[i] < 0xC0:
+        i -= 1
+    if i >= 0 and chunk[i] >= 0xC0:
+        need = 2 if chunk[i] < 0xE0 else 3 if chunk[i] < 0xF0 else 4
+        if len(chunk) - i < need:
+            return chunk[:i]
+    return chunk
+
+
+def _window(buf: bytes, pos: int) -> tuple[str, str | None]:
+    """The text after ``pos`` up to the end of its line (raw or JSON-escaped), decoded and
+    unescaped; and the decoded text before unescaping (``None`` when its characters are its
+    bytes: plain ASCII, no escapes), from which ``_byte_offset`` maps a character back."""
+    hi = min(len(buf), pos + WINDOW)
+    nl = buf.find(b"\n", pos, hi)
+    if nl >= 0:
+        hi = nl
+    chunk = buf[pos:hi]
+    if b"\\" not in chunk:
+        if chunk.isascii():
+            return chunk.decode("ascii"), None
+        raw = _whole_chars(chunk).decode("utf-8", "surrogatepass")
+        return raw, raw
+    cut = _ESCAPED_BREAK.search(chunk)
+    if cut is not None:
+        chunk = chunk[: cut.start()]
+    raw = _whole_chars(chunk).decode("utf-8", "surrogatepass")
+    return _UNESCAPE.sub(_unescape, raw), raw
+
+
+_ESCAPED_BREAK = re.compile(rb"\\+[nr]")
+_UNESCAPE = re.compile(r"\\+(?:u([0-9a-fA-F]{4})|([\"'\\/t]))")
+
+
+def _unescape(m: re.Match[str]) -> str:
+    if m.group(1) is not None:
+        return chr(int(m.group(1), 16))
+    return " " if m.group(2) == "t" else m.group(2)
+
+
+def _byte_offset(raw: str, index: int) -> int:
+    """The byte offset (from the window's start) of character ``index`` of the unescaped text."""
+    text_pos = raw_pos = 0
+    for m in _UNESCAPE.finditer(raw):
+        literal = m.start() - raw_pos
+        if text_pos + literal >= index:
+            break
+        text_pos += literal + 1
+        raw_pos = m.end()
+        if text_pos > index:  # inside an escape: its start
+            raw_pos = m.start()
+            break
+    r = raw_pos + (index - text_pos)
+    return len(raw[:r].encode("utf-8", "surrogatepass"))
+
+
+def looks_like(value: str, kind: str, quoted: bool) -> Reason | None:
+    """Why ``value``, stated for a secret of ``kind``, is not one (``None``: it is one)."""
+    n = len(value)
+    raw = value.encode("utf-8", "surrogatepass")
+    if n < 3 or (n < 4 and not quoted):
+        return Reason.TOO_SHORT
+    if n > 256:
+        return Reason.TOO_LONG
+    if is_placeholder(raw) or value.strip("*xX.•") == "":
+        return Reason.PLACEHOLDER
+    if kind == PIN:
+        if value.isdigit():
+            return None if 4 <= n <= 12 else Reason.SHAPE
+        kind = PASSWORD
+    if _DATE_OR_NUMBER.fullmatch(value) and not (value.isdigit() and n >= 6):
+        return Reason.SHAPE  # a date, a version, a count
+    if kind == PASSWORD and _JOINED_WORDS.fullmatch(value):
+        return None  # a passphrase of joined words: hekiru-hidi-dotu-gulefi
+    if raw.isascii() and (kind != PASSWORD or b"_" in raw or b"/" in raw) and is_reference(raw):
+        return Reason.REFERENCE  # (a sentence states a password as it is: "kaqxgxfOljsgn" is no name)
+    if kind == PASSWORD:
+        return _password_verdict(value, raw, quoted)
+    return _token_verdict(value, raw, kind)
+
+
+def _password_verdict(value: str, raw: bytes, quoted: bool) -> Reason | None:
+    """A password stated in prose: quoted, or a digit, a symbol or a mix of cases beside letters."""
+    n = len(value)
+    if quoted and (_PASSPHRASE.fullmatch(value) or not _WORDS.fullmatch(value)):
+        return None if enough_distinct(raw, min(3, n // 2)) else Reason.NOT_RANDOM
+    if value.isdigit():
+        return None
+    letter = _LETTER.search(value) is not None
+    if letter and (_DIGIT.search(value) or _SYMBOL.search(value) or _INNER_UPPER.search(value)):
+        return None if enough_distinct(raw, min(4, n // 2)) else Reason.NOT_RANDOM
+    return Reason.WORDS
+
+
+def _token_verdict(value: str, raw: bytes, kind: str) -> Reason | None:
+    """A key or a token: a random shape (length, alphabet, different characters)."""
+    n = len(value)
+    if _HEX_ADDRESS.fullmatch(value):
+        return Reason.SHAPE  # an address (public)
+    if n < (8 if kind == TOKEN else 12):
+        return Reason.TOO_SHORT
+    if not _TOKEN_CHARS.fullmatch(value) or not _LETTER.search(value):
+        return Reason.SHAPE
+    if not _DIGIT.search(value) and not (
+        n >= 20 and _INNER_UPPER.search(value) and _THREE_UPPER.search(value)
+    ):
+        return Reason.SHAPE  # no digit: only a long mix of cases is random enough
+    return None if enough_distinct(raw, min(8, n // 2)) else Reason.NOT_RANDOM
+
+
+def _emit(
+    out: list[Candidate], pos: int, raw: str | None, s: int, e: int, reason: Reason | None, kind: str
+) -> int:
+    if raw is not None:
+        s, e = _byte_offset(raw, s), _byte_offset(raw, e)
+    bs, be = pos + s, pos + e
+    name = "password" if kind in (PASSWORD, PIN) else "secret-in-prose"
+    out.append((bs, be, name, CONTEXT) if reason is None else kept(bs, be, name, reason))
+    return be
+
+
+def _strip(text: str, s: int, e: int) -> int:
+    while e > s and text[e - 1] in _TRAIL:
+        e -= 1
+    return e
+
+
+def _in_code(buf: bytes, start: int, end: int, kind: str, ascii_name: bool) -> bool:
+    """Is the word at ``[start, end)`` a name in code or part of another word, not prose?"""
+    if start and ascii_name and buf[start - 1] in _GLUE_BEFORE and buf[start - 2 : start] != b"\\n":
+        return True  # DB_PASSWORD, api.key, $token: a name in code (the assignment rule's)
+    if ascii_name and start and buf[start - 1] == 45 and (start < 2 or buf[start - 2] in b"- \t"):
+        return True  # --password, -token: a flag (the command-line rule's)
+    nxt = buf[end : end + 1]
+    if ascii_name and nxt and nxt[0] < 0x80 and (nxt[0] not in _ASCII_AFTER_OK or nxt in (b"=", b"-", b".")):
+        return True  # passwords, tokenizer, key=..., token-based, key.value
+    if kind in (KEY, TOKEN) and _PUBLIC_BEFORE.search(buf, max(0, start - 24), start):
+        return True  # a public key, a host key
+    # ``password: x`` or ``token = x`` is an assignment: the generic rule judges it (it knows YAML
+    # and code); a sentence goes on with words
+    return ascii_name and _ASSIGNED.match(buf, end) is not None and classify(buf[start:end]) is not None
+
+
+def _stated(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    if low[start] in _PREFIX_BYTES:
+        start += _PREFIXED.get(low[start:end], 0)
+    first = low[start]
+    if (
+        first < 0x80
+        and first != 92  # a JSON-escaped word (\\u5bc6...) is not ASCII
+        and (  # most hits are a name glued into an identifier: tell at once
+            (start and buf[start - 1] in _GLUE_BEFORE and buf[start - 2 : start] != b"\\n")
+            or (end < len(buf) and buf[end] < 0x80 and buf[end] not in _ASCII_AFTER_OK)
+        )
+    ):
+        return 0
+    kind = _ANCHORS.get(low[start:end])
+    if kind is None:
+        return 0
+    ascii_name = first != 92 and low[start:end].isascii()
+    if _in_code(buf, start, end, kind, ascii_name):
+        return 0
+    text, raw = _window(buf, end)
+    if _MAYBE.search(text) is None:
+        return 0  # nothing on the line could be a value: prose about a secret, the common case
+    found = _walk(text, kind, ascii_name)
+    if found is None:
+        return 0
+    return _emit(out, end, raw, *found, kind)
+
+
+def _unspaced_word(text: str, pos: int, copula: bool) -> int:
+    """The end of a word of a script written without spaces at ``pos``; -1 at a sentence's end
+    or after a copula (a value was due)."""
+    w = _WORD.match(text, pos)
+    if w is None or copula or text[w.start()] in ".!?。！？":
+        return -1
+    return w.end()
+
+
+def _uncopulated(text: str, s: int, e: int, kind: str, fillers: int, ascii_name: bool) -> bool:
+    """Is the word at ``[s, e)``, with no copula before it, the value? A random token right
+    after a key's word ("the access token 9f3c..."), or a value stated verb-final ("पासवर्ड X है")."""
+    if fillers == 0 and kind in (KEY, TOKEN) and text[s:e].lower() not in _DENY:
+        return looks_like(text[s:e], kind, False) is None
+    return (
+        (not ascii_name or fillers == 0)
+        and _FINAL.match(text, e) is not None
+        and looks_like(text[s:e], kind, False) is None
+    )
+
+
+def _copula_end(word: str, pos: int, copula: bool) -> int:
+    """Where the copula ``word`` at ``pos`` ends (0: it is none). A sign glued to the value
+    ("=letmein123") is one character long."""
+    lower = word.lower()
+    if lower in _COPULA_SET and not (copula and lower in _DASHES):
+        return pos + len(word)
+    return pos + 1 if word[0] in "=:：" and len(word) > 1 else 0
+
+
+def _walk(text: str, kind: str, ascii_name: bool) -> tuple[int, int, Reason | None] | None:
+    """The value the sentence after a secret's name states, with the verdict on it, or ``None``."""
+    pos, n = 0, len(text)
+    copula = False
+    fillers = 0
+    glued = _GLUED_RE.match(text, 0)
+    if glued is not None:
+        copula, pos = True, glued.end()
+    for _ in range(_MAX_STEPS):
+        pos = n - len(text[pos:].lstrip())
+        if pos >= n:
+            return None
+        q = _QUOTED.match(text, pos) if copula and text[pos] in _QUOTE_OPEN else None
+        if q is not None:
+            return q.start(1), q.end(1), looks_like(q.group(1), kind, True)
+        if text.startswith(_ELIDED_COPULAS, pos):  # French "c'est": its quote is no quotation
+            copula, pos = True, pos + 5
+            continue
+        v = _VALUE.match(text, pos)
+        if v is None:  # a word of a script written without spaces, or punctuation
+            pos = _unspaced_word(text, pos, copula)
+            if pos < 0:
+                return None
+            fillers += 1
+            copula = text[pos - 1] in _GLUED_ENDS  # "码是": a word, then the particle
+            continue
+        after = _copula_end(v.group(), pos, copula)
+        if after:
+            copula, pos = True, after
+            continue
+        s, e = v.start(), _strip(text, v.start(), v.end())
+        word = text[s:e]
+        lower = word.lower()
+        if copula:
+            verdict = looks_like(word, kind, False) if s < e else Reason.SHAPE
+            if verdict is None:
+                return s, e, None
+            if lower in _SOFT:
+                pos = v.end()
+                continue
+            copula = False  # "on" was a preposition, not Finnish "is": the sentence goes on
+        if s < e and _uncopulated(text, s, e, kind, fillers, ascii_name):
+            return s, e, None
+        if lower in _DENY or (v.end() > e and text[e] in ".,;!?"):
+            return None  # a word that says what the value is not, or the clause ended
+        fillers, pos = fillers + 1, v.end()
+        copula = text[pos - 1] in ":："  # "Heslo k serveru: X", "Mi token de acceso: X"
+        if fillers > _MAX_FILLERS:
+            return None
+    return None
+
+
+# "use X as the password", "nimm X als Passwort": the value comes before the name.
+_AS_WORDS = {
+    b" as the password": PASSWORD,
+    b" as password": PASSWORD,
+    b" as your password": PASSWORD,
+    b" as my password": PASSWORD,
+    b" as the new password": PASSWORD,
+    b" as the passphrase": PASSWORD,
+    b" as the pin": PIN,
+    b" as the token": TOKEN,
+    b" as the api key": KEY,
+    b" as the key": KEY,
+    b" as the secret": KEY,
+    b" als passwort": PASSWORD,
+    b" als kennwort": PASSWORD,
+    b" als wachtwoord": PASSWORD,
+    b" comme mot de passe": PASSWORD,
+    b" como contrase\xc3\xb1a": PASSWORD,
+    b" como senha": PASSWORD,
+    b" come password": PASSWORD,
+    b" jako has\xc5\x82o": PASSWORD,
+    b" \xd0\xba\xd0\xb0\xd0\xba \xd0\xbf\xd0\xb0\xd1\x80\xd0\xbe\xd0\xbb\xd1\x8c": PASSWORD,  # как пароль
+}
+_BEFORE_AS = re.compile(rb"(?:[\"'`]?)([^\s\"'`]{3,128})[\"'`]?$")
+
+
+def _as_the(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    kind = _AS_WORDS.get(low[start:end])
+    if kind is None or (end < len(buf) and buf[end] in _ASCII_WORD):
+        return 0
+    lo = max(0, start - 130)
+    line = max(buf.rfind(b"\n", lo, start) + 1, lo)
+    m = _BEFORE_AS.search(buf, line, start)
+    if m is None:
+        return 0
+    s, e = m.span(1)
+    value = buf[s:e]
+    try:
+        text = value.decode("utf-8")
+    except UnicodeDecodeError:
+        return 0
+    quoted = m.group(0)[:1] in (b'"', b"'", b"`")
+    reason = looks_like(text.rstrip(_TRAIL), kind, quoted)
+    e = s + len(text.rstrip(_TRAIL).encode())
+    name = "password" if kind in (PASSWORD, PIN) else "secret-in-prose"
+    out.append((s, e, name, CONTEXT) if reason is None else kept(s, e, name, reason))
+    return end
+
+
+def stated_rules() -> list[ScanRule]:
+    return [
+        ScanRule("secret-in-prose", _stated_anchors(), _stated),
+        ScanRule("password", tuple(_AS_WORDS), _as_the),
+    ]
