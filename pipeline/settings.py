@@ -172,10 +172,29 @@ class BatchMode(StrEnum):
     auto = "auto"
 
 
+Provider = Literal["anthropic", "bedrock", "vertex", "openai"]
+"""``openai``: any OpenAI-compatible Chat Completions server (Ollama, llama.cpp, vLLM, LM Studio)."""
+
+
+class EndpointSettings(_Section):
+    """``[llm.consolidation]``: another endpoint for phase 2 only (each key unset: ``[llm]``'s)."""
+
+    provider: Provider | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+
+    @field_validator("base_url")
+    @classmethod
+    def _check_base_url(cls, value: str | None) -> str | None:
+        return None if value is None else setting_rules.check_base_url(value)
+
+
 class LLMSettings(_Section):
     base_url: str | None = None
-    api_key_env: str = "ANTHROPIC_API_KEY"
-    provider: Literal["anthropic", "bedrock", "vertex"] = "anthropic"
+    api_key_env: str = Field(
+        default="ANTHROPIC_API_KEY", description="Empty: the server needs no key (provider openai)."
+    )
+    provider: Provider = "anthropic"
     extract_model: str = "claude-haiku-5-5"
     consolidation_model: str = "claude-sonnet-5-5"
     max_concurrency: Annotated[int, Field(ge=1, le=64)] = 8
@@ -186,11 +205,36 @@ class LLMSettings(_Section):
     daily_token_budget: PosInt | None = defaults.DAILY_TOKEN_BUDGET
     request_timeout_s: Annotated[float, Field(gt=0)] = 300.0
     max_backoff_s: Annotated[float, Field(gt=0)] = 3600.0
+    # -- local models (pipeline.llm.endpoint)
+    local_only: bool = Field(
+        default=False, description="Refuse any endpoint (either phase) that is not loopback or a private address."
+    )
+    input_price_per_mtok: NonNegFloat | None = Field(
+        default=None, description="USD per million input tokens; unset: the price table (0 for a local endpoint)."
+    )
+    output_price_per_mtok: NonNegFloat | None = Field(
+        default=None, description="USD per million output tokens; unset: the price table (0 for a local endpoint)."
+    )
+    consolidation: EndpointSettings = Field(default_factory=EndpointSettings)
 
     @field_validator("base_url")
     @classmethod
     def _check_base_url(cls, value: str | None) -> str | None:
         return None if value is None else setting_rules.check_base_url(value)
+
+    @model_validator(mode="after")
+    def _check_local_only(self) -> LLMSettings:
+        if self.local_only:
+            setting_rules.check_local_only(self.endpoints())
+        return self
+
+    def endpoints(self) -> dict[str, tuple[str, str | None]]:
+        """``phase -> (provider, base_url)`` for ``extract`` and ``consolidation``."""
+        c = self.consolidation
+        return {
+            "extract": (self.provider, self.base_url),
+            "consolidation": (c.provider or self.provider, c.base_url if c.base_url is not None else self.base_url),
+        }
 
 
 class ScheduleSettings(_Section):

@@ -129,6 +129,12 @@ def choice(*values: str) -> Kind:
     return Kind(read)
 
 
+def _unsure(_value: Any) -> Any:
+    raise Unsure
+
+
+HANDED_OVER = Kind(_unsure)
+"""A key the full loader always reads (a subtable such as ``[llm.consolidation]``)."""
 BOOL = Kind(_boolean)
 PATH = Kind(_path)
 TEXT = text()
@@ -158,7 +164,7 @@ KEYS: Mapping[tuple[str, str], Kind] = {
     ("memories", "max_inputs_per_scope"): POSITIVE,
     ("llm", "base_url"): text(rule=setting_rules.check_base_url),
     ("llm", "api_key_env"): TEXT,
-    ("llm", "provider"): choice("anthropic", "bedrock", "vertex"),
+    ("llm", "provider"): choice("anthropic", "bedrock", "vertex", "openai"),
     ("llm", "extract_model"): TEXT,
     ("llm", "consolidation_model"): TEXT,
     ("llm", "max_concurrency"): integer(ge=1, le=64),
@@ -167,6 +173,11 @@ KEYS: Mapping[tuple[str, str], Kind] = {
     ("llm", "daily_token_budget"): POSITIVE,
     ("llm", "request_timeout_s"): POSITIVE_FLOAT,
     ("llm", "max_backoff_s"): POSITIVE_FLOAT,
+    # -- local models: the endpoint rule between keys is check_related's; the subtable is the full loader's
+    ("llm", "local_only"): BOOL,
+    ("llm", "input_price_per_mtok"): decimal(ge=0),
+    ("llm", "output_price_per_mtok"): decimal(ge=0),
+    ("llm", "consolidation"): HANDED_OVER,
     ("schedule", "scan_interval_minutes"): POSITIVE_FLOAT,
     ("schedule", "consolidate_cooldown_minutes"): decimal(ge=0),
     ("schedule", "shutdown_timeout_s"): POSITIVE_FLOAT,
@@ -210,6 +221,13 @@ def check_related(given: Mapping[tuple[str, ...], Any]) -> None:
         setting_rules.check_idle_inside_age(idle, age)
     except ValueError:
         raise Unsure from None
+    if given.get(("llm", "local_only"), False):  # [llm.consolidation] is never given here (_unsure)
+        try:
+            setting_rules.check_local_only(
+                {"extract": (given.get(("llm", "provider"), "anthropic"), given.get(("llm", "base_url")))}
+            )
+        except ValueError:
+            raise Unsure from None
 
 
 def check(layer: Mapping[str, Any]) -> dict[tuple[str, ...], Any]:
