@@ -207,13 +207,16 @@ class LLMSettings(_Section):
     max_backoff_s: Annotated[float, Field(gt=0)] = 3600.0
     # -- local models (pipeline.llm.endpoint)
     local_only: bool = Field(
-        default=False, description="Refuse any endpoint (either phase) that is not loopback or a private address."
+        default=False,
+        description="Refuse any endpoint (either phase) that is not loopback or a private address.",
     )
     input_price_per_mtok: NonNegFloat | None = Field(
-        default=None, description="USD per million input tokens; unset: the price table (0 for a local endpoint)."
+        default=None,
+        description="USD per million input tokens; unset: the price table (0 for a local endpoint).",
     )
     output_price_per_mtok: NonNegFloat | None = Field(
-        default=None, description="USD per million output tokens; unset: the price table (0 for a local endpoint)."
+        default=None,
+        description="USD per million output tokens; unset: the price table (0 for a local endpoint).",
     )
     consolidation: EndpointSettings = Field(default_factory=EndpointSettings)
 
@@ -233,7 +236,10 @@ class LLMSettings(_Section):
         c = self.consolidation
         return {
             "extract": (self.provider, self.base_url),
-            "consolidation": (c.provider or self.provider, c.base_url if c.base_url is not None else self.base_url),
+            "consolidation": (
+                c.provider or self.provider,
+                c.base_url if c.base_url is not None else self.base_url,
+            ),
         }
 
 

@@ -56,6 +56,8 @@ class Phase1Context:
     fatal: LLMError | None = None
     """What makes the run fail although no item is to blame (a refused key, an unreachable API, a
     model the API does not know): the items wait, and ``run_phase1`` raises it at the end."""
+    batches_refused: bool = False
+    """The endpoint refused Message Batches during this run: the run calls directly instead."""
 
     def stop_for(self, exc: LLMError) -> None:
         """Start nothing new: ``exc`` would fail every item the same way."""

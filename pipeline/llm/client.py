@@ -12,6 +12,7 @@ included, for the gate (``pipeline.llm.ratelimit``). ``LLMClient`` satisfies
 
 from __future__ import annotations
 
+import json
 import logging
 import random
 from collections.abc import Callable, Mapping, Sequence
@@ -22,17 +23,36 @@ import anthropic
 import structlog
 
 from pipeline.clock import Clock
-from pipeline.errors import LLMError, LLMUnavailable, LLMUnreachable, NoAPIKey
+from pipeline.errors import (
+    LLMError,
+    LLMFeatureRefused,
+    LLMRejected,
+    LLMUnavailable,
+    LLMUnreachable,
+    LocalOnlyRefused,
+    NoAPIKey,
+)
+from pipeline.llm import endpoint as endpoints
 from pipeline.llm import ratelimit
 from pipeline.llm.backoff import translate
+from pipeline.llm.endpoint import Endpoint, endpoint_for, price_for
 from pipeline.llm.pricing import Usage, cost_usd, usage_of
-from pipeline.llm.protocol import BatchEntry, BatchInfo, ConsolidationAgent, ModelClient, Reply, TurnHook
+from pipeline.llm.protocol import (
+    AgentOutcome,
+    BatchEntry,
+    BatchInfo,
+    ConsolidationAgent,
+    ModelClient,
+    Reply,
+    TurnHook,
+)
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.store import llm_calls as calls
 
 if TYPE_CHECKING:
     from pipeline.llm.agent import MemoryAgent
+    from pipeline.llm.function_agent import FunctionMemoryAgent, Turn
 
 __all__ = ["BatchEntry", "BatchInfo", "LLMClient", "Reply", "build_client", "reply_of"]
 
@@ -40,7 +60,7 @@ log = structlog.get_logger(__name__)
 
 SDK_MAX_RETRIES = 0
 # At DEBUG the SDK logs whole request bodies (transcript text): never let it.
-for _name in ("anthropic", "httpx2", "httpcore2", "httpx", "httpcore"):
+for _name in ("anthropic", "openai", "httpx2", "httpcore2", "httpx", "httpcore"):
     logging.getLogger(_name).setLevel(logging.WARNING)
 
 
@@ -56,6 +76,37 @@ def _batch_info(batch: Any) -> BatchInfo:
 def reply_of(message: Any) -> Reply:
     text = "".join(b.text for b in message.content if getattr(b, "type", None) == "text")
     return Reply(text, usage_of(message), str(message.model), message.stop_reason, message)
+
+
+EMIT_TOOL = "emit_extract"
+"""The forced tool that carries phase 1's answer where structured output is refused."""
+OUTPUT_CONFIG_WORDS = ("output_config", "output_format", "json_schema", "extra inputs are not permitted")
+BUILTIN_TOOL_WORDS = ("memory_20250818", "tool type", "tools.0", "input_schema", "unknown tool", "tool")
+
+
+def forced_tool_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` with ``output_config``'s schema asked for as one forced tool call instead."""
+    out = {k: v for k, v in params.items() if k != "output_config"}
+    schema = params["output_config"]["format"]["schema"]
+    out["tools"] = [
+        {
+            "name": EMIT_TOOL,
+            "description": "Return the extract (the JSON object asked for).",
+            "input_schema": schema,
+        }
+    ]
+    out["tool_choice"] = {"type": "tool", "name": EMIT_TOOL}
+    return out
+
+
+def forced_reply_of(message: Any) -> Reply:
+    """The forced call's input as the reply text (validated by the caller like any answer)."""
+    for block in message.content:
+        if getattr(block, "type", None) == "tool_use":
+            return Reply(
+                json.dumps(block.input), usage_of(message), str(message.model), message.stop_reason, message
+            )
+    return reply_of(message)
 
 
 class RateLimitRecorder(anthropic.Middleware):
@@ -82,23 +133,44 @@ class LLMClient:
     """memd's handle on the model API. Every call is recorded in ``llm_calls`` with its cost."""
 
     def __init__(
-        self, sdk: Any, settings: Settings, *, store: Store, clock: Clock, rng: random.Random | None = None
+        self,
+        sdk: Any,
+        settings: Settings,
+        *,
+        store: Store,
+        clock: Clock,
+        rng: random.Random | None = None,
+        endpoint: Endpoint | None = None,
     ) -> None:
         self.sdk = sdk
         self.settings = settings
         self.store = store
         self.clock = clock
         self.rng = rng or random.Random()
+        self.endpoint = endpoint or endpoint_for(settings.llm, "extract")
 
     @property
     def supports_batches(self) -> bool:
-        return self.settings.llm.provider == "anthropic"
+        return self.endpoint.provider == "anthropic"
+
+    async def can_batch(self) -> bool:
+        if not self.supports_batches:
+            return False
+        return (await endpoints.learned(self.store, self.endpoint)).get("batches") is not False
+
+    async def learn(self, **facts: Any) -> None:
+        """Record what this endpoint refused (``pipeline.llm.endpoint``); a store hiccup loses only that."""
+        try:
+            await endpoints.learn(self.store, self.endpoint, now=self.clock.now(), **facts)
+        except Exception as exc:
+            log.warning("endpoint_learn_failed", error=type(exc).__name__)
+        log.info("endpoint_learned", endpoint=self.endpoint.key, **{k: str(v) for k, v in facts.items()})
 
     async def aclose(self) -> None:
         await self.sdk.close()
 
     async def _fail(
-        self, exc: anthropic.APIError, *, attempt: int, phase: str, model: str, job_key: str | None
+        self, exc: Exception, *, attempt: int, phase: str, model: str, job_key: str | None
     ) -> LLMError:
         err = translate(
             exc,
@@ -155,7 +227,9 @@ class LLMClient:
                 output_tokens=usage.output_tokens,
                 cache_read_tokens=usage.cache_read_tokens,
                 cache_write_tokens=usage.cache_write_tokens,
-                cost_usd=cost_usd(model, usage, batch=batch),
+                cost_usd=cost_usd(
+                    model, usage, batch=batch, price=price_for(self.settings.llm, self.endpoint, model)
+                ),
                 prompt_hash=prompt_hash,
             ),
         )
@@ -169,17 +243,41 @@ class LLMClient:
         prompt_hash: str | None = None,
         attempt: int = 1,
     ) -> Reply:
-        """One Messages call. Raises ``LLMUnavailable`` / ``LLMRejected`` / ``LLMAuthFailed``."""
+        """One Messages call. Raises ``LLMUnavailable`` / ``LLMRejected`` / ``LLMAuthFailed``.
+        Where an endpoint other than Anthropic's refuses ``output_config``, the schema is asked for
+        as one forced tool call (learned: later calls go that way at once)."""
         model = str(params["model"])
+        forced = False
+        if "output_config" in params and not self.endpoint.anthropic_hosted:
+            forced = (await endpoints.learned(self.store, self.endpoint)).get("output_config") is False
         try:
-            message = await self.sdk.messages.create(**params, timeout=self.settings.llm.request_timeout_s)
+            message = await self._messages(forced_tool_params(params) if forced else params)
         except anthropic.APIError as exc:
-            raise await self._fail(exc, attempt=attempt, phase=phase, model=model, job_key=job_key) from None
-        reply = reply_of(message)
+            err = await self._fail(exc, attempt=attempt, phase=phase, model=model, job_key=job_key)
+            if not (
+                "output_config" in params
+                and not forced
+                and not self.endpoint.anthropic_hosted
+                and isinstance(err, LLMRejected)
+                and endpoints.refusal(err.status, str(err), OUTPUT_CONFIG_WORDS, any_400=False)
+            ):
+                raise err from None
+            await self.learn(output_config=False)
+            forced = True
+            try:
+                message = await self._messages(forced_tool_params(params))
+            except anthropic.APIError as exc2:
+                raise await self._fail(
+                    exc2, attempt=attempt, phase=phase, model=model, job_key=job_key
+                ) from None
+        reply = forced_reply_of(message) if forced else reply_of(message)
         await self.record_usage(
             reply.usage, model=model, phase=phase, job_key=job_key, prompt_hash=prompt_hash
         )
         return reply
+
+    async def _messages(self, params: Mapping[str, Any]) -> Any:
+        return await self.sdk.messages.create(**params, timeout=self.settings.llm.request_timeout_s)
 
     async def count_tokens(self, params: Mapping[str, Any]) -> int:
         """The API's own count of a request's input tokens (not on Bedrock); optional, costs a request."""
@@ -206,10 +304,12 @@ class LLMClient:
         job_key: str | None,
         prompt_hash: str | None = None,
         on_turn: TurnHook | None = None,
-    ) -> MemoryAgent:
+    ) -> ConsolidationAgent:
         """The consolidation agent (``pipeline.llm.agent``) on this client's SDK, with the memory tool
-        confined to ``root``; its usage and failures go to the ledger (a 429/529 also closes the gate)."""
-        from pipeline.llm.agent import MemoryAgent
+        confined to ``root``; its usage and failures go to the ledger (a 429/529 also closes the gate).
+        An endpoint other than Anthropic's that refuses the built-in memory tool type gets the same
+        tool as an ordinary function tool (``pipeline.llm.function_agent``), learned for next time."""
+        from pipeline.llm.function_agent import FunctionMemoryAgent
         from pipeline.llm.memory_tool import ConfinedMemoryTool
 
         async def on_usage(usage: Usage, used_model: str) -> None:
@@ -219,6 +319,66 @@ class LLMClient:
 
         async def on_error(err: LLMError) -> None:
             await self.record_failure(err, phase=phase, model=model, job_key=job_key)
+
+        def function_agent() -> FunctionMemoryAgent:
+            return FunctionMemoryAgent(
+                transport=AnthropicFunctionTransport(self, model=model, phase=phase, job_key=job_key),
+                system=system,
+                tool=ConfinedMemoryTool(root, max_bytes_for=max_bytes_for, read_only=read_only),
+                clock=self.clock,
+                max_turns=max_turns,
+                token_budget=token_budget,
+                on_usage=on_usage,
+                on_turn=on_turn,
+                rng=self.rng,
+            )
+
+        if self.endpoint.anthropic_hosted:
+            return self._builtin_agent(
+                root,
+                model,
+                system,
+                max_bytes_for,
+                read_only,
+                max_turns,
+                token_budget,
+                on_usage,
+                on_turn,
+                on_error,
+            )
+        return _FallbackAgent(
+            client=self,
+            builtin=lambda: self._builtin_agent(
+                root,
+                model,
+                system,
+                max_bytes_for,
+                read_only,
+                max_turns,
+                token_budget,
+                on_usage,
+                on_turn,
+                on_error,
+            ),
+            function=function_agent,
+            max_turns=max_turns,
+        )
+
+    def _builtin_agent(
+        self,
+        root: Path,
+        model: str,
+        system: str,
+        max_bytes_for: Callable[[str], int],
+        read_only: Callable[[str], bool],
+        max_turns: int,
+        token_budget: int,
+        on_usage: Any,
+        on_turn: TurnHook | None,
+        on_error: Any,
+    ) -> MemoryAgent:
+        from pipeline.llm.agent import MemoryAgent
+        from pipeline.llm.memory_tool import ConfinedMemoryTool
 
         return MemoryAgent(
             sdk=self.sdk,
@@ -245,6 +405,11 @@ class LLMClient:
         try:
             batch = await self.sdk.messages.batches.create(requests=body)
         except anthropic.APIError as exc:
+            if getattr(exc, "status_code", None) == 404 and not self.endpoint.anthropic_hosted:
+                await self.learn(batches=False)
+                err = LLMFeatureRefused(f"{self.endpoint.base_url} has no Message Batches (404)", status=404)
+                await self.record_failure(err, phase=phase, model=model, job_key=None)
+                raise err from None
             raise await self._fail(exc, attempt=1, phase=phase, model=model, job_key=None) from None
         return str(batch.id)
 
@@ -289,6 +454,118 @@ class LLMClient:
         return entries
 
 
+class _FallbackAgent:
+    """Phase 2 on an Anthropic-compatible endpoint that is not Anthropic's: the built-in memory tool
+    first, unless the endpoint refused it before; a first request refused for its tool type (400
+    naming it) is learned and the run goes on with the ordinary ``memory`` function tool."""
+
+    def __init__(
+        self,
+        *,
+        client: LLMClient,
+        builtin: Callable[[], MemoryAgent],
+        function: Callable[[], FunctionMemoryAgent],
+        max_turns: int,
+    ) -> None:
+        self.client = client
+        self.builtin = builtin
+        self.function = function
+        self._max_turns = max_turns
+        self.current: ConsolidationAgent | None = None
+
+    @property
+    def max_turns(self) -> int:
+        return self._max_turns
+
+    @property
+    def turns(self) -> int:
+        return 0 if self.current is None else self.current.turns
+
+    @property
+    def usage(self) -> Usage:
+        return Usage() if self.current is None else self.current.usage
+
+    async def run(self, text: str, *, turns: int | None = None) -> AgentOutcome:
+        if self.current is not None:
+            return await self.current.run(text, turns=turns)
+        facts = await endpoints.learned(self.client.store, self.client.endpoint)
+        if facts.get("builtin_tools") is False:
+            self.current = self.function()
+            return await self.current.run(text, turns=turns)
+        first = self.builtin()
+        self.current = first
+        try:
+            return await first.run(text, turns=turns)
+        except LLMRejected as exc:
+            if first.turns or not endpoints.refusal(None, str(exc), BUILTIN_TOOL_WORDS, any_400=False):
+                raise
+            await self.client.learn(builtin_tools=False)
+            self.current = self.function()
+            return await self.current.run(text, turns=turns)
+
+
+class AnthropicFunctionTransport:
+    """Turns of ``pipeline.llm.function_agent`` over the Messages API with an ordinary ``memory`` tool."""
+
+    def __init__(self, client: LLMClient, *, model: str, phase: str, job_key: str | None) -> None:
+        self.client = client
+        self.model = model
+        self.phase = phase
+        self.job_key = job_key
+
+    async def turn(self, system: str, history: list[dict[str, Any]], max_tokens: int) -> Turn:
+        from pipeline.llm.function_agent import (
+            MEMORY_DESCRIPTION,
+            MEMORY_PARAMETERS,
+            TOOL_NAME,
+            ToolCall,
+            Turn,
+        )
+
+        try:
+            message = await self.client.sdk.messages.create(
+                model=self.model,
+                max_tokens=max_tokens,
+                system=system,
+                messages=list(history),
+                tools=[
+                    {"name": TOOL_NAME, "description": MEMORY_DESCRIPTION, "input_schema": MEMORY_PARAMETERS}
+                ],
+                timeout=self.client.settings.llm.request_timeout_s,
+            )
+        except anthropic.APIError as exc:
+            raise await self.client._fail(
+                exc, attempt=1, phase=self.phase, model=self.model, job_key=self.job_key
+            ) from None
+        calls = [
+            ToolCall(str(b.id), b.input)
+            for b in message.content
+            if getattr(b, "type", None) == "tool_use" and getattr(b, "name", None) == TOOL_NAME
+        ]
+        text = "".join(b.text for b in message.content if getattr(b, "type", None) == "text")
+        return Turn(text, calls, usage_of(message), str(message.model), message.to_param())
+
+    def results(self, results: list[tuple[str, str, bool]]) -> list[dict[str, Any]]:
+        blocks = [
+            {"type": "tool_result", "tool_use_id": cid, "content": text, "is_error": bad}
+            for cid, text, bad in results
+        ]
+        return [{"role": "user", "content": blocks}]
+
+    def add_user_text(self, history: list[dict[str, Any]], text: str) -> None:
+        block = {"type": "text", "text": text}
+        if history and history[-1]["role"] == "user":
+            content = history[-1]["content"]
+            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else list(content)
+            history[-1] = {"role": "user", "content": [*blocks, block]}
+        else:
+            history.append({"role": "user", "content": [block]})
+
+
+NO_KEY = "no-key"
+"""What the SDK sends as its key when ``api_key_env`` is empty (a local server that needs none)."""
+
+
 def build_client(
     settings: Settings,
     *,
@@ -298,8 +575,52 @@ def build_client(
     http_client: Any = None,
     rng: random.Random | None = None,
 ) -> LLMClient:
-    """The client for ``settings.llm``. Raises ``NoAPIKey`` when the key variable is unset (provider anthropic)."""
+    """The client for ``settings.llm``: phase 1's endpoint, and ``[llm.consolidation]``'s for phase 2
+    when it names another. Raises ``NoAPIKey`` when a key variable is named but unset, and
+    ``LocalOnlyRefused`` (before any connection) for an endpoint ``local_only`` forbids."""
     llm = settings.llm
+    made = [
+        _build_one(
+            settings,
+            endpoint_for(llm, phase),
+            store=store,
+            clock=clock,
+            env=env,
+            http_client=http_client,
+            rng=rng,
+        )
+        for phase in (("extract", "consolidation") if endpoints.split(llm) else ("extract",))
+    ]
+    if len(made) == 1:
+        return made[0]
+    return SplitClient(made[0], made[1])
+
+
+def _build_one(
+    settings: Settings,
+    endpoint: Endpoint,
+    *,
+    store: Store,
+    clock: Clock,
+    env: Mapping[str, str],
+    http_client: Any,
+    rng: random.Random | None,
+) -> LLMClient:
+    llm = settings.llm
+    if llm.local_only and not endpoint.local:
+        raise LocalOnlyRefused(
+            f"[llm] local_only = true refuses the {endpoint.phase} endpoint {endpoint.base_url or endpoint.provider!r}"
+        )
+    key: str | None = NO_KEY
+    if endpoint.api_key_env:
+        key = env.get(endpoint.api_key_env)
+        if not key and endpoint.provider in ("anthropic", "openai"):
+            raise NoAPIKey(endpoint.api_key_env)
+    if endpoint.provider == "openai":
+        from pipeline.llm.openai_client import OpenAIClient, openai_sdk
+
+        sdk = openai_sdk(endpoint, key=key or NO_KEY, timeout=llm.request_timeout_s, http_client=http_client)
+        return OpenAIClient(sdk, settings, store=store, clock=clock, rng=rng, endpoint=endpoint)
     recorder = RateLimitRecorder(store, clock)
     common: dict[str, Any] = {
         "max_retries": SDK_MAX_RETRIES,
@@ -308,16 +629,13 @@ def build_client(
     }
     if http_client is not None:
         common["http_client"] = http_client
-    if llm.provider == "anthropic":
-        key = env.get(llm.api_key_env)
-        if not key:
-            raise NoAPIKey(llm.api_key_env)
-        base_url = llm.base_url or env.get("ANTHROPIC_BASE_URL") or None
-        sdk: Any = anthropic.AsyncAnthropic(api_key=key, base_url=base_url, open_telemetry=False, **common)
-    elif llm.provider == "bedrock":
+    if endpoint.provider == "anthropic":
+        base_url = endpoint.base_url or env.get("ANTHROPIC_BASE_URL") or None
+        sdk = anthropic.AsyncAnthropic(api_key=key, base_url=base_url, open_telemetry=False, **common)
+    elif endpoint.provider == "bedrock":
         try:
             region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION")
-            sdk = anthropic.AsyncAnthropicBedrock(aws_region=region, base_url=llm.base_url, **common)
+            sdk = anthropic.AsyncAnthropicBedrock(aws_region=region, base_url=endpoint.base_url, **common)
         except ImportError as exc:
             raise LLMError(
                 f"provider bedrock needs the extra: pip install 'memd-daemon[bedrock]' ({exc})"
@@ -334,14 +652,49 @@ def build_client(
                 )
                 if v
             }
-            sdk = anthropic.AsyncAnthropicVertex(base_url=llm.base_url, **vertex, **common)
+            sdk = anthropic.AsyncAnthropicVertex(base_url=endpoint.base_url, **vertex, **common)
         except ImportError as exc:
             raise LLMError(
                 f"provider vertex needs the extra: pip install 'memd-daemon[vertex]' ({exc})"
             ) from None
         except (ValueError, anthropic.AnthropicError) as exc:
             raise LLMError(f"cannot set up provider vertex: {exc}") from None
-    return LLMClient(sdk, settings, store=store, clock=clock, rng=rng)
+    return LLMClient(sdk, settings, store=store, clock=clock, rng=rng, endpoint=endpoint)
+
+
+class SplitClient(LLMClient):
+    """Phase 1 on one endpoint, phase 2 (``memory_agent``) on another (``[llm.consolidation]``)."""
+
+    def __init__(self, extract: LLMClient, consolidation: LLMClient) -> None:
+        super().__init__(
+            extract.sdk,
+            extract.settings,
+            store=extract.store,
+            clock=extract.clock,
+            rng=extract.rng,
+            endpoint=extract.endpoint,
+        )
+        self.extract = extract
+        self.consolidation = consolidation
+
+    @property
+    def supports_batches(self) -> bool:
+        return self.extract.supports_batches
+
+    async def can_batch(self) -> bool:
+        return await self.extract.can_batch()
+
+    async def create(self, params: Mapping[str, Any], **kw: Any) -> Reply:
+        return await self.extract.create(params, **kw)
+
+    def memory_agent(self, root: Path, **kw: Any) -> ConsolidationAgent:
+        return self.consolidation.memory_agent(root, **kw)
+
+    async def aclose(self) -> None:
+        try:
+            await self.extract.aclose()
+        finally:
+            await self.consolidation.aclose()
 
 
 if TYPE_CHECKING:  # mypy checks here that the real client and agent satisfy the protocols
