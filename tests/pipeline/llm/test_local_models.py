@@ -112,7 +112,8 @@ async def test_phase1_on_a_json_schema_server_is_extracted_counted_and_free(
     [body] = fake_openai.chat_requests()
     assert body["response_format"]["type"] == "json_schema"
     assert body["response_format"]["json_schema"]["schema"] == output_schema()
-    assert body["messages"][0]["role"] == "system" and "SECRET-hunter2xyz" not in json.dumps(body)
+    assert body["messages"][0]["role"] == "system"
+    assert "SECRET-hunter2xyz" not in json.dumps(body)
     [row] = [r for r in await calls.calls_for(store, str(tid)) if r.outcome == "ok"]
     assert (row.input_tokens, row.output_tokens, row.cost_usd) == (900, 300, 0.0)
     assert (await transcript_state(store, tid))[0] == "extracted"
@@ -155,7 +156,9 @@ async def test_a_server_refusing_response_format_gets_a_forced_call_whose_cut_of
 
     assert (report.extracted, report.failed) == (0, 1)
     state, reason, _ = await transcript_state(store, tid)
-    assert state == "failed" and reason is not None and "model output invalid after 2 tries" in reason
+    assert state == "failed"
+    assert reason is not None
+    assert "model output invalid after 2 tries" in reason
     forced = [b for b in fake_openai.chat_requests() if "tool_choice" in b]
     assert len(forced) == 2  # the bad answer retried once, then recorded as a failure
     assert forced[0]["tool_choice"] == {"type": "function", "function": {"name": "emit_extract"}}
@@ -177,7 +180,8 @@ async def test_plain_json_in_the_text_is_the_last_way_and_is_validated(
     report = await run_phase1(store, settings, clock, llm, TagRedactor(), load=loader)
     assert (report.extracted, report.failed) == (1, 0)
     last = fake_openai.chat_requests()[-1]
-    assert "JSON schema" in last["messages"][0]["content"] and "response_format" not in last
+    assert "JSON schema" in last["messages"][0]["content"]
+    assert "response_format" not in last
 
 
 async def test_a_429_from_a_local_server_closes_the_gate_as_today(
@@ -243,11 +247,11 @@ async def test_phase2_writes_through_the_memory_function_and_sends_tool_turns_wi
         "command", "path", "file_text", "old_str", "new_str", "insert_line", "insert_text", "old_path", "new_path",
     }  # fmt: skip
     assistant = second["messages"][2]
-    assert assistant["role"] == "assistant" and assistant["content"] == ""
+    assert assistant["role"] == "assistant"
+    assert assistant["content"] == ""
     results = [m for m in second["messages"] if m["role"] == "tool"]
-    assert "successfully" in results[0]["content"] and results[1]["content"].startswith(
-        "Error: paths must be"
-    )
+    assert "successfully" in results[0]["content"]
+    assert results[1]["content"].startswith("Error: paths must be")
     assert agent.usage.total_tokens == 2 * 160
 
 
@@ -260,7 +264,8 @@ async def test_phase2_without_any_tool_call_changes_nothing_and_says_done(
     llm = make(clients, openai_settings(tmp_path, fake_openai.base_url), store, clock)
     root = memory_root(tmp_path)
     outcome = await agent_for(llm, root).run("Go.")
-    assert outcome.stopped == "done" and list(root.iterdir()) == []
+    assert outcome.stopped == "done"
+    assert list(root.iterdir()) == []
 
 
 _n = iter(range(1 << 30))
@@ -289,7 +294,8 @@ async def test_phase2_malformed_calls_and_loops_end_the_run_with_the_reason(
     root = memory_root(tmp_path)
     outcome = await agent_for(llm, root).run("Go.")
     assert outcome.stopped == stopped
-    assert outcome.turns == 3 and outcome.final_text
+    assert outcome.turns == 3
+    assert outcome.final_text
     assert list(root.iterdir()) == []
 
 
@@ -338,7 +344,8 @@ async def test_anthropic_compatible_server_without_batches_or_output_config_extr
     facts = await endpoints.learned(store, llm.endpoint)
     assert (facts["batches"], facts["output_config"]) == (False, False)
     forced = fake_api.message_requests()[-1].json
-    assert forced["tool_choice"] == {"type": "tool", "name": "emit_extract"} and "output_config" not in forced
+    assert forced["tool_choice"] == {"type": "tool", "name": "emit_extract"}
+    assert "output_config" not in forced
     assert endpoints.describe(facts) == "no Message Batches, no output_config"
 
     # Learned: the next run neither tries a batch nor output_config.
@@ -364,9 +371,12 @@ async def test_anthropic_compatible_server_refusing_the_builtin_memory_tool_gets
     llm = make(clients, settings, store, clock)
     root = memory_root(tmp_path)
     outcome = await agent_for(llm, root).run("Go.")
-    assert outcome.stopped == "done" and (root / "a.md").read_text() == "A\n"
+    assert outcome.stopped == "done"
+    assert (root / "a.md").read_text() == "A\n"
     [tool] = fake_api.message_requests()[1].json["tools"]
-    assert tool["name"] == "memory" and "type" not in tool and "command" in tool["input_schema"]["properties"]
+    assert tool["name"] == "memory"
+    assert "type" not in tool
+    assert "command" in tool["input_schema"]["properties"]
     assert (await endpoints.learned(store, llm.endpoint))["builtin_tools"] is False
 
 
@@ -411,7 +421,8 @@ async def test_a_consolidation_endpoint_of_its_own_takes_phase_2_only(
         second.responder = lambda body: fo.chat("Nothing to do.")
         await llm.create(params(), phase="phase1")
         await agent_for(llm, memory_root(tmp_path)).run("Go.")
-        assert len(fake_openai.chat_requests()) == 1 and len(second.chat_requests()) == 1
+        assert len(fake_openai.chat_requests()) == 1
+        assert len(second.chat_requests()) == 1
         assert second.chat_requests()[0]["model"] == "qwen3:32b"
     finally:
         second.stop()
