@@ -44,6 +44,8 @@ class LeanSettings:
     """``daemon.config_layers.inputs_key`` of what these settings were read from."""
     remember_per_hour: int = defaults.REMEMBER_PER_HOUR
     """``notes.remember_per_hour`` (`memd mcp`'s ``memory_remember``)."""
+    local_only: bool = False
+    """``llm.local_only`` (`memd status` and the page say "local only")."""
 
     @classmethod
     def of(
@@ -62,6 +64,7 @@ class LeanSettings:
             sync_branch=settings.sync.branch,
             inputs_key=inputs_key,
             remember_per_hour=settings.notes.remember_per_hour,
+            local_only=settings.llm.local_only,
         )
 
 
@@ -111,4 +114,5 @@ def read_lean(explicit: Path | None, env: Mapping[str, str] | None = None) -> Le
         sync_branch=value("sync", "branch", defaults.SYNC_BRANCH),
         inputs_key=layers.inputs_key,
         remember_per_hour=value("notes", "remember_per_hour", defaults.REMEMBER_PER_HOUR),
+        local_only=value("llm", "local_only", False),
     )

@@ -19,21 +19,26 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from pipeline.endpoint_facts import KV_ENDPOINTS, describe
 from pipeline.llm.pricing import Price, known_model
 from pipeline.setting_rules import local_host
 from pipeline.settings import LLMSettings
 from pipeline.store import Store, kv
 
-KV_ENDPOINTS = "llm_endpoints"
+__all__ = [
+    "KV_ENDPOINTS",
+    "Endpoint",
+    "describe",
+    "endpoint_for",
+    "learn",
+    "learned",
+    "price_for",
+    "refusal",
+    "split",
+]
+
 ANTHROPIC_HOSTS = ("api.anthropic.com",)
 PHASES = ("extract", "consolidation")
-
-FACT_LABELS = {
-    "batches": "Message Batches",
-    "builtin_tools": "built-in tool types",
-    "output_config": "output_config",
-    "structured": "structured output",
-}
 
 
 @dataclass(frozen=True)
@@ -119,15 +124,3 @@ async def learn(store: Store, endpoint: Endpoint, *, now: datetime, **facts: Any
     merged = {**(current if isinstance(current, dict) else {}), **facts, "learned_at": now.isoformat()}
     table[endpoint.key] = merged
     await kv.put(store, KV_ENDPOINTS, table, now=now)
-
-
-def describe(facts: dict[str, Any]) -> str:
-    """One line of learned facts, e.g. ``no Message Batches, no built-in tool types``."""
-    parts = []
-    for name, label in FACT_LABELS.items():
-        value = facts.get(name)
-        if value is False:
-            parts.append(f"no {label}")
-        elif isinstance(value, str):
-            parts.append(f"{label}: {value}")
-    return ", ".join(parts) or "nothing refused"
