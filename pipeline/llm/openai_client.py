@@ -34,7 +34,6 @@ import openai
 from pipeline.errors import LLMFeatureRefused, LLMRejected
 from pipeline.llm import endpoint as endpoints
 from pipeline.llm.backoff import api_message
-from pipeline.llm.client import SDK_MAX_RETRIES, LLMClient
 from pipeline.llm.endpoint import Endpoint
 from pipeline.llm.function_agent import (
     MEMORY_DESCRIPTION,
@@ -45,6 +44,7 @@ from pipeline.llm.function_agent import (
     Turn,
 )
 from pipeline.llm.memory_tool import ConfinedMemoryTool
+from pipeline.llm.messages import SDK_MAX_RETRIES, LLMClient
 from pipeline.llm.pricing import Usage
 from pipeline.llm.protocol import BatchEntry, BatchInfo, Reply, TurnHook
 
