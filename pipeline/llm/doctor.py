@@ -262,6 +262,9 @@ def _verdict(report: PhaseReport) -> None:
 
 async def diagnose(settings: Settings, env: Mapping[str, str]) -> list[PhaseReport]:
     """One report per phase (see the module docstring)."""
+    from pipeline.llm.messages import quiet_sdk_loggers
+
+    quiet_sdk_loggers()
     llm = settings.llm
     reports = []
     for phase, model in (("extract", llm.extract_model), ("consolidation", llm.consolidation_model)):

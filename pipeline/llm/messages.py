@@ -58,9 +58,16 @@ __all__ = ["SDK_MAX_RETRIES", "LLMClient", "RateLimitRecorder", "reply_of"]
 log = structlog.get_logger(__name__)
 
 SDK_MAX_RETRIES = 0
-# At DEBUG the SDK logs whole request bodies (transcript text): never let it.
-for _name in ("anthropic", "openai", "httpx2", "httpcore2", "httpx", "httpcore"):
-    logging.getLogger(_name).setLevel(logging.WARNING)
+SDK_LOGGERS = ("anthropic", "openai", "httpx2", "httpcore2", "httpx", "httpcore")
+
+
+def quiet_sdk_loggers() -> None:
+    """At DEBUG the SDKs log whole request bodies (transcript text): never let them."""
+    for name in SDK_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+quiet_sdk_loggers()
 
 
 def _batch_info(batch: Any) -> BatchInfo:

@@ -426,3 +426,27 @@ async def test_a_consolidation_endpoint_of_its_own_takes_phase_2_only(
         assert second.chat_requests()[0]["model"] == "qwen3:32b"
     finally:
         second.stop()
+
+
+def test_the_sdks_loggers_stay_above_debug_even_when_the_root_logs_everything() -> None:
+    import logging
+
+    from pipeline.llm.messages import SDK_LOGGERS, quiet_sdk_loggers
+
+    logging.getLogger("openai").setLevel(logging.DEBUG)
+    quiet_sdk_loggers()
+    assert "openai" in SDK_LOGGERS
+    assert all(logging.getLogger(n).getEffectiveLevel() > logging.DEBUG for n in SDK_LOGGERS)
+
+
+async def test_the_openai_sdk_retries_nothing_itself(
+    tmp_path: Path, store: Store, clock: FakeClock, fake_openai: fo.FakeOpenAIAPI, clients: list[Any]
+) -> None:
+    fake_openai.responder = lambda body: fo.FakeResponse(
+        503, {"error": {"message": "loading"}}, {"retry-after": "1"}
+    )
+    llm = make(clients, openai_settings(tmp_path, fake_openai.base_url), store, clock)
+    with pytest.raises(Exception, match="503"):
+        await llm.create(params(), phase="phase1")
+    assert len(fake_openai.chat_requests()) == 1  # one request: no SDK retry behind memd's back
+    assert (await gate_state(store, llm.settings, clock.now())).gated
