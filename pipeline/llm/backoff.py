@@ -129,7 +129,9 @@ def translate(
             )
         if status == 404 and model:
             return LLMModelNotFound(
-                f"the API at {origin} does not know the model {model!r} (404): {message}", status=status
+                f"the API at {origin} does not know the model {model!r} (404): {message}; set [llm] "
+                "extract_model / consolidation_model to one it serves (`memd doctor` lists them)",
+                status=status,
             )
         return LLMRejected(f"API rejected the request ({status}): {message}", status=status)
     # Timeouts, connection failures, and responses the SDK could not read: try again later.
