@@ -7,7 +7,6 @@ from __future__ import annotations
 import random
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
 import pytest
