@@ -195,7 +195,7 @@ async def _settle(ctx: Phase1Context, prep: Prepared, entry: BatchEntry | None) 
     await ctx.llm.record_usage(
         reply.usage, model=model, phase=PHASE, job_key=prep.job_key, prompt_hash=prep.prompt_hash, batch=True
     )
-    ctx.report.add_usage(model, reply.usage, batch=True)
+    ctx.report.add_usage(model, reply.usage, batch=True, cost=ctx.cost(model, reply.usage, batch=True))
     invalid = await ctx.store_result(prep, reply.text, model=model, usage=reply.usage, batch=True)
     if invalid is None:
         return

@@ -189,7 +189,7 @@ async def _extract_direct(ctx: Phase1Context, prep: Prepared) -> None:
         except LLMRejected as exc:
             await ctx.fail(prep, str(exc))
             return
-        ctx.report.add_usage(reply.model, reply.usage, batch=False)
+        ctx.report.add_usage(reply.model, reply.usage, batch=False, cost=ctx.cost(reply.model, reply.usage))
         invalid = await ctx.store_result(prep, reply.text, model=reply.model, usage=reply.usage, batch=False)
         if invalid is None:
             return

@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from pipeline.endpoint_facts import KV_ENDPOINTS, describe
-from pipeline.llm.pricing import Price, known_model
+from pipeline.llm.pricing import Price, Usage, cost_usd, known_model
 from pipeline.setting_rules import local_host
 from pipeline.settings import LLMSettings
 from pipeline.store import Store, kv
@@ -32,6 +32,7 @@ __all__ = [
     "endpoint_for",
     "learn",
     "learned",
+    "phase_cost",
     "price_for",
     "refusal",
     "split",
@@ -97,6 +98,11 @@ def price_for(llm: LLMSettings, endpoint: Endpoint, model: str) -> Price | None:
     if endpoint.local and not known_model(model):
         return Price(0.0, 0.0)
     return None
+
+
+def phase_cost(llm: LLMSettings, phase: str, model: str, usage: Usage, *, batch: bool = False) -> float:
+    """What ``usage`` on ``model`` costs at ``phase``'s endpoint (``price_for``, else the table)."""
+    return cost_usd(model, usage, batch=batch, price=price_for(llm, endpoint_for(llm, phase), model))
 
 
 def refusal(status: int | None, message: str, words: Iterable[str], *, any_400: bool = True) -> bool:

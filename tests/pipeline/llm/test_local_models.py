@@ -450,3 +450,20 @@ async def test_the_openai_sdk_retries_nothing_itself(
         await llm.create(params(), phase="phase1")
     assert len(fake_openai.chat_requests()) == 1  # one request: no SDK retry behind memd's back
     assert (await gate_state(store, llm.settings, clock.now())).gated
+
+
+def test_estimates_price_a_local_model_at_0_unless_configured(tmp_path: Path) -> None:
+    from pipeline.consolidate.dry import first_request_usd, run_cap
+    from pipeline.llm.endpoint import phase_cost
+    from pipeline.llm.pricing import Usage
+
+    local = openai_settings(tmp_path, "http://127.0.0.1:11434/v1")
+    assert run_cap(local, 12_000).usd == 0.0
+    assert first_request_usd(local, 50_000) == 0.0
+    priced = openai_settings(
+        tmp_path, "http://127.0.0.1:11434/v1", input_price_per_mtok=1.0, output_price_per_mtok=2.0
+    )
+    assert phase_cost(priced.llm, "extract", "qwen3:8b", Usage(1_000_000, 1_000_000)) == 3.0
+    # A Claude model behind a local address is a proxy to the paid API: the table's price.
+    proxy = make_settings(tmp_path, "http://127.0.0.1:4000")
+    assert phase_cost(proxy.llm, "extract", "claude-haiku-5-5", Usage(1_000_000, 0)) == 1.0
