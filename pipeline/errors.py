@@ -113,6 +113,11 @@ class LLMModelNotFound(LLMRejected):
     """The API does not know the model asked for (404): no item is to blame; the step fails."""
 
 
+class LLMFeatureRefused(LLMRejected):
+    """The endpoint does not do what was asked (Message Batches, a built-in tool type, a kind of
+    structured output); memd has recorded it and goes the other way (``pipeline.llm.endpoint``)."""
+
+
 class LLMOutputInvalid(LLMError):
     """The model's output failed validation."""
 
@@ -123,6 +128,11 @@ class LLMAuthFailed(LLMError):
     def __init__(self, message: str, *, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+
+
+class LocalOnlyRefused(LLMError):
+    """``[llm] local_only = true`` and an endpoint that is not loopback or a private address: refused
+    before any connection (the config loader refuses it first; this holds for settings made in code)."""
 
 
 class NoAPIKey(LLMError):

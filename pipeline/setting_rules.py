@@ -47,3 +47,50 @@ def check_remote(value: str) -> str:
     if any(ch in value for ch in "\0\n\r"):
         raise ValueError("must be one line")
     return value
+
+
+LOCAL_HOST_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"})
+"""Host names that mean this machine without asking a resolver (``*.localhost`` too, RFC 6761)."""
+
+
+def local_host(url: str) -> bool:
+    """Whether ``url``'s host is this machine or a private network, decided from the text alone
+    (no resolver: a name could resolve anywhere, so only ``localhost`` names and IP literals count):
+    loopback, RFC 1918 / RFC 4193 private, link-local."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    try:
+        host = (urlsplit(url).hostname or "").lower().rstrip(".")
+    except ValueError:
+        return False
+    if not host:
+        return False
+    if host in LOCAL_HOST_NAMES or host.endswith(".localhost"):
+        return True
+    try:
+        addr = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+        addr = addr.ipv4_mapped
+    if addr.is_unspecified or addr.is_multicast:
+        return False
+    return addr.is_loopback or addr.is_link_local or (addr.is_private and not addr.is_global)
+
+
+def check_local_only(endpoints: dict[str, tuple[str, str | None]]) -> None:
+    """``llm.local_only``: every phase's endpoint on this machine or a private network. An unset
+    ``base_url`` means the provider's hosted API (or ``$ANTHROPIC_BASE_URL``), never local."""
+    keys = {"extract": "[llm] base_url", "consolidation": "[llm.consolidation] base_url"}
+    for phase, (provider, url) in endpoints.items():
+        if url is None:
+            raise ValueError(
+                f"local_only = true, but {keys[phase]} is unset ({phase}: provider {provider}'s hosted API); "
+                "set it to a loopback or private address, or set local_only = false"
+            )
+        if not local_host(url):
+            raise ValueError(
+                f"local_only = true refuses {keys[phase]} = {url!r}: not loopback or a private address "
+                "(give an IP address or localhost; a host name is not trusted to stay local)"
+            )

@@ -363,18 +363,41 @@ class BatchMode(StrEnum):
     auto = "auto"
 
 
+PROVIDERS = ("anthropic", "bedrock", "vertex", "openai")
+"""``openai``: any OpenAI-compatible Chat Completions server (Ollama, llama.cpp, vLLM, LM Studio)."""
+
+_BASE_URL = Text(rule=setting_rules.check_base_url, what="an http:// or https:// URL")
+
+
+@dataclass(frozen=True, kw_only=True)
+class EndpointSettings(Section):
+    """``[llm.consolidation]``: another endpoint for phase 2 only (each key unset: ``[llm]``'s)."""
+
+    provider: str | None = key(None, Maybe(Choice(PROVIDERS)), "Phase 2's provider; unset: [llm] provider.")
+    base_url: str | None = key(None, Maybe(_BASE_URL), "Phase 2's endpoint; unset: [llm] base_url.")
+    api_key_env: str | None = key(
+        None, Maybe(TEXT), "The variable holding phase 2's API key; unset: [llm] api_key_env."
+    )
+
+
 @dataclass(frozen=True, kw_only=True)
 class LLMSettings(Section):
     base_url: str | None = key(
         None,
-        Maybe(Text(rule=setting_rules.check_base_url, what="an http:// or https:// URL")),
-        'API endpoint, e.g. "https://api.anthropic.com"; unset means the SDK\'s default or $ANTHROPIC_BASE_URL.',
+        Maybe(_BASE_URL),
+        'API endpoint, e.g. "https://api.anthropic.com" or "http://127.0.0.1:11434/v1"; unset means the '
+        "SDK's default or $ANTHROPIC_BASE_URL.",
     )
-    api_key_env: str = key("ANTHROPIC_API_KEY", TEXT, "The environment variable that holds the API key.")
+    api_key_env: str = key(
+        "ANTHROPIC_API_KEY",
+        TEXT,
+        "The environment variable that holds the API key; empty: the server needs no key (a local one).",
+    )
     provider: str = key(
         "anthropic",
-        Choice(("anthropic", "bedrock", "vertex")),
-        "anthropic (default), bedrock or vertex (needs the matching extra).",
+        Choice(PROVIDERS),
+        "anthropic (default), bedrock or vertex (needs the matching extra), or openai: any "
+        "OpenAI-compatible Chat Completions server (Ollama, llama.cpp, vLLM, LM Studio).",
     )
     extract_model: str = key("claude-haiku-5-5", TEXT, "The model of phase 1 (one extraction per session).")
     consolidation_model: str = key(
@@ -384,7 +407,8 @@ class LLMSettings(Section):
     batch: BatchMode = key(
         BatchMode.auto,
         Choice(("off", "on", "auto"), enum=BatchMode),
-        "Message Batches for extraction: off, on, or auto (when at least batch_min_pending are pending).",
+        "Message Batches for extraction: off, on, or auto (when at least batch_min_pending are pending); "
+        "never on an endpoint without them.",
     )
     batch_min_pending: int = key(4, POSITIVE, "With batch = auto, batch when at least this many are pending.")
     daily_token_budget: int | None = key(
@@ -396,6 +420,40 @@ class LLMSettings(Section):
     max_backoff_s: float = key(
         3600.0, POSITIVE_FLOAT, "Longest wait memd schedules after a rate limit or an overload (seconds)."
     )
+    local_only: bool = key(
+        False,
+        BOOL,
+        "Refuse, before any connection, an endpoint (either phase) that is not loopback or a private "
+        "address (give an IP address or localhost).",
+    )
+    input_price_per_mtok: float | None = key(
+        None,
+        Maybe(NON_NEGATIVE_FLOAT),
+        "USD per million input tokens; unset: the price table (0 for a local endpoint).",
+    )
+    output_price_per_mtok: float | None = key(
+        None,
+        Maybe(NON_NEGATIVE_FLOAT),
+        "USD per million output tokens; unset: the price table (0 for a local endpoint).",
+    )
+    consolidation: EndpointSettings = section(
+        EndpointSettings, "Another provider, endpoint or key for phase 2 only."
+    )
+
+    def _related(self) -> None:
+        if self.local_only:
+            setting_rules.check_local_only(self.endpoints())
+
+    def endpoints(self) -> dict[str, tuple[str, str | None]]:
+        """``phase -> (provider, base_url)`` for ``extract`` and ``consolidation``."""
+        c = self.consolidation
+        return {
+            "extract": (self.provider, self.base_url),
+            "consolidation": (
+                c.provider or self.provider,
+                c.base_url if c.base_url is not None else self.base_url,
+            ),
+        }
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -653,18 +711,30 @@ def _keys_of(cls: type[Section], prefix: str) -> Iterator[Key]:
             yield Key(prefix, f.name, f.metadata["kind"], default, f.metadata["doc"], f.metadata["shown"])
 
 
-def sections() -> Iterator[tuple[str, str, type[Section] | None]]:
-    """Each ``[section]`` of the settings: its name, its comment, its class (None: ``[sources]``)."""
+def _subtables(cls: type[Section], name: str, doc: str) -> Iterator[tuple[str, str, tuple[Key, ...]]]:
+    """The table ``name`` of ``cls``'s keys, then each table nested in it (``[llm.consolidation]``)."""
+    yield name, doc, tuple(_keys_of(cls, name))
+    for f in fields(cls):
+        sub = f.metadata.get("section")
+        if isinstance(sub, type) and issubclass(sub, Section):
+            yield from _subtables(sub, f"{name}.{f.name}", f.metadata["doc"])
+
+
+def tables() -> Iterator[tuple[str, str, tuple[Key, ...] | None]]:
+    """Each table of the settings in order: its dotted name, its comment, its keys (None: the
+    ``[sources.<name>]`` tables, one per agent, whose keys are ``source_keys``)."""
     for f in fields(Settings):
         sub = f.metadata["section"]
-        yield f.name, f.metadata["doc"], sub if isinstance(sub, type) and issubclass(sub, Section) else None
+        if isinstance(sub, type) and issubclass(sub, Section):
+            yield from _subtables(sub, f.name, f.metadata["doc"])
+        else:
+            yield f.name, f.metadata["doc"], None
 
 
 def keys() -> Iterator[Key]:
     """Every key of the table but the ``[sources.<name>]`` tables (``source_keys``), in order."""
-    for name, _doc, cls in sections():
-        if cls is not None:
-            yield from _keys_of(cls, name)
+    for _name, _doc, found in tables():
+        yield from found or ()
 
 
 def source_keys() -> tuple[Key, ...]:
@@ -673,7 +743,7 @@ def source_keys() -> tuple[Key, ...]:
 
 
 def find_key(dotted: str) -> Key | None:
-    """The key named ``section.key`` (or ``sources.<agent>.key``)."""
+    """The key named ``section.key`` (``llm.consolidation.base_url``, ``sources.<agent>.key``)."""
     parts = dotted.split(".")
     if len(parts) == 3 and parts[0] == "sources":
         return next((k for k in source_keys() if k.name == parts[2]), None)
@@ -712,16 +782,16 @@ TEMPLATE_HEAD = (
 
 
 def template_text(sources_tables: str) -> str:
-    """`memd config init`'s commented file: every key with its line and its default, by section;
+    """`memd config init`'s commented file: every key with its line and its default, by table;
     ``sources_tables`` stands for the ``[sources.<name>]`` tables (made from the agents' registry)."""
     out = [*_comment(TEMPLATE_HEAD), ""]
-    for name, doc, cls in sections():
-        if cls is None:
+    for name, doc, found in tables():
+        if found is None:
             out += [*_comment(doc), sources_tables.rstrip("\n"), ""]
             continue
         out.append(f"[{name}]")
         out += _comment(doc) if doc else []
-        for k in _keys_of(cls, name):
+        for k in found:
             out += _comment(k.doc)
             out.append(f"# {k.name} = {k.default_toml}".rstrip())
         out.append("")
@@ -730,15 +800,15 @@ def template_text(sources_tables: str) -> str:
 
 def reference_markdown() -> str:
     """The configuration reference of the docs: every key with its kind, its default, its variable
-    and its meaning, by section."""
+    and its meaning, by table."""
     out: list[str] = []
-    for name, doc, cls in sections():
+    for name, doc, found in tables():
+        rows = source_keys() if found is None else found
+        header = "sources.<agent>" if found is None else name
         table = [
             "| key | takes | default | environment | what it does |",
             "|---|---|---|---|---|",
         ]
-        rows = source_keys() if cls is None else tuple(_keys_of(cls, name))
-        header = "sources.<agent>" if cls is None else name
         for k in rows:
             default = f"`{k.default_toml}`" if k.default_toml else "unset"
             meaning = k.doc.replace("|", "\\|")

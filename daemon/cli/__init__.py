@@ -39,6 +39,7 @@ COMMANDS = {
     "ui": "daemon.cli.ui:ui_command",
     "sync": "daemon.cli.sync:sync_command",
     "mcp": "daemon.cli.mcp:mcp_group",
+    "doctor": "daemon.cli.doctor:doctor_command",
 }
 
 

@@ -30,6 +30,7 @@ from daemon.status.report import (
     Budget,
     DaemonView,
     Memory,
+    Model,
     OnceView,
     Phase1,
     Phase2,
@@ -49,6 +50,18 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from daemon.lean.settings import LeanSettings
+
+
+def _model_rows(model: Model | Unreadable | None) -> list[tuple[str, str]]:
+    """``local only`` when set, and what memd learned about each model endpoint."""
+    if not isinstance(model, Model):
+        return []
+    rows = (
+        [("model", "local only: any endpoint that is not loopback or private is refused")]
+        if model.local_only
+        else []
+    )
+    return rows + [("endpoint", f"{name}: {facts}") for name, facts in sorted(model.endpoints.items())]
 
 
 @click.command("status")
@@ -163,6 +176,7 @@ def _rows(report: Sections) -> list[tuple[str, str]]:
     if isinstance(budget, Budget):
         of = f" of {budget.daily_token_budget:,}" if budget.daily_token_budget else ""
         out.append(("budget today", f"{budget.used_today_tokens:,}{of} tokens, ${budget.cost_today_usd:.2f}"))
+    out += _model_rows(report.model)
     mem = report.memory
     if isinstance(mem, Memory):
         head = (mem.head or "")[:12] or "no commits"

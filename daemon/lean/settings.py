@@ -36,6 +36,8 @@ class LeanSettings:
     """``daemon.config_layers.inputs_key`` of what these settings were read from."""
     remember_per_hour: int = defaults.REMEMBER_PER_HOUR
     """``notes.remember_per_hour`` (`memd mcp`'s ``memory_remember``)."""
+    local_only: bool = False
+    """``llm.local_only`` (`memd status` and the page say "local only")."""
 
     @classmethod
     def of(
@@ -54,6 +56,7 @@ class LeanSettings:
             sync_branch=settings.sync.branch,
             inputs_key=inputs_key,
             remember_per_hour=settings.notes.remember_per_hour,
+            local_only=settings.llm.local_only,
         )
 
 

@@ -31,6 +31,7 @@ from daemon.status.report import (
     LastCheck,
     LeaseView,
     Memory,
+    Model,
     NextIdle,
     NoDaemon,
     OnceView,
@@ -56,6 +57,7 @@ from daemon.status.report import (
     WholeRun,
 )
 from pipeline import ratelimit_rule, store_url
+from pipeline.endpoint_facts import KV_ENDPOINTS, described
 from pipeline.machine import host_id, known_id
 from pipeline.store import readmodel as rm
 from pipeline.store.readmodel import iso, json_value, parse_time
@@ -104,6 +106,7 @@ def collect(
         last_scan=_run_view(runs.get("scan")),
         team=_section(lambda: _team(rows, settings, mine, daemons)),
         flagged=_section(lambda: flagged(rows)),
+        model=_section(lambda: Model(settings.local_only, described(_kv(rows, KV_ENDPOINTS)))),
     )
 
 

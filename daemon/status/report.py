@@ -245,6 +245,14 @@ class Budget:
 
 
 @record
+class Model:
+    """The model endpoints: ``[llm] local_only``, and what memd learned about each endpoint."""
+
+    local_only: bool
+    endpoints: dict[str, str]
+
+
+@record
 class ScopeView:
     """A scope's last successful consolidation."""
 
@@ -451,6 +459,7 @@ class Sections:
     last_scan: RunView | None
     team: Team | Unreadable | None = None
     flagged: list[Flagged] | Unreadable | None = None
+    model: Model | Unreadable | None = None
 
 
 @record

@@ -47,7 +47,7 @@ async def run_agent(
     try:
         repair_turns = max(1, min(REPAIR_TURNS, agent.max_turns // 4))
         outcome = await agent.run(user, turns=max(1, agent.max_turns - repair_turns))
-        _check_outcome(outcome.stopped, "its work")
+        _check_outcome(outcome.stopped, "its work", outcome.final_text)
         checked = await workspace.check(
             ws, plan, caps=caps, finder=ctx.finder, today=today, forgotten=forgotten
         )
@@ -56,7 +56,7 @@ async def run_agent(
             result.findings = checked.findings + checked.guarded
             log.info("consolidation_repair_turn", scope=plan.scope, findings=len(result.findings))
             outcome = await agent.run(prompts.repair_text(result.findings), turns=repair_turns)
-            _check_outcome(outcome.stopped, "the repair turn")
+            _check_outcome(outcome.stopped, "the repair turn", outcome.final_text)
             checked = await workspace.check(
                 ws, plan, caps=caps, finder=ctx.finder, today=today, forgotten=forgotten
             )
@@ -86,8 +86,10 @@ async def first_prompts(
     return prompts.system_text(ctx.caps), prompts.user_text(plan, ws, today=today, stale=stale)
 
 
-def _check_outcome(stopped: str, what: str) -> None:
+def _check_outcome(stopped: str, what: str, said: str = "") -> None:
     if stopped == "turn_limit":
         raise ConsolidationFailed(f"the agent hit the turn limit before finishing {what}")
     if stopped == "token_budget":
         raise ConsolidationFailed(f"the agent spent the run's token budget before finishing {what}")
+    if stopped in ("malformed", "loop"):
+        raise ConsolidationFailed(f"the agent was stopped during {what}: {said}")

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from pipeline.consolidate.run import PROMPT_OVERHEAD_TOKENS, Phase2Report
 from pipeline.extract.run import EXPECTED_OUTPUT_TOKENS
-from pipeline.llm.pricing import Usage, cost_usd
+from pipeline.llm.endpoint import endpoint_for, phase_cost, price_for
+from pipeline.llm.pricing import Price, Usage
 from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.projects import scope_for
 from pipeline.settings import Settings
@@ -51,6 +52,8 @@ class RunCap:
     turns: int
     max_output_tokens: int
     usd: float
+    price: Price | None = None
+    """The consolidation endpoint's price when not the table's (``pipeline.llm.endpoint.price_for``)."""
 
 
 def run_cap(settings: Settings, max_output_tokens: int) -> RunCap:
@@ -60,13 +63,18 @@ def run_cap(settings: Settings, max_output_tokens: int) -> RunCap:
     tokens = settings.memories.consolidation_token_budget
     turns = settings.memories.consolidation_max_turns
     output = min(tokens, turns * max_output_tokens)
-    usd = cost_usd(model, Usage(output_tokens=output, cache_write_tokens=tokens - output))
-    return RunCap(model, tokens, turns, max_output_tokens, usd)
+    usd = phase_cost(
+        settings.llm, "consolidation", model, Usage(output_tokens=output, cache_write_tokens=tokens - output)
+    )
+    price = price_for(settings.llm, endpoint_for(settings.llm, "consolidation"), model)
+    return RunCap(model, tokens, turns, max_output_tokens, usd, price)
 
 
 def first_request_usd(settings: Settings, tokens: int) -> float:
     """What a first request of ``tokens`` input tokens costs on the consolidation model."""
-    return cost_usd(settings.llm.consolidation_model, Usage(input_tokens=tokens))
+    return phase_cost(
+        settings.llm, "consolidation", settings.llm.consolidation_model, Usage(input_tokens=tokens)
+    )
 
 
 def dry_consolidation(

@@ -104,7 +104,7 @@ class NowReport:
                 u = r.usage
                 lines.append(
                     f"  spent {u.total_tokens:,} tokens in {r.turns} turn(s), est. "
-                    f"${cost_usd(self.cap.model, u):.4f}"
+                    f"${cost_usd(self.cap.model, u, price=self.cap.price):.4f}"
                 )
         return lines
 

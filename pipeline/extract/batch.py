@@ -28,6 +28,7 @@ from pipeline.errors import (
     LeaseLost,
     LLMAuthFailed,
     LLMError,
+    LLMFeatureRefused,
     LLMModelNotFound,
     LLMRejected,
     LLMUnavailable,
@@ -94,6 +95,12 @@ async def submit_batch(ctx: Phase1Context) -> None:
         batch_id = await ctx.llm.submit_batch(requests, phase=PHASE)
     except (LLMUnavailable, LLMAuthFailed, LLMRejected) as exc:
         await stage1.close_batch(ctx.store, placeholder, state=BatchState.ABANDONED, now=ctx.now())
+        if isinstance(exc, LLMFeatureRefused):  # no batches there (learned): this run calls directly
+            for p in prepared:
+                await ctx.retry(p.job(), not_before=ctx.now(), reason=str(exc))
+            ctx.report.claimed -= len(prepared)
+            ctx.batches_refused = True
+            return
         ctx.report.stopped = f"batch not submitted: {exc}"
         if isinstance(exc, LLMAuthFailed | LLMUnreachable | LLMModelNotFound):
             ctx.fatal = exc
@@ -188,7 +195,7 @@ async def _settle(ctx: Phase1Context, prep: Prepared, entry: BatchEntry | None) 
     await ctx.llm.record_usage(
         reply.usage, model=model, phase=PHASE, job_key=prep.job_key, prompt_hash=prep.prompt_hash, batch=True
     )
-    ctx.report.add_usage(model, reply.usage, batch=True)
+    ctx.report.add_usage(model, reply.usage, batch=True, cost=ctx.cost(model, reply.usage, batch=True))
     invalid = await ctx.store_result(prep, reply.text, model=model, usage=reply.usage, batch=True)
     if invalid is None:
         return

@@ -18,7 +18,8 @@ from pipeline.extract.item import Loader, Prepared, RedactorLike, finish, prepar
 from pipeline.extract.report import Phase1Report
 from pipeline.extract.request import ExtractPrompts
 from pipeline.extract.schema import parse_result
-from pipeline.llm.pricing import Usage, cost_usd
+from pipeline.llm.endpoint import phase_cost
+from pipeline.llm.pricing import Usage
 from pipeline.llm.protocol import ModelClient
 from pipeline.settings import Settings
 from pipeline.store import Store, stage1
@@ -56,6 +57,8 @@ class Phase1Context:
     fatal: LLMError | None = None
     """What makes the run fail although no item is to blame (a refused key, an unreachable API, a
     model the API does not know): the items wait, and ``run_phase1`` raises it at the end."""
+    batches_refused: bool = False
+    """The endpoint refused Message Batches during this run: the run calls directly instead."""
 
     def stop_for(self, exc: LLMError) -> None:
         """Start nothing new: ``exc`` would fail every item the same way."""
@@ -65,6 +68,10 @@ class Phase1Context:
 
     def now(self) -> datetime:
         return self.clock.now()
+
+    def cost(self, model: str, usage: Usage, *, batch: bool = False) -> float:
+        """What ``usage`` costs at phase 1's endpoint (0 on a local one unless priced)."""
+        return phase_cost(self.settings.llm, "extract", model, usage, batch=batch)
 
     async def claim(self, lease: timedelta) -> Job | None:
         return await jobs_.claim_next(
@@ -128,7 +135,7 @@ class Phase1Context:
         except LLMOutputInvalid as exc:
             log.warning("extract_output_invalid", transcript_id=prep.transcript_id, batch=batch)
             return exc
-        usage_json = {**usage.as_dict(), "cost_usd": cost_usd(model, usage, batch=batch), "batch": batch}
+        usage_json = {**usage.as_dict(), "cost_usd": self.cost(model, usage, batch=batch), "batch": batch}
         try:
             await finish(
                 self.store,

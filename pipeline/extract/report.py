@@ -81,6 +81,7 @@ class Phase1Report:
             "failures": [{"job": k, "reason": r} for k, r in self.failures[:20]],
         }
 
-    def add_usage(self, model: str, usage: Usage, *, batch: bool) -> None:
+    def add_usage(self, model: str, usage: Usage, *, batch: bool, cost: float | None = None) -> None:
+        """``cost``: what the endpoint charges (``pipeline.llm.endpoint.phase_cost``), else the table's."""
         self.usage = self.usage + usage
-        self.cost_usd += cost_usd(model, usage, batch=batch)
+        self.cost_usd += cost_usd(model, usage, batch=batch) if cost is None else cost

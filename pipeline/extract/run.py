@@ -36,6 +36,7 @@ from pipeline.extract.context import ERROR_RETRY, PHASE, Phase1Context, lease_fo
 from pipeline.extract.item import Loader, Prepared, RedactorLike, Settled, build, parse_full
 from pipeline.extract.report import Phase1Report, WouldExtract
 from pipeline.extract.request import ExtractPrompts, estimate_request_tokens
+from pipeline.llm.endpoint import endpoint_for, price_for
 from pipeline.llm.pricing import Usage, cost_usd
 from pipeline.llm.protocol import ModelClient
 from pipeline.llm.ratelimit import gate_state
@@ -90,6 +91,9 @@ async def run_phase1(
         elif await _use_batch(ctx):
             report.batch = True
             await submit_batch(ctx)
+            if ctx.batches_refused:
+                report.batch = False
+                await _run_direct(ctx)
         else:
             await _run_direct(ctx)
     except asyncio.CancelledError:
@@ -113,7 +117,7 @@ async def run_phase1(
 
 async def _use_batch(ctx: Phase1Context) -> bool:
     mode = ctx.settings.llm.batch
-    if mode == BatchMode.off or not ctx.llm.supports_batches:
+    if mode == BatchMode.off or not await ctx.llm.can_batch():
         return False
     if mode == BatchMode.on:
         return True
@@ -185,7 +189,7 @@ async def _extract_direct(ctx: Phase1Context, prep: Prepared) -> None:
         except LLMRejected as exc:
             await ctx.fail(prep, str(exc))
             return
-        ctx.report.add_usage(reply.model, reply.usage, batch=False)
+        ctx.report.add_usage(reply.model, reply.usage, batch=False, cost=ctx.cost(reply.model, reply.usage))
         invalid = await ctx.store_result(prep, reply.text, model=reply.model, usage=reply.usage, batch=False)
         if invalid is None:
             return
@@ -210,13 +214,14 @@ async def _dry_run(
         mode == BatchMode.on or (mode == BatchMode.auto and pending >= settings.llm.batch_min_pending)
     )
     report.batch = batch
+    price = price_for(settings.llm, endpoint_for(settings.llm, "extract"), settings.llm.extract_model)
     for key in keys:
         prep = await build(store, settings, key, prompts=prompts, redactor=redactor, load=load)
         if isinstance(prep, Settled):
             continue
         request_tokens = estimate_request_tokens(prep.params)
         usage = Usage(input_tokens=request_tokens, output_tokens=EXPECTED_OUTPUT_TOKENS)
-        cost = cost_usd(settings.llm.extract_model, usage, batch=batch)
+        cost = cost_usd(settings.llm.extract_model, usage, batch=batch, price=price)
         report.usage = report.usage + usage
         report.cost_usd += cost
         report.would_extract.append(

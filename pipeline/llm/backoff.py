@@ -10,11 +10,13 @@
 - any other 4xx -> ``LLMRejected`` with the API's own message.
 
 Every message names the API it was said by (``scheme://host:port``) so a wrong ``base_url`` shows.
+The ``openai`` SDK's errors (provider ``openai``) are read the same way: both SDKs shape them alike.
 """
 
 from __future__ import annotations
 
 import random
+import sys
 from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
@@ -37,7 +39,17 @@ JITTER = 0.2
 RETRYABLE_STATUS = frozenset({408, 409, 429})
 
 
-def api_message(exc: anthropic.APIStatusError) -> str:
+def _sdks() -> tuple[Any, ...]:
+    """The SDK modules whose errors ``translate`` reads: anthropic, and openai once imported."""
+    other = sys.modules.get("openai")
+    return (anthropic,) if other is None else (anthropic, other)
+
+
+def _is(exc: BaseException, name: str) -> bool:
+    return any(isinstance(exc, getattr(sdk, name)) for sdk in _sdks())
+
+
+def api_message(exc: Any) -> str:
     """The API's own error message (``error.message`` of the body), else the SDK's text."""
     body: Any = exc.body
     if isinstance(body, Mapping):
@@ -48,7 +60,7 @@ def api_message(exc: anthropic.APIStatusError) -> str:
     return str(exc.message or exc)
 
 
-def api_origin(exc: anthropic.APIError) -> str:
+def api_origin(exc: Any) -> str:
     """``scheme://host[:port]`` of the request that failed, or ``the API`` when the SDK kept none."""
     request: Any = getattr(exc, "request", None)
     url: Any = getattr(request, "url", None)
@@ -89,7 +101,7 @@ def backoff_delay_s(
 
 
 def translate(
-    exc: anthropic.APIError,
+    exc: Any,
     *,
     now: datetime,
     attempt: int = 1,
@@ -100,7 +112,7 @@ def translate(
     """memd's error for an SDK error (see the module docstring). ``model``: the model the request
     asked for, when it asked for one (a 404 then means the API does not know it)."""
     origin = api_origin(exc)
-    if isinstance(exc, anthropic.APIStatusError):
+    if _is(exc, "APIStatusError"):
         status = exc.status_code
         headers = dict(exc.response.headers.items())
         message = api_message(exc)
@@ -117,14 +129,16 @@ def translate(
             )
         if status == 404 and model:
             return LLMModelNotFound(
-                f"the API at {origin} does not know the model {model!r} (404): {message}", status=status
+                f"the API at {origin} does not know the model {model!r} (404): {message}; set [llm] "
+                "extract_model / consolidation_model to one it serves (`memd doctor` lists them)",
+                status=status,
             )
         return LLMRejected(f"API rejected the request ({status}): {message}", status=status)
     # Timeouts, connection failures, and responses the SDK could not read: try again later.
     delay = backoff_delay_s(None, now=now, attempt=attempt, max_backoff_s=max_backoff_s, rng=rng)
     not_before = now + timedelta(seconds=delay)
-    if isinstance(exc, anthropic.APITimeoutError):
+    if _is(exc, "APITimeoutError"):
         return LLMUnavailable(f"API timed out at {origin}: {type(exc).__name__}", not_before=not_before)
-    if isinstance(exc, anthropic.APIConnectionError):
+    if _is(exc, "APIConnectionError"):
         return LLMUnreachable(f"the API at {origin} is unreachable: {_cause(exc)}", not_before=not_before)
     return LLMUnavailable(f"API at {origin} answered unreadably: {_cause(exc)}", not_before=not_before)

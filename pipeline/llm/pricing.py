@@ -43,6 +43,11 @@ def price_for(model: str) -> Price:
     return PRICES[best] if best else FALLBACK
 
 
+def known_model(model: str) -> bool:
+    """Whether the table prices ``model``'s family (else it is priced at ``FALLBACK``)."""
+    return any(model.startswith(prefix) for prefix in PRICES)
+
+
 @dataclass(frozen=True)
 class Usage:
     """Tokens one call used, as the API reported them."""
@@ -87,9 +92,10 @@ def usage_of(message: Any) -> Usage:
     )
 
 
-def cost_usd(model: str, usage: Usage, *, batch: bool = False) -> float:
-    """The estimated cost of ``usage`` on ``model`` (half price in a batch)."""
-    p = price_for(model)
+def cost_usd(model: str, usage: Usage, *, batch: bool = False, price: Price | None = None) -> float:
+    """The estimated cost of ``usage`` on ``model`` (half price in a batch); ``price``, when given,
+    instead of the table's (a local endpoint's 0, or the configured price)."""
+    p = price if price is not None else price_for(model)
     dollars = (
         usage.input_tokens * p.input_per_mtok
         + usage.cache_write_tokens * p.input_per_mtok * CACHE_WRITE_FACTOR

@@ -17,7 +17,9 @@ from typing import Any, Literal, Protocol
 
 from pipeline.llm.pricing import Usage
 
-StopKind = Literal["done", "turn_limit", "token_budget"]
+StopKind = Literal["done", "turn_limit", "token_budget", "malformed", "loop"]
+"""``malformed`` / ``loop``: a function-tool agent (``pipeline.llm.function_agent``) stopped a model that
+kept sending unusable calls or the same call; ``final_text`` then says why."""
 TurnHook = Callable[[int], Awaitable[None]]
 """Called after each turn of the consolidation agent with the number of turns so far (may raise)."""
 
@@ -87,6 +89,11 @@ class ModelClient(Protocol):
 
     @property
     def supports_batches(self) -> bool: ...
+
+    async def can_batch(self) -> bool:
+        """Whether phase 1 may use Message Batches here: the provider has them and the endpoint did
+        not refuse them before (``pipeline.llm.endpoint``)."""
+        ...
 
     async def create(
         self,

@@ -49,5 +49,6 @@ def test_a_model_the_api_does_not_know_is_a_setup_error_naming_it(model: str) ->
     assert isinstance(err, LLMModelNotFound)
     assert model in str(err)
     assert "http://127.0.0.1:9" in str(err)
+    assert "set [llm] extract_model / consolidation_model" in str(err)  # the setting to change
     # Without a model (a batch the API no longer knows), a 404 stays a plain rejection.
     assert type(translate(exc, now=NOW, max_backoff_s=60)) is LLMRejected
