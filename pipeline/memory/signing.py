@@ -127,6 +127,40 @@ def public_key(state_dir: Path) -> str:
     return f"{parts[0]} {parts[1]}"
 
 
+def new_key(state_dir: Path) -> Path:
+    """A new key pair for this machine, made in a private temporary folder of the state directory
+    (`memd sync rotate`); ``install_key`` puts it in place, ``discard_key`` removes what is left."""
+    state = Path(state_dir)
+    tmp = Path(tempfile.mkdtemp(prefix=".signing-key.", dir=state))
+    _keygen(tmp / KEY_FILE, f"memd-{machine_id(state)}")
+    return tmp / KEY_FILE
+
+
+def read_public_key(key: Path) -> str:
+    """``<type> <base64>`` of the public half of private key ``key`` (its ``.pub``)."""
+    fd = os.open(key.with_name(KEY_FILE + ".pub"), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        parts = os.read(fd, MAX_PUBLIC_KEY_BYTES).decode("ascii", "replace").split()
+    finally:
+        os.close(fd)
+    if len(parts) < 2:
+        raise MemoryRepoError(f"{key}.pub is not an SSH public key")
+    return f"{parts[0]} {parts[1]}"
+
+
+def install_key(state_dir: Path, fresh: Path) -> None:
+    """Make ``fresh`` (from ``new_key``) this machine's signing key, replacing the old one."""
+    final = key_path(state_dir)
+    os.chmod(fresh, 0o600)
+    os.chmod(fresh.with_name(KEY_FILE + ".pub"), 0o600)
+    os.replace(fresh.with_name(KEY_FILE + ".pub"), final.with_name(KEY_FILE + ".pub"))
+    os.replace(fresh, final)
+
+
+def discard_key(fresh: Path) -> None:
+    shutil.rmtree(fresh.parent, ignore_errors=True)
+
+
 @dataclass
 class Signer:
     """The key this machine signs memd's commits with (made at the first signed commit)."""
