@@ -48,7 +48,8 @@ async def _shared_scope(a: Machine, b: Machine) -> str:
 
 async def _revoke(by: Machine, target: str) -> None:
     _gone, report = await revoke(by.store, by.settings, by.repo, by.env.clock, by.env.redactor, target)
-    assert report is not None and report.outcome == SyncOutcome.SYNCED, report and report.reason
+    assert report is not None
+    assert report.outcome == SyncOutcome.SYNCED, report.reason
 
 
 def _served(tmp_path: Path) -> Path:
@@ -100,7 +101,8 @@ async def test_a_stolen_key_forking_from_before_its_revocation_is_refused_here_a
             _no_attack(m)
         assert a.repo_head() == heads
         state = await load(a.store)
-        assert state.refused is not None and "whose key was revoked" in state.refused
+        assert state.refused is not None
+        assert "whose key was revoked" in state.refused
     finally:
         await close(c)
 
@@ -134,7 +136,8 @@ async def test_a_revocation_travels_and_no_merge_brings_the_key_back(
         report = await b.sync()
         assert report.untrusted, report.reason
         state = await load(a.store)
-        assert state.trust is not None and "revoked: memd-" in state.trust
+        assert state.trust is not None
+        assert "revoked: memd-" in state.trust
         with pytest.raises(BadSignerLine, match="stays revoked"):
             await pair(a, b)
     finally:
@@ -152,13 +155,15 @@ async def test_a_rotated_key_signs_on_and_the_old_one_is_refused(
     old_key.chmod(0o600)
     old_line = await key_line(b.repo)
     old, new, report = await rotate(b.store, b.settings, b.repo, b.env.clock, b.env.redactor)
-    assert report is not None and report.outcome == SyncOutcome.SYNCED, report.reason
+    assert report is not None
+    assert report.outcome == SyncOutcome.SYNCED, report.reason
     assert await key_line(b.repo) != old_line
     assert old.principal == new.principal
     # the rotation is one commit, signed with the old key, that changes nothing but trust/
     rotation = git(_served(tmp_path), "rev-parse", "main").strip()
     changed = git(_served(tmp_path), "diff-tree", "--no-commit-id", "--name-only", "-r", rotation)
-    assert changed and all(p.startswith("trust/") for p in changed.split())
+    assert changed
+    assert all(p.startswith("trust/") for p in changed.split())
     # a accepts the rotation, then b's work signed with the new key
     report = await a.sync()
     assert report.outcome == SyncOutcome.SYNCED, report.reason
@@ -177,7 +182,9 @@ async def test_a_rotated_key_signs_on_and_the_old_one_is_refused(
     _no_attack(a)
 
 
-async def test_revoking_needs_a_trusted_machine_and_never_its_own_key(paired: tuple[Machine, Machine]) -> None:
+async def test_revoking_needs_a_trusted_machine_and_never_its_own_key(
+    paired: tuple[Machine, Machine],
+) -> None:
     a, b = paired
     await _shared_scope(a, b)
     with pytest.raises(BadSignerLine, match="memd sync rotate"):
