@@ -161,6 +161,52 @@ def discard_key(fresh: Path) -> None:
     shutil.rmtree(fresh.parent, ignore_errors=True)
 
 
+def _ssh_keygen(argv: list[str], data: bytes) -> tuple[int, bytes, bytes]:
+    """``ssh-keygen`` with ``data`` on stdin, bounded (its process group killed at the timeout)."""
+    try:
+        proc = subprocess.Popen(
+            ["ssh-keygen", *argv],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent", "LC_ALL": "C"},
+        )
+    except OSError as exc:
+        raise MemoryRepoError(f"cannot run ssh-keygen: {exc}") from None
+    try:
+        out, err = proc.communicate(data, timeout=KEYGEN_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+        raise MemoryRepoError(f"ssh-keygen timed out after {KEYGEN_TIMEOUT_S:g} s") from None
+    return proc.returncode, out, err
+
+
+def sign_text(key: Path, namespace: str, data: bytes) -> str:
+    """An SSH signature (``ssh-keygen -Y sign``, armored) of ``data`` by private key ``key``."""
+    code, out, err = _ssh_keygen(["-Y", "sign", "-q", "-n", namespace, "-f", str(key)], data)
+    if code != 0 or not out:
+        raise MemoryRepoError(f"ssh-keygen could not sign: {err.decode('utf-8', 'replace').strip()[-300:]}")
+    return out.decode("ascii")
+
+
+def verify_text(public_key: str, namespace: str, data: bytes, signature: str) -> bool:
+    """Whether ``signature`` (``sign_text``'s) is of ``data`` by ``public_key`` (``<type> <base64>``)."""
+    if len(signature) > MAX_PUBLIC_KEY_BYTES or len(public_key.split()) != 2:
+        return False
+    with tempfile.TemporaryDirectory(prefix="memd-verify.") as tmp:
+        allowed, sig = Path(tmp) / "allowed", Path(tmp) / "sig"
+        allowed.write_text(f'signer namespaces="{namespace}" {public_key}\n', encoding="ascii")
+        sig.write_text(signature, encoding="ascii")
+        argv = ["-Y", "verify", "-f", str(allowed), "-I", "signer", "-n", namespace, "-s", str(sig)]
+        code, _out, _err = _ssh_keygen(argv, data)
+    return code == 0
+
+
 @dataclass
 class Signer:
     """The key this machine signs memd's commits with (made at the first signed commit)."""
