@@ -212,3 +212,9 @@ async def blob_sizes(repo: MemoryRepo, blobs: Sequence[str]) -> dict[str, int]:
         else:
             raise MemoryRepoError(f"not a blob in the memory repository: {row[:80]}")
     return found
+
+
+async def changed_paths(repo: MemoryRepo, parent: str, commit: str) -> list[str]:
+    """The paths ``commit`` changes from ``parent``."""
+    out = await repo.git("diff-tree", "--no-commit-id", "--name-only", "-r", "-z", parent, commit)
+    return [path for path in out.split("\0") if path]

@@ -269,8 +269,8 @@ async def _rotations(
         revokes = [e for e in added if e.action == trustlog.REVOKE]
         if len(revokes) != 1 or revokes[0].fingerprint != sig.fingerprint or len(added) > 2:
             continue
-        changed = await repo.git("diff-tree", "--no-commit-id", "--name-only", "-r", c.parents[0], c.sha)
-        if all(path.startswith(f"{TRUST_DIR}/") for path in changed.split()):
+        changed = await signatures.changed_paths(repo, c.parents[0], c.sha)
+        if all(path.startswith(f"{TRUST_DIR}/") for path in changed):
             out.add(c.sha)
     return out
 
