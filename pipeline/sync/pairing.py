@@ -141,6 +141,12 @@ async def rotate(
     """A new signing key for this machine: one commit, signed with the old key, trusts the new key
     and revokes the old one (nothing else changes in it, so every machine accepts it as a rotation);
     then the new key replaces the old one on disk and the commit is pushed. (old, new)."""
+    if store.shared:  # what team mode pushes is a commit made for the remote, signed with the new key
+        raise MemoryRepoError(
+            "memd sync rotate is not available in team mode: run `memd sync revoke` with this machine's "
+            "line on another trusted machine, remove this machine's signing-key and signing-key.pub from "
+            "its state directory, and pair the new key (`memd sync key` here, `memd sync trust` there)"
+        )
     old = await _synced_and_trusted(store, settings, repo, clock, finder, model, "rotates its key")
     state_dir = settings.paths.state_dir
     fresh = await asyncio.to_thread(signing.new_key, state_dir)

@@ -106,3 +106,19 @@ async def test_alices_own_second_machine_bound_by_its_key_shares_her_global_memo
             assert verdict["machines"] == 2
     finally:
         await close(laptop, desktop)
+
+
+async def test_rotate_is_refused_in_team_mode_with_what_to_do_instead(
+    store: Store, tmp_path: Path, fake_api: FakeAnthropicAPI, second_api: FakeAnthropicAPI, clock: FakeClock
+) -> None:
+    from pipeline.errors import MemoryRepoError
+    from pipeline.sync.pairing import rotate
+
+    _, (a, b) = await team_on_one_remote(tmp_path, clock, store, ("a", fake_api, ""), ("b", second_api, ""))
+    try:
+        before = b.signing_key.read_bytes()
+        with pytest.raises(MemoryRepoError, match="memd sync revoke"):
+            await rotate(b.store, b.settings, b.repo, b.env.clock, b.env.redactor)
+        assert b.signing_key.read_bytes() == before  # the key in use is untouched
+    finally:
+        await close(a, b)
