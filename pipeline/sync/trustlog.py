@@ -26,7 +26,7 @@ An entry is ASCII lines ``<field> <value>``, the first ``memd-trust-log 1``::
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pipeline.errors import BadSignerLine
@@ -184,7 +184,3 @@ def dropped(parent: Log | None, child: Log | None) -> list[str]:
         return []
     have = child.entries if child is not None else {}
     return sorted(name for name in parent.entries if name not in have)
-
-
-def described(entries: Iterable[Entry]) -> list[str]:
-    return [f"{e.action} {e.principal} ({e.fingerprint})" for e in entries]

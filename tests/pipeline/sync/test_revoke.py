@@ -5,7 +5,7 @@ git, real machines over ``git daemon``, the real ``anthropic`` client against th
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from datetime import timedelta
 from pathlib import Path
 
@@ -194,3 +194,47 @@ async def test_revoking_needs_a_trusted_machine_and_never_its_own_key(
     fingerprint = trust.parse_line(await key_line(b.repo)).fingerprint
     await _revoke(a, fingerprint)  # by fingerprint, as `memd status` shows it
     assert fingerprint in ((await load(a.store)).trust or "")
+
+
+def _entry() -> tuple[str, bytes]:
+    from pipeline.sync import trustlog
+
+    key = "AAAAC3NzaC1lZDI1NTE5AAAAIBFZqhBraVXmxuVICY7DsldYZtLnBe4zkDPfzY/JB6RI"
+    entry = trustlog.trusted(trust.parse_line(f"memd-x@h ssh-ed25519 {key}"), by="SHA256:x", at="2026-01-01")
+    return entry.name, entry.text()
+
+
+@pytest.mark.parametrize(
+    "tamper",
+    [
+        lambda name, data: (name, data.replace(b"memd-x@h", b"memd-y@h")),  # changed in place
+        lambda name, data: ("0" * 64, data),  # renamed
+        lambda name, data: (name, data + b"extra line\n"),
+    ],
+)
+def test_a_trust_log_entry_memd_did_not_write_as_it_is_is_refused(
+    tamper: Callable[[str, bytes], tuple[str, bytes]],
+) -> None:
+    from pipeline.sync import trustlog
+
+    name, data = _entry()
+    assert trustlog.parse_entry(name, data).principal == "memd-x@h"
+    with pytest.raises(BadSignerLine):
+        trustlog.parse_entry(*tamper(name, data))
+
+
+def test_the_signers_are_the_trusted_keys_less_the_revoked_ones_whatever_the_order() -> None:
+    from pipeline.sync import trustlog
+
+    name, data = _entry()
+    trusted = trustlog.parse_entry(name, data)
+    revoked = trustlog.revoked("memd-x@h", trusted.fingerprint, by="SHA256:y", at="2025-01-01")
+    one = trustlog.Log({name: trusted}, True)
+    other = trustlog.Log({revoked.name: revoked}, True)
+    assert one.signers()
+    for merged in (trustlog.union(one, other), trustlog.union(other, one)):
+        assert merged is not None
+        assert merged.signers() == []
+        files = trustlog.tree_files(merged)
+        assert files[trust.TRUST_FILE] == b""
+        assert set(files) == {trust.TRUST_FILE, trusted.path, revoked.path}
