@@ -1,15 +1,19 @@
 """Only your machines write your memory: who may sign the memory repository's commits, and the check
 of every commit a remote brings.
 
-**The allowed signers travel with the memory**, in ``trust/allowed_signers`` (git's allowed-signers
-format, one line per machine: ``memd-<machine id>@<host> namespaces="git" <key type> <key>``). Every
-commit memd makes is SSH-signed with its machine's key (``pipeline.memory.signing``).
+**Who may sign travels with the memory**, as the trust log (``pipeline.sync.trustlog``: append-only
+entries under ``trust/log/``, the allowed signers derived from them, ``trust/allowed_signers`` only
+the derived file; one line per machine: ``memd-<machine id>@<host> namespaces="git" <key type>
+<key>``). Every commit memd makes is SSH-signed with its machine's key (``pipeline.memory.signing``).
 
-**The rule** (``history_findings``): the commits the remote brings are walked parents first; each must
-carry a good signature by a key the allowed signers of its parents' trees name (its parents are this
-machine's own commits, or incoming ones checked before it). A change to the allowed signers is so
-only accepted when a machine already trusted signed it, and none may empty them; a commit that
-builds on history without allowed signers is refused.
+**The rule** (``history_findings``, ``log_findings``): the commits the remote brings are walked parents
+first; each must carry a good signature by a key the logs of its parents allow (its parents are this
+machine's own commits, or incoming ones checked before it), keep every entry of its parents' logs,
+and add only entries written by the key signing it. A change of trust is so only accepted when a
+machine already trusted signed it, and none may empty the signers; a commit that builds on history
+without allowed signers is refused. A commit signed by a revoked key is refused unless it is a proper
+ancestor of every commit that revoked the key (or that key's own rotation commit: ``_rotations``);
+a key this machine's own history revokes signs nothing new at all, whatever parent it claims.
 
 **The trust root** (``check_incoming``): the first machine of an empty remote trusts itself (it writes
 its own line, signed, before its first push: ``pipeline.sync.run``). A machine joining a non-empty
