@@ -72,6 +72,11 @@ async def open_store_here(settings: Settings, *, dry_run: bool = False, url: str
                 person=settings.team.person or None,
                 now=SystemClock().now(),
             )
+            if store.shared and settings.team.person:  # a person is their keys (pipeline.team.people)
+                from pipeline.memory.signing import Signer
+                from pipeline.team.people import bind
+
+                await bind(store, Signer(state_dir), settings.team.person, now=SystemClock().now())
         except BaseException:
             await store.close()
             raise

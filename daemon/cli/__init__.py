@@ -38,6 +38,7 @@ COMMANDS = {
     "service": "daemon.cli.service:service_group",
     "ui": "daemon.cli.ui:ui_command",
     "sync": "daemon.cli.sync:sync_command",
+    "team": "daemon.cli.team:team_group",
     "mcp": "daemon.cli.mcp:mcp_group",
     "doctor": "daemon.cli.doctor:doctor_command",
 }

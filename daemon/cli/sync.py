@@ -10,6 +10,8 @@ printed); 2 for a bad config or no remote.
 
 `memd sync key` prints this machine's allowed-signers line; `memd sync trust LINE`, on a machine that
 already syncs, adds that line to the memory's allowed signers (a signed commit) and pushes it.
+`memd sync revoke LINE|FINGERPRINT` revokes another machine's key for good, `memd sync rotate` gives
+this machine a new key (the old one revoked in the same commit): ``pipeline.sync.pairing``.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ from daemon.cli.output import verbose_option
 from daemon.exits import Exit
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from daemon.runtime import Runtime
     from pipeline.publish.run import PublishReport
     from pipeline.sync.run import SyncReport
 
@@ -135,3 +140,66 @@ def trust_command(ctx: CliContext, line: str) -> None:
     for out in report.lines():
         click.echo(out)
     sys.exit(_exit(report))
+
+
+def _trust_change(ctx: CliContext, what: str, act: Callable[[Runtime], Awaitable[list[str]]]) -> None:
+    """Run a change of trust (``act`` prints what it did); the exit status says how it went."""
+    settings = ctx.loaded().settings
+    ctx.configure_logging()
+    import asyncio
+
+    from daemon.runtime import Runtime
+    from pipeline.errors import BadSignerLine, MemdError, NotTrusted
+
+    async def go() -> list[str]:
+        async with Runtime.open(settings) as rt:
+            return await act(rt)
+
+    try:
+        lines = asyncio.run(go())
+    except BadSignerLine as exc:
+        fail(f"not {what}: {exc}", Exit.USAGE)
+    except NotTrusted as exc:
+        fail(f"not {what}: {exc}", Exit.UNTRUSTED)
+    except (MemdError, OSError) as exc:
+        fail(f"not {what}: {exc}", Exit.FAILED)
+    for line in lines:
+        click.echo(line)
+
+
+@sync_command.command("revoke")
+@click.argument("machine")
+@pass_ctx
+def revoke_command(ctx: CliContext, machine: str) -> None:
+    """Revoke a machine's key for good: MACHINE is its `memd sync key` line, its key's SHA256:
+    fingerprint or its name (as `memd status` lists them). Run it on another trusted machine; the
+    revocation travels with the memory, and no commit signed by that key after it is accepted."""
+    from pipeline.sync.pairing import revoke
+
+    async def act(rt: Runtime) -> list[str]:
+        settings = rt.settings()
+        gone, report = await revoke(
+            rt.store, settings, rt.memory_repo(), rt.clock, rt.redactor(), machine, model=rt.llm_or_none
+        )
+        out = [f"revoked {gone.principal} ({gone.fingerprint}): no commit it signs from now on is accepted"]
+        return out + (report.lines() if report is not None else [])
+
+    _trust_change(ctx, "revoked", act)
+
+
+@sync_command.command("rotate")
+@pass_ctx
+def rotate_command(ctx: CliContext) -> None:
+    """Give this machine a new signing key: one signed commit trusts the new key and revokes the old
+    one, then it is pushed. Run it when the old key may have leaked (a copied home, a backup)."""
+    from pipeline.sync.pairing import rotate
+
+    async def act(rt: Runtime) -> list[str]:
+        settings = rt.settings()
+        old, new, report = await rotate(
+            rt.store, settings, rt.memory_repo(), rt.clock, rt.redactor(), model=rt.llm_or_none
+        )
+        out = [f"rotated the key of {old.principal}: {old.fingerprint} revoked, {new.fingerprint} signs now"]
+        return out + (report.lines() if report is not None else [])
+
+    _trust_change(ctx, "rotated", act)

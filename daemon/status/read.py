@@ -141,6 +141,9 @@ def _team(rows: Rows, settings: LeanSettings, mine: str, daemons: object) -> Tea
                 "takes over the other's daemon, transcripts or extractions. If one is a copy you no longer use "
                 "(a cloned VM, a restored backup, a copied home), stop memd there"
             )
+    verdict = _kv(rows, rm.PERSON_VERDICT_KEY + mine)  # a person is their keys (pipeline.team.people)
+    if isinstance(verdict, dict) and isinstance(verdict.get("note"), str):
+        notes.append(verdict["note"])
     several = len({r["key"] for r in found}) > 1 or (isinstance(daemons, list) and len(daemons) > 1)
     if several and not settings.sync_remote and store_url.backend(settings.state_db) == "postgresql":
         notes.append(NO_REMOTE)

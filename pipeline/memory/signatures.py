@@ -153,3 +153,68 @@ async def added(repo: MemoryRepo, tip: str, known: Sequence[str], folder: str) -
         elif line.strip():
             found.setdefault(line.strip(), commit)
     return found
+
+
+async def folder_trees(repo: MemoryRepo, commits: Sequence[str], folder: str) -> dict[str, str | None]:
+    """The tree id of ``folder`` as each of ``commits`` has it (None: it has none, or not a folder)."""
+    wanted = sorted(set(commits))
+    if not wanted:
+        return {}
+    query = "".join(f"{sha}:{folder}\n" for sha in wanted).encode()
+    code, out, err = await run_git_bytes(
+        repo.path, "cat-file", "--batch-check=%(objectname) %(objecttype)", input_bytes=query
+    )
+    if code != 0:
+        raise MemoryRepoError(f"git cat-file failed: {err.decode('utf-8', 'replace')[-300:]}")
+    found: dict[str, str | None] = {}
+    for sha, row in zip(wanted, out.decode("ascii", "replace").splitlines(), strict=False):
+        parts = row.split()
+        found[sha] = parts[0] if len(parts) == 2 and parts[1] == "tree" else None
+    return found
+
+
+async def tree_files(repo: MemoryRepo, tree: str, max_entries: int) -> dict[str, tuple[str, str]]:
+    """name -> (mode, blob id) of the entries of ``tree`` (one level); ``MemoryRepoError`` for more
+    than ``max_entries`` or an entry that is not a file."""
+    out = await repo.git("ls-tree", "-z", tree)
+    found: dict[str, tuple[str, str]] = {}
+    for item in out.split("\0"):
+        if not item:
+            continue
+        meta, _, name = item.partition("\t")
+        mode, kind, sha = meta.split(" ", 2)
+        if kind != "blob":
+            raise MemoryRepoError(f"{name[:60]!r} in tree {tree[:12]} is a {kind}, not a file")
+        found[name] = (mode, sha)
+        if len(found) > max_entries:
+            raise MemoryRepoError(f"tree {tree[:12]} has more than {max_entries} entries")
+    return found
+
+
+async def blob_sizes(repo: MemoryRepo, blobs: Sequence[str]) -> dict[str, int]:
+    """blob id -> its size, as git records it (nothing read)."""
+    wanted = sorted(set(blobs))
+    if not wanted:
+        return {}
+    code, out, err = await run_git_bytes(
+        repo.path,
+        "cat-file",
+        "--batch-check=%(objectname) %(objecttype) %(objectsize)",
+        input_bytes=("\n".join(wanted) + "\n").encode(),
+    )
+    if code != 0:
+        raise MemoryRepoError(f"git cat-file failed: {err.decode('utf-8', 'replace')[-300:]}")
+    found: dict[str, int] = {}
+    for row in out.decode("ascii", "replace").splitlines():
+        parts = row.split()
+        if len(parts) == 3 and parts[1] == "blob":
+            found[parts[0]] = int(parts[2])
+        else:
+            raise MemoryRepoError(f"not a blob in the memory repository: {row[:80]}")
+    return found
+
+
+async def changed_paths(repo: MemoryRepo, parent: str, commit: str) -> list[str]:
+    """The paths ``commit`` changes from ``parent``."""
+    out = await repo.git("diff-tree", "--no-commit-id", "--name-only", "-r", "-z", parent, commit)
+    return [path for path in out.split("\0") if path]

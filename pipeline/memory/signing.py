@@ -127,6 +127,86 @@ def public_key(state_dir: Path) -> str:
     return f"{parts[0]} {parts[1]}"
 
 
+def new_key(state_dir: Path) -> Path:
+    """A new key pair for this machine, made in a private temporary folder of the state directory
+    (`memd sync rotate`); ``install_key`` puts it in place, ``discard_key`` removes what is left."""
+    state = Path(state_dir)
+    tmp = Path(tempfile.mkdtemp(prefix=".signing-key.", dir=state))
+    _keygen(tmp / KEY_FILE, f"memd-{machine_id(state)}")
+    return tmp / KEY_FILE
+
+
+def read_public_key(key: Path) -> str:
+    """``<type> <base64>`` of the public half of private key ``key`` (its ``.pub``)."""
+    fd = os.open(key.with_name(KEY_FILE + ".pub"), os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        parts = os.read(fd, MAX_PUBLIC_KEY_BYTES).decode("ascii", "replace").split()
+    finally:
+        os.close(fd)
+    if len(parts) < 2:
+        raise MemoryRepoError(f"{key}.pub is not an SSH public key")
+    return f"{parts[0]} {parts[1]}"
+
+
+def install_key(state_dir: Path, fresh: Path) -> None:
+    """Make ``fresh`` (from ``new_key``) this machine's signing key, replacing the old one."""
+    final = key_path(state_dir)
+    os.chmod(fresh, 0o600)
+    os.chmod(fresh.with_name(KEY_FILE + ".pub"), 0o600)
+    os.replace(fresh.with_name(KEY_FILE + ".pub"), final.with_name(KEY_FILE + ".pub"))
+    os.replace(fresh, final)
+
+
+def discard_key(fresh: Path) -> None:
+    shutil.rmtree(fresh.parent, ignore_errors=True)
+
+
+def _ssh_keygen(argv: list[str], data: bytes) -> tuple[int, bytes, bytes]:
+    """``ssh-keygen`` with ``data`` on stdin, bounded (its process group killed at the timeout)."""
+    try:
+        proc = subprocess.Popen(
+            ["ssh-keygen", *argv],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent", "LC_ALL": "C"},
+        )
+    except OSError as exc:
+        raise MemoryRepoError(f"cannot run ssh-keygen: {exc}") from None
+    try:
+        out, err = proc.communicate(data, timeout=KEYGEN_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+        raise MemoryRepoError(f"ssh-keygen timed out after {KEYGEN_TIMEOUT_S:g} s") from None
+    return proc.returncode, out, err
+
+
+def sign_text(key: Path, namespace: str, data: bytes) -> str:
+    """An SSH signature (``ssh-keygen -Y sign``, armored) of ``data`` by private key ``key``."""
+    code, out, err = _ssh_keygen(["-Y", "sign", "-q", "-n", namespace, "-f", str(key)], data)
+    if code != 0 or not out:
+        raise MemoryRepoError(f"ssh-keygen could not sign: {err.decode('utf-8', 'replace').strip()[-300:]}")
+    return out.decode("ascii")
+
+
+def verify_text(public_key: str, namespace: str, data: bytes, signature: str) -> bool:
+    """Whether ``signature`` (``sign_text``'s) is of ``data`` by ``public_key`` (``<type> <base64>``)."""
+    if len(signature) > MAX_PUBLIC_KEY_BYTES or len(public_key.split()) != 2:
+        return False
+    with tempfile.TemporaryDirectory(prefix="memd-verify.") as tmp:
+        allowed, sig = Path(tmp) / "allowed", Path(tmp) / "sig"
+        allowed.write_text(f'signer namespaces="{namespace}" {public_key}\n', encoding="ascii")
+        sig.write_text(signature, encoding="ascii")
+        argv = ["-Y", "verify", "-f", str(allowed), "-I", "signer", "-n", namespace, "-s", str(sig)]
+        code, _out, _err = _ssh_keygen(argv, data)
+    return code == 0
+
+
 @dataclass
 class Signer:
     """The key this machine signs memd's commits with (made at the first signed commit)."""

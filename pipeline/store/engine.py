@@ -55,6 +55,9 @@ class Store:
         """This host's identity beside the machine id (``pipeline.machine.host_id``), once identified."""
         self.person: str | None = None
         """Whose ``global/`` this machine's extracts feed (``[team] person``); None: this machine's own."""
+        self.person_bound: frozenset[str] | None = None
+        """(team mode) The machines bound to ``person`` by their signing keys, this one's included
+        (``pipeline.team.people``); None: not bound yet, so no other machine counts as that person's."""
 
     @property
     def dialect(self) -> str:

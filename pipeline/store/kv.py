@@ -28,3 +28,11 @@ async def get_with_time(store: Store, key: str) -> tuple[Any, datetime] | None:
     async with store.read() as conn:
         row = (await conn.execute(select(kv.c.value, kv.c.updated_at).where(kv.c.key == key))).first()
     return None if row is None else (row[0], row[1])
+
+
+async def with_prefix(store: Store, prefix: str, *, limit: int = 1000) -> dict[str, Any]:
+    """key -> value of the facts whose key starts with ``prefix`` (at most ``limit``)."""
+    escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    query = select(kv.c.key, kv.c.value).where(kv.c.key.like(f"{escaped}%", escape="\\")).limit(limit)
+    async with store.read() as conn:
+        return {row[0]: row[1] for row in (await conn.execute(query)).all()}

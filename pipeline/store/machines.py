@@ -18,7 +18,8 @@ Batches, publications; ``Store.machine``):
 
 `memd status` says when two hosts share an id (``shared_id``). ``person`` is the ``[team] person``
 the machine last started with: a person's ``global/`` is built from the extracts of that person's
-machines only (``pipeline.store.consolidation``).
+machines only (``pipeline.store.consolidation``), those bound to the person by their signing keys
+(``Store.person_bound``, ``pipeline.team.people``): the name alone is a claim.
 """
 
 from __future__ import annotations
@@ -180,4 +181,12 @@ async def person_machines(store: Store) -> set[str]:
         return {store.machine}
     async with store.read() as conn:
         keys = (await conn.execute(select(machines.c.key).where(machines.c.person == store.person))).scalars()
-        return {store.machine, *keys}
+        bound = store.person_bound or frozenset()  # a name is a claim: only machines bound by their keys
+        return {store.machine, *(key for key in keys if key in bound)}
+
+
+async def claimants(store: Store, person: str) -> list[MachineRow]:
+    """The machines that started with ``[team] person`` = ``person`` (a claim, not a proof)."""
+    async with store.read() as conn:
+        rows = (await conn.execute(select(machines).where(machines.c.person == person))).all()
+    return [_row(r) for r in rows]

@@ -98,6 +98,9 @@ STALE_TOPICS_KEY = "cites.stale"
 """``kv["cites.stale:<machine>"]``: the topics this machine last published marked stale
 (``pipeline.store.cites``): ``{"<scope>/<file>": {"reason": ..., "since": ...}}``."""
 SYNC_STATE_KEY = "sync.state"
+PERSON_VERDICT_KEY = "team.person-verdict:"
+"""+ machine key: which machines claiming this machine's ``[team] person`` are bound to it by their keys
+(``pipeline.team.people``), for `memd status`."""
 """``kv["sync.state"]``: what the last sync with ``[sync] remote`` did (``pipeline.sync.state``)."""
 RUN_KEY_PREFIX = "run."
 """``kv["run.<step>:<machine>"]``: a daemon step's last run that did something on that machine;

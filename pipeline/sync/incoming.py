@@ -27,6 +27,7 @@ from pipeline.memory.remote import REGULAR_MODES, Entry
 from pipeline.memory.validate import SecretFinder, describe_secret, validate_scope
 from pipeline.sync.merge import ROOT_FILES, by_scope, scope_of
 from pipeline.sync.trust import TRUST_FILE
+from pipeline.sync.trustlog import MAX_ENTRY_BYTES, is_log_path, is_trust_path
 
 MAX_ROOT_FILE_BYTES = 64 * 1024
 MAX_FILE_BYTES = 2 * 1024 * 1024
@@ -52,7 +53,7 @@ def path_findings(entries: Mapping[str, Entry]) -> list[str]:
             out.append(f"{path} is {kind}; memory holds regular files only")
             continue
         found = scope_of(path)
-        if path in ROOT_FILES or path == TRUST_FILE or tombstones.is_tombstone_path(path):
+        if path in ROOT_FILES or is_trust_path(path) or tombstones.is_tombstone_path(path):
             continue
         if forget_records.is_record_path(path):
             continue
@@ -72,6 +73,8 @@ def file_cap(path: str) -> int:
         return MAX_TOMBSTONE_BYTES
     if forget_records.is_record_path(path):
         return forget_records.MAX_RECORD_BYTES
+    if is_log_path(path):
+        return MAX_ENTRY_BYTES
     return MAX_FILE_BYTES
 
 

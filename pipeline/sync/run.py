@@ -93,6 +93,8 @@ class SyncReport:
     """The new tombstones this sync accepted, per machine that wrote them."""
     signers: list[str] = field(default_factory=list)
     """The machines the memory's allowed signers name, after this sync."""
+    revoked: list[str] = field(default_factory=list)
+    """The keys the memory's trust log revokes (``<principal> (<fingerprint>)``), after this sync."""
 
     @property
     def changed(self) -> bool:
@@ -259,10 +261,12 @@ class Syncer:
             if tip is not None:
                 raise trust.not_trusted(me.line(), report.remote)
             message = f"memd: trust {me.principal}, the first machine of {report.remote}\n"
-            await trust.add_signers(self.repo, self.settings.paths.state_dir, [me], message)
+            at = self.clock.now().isoformat()
+            await trust.add_signers(self.repo, self.settings.paths.state_dir, [me], message, at=at)
             head = await self.repo.head()
             signers = await trust.signers_at(self.repo, head)
         report.signers = sorted({s.principal for s in signers})
+        report.revoked = trust.revoked_lines(await trust.log_of(self.repo, head))
         assert head is not None
         return head
 
@@ -312,7 +316,7 @@ class Syncer:
         if self.store.shared:  # team mode: global/ is a person's and never travels (pipeline.team.personal)
             files = keep_own_global(files)
         merged = merge_trees(files["b"], files["o"], files["t"])
-        _keep_signers(merged, files["o"].get(trust.TRUST_FILE), files["t"].get(trust.TRUST_FILE))
+        _keep_signers(merged, files["o"], files["t"])
         for who in checked.signers.values():
             report.signed_by[who] = report.signed_by.get(who, 0) + 1
         report.tombstones_from = graves.writers
@@ -393,6 +397,8 @@ class Syncer:
             state.trust = f"not trusted: {report.reason}"
         elif report.signers:
             state.trust = f"trusted; {len(report.signers)} machine(s) may sign: {', '.join(report.signers)}"
+            if report.revoked:
+                state.trust += f"; revoked: {', '.join(report.revoked)}"
         if report.outcome == SyncOutcome.STOPPED and not report.untrusted:
             state.refused, state.refused_at = report.reason, now.isoformat()
         try:
@@ -411,14 +417,10 @@ class Syncer:
         await save(self.store, state, now=now)
 
 
-def _keep_signers(merged: MergeResult, ours: bytes | None, theirs: bytes | None) -> None:
-    """The allowed signers travel with the merge: both sides' (each accepted by now)."""
-    if ours is None or theirs is None or ours == theirs:
-        kept = ours if theirs is None else theirs
-    else:
-        kept = trust.merged_file(ours, theirs)
-    if kept is not None:
-        merged.files[trust.TRUST_FILE] = kept
+def _keep_signers(merged: MergeResult, ours: dict[str, bytes], theirs: dict[str, bytes]) -> None:
+    """Who may sign travels with the merge: every entry of both sides' trust logs (each accepted by
+    now), and the allowed signers derived from them (``pipeline.sync.trustlog``)."""
+    merged.files.update(trust.merged_files(trust.tree_log(ours), trust.tree_log(theirs)))
 
 
 def _rewritten_advice(path: Path, ref: str) -> str:

@@ -1,15 +1,19 @@
 """Only your machines write your memory: who may sign the memory repository's commits, and the check
 of every commit a remote brings.
 
-**The allowed signers travel with the memory**, in ``trust/allowed_signers`` (git's allowed-signers
-format, one line per machine: ``memd-<machine id>@<host> namespaces="git" <key type> <key>``). Every
-commit memd makes is SSH-signed with its machine's key (``pipeline.memory.signing``).
+**Who may sign travels with the memory**, as the trust log (``pipeline.sync.trustlog``: append-only
+entries under ``trust/log/``, the allowed signers derived from them, ``trust/allowed_signers`` only
+the derived file; one line per machine: ``memd-<machine id>@<host> namespaces="git" <key type>
+<key>``). Every commit memd makes is SSH-signed with its machine's key (``pipeline.memory.signing``).
 
-**The rule** (``history_findings``): the commits the remote brings are walked parents first; each must
-carry a good signature by a key the allowed signers of its parents' trees name (its parents are this
-machine's own commits, or incoming ones checked before it). A change to the allowed signers is so
-only accepted when a machine already trusted signed it, and none may empty them; a commit that
-builds on history without allowed signers is refused.
+**The rule** (``history_findings``, ``log_findings``): the commits the remote brings are walked parents
+first; each must carry a good signature by a key the logs of its parents allow (its parents are this
+machine's own commits, or incoming ones checked before it), keep every entry of its parents' logs,
+and add only entries written by the key signing it. A change of trust is so only accepted when a
+machine already trusted signed it, and none may empty the signers; a commit that builds on history
+without allowed signers is refused. A commit signed by a revoked key is refused unless it is a proper
+ancestor of every commit that revoked the key (or that key's own rotation commit: ``_rotations``);
+a key this machine's own history revokes signs nothing new at all, whatever parent it claims.
 
 **The trust root** (``check_incoming``): the first machine of an empty remote trusts itself (it writes
 its own line, signed, before its first push: ``pipeline.sync.run``). A machine joining a non-empty
@@ -30,43 +34,43 @@ extracts on this machine only for sessions whose text the signer could read (a
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
-import hashlib
-import re
-import struct
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.errors import BadSignerLine, MemoryRepoError, NotTrusted, SyncRefused
-from pipeline.memory import signatures, tombstones
+from pipeline.memory import remote, signatures, tombstones
 from pipeline.memory.inputs import summary_session
 from pipeline.memory.layout import ROLLOUT_DIR
 from pipeline.memory.repository import MemoryRepo, scratch_parent
 from pipeline.memory.signing import Signer
+from pipeline.sync import trustlog
+from pipeline.sync.signers import (
+    MAX_TRUST_FILE_BYTES,
+    TRUST_DIR,
+    TRUST_FILE,
+    AllowedSigner,
+    parse_file,
+    parse_line,
+    render,
+)
+from pipeline.sync.trustlog import Log
 
-TRUST_DIR = "trust"
-TRUST_FILE = f"{TRUST_DIR}/allowed_signers"
-MAX_TRUST_FILE_BYTES = 64 * 1024
-MAX_SIGNERS = 200
+__all__ = [
+    "TRUST_DIR",
+    "TRUST_FILE",
+    "AllowedSigner",
+    "parse_file",
+    "parse_line",
+    "render",
+]
+
 MAX_TOMBSTONES_PER_SYNC = 2_000
 """The most new tombstones one sync accepts (a forget of a whole busy project, a month of sessions,
 stays under it; a forger's hundred thousand do not)."""
 MAX_CHECKED_COMMITS = 10_000
 """The most new commits one sync checks; a remote that brings more is refused."""
 MAX_FINDINGS = 20
-NAMESPACES = 'namespaces="git"'
-KEY_TYPES = frozenset(
-    {
-        "ssh-ed25519",
-        "ecdsa-sha2-nistp256",
-        "ecdsa-sha2-nistp384",
-        "ecdsa-sha2-nistp521",
-        "ssh-rsa",
-    }
-)
-_PRINCIPAL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]{0,127}$")
 _STATUS = {
     "N": "is not signed",
     "U": "is signed by a key no trusted machine has",
@@ -76,81 +80,6 @@ _STATUS = {
     "Y": "is signed by an expired key",
     "R": "is signed by a revoked key",
 }
-
-
-@dataclass(frozen=True)
-class AllowedSigner:
-    principal: str
-    key_type: str
-    key: str
-
-    def line(self) -> str:
-        return f"{self.principal} {NAMESPACES} {self.key_type} {self.key}"
-
-    @property
-    def fingerprint(self) -> str:
-        digest = hashlib.sha256(base64.b64decode(self.key)).digest()
-        return "SHA256:" + base64.b64encode(digest).decode("ascii").rstrip("=")
-
-
-def parse_line(line: str) -> AllowedSigner:
-    """One allowed-signers line memd accepts: ``<principal> [namespaces="git"] <type> <base64>``."""
-    words = line.strip().split()
-    if len(words) == 4 and words[1] == NAMESPACES:
-        words = [words[0], words[2], words[3]]
-    if len(words) != 3:
-        raise BadSignerLine(
-            f"not one allowed-signers line: expected '<principal> <key type> <key>' (as `memd sync key` "
-            f"prints it), got {len(line.split())} words"
-        )
-    principal, key_type, key = words
-    if not _PRINCIPAL.match(principal):
-        raise BadSignerLine(
-            f"not a principal memd accepts: {principal[:60]!r} (letters, digits and ._@+- only, no wildcard)"
-        )
-    if key_type not in KEY_TYPES:
-        raise BadSignerLine(f"not an ed25519, ecdsa or rsa public key: {key_type[:40]!r}")
-    try:
-        blob = base64.b64decode(key, validate=True)
-        (size,) = struct.unpack(">I", blob[:4])
-        named = blob[4 : 4 + size].decode("ascii")
-    except (binascii.Error, struct.error, UnicodeDecodeError, ValueError):
-        raise BadSignerLine("the key is not valid base64 of an SSH public key") from None
-    if named != key_type or len(blob) > 4096:
-        raise BadSignerLine(f"the key is not a {key_type} public key")
-    return AllowedSigner(principal, key_type, key)
-
-
-def parse_file(data: bytes | None) -> list[AllowedSigner]:
-    """The signers of an allowed-signers file (none when there is no file); ``BadSignerLine`` for
-    a file memd did not write."""
-    if data is None:
-        return []
-    if len(data) > MAX_TRUST_FILE_BYTES:
-        raise BadSignerLine(f"{TRUST_FILE} is {len(data)} bytes, over the cap of {MAX_TRUST_FILE_BYTES}")
-    try:
-        text = data.decode("ascii")
-    except UnicodeDecodeError:
-        raise BadSignerLine(f"{TRUST_FILE} is not plain ASCII") from None
-    found = [parse_line(line) for line in text.splitlines() if line.strip() and not line.startswith("#")]
-    if len(found) > MAX_SIGNERS:
-        raise BadSignerLine(f"{TRUST_FILE} names {len(found)} keys, over the cap of {MAX_SIGNERS}")
-    return found
-
-
-def render(signers: Iterable[AllowedSigner]) -> bytes:
-    """The file for ``signers`` (one line per key, the first principal of a key kept)."""
-    seen: dict[str, AllowedSigner] = {}
-    for signer in signers:
-        seen.setdefault(signer.key, signer)
-    return "".join(s.line() + "\n" for s in seen.values()).encode("ascii")
-
-
-def merged_file(ours: bytes | None, theirs: bytes | None) -> bytes | None:
-    """The allowed signers after a merge: both sides' (each accepted by now)."""
-    if ours is None and theirs is None:
-        return None
-    return render([*parse_file(ours), *parse_file(theirs)])
 
 
 def own_signer(signer: Signer) -> AllowedSigner:
@@ -223,9 +152,131 @@ def history_findings(
     return out, signed
 
 
-def _signer_file(trust: Mapping[str, list[AllowedSigner] | None]) -> str:
-    every = [s for found in trust.values() for s in found or ()]
-    return render(every).decode("ascii")
+async def logs_at(repo: MemoryRepo, commits: Sequence[str]) -> dict[str, Log | None]:
+    """The trust log of each of ``commits`` (``trustlog.read_log``: its ``trust/log/`` entries, or a
+    legacy ``trust/allowed_signers``; None with neither). ``BadSignerLine`` for an entry memd did not
+    write, ``MemoryRepoError`` for a log over its caps."""
+    folders = await signatures.folder_trees(repo, commits, trustlog.LOG_DIR)
+    listed: dict[str, dict[str, tuple[str, str]]] = {}
+    for folder in sorted({t for t in folders.values() if t is not None}):
+        listed[folder] = await signatures.tree_files(repo, folder, trustlog.MAX_ENTRIES)
+    sizes = await signatures.blob_sizes(
+        repo, [sha for found in listed.values() for _m, sha in found.values()]
+    )
+    if any(size > trustlog.MAX_ENTRY_BYTES for size in sizes.values()):
+        raise BadSignerLine(f"a trust log entry is over {trustlog.MAX_ENTRY_BYTES} bytes")
+    contents = await remote.blobs(repo, sorted(sizes))
+    legacy_wanted = [sha for sha, tree in folders.items() if tree is None]
+    legacy = await signatures.files_at(repo, legacy_wanted, TRUST_FILE, MAX_TRUST_FILE_BYTES)
+    parsed: dict[str, Log | None] = {}
+    for sha, tree in folders.items():
+        if tree is None:
+            parsed[sha] = trustlog.read_log({}, legacy.get(sha))
+            continue
+        files = {f"{trustlog.LOG_DIR}/{name}": contents[blob] for name, (_mode, blob) in listed[tree].items()}
+        for name, (mode, _blob) in listed[tree].items():
+            if mode not in ("100644", "100755") or not trustlog.is_log_path(f"{trustlog.LOG_DIR}/{name}"):
+                raise BadSignerLine(f"{trustlog.LOG_DIR}/{name[:60]} is not a trust log entry")
+        parsed[sha] = trustlog.read_log(files, None)
+    return parsed
+
+
+def log_findings(
+    commits: Sequence[signatures.Incoming],
+    logs: Mapping[str, Log | None],
+    sigs: Mapping[str, signatures.Signature],
+    known_revoked: Mapping[str, str],
+    rotations: set[str],
+    vouched: frozenset[str] | set[str] = frozenset(),
+) -> list[str]:
+    """Why the incoming ``commits`` (parents first) are refused by the trust log's rules (empty: they
+    pass): a commit never drops an entry of its parents' logs, and every entry it adds was written by
+    the key that signed it; and a commit signed by a revoked key is refused unless it was in the
+    history of every commit that revoked the key, before it (a proper ancestor of each; or, for a
+    machine that rotated its key, the rotation commit itself: ``rotations``). ``known_revoked``: the
+    keys this machine's own history revokes (fingerprint -> principal): none of their commits can
+    have been in it before, so every incoming one is refused."""
+    out: list[str] = []
+    parents = {c.sha: c.parents for c in commits}
+    adders: dict[str, list[str]] = {}
+    names: dict[str, str] = dict(known_revoked)
+    for c in commits:
+        if c.sha in vouched:
+            continue
+        mine = logs.get(c.sha)
+        had: set[str] = set()
+        for p in c.parents:
+            theirs = logs.get(p)
+            had |= set(theirs.entries) if theirs is not None else set()
+            if gone := trustlog.dropped(theirs, mine):
+                out.append(f"commit {c.sha[:12]} drops {len(gone)} entry(ies) of the trust log")
+        sig = sigs.get(c.sha)
+        for name, entry in (mine.entries if mine is not None else {}).items():
+            if name in had:
+                continue
+            if sig is None or entry.by != sig.fingerprint:
+                out.append(
+                    f"commit {c.sha[:12]} adds a trust log entry ({entry.action} {entry.principal}) "
+                    "that the key signing it did not write"
+                )
+            if entry.action == trustlog.REVOKE:
+                adders.setdefault(entry.fingerprint, []).append(c.sha)
+                names.setdefault(entry.fingerprint, entry.principal)
+    for c in commits:
+        sig = sigs.get(c.sha)
+        if c.sha in vouched or sig is None or sig.status != "G" or sig.fingerprint not in names:
+            continue
+        fp = sig.fingerprint
+        if fp in known_revoked:
+            accepted = False
+        else:
+            accepted = all(
+                c.sha in _ancestors(a, parents) or (a == c.sha and a in rotations) for a in adders[fp]
+            )
+        if not accepted:
+            out.append(
+                f"commit {c.sha[:12]} is signed by {names[fp]} ({fp}), whose key was revoked: a revoked "
+                "key's commits are accepted only when they were in the history before its revocation"
+            )
+    return out
+
+
+def _ancestors(sha: str, parents: Mapping[str, tuple[str, ...]]) -> set[str]:
+    """The proper ancestors of ``sha`` among the incoming commits (``parents``)."""
+    seen: set[str] = set()
+    todo = list(parents.get(sha, ()))
+    while todo:
+        cur = todo.pop()
+        if cur in seen or cur not in parents:
+            continue
+        seen.add(cur)
+        todo.extend(parents[cur])
+    return seen
+
+
+async def _rotations(
+    repo: MemoryRepo,
+    commits: Sequence[signatures.Incoming],
+    logs: Mapping[str, Log | None],
+    sigs: Mapping[str, signatures.Signature],
+) -> set[str]:
+    """The incoming commits that are a machine's rotation of its own key (`memd sync rotate`): signed
+    by the key they revoke, on one parent, adding only the revocation and one trust entry by that
+    key, and changing nothing outside ``trust/``."""
+    out: set[str] = set()
+    for c in commits:
+        sig, mine = sigs.get(c.sha), logs.get(c.sha)
+        if sig is None or sig.status != "G" or mine is None or len(c.parents) != 1:
+            continue
+        before = logs.get(c.parents[0])
+        added = [e for n, e in mine.entries.items() if before is None or n not in before.entries]
+        revokes = [e for e in added if e.action == trustlog.REVOKE]
+        if len(revokes) != 1 or revokes[0].fingerprint != sig.fingerprint or len(added) > 2:
+            continue
+        changed = await signatures.changed_paths(repo, c.parents[0], c.sha)
+        if all(path.startswith(f"{TRUST_DIR}/") for path in changed):
+            out.add(c.sha)
+    return out
 
 
 async def check_incoming(
@@ -241,21 +292,14 @@ async def check_incoming(
             "in one sync, and merges none of them"
         )
     commits = await signatures.incoming(repo, tip, known)
-    revs = {tip} | {c.sha for c in commits} | {p for c in commits for p in c.parents}
+    revs = {tip} | {c.sha for c in commits} | {p for c in commits for p in c.parents} | set(known)
     try:
-        raw = await signatures.files_at(repo, sorted(revs), TRUST_FILE, MAX_TRUST_FILE_BYTES)
-    except MemoryRepoError as exc:
-        raise SyncRefused(f"the remote's commits fail memd's checks: {exc}") from None
-    trust: dict[str, list[AllowedSigner] | None] = {}
-    bad: list[str] = []
-    for sha, data in raw.items():
-        try:
-            trust[sha] = parse_file(data) if data is not None else None
-        except BadSignerLine as exc:
-            bad.append(f"commit {sha[:12]}: {exc}")
-            trust[sha] = []
-    if bad:
-        raise SyncRefused(_refusal(bad))
+        logs = await logs_at(repo, sorted(revs))
+    except (MemoryRepoError, BadSignerLine) as exc:
+        raise SyncRefused(_refusal([f"the trust log: {exc}"])) from None
+    trust: dict[str, list[AllowedSigner] | None] = {
+        sha: (log.signers() if log is not None else None) for sha, log in logs.items()
+    }
     tip_signers = trust.get(tip) or []
     trusted = me.key in {s.key for s in tip_signers}
     if joining and not trusted:
@@ -264,8 +308,16 @@ async def check_incoming(
     if joining:  # trust on pairing: the history up to the commit that added this machine
         added = next((c.sha for c in commits if me.key in {s.key for s in trust.get(c.sha) or ()}), tip)
         vouched = {c.sha for c in await signatures.incoming(repo, added, known)} - {added}
-    sigs = await signatures.signatures(repo, tip, known, _signer_file(trust))
+    every = {e.key: e for log in logs.values() if log is not None for e in log.entries.values() if e.key}
+    signer_file = render(parse_line(f"{e.principal} {e.key}") for e in every.values()).decode("ascii")
+    sigs = await signatures.signatures(repo, tip, known, signer_file)
     problems, signed = history_findings(commits, sigs, trust, vouched)
+    known_revoked: dict[str, str] = {}
+    for sha in known:
+        log = logs.get(sha)
+        known_revoked.update(log.revoked if log is not None else {})
+    rotations = await _rotations(repo, commits, logs, sigs)
+    problems += log_findings(commits, logs, sigs, known_revoked, rotations, vouched)
     if problems:
         raise SyncRefused(_refusal(problems))
     if not trusted:
@@ -341,22 +393,55 @@ def forgettable(*trees: Mapping[str, bytes]) -> set[str]:
 
 
 async def add_signers(
-    repo: MemoryRepo, state_dir: Path, new: Sequence[AllowedSigner], message: str
+    repo: MemoryRepo, state_dir: Path, new: Sequence[AllowedSigner], message: str, *, at: str
 ) -> str | None:
-    """Add ``new`` to the allowed signers of the memory repository's branch in one signed commit
-    (None: they were all there already); returns the new head."""
+    """Trust ``new`` in the memory repository's branch: their entries added to the trust log in one
+    signed commit (None: they were all trusted already); returns the new head. ``BadSignerLine`` for
+    a key that was revoked (a revoked key stays revoked: that machine makes a new one)."""
     await repo.ensure()
     head = await repo.head()
     assert head is not None
-    current = (await signatures.files_at(repo, [head], TRUST_FILE, MAX_TRUST_FILE_BYTES)).get(head)
-    signers = parse_file(current)
-    keys = {s.key for s in signers}
-    wanted = [s for s in new if s.key not in keys]
+    log = (await logs_at(repo, [head]))[head]
+    revoked = log.revoked if log is not None else {}
+    for signer in new:
+        if signer.fingerprint in revoked:
+            raise BadSignerLine(
+                f"the key of {signer.principal} ({signer.fingerprint}) was revoked and stays revoked: "
+                "run `memd sync rotate` on that machine for a new key, then trust its new line"
+            )
+    keys = {s.key for s in (log.signers() if log is not None else [])}
+    by = _writer(repo)
+    wanted = [trustlog.trusted(s, by=by, at=at) for s in new if s.key not in keys]
     if not wanted:
         return None
+    return await write_entries(repo, state_dir, wanted, message)
+
+
+def _writer(repo: MemoryRepo) -> str:
+    if repo.signer is None:
+        raise MemoryRepoError("the memory repository has no signing key")
+    return own_signer(repo.signer).fingerprint
+
+
+async def write_entries(
+    repo: MemoryRepo, state_dir: Path, entries: Sequence[trustlog.Entry], message: str
+) -> str:
+    """One signed commit adding ``entries`` to the trust log of the branch (and writing the log out
+    where the branch had only a legacy allowed-signers file, and the allowed signers derived from
+    it); returns the new head."""
+    await repo.ensure()
+    head = await repo.head()
+    assert head is not None
+    log = trustlog.union(
+        (await logs_at(repo, [head]))[head], trustlog.Log({e.name: e for e in entries}, True)
+    )
+    assert log is not None
+    files = trustlog.tree_files(log)
+    if not log.signers():
+        raise BadSignerLine("no machine would be left to sign the memory: memd keeps at least one")
     async with repo.scratch(scratch_parent(state_dir, "trust"), owner="trust") as clone:
-        target = clone.path / TRUST_FILE
-        await asyncio.to_thread(_write, target, render([*signers, *wanted]))
+        for path, data in files.items():
+            await asyncio.to_thread(_write, clone.path / path, data)
         await clone.stage_paths(TRUST_DIR)
         await clone.commit_staged(message)
         return await repo.land(clone, base=head)
@@ -369,9 +454,31 @@ def _write(target: Path, data: bytes) -> None:
     target.write_bytes(data)
 
 
-async def signers_at(repo: MemoryRepo, commit: str | None) -> list[AllowedSigner]:
-    """The allowed signers of ``commit`` (none without one)."""
+async def log_of(repo: MemoryRepo, commit: str | None) -> Log | None:
+    """The trust log of ``commit`` (None: none, or no commit)."""
     if commit is None:
-        return []
-    found = await signatures.files_at(repo, [commit], TRUST_FILE, MAX_TRUST_FILE_BYTES)
-    return parse_file(found.get(commit))
+        return None
+    return (await logs_at(repo, [commit]))[commit]
+
+
+async def signers_at(repo: MemoryRepo, commit: str | None) -> list[AllowedSigner]:
+    """The allowed signers of ``commit`` (none without one): derived from its trust log."""
+    log = await log_of(repo, commit)
+    return log.signers() if log is not None else []
+
+
+def merged_files(ours: Log | None, theirs: Log | None) -> dict[str, bytes]:
+    """The ``trust/`` files of a merge: every entry of both logs, and the signers derived from them
+    (never the two allowed-signers files merged as text)."""
+    log = trustlog.union(ours, theirs)
+    return trustlog.tree_files(log) if log is not None else {}
+
+
+def tree_log(files: Mapping[str, bytes]) -> Log | None:
+    """The trust log of a tree read as data (``path -> bytes``)."""
+    return trustlog.read_log(files, files.get(TRUST_FILE))
+
+
+def revoked_lines(log: Log | None) -> list[str]:
+    """``<principal> (<fingerprint>)`` of each key ``log`` revokes."""
+    return sorted(f"{who} ({fp})" for fp, who in (log.revoked if log is not None else {}).items())

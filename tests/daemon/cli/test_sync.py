@@ -177,3 +177,34 @@ async def test_status_says_what_was_refused_and_why(
     assert "no trusted machine wrote" in text
     assert "is not signed" in text
     assert "evil.example" not in (a.settings.paths.memory_dir / "README.md").read_text()
+
+
+async def test_memd_sync_rotate_then_memd_sync_revoke_and_status_says_which_keys_are_revoked(
+    pair: tuple[Machine, Machine], fake_api: FakeAnthropicAPI, tmp_path: Path
+) -> None:
+    a, b = pair
+    await a.extract("alpha")
+    await a.consolidate()
+    assert memd(a, fake_api, "sync").returncode == 0
+    assert memd(b, fake_api, "sync").returncode == 0
+    old_line = memd(b, fake_api, "sync", "key").stdout.strip()
+    rotated = memd(b, fake_api, "sync", "rotate")
+    assert rotated.returncode == 0, rotated.stdout + rotated.stderr
+    assert "rotated the key of memd-" in rotated.stdout
+    new_line = memd(b, fake_api, "sync", "key").stdout.strip()
+    assert new_line != old_line
+    assert new_line.split()[0] == old_line.split()[0]  # the same machine, a new key
+    assert memd(a, fake_api, "sync").returncode == 0
+    own = memd(a, fake_api, "sync", "revoke", memd(a, fake_api, "sync", "key").stdout.strip())
+    assert own.returncode == Exit.USAGE
+    assert "memd sync rotate" in own.stderr
+    revoked = memd(a, fake_api, "sync", "revoke", new_line)
+    assert revoked.returncode == 0, revoked.stdout + revoked.stderr
+    assert f"revoked {new_line.split()[0]}" in revoked.stdout
+    served = tmp_path / "served" / "memory.git"
+    assert new_line.split()[-1] not in git(served, "show", "main:trust/allowed_signers")
+    text = memd(a, fake_api, "status").stdout
+    assert "trusted; 1 machine(s) may sign" in text
+    assert text.count(f"{new_line.split()[0]} (SHA256:") == 2  # both of b's keys are listed as revoked
+    refused = memd(b, fake_api, "sync")
+    assert refused.returncode == Exit.UNTRUSTED, refused.stdout + refused.stderr

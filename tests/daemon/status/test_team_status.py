@@ -142,3 +142,26 @@ async def test_memd_status_prints_each_team_note_on_its_own_line(
     team = [text for label, text in lines if label == "team"]
     assert team
     assert team[0].startswith(f"two hosts share machine id {MID[:12]}: this one (original) and clone")
+
+
+@postgres_only
+async def test_status_says_a_machine_claiming_this_persons_name_without_its_key_is_refused(
+    store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    from pipeline.memory.signing import Signer
+    from pipeline.team.people import bind
+
+    (tmp_path / "machine-id").write_text(MID + "\n")
+    await machines.identify(
+        store, machine_id=MID, host=host_id(tmp_path) or "", hostname="h", person="alice", now=clock.now()
+    )
+    async with as_machine(store, "b" * 32) as other:
+        await machines.identify(
+            other, machine_id="b" * 32, host="1" * 16, hostname="mallorys", person="alice", now=clock.now()
+        )
+        await bind(other, Signer(tmp_path / "other-state"), "alice", now=clock.now())
+    await bind(store, Signer(tmp_path / "state"), "alice", now=clock.now())
+    report = await read_report(store, clock, tmp_path)
+    note = next(n for n in report["team"]["notes"] if "[team] person" in n)
+    assert "'alice' is claimed by 1 machine(s) whose signing key is not bound to it: mallorys" in note
+    assert "refused" in note

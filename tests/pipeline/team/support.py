@@ -11,7 +11,9 @@ from typing import Any
 from sqlalchemy import text
 
 from pipeline.clock import FakeClock
+from pipeline.memory.signing import Signer
 from pipeline.store import Store, machines, open_store
+from pipeline.team.people import bind, vouch
 from tests.fakes.anthropic_api import FakeAnthropicAPI
 from tests.pipeline.consolidate.support import make_settings
 from tests.pipeline.sync.support import Machine, agent, bare_remote, machine_home, machine_on, pair
@@ -46,7 +48,24 @@ async def team_machine(
     await machines.identify(
         store, machine_id=mid, host=f"host-{name}", hostname=name, person=person or None, now=clock.now()
     )
+    if person:  # as the daemon does at its start (daemon.runtime.open_store_here)
+        await bind(store, Signer(settings.paths.state_dir), person, now=clock.now())
     return machine_on(name, home, project, settings, store, clock, api, kind="team")
+
+
+async def same_person(*members: Machine) -> None:
+    """``memd team add-machine`` run both ways between each two of ``members`` (one person's
+    machines), then each bound again (as at its daemon's next start)."""
+    from pipeline.sync.pairing import key_line
+
+    person = members[0].settings.team.person
+    for m in members:
+        for other in members:
+            if other is not m:
+                signer = Signer(m.settings.paths.state_dir)
+                await vouch(m.store, signer, person, await key_line(other.repo), now=m.env.clock.now())
+    for m in members:
+        await bind(m.store, Signer(m.settings.paths.state_dir), person, now=m.env.clock.now())
 
 
 async def team_on_one_remote(

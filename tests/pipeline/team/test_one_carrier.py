@@ -22,7 +22,7 @@ from pipeline.vocabulary import RunOutcome, SyncOutcome
 from tests.conftest import postgres_only
 from tests.fakes.anthropic_api import FakeAnthropicAPI
 from tests.pipeline.sync.support import Machine, close, git
-from tests.pipeline.team.support import conversations, files_holding, team_on_one_remote
+from tests.pipeline.team.support import conversations, files_holding, same_person, team_on_one_remote
 
 pytestmark = [pytest.mark.timeout(240), postgres_only]
 
@@ -185,6 +185,7 @@ async def test_one_persons_machines_each_build_global_from_all_of_that_persons_s
         tmp_path, clock, store, ("a", fake_api, "alice"), ("b", second_api, "alice"), ("c", second_api, "bob")
     )
     try:
+        await same_person(laptop, desktop)  # a person is their keys: each machine vouched for the other
         for m, session in ((laptop, "on-laptop"), (desktop, "on-desktop"), (other, "bobs")):
             await m.env.add_extract(
                 session, project=str(m.project), raw=f"- {session} raw", memories=_about_me(session.upper())
