@@ -9,16 +9,17 @@ can name the file or variable and the key.
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from daemon.config_layers import ConfigError, config_path, merge, read_layers
-from pipeline.settings import Settings, default_values
+from pipeline.settings import Settings, SourceSettings, SourcesSettings, default_values
 
 SECRET_KEYS = frozenset({"sync.remote", "paths.state_db"})
 """Keys whose value may carry a credential: a refusal names the key, never the value."""
@@ -80,15 +81,30 @@ def _describe(exc: ValidationError, path: Path, origins: Mapping[str, str]) -> s
         where = origin.removeprefix("file ") if origin.startswith("file ") else origin
         if origin == "default":
             where = str(path)
-        message = error["msg"]
+        message = error["msg"].removeprefix("Value error, ")  # pydantic's prefix says nothing
         if error["type"] == "extra_forbidden":
-            message = "unknown key"
+            message = _unknown(loc)
         got = error.get("input")
         secret = dotted in SECRET_KEYS  # a URL that may carry a credential is never echoed
         shown = not isinstance(got, dict) and error["type"] != "missing" and not secret
         detail = f" (got {got!r})" if shown else ""
-        lines.append(f"{where}: {dotted}: {message}{detail}")
+        named = f"[{dotted}]" if error["type"] == "extra_forbidden" and len(loc) == 1 else dotted
+        lines.append(f"{where}: {named}: {message}{detail}")
     return "\n".join(lines)
+
+
+def _unknown(loc: list[str]) -> str:
+    """What an unknown key or section is, with the known name nearest to it when one is close."""
+    model: Any = Settings
+    for part in loc[:-1]:
+        field = model.model_fields.get(part) if isinstance(model, type) else None
+        model = field.annotation if field is not None else SourceSettings if model is SourcesSettings else None
+    known = list(model.model_fields) if isinstance(model, type) and issubclass(model, BaseModel) else []
+    what = "unknown section" if len(loc) == 1 else "unknown key"
+    near = difflib.get_close_matches(loc[-1], known, n=1, cutoff=0.75)
+    if not near:
+        return what
+    return f"{what} (did you mean [{near[0]}]?)" if len(loc) == 1 else f"{what} (did you mean {near[0]}?)"
 
 
 def _nearest_origin(loc: list[str], origins: Mapping[str, str]) -> str:

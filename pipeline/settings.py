@@ -24,6 +24,7 @@ from pydantic import (
     Field,
     ModelWrapValidatorHandler,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -35,6 +36,16 @@ from pipeline.vocabulary import SourceName
 
 class _Section(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", validate_default=True)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _true_or_false(cls, value: Any, info: ValidationInfo) -> Any:
+        """A yes/no key takes TOML's ``true`` or ``false`` only: ``"yes"``, ``1`` or ``"off"`` are
+        refused, not read as pydantic's lax mode would read them."""
+        field = cls.model_fields.get(info.field_name or "")
+        if field is not None and field.annotation is bool and not isinstance(value, bool):
+            raise PydanticCustomError("bool_type", "must be true or false")
+        return value
 
 
 UserPath = Annotated[Path, AfterValidator(lambda p: p.expanduser())]
