@@ -98,7 +98,9 @@ def _unknown(loc: list[str]) -> str:
     model: Any = Settings
     for part in loc[:-1]:
         field = model.model_fields.get(part) if isinstance(model, type) else None
-        model = field.annotation if field is not None else SourceSettings if model is SourcesSettings else None
+        model = (
+            field.annotation if field is not None else SourceSettings if model is SourcesSettings else None
+        )
     known = list(model.model_fields) if isinstance(model, type) and issubclass(model, BaseModel) else []
     what = "unknown section" if len(loc) == 1 else "unknown key"
     near = difflib.get_close_matches(loc[-1], known, n=1, cutoff=0.75)

@@ -235,7 +235,8 @@ sys.exit(run(None, sdk))
     proc = subprocess.Popen(
         [sys.executable, "-c", code], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE
     )
-    assert proc.stdin is not None and proc.stdout is not None
+    assert proc.stdin is not None
+    assert proc.stdout is not None
     try:
         assert json.loads(proc.stdout.readline()) == {"serving": True}
         proc.stdin.close()
