@@ -137,9 +137,9 @@ def memd_program(python: Path | None = None, source: Path = SOURCE, path: str | 
         return [str(script)]
     for folder in (os.environ.get("PATH", "") if path is None else path).split(os.pathsep):
         found = Path(folder) / "memd"
-        if folder and found.is_absolute() and found.is_file() and os.access(found, os.X_OK):
-            if not _inside(found, source):
-                return [str(found)]
+        usable = folder and found.is_absolute() and found.is_file() and os.access(found, os.X_OK)
+        if usable and not _inside(found, source):
+            return [str(found)]
     return [str(script)]
 
 

@@ -182,4 +182,6 @@ def test_a_checkout_s_venv_is_not_written_when_a_memd_tool_is_on_the_path(tmp_pa
     # An installed memd (its packages in site-packages, not in a checkout) is written as it is.
     installed = _script(tmp_path / "tools" / "memd" / "bin" / "memd")
     site = tmp_path / "tools" / "memd" / "lib" / "site-packages"
-    assert memd_program(installed.with_name("python3"), source=site, path=str(tool.parent)) == [str(installed)]
+    assert memd_program(installed.with_name("python3"), source=site, path=str(tool.parent)) == [
+        str(installed)
+    ]
