@@ -195,6 +195,12 @@ class LLMSettings(_Section):
         default=4, description="With batch = auto, batch when at least this many."
     )
     daily_token_budget: PosInt | None = defaults.DAILY_TOKEN_BUDGET
+    # issue 36: the daily budget in dollars, on by default
+    daily_budget_usd: Annotated[float, Field(ge=0)] = Field(
+        default=defaults.DAILY_BUDGET_USD,
+        description="Dollars (estimated, list prices) memd may spend per UTC day; no new call once "
+        "reached; 0: no budget.",
+    )
     request_timeout_s: Annotated[float, Field(gt=0)] = 300.0
     max_backoff_s: Annotated[float, Field(gt=0)] = 3600.0
 

@@ -163,6 +163,7 @@ KEYS: Mapping[tuple[str, str], Kind] = {
     ("llm", "batch"): choice("off", "on", "auto"),
     ("llm", "batch_min_pending"): POSITIVE,
     ("llm", "daily_token_budget"): POSITIVE,
+    ("llm", "daily_budget_usd"): decimal(ge=0),  # issue 36: the daily budget in dollars
     ("llm", "request_timeout_s"): POSITIVE_FLOAT,
     ("llm", "max_backoff_s"): POSITIVE_FLOAT,
     ("schedule", "scan_interval_minutes"): POSITIVE_FLOAT,

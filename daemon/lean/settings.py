@@ -36,6 +36,8 @@ class LeanSettings:
     state_dir: Path
     memory_dir: Path
     daily_token_budget: int | None = defaults.DAILY_TOKEN_BUDGET
+    daily_budget_usd: float | None = defaults.DAILY_BUDGET_USD
+    """0 or None: no dollar budget."""
     min_rate_limit_remaining_percent: float = defaults.MIN_RATE_LIMIT_REMAINING_PERCENT
     sync_remote: str = ""
     """``sync.remote`` (empty: no sync)."""
@@ -57,6 +59,7 @@ class LeanSettings:
             state_dir=settings.paths.state_dir,
             memory_dir=settings.paths.memory_dir,
             daily_token_budget=settings.llm.daily_token_budget,
+            daily_budget_usd=settings.llm.daily_budget_usd,
             min_rate_limit_remaining_percent=settings.memories.min_rate_limit_remaining_percent,
             sync_remote=settings.sync.remote,
             sync_branch=settings.sync.branch,
@@ -104,6 +107,7 @@ def read_lean(explicit: Path | None, env: Mapping[str, str] | None = None) -> Le
         state_dir=value("paths", "state_dir", defaults.state_dir(env)),
         memory_dir=value("paths", "memory_dir", defaults.memory_dir(env)),
         daily_token_budget=value("llm", "daily_token_budget", defaults.DAILY_TOKEN_BUDGET),
+        daily_budget_usd=value("llm", "daily_budget_usd", defaults.DAILY_BUDGET_USD),
         min_rate_limit_remaining_percent=value(
             "memories", "min_rate_limit_remaining_percent", defaults.MIN_RATE_LIMIT_REMAINING_PERCENT
         ),

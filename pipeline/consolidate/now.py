@@ -18,6 +18,7 @@ from pipeline.consolidate.dry import RunCap, first_request_usd, run_cap
 from pipeline.consolidate.measure import Measured, measure_first_request
 from pipeline.consolidate.plan import ScopePlan, plan_scope
 from pipeline.consolidate.scope_run import consolidate_scope
+from pipeline.errors import SUBSCRIPTION_NOTE
 from pipeline.llm.agent import MAX_OUTPUT_TOKENS
 from pipeline.llm.pricing import cost_usd
 from pipeline.memory.layout import GLOBAL_SCOPE
@@ -134,7 +135,9 @@ async def plan_now(ctx: Phase2Context, scope: str | None, *, dry_run: bool) -> N
             Waiting(plan, measured, first_request_usd(ctx.settings, measured.prompt_tokens))
         )
     if not dry_run and ctx.llm is None and any(w.measured is not None for w in report.waiting):
-        report.refused = f"no API key ({ctx.settings.llm.api_key_env} is not set): nothing was sent"
+        report.refused = (
+            f"no API key ({ctx.settings.llm.api_key_env} is not set): nothing was sent; {SUBSCRIPTION_NOTE}"
+        )
     return report
 
 

@@ -115,6 +115,7 @@ def test_without_an_api_key_it_says_so_and_sends_nothing_but_a_dry_run_works(
     refused = consolidate(config, env=NO_KEY)
     assert refused.exit_code == 1, refused.output
     assert "not run: no API key (ANTHROPIC_API_KEY is not set)" in refused.output
+    assert "a Claude Pro or Max subscription does not cover the API" in refused.output  # issue 36
     dry = consolidate(config, "--dry-run", env=NO_KEY)
     assert dry.exit_code == 0, dry.output
     assert "INIT: the first request is" in dry.output
