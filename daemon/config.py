@@ -97,7 +97,9 @@ def _unknown(loc: list[str]) -> str:
     """What an unknown key or section is, with the known name nearest to it when one is close."""
     model: Any = Settings
     for part in loc[:-1]:
-        field = model.model_fields.get(part) if isinstance(model, type) else None
+        field = (
+            model.model_fields.get(part) if isinstance(model, type) and issubclass(model, BaseModel) else None
+        )
         model = (
             field.annotation if field is not None else SourceSettings if model is SourcesSettings else None
         )
