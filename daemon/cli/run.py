@@ -272,6 +272,12 @@ def summarize(report: object) -> str:
         return ""
     if isinstance(report, Skipped):
         return report.reason
+    from pipeline.publish.run import PublishReport
+
+    if isinstance(report, PublishReport) and report.results:  # where memory went, not results=24
+        from daemon.cli.publish import where_line
+
+        return where_line(report)
     data = compact(report)
     if not isinstance(data, dict):
         return str(data)
