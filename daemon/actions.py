@@ -232,6 +232,11 @@ def forget_lines(
         if run.reason:
             line += f" ({run.reason.splitlines()[0]})"
         lines.append(line)
+        lines += [
+            f"  {run.scope}/{rel} was pinned: it cited {what}, and a forget outranks a pin, so it is "
+            "withdrawn all the same"
+            for rel in run.pinned_withdrawn
+        ]
         lines += [f"  {change}" for change in run.changes]
         for path in sorted(run.withdrawn):
             how = "rebuilt from the remaining inputs" if path in run.rebuilt else "not rebuilt"

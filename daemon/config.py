@@ -9,6 +9,7 @@ can name the file or variable and the key.
 
 from __future__ import annotations
 
+import difflib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -80,13 +81,36 @@ def _describe(exc: SettingsError, path: Path, origins: Mapping[str, str]) -> str
             where = str(path)
         message = error["msg"]
         if error["type"] == "extra_forbidden":
-            message = "unknown key"
+            message = _unknown(loc)
         got = error.get("input")
         secret = dotted in SECRET_KEYS  # a URL that may carry a credential is never echoed
         shown = not isinstance(got, dict) and error["type"] != "missing" and not secret
         detail = f" (got {got!r})" if shown else ""
-        lines.append(f"{where}: {dotted}: {message}{detail}")
+        named = f"[{dotted}]" if error["type"] == "extra_forbidden" and len(loc) == 1 else dotted
+        lines.append(f"{where}: {named}: {message}{detail}")
     return "\n".join(lines)
+
+
+def _unknown(loc: list[str]) -> str:
+    """What an unknown key or table is, with the known name nearest to it when one is close."""
+    from pipeline.settings import source_keys, tables
+
+    names = [name for name, _doc, _keys in tables()]
+    if len(loc) == 1:
+        known = [n for n in names if "." not in n]
+    elif loc[0] == "sources":
+        known = [k.name for k in source_keys()] if len(loc) == 3 else []
+    else:
+        table = ".".join(loc[:-1])
+        known = [k.name for name, _doc, keys in tables() if name == table for k in keys or ()]
+        known += [
+            n.rsplit(".", 1)[1] for n in names if n.startswith(table + ".") and n.count(".") == len(loc) - 1
+        ]
+    what = "unknown section" if len(loc) == 1 else "unknown key"
+    near = difflib.get_close_matches(loc[-1], known, n=1, cutoff=0.75)
+    if not near:
+        return what
+    return f"{what} (did you mean [{near[0]}]?)" if len(loc) == 1 else f"{what} (did you mean {near[0]}?)"
 
 
 def _nearest_origin(loc: list[str], origins: Mapping[str, str]) -> str:

@@ -128,8 +128,11 @@ def env_overrides(env: Mapping[str, str]) -> tuple[dict[str, Any], dict[str, str
 
 
 def _env_value(value: str) -> Any:
-    """Lists and tables come as JSON; everything else stays a string for validation to coerce."""
+    """Lists and tables come as JSON, ``true`` and ``false`` as TOML's; everything else stays a string
+    for validation to coerce (a yes/no key takes nothing else)."""
     stripped = value.strip()
+    if stripped in ("true", "false"):
+        return stripped == "true"
     if stripped.startswith(("[", "{")):
         try:
             return json.loads(stripped)

@@ -216,8 +216,28 @@ async def run_step(name: str, step: Step, *, clock: Clock, dry_run: bool) -> Ste
         outcome, error = StepOutcome.FAILED, f"{type(exc).__name__}: {exc}"
         log.exception("step_crashed", step=name)
     duration_s = time.perf_counter() - t0
-    log.info("step_finished", step=name, outcome=outcome, duration_s=round(duration_s, 3), error=error)
+    log.info(
+        "step_finished",
+        step=name,
+        outcome=outcome,
+        duration_s=round(duration_s, 3),
+        error=error,
+        **spend_of(report),
+    )
     return StepResult(name, outcome, started_at, clock.now(), duration_s, report, error, store_down)
+
+
+def spend_of(report: object) -> dict[str, Any]:
+    """A model-calling step's tokens and cost (its report's ``cost_usd``, and ``tokens`` or
+    ``usage``), for the log line; nothing for a step that calls no model."""
+    cost = getattr(report, "cost_usd", None)
+    if not isinstance(cost, int | float):
+        return {}
+    tokens = getattr(report, "tokens", None)
+    if not isinstance(tokens, int):
+        usage = getattr(report, "usage", None)
+        tokens = getattr(usage, "total_tokens", 0)
+    return {"tokens": tokens, "cost_usd": round(float(cost), 4)}
 
 
 def declared_failure(report: object) -> str | None:

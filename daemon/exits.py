@@ -27,3 +27,6 @@ class Exit(IntEnum):
     """Bad arguments or options (an unknown option, a missing or conflicting one)."""
     INTERRUPTED = 130
     """Stopped by Ctrl-C before it finished."""
+    READER_GONE = 141
+    """What it printed had no reader any more (`memd status | head -1`): ended quietly, as a command
+    killed by SIGPIPE ends in a shell (128 + 13), never as a success whose output was cut."""

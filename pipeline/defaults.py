@@ -19,6 +19,11 @@ MAX_ROLLOUT_AGE_DAYS = 30.0
 MIN_RATE_LIMIT_REMAINING_PERCENT = 25.0
 """``memories.min_rate_limit_remaining_percent``."""
 DAILY_TOKEN_BUDGET: int | None = None
+DAILY_BUDGET_USD = 5.0
+"""``llm.daily_budget_usd``: five dollars a UTC day. A day of ordinary use costs well under one
+(docs/costs.md: cents a session, tens of cents a scope's run); the first cycle on a machine with a
+month of sessions, or a loop, is what it stops: it spreads over days instead of one large bill.
+0 means no budget (TOML has no way to unset a key)."""
 REMEMBER_PER_HOUR = 10
 """``[notes] remember_per_hour``: notes one `memd mcp` session may hand memd in an hour."""
 """``llm.daily_token_budget``: no budget."""

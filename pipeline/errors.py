@@ -135,9 +135,18 @@ class LocalOnlyRefused(LLMError):
     before any connection (the config loader refuses it first; this holds for settings made in code)."""
 
 
+SUBSCRIPTION_NOTE = (
+    "a Claude Pro or Max subscription does not cover the API: memd needs a pay-as-you-go API key "
+    "(console.anthropic.com), or a local model ([llm] base_url)"
+)
+"""Said wherever memd asks for a key: a subscriber's first guess is that the subscription is enough."""
+
+
 class NoAPIKey(LLMError):
     def __init__(self, variable: str) -> None:
-        super().__init__(f"no API key: set {variable} (or [llm] api_key_env) to let memd call the model")
+        super().__init__(
+            f"no API key: set {variable} (or [llm] api_key_env) to let memd call the model; {SUBSCRIPTION_NOTE}"
+        )
         self.variable = variable
 
 

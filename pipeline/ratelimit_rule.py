@@ -5,7 +5,8 @@ The gate closes when:
 - the smallest remaining share of any family falls below ``memories.min_rate_limit_remaining_percent``
   (until the latest reset among the families below it);
 - a 429/529/5xx put memd in backoff (kv ``llm_backoff``, until its ``until``);
-- ``llm.daily_token_budget`` is set and today's (UTC) calls used it up (until the next UTC midnight).
+- ``llm.daily_token_budget`` is set and today's (UTC) calls used it up (until the next UTC midnight);
+- ``llm.daily_budget_usd`` is set and today's (UTC) calls cost that much (until the next UTC midnight).
 
 ``pipeline.llm.ratelimit.gate_state`` (phases 1 and 2) and `memd status` (``daemon.status.read``)
 both read the kv values with ``families_from_json`` and ``backoff_from_json`` and call ``decide``,
@@ -90,6 +91,14 @@ def backoff_from_json(value: Any) -> Backoff | None:
     return Backoff(until, str(reason) if reason else None)
 
 
+def budget_usd_reason(spent: float, budget: float) -> str:
+    """Why the dollar budget closed the gate, and what to do about it."""
+    return (
+        f"daily budget reached: ${spent:.2f} of ${budget:.2f} spent today (UTC); no new model call "
+        "until 00:00 UTC (raise [llm] daily_budget_usd to spend more)"
+    )
+
+
 def utc_day_start(now: datetime) -> datetime:
     now = now.astimezone(UTC)
     return datetime(now.year, now.month, now.day, tzinfo=UTC)
@@ -103,6 +112,8 @@ def decide(
     used_today: int,
     budget: int | None,
     now: datetime,
+    spent_today_usd: float = 0.0,
+    budget_usd: float | None = None,
 ) -> Decision:
     """The gate as of ``now``: closed by a low rate-limit share, a backoff, or the daily token budget."""
     shares = [f.remaining_percent for f in families.values() if f.limit > 0]
@@ -121,6 +132,10 @@ def decide(
     if budget is not None and used_today >= budget:
         closed.append(
             (utc_day_start(now) + timedelta(days=1), f"daily token budget used ({used_today} of {budget})")
+        )
+    if budget_usd is not None and spent_today_usd >= budget_usd:
+        closed.append(
+            (utc_day_start(now) + timedelta(days=1), budget_usd_reason(spent_today_usd, budget_usd))
         )
     return Decision(
         gated=bool(closed),

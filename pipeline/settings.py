@@ -416,6 +416,12 @@ class LLMSettings(Section):
         Maybe(POSITIVE),
         "Tokens (input + output) memd may spend per UTC day, e.g. 2000000; unset means no budget.",
     )
+    daily_budget_usd: float = key(
+        defaults.DAILY_BUDGET_USD,
+        NON_NEGATIVE_FLOAT,
+        "Dollars (estimated at list prices) memd may spend per UTC day; once reached, no new model call "
+        "until 00:00 UTC; 0: no budget.",
+    )
     request_timeout_s: float = key(300.0, POSITIVE_FLOAT, "The most one model request may take (seconds).")
     max_backoff_s: float = key(
         3600.0, POSITIVE_FLOAT, "Longest wait memd schedules after a rate limit or an overload (seconds)."

@@ -73,11 +73,21 @@ class LazyGroup(LazyCommands):
         self, info_name: str | None, args: list[str], parent: click.Context | None = None, **extra: Any
     ) -> click.Context:
         with _usage_status():
-            return super().make_context(info_name, args, parent, **extra)
+            try:
+                return super().make_context(info_name, args, parent, **extra)
+            except BrokenPipeError:  # --help, --version: printed while the arguments are read
+                raise ReaderGone from None
 
     def invoke(self, ctx: click.Context) -> Any:
         with _usage_status():
-            return super().invoke(ctx)
+            try:
+                return super().invoke(ctx)
+            except BrokenPipeError:  # click would turn it into status 1: ``main`` ends it as it is
+                raise ReaderGone from None
+
+
+class ReaderGone(Exception):
+    """Standard output's reader closed the pipe (not an ``OSError``, which click answers itself)."""
 
 
 class UsageError(click.UsageError):
@@ -132,7 +142,12 @@ def main(argv: list[str] | None = None) -> None:
 
     os.umask(os.umask(PRIVATE_UMASK) | PRIVATE_UMASK)
     try:
-        code = cli.main(args=argv, prog_name="memd", standalone_mode=False)
+        try:
+            code = cli.main(args=argv, prog_name="memd", standalone_mode=False)
+        finally:
+            sys.stdout.flush()  # what is still buffered meets a gone reader here, not at exit
+    except (BrokenPipeError, ReaderGone):
+        _reader_gone()
     except click.exceptions.Abort:
         fail("aborted", Exit.INTERRUPTED)
     except click.ClickException as exc:
@@ -142,7 +157,14 @@ def main(argv: list[str] | None = None) -> None:
         fail(str(exc))
     except KeyboardInterrupt:
         fail("interrupted", Exit.INTERRUPTED)
-    except BrokenPipeError:
-        sys.exit(Exit.OK)
     if isinstance(code, int):
         sys.exit(code)
+
+
+def _reader_gone() -> None:
+    """End quietly with ``Exit.READER_GONE``: standard output goes nowhere from here, so the
+    interpreter's own last flush has nothing left to fail on."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, sys.stdout.fileno())
+    os.close(null)
+    sys.exit(Exit.READER_GONE)

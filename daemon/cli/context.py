@@ -41,10 +41,13 @@ class CliContext:
     def configure_logging(self, *, daemon: bool = False) -> None:
         """Logs on stderr. A command that runs and ends logs warnings and errors only unless a level
         was given: its stdout is the summary, and INFO lines would bury it where both streams meet
-        (a pipe, a CI log). The daemon (``daemon``) logs at the level, INFO by default."""
+        (a pipe, a CI log). The daemon (``daemon``) logs at the level, INFO by default, as JSON lines
+        off a terminal; a command logs readable lines wherever stderr goes."""
         from daemon.logs import configure_logging
 
-        configure_logging(level=self.log_level if daemon or self.log_level_given else ONE_SHOT_LOG_LEVEL)
+        level = self.log_level if daemon or self.log_level_given else ONE_SHOT_LOG_LEVEL
+        # JSON lines are for the daemon's journal; a command's reader gets readable lines, pipe or not
+        configure_logging(level=level, json=None if daemon else False)
 
 
 def fail(message: str, code: Exit = Exit.FAILED) -> NoReturn:

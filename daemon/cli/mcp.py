@@ -10,7 +10,6 @@ creating or migrating either) and records only the uses of what it returns.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import click
@@ -73,6 +72,4 @@ def mcp_group(click_ctx: click.Context, ctx: CliContext, cwd: Path | None) -> No
         )
         serve_lines(deps, front.lines, front.from_server, front.serving)
 
-    status = run(load_frozen(__version__), sdk)
-    if status:
-        sys.exit(Exit.FAILED)
+    run(load_frozen(__version__), sdk)  # ends the process: 0, or 1 (Exit.FAILED) when the SDK failed

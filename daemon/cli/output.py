@@ -47,4 +47,8 @@ def console() -> Console:
     out for the terminal's width, or, when stdout is not one, for no width at all (not rich's 80)."""
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else UNFITTED_WIDTH)
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:  # rich's own ends with status 1: ``daemon.cli.main`` decides
+            raise BrokenPipeError
+
+    return _Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else UNFITTED_WIDTH)

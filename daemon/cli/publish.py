@@ -130,3 +130,20 @@ def counts_line(report: PublishReport, verbose: bool) -> str:
             line += f", {outcome} {n}"
             left_out += n
     return line + (f" ({MORE})" if left_out and not verbose else "")
+
+
+WHERE_SHOWN = 3
+"""How many files a run's one-line publish summary names (the count says how many more)."""
+
+
+def where_line(report: PublishReport) -> str:
+    """Where memory went, for a run's one-line summary: the counts, then the files written (or, when
+    nothing changed, the targets that are current), e.g. ``24 targets: changed 2, failed 0,
+    unchanged 22 (-v lists them); wrote ~/.claude/CLAUDE.md, ~/work/app/CLAUDE.md``."""
+    counts = counts_line(report, verbose=False).replace(f" ({MORE})", "")
+    written = sorted({path for r in report.results for path in r.written})
+    if written:
+        more = f" and {len(written) - WHERE_SHOWN} more" if len(written) > WHERE_SHOWN else ""
+        return f"{counts}; wrote {', '.join(written[:WHERE_SHOWN])}{more} (memd publish -v lists them)"
+    current = sorted({r.target for r in report.results if r.outcome == PublishOutcome.UNCHANGED})
+    return counts + (f"; current in {', '.join(current)}" if current else "")

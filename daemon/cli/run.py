@@ -229,7 +229,8 @@ def pending_batches(result: CycleResult, *, waited_s: float | None = None) -> st
         return None
     later = (
         "the results will be collected by a later cycle "
-        "(the daemon, or `memd run --once` again once the API has ended them)"
+        "(the daemon, or `memd run --once` again once the API has ended them; "
+        "`memd run --once --wait` waits for them)"
     )
     if waited_s is not None:
         return f"gave up waiting after {_dur(waited_s)}: {_batches(batches, sessions)}; {later}"
@@ -271,6 +272,12 @@ def summarize(report: object) -> str:
         return ""
     if isinstance(report, Skipped):
         return report.reason
+    from pipeline.publish.run import PublishReport
+
+    if isinstance(report, PublishReport) and report.results:  # where memory went, not results=24
+        from daemon.cli.publish import where_line
+
+        return where_line(report)
     data = compact(report)
     if not isinstance(data, dict):
         return str(data)

@@ -160,7 +160,7 @@ def install(ctx: CliContext, platform: str, dry_run: bool) -> None:
         click.echo(f"# would write {path}:")
         click.echo(content.decode())
         for d in dirs:
-            click.echo(f"# would create {d}")
+            click.echo(f"# {d} exists" if d.is_dir() else f"# would create {d}")
         for argv in commands:
             click.echo("# would run: " + " ".join(argv))
         return

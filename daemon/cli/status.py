@@ -84,6 +84,19 @@ def status_command(ctx: CliContext, as_json: bool) -> None:
     )
 
 
+def spend_line(budget: Budget) -> str:
+    """``$0.42 today of a $5.00 daily budget (1,234 tokens), $3.10 this month (UTC)``."""
+    dollars = (
+        f" of a ${budget.daily_budget_usd:.2f} daily budget"
+        if budget.daily_budget_usd
+        else " (no daily budget)"
+    )
+    tokens = f"{budget.used_today_tokens:,}"
+    tokens += f" of {budget.daily_token_budget:,}" if budget.daily_token_budget else ""
+    line = f"${budget.cost_today_usd:.2f} today{dollars} ({tokens} tokens), ${budget.cost_month_usd:.2f} this month (UTC)"
+    return line + (": reached, no new model call until 00:00 UTC" if budget.exhausted else "")
+
+
 def _settings(ctx: CliContext) -> LeanSettings:
     """The settings the daemon would run with; a bad file or value exits 2 naming it and the key."""
     from daemon.lean.settings import ConfigError, read_settings
@@ -174,8 +187,7 @@ def _rows(report: Sections) -> list[tuple[str, str]]:
         out.append(("rate limit", f"{share}, {gate}"))
     budget = report.budget
     if isinstance(budget, Budget):
-        of = f" of {budget.daily_token_budget:,}" if budget.daily_token_budget else ""
-        out.append(("budget today", f"{budget.used_today_tokens:,}{of} tokens, ${budget.cost_today_usd:.2f}"))
+        out.append(("spend", spend_line(budget)))
     out += _model_rows(report.model)
     mem = report.memory
     if isinstance(mem, Memory):

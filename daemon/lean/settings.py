@@ -28,6 +28,8 @@ class LeanSettings:
     state_dir: Path
     memory_dir: Path
     daily_token_budget: int | None = defaults.DAILY_TOKEN_BUDGET
+    daily_budget_usd: float | None = defaults.DAILY_BUDGET_USD
+    """0 or None: no dollar budget."""
     min_rate_limit_remaining_percent: float = defaults.MIN_RATE_LIMIT_REMAINING_PERCENT
     sync_remote: str = ""
     """``sync.remote`` (empty: no sync)."""
@@ -51,6 +53,7 @@ class LeanSettings:
             state_dir=settings.paths.state_dir,
             memory_dir=settings.paths.memory_dir,
             daily_token_budget=settings.llm.daily_token_budget,
+            daily_budget_usd=settings.llm.daily_budget_usd,
             min_rate_limit_remaining_percent=settings.memories.min_rate_limit_remaining_percent,
             sync_remote=settings.sync.remote,
             sync_branch=settings.sync.branch,

@@ -36,7 +36,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, NamedTuple
+from typing import Any, BinaryIO, NamedTuple, NoReturn
 
 FROZEN = Path(__file__).with_name("frozen.json")
 EARLY = ("initialize", "tools/list", "prompts/list", "resources/list", "ping")
@@ -333,11 +333,12 @@ class Front:
         return modern[version][method]
 
 
-def run(frozen: dict[str, Any] | None, backend: Callable[[Front], None]) -> int:
+def run(frozen: dict[str, Any] | None, backend: Callable[[Front], None]) -> NoReturn:
     """Serve the process's stdin/stdout: the front here, ``backend(front)`` (the SDK, which takes
     ``front.lines``, writes through ``front.from_server`` and calls ``front.serving()``) on a thread.
-    Returns the exit status: 0, or 1 when the SDK could not serve; or ends the process itself when
-    the SDK's thread is still running once the client is done (see ``Front.end``)."""
+    Ends the process itself, with status 0, or 1 when the SDK could not serve (see ``Front.end``):
+    never through the interpreter's exit, which would stop the threads still there (the SDK's
+    workers, the index's warm-up) mid-call and, now and then, abort ("exception not rethrown")."""
     in_fd, out_fd = _claim_stdio()
     front = Front(frozen, os.fdopen(out_fd, "wb", closefd=False))
 
@@ -361,9 +362,7 @@ def run(frozen: dict[str, Any] | None, backend: Callable[[Front], None]) -> int:
         _exit(0)
     thread.join(END_WAIT_S)
     status = 1 if front.failure is not None or thread.is_alive() else 0
-    if thread.is_alive():
-        _exit(status)
-    return status
+    _exit(status)
 
 
 class TooLong(NamedTuple):
@@ -438,9 +437,11 @@ def _string_end(text: str, start: int) -> int:
     return -1
 
 
-def _exit(status: int) -> None:
-    """End now, with the SDK's thread still importing or serving: an interpreter's normal exit would
-    wait on the import locks that thread holds."""
+def _exit(status: int) -> NoReturn:
+    """End now, with the SDK's thread (or a thread it started) still importing, serving or waiting:
+    an interpreter's normal exit would wait on the import locks that thread holds, or stop it mid-call
+    (a daemon thread that wakes during finalization is ended by a forced unwind, which aborts the
+    process now and then)."""
     sys.stderr.flush()
     os._exit(status)
 

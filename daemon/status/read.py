@@ -419,6 +419,8 @@ def _rate_limit(rows: Rows, settings: LeanSettings, now: datetime) -> RateLimit:
         used_today=_budget(rows, settings, now).used_today_tokens,
         budget=settings.daily_token_budget,
         now=now,
+        spent_today_usd=_budget(rows, settings, now).cost_today_usd,
+        budget_usd=settings.daily_budget_usd or None,
     )
     share = decision.remaining_percent
     return RateLimit(
@@ -431,13 +433,18 @@ def _rate_limit(rows: Rows, settings: LeanSettings, now: datetime) -> RateLimit:
 
 
 def _budget(rows: Rows, settings: LeanSettings, now: datetime) -> Budget:
-    used = _spend(rows, ratelimit_rule.utc_day_start(now), now + timedelta(days=1))
-    limit = settings.daily_token_budget
+    day = ratelimit_rule.utc_day_start(now)
+    used = _spend(rows, day, now + timedelta(days=1))
+    month = _spend(rows, day.replace(day=1), now + timedelta(days=1))
+    limit, dollars = settings.daily_token_budget, settings.daily_budget_usd or None  # 0: no budget
     return Budget(
         used_today_tokens=used.tokens,
         cost_today_usd=used.cost_usd,
         daily_token_budget=limit,
-        exhausted=limit is not None and used.tokens >= limit,
+        exhausted=(limit is not None and used.tokens >= limit)
+        or (dollars is not None and used.cost_usd >= dollars),
+        cost_month_usd=month.cost_usd,
+        daily_budget_usd=dollars,
     )
 
 

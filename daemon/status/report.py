@@ -236,12 +236,15 @@ class RateLimit:
 
 @record
 class Budget:
-    """Today's tokens and cost against ``[llm] daily_token_budget``."""
+    """Today's tokens and cost against ``[llm] daily_token_budget`` and ``daily_budget_usd``, and
+    this month's cost (UTC)."""
 
     used_today_tokens: int
     cost_today_usd: float
     daily_token_budget: int | None
     exhausted: bool
+    cost_month_usd: float = 0.0
+    daily_budget_usd: float | None = None
 
 
 @record

@@ -61,6 +61,8 @@ class RunResult:
     removed_topics: dict[str, str] = field(default_factory=dict)
     withdrawn: list[str] = field(default_factory=list)
     """Topics memd withdrew before the agent ran because they cited a forgotten session."""
+    pinned_withdrawn: list[str] = field(default_factory=list)
+    """Those of them the person had pinned (a forget outranks a pin; the forget says so)."""
     rebuilt: list[str] = field(default_factory=list)
     """The withdrawn topics the agent wrote again from the remaining inputs."""
     guarded: list[str] = field(default_factory=list)

@@ -18,6 +18,7 @@ from pipeline.consolidate.dry import RunCap, first_request_usd, run_cap
 from pipeline.consolidate.measure import Measured, measure_first_request
 from pipeline.consolidate.plan import ScopePlan, plan_scope
 from pipeline.consolidate.scope_run import consolidate_scope
+from pipeline.errors import SUBSCRIPTION_NOTE
 from pipeline.llm.agent import MAX_OUTPUT_TOKENS
 from pipeline.llm.pricing import cost_usd
 from pipeline.memory.layout import GLOBAL_SCOPE
@@ -46,6 +47,11 @@ class NowReport:
     refused: str | None = None
     """Why no run was started (no API key)."""
     runs: list[RunResult] = field(default_factory=list)
+    typical_usd: float | None = None
+    """The median cost of the last runs that called the model here (``TYPICAL_OF`` at most), priced
+    on today's consolidation model; None before the first."""
+    typical_of: int = 0
+    """How many runs ``typical_usd`` is the median of."""
 
     @property
     def ok(self) -> bool:
@@ -80,11 +86,24 @@ class NowReport:
                 f"(consolidation_token_budget, checked after each turn; consolidation_max_turns): at most "
                 f"${c.usd:.2f} per run, ${c.usd * calls:.2f} for {calls} run(s)"
             )
+            lines.append(self.typical_line(calls))
         if self.refused is not None:
             lines.append(f"not run: {self.refused}")
         elif self.dry_run:
             lines.append("dry run: nothing sent, nothing written")
         return lines
+
+    def typical_line(self, calls: int) -> str:
+        """What a run usually costs: measured here, else the figures docs/costs.md gives."""
+        if self.typical_usd is None:
+            return (
+                "a typical run: no run measured here yet; docs/costs.md gives measured figures "
+                "(a run usually spends a small part of its ceiling)"
+            )
+        return (
+            f"a typical run here costs about ${self.typical_usd:.2f} (median of the last {self.typical_of} "
+            f"run(s)): about ${self.typical_usd * calls:.2f} for {calls} run(s)"
+        )
 
     def run_lines(self) -> list[str]:
         """What each run did, as it was."""
@@ -109,6 +128,30 @@ class NowReport:
         return lines
 
 
+TYPICAL_OF = 20
+"""How many of the last runs that called the model the typical cost is the median of."""
+
+
+async def typical_run_usd(ctx: Phase2Context) -> tuple[float | None, int]:
+    """The median cost of the last runs (of any scope) that called the model, priced on the
+    consolidation model from the usage each recorded, and how many runs that is."""
+    from statistics import median
+
+    from pipeline.llm.pricing import Usage
+
+    fields = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
+    costs = []
+    for run in await db.list_runs(ctx.store, limit=TYPICAL_OF * 5):
+        usage = run.usage
+        if not usage.get("turns") or run.finished_at is None:
+            continue
+        counts = {name: int(usage.get(name) or 0) for name in fields}
+        costs.append(cost_usd(ctx.settings.llm.consolidation_model, Usage(**counts)))
+        if len(costs) == TYPICAL_OF:
+            break
+    return (round(median(costs), 4), len(costs)) if costs else (None, 0)
+
+
 async def plan_now(ctx: Phase2Context, scope: str | None, *, dry_run: bool) -> NowReport:
     """The runs ``memd consolidate`` would start now, measured (nothing is written)."""
     report = NowReport(scope, run_cap(ctx.settings, MAX_OUTPUT_TOKENS), dry_run)
@@ -116,6 +159,7 @@ async def plan_now(ctx: Phase2Context, scope: str | None, *, dry_run: bool) -> N
         scopes = sorted(await db.candidate_scopes(ctx.store), key=lambda s: (s != GLOBAL_SCOPE, s))
     else:
         scopes = [scope]
+    report.typical_usd, report.typical_of = await typical_run_usd(ctx)
     now = ctx.clock.now()
     for name in scopes:
         plan = await plan_scope(ctx.store, ctx.settings, name, now=now, force=True)
@@ -134,7 +178,9 @@ async def plan_now(ctx: Phase2Context, scope: str | None, *, dry_run: bool) -> N
             Waiting(plan, measured, first_request_usd(ctx.settings, measured.prompt_tokens))
         )
     if not dry_run and ctx.llm is None and any(w.measured is not None for w in report.waiting):
-        report.refused = f"no API key ({ctx.settings.llm.api_key_env} is not set): nothing was sent"
+        report.refused = (
+            f"no API key ({ctx.settings.llm.api_key_env} is not set): nothing was sent; {SUBSCRIPTION_NOTE}"
+        )
     return report
 
 

@@ -17,7 +17,7 @@ from pipeline.clock import Clock
 from pipeline.consolidate.context import Phase2Context, RunResult
 from pipeline.consolidate.plan import ScopePlan, plan_all
 from pipeline.consolidate.scope_run import consolidate_scope
-from pipeline.llm.pricing import Usage
+from pipeline.llm.pricing import Usage, cost_usd
 from pipeline.llm.protocol import ModelClient
 from pipeline.memory.inputs import render_raw_memories, render_summary
 from pipeline.memory.layout import estimate_tokens
@@ -60,6 +60,10 @@ class Phase2Report:
     gated: str | None = None
     waiting_review: int = 0
     """The runs (of this step and earlier ones) waiting in the inbox for review once the step ended."""
+    tokens: int = 0
+    """Every token this step's runs were billed for (``Usage.total_tokens``), for the run's summary."""
+    cost_usd: float = 0.0
+    """What those tokens cost on the consolidation model (estimated, list prices)."""
 
     def count(self, outcome: RunOutcome) -> int:
         return sum(1 for s in self.scopes if s.outcome == outcome)
@@ -161,6 +165,8 @@ async def run_phase2(
                 continue
         report.scopes.append(from_result(await consolidate_scope(ctx, plan.scope)))
     report.waiting_review = await count_runs(store, RunOutcome.PENDING_REVIEW)
+    report.tokens = report.usage.total_tokens
+    report.cost_usd = cost_usd(settings.llm.consolidation_model, report.usage)
     log.info(
         "phase2_done",
         dry_run=dry_run,

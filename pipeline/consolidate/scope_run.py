@@ -285,6 +285,7 @@ async def _attempt(
         ws = await prepare_workspace(ctx, plan, clone, also_forget=also_forget)
         await _bury(clone, ws.forgotten)
         result.withdrawn = list(ws.withdrawn)
+        result.pinned_withdrawn = list(ws.pinned_withdrawn)
         left = await asyncio.to_thread(_has_inputs, ws.scope_dir)
         forgetting = plan.action == "clear" or bool(also_forget) or bool(ws.withdrawing)
         emptied = not plan.inputs and not left and (plan.action == "clear" or bool(also_forget))

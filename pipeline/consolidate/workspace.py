@@ -79,6 +79,8 @@ class Workspace:
     withdrawing: list[str] = field(default_factory=list)
     """The forgotten sessions this run withdraws what they taught (empty: nothing withdrawn)."""
     withdrawn: list[str] = field(default_factory=list)
+    pinned_withdrawn: list[str] = field(default_factory=list)
+    """The withdrawn topics the person had pinned: a forget outranks a pin, and says so."""
     """Topic files memd deleted before the agent ran, for it to rebuild from the remaining inputs."""
     foreign: Callable[[str], bool] | None = field(default=None, repr=False)
     """Whether a session's input is another machine's (``[sync]``): kept as it is, never pruned."""
@@ -235,6 +237,11 @@ async def prepare(
         forgotten=forgotten,
         withdrawing=withdrawing,
         withdrawn=withdrawn,
+        pinned_withdrawn=[
+            rel for rel in withdrawn if (meta := snapshot[rel].meta) is not None and meta.pinned
+        ]
+        if withdrawing
+        else [],
         foreign=foreign,
         rebuild_digest=rebuild_digest,
         held=await asyncio.to_thread(guard.take, scope_dir, forgotten_topics),

@@ -89,7 +89,8 @@ class ConfinedMemoryTool(BetaAsyncLocalFilesystemMemoryTool):
     def _refuse(self, input: object, reason: str) -> None:
         command = input.get("command") if isinstance(input, dict) else None
         self.refusals.append(f"{command}: {reason}")
-        log.warning("memory_tool_refused", command=str(command)[:20], reason=reason[:200])
+        # the model's mistake, told to the model and kept in ``refusals``: no warning for the person
+        log.info("memory_tool_refused", command=str(command)[:20], reason=reason[:200])
 
     # ------------------------------------------------------------ checks (run in a worker thread)
 

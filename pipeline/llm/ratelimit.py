@@ -139,7 +139,8 @@ class GateState:
 async def gate_state(store: Store, settings: Settings, now: datetime) -> GateState:
     """The gate as of ``now``: closed by the rate-limit share, a backoff, or the daily token budget."""
     snapshot = await load_snapshot(store)
-    used = (await calls.totals_since(store, utc_day_start(now))).tokens
+    today = await calls.totals_since(store, utc_day_start(now))
+    used = today.tokens
     budget = settings.llm.daily_token_budget
     decision = rule.decide(
         snapshot.families if snapshot else {},
@@ -148,6 +149,8 @@ async def gate_state(store: Store, settings: Settings, now: datetime) -> GateSta
         used_today=used,
         budget=budget,
         now=now,
+        spent_today_usd=today.cost_usd,
+        budget_usd=settings.llm.daily_budget_usd or None,  # 0: no budget
     )
     return GateState(
         gated=decision.gated,

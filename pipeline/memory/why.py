@@ -55,7 +55,8 @@ async def story(repo: MemoryRepo, scope: str, file: str, *, limit: int = LOG_LIM
         "log",
         f"-n{limit}",
         "--follow",
-        f"--format=%H{_SEP}%cI{_SEP}%an{_SEP}%s{_SEP}%B{_END}",
+        "--name-only",
+        f"--format={_END}%H{_SEP}%cI{_SEP}%an{_SEP}%s{_SEP}%B{_SEP}",
         "HEAD",
         "--",
         path,
@@ -65,7 +66,9 @@ async def story(repo: MemoryRepo, scope: str, file: str, *, limit: int = LOG_LIM
         entry = entry.strip("\n")
         if not entry:
             continue
-        sha, at, author, subject, body = entry.split(_SEP, 4)
+        sha, at, author, subject, body, names = entry.split(_SEP, 5)
+        if not any(name.startswith(f"{check_scope(scope)}/") for name in names.split("\n")):
+            break  # git's rename detection crossed into another scope: that past is not this topic's
         commits.append(
             FileCommit(sha, at, author, subject, _trailer(body, RUN_TRAILER), _trailer(body, ACTION_TRAILER))
         )

@@ -55,7 +55,8 @@ def _looks_like_path(value: str, cwd: Path | None) -> bool:
 
 def scope_of_folder(folder: str, *, cwd: Path | None = None) -> str:
     """The scope of the project ``folder`` is in (its git repository's main worktree, else the folder
-    itself), as memd keys a session's project."""
+    itself), as memd keys a session's project. A file is in its folder's project (its own name is
+    no project's)."""
     from pipeline.projects import ProjectResolver, scope_for
 
     path = Path(folder).expanduser()
@@ -63,6 +64,8 @@ def scope_of_folder(folder: str, *, cwd: Path | None = None) -> str:
         if cwd is None:
             raise ScopeNotFound(f"a relative folder needs a working directory: {folder!r}")
         path = cwd / path
+    if path.is_file():
+        path = path.parent
     project = ProjectResolver().resolve(os.path.normpath(str(path)))
     return scope_for(project)
 
@@ -92,7 +95,7 @@ def scope_argument(value: str, *, known: Iterable[str] = (), cwd: Path | None = 
         raise ScopeNotFound(
             f"{value!r} is the name of {len(by_name)} scopes: {', '.join(by_name)}; give the key"
         )
-    if cwd is not None and cwd.joinpath(value).is_dir():
+    if cwd is not None and (cwd.joinpath(value).is_dir() or cwd.joinpath(value).is_file()):
         return scope_of_folder(value, cwd=cwd)
     if is_scope(keyed):
         return keyed

@@ -64,6 +64,7 @@ def test_without_a_key_scanning_works_and_extraction_names_the_variable(tmp_path
     assert done.returncode == 1
     assert "scan         ok" in done.stdout
     assert "memd: extract failed: no API key: set ANTHROPIC_API_KEY" in done.stderr
+    assert "a Claude Pro or Max subscription does not cover the API" in done.stderr  # issue 36
 
 
 def test_a_dry_run_with_work_loads_no_sdk(tmp_path: Path) -> None:

@@ -64,7 +64,7 @@ def test_memd_config_variable_names_the_file(tmp_path: Path) -> None:
     ("text", "expected"),
     [
         ("[memories]\nbogus = 1\n", "memories.bogus: unknown key"),
-        ("[nonsense]\nx = 1\n", "nonsense: unknown key"),
+        ("[nonsense]\nx = 1\n", ": [nonsense]: unknown section\n"),
         (
             "[memories]\nmin_rollout_idle_hours = -1\n",
             "memories.min_rollout_idle_hours: must be a number >= 0 (got -1)",
@@ -78,15 +78,23 @@ def test_memd_config_variable_names_the_file(tmp_path: Path) -> None:
             f"sources.cursor: unknown source (memd knows {', '.join(registry.names())})",
         ),
         ("[sources.pi]\nenabled = 'maybe'\n", "sources.pi.enabled: must be true or false (got 'maybe')"),
+        # issue 36: a near miss is named, a section is a section, pydantic's prefix never shows,
+        # and a yes/no key takes true or false only
+        ("[schedule]\nscan_interval_minute = 5\n", "unknown key (did you mean scan_interval_minutes?)"),
+        ("[sources.pi]\nenabld = true\n", "sources.pi.enabld: unknown key (did you mean enabled?)"),
+        ("[schedul]\nx = 1\n", ": [schedul]: unknown section (did you mean [schedule]?)"),
         ("[publish]\nclaude_code = 'yes'\n", "publish.claude_code: must be true or false (got 'yes')"),
+        ("[publish]\ncodex = 1\n", "publish.codex: must be true or false (got 1)"),
+        ("[paths]\nstate_db = 'mysql://x'\n", "paths.state_db: must be an SQLAlchemy URL"),
     ],
 )
 def test_bad_files_name_the_file_and_the_key(tmp_path: Path, text: str, expected: str) -> None:
-    path = _write(tmp_path, text)
+    path = _write(tmp_path, text + "\n")
     with pytest.raises(ConfigError) as info:
         load_settings(path, BASE_ENV)
     assert str(path) in str(info.value)
-    assert expected in str(info.value)
+    assert expected in str(info.value) + "\n"
+    assert "Value error" not in str(info.value)
 
 
 def test_bad_environment_value_names_the_variable() -> None:
@@ -101,7 +109,10 @@ def test_a_typo_in_an_environment_section_is_blamed_on_the_variable(tmp_path: Pa
     env = {"MEMD_CONFIG": str(config), "MEMD_MEMORIE__MIN_ROLLOUT_IDLE_HOURS": "0"}
     with pytest.raises(ConfigError) as info:
         load_settings(None, env=env)
-    assert str(info.value) == "env MEMD_MEMORIE__MIN_ROLLOUT_IDLE_HOURS: memorie: unknown key"
+    assert (
+        str(info.value)
+        == "env MEMD_MEMORIE__MIN_ROLLOUT_IDLE_HOURS: [memorie]: unknown section (did you mean [memories]?)"
+    )
     assert str(config) not in str(info.value)
 
 

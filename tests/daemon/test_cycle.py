@@ -174,3 +174,24 @@ async def test_a_report_that_declares_a_failure_fails_the_step_with_its_reason(c
     assert "no title" in step.error
     assert step.report is refused  # the report is kept for `memd status`
     assert result.summary() == "consolidate failed"
+
+
+def test_the_log_line_of_a_model_calling_step_gives_its_tokens_and_cost() -> None:
+    """Issue 36: every run summary, the daemon's log line too, gives each phase's tokens and cost."""
+    from daemon.cycle import spend_of
+    from pipeline.llm.pricing import Usage
+
+    @dataclass
+    class Extracted:
+        usage: Usage = field(default_factory=lambda: Usage(input_tokens=900, output_tokens=100))
+        cost_usd: float = 0.0123
+
+    @dataclass
+    class Consolidated:
+        tokens: int = 5000
+        cost_usd: float = 0.25
+
+    assert spend_of(Extracted()) == {"tokens": 1000, "cost_usd": 0.0123}
+    assert spend_of(Consolidated()) == {"tokens": 5000, "cost_usd": 0.25}
+    assert spend_of({"n": 1}) == {}
+    assert spend_of(None) == {}

@@ -3,7 +3,9 @@ from __future__ import annotations
 import io
 import json
 import logging
+import sys
 
+import pytest
 import structlog
 
 from daemon.logs import configure_logging
@@ -48,3 +50,23 @@ def test_per_task_context_is_merged() -> None:
     with structlog.contextvars.bound_contextvars(transcript_id=42):
         structlog.get_logger("memd.test").info("extract_started")
     assert json.loads(stream.getvalue().splitlines()[0])["transcript_id"] == 42
+
+
+def test_a_one_shot_command_logs_readable_lines_off_a_terminal_the_daemon_json(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 36: a one-shot command's warnings printed as raw JSON lines where its summary is read."""
+    from pathlib import Path
+
+    from daemon.cli.context import CliContext
+
+    for daemon, is_json in ((False, False), (True, True)):
+        stream = io.StringIO()
+        monkeypatch.setattr(sys, "stderr", stream)
+        CliContext(config_path=Path("c.toml"), log_level="INFO", log_level_given=False).configure_logging(
+            daemon=daemon
+        )
+        structlog.get_logger("memd.test").warning("store_slow", waited_s=3)
+        line = stream.getvalue().strip()
+        assert line.startswith("{") is is_json, line
+        assert "store_slow" in line

@@ -78,6 +78,10 @@ def test_dry_run_says_what_it_would_send_and_spend_and_sends_and_writes_nothing_
     assert measured, dry.output
     assert "each run may spend at most 1,500,000 tokens over 60 turns on claude-sonnet-5-5" in dry.output
     assert re.search(r"at most \$\d+\.\d\d per run", dry.output)
+    # issue 36: not only the first request and the ceiling: what a run usually costs, measured here
+    assert re.search(
+        r"a typical run here costs about \$\d+\.\d\d \(median of the last 1 run\(s\)\)", dry.output
+    )
     assert "dry run: nothing sent, nothing written" in dry.output
 
     done = consolidate(config, "acme")  # the short name of the scope
@@ -115,7 +119,9 @@ def test_without_an_api_key_it_says_so_and_sends_nothing_but_a_dry_run_works(
     refused = consolidate(config, env=NO_KEY)
     assert refused.exit_code == 1, refused.output
     assert "not run: no API key (ANTHROPIC_API_KEY is not set)" in refused.output
+    assert "a Claude Pro or Max subscription does not cover the API" in refused.output  # issue 36
     dry = consolidate(config, "--dry-run", env=NO_KEY)
+    assert "a typical run: no run measured here yet; docs/costs.md gives measured figures" in dry.output
     assert dry.exit_code == 0, dry.output
     assert "INIT: the first request is" in dry.output
     assert fake_api.message_requests() == []

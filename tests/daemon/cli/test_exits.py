@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -56,3 +59,27 @@ def test_a_bad_config_is_the_config_status(tmp_path: Path) -> None:
     done = CliRunner().invoke(cli, ["--config", str(config), "publish"])
     assert done.exit_code == Exit.CONFIG
     assert "schedule.scan_interval_minutes" in done.output
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["status"], ["status", "--json"]])
+def test_a_reader_that_left_ends_the_command_quietly_with_the_shell_s_status(
+    tmp_path: Path, argv: list[str]
+) -> None:
+    """`memd status | head -1`: the reader may close the pipe before memd wrote; memd then ends as
+    a command killed by SIGPIPE would (141, which no one reads as success), with nothing on stderr."""
+    config = tmp_path / "memd.toml"
+    config.write_text(f'[paths]\nstate_dir = "{tmp_path}"\nstate_db = "sqlite:///{tmp_path}/s.db"\n')
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first line
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "daemon", "--config", str(config), *argv],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            cwd=README.parent,
+            timeout=60,
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode == Exit.READER_GONE == 141
+    assert done.stderr == b""

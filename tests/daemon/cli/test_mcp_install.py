@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tomllib
@@ -12,7 +13,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from daemon.cli import cli
-from daemon.cli.mcp_install import memd_program
+from daemon.cli.mcp_install import checkout_note, memd_program
 
 
 def _memd(home: Path, *args: str, **env: str) -> Result:
@@ -153,3 +154,34 @@ def test_a_symlinked_record_file_fails_with_a_message_and_leaves_the_agents_file
     assert "mcp_installs.json: is a symbolic link" in result.output
     assert (tmp_path / ".claude.json").read_text() == '{"numStartups": 3}\n'
     assert (tmp_path / "elsewhere.json").read_text() == "{}\n"
+
+
+def _script(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_a_checkout_s_venv_is_not_written_when_a_memd_tool_is_on_the_path(tmp_path: Path) -> None:
+    """Deleting the clone must not break the agents' configs: an editable install's script lives in
+    the checkout, so the ``memd`` a tool install put on PATH (outside the checkout) is written."""
+    checkout = tmp_path / "memd-clone"
+    _script(checkout / ".venv" / "bin" / "memd")
+    python = checkout / ".venv" / "bin" / "python3"
+    tool = _script(tmp_path / "home" / ".local" / "bin" / "memd")
+    path = os.pathsep.join([str(checkout / ".venv" / "bin"), str(tmp_path / "empty"), str(tool.parent)])
+    assert memd_program(python, source=checkout, path=path) == [str(tool)]
+    assert checkout_note([str(tool)], source=checkout) is None
+    # No tool on PATH: the checkout's script stays, and the install says what breaks it.
+    alone = memd_program(python, source=checkout, path=str(checkout / ".venv" / "bin"))
+    assert alone == [str(checkout / ".venv" / "bin" / "memd")]
+    note = checkout_note(alone, source=checkout)
+    assert note is not None
+    assert "pipx install" in note
+    # An installed memd (its packages in site-packages, not in a checkout) is written as it is.
+    installed = _script(tmp_path / "tools" / "memd" / "bin" / "memd")
+    site = tmp_path / "tools" / "memd" / "lib" / "site-packages"
+    assert memd_program(installed.with_name("python3"), source=site, path=str(tool.parent)) == [
+        str(installed)
+    ]

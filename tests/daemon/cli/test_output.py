@@ -79,9 +79,9 @@ def test_a_command_logs_only_warnings_unless_a_level_is_given_and_never_on_stdou
     asked = runner.invoke(cli, ["--config", str(config), "--log-level", "INFO", "publish"])
     assert asked.exit_code == Exit.OK, asked.output
     assert _log_lines(asked.stdout) == []
-    assert any('"level": "info"' in line for line in _log_lines(asked.stderr))
+    assert any("[info" in line for line in _log_lines(asked.stderr))  # readable lines, not JSON (issue 36)
     by_env = runner.invoke(cli, ["--config", str(config), "publish"], env={"MEMD_LOG_LEVEL": "INFO"})
-    assert any('"level": "info"' in line for line in _log_lines(by_env.stderr))
+    assert any("[info" in line for line in _log_lines(by_env.stderr))
 
 
 def _scope_with_project(tmp_path: Path) -> tuple[Path, Path]:

@@ -115,3 +115,31 @@ def test_each_scope_is_shown_with_its_project_folder() -> None:
     lines = result_lines(report, verbose=True)
     assert "projects/app-1a2b3c4d (/src/app, /src/app-clone)" in lines[0]
     assert lines[2].endswith("global")
+
+
+def test_a_run_s_publish_line_says_where_memory_went_not_results_24() -> None:
+    """Issue 36: `memd run --once` printed ``publish ok results=24``."""
+    from datetime import UTC, datetime
+
+    from daemon.cli.run import summarize
+    from pipeline.publish.run import PublishReport, TargetResult
+    from pipeline.vocabulary import PublishOutcome
+
+    at = datetime(2026, 12, 7, tzinfo=UTC)
+    wrote = TargetResult(
+        "claude_code",
+        "global",
+        "/h/.claude/CLAUDE.md",
+        PublishOutcome.PUBLISHED,
+        written=("/h/.claude/CLAUDE.md",),
+    )
+    same = TargetResult("gemini", "global", "/h/.gemini/GEMINI.md", PublishOutcome.UNCHANGED)
+    line = summarize(PublishReport(False, at, at, (wrote, same)))
+    assert (
+        line
+        == "2 targets: changed 1, failed 0, unchanged 1; wrote /h/.claude/CLAUDE.md (memd publish -v lists them)"
+    )
+    assert (
+        summarize(PublishReport(False, at, at, (same,)))
+        == "1 targets: changed 0, failed 0, unchanged 1; current in gemini"
+    )

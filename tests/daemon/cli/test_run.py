@@ -366,4 +366,5 @@ def test_ctrl_c_while_run_once_waits_for_batches_stops_waiting_and_names_the_ski
     assert "interrupted: no further step will run" in stdout, stdout + stderr[-3000:]
     assert "consolidate skipped: interrupted, publish skipped: interrupted" in stdout
     assert "1 batch pending with 3 sessions: the results will be collected by a later cycle" in stdout
+    assert "`memd run --once --wait` waits for them" in stdout  # the way to wait is named
     assert "gave up" not in stdout

@@ -70,6 +70,12 @@ def test_dry_run_prints_and_changes_nothing(tmp_path: Path) -> None:
     assert "# would run: systemctl --user enable memd.service" in done.stdout
     assert not (tmp_path / "cfg").exists()
     assert not (tmp_path / "systemctl.log").exists()
+    memory = tmp_path / "home" / ".local" / "share" / "memd" / "memory"
+    assert f"# would create {memory}" in done.stdout
+    memory.mkdir(parents=True)  # a folder that is there already is not one it would create
+    again = run(tmp_path, "install", "--dry-run")
+    assert f"# {memory} exists" in again.stdout
+    assert f"would create {memory}" not in again.stdout
 
 
 def test_status_reports_the_managers_view_and_uninstall_removes(tmp_path: Path) -> None:

@@ -90,7 +90,7 @@ async def test_a_fresh_heartbeat_is_healthy_and_shown(tmp_path: Path) -> None:
     human = status(env)
     assert human.returncode == 0
     assert f"daemon running (pid {os.getpid()} on {socket.gethostname()}, up 1h 0m" in human.stdout
-    for label in ("phase 1", "phase 2", "rate limit", "budget today", "memory"):
+    for label in ("phase 1", "phase 2", "rate limit", "spend", "memory"):
         assert label in human.stdout
 
 

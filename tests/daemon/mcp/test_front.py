@@ -213,3 +213,34 @@ def test_claude_code_s_2026_opening_then_a_call_is_answered_once_each_and_acknow
     assert ids.index(3) < ids.index(9)  # the tools were listed before the SDK was there
     assert next(a for a in answers if a.get("id") == 9)["result"]["structuredContent"]["results"] == []
     assert "differs" not in stderr
+
+
+def test_the_process_ends_without_the_interpreter_s_exit_whatever_threads_are_left() -> None:
+    """The SDK's workers and the index's warm-up may still be there when the client is done; the
+    interpreter's exit would stop them mid-call, which aborted 1 run in 45 ("FATAL: exception not
+    rethrown"). A thread the exit would wait for forever shows the exit is not the interpreter's."""
+    code = """
+import sys, threading
+from daemon.mcp.front import run
+
+def sdk(front):
+    threading.Thread(target=threading.Event().wait, daemon=False).start()  # never ends
+    front.serving()
+    front.from_server('{"serving": true}')
+    while front.lines.get() is not None:
+        pass
+
+sys.exit(run(None, sdk))
+"""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert proc.stdin is not None
+    assert proc.stdout is not None
+    try:
+        assert json.loads(proc.stdout.readline()) == {"serving": True}
+        proc.stdin.close()
+        assert proc.wait(timeout=END_WAIT_S * 2) == 0
+    finally:
+        proc.kill()
+        proc.wait()

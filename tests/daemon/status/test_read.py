@@ -194,6 +194,7 @@ async def read_sections(store: Store, clock: FakeClock, tmp_path: Path, **kw: An
         state_dir=tmp_path,
         memory_dir=tmp_path / "memory",
         daily_token_budget=3500,
+        daily_budget_usd=kw.get("daily_budget_usd"),
     )
     schema = await current_schema(store)
 
@@ -775,3 +776,27 @@ async def test_stale_and_flagged_ids_show_their_project_folder(
     assert lines[1].startswith(f"{shop}/port.md ({SHOP}): src/app.py changed")
     assert lines[0].startswith("global/prefs.md: ~/.vimrc is gone")
     assert f"{shop}/deploy.md ({SHOP})" in table
+
+
+async def test_today_s_and_this_month_s_spend_stand_beside_the_dollar_budget(
+    store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    """Issue 36: cost in plain sight; the dollar budget closes the gate as phases 1 and 2 see it."""
+    await populate(store, clock)  # today (1 November, UTC): $0.01 and $0.05
+    async with store.write() as conn:
+        for at, cost in ((clock.now() - timedelta(days=1), 2.0), (clock.now() - timedelta(days=40), 9.0)):
+            await conn.execute(
+                insert(llm_calls).values(at=at, phase="phase2", model="m", cost_usd=cost, outcome="ok")
+            )
+    report = await read_report(store, clock, tmp_path, daily_budget_usd=0.05)
+    budget = report["budget"]
+    assert (budget["cost_today_usd"], budget["cost_month_usd"], budget["daily_budget_usd"]) == (
+        0.06,
+        0.06,
+        0.05,
+    )
+    assert budget["exhausted"] is True
+    assert "daily budget reached: $0.06 of $0.05 spent today (UTC)" in report["rate_limit"]["reason"]
+    clock.advance(timedelta(days=2))  # 3 November: October's calls are no part of the month
+    later = (await read_report(store, clock, tmp_path, daily_budget_usd=0.05))["budget"]
+    assert (later["cost_today_usd"], later["cost_month_usd"], later["exhausted"]) == (0.0, 0.06, False)

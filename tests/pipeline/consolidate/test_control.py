@@ -147,6 +147,14 @@ async def test_a_lease_held_elsewhere_is_respected_and_a_dead_holder_is_taken_ov
     env.api.responder = ScriptedResponder(write_memory())
     report = await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
     assert [s.outcome for s in report.scopes] == ["committed"]
+    # issue 36: the step's tokens and cost stand in its summary (`run --once`, the daemon's log line)
+    from daemon.cli.run import summarize
+    from pipeline.llm.pricing import cost_usd
+
+    assert report.tokens == report.scopes[0].usage.total_tokens > 0
+    assert report.cost_usd == cost_usd(env.settings.llm.consolidation_model, report.usage) > 0
+    assert f"tokens={report.tokens}" in summarize(report)
+    assert "cost_usd=" in summarize(report)
 
 
 @sqlite_only

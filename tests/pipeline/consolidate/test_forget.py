@@ -249,3 +249,37 @@ async def test_a_forget_interrupted_before_its_rewrite_is_finished_by_the_next_o
     assert not (
         await forget(env.store, env.settings, env.repo, env.clock, None, env.redactor, session_id="sess-a")
     ).matched
+
+
+@sqlite_only
+async def test_a_forget_that_withdraws_a_pinned_memory_says_it_was_pinned(env: Env) -> None:
+    """Issue 36: a forget outranks a pin, and says so rather than withdrawing it silently."""
+    from daemon.actions import forget_lines
+    from pipeline.memory import frontmatter
+    from pipeline.memory.steer import pin_topic
+    from tests.pipeline.sync.support import agent
+
+    env.api.responder = agent
+    await env.add_extract("sess-a", summary="Alpha work.", raw="- alpha fact")
+    await env.add_extract("sess-c", summary="Gamma work.", raw="- gamma fact")
+    await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
+    citing = [
+        p.name
+        for p in (env.repo.path / SCOPE).glob("*.md")
+        if "sess-a" in frontmatter.parse(p.read_text(), strict=False).meta.sources
+    ]
+    assert citing
+    await pin_topic(
+        env.repo, SCOPE, citing[0], True, scratch_parent=env.tmp_path / "pin", author="Ada <ada@x>"
+    )
+
+    report = await forget(
+        env.store, env.settings, env.repo, env.clock, None, env.redactor, session_id="sess-a"
+    )
+    [run] = report.runs
+    assert run.pinned_withdrawn == [citing[0]]
+    lines = forget_lines(report, "session sess-a", None, "sqlite")
+    assert (
+        f"  {SCOPE}/{citing[0]} was pinned: it cited session sess-a, and a forget outranks a pin"
+        in "\n".join(lines)
+    )

@@ -117,3 +117,29 @@ def test_prices_by_family_batch_half_price() -> None:
     assert cost_usd("claude-haiku-5-5", usage, batch=True) == pytest.approx(haiku / 2)
     assert price_for("claude-sonnet-5-5-20261101").input_per_mtok == 3.0
     assert price_for("some-unknown-model").input_per_mtok >= price_for("claude-opus-5-5").input_per_mtok
+
+
+async def test_a_dollar_budget_is_on_by_default_and_gates_until_utc_midnight(
+    tmp_path: Path, store: Store
+) -> None:
+    """Issue 36: five dollars a UTC day unless the user says otherwise, reached with a clear message."""
+    clock = FakeClock(datetime(2026, 11, 1, 22, 30, tzinfo=UTC))
+    settings = make_settings(tmp_path)
+    assert settings.llm.daily_budget_usd == 5.0
+    spent = calls.CallRecord(at=clock.now(), phase="phase2", model="m", outcome="ok", cost_usd=4.99)
+    await calls.record(store, spent)
+    assert not (await gate_state(store, settings, clock.now())).gated
+    await calls.record(
+        store, calls.CallRecord(at=clock.now(), phase="extract", model="m", outcome="ok", cost_usd=0.02)
+    )
+    gate = await gate_state(store, settings, clock.now())
+    assert gate.gated
+    assert gate.reset_at == datetime(2026, 11, 2, tzinfo=UTC)
+    assert gate.reason == (
+        "daily budget reached: $5.01 of $5.00 spent today (UTC); no new model call until 00:00 UTC "
+        "(raise [llm] daily_budget_usd to spend more)"
+    )
+    clock.advance(timedelta(hours=2))
+    assert not (await gate_state(store, settings, clock.now())).gated
+    unlimited = make_settings(tmp_path, llm={"daily_budget_usd": 0})  # 0: no budget
+    assert not (await gate_state(store, unlimited, clock.now() - timedelta(hours=2))).gated

@@ -318,3 +318,28 @@ def test_the_forgets_a_commit_message_names_are_read_and_nothing_else() -> None:
         "Memd-Run: 20261203T000000Z-abc\n"
     )
     assert forgets_in(message) == [("projects/app-1a2b3c4d", "deploy.md"), ("global", "prefs.md")]
+
+
+async def test_why_lists_only_the_commits_that_touched_this_scope_s_topic_not_another_project_s(
+    tmp_path: Path,
+) -> None:
+    """Issue 36: git's rename detection under ``--follow`` took another project's file, removed in
+    the commit that added this one with the same text, for this topic's past."""
+    from pipeline.memory.why import story
+
+    repo = await make_repo(tmp_path)  # r1 wrote SCOPE/deploy.md
+    other = "projects/other-9f8e7d6c"
+    (repo.path / other).mkdir(parents=True)
+    moved = (repo.path / SCOPE / "deploy.md").read_text()
+    (repo.path / SCOPE / "deploy.md").unlink()
+    (repo.path / other / "deploy.md").write_text(moved)  # same text: git sees a rename
+    await repo.stage_paths(SCOPE, other)
+    await repo.commit_staged("memd: consolidate\n\nMemd-Run: r2\n")
+    told = await story(repo, other, "deploy.md")
+    assert [c.run_id for c in told.commits] == ["r2"]
+    # A rename inside the scope is still followed: the topic's own past stays.
+    (repo.path / other / "deploy-steps.md").write_text(moved)
+    (repo.path / other / "deploy.md").unlink()
+    await repo.stage_paths(other)
+    await repo.commit_staged("memd: consolidate\n\nMemd-Run: r3\n")
+    assert [c.run_id for c in (await story(repo, other, "deploy-steps.md")).commits] == ["r3", "r2"]

@@ -97,3 +97,13 @@ def test_each_scope_lists_its_project_folders(tmp_path: Path) -> None:
     one, two = str(tmp_path / "a"), str(tmp_path / "b")
     found = folders_by_scope([one, two, one, ""])
     assert found == {scope_for(one): [one], scope_for(two): [two]}
+
+
+def test_a_file_path_is_in_its_folder_s_project_not_a_scope_of_its_own(tmp_path: Path) -> None:
+    """Issue 36: `memd memories show some/file.py` made up a scope key from the file's name."""
+    project = tmp_path / "app"
+    project.mkdir()
+    (project / "main.py").write_text("print()\n")
+    assert scope_argument(str(project / "main.py")) == scope_argument(str(project))
+    assert scope_argument("main.py", cwd=project) == scope_argument(str(project))
+    assert "main.py" not in scope_argument(str(project / "main.py"))
