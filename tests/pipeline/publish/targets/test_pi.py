@@ -103,3 +103,31 @@ async def test_a_moved_agent_dir_moves_the_file_and_a_symlink_to_elsewhere_is_fo
     assert (moved / "AGENTS.md").is_symlink()
     assert "Prefers small commits." in dotfiles.read_text()
     assert not (_agent(env) / "AGENTS.md").exists()
+
+
+@sqlite_only
+async def test_when_the_file_pi_loads_changes_memds_block_moves_with_it(
+    env: Env, store: Store, clock: FakeClock
+) -> None:
+    """No copy stays in a file Pi no longer loads: it would come back, stale, when that file is
+    loaded again."""
+    write_scope(env.memory_dir, "global", summary="Prefers small commits.")
+    on = _settings(env, pi_global=True)
+    agent = _agent(env)
+    agent.mkdir(parents=True)
+    (agent / "AGENTS.md").write_text(USER_TEXT)
+    (result,) = (await publish_all(store, on, clock)).results
+    assert result.outcome == "published"
+    assert "Prefers small commits." in (agent / "AGENTS.md").read_text()
+
+    (agent / "AGENTS.override.md").write_text("# override\n")
+    write_scope(env.memory_dir, "global", summary="Prefers tiny commits.")
+    (result,) = (await publish_all(store, on, clock)).results
+    # the file memd's block is in was changed outside memd (a new one took its place): said so
+    assert result.outcome == "republished", result.reason
+    assert "moved from" in (result.reason or ""), result.reason
+    assert "Prefers tiny commits." in (agent / "AGENTS.override.md").read_text()
+    left = (agent / "AGENTS.md").read_text()
+    assert left.startswith(USER_TEXT)
+    assert "Prefers small commits." not in left
+    assert "Prefers tiny commits." not in left
