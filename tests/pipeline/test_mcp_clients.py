@@ -45,6 +45,7 @@ EXISTING = {
         '  "mcp": {\n    "jira": { "type": "remote", "url": "https://jira.example/mcp" }\n  }\n}\n'
     ),
     "copilot-cli": '{\n  "mcpServers": {\n    "playwright": {"type": "local", "command": "npx", "tools": ["*"]}\n  }\n}\n',
+    "pi": '{\n  "mcpServers": {\n    "exa": {"command": "npx", "args": ["exa-mcp"], "exposure": "codemode"}\n  }\n}\n',
     "qwen-code": '{\n  "$version": 4,\n  "general": {\n    "disableAutoUpdate": true\n  }\n}\n',
 }
 
@@ -67,10 +68,18 @@ def _servers(name: str, text: str) -> dict[str, object]:
 
 
 def test_every_agent_memd_reads_or_publishes_to_is_there() -> None:
-    assert set(clients()) == {"claude-code", "codex", "gemini-cli", "opencode", "copilot-cli", "qwen-code"}
+    assert set(clients()) == {
+        "claude-code",
+        "codex",
+        "gemini-cli",
+        "opencode",
+        "copilot-cli",
+        "qwen-code",
+        "pi",
+    }
     assert client("claude_code") is clients()["claude-code"]
     with pytest.raises(KeyError):
-        client("pi")
+        client("no-such-agent")
 
 
 @pytest.mark.parametrize("name", sorted(EXISTING))
@@ -84,6 +93,7 @@ def test_install_adds_memd_in_the_agents_own_shape_and_uninstall_gives_the_file_
         "codex": {"command": COMMAND[0], "args": ["mcp"]},
         "gemini-cli": {"command": COMMAND[0], "args": ["mcp"]},
         "qwen-code": {"command": COMMAND[0], "args": ["mcp"]},
+        "pi": {"command": COMMAND[0], "args": ["mcp"], "exposure": "direct"},
         "copilot-cli": {"type": "local", "command": COMMAND[0], "args": ["mcp"], "tools": ["*"]},
         "opencode": {"type": "local", "command": COMMAND, "enabled": True},
     }[name]
@@ -146,6 +156,7 @@ def test_each_agent_has_its_user_file_and_project_file(tmp_path: Path) -> None:
         "/h/.claude.json",
         "/h/.codex/config.toml",
         "/h/.gemini/settings.json",
+        "/h/.pi/agent/mcp.json",
         "/h/.config/opencode/opencode.json",
         "/h/.copilot/mcp-config.json",
         "/h/.qwen/settings.json",
@@ -154,6 +165,7 @@ def test_each_agent_has_its_user_file_and_project_file(tmp_path: Path) -> None:
         "/w/app/.mcp.json",
         "/w/app/.codex/config.toml",
         "/w/app/.gemini/settings.json",
+        "/w/app/.pi/mcp.json",
         "/w/app/opencode.json",
         "/w/app/.github/mcp.json",
         "/w/app/.qwen/settings.json",
@@ -164,12 +176,14 @@ def test_each_agent_has_its_user_file_and_project_file(tmp_path: Path) -> None:
         "CODEX_HOME": "/x",
         "COPILOT_HOME": "/p",
         "QWEN_HOME": "/q",
+        "PI_CODING_AGENT_DIR": "/pi",
         "XDG_CONFIG_HOME": "/cfg",
     }
     assert str(config_file(clients()["claude-code"], moved)) == "/c/.claude.json"
     assert str(config_file(clients()["codex"], moved)) == "/x/config.toml"
     assert str(config_file(clients()["copilot-cli"], moved)) == "/p/mcp-config.json"
     assert str(config_file(clients()["qwen-code"], moved)) == "/q/settings.json"
+    assert str(config_file(clients()["pi"], moved)) == "/pi/mcp.json"
     assert str(config_file(clients()["opencode"], moved)) == "/cfg/opencode/opencode.json"
     (tmp_path / "opencode").mkdir()
     (tmp_path / "opencode" / "opencode.jsonc").write_text("{}")

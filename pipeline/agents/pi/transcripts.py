@@ -6,12 +6,22 @@
   in the same file. Every branch is the user's work, so all ``user`` messages count, in file order.
 - Pi rewrites a file in place when it migrates it (v1/v2 to v3); the incremental driver notices
   the changed head and parses again from byte 0.
-- Built-in tools are read, bash, edit, write, grep, find, ls; any other tool came from an extension
-  (MCP adapters, web search) and is external context.
+- Built-in tools are read, bash, edit, write, grep, find, ls (and, since 1.x, ``codemode`` and
+  ``tool_search``); any other tool came from an extension (MCP adapters, web search) and is
+  external context.
+- 1.x writes a ``role: system`` message holding the text of every instruction file it loaded
+  (memd's own published block among them): it is the agent's context, never the user's words, and
+  is not read.
+- 1.x's ``codemode`` tool runs a script that calls the other tools; the inner calls are recorded
+  only in its result (``nestedCalls.calls[]``, arguments as an object; ``details.calls[]``,
+  arguments as a JSON string). Each becomes a tool call of its own, after the ``codemode`` call,
+  so the rules on reads, fetches and external context see it; the inner calls' output is not
+  recorded apart from what the script returned, which stays the ``codemode`` call's result.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -26,6 +36,8 @@ _ENTRY_TYPES = frozenset(
     {"session", "message", "model_change", "thinking_level_change", "compaction", "branch_summary"}
     | {"custom", "custom_message", "label", "session_info"}
 )
+NESTED_CALLS_MAX = 256
+"""The most inner calls of one ``codemode`` result memd reads (a script may loop over tools)."""
 
 
 def pi_text(content: Any) -> str:
@@ -93,6 +105,7 @@ class PiAdapter(JsonlAdapter):
         elif role == "assistant":
             self._assistant(c, message, ts)
         elif role == "toolResult":
+            self._nested_calls(c, message, ts)
             c.tool_result(
                 str(message.get("toolCallId") or ""),
                 pi_text(message.get("content")),
@@ -120,3 +133,34 @@ class PiAdapter(JsonlAdapter):
                 )
         if message.get("stopReason") == "error":
             c.error(str(message.get("errorMessage") or "the model request failed"), ts)
+
+    def _nested_calls(self, c: Collector, message: dict[str, Any], ts: datetime | None) -> None:
+        """The calls a ``codemode`` script made, as tool calls of their own."""
+        for call_id, name, args in nested_calls(message):
+            c.tool_call(name, args, call_id, ts)
+
+
+def nested_calls(message: dict[str, Any]) -> list[tuple[str, str, Any]]:
+    """``(id, name, arguments)`` of each inner call a tool result records (``nestedCalls.calls``, else
+    ``details.calls`` whose arguments are a JSON string), at most ``NESTED_CALLS_MAX``."""
+    nested = message.get("nestedCalls")
+    calls = nested.get("calls") if isinstance(nested, dict) else None
+    key = "arguments"
+    if not isinstance(calls, list):
+        details = message.get("details")
+        calls = details.get("calls") if isinstance(details, dict) else None
+        key = "args"
+    if not isinstance(calls, list):
+        return []
+    found = []
+    for call in calls[:NESTED_CALLS_MAX]:
+        if not isinstance(call, dict) or not isinstance(call.get("name"), str) or not call["name"]:
+            continue
+        args = call.get(key)
+        if isinstance(args, str):
+            try:
+                args = json.loads(args)
+            except ValueError:
+                args = {}
+        found.append((str(call.get("id") or ""), call["name"], args if isinstance(args, dict) else {}))
+    return found

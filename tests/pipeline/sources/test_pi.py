@@ -66,3 +66,198 @@ def test_a_file_rewritten_in_place_by_migration_is_parsed_again(tmp_path: Path) 
     assert second.transcript is not None
     assert second.transcript.agent_version == "session format v3"
     assert second.transcript.user_message_count == 2
+
+
+# Pi 1.6: a session as 1.6.0 writes it (a system message with the loaded instruction files, a
+# codemode script calling bash and an MCP tool, an MCP tool called directly).
+CWD16 = "/home/dev/work/repo/src"
+SYSTEM_TEXT = (
+    '<project_instructions path="/home/dev/work/repo/AGENTS.md">MEMD_BLOCK_MARKER</project_instructions>'
+)
+
+
+def _entry(i: int, message: dict[str, object]) -> dict[str, object]:
+    return {
+        "type": "message",
+        "id": f"e{i}",
+        "parentId": f"e{i - 1}" if i else None,
+        "timestamp": f"2026-12-07T14:24:{10 + i:02d}.000Z",
+        "message": message,
+    }
+
+
+def pi16_session(path: Path, *, nested: dict[str, object] | None = None) -> Path:
+    codemode_result: dict[str, object] = {
+        "role": "toolResult",
+        "toolCallId": "toolu_cm",
+        "toolName": "codemode",
+        "content": [
+            {"type": "text", "text": "Script completed\nWall time 0.1 seconds\nOutput:\n"},
+            {"type": "text", "text": "shop 1.2.3\n"},
+        ],
+        "details": {
+            "calls": [
+                {"id": "toolu_cm/1", "name": "bash", "args": '{"command":"curl -s https://example.com/x"}'},
+                {"id": "toolu_cm/2", "name": "mcp__memd__memory_search", "args": '{"query":"pnpm"}'},
+            ]
+        },
+        "nestedCalls": {
+            "calls": [
+                {
+                    "id": "toolu_cm/1",
+                    "name": "bash",
+                    "status": "ok",
+                    "arguments": {"command": "curl -s https://example.com/x"},
+                },
+                {
+                    "id": "toolu_cm/2",
+                    "name": "mcp__memd__memory_search",
+                    "status": "ok",
+                    "arguments": {"query": "pnpm"},
+                },
+            ],
+            "complete": True,
+        },
+        "isError": False,
+        "durationMs": 133,
+    }
+    if nested is not None:
+        codemode_result = {**codemode_result, **nested}
+    records: list[dict[str, object]] = [
+        {
+            "type": "session",
+            "version": 3,
+            "id": "019af8a0-1b5e-7000-8000-000000000001",
+            "timestamp": "2026-12-07T14:24:10.000Z",
+            "cwd": CWD16,
+        },
+        {
+            "type": "model_change",
+            "id": "m0",
+            "parentId": None,
+            "timestamp": "2026-12-07T14:24:10.000Z",
+            "provider": "stub",
+            "modelId": "stub-model",
+        },
+    ]
+    messages: list[dict[str, object]] = [
+        {
+            "role": "system",
+            "content": "",
+            "sections": {"preamble": "You are Pi.", "project_context": SYSTEM_TEXT},
+            "toolsAdded": [],
+        },
+        {"role": "user", "content": [{"type": "text", "text": "Which version is this?"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "I'll check with a script."},
+                {
+                    "type": "toolCall",
+                    "id": "toolu_cm",
+                    "name": "codemode",
+                    "arguments": {"code": "return (await tools.bash({command: 'cat VERSION'})).output;"},
+                },
+            ],
+            "stopReason": "toolUse",
+            "rawStopReason": "tool_use",
+            "durationMs": 5,
+            "thinkingLevel": "off",
+        },
+        codemode_result,
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "toolCall",
+                    "id": "toolu_mcp",
+                    "name": "mcp__memd__memory_get",
+                    "arguments": {"id": "x"},
+                },
+            ],
+            "stopReason": "toolUse",
+        },
+        {
+            "role": "toolResult",
+            "toolCallId": "toolu_mcp",
+            "toolName": "mcp__memd__memory_get",
+            "content": [{"type": "text", "text": "nothing"}],
+            "details": {"server": "memd", "tool": "memory_get"},
+            "isError": False,
+        },
+        {"role": "assistant", "content": [{"type": "text", "text": "It is 1.2.3."}], "stopReason": "stop"},
+    ]
+    records += [_entry(i + 1, m) for i, m in enumerate(messages)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def test_pi16_session_user_turns_words_and_the_system_message_left_out(tmp_path: Path) -> None:
+    t = transcript("pi", pi16_session(tmp_path / "2026-12-07T14-24-10-000Z_019af8a0.jsonl"))
+    assert t.session_id == "019af8a0-1b5e-7000-8000-000000000001"
+    assert t.cwd == CWD16
+    assert t.agent_version == "session format v3"
+    assert [i.text for i in t.items if isinstance(i, UserMessage)] == ["Which version is this?"]
+    assert [i.text for i in t.items if isinstance(i, AssistantText)] == [
+        "I'll check with a script.",
+        "It is 1.2.3.",
+    ]
+    assert "MEMD_BLOCK_MARKER" not in str(t.items)  # the instruction files' text is not the user's
+
+
+def test_pi16_codemode_inner_calls_are_tool_calls_of_their_own(tmp_path: Path) -> None:
+    t = transcript("pi", pi16_session(tmp_path / "s.jsonl"))
+    calls = [(c.name, c.call_id) for c in t.items if isinstance(c, ToolCall)]
+    assert calls == [
+        ("codemode", "toolu_cm"),
+        ("bash", "toolu_cm/1"),
+        ("mcp__memd__memory_search", "toolu_cm/2"),
+        ("mcp__memd__memory_get", "toolu_mcp"),
+    ]
+    bash = next(c for c in t.items if isinstance(c, ToolCall) and c.name == "bash")
+    assert bash.essential_arg == "curl -s https://example.com/x"
+    # codemode is Pi's own tool; what its script called is seen by the external-context rules
+    assert "extension:codemode" not in t.external_context
+    assert "mcp:memd/memory_search" in t.external_context
+    assert "shell:curl" in t.external_context  # a fetch from inside the script
+    # the script's output stays the codemode call's result, quoted as tool output
+    (result,) = [r for r in t.items if isinstance(r, ToolResult) and r.call_id == "toolu_cm"]
+    assert "shop 1.2.3" in result.text
+
+
+def test_pi16_codemode_details_only_and_hostile_nested_calls(tmp_path: Path) -> None:
+    details_only = pi16_session(tmp_path / "a.jsonl", nested={"nestedCalls": None})
+    t = transcript("pi", details_only)
+    assert ("bash", "toolu_cm/2") not in [(c.name, c.call_id) for c in t.items if isinstance(c, ToolCall)]
+    assert [c.name for c in t.items if isinstance(c, ToolCall)][1:3] == ["bash", "mcp__memd__memory_search"]
+
+    junk: list[object] = [None, 7, {"name": 3}, {"name": ""}, {"name": "bash", "arguments": "not json"}]
+    junk += [{"id": f"x/{i}", "name": "read", "arguments": {"path": f"/f{i}"}} for i in range(1000)]
+    hostile = pi16_session(tmp_path / "b.jsonl", nested={"nestedCalls": {"calls": junk}, "details": "x"})
+    t = transcript("pi", hostile)
+    names = [c.name for c in t.items if isinstance(c, ToolCall)]
+    assert names[:2] == ["codemode", "bash"]
+    assert len(names) <= 2 + 256 + 1  # bounded: at most NESTED_CALLS_MAX inner calls
+    assert [i.text for i in t.items if isinstance(i, UserMessage)] == ["Which version is this?"]
+
+
+def test_where_pi_keeps_sessions_follows_its_environment_and_settings(tmp_path: Path) -> None:
+    from pipeline.agents.pi import sessions_root
+
+    home = tmp_path / "h"
+    assert sessions_root({"HOME": str(home)}) == home / ".pi" / "agent" / "sessions"
+    moved = tmp_path / "agent"
+    assert sessions_root({"HOME": str(home), "PI_CODING_AGENT_DIR": str(moved)}) == moved / "sessions"
+    moved.mkdir()
+    (moved / "settings.json").write_text(json.dumps({"sessionDir": "~/pi-sessions"}))
+    assert sessions_root({"HOME": str(home), "PI_CODING_AGENT_DIR": str(moved)}) == home / "pi-sessions"
+    (moved / "settings.json").write_text(json.dumps({"sessionDir": "relative/to/cwd"}))
+    assert sessions_root({"HOME": str(home), "PI_CODING_AGENT_DIR": str(moved)}) == moved / "sessions"
+    env = {"HOME": str(home), "PI_CODING_AGENT_DIR": str(moved), "PI_CODING_AGENT_SESSION_DIR": "/s"}
+    assert sessions_root(env) == Path("/s")  # the variable wins over the setting
+    # a settings.json that is not a regular file (a FIFO) or not JSON is not read, nothing hangs
+    (moved / "settings.json").unlink()
+    import os
+
+    os.mkfifo(moved / "settings.json")
+    assert sessions_root({"HOME": str(home), "PI_CODING_AGENT_DIR": str(moved)}) == moved / "sessions"
