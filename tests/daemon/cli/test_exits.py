@@ -1,4 +1,4 @@
-"""Exit statuses: one table (``daemon.exits.Exit``), one meaning per code, the same in the README."""
+"""Exit statuses: one table (``daemon.exits.Exit``), one meaning per code, the same in the docs' Commands page."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ from click.testing import CliRunner
 from daemon.cli import cli
 from daemon.exits import Exit
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+COMMANDS_PAGE = Path(__file__).resolve().parents[3] / "docs" / "commands.md"
 
 
-def test_the_readme_table_lists_every_exit_status_and_nothing_else() -> None:
-    rows = re.findall(r"^\| `(\d+)` \| `Exit\.([A-Z_]+)` \|", README.read_text(), flags=re.MULTILINE)
+def test_the_commands_page_lists_every_exit_status_and_nothing_else() -> None:
+    rows = re.findall(r"^\| `(\d+)` \| `Exit\.([A-Z_]+)` \|", COMMANDS_PAGE.read_text(), flags=re.MULTILINE)
     assert {(int(code), name) for code, name in rows} == {(e.value, e.name) for e in Exit}
 
 

@@ -15,7 +15,7 @@ from tests.pipeline.sources.shell_sessions import write_session
 from tests.pipeline.sources.support import transcript
 from tests.source_names import SourceName
 
-README = Path(__file__).resolve().parents[3] / "README.md"
+PRIVACY_PAGE = Path(__file__).resolve().parents[3] / "docs" / "privacy.md"
 
 
 @pytest.mark.parametrize(
@@ -90,8 +90,8 @@ def test_look_alikes_and_the_machine_itself_are_not_external(command: str) -> No
     assert shell_fetches(command) == []
 
 
-def test_the_readme_lists_every_fetcher() -> None:
-    text = README.read_text(encoding="utf-8")
+def test_the_privacy_page_lists_every_fetcher() -> None:
+    text = PRIVACY_PAGE.read_text(encoding="utf-8")
     section = text.split("External context", 1)[1][:4000]
     for fetcher in FETCHERS:
         assert f"`{fetcher.program}" in section, fetcher.program
