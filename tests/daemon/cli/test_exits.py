@@ -76,7 +76,7 @@ def test_a_reader_that_left_ends_the_command_quietly_with_the_shell_s_status(
             [sys.executable, "-m", "daemon", "--config", str(config), *argv],
             stdout=write_end,
             stderr=subprocess.PIPE,
-            cwd=README.parent,
+            cwd=COMMANDS_PAGE.parents[1],
             timeout=60,
         )
     finally:
