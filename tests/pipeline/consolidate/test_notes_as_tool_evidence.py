@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from pipeline.publish.targets.claude_folder import memory_folder
-
+from pipeline.agents.claude_code.folder import memory_folder
 from pipeline.consolidate.run import run_phase2
 from pipeline.memory import frontmatter
 from pipeline.notes.remember import Here, remember
