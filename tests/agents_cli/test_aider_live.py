@@ -103,7 +103,7 @@ async def test_aider_writes_sessions_memd_reads_and_loads_what_memd_published(
     write_scope(settings.paths.memory_dir, "global", summary=f"The user uses pnpm. {marker}")
     results = (await publish_all(sqlite_store, settings, clock)).results
     assert [(r.target, r.outcome) for r in results] == [("aider_global", "published")], results
-    assert str(home / ".aider" / MEMORY_FILE) in (home / ".aider.conf.yml").read_text()
+    assert str(home / ".aider" / "memd" / MEMORY_FILE) in (home / ".aider.conf.yml").read_text()
 
     second = _aider(aider, tmp_path, home, repo / "src", SECOND, "run2")
     assert second.returncode == 0, second.stderr[-2000:]

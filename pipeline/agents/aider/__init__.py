@@ -207,7 +207,7 @@ def discover(root: Path) -> Iterator[str]:
 
 
 MEMORY_FILE = "memd-memory.md"
-"""The file memd writes in ``~/.aider/`` and names in ``~/.aider.conf.yml``'s ``read:`` list."""
+"""The file memd writes in ``~/.aider/memd/`` and names in ``~/.aider.conf.yml``'s ``read:`` list."""
 
 AGENT = Agent(
     NAME,
@@ -221,7 +221,7 @@ AGENT = Agent(
         PublishKey(
             "aider_global",
             True,
-            "The global scope in ~/.aider/memd-memory.md, named in the read: list of ~/.aider.conf.yml\n"
+            "The global scope in ~/.aider/memd/memd-memory.md, named in the read: list of ~/.aider.conf.yml\n"
             "(a repository's or the working folder's .aider.conf.yml with its own read: list hides it).",
             LoadCut(MEMORY_FILE),
         ),

@@ -1,4 +1,4 @@
-"""Aider: the global scope in ``~/.aider/memd-memory.md``, a file memd owns, named in the ``read:``
+"""Aider: the global scope in ``~/.aider/memd/memd-memory.md``, a file memd owns, named in the ``read:``
 list of ``~/.aider.conf.yml``.
 
 Aider (0.86) loads no instruction or memory file by itself: only the files its config's ``read:``
@@ -16,6 +16,7 @@ loads anything from at start, and memd adds one line (two when the file has no `
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -32,6 +33,10 @@ from pipeline.settings import PublishSettings
 from pipeline.store.publications import Publication
 
 TARGET_GLOBAL = "aider_global"
+SERVICE_NOTE = (
+    "its folder cannot be written here (the service's sandbox never opens the home folder): "
+    "run `memd publish` once, or add the file to its read: list yourself"
+)
 AGENT = "Aider"
 CONFIG_FILE = ".aider.conf.yml"
 
@@ -44,8 +49,13 @@ def config_file(homes: Homes) -> Path:
     return homes.user / CONFIG_FILE
 
 
+def memory_folder(homes: Homes) -> Path:
+    """``~/.aider/memd``: memd's own folder in Aider's, the one the service's sandbox opens."""
+    return aider_home(homes) / "memd"
+
+
 def memory_file(homes: Homes) -> Path:
-    return aider_home(homes) / MEMORY_FILE
+    return memory_folder(homes) / MEMORY_FILE
 
 
 def _config_change(plan: Plan, config: Path, edit: str, path: str) -> bool:
@@ -91,7 +101,14 @@ class Aider(PublishTarget):
         return self._on(global_=publish.on(TARGET_GLOBAL))
 
     def folders(self, homes: Homes, names: frozenset[str], projects: Sequence[str]) -> list[Path]:
-        return [aider_home(homes), user_file_folder(config_file(homes))]
+        """``~/.aider/memd`` (memd's file), and the folder of the file a ``~/.aider.conf.yml`` symlink
+        leads to; never the home folder itself: there, the entry is added by a `memd publish` run
+        outside the service (``SERVICE_NOTE``), once."""
+        folders = [memory_folder(homes)]
+        linked = user_file_folder(config_file(homes))
+        if linked != homes.user:
+            folders.append(linked)
+        return folders
 
     def plan_global(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
         home = aider_home(ctx.homes)
@@ -109,9 +126,13 @@ class Aider(PublishTarget):
         )
         if plan.error or plan.refused or plan.skip_reason:
             return plan
-        if not _config_change(plan, config_file(ctx.homes), "add", str(path)):
+        config = config_file(ctx.homes)
+        if not _config_change(plan, config, "add", str(path)):
             plan.changes.clear()
             return plan
+        if any(c.path == config for c in plan.changes) and not os.access(user_file_folder(config), os.W_OK):
+            plan.changes = [c for c in plan.changes if c.path != config]
+            plan.skip_reason = f"{config} does not name memd's file yet and {SERVICE_NOTE}"
         hidden = shadowing(sorted(set(ctx.projects.values())))
         if hidden:
             plan.notes.append(

@@ -44,7 +44,7 @@ INTERACTIVE = """
 
 > /opt/venv/bin/aider --model openai/stub-model
 > Aider v0.86.2
-> Added ../.aider/memd-memory.md to the chat (read-only).
+> Added ../.aider/memd/memd-memory.md to the chat (read-only).
 
 #### /add notes.txt
 > Added notes.txt to the chat

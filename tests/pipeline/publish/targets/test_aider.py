@@ -1,17 +1,21 @@
-"""Aider: the global scope in ~/.aider/memd-memory.md, named in the read: list of ~/.aider.conf.yml
+"""Aider: the global scope in ~/.aider/memd/memd-memory.md, named in the read: list of ~/.aider.conf.yml
 (edited line by line, every other byte kept), on by default, skipped without Aider."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
 from pipeline.agents.aider import MEMORY_FILE
+from pipeline.agents.aider import publish as aider_publish
 from pipeline.agents.aider.conf import MARK, ReadListError, add_entry, read_entries, remove_entry
 from pipeline.clock import FakeClock
+from pipeline.publish.plan import Homes
 from pipeline.publish.run import publish_all
 from pipeline.publish.sentinel import BEGIN
+from pipeline.publish.targets import registry
 from pipeline.settings import PublishSettings
 from pipeline.store import Store
 from tests.conftest import sqlite_only
@@ -72,7 +76,7 @@ async def test_on_by_default_it_writes_memds_file_and_its_read_entry_and_withdra
     on = base.model_copy(update={"publish": PublishSettings(qwen_code=False)})  # the defaults
     (result,) = (await publish_all(store, on, clock)).results
     assert (result.target, result.scope, result.outcome) == ("aider_global", "global", "published")
-    memory = env.home / ".aider" / MEMORY_FILE
+    memory = env.home / ".aider" / "memd" / MEMORY_FILE
     assert BEGIN in memory.read_text()
     assert "Prefers pnpm." in memory.read_text()
     assert read_entries(conf.read_text()) == ["~/CONVENTIONS.md", str(memory)]
@@ -109,7 +113,7 @@ async def test_a_one_line_read_is_refused_and_left_alone(env: Env, store: Store,
     assert result.outcome == "refused"
     assert "one line" in (result.reason or "")
     assert conf.read_text() == "read: [CONVENTIONS.md]\n"
-    assert not (env.home / ".aider" / MEMORY_FILE).exists()
+    assert not (env.home / ".aider" / "memd" / MEMORY_FILE).exists()
 
 
 @sqlite_only
@@ -130,7 +134,7 @@ async def test_a_dotfiles_link_is_followed_and_a_repos_own_read_list_is_reported
     (result,) = [r for r in (await publish_all(store, on, clock)).results if r.target == "aider_global"]
     assert result.outcome == "published", result.reason
     assert os.path.islink(env.home / ".aider.conf.yml")
-    assert read_entries(dotfiles.read_text()) == [str(env.home / ".aider" / MEMORY_FILE)]
+    assert read_entries(dotfiles.read_text()) == [str(env.home / ".aider" / "memd" / MEMORY_FILE)]
     assert str(project) in (result.reason or "")
     assert "own read: list" in (result.reason or "")
 
@@ -144,3 +148,38 @@ async def test_a_fifo_config_fails_promptly_with_its_name(env: Env, store: Store
     (result,) = (await publish_all(store, on, clock)).results
     assert result.outcome == "failed"
     assert ".aider.conf.yml" in (result.reason or "")
+
+
+@sqlite_only
+async def test_where_the_home_folder_is_read_only_memds_file_is_written_and_the_entry_asked_for(
+    env: Env, store: Store, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The service's sandbox opens ~/.aider/memd, never the home folder that holds ~/.aider.conf.yml.
+    write_scope(env.memory_dir, "global", summary="Prefers pnpm.")
+    _aider_home(env)
+    real_access = os.access
+    monkeypatch.setattr(
+        aider_publish.os, "access", lambda p, m: False if Path(p) == env.home else real_access(p, m)
+    )
+    on = env.settings(claude_code=False, gemini=False, aider_global=True)
+    (result,) = (await publish_all(store, on, clock)).results
+    assert result.outcome == "skipped"
+    assert "memd publish" in (result.reason or "")
+    assert (env.home / ".aider" / "memd" / MEMORY_FILE).is_file()
+    assert not (env.home / ".aider.conf.yml").exists()
+
+    monkeypatch.setattr(aider_publish.os, "access", real_access)  # `memd publish`, outside the sandbox
+    (result,) = (await publish_all(store, on, clock)).results
+    assert result.outcome == "published"
+    assert read_entries((env.home / ".aider.conf.yml").read_text()) == [
+        str(env.home / ".aider" / "memd" / MEMORY_FILE)
+    ]
+
+
+def test_the_sandbox_opens_memds_folder_in_aiders_never_the_home_folder(env: Env) -> None:
+    homes = Homes(user=env.home, sources=env.settings().sources)
+    on = env.settings(aider_global=True).publish
+    folders = registry.written_folders(homes, on)
+    assert env.home / ".aider" / "memd" in folders
+    assert env.home not in folders
+    assert env.home / ".aider" not in folders
