@@ -157,7 +157,13 @@ def test_the_default_roots_follow_the_environment() -> None:
     assert plain["qwen_code"]["root"] == "/h/.qwen/projects"
     # Qwen Code keeps its runtime files (chats, memory) under $QWEN_RUNTIME_DIR when it is set.
     assert registry.default_tables({**env, "QWEN_RUNTIME_DIR": "/rt"})["qwen_code"]["root"] == "/rt/projects"
-    assert registry.default_env() == ("CODEX_HOME", "COPILOT_HOME", "QWEN_RUNTIME_DIR", "QWEN_HOME")
+    assert registry.default_env() == (
+        "CODEX_HOME",
+        "COPILOT_HOME",
+        "QWEN_RUNTIME_DIR",
+        "QWEN_HOME",
+        "AIDER_CHAT_HISTORY_FILE",
+    )
 
 
 def test_adapters_are_imported_on_first_use_and_carry_their_name() -> None:
