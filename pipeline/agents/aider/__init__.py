@@ -230,4 +230,5 @@ AGENT = Agent(
     read_tools={"read-only": ("path",), "add": ("path",)},
     shell_tools={"run": ("command",)},
     project_hint="the git root of the folder holding .aider.chat.history.md",
+    watched=False,  # its root is the home folder: searched on each scan, never watched whole
 )

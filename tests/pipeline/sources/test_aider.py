@@ -11,6 +11,7 @@ import pytest
 
 from pipeline.agents import aider
 from pipeline.agents.aider.transcripts import AiderAdapter, headless
+from pipeline.sources import registry
 from pipeline.transcript import AssistantText, ToolCall, ToolResult, UserMessage
 
 HEADLESS = """
@@ -272,3 +273,24 @@ def test_the_echoed_command_line_tells_headless_runs() -> None:
     assert headless("aider --message-file task.md")
     assert headless("aider --message=hi")
     assert not headless("/x/bin/aider --model openai/stub-model --no-check-update")
+
+
+def test_the_daemon_never_watches_the_home_folder_aider_is_searched_in(tmp_path: Path) -> None:
+    from daemon.service import watched_roots
+    from pipeline.settings import Settings
+
+    roots = {name: {"root": str(tmp_path / name)} for name in registry.names()}
+    settings = Settings.model_validate(
+        {
+            "paths": {
+                "memory_dir": str(tmp_path / "m"),
+                "state_db": "sqlite:///x",
+                "state_dir": str(tmp_path / "s"),
+            },
+            "sources": roots,
+        }
+    )
+    watched = watched_roots(settings)
+    assert tmp_path / "aider" not in watched
+    assert tmp_path / "claude_code" in watched  # the other agents' roots are still watched
+    assert settings.sources.enabled()["aider"].root == tmp_path / "aider"  # but Aider is still read
