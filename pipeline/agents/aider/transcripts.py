@@ -9,7 +9,8 @@ reader):
   the user's action, not words: ``/run`` (and ``!``) runs a command, ``/web`` fetches a page,
   ``/add``, ``/read-only``... are tool calls here, and the ``>`` lines after them are their
   output. ``/ask``, ``/code``, ``/architect`` and ``/context`` carry a prompt: a user turn.
-- ``> text`` is Aider's own output: the command line it was started with (its ``sys.argv``, so a
+- ``> text`` is Aider's own output (only its first line is prefixed: the lines right under it,
+  before a blank line, are its too; the model's reply always starts after a blank line): the command line it was started with (its ``sys.argv``, so a
   ``--message`` prompt appears there a second time: memd keeps only whether it was headless),
   its version, the working folders, files added, edits applied, commits, errors. It is tool
   output, quoted, never a turn.
@@ -91,7 +92,8 @@ class _Reader:
         self.folder = folder
         self.user: list[str] = []
         self.reply: list[str] = []
-        self.output: list[str] = []
+        self.output: list[list[str]] = []
+        self.continues = False
         self.call_id: str | None = None
         self.calls = 0
         self.git_dir: str | None = None
@@ -101,14 +103,21 @@ class _Reader:
             self._flush_reply()
             self._flush_output()
             self.user.append(text[4:].strip())
+            self.continues = False
         elif text.startswith(">"):
             self._flush_user()
             self._flush_reply()
-            self.output.append(text[1:].strip())
+            self.output.append([text[1:].strip()])
+            self.continues = True
+        elif self.continues and text.strip():
+            # Aider prefixes only the first line of a message of its own; the model's reply always
+            # starts after a blank line, so a line right under one of Aider's is Aider's too.
+            self.output[-1].append(text.rstrip())
         else:
             self._flush_user()
             self._flush_output()
             self.reply.append(text)
+            self.continues = False
 
     def end(self) -> None:
         self._flush_user()
@@ -160,15 +169,15 @@ class _Reader:
     def _flush_output(self) -> None:
         if not self.output:
             return
-        lines, self.output = self.output, []
+        entries, self.output = self.output, []
         kept: list[str] = []
-        for line in lines:
-            if _ARGV_RE.match(line):
-                self.c.s.non_interactive = self.c.s.non_interactive or headless(line)
+        for entry in entries:
+            if _ARGV_RE.match(entry[0]):  # a multi-line prompt continues it: all of it goes
+                self.c.s.non_interactive = self.c.s.non_interactive or headless(" ".join(entry))
                 kept.append("[the command line Aider was started with]")
                 continue
-            self._note(line)
-            kept.append(line)
+            self._note(entry[0])
+            kept.extend(entry)
         text = "\n".join(kept).strip()
         if not text:
             return

@@ -294,3 +294,42 @@ def test_the_daemon_never_watches_the_home_folder_aider_is_searched_in(tmp_path:
     assert tmp_path / "aider" not in watched
     assert tmp_path / "claude_code" in watched  # the other agents' roots are still watched
     assert settings.sources.enabled()["aider"].root == tmp_path / "aider"  # but Aider is still read
+
+
+MULTILINE = """
+# aider chat started at 2026-12-07 15:00:00
+
+> /opt/venv/bin/aider --model m --message first line of the prompt
+second line with ghp_SECRETSECRET
+third line --yes-always
+> Aider v0.86.2
+
+#### first line of the prompt
+#### second line with ghp_SECRETSECRET
+#### third line
+
+The reply.
+
+> litellm.APIError: the model failed
+its second line
+"""
+
+
+def test_aiders_multi_line_output_stays_aiders_and_a_multi_line_prompt_leaves_the_command_line(
+    tmp_path: Path,
+) -> None:
+    # Aider writes "> " before the first line of its own messages only (io.append_chat_history).
+    write_history(tmp_path / "repo", MULTILINE)
+    ((path, _key, _why),) = sessions(tmp_path)
+    t = AiderAdapter().parse(Path(path)).transcript
+    assert t is not None
+    assert t.non_interactive
+    assert [i.text for i in t.items if isinstance(i, UserMessage)] == [
+        "first line of the prompt\nsecond line with ghp_SECRETSECRET\nthird line"
+    ]
+    assert [i.text for i in t.items if isinstance(i, AssistantText)] == ["The reply."]
+    results = [i for i in t.items if isinstance(i, ToolResult)]
+    assert not any("SECRET" in r.text or "third line" in r.text for r in results)
+    (error,) = [r for r in results if "litellm" in r.text]
+    assert error.is_error
+    assert "its second line" in error.text
