@@ -44,7 +44,7 @@ from daemon.lean.liveness import HEARTBEAT_INTERVAL_S, LAST_ONCE_KEY, beat_statu
 from daemon.notify import Notifier
 from daemon.schedule import Schedule
 from daemon.watch import SourceWatcher
-from pipeline import __version__
+from pipeline import __version__, roster
 from pipeline.clock import Clock
 from pipeline.errors import InstanceBusy, LeaseLost
 from pipeline.settings import Settings
@@ -95,6 +95,16 @@ def _wakes(loop: asyncio.AbstractEventLoop) -> Iterator[None]:
                 loop.remove_reader(read_end.fileno())
         finally:
             signal.set_wakeup_fd(previous)
+
+
+def watched_roots(settings: Settings) -> list[Any]:
+    """The roots of the enabled sources whose agent's root is watched for file events (an agent
+    whose root is only searched, bounded, on each scan is left to the periodic scan)."""
+    return [
+        cfg.root
+        for name, cfg in settings.sources.enabled().items()
+        if (agent := roster.find(name)) is None or agent.watched
+    ]
 
 
 @dataclass(frozen=True)
@@ -704,7 +714,7 @@ class Daemon:
             self._on_interrupt(Interrupt(step, wait_s, again))
 
     def _roots(self) -> list[Any]:
-        return [s.root for s in self.settings.sources.enabled().values()]
+        return watched_roots(self.settings)
 
     def _status_line(self) -> str:
         if self._current_step is not None:

@@ -148,6 +148,9 @@ class Agent:
     project_hint: str = ""
     """Where its sessions record their project, when not in the usual working directory: said when
     a session's project cannot be told."""
+    watched: bool = True
+    """Whether the daemon watches its root for file events (False for a root that is only searched,
+    bounded, on each scan: Aider's, the home folder, which no watch should cover whole)."""
     hook: str | None = None
     """Its session-start hook (``memd hooks install``), a ``SessionHook`` named
     ``"module:attribute"`` (imported on first use); None: it has none."""

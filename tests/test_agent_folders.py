@@ -42,8 +42,9 @@ def words(agent: Agent) -> set[str]:
         found.add(agent.mcp.name)
         homes.append(agent.mcp.user_file(env))
     for path in homes:
-        if path.is_relative_to(HOME):
-            top = path.relative_to(HOME).parts[0]
+        parts = path.relative_to(HOME).parts if path.is_relative_to(HOME) else ()
+        if parts:  # (Aider's root is HOME itself: a bounded search)
+            top = parts[0]
             if top.startswith(".") and top not in (".local", ".config"):  # ~/.claude, not ~/.config
                 found.add(top)
     return found

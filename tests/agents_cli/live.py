@@ -51,6 +51,14 @@ def require_node_cli(folder: str, command: str) -> list[str]:
     return [str(node), str(script.resolve())]
 
 
+def require_venv_cli(folder: str, command: str) -> Path:
+    """A PyPI CLI installed in a venv of its own (``<folder>/venv/bin/<command>``), or skip."""
+    path = clis_dir() / folder / "venv" / "bin" / command
+    if not (clis_dir() / folder / ".installed").is_file() or not path.exists():
+        pytest.skip(f"{command} is not installed in {clis_dir() / folder} (run tests/agents_cli/install.sh)")
+    return path
+
+
 def stub_path() -> Path:
     """The model stub: ``$MEMD_MODEL_STUB``, else the copy beside this module."""
     return Path(os.environ.get("MEMD_MODEL_STUB") or Path(__file__).with_name("model_stub.py"))

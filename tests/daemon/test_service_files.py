@@ -158,6 +158,7 @@ def test_the_sandbox_follows_moved_roots_to_where_publishing_writes(tmp_path: Pa
         tmp_path / "data/codex",  # the global AGENTS.md is replaced in its folder
         tmp_path / "data/qwen/projects",
         tmp_path / "data/copilot",
+        tmp_path / "home" / ".aider" / "memd",  # aider_global: memd's own file (on by default)
     ]
     # (in the order of the registry's agents: which folder comes first is no behaviour)
     assert sorted(registry.written_folders(homes, settings.publish)) == sorted(folders)
@@ -171,6 +172,7 @@ def test_only_the_targets_that_are_on_open_their_folders(tmp_path: Path) -> None
         MEMD_PUBLISH__CLAUDE_CODE="false",
         MEMD_PUBLISH__GEMINI="false",
         MEMD_PUBLISH__QWEN_CODE="false",
+        MEMD_PUBLISH__AIDER_GLOBAL="false",
     )
     assert _writable(sf.render_unit(off, command=MEMD, config=None, env=env)) == [
         f"-{off.paths.memory_dir}",
@@ -197,9 +199,10 @@ def test_the_sandbox_opens_no_agent_home_and_never_the_home_folder(tmp_path: Pat
             f"-{known[1]}",
             f"-{home / '.gemini' / 'tmp'}",
             f"-{home / '.qwen' / 'projects'}",
+            f"-{home / '.aider' / 'memd'}",
         ]
     )
-    for whole in (home, home / ".claude", home / ".gemini", home / ".qwen"):
+    for whole in (home, home / ".claude", home / ".gemini", home / ".qwen", home / ".aider"):
         assert f"-{whole}" not in rw
 
 

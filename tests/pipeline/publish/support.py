@@ -113,9 +113,10 @@ class Env:
                 opencode=SourceSettings(root=root / "opencode"),
                 copilot_cli=SourceSettings(root=self.copilot_home / "session-state"),
                 qwen_code=SourceSettings(root=self.qwen_home / "projects"),
+                aider=SourceSettings(root=root / "aider"),
             ),
-            # Qwen Code's memory is on by default; the tests about other targets leave it out.
-            publish=PublishSettings(**{"qwen_code": False, **publish}),
+            # Qwen Code's memory and Aider's are on by default; the tests about other targets leave them out.
+            publish=PublishSettings(**{"qwen_code": False, "aider_global": False, **publish}),
         )
 
     def project(self, name: str) -> Path:

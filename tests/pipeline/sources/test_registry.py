@@ -123,9 +123,9 @@ def _repo(path: Path) -> Path:
 
 
 def test_every_built_in_source_has_one_entry_in_vocabulary_order() -> None:
-    assert registry.names() == tuple(SourceName)
+    assert registry.names() == (*SourceName, "aider")
     assert all(type(name) is str for name in registry.names())  # stored and marshalled as plain text
-    assert {name: registry.label_of(name) for name in SourceName} == {
+    assert {name: registry.label_of(name) for name in registry.names()} == {
         "claude_code": "Claude Code",
         "codex": "Codex CLI",
         "gemini_cli": "Gemini CLI",
@@ -133,6 +133,7 @@ def test_every_built_in_source_has_one_entry_in_vocabulary_order() -> None:
         "opencode": "OpenCode",
         "copilot_cli": "GitHub Copilot CLI",
         "qwen_code": "Qwen Code",
+        "aider": "Aider",
     }
     assert registry.label_of("gone_agent") == "gone_agent"
 
@@ -147,6 +148,7 @@ def test_the_default_roots_follow_the_environment() -> None:
         "opencode": {"enabled": True, "root": "/h/.local/share/opencode"},
         "copilot_cli": {"enabled": True, "root": "/cp/session-state"},
         "qwen_code": {"enabled": True, "root": "/qw/projects"},
+        "aider": {"enabled": True, "root": "/h"},
     }
     assert registry.default_tables({"HOME": "/h", "XDG_DATA_HOME": "/d"})["opencode"]["root"] == "/d/opencode"
     plain = registry.default_tables({"HOME": "/h"})
@@ -165,6 +167,7 @@ def test_the_default_roots_follow_the_environment() -> None:
         "COPILOT_HOME",
         "QWEN_RUNTIME_DIR",
         "QWEN_HOME",
+        "AIDER_CHAT_HISTORY_FILE",
     )
 
 
