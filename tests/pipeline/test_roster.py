@@ -27,6 +27,7 @@ PUBLISH_BEFORE = {
     "copilot_global": False,
     "codex_summary_token_cap": 2_500,
     "pi_global": False,
+    "aider_global": True,
 }
 """``[publish]`` as ``pipeline/settings.py`` declared it by hand before the agents had folders."""
 
@@ -73,6 +74,7 @@ def test_the_cuts_and_who_loads_each_file_read_as_before() -> None:
         "opencode_global": ("OpenCode", "AGENTS.md"),
         "copilot_global": ("Copilot CLI", "copilot-instructions.md"),
         "pi_global": ("Pi", "AGENTS.md"),
+        "aider_global": ("Aider", "memd-memory.md"),
     }
 
 
