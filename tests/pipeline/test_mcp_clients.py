@@ -46,6 +46,7 @@ EXISTING = {
     ),
     "copilot-cli": '{\n  "mcpServers": {\n    "playwright": {"type": "local", "command": "npx", "tools": ["*"]}\n  }\n}\n',
     "qwen-code": '{\n  "$version": 4,\n  "general": {\n    "disableAutoUpdate": true\n  }\n}\n',
+    "openhands": '{"mcpServers": {"fetch": {"command": "uvx", "args": ["mcp-server-fetch"], "enabled": false}}}',
 }
 
 
@@ -67,7 +68,15 @@ def _servers(name: str, text: str) -> dict[str, object]:
 
 
 def test_every_agent_memd_reads_or_publishes_to_is_there() -> None:
-    assert set(clients()) == {"claude-code", "codex", "gemini-cli", "opencode", "copilot-cli", "qwen-code"}
+    assert set(clients()) == {
+        "claude-code",
+        "codex",
+        "gemini-cli",
+        "opencode",
+        "copilot-cli",
+        "qwen-code",
+        "openhands",
+    }
     assert client("claude_code") is clients()["claude-code"]
     with pytest.raises(KeyError):
         client("pi")
@@ -84,6 +93,7 @@ def test_install_adds_memd_in_the_agents_own_shape_and_uninstall_gives_the_file_
         "codex": {"command": COMMAND[0], "args": ["mcp"]},
         "gemini-cli": {"command": COMMAND[0], "args": ["mcp"]},
         "qwen-code": {"command": COMMAND[0], "args": ["mcp"]},
+        "openhands": {"command": COMMAND[0], "args": ["mcp"]},
         "copilot-cli": {"type": "local", "command": COMMAND[0], "args": ["mcp"], "tools": ["*"]},
         "opencode": {"type": "local", "command": COMMAND, "enabled": True},
     }[name]
@@ -149,6 +159,7 @@ def test_each_agent_has_its_user_file_and_project_file(tmp_path: Path) -> None:
         "/h/.config/opencode/opencode.json",
         "/h/.copilot/mcp-config.json",
         "/h/.qwen/settings.json",
+        "/h/.openhands/mcp.json",
     ]
     assert [str(config_file(c, env, project)) for c in clients().values()] == [
         "/w/app/.mcp.json",
@@ -157,6 +168,7 @@ def test_each_agent_has_its_user_file_and_project_file(tmp_path: Path) -> None:
         "/w/app/opencode.json",
         "/w/app/.github/mcp.json",
         "/w/app/.qwen/settings.json",
+        "/w/app/.openhands/mcp.json",
     ]
     moved = {
         "HOME": "/h",
@@ -170,6 +182,8 @@ def test_each_agent_has_its_user_file_and_project_file(tmp_path: Path) -> None:
     assert str(config_file(clients()["codex"], moved)) == "/x/config.toml"
     assert str(config_file(clients()["copilot-cli"], moved)) == "/p/mcp-config.json"
     assert str(config_file(clients()["qwen-code"], moved)) == "/q/settings.json"
+    oh = {"HOME": "/h", "OPENHANDS_PERSISTENCE_DIR": "/oh"}
+    assert str(config_file(clients()["openhands"], oh)) == "/oh/mcp.json"
     assert str(config_file(clients()["opencode"], moved)) == "/cfg/opencode/opencode.json"
     (tmp_path / "opencode").mkdir()
     (tmp_path / "opencode" / "opencode.jsonc").write_text("{}")

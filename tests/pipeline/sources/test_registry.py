@@ -133,6 +133,7 @@ def test_every_built_in_source_has_one_entry_in_vocabulary_order() -> None:
         "opencode": "OpenCode",
         "copilot_cli": "GitHub Copilot CLI",
         "qwen_code": "Qwen Code",
+        "openhands": "OpenHands",
     }
     assert registry.label_of("gone_agent") == "gone_agent"
 
@@ -147,6 +148,7 @@ def test_the_default_roots_follow_the_environment() -> None:
         "opencode": {"enabled": True, "root": "/h/.local/share/opencode"},
         "copilot_cli": {"enabled": True, "root": "/cp/session-state"},
         "qwen_code": {"enabled": True, "root": "/qw/projects"},
+        "openhands": {"enabled": True, "root": "/h/.openhands/conversations"},
     }
     assert registry.default_tables({"HOME": "/h", "XDG_DATA_HOME": "/d"})["opencode"]["root"] == "/d/opencode"
     plain = registry.default_tables({"HOME": "/h"})
@@ -155,7 +157,19 @@ def test_the_default_roots_follow_the_environment() -> None:
     assert plain["qwen_code"]["root"] == "/h/.qwen/projects"
     # Qwen Code keeps its runtime files (chats, memory) under $QWEN_RUNTIME_DIR when it is set.
     assert registry.default_tables({**env, "QWEN_RUNTIME_DIR": "/rt"})["qwen_code"]["root"] == "/rt/projects"
-    assert registry.default_env() == ("CODEX_HOME", "COPILOT_HOME", "QWEN_RUNTIME_DIR", "QWEN_HOME")
+    # OpenHands keeps its conversations under $OPENHANDS_CONVERSATIONS_DIR, else its persistence folder.
+    moved = {"HOME": "/h", "OPENHANDS_PERSISTENCE_DIR": "/oh"}
+    assert registry.default_tables(moved)["openhands"]["root"] == "/oh/conversations"
+    moved["OPENHANDS_CONVERSATIONS_DIR"] = "/conv"
+    assert registry.default_tables(moved)["openhands"]["root"] == "/conv"
+    assert registry.default_env() == (
+        "CODEX_HOME",
+        "COPILOT_HOME",
+        "QWEN_RUNTIME_DIR",
+        "QWEN_HOME",
+        "OPENHANDS_PERSISTENCE_DIR",
+        "OPENHANDS_CONVERSATIONS_DIR",
+    )
 
 
 def test_adapters_are_imported_on_first_use_and_carry_their_name() -> None:
