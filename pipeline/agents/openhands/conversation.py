@@ -55,7 +55,8 @@ STATE_MAX_BYTES = 16 << 20
 SESSION_MAX_BYTES = 512 << 20
 """A conversation whose events add up to more than this is not read."""
 
-_ID_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z_-]{0,127}$")
+_ID_RE = re.compile(r"^(?:[0-9a-fA-F]{32}|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12})$")
+"""A conversation's id: a uuid, as 32 hex digits (how OpenHands names the folder) or dashed."""
 _EVENT_RE = re.compile(r"^event-(\d{1,12})-[^/]{0,200}\.json$")
 
 

@@ -97,6 +97,10 @@ class Env:
     def qwen_home(self) -> Path:
         return self.home / ".qwen"
 
+    @property
+    def openhands_home(self) -> Path:
+        return self.home / ".openhands"
+
     def settings(self, **publish: Any) -> Settings:
         root = self.tmp / "roots"
         return Settings(
@@ -113,9 +117,11 @@ class Env:
                 opencode=SourceSettings(root=root / "opencode"),
                 copilot_cli=SourceSettings(root=self.copilot_home / "session-state"),
                 qwen_code=SourceSettings(root=self.qwen_home / "projects"),
+                openhands=SourceSettings(root=self.openhands_home / "conversations"),
             ),
-            # Qwen Code's memory is on by default; the tests about other targets leave it out.
-            publish=PublishSettings(**{"qwen_code": False, **publish}),
+            # Qwen Code's memory and OpenHands' skill are on by default; the tests about other
+            # targets leave them out.
+            publish=PublishSettings(**{"qwen_code": False, "openhands_global": False, **publish}),
         )
 
     def project(self, name: str) -> Path:
