@@ -41,6 +41,15 @@ def require_cli(folder: str, command: str) -> Path:
     return path
 
 
+def require_venv_cli(folder: str, command: str) -> Path:
+    """An installed PyPI CLI's executable (``<folder>/venv/bin/<command>``), or skip the test saying
+    how to install it."""
+    path = clis_dir() / folder / "venv" / "bin" / command
+    if not (clis_dir() / folder / ".installed").is_file() or not path.exists():
+        pytest.skip(f"{command} is not installed in {clis_dir() / folder} (run tests/agents_cli/install.sh)")
+    return path
+
+
 def stub_path() -> Path:
     """The model stub: ``$MEMD_MODEL_STUB``, else the copy beside this module."""
     return Path(os.environ.get("MEMD_MODEL_STUB") or Path(__file__).with_name("model_stub.py"))
