@@ -94,20 +94,5 @@ AGENT = Agent(
     injected=strip_context,
     read_tools={"file_editor": ("path",)},
     shell_tools={"terminal": ("command",)},
-    builtin_tools=frozenset(
-        {
-            "terminal",
-            "file_editor",
-            "task_tracker",
-            "task",
-            "think",
-            "finish",
-            "invoke_skill",
-            "glob",
-            "grep",
-            "planning_file_editor",
-            "apply_patch",
-        }
-    ),
     project_hint="the working_dir of its base_state.json",
 )

@@ -12,9 +12,10 @@
 - ``SystemPromptEvent`` (the system prompt, and in ``dynamic_context`` AGENTS.md and every always-on
   skill, memd's published memory included) is skipped whole; so is ``base_state.json``'s copy of
   the skills. ``Condensation``/``CondensationSummaryEvent`` mark a compaction.
-- MCP tools are ``MCPToolAction`` calls (external context ``mcp:<server>/<tool>``, the server
-  taken from the tool's name when OpenHands prefixed it), browsing tools ``browser_*`` are
-  ``web_fetch``; shell commands that fetch are recognised as for every agent.
+- MCP tools are ``MCPToolAction`` calls, offered under the tool's own name: external context
+  ``mcp:<server>/<tool>``, the server named when the state's ``mcp_config`` holds only one (else
+  ``unknown``); browsing tools ``browser_*`` are ``web_fetch``; shell commands that fetch are
+  recognised as for every agent.
 - The project is ``workspace.working_dir`` of ``base_state.json`` (the folder it ran in; the scan
   resolves it to the repository root), else the working directory the system prompt names.
 - Headless runs (``--headless``) are told only by ``confirmation_policy.kind: NeverConfirm``
@@ -178,6 +179,13 @@ class OpenHandsAdapter:
         cwd = workspace.get("working_dir") if isinstance(workspace, dict) else None
         if isinstance(cwd, str) and cwd.startswith("/"):
             s.cwd = cwd
+        agent = state.get("agent")
+        mcp = agent.get("mcp_config") if isinstance(agent, dict) else None
+        servers = mcp.get("mcpServers") if isinstance(mcp, dict) else None
+        if isinstance(servers, dict) and len(servers) == 1:
+            (server,) = servers
+            if isinstance(server, str) and 0 < len(server) <= 64:
+                c.scratch["mcp_server"] = server
         policy = state.get("confirmation_policy")
         if isinstance(policy, dict) and policy.get("kind") == "NeverConfirm":
             s.non_interactive = True
@@ -265,11 +273,10 @@ class OpenHandsAdapter:
             args = {k: v for k, v in action.items() if k != "kind"}
         call_id = str(event.get("tool_call_id") or "")
         kind = action.get("kind") if isinstance(action, dict) else None
-        if kind == "MCPToolAction" or (not kind and isinstance(action, dict) and "data" in action):
-            server, _, tool = str(name).partition("__") if "__" in str(name) else ("", "", str(name))
-            c.tool_call(str(name), args, call_id, ts, namespace=f"mcp__{server or 'unknown'}")
-            if tool and server:
-                return
+        if kind == "MCPToolAction":
+            # OpenHands offers an MCP tool under its own name; the server is known when one is set up.
+            server = c.scratch.get("mcp_server") or "unknown"
+            c.tool_call(str(name), args, call_id, ts, namespace=f"mcp__{server}")
             return
         if str(name).startswith(_BROWSER_PREFIX):
             c.external("web_fetch")

@@ -135,11 +135,13 @@ def test_external_context_tools_are_recognised(tmp_path: Path) -> None:
         ],
     )
     t = parse(folder)
-    assert "mcp:unknown/fetch" in t.external_context or any(
-        tag.startswith("mcp:") for tag in t.external_context
-    )
-    assert "web_fetch" in t.external_context
-    assert len(t.external_context) >= 2
+    assert set(t.external_context) == {"mcp:unknown/fetch", "web_fetch", "shell:curl"}
+    # With one MCP server set up, the call is that server's.
+    state_file = folder / "base_state.json"
+    state = json.loads(state_file.read_text())
+    state["agent"]["mcp_config"] = {"mcpServers": {"docs": {"command": "docs-mcp"}}}
+    state_file.write_text(json.dumps(state))
+    assert set(parse(folder).external_context) == {"mcp:docs/fetch", "web_fetch", "shell:curl"}
 
 
 def test_an_added_event_moves_the_change_key_and_a_rewritten_history_restarts(tmp_path: Path) -> None:
