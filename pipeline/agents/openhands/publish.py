@@ -51,9 +51,10 @@ class OpenHands(PublishTarget):
         return self._on(global_=publish.on(TARGET_GLOBAL))
 
     def folders(self, homes: Homes, names: frozenset[str], projects: Sequence[str]) -> list[Path]:
-        """The skills folder, or OpenHands' folder while memd has yet to create it there."""
-        skills = skill_file(homes).parent
-        return [skills if skills.is_dir() else persistence_dir(homes)]
+        """The skills folder only: the rest of ``~/.openhands`` (its settings, its MCP servers) stays
+        out of the service's reach. (Under the service's sandbox memd cannot create the folder: a
+        publish made outside it, or OpenHands, does.)"""
+        return [skill_file(homes).parent]
 
     def plan_global(self, ctx: PublishContext, scope: ScopeMemory, previous_sha: str | None) -> Plan:
         home = persistence_dir(ctx.homes)

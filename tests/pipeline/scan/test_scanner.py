@@ -35,6 +35,7 @@ def _settings(tmp_path: Path, **memories: object) -> Settings:
                 "opencode": {"root": str(tmp_path / "opencode"), "enabled": False},
                 "copilot_cli": {"root": str(tmp_path / "copilot"), "enabled": False},
                 "qwen_code": {"root": str(tmp_path / "qwen"), "enabled": False},
+                "openhands": {"root": str(tmp_path / "openhands"), "enabled": False},
             },
             "memories": memories,
         }
