@@ -123,10 +123,10 @@ class OpenHandsAdapter:
         try:
             conv = conversation.read(path)
         except conversation.ConversationUnreadable as exc:
-            problem = (TranscriptIncomplete if exc.retryable else TranscriptUnreadable)(
+            unusable = (TranscriptIncomplete if exc.retryable else TranscriptUnreadable)(
                 f"OpenHands conversation: {exc.reason}"
             )
-            return ParseResult(None, start_offset, state, problem)
+            return ParseResult(None, start_offset, state, unusable)
         fallback_id = path.name
         summary = Summary(source=self.source)
         c = Collector(summary, self.source, with_items=with_items)
@@ -138,17 +138,17 @@ class OpenHandsAdapter:
         if conv.state_problem:
             summary.note_error(conv.state_problem)
         names: list[str] = []
-        for name, event, problem in conv.events:
+        for name, event, why in conv.events:
             names.append(name)
             summary.records += 1
             if event is None:
-                summary.note_error(f"{name}: {problem}")
+                summary.note_error(f"{name}: {why}")
                 continue
             if self._event(c, event, sub):
                 summary.recognized += 1
         if not any(event is not None for _name, event, _problem in conv.events):
-            problem_ = TranscriptIncomplete("no event yet")
-            return ParseResult(None, conv.version, state, problem_, bytes_read=conv.bytes_read)
+            waiting = TranscriptIncomplete("no event yet")
+            return ParseResult(None, conv.version, state, waiting, bytes_read=conv.bytes_read)
         previous = _previous(state)
         restarted = False
         if start_offset > 0 and previous is not None:
