@@ -8,8 +8,9 @@ OpenHands (CLI 1.16, SDK 1.21) keeps each conversation in ``<root>/<id as 32 hex
 
 A conversation is not one file, so the scan's change key is the folder's own (``walk``): the
 ``events`` folder's device and inode, and as its "size" a version that moves with every event
-added (the folder's mtime) and every rewrite of the state (the state file's mtime). Events are
-read whole at each change (``read``), as OpenCode's rows are.
+added (the folder's mtime), every rewrite of the state (the state file's mtime) and the last event
+file's completion (its mtime: an event is not written atomically). Events are read whole at each
+change (``read``), as OpenCode's rows are.
 
 What a folder cannot make memd do:
 
@@ -91,8 +92,11 @@ def _lstat(path: str) -> os.stat_result | None:
 
 def change_key(folder: str) -> tuple[tuple[int, int, int, int] | None, str | None]:
     """The conversation's change key (dev, ino, version, mtime_ns), or why it cannot be read; a
-    folder without ``events`` yet is ``(None, None)``."""
-    events = _lstat(os.path.join(folder, EVENTS))
+    folder without ``events`` yet is ``(None, None)``. The version is the newest of the ``events``
+    folder's mtime (an event added), the state file's (rewritten) and the last event file's (an
+    event still being written when it was last read: OpenHands does not write them atomically)."""
+    events_dir = os.path.join(folder, EVENTS)
+    events = _lstat(events_dir)
     if events is None:
         return None, None
     if stat.S_ISLNK(events.st_mode):
@@ -105,7 +109,26 @@ def change_key(folder: str) -> tuple[tuple[int, int, int, int] | None, str | Non
         if not stat.S_ISREG(state.st_mode):
             return None, f"{STATE} is not a regular file"
         version = max(version, state.st_mtime_ns)
+    last = _last_event(events_dir)
+    if last is not None:
+        version = max(version, last.st_mtime_ns)
     return (events.st_dev, events.st_ino, version, version), None
+
+
+def _last_event(events: str) -> os.stat_result | None:
+    """The ``lstat`` of the event file with the highest index (None when there is none)."""
+    best: tuple[int, str] | None = None
+    try:
+        with os.scandir(events) as entries:
+            for n, entry in enumerate(entries):
+                if n > MAX_EVENTS:
+                    break
+                match = _EVENT_RE.match(entry.name)
+                if match is not None and (best is None or (int(match.group(1)), entry.name) > best):
+                    best = (int(match.group(1)), entry.name)
+    except OSError:
+        return None
+    return _lstat(os.path.join(events, best[1])) if best is not None else None
 
 
 def walk(root: Path) -> list[Walked]:
