@@ -255,14 +255,17 @@ def test_an_event_caught_half_written_is_read_again_once_it_is_whole(tmp_path: P
     torn.write_text('{"kind": "MessageEvent", "source": "user", "llm_m')
     ((_, key, _),) = conversation.walk(tmp_path)
     first = adapter.parse(folder)
-    assert first.transcript is not None and first.transcript.user_message_count == 1
+    assert first.transcript is not None
+    assert first.transcript.user_message_count == 1
     assert first.transcript.parse_errors.count == 1
     # OpenHands finishes writing the file: no file is added, yet the change key moves.
     assert key is not None
     torn.write_text(json.dumps({"timestamp": "2026-12-07T14:20:00", **user("and the docs")}))
     os.utime(torn, ns=(key[2] + 10**9, key[2] + 10**9))
     ((_, later, _),) = conversation.walk(tmp_path)
-    assert later is not None and later[2] > key[2]
+    assert later is not None
+    assert later[2] > key[2]
     second = adapter.parse(folder, first.new_offset, first.state)
-    assert second.transcript is not None and second.transcript.user_message_count == 2
+    assert second.transcript is not None
+    assert second.transcript.user_message_count == 2
     assert not second.restarted
