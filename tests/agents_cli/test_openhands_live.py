@@ -32,6 +32,8 @@ from tests.agents_cli.test_mcp_live import (
 
 pytestmark = [pytest.mark.timeout(240)]
 FOLDER = "openhands-1.16.0"
+RISK = {"security_risk": "LOW", "summary": "memd live test"}
+"""What OpenHands asks of every tool call besides the tool's own arguments."""
 
 
 def _env(home: Path) -> dict[str, str]:
@@ -106,7 +108,10 @@ async def test_openhands_asks_memd_through_its_mcp_tools(
     run = run_cli(
         tmp_path,
         api="openai",
-        script={"steps": search_then_get(world), "final": "Done."},
+        script={
+            "steps": [{**s, "input": {**s["input"], **RISK}} for s in search_then_get(world)],
+            "final": "Done.",
+        },
         argv=[str(openhands), "--headless", "--override-with-envs", "-t", PROMPT],
         cwd=world.project,
         env=_env(world.home),
