@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.clock import FakeClock
+from pipeline.publish.render import TOOLS_NOTE
 from pipeline.sources.registry import adapter_for
 from pipeline.store import Store
 from pipeline.transcript import ToolCall, ToolResult, UserMessage
@@ -25,6 +26,7 @@ from tests.agents_cli.test_mcp_live import (
     World,
     assert_memory_reached_the_model,
     install,
+    model_requests,
     publish,
     search_then_get,
     world,  # noqa: F401 - the fixture
@@ -60,7 +62,7 @@ async def test_openhands_loads_what_memd_published_and_memd_reads_its_conversati
         tmp_path,
         api="openai",
         script={
-            "steps": [{"name": "terminal", "input": {"command": "ls", "summary": "List"}}],
+            "steps": [{"name": "terminal", "input": {"command": "ls ..", **RISK}}],
             "final": "Done.",
         },
         argv=[str(openhands), "--headless", "--override-with-envs", "-t", PROMPT],
@@ -82,7 +84,7 @@ async def test_openhands_loads_what_memd_published_and_memd_reads_its_conversati
     assert t.non_interactive  # --headless
     assert [i.text for i in t.items if isinstance(i, UserMessage)] == [PROMPT]
     assert [i.name for i in t.items if isinstance(i, ToolCall)] == ["terminal"]
-    assert any("README.md" in i.text for i in t.items if isinstance(i, ToolResult))  # `ls`, as output
+    assert any("README.md" in i.text for i in t.items if isinstance(i, ToolResult))  # `ls ..`, as output
     # OpenHands kept the loaded instructions in its system prompt event and its state...
     raw = "".join(p.read_text() for p in (Path(path) / "events").glob("event-*.json"))
     assert global_marker in raw + (Path(path) / "base_state.json").read_text()
@@ -104,6 +106,8 @@ async def test_openhands_asks_memd_through_its_mcp_tools(
     install(world, "openhands")
     entry = json.loads((world.home / ".openhands" / "mcp.json").read_text())["mcpServers"]["memd"]
     assert entry["args"][-1] == "mcp"
+    # The global scope goes into memd's skill, which tells OpenHands when to use memd's tools.
+    (tmp_path / "memory" / "global" / "memory_summary.md").write_text("The user likes short answers.\n")
     await publish(world, sqlite_store, clock, monkeypatch, openhands_global=True)
     run = run_cli(
         tmp_path,
@@ -118,6 +122,7 @@ async def test_openhands_asks_memd_through_its_mcp_tools(
         timeout_s=CLI_TIMEOUT_S,
     )
     assert_memory_reached_the_model(run, world)
+    assert json.dumps(TOOLS_NOTE)[1:-1] in model_requests(run)[0]  # from memd's skill
 
     # memd read the call as a call to its own MCP server.
     (folder,) = (world.home / ".openhands" / "conversations").iterdir()

@@ -12,9 +12,9 @@
 - ``SystemPromptEvent`` (the system prompt, and in ``dynamic_context`` AGENTS.md and every always-on
   skill, memd's published memory included) is skipped whole; so is ``base_state.json``'s copy of
   the skills. ``Condensation``/``CondensationSummaryEvent`` mark a compaction.
-- MCP tools are ``MCPToolAction`` calls, offered under the tool's own name: external context
-  ``mcp:<server>/<tool>``, the server named when the state's ``mcp_config`` holds only one (else
-  ``unknown``); browsing tools ``browser_*`` are ``web_fetch``; shell commands that fetch are
+- MCP tools are ``MCPToolAction`` calls, offered under the tool's own name (``memory_search``):
+  external context ``mcp:<server>/<tool>``, the server named when the state's ``mcp_config``
+  holds only one, else ``unknown`` (the CLI, 1.16, records no ``mcp_config``); browsing tools ``browser_*`` are ``web_fetch``; shell commands that fetch are
   recognised as for every agent.
 - The project is ``workspace.working_dir`` of ``base_state.json`` (the folder it ran in; the scan
   resolves it to the repository root), else the working directory the system prompt names.
