@@ -56,8 +56,11 @@ def session_id(source: SourceName, factor: int) -> str:
 
 
 def shown_id(source: SourceName, factor: int) -> str:
-    """The session id phase 1 names in its request (OpenCode's ids are its own)."""
+    """The session id phase 1 names in its request (OpenCode's ids are its own; OpenHands names a
+    conversation by its uuid's 32 hex digits)."""
     sid = session_id(source, factor)
+    if source == SourceName.OPENHANDS:
+        return sid.replace("-", "")
     return f"ses_{sid.replace('-', '')[:22]}" if source == SourceName.OPENCODE else sid
 
 

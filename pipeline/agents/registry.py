@@ -3,7 +3,17 @@ list on first use; the order is the one scans, publishes and the settings follow
 
 from __future__ import annotations
 
-from pipeline.agents import aider, claude_code, codex, copilot_cli, gemini_cli, opencode, pi, qwen_code
+from pipeline.agents import (
+    aider,
+    claude_code,
+    codex,
+    copilot_cli,
+    gemini_cli,
+    opencode,
+    openhands,
+    pi,
+    qwen_code,
+)
 from pipeline.roster import Agent
 
 AGENTS: tuple[Agent, ...] = (
@@ -15,4 +25,5 @@ AGENTS: tuple[Agent, ...] = (
     copilot_cli.AGENT,
     qwen_code.AGENT,
     aider.AGENT,
+    openhands.AGENT,
 )

@@ -76,7 +76,7 @@ for package in "${PIP_PACKAGES[@]}"; do
     fi
     rm -rf "$folder" && mkdir -p "$folder"
     if timeout -k 10 600 "$python" -m venv "$folder/venv" >"$folder/install.log" 2>&1 \
-        && timeout -k 10 900 "$folder/venv/bin/python" -m pip install -q --disable-pip-version-check "$package" \
+        && timeout -k 10 1800 "$folder/venv/bin/python" -m pip install -q --disable-pip-version-check "$package" \
             >>"$folder/install.log" 2>&1; then
         touch "$folder/.installed"
         echo "agent CLIs: $package installed in $folder"

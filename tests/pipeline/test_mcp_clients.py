@@ -47,6 +47,7 @@ EXISTING = {
     "copilot-cli": '{\n  "mcpServers": {\n    "playwright": {"type": "local", "command": "npx", "tools": ["*"]}\n  }\n}\n',
     "pi": '{\n  "mcpServers": {\n    "exa": {"command": "npx", "args": ["exa-mcp"], "exposure": "codemode"}\n  }\n}\n',
     "qwen-code": '{\n  "$version": 4,\n  "general": {\n    "disableAutoUpdate": true\n  }\n}\n',
+    "openhands": '{"mcpServers": {"fetch": {"command": "uvx", "args": ["mcp-server-fetch"], "enabled": false}}}',
 }
 
 
@@ -76,6 +77,7 @@ def test_every_agent_memd_reads_or_publishes_to_is_there() -> None:
         "copilot-cli",
         "qwen-code",
         "pi",
+        "openhands",
     }
     assert client("claude_code") is clients()["claude-code"]
     with pytest.raises(KeyError):
@@ -94,6 +96,7 @@ def test_install_adds_memd_in_the_agents_own_shape_and_uninstall_gives_the_file_
         "gemini-cli": {"command": COMMAND[0], "args": ["mcp"]},
         "qwen-code": {"command": COMMAND[0], "args": ["mcp"]},
         "pi": {"command": COMMAND[0], "args": ["mcp"], "exposure": "direct"},
+        "openhands": {"command": COMMAND[0], "args": ["mcp"]},
         "copilot-cli": {"type": "local", "command": COMMAND[0], "args": ["mcp"], "tools": ["*"]},
         "opencode": {"type": "local", "command": COMMAND, "enabled": True},
     }[name]
@@ -160,6 +163,7 @@ def test_each_agent_has_its_user_file_and_project_file(tmp_path: Path) -> None:
         "/h/.config/opencode/opencode.json",
         "/h/.copilot/mcp-config.json",
         "/h/.qwen/settings.json",
+        "/h/.openhands/mcp.json",
     ]
     assert [str(config_file(c, env, project)) for c in clients().values()] == [
         "/w/app/.mcp.json",
@@ -169,6 +173,7 @@ def test_each_agent_has_its_user_file_and_project_file(tmp_path: Path) -> None:
         "/w/app/opencode.json",
         "/w/app/.github/mcp.json",
         "/w/app/.qwen/settings.json",
+        "/w/app/.openhands/mcp.json",
     ]
     moved = {
         "HOME": "/h",
@@ -184,6 +189,8 @@ def test_each_agent_has_its_user_file_and_project_file(tmp_path: Path) -> None:
     assert str(config_file(clients()["copilot-cli"], moved)) == "/p/mcp-config.json"
     assert str(config_file(clients()["qwen-code"], moved)) == "/q/settings.json"
     assert str(config_file(clients()["pi"], moved)) == "/pi/mcp.json"
+    oh = {"HOME": "/h", "OPENHANDS_PERSISTENCE_DIR": "/oh"}
+    assert str(config_file(clients()["openhands"], oh)) == "/oh/mcp.json"
     assert str(config_file(clients()["opencode"], moved)) == "/cfg/opencode/opencode.json"
     (tmp_path / "opencode").mkdir()
     (tmp_path / "opencode" / "opencode.jsonc").write_text("{}")

@@ -97,6 +97,10 @@ class Env:
     def qwen_home(self) -> Path:
         return self.home / ".qwen"
 
+    @property
+    def openhands_home(self) -> Path:
+        return self.home / ".openhands"
+
     def settings(self, **publish: Any) -> Settings:
         root = self.tmp / "roots"
         return Settings(
@@ -114,9 +118,13 @@ class Env:
                 copilot_cli=SourceSettings(root=self.copilot_home / "session-state"),
                 qwen_code=SourceSettings(root=self.qwen_home / "projects"),
                 aider=SourceSettings(root=root / "aider"),
+                openhands=SourceSettings(root=self.openhands_home / "conversations"),
             ),
-            # Qwen Code's memory and Aider's are on by default; the tests about other targets leave them out.
-            publish=PublishSettings(**{"qwen_code": False, "aider_global": False, **publish}),
+            # Qwen Code's memory, Aider's and OpenHands' skill are on by default; the tests about other
+            # targets leave them out.
+            publish=PublishSettings(
+                **{"qwen_code": False, "aider_global": False, "openhands_global": False, **publish}
+            ),
         )
 
     def project(self, name: str) -> Path:

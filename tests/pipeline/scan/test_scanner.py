@@ -36,6 +36,7 @@ def _settings(tmp_path: Path, **memories: object) -> Settings:
                 "copilot_cli": {"root": str(tmp_path / "copilot"), "enabled": False},
                 "qwen_code": {"root": str(tmp_path / "qwen"), "enabled": False},
                 "aider": {"root": str(tmp_path / "aider"), "enabled": False},
+                "openhands": {"root": str(tmp_path / "openhands"), "enabled": False},
             },
             "memories": memories,
         }

@@ -28,6 +28,7 @@ SHELL_TOOL: dict[SourceName, str] = {
     SourceName.OPENCODE: "bash",
     SourceName.COPILOT_CLI: "bash",
     SourceName.QWEN_CODE: "run_shell_command",
+    SourceName.OPENHANDS: "terminal",
 }
 ROOT_UNDER: dict[SourceName, str] = {
     SourceName.CLAUDE_CODE: "projects",
@@ -37,6 +38,7 @@ ROOT_UNDER: dict[SourceName, str] = {
     SourceName.OPENCODE: "",
     SourceName.COPILOT_CLI: "session-state",
     SourceName.QWEN_CODE: "projects",
+    SourceName.OPENHANDS: "conversations",
 }
 """Where the agent's transcripts root is under the folder a writer was given."""
 
@@ -335,6 +337,63 @@ def _qwen(folder: Path, exchanges: list[Exchange], sid: str, cwd: str) -> Path:
     return _jsonl(folder / "projects" / _dashed(cwd) / "chats" / f"{sid}.jsonl", records)
 
 
+def _local(iso: str) -> str:
+    """A UTC time as OpenHands writes its times: local, without a zone."""
+    at = datetime.strptime(iso, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    return at.astimezone().replace(tzinfo=None).isoformat()
+
+
+def _openhands(folder: Path, exchanges: list[Exchange], sid: str, cwd: str) -> Path:
+    conversation = folder / "conversations" / sid.replace("-", "")
+    (conversation / "events").mkdir(parents=True, exist_ok=True)
+    state = {"id": sid, "workspace": {"working_dir": cwd}, "confirmation_policy": {"kind": "AlwaysConfirm"}}
+    (conversation / "base_state.json").write_text(json.dumps(state))
+    events: list[dict[str, Any]] = []
+
+    def text(value: str) -> list[dict[str, Any]]:
+        return [{"type": "text", "text": value}]
+
+    n = 0
+    for k, ex in enumerate(exchanges):
+        user_at, call_at, answer_at = _times(k, ex)
+        message = {"role": "user", "content": text(ex.user)}
+        events.append(
+            {"kind": "MessageEvent", "source": "user", "timestamp": _local(user_at), "llm_message": message}
+        )
+        for (command, output), (at_call, at_result) in zip(ex.calls, call_at, strict=True):
+            n += 1
+            call = {"id": f"c{n}", "name": "terminal", "arguments": json.dumps({"command": command})}
+            events.append(
+                {
+                    "kind": "ActionEvent",
+                    "source": "agent",
+                    "timestamp": _local(at_call),
+                    "action": {"command": command, "kind": "TerminalAction"},
+                    "tool_name": "terminal",
+                    "tool_call_id": f"c{n}",
+                    "tool_call": call,
+                }
+            )
+            observation = {"content": text(output), "exit_code": 0, "kind": "TerminalObservation"}
+            events.append(
+                {
+                    "kind": "ObservationEvent",
+                    "source": "environment",
+                    "timestamp": _local(at_result),
+                    "tool_name": "terminal",
+                    "tool_call_id": f"c{n}",
+                    "observation": observation,
+                }
+            )
+        answer = {"role": "assistant", "content": text(ex.answer)}
+        events.append(
+            {"kind": "MessageEvent", "source": "agent", "timestamp": _local(answer_at), "llm_message": answer}
+        )
+    for index, event in enumerate(events):
+        (conversation / "events" / f"event-{index:05d}-e{index}.json").write_text(json.dumps(event))
+    return conversation
+
+
 def _ms(iso: str) -> int:
     return int(datetime.strptime(iso, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC).timestamp() * 1000)
 
@@ -453,6 +512,7 @@ _WRITERS = {
     SourceName.OPENCODE: _opencode,
     SourceName.COPILOT_CLI: _copilot,
     SourceName.QWEN_CODE: _qwen,
+    SourceName.OPENHANDS: _openhands,
 }
 
 

@@ -134,6 +134,7 @@ def test_every_built_in_source_has_one_entry_in_vocabulary_order() -> None:
         "copilot_cli": "GitHub Copilot CLI",
         "qwen_code": "Qwen Code",
         "aider": "Aider",
+        "openhands": "OpenHands",
     }
     assert registry.label_of("gone_agent") == "gone_agent"
 
@@ -149,6 +150,7 @@ def test_the_default_roots_follow_the_environment() -> None:
         "copilot_cli": {"enabled": True, "root": "/cp/session-state"},
         "qwen_code": {"enabled": True, "root": "/qw/projects"},
         "aider": {"enabled": True, "root": "/h"},
+        "openhands": {"enabled": True, "root": "/h/.openhands/conversations"},
     }
     assert registry.default_tables({"HOME": "/h", "XDG_DATA_HOME": "/d"})["opencode"]["root"] == "/d/opencode"
     plain = registry.default_tables({"HOME": "/h"})
@@ -160,6 +162,11 @@ def test_the_default_roots_follow_the_environment() -> None:
     assert (
         registry.default_tables({"HOME": "/h", "PI_CODING_AGENT_DIR": "/pa"})["pi"]["root"] == "/pa/sessions"
     )
+    # OpenHands keeps its conversations under $OPENHANDS_CONVERSATIONS_DIR, else its persistence folder.
+    moved = {"HOME": "/h", "OPENHANDS_PERSISTENCE_DIR": "/oh"}
+    assert registry.default_tables(moved)["openhands"]["root"] == "/oh/conversations"
+    moved["OPENHANDS_CONVERSATIONS_DIR"] = "/conv"
+    assert registry.default_tables(moved)["openhands"]["root"] == "/conv"
     assert registry.default_env() == (
         "CODEX_HOME",
         "PI_CODING_AGENT_DIR",
@@ -168,6 +175,8 @@ def test_the_default_roots_follow_the_environment() -> None:
         "QWEN_RUNTIME_DIR",
         "QWEN_HOME",
         "AIDER_CHAT_HISTORY_FILE",
+        "OPENHANDS_PERSISTENCE_DIR",
+        "OPENHANDS_CONVERSATIONS_DIR",
     )
 
 
