@@ -15,3 +15,4 @@ class SourceName(StrEnum):
     OPENCODE = "opencode"
     COPILOT_CLI = "copilot_cli"
     QWEN_CODE = "qwen_code"
+    CLINE = "cline"

@@ -3,7 +3,7 @@ list on first use; the order is the one scans, publishes and the settings follow
 
 from __future__ import annotations
 
-from pipeline.agents import claude_code, codex, copilot_cli, gemini_cli, opencode, pi, qwen_code
+from pipeline.agents import claude_code, cline, codex, copilot_cli, gemini_cli, opencode, pi, qwen_code
 from pipeline.roster import Agent
 
 AGENTS: tuple[Agent, ...] = (
@@ -14,4 +14,5 @@ AGENTS: tuple[Agent, ...] = (
     opencode.AGENT,
     copilot_cli.AGENT,
     qwen_code.AGENT,
+    cline.AGENT,
 )

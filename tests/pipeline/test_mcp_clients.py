@@ -12,6 +12,7 @@ import pytest
 from pipeline.jsonedit import loads
 from pipeline.mcp_clients import (
     ConfigError,
+    NoProjectFile,
     client,
     clients,
     config_file,
@@ -46,6 +47,7 @@ EXISTING = {
     ),
     "copilot-cli": '{\n  "mcpServers": {\n    "playwright": {"type": "local", "command": "npx", "tools": ["*"]}\n  }\n}\n',
     "qwen-code": '{\n  "$version": 4,\n  "general": {\n    "disableAutoUpdate": true\n  }\n}\n',
+    "cline": '{\n  "mcpServers": {\n    "web": {\n      "transport": {"type": "stdio", "command": "w", "args": []}\n    }\n  }\n}',
 }
 
 
@@ -67,7 +69,15 @@ def _servers(name: str, text: str) -> dict[str, object]:
 
 
 def test_every_agent_memd_reads_or_publishes_to_is_there() -> None:
-    assert set(clients()) == {"claude-code", "codex", "gemini-cli", "opencode", "copilot-cli", "qwen-code"}
+    assert set(clients()) == {
+        "claude-code",
+        "codex",
+        "gemini-cli",
+        "opencode",
+        "copilot-cli",
+        "qwen-code",
+        "cline",
+    }
     assert client("claude_code") is clients()["claude-code"]
     with pytest.raises(KeyError):
         client("pi")
@@ -86,6 +96,7 @@ def test_install_adds_memd_in_the_agents_own_shape_and_uninstall_gives_the_file_
         "qwen-code": {"command": COMMAND[0], "args": ["mcp"]},
         "copilot-cli": {"type": "local", "command": COMMAND[0], "args": ["mcp"], "tools": ["*"]},
         "opencode": {"type": "local", "command": COMMAND, "enabled": True},
+        "cline": {"transport": {"type": "stdio", "command": COMMAND[0], "args": ["mcp"]}},
     }[name]
     assert entry == expected
     assert installed_in(clients()[name], after)
@@ -149,8 +160,9 @@ def test_each_agent_has_its_user_file_and_project_file(tmp_path: Path) -> None:
         "/h/.config/opencode/opencode.json",
         "/h/.copilot/mcp-config.json",
         "/h/.qwen/settings.json",
+        "/h/.cline/data/settings/cline_mcp_settings.json",
     ]
-    assert [str(config_file(c, env, project)) for c in clients().values()] == [
+    assert [str(config_file(c, env, project)) for c in clients().values() if c.project_file is not None] == [
         "/w/app/.mcp.json",
         "/w/app/.codex/config.toml",
         "/w/app/.gemini/settings.json",
@@ -171,6 +183,16 @@ def test_each_agent_has_its_user_file_and_project_file(tmp_path: Path) -> None:
     assert str(config_file(clients()["copilot-cli"], moved)) == "/p/mcp-config.json"
     assert str(config_file(clients()["qwen-code"], moved)) == "/q/settings.json"
     assert str(config_file(clients()["opencode"], moved)) == "/cfg/opencode/opencode.json"
+    cline = clients()["cline"]
+    assert (
+        str(config_file(cline, {**moved, "CLINE_DIR": "/cl"})) == "/cl/data/settings/cline_mcp_settings.json"
+    )
+    assert str(config_file(cline, {**moved, "CLINE_DIR": "/cl", "CLINE_DATA_DIR": "/cd"})) == (
+        "/cd/settings/cline_mcp_settings.json"
+    )
+    assert str(config_file(cline, {**moved, "CLINE_MCP_SETTINGS_PATH": "/m.json"})) == "/m.json"
+    with pytest.raises(NoProjectFile, match="user's file only"):  # Cline reads no project's file
+        config_file(cline, env, project)
     (tmp_path / "opencode").mkdir()
     (tmp_path / "opencode" / "opencode.jsonc").write_text("{}")
     jsonc = config_file(clients()["opencode"], {"HOME": "/h", "XDG_CONFIG_HOME": str(tmp_path)})

@@ -26,6 +26,8 @@ PUBLISH_BEFORE = {
     "qwen_code": True,
     "copilot_global": False,
     "codex_summary_token_cap": 2_500,
+    "cline": False,
+    "cline_global": True,
 }
 """``[publish]`` as ``pipeline/settings.py`` declared it by hand before the agents had folders."""
 
@@ -68,9 +70,11 @@ def test_the_cuts_and_who_loads_each_file_read_as_before() -> None:
         "qwen_code": ("Qwen Code", "MEMORY.md"),
         "codex": ("Codex", "memory_summary.md"),
         "codex_global": ("Codex", "AGENTS.md"),
-        "agents_md": ("Codex, OpenCode, Copilot CLI and Qwen Code", "AGENTS.md"),
+        "agents_md": ("Codex, OpenCode, Copilot CLI, Qwen Code and Cline", "AGENTS.md"),
         "opencode_global": ("OpenCode", "AGENTS.md"),
         "copilot_global": ("Copilot CLI", "copilot-instructions.md"),
+        "cline": ("Cline", "memd-memory.md"),
+        "cline_global": ("Cline", "memd-global-memory.md"),
     }
 
 

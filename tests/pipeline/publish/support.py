@@ -97,6 +97,10 @@ class Env:
     def qwen_home(self) -> Path:
         return self.home / ".qwen"
 
+    @property
+    def cline_home(self) -> Path:
+        return self.home / ".cline"
+
     def settings(self, **publish: Any) -> Settings:
         root = self.tmp / "roots"
         return Settings(
@@ -113,9 +117,10 @@ class Env:
                 opencode=SourceSettings(root=root / "opencode"),
                 copilot_cli=SourceSettings(root=self.copilot_home / "session-state"),
                 qwen_code=SourceSettings(root=self.qwen_home / "projects"),
+                cline=SourceSettings(root=self.cline_home / "data" / "sessions"),
             ),
             # Qwen Code's memory is on by default; the tests about other targets leave it out.
-            publish=PublishSettings(**{"qwen_code": False, **publish}),
+            publish=PublishSettings(**{"qwen_code": False, "cline_global": False, **publish}),
         )
 
     def project(self, name: str) -> Path:

@@ -144,6 +144,7 @@ BYTE_FOR_BYTE = {
     "opencode": '{\n  "$schema": "https://opencode.ai/config.json",\n  "mcp": {} /* later */\n}\n',
     "qwen-code": '{\n    "general": {"disableAutoUpdate": true} /* c */\n}\n',
     "codex": '# mine\nmodel = "o3"',
+    "cline": '{"mcpServers":{"web":{"transport":{"type":"stdio","command":"w"}}}}',
 }
 
 
@@ -188,7 +189,7 @@ def test_after_the_agent_rewrote_the_file_only_what_the_install_made_goes(tmp_pa
     assert json.loads(user_file.read_text()) == {"numStartups": 3, "mcpServers": {}}
 
 
-@pytest.mark.parametrize("name", sorted(clients()))
+@pytest.mark.parametrize("name", sorted(n for n, c in clients().items() if c.project_file is not None))
 def test_a_project_uninstall_removes_the_file_and_folders_the_install_created(
     name: str, tmp_path: Path
 ) -> None:

@@ -77,7 +77,9 @@ def stub(tmp_path: Path) -> Iterator[tuple[int, Path]]:
 
 
 def _settings(tmp_path: Path, data: Path, **publish: bool) -> Settings:
-    base = opencode_settings(tmp_path, publish={"claude_code": False, "gemini": False, **publish})
+    base = opencode_settings(
+        tmp_path, publish={"claude_code": False, "gemini": False, "cline_global": False, **publish}
+    )
     sources = {**base.sources.model_dump(), "opencode": {"root": data / "opencode"}}
     return base.model_copy(update={"sources": SourcesSettings.model_validate(sources)})
 

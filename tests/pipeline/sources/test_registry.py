@@ -133,6 +133,7 @@ def test_every_built_in_source_has_one_entry_in_vocabulary_order() -> None:
         "opencode": "OpenCode",
         "copilot_cli": "GitHub Copilot CLI",
         "qwen_code": "Qwen Code",
+        "cline": "Cline",
     }
     assert registry.label_of("gone_agent") == "gone_agent"
 
@@ -147,6 +148,7 @@ def test_the_default_roots_follow_the_environment() -> None:
         "opencode": {"enabled": True, "root": "/h/.local/share/opencode"},
         "copilot_cli": {"enabled": True, "root": "/cp/session-state"},
         "qwen_code": {"enabled": True, "root": "/qw/projects"},
+        "cline": {"enabled": True, "root": "/h/.cline/data/sessions"},
     }
     assert registry.default_tables({"HOME": "/h", "XDG_DATA_HOME": "/d"})["opencode"]["root"] == "/d/opencode"
     plain = registry.default_tables({"HOME": "/h"})
@@ -155,7 +157,21 @@ def test_the_default_roots_follow_the_environment() -> None:
     assert plain["qwen_code"]["root"] == "/h/.qwen/projects"
     # Qwen Code keeps its runtime files (chats, memory) under $QWEN_RUNTIME_DIR when it is set.
     assert registry.default_tables({**env, "QWEN_RUNTIME_DIR": "/rt"})["qwen_code"]["root"] == "/rt/projects"
-    assert registry.default_env() == ("CODEX_HOME", "COPILOT_HOME", "QWEN_RUNTIME_DIR", "QWEN_HOME")
+    assert registry.default_env() == (
+        "CODEX_HOME",
+        "COPILOT_HOME",
+        "QWEN_RUNTIME_DIR",
+        "QWEN_HOME",
+        "CLINE_SESSION_DATA_DIR",
+        "CLINE_DATA_DIR",
+        "CLINE_DIR",
+    )
+    # Cline's sessions move with $CLINE_SESSION_DATA_DIR, else $CLINE_DATA_DIR, else $CLINE_DIR.
+    cline = {**env, "CLINE_DIR": "/cl"}
+    assert registry.default_tables(cline)["cline"]["root"] == "/cl/data/sessions"
+    assert registry.default_tables({**cline, "CLINE_DATA_DIR": "/cd"})["cline"]["root"] == "/cd/sessions"
+    moved = {**cline, "CLINE_DATA_DIR": "/cd", "CLINE_SESSION_DATA_DIR": "/cs"}
+    assert registry.default_tables(moved)["cline"]["root"] == "/cs"
 
 
 def test_adapters_are_imported_on_first_use_and_carry_their_name() -> None:
