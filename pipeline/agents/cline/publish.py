@@ -15,7 +15,8 @@ name collapse into one, so memd's two files have names of their own:
 
 Each file is memd's sentinel block (the user may add text around it), written atomically inside
 its own folder (``~/.cline`` or the project), never through a symlink. The project's files are one
-publication: the same block in every folder; a folder's copy someone changed is refused alone.
+publication: the same block in every folder (a folder whose copy cannot be written, its sentinels
+broken or a link in its way, is left alone and named in a note; the others are still written).
 """
 
 from __future__ import annotations
@@ -157,6 +158,7 @@ def _merged(plans: list[Plan], target: str, scope: str, location: Path) -> Plan:
             merged.notes.append(f"left alone: {trouble}")
             continue
         merged.changes.extend(plan.changes)
-        merged.notes.extend(plan.notes)
+        merged.notes.extend(f"{plan.location}: {note}" for note in plan.notes)
+        merged.outside_change = merged.outside_change or plan.outside_change
         merged.published.update(plan.published)
     return merged

@@ -68,8 +68,8 @@ def user_words(text: str) -> str | None:
 def _looks_torn(text: str, exc: ValueError) -> bool:
     """A prefix of a JSON object: what a reader sees while the file is rewritten."""
     body = text.rstrip()
-    if not body.startswith("{"):
-        return False
+    if not body.startswith("{") or str(exc).startswith("Extra data"):
+        return False  # a whole object followed by more is no rewrite in progress
     at = getattr(exc, "pos", 0)
     return not body.endswith("}") or at >= len(body) - 1 or "Unterminated string" in str(exc)
 
