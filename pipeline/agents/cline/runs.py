@@ -42,15 +42,18 @@ def recorded_cwds(sessions: Path) -> set[str]:
 
 
 def folders_in(project: Path, cwds: set[str]) -> list[Path]:
-    """The project's own folder, then each folder of ``cwds`` inside it that exists (sorted)."""
+    """The project's own folder, then each folder of ``cwds`` inside it that exists (sorted): never
+    one inside ``.git``, nor one in a repository of its own nested in the project (a submodule, a
+    vendored checkout: its sessions are that repository's project, not this one's)."""
     found = {project}
     for cwd in cwds:
         folder = Path(os.path.normpath(cwd))
-        if (
-            folder.is_absolute()
-            and folder.is_relative_to(project)
-            and ".." not in folder.parts
-            and folder.is_dir()
-        ):
-            found.add(folder)
+        if not (folder.is_absolute() and folder.is_relative_to(project)) or folder == project:
+            continue
+        inside = folder.relative_to(project).parts
+        if ".git" in inside or ".." in inside or not folder.is_dir():
+            continue
+        if any(os.path.lexists(project.joinpath(*inside[:n], ".git")) for n in range(1, len(inside) + 1)):
+            continue
+        found.add(folder)
     return sorted(found, key=lambda p: (p != project, str(p)))

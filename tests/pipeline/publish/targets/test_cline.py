@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from pipeline.clock import FakeClock
@@ -72,6 +73,13 @@ async def test_a_projects_memory_reaches_every_folder_of_it_where_cline_ran(
     ran_in(env, repo / "src" / "api", "1796653440807_aaaaa")
     ran_in(env, elsewhere, "1796653440808_bbbbb")  # another project: never written by this scope
     ran_in(env, repo / "gone", "1796653440809_ccccc")  # a folder that no longer exists
+    (repo / "vendor" / "lib" / "x").mkdir(parents=True)
+    git(repo / "vendor" / "lib", "init", "-q")  # a repository of its own inside the project
+    ran_in(env, repo / "vendor" / "lib" / "x", "1796653440810_ddddd")
+    ran_in(env, repo / ".git", "1796653440811_eeeee")
+    fifo = env.cline_home / "data" / "sessions" / "1796653440812_fffff"
+    fifo.mkdir()
+    os.mkfifo(fifo / "1796653440812_fffff.json")  # a manifest that is a FIFO: skipped, never waited on
     scope = await add_scope(store, str(repo), clock.now())
     write_scope(env.memory_dir, scope, summary="The shop uses pnpm.", topics={"pnpm.md": topic_text("Pnpm")})
     (result,) = (await publish_all(store, env.settings(**OFF, cline=True), clock)).results
