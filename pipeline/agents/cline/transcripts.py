@@ -1,8 +1,10 @@
 """Cline CLI 3.x: ``~/.cline/data/sessions/<id>/<id>.messages.json`` beside the manifest ``<id>.json``.
 
-- The messages are ONE JSON object rewritten whole at every update (not JSON Lines): each parse
-  reads the file again from the start, no further than the size the scan saw, and a read that ends
-  mid-object is a rewrite caught in progress (``TranscriptIncomplete``: read again later).
+- The messages are ONE JSON object rewritten whole, in place, at every update (not JSON Lines):
+  each parse reads the file again from the start, no further than the size the scan saw, and a
+  read that ends mid-object is a rewrite caught in progress (``TranscriptIncomplete``: read again
+  later). Cline keeps every message in it (a compaction writes a file of its own), so a parse
+  that resumes is no restart: what was extracted of the earlier messages stays extracted.
 - ``{version, updated_at, agent: lead|subagent, sessionId, origin {source, mode, version,
   parentThreadId}, messages: [{id, role, ts (unix ms), content: [blocks]}], system_prompt}``.
 - The user's words are ``text`` blocks of a ``user`` message wrapped in ``<user_input mode="act|
@@ -185,7 +187,7 @@ class ClineAdapter:
             c.s.recognized += 1
         c.s.lines = 1
         transcript = c.transcript(path, len(data), fallback_id=self._fallback_id(path), cwd=c.s.cwd)
-        return ParseResult(transcript, len(data), c.s.to_state(), restarted=start_offset > 0)
+        return ParseResult(transcript, len(data), c.s.to_state())
 
     # -- the manifest ---------------------------------------------------------------------------
     def _manifest(self, path: Path) -> tuple[dict[str, Any] | None, TranscriptUnreadable | None]:

@@ -252,6 +252,7 @@ def test_a_rewrite_caught_midway_is_read_again_later_and_loses_nothing(main: Pat
     assert again.problem is None
     assert again.transcript.user_message_count == 1
     assert again.new_offset == len(whole)
+    assert not again.restarted  # the document only grows: what was extracted of it stays extracted
 
 
 def test_a_torn_manifest_is_a_retry_and_a_file_grown_since_the_scan_waits(main: Path) -> None:
