@@ -145,11 +145,14 @@ def test_the_sandbox_follows_moved_roots_to_where_publishing_writes(tmp_path: Pa
         MEMD_SOURCES__CODEX__ROOT=str(tmp_path / "data/codex/sessions"),
         MEMD_SOURCES__QWEN_CODE__ROOT=str(tmp_path / "data/qwen/projects"),
         MEMD_SOURCES__COPILOT_CLI__ROOT=str(tmp_path / "data/copilot/session-state"),
+        MEMD_SOURCES__CLINE__ROOT=str(tmp_path / "data/cline/data/sessions"),
         MEMD_PUBLISH__CODEX_GLOBAL="true",
         MEMD_PUBLISH__COPILOT_GLOBAL="true",
     )
     rw = _writable(sf.render_unit(settings, command=MEMD, config=None, env=env))
-    assert not any(name in p for p in rw for name in (".claude", ".gemini", ".codex", ".qwen", ".copilot"))
+    assert not any(
+        name in p for p in rw for name in (".claude", ".gemini", ".codex", ".qwen", ".copilot", ".cline")
+    )
     # The folders are the ones publishing writes in: the same targets, from the same settings.
     homes = Homes.from_settings(settings, env)
     folders = [
@@ -158,6 +161,7 @@ def test_the_sandbox_follows_moved_roots_to_where_publishing_writes(tmp_path: Pa
         tmp_path / "data/codex",  # the global AGENTS.md is replaced in its folder
         tmp_path / "data/qwen/projects",
         tmp_path / "data/copilot",
+        tmp_path / "data/cline/rules",  # Cline's user-wide rules folder, never its whole home
     ]
     # (in the order of the registry's agents: which folder comes first is no behaviour)
     assert sorted(registry.written_folders(homes, settings.publish)) == sorted(folders)
@@ -171,6 +175,7 @@ def test_only_the_targets_that_are_on_open_their_folders(tmp_path: Path) -> None
         MEMD_PUBLISH__CLAUDE_CODE="false",
         MEMD_PUBLISH__GEMINI="false",
         MEMD_PUBLISH__QWEN_CODE="false",
+        MEMD_PUBLISH__CLINE_GLOBAL="false",
     )
     assert _writable(sf.render_unit(off, command=MEMD, config=None, env=env)) == [
         f"-{off.paths.memory_dir}",
@@ -197,9 +202,10 @@ def test_the_sandbox_opens_no_agent_home_and_never_the_home_folder(tmp_path: Pat
             f"-{known[1]}",
             f"-{home / '.gemini' / 'tmp'}",
             f"-{home / '.qwen' / 'projects'}",
+            f"-{home / '.cline' / 'rules'}",
         ]
     )
-    for whole in (home, home / ".claude", home / ".gemini", home / ".qwen"):
+    for whole in (home, home / ".claude", home / ".gemini", home / ".qwen", home / ".cline"):
         assert f"-{whole}" not in rw
 
 

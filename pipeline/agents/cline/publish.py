@@ -68,7 +68,7 @@ class Cline(PublishTarget):
     def folders(self, homes: Homes, names: frozenset[str], projects: Sequence[str]) -> list[Path]:
         out: set[Path] = set()
         if TARGET_GLOBAL in names:
-            out.add(cline_dir(homes))
+            out.add(cline_dir(homes) / "rules")  # its rules folder only, never the whole ~/.cline
         if TARGET in names:
             out.update(Path(p) for p in projects if Path(p).is_absolute() and Path(p).is_dir())
         return sorted(out)
