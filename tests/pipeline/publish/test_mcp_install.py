@@ -311,3 +311,19 @@ def test_uninstall_removes_only_the_config_files_own_folders_below_where_it_was_
     assert not path.parent.exists()
     assert project.is_dir()
     assert all(folder.is_dir() for folder in victims)
+
+
+def test_an_agent_without_a_project_file_refuses_a_project_install_and_writes_nothing(tmp_path: Path) -> None:
+    cline, env = clients()["cline"], _env(tmp_path)
+    project = tmp_path / "app"
+    project.mkdir()
+    with pytest.raises(PublishError, match="user's file only"):
+        install(cline, env, COMMAND, project=project, records=_records(tmp_path))
+    with pytest.raises(PublishError, match="user's file only"):
+        uninstall(cline, env, project=project, records=_records(tmp_path))
+    assert list(project.iterdir()) == []
+    assert not is_installed(cline, env, project)
+    assert install(cline, env, COMMAND, records=_records(tmp_path)).path == (
+        tmp_path / ".cline" / "data" / "settings" / "cline_mcp_settings.json"
+    )
+    assert is_installed(cline, env)
