@@ -18,7 +18,17 @@ from typing import Any
 from pipeline import jsonedit, roster, tomledit
 from pipeline.roster import SERVER, Env, McpClient
 
-__all__ = ["SERVER", "TOOLS", "ConfigError", "Env", "McpClient", "client", "clients", "stdio"]
+__all__ = [
+    "SERVER",
+    "TOOLS",
+    "ConfigError",
+    "Env",
+    "NoProjectFile",
+    "McpClient",
+    "client",
+    "clients",
+    "stdio",
+]
 
 TOOLS = ("memory_search", "memory_get")
 """The tools the session-start memory names (the server's read tools)."""
@@ -26,6 +36,10 @@ TOOLS = ("memory_search", "memory_get")
 
 class ConfigError(ValueError):
     """An agent's MCP configuration file memd cannot edit (not its format, not an object)."""
+
+
+class NoProjectFile(ConfigError):
+    """A project's MCP file asked of an agent that has none."""
 
 
 def stdio(command: Sequence[str]) -> dict[str, Any]:
@@ -49,8 +63,16 @@ def client(name: str) -> McpClient:
 
 
 def config_file(agent: McpClient, env: Env, project: Path | None = None) -> Path:
-    """The file ``memd mcp install`` edits: the project's when ``project`` is given, else the user's."""
-    return agent.project_file(project) if project is not None else agent.user_file(env)
+    """The file ``memd mcp install`` edits: the project's when ``project`` is given, else the user's;
+    ``NoProjectFile`` for a project of an agent that reads the user's file only."""
+    if project is None:
+        return agent.user_file(env)
+    if agent.project_file is None:
+        raise NoProjectFile(
+            f"{agent.label} reads MCP servers from the user's file only ({agent.user_file(env)}), "
+            f"never from a project's: install without --project"
+        )
+    return agent.project_file(project)
 
 
 def install_text(agent: McpClient, text: str, command: Sequence[str]) -> str:

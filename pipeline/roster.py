@@ -46,7 +46,8 @@ class McpClient(NamedTuple):
     """The agent's name (``Agent.name``)."""
     label: str
     user_file: Callable[[Env], Path]
-    project_file: Callable[[Path], Path]
+    project_file: Callable[[Path], Path] | None
+    """None: the agent reads MCP servers from the user's file only."""
     format: Format
     container: tuple[str, ...]
     """The keys of the object (JSON) or table (TOML) that holds the servers."""

@@ -16,3 +16,4 @@ class SourceName(StrEnum):
     COPILOT_CLI = "copilot_cli"
     QWEN_CODE = "qwen_code"
     OPENHANDS = "openhands"
+    CLINE = "cline"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pipeline.agents import (
     aider,
     claude_code,
+    cline,
     codex,
     copilot_cli,
     gemini_cli,
@@ -26,4 +27,5 @@ AGENTS: tuple[Agent, ...] = (
     qwen_code.AGENT,
     aider.AGENT,
     openhands.AGENT,
+    cline.AGENT,
 )

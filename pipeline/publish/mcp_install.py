@@ -231,13 +231,21 @@ def read_config(path: Path, *, follow_link: bool) -> str:
         raise PublishError(f"{exc}; memd will not read or change it") from None
 
 
+def _config_file(agent: McpClient, env: Mapping[str, str], project: Path | None) -> Path:
+    """``config_file``, or ``PublishError`` with the reason (an agent without a project file)."""
+    try:
+        return config_file(agent, env, project)
+    except ConfigError as exc:
+        raise PublishError(str(exc)) from None
+
+
 def is_installed(agent: McpClient, env: Mapping[str, str], project: Path | None = None) -> bool:
     """Whether memd's server is in the agent's user file (``project`` None) or in ``project``'s
     file (a file memd cannot read or parse counts as without it)."""
-    path = config_file(agent, env, project)
     try:
+        path = _config_file(agent, env, project)
         text = read_config(path, follow_link=project is None)
-    except (PublishError, OSError):
+    except (PublishError, OSError, ConfigError):
         return False
     return installed_in(agent, text)
 
@@ -253,7 +261,7 @@ def install(
 ) -> McpChange:
     """memd's entry (``command``) in the agent's user file, or in ``project``'s; what it changed is
     recorded in ``records`` for the uninstall (see the module's docstring)."""
-    path = config_file(agent, env, project)
+    path = _config_file(agent, env, project)
     before = read_config(path, follow_link=project is None)
     try:
         had = entry_in(agent, before)
@@ -289,7 +297,7 @@ def uninstall(
 ) -> McpChange:
     """The agent's file without memd's entry: as it was before the install (see the module's
     docstring), or gone when the install created it."""
-    path = config_file(agent, env, project)
+    path = _config_file(agent, env, project)
     before = read_config(path, follow_link=project is None)
     found = _check_records(records) if not dry_run else read_records(records)
     record = found.get(str(path))

@@ -50,6 +50,7 @@ def _settings(home: Path, tmp_path: Path, **publish: str) -> Settings:
         "MEMD_PUBLISH__GEMINI": "false",
         "MEMD_PUBLISH__QWEN_CODE": "false",
         "MEMD_PUBLISH__OPENHANDS_GLOBAL": "false",
+        "MEMD_PUBLISH__CLINE_GLOBAL": "false",
         **{f"MEMD_PUBLISH__{k.upper()}": v for k, v in publish.items()},
     }
     return load_settings(None, env).settings

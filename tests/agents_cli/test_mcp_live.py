@@ -83,7 +83,7 @@ async def publish(
     """Publish the memory into the private HOME with only ``targets`` on (as the daemon does after a
     consolidation): the block says memd's tools exist where `memd mcp install` put them."""
     monkeypatch.setenv("HOME", str(world.home))
-    off = ("claude_code", "gemini", "qwen_code", "openhands_global")
+    off = ("claude_code", "gemini", "qwen_code", "openhands_global", "cline_global")
     env = {
         "HOME": str(world.home),
         **{f"MEMD_PUBLISH__{name.upper()}": "false" for name in off},

@@ -146,11 +146,12 @@ def test_the_sandbox_follows_moved_roots_to_where_publishing_writes(tmp_path: Pa
         MEMD_SOURCES__QWEN_CODE__ROOT=str(tmp_path / "data/qwen/projects"),
         MEMD_SOURCES__COPILOT_CLI__ROOT=str(tmp_path / "data/copilot/session-state"),
         MEMD_SOURCES__OPENHANDS__ROOT=str(tmp_path / "data/openhands/conversations"),
+        MEMD_SOURCES__CLINE__ROOT=str(tmp_path / "data/cline/data/sessions"),
         MEMD_PUBLISH__CODEX_GLOBAL="true",
         MEMD_PUBLISH__COPILOT_GLOBAL="true",
     )
     rw = _writable(sf.render_unit(settings, command=MEMD, config=None, env=env))
-    homes_names = (".claude", ".gemini", ".codex", ".qwen", ".copilot", ".openhands")
+    homes_names = (".claude", ".gemini", ".codex", ".qwen", ".copilot", ".openhands", ".cline")
     assert not any(name in p for p in rw for name in homes_names)
     # The folders are the ones publishing writes in: the same targets, from the same settings.
     homes = Homes.from_settings(settings, env)
@@ -162,6 +163,7 @@ def test_the_sandbox_follows_moved_roots_to_where_publishing_writes(tmp_path: Pa
         tmp_path / "data/copilot",
         tmp_path / "home" / ".aider" / "memd",  # aider_global: memd's own file (on by default)
         tmp_path / "data/openhands/skills",  # memd's own skill file, in that folder only
+        tmp_path / "data/cline/rules",  # Cline's user-wide rules folder, never its whole home
     ]
     # (in the order of the registry's agents: which folder comes first is no behaviour)
     assert sorted(registry.written_folders(homes, settings.publish)) == sorted(folders)
@@ -177,6 +179,7 @@ def test_only_the_targets_that_are_on_open_their_folders(tmp_path: Path) -> None
         MEMD_PUBLISH__QWEN_CODE="false",
         MEMD_PUBLISH__AIDER_GLOBAL="false",
         MEMD_PUBLISH__OPENHANDS_GLOBAL="false",
+        MEMD_PUBLISH__CLINE_GLOBAL="false",
     )
     assert _writable(sf.render_unit(off, command=MEMD, config=None, env=env)) == [
         f"-{off.paths.memory_dir}",
@@ -205,6 +208,7 @@ def test_the_sandbox_opens_no_agent_home_and_never_the_home_folder(tmp_path: Pat
             f"-{home / '.qwen' / 'projects'}",
             f"-{home / '.aider' / 'memd'}",
             f"-{home / '.openhands' / 'skills'}",
+            f"-{home / '.cline' / 'rules'}",
         ]
     )
     for whole in (
@@ -214,6 +218,7 @@ def test_the_sandbox_opens_no_agent_home_and_never_the_home_folder(tmp_path: Pat
         home / ".qwen",
         home / ".aider",
         home / ".openhands",
+        home / ".cline",
     ):
         assert f"-{whole}" not in rw
 

@@ -12,6 +12,7 @@ import pytest
 from pipeline.jsonedit import loads
 from pipeline.mcp_clients import (
     ConfigError,
+    NoProjectFile,
     client,
     clients,
     config_file,
@@ -48,6 +49,7 @@ EXISTING = {
     "pi": '{\n  "mcpServers": {\n    "exa": {"command": "npx", "args": ["exa-mcp"], "exposure": "codemode"}\n  }\n}\n',
     "qwen-code": '{\n  "$version": 4,\n  "general": {\n    "disableAutoUpdate": true\n  }\n}\n',
     "openhands": '{"mcpServers": {"fetch": {"command": "uvx", "args": ["mcp-server-fetch"], "enabled": false}}}',
+    "cline": '{\n  "mcpServers": {\n    "web": {\n      "transport": {"type": "stdio", "command": "w", "args": []}\n    }\n  }\n}',
 }
 
 
@@ -78,6 +80,7 @@ def test_every_agent_memd_reads_or_publishes_to_is_there() -> None:
         "qwen-code",
         "pi",
         "openhands",
+        "cline",
     }
     assert client("claude_code") is clients()["claude-code"]
     with pytest.raises(KeyError):
@@ -99,6 +102,7 @@ def test_install_adds_memd_in_the_agents_own_shape_and_uninstall_gives_the_file_
         "openhands": {"command": COMMAND[0], "args": ["mcp"]},
         "copilot-cli": {"type": "local", "command": COMMAND[0], "args": ["mcp"], "tools": ["*"]},
         "opencode": {"type": "local", "command": COMMAND, "enabled": True},
+        "cline": {"transport": {"type": "stdio", "command": COMMAND[0], "args": ["mcp"]}},
     }[name]
     assert entry == expected
     assert installed_in(clients()[name], after)
@@ -164,8 +168,9 @@ def test_each_agent_has_its_user_file_and_project_file(tmp_path: Path) -> None:
         "/h/.copilot/mcp-config.json",
         "/h/.qwen/settings.json",
         "/h/.openhands/mcp.json",
+        "/h/.cline/data/settings/cline_mcp_settings.json",
     ]
-    assert [str(config_file(c, env, project)) for c in clients().values()] == [
+    assert [str(config_file(c, env, project)) for c in clients().values() if c.project_file is not None] == [
         "/w/app/.mcp.json",
         "/w/app/.codex/config.toml",
         "/w/app/.gemini/settings.json",
@@ -192,6 +197,16 @@ def test_each_agent_has_its_user_file_and_project_file(tmp_path: Path) -> None:
     oh = {"HOME": "/h", "OPENHANDS_PERSISTENCE_DIR": "/oh"}
     assert str(config_file(clients()["openhands"], oh)) == "/oh/mcp.json"
     assert str(config_file(clients()["opencode"], moved)) == "/cfg/opencode/opencode.json"
+    cline = clients()["cline"]
+    assert (
+        str(config_file(cline, {**moved, "CLINE_DIR": "/cl"})) == "/cl/data/settings/cline_mcp_settings.json"
+    )
+    assert str(config_file(cline, {**moved, "CLINE_DIR": "/cl", "CLINE_DATA_DIR": "/cd"})) == (
+        "/cd/settings/cline_mcp_settings.json"
+    )
+    assert str(config_file(cline, {**moved, "CLINE_MCP_SETTINGS_PATH": "/m.json"})) == "/m.json"
+    with pytest.raises(NoProjectFile, match="user's file only"):  # Cline reads no project's file
+        config_file(cline, env, project)
     (tmp_path / "opencode").mkdir()
     (tmp_path / "opencode" / "opencode.jsonc").write_text("{}")
     jsonc = config_file(clients()["opencode"], {"HOME": "/h", "XDG_CONFIG_HOME": str(tmp_path)})

@@ -29,6 +29,8 @@ PUBLISH_BEFORE = {
     "pi_global": False,
     "aider_global": True,
     "openhands_global": True,  # added with OpenHands (issue 37)
+    "cline": False,
+    "cline_global": True,
 }
 """``[publish]`` as ``pipeline/settings.py`` declared it by hand before the agents had folders."""
 
@@ -71,12 +73,14 @@ def test_the_cuts_and_who_loads_each_file_read_as_before() -> None:
         "qwen_code": ("Qwen Code", "MEMORY.md"),
         "codex": ("Codex", "memory_summary.md"),
         "codex_global": ("Codex", "AGENTS.md"),
-        "agents_md": ("Codex, Pi, OpenCode, Copilot CLI, Qwen Code and OpenHands", "AGENTS.md"),
+        "agents_md": ("Codex, Pi, OpenCode, Copilot CLI, Qwen Code, OpenHands and Cline", "AGENTS.md"),
         "opencode_global": ("OpenCode", "AGENTS.md"),
         "copilot_global": ("Copilot CLI", "copilot-instructions.md"),
         "pi_global": ("Pi", "AGENTS.md"),
         "aider_global": ("Aider", "memd-memory.md"),
         "openhands_global": ("OpenHands", "memd.md"),
+        "cline": ("Cline", "memd-memory.md"),
+        "cline_global": ("Cline", "memd-global-memory.md"),
     }
 
 

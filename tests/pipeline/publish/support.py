@@ -101,6 +101,10 @@ class Env:
     def openhands_home(self) -> Path:
         return self.home / ".openhands"
 
+    @property
+    def cline_home(self) -> Path:
+        return self.home / ".cline"
+
     def settings(self, **publish: Any) -> Settings:
         root = self.tmp / "roots"
         return Settings(
@@ -119,11 +123,18 @@ class Env:
                 qwen_code=SourceSettings(root=self.qwen_home / "projects"),
                 aider=SourceSettings(root=root / "aider"),
                 openhands=SourceSettings(root=self.openhands_home / "conversations"),
+                cline=SourceSettings(root=self.cline_home / "data" / "sessions"),
             ),
-            # Qwen Code's memory, Aider's and OpenHands' skill are on by default; the tests about other
-            # targets leave them out.
+            # Qwen Code's memory, Aider's, OpenHands' skill and Cline's global rule are on by default;
+            # the tests about other targets leave them out.
             publish=PublishSettings(
-                **{"qwen_code": False, "aider_global": False, "openhands_global": False, **publish}
+                **{
+                    "qwen_code": False,
+                    "aider_global": False,
+                    "openhands_global": False,
+                    "cline_global": False,
+                    **publish,
+                }
             ),
         )
 

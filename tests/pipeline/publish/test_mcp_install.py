@@ -144,6 +144,7 @@ BYTE_FOR_BYTE = {
     "opencode": '{\n  "$schema": "https://opencode.ai/config.json",\n  "mcp": {} /* later */\n}\n',
     "qwen-code": '{\n    "general": {"disableAutoUpdate": true} /* c */\n}\n',
     "codex": '# mine\nmodel = "o3"',
+    "cline": '{"mcpServers":{"web":{"transport":{"type":"stdio","command":"w"}}}}',
 }
 
 
@@ -188,7 +189,7 @@ def test_after_the_agent_rewrote_the_file_only_what_the_install_made_goes(tmp_pa
     assert json.loads(user_file.read_text()) == {"numStartups": 3, "mcpServers": {}}
 
 
-@pytest.mark.parametrize("name", sorted(clients()))
+@pytest.mark.parametrize("name", sorted(n for n, c in clients().items() if c.project_file is not None))
 def test_a_project_uninstall_removes_the_file_and_folders_the_install_created(
     name: str, tmp_path: Path
 ) -> None:
@@ -310,3 +311,19 @@ def test_uninstall_removes_only_the_config_files_own_folders_below_where_it_was_
     assert not path.parent.exists()
     assert project.is_dir()
     assert all(folder.is_dir() for folder in victims)
+
+
+def test_an_agent_without_a_project_file_refuses_a_project_install_and_writes_nothing(tmp_path: Path) -> None:
+    cline, env = clients()["cline"], _env(tmp_path)
+    project = tmp_path / "app"
+    project.mkdir()
+    with pytest.raises(PublishError, match="user's file only"):
+        install(cline, env, COMMAND, project=project, records=_records(tmp_path))
+    with pytest.raises(PublishError, match="user's file only"):
+        uninstall(cline, env, project=project, records=_records(tmp_path))
+    assert list(project.iterdir()) == []
+    assert not is_installed(cline, env, project)
+    assert install(cline, env, COMMAND, records=_records(tmp_path)).path == (
+        tmp_path / ".cline" / "data" / "settings" / "cline_mcp_settings.json"
+    )
+    assert is_installed(cline, env)

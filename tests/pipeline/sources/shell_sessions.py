@@ -29,6 +29,7 @@ SHELL_TOOL: dict[SourceName, str] = {
     SourceName.COPILOT_CLI: "bash",
     SourceName.QWEN_CODE: "run_shell_command",
     SourceName.OPENHANDS: "terminal",
+    SourceName.CLINE: "run_commands",
 }
 ROOT_UNDER: dict[SourceName, str] = {
     SourceName.CLAUDE_CODE: "projects",
@@ -39,6 +40,7 @@ ROOT_UNDER: dict[SourceName, str] = {
     SourceName.COPILOT_CLI: "session-state",
     SourceName.QWEN_CODE: "projects",
     SourceName.OPENHANDS: "conversations",
+    SourceName.CLINE: "sessions",
 }
 """Where the agent's transcripts root is under the folder a writer was given."""
 
@@ -504,6 +506,51 @@ def _opencode(folder: Path, exchanges: list[Exchange], sid: str, cwd: str) -> Pa
     return Path(opencode_db.session_path(str(db), session_id))
 
 
+def _ms(at: str) -> int:
+    return int(datetime.fromisoformat(at.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def _cline(folder: Path, exchanges: list[Exchange], sid: str, cwd: str) -> Path:
+    """Cline CLI 3.0.65: ``sessions/<id>/<id>.messages.json`` (one JSON object) and its manifest
+    ``<id>.json``; each command of ``run_commands`` answered by one element of its result."""
+    messages: list[dict[str, Any]] = []
+    n = 0
+    for k, ex in enumerate(exchanges):
+        user_at, call_at, answer_at = _times(k, ex)
+        text = f'<user_input mode="act">{ex.user}</user_input>'
+        messages.append(
+            {"id": f"u{k}", "role": "user", "ts": _ms(user_at), "content": [{"type": "text", "text": text}]}
+        )
+        for (command, output), (at_call, at_result) in zip(ex.calls, call_at, strict=True):
+            n += 1
+            use = {
+                "type": "tool_use",
+                "id": f"call_{n}",
+                "name": "run_commands",
+                "input": {"commands": [command]},
+            }
+            messages.append({"id": f"a{n}", "role": "assistant", "ts": _ms(at_call), "content": [use]})
+            result = {"query": command, "result": output, "success": True}
+            block = {
+                "type": "tool_result",
+                "tool_use_id": f"call_{n}",
+                "name": "run_commands",
+                "content": [result],
+            }
+            messages.append({"id": f"r{n}", "role": "user", "ts": _ms(at_result), "content": [block]})
+        answer = [{"type": "text", "text": ex.answer}]
+        messages.append({"id": f"f{k}", "role": "assistant", "ts": _ms(answer_at), "content": answer})
+    session = folder / "sessions" / sid
+    session.mkdir(parents=True, exist_ok=True)
+    manifest = {"version": 1, "session_id": sid, "source": "cli", "interactive": True, "cwd": cwd}
+    (session / f"{sid}.json").write_text(json.dumps(manifest), encoding="utf-8")
+    origin = {"source": "cli", "mode": "user", "sessionId": sid, "version": "3.0.65"}
+    document = {"version": 1, "agent": "lead", "sessionId": sid, "origin": origin, "messages": messages}
+    path = session / f"{sid}.messages.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
+
+
 _WRITERS = {
     SourceName.CLAUDE_CODE: _claude,
     SourceName.CODEX: _codex,
@@ -513,6 +560,7 @@ _WRITERS = {
     SourceName.COPILOT_CLI: _copilot,
     SourceName.QWEN_CODE: _qwen,
     SourceName.OPENHANDS: _openhands,
+    SourceName.CLINE: _cline,
 }
 
 

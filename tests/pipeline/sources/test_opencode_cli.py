@@ -84,6 +84,7 @@ def _settings(tmp_path: Path, data: Path, **publish: bool) -> Settings:
             "gemini": False,
             "aider_global": False,
             "openhands_global": False,
+            "cline_global": False,
             **publish,
         },
     )

@@ -137,6 +137,7 @@ def test_every_built_in_source_has_one_entry_in_vocabulary_order() -> None:
         "qwen_code": "Qwen Code",
         "aider": "Aider",
         "openhands": "OpenHands",
+        "cline": "Cline",
     }
     assert registry.label_of("gone_agent") == "gone_agent"
 
@@ -153,6 +154,7 @@ def test_the_default_roots_follow_the_environment() -> None:
         "qwen_code": {"enabled": True, "root": "/qw/projects"},
         "aider": {"enabled": True, "root": "/h"},
         "openhands": {"enabled": True, "root": "/h/.openhands/conversations"},
+        "cline": {"enabled": True, "root": "/h/.cline/data/sessions"},
     }
     assert registry.default_tables({"HOME": "/h", "XDG_DATA_HOME": "/d"})["opencode"]["root"] == "/d/opencode"
     plain = registry.default_tables({"HOME": "/h"})
@@ -179,7 +181,16 @@ def test_the_default_roots_follow_the_environment() -> None:
         "AIDER_CHAT_HISTORY_FILE",
         "OPENHANDS_PERSISTENCE_DIR",
         "OPENHANDS_CONVERSATIONS_DIR",
+        "CLINE_SESSION_DATA_DIR",
+        "CLINE_DATA_DIR",
+        "CLINE_DIR",
     )
+    # Cline's sessions move with $CLINE_SESSION_DATA_DIR, else $CLINE_DATA_DIR, else $CLINE_DIR.
+    cline = {**env, "CLINE_DIR": "/cl"}
+    assert registry.default_tables(cline)["cline"]["root"] == "/cl/data/sessions"
+    assert registry.default_tables({**cline, "CLINE_DATA_DIR": "/cd"})["cline"]["root"] == "/cd/sessions"
+    moved = {**cline, "CLINE_DATA_DIR": "/cd", "CLINE_SESSION_DATA_DIR": "/cs"}
+    assert registry.default_tables(moved)["cline"]["root"] == "/cs"
 
 
 def test_adapters_are_imported_on_first_use_and_carry_their_name() -> None:

@@ -97,7 +97,7 @@ async def test_an_agents_md_memds_block_would_push_over_the_cut_keeps_the_previo
     write_scope(env.memory_dir, scope, summary="Digest, newer.")
     [second] = (await publish_all(store, settings, clock)).results
     assert second.outcome == "failed"
-    assert "over what Codex, Pi, OpenCode, Copilot CLI, Qwen Code and OpenHands loads of it" in (
+    assert "over what Codex, Pi, OpenCode, Copilot CLI, Qwen Code, OpenHands and Cline loads of it" in (
         second.reason or ""
     )
     assert agents.read_text() == grown  # nothing written
