@@ -37,6 +37,7 @@ def _settings(tmp_path: Path, **memories: object) -> Settings:
                 "qwen_code": {"root": str(tmp_path / "qwen"), "enabled": False},
                 "aider": {"root": str(tmp_path / "aider"), "enabled": False},
                 "openhands": {"root": str(tmp_path / "openhands"), "enabled": False},
+                "cline": {"root": str(tmp_path / "cline"), "enabled": False},
             },
             "memories": memories,
         }

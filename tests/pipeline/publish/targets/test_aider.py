@@ -74,7 +74,7 @@ async def test_on_by_default_it_writes_memds_file_and_its_read_entry_and_withdra
     conf.write_text(USER_CONF)
     base = env.settings(claude_code=False, gemini=False)
     on = base.model_copy(
-        update={"publish": PublishSettings(qwen_code=False, openhands_global=False)}
+        update={"publish": PublishSettings(qwen_code=False, openhands_global=False, cline_global=False)}
     )  # the defaults
     (result,) = (await publish_all(store, on, clock)).results
     assert (result.target, result.scope, result.outcome) == ("aider_global", "global", "published")
