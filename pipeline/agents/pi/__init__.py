@@ -27,6 +27,7 @@ AGENT = Agent(
     lambda env: home(env) / ".pi" / "agent" / "sessions",
     discover,
     "pipeline.agents.pi.transcripts:PiAdapter",
+    home=lambda env: home(env) / ".pi",
     read_tools={"read": ("path", "file_path")},
     shell_tools={"bash": ("command",)},
     mcp_prefixes=("mcp_",),
