@@ -287,7 +287,9 @@ def _sync_rows(sync: Sync | Unreadable) -> list[tuple[str, str]]:
         if sync.ahead is not None:
             line += f"; ahead {sync.ahead}, behind {sync.behind}"
     rows = [("sync", line)]
-    if sync.trust:
+    if sync.trust and failed and sync.reason and sync.reason in sync.trust:
+        rows.append(("", "not trusted by the remote yet (what to run where: above)"))  # said once
+    elif sync.trust:
         rows.append(("", sync.trust))
     if sync.refused and sync.refused != sync.reason:
         rows.append(("", f"last refused at {when(sync.refused_at)}: {sync.refused}"))
