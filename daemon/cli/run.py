@@ -140,6 +140,8 @@ async def _once(daemon: Daemon, dry_run: bool, limits: tuple[float, float] | Non
         fail(str(exc), Exit.FAILED)
     finally:
         progress.close()
+    for hint in result.hints:  # before the summary, which stays the last line
+        progress.console.print(hint, markup=False)
     progress.finish(result)
     pending = pending_batches(result, waited_s=None if limits is None or result.not_run else limits[0])
     if pending is not None:
