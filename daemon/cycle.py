@@ -117,6 +117,8 @@ class CycleResult:
     results: list[StepResult] = field(default_factory=list)
     not_run: list[str] = field(default_factory=list)
     """Steps a stop kept from running."""
+    hints: list[str] = field(default_factory=list)
+    """What memd says once, the first time it applies (``daemon.hints``)."""
 
     @property
     def failures(self) -> list[StepResult]:

@@ -492,7 +492,7 @@ class Daemon:
                 on_end(result)
 
         self._cycle = into if into is not None else cycle.CycleResult()
-        return await cycle.run_cycle(
+        result = await cycle.run_cycle(
             cycle.enabled(self._steps.steps, self.settings),
             names,
             clock=self._clock,
@@ -502,6 +502,24 @@ class Daemon:
             on_end=ended,
             into=self._cycle,
         )
+        if not dry_run and "scan" in names:
+            await self._hints(result)
+        return result
+
+    async def _hints(self, result: cycle.CycleResult) -> None:
+        """Say once what a default that is off keeps from an agent here (``daemon.hints``)."""
+        from daemon.hints import codex_hint
+
+        if self.store is None:
+            return
+        try:
+            hint = await codex_hint(self.store, self.settings, now=self._clock.now())
+        except Exception as exc:  # a hint never fails a cycle
+            log.warning("hint_failed", error=type(exc).__name__)
+            return
+        if hint is not None:
+            result.hints.append(hint)
+            log.info("codex_gets_no_memory", hint=hint)  # the daemon's log; `run --once` prints it
 
     async def _record(self, result: cycle.StepResult) -> None:
         if self.store is None:

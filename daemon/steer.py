@@ -90,13 +90,16 @@ class SteerDone:
         if self.steered.digest_withdrawn and self.steered.commit is not None:
             out.append(
                 f"{self.steered.scope}/memory_summary.md, the digest written from every topic, is a placeholder "
-                "until the next consolidation with a model rebuilds it without this memory (at the next "
+                f"until the next consolidation with a model rebuilds it {self._digest_with()} (at the next "
                 f"cycle, or now: memd consolidate {self.steered.scope})"
             )
         out += sync_lines(self.synced)
         if self.published is not None:
             out += publish_lines(self.published, verbose=verbose)
         return out + self.unfinished_lines()
+
+    def _digest_with(self) -> str:
+        return "with the person's text" if self.steered.action == "edit" else "without this memory"
 
     def _history_line(self) -> str:
         history = self.history
@@ -287,6 +290,11 @@ async def edit_memory(rt: Runtime, memory_id: str, text: str) -> SteerDone:
             author=author(settings),
             max_bytes=settings.memories.topic_file_max_bytes,
         )
+        if steered.digest_withdrawn and steered.commit is not None:
+            from pipeline.store import forgotten_topics
+
+            # the placeholder digest is written again from the edited topic at the next run with a model
+            await forgotten_topics.mark_rebuild(rt.store, found.scope, now=rt.clock.now())
     return await _after(rt, steered)
 
 

@@ -24,6 +24,8 @@ from typing import Any, Literal, NamedTuple, Protocol
 REGISTRY = "pipeline.agents.registry"
 """The module whose ``AGENTS`` lists the built-in agents, in order (loaded on first use)."""
 
+AGENTS_MD_KEY = "agents_md"
+"""The ``[publish]`` key of a project's own ``AGENTS.md`` (everyone's: ``pipeline.settings``)."""
 SERVER = "memd"
 """The name memd's MCP server is registered under in every agent."""
 
@@ -155,6 +157,9 @@ class Agent:
     hook: str | None = None
     """Its session-start hook (``memd hooks install``), a ``SessionHook`` named
     ``"module:attribute"`` (imported on first use); None: it has none."""
+    home: Callable[[Env], Path] | None = None
+    """Its own folder (``~/.codex``...), from the environment: absent, the agent is not installed
+    here (`memd status` and the page say so). None: its transcripts' default root."""
 
     @property
     def said(self) -> str:
@@ -164,6 +169,16 @@ class Agent:
     def cli_name(self) -> str:
         """What the command line calls it (``memd mcp install``, ``memd hooks install``)."""
         return self.name.replace("_", "-")
+
+    def home_dir(self, env: Env) -> Path:
+        """Its own folder (``home``, else its transcripts' default root)."""
+        return (self.home or self.default_root)(env)
+
+    def target_keys(self) -> tuple[str, ...]:
+        """The ``[publish]`` keys that turn one of its publish targets on or off (``agents_md`` too
+        when it loads a project's ``AGENTS.md``)."""
+        own = tuple(k.name for k in self.publish if isinstance(k.default, bool))
+        return (*own, AGENTS_MD_KEY) if self.reads_agents_md else own
 
     def defaults(self, env: Env) -> dict[str, Any]:
         """The ``[sources.<name>]`` table of the defaults, TOML-shaped."""

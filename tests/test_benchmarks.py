@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "transcripts"
 
 TINY: dict[str, list[str]] = {
+    "cost_bench": ["--tiny"],
     "generalise_bench": ["--tiny"],
     "idle_bench": ["--seconds", "1", "--settle", "0"],
     "mcp_bench": ["--repeat", "1", "--scopes", "3", "--topics", "3", "--searches", "3"],

@@ -140,6 +140,8 @@ async def _once(daemon: Daemon, dry_run: bool, limits: tuple[float, float] | Non
         fail(str(exc), Exit.FAILED)
     finally:
         progress.close()
+    for hint in result.hints:  # before the summary, which stays the last line
+        progress.console.print(hint, markup=False)
     progress.finish(result)
     pending = pending_batches(result, waited_s=None if limits is None or result.not_run else limits[0])
     if pending is not None:
@@ -176,7 +178,8 @@ class Progress:
 
     def end(self, result: StepResult) -> None:
         self.close()
-        line = f"{result.name:<12} {result.outcome:<8} {result.duration_s:6.1f}s  {summarize(result.report)}"
+        said = summarize(result.report, leave_out=result.error or "")
+        line = f"{result.name:<12} {result.outcome:<8} {result.duration_s:6.1f}s  {said}"
         if result.error:
             line += f"  ({result.error})"
         self.console.print(line.rstrip(), markup=False)
@@ -264,8 +267,9 @@ def _dur(seconds: float) -> str:
     return f"{s}s" if s < 60 else f"{s // 60}m {s % 60:02d}s"
 
 
-def summarize(report: object) -> str:
-    """A report on one line: its scalar fields, list fields as counts, small mappings inline."""
+def summarize(report: object, *, leave_out: str = "") -> str:
+    """A report on one line: its scalar fields, list fields as counts, small mappings inline; a text
+    field that ``leave_out`` (the step's error, shown on its own) already holds is not repeated."""
     from daemon.cycle import Skipped, compact
 
     if report is None:
@@ -284,6 +288,8 @@ def summarize(report: object) -> str:
     parts: list[str] = []
     for key, value in data.items():
         if key in QUIET_FIELDS or value in (0, False, None, "", [], {}):
+            continue
+        if leave_out and isinstance(value, str) and value in leave_out:
             continue
         if isinstance(value, list):
             parts.append(f"{key}={len(value)}")

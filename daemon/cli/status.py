@@ -26,6 +26,7 @@ from daemon.lean.text import shown, when
 from daemon.status.flags import flagged_table
 from daemon.status.hits import with_folders
 from daemon.status.report import (
+    AgentView,
     Batches,
     Budget,
     DaemonView,
@@ -198,6 +199,7 @@ def _rows(report: Sections) -> list[tuple[str, str]]:
         out.append(("memory", line))
         out += _stale_rows(mem)
     out.append(("publish", _publish_line(report.publish)))
+    out += _agent_rows(report.agents)
     if isinstance(report.machines, list) and len(report.machines) > 1:  # team mode: every machine's daemon
         for view in report.machines:
             out.append(("machine", _machine_line(view)))
@@ -214,6 +216,15 @@ def _rows(report: Sections) -> list[tuple[str, str]]:
             ("lease", f"{lease.name}: {lease.host} pid {lease.pid} since {when(lease.since)}{expired}")
         )
     return out
+
+
+def _agent_rows(agents: list[AgentView] | Unreadable | None) -> list[tuple[str, str]]:
+    """Every agent memd knows, each of its publish targets on, off (and the key) or not installed."""
+    from daemon.status.agents import agent_line
+
+    if isinstance(agents, Unreadable):
+        return [("agents", f"unreadable: {agents.error}")]
+    return [("agent", agent_line(view)) for view in agents or []]
 
 
 STALE_SHOWN = 5
@@ -288,7 +299,9 @@ def _sync_rows(sync: Sync | Unreadable) -> list[tuple[str, str]]:
         if sync.ahead is not None:
             line += f"; ahead {sync.ahead}, behind {sync.behind}"
     rows = [("sync", line)]
-    if sync.trust:
+    if sync.trust and failed and sync.reason and sync.reason in sync.trust:
+        rows.append(("", "not trusted by the remote yet (what to run where: above)"))  # said once
+    elif sync.trust:
         rows.append(("", sync.trust))
     if sync.refused and sync.refused != sync.reason:
         rows.append(("", f"last refused at {when(sync.refused_at)}: {sync.refused}"))

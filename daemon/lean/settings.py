@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from daemon.config_layers import ConfigError
-from pipeline import defaults
+from pipeline import defaults, roster
 
 if TYPE_CHECKING:
     from pipeline.settings import Settings
@@ -40,6 +40,12 @@ class LeanSettings:
     """``notes.remember_per_hour`` (`memd mcp`'s ``memory_remember``)."""
     local_only: bool = False
     """``llm.local_only`` (`memd status` and the page say "local only")."""
+    publish_targets: tuple[tuple[str, bool], ...] | None = None
+    """Each ``[publish]`` key that turns a publish target on, and its value (`memd status` and the
+    page list every agent's targets on or off); None: the defaults."""
+    source_roots: tuple[tuple[str, Path], ...] = ()
+    """``[sources.<name>] root`` of each agent: an agent whose own folder is absent but whose
+    configured root is there is installed (moved)."""
 
     @classmethod
     def of(
@@ -60,7 +66,19 @@ class LeanSettings:
             inputs_key=inputs_key,
             remember_per_hour=settings.notes.remember_per_hour,
             local_only=settings.llm.local_only,
+            publish_targets=tuple(
+                (name, settings.publish.on(name))
+                for name in dict.fromkeys(k for agent in roster.agents() for k in agent.target_keys())
+            ),
+            source_roots=tuple((name, Path(settings.sources[name].root)) for name in roster.names()),
         )
+
+    def publish_on(self) -> dict[str, bool]:
+        """Each publish target key -> whether it is on (the defaults when the settings did not say)."""
+        if self.publish_targets is not None:
+            return dict(self.publish_targets)
+        out = {k.name: k.default for k in roster.publish_keys() if isinstance(k.default, bool)}
+        return {**out, roster.AGENTS_MD_KEY: False}
 
 
 def read_settings(explicit: Path | None, env: Mapping[str, str] | None = None) -> LeanSettings:

@@ -9,8 +9,9 @@ section is read on its own: a section that fails is ``Unreadable`` and the other
 
 from __future__ import annotations
 
+import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -18,6 +19,7 @@ from typing import Any, TypeVar
 from daemon.lean.liveness import LAST_ONCE_KEY, health
 from daemon.lean.rows import Rows
 from daemon.lean.settings import LeanSettings
+from daemon.status.agents import agent_views
 from daemon.status.flags import flagged
 from daemon.status.git_refs import git_head
 from daemon.status.hits import scope_folders, scope_of, usage
@@ -80,6 +82,7 @@ def collect(
     now: datetime,
     pid_alive: Callable[[int], bool],
     machine: str | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> Sections:
     """Every section of the report. ``machine`` (default: the one recorded in the settings' state
     directory) is this machine: its daemon is the report's ``daemon``, every machine's is listed
@@ -107,6 +110,11 @@ def collect(
         team=_section(lambda: _team(rows, settings, mine, daemons)),
         flagged=_section(lambda: flagged(rows)),
         model=_section(lambda: Model(settings.local_only, described(_kv(rows, KV_ENDPOINTS)))),
+        agents=_section(
+            lambda: agent_views(
+                settings.publish_on(), os.environ if env is None else env, dict(settings.source_roots)
+            )
+        ),
     )
 
 

@@ -442,6 +442,26 @@ class Team:
 
 
 @record
+class TargetState:
+    """One ``[publish]`` target of an agent: ``on``, ``off (set [publish] <key> = true)`` or ``not
+    installed`` (the agent's own folder is absent here)."""
+
+    target: str
+    state: str
+
+
+@record
+class AgentView:
+    """An agent memd knows, whether it is installed here, and what memd publishes for it."""
+
+    name: str
+    label: str
+    home: str
+    installed: bool
+    targets: list[TargetState]
+
+
+@record
 class Sections:
     """Everything read from the store; each section on its own (``Unreadable`` when it failed)."""
 
@@ -463,6 +483,8 @@ class Sections:
     team: Team | Unreadable | None = None
     flagged: list[Flagged] | Unreadable | None = None
     model: Model | Unreadable | None = None
+    agents: list[AgentView] | Unreadable | None = None
+    """Every agent memd knows, with each of its publish targets on, off or not installed."""
 
 
 @record

@@ -57,6 +57,8 @@ MEMD_KEYS = ("created", "updated", "sources")
 EVIDENCE_VALUES = ("user", "agent", "tool")
 """``evidence``: what a topic rests on (``pipeline.vocabulary.Evidence``); absent means not marked."""
 TOOL_EVIDENCE = "tool"
+USER_EVIDENCE = "user"
+"""What a topic the person wrote (``memd memories edit``) rests on: their own words."""
 PERSON_KEYS = ("pinned", "edited")
 KEYS = (
     "name",

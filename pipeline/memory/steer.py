@@ -12,7 +12,9 @@ the store's record of a forget, the push and the publish):
 - ``await edit_topic(repo, scope, file, text, *, today, scratch_parent, author, max_bytes=None)``:
   ``text`` is the new body, or the whole file when it starts with a frontmatter block (the person
   may change ``name``, ``description``, ``type``, ``expires`` and ``pinned``); memd keeps
-  ``created`` and ``sources`` and sets ``updated`` and ``edited`` to ``today``.
+  ``created`` and ``sources``, sets ``updated`` and ``edited`` to ``today`` and ``evidence`` to
+  ``user`` (the person's word); the scope's digest becomes the placeholder in the same commit, as
+  for a forget (it was written from the topic as it was).
 - ``await pin_topic(repo, scope, file, pinned, *, scratch_parent, author)``: ``pinned: true`` in
   the frontmatter, or gone.
 - ``read_topic(repo, scope, file) -> str``: the topic's text on the work tree (``TopicMissing``).
@@ -229,6 +231,9 @@ async def _steer(
             await clone.stage_paths(forget_records.FORGOTTEN_DIR)
         elif after != before:
             await asyncio.to_thread(path.write_text, after, encoding="utf-8")
+            if action == EDIT:
+                # the digest was written from the topic as it was: it would still say the old value
+                digest = await asyncio.to_thread(_withdraw_digest, clone.path.joinpath(*scope.split("/")))
         await clone.stage(scope)
         if not await clone.has_staged_changes():
             return Steered(scope, file, action, None, before, after)
@@ -247,6 +252,12 @@ def _forget_file(scope_dir: Path, file: str) -> bool:
     every other topic stay published)."""
     (scope_dir / file).unlink()
     drop_index_lines(scope_dir, {file})
+    return _withdraw_digest(scope_dir)
+
+
+def _withdraw_digest(scope_dir: Path) -> bool:
+    """The scope's digest becomes the placeholder; True when the scope has a digest (False: it had
+    none, and none is written). A forget's and an edit's: the digest is written from every topic."""
     summary = scope_dir / SUMMARY
     if summary.is_symlink():
         summary.unlink()  # memory holds no links: the placeholder replaces it as any digest
@@ -338,7 +349,14 @@ async def edit_topic(
             body += "\n"
         if not body.startswith("\n"):
             body = "\n" + body if current.body.startswith("\n") else body
-        meta = replace(meta, updated=today, edited=today, created=meta.created or today)
+        # the person's text is their word, whatever the topic rested on before
+        meta = replace(
+            meta,
+            updated=today,
+            edited=today,
+            created=meta.created or today,
+            evidence=frontmatter.USER_EVIDENCE,
+        )
         rendered = frontmatter.render(meta, body)
         problems = frontmatter.problems(meta)
         if problems:

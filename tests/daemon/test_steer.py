@@ -105,6 +105,11 @@ async def test_edit_and_pin_by_short_name_land_and_publish(
     assert edited.steered.commit is not None
     assert "Deploy on Fridays only." in (settings.paths.memory_dir / scope / "deploy.md").read_text()
     assert "fly deploy" not in published(tmp_path)
+    assert edited.steered.digest_withdrawn  # the digest said the old value: the placeholder now
+    state = await consolidation.get_scope(store, scope)
+    assert state is not None
+    assert state.rebuild  # `memd consolidate` and the next cycle write it again, not "up to date"
+    assert any("memory_summary.md" in line and "placeholder" in line for line in edited.lines())
 
     pinned = await pin_memory(rt, f"{scope}/testing.md")
     assert pinned.steered.commit is not None

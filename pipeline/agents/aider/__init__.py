@@ -230,5 +230,6 @@ AGENT = Agent(
     read_tools={"read-only": ("path",), "add": ("path",)},
     shell_tools={"run": ("command",)},
     project_hint="the git root of the folder holding .aider.chat.history.md",
-    watched=False,  # its root is the home folder: searched on each scan, never watched whole
+    watched=False,  # its root is the home folder: searched on each scan, never watched whole,
+    home=lambda env: home(env) / ".aider",
 )

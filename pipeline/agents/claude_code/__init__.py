@@ -44,6 +44,7 @@ AGENT = Agent(
     lambda env: claude_home(env) / "projects",
     discover,
     "pipeline.agents.claude_code.transcripts:ClaudeCodeAdapter",
+    home=claude_home,
     publish=(
         PublishKey(
             "claude_code",

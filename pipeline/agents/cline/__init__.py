@@ -145,4 +145,5 @@ AGENT = Agent(
     mcp_prefixes=("",),
     builtin_tools=BUILTIN_TOOLS,
     project_hint="the manifest <id>.json beside its messages names it",
+    home=cline_dir,
 )

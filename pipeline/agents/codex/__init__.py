@@ -46,6 +46,7 @@ AGENT = Agent(
     lambda env: codex_home(env) / "sessions",
     discover,
     "pipeline.agents.codex.transcripts:CodexAdapter",
+    home=codex_home,
     env=("CODEX_HOME",),
     short="Codex",
     publish=(

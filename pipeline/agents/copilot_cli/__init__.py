@@ -39,6 +39,7 @@ AGENT = Agent(
     lambda env: copilot_home(env) / "session-state",
     discover,
     "pipeline.agents.copilot_cli.transcripts:CopilotCliAdapter",
+    home=copilot_home,
     env=("COPILOT_HOME",),
     short="Copilot CLI",
     publish=(

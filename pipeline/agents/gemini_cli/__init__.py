@@ -48,6 +48,7 @@ AGENT = Agent(
     lambda env: gemini_home(env) / "tmp",
     discover,
     "pipeline.agents.gemini_cli.transcripts:GeminiCliAdapter",
+    home=gemini_home,
     publish=(
         PublishKey(
             "gemini",

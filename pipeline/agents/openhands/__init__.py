@@ -95,4 +95,5 @@ AGENT = Agent(
     read_tools={"file_editor": ("path",)},
     shell_tools={"terminal": ("command",)},
     project_hint="the working_dir of its base_state.json",
+    home=persistence_dir,
 )

@@ -111,6 +111,7 @@ AGENT = Agent(
         "Pi reads a project's .pi/mcp.json only once you trust the project.",
     ),
     reads_agents_md=True,
+    home=agent_dir,
     read_tools={"read": ("path", "file_path")},
     shell_tools={"bash": ("command",)},
     mcp_prefixes=("mcp_",),

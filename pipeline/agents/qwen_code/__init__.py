@@ -52,6 +52,7 @@ AGENT = Agent(
     lambda env: qwen_home(env) / "projects",
     discover,
     "pipeline.agents.qwen_code.transcripts:QwenCodeAdapter",
+    home=qwen_home,
     env=("QWEN_RUNTIME_DIR", "QWEN_HOME"),
     publish=(
         PublishKey(

@@ -126,6 +126,10 @@ def test_pin_edit_why_and_forget_one_memory(tmp_path: Path, fake_api: FakeAnthro
     assert body.exit_code == 0, body.output
     assert "Deploy on Fridays." in published(tmp_path)
     assert "fly deploy" not in published(tmp_path)
+    assert "memory_summary.md, the digest written from every topic, is a placeholder" in body.output
+    dry = runner.invoke(cli, [*base, "consolidate", "--dry-run"], env=ENV)
+    assert "up to date" not in dry.output, dry.output  # the digest is stale: a run rebuilds it
+    assert f"{scope}: " in dry.output
     source = tmp_path / "new.md"
     source.write_text("Deploy on Mondays.\n")
     from_file = runner.invoke(cli, [*base, "memories", "edit", deploy, "--from", str(source)], env=ENV)

@@ -276,3 +276,38 @@ def test_run_once_wait_gives_up_at_its_limit_and_says_what_is_pending(
     assert re.search(r"^publish\s+", done.stdout, re.M)  # the cycle still ran to its end
     [batches] = [line for line in _status(env).stdout.splitlines() if line.startswith("batches")]
     assert "1 pending with 3 sessions" in batches
+
+
+CODEX_ROLLOUT = (
+    Path(__file__).parents[2]
+    / "fixtures/transcripts/codex/sessions/2026/09/21/rollout-2026-09-21T10-00-00-019a0f01-0000-7000-8000-000000000c0e.jsonl"
+)
+
+
+def _with_codex_session(env: dict[str, str]) -> dict[str, str]:
+    day = Path(env["MEMD_SOURCES__CODEX__ROOT"]) / "2026" / "09" / "21"
+    day.mkdir(parents=True)
+    (day / CODEX_ROLLOUT.name).write_bytes(CODEX_ROLLOUT.read_bytes())
+    return env
+
+
+def test_the_first_run_with_codex_sessions_says_once_how_to_switch_codex_on(memd_env: dict[str, str]) -> None:
+    """Issue 36: Codex gets nothing by default; the first run on a machine with Codex sessions says
+    so, and how to change it, once (remembered in the store)."""
+    env = _with_codex_session(memd_env)
+    first = memd(env, "run", "--once")
+    assert first.returncode == 0, first.stdout + first.stderr[-3000:]
+    said = first.stdout + first.stderr
+    assert said.count("Codex sessions were found here") == 1, said
+    assert "[publish] codex_global = true" in first.stdout
+    assert "[features] memories = true" in first.stdout
+    again = memd(env, "run", "--once")
+    assert "Codex sessions were found here" not in again.stdout + again.stderr
+
+
+def test_no_codex_hint_without_codex_sessions_or_with_codex_on(memd_env: dict[str, str]) -> None:
+    quiet = memd(memd_env, "run", "--once")
+    assert "Codex sessions" not in quiet.stdout + quiet.stderr
+    on = memd({**_with_codex_session(memd_env), "MEMD_PUBLISH__CODEX_GLOBAL": "true"}, "run", "--once")
+    assert on.returncode == 0, on.stdout + on.stderr[-3000:]
+    assert "Codex sessions" not in on.stdout + on.stderr

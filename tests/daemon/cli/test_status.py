@@ -389,3 +389,38 @@ async def test_status_shows_pending_batches_from_the_store(tmp_path: Path) -> No
     assert "2 pending with 8 sessions" in line
     assert "oldest submitted 40m" in line
     assert "sess-0, sess-1, sess-2 and 5 more" in line
+
+
+async def test_status_lists_every_agent_with_each_target_on_off_or_not_installed(tmp_path: Path) -> None:
+    """Issue 36: a default that is off says so and the key that turns it on; an agent whose own
+    folder is absent is "not installed"; the text and the JSON say the same."""
+    env = memd_env(tmp_path, MEMD_PUBLISH__CODEX_GLOBAL="true")
+    for folder in (".claude", ".codex"):
+        (tmp_path / "home" / folder).mkdir(parents=True)
+    await beat(env, age=timedelta(seconds=3), pid=os.getpid())
+    done = status(env, "--json")
+    assert done.returncode == 0, done.stderr
+    agents = {a["name"]: a for a in json.loads(done.stdout)["agents"]}
+    assert list(agents)[:2] == ["claude_code", "codex"]
+    assert set(agents) >= {"gemini_cli", "pi", "opencode", "copilot_cli", "qwen_code"}
+
+    def states(name: str) -> dict[str, str]:
+        return {t["target"]: t["state"] for t in agents[name]["targets"]}
+
+    assert states("claude_code") == {
+        "claude_code": "on",
+        "claude_code_global": "off (set [publish] claude_code_global = true)",
+    }
+    assert states("codex") == {
+        "codex": "off (set [publish] codex = true)",
+        "codex_global": "on",
+        "agents_md": "off (set [publish] agents_md = true)",
+    }
+    assert agents["gemini_cli"]["installed"] is False
+    assert set(states("gemini_cli").values()) == {"not installed"}
+    assert agents["pi"]["targets"] == []
+
+    text = status(env).stdout
+    assert "Codex CLI: codex off (set [publish] codex = true), codex_global on" in text
+    assert "Claude Code: claude_code on, claude_code_global off" in text
+    assert f"Gemini CLI: not installed ({tmp_path / 'home' / '.gemini'} is absent)" in text

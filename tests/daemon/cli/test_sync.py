@@ -134,7 +134,17 @@ async def test_pairing_is_memd_sync_key_there_and_memd_sync_trust_here(
     refused = memd(b, fake_api, "sync")
     assert refused.returncode == Exit.UNTRUSTED, refused.stdout + refused.stderr
     assert f"Run `memd sync trust '{line}'` on a machine that already syncs with" in refused.stdout
+    said = refused.stdout + refused.stderr
+    assert said.count("memd sync trust") == 1, said  # the reason once (issue 36: it was printed 4 times)
     assert "not trusted" in memd(b, fake_api, "status").stdout
+    shown = memd(b, fake_api, "status").stdout
+    assert shown.count("memd sync trust") == 1, shown
+    once = memd(b, fake_api, "run", "--once")
+    assert once.returncode == Exit.FAILED
+    # once on the step's line, once in the failure's line on stderr (what a script reads), no more
+    assert once.stdout.count("memd sync trust") == 1, once.stdout
+    assert once.stderr.count("memd sync trust") == 1, once.stderr
+    assert "memd: sync failed: sync stopped: this machine is not trusted by" in once.stderr
     served = tmp_path / "served" / "memory.git"
     assert "beta" not in git(served, "ls-tree", "-r", "--name-only", "main")
 

@@ -86,3 +86,21 @@ def test_the_overview_shows_publish_targets_counted_with_the_rows_behind_a_link(
     [table] = re.findall(r'<table id="targets">.*?</table>', targets, re.S)
     assert "claude_code" in table
     assert shared.acme in table
+
+
+def test_the_overview_lists_every_agent_with_each_target_on_off_or_not_installed(
+    shared: Prepared, open_page: Opener
+) -> None:
+    """Issue 36: the page says, as `memd status` does, what each agent gets and how to change it."""
+    from pipeline import roster
+
+    _, client = open_page(shared)
+    overview = client.get("/").text
+    [card] = re.findall(r'<div class="card" id="agents">.*?</div>', overview, re.S)
+    for agent in roster.agents():
+        assert f"<b>{agent.label}</b>" in card
+    claude = card.split("<b>Claude Code</b>", 1)[1].split("</p>", 1)[0]
+    assert 'claude_code: <span class="good">on</span>' in claude  # its root is there: installed
+    assert (
+        'claude_code_global: <span class="dim">off (set [publish] claude_code_global = true)</span>' in claude
+    )

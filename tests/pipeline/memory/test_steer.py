@@ -165,6 +165,47 @@ async def test_edit_keeps_the_persons_text_as_theirs_and_memds_provenance(tmp_pa
     assert (topic.meta.name, topic.body.strip(), topic.meta.sources) == ("Releases", "Fridays.", ("sess-1",))
 
 
+async def test_edit_replaces_the_digest_and_makes_a_tool_topic_the_persons_word(tmp_path: Path) -> None:
+    """Issue 36: the digest, written from the topic as it was, would still say the old value; and a
+    topic that rested on tool output is, once the person wrote it, their word."""
+    repo = await make_repo(tmp_path)
+    folder = repo.path / SCOPE
+    (folder / "deploy.md").write_text(DEPLOY.replace("type: project\n", "type: project\nevidence: tool\n"))
+    (folder / "memory_summary.md").write_text("# Summary\n\nDeploys with fly from main.\n")
+    await repo.stage(SCOPE)
+    await repo.commit_staged("memd: consolidate\n\nMemd-Run: r2\n")
+    assert frontmatter.parse((folder / "deploy.md").read_text()).meta.from_tools
+    before = await repo.head()
+
+    done = await edit_topic(
+        repo,
+        SCOPE,
+        "deploy.md",
+        "Deploy only on Fridays, with `make release`.",
+        today=date(2026, 12, 3),
+        scratch_parent=tmp_path / "scratch",
+        author=AUTHOR,
+    )
+    assert done.digest_withdrawn
+    assert (folder / "memory_summary.md").read_bytes() == PLACEHOLDER_SUMMARY
+    changed = (await repo.git("diff", "--name-only", f"{before}..HEAD")).split()
+    assert changed == [f"{SCOPE}/deploy.md", f"{SCOPE}/memory_summary.md"]  # one commit
+    topic = frontmatter.parse((folder / "deploy.md").read_text())
+    assert topic.meta.evidence == "user"
+    assert not topic.meta.from_tools
+
+    same = await edit_topic(
+        repo,
+        SCOPE,
+        "deploy.md",
+        "Deploy only on Fridays, with `make release`.",
+        today=date(2026, 12, 3),
+        scratch_parent=tmp_path / "scratch",
+        author=AUTHOR,
+    )
+    assert same.commit is None  # nothing changed: no commit
+
+
 async def test_an_edit_with_a_secret_a_bad_frontmatter_or_over_the_cap_changes_nothing(
     tmp_path: Path,
 ) -> None:
