@@ -1,7 +1,7 @@
 """What memd says once, the first time it applies, so a default that is off is never silent: on a
-machine with Codex sessions and nothing published for Codex, how to switch it on. Each hint is
-remembered in the store (``kv``) once said: a later cycle, or another `memd run --once`, does not say
-it again."""
+machine with an agent's sessions and nothing published for it, how to switch it on (the agent's own
+``off_hint``, in its folder). Each hint is remembered in the store (``kv``, ``hint.<agent>_off``) once
+said: a later cycle, or another `memd run --once`, does not say it again."""
 
 from __future__ import annotations
 
@@ -13,40 +13,38 @@ from pipeline import roster
 from pipeline.settings import Settings
 from pipeline.store import Store, kv
 
-CODEX = "codex"
-CODEX_KEYS = ("codex", "codex_global")
-"""The ``[publish]`` keys that put memory where Codex loads it (``agents_md``: only in projects)."""
-CODEX_SAID_KEY = "hint.codex_off"
 
-CODEX_HINT = (
-    "Codex sessions were found here, but memd publishes nothing Codex loads (its targets are off by "
-    "default). To switch Codex on: set [publish] codex_global = true (the global scope in a block of "
-    "$CODEX_HOME/AGENTS.md, which Codex always loads), or [publish] codex = true for its memory folder "
-    "(Codex reads it only with [features] memories = true in $CODEX_HOME/config.toml); "
-    "`memd mcp install codex` lets it ask memd. `memd status` lists what each agent gets."
-)
+def said_key(agent: roster.Agent) -> str:
+    return f"hint.{agent.name}_off"
 
 
-def _has_session(root: Path) -> bool:
-    agent = roster.find(CODEX)
-    root = root.expanduser()
-    if agent is None:
-        return False
+def _has_session(agent: roster.Agent, root: Path) -> bool:
     try:
-        return next(iter(agent.discover(root)), None) is not None
+        return next(iter(agent.discover(root.expanduser())), None) is not None
     except OSError:
         return False
 
 
-async def codex_hint(store: Store, settings: Settings, *, now: datetime) -> str | None:
-    """The hint to switch Codex on, once (then recorded as said), when this machine has Codex
-    sessions and every Codex target is off; None otherwise."""
-    if roster.find(CODEX) is None or any(settings.publish.on(key) for key in CODEX_KEYS):
-        return None
-    if await kv.get(store, CODEX_SAID_KEY):
-        return None
-    root = Path(settings.sources[CODEX].root)
-    if not await asyncio.to_thread(_has_session, root):  # a walk of its folder: off the loop
-        return None
-    await kv.put(store, CODEX_SAID_KEY, {"at": now.isoformat()}, now=now)
-    return CODEX_HINT
+def _all_off(agent: roster.Agent, settings: Settings) -> bool:
+    keys = [key.name for key in agent.publish if isinstance(key.default, bool)]
+    return bool(keys) and not any(settings.publish.on(key) for key in keys)
+
+
+async def off_hints(store: Store, settings: Settings, *, now: datetime) -> list[str]:
+    """The hints to switch an agent on, each once (then recorded as said): for every agent with
+    sessions here whose every publish target is off."""
+    said: list[str] = []
+    for agent in roster.agents():
+        if not agent.off_hint or not _all_off(agent, settings):
+            continue
+        if await kv.get(store, said_key(agent)):
+            continue
+        try:
+            root = Path(settings.sources[agent.name].root)
+        except KeyError:
+            continue
+        if not await asyncio.to_thread(_has_session, agent, root):  # a walk of its folder: off the loop
+            continue
+        await kv.put(store, said_key(agent), {"at": now.isoformat()}, now=now)
+        said.append(agent.off_hint)
+    return said

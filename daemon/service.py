@@ -508,18 +508,18 @@ class Daemon:
 
     async def _hints(self, result: cycle.CycleResult) -> None:
         """Say once what a default that is off keeps from an agent here (``daemon.hints``)."""
-        from daemon.hints import codex_hint
+        from daemon.hints import off_hints
 
         if self.store is None:
             return
         try:
-            hint = await codex_hint(self.store, self.settings, now=self._clock.now())
+            hints = await off_hints(self.store, self.settings, now=self._clock.now())
         except Exception as exc:  # a hint never fails a cycle
             log.warning("hint_failed", error=type(exc).__name__)
             return
-        if hint is not None:
+        for hint in hints:
             result.hints.append(hint)
-            log.info("codex_gets_no_memory", hint=hint)  # the daemon's log; `run --once` prints it
+            log.info("agent_gets_no_memory", hint=hint)  # the daemon's log; `run --once` prints it
 
     async def _record(self, result: cycle.StepResult) -> None:
         if self.store is None:

@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures" / "transcripts"
 
 TINY: dict[str, list[str]] = {
+    "aider_walk_bench": ["--projects", "20", "--histories", "3", "--repeat", "1"],
     "cost_bench": ["--tiny"],
     "generalise_bench": ["--tiny"],
     "idle_bench": ["--seconds", "1", "--settle", "0"],

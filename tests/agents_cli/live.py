@@ -165,3 +165,15 @@ def _stop_group(pid: int) -> None:
     """Stop every process of the CLI's session (the CLI's own, and what it left running)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
+
+
+def only_publishing(*keep: str) -> dict[str, str]:
+    """``MEMD_PUBLISH__`` overrides turning off every publish target that is on by default but
+    ``keep``, so a live test sees only the targets it is about, however many agents memd knows."""
+    from pipeline import roster
+
+    return {
+        f"MEMD_PUBLISH__{key.name.upper()}": "false"
+        for key in roster.publish_keys()
+        if key.default is True and key.name not in keep
+    }

@@ -22,7 +22,7 @@ from pipeline.settings import Settings
 from pipeline.sources.registry import adapter_for
 from pipeline.store import Store
 from pipeline.transcript import UserMessage
-from tests.agents_cli.live import Run, require_venv_cli, run_cli
+from tests.agents_cli.live import Run, only_publishing, require_venv_cli, run_cli
 from tests.pipeline.publish.support import git, write_scope
 
 pytestmark = [pytest.mark.timeout(240)]
@@ -37,9 +37,7 @@ def _settings(home: Path, tmp_path: Path) -> Settings:
         "MEMD_PATHS__STATE_DIR": str(tmp_path / "state"),
         "MEMD_PATHS__STATE_DB": f"sqlite:///{tmp_path / 'state.db'}",
         "MEMD_MEMORIES__INCLUDE_NON_INTERACTIVE": "true",
-        "MEMD_PUBLISH__CLAUDE_CODE": "false",
-        "MEMD_PUBLISH__GEMINI": "false",
-        "MEMD_PUBLISH__QWEN_CODE": "false",
+        **only_publishing("aider_global"),
         # aider_global is on by default
     }
     return load_settings(None, env).settings

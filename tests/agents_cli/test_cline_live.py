@@ -37,7 +37,7 @@ from pipeline.publish.run import publish_all
 from pipeline.sources.registry import adapter_for
 from pipeline.store import Store
 from pipeline.transcript import ToolCall, ToolResult, UserMessage
-from tests.agents_cli.live import Run, require_cli, run_cli
+from tests.agents_cli.live import Run, only_publishing, require_cli, run_cli
 from tests.configs import write_config
 from tests.pipeline.publish.support import add_scope
 
@@ -185,7 +185,7 @@ async def test_memd_reads_clines_session_and_a_second_session_gets_its_memory_an
     monkeypatch.setenv("HOME", str(world.home))
     env = {
         "HOME": str(world.home),
-        **{f"MEMD_PUBLISH__{n.upper()}": "false" for n in ("claude_code", "gemini", "qwen_code")},
+        **only_publishing("cline_global"),
         "MEMD_PUBLISH__CLINE": "true",
     }
     await add_scope(sqlite_store, str(world.repo), clock.now())

@@ -22,7 +22,7 @@ from pipeline.settings import Settings
 from pipeline.sources.registry import adapter_for
 from pipeline.store import Store
 from pipeline.transcript import UserMessage
-from tests.agents_cli.live import clis_dir, require_cli, run_cli
+from tests.agents_cli.live import clis_dir, only_publishing, require_cli, run_cli
 from tests.pipeline.publish.support import add_scope, git, write_scope
 
 pytestmark = [pytest.mark.timeout(240)]
@@ -46,11 +46,7 @@ def _settings(home: Path, tmp_path: Path, **publish: str) -> Settings:
         "MEMD_PATHS__STATE_DIR": str(tmp_path / "state"),
         "MEMD_PATHS__STATE_DB": f"sqlite:///{tmp_path / 'state.db'}",
         "MEMD_MEMORIES__INCLUDE_NON_INTERACTIVE": "true",
-        "MEMD_PUBLISH__CLAUDE_CODE": "false",
-        "MEMD_PUBLISH__GEMINI": "false",
-        "MEMD_PUBLISH__QWEN_CODE": "false",
-        "MEMD_PUBLISH__OPENHANDS_GLOBAL": "false",
-        "MEMD_PUBLISH__CLINE_GLOBAL": "false",
+        **only_publishing(),
         **{f"MEMD_PUBLISH__{k.upper()}": v for k, v in publish.items()},
     }
     return load_settings(None, env).settings

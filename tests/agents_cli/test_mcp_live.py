@@ -27,7 +27,7 @@ from pipeline.projects import resolve_project, scope_for
 from pipeline.publish.render import TOOLS_NOTE
 from pipeline.publish.run import publish_all
 from pipeline.store import Store
-from tests.agents_cli.live import Run, require_cli, run_cli
+from tests.agents_cli.live import Run, only_publishing, require_cli, run_cli
 from tests.configs import write_config
 from tests.pipeline.publish.support import add_scope
 
@@ -83,10 +83,9 @@ async def publish(
     """Publish the memory into the private HOME with only ``targets`` on (as the daemon does after a
     consolidation): the block says memd's tools exist where `memd mcp install` put them."""
     monkeypatch.setenv("HOME", str(world.home))
-    off = ("claude_code", "gemini", "qwen_code", "openhands_global", "cline_global")
     env = {
         "HOME": str(world.home),
-        **{f"MEMD_PUBLISH__{name.upper()}": "false" for name in off},
+        **only_publishing(),
         **{f"MEMD_PUBLISH__{name.upper()}": str(on).lower() for name, on in targets.items()},
     }
     settings = load_settings(world.config, env).settings

@@ -47,6 +47,13 @@ AGENT = Agent(
     discover,
     "pipeline.agents.codex.transcripts:CodexAdapter",
     home=codex_home,
+    off_hint=(
+        "Codex sessions were found here, but memd publishes nothing Codex loads (its targets are off by "
+        "default). To switch Codex on: set [publish] codex_global = true (the global scope in a block of "
+        "$CODEX_HOME/AGENTS.md, which Codex always loads), or [publish] codex = true for its memory folder "
+        "(Codex reads it only with [features] memories = true in $CODEX_HOME/config.toml); "
+        "`memd mcp install codex` lets it ask memd. `memd status` lists what each agent gets."
+    ),
     env=("CODEX_HOME",),
     short="Codex",
     publish=(

@@ -418,7 +418,8 @@ async def test_status_lists_every_agent_with_each_target_on_off_or_not_installed
     }
     assert agents["gemini_cli"]["installed"] is False
     assert set(states("gemini_cli").values()) == {"not installed"}
-    assert agents["pi"]["targets"] == []
+    assert agents["pi"]["installed"] is False
+    assert set(states("pi").values()) == {"not installed"}  # pi_global, and agents_md it reads
 
     text = status(env).stdout
     assert "Codex CLI: codex off (set [publish] codex = true), codex_global on" in text

@@ -55,18 +55,20 @@ def test_the_lean_settings_equal_the_full_loaders(
     full = load_settings(config, env=full_env)
     lean = read_lean(config, env=full_env)
     assert lean is not None
-    assert lean == LeanSettings(
-        config_path=full.path,
-        config_exists=full.file_exists,
-        state_db=full.settings.paths.state_db,
-        state_dir=full.settings.paths.state_dir,
-        memory_dir=full.settings.paths.memory_dir,
-        daily_token_budget=full.settings.llm.daily_token_budget,
-        min_rate_limit_remaining_percent=full.settings.memories.min_rate_limit_remaining_percent,
-        sync_remote=full.settings.sync.remote,
-        sync_branch=full.settings.sync.branch,
-        inputs_key=full.inputs_key,
-    )
+    expected = {
+        "config_path": full.path,
+        "config_exists": full.file_exists,
+        "state_db": full.settings.paths.state_db,
+        "state_dir": full.settings.paths.state_dir,
+        "memory_dir": full.settings.paths.memory_dir,
+        "daily_token_budget": full.settings.llm.daily_token_budget,
+        "min_rate_limit_remaining_percent": full.settings.memories.min_rate_limit_remaining_percent,
+        "sync_remote": full.settings.sync.remote,
+        "sync_branch": full.settings.sync.branch,
+        "inputs_key": full.inputs_key,
+        "source_roots": tuple((name, full.settings.sources[name].root) for name in full.settings.sources),
+    }
+    assert {name: getattr(lean, name) for name in expected} == expected
 
 
 def test_the_defaults_come_from_one_place() -> None:
