@@ -25,7 +25,7 @@ TINY: dict[str, list[str]] = {
     "cost_bench": ["--tiny"],
     "generalise_bench": ["--tiny"],
     "idle_bench": ["--seconds", "1", "--settle", "0"],
-    "mcp_bench": ["--repeat", "1", "--scopes", "3", "--topics", "3", "--searches", "3"],
+    "mcp_bench": ["--repeat", "1", "--scopes", "3", "--topics", "3", "--searches", "3", "--baseline", "none"],
     "opencode_bench": ["--sessions", "40", "--changed", "2", "--repeat", "1"],
     "opencode_bomb_bench": ["--size", "1000000", "--huge-mb", "17", "--repeat", "1"],
     "phase2_bench": [

@@ -54,28 +54,22 @@ def mcp_group(click_ctx: click.Context, ctx: CliContext, cwd: Path | None) -> No
         fail(f"config error: {exc}", Exit.CONFIG)
     here = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))
 
-    import threading
-
     from daemon.mcp import stdio
-    from daemon.mcp.deps import Deps
-    from pipeline.clock import SystemClock
-
-    deps = Deps.make(
-        memory_dir=settings.memory_dir,
-        state_dir=settings.state_dir,
-        state_db=settings.state_db,
-        cwd=here,
-        clock=SystemClock(),
-        config_path=ctx.config_path,
-    )
-    # The index, the redactor and the use counts are made while the SDK loads, so the first call
-    # finds them ready (one that comes first makes what it needs itself, under the same locks).
-    threading.Thread(target=deps.warm, name="memd-mcp-warm", daemon=True).start()
 
     def serve(stdin: stdio.Input, stdout: stdio.Output) -> None:
+        from daemon.mcp.deps import Deps
         from daemon.mcp.server import serve
+        from pipeline.clock import SystemClock
 
         ctx.configure_logging()
+        deps = Deps.make(
+            memory_dir=settings.memory_dir,
+            state_dir=settings.state_dir,
+            state_db=settings.state_db,
+            cwd=here,
+            clock=SystemClock(),
+            config_path=ctx.config_path,
+        )
         serve(deps, stdin, stdout)
 
     stdio.run(serve)  # ends the process: 0, or 1 (Exit.FAILED) when the server could not serve

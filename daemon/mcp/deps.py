@@ -53,7 +53,7 @@ class Deps:
 
     def warm(self) -> None:
         """Make what the first call needs (the project, the index, the redactor, the use counts), so
-        it answers as fast as the next; run on a thread of its own while the SDK loads. A failure is
+        it answers as fast as the next; run on a thread of its own once the server is built. A failure is
         left to the first call, which makes what is missing and reports the problem itself."""
         try:
             self.memory.session()

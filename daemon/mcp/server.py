@@ -1,17 +1,18 @@
 """The MCP server: the official SDK's ``MCPServer``, with the tools of every module in
-``TOOL_MODULES``, served over the SDK's stdio transport on the lines ``daemon.mcp.front`` hands it.
+``TOOL_MODULES``, served by the SDK's own stdio transport on the streams of ``daemon.mcp.stdio``.
 
 A tools module has ``register(server, deps)`` (``daemon.mcp.deps.Deps``): a helper adds its tools
 by adding its module here, and nothing else changes. The SDK is imported only when the server is
 built (``memd --help`` never pays for it). The index, the redactor and the use counts are made on
-a thread started once the SDK is loaded and the server serves (its lifespan), so they never slow
-the SDK's import, which is most of the start-up; a call that comes before they are ready makes
+a thread started once the server is built, while the client opens its session: they never delay
+the answer to ``initialize`` or the tools' list, and a call that comes before they are ready makes
 what it needs itself (``daemon.mcp.memory`` builds the index once, under a lock).
 """
 
 from __future__ import annotations
 
 import importlib
+import threading
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
@@ -35,9 +36,7 @@ def build_server(deps: Deps) -> MCPServer:
 
     from pipeline import __version__
 
-    server: MCPServer = MCPServer(
-        NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING"
-    )
+    server: MCPServer = MCPServer(NAME, version=__version__, instructions=INSTRUCTIONS, log_level="WARNING")
     for module in TOOL_MODULES:
         importlib.import_module(module).register(server, deps)
     return server
@@ -51,6 +50,7 @@ def serve(deps: Deps, stdin: Input, stdout: Output) -> None:
     from mcp.server.stdio import stdio_server
 
     server = build_server(deps)
+    threading.Thread(target=deps.warm, name="memd-mcp-warm", daemon=True).start()
 
     async def main() -> None:
         transport: Any = stdio_server(stdin=cast(Any, stdin), stdout=cast(Any, stdout))

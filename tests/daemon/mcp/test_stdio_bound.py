@@ -62,7 +62,9 @@ def test_a_line_over_the_cap_is_skipped_in_bounded_reads_and_the_next_one_kept()
 def test_an_over_long_request_gets_a_json_rpc_error_with_its_id() -> None:
     out = io.BytesIO()
     output = Output(out, Pending())
-    output.too_long(TooLong(b'{"jsonrpc":"2.0","method":"tools/call","params":{"id":3},"id":"q-9","x":"aaa', 5 << 20))
+    output.too_long(
+        TooLong(b'{"jsonrpc":"2.0","method":"tools/call","params":{"id":3},"id":"q-9","x":"aaa', 5 << 20)
+    )
     output.too_long(TooLong(b'{"jsonrpc":"2.0","params":{"q":"aaaaa', 5 << 20))
     errors = [json.loads(x) for x in out.getvalue().splitlines()]
     assert [e["id"] for e in errors] == ["q-9", None]
