@@ -47,6 +47,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from benchmarks.baseline import source
 from pipeline.projects import resolve_project, scope_for
 from pipeline.search.corpus import Corpus
 from pipeline.search.rank import Index
@@ -321,24 +322,6 @@ def _ms(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms"
 
 
-def _baseline(ref: str, into: Path) -> Path | None:
-    """The baseline's source folder: ``ref`` itself when it is a folder, else the tree of the git ref
-    ``ref`` exported under ``into``; None for ``none`` or a ref that does not resolve."""
-    if ref == "none":
-        return None
-    if Path(ref).is_dir():
-        return Path(ref).resolve()
-    tree = subprocess.run(
-        ["git", "-C", str(ROOT), "archive", "--format=tar", ref], capture_output=True, check=False
-    )
-    if tree.returncode != 0:
-        print(f"no baseline: git ref {ref!r} not found ({tree.stderr.decode(errors='replace').strip()})")
-        return None
-    into.mkdir()
-    subprocess.run(["tar", "-x", "-C", str(into)], input=tree.stdout, check=True)
-    return into
-
-
 class Figures:
     """One memd's start-up figures over the runs: wall and CPU times per row."""
 
@@ -399,7 +382,7 @@ def main(argv: list[str] | None = None) -> int:
             f'state_dir = "{root / "state"}"\n'
         )
         env = {**os.environ, "MEMD_CONFIG": str(config), "PYTHONPATH": str(ROOT)}
-        baseline = _baseline(args.baseline, root / "baseline")
+        baseline = source(args.baseline, root / "baseline")
         base_env = {**env, "PYTHONPATH": str(baseline)} if baseline is not None else None
         print(f"memory: {args.scopes} scopes x {args.topics} topics; python {sys.version.split()[0]}")
         if baseline is not None:
