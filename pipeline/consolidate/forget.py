@@ -32,16 +32,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pipeline.checks.validate import SecretFinder
 from pipeline.clock import Clock
 from pipeline.consolidate import inbox
 from pipeline.consolidate.context import Phase2Context, RunResult, new_run_id
 from pipeline.consolidate.lease import acquire_scope, lease_name
 from pipeline.consolidate.run import context
 from pipeline.consolidate.scope_run import consolidate_scope
+from pipeline.gitrepo.repository import MemoryRepo
 from pipeline.llm.protocol import ModelClient
 from pipeline.memory.held import scopes_holding
-from pipeline.memory.repository import MemoryRepo
-from pipeline.memory.validate import SecretFinder
 from pipeline.settings import Settings
 from pipeline.store import Store, leases, notes
 from pipeline.store import consolidation as db

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Literal
 
+from pipeline.layout import GLOBAL_SCOPE, is_scope
 from pipeline.memory.inputs import InputRecord
-from pipeline.memory.layout import GLOBAL_SCOPE, is_scope
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.store import consolidation as db

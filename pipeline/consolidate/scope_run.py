@@ -32,11 +32,11 @@ from pipeline.consolidate.lease import ScopeLease, acquire_scope, lease_name
 from pipeline.consolidate.plan import ScopePlan, plan_scope
 from pipeline.consolidate.request import commit_message
 from pipeline.errors import ConsolidationFailed, LLMError, LLMUnavailable, MemdError
+from pipeline.gitrepo.repository import INBOX_PREFIX, MemoryRepo
+from pipeline.layout import GLOBAL_SCOPE, PLACEHOLDER_SUMMARY, ROLLOUT_DIR, SUMMARY
 from pipeline.memory import forget_records, tombstones
 from pipeline.memory.inputs import rests_on_tools
-from pipeline.memory.layout import GLOBAL_SCOPE, PLACEHOLDER_SUMMARY, ROLLOUT_DIR, SUMMARY
 from pipeline.memory.likeness import ForgottenTopic
-from pipeline.memory.repository import INBOX_PREFIX, MemoryRepo
 from pipeline.notes.remember import GLOBAL_HELD
 from pipeline.store import consolidation as db
 from pipeline.store import forgotten_topics, notes, syncstate

@@ -35,9 +35,11 @@ from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 
+from pipeline.checks.provenance import drop_index_lines
+from pipeline.checks.validate import describe_secret
 from pipeline.errors import MemoryRepoError
-from pipeline.memory import forget_records, frontmatter
-from pipeline.memory.layout import (
+from pipeline.gitrepo.repository import MemoryRepo
+from pipeline.layout import (
     GLOBAL_SCOPE,
     PLACEHOLDER_SUMMARY,
     SUMMARY,
@@ -46,10 +48,8 @@ from pipeline.memory.layout import (
     is_placeholder,
     is_topic_path,
 )
+from pipeline.memory import forget_records, frontmatter
 from pipeline.memory.likeness import ForgottenTopic, shingles
-from pipeline.memory.provenance import drop_index_lines
-from pipeline.memory.repository import MemoryRepo
-from pipeline.memory.validate import describe_secret
 from pipeline.safefile import UnsafeFile, read_capped
 
 ACTION_TRAILER = "Memd-Action"

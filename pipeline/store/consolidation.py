@@ -24,6 +24,7 @@ from typing import Any
 
 from sqlalchemy import and_, func, select, update
 
+from pipeline.layout import GLOBAL_SCOPE
 from pipeline.memory.current import stated_values
 from pipeline.memory.inputs import (
     InputRecord,
@@ -33,7 +34,6 @@ from pipeline.memory.inputs import (
     told,
     user_memories,
 )
-from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.store.engine import Store
 from pipeline.store.purge import FORGOTTEN_TEXT, purging
 from pipeline.store.readmodel import PERSONAL_SEPARATOR, personal_key

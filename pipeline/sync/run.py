@@ -36,12 +36,13 @@ from pathlib import Path
 
 import structlog
 
+from pipeline.checks.validate import SecretFinder
 from pipeline.clock import Clock
 from pipeline.errors import MemdError, MemoryRepoError, NotTrusted, SyncRefused
-from pipeline.memory import remote, tombstones
-from pipeline.memory.layout import GLOBAL_SCOPE, Caps
-from pipeline.memory.repository import MemoryRepo, scratch_parent
-from pipeline.memory.validate import SecretFinder
+from pipeline.gitrepo import remote
+from pipeline.gitrepo.repository import MemoryRepo, scratch_parent
+from pipeline.layout import GLOBAL_SCOPE, Caps
+from pipeline.memory import tombstones
 from pipeline.settings import Settings
 from pipeline.store import Store, syncstate
 from pipeline.store import consolidation as db
@@ -376,7 +377,7 @@ class Syncer:
     async def _keep_forgotten(self, commits: list[str]) -> None:
         """The memories a person forgot one by one on another machine (``memd memories forget``: the
         commit's ``Memd-Action`` trailer), recorded here too from the version the commit removed, so
-        this machine's phase 2 keeps them forgotten as that machine's does (``pipeline.memory.guard``).
+        this machine's phase 2 keeps them forgotten as that machine's does (``pipeline.checks.guard``).
         The commits were checked (signed by a trusted machine) and their sizes capped before."""
         from pipeline.memory.steer import forgotten_in
         from pipeline.store import forgotten_topics

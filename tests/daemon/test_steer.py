@@ -232,7 +232,7 @@ async def test_a_forget_interrupted_after_it_landed_keeps_its_record(
     """Ctrl-C while the scratch copy is removed, after the forget's commit is on the branch: the forget
     happened, so its record stays (else the next run could write the topic back) and the scope is to
     be rebuilt."""
-    import pipeline.memory.repository as repository
+    import pipeline.gitrepo.repository as repository
 
     settings, scope = await consolidated(tmp_path, store, clock, fake_api)
     rt = Runtime(store, lambda: settings, clock=clock, env=ENV)

@@ -16,8 +16,8 @@ from click.testing import CliRunner, Result
 from daemon.cli import cli
 from pipeline.clock import SystemClock
 from pipeline.consolidate.run import run_phase2
+from pipeline.layout import PLACEHOLDER_SUMMARY
 from pipeline.llm.client import build_client
-from pipeline.memory.layout import PLACEHOLDER_SUMMARY
 from pipeline.projects import scope_for
 from pipeline.redaction import Redactor
 from pipeline.store import consolidation as db

@@ -147,7 +147,7 @@ async def test_without_a_model_a_forget_still_withdraws_and_tombstones_and_the_n
     """No API key: the forgotten session's inputs and every topic citing it go now, with the digest
     (a placeholder until rebuilt) and its tombstone in the commit, so the forget takes effect and
     travels; the next run with a model rebuilds the digest, cooldown or not."""
-    from pipeline.memory.layout import PLACEHOLDER_SUMMARY
+    from pipeline.layout import PLACEHOLDER_SUMMARY
     from pipeline.memory.tombstones import path_of
     from tests.pipeline.sync.support import agent
 

@@ -11,6 +11,7 @@ from pipeline.clock import FakeClock
 from pipeline.extract.compact import render
 from pipeline.extract.evidence import Turns, verified
 from pipeline.extract.run import run_phase1
+from pipeline.layout import GLOBAL_SCOPE
 from pipeline.memory.inputs import (
     TOOL_ONLY_NOTE,
     InputRecord,
@@ -19,7 +20,6 @@ from pipeline.memory.inputs import (
     rests_on_tools,
     user_memories,
 )
-from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.store import Store, stage1
 from pipeline.store import consolidation as db
 from pipeline.transcript import AssistantText, Item, ToolCall, ToolResult, UserMessage

@@ -9,7 +9,7 @@ import pytest
 
 from daemon.runtime import Runtime
 from daemon.steer import edit_memory, forget_memory
-from pipeline.memory.layout import PLACEHOLDER_SUMMARY
+from pipeline.layout import PLACEHOLDER_SUMMARY
 from pipeline.projects import scope_for
 from pipeline.store import forgotten_topics
 from pipeline.vocabulary import SyncOutcome
