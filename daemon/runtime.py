@@ -34,7 +34,7 @@ from pipeline.settings import Settings
 
 if TYPE_CHECKING:
     from daemon.service import StoreOpener
-    from pipeline.checks.validate import SecretFinder
+    from pipeline.gitrepo.message_gate import SecretFinder
     from pipeline.gitrepo.repository import MemoryRepo
     from pipeline.llm.protocol import ModelClient
     from pipeline.redaction import Redactor

@@ -219,6 +219,7 @@ def _scratch(rt: Runtime) -> Path:
 
 async def forget_memory(rt: Runtime, memory_id: str) -> SteerDone:
     """Forget one memory for good: recorded, removed from the head, pushed, published."""
+    from pipeline.memory.likeness import ForgottenTopic
     from pipeline.memory.steer import Steered, forget_topic, head_holds, read_topic
     from pipeline.store import forgotten_topics
 
@@ -231,7 +232,7 @@ async def forget_memory(rt: Runtime, memory_id: str) -> SteerDone:
         record = Steered(found.scope, found.file, "forget", None, text, None).forgotten(now.isoformat())
         # Recorded before the commit (a process killed after it lands still keeps it forgotten), and
         # taken back when the commit does not land: a forget finishes or changes nothing.
-        replaced = await forgotten_topics.record(rt.store, record, now=now)
+        replaced = await forgotten_topics.record(rt.store, record, ForgottenTopic.from_json, now=now)
         try:
             steered = await forget_topic(
                 repo,

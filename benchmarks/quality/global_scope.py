@@ -41,9 +41,9 @@ from unittest import mock
 from benchmarks.quality import Figure
 from daemon.runtime import memory_repo
 from pipeline.checks.scope_rules import GLOBAL_TYPES, scope_findings
-from pipeline.checks.validate import list_scope
 from pipeline.layout import GLOBAL_SCOPE, is_topic_path
 from pipeline.memory import frontmatter
+from pipeline.memory.listing import list_scope
 from tests.daemon.cycle_support import Answers, agent_folder, home_env, running, settings_of
 from tests.fakes.anthropic_api import FakeAnthropicAPI, FakeResponse
 from tests.pipeline.consolidate.support import done, last_user_text, mem, tool_results, turn

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 
-from pipeline.checks.validate import ScopeListing, index_links
 from pipeline.layout import INDEX, is_topic_path
 from pipeline.memory import frontmatter
+from pipeline.memory.listing import ScopeListing, index_links
 
 OVERLAP_THRESHOLD = 0.6
 """The share of the shorter body's word 3-shingles found in the other body that makes two topics one."""

@@ -19,11 +19,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.checks.provenance import drop_index_lines
-from pipeline.checks.validate import index_links, list_scope
 from pipeline.layout import INDEX, is_topic_path
 from pipeline.memory import frontmatter
 from pipeline.memory.likeness import ForgottenTopic
+from pipeline.memory.listing import drop_index_lines, index_links, list_scope
 
 
 @dataclass(frozen=True)

@@ -30,9 +30,9 @@ from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 
-from pipeline.checks.validate import index_links, list_scope
-from pipeline.layout import INDEX, is_topic_path
+from pipeline.layout import is_topic_path
 from pipeline.memory import frontmatter
+from pipeline.memory.listing import drop_index_lines, list_scope
 
 
 @dataclass(frozen=True)
@@ -164,14 +164,3 @@ def withdraw_topics(scope_dir: Path, topics: Iterable[str]) -> list[str]:
     if gone:
         drop_index_lines(scope_dir, set(gone))
     return gone
-
-
-def drop_index_lines(scope_dir: Path, removed: set[str]) -> None:
-    """Remove the lines of ``MEMORY.md`` that link to a removed file."""
-    index = scope_dir / INDEX
-    if not index.is_file() or index.is_symlink():
-        return
-    lines = index.read_text(encoding="utf-8").splitlines(keepends=True)
-    keep = [line for line in lines if not any(t in removed for _n, t in index_links(line))]
-    if len(keep) != len(lines):
-        index.write_text("".join(keep), encoding="utf-8")

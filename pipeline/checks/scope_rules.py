@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.checks.validate import list_scope
 from pipeline.layout import GLOBAL_SCOPE, is_topic_path
 from pipeline.memory import frontmatter
+from pipeline.memory.listing import list_scope
 
 GLOBAL_TYPES = ("user", "feedback")
 """The topic types ``global/`` takes."""

@@ -31,10 +31,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from pipeline.checks.provenance import TopicSnapshot
-from pipeline.checks.validate import list_scope
 from pipeline.layout import is_topic_path
 from pipeline.memory import frontmatter
 from pipeline.memory.inputs import TOOL_ONLY_NOTE
+from pipeline.memory.listing import list_scope
 
 RESTATED = 0.5
 MIN_WORDS = 6

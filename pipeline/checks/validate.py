@@ -16,58 +16,13 @@ Each finding is one sentence naming the file; it goes back to the agent for its 
 from __future__ import annotations
 
 import os
-import re
-import stat
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 from pipeline import invisible
+from pipeline.gitrepo.message_gate import SecretFinder, describe_secret
 from pipeline.layout import INDEX, SUMMARY, Caps, estimate_tokens, is_input_path, is_topic_path
 from pipeline.memory import frontmatter
-
-_LINK = re.compile(r"\]\(\s*(?:<([^>\n]+)>|([^)\s]+))(?:\s+\"[^\"]*\")?\s*\)")
-
-
-class SecretFinder(Protocol):
-    """The commit gate: ``find(text)`` returns one item per secret found (rule and position, never the value)."""
-
-    def find(self, text: str) -> Sequence[object]: ...
-
-
-@dataclass
-class ScopeListing:
-    files: dict[str, int] = field(default_factory=dict)
-    """Regular files, relative path -> size in bytes."""
-    symlinks: list[str] = field(default_factory=list)
-    hidden: list[str] = field(default_factory=list)
-    special: list[str] = field(default_factory=list)
-
-
-def list_scope(scope_dir: Path) -> ScopeListing:
-    """Everything under ``scope_dir``, never following a symlink."""
-    out = ScopeListing()
-
-    def walk(directory: Path, prefix: str) -> None:
-        with os.scandir(directory) as entries:
-            for entry in sorted(entries, key=lambda e: e.name):
-                rel = f"{prefix}{entry.name}"
-                st = entry.stat(follow_symlinks=False)
-                if stat.S_ISLNK(st.st_mode):
-                    out.symlinks.append(rel)
-                elif entry.name.startswith("."):
-                    out.hidden.append(rel)
-                elif stat.S_ISDIR(st.st_mode):
-                    walk(Path(entry.path), rel + "/")
-                elif stat.S_ISREG(st.st_mode):
-                    out.files[rel] = st.st_size
-                else:
-                    out.special.append(rel)
-
-    if scope_dir.is_dir():
-        walk(scope_dir, "")
-    return out
+from pipeline.memory.listing import ScopeListing, index_links, list_scope
 
 
 def strip_invisible(scope_dir: Path) -> list[str]:
@@ -86,32 +41,6 @@ def strip_invisible(scope_dir: Path) -> list[str]:
             path.write_text(invisible.strip(text), encoding="utf-8")
             changed.append(rel)
     return changed
-
-
-def index_links(text: str) -> list[tuple[int, str]]:
-    """``(line number, target)`` of each relative Markdown link in the index."""
-    links = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        for match in _LINK.finditer(line):
-            target = (match.group(1) or match.group(2)).split("#", 1)[0]
-            if target and "://" not in target and not target.startswith("mailto:"):
-                links.append((number, target.removeprefix("./")))
-    return links
-
-
-def describe_secret(found: object, text: str) -> str:
-    rule = next(
-        (str(v) for a in ("rule", "name", "kind", "detector", "type") if (v := getattr(found, a, None))),
-        "secret",
-    )
-    start = next(
-        (v for a in ("start", "offset", "begin") if isinstance(v := getattr(found, a, None), int)), None
-    )
-    if start is None:
-        span = getattr(found, "span", None)
-        if isinstance(span, tuple) and span and isinstance(span[0], int):
-            start = span[0]
-    return rule if start is None else f"{rule} at line {text.count(chr(10), 0, start) + 1}"
 
 
 def secret_findings(listing: ScopeListing, scope_dir: Path, finder: SecretFinder) -> list[str]:

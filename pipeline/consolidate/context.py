@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from pipeline.checks.validate import SecretFinder
 from pipeline.clock import Clock
+from pipeline.gitrepo.message_gate import SecretFinder
 from pipeline.gitrepo.repository import MemoryRepo
 from pipeline.layout import Caps
 from pipeline.llm.pricing import Usage

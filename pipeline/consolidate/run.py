@@ -13,11 +13,11 @@ from dataclasses import dataclass, field
 
 import structlog
 
-from pipeline.checks.validate import SecretFinder
 from pipeline.clock import Clock
 from pipeline.consolidate.context import Phase2Context, RunResult
 from pipeline.consolidate.plan import ScopePlan, plan_all
 from pipeline.consolidate.scope_run import consolidate_scope
+from pipeline.gitrepo.message_gate import SecretFinder
 from pipeline.gitrepo.repository import MemoryRepo, scratch_parent, sweep_scratch
 from pipeline.layout import estimate_tokens
 from pipeline.llm.pricing import Usage, cost_usd

@@ -404,7 +404,7 @@ async def forgotten_memories(ctx: Phase2Context, scope: str, clone: MemoryRepo) 
     memory repository's (``forgotten/``: forgets made on any machine, before or after this one
     paired)."""
     records = await asyncio.to_thread(forget_records.read, clone.path)
-    held = await forgotten_topics.of_scope(ctx.store, scope)
+    held = await forgotten_topics.of_scope(ctx.store, scope, ForgottenTopic.from_json)
     return forget_records.with_records(held, forget_records.of_scope(records, scope))
 
 

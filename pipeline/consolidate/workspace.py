@@ -37,8 +37,9 @@ from pipeline.checks.provenance import (
 )
 from pipeline.checks.scope_rules import scope_findings
 from pipeline.checks.tool_marks import tool_memories, unmarked_findings
-from pipeline.checks.validate import SecretFinder, list_scope, strip_invisible, validate_scope
+from pipeline.checks.validate import strip_invisible, validate_scope
 from pipeline.consolidate.plan import ScopePlan
+from pipeline.gitrepo.message_gate import SecretFinder
 from pipeline.gitrepo.repository import MemoryRepo
 from pipeline.layout import (
     GLOBAL_SCOPE,
@@ -52,6 +53,7 @@ from pipeline.layout import (
 from pipeline.memory.current import superseded_findings
 from pipeline.memory.inputs import changes_of, materialize, rest_on_tools_only
 from pipeline.memory.likeness import ForgottenTopic
+from pipeline.memory.listing import list_scope
 from pipeline.notes.remember import note_id
 
 DIFF_MAX_BYTES = 80_000

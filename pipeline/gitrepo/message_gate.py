@@ -6,15 +6,21 @@ never pass. Only rule names are logged, never the message."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import structlog
 
-from pipeline.checks.validate import SecretFinder
 from pipeline.errors import MemoryRepoError
 
 log = structlog.get_logger(__name__)
 
 REDACTED = "[REDACTED]"
+
+
+class SecretFinder(Protocol):
+    """The commit gate: ``find(text)`` returns one item per secret found (rule and position, never the value)."""
+
+    def find(self, text: str) -> Sequence[object]: ...
 
 
 def gate_message(message: str, finder: SecretFinder) -> str:
@@ -38,6 +44,22 @@ def gate_message(message: str, finder: SecretFinder) -> str:
     return "".join(pieces)
 
 
+def describe_secret(found: object, text: str) -> str:
+    """A secret found in ``text`` as a finding says it: its rule and line, never its value."""
+    rule = next(
+        (str(v) for a in ("rule", "name", "kind", "detector", "type") if (v := getattr(found, a, None))),
+        "secret",
+    )
+    start = next(
+        (v for a in ("start", "offset", "begin") if isinstance(v := getattr(found, a, None), int)), None
+    )
+    if start is None:
+        span = getattr(found, "span", None)
+        if isinstance(span, tuple) and span and isinstance(span[0], int):
+            start = span[0]
+    return rule if start is None else f"{rule} at line {text.count(chr(10), 0, start) + 1}"
+
+
 def _span(found: object) -> tuple[int, int] | None:
     start, end = getattr(found, "start", None), getattr(found, "end", None)
     if isinstance(start, int) and isinstance(end, int) and 0 <= start < end:
@@ -50,4 +72,4 @@ def _rule(found: object) -> str:
     return rule if isinstance(rule, str) else "secret"
 
 
-__all__: Sequence[str] = ("REDACTED", "gate_message")
+__all__: Sequence[str] = ("REDACTED", "SecretFinder", "describe_secret", "gate_message")

@@ -26,10 +26,9 @@ from pathlib import Path
 
 import structlog
 
-from pipeline.checks.validate import SecretFinder
 from pipeline.errors import MemoryRepoError
 from pipeline.gitrepo.git import GitResult, run_git
-from pipeline.gitrepo.message_gate import gate_message
+from pipeline.gitrepo.message_gate import SecretFinder, gate_message
 from pipeline.gitrepo.signing import Signer, signing_args
 from pipeline.layout import check_file, check_scope
 

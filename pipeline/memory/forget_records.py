@@ -25,7 +25,6 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from pipeline.checks.validate import index_links
 from pipeline.layout import (
     INDEX,
     PLACEHOLDER_SUMMARY,
@@ -36,6 +35,7 @@ from pipeline.layout import (
 )
 from pipeline.memory import frontmatter
 from pipeline.memory.likeness import LIKENESS_THRESHOLD, ForgottenTopic, shingles
+from pipeline.memory.listing import index_links
 from pipeline.safefile import UnsafeFile, read_capped
 
 FORGOTTEN_DIR = "forgotten"

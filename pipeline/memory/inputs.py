@@ -266,6 +266,12 @@ def user_memories(memories: Iterable[Mapping[str, object]]) -> list[Mapping[str,
     ]
 
 
+def feeds_global(memories: Iterable[Mapping[str, object]]) -> bool:
+    """Whether an extract is an input of the global scope: it holds a memory about the user, on the
+    user's own word (``about_the_user``; the store counts and picks global's inputs by it)."""
+    return bool(user_memories(memories))
+
+
 _TOLD_FIELDS = ("name", "description", "body", "why", "how_to_apply", "key", "value", "evidence_quote")
 
 

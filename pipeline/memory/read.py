@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.checks.validate import list_scope
 from pipeline.errors import MemoryRepoError
 from pipeline.gitrepo.repository import Commit, MemoryRepo
 from pipeline.layout import (
@@ -18,6 +17,7 @@ from pipeline.layout import (
     is_topic_path,
 )
 from pipeline.memory import frontmatter
+from pipeline.memory.listing import list_scope
 from pipeline.safefile import UnsafeFile, read_capped
 
 READ_MAX_BYTES = 1_000_000

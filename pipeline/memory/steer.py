@@ -35,9 +35,8 @@ from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 
-from pipeline.checks.provenance import drop_index_lines
-from pipeline.checks.validate import describe_secret
 from pipeline.errors import MemoryRepoError
+from pipeline.gitrepo.message_gate import describe_secret
 from pipeline.gitrepo.repository import MemoryRepo
 from pipeline.layout import (
     GLOBAL_SCOPE,
@@ -50,6 +49,7 @@ from pipeline.layout import (
 )
 from pipeline.memory import forget_records, frontmatter
 from pipeline.memory.likeness import ForgottenTopic, shingles
+from pipeline.memory.listing import drop_index_lines
 from pipeline.safefile import UnsafeFile, read_capped
 
 ACTION_TRAILER = "Memd-Action"

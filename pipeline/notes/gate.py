@@ -3,7 +3,7 @@ rule that matched and never the value (as the commit gate reports, ``pipeline.gi
 
 from __future__ import annotations
 
-from pipeline.checks.validate import SecretFinder
+from pipeline.gitrepo.message_gate import SecretFinder
 
 
 def secret_rules(finder: SecretFinder, *texts: str | None) -> list[str]:

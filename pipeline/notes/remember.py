@@ -23,8 +23,8 @@ from datetime import timedelta
 from typing import Literal
 
 from pipeline import invisible
-from pipeline.checks.validate import SecretFinder
 from pipeline.clock import Clock
+from pipeline.gitrepo.message_gate import SecretFinder
 from pipeline.layout import GLOBAL_SCOPE
 from pipeline.notes.caps import OPEN_NOTES_MAX, REASON_MAX_CHARS, TEXT_MAX_CHARS
 from pipeline.notes.gate import refusal, secret_rules

@@ -20,7 +20,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.checks.validate import SecretFinder, describe_secret, validate_scope
+from pipeline.checks.validate import validate_scope
+from pipeline.gitrepo.message_gate import SecretFinder, describe_secret
 from pipeline.gitrepo.quarantine import IncomingObject
 from pipeline.gitrepo.remote import REGULAR_MODES, Entry
 from pipeline.layout import Caps, is_scope

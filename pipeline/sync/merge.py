@@ -27,7 +27,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from pipeline.checks.validate import index_links
 from pipeline.layout import (
     GLOBAL_SCOPE,
     INDEX,
@@ -43,6 +42,7 @@ from pipeline.layout import (
 from pipeline.memory import forget_records, frontmatter, tombstones
 from pipeline.memory.inputs import join_raw_sections, raw_sections, summary_session
 from pipeline.memory.likeness import ForgottenTopic
+from pipeline.memory.listing import index_links
 
 Files = Mapping[str, bytes]
 ROOT_FILES = ("README.md",)

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from pipeline.checks.validate import SecretFinder
 from pipeline.clock import Clock
 from pipeline.consolidate.run import context
 from pipeline.consolidate.scope_run import consolidate_scope
+from pipeline.gitrepo.message_gate import SecretFinder
 from pipeline.gitrepo.repository import MemoryRepo
 from pipeline.llm.protocol import ModelClient
 from pipeline.projects.rekey import rekey

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import asyncio
 
-from pipeline.checks.validate import SecretFinder
 from pipeline.clock import Clock
 from pipeline.errors import BadSignerLine, MemoryRepoError, NotTrusted
 from pipeline.gitrepo import signing
+from pipeline.gitrepo.message_gate import SecretFinder
 from pipeline.gitrepo.repository import MemoryRepo
 from pipeline.gitrepo.signing import Signer
 from pipeline.settings import Settings

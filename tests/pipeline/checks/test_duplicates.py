@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipeline.checks import duplicates
-from pipeline.checks.validate import list_scope
+from pipeline.memory.listing import list_scope
 
 BODY = (
     "Run the test suite with make test from the repository root. The suite needs Docker running, "
