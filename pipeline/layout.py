@@ -1,4 +1,5 @@
-"""What a scope's folder holds, and the caps memd enforces on it in code.
+"""What a scope's folder in the memory repository holds, and the caps memd enforces on it in code (the
+kernel: every layer names the scopes and their files; standard library only).
 
 ```
 <memory_dir>/
@@ -6,7 +7,7 @@
   projects/<key>/             one project
     MEMORY.md                 the index: one line per topic file, what it holds and when to open it
     memory_summary.md         the short always-loaded digest
-    <topic>.md                typed topic files with frontmatter (see frontmatter.py)
+    <topic>.md                typed topic files with frontmatter (pipeline/memory/frontmatter.py)
     raw_memories.md           materialized phase-1 input (memd writes it; read-only to the agent)
     rollout_summaries/*.md    materialized phase-1 input (memd writes it; read-only to the agent)
 ```
