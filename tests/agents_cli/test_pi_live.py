@@ -91,6 +91,7 @@ async def test_pi_writes_a_session_memd_reads_and_loads_what_memd_published(
     assert t is not None
     assert t.cwd == str(cwd)
     assert [i.text for i in t.items if isinstance(i, UserMessage)] == [PROMPT]
+    assert t.non_interactive  # `pi -p`, told by its timing (nothing in the file names the mode)
     assert project_marker not in str(t.items)  # ...which memd keeps out of what it extracts
     assert global_marker not in str(t.items)
     calls = [(c.name, c.essential_arg) for c in t.items if isinstance(c, ToolCall)]
