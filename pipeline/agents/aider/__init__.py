@@ -3,10 +3,11 @@ of the user's folders; memory through the ``read:`` list of ``~/.aider.conf.yml`
 Standard library only (the adapter, ``transcripts.py``, is imported on first use).
 
 Aider keeps no index of where it ran and writes nothing under HOME but its caches, so a scan looks
-for its history files under the source's root (HOME by default; ``[sources.aider] root`` names a
-projects folder instead), bounded in depth, folders, files and time, never following a symlinked
-folder or crossing to another filesystem, and skipping hidden folders and the trees no project
-keeps its history in (``node_modules``...). ``$AIDER_CHAT_HISTORY_FILE``, when it names a file,
+for its history files in every project memd knows and under the source's root (HOME by default;
+``[sources.aider] root`` names a projects folder instead), that search bounded in depth, folders,
+files and time, never following a symlinked folder or crossing to another filesystem, skipping
+hidden folders and the trees no project keeps its history in (``node_modules``...), and cached
+between scans (``places``). ``$AIDER_CHAT_HISTORY_FILE``, when it names a file,
 is read as well. One file holds many sessions: each starts at a ``# aider chat started at`` line,
 and memd names it ``<file>#<offset of that line>`` (``walk``), the last one growing while Aider
 runs.
@@ -20,8 +21,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from pipeline.agents.aider import places as places_mod
 from pipeline.defaults import home
-from pipeline.roster import Agent, Env, LoadCut, PublishKey, Walked
+from pipeline.roster import Agent, Env, LoadCut, Places, PublishKey, Walked
 
 NAME = "aider"
 LABEL = "Aider"
@@ -201,6 +203,18 @@ def walk(root: Path) -> list[Walked]:
     return [walked for path in history_files(root) for walked in walk_file(path)]
 
 
+def walk_places(root: Path, places: Places) -> list[Walked]:
+    """Every session of the history files in the projects memd knows and of those a search of
+    ``root`` found (``places.candidates``: the search is cached), and ``$AIDER_CHAT_HISTORY_FILE``."""
+    paths = places_mod.candidates(
+        root, places, lambda r: _search(r, time.monotonic() + SEARCH_MAX_SECONDS), HISTORY_FILE
+    )
+    extra = history_env_file(os.environ)
+    if extra is not None and str(extra) not in paths:
+        paths.append(str(extra))
+    return [walked for path in paths for walked in walk_file(path)]
+
+
 def discover(root: Path) -> Iterator[str]:
     """The sessions under ``root``: ``walk``'s paths."""
     return (path for path, _key, _why in walk(root))
@@ -217,6 +231,7 @@ AGENT = Agent(
     "pipeline.agents.aider.transcripts:AiderAdapter",
     env=(HISTORY_ENV,),
     walk=walk,
+    walk_places=walk_places,
     publish=(
         PublishKey(
             "aider_global",
