@@ -313,3 +313,29 @@ def test_pi_headless_mark_survives_an_incremental_parse(tmp_path: Path) -> None:
     second = parse("pi", path, start_offset=first.new_offset, state=first.state)
     assert second.transcript is not None
     assert not second.transcript.non_interactive
+
+
+def test_pi_print_mode_waits_for_declared_mcp_servers_before_its_first_prompt(tmp_path: Path) -> None:
+    """Pi's first prompt waits up to 10 s for MCP servers with declared tools; the system message
+    written just before it names them."""
+
+    def session(name: str, user_at: str, tools: list[str]) -> Path:
+        path = _timed_session(tmp_path / name, [(user_at, "user"), ("25:00.000", "assistant")])
+        lines = path.read_text().splitlines()
+        system = {
+            "type": "message",
+            "id": "sys",
+            "parentId": None,
+            "timestamp": f"2026-12-07T14:{user_at}Z",
+            "message": {"role": "system", "content": "", "toolsAdded": [{"name": t} for t in tools]},
+        }
+        path.write_text("\n".join([lines[0], json.dumps(system), *lines[1:]]) + "\n")
+        return path
+
+    assert transcript(
+        "pi", session("mcp.jsonl", "24:18.000", ["bash", "mcp__memd__memory_search"])
+    ).non_interactive
+    assert not transcript("pi", session("plain.jsonl", "24:18.000", ["bash", "codemode"])).non_interactive
+    assert not transcript(
+        "pi", session("late.jsonl", "24:40.000", ["mcp__memd__memory_search"])
+    ).non_interactive
