@@ -221,6 +221,9 @@ def discover(root: Path) -> Iterator[str]:
 
 
 MEMORY_FILE = "memd-memory.md"
+PROJECT_FILE = ".aider.memd-memory.md"
+"""The file memd writes in a project's root (``.aider*``, the pattern Aider has git ignore) and names
+in that root's ``.aider.conf.yml``."""
 """The file memd writes in ``~/.aider/memd/`` and names in ``~/.aider.conf.yml``'s ``read:`` list."""
 
 AGENT = Agent(
@@ -239,6 +242,13 @@ AGENT = Agent(
             "The global scope in ~/.aider/memd/memd-memory.md, named in the read: list of ~/.aider.conf.yml\n"
             "(a repository's or the working folder's .aider.conf.yml with its own read: list hides it).",
             LoadCut(MEMORY_FILE),
+        ),
+        PublishKey(
+            "aider_project",
+            False,
+            "Each project's memory in <project>/.aider.memd-memory.md, named (with the global file) in the\n"
+            "read: list of the project's .aider.conf.yml, which memd edits (a file of your repository).",
+            LoadCut(PROJECT_FILE),
         ),
     ),
     targets=("pipeline.agents.aider.publish:Aider",),
