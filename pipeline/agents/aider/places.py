@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from pipeline.roster import Places, Walked
+from pipeline.roster import Places
 
 CACHE_FILE = "aider-places.json"
 CACHE_MAX_BYTES = 4 << 20
@@ -97,12 +97,9 @@ def candidates(
             "projects": projects,
         }
         _save(path, record)
-    out = dict.fromkeys(found)
+    out = dict.fromkeys(p for p in found if os.path.lexists(p))  # one gone since: not read, gone
     for project in projects:
         candidate = os.path.join(project, history_file)
         if candidate not in out and os.path.lexists(candidate):
             out[candidate] = None
     return list(out)
-
-
-__all__ = ["CACHE_FILE", "SEARCH_EVERY_S", "Walked", "candidates"]

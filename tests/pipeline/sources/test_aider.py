@@ -369,6 +369,11 @@ def test_the_projects_memd_knows_are_looked_in_and_the_search_is_cached(
     monkeypatch.setattr(aider_places, "SEARCH_EVERY_S", 0.0)
     assert str(later) in _files(aider.walk_places(home, known))
     assert calls == [home]
+    # A history file deleted since the search is not listed (its sessions go), not "unreadable".
+    monkeypatch.setattr(aider_places, "SEARCH_EVERY_S", 3600.0)
+    searched.unlink()
+    assert _files(aider.walk_places(home, known)) == {str(outside), str(later)}
+    assert calls == [home]
 
 
 def test_the_places_cache_is_memds_own_file(tmp_path: Path) -> None:
