@@ -41,6 +41,7 @@ from pipeline.redaction.rules_context import context_rules
 from pipeline.redaction.rules_encoded import encoded_rules
 from pipeline.redaction.rules_generic import generic_rules
 from pipeline.redaction.rules_keys import key_rules
+from pipeline.redaction.rules_nearby import nearby_rules
 from pipeline.redaction.rules_prose import prose_rules
 from pipeline.redaction.rules_provider import provider_rules
 from pipeline.redaction.rules_services import service_rules
@@ -223,6 +224,7 @@ def compiled_rules() -> _Compiled:
     rules.extend(prose_rules())
     rules.extend(stated_rules())
     rules.extend(key_rules())
+    rules.extend(nearby_rules())
     rules.extend(signed_rules())
     rules.extend(seed_rules())
     rules.extend(generic_rules())

@@ -33,6 +33,11 @@ ANCHORS = (
     b"phrase",
     b"_pat",
     b"psk",
+    b"_pw",
+    b".pw",
+    b"_sk",
+    b"_ak",
+    b"sess",
 )
 
 _IDCHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
@@ -116,17 +121,22 @@ def classify(identifier: bytes) -> Level | None:
         password = s.endswith(_PASSWORD_SEGS) and not s.endswith(("bypass", "compass"))
         if password and (s not in ("pass", "pwd") or i == len(segs) - 1):  # not pass_context, pwd_hash
             return Level.PASSWORD
+        if s == "pw" and i == len(segs) - 1 and i > 0:  # admin_pw, app.db.pw (a bare "pw" is too short a name)
+            return Level.PASSWORD
         if (
             "secret" in s
             or s == "mnemonic"
             or (s == "phrase" and i > 0 and segs[i - 1] in ("seed", "recovery", "secret"))
             or s.endswith("token")
-            or (s in ("pat", "psk") and i == len(segs) - 1)  # a personal access token, a pre-shared key
+            or (s in ("pat", "psk", "sk") and i == len(segs) - 1 and (s != "sk" or i > 0))
+            # a personal access token, a pre-shared key, a secret key (HUAWEICLOUD_SDK_SK)
             or s in ("credential", "credentials", "creds", "cred")
             or s == "auth"
             or (s.endswith("auth") and len(s) > 4)
         ):
             level = Level.SECRET
+        elif (s in ("session", "sess", "sessionid") or (s == "ak" and i > 0)) and i == len(segs) - 1:
+            level = max(level or Level.KEY, Level.KEY)  # a session's value, an access key: if random
         elif s.endswith("key") and all(t in _KEY_TAILS for t in segs[i + 1 :]):
             qualifier = s[:-3] if len(s) > 3 else (segs[i - 1] if i else "")
             strong = qualifier in _KEY_QUALIFIERS or qualifier.endswith(
@@ -185,7 +195,7 @@ def _value_span(
 def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
     m = _ASSIGN_MATCH(buf, end)
     if m is None:
-        return 0
+        return _scan_flag(buf, start, end, out)
     ident_end = m.end(1)  # "end"
     lo = start - 80 if start > 80 else 0
     ident_start = lo + 1 + buf[lo:start].translate(_ID_MASK).rfind(b" ")
@@ -240,6 +250,38 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
     ):
         return e  # (a value ending in ``:`` is the next key: ``secret.yaml: password: ...``)
     return ident_end
+
+
+_FLAG_NAME_END = re.compile(rb"[A-Za-z0-9_.-]{0,60}+")
+_FLAG_GAP = re.compile(rb"[ \t]+(?P<vq>\\*[\"'])?(?=[^\s-])")
+
+
+def _scan_flag(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """A command-line flag whose name says secret, whatever the program (``--access-key-secret V``,
+    ``-client-secret V``, ``--db-pass V``): its value is the next word."""
+    lo = start - 60 if start > 60 else 0
+    ident_start = lo + 1 + buf[lo:start].translate(_ID_MASK).rfind(b" ")
+    if buf[ident_start : ident_start + 1] != b"-" or not (
+        ident_start == 0 or buf[ident_start - 1] in b" \t'\"("
+    ):
+        return 0
+    name_end = _FLAG_NAME_END.match(buf, end).end()  # type: ignore[union-attr]  # {0,} always matches
+    gap = _FLAG_GAP.match(buf, name_end)
+    if gap is None:
+        return 0
+    named = _classify_named(buf[ident_start:name_end].lstrip(b"-"))
+    if named is None:
+        return name_end
+    span = _value_span(buf, gap.end(), gap.group("vq"), b"=", ident_start)
+    if span is None:
+        return name_end
+    s, e, literal = span
+    level = named[0]
+    if level == _PASSWORD:
+        level = _LITERAL_PASSWORD  # a word on a command line is a string
+    if s < e:
+        out.append((s, e, named[1], level))
+    return e
 
 
 _FISH_SET = re.compile(
