@@ -250,7 +250,7 @@ def context_rules() -> list[RegexRule | ScanRule]:
                 rb"(?:(?P<scheme>(?i:token|bot|apikey|api-key|key|sso-key|ssws|dsn|hmac|sharedkey|gitlab-token|negotiate|ntlm"
                 rb"|splunk|zoho-oauthtoken|klaviyo-api-key|pvetoken|bearer|(?!(?i:basic)[ \t])[A-Za-z][A-Za-z0-9._-]{1,30}))"
                 rb"[ \t]+)?"
-                rb"(?P<v>[A-Za-z0-9._~+/=:-]{5,8192})(?![A-Za-z0-9._~+/=:-]|\$|\{)"
+                rb"(?P<v>[A-Za-z0-9._~+/=:!#%&*@^|?-]{5,8192})(?![A-Za-z0-9._~+/=:!#%&*@^|?-]|\$|\{)"
             ),
             group="v",
             check=_auth_check,

@@ -37,7 +37,6 @@ ANCHORS = (
     b".pw",
     b"_sk",
     b"_ak",
-    b"sess",
 )
 
 _IDCHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
@@ -60,6 +59,11 @@ _STRING_LIST = re.compile(
     rb"[^\"'\\\r\n]{1,256}){1,31})(?P=q)(?:\s|\\+[nrt])*\]"
 )
 """A list of two or more strings (over lines too); its span is from the first string's text to the last's."""
+_PAREN_STRINGS = re.compile(
+    rb"\((?:\s|\\+[nrt])*(?P<q>\\*[\"'])(?P<v>[^\"'\\\r\n]{1,256}(?:(?P=q)(?:\s|\\+[nrt])+(?P=q)"
+    rb"[^\"'\\\r\n]{1,256}){1,31})(?P=q)(?:\s|\\+[nrt])*\)"
+)
+"""Adjacent string literals in parentheses, which Python joins (``token = (\n "ab"\n "cd"\n)``)."""
 _NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_.-]*")
 _ENV_NAME = re.compile(rb"[A-Z][A-Z0-9_]*")
 """An upper-case name: in an env file, a shell or YAML its unquoted value is a string, not code."""
@@ -170,6 +174,8 @@ def _value_span(
             return s, quoted.end(), True
     if buf[s] == 91 and (listed := _STRING_LIST.match(buf, s)) is not None:  # [
         return (*listed.span("v"), True)  # a value split into a JSON array: "token": ["ab", "cd"]
+    if buf[s] == 40 and (joined := _PAREN_STRINGS.match(buf, s)) is not None:  # (
+        return (*joined.span("v"), True)
     if buf[s] == 123 and (braced := _BRACED.match(buf, s)) is not None:  # {
         return (*braced.span("v"), True)  # ODBC: PWD={p@ss;word}
     # unquoted, or a quote not closed on its line: the value is one word
@@ -195,6 +201,9 @@ def _value_span(
 def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
     m = _ASSIGN_MATCH(buf, end)
     if m is None:
+        block = _BLOCK_OPEN.match(buf, end)
+        if block is not None:
+            return _scan_block(buf, start, block, out)
         return _scan_flag(buf, start, end, out)
     ident_end = m.end(1)  # "end"
     lo = start - 80 if start > 80 else 0
@@ -252,6 +261,34 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
     return ident_end
 
 
+_BLOCK_OPEN = re.compile(rb"[A-Za-z0-9_.-]{0,60}+\\*[\"'][ \t]*\{")
+"""A block labelled with a name (HCL: ``variable "db_password" {``): its ``default`` or ``value`` is
+the named value."""
+_BLOCK_VALUE = re.compile(
+    rb"(?:[^{}]{0,400}?)(?<![A-Za-z0-9_])(?:default|value)[ \t]*=[ \t]*(?P<vq>\\*[\"'])?(?=[^\s])"
+)
+
+
+def _scan_block(buf: bytes, start: int, block: re.Match[bytes], out: list[Candidate]) -> int:
+    lo = start - 80 if start > 80 else 0
+    ident_start = lo + 1 + buf[lo:start].translate(_ID_MASK).rfind(b" ")
+    ident_end = block.end() - len(block.group().lstrip(_IDCHARS))
+    named = _classify_named(buf[ident_start:ident_end])
+    if named is None:
+        return block.end()
+    m = _BLOCK_VALUE.match(buf, block.end())
+    if m is None:
+        return block.end()
+    span = _value_span(buf, m.end(), m.group("vq"), b"=", ident_start)
+    if span is None:
+        return m.end()
+    s, e, literal = span
+    level = _LITERAL_PASSWORD if named[0] == _PASSWORD and literal else named[0]
+    if s < e:
+        out.append((s, e, named[1], level))
+    return e
+
+
 _FLAG_NAME_END = re.compile(rb"[A-Za-z0-9_.-]{0,60}+")
 _FLAG_GAP = re.compile(rb"[ \t]+(?P<vq>\\*[\"'])?(?=[^\s-])")
 
@@ -260,6 +297,9 @@ def _scan_flag(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
     """A command-line flag whose name says secret, whatever the program (``--access-key-secret V``,
     ``-client-secret V``, ``--db-pass V``): its value is the next word."""
     lo = start - 60 if start > 60 else 0
+    dash = buf.rfind(b"-", lo, start + 1)
+    if dash < 0 or buf[dash - 1 : dash] not in b" \t'\"(-" or buf.find(b" ", dash, start) >= 0:
+        return 0  # no flag's dash right before the name (the common case: a word, ``api_key`` ...)
     ident_start = lo + 1 + buf[lo:start].translate(_ID_MASK).rfind(b" ")
     if buf[ident_start : ident_start + 1] != b"-" or not (
         ident_start == 0 or buf[ident_start - 1] in b" \t'\"("

@@ -16,6 +16,7 @@ import re
 
 from pipeline.redaction.filters import enough_distinct, is_placeholder, is_reference
 from pipeline.redaction.model import CONTEXT, Candidate, ScanRule
+from pipeline.redaction.placeholders import is_documented_example
 
 NAME = "token-near-word"
 
@@ -40,7 +41,6 @@ _WORDS = (
     b"recovery code",
 )
 _WORD_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
-_LEFT_GLUE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.$/-")
 AFTER = 72
 """How far after the word (bytes, same line) a value may sit: "the signing secret is set to X"."""
 BEFORE = 40
@@ -82,61 +82,83 @@ def token_shape(value: bytes) -> bool:
 
 _REACH = 320
 """How far a token may run past the window's edge (a value starting inside it is taken whole)."""
-_BEFORE_LINK = re.compile(
-    rb"[ \t]*(?:,[ \t]*)?(?i:is|was|are|=|:|as|-|\xe2\x80\x94)[ \t]+(?:[A-Za-z]+[ \t]+){0,3}$"
-)
-"""What joins a value to a credential's word after it: "X is the api key", "X as the token"."""
 _SSH_PUBLIC = (b"AAAAB3NzaC1", b"AAAAC3NzaC1", b"AAAAE2VjZHNh", b"AAAAGnNrLXNzaC")
 
 
-def _line_bounds(buf: bytes, start: int, end: int) -> tuple[int, int]:
-    """The text on the word's line that may hold its value, from ``BEFORE`` plus a token's length
-    before it to a token's length past ``AFTER``."""
-    lo = max(0, start - BEFORE - _REACH)
-    hi = min(len(buf), end + AFTER + _REACH)
-    for m in _LINE_END.finditer(buf, lo, start):
-        lo = m.end()
-    m = _LINE_END.search(buf, end, hi)
-    return lo, hi if m is None else m.start()
+_ASSIGNED = re.compile(rb"s?\\*[\"']?[ \t]*(?:=|:(?![/:]))")
+"""``key=...``, ``"token": ...``: an assignment, which the assignment rule reads by the name."""
+
+
+def _line_start(buf: bytes, lo: int, start: int) -> int:
+    nl = buf.rfind(b"\n", lo, start)
+    cr = buf.rfind(b"\r", lo, start)
+    return max(lo, nl + 1, cr + 1)
 
 
 def _denied(buf: bytes, a: int, b: int) -> bool:
     return any(_NOT_A_SECRET.fullmatch(w.group()) for w in _BETWEEN_WORD.finditer(buf, a, b))
 
 
+def _denied_before(buf: bytes, start: int) -> bool:
+    """Is the word before the credential's word one that says it is no secret ("public key")?"""
+    words = buf[max(0, start - 16) : start].split()
+    return bool(words) and _NOT_A_SECRET.fullmatch(words[-1].strip(b"\"'(")) is not None
+
+
+def _judge(buf: bytes, m: re.Match[bytes]) -> bool:
+    v = m.group()
+    s = m.start()
+    return token_shape(v) and not v.startswith(_SSH_PUBLIC) and buf[s - 2 : s] != b"0x"
+
+
 def _nearby(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
-    if buf[start - 10 : start] == b"[REDACTED:":
-        return 0  # a placeholder's rule name (``[REDACTED:password:1f3a]``), not a word
-    if start and buf[start - 1] in _LEFT_GLUE and buf[start - 2 : start] != b"\\n":
-        if not (buf[start - 1] == 46 and buf[end : end + 1] == b"("):
-            return 0  # inside an identifier (``api_key``): the assignment rule reads names
+    if low[start] == 46:  # .credential(
+        return _constructor(buf, start, end - 1, out)
+    start += 2 if low[start] == 92 else 1  # past the blank, quote or escape before the word
     nxt = buf[end : end + 1]
     if nxt == b"(":
         return _constructor(buf, start, end, out)
     if nxt and nxt[0] in _WORD_CHARS and not (nxt == b"s" and buf[end + 1 : end + 2] not in _WORD_BYTES):
         return 0  # keyboard, tokenizer (a plural goes on)
-    lo, hi = _line_bounds(buf, start, end)
-    if _denied(buf, max(lo, start - 24), start):  # "public key", "host key"
-        return 0
+    if buf[start - 10 : start] == b"[REDACTED:":
+        return 0  # a placeholder's rule name (``[REDACTED:password:1f3a]``), not a word
+    if _ASSIGNED.match(buf, end) is not None and not low.startswith(b"cookie", start):
+        return 0  # (a cookie's own name follows its word: ``cookies={"sid": "..."}``)
     found = end
-    for m in _TOKEN.finditer(buf, lo, hi):
-        s, e = m.span()
-        if s < end and e > start:
-            continue  # the word itself
-        if s < start:
-            if e > start or e < start - BEFORE or _BEFORE_LINK.search(buf, e, start) is None:
-                continue
-            if _denied(buf, e, start):
-                continue
-        elif s > end + AFTER:
-            break
-        elif _denied(buf, end, s):
-            break  # "key fingerprint: ...", "token is invalid"
-        v = m.group()
-        if token_shape(v) and not v.startswith(_SSH_PUBLIC) and buf[s - 2 : s] != b"0x":
-            out.append((s, e, NAME, CONTEXT))
-            found = max(found, e)
+    # after the word: "set the signing secret to X", "credentials X"
+    hi = min(len(buf), end + AFTER)
+    stop = _LINE_END.search(buf, end, hi)
+    if stop is not None:
+        hi = stop.start()
+    m = _TOKEN.search(buf, end, min(len(buf), hi + _REACH)) if hi > end else None
+    while m is not None and m.start() < hi:
+        if _judge(buf, m):
+            if _denied(buf, end, m.start()) or _denied_before(buf, start):
+                break  # "key fingerprint: ...", "token is invalid", "public key"
+            out.append((*m.span(), NAME, CONTEXT))
+            found = m.end()
+        m = _TOKEN.search(buf, m.end(), min(len(buf), hi + _REACH))
+    # before the word, joined to it: "X is the api key"
+    near = buf[max(0, start - BEFORE) : start].split()[-4:]
+    if not any(w.lower() in _LINKS for w in near):
+        return found
+    lo = _line_start(buf, max(0, start - BEFORE - _REACH), start)
+    words = buf[lo:start].split()[-6:]
+    i = len(words) - 1
+    while i >= 0 and len(words) - i <= 3 and words[i].isalpha() and words[i].lower() not in _LINKS:
+        i -= 1  # "the", "api", "signing"
+    if i >= 1 and words[i].lower() in _LINKS:
+        v = words[i - 1].rstrip(b",")
+        e = buf.rfind(v, lo, start)
+        before = _TOKEN_WHOLE.fullmatch(v)
+        if e >= 0 and before is not None and token_shape(v) and not v.startswith(_SSH_PUBLIC):
+            if not any(_NOT_A_SECRET.fullmatch(w) for w in words[i:]):
+                out.append((e, e + len(v), NAME, CONTEXT))
     return found
+
+
+_LINKS = frozenset(b"is was are = : as - \xe2\x80\x94".split())
+_TOKEN_WHOLE = re.compile(rb"[A-Za-z0-9][A-Za-z0-9_+/.~-]{14,254}[A-Za-z0-9]={0,2}")
 
 
 _WORD_BYTES = tuple(bytes((c,)) for c in _WORD_CHARS)
@@ -146,7 +168,10 @@ _CALL_END = re.compile(rb"\)")
 def _constructor(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
     """``Credential("<id>", "<secret>")``, ``Token("...")``: string literals handed to a call whose
     name says credential; each one that looks random is one."""
-    _, hi = _line_bounds(buf, start, end)
+    hi = min(len(buf), end + AFTER + _REACH)
+    stop = _LINE_END.search(buf, end, hi)
+    if stop is not None:
+        hi = stop.start()
     close = _CALL_END.search(buf, end, hi)
     stop = hi if close is None else close.start()
     for m in _CALL_ARG.finditer(buf, end + 1, stop):
@@ -155,9 +180,67 @@ def _constructor(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
     return stop
 
 
+_BEFORE_WORD = (b" ", b"\t", b"\n", b"\\n", b"\\t", b"(")
+"""What stands before a word of a sentence (not an identifier's part, nor a quoted key, which the
+assignment rule reads): anchors carry it, so ``api_key``, ``max_tokens`` and ``"key":`` never
+reach the rule."""
+
+
 def _anchors() -> tuple[bytes, ...]:
-    return _WORDS
+    return (*(b + w for w in _WORDS for b in _BEFORE_WORD), b".credential(")
+
+
+# A token whose own prefix names what it is (``tskey-auth-...``, ``acme_live_key_...``): a short
+# lower-case prefix holding a credential's word, more short segments, then a random body.
+_PREFIX_WORDS = (b"key", b"tok", b"token", b"auth", b"secret", b"pat", b"api", b"cred", b"sk", b"pw")
+_PREFIXED = re.compile(
+    rb"(?:[a-z0-9]{1,12}[-_.]){0,3}[a-z0-9]{0,16}(?:key|tok|token|auth|secret|pat|api|cred|sk|pw)(?:[-_.][a-z0-9]{1,12}){0,3}[-_.]"
+    rb"(?P<body>[A-Za-z0-9][A-Za-z0-9_-]{18,250}[A-Za-z0-9])(?![A-Za-z0-9_.+/=-])"
+)
+_PREFIX_BACK = 40
+_PREFIX_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_-.")
+_RUN = re.compile(rb"[A-Za-z0-9]{16,}")
+_CAMEL_WORDS = re.compile(rb"[a-z]*(?:[A-Z][a-z]+|[A-Z]{2,3}(?![a-z]))+")
+"""Words joined in camel case (``GetUserById2Handler``, digits aside): a name, not a random body."""
+_IDENT_LEFT = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.$/-")
+PREFIXED_NAME = "prefixed-token"
+
+
+def _body_random(body: bytes) -> bool:
+    """A random body: a digit, both cases (or 32 and more hex digits), many different characters."""
+    if _HEX.fullmatch(body):
+        return len(body) >= 32 and enough_distinct(body, 12)
+    run = max(_RUN.findall(body), key=len, default=b"")  # a random run, not dashed words
+    return (
+        (_DIGIT.search(run) is not None or len(run) >= 24)
+        and _LOWER.search(run) is not None
+        and any(65 <= c <= 90 for c in run)
+        and enough_distinct(run, 12)
+        and not _CAMEL_WORDS.fullmatch(run.translate(None, b"0123456789"))
+        and _DIGIT.search(body) is not None
+        and _LOWER.search(body) is not None
+        and any(65 <= c <= 90 for c in body)
+        and enough_distinct(body, 14)
+        and not is_placeholder(body)
+    )
+
+
+def _prefixed(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    s = start
+    while s > 0 and start - s < _PREFIX_BACK and buf[s - 1] in _PREFIX_CHARS:
+        s -= 1
+    while buf[s] in b"_-.":
+        s += 1
+    if s and (buf[s - 1] in _IDENT_LEFT or 65 <= buf[s - 1] <= 90) and buf[s - 2 : s] != b"\\n":
+        return 0  # inside an identifier or a path
+    m = _PREFIXED.match(buf, s)
+    if m is None or m.start("body") < end:
+        return 0
+    if _body_random(m.group("body")) and not is_documented_example(m.group()):
+        out.append((s, m.end(), PREFIXED_NAME, CONTEXT))
+    return m.end()
 
 
 def nearby_rules() -> list[ScanRule]:
-    return [ScanRule(NAME, _anchors(), _nearby)]
+    prefixed = tuple(w + sep for w in _PREFIX_WORDS for sep in (b"-", b"_"))
+    return [ScanRule(NAME, _anchors(), _nearby), ScanRule(PREFIXED_NAME, prefixed, _prefixed)]

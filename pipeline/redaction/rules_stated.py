@@ -212,8 +212,13 @@ def _stated_anchors() -> tuple[bytes, ...]:
 _MAYBE = re.compile(r"[0-9!#$%&*+=?@^~|\"'`«“「『]|[a-z][A-Z]|[a-z]{2}[-._][a-z]{2,}[-._][a-z]")
 """What a stated value needs somewhere on its line (a digit, a symbol, a quote, a mix of cases,
 joined words): a cheap test before the walk."""
-_WORD_RUN = re.compile(r"[a-z]{2,9} [a-z]{2,9} [a-z]{2,9}[ \t]*[.!]?[ \t]*$")
-"""A line ending in three lower-case words: maybe a passphrase (``_passphrase_run`` decides)."""
+
+
+def _ends_in_words(text: str) -> bool:
+    """Does the line end in three lower-case words (maybe a passphrase: ``_passphrase_run`` decides)?"""
+    tail = text[-40:].rstrip(" \t.!").rsplit(" ", 3)[-3:]
+    return len(tail) == 3 and all(2 <= len(w) <= 9 and w.isascii() and w.isalpha() and w.islower() for w in tail)
+
 _ESCAPE = re.compile(rb"(\\+)(?:u([0-9a-fA-F]{4})|([nrt\"'\\/]))")
 
 
@@ -414,7 +419,7 @@ def _stated(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
         run = _passphrase_run(text, lead)
         return 0 if run is None else _emit(out, end + 1, raw, *run, None, kind)
     text, raw = _window(buf, end)
-    if _MAYBE.search(text) is None and (kind != PASSWORD or _WORD_RUN.search(text) is None):
+    if _MAYBE.search(text) is None and (kind != PASSWORD or not _ends_in_words(text)):
         return 0  # nothing on the line could be a value: prose about a secret, the common case
     found = _walk(text, kind, ascii_name, low[end - 5 : end] == b" with")
     if found is None:
