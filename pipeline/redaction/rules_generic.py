@@ -297,9 +297,9 @@ def _scan_flag(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
     """A command-line flag whose name says secret, whatever the program (``--access-key-secret V``,
     ``-client-secret V``, ``--db-pass V``): its value is the next word."""
     lo = start - 60 if start > 60 else 0
-    dash = buf.rfind(b"-", lo, start + 1)
-    if dash < 0 or buf[dash - 1 : dash] not in b" \t'\"(-" or buf.find(b" ", dash, start) >= 0:
-        return 0  # no flag's dash right before the name (the common case: a word, ``api_key`` ...)
+    blank = max(buf.rfind(b" ", lo, start), buf.rfind(b"\t", lo, start))
+    if blank < 0 or buf[blank + 1] != 45:
+        return 0  # the word before the name does not start with a dash: no flag (the common case)
     ident_start = lo + 1 + buf[lo:start].translate(_ID_MASK).rfind(b" ")
     if buf[ident_start : ident_start + 1] != b"-" or not (
         ident_start == 0 or buf[ident_start - 1] in b" \t'\"("

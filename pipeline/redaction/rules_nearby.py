@@ -53,7 +53,7 @@ _UUID = re.compile(rb"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4
 _DIGIT = re.compile(rb"[0-9]")
 _LOWER = re.compile(rb"[a-z]")
 _UPPER = re.compile(rb"[A-Z].*[A-Z].*[A-Z]")
-_VERSION = re.compile(rb"v?[0-9]+(?:[._-][0-9A-Za-z]+)+")
+_VERSION = re.compile(rb"v?[0-9]+(?:\.[0-9]+)+(?:[-+][0-9A-Za-z.]+)?")
 _NOT_A_SECRET = re.compile(
     rb"(?i:public|pub|publishable|host|fingerprint|checksum|digest|hash|sha[0-9]*|md5|commit|uuid|arn"
     rb"|id|ids|name|path|file|url|uri|version|no|not|without|invalid|expired|rotated|revoked|missing)"
