@@ -324,6 +324,15 @@ def _scan_flag(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
     return e
 
 
+_SESSION_KEYS = tuple(w + p for w in (b"session", b"sess") for p in (b'"', b"'", b"=", b":", b"\\"))
+"""A session's value under its name (``"user_session": "..."``, ``SESS=...``): anchored with what
+follows the name, so the many ``sessionId`` keys of a transcript never reach the rule."""
+
+
+def _scan_session_key(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    return scan_assignment(buf, low, start, end - 1, out)
+
+
 _FISH_SET = re.compile(
     rb"set(?:[ \t]+-[A-Za-z]+|[ \t]+--(?:export|global|universal))*?[ \t]+(?:-[A-Za-z]*x[A-Za-z]*|--export)"
     rb"(?:[ \t]+-[A-Za-z]+|[ \t]+--(?:global|universal))*[ \t]+(?P<name>[A-Za-z_][A-Za-z0-9_]*)[ \t]+"
@@ -374,5 +383,6 @@ def generic_rules() -> list[ScanRule]:
             "password", (b"login(", b"auth=(", b"basicauth(", b"auth(", b"authenticate("), scan_login_call
         ),
         ScanRule("secret-assignment", ANCHORS, scan_assignment),
+        ScanRule("secret-assignment", _SESSION_KEYS, _scan_session_key),
         ScanRule("secret-assignment", (b"set -",), scan_fish_set),
     ]

@@ -114,7 +114,11 @@ def _judge(buf: bytes, m: re.Match[bytes]) -> bool:
 def _nearby(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
     if low[start] == 46:  # .credential(
         return _constructor(buf, start, end - 1, out)
-    start += 2 if low[start] == 92 else 1  # past the blank, quote or escape before the word
+    if low[start] in _LEAD:
+        while low[start] in _LEAD:  # past the blank or escape the anchor holds
+            start += 1
+    elif start and low[start - 1] in _GLUE and low[start - 2 : start] != b"\\n":
+        return 0  # a rarer word inside an identifier (``license_url``, ``mycredentials``)
     nxt = buf[end : end + 1]
     if nxt == b"(":
         return _constructor(buf, start, end, out)
@@ -148,7 +152,7 @@ def _nearby(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
     while i >= 0 and len(words) - i <= 3 and words[i].isalpha() and words[i].lower() not in _LINKS:
         i -= 1  # "the", "api", "signing"
     if i >= 1 and words[i].lower() in _LINKS:
-        v = words[i - 1].rstrip(b",")
+        v = words[i - 1].strip(b"\"'`(,")
         e = buf.rfind(v, lo, start)
         before = _TOKEN_WHOLE.fullmatch(v)
         if e >= 0 and before is not None and token_shape(v) and not v.startswith(_SSH_PUBLIC):
@@ -186,8 +190,16 @@ assignment rule reads): anchors carry it, so ``api_key``, ``max_tokens`` and ``"
 reach the rule."""
 
 
+_GLUE = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_.$/-")
+_LEAD = frozenset(b" \t\n\\\"'(")
+_COMMON = frozenset((b"key", b"token", b"secret", b"password", b"cookie"))
+"""Words JSON and code use as keys all the time (``"key":``): anchored with the blank before them,
+so a quoted key (the assignment rule's) never reaches this rule; the rarer words stand alone."""
+
+
 def _anchors() -> tuple[bytes, ...]:
-    return (*(b + w for w in _WORDS for b in _BEFORE_WORD), b".credential(")
+    common = tuple(b + w for w in _WORDS if w in _COMMON for b in _BEFORE_WORD)
+    return (*common, *(w for w in _WORDS if w not in _COMMON), b".credential(")
 
 
 # A token whose own prefix names what it is (``tskey-auth-...``, ``acme_live_key_...``): a short
@@ -206,6 +218,16 @@ _IDENT_LEFT = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 PREFIXED_NAME = "prefixed-token"
 
 
+def _camel_words(run: bytes) -> bool:
+    """Words joined in camel case (``GetUserById2Handler``), digits aside, of three letters or more
+    on average: a name. Random bodies rarely parse so, and then into pairs (``XpHcJd``)."""
+    letters = run.translate(None, b"0123456789")
+    if not _CAMEL_WORDS.fullmatch(letters):
+        return False
+    words = sum(1 for c in letters if 65 <= c <= 90) or 1
+    return len(letters) / words >= 3.5
+
+
 def _body_random(body: bytes) -> bool:
     """A random body: a digit, both cases (or 32 and more hex digits), many different characters."""
     if _HEX.fullmatch(body):
@@ -216,7 +238,7 @@ def _body_random(body: bytes) -> bool:
         and _LOWER.search(run) is not None
         and any(65 <= c <= 90 for c in run)
         and enough_distinct(run, 12)
-        and not _CAMEL_WORDS.fullmatch(run.translate(None, b"0123456789"))
+        and not _camel_words(run)
         and _DIGIT.search(body) is not None
         and _LOWER.search(body) is not None
         and any(65 <= c <= 90 for c in body)

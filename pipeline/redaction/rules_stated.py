@@ -162,7 +162,7 @@ _VALUE = re.compile(r"[^\s\"'`“”«»「」『』()\[\]{}<>,;" + _NO_SPACE_SC
 _WORD = re.compile(r"[^\s]+?(?=\s|$|[" + _NO_SPACE_SCRIPT + r"])|[" + _NO_SPACE_SCRIPT + r"]+")
 _TRAIL = ".,;:!?)]}…"
 _FINAL = re.compile(
-    r"\s*(?:$|[.!?。！？](?:\s|$)|,|;|(?:है|हैं|です|だ|입니다|이다|이에요|예요|dir|dır|dur|dür|tir|tır|"
+    r"\s*(?:$|[\"'`]|[.!?。！？](?:\s|$)|,|;|(?:है|हैं|です|だ|입니다|이다|이에요|예요|dir|dır|dur|dür|tir|tır|"
     r"'dir|'dır|ist|is|est|است|هست)(?:[\s.!?,;\"'`\\।。]|$)|[" + _NO_SPACE_SCRIPT + r"])"
 )
 """What may follow a value stated without a copula before it: the sentence's end or a final copula."""
@@ -216,7 +216,7 @@ joined words): a cheap test before the walk."""
 
 def _ends_in_words(text: str) -> bool:
     """Does the line end in three lower-case words (maybe a passphrase: ``_passphrase_run`` decides)?"""
-    tail = text[-40:].rstrip(" \t.!").rsplit(" ", 3)[-3:]
+    tail = text[-40:].rstrip(" \t.!\"'`}]").rsplit(" ", 3)[-3:]
     return len(tail) == 3 and all(2 <= len(w) <= 9 and w.isascii() and w.isalpha() and w.islower() for w in tail)
 
 _ESCAPE = re.compile(rb"(\\+)(?:u([0-9a-fA-F]{4})|([nrt\"'\\/]))")
@@ -462,7 +462,7 @@ def _copula_end(word: str, pos: int, copula: bool) -> int:
     return pos + 1 if word[0] in "=:：" and len(word) > 1 else 0
 
 
-_PHRASE_RUN = re.compile(r"[a-z]{2,9}(?: [a-z]{2,9}){2,7}(?=[ \t]*[.!]?[ \t]*$)")
+_PHRASE_RUN = re.compile(r"[a-z]{2,9}(?: [a-z]{2,9}){2,7}(?=[ \t]*[.!]?[ \t]*(?:$|[\"'`]))")
 """Three to eight lower-case words to the line's end, after a password's name and a copula: a
 passphrase ("the wifi passphrase is laki boheli hovugi mila"), unless they read as a sentence."""
 _FUNCTION_WORDS = frozenset(
