@@ -99,6 +99,22 @@ def _denied(buf: bytes, a: int, b: int) -> bool:
     return any(_NOT_A_SECRET.fullmatch(w.group()) for w in _BETWEEN_WORD.finditer(buf, a, b))
 
 
+_TOKEN_START = re.compile(rb"(?<![A-Za-z0-9_+/=.~-])[A-Za-z0-9][A-Za-z0-9_+/.~-]{14}")
+
+
+def _next_token(buf: bytes, pos: int, hi: int) -> re.Match[bytes] | None:
+    """The next token starting in ``[pos, hi)``, taken whole even past ``hi``."""
+    while pos < hi:
+        head = _TOKEN_START.search(buf, pos, hi + 15)
+        if head is None:
+            return None
+        m = _TOKEN.match(buf, head.start(), head.start() + 260)
+        if m is not None:
+            return m
+        pos = head.end()
+    return None
+
+
 def _denied_before(buf: bytes, start: int) -> bool:
     """Is the word before the credential's word one that says it is no secret ("public key")?"""
     words = buf[max(0, start - 16) : start].split()
@@ -134,14 +150,14 @@ def _nearby(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
     stop = _LINE_END.search(buf, end, hi)
     if stop is not None:
         hi = stop.start()
-    m = _TOKEN.search(buf, end, min(len(buf), hi + _REACH)) if hi > end else None
-    while m is not None and m.start() < hi:
+    m = _next_token(buf, end, hi)
+    while m is not None:
         if _judge(buf, m):
             if _denied(buf, end, m.start()) or _denied_before(buf, start):
                 break  # "key fingerprint: ...", "token is invalid", "public key"
             out.append((*m.span(), NAME, CONTEXT))
             found = m.end()
-        m = _TOKEN.search(buf, m.end(), min(len(buf), hi + _REACH))
+        m = _next_token(buf, m.end(), hi)
     # before the word, joined to it: "X is the api key"
     near = buf[max(0, start - BEFORE) : start].split()[-4:]
     if not any(w.lower() in _LINKS for w in near):
@@ -204,7 +220,7 @@ def _anchors() -> tuple[bytes, ...]:
 
 # A token whose own prefix names what it is (``tskey-auth-...``, ``acme_live_key_...``): a short
 # lower-case prefix holding a credential's word, more short segments, then a random body.
-_PREFIX_WORDS = (b"key", b"tok", b"token", b"auth", b"secret", b"pat", b"api", b"cred", b"sk", b"pw")
+_PREFIX_WORDS = (b"key", b"token", b"auth", b"secret", b"pat", b"cred")
 _PREFIXED = re.compile(
     rb"(?:[a-z0-9]{1,12}[-_.]){0,3}[a-z0-9]{0,16}(?:key|tok|token|auth|secret|pat|api|cred|sk|pw)(?:[-_.][a-z0-9]{1,12}){0,3}[-_.]"
     rb"(?P<body>[A-Za-z0-9][A-Za-z0-9_-]{18,250}[A-Za-z0-9])(?![A-Za-z0-9_.+/=-])"
@@ -247,7 +263,12 @@ def _body_random(body: bytes) -> bool:
     )
 
 
+_BODY_AHEAD = re.compile(rb"[A-Za-z0-9_.-]{20}")
+
+
 def _prefixed(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    if _BODY_AHEAD.match(buf, end) is None:
+        return 0  # too short a run after the word for a body: a name (``auth_url``, ``key-value``)
     s = start
     while s > 0 and start - s < _PREFIX_BACK and buf[s - 1] in _PREFIX_CHARS:
         s -= 1

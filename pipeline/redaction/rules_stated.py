@@ -67,6 +67,8 @@ _LEXICON: dict[str, str] = {
     "كلمة المرور": PASSWORD,
     "كلمة السر": PASSWORD,
     "رمز عبور": PASSWORD,
+    "la clau": KEY,
+    "una clau": KEY,
     "mật khẩu": PASSWORD,
     "pw": PASSWORD,
     "unlock it with": PASSWORD,
@@ -90,7 +92,7 @@ _LEXICON: dict[str, str] = {
             """key secret clé clef schlüssel sleutel chiave chave klucz klíč kľúč ključ ключ ключа
             секрет anahtar anahtarı kulcs avain nyckel nyckeln nøgle nøglen nøkkel nøkkelen
             cheie cheia khóa kunci kuncinya 키 キー 密钥 秘钥 金鑰 密鑰 مفتاح מפתח कुंजी กุญแจ κλειδί
-            clau kulcs kulcsa klucza ključ ključa کلید คีย์ nøkkel ključek anahtarı"""
+            kulcs kulcsa klucza ključ ključa کلید คีย์ nøkkel ključek anahtarı"""
         ),
         KEY,
     ),
@@ -392,6 +394,8 @@ def _stated(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
     if low[start] in _PREFIX_BYTES:
         start += _PREFIXED.get(low[start:end], 0)
     first = low[start]
+    if first < 0x80 and first != 92 and start and buf[start - 1] in _GLUE_BEFORE and buf[start - 2 : start] != b"\\n":
+        return 0  # most hits are a name glued into an identifier (``mapping``, ``DB_PASSWORD``)
     kind0 = _ANCHORS.get(low[start:end])
     if kind0 is not None and low[start:end] not in _CODE_WORDS and end < len(buf) and buf[end] < 0x80:
         word_end = _compound_end(buf, low, end)
