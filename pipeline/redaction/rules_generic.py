@@ -125,7 +125,9 @@ def classify(identifier: bytes) -> Level | None:
         password = s.endswith(_PASSWORD_SEGS) and not s.endswith(("bypass", "compass"))
         if password and (s not in ("pass", "pwd") or i == len(segs) - 1):  # not pass_context, pwd_hash
             return Level.PASSWORD
-        if s == "pw" and i == len(segs) - 1 and i > 0:  # admin_pw, app.db.pw (a bare "pw" is too short a name)
+        if (
+            s == "pw" and i == len(segs) - 1 and i > 0
+        ):  # admin_pw, app.db.pw (a bare "pw" is too short a name)
             return Level.PASSWORD
         if (
             "secret" in s

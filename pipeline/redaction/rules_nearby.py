@@ -45,7 +45,9 @@ AFTER = 72
 """How far after the word (bytes, same line) a value may sit: "the signing secret is set to X"."""
 BEFORE = 40
 """How far before the word: "X is the api key"."""
-_TOKEN = re.compile(rb"(?<![A-Za-z0-9_+/=.~-])[A-Za-z0-9][A-Za-z0-9_+/.~-]{14,254}[A-Za-z0-9]={0,2}(?![A-Za-z0-9_+/=.~-])")
+_TOKEN = re.compile(
+    rb"(?<![A-Za-z0-9_+/=.~-])[A-Za-z0-9][A-Za-z0-9_+/.~-]{14,254}[A-Za-z0-9]={0,2}(?![A-Za-z0-9_+/=.~-])"
+)
 _CALL_ARG = re.compile(rb"\\*[\"'](?P<v>[A-Za-z0-9][A-Za-z0-9_+/.~-]{14,254}[A-Za-z0-9]={0,2})\\*[\"']")
 _LINE_END = re.compile(rb"\r|\n|\\+[nr]")
 _HEX = re.compile(rb"(?:0x)?[0-9a-fA-F]+")
@@ -69,14 +71,18 @@ def token_shape(value: bytes) -> bool:
     if _UUID.fullmatch(value) or _VERSION.fullmatch(value) or is_placeholder(value):
         return False
     if _HEX.fullmatch(value):  # a hex key: long, both letters and digits (an all-digit run is a number)
-        return n >= 32 and _DIGIT.search(value) is not None and not value.isdigit() and enough_distinct(value, 10)
+        return (
+            n >= 32
+            and _DIGIT.search(value) is not None
+            and not value.isdigit()
+            and enough_distinct(value, 10)
+        )
     if not _DIGIT.search(value) and not (n >= 20 and _LOWER.search(value) and _UPPER.search(value)):
         return False
     if not _LOWER.search(value) and not (_UPPER.search(value) and n >= 16):
         return False
-    if b"." in value or b"/" in value or b"-" in value or b"_" in value:
-        if is_reference(value):
-            return False
+    if (b"." in value or b"/" in value or b"-" in value or b"_" in value) and is_reference(value):
+        return False
     return enough_distinct(value, min(10, n // 2))
 
 
@@ -144,8 +150,14 @@ def _nearby(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
         return 0  # a placeholder's rule name (``[REDACTED:password:1f3a]``), not a word
     if _ASSIGNED.match(buf, end) is not None and not low.startswith(b"cookie", start):
         return 0  # (a cookie's own name follows its word: ``cookies={"sid": "..."}``)
+    found = _after(buf, start, end, out)
+    _before(buf, start, out)
+    return found
+
+
+def _after(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """Tokens after the word: "set the signing secret to X", "credentials X"."""
     found = end
-    # after the word: "set the signing secret to X", "credentials X"
     hi = min(len(buf), end + AFTER)
     stop = _LINE_END.search(buf, end, hi)
     if stop is not None:
@@ -158,23 +170,25 @@ def _nearby(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
             out.append((*m.span(), NAME, CONTEXT))
             found = m.end()
         m = _next_token(buf, m.end(), hi)
-    # before the word, joined to it: "X is the api key"
+    return found
+
+
+def _before(buf: bytes, start: int, out: list[Candidate]) -> None:
+    """A token before the word, joined to it: "X is the api key"."""
     near = buf[max(0, start - BEFORE) : start].split()[-4:]
     if not any(w.lower() in _LINKS for w in near):
-        return found
+        return
     lo = _line_start(buf, max(0, start - BEFORE - _REACH), start)
     words = buf[lo:start].split()[-6:]
     i = len(words) - 1
     while i >= 0 and len(words) - i <= 3 and words[i].isalpha() and words[i].lower() not in _LINKS:
         i -= 1  # "the", "api", "signing"
-    if i >= 1 and words[i].lower() in _LINKS:
-        v = words[i - 1].strip(b"\"'`(,")
-        e = buf.rfind(v, lo, start)
-        before = _TOKEN_WHOLE.fullmatch(v)
-        if e >= 0 and before is not None and token_shape(v) and not v.startswith(_SSH_PUBLIC):
-            if not any(_NOT_A_SECRET.fullmatch(w) for w in words[i:]):
-                out.append((e, e + len(v), NAME, CONTEXT))
-    return found
+    if i < 1 or words[i].lower() not in _LINKS or any(_NOT_A_SECRET.fullmatch(w) for w in words[i:]):
+        return
+    v = words[i - 1].strip(b"\"'`(,")
+    e = buf.rfind(v, lo, start)
+    if e >= 0 and _TOKEN_WHOLE.fullmatch(v) and token_shape(v) and not v.startswith(_SSH_PUBLIC):
+        out.append((e, e + len(v), NAME, CONTEXT))
 
 
 _LINKS = frozenset(b"is was are = : as - \xe2\x80\x94".split())

@@ -66,7 +66,6 @@ _LEXICON: dict[str, str] = {
     "kata laluan": PASSWORD,
     "كلمة المرور": PASSWORD,
     "كلمة السر": PASSWORD,
-    "رمز عبور": PASSWORD,
     "la clau": KEY,
     "una clau": KEY,
     "mật khẩu": PASSWORD,
@@ -219,7 +218,10 @@ joined words): a cheap test before the walk."""
 def _ends_in_words(text: str) -> bool:
     """Does the line end in three lower-case words (maybe a passphrase: ``_passphrase_run`` decides)?"""
     tail = text[-40:].rstrip(" \t.!\"'`}]").rsplit(" ", 3)[-3:]
-    return len(tail) == 3 and all(2 <= len(w) <= 9 and w.isascii() and w.isalpha() and w.islower() for w in tail)
+    return len(tail) == 3 and all(
+        2 <= len(w) <= 9 and w.isascii() and w.isalpha() and w.islower() for w in tail
+    )
+
 
 _ESCAPE = re.compile(rb"(\\+)(?:u([0-9a-fA-F]{4})|([nrt\"'\\/]))")
 
@@ -394,14 +396,19 @@ def _stated(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
     if low[start] in _PREFIX_BYTES:
         start += _PREFIXED.get(low[start:end], 0)
     first = low[start]
-    if first < 0x80 and first != 92 and start and buf[start - 1] in _GLUE_BEFORE and buf[start - 2 : start] != b"\\n":
+    if (
+        first < 0x80
+        and first != 92
+        and start
+        and buf[start - 1] in _GLUE_BEFORE
+        and buf[start - 2 : start] != b"\\n"
+    ):
         return 0  # most hits are a name glued into an identifier (``mapping``, ``DB_PASSWORD``)
     kind0 = _ANCHORS.get(low[start:end])
     if kind0 is not None and low[start:end] not in _CODE_WORDS and end < len(buf) and buf[end] < 0x80:
         word_end = _compound_end(buf, low, end)
-        if word_end != end:
-            if kind0 == PIN or (buf[end] != 45 and end - start >= 4) or kind0 == KEY:
-                end = word_end
+        if word_end != end and (kind0 in (PIN, KEY) or (buf[end] != 45 and end - start >= 4)):
+            end = word_end
     if (
         first < 0x80
         and first != 92  # a JSON-escaped word (\\u5bc6...) is not ASCII
@@ -488,6 +495,16 @@ def _passphrase_run(text: str, pos: int) -> tuple[int, int] | None:
     return m.span()
 
 
+def _stated_value(text: str, s: int, e: int, kind: str, softened: bool) -> tuple[int, int, None] | None:
+    """The value right after a copula: a passphrase of words to the line's end (not after "the",
+    "your"...), or one word that looks like a secret of ``kind``."""
+    if not softened and kind == PASSWORD and (run := _passphrase_run(text, s)) is not None:
+        return run[0], run[1], None
+    if s < e and looks_like(text[s:e], kind, False) is None:
+        return s, e, None
+    return None
+
+
 def _walk(
     text: str, kind: str, ascii_name: bool, copula: bool = False
 ) -> tuple[int, int, Reason | None] | None:
@@ -524,12 +541,10 @@ def _walk(
         s, e = v.start(), _strip(text, v.start(), v.end())
         word = text[s:e]
         lower = word.lower()
-        if copula and not softened and kind == PASSWORD and (run := _passphrase_run(text, s)) is not None:
-            return run[0], run[1], None
         if copula:
-            verdict = looks_like(word, kind, False) if s < e else Reason.SHAPE
-            if verdict is None:
-                return s, e, None
+            stated = _stated_value(text, s, e, kind, softened)
+            if stated is not None:
+                return stated
             if lower in _SOFT:
                 pos, softened = v.end(), True
                 continue
