@@ -207,11 +207,11 @@ def _constructor(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
     if stop is not None:
         hi = stop.start()
     close = _CALL_END.search(buf, end, hi)
-    stop = hi if close is None else close.start()
-    for m in _CALL_ARG.finditer(buf, end + 1, stop):
+    limit = hi if close is None else close.start()
+    for m in _CALL_ARG.finditer(buf, end + 1, limit):
         if token_shape(m.group("v")):
             out.append((*m.span("v"), NAME, CONTEXT))
-    return stop
+    return limit
 
 
 _BEFORE_WORD = (b" ", b"\t", b"\n", b"\\n", b"\\t", b"(")

@@ -84,6 +84,8 @@ NEAR_WORDS = [
 @pytest.mark.parametrize(("text", "secret"), NEAR_WORDS)
 def test_a_random_token_near_a_credentials_word(redactor: Redactor, text: str, secret: str) -> None:
     _caught(redactor, text, secret)
+    families = {family(f.rule) for f in redactor.find(text)}
+    assert families & {"token-near-word", "prose"}, families  # (a sentence may state it: prose)
 
 
 @pytest.mark.parametrize(
