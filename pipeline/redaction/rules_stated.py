@@ -219,7 +219,8 @@ def _ends_in_words(text: str) -> bool:
     """Does the line end in three lower-case words (maybe a passphrase: ``_passphrase_run`` decides)?"""
     tail = text[-40:].rstrip(" \t.!\"'`}]").rsplit(" ", 3)[-3:]
     return len(tail) == 3 and all(
-        2 <= len(w) <= 9 and w.isascii() and w.isalpha() and w.islower() for w in tail
+        2 <= len(w) <= 9 and w.isascii() and w.isalpha() and w.islower() and w not in _FUNCTION_WORDS
+        for w in tail
     )
 
 
