@@ -50,6 +50,9 @@ _TOKEN = re.compile(
 )
 _CALL_ARG = re.compile(rb"\\*[\"'](?P<v>[A-Za-z0-9][A-Za-z0-9_+/.~-]{14,254}[A-Za-z0-9]={0,2})\\*[\"']")
 _LINE_END = re.compile(rb"\r|\n|\\+[nr]")
+_CLAUSE_END = re.compile(rb"\r|\n|\\+[nr]|\\*\"[ \t]*[,:}\]]|[.!?](?:[ \t\"'\\]|$)")
+"""Where the sentence after a word ends: a line break, the end of the JSON string it sits in, or a
+full stop (a version's dots have no blank after them)."""
 _HEX = re.compile(rb"(?:0x)?[0-9a-fA-F]+")
 _UUID = re.compile(rb"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 _DIGIT = re.compile(rb"[0-9]")
@@ -63,6 +66,9 @@ _NOT_A_SECRET = re.compile(
 """Words that say a value near a credential's word is something else (a public key, a key's id or
 fingerprint, a hash) or is no longer a credential's value."""
 _BETWEEN_WORD = re.compile(rb"[A-Za-z]+")
+
+
+_NAME_PARTS = re.compile(rb"(?:^|(?<=[-_./]))[a-z]{4,}(?=[-_./]|$)")
 
 
 def token_shape(value: bytes) -> bool:
@@ -81,8 +87,10 @@ def token_shape(value: bytes) -> bool:
         return False
     if not _LOWER.search(value) and not (_UPPER.search(value) and n >= 16):
         return False
-    if (b"." in value or b"/" in value or b"-" in value or b"_" in value) and is_reference(value):
-        return False
+    if (b"." in value or b"/" in value or b"-" in value or b"_" in value) and (
+        is_reference(value) or len(_NAME_PARTS.findall(value)) >= 2
+    ):
+        return False  # a name, a path, words joined by dashes (``claude-sonnet-4-5``)
     return enough_distinct(value, min(10, n // 2))
 
 
@@ -159,7 +167,7 @@ def _after(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
     """Tokens after the word: "set the signing secret to X", "credentials X"."""
     found = end
     hi = min(len(buf), end + AFTER)
-    stop = _LINE_END.search(buf, end, hi)
+    stop = _CLAUSE_END.search(buf, end, hi)
     if stop is not None:
         hi = stop.start()
     m = _next_token(buf, end, hi)

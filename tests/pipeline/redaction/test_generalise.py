@@ -98,6 +98,8 @@ def test_a_random_token_near_a_credentials_word(redactor: Redactor, text: str, s
         "key id 3AA5C34371567BD2",
         "see the key rotation docs in docs/security/key-rotation-2026.md",
         "host key ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGxVQkVm3sT5wZ8kP2rN7yL4hJ9qB1cD6fA0eR3tU5iW",
+        '{"text":"We retry with idempotency keys."}],"model":"claude-sonnet-4-5","id":"msg_01Xq7Lp2Zk9Rt4Wm"}',
+        "rotate the keys. Build 7f3c9e1a2b4d6f80c1e3a5b7d9f20486 passed",
     ],
 )
 def test_what_stands_near_a_credentials_word_but_is_no_secret_is_kept(redactor: Redactor, text: str) -> None:
