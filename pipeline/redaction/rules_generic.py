@@ -203,7 +203,7 @@ def _value_span(
 def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
     m = _ASSIGN_MATCH(buf, end)
     if m is None:
-        block = _BLOCK_OPEN.match(buf, end)
+        block = _BLOCK_OPEN.match(buf, end) if buf.find(b"{", end, end + 64) >= 0 else None
         if block is not None:
             return _scan_block(buf, start, block, out)
         return _scan_flag(buf, start, end, out)
@@ -299,9 +299,12 @@ def _scan_flag(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
     """A command-line flag whose name says secret, whatever the program (``--access-key-secret V``,
     ``-client-secret V``, ``--db-pass V``): its value is the next word."""
     lo = start - 60 if start > 60 else 0
-    blank = max(buf.rfind(b" ", lo, start), buf.rfind(b"\t", lo, start))
+    dash = buf.rfind(b"-", lo, start)
+    if dash < 0 or buf.find(b" ", dash, start) >= 0:
+        return 0  # no dash in the word before the name: no flag (the common case, found in C)
+    blank = max(buf.rfind(b" ", lo, dash), buf.rfind(b"\t", lo, dash))
     if blank < 0 or buf[blank + 1] != 45:
-        return 0  # the word before the name does not start with a dash: no flag (the common case)
+        return 0  # the word does not start with a dash
     ident_start = lo + 1 + buf[lo:start].translate(_ID_MASK).rfind(b" ")
     if buf[ident_start : ident_start + 1] != b"-" or not (
         ident_start == 0 or buf[ident_start - 1] in b" \t'\"("
