@@ -158,9 +158,9 @@ def _nearby(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
         return 0  # a placeholder's rule name (``[REDACTED:password:1f3a]``), not a word
     if _ASSIGNED.match(buf, end) is not None and not low.startswith(b"cookie", start):
         return 0  # (a cookie's own name follows its word: ``cookies={"sid": "..."}``)
-    found = _after(buf, start, end, out)
+    _after(buf, start, end, out)
     _before(buf, start, out)
-    return found
+    return end  # (not past the tokens found: a later word, ``.Credential(``, may see more)
 
 
 def _after(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
