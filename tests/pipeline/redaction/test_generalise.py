@@ -78,7 +78,10 @@ NEAR_WORDS = [
     ("your license Q7WX-2KPL-9RTZ-4MVN-8HDS-C3YB arrived", "Q7WX-2KPL-9RTZ-4MVN-8HDS-C3YB"),
     ("recovery code Bx7Lq2Zm9Rt4Wk1Vn8Hd", "Bx7Lq2Zm9Rt4Wk1Vn8Hd"),
     ('ak = auth.Credential("Rf3Tq9Lm2Zx8Vk5Wn1Hb", "Mc6Yp2Jd8Ks4Qw0Lt7Rx3Vn")', "Mc6Yp2Jd8Ks4Qw0Lt7Rx3Vn"),
-    ('c = credential.Credential("Rf3Tq9Lm2Zx8Vk5Wn1Hb", "Mc6Yp2Jd8Ks4Qw0Lt7Rx3Vn")', "Mc6Yp2Jd8Ks4Qw0Lt7Rx3Vn"),
+    (
+        'c = credential.Credential("Rf3Tq9Lm2Zx8Vk5Wn1Hb", "Mc6Yp2Jd8Ks4Qw0Lt7Rx3Vn")',
+        "Mc6Yp2Jd8Ks4Qw0Lt7Rx3Vn",
+    ),
 ]
 
 
