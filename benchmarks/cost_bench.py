@@ -15,7 +15,7 @@ real: each session rendered, redacted and capped by the pipeline, the prompts as
 The fake's answers are scripted (an extract with one memory per ~6,000 input tokens, at most 8; a
 consolidation that writes three topics), so output figures are an estimate; input is measured.
 
-Tokens are memd's own estimate (``pipeline.memory.layout.estimate_tokens``: UTF-8 bytes / 3.5, the
+Tokens are memd's own estimate (``pipeline.layout.estimate_tokens``: UTF-8 bytes / 3.5, the
 count `memd consolidate --dry-run` measures with, which errs high) over the request's text (every
 string and key of the JSON body). The fake's ``count_tokens`` is not a real tokenizer, so it is not
 used. Prices are ``pipeline/llm/pricing.py``'s for the default models.
@@ -53,8 +53,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pipeline import roster  # noqa: E402
+from pipeline.layout import estimate_tokens  # noqa: E402
 from pipeline.llm.pricing import BATCH_DISCOUNT, Usage, cost_usd  # noqa: E402
-from pipeline.memory.layout import estimate_tokens  # noqa: E402
 from pipeline.settings import LLMSettings  # noqa: E402
 from tests.fakes.anthropic_api import FakeAnthropicAPI, FakeResponse, json_message, usage  # noqa: E402
 from tests.fakes.fixtures import FAKE_API_KEY  # noqa: E402
@@ -354,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
         f"models: phase 1 {extract_model}, phase 2 {consolidation_model} (list prices, pipeline/llm/pricing.py)"
     )
     print(
-        "tokens: memd's estimate (pipeline.memory.layout.estimate_tokens, UTF-8 bytes / 3.5) of each request's text"
+        "tokens: memd's estimate (pipeline.layout.estimate_tokens, UTF-8 bytes / 3.5) of each request's text"
     )
     long_calls: dict[str, Call] = {}
     short_calls: list[Call] = []
