@@ -173,6 +173,7 @@ class Responder:
         self.min_consolidate = min_cacheable(consolidation_model)
         self.phase1: list[Call] = []
         self.seen_prefixes: set[str] = set()
+        self.extract_prefix = 0  # the tokens of phase 1's marked prefix (its system prompt)
         self.runs: dict[str, Conversation] = {}
 
     def __call__(self, body: dict[str, Any], headers: dict[str, str]) -> FakeResponse:
@@ -198,6 +199,7 @@ class Responder:
                 read = cacheable if cacheable and digest in self.seen_prefixes else 0
                 write = cacheable - read
                 self.seen_prefixes.add(digest)
+                self.extract_prefix = max(self.extract_prefix, size)
                 out = tokens((answer.json or {}).get("content", []))
                 call = Call(total, out, read, write, _user_text(body))
                 self.phase1.append(call)
@@ -410,7 +412,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"  phase 1's cached prefix (the system prompt) is read from the cache for {read1:,} of "
         f"{sum(c.input_tokens for c in responder.phase1):,} input tokens "
-        f"(a prefix under {responder.min_extract:,} tokens is not cached on {extract_model})"
+        f"(the prefix is {responder.extract_prefix:,} tokens; under {responder.min_extract:,}, "
+        f"{extract_model} does not cache it)"
     )
     print()
     print(
