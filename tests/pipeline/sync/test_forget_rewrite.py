@@ -176,6 +176,37 @@ async def test_a_forget_made_offline_travels_over_what_another_machine_pushed_me
     assert everywhere(b.settings.paths.memory_dir) == []
 
 
+async def test_two_forgets_made_offline_travel_together_and_are_adopted_as_one_history(
+    paired: tuple[Machine, Machine], tmp_path: Path
+) -> None:
+    """Two rewrites wait on A (two records of a rewrite, the second over the first); one push with
+    the lease of the first; B checks them against its history with every record they name."""
+    a, b = paired
+    scope = scope_for(str(a.project))
+    other = "Rotate the staging database password on the first Monday of the month"
+    await a.env.add_extract("gamma", project=str(a.project), raw=f"- {other}", summary=f"{other}.")
+    await learn(a, "alpha", FORGOTTEN)
+    await synced(a)
+    await synced(b)
+    assert {f"{scope}/s-alpha.md", f"{scope}/s-gamma.md"} <= set(b.tree())
+    await forget(a, f"{scope}/s-alpha.md", online=False)
+    await forget(a, f"{scope}/s-gamma.md", online=False)
+    assert (
+        git(a.settings.paths.memory_dir, "log", f"--grep={REWRITE_TRAILER}-Of", "--format=%H").count("\n")
+        == 2
+    )
+
+    await synced(a)
+    report = await b.sync()
+    assert report.outcome == SyncOutcome.SYNCED, report.lines()
+    assert report.adopted
+    for m in (a, b):
+        log = git(m.settings.paths.memory_dir, "log", "-p", "--all")
+        assert FORGOTTEN not in log, m.name
+        assert other not in log, m.name
+        assert everywhere(m.settings.paths.memory_dir) == [], m.name
+
+
 async def test_a_machine_joining_after_the_rewrite_never_sees_the_text(
     paired: tuple[Machine, Machine], tmp_path: Path, fake_api: FakeAnthropicAPI, clock: FakeClock
 ) -> None:
