@@ -6,6 +6,7 @@ the remote, every commit and object of a repository)."""
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -100,10 +101,15 @@ async def synced(m: Machine) -> list[str]:
 
 def history_holds(path: Path) -> list[str]:
     """Every commit reachable from any ref of the repository at ``path`` whose tree holds the text,
-    and whether any object of its store still does."""
+    and whether any object of its store (``git cat-file --batch-all-objects``) still does."""
     commits = git(path, "rev-list", "--all").split()
     found = [c for c in commits if git(path, "grep", "-I", "-l", "-e", FORGOTTEN, c, "--", ".", check=False)]
-    objects = git(path, "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)")
-    blobs_ = [line.split()[0] for line in objects.splitlines() if line.endswith(" blob")]
-    texts = [git(path, "cat-file", "blob", b) for b in blobs_]
-    return found + [f"object {b}" for b, t in zip(blobs_, texts, strict=True) if FORGOTTEN in t]
+    every = subprocess.run(
+        ["git", "cat-file", "--batch-all-objects", "--batch"],
+        cwd=path,
+        capture_output=True,
+        timeout=60,
+        check=True,
+        env={"PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": str(path), "GIT_CONFIG_NOSYSTEM": "1"},
+    ).stdout
+    return found + (["an object of the store"] if FORGOTTEN.encode() in every else [])

@@ -88,6 +88,7 @@ async def test_a_forget_after_syncing_travels_as_a_signed_new_history_that_the_o
     scope = await _both_hold_it(a, b)
     old_tip = git(served(tmp_path), "rev-parse", "main").strip()
     await learn(b, "beta", KEPT)  # B's work, not synced yet (its own copy of the text in it too)
+    assert "an object of the store" in everywhere(b.settings.paths.memory_dir)
 
     done = await forget(a, f"{scope}/s-alpha.md")
     assert done.history is not None
@@ -118,6 +119,8 @@ async def test_a_forget_after_syncing_travels_as_a_signed_new_history_that_the_o
     await synced(a)
     assert f"{scope}/s-beta.md" in a.tree()
     assert everywhere(a.settings.paths.memory_dir) == []
+    # no ref of the remote reaches the text; its unreachable objects stay until the host prunes them
+    assert everywhere(served(tmp_path)) == ["an object of the store"]
     host_gc(served(tmp_path))
     assert everywhere(served(tmp_path)) == []
 
