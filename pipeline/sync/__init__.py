@@ -7,5 +7,5 @@ consolidation), ``state`` (what `memd status` shows), ``run``
 (fetch, check, merge, land, push), ``rewrites`` (a forget's rewrite of a synced history: pushed with a
 lease, checked and adopted by the other machines) and ``now`` (a sync as memd runs it: rekey, sync,
 the merged scopes consolidated again). Forgetting that travels is ``pipeline.memory.tombstones``; git runs
-only in ``pipeline.memory`` (``pipeline.memory.remote``).
+only in ``pipeline.memory`` (``pipeline.gitrepo.remote``).
 """

@@ -37,10 +37,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.errors import MemoryRepoError, SyncRefused
-from pipeline.memory import crafted, forget_records, remote, signatures
+from pipeline.gitrepo import crafted, remote, signatures
+from pipeline.gitrepo.repository import MemoryRepo
+from pipeline.memory import forget_records
 from pipeline.memory.forget_history import NotAScrub, Rewritten, images, rewrite
 from pipeline.memory.likeness import ForgottenTopic
-from pipeline.memory.repository import MemoryRepo
 from pipeline.sync import trust
 
 REWRITE_TRAILER = "Memd-Rewrite"

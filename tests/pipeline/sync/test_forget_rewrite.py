@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from pipeline.clock import FakeClock
+from pipeline.gitrepo.repository import MemoryRepo
+from pipeline.gitrepo.signing import Signer
 from pipeline.memory import forget_records
 from pipeline.memory.likeness import ForgottenTopic, shingles
-from pipeline.memory.repository import MemoryRepo
-from pipeline.memory.signing import Signer
 from pipeline.projects import scope_for
 from pipeline.sync.pairing import key_line, revoke
 from pipeline.sync.rewrites import REWRITE_TRAILER, forget_rewrite
