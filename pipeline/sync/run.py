@@ -456,6 +456,7 @@ class Syncer:
         """The memories the remote's rewrite took out of the history, recorded here from the versions
         this machine held (their name and description, as ``_keep_forgotten`` records a forget it
         merges: the rewritten history no longer holds the version the forget removed)."""
+        from pipeline.memory.likeness import ForgottenTopic
         from pipeline.memory.steer import FORGET, Steered
         from pipeline.store import forgotten_topics
 
@@ -464,7 +465,9 @@ class Syncer:
             held = await self.repo.run("show", f"{offer.local}:{record.scope}/{record.file}", check=False)
             if held.returncode == 0:
                 steered = Steered(record.scope, record.file, FORGET, None, held.stdout, None)
-                await forgotten_topics.record(self.store, steered.forgotten(now.isoformat()), now=now)
+                await forgotten_topics.record(
+                    self.store, steered.forgotten(now.isoformat()), ForgottenTopic.from_json, now=now
+                )
 
     async def _record(self, report: SyncReport, state: SyncState) -> None:
         repo, now = self.repo, self.clock.now()
