@@ -107,21 +107,8 @@ def parse(sha: str, text: str) -> Mark | None:
 
 async def marks(repo: MemoryRepo, tip: str, known: Sequence[str]) -> list[Mark]:
     """The records of a rewrite among the commits ``tip`` has that none of ``known`` has, oldest first."""
-    out = await repo.git(
-        "log",
-        f"-n{MAX_MARKS}",
-        f"--grep=^{OF}: ",
-        "--format=%x01%H%x00%B",
-        tip,
-        "--not",
-        *[k for k in known if k],
-        "--",
-    )
-    found = []
-    for chunk in out.split("\x01"):
-        sha, sep, text = chunk.partition("\x00")
-        if sep and (mark := parse(sha.strip(), text)) is not None:
-            found.append(mark)
+    listed = await crafted.messages_matching(repo, f"^{OF}: ", tip, [k for k in known if k], limit=MAX_MARKS)
+    found = [mark for sha, text in listed if (mark := parse(sha, text)) is not None]
     return list(reversed(found))
 
 
@@ -154,9 +141,7 @@ async def forget_rewrite(
     paths = sorted({forget_records.path_of(forget_records.record_bytes(r)) for r in records})
     text = message(lease, done.mapping.get(synced, synced), paths)
     made = await crafted.commit_tree(repo, await crafted.tree_of(repo, head), [head], text)
-    await repo.git(
-        "update-ref", "-m", "memd: forget (the rewrite recorded)", f"refs/heads/{branch}", made, head
-    )
+    await crafted.move_ref(repo, f"refs/heads/{branch}", made, head, "memd: forget (the rewrite recorded)")
     return done
 
 
