@@ -1,6 +1,6 @@
 """The daemon wired: its steps on the parts of ``daemon.runtime``.
 
-``build(settings, ...)`` returns a ``Daemon`` (``daemon/service.py``) holding the clock, the
+``build(settings, ...)`` returns a ``Daemon`` (``daemon/service/lifecycle.py``) holding the clock, the
 systemd notifier and a factory for the cycle's steps. The daemon opens the store when it starts
 (``runtime.store_opener``: as this machine; an unreachable store is a startup error with a clear
 message), and the steps are built around it here, on a ``Runtime``:
@@ -33,10 +33,10 @@ from typing import TYPE_CHECKING
 import structlog
 
 from daemon import runtime
-from daemon.cycle import Skipped, StepEnv, StepSet
-from daemon.notify import Notifier
+from daemon.service.cycle import Skipped, StepEnv, StepSet
+from daemon.service.notify import Notifier
 from daemon.runtime import Runtime
-from daemon.service import Daemon, SettingsReloader, Sidecar, StepsFactory, StoreOpener
+from daemon.service.lifecycle import Daemon, SettingsReloader, Sidecar, StepsFactory, StoreOpener
 from pipeline.clock import Clock, SystemClock
 from pipeline.settings import Settings
 from pipeline.store import Store, workload

@@ -33,7 +33,7 @@ from pipeline.machine import known_id, machine_id
 from pipeline.settings import Settings
 
 if TYPE_CHECKING:
-    from daemon.service import StoreOpener
+    from daemon.service.lifecycle import StoreOpener
     from pipeline.llm.protocol import ModelClient
     from pipeline.memory.repository import MemoryRepo
     from pipeline.memory.validate import SecretFinder

@@ -35,7 +35,7 @@ def consolidate_command(ctx: CliContext, scope: str | None, dry_run: bool, verbo
     """Consolidate now what waits for a scope (every scope without one), saying first what it costs."""
     settings = ctx.loaded().settings
     ctx.configure_logging()
-    from daemon.actions import ConsolidatedNow, consolidate_planned, plan_consolidation
+    from daemon.usecases.changes import ConsolidatedNow, consolidate_planned, plan_consolidation
     from daemon.runtime import Runtime
     from pipeline.consolidate.now import NowReport
     from pipeline.errors import MemdError

@@ -53,7 +53,7 @@ def forget_command(ctx: CliContext, session_id: str | None, project: str | None,
         fail("give exactly one of --session ID or --project KEY", Exit.USAGE)
     settings = ctx.loaded().settings
     ctx.configure_logging()
-    from daemon.actions import Forgotten, forget_now
+    from daemon.usecases.changes import Forgotten, forget_now
     from daemon.runtime import Runtime
     from pipeline.consolidate.forget import known_scopes, scope_of_project
     from pipeline.errors import MemdError

@@ -97,7 +97,7 @@ def show(ctx: CliContext, run_id: str) -> None:
 @pass_ctx
 def accept(ctx: CliContext, run_id: str, verbose: bool) -> None:
     """Merge a pending run into the memory repository and publish it."""
-    from daemon.actions import accept_run
+    from daemon.usecases.changes import accept_run
 
     ctx.configure_logging()
     done = _with_runtime(ctx, lambda rt: accept_run(rt, run_id))
@@ -112,7 +112,7 @@ def accept(ctx: CliContext, run_id: str, verbose: bool) -> None:
 @pass_ctx
 def reject(ctx: CliContext, run_id: str) -> None:
     """Drop a pending run (its sessions are proposed again only with new input)."""
-    from daemon.actions import reject_run, rejected_line
+    from daemon.usecases.changes import reject_run, rejected_line
 
     run = _with_runtime(ctx, lambda rt: reject_run(rt, run_id))
     click.echo(rejected_line(run))

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from daemon.actions import MORE
+from daemon.usecases.changes import MORE
 from daemon.cli.context import CliContext, fail, pass_ctx
 from daemon.cli.output import verbose_option
 from daemon.exits import Exit

@@ -10,7 +10,7 @@ consolidation refused by validation); 2 for a bad config; 3 when another memd ho
 Ctrl-C (SIGINT, like SIGTERM) lets the step in flight finish for up to ``[schedule]
 shutdown_timeout_s`` and runs no further step; `--once` says so at once, and that a second Ctrl-C
 abandons the step. A stop that had to abandon a step ends the process without waiting for the
-thread the step may have left stuck (``daemon.hardstop``).
+thread the step may have left stuck (``daemon.service.hardstop``).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from daemon.exits import Exit
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from daemon.cycle import CycleResult, StepResult
-    from daemon.service import Daemon, Interrupt
+    from daemon.service.cycle import CycleResult, StepResult
+    from daemon.service.lifecycle import Daemon, Interrupt
 
 WAIT_TIMEOUT_S = 1800.0
 """`--wait`'s default limit: the API ends most batches well within half an hour."""
@@ -119,7 +119,7 @@ async def _forever(daemon: Daemon) -> int:
 
 
 async def _once(daemon: Daemon, dry_run: bool, limits: tuple[float, float] | None = None) -> int:
-    from daemon.service import BatchWait
+    from daemon.service.lifecycle import BatchWait
     from pipeline.errors import InstanceBusy, StoreError
 
     progress = Progress(dry_run=dry_run)
@@ -225,7 +225,7 @@ class Progress:
 def pending_batches(result: CycleResult, *, waited_s: float | None = None) -> str | None:
     """What a cycle left in Message Batches, to be collected later; None when it left nothing.
     ``waited_s``: `--wait` gave up after that long."""
-    from daemon.service import pending_of
+    from daemon.service.lifecycle import pending_of
 
     batches, sessions = pending_of(result)
     if not batches:
@@ -270,7 +270,7 @@ def _dur(seconds: float) -> str:
 def summarize(report: object, *, leave_out: str = "") -> str:
     """A report on one line: its scalar fields, list fields as counts, small mappings inline; a text
     field that ``leave_out`` (the step's error, shown on its own) already holds is not repeated."""
-    from daemon.cycle import Skipped, compact
+    from daemon.service.cycle import Skipped, compact
 
     if report is None:
         return ""
@@ -314,7 +314,7 @@ def _print_tables(console: Console, report: object) -> None:
     from rich.text import Text
 
     from daemon.cli.output import table_width
-    from daemon.cycle import jsonable
+    from daemon.service.cycle import jsonable
     from daemon.lean.text import format_table
 
     data = jsonable(report)

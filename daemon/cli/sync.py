@@ -48,8 +48,8 @@ def sync_command(ctx: CliContext, as_json: bool, verbose: bool) -> None:
     ctx.configure_logging()
     import asyncio
 
-    from daemon.actions import publish_lines
-    from daemon.cycle import jsonable
+    from daemon.usecases.changes import publish_lines
+    from daemon.service.cycle import jsonable
     from daemon.runtime import Runtime
     from pipeline.errors import StoreError
     from pipeline.sync.now import sync_memory

@@ -1,5 +1,5 @@
 """What the page answers after accept, reject, forget and a change to one memory: a few lines of
-counts (the full report, ``daemon.actions``' or ``daemon.steer``'s lines, goes behind a ``<details>``)."""
+counts (the full report, ``daemon.usecases.changes``' or ``daemon.usecases.memories``'s lines, goes behind a ``<details>``)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 from pipeline.vocabulary import PUBLISH_FAILED, PublishOutcome
 
 if TYPE_CHECKING:
-    from daemon.actions import Accepted, Forgotten
-    from daemon.steer import SteerDone
+    from daemon.usecases.changes import Accepted, Forgotten
+    from daemon.usecases.memories import SteerDone
     from pipeline.publish.run import PublishReport
 
 LISTED = 3

@@ -1,6 +1,6 @@
 """A person steers one memory: forget it, edit it, pin or unpin it; each change one commit.
 
-The API (stable: the command line and the page both call it, through ``daemon.steer`` which adds
+The API (stable: the command line and the page both call it, through ``daemon.usecases.memories`` which adds
 the store's record of a forget, the push and the publish):
 
 - ``await forget_topic(repo, scope, file, *, scratch_parent, author) -> Steered``: the topic file

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from daemon.cycle import STEP_ORDER, CycleResult, Skipped, StepResult, compact, jsonable, ordered, run_cycle
+from daemon.service.cycle import STEP_ORDER, CycleResult, Skipped, StepResult, compact, jsonable, ordered, run_cycle
 from pipeline.clock import FakeClock
 from pipeline.errors import LLMUnavailable, NoAPIKey, StoreError
 
@@ -178,7 +178,7 @@ async def test_a_report_that_declares_a_failure_fails_the_step_with_its_reason(c
 
 def test_the_log_line_of_a_model_calling_step_gives_its_tokens_and_cost() -> None:
     """Issue 36: every run summary, the daemon's log line too, gives each phase's tokens and cost."""
-    from daemon.cycle import spend_of
+    from daemon.service.cycle import spend_of
     from pipeline.llm.pricing import Usage
 
     @dataclass

@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 from sqlalchemy import insert, update
 
-from daemon import instance as instance_mod
+from daemon.service import instance as instance_mod
 from daemon.config import ConfigError, load_settings
-from daemon.cycle import StepEnv, StepSet
-from daemon.hardstop import HardStop
-from daemon.notify import Notifier
-from daemon.service import Daemon, Interrupt
+from daemon.service.cycle import StepEnv, StepSet
+from daemon.service.hardstop import HardStop
+from daemon.service.notify import Notifier
+from daemon.service.lifecycle import Daemon, Interrupt
 from pipeline.clock import FakeClock
 from pipeline.errors import InstanceBusy
 from pipeline.machine import UNNAMED
@@ -272,12 +272,12 @@ async def test_reload_keeps_the_old_settings_when_the_file_is_bad(tmp_path: Path
     daemon = make_daemon(settings, clock, FakeSteps(), reload_settings=reload)
     run = asyncio.create_task(daemon.run_forever(install_signals=False))
     await wait_cycles(daemon, 1)
-    assert daemon.schedule is not None
+    assert daemon.service.schedule is not None
     assert not daemon.reload()
     assert daemon.settings is settings
     assert daemon.reload()
     assert daemon.settings.schedule.scan_interval_minutes == 2
-    assert daemon.schedule.job_options()["interval_s"] == 120.0
+    assert daemon.service.schedule.job_options()["interval_s"] == 120.0
     assert daemon.settings.paths.state_dir == settings.paths.state_dir  # takes a restart
     daemon.request_stop()
     assert await asyncio.wait_for(run, timeout=TIMEOUT_S) == 0
@@ -414,8 +414,8 @@ async def test_something_already_due_never_makes_scans_spin(tmp_path: Path, cloc
     daemon = make_daemon(make_settings(tmp_path), clock, steps, min_scan_gap_s=60)
     run = asyncio.create_task(daemon.run_forever(install_signals=False))
     await wait_cycles(daemon, 1)
-    assert daemon.schedule is not None
-    nxt = daemon.schedule.next_run()
+    assert daemon.service.schedule is not None
+    nxt = daemon.service.schedule.next_run()
     assert nxt is not None
     wait_s = (nxt - datetime.now(UTC)).total_seconds()
     assert 50 < wait_s <= 61  # brought forward from the 10-minute interval, but not below the gap
@@ -522,7 +522,7 @@ async def test_a_stop_signal_a_worker_thread_receives_still_reaches_the_loop_at_
 
 def test_a_wakeup_fd_refused_off_the_main_thread_leaks_no_socket() -> None:
     """Stop handlers can only be installed on the main thread; elsewhere the refusal leaves nothing open."""
-    from daemon.service import _wakes
+    from daemon.service.lifecycle import _wakes
 
     def off_main() -> BaseException | None:
         loop = asyncio.new_event_loop()

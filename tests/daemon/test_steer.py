@@ -1,4 +1,4 @@
-"""The page's and the command line's API for one memory (``daemon.steer``, issue 25): each change lands
+"""The page's and the command line's API for one memory (``daemon.usecases.memories``, issue 25): each change lands
 as one commit and is published at once; a forgotten memory is recorded for phase 2 (never its text)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 from daemon.config import load_settings
 from daemon.runtime import Runtime
-from daemon.steer import edit_memory, forget_memory, pin_memory
+from daemon.usecases.memories import edit_memory, forget_memory, pin_memory
 from pipeline.clock import FakeClock
 from pipeline.consolidate.run import run_phase2
 from pipeline.llm.client import build_client

@@ -1,5 +1,5 @@
 """The inbox: runs waiting for review, each with its diff (the topic changes first, the raw phase-1
-inputs after), and accept or reject (``daemon.actions``, what `memd inbox accept|reject` do)."""
+inputs after), and accept or reject (``daemon.usecases.changes``, what `memd inbox accept|reject` do)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from daemon import actions
+from daemon.usecases import changes
 from daemon.runtime import memory_repo
 from daemon.ui.pages import arg, context, folders, live_scopes, runtime
 from daemon.ui.render import diff_html, page, split_diff
@@ -53,7 +53,7 @@ async def accept(request: Request) -> Response:
     ui = context(request)
     run_id = await _run_id(request)
     async with ui.changing, runtime(ui) as rt:
-        done = await actions.accept_run(rt, run_id)
+        done = await changes.accept_run(rt, run_id)
     return page(
         request,
         "result.html",
@@ -69,8 +69,8 @@ async def reject(request: Request) -> Response:
     ui = context(request)
     run_id = await _run_id(request)
     async with ui.changing, runtime(ui) as rt:
-        row = await actions.reject_run(rt, run_id)
-    return page(request, "result.html", title="rejected", ok=True, lines=[actions.rejected_line(row)])
+        row = await changes.reject_run(rt, run_id)
+    return page(request, "result.html", title="rejected", ok=True, lines=[changes.rejected_line(row)])
 
 
 async def _run_id(request: Request) -> str:

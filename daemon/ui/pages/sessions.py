@@ -1,7 +1,7 @@
 """Sessions: every session with its state and reason; one session with what memd sent about it (its
 extracts: summary, notes and memories), what the redactor replaced in it (counts by rule) and the
 topic files citing it; and forgetting a session or a project after a confirmation
-(``daemon.actions.forget_now``, what `memd forget` does)."""
+(``daemon.usecases.changes.forget_now``, what `memd forget` does)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from daemon import actions
+from daemon.usecases import changes
 from daemon.lean.rows import StoreUnavailable
 from daemon.runtime import memory_repo
 from daemon.ui import data
@@ -94,7 +94,7 @@ async def forget(request: Request) -> Response:
     except HTTPException as exc:
         raise FormRefused(exc.detail) from None
     async with ui.changing, runtime(ui) as rt:
-        done = await actions.forget_now(rt, session_id=session, project=scope)
+        done = await changes.forget_now(rt, session_id=session, project=scope)
     return page(
         request,
         "result.html",

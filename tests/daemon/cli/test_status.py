@@ -15,7 +15,7 @@ import pytest
 from sqlalchemy import insert
 
 from daemon.config import load_settings
-from daemon.cycle import run_step
+from daemon.service.cycle import run_step
 from daemon.exits import Exit
 from daemon.lean.settings import read_lean
 from pipeline.clock import FakeClock

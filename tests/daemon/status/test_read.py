@@ -13,7 +13,7 @@ from rich.console import Console
 from sqlalchemy import insert, text
 
 from daemon.config import load_settings
-from daemon.cycle import run_step
+from daemon.service.cycle import run_step
 from daemon.lean import rows as status_rows
 from daemon.lean.settings import LeanSettings
 from daemon.status import read as status_read

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from daemon.runtime import Runtime
-from daemon.steer import forget_memory
+from daemon.usecases.memories import forget_memory
 from pipeline.clock import FakeClock
 from pipeline.memory import forget_records
 from pipeline.memory.likeness import ForgottenTopic, shingles

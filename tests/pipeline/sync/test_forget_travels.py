@@ -10,7 +10,7 @@ from datetime import timedelta
 
 import pytest
 
-from daemon.actions import Forgotten, forget_now
+from daemon.usecases.changes import Forgotten, forget_now
 from daemon.runtime import Runtime
 from pipeline.memory.layout import GLOBAL_SCOPE, PLACEHOLDER_SUMMARY, SUMMARY
 from pipeline.memory.tombstones import path_of

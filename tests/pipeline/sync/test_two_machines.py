@@ -218,7 +218,7 @@ async def test_a_force_pushed_remote_stops_sync_with_the_reason_and_memd_never_f
 async def test_memd_forget_pushes_the_tombstone_at_once(
     pair: tuple[Machine, Machine], tmp_path: Path
 ) -> None:
-    from daemon.actions import forget_now
+    from daemon.usecases.changes import forget_now
     from daemon.runtime import Runtime
     from pipeline.memory.tombstones import path_of
     from tests.fakes.fixtures import FAKE_API_KEY

@@ -118,7 +118,7 @@ class CycleResult:
     not_run: list[str] = field(default_factory=list)
     """Steps a stop kept from running."""
     hints: list[str] = field(default_factory=list)
-    """What memd says once, the first time it applies (``daemon.hints``)."""
+    """What memd says once, the first time it applies (``daemon.service.hints``)."""
 
     @property
     def failures(self) -> list[StepResult]:

@@ -19,7 +19,7 @@ The API (stable: ``memd memories forget|edit|pin|unpin`` and the page's buttons 
 Each is made under the scope's consolidation lease (a run of the scope going on now refuses it
 with ``SteerRefused``, nothing changed) and lands as one commit in the memory repository (``pipeline.memory.steer``: authored by the
 person, committed and signed by memd, trailer ``Memd-Action``), then is pushed (``[sync]``) and
-published at once, like an accepted run (``daemon.actions``). ``SteerDone.lines()`` says it in the
+published at once, like an accepted run (``daemon.usecases.changes``). ``SteerDone.lines()`` says it in the
 words the command prints; ``SteerDone.ok`` is False when a publish failed, and then the lines say
 ``NOT finished`` and name each published copy that still holds the memory as it was
 (``SteerDone.holding``). A forget that does not land (refused, or git failed) takes back the record
@@ -79,7 +79,7 @@ class SteerDone:
         return [r.path for r in self.published.failed if scope == GLOBAL_SCOPE or r.scope == scope]
 
     def lines(self, *, verbose: bool = False) -> list[str]:
-        from daemon.actions import publish_lines, sync_lines
+        from daemon.usecases.changes import publish_lines, sync_lines
 
         out = [self.first_line()]
         if self.steered.action == "forget" and self.steered.commit is not None and not self.holding:
@@ -167,7 +167,7 @@ async def resolve(rt: Runtime, memory_id: str) -> TopicId:
 async def _after(rt: Runtime, steered: Steered) -> SteerDone:
     if steered.commit is None:
         return SteerDone(steered, None)
-    from daemon.actions import push_after
+    from daemon.usecases.changes import push_after
     from pipeline.publish.run import publish_all
 
     synced = await push_after(rt)

@@ -16,7 +16,7 @@ it (its work is handed back), releases every lease and job this instance holds, 
 and returns the exit status.
 
 A step stuck in a thread (a system call no cancellation reaches) cannot keep the process alive:
-the stop signal arms ``daemon.hardstop.HardStop``, which ends the process ``STOP_GRACE_S`` after
+the stop signal arms ``daemon.service.hardstop.HardStop``, which ends the process ``STOP_GRACE_S`` after
 the shutdown timeout whatever is still running (the event loop itself included), and a stop that
 had to abandon a step says so (``abandoned``) so that the CLI ends the process at once.
 """
@@ -36,14 +36,14 @@ from typing import Any
 
 import structlog
 
-from daemon import cycle
+from daemon.service import cycle
 from daemon.exits import Exit
-from daemon.hardstop import HardStop
-from daemon.instance import InstanceGuard
+from daemon.service.hardstop import HardStop
+from daemon.service.instance import InstanceGuard
 from daemon.lean.liveness import HEARTBEAT_INTERVAL_S, LAST_ONCE_KEY, beat_status, once_record, stuck_step
-from daemon.notify import Notifier
-from daemon.schedule import Schedule
-from daemon.watch import SourceWatcher
+from daemon.service.notify import Notifier
+from daemon.service.schedule import Schedule
+from daemon.service.watch import SourceWatcher
 from pipeline import __version__, roster
 from pipeline.clock import Clock
 from pipeline.errors import InstanceBusy, LeaseLost
@@ -507,8 +507,8 @@ class Daemon:
         return result
 
     async def _hints(self, result: cycle.CycleResult) -> None:
-        """Say once what a default that is off keeps from an agent here (``daemon.hints``)."""
-        from daemon.hints import off_hints
+        """Say once what a default that is off keeps from an agent here (``daemon.service.hints``)."""
+        from daemon.service.hints import off_hints
 
         if self.store is None:
             return
