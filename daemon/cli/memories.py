@@ -171,6 +171,7 @@ def _steer(ctx: CliContext, memory_id: str, verbose: bool, act: str, text: str |
     ctx.configure_logging()
     from daemon.runtime import Runtime
     from daemon.usecases.memories import edit_memory, forget_memory, pin_memory
+    from daemon.words import steer_lines
     from pipeline.errors import MemdError
 
     async def go() -> SteerDone:
@@ -186,7 +187,7 @@ def _steer(ctx: CliContext, memory_id: str, verbose: bool, act: str, text: str |
         done = asyncio.run(go())
     except MemdError as exc:
         fail(str(exc), Exit.FAILED)
-    for line in done.lines(verbose=verbose):
+    for line in steer_lines(done, verbose=verbose):
         click.echo(line)
     if not done.ok:
         raise SystemExit(Exit.FAILED)
@@ -289,6 +290,7 @@ def why_command(ctx: CliContext, memory_id: str) -> None:
     settings = ctx.loaded().settings
     from daemon.runtime import Runtime
     from daemon.usecases.memories import Why, why_memory
+    from daemon.words import why_lines
     from pipeline.errors import MemdError
 
     async def go() -> Why:
@@ -299,5 +301,5 @@ def why_command(ctx: CliContext, memory_id: str) -> None:
         why = asyncio.run(go())
     except MemdError as exc:
         fail(str(exc), Exit.FAILED)
-    for line in why.lines():
+    for line in why_lines(why):
         click.echo(line)

@@ -12,17 +12,16 @@ The API (stable: ``memd memories forget|edit|pin|unpin`` and the page's buttons 
   file) kept as theirs (``edited``);
 - ``await pin_memory(rt, memory_id, pinned=True) -> SteerDone``: ``pinned: true`` (or not);
 - ``await why_memory(rt, memory_id) -> Why``: the sessions (agent, date, project), runs and commits
-  behind one memory, and whether it is edited, pinned or held in an inbox run (``Why.lines()``);
+  behind one memory, and whether it is edited, pinned or held in an inbox run;
 - ``await resolve(rt, memory_id) -> TopicId``: the id as typed (``<scope>/<file>``, the scope also
   as a bare key or a short name), ``TopicMissing`` when it names no topic.
 
 Each is made under the scope's consolidation lease (a run of the scope going on now refuses it
 with ``SteerRefused``, nothing changed) and lands as one commit in the memory repository (``pipeline.memory.steer``: authored by the
 person, committed and signed by memd, trailer ``Memd-Action``), then is pushed (``[sync]``) and
-published at once, like an accepted run (``daemon.usecases.changes``). ``SteerDone.lines()`` says it in the
-words the command prints; ``SteerDone.ok`` is False when a publish failed, and then the lines say
-``NOT finished`` and name each published copy that still holds the memory as it was
-(``SteerDone.holding``). A forget that does not land (refused, or git failed) takes back the record
+published at once, like an accepted run (``daemon.usecases.changes``). ``SteerDone.ok`` is False
+when a publish failed; ``SteerDone.holding`` names each published copy that still holds the memory
+as it was (``daemon.words.steer_lines`` says it as the command prints it). A forget that does not land (refused, or git failed) takes back the record
 it made (``forgotten_topics.take_back``): it finishes or changes nothing.
 """
 
@@ -37,6 +36,8 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from daemon.usecases.sync import push_after
 
 if TYPE_CHECKING:
     from daemon.runtime import Runtime
@@ -78,63 +79,6 @@ class SteerDone:
         scope = self.steered.scope
         return [r.path for r in self.published.failed if scope == GLOBAL_SCOPE or r.scope == scope]
 
-    def lines(self, *, verbose: bool = False) -> list[str]:
-        from daemon.usecases.changes import publish_lines, sync_lines
-
-        out = [self.first_line()]
-        if self.steered.action == "forget" and self.steered.commit is not None and not self.holding:
-            out.append(
-                "it stays forgotten: memd keeps what it was (never its text) and no consolidation, merge or "
-                "other machine brings it back; " + self._history_line()
-            )
-        if self.steered.digest_withdrawn and self.steered.commit is not None:
-            out.append(
-                f"{self.steered.scope}/memory_summary.md, the digest written from every topic, is a placeholder "
-                f"until the next consolidation with a model rebuilds it {self._digest_with()} (at the next "
-                f"cycle, or now: memd consolidate {self.steered.scope})"
-            )
-        out += sync_lines(self.synced)
-        if self.published is not None:
-            out += publish_lines(self.published, verbose=verbose)
-        return out + self.unfinished_lines()
-
-    def _digest_with(self) -> str:
-        return "with the person's text" if self.steered.action == "edit" else "without this memory"
-
-    def _history_line(self) -> str:
-        history = self.history
-        if history is not None and history.skipped is None:
-            return (
-                f"its text is gone from the memory repository's history too ({history.commits} commit(s) "
-                "made again without it, reflogs expired, old objects pruned)"
-            )
-        why = history.skipped if history is not None and history.skipped else "git log -p"
-        return f"the old text remains in the memory repository's git history ({why})"
-
-    def first_line(self) -> str:
-        """What the change did, or, when a published copy still holds the memory as it was, that
-        it is NOT finished."""
-        steered = self.steered
-        if steered.commit is None or not self.holding:
-            return steered.line()
-        done = "removed from" if steered.action == "forget" else f"{steered.line_verb()} in"
-        return (
-            f"{steered.id}: {done} the memory repository ({steered.commit[:12]}), but NOT finished: "
-            f"{len(self.holding)} published cop{'y' if len(self.holding) == 1 else 'ies'} still "
-            f"hold{'s' if len(self.holding) == 1 else ''} it{self._as_before()} (below)"
-        )
-
-    def unfinished_lines(self) -> list[str]:
-        """Each published copy that still holds the memory as it was (empty: none)."""
-        return [
-            f"NOT finished: the published copy at {path} still holds {self.steered.id}{self._as_before()} "
-            "(its publish failed, above); `memd publish` writes it again"
-            for path in (self.holding if self.steered.commit is not None else [])
-        ]
-
-    def _as_before(self) -> str:
-        return "" if self.steered.action == "forget" else " as it was before"
-
 
 def author(settings: Settings) -> str:
     """Who a person's change is by, as git writes it: ``[team] person`` (else the login name) and
@@ -167,7 +111,6 @@ async def resolve(rt: Runtime, memory_id: str) -> TopicId:
 async def _after(rt: Runtime, steered: Steered) -> SteerDone:
     if steered.commit is None:
         return SteerDone(steered, None)
-    from daemon.usecases.changes import push_after
     from pipeline.publish.run import publish_all
 
     synced = await push_after(rt)
@@ -325,40 +268,6 @@ class Why:
     @property
     def id(self) -> str:
         return f"{self.story.scope}/{self.story.file}"
-
-    def lines(self) -> list[str]:
-        meta = self.story.meta
-        where = f" ({', '.join(self.folders)})" if self.folders else ""
-        out = [f"{self.id}{where}", f"  {meta.name or self.story.file}: {meta.description}".rstrip(": ")]
-        state = []
-        if meta.edited is not None:
-            state.append(f"edited by the person on {meta.edited.isoformat()} (phase 2 never overwrites it)")
-        if meta.pinned:
-            state.append("pinned (phase 2 never deletes it; published first)")
-        state += [
-            f"held: the pending inbox run {b.removeprefix('inbox/')} would change it"
-            for b in self.story.held_in
-        ]
-        out += ["state:", *(f"  {s}" for s in state or ["neither edited, pinned nor held"])]
-        out.append(f"sessions ({len(meta.sources)}):")
-        for sid in meta.sources:
-            row = self.sessions.get(sid)
-            if row is None:
-                out.append(f"  {sid}: not in this state store (another machine's, or forgotten)")
-                continue
-            day = row.last_activity or row.started_at
-            when = day.date().isoformat() if day is not None else "?"
-            out.append(f"  {sid}: {row.source}, {when}, {row.project or '(no project)'}")
-        if not meta.sources:
-            out.append("  none (written by hand)")
-        out.append(f"commits ({len(self.story.commits)}):")
-        for c in self.story.commits:
-            line = f"  {c.at[:16].replace('T', ' ')}  {c.sha[:10]}  {c.subject} (by {c.author})"
-            run = self.runs.get(c.run_id or "")
-            if c.run_id:
-                line += f"  [run {c.run_id}" + (f", {run.outcome}, {run.mode}]" if run else "]")
-            out.append(line)
-        return out
 
 
 async def why_memory(rt: Runtime, memory_id: str) -> Why:

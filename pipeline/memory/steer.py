@@ -98,21 +98,6 @@ class Steered:
             at,
         )
 
-    def line(self) -> str:
-        if self.commit is None:
-            return f"{self.id}: nothing to change (already {self._state()})"
-        return f"{self.id}: {self._done()} ({self.commit[:12]})"
-
-    def line_verb(self) -> str:
-        """What the change did, in a word (``forgotten``, ``edited``, ``pinned``, ``unpinned``)."""
-        return self._done()
-
-    def _state(self) -> str:
-        return {PIN: "pinned", UNPIN: "not pinned", EDIT: "this text", FORGET: "forgotten"}[self.action]
-
-    def _done(self) -> str:
-        return {PIN: "pinned", UNPIN: "unpinned", EDIT: "edited", FORGET: "forgotten"}[self.action]
-
 
 def _topic_path(top: Path, scope: str, file: str) -> Path:
     try:

@@ -12,12 +12,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from daemon.usecases import memories
 from daemon.runtime import memory_repo
 from daemon.ui.pages import arg, context, runtime
 from daemon.ui.render import page, scope_url, topic_url
 from daemon.ui.security import FormRefused, checked_form
 from daemon.ui.summary import steered_summary
+from daemon.usecases import memories
+from daemon.words import steer_lines
 from pipeline.errors import MemoryRepoError
 from pipeline.memory import frontmatter, read
 from pipeline.projects.scopes import topic_id_text
@@ -114,7 +115,7 @@ def _done(request: Request, done: memories.SteerDone, done_title: str, title: st
         title=done_title if done.ok else title,
         ok=done.ok,
         lines=steered_summary(done),
-        details=done.lines(verbose=True),
+        details=steer_lines(done, verbose=True),
         back=back,
     )
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from daemon.usecases.changes import publish_lines
 from daemon.cli import cli
 from daemon.config import load_settings
 from daemon.exits import Exit
+from daemon.words import publish_lines
 from pipeline.clock import SystemClock
 from pipeline.publish.run import PublishReport, publish_all
 from pipeline.publish.sentinel import BEGIN, END
