@@ -33,10 +33,10 @@ from typing import TYPE_CHECKING
 import structlog
 
 from daemon import runtime
-from daemon.service.cycle import Skipped, StepEnv, StepSet
-from daemon.service.notify import Notifier
 from daemon.runtime import Runtime
+from daemon.service.cycle import Skipped, StepEnv, StepSet
 from daemon.service.lifecycle import Daemon, SettingsReloader, Sidecar, StepsFactory, StoreOpener
+from daemon.service.notify import Notifier
 from pipeline.clock import Clock, SystemClock
 from pipeline.settings import Settings
 from pipeline.store import Store, workload

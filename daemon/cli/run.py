@@ -119,7 +119,7 @@ async def _forever(daemon: Daemon) -> int:
 
 
 async def _once(daemon: Daemon, dry_run: bool, limits: tuple[float, float] | None = None) -> int:
-    from daemon.service.lifecycle import BatchWait
+    from daemon.service.once import BatchWait, run_once
     from pipeline.errors import InstanceBusy, StoreError
 
     progress = Progress(dry_run=dry_run)
@@ -127,7 +127,8 @@ async def _once(daemon: Daemon, dry_run: bool, limits: tuple[float, float] | Non
     if limits is not None:
         wait = BatchWait(timeout_s=limits[0], poll_s=limits[1], on_poll=progress.waiting(limits[0]))
     try:
-        result = await daemon.run_once(
+        result = await run_once(
+            daemon,
             dry_run=dry_run,
             on_start=progress.start,
             on_end=progress.end,
@@ -225,7 +226,7 @@ class Progress:
 def pending_batches(result: CycleResult, *, waited_s: float | None = None) -> str | None:
     """What a cycle left in Message Batches, to be collected later; None when it left nothing.
     ``waited_s``: `--wait` gave up after that long."""
-    from daemon.service.lifecycle import pending_of
+    from daemon.service.once import pending_of
 
     batches, sessions = pending_of(result)
     if not batches:
@@ -242,11 +243,12 @@ def pending_batches(result: CycleResult, *, waited_s: float | None = None) -> st
 
 def waiting_review(result: CycleResult) -> str | None:
     """How many consolidation runs wait in the inbox and how to review them; None when none does."""
+    from daemon.service.cycle import WaitsForReview  # `memd run --help` stays light (daemon.cli)
+
     runs = 0
     for step in result.results:
         if step.name == "consolidate":
-            waiting = getattr(step.report, "waiting_review", 0)
-            runs = waiting if isinstance(waiting, int) else 0
+            runs = step.report.waiting_review if isinstance(step.report, WaitsForReview) else 0
     if runs <= 0:
         return None
     return (
@@ -314,8 +316,8 @@ def _print_tables(console: Console, report: object) -> None:
     from rich.text import Text
 
     from daemon.cli.output import table_width
-    from daemon.service.cycle import jsonable
     from daemon.lean.text import format_table
+    from daemon.service.cycle import jsonable
 
     data = jsonable(report)
     if not isinstance(data, dict):

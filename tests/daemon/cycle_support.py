@@ -20,8 +20,8 @@ from typing import Any
 
 from daemon.app import pipeline_steps
 from daemon.config import load_settings
-from daemon.service.cycle import STEP_ORDER, CycleResult, StepEnv, run_cycle
 from daemon.runtime import open_store_here
+from daemon.service.cycle import STEP_ORDER, CycleResult, StepEnv, run_cycle
 from pipeline.clock import Clock, SystemClock
 from pipeline.settings import Settings
 from tests.fakes.anthropic_api import FakeResponse, json_message
