@@ -33,9 +33,9 @@ from typing import TYPE_CHECKING
 import structlog
 
 from daemon import runtime
-from daemon.runtime import Runtime
+from daemon.runtime import Runtime, StoreOpener
 from daemon.service.cycle import Skipped, StepEnv, StepSet
-from daemon.service.lifecycle import Daemon, SettingsReloader, Sidecar, StepsFactory, StoreOpener
+from daemon.service.lifecycle import Daemon, SettingsReloader, Sidecar, StepsFactory
 from daemon.service.notify import Notifier
 from pipeline.clock import Clock, SystemClock
 from pipeline.settings import Settings

@@ -39,6 +39,7 @@ import structlog
 
 from daemon.exits import Exit
 from daemon.lean.liveness import HEARTBEAT_INTERVAL_S, beat_status, stuck_step
+from daemon.runtime import StoreOpener
 from daemon.service import cycle
 from daemon.service.hardstop import HardStop
 from daemon.service.instance import InstanceGuard
@@ -62,7 +63,6 @@ STOP_GRACE_S = CANCEL_GRACE_S + 3.0
 """After a stop signal, the process ends within ``shutdown_timeout_s`` plus this, whatever still runs."""
 
 StepsFactory = Callable[[cycle.StepEnv], cycle.StepSet]
-StoreOpener = Callable[[str], Awaitable[Store]]
 SettingsReloader = Callable[[], Settings]
 Sidecar = Callable[[Store, Callable[[], Settings]], Awaitable[None]]
 """A service the daemon runs beside its cycles while it runs (the web page): given the open store and
