@@ -42,6 +42,7 @@ from daemon.lean.liveness import HEARTBEAT_INTERVAL_S, beat_status, stuck_step
 from daemon.runtime import StoreOpener
 from daemon.service import cycle
 from daemon.service.hardstop import HardStop
+from daemon.service.hints import off_hints
 from daemon.service.instance import InstanceGuard
 from daemon.service.notify import Notifier
 from daemon.service.schedule import Schedule
@@ -492,8 +493,6 @@ class Daemon:
 
     async def _hints(self, result: cycle.CycleResult) -> None:
         """Say once what a default that is off keeps from an agent here (``daemon.service.hints``)."""
-        from daemon.service.hints import off_hints
-
         if self.store is None:
             return
         try:

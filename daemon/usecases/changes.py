@@ -14,6 +14,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from daemon.usecases.sync import push_after
+from pipeline.consolidate import inbox
+from pipeline.consolidate.forget import forget
+from pipeline.consolidate.run import context
+from pipeline.errors import NoAPIKey
 from pipeline.vocabulary import RunOutcome
 
 if TYPE_CHECKING:
@@ -43,8 +47,7 @@ class Accepted:
 async def accept_run(rt: Runtime, run_id: str) -> Accepted:
     """Land a pending inbox run, push it (``[sync]``) and publish at once (the agents see it without
     waiting for a cycle)."""
-    from pipeline.consolidate import inbox
-    from pipeline.publish.run import publish_all
+    from pipeline.publish.run import publish_all  # lazy: daemon.usecases
 
     head = await inbox.accept(rt.store, rt.settings(), rt.memory_repo(), rt.clock, run_id)
     synced = await push_after(rt)
@@ -53,7 +56,6 @@ async def accept_run(rt: Runtime, run_id: str) -> Accepted:
 
 async def reject_run(rt: Runtime, run_id: str) -> RunRow:
     """Drop a pending inbox run: its branch goes, the memory and its published copies stay as they were."""
-    from pipeline.consolidate import inbox
 
     return await inbox.reject(rt.store, rt.memory_repo(), rt.clock, run_id)
 
@@ -89,8 +91,6 @@ async def forget_now(
     before the work; ``Forgotten.no_key`` keeps it). A memory repository that cannot be written, or a
     scope that cannot be rewritten now, fails it before anything is forgotten or paid for
     (``ForgetReport.refused``)."""
-    from pipeline.consolidate.forget import forget
-    from pipeline.errors import NoAPIKey
 
     store, settings, clock, repo = rt.store, rt.settings(), rt.clock, rt.memory_repo()
     repo.check_writable()
@@ -108,7 +108,7 @@ async def forget_now(
     published = None
     synced = None
     if report.matched and report.refused is None:
-        from pipeline.publish.run import publish_all
+        from pipeline.publish.run import publish_all  # lazy: daemon.usecases
 
         synced = await push_after(rt)
         published = await publish_all(store, settings, clock)
@@ -129,8 +129,7 @@ class ConsolidatedNow:
 async def plan_consolidation(rt: Runtime, scope: str | None, *, dry_run: bool) -> NowReport:
     """What `memd consolidate` would run now (``scope`` resolved already; None: every scope), each
     first request measured; nothing is sent or written."""
-    from pipeline.consolidate.now import plan_now
-    from pipeline.consolidate.run import context
+    from pipeline.consolidate.now import plan_now  # lazy: daemon.usecases
 
     llm = await rt.llm_or_none()
     ctx = context(rt.store, rt.settings(), rt.memory_repo(), rt.clock, llm, rt.redactor(dry_run=dry_run))
@@ -139,8 +138,7 @@ async def plan_consolidation(rt: Runtime, scope: str | None, *, dry_run: bool) -
 
 async def consolidate_planned(rt: Runtime, planned: NowReport) -> ConsolidatedNow:
     """Run what ``plan_consolidation`` found, then push (``[sync]``) and publish what landed."""
-    from pipeline.consolidate.now import run_now
-    from pipeline.consolidate.run import context
+    from pipeline.consolidate.now import run_now  # lazy: daemon.usecases
 
     settings = rt.settings()
     repo = rt.memory_repo()
@@ -151,7 +149,7 @@ async def consolidate_planned(rt: Runtime, planned: NowReport) -> ConsolidatedNo
     landed = [r for r in report.runs if r.outcome in (RunOutcome.COMMITTED, RunOutcome.CLEARED)]
     if not landed:
         return ConsolidatedNow(report)
-    from pipeline.publish.run import publish_all
+    from pipeline.publish.run import publish_all  # lazy: daemon.usecases
 
     synced = await push_after(rt)
     return ConsolidatedNow(report, await publish_all(rt.store, settings, rt.clock), synced)

@@ -27,10 +27,12 @@ it made (``forgotten_topics.take_back``): it finishes or changes nothing.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import getpass
 import os
 import re
+import secrets
 import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
@@ -38,12 +40,29 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from daemon.usecases.sync import push_after
+from pipeline.consolidate.lease import LEASE_TTL
+from pipeline.memory import forget_records, read
+from pipeline.memory.layout import GLOBAL_SCOPE
+from pipeline.memory.repository import scratch_parent
+from pipeline.memory.signing import principal
+from pipeline.memory.steer import (
+    Steered,
+    SteerRefused,
+    TopicMissing,
+    edit_topic,
+    forget_topic,
+    head_holds,
+    pin_topic,
+    read_topic,
+)
+from pipeline.proc import pid_alive
+from pipeline.projects.scopes import ScopeNotFound, folders_by_scope, topic_id
+from pipeline.store import consolidation, forgotten_topics, leases
 
 if TYPE_CHECKING:
     from daemon.runtime import Runtime
     from pipeline.memory.forget_history import Rewritten
     from pipeline.memory.repository import MemoryRepo
-    from pipeline.memory.steer import Steered
     from pipeline.memory.why import TopicStory
     from pipeline.projects.scopes import TopicId
     from pipeline.publish.run import PublishReport
@@ -72,7 +91,6 @@ class SteerDone:
         """The published copies that may still hold the memory as it was before the change: those
         of its scope whose publish failed (any failed one, for ``global``, which every project's
         copy may carry)."""
-        from pipeline.memory.layout import GLOBAL_SCOPE
 
         if self.published is None:
             return []
@@ -83,7 +101,6 @@ class SteerDone:
 def author(settings: Settings) -> str:
     """Who a person's change is by, as git writes it: ``[team] person`` (else the login name) and
     this machine's name in the allowed signers."""
-    from pipeline.memory.signing import principal
 
     try:
         login = getpass.getuser()
@@ -95,9 +112,6 @@ def author(settings: Settings) -> str:
 
 async def resolve(rt: Runtime, memory_id: str) -> TopicId:
     """The topic ``memory_id`` names (``TopicMissing`` when it is no id, or names no topic file)."""
-    from pipeline.memory import read
-    from pipeline.memory.steer import TopicMissing, read_topic
-    from pipeline.projects.scopes import ScopeNotFound, topic_id
 
     repo = rt.memory_repo()
     try:
@@ -111,7 +125,7 @@ async def resolve(rt: Runtime, memory_id: str) -> TopicId:
 async def _after(rt: Runtime, steered: Steered) -> SteerDone:
     if steered.commit is None:
         return SteerDone(steered, None)
-    from pipeline.publish.run import publish_all
+    from pipeline.publish.run import publish_all  # lazy: daemon.usecases
 
     synced = await push_after(rt)
     return SteerDone(steered, await publish_all(rt.store, rt.settings(), rt.clock), synced)
@@ -121,12 +135,6 @@ async def _after(rt: Runtime, steered: Steered) -> SteerDone:
 async def _holding(rt: Runtime, scope: str) -> AsyncIterator[None]:
     """The scope's consolidation lease for the change: a run of the scope going on now would build on
     the memory as it was before it (``SteerRefused``: try again when it ends)."""
-    import secrets
-
-    from pipeline.consolidate.lease import LEASE_TTL
-    from pipeline.memory.steer import SteerRefused
-    from pipeline.proc import pid_alive
-    from pipeline.store import leases
 
     name, owner, pid = f"consolidate:{scope}", f"steer-{secrets.token_hex(4)}", os.getpid()
 
@@ -155,15 +163,12 @@ async def _holding(rt: Runtime, scope: str) -> AsyncIterator[None]:
 
 
 def _scratch(rt: Runtime) -> Path:
-    from pipeline.memory.repository import scratch_parent
 
     return scratch_parent(rt.settings().paths.state_dir, "steer")
 
 
 async def forget_memory(rt: Runtime, memory_id: str) -> SteerDone:
     """Forget one memory for good: recorded, removed from the head, pushed, published."""
-    from pipeline.memory.steer import Steered, forget_topic, head_holds, read_topic
-    from pipeline.store import forgotten_topics
 
     found = await resolve(rt, memory_id)
     repo = rt.memory_repo()
@@ -205,10 +210,8 @@ async def forget_memory(rt: Runtime, memory_id: str) -> SteerDone:
 async def forget_history(repo: MemoryRepo, state_dir: Path) -> Rewritten:
     """The memory repository's history without any forgotten text (``pipeline.memory.forget_history``:
     every forget record on the branch applied to every commit), before anything is pushed."""
-    import asyncio
 
-    from pipeline.memory import forget_records
-    from pipeline.memory.forget_history import rewrite
+    from pipeline.memory.forget_history import rewrite  # lazy: daemon.usecases
 
     records = await asyncio.to_thread(forget_records.read, repo.path)
     return await rewrite(repo, records, state_dir=state_dir)
@@ -216,7 +219,6 @@ async def forget_history(repo: MemoryRepo, state_dir: Path) -> Rewritten:
 
 async def edit_memory(rt: Runtime, memory_id: str, text: str) -> SteerDone:
     """The person's text for one memory, kept as theirs; pushed and published."""
-    from pipeline.memory.steer import edit_topic
 
     found = await resolve(rt, memory_id)
     repo = rt.memory_repo()
@@ -234,8 +236,6 @@ async def edit_memory(rt: Runtime, memory_id: str, text: str) -> SteerDone:
             max_bytes=settings.memories.topic_file_max_bytes,
         )
         if steered.digest_withdrawn and steered.commit is not None:
-            from pipeline.store import forgotten_topics
-
             # the placeholder digest is written again from the edited topic at the next run with a model
             await forgotten_topics.mark_rebuild(rt.store, found.scope, now=rt.clock.now())
     return await _after(rt, steered)
@@ -243,7 +243,6 @@ async def edit_memory(rt: Runtime, memory_id: str, text: str) -> SteerDone:
 
 async def pin_memory(rt: Runtime, memory_id: str, pinned: bool = True) -> SteerDone:
     """Pin (or unpin) one memory; pushed and published."""
-    from pipeline.memory.steer import pin_topic
 
     found = await resolve(rt, memory_id)
     repo = rt.memory_repo()
@@ -272,11 +271,9 @@ class Why:
 
 async def why_memory(rt: Runtime, memory_id: str) -> Why:
     """The sessions, runs and commits behind one memory, and whether it is edited, pinned or held."""
-    from pipeline.memory.why import story
-    from pipeline.projects.scopes import folders_by_scope
-    from pipeline.store import consolidation
-    from pipeline.store.publications import known_projects
-    from pipeline.store.sessions_behind import sessions_behind
+    from pipeline.memory.why import story  # lazy: daemon.usecases
+    from pipeline.store.publications import known_projects  # lazy: daemon.usecases
+    from pipeline.store.sessions_behind import sessions_behind  # lazy: daemon.usecases
 
     found = await resolve(rt, memory_id)
     told = await story(rt.memory_repo(), found.scope, found.file)

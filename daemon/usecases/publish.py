@@ -12,8 +12,8 @@ if TYPE_CHECKING:
 
 async def publish_now(rt: Runtime, *, dry_run: bool = False) -> PublishReport:
     """Publish every scope to every enabled target now (``dry_run``: write nothing, say what would be)."""
-    from pipeline.projects.rekey import rekey
-    from pipeline.publish.run import publish_all
+    from pipeline.projects.rekey import rekey  # lazy: daemon.usecases
+    from pipeline.publish.run import publish_all  # lazy: daemon.usecases
 
     if not dry_run:
         await rekey(

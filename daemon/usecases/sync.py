@@ -22,8 +22,8 @@ class Synced:
 async def sync_now(rt: Runtime) -> Synced:
     """Fetch, check, merge, consolidate again what both sides changed (with a model), push; then
     publish when the merge changed the memory."""
-    from pipeline.publish.run import publish_all
-    from pipeline.sync.now import sync_memory
+    from pipeline.publish.run import publish_all  # lazy: daemon.usecases
+    from pipeline.sync.now import sync_memory  # lazy: daemon.usecases
 
     settings = rt.settings()
     report = await sync_memory(
@@ -39,6 +39,6 @@ async def push_after(rt: Runtime) -> SyncReport | None:
     settings = rt.settings()
     if not settings.sync.enabled:
         return None
-    from pipeline.sync.now import sync_memory
+    from pipeline.sync.now import sync_memory  # lazy: daemon.usecases
 
     return await sync_memory(rt.store, settings, rt.memory_repo(), rt.clock, rt.redactor())
