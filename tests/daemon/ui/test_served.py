@@ -119,6 +119,7 @@ def test_a_daemon_loads_the_web_stack_only_when_the_page_is_enabled(tmp_path: Pa
         import asyncio, sys
         from daemon.app import build
         from daemon.config import load_settings
+        from daemon.service.once import run_once
 
         daemon = build(load_settings(None).settings, watch=False)
         asyncio.run(run_once(daemon, install_signals=False))
