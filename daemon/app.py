@@ -43,8 +43,8 @@ from pipeline.store import Store, workload
 from pipeline.vocabulary import RunOutcome
 
 if TYPE_CHECKING:
+    from pipeline.gitrepo.repository import MemoryRepo
     from pipeline.llm.protocol import ModelClient
-    from pipeline.memory.repository import MemoryRepo
     from pipeline.sync.run import SyncReport
 
 log = structlog.get_logger(__name__)

@@ -41,10 +41,11 @@ from typing import TYPE_CHECKING
 
 from daemon.usecases.sync import push_after
 from pipeline.consolidate.lease import LEASE_TTL
+from pipeline.gitrepo.repository import scratch_parent
+from pipeline.gitrepo.signing import principal
+from pipeline.layout import GLOBAL_SCOPE
 from pipeline.memory import forget_records, read
-from pipeline.memory.layout import GLOBAL_SCOPE
-from pipeline.memory.repository import scratch_parent
-from pipeline.memory.signing import principal
+from pipeline.memory.likeness import ForgottenTopic
 from pipeline.memory.steer import (
     Steered,
     SteerRefused,
@@ -61,8 +62,8 @@ from pipeline.store import consolidation, forgotten_topics, leases
 
 if TYPE_CHECKING:
     from daemon.runtime import Runtime
+    from pipeline.gitrepo.repository import MemoryRepo
     from pipeline.memory.forget_history import Rewritten
-    from pipeline.memory.repository import MemoryRepo
     from pipeline.memory.why import TopicStory
     from pipeline.projects.scopes import TopicId
     from pipeline.publish.run import PublishReport
@@ -179,7 +180,7 @@ async def forget_memory(rt: Runtime, memory_id: str) -> SteerDone:
         record = Steered(found.scope, found.file, "forget", None, text, None).forgotten(now.isoformat())
         # Recorded before the commit (a process killed after it lands still keeps it forgotten), and
         # taken back when the commit does not land: a forget finishes or changes nothing.
-        replaced = await forgotten_topics.record(rt.store, record, now=now)
+        replaced = await forgotten_topics.record(rt.store, record, ForgottenTopic.from_json, now=now)
         try:
             steered = await forget_topic(
                 repo,

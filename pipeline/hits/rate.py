@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from pipeline.memory.layout import GLOBAL_SCOPE, NOT_TOPICS
+from pipeline.layout import GLOBAL_SCOPE, NOT_TOPICS
 from pipeline.store.readmodel import (
     KV_SQL,
     PROJECTS_SINCE_SQL,

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from sqlalchemy import Table, and_, delete, func, insert, select, update
 
-from pipeline.memory.layout import GLOBAL_SCOPE
+from pipeline.layout import GLOBAL_SCOPE
 from pipeline.store.engine import Store
 from pipeline.store.schema import consolidation_runs, memory_feedback, memory_notes
 from pipeline.vocabulary import FLAG_VERDICTS, RunOutcome

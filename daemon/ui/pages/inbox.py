@@ -15,7 +15,7 @@ from daemon.ui.summary import accepted_summary
 from daemon.usecases import changes
 from daemon.words import accepted_lines, rejected_line
 from pipeline.consolidate import inbox as review
-from pipeline.memory.layout import is_input_path
+from pipeline.layout import is_input_path
 
 
 async def listing(request: Request) -> Response:

@@ -13,7 +13,7 @@ import pytest
 from daemon.runtime import Runtime
 from daemon.usecases.changes import Forgotten, forget_now
 from daemon.words import forgotten_lines
-from pipeline.memory.layout import GLOBAL_SCOPE, PLACEHOLDER_SUMMARY, SUMMARY
+from pipeline.layout import GLOBAL_SCOPE, PLACEHOLDER_SUMMARY, SUMMARY
 from pipeline.memory.tombstones import path_of
 from pipeline.projects import scope_for
 from pipeline.store.consolidation import forgotten_sessions
