@@ -27,7 +27,7 @@ HOMES = {
     "build_client": "pipeline/llm/",
     "Redactor": "pipeline/redaction/",
     "load_or_create_key": "pipeline/redaction/",
-    "MemoryRepo": "pipeline/memory/",
+    "MemoryRepo": "pipeline/gitrepo/",
 }
 """Calls only the runtime makes, each with the package that defines it (which may call it too)."""
 CONSTRUCTORS = set(HOMES)
