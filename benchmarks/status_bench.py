@@ -28,7 +28,7 @@ from sqlalchemy import insert
 
 from benchmarks.bytecode import compile_sources
 from daemon.config import load_settings
-from daemon.instance import instance_lease
+from daemon.service.instance import instance_lease
 from pipeline.hits.rate import INDEX_KEY
 from pipeline.machine import machine_id
 from pipeline.projects import scope_for

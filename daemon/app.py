@@ -1,6 +1,6 @@
 """The daemon wired: its steps on the parts of ``daemon.runtime``.
 
-``build(settings, ...)`` returns a ``Daemon`` (``daemon/service.py``) holding the clock, the
+``build(settings, ...)`` returns a ``Daemon`` (``daemon/service/lifecycle.py``) holding the clock, the
 systemd notifier and a factory for the cycle's steps. The daemon opens the store when it starts
 (``runtime.store_opener``: as this machine; an unreachable store is a startup error with a clear
 message), and the steps are built around it here, on a ``Runtime``:
@@ -33,10 +33,10 @@ from typing import TYPE_CHECKING
 import structlog
 
 from daemon import runtime
-from daemon.cycle import Skipped, StepEnv, StepSet
-from daemon.notify import Notifier
-from daemon.runtime import Runtime
-from daemon.service import Daemon, SettingsReloader, Sidecar, StepsFactory, StoreOpener
+from daemon.runtime import Runtime, StoreOpener
+from daemon.service.cycle import Skipped, StepEnv, StepReport, StepSet
+from daemon.service.lifecycle import Daemon, SettingsReloader, Sidecar, StepsFactory
+from daemon.service.notify import Notifier
 from pipeline.clock import Clock, SystemClock
 from pipeline.settings import Settings
 from pipeline.store import Store, workload
@@ -45,6 +45,7 @@ from pipeline.vocabulary import RunOutcome
 if TYPE_CHECKING:
     from pipeline.gitrepo.repository import MemoryRepo
     from pipeline.llm.protocol import ModelClient
+    from pipeline.sync.run import SyncReport
 
 log = structlog.get_logger(__name__)
 
@@ -61,11 +62,11 @@ def pipeline_steps(
     store, settings = env.store, env.settings
     rt = Runtime(store, settings, clock=clock, env=environ, dry_run=dry_run)
     would_extract: list[tuple[str | None, str]] = []
-    pull_failed: list[tuple[float, object]] = []
+    pull_failed: list[tuple[float, SyncReport]] = []
     """When the fetch before a consolidation failed (``time.monotonic()``) and its report."""
     """In a dry run: (project, session) of each session phase 1 would extract."""
 
-    async def scan(*, dry_run: bool) -> object:
+    async def scan(*, dry_run: bool) -> StepReport:
         from pipeline.hits.record import record_memory_uses
         from pipeline.scan.scanner import scan
         from pipeline.scan.view import summarize_scan
@@ -75,7 +76,7 @@ def pipeline_steps(
         )
         return summarize_scan(report)
 
-    async def extract(*, dry_run: bool) -> object:
+    async def extract(*, dry_run: bool) -> StepReport:
         if not await workload.extract_pending(store, now=clock.now()):
             return Skipped("no session waits for extraction")
         from pipeline.extract.run import run_phase1
@@ -87,7 +88,7 @@ def pipeline_steps(
         would_extract[:] = [(w.project, w.session_id) for w in report.would_extract]
         return report
 
-    async def consolidate(*, dry_run: bool) -> object:
+    async def consolidate(*, dry_run: bool) -> StepReport:
         from pipeline.consolidate.plan import plan_all
 
         pull_failed.clear()  # a failure answers the sync step of its own cycle only
@@ -122,7 +123,7 @@ def pipeline_steps(
 
         return dry_consolidation(report, would_extract, settings())
 
-    async def sync(*, dry_run: bool) -> object:
+    async def sync(*, dry_run: bool) -> StepReport:
         current = settings()
         if (skipped := _no_sync(current, dry_run)) is not None:
             return skipped
@@ -140,7 +141,7 @@ def pipeline_steps(
         # as the fetch before a consolidation is; `memd sync` alone waits the full [sync] timeout_s
         return await sync_memory(store, _bounded(current), repo, clock, rt.redactor(), model=rt.llm_or_none)
 
-    async def publish(*, dry_run: bool) -> object:
+    async def publish(*, dry_run: bool) -> StepReport:
         from pipeline.publish.run import publish_all
 
         return await publish_all(store, settings(), clock, dry_run=dry_run)
@@ -149,7 +150,7 @@ def pipeline_steps(
     return StepSet(steps, close=rt.aclose)
 
 
-def _failed_just_now(pull_failed: list[tuple[float, object]], settings: Settings) -> object | None:
+def _failed_just_now(pull_failed: list[tuple[float, SyncReport]], settings: Settings) -> SyncReport | None:
     """The report of a fetch before a consolidation that failed less than ``[sync] interval_minutes``
     ago (taken: it answers one sync step only), else None."""
     if not pull_failed:
@@ -183,7 +184,7 @@ def _bounded(settings: Settings) -> Settings:
 
 async def _pull_first(
     store: Store, settings: Settings, repo: MemoryRepo, clock: Clock, rt: Runtime
-) -> list[object]:
+) -> list[SyncReport]:
     """Before a consolidation: fetch and merge the remote (the push follows in the sync step), each
     git call within ``DAEMON_GIT_TIMEOUT_S``. A remote that cannot be had is logged and recorded
     (``memd status``); the consolidation goes on with the local memory, and the cycle's sync step

@@ -21,7 +21,7 @@ import contextlib
 import os
 import secrets
 import tempfile
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,7 +33,6 @@ from pipeline.machine import known_id, machine_id
 from pipeline.settings import Settings
 
 if TYPE_CHECKING:
-    from daemon.service import StoreOpener
     from pipeline.gitrepo.message_gate import SecretFinder
     from pipeline.gitrepo.repository import MemoryRepo
     from pipeline.llm.protocol import ModelClient
@@ -41,6 +40,9 @@ if TYPE_CHECKING:
     from pipeline.store import Store
 
 log = structlog.get_logger(__name__)
+
+StoreOpener = Callable[[str], Awaitable["Store"]]
+"""How the daemon opens its state store when it starts (``store_opener``: as this machine)."""
 
 
 async def open_store_here(settings: Settings, *, dry_run: bool = False, url: str | None = None) -> Store:

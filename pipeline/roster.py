@@ -178,7 +178,7 @@ class Agent:
     """Its own folder (``~/.codex``...), from the environment: absent, the agent is not installed
     here (`memd status` and the page say so). None: its transcripts' default root."""
     off_hint: str = ""
-    """Said once (``daemon.hints``) on a machine with its sessions while every one of its yes/no
+    """Said once (``daemon.service.hints``) on a machine with its sessions while every one of its yes/no
     ``[publish]`` keys is off: how to switch it on. Empty: nothing to say."""
 
     @property

@@ -33,8 +33,8 @@ HOMES = {
     "httpx2": ("pipeline/llm/",),
     "sqlalchemy": ("pipeline/store/",),
     "alembic": ("pipeline/store/",),
-    "apscheduler": ("daemon/schedule.py",),
-    "watchfiles": ("daemon/watch.py",),
+    "apscheduler": ("daemon/service/schedule.py",),
+    "watchfiles": ("daemon/service/watch.py",),
     "ahocorasick_rs": ("pipeline/redaction/",),
     # the web page: its stack is imported only under daemon/ui/ (the daemon loads it with [ui] enabled)
     "starlette": ("daemon/ui/",),
@@ -107,6 +107,23 @@ def test_the_import_contracts_hold() -> None:
 
     # prints each contract kept or broken, and which import breaks it, in the captured output
     assert lint_imports(str(ROOT / "pyproject.toml"), no_cache=True, no_logo=True) == EXIT_STATUS_SUCCESS
+
+
+def test_the_architecture_page_states_the_daemon_layer_order_of_the_contract() -> None:
+    import re
+    import tomllib
+
+    [contract] = [
+        c
+        for c in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+        if c["id"] == "daemon-layers"
+    ]
+    # bottom up; a layer of several modules joined by ":" is named by its first
+    layers = [layer.split(":")[0].replace(" ", "") for layer in reversed(contract["layers"])]
+    page = (ROOT / "docs" / "architecture.md").read_text()
+    [stated] = re.findall(r"^daemon: (.+?)\n\n", page, flags=re.M | re.S)
+    stated = " ".join(stated.split())
+    assert [layer.replace("`", "").replace(" ", "") for layer in stated.split(" < ")] == layers
 
 
 def test_the_architecture_page_states_the_layer_order_of_the_contract() -> None:

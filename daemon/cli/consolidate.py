@@ -35,8 +35,9 @@ def consolidate_command(ctx: CliContext, scope: str | None, dry_run: bool, verbo
     """Consolidate now what waits for a scope (every scope without one), saying first what it costs."""
     settings = ctx.loaded().settings
     ctx.configure_logging()
-    from daemon.actions import ConsolidatedNow, consolidate_planned, plan_consolidation
     from daemon.runtime import Runtime
+    from daemon.usecases.changes import ConsolidatedNow, consolidate_planned, plan_consolidation
+    from daemon.words import consolidated_lines
     from pipeline.consolidate.now import NowReport
     from pipeline.errors import MemdError
     from pipeline.projects.scopes import ScopeNotFound, scope_argument
@@ -62,7 +63,7 @@ def consolidate_command(ctx: CliContext, scope: str | None, dry_run: bool, verbo
     except MemdError as exc:
         fail(str(exc), Exit.FAILED)
     if done is not None:
-        for line in done.lines(verbose=verbose):
+        for line in consolidated_lines(done, verbose=verbose):
             click.echo(line)
     if not (done.ok if done is not None else planned.ok):
         raise SystemExit(Exit.FAILED)

@@ -53,8 +53,9 @@ def forget_command(ctx: CliContext, session_id: str | None, project: str | None,
         fail("give exactly one of --session ID or --project KEY", Exit.USAGE)
     settings = ctx.loaded().settings
     ctx.configure_logging()
-    from daemon.actions import Forgotten, forget_now
     from daemon.runtime import Runtime
+    from daemon.usecases.changes import Forgotten, forget_now
+    from daemon.words import forgotten_lines, no_key_warning
     from pipeline.consolidate.forget import known_scopes, scope_of_project
     from pipeline.errors import MemdError
 
@@ -71,14 +72,14 @@ def forget_command(ctx: CliContext, session_id: str | None, project: str | None,
                 rt,
                 session_id=session_id,
                 project=scope,
-                warn=lambda warning: click.echo(f"memd: {warning}", err=True),
+                on_no_key=lambda reason: click.echo(f"memd: {no_key_warning(reason)}", err=True),
             )
 
     try:
         done = asyncio.run(go())
     except MemdError as exc:
         fail(str(exc), Exit.FAILED)
-    for line in done.lines(verbose=verbose):
+    for line in forgotten_lines(done, verbose=verbose):
         click.echo(line)
     if not done.ok:
         raise SystemExit(Exit.FAILED)

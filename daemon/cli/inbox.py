@@ -97,11 +97,12 @@ def show(ctx: CliContext, run_id: str) -> None:
 @pass_ctx
 def accept(ctx: CliContext, run_id: str, verbose: bool) -> None:
     """Merge a pending run into the memory repository and publish it."""
-    from daemon.actions import accept_run
+    from daemon.usecases.changes import accept_run
+    from daemon.words import accepted_lines
 
     ctx.configure_logging()
     done = _with_runtime(ctx, lambda rt: accept_run(rt, run_id))
-    for line in done.lines(verbose=verbose):
+    for line in accepted_lines(done, verbose=verbose):
         click.echo(line)
     if not done.ok:
         raise SystemExit(Exit.FAILED)
@@ -112,7 +113,8 @@ def accept(ctx: CliContext, run_id: str, verbose: bool) -> None:
 @pass_ctx
 def reject(ctx: CliContext, run_id: str) -> None:
     """Drop a pending run (its sessions are proposed again only with new input)."""
-    from daemon.actions import reject_run, rejected_line
+    from daemon.usecases.changes import reject_run
+    from daemon.words import rejected_line
 
     run = _with_runtime(ctx, lambda rt: reject_run(rt, run_id))
     click.echo(rejected_line(run))

@@ -4,7 +4,7 @@ A memory's id is ``<scope>/<file>`` (``projects/app-1a2b3c4d/deploy.md``, ``glob
 scope may also be given as a bare key or its short name: ``app/deploy.md``). Wherever a scope is
 asked for, a project's folder (or any folder inside it, relative to here) and the key's short name
 are accepted too. Every change (``forget``, ``edit``, ``pin``, ``unpin``) lands as one commit by the
-person and is published at once (``daemon.steer``).
+person and is published at once (``daemon.usecases.memories``).
 
 Exit status: 0; 1 when the scope or memory does not exist, the change was refused, a publish
 failed or git fails; 2 for a bad config; 64 for bad arguments.
@@ -24,7 +24,7 @@ from daemon.cli.output import verbose_option
 from daemon.exits import Exit
 
 if TYPE_CHECKING:
-    from daemon.steer import SteerDone
+    from daemon.usecases.memories import SteerDone
     from pipeline.gitrepo.repository import MemoryRepo
     from pipeline.settings import Settings
 
@@ -188,11 +188,12 @@ def show_command(ctx: CliContext, what: str | None, file: str | None) -> None:
 
 
 def _steer(ctx: CliContext, memory_id: str, verbose: bool, act: str, text: str | None = None) -> None:
-    """Run one change of ``daemon.steer`` on ``memory_id`` and print what it did."""
+    """Run one change of ``daemon.usecases.memories`` on ``memory_id`` and print what it did."""
     settings = ctx.loaded().settings
     ctx.configure_logging()
     from daemon.runtime import Runtime
-    from daemon.steer import edit_memory, forget_memory, pin_memory
+    from daemon.usecases.memories import edit_memory, forget_memory, pin_memory
+    from daemon.words import steer_lines
     from pipeline.errors import MemdError
 
     async def go() -> SteerDone:
@@ -208,7 +209,7 @@ def _steer(ctx: CliContext, memory_id: str, verbose: bool, act: str, text: str |
         done = asyncio.run(go())
     except MemdError as exc:
         fail(str(exc), Exit.FAILED)
-    for line in done.lines(verbose=verbose):
+    for line in steer_lines(done, verbose=verbose):
         click.echo(line)
     if not done.ok:
         raise SystemExit(Exit.FAILED)
@@ -310,7 +311,8 @@ def why_command(ctx: CliContext, memory_id: str) -> None:
     edited, pinned or held in an inbox run."""
     settings = ctx.loaded().settings
     from daemon.runtime import Runtime
-    from daemon.steer import Why, why_memory
+    from daemon.usecases.memories import Why, why_memory
+    from daemon.words import why_lines
     from pipeline.errors import MemdError
 
     async def go() -> Why:
@@ -321,5 +323,5 @@ def why_command(ctx: CliContext, memory_id: str) -> None:
         why = asyncio.run(go())
     except MemdError as exc:
         fail(str(exc), Exit.FAILED)
-    for line in why.lines():
+    for line in why_lines(why):
         click.echo(line)

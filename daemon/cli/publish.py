@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 
 import click
 
-from daemon.actions import MORE
 from daemon.cli.context import CliContext, fail, pass_ctx
 from daemon.cli.output import verbose_option
 from daemon.exits import Exit
+from daemon.words import MORE
 from pipeline.vocabulary import PUBLISH_FAILED, PublishOutcome
 
 if TYPE_CHECKING:
@@ -43,18 +43,12 @@ def publish_command(ctx: CliContext, dry_run: bool, as_json: bool, verbose: bool
     import asyncio
 
     from daemon.runtime import Runtime
+    from daemon.usecases.publish import publish_now
     from pipeline.errors import StoreError
-    from pipeline.publish.run import publish_all
 
     async def go() -> PublishReport:
         async with Runtime.open(settings, dry_run=dry_run) as rt:
-            if not dry_run:
-                from pipeline.projects.rekey import rekey
-
-                await rekey(
-                    rt.store, rt.settings(), rt.memory_repo(), rt.clock
-                )  # scopes under the keys publishing looks up
-            return await publish_all(rt.store, rt.settings(), rt.clock, dry_run=dry_run)
+            return await publish_now(rt, dry_run=dry_run)
 
     try:
         report = asyncio.run(go())

@@ -10,7 +10,7 @@ consolidation refused by validation); 2 for a bad config; 3 when another memd ho
 Ctrl-C (SIGINT, like SIGTERM) lets the step in flight finish for up to ``[schedule]
 shutdown_timeout_s`` and runs no further step; `--once` says so at once, and that a second Ctrl-C
 abandons the step. A stop that had to abandon a step ends the process without waiting for the
-thread the step may have left stuck (``daemon.hardstop``).
+thread the step may have left stuck (``daemon.service.hardstop``).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from daemon.exits import Exit
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from daemon.cycle import CycleResult, StepResult
-    from daemon.service import Daemon, Interrupt
+    from daemon.service.cycle import CycleResult, StepResult
+    from daemon.service.lifecycle import Daemon, Interrupt
 
 WAIT_TIMEOUT_S = 1800.0
 """`--wait`'s default limit: the API ends most batches well within half an hour."""
@@ -119,7 +119,7 @@ async def _forever(daemon: Daemon) -> int:
 
 
 async def _once(daemon: Daemon, dry_run: bool, limits: tuple[float, float] | None = None) -> int:
-    from daemon.service import BatchWait
+    from daemon.service.once import BatchWait, run_once
     from pipeline.errors import InstanceBusy, StoreError
 
     progress = Progress(dry_run=dry_run)
@@ -127,7 +127,8 @@ async def _once(daemon: Daemon, dry_run: bool, limits: tuple[float, float] | Non
     if limits is not None:
         wait = BatchWait(timeout_s=limits[0], poll_s=limits[1], on_poll=progress.waiting(limits[0]))
     try:
-        result = await daemon.run_once(
+        result = await run_once(
+            daemon,
             dry_run=dry_run,
             on_start=progress.start,
             on_end=progress.end,
@@ -232,7 +233,7 @@ class Progress:
 def pending_batches(result: CycleResult, *, waited_s: float | None = None) -> str | None:
     """What a cycle left in Message Batches, to be collected later; None when it left nothing.
     ``waited_s``: `--wait` gave up after that long."""
-    from daemon.service import pending_of
+    from daemon.service.once import pending_of
 
     batches, sessions = pending_of(result)
     if not batches:
@@ -249,11 +250,12 @@ def pending_batches(result: CycleResult, *, waited_s: float | None = None) -> st
 
 def waiting_review(result: CycleResult) -> str | None:
     """How many consolidation runs wait in the inbox and how to review them; None when none does."""
+    from daemon.service.cycle import WaitsForReview  # `memd run --help` stays light (daemon.cli)
+
     runs = 0
     for step in result.results:
         if step.name == "consolidate":
-            waiting = getattr(step.report, "waiting_review", 0)
-            runs = waiting if isinstance(waiting, int) else 0
+            runs = step.report.waiting_review if isinstance(step.report, WaitsForReview) else 0
     if runs <= 0:
         return None
     return (
@@ -277,7 +279,7 @@ def _dur(seconds: float) -> str:
 def summarize(report: object, *, leave_out: str = "") -> str:
     """A report on one line: its scalar fields, list fields as counts, small mappings inline; a text
     field that ``leave_out`` (the step's error, shown on its own) already holds is not repeated."""
-    from daemon.cycle import Skipped, compact
+    from daemon.service.cycle import Skipped, compact
 
     if report is None:
         return ""
@@ -321,8 +323,8 @@ def _print_tables(console: Console, report: object) -> None:
     from rich.text import Text
 
     from daemon.cli.output import table_width
-    from daemon.cycle import jsonable
     from daemon.lean.text import format_table
+    from daemon.service.cycle import jsonable
 
     data = jsonable(report)
     if not isinstance(data, dict):

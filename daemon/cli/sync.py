@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from daemon.runtime import Runtime
-    from pipeline.publish.run import PublishReport
     from pipeline.sync.run import SyncReport
 
 
@@ -48,38 +47,28 @@ def sync_command(ctx: CliContext, as_json: bool, verbose: bool) -> None:
     ctx.configure_logging()
     import asyncio
 
-    from daemon.actions import publish_lines
-    from daemon.cycle import jsonable
     from daemon.runtime import Runtime
+    from daemon.service.cycle import jsonable
+    from daemon.usecases.sync import Synced, sync_now
+    from daemon.words import synced_lines
     from pipeline.errors import StoreError
-    from pipeline.sync.now import sync_memory
 
-    async def go() -> tuple[SyncReport, PublishReport | None]:
+    async def go() -> Synced:
         async with Runtime.open(settings) as rt:
-            report = await sync_memory(
-                rt.store, settings, rt.memory_repo(), rt.clock, rt.redactor(), model=rt.llm_or_none
-            )
-            published = None
-            if report.changed:
-                from pipeline.publish.run import publish_all
-
-                published = await publish_all(rt.store, settings, rt.clock)
-            return report, published
+            return await sync_now(rt)
 
     try:
-        report, published = asyncio.run(go())
+        done = asyncio.run(go())
     except StoreError as exc:
         fail(str(exc), Exit.FAILED)
     if as_json:
-        out = {"sync": jsonable(report), "published": jsonable(published) if published else None}
+        published = done.published
+        out = {"sync": jsonable(done.report), "published": jsonable(published) if published else None}
         click.echo(json.dumps(out, indent=2))
     else:
-        for line in report.lines():
+        for line in synced_lines(done, verbose=verbose):
             click.echo(line)
-        if published is not None:
-            for line in publish_lines(published, verbose=verbose):
-                click.echo(line)
-    sys.exit(_exit(report))
+    sys.exit(_exit(done.report))
 
 
 def _exit(report: SyncReport) -> Exit:

@@ -3,7 +3,7 @@
 One ``UIContext`` holds what every handler needs (the settings, the open store for the changes,
 the clock, the guard of ``daemon.ui.security``); the handlers live one module per page under
 ``daemon.ui.pages`` and read through ``UIContext.read`` (the status reader, in a worker thread) or
-the store, and change memory only through ``daemon.actions``, one change at a time.
+the store, and change memory only through ``daemon.usecases.changes``, one change at a time.
 """
 
 from __future__ import annotations

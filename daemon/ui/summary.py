@@ -1,16 +1,17 @@
 """What the page answers after accept, reject, forget and a change to one memory: a few lines of
-counts (the full report, ``daemon.actions``' or ``daemon.steer``'s lines, goes behind a ``<details>``)."""
+counts (the full report, as the command prints it (``daemon.words``), goes behind a ``<details>``)."""
 
 from __future__ import annotations
 
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from daemon.words import forgotten_lines, no_key_warning, steer_first_line, steer_unfinished_lines
 from pipeline.vocabulary import PUBLISH_FAILED, PublishOutcome
 
 if TYPE_CHECKING:
-    from daemon.actions import Accepted, Forgotten
-    from daemon.steer import SteerDone
+    from daemon.usecases.changes import Accepted, Forgotten
+    from daemon.usecases.memories import SteerDone
     from pipeline.publish.run import PublishReport
 
 LISTED = 3
@@ -54,9 +55,9 @@ def accepted_summary(done: Accepted) -> list[str]:
 
 def forgotten_summary(done: Forgotten) -> list[str]:
     report = done.report
-    lines = [f"note: {done.warning.split(';')[0]}"] if done.warning else []
+    lines = [f"note: {no_key_warning(done.no_key).split(';')[0]}"] if done.no_key is not None else []
     if not report.forgotten and not report.held and not report.runs:
-        return lines + done.lines()[:2]  # nothing to forget, or nothing forgotten and why
+        return lines + forgotten_lines(done)[:2]  # nothing to forget, or nothing forgotten and why
     if len(report.forgotten) <= LISTED:
         lines += [f"{scope}: {n} extract(s) forgotten" for scope, n in sorted(report.forgotten.items())]
     else:
@@ -77,10 +78,10 @@ def forgotten_summary(done: Forgotten) -> list[str]:
         lines.append("scopes: " + ", ".join(f"{n} {o}" for o, n in sorted(outcomes.items())))
     lines += publish_summary(done.published)
     # Where the forgotten text still is, when a rewrite or a publish did not finish: never folded away.
-    return lines + [line for line in done.lines() if line.startswith("NOT finished")]
+    return lines + [line for line in forgotten_lines(done) if line.startswith("NOT finished")]
 
 
 def steered_summary(done: SteerDone) -> list[str]:
     """What a change to one memory did (its commit, or that nothing changed), and the published copies."""
     # Where the memory is still as it was, when a publish failed: never folded away.
-    return [done.first_line(), *publish_summary(done.published), *done.unfinished_lines()]
+    return [steer_first_line(done), *publish_summary(done.published), *steer_unfinished_lines(done)]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from pipeline.consolidate.run import PROMPT_OVERHEAD_TOKENS, Phase2Report
 from pipeline.extract.run import EXPECTED_OUTPUT_TOKENS
@@ -36,6 +37,20 @@ class DryConsolidation:
 
     would_consolidate: list[WouldConsolidate]
     held: list[str]
+
+    @property
+    def failure(self) -> str | None:
+        """What went wrong although the step ran to its end (``daemon.service.cycle.StepReport``): nothing."""
+        return None
+
+    @property
+    def spend(self) -> tuple[int, float] | None:
+        """A step's model tokens and dollars (``daemon.service.cycle.StepReport``): none spent here."""
+        return None
+
+    def summary(self) -> dict[str, Any]:
+        """As the step's outcome is recorded (``daemon.service.cycle.StepReport``): its fields."""
+        return dict(vars(self))
 
 
 _Row = Callable[[str, str, int], WouldConsolidate]

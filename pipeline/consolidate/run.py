@@ -10,6 +10,7 @@ estimate of the first request's tokens.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import structlog
 
@@ -75,6 +76,15 @@ class Phase2Report:
         if not failed:
             return None
         return "; ".join(f"{s.scope}: {s.reason or s.outcome}" for s in failed)
+
+    @property
+    def spend(self) -> tuple[int, float] | None:
+        """The model tokens and dollars this step spent, for its log line."""
+        return (self.tokens, self.cost_usd)
+
+    def summary(self) -> dict[str, Any]:
+        """As the step's outcome is recorded (``daemon.service.cycle.StepReport``): its fields."""
+        return dict(vars(self))
 
     @property
     def usage(self) -> Usage:

@@ -56,6 +56,16 @@ class Phase1Report:
     def gated(self) -> bool:
         return self.gate is not None and self.gate.gated
 
+    @property
+    def failure(self) -> str | None:
+        """What went wrong although the step ran to its end (``daemon.service.cycle.StepReport``): nothing."""
+        return None
+
+    @property
+    def spend(self) -> tuple[int, float] | None:
+        """The model tokens and dollars this run spent, for the step's log line."""
+        return (self.usage.total_tokens, self.cost_usd)
+
     def summary(self) -> dict[str, Any]:
         """Plain JSON for ``memd status`` (kv ``phase1_last_run``)."""
         return {

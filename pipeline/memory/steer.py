@@ -1,6 +1,6 @@
 """A person steers one memory: forget it, edit it, pin or unpin it; each change one commit.
 
-The API (stable: the command line and the page both call it, through ``daemon.steer`` which adds
+The API (stable: the command line and the page both call it, through ``daemon.usecases.memories`` which adds
 the store's record of a forget, the push and the publish):
 
 - ``await forget_topic(repo, scope, file, *, scratch_parent, author) -> Steered``: the topic file
@@ -97,21 +97,6 @@ class Steered:
             shingles(parsed.body),
             at,
         )
-
-    def line(self) -> str:
-        if self.commit is None:
-            return f"{self.id}: nothing to change (already {self._state()})"
-        return f"{self.id}: {self._done()} ({self.commit[:12]})"
-
-    def line_verb(self) -> str:
-        """What the change did, in a word (``forgotten``, ``edited``, ``pinned``, ``unpinned``)."""
-        return self._done()
-
-    def _state(self) -> str:
-        return {PIN: "pinned", UNPIN: "not pinned", EDIT: "this text", FORGET: "forgotten"}[self.action]
-
-    def _done(self) -> str:
-        return {PIN: "pinned", UNPIN: "unpinned", EDIT: "edited", FORGET: "forgotten"}[self.action]
 
 
 def _topic_path(top: Path, scope: str, file: str) -> Path:

@@ -2,7 +2,7 @@
 (who made each, the consolidation run it names by ``Memd-Run``, the person's action it names by
 ``Memd-Action``), the inbox runs that would change it, and what its frontmatter says (its sources,
 whether it is edited or pinned). ``memd memories why`` adds what the state store knows
-(``daemon.steer.why_memory``)."""
+(``daemon.usecases.memories.why_memory``)."""
 
 from __future__ import annotations
 

@@ -92,6 +92,20 @@ class PublishReport:
     def outside_changes(self) -> list[TargetResult]:
         return [r for r in self.results if r.outcome in OUTSIDE_CHANGE]
 
+    @property
+    def failure(self) -> str | None:
+        """What went wrong although the step ran to its end (``daemon.service.cycle.StepReport``): nothing."""
+        return None
+
+    @property
+    def spend(self) -> tuple[int, float] | None:
+        """A step's model tokens and dollars (``daemon.service.cycle.StepReport``): none spent here."""
+        return None
+
+    def summary(self) -> dict[str, Any]:
+        """As the step's outcome is recorded (``daemon.service.cycle.StepReport``): its fields."""
+        return dict(vars(self))
+
 
 async def publish_all(
     store: Store, settings: Settings, clock: Clock, *, dry_run: bool = False

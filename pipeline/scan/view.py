@@ -12,6 +12,7 @@ import json
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from pipeline.machine import UNNAMED
 from pipeline.store.readmodel import (
@@ -64,6 +65,20 @@ class ScanSummary:
     enqueued: int
     sessions: dict[str, dict[str, int]]
     next_idle: str | None
+
+    @property
+    def failure(self) -> str | None:
+        """What went wrong although the step ran to its end (``daemon.service.cycle.StepReport``): nothing."""
+        return None
+
+    @property
+    def spend(self) -> tuple[int, float] | None:
+        """A step's model tokens and dollars (``daemon.service.cycle.StepReport``): none spent here."""
+        return None
+
+    def summary(self) -> dict[str, Any]:
+        """As the step's outcome is recorded (``daemon.service.cycle.StepReport``): its fields."""
+        return dict(vars(self))
 
 
 def summarize_scan(report: ScanReport) -> ScanSummary:

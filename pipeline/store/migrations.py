@@ -52,7 +52,7 @@ def _v2(conn: Connection, machine: str) -> None:
         if "machine" not in {c["name"] for c in found.get_columns(table.name)}:
             operations(conn).add_column(table.name, Column("machine", String(64)))
             conn.execute(update(table).values(machine=machine))
-    if conn.dialect.name == "postgresql":  # one instance per machine now (daemon.instance)
+    if conn.dialect.name == "postgresql":  # one instance per machine now (daemon.service.instance)
         old_instance = schema.leases.c.name == "instance"
         conn.execute(update(schema.leases).where(old_instance).values(name=f"instance:{machine}"))
     if "machine" not in {c["name"] for c in found.get_columns("publications")}:

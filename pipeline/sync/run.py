@@ -38,6 +38,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import structlog
 
@@ -125,6 +126,15 @@ class SyncReport:
         if self.outcome in (SyncOutcome.STOPPED, SyncOutcome.FAILED):
             return f"sync {self.outcome}: {self.reason}"
         return None
+
+    @property
+    def spend(self) -> tuple[int, float] | None:
+        """A step's model tokens and dollars (``daemon.service.cycle.StepReport``): none spent here."""
+        return None
+
+    def summary(self) -> dict[str, Any]:
+        """As the step's outcome is recorded (``daemon.service.cycle.StepReport``): its fields."""
+        return dict(vars(self))
 
     def lines(self) -> list[str]:
         if self.outcome == SyncOutcome.SKIPPED:

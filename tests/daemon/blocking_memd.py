@@ -22,7 +22,7 @@ import time
 from collections.abc import Mapping
 
 from daemon import app
-from daemon.cycle import StepEnv, StepSet
+from daemon.service.cycle import StepEnv, StepSet
 from pipeline.clock import Clock
 
 

@@ -1,4 +1,4 @@
-"""Whole cycles of the real pipeline (``daemon/app.py``'s steps run by ``daemon/cycle.py``) in this
+"""Whole cycles of the real pipeline (``daemon/app.py``'s steps run by ``daemon/service/cycle.py``) in this
 process, against the loopback fake of the Messages API, with every agent's transcripts root under one
 throwaway home: for the tests and the quality benchmark that replay sessions through both phases.
 
@@ -20,8 +20,8 @@ from typing import Any
 
 from daemon.app import pipeline_steps
 from daemon.config import load_settings
-from daemon.cycle import STEP_ORDER, CycleResult, StepEnv, run_cycle
 from daemon.runtime import open_store_here
+from daemon.service.cycle import STEP_ORDER, CycleResult, StepEnv, run_cycle
 from pipeline.clock import Clock, SystemClock
 from pipeline.settings import Settings
 from tests.fakes.anthropic_api import FakeResponse, json_message

@@ -23,10 +23,11 @@ def test_an_idle_cycle_loads_no_llm_client(tmp_path: Path) -> None:
         """
         import asyncio, sys
         from daemon.app import build
+        from daemon.service.once import run_once
         from daemon.config import load_settings
 
         daemon = build(load_settings(None).settings, watch=False)
-        result = asyncio.run(daemon.run_once(install_signals=False))
+        result = asyncio.run(run_once(daemon, install_signals=False))
         print(result.summary())
         heavy = ("anthropic", "pipeline.llm.client", "pipeline.extract.run", "pipeline.consolidate.run", "alembic", "sqlalchemy.dialects.postgresql")
         print(sorted(m for m in heavy if m in sys.modules))
@@ -79,10 +80,11 @@ def test_a_dry_run_with_work_loads_no_sdk(tmp_path: Path) -> None:
         """
         import asyncio, sys
         from daemon.app import build
+        from daemon.service.once import run_once
         from daemon.config import load_settings
 
         daemon = build(load_settings(None).settings, watch=False)
-        result = asyncio.run(daemon.run_once(install_signals=False, dry_run=True))
+        result = asyncio.run(run_once(daemon, install_signals=False, dry_run=True))
         print(result.summary())
         print(sorted(m for m in ("anthropic", "pipeline.llm.client") if m in sys.modules))
         """

@@ -9,7 +9,17 @@ from typing import Any
 
 import pytest
 
-from daemon.cycle import STEP_ORDER, CycleResult, Skipped, StepResult, compact, jsonable, ordered, run_cycle
+from daemon.service.cycle import (
+    STEP_ORDER,
+    CycleResult,
+    Skipped,
+    StepReport,
+    StepResult,
+    compact,
+    jsonable,
+    ordered,
+    run_cycle,
+)
 from pipeline.clock import FakeClock
 from pipeline.errors import LLMUnavailable, NoAPIKey, StoreError
 
@@ -108,13 +118,55 @@ def test_reports_become_json_safe_with_lists_capped() -> None:
     assert "_private" not in data
 
 
-def test_compact_prefers_a_reports_own_summary() -> None:
+def test_compact_prefers_a_step_reports_own_summary() -> None:
     class WithSummary:
+        failure = None
+        spend = None
+
         def summary(self) -> dict[str, Any]:
             return {"extracted": 2}
 
+    class WithoutSpend:  # not a StepReport: recorded as what it is
+        def summary(self) -> dict[str, Any]:
+            return {"extracted": 2}
+
+    assert isinstance(WithSummary(), StepReport)
     assert compact(WithSummary()) == {"extracted": 2}
     assert compact(Skipped("idle")) == {"reason": "idle"}
+    assert compact(WithoutSpend()).startswith("<")
+
+
+def test_every_step_report_is_a_step_report() -> None:
+    """The cycle reads failure, spend and summary() of each phase's report through one protocol."""
+    from datetime import UTC, datetime
+
+    from pipeline.consolidate.dry import DryConsolidation
+    from pipeline.consolidate.run import Phase2Report
+    from pipeline.extract.report import Phase1Report
+    from pipeline.publish.run import PublishReport
+    from pipeline.scan.view import ScanSummary
+    from pipeline.sync.run import SyncReport
+    from pipeline.vocabulary import SyncOutcome
+
+    now = datetime(2026, 11, 1, tzinfo=UTC)
+    reports = [
+        ScanSummary(1, 1, 10, 0, {}, None),
+        Phase1Report(now),
+        Phase2Report(),
+        DryConsolidation([], []),
+        SyncReport(SyncOutcome.SYNCED),
+        PublishReport(False, now, now),
+        Skipped("idle"),
+    ]
+    for report in reports:
+        assert isinstance(report, StepReport), type(report).__name__
+    assert compact(PublishReport(False, now, now)) == {
+        "dry_run": False,
+        "started_at": now.isoformat(),
+        "finished_at": now.isoformat(),
+        "results": [],
+        "folders": {},
+    }
 
 
 async def test_a_stop_names_the_steps_it_kept_from_running(clock: FakeClock) -> None:
@@ -178,20 +230,18 @@ async def test_a_report_that_declares_a_failure_fails_the_step_with_its_reason(c
 
 def test_the_log_line_of_a_model_calling_step_gives_its_tokens_and_cost() -> None:
     """Issue 36: every run summary, the daemon's log line too, gives each phase's tokens and cost."""
-    from daemon.cycle import spend_of
+    from datetime import UTC, datetime
+
+    from daemon.service.cycle import spend_of
+    from pipeline.consolidate.run import Phase2Report
+    from pipeline.extract.report import Phase1Report
     from pipeline.llm.pricing import Usage
 
-    @dataclass
-    class Extracted:
-        usage: Usage = field(default_factory=lambda: Usage(input_tokens=900, output_tokens=100))
-        cost_usd: float = 0.0123
-
-    @dataclass
-    class Consolidated:
-        tokens: int = 5000
-        cost_usd: float = 0.25
-
-    assert spend_of(Extracted()) == {"tokens": 1000, "cost_usd": 0.0123}
-    assert spend_of(Consolidated()) == {"tokens": 5000, "cost_usd": 0.25}
+    extracted = Phase1Report(
+        datetime(2026, 11, 1, tzinfo=UTC), usage=Usage(input_tokens=900, output_tokens=100), cost_usd=0.0123
+    )
+    assert spend_of(extracted) == {"tokens": 1000, "cost_usd": 0.0123}
+    assert spend_of(Phase2Report(tokens=5000, cost_usd=0.25)) == {"tokens": 5000, "cost_usd": 0.25}
+    assert spend_of(Skipped("idle")) == {}
     assert spend_of({"n": 1}) == {}
     assert spend_of(None) == {}

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from daemon.exits import Exit
-from daemon.hardstop import HardStop
+from daemon.service.hardstop import HardStop
 
 
 class Exits:

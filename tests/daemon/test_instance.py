@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from daemon import instance as instance_mod
-from daemon.instance import InstanceGuard, instance_lease, lock_path
+from daemon.service import instance as instance_mod
+from daemon.service.instance import InstanceGuard, instance_lease, lock_path
 from pipeline.clock import FakeClock
 from pipeline.errors import InstanceBusy, LeaseLost
 from pipeline.store import Store, leases

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from structlog.testing import capture_logs
 
-from daemon.notify import Notifier
+from daemon.service.notify import Notifier
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from daemon.cli import cli
+from daemon.service.once import run_once
 from tests.configs import write_config
 from tests.fakes.anthropic_api import FakeAnthropicAPI
 
@@ -26,7 +27,7 @@ HOMES = {
     "build_client": "pipeline/llm/",
     "Redactor": "pipeline/redaction/",
     "load_or_create_key": "pipeline/redaction/",
-    "MemoryRepo": "pipeline/memory/",
+    "MemoryRepo": "pipeline/gitrepo/",
 }
 """Calls only the runtime makes, each with the package that defines it (which may call it too)."""
 CONSTRUCTORS = set(HOMES)
@@ -102,7 +103,7 @@ async def test_a_dry_run_would_consolidate_the_global_scope_too(tmp_path: Path) 
     settings = load_settings(_config(tmp_path)).settings
     with dry_run_settings(settings) as dry:
         daemon = build(dry, env={}, watch=False, dry_run=True)
-        result = await daemon.run_once(dry_run=True, install_signals=False)
+        result = await run_once(daemon, dry_run=True, install_signals=False)
     [consolidate] = [r for r in result.results if r.name == "consolidate"]
     assert isinstance(consolidate.report, DryConsolidation), consolidate
     scopes = [w.scope for w in consolidate.report.would_consolidate]
@@ -143,7 +144,7 @@ async def test_an_unwritable_memory_repository_fails_consolidation_before_any_mo
 
     for _cycle in range(2):  # and the next cycle does not pay for it either
         daemon = build(settings, env={"ANTHROPIC_API_KEY": FAKE_API_KEY}, watch=False)
-        result = await daemon.run_once(install_signals=False)
+        result = await run_once(daemon, install_signals=False)
         [consolidate] = [r for r in result.results if r.name == "consolidate"]
         assert consolidate.outcome == "failed", consolidate
         assert consolidate.error is not None

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import asyncio
 
-from daemon.schedule import SCAN_JOB, Schedule
+from daemon.service.schedule import SCAN_JOB, Schedule
 
 
 async def test_jobs_coalesce_never_overlap_and_run_however_late() -> None:
@@ -57,7 +57,7 @@ async def test_reconfigure_changes_the_interval() -> None:
 
 
 async def test_a_sync_job_runs_on_its_interval_only_while_a_remote_is_configured() -> None:
-    from daemon.schedule import SYNC_JOB
+    from daemon.service.schedule import SYNC_JOB
 
     fired = asyncio.Event()
     requested: list[str] = []
@@ -83,6 +83,6 @@ async def test_a_sync_job_runs_on_its_interval_only_while_a_remote_is_configured
 
 
 def test_the_sync_job_chains_sync_then_publish() -> None:
-    from daemon.service import chain_from
+    from daemon.service.lifecycle import chain_from
 
     assert chain_from("sync") == ["sync", "publish"]

@@ -15,12 +15,13 @@ from typing import Any
 import pytest
 from sqlalchemy import insert, update
 
-from daemon import instance as instance_mod
 from daemon.config import ConfigError, load_settings
-from daemon.cycle import StepEnv, StepSet
-from daemon.hardstop import HardStop
-from daemon.notify import Notifier
-from daemon.service import Daemon, Interrupt
+from daemon.service import instance as instance_mod
+from daemon.service.cycle import StepEnv, StepSet
+from daemon.service.hardstop import HardStop
+from daemon.service.lifecycle import Daemon, Interrupt
+from daemon.service.notify import Notifier
+from daemon.service.once import run_once
 from pipeline.clock import FakeClock
 from pipeline.errors import InstanceBusy
 from pipeline.machine import UNNAMED
@@ -335,8 +336,8 @@ async def test_run_once_runs_every_step_and_releases_the_store(tmp_path: Path, c
     settings = make_settings(tmp_path)
     steps = FakeSteps()
     started: list[str] = []
-    result = await make_daemon(settings, clock, steps).run_once(
-        on_start=started.append, install_signals=False
+    result = await run_once(
+        make_daemon(settings, clock, steps), on_start=started.append, install_signals=False
     )
     assert started == steps.calls == ["scan", "extract", "consolidate", "publish"]
     assert not result.failures
@@ -349,7 +350,7 @@ async def test_run_once_runs_every_step_and_releases_the_store(tmp_path: Path, c
 
     await read_store(settings, check)
     # A dry run records nothing.
-    dry = await make_daemon(settings, clock, FakeSteps()).run_once(dry_run=True, install_signals=False)
+    dry = await run_once(make_daemon(settings, clock, FakeSteps()), dry_run=True, install_signals=False)
     assert [r.outcome for r in dry.results] == ["ok"] * 4
 
 
@@ -386,7 +387,7 @@ async def test_a_crashed_predecessor_is_cleaned_up_at_start(
         return {}
 
     steps.hooks["extract"] = extract
-    await make_daemon(settings, clock, steps).run_once(install_signals=False)
+    await run_once(make_daemon(settings, clock, steps), install_signals=False)
     assert seen["jobs"] == {"pending": 1}  # handed back at once, not after its one-hour lease
 
 
@@ -461,7 +462,7 @@ async def test_a_stop_that_cancels_a_step_says_which(tmp_path: Path, clock: Fake
 
     steps.hooks["consolidate"] = endless
     daemon = make_daemon(make_settings(tmp_path, MEMD_SCHEDULE__SHUTDOWN_TIMEOUT_S="0.1"), clock, steps)
-    once = asyncio.create_task(daemon.run_once(install_signals=False))
+    once = asyncio.create_task(run_once(daemon, install_signals=False))
     await asyncio.wait_for(started.wait(), timeout=TIMEOUT_S)
     daemon.request_stop()
     result = await asyncio.wait_for(once, timeout=TIMEOUT_S)
@@ -499,7 +500,7 @@ async def test_a_stop_signal_a_worker_thread_receives_still_reaches_the_loop_at_
         told.set()
 
     daemon = make_daemon(make_settings(tmp_path), clock, steps, hard_stop=hard_stop)
-    once = asyncio.create_task(daemon.run_once(on_interrupt=on_interrupt))
+    once = asyncio.create_task(run_once(daemon, on_interrupt=on_interrupt))
     try:
         assert await asyncio.to_thread(in_thread.wait, TIMEOUT_S)
         # from a third thread, once the loop is asleep in its selector with nothing due for 5 s
@@ -522,7 +523,7 @@ async def test_a_stop_signal_a_worker_thread_receives_still_reaches_the_loop_at_
 
 def test_a_wakeup_fd_refused_off_the_main_thread_leaks_no_socket() -> None:
     """Stop handlers can only be installed on the main thread; elsewhere the refusal leaves nothing open."""
-    from daemon.service import _wakes
+    from daemon.service.lifecycle import _wakes
 
     def off_main() -> BaseException | None:
         loop = asyncio.new_event_loop()

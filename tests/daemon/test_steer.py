@@ -1,4 +1,4 @@
-"""The page's and the command line's API for one memory (``daemon.steer``, issue 25): each change lands
+"""The page's and the command line's API for one memory (``daemon.usecases.memories``, issue 25): each change lands
 as one commit and is published at once; a forgotten memory is recorded for phase 2 (never its text)."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ import pytest
 
 from daemon.config import load_settings
 from daemon.runtime import Runtime
-from daemon.steer import edit_memory, forget_memory, pin_memory
+from daemon.usecases.memories import edit_memory, forget_memory, pin_memory
+from daemon.words import steer_lines
 from pipeline.clock import FakeClock
 from pipeline.consolidate.run import run_phase2
 from pipeline.llm.client import build_client
@@ -81,7 +82,7 @@ async def test_forget_memory_records_it_removes_it_and_publishes_at_once(
     assert not (settings.paths.memory_dir / scope / "deploy.md").exists()
     assert "fly deploy" not in published(tmp_path)
     assert "Run `make test`" in published(tmp_path)
-    assert any("published" in line for line in done.lines())
+    assert any("published" in line for line in steer_lines(done))
     [record] = await forgotten_topics.of_scope(store, scope, ForgottenTopic.from_json)
     assert record.file == "deploy.md"
     assert record.name == "Deploy"
@@ -110,7 +111,7 @@ async def test_edit_and_pin_by_short_name_land_and_publish(
     state = await consolidation.get_scope(store, scope)
     assert state is not None
     assert state.rebuild  # `memd consolidate` and the next cycle write it again, not "up to date"
-    assert any("memory_summary.md" in line and "placeholder" in line for line in edited.lines())
+    assert any("memory_summary.md" in line and "placeholder" in line for line in steer_lines(edited))
 
     pinned = await pin_memory(rt, f"{scope}/testing.md")
     assert pinned.steered.commit is not None
@@ -201,7 +202,7 @@ async def test_a_forget_whose_publish_fails_is_not_finished_and_names_the_copy(
     assert done.steered.commit is not None
     assert not done.ok
     assert "fly deploy" in published(tmp_path)  # the copy still holds it
-    lines = done.lines()
+    lines = steer_lines(done)
     assert lines[0].startswith(f"{scope}/deploy.md: removed from the memory repository (")
     assert "NOT finished" in lines[0]
     assert f"NOT finished: the published copy at {copy} still holds {scope}/deploy.md" in "\n".join(lines)
@@ -217,9 +218,9 @@ async def test_an_edit_whose_publish_fails_is_not_finished_and_names_the_copy(
     done = await edit_memory(rt, f"{scope}/deploy.md", "Deploy on Fridays only.")
 
     assert not done.ok
-    assert "NOT finished" in done.lines()[0]
+    assert "NOT finished" in steer_lines(done)[0]
     assert f"NOT finished: the published copy at {copy} still holds {scope}/deploy.md as it was before" in (
-        "\n".join(done.lines())
+        "\n".join(steer_lines(done))
     )
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from daemon.watch import SourceWatcher
+from daemon.service.watch import SourceWatcher
 
 
 async def _wait(event: asyncio.Event) -> None:

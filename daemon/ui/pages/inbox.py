@@ -1,5 +1,5 @@
 """The inbox: runs waiting for review, each with its diff (the topic changes first, the raw phase-1
-inputs after), and accept or reject (``daemon.actions``, what `memd inbox accept|reject` do)."""
+inputs after), and accept or reject (``daemon.usecases.changes``, what `memd inbox accept|reject` do)."""
 
 from __future__ import annotations
 
@@ -7,12 +7,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from daemon import actions
 from daemon.runtime import memory_repo
 from daemon.ui.pages import arg, context, folders, live_scopes, runtime
 from daemon.ui.render import diff_html, page, split_diff
 from daemon.ui.security import FormRefused, checked_form
 from daemon.ui.summary import accepted_summary
+from daemon.usecases import changes
+from daemon.words import accepted_lines, rejected_line
 from pipeline.consolidate import inbox as review
 from pipeline.layout import is_input_path
 
@@ -53,7 +54,7 @@ async def accept(request: Request) -> Response:
     ui = context(request)
     run_id = await _run_id(request)
     async with ui.changing, runtime(ui) as rt:
-        done = await actions.accept_run(rt, run_id)
+        done = await changes.accept_run(rt, run_id)
     return page(
         request,
         "result.html",
@@ -61,7 +62,7 @@ async def accept(request: Request) -> Response:
         title="accepted",
         ok=done.ok,
         lines=accepted_summary(done),
-        details=done.lines(verbose=True),
+        details=accepted_lines(done, verbose=True),
     )
 
 
@@ -69,8 +70,8 @@ async def reject(request: Request) -> Response:
     ui = context(request)
     run_id = await _run_id(request)
     async with ui.changing, runtime(ui) as rt:
-        row = await actions.reject_run(rt, run_id)
-    return page(request, "result.html", title="rejected", ok=True, lines=[actions.rejected_line(row)])
+        row = await changes.reject_run(rt, run_id)
+    return page(request, "result.html", title="rejected", ok=True, lines=[rejected_line(row)])
 
 
 async def _run_id(request: Request) -> str:

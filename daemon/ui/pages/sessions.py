@@ -1,7 +1,7 @@
 """Sessions: every session with its state and reason; one session with what memd sent about it (its
 extracts: summary, notes and memories), what the redactor replaced in it (counts by rule) and the
 topic files citing it; and forgetting a session or a project after a confirmation
-(``daemon.actions.forget_now``, what `memd forget` does)."""
+(``daemon.usecases.changes.forget_now``, what `memd forget` does)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from daemon import actions
 from daemon.lean.rows import StoreUnavailable
 from daemon.runtime import memory_repo
 from daemon.ui import data
@@ -21,6 +20,8 @@ from daemon.ui.pages import arg, context, folders, live_scopes, runtime
 from daemon.ui.render import markdown, page
 from daemon.ui.security import FormRefused, checked_form
 from daemon.ui.summary import forgotten_summary
+from daemon.usecases import changes
+from daemon.words import forgotten_lines, no_key_warning
 from pipeline.consolidate.forget import scope_of_project
 from pipeline.memory import read
 from pipeline.vocabulary import TranscriptState
@@ -94,7 +95,7 @@ async def forget(request: Request) -> Response:
     except HTTPException as exc:
         raise FormRefused(exc.detail) from None
     async with ui.changing, runtime(ui) as rt:
-        done = await actions.forget_now(rt, session_id=session, project=scope)
+        done = await changes.forget_now(rt, session_id=session, project=scope)
     return page(
         request,
         "result.html",
@@ -102,7 +103,8 @@ async def forget(request: Request) -> Response:
         title="forgotten" if done.ok else "forget",
         ok=done.ok,
         lines=forgotten_summary(done),
-        details=([f"note: {done.warning}"] if done.warning else []) + done.lines(verbose=True),
+        details=([f"note: {no_key_warning(done.no_key)}"] if done.no_key is not None else [])
+        + forgotten_lines(done, verbose=True),
     )
 
 

@@ -1,6 +1,6 @@
 """One memory, steered from its topic page: edit (a form holding its body), forget (after a
 confirmation) and pin or unpin, each a POST carrying the page's CSRF token that calls
-``daemon.steer`` (what `memd memories edit|forget|pin|unpin` do): one commit authored by the
+``daemon.usecases.memories`` (what `memd memories edit|forget|pin|unpin` do): one commit authored by the
 person, pushed and published at once."""
 
 from __future__ import annotations
@@ -12,12 +12,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from daemon import steer
 from daemon.runtime import memory_repo
 from daemon.ui.pages import arg, context, runtime
 from daemon.ui.render import page, scope_url, topic_url
 from daemon.ui.security import FormRefused, checked_form
 from daemon.ui.summary import steered_summary
+from daemon.usecases import memories
+from daemon.words import steer_lines
 from pipeline.errors import MemoryRepoError
 from pipeline.memory import frontmatter, read
 from pipeline.projects.scopes import topic_id_text
@@ -82,7 +83,7 @@ async def edit(request: Request) -> Response:
     if not body.strip():
         raise FormRefused("the new text is empty: to remove this memory, forget it")
     async with ui.changing, runtime(ui) as rt:
-        done = await steer.edit_memory(rt, topic_id_text(name, file), body)
+        done = await memories.edit_memory(rt, topic_id_text(name, file), body)
     return _done(request, done, "edited", "edit", back=topic_url(name, file))
 
 
@@ -90,7 +91,7 @@ async def forget(request: Request) -> Response:
     ui = context(request)
     _, name, file = await _memory(request)
     async with ui.changing, runtime(ui) as rt:
-        done = await steer.forget_memory(rt, topic_id_text(name, file))
+        done = await memories.forget_memory(rt, topic_id_text(name, file))
     return _done(request, done, "forgotten", "forget", back=scope_url(name))
 
 
@@ -99,12 +100,12 @@ async def pin(request: Request) -> Response:
     fields, name, file = await _memory(request)
     pinned = fields.get("pinned") == "true"
     async with ui.changing, runtime(ui) as rt:
-        done = await steer.pin_memory(rt, topic_id_text(name, file), pinned=pinned)
+        done = await memories.pin_memory(rt, topic_id_text(name, file), pinned=pinned)
     done_title, title = ("pinned", "pin") if pinned else ("unpinned", "unpin")
     return _done(request, done, done_title, title, back=topic_url(name, file))
 
 
-def _done(request: Request, done: steer.SteerDone, done_title: str, title: str, *, back: str) -> Response:
+def _done(request: Request, done: memories.SteerDone, done_title: str, title: str, *, back: str) -> Response:
     """The result: titled by what was done (``done_title``) only when every published copy was
     written; else by the action, with the copies that still hold the memory as it was."""
     return page(
@@ -114,7 +115,7 @@ def _done(request: Request, done: steer.SteerDone, done_title: str, title: str, 
         title=done_title if done.ok else title,
         ok=done.ok,
         lines=steered_summary(done),
-        details=done.lines(verbose=True),
+        details=steer_lines(done, verbose=True),
         back=back,
     )
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from daemon.actions import publish_lines
 from daemon.cli import cli
 from daemon.config import load_settings
 from daemon.exits import Exit
+from daemon.words import publish_lines
 from pipeline.clock import SystemClock
 from pipeline.publish.run import PublishReport, publish_all
 from pipeline.publish.sentinel import BEGIN, END
@@ -174,7 +174,7 @@ def test_run_once_lines_are_never_wrapped_when_stdout_is_not_a_terminal(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     from daemon.cli.run import Progress
-    from daemon.cycle import Skipped, StepResult
+    from daemon.service.cycle import Skipped, StepResult
     from pipeline.vocabulary import StepOutcome
 
     now = datetime.now(UTC)
@@ -198,7 +198,7 @@ def test_a_dry_run_table_on_an_80_column_terminal_shows_whole_session_ids(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from daemon.cli.run import Progress
-    from daemon.cycle import StepResult
+    from daemon.service.cycle import StepResult
     from pipeline.vocabulary import StepOutcome
 
     ids = ["0198a7c2-1111-7000-8000-aaaaaaaaaaaa", "0198a7c2-1111-7000-8000-bbbbbbbbbbbb"]

@@ -15,9 +15,9 @@ import pytest
 from sqlalchemy import insert
 
 from daemon.config import load_settings
-from daemon.cycle import run_step
 from daemon.exits import Exit
 from daemon.lean.settings import read_lean
+from daemon.service.cycle import run_step
 from pipeline.clock import FakeClock
 from pipeline.errors import NoAPIKey
 from pipeline.machine import UNNAMED

@@ -13,9 +13,9 @@ from rich.console import Console
 from sqlalchemy import insert, text
 
 from daemon.config import load_settings
-from daemon.cycle import run_step
 from daemon.lean import rows as status_rows
 from daemon.lean.settings import LeanSettings
+from daemon.service.cycle import run_step
 from daemon.status import read as status_read
 from daemon.status.report import as_json
 from pipeline.clock import FakeClock

@@ -119,9 +119,10 @@ def test_a_daemon_loads_the_web_stack_only_when_the_page_is_enabled(tmp_path: Pa
         import asyncio, sys
         from daemon.app import build
         from daemon.config import load_settings
+        from daemon.service.once import run_once
 
         daemon = build(load_settings(None).settings, watch=False)
-        asyncio.run(daemon.run_once(install_signals=False))
+        asyncio.run(run_once(daemon, install_signals=False))
         print(sorted(m for m in sys.argv[1:] if m in sys.modules))
         """
     )

@@ -1,4 +1,4 @@
-"""A topic's page edits, pins and forgets that one memory (``daemon.steer``, what `memd memories
+"""A topic's page edits, pins and forgets that one memory (``daemon.usecases.memories``, what `memd memories
 edit|pin|forget` do): POST forms with the page's CSRF token, forget after a confirmation; each lands
 as one commit in the memory repository."""
 

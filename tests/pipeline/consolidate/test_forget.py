@@ -257,7 +257,7 @@ async def test_a_forget_interrupted_before_its_rewrite_is_finished_by_the_next_o
 @sqlite_only
 async def test_a_forget_that_withdraws_a_pinned_memory_says_it_was_pinned(env: Env) -> None:
     """Issue 36: a forget outranks a pin, and says so rather than withdrawing it silently."""
-    from daemon.actions import forget_lines
+    from daemon.words import forget_lines
     from pipeline.memory import frontmatter
     from pipeline.memory.steer import pin_topic
     from tests.pipeline.sync.support import agent

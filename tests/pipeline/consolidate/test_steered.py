@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from daemon.runtime import Runtime
-from daemon.steer import edit_memory, forget_memory, pin_memory
+from daemon.usecases.memories import edit_memory, forget_memory, pin_memory
 from pipeline.consolidate.run import run_phase2
 from pipeline.memory import frontmatter
 from pipeline.projects import scope_for

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from daemon.runtime import memory_repo
+from daemon.words import steered_line
 from pipeline.gitrepo.repository import MemoryRepo
 from pipeline.layout import PLACEHOLDER_SUMMARY
 from pipeline.memory import frontmatter
@@ -261,7 +262,7 @@ async def test_pin_and_unpin_are_one_commit_each_and_a_second_pin_changes_nothin
 
     again = await pin_topic(repo, SCOPE, "testing.md", True, scratch_parent=scratch, author=AUTHOR)
     assert again.commit is None
-    assert "nothing to change" in again.line()
+    assert "nothing to change" in steered_line(again)
 
     unpinned = await pin_topic(repo, SCOPE, "testing.md", False, scratch_parent=scratch, author=AUTHOR)
     assert unpinned.commit is not None

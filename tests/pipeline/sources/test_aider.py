@@ -277,7 +277,7 @@ def test_the_echoed_command_line_tells_headless_runs() -> None:
 
 
 def test_the_daemon_never_watches_the_home_folder_aider_is_searched_in(tmp_path: Path) -> None:
-    from daemon.service import watched_roots
+    from daemon.service.lifecycle import watched_roots
     from pipeline.settings import Settings
 
     roots = {name: {"root": str(tmp_path / name)} for name in registry.names()}

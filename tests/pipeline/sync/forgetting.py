@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from daemon.runtime import Runtime
-from daemon.steer import SteerDone, forget_memory
+from daemon.usecases.memories import SteerDone, forget_memory
 from pipeline.settings import Settings
 from pipeline.vocabulary import SyncOutcome
 from tests.fakes.anthropic_api import FakeResponse

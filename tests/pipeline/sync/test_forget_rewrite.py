@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from daemon.words import steer_lines
 from pipeline.clock import FakeClock
 from pipeline.gitrepo.repository import MemoryRepo
 from pipeline.gitrepo.signing import Signer
@@ -94,7 +95,7 @@ async def test_a_forget_after_syncing_travels_as_a_signed_new_history_that_the_o
     assert done.history is not None
     assert done.history.skipped is None, done.history.skipped
     assert done.history.commits > 0
-    assert any("travels" in line for line in done.lines()), done.lines()
+    assert any("travels" in line for line in steer_lines(done)), steer_lines(done)
     assert done.synced is not None
     assert done.synced.pushed
     assert everywhere(a.settings.paths.memory_dir) == []

@@ -10,8 +10,9 @@ from datetime import timedelta
 
 import pytest
 
-from daemon.actions import Forgotten, forget_now
 from daemon.runtime import Runtime
+from daemon.usecases.changes import Forgotten, forget_now
+from daemon.words import forgotten_lines
 from pipeline.layout import GLOBAL_SCOPE, PLACEHOLDER_SUMMARY, SUMMARY
 from pipeline.memory.tombstones import path_of
 from pipeline.projects import scope_for
@@ -102,7 +103,7 @@ async def test_the_forgetting_machine_rebuilds_from_the_other_machines_inputs_it
     scope = await _both_hold_both(a, b)
     await b.publish()
     done = await _forget_on(a, "alpha")
-    assert done.ok, done.lines()
+    assert done.ok, forgotten_lines(done)
     tree = a.tree()
     for where in (scope, GLOBAL_SCOPE):
         assert sessions_in(tree, where) == {"beta"}
@@ -142,8 +143,8 @@ async def test_any_machine_forgets_a_session_another_machine_extracted_and_the_f
     assert any("beta" in text for text in a.published().values())
 
     done = await _forget_on(a, "beta", key=key)
-    assert done.ok, done.lines()
-    assert not any("nothing to forget" in line for line in done.lines())
+    assert done.ok, forgotten_lines(done)
+    assert not any("nothing to forget" in line for line in forgotten_lines(done))
     assert done.synced is not None
     assert done.synced.pushed
     tree = a.tree()
@@ -190,7 +191,7 @@ async def test_forgetting_a_session_no_store_and_no_memory_holds_says_so(
     head = a.repo_head()
     done = await _forget_on(a, "never-seen")
     assert not done.ok
-    assert any("nothing to forget" in line for line in done.lines())
+    assert any("nothing to forget" in line for line in forgotten_lines(done))
     assert a.repo_head() == head
 
 

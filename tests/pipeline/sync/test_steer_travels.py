@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from daemon.runtime import Runtime
-from daemon.steer import edit_memory, forget_memory
+from daemon.usecases.memories import edit_memory, forget_memory
 from pipeline.layout import PLACEHOLDER_SUMMARY
 from pipeline.memory.likeness import ForgottenTopic
 from pipeline.projects import scope_for

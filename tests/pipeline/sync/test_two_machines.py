@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from daemon.words import forgotten_lines
 from pipeline.projects import scope_for
 from pipeline.vocabulary import SyncOutcome
 from tests.pipeline.sync.support import (
@@ -218,8 +219,8 @@ async def test_a_force_pushed_remote_stops_sync_with_the_reason_and_memd_never_f
 async def test_memd_forget_pushes_the_tombstone_at_once(
     pair: tuple[Machine, Machine], tmp_path: Path
 ) -> None:
-    from daemon.actions import forget_now
     from daemon.runtime import Runtime
+    from daemon.usecases.changes import forget_now
     from pipeline.memory.tombstones import path_of
     from tests.fakes.fixtures import FAKE_API_KEY
 
@@ -233,7 +234,7 @@ async def test_memd_forget_pushes_the_tombstone_at_once(
         await rt.aclose()
     assert done.synced is not None
     assert done.synced.pushed
-    assert any("pushed" in line for line in done.lines())
+    assert any("pushed" in line for line in forgotten_lines(done))
     served = tmp_path / "served" / "memory.git"
     assert path_of("alpha") in git(served, "ls-tree", "-r", "--name-only", "main").split()
     await _converge(a, b)

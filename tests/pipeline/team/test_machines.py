@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from daemon.instance import InstanceGuard
+from daemon.service.instance import InstanceGuard
 from pipeline.clock import FakeClock
 from pipeline.errors import InstanceBusy
 from pipeline.machine import host_id

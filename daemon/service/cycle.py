@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import PurePath
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import structlog
 
@@ -34,6 +34,37 @@ STEP_ORDER: tuple[str, ...] = tuple(StepName)
 MAX_LIST_ITEMS = 100
 INTERRUPTED = "interrupted"
 """Why a step was cut short, or not run, after a stop was asked for."""
+
+
+@runtime_checkable
+class StepReport(Protocol):
+    """What the cycle reads of a step's report (every phase's report, and ``Skipped``): ``failure``,
+    what went wrong although the step ran to its end (the step is then ``failed``); ``spend``, the
+    model tokens and dollars it spent (None: it calls no model), for its log line; ``summary()``, the
+    report as recorded for `memd status`. Anything else a step returns is recorded as its fields."""
+
+    @property
+    def failure(self) -> str | None: ...
+
+    @property
+    def spend(self) -> tuple[int, float] | None: ...
+
+    def summary(self) -> dict[str, Any]: ...
+
+
+@runtime_checkable
+class LeavesBatches(Protocol):
+    """The extract step's report: the Message Batches it left open (`memd run --once --wait`)."""
+
+    batches_pending: int
+    sessions_pending: int
+
+
+@runtime_checkable
+class WaitsForReview(Protocol):
+    """The consolidate step's report (or its ``Skipped``): the runs waiting in the inbox for review."""
+
+    waiting_review: int
 
 
 class Step(Protocol):
@@ -70,6 +101,14 @@ class Skipped:
     reason: str
     waiting_review: int = 0
     """The consolidate step: the runs waiting in the inbox for review (why there may be nothing to do)."""
+
+    @property
+    def failure(self) -> str | None:
+        return None
+
+    @property
+    def spend(self) -> tuple[int, float] | None:
+        return None
 
     def summary(self) -> dict[str, Any]:
         """As recorded: the reason, and the runs waiting for review when there are any."""
@@ -118,7 +157,7 @@ class CycleResult:
     not_run: list[str] = field(default_factory=list)
     """Steps a stop kept from running."""
     hints: list[str] = field(default_factory=list)
-    """What memd says once, the first time it applies (``daemon.hints``)."""
+    """What memd says once, the first time it applies (``daemon.service.hints``)."""
 
     @property
     def failures(self) -> list[StepResult]:
@@ -230,22 +269,18 @@ async def run_step(name: str, step: Step, *, clock: Clock, dry_run: bool) -> Ste
 
 
 def spend_of(report: object) -> dict[str, Any]:
-    """A model-calling step's tokens and cost (its report's ``cost_usd``, and ``tokens`` or
-    ``usage``), for the log line; nothing for a step that calls no model."""
-    cost = getattr(report, "cost_usd", None)
-    if not isinstance(cost, int | float):
+    """A model-calling step's tokens and cost (its report's ``spend``), for the log line; nothing for
+    a step that calls no model."""
+    spend = report.spend if isinstance(report, StepReport) else None
+    if spend is None:
         return {}
-    tokens = getattr(report, "tokens", None)
-    if not isinstance(tokens, int):
-        usage = getattr(report, "usage", None)
-        tokens = getattr(usage, "total_tokens", 0)
+    tokens, cost = spend
     return {"tokens": tokens, "cost_usd": round(float(cost), 4)}
 
 
 def declared_failure(report: object) -> str | None:
     """What a report says went wrong although the step ran to its end (its ``failure``), or None."""
-    failure = getattr(report, "failure", None)
-    return failure if isinstance(failure, str) and failure else None
+    return (report.failure or None) if isinstance(report, StepReport) else None
 
 
 def jsonable(value: object, depth: int = 0) -> Any:
@@ -278,13 +313,10 @@ def jsonable(value: object, depth: int = 0) -> Any:
 
 
 def compact(report: object) -> Any:
-    """A report as recorded for `memd status`: its own ``summary()`` when it has one, else its fields."""
-    summary = getattr(report, "summary", None)
-    if callable(summary):
+    """A report as recorded for `memd status`: a ``StepReport``'s ``summary()``, else its fields."""
+    if isinstance(report, StepReport):
         try:
-            value = summary()
+            return jsonable(report.summary())
         except Exception:
-            value = None
-        if isinstance(value, dict):
-            return jsonable(value)
+            pass
     return jsonable(report)

@@ -1,4 +1,5 @@
-"""The daemon's lifecycle: start, run until told to stop, stop cleanly. And the one-shot cycle.
+"""The daemon's lifecycle: start, run until told to stop, stop cleanly (the one-shot mode, `memd run
+--once`, is ``daemon.service.once`` on the same parts).
 
 ``Daemon.run_forever()`` goes through explicit states (logged on each transition):
 
@@ -16,7 +17,7 @@ it (its work is handed back), releases every lease and job this instance holds, 
 and returns the exit status.
 
 A step stuck in a thread (a system call no cancellation reaches) cannot keep the process alive:
-the stop signal arms ``daemon.hardstop.HardStop``, which ends the process ``STOP_GRACE_S`` after
+the stop signal arms ``daemon.service.hardstop.HardStop``, which ends the process ``STOP_GRACE_S`` after
 the shutdown timeout whatever is still running (the event loop itself included), and a stop that
 had to abandon a step says so (``abandoned``) so that the CLI ends the process at once.
 """
@@ -36,20 +37,21 @@ from typing import Any
 
 import structlog
 
-from daemon import cycle
 from daemon.exits import Exit
-from daemon.hardstop import HardStop
-from daemon.instance import InstanceGuard
-from daemon.lean.liveness import HEARTBEAT_INTERVAL_S, LAST_ONCE_KEY, beat_status, once_record, stuck_step
-from daemon.notify import Notifier
-from daemon.schedule import Schedule
-from daemon.watch import SourceWatcher
+from daemon.lean.liveness import HEARTBEAT_INTERVAL_S, beat_status, stuck_step
+from daemon.runtime import StoreOpener
+from daemon.service import cycle
+from daemon.service.hardstop import HardStop
+from daemon.service.hints import off_hints
+from daemon.service.instance import InstanceGuard
+from daemon.service.notify import Notifier
+from daemon.service.schedule import Schedule
+from daemon.service.watch import SourceWatcher
 from pipeline import __version__, roster
 from pipeline.clock import Clock
 from pipeline.errors import InstanceBusy, LeaseLost
 from pipeline.settings import Settings
 from pipeline.store import Store, heartbeats, kv, workload
-from pipeline.store.readmodel import machine_key
 from pipeline.vocabulary import DaemonState
 
 log = structlog.get_logger(__name__)
@@ -62,7 +64,6 @@ STOP_GRACE_S = CANCEL_GRACE_S + 3.0
 """After a stop signal, the process ends within ``shutdown_timeout_s`` plus this, whatever still runs."""
 
 StepsFactory = Callable[[cycle.StepEnv], cycle.StepSet]
-StoreOpener = Callable[[str], Awaitable[Store]]
 SettingsReloader = Callable[[], Settings]
 Sidecar = Callable[[Store, Callable[[], Settings]], Awaitable[None]]
 """A service the daemon runs beside its cycles while it runs (the web page): given the open store and
@@ -115,27 +116,6 @@ class Interrupt:
     wait_s: float
     again: bool
     """The second signal: the step in flight is abandoned."""
-
-
-@dataclass(frozen=True)
-class BatchWait:
-    """`memd run --once --wait`: after a cycle that left Message Batches open, poll them every
-    ``poll_s`` (through phase 1, which collects what ended) for up to ``timeout_s``, then finish the
-    cycle. ``on_poll(batches, sessions, waited_s)`` is told each time some are still pending."""
-
-    timeout_s: float
-    poll_s: float = 30.0
-    on_poll: Callable[[int, int, float], object] | None = None
-
-
-def pending_of(result: cycle.CycleResult) -> tuple[int, int]:
-    """(batches, sessions) the cycle's last extract step left pending in Message Batches."""
-    for step in reversed(result.results):
-        if step.name == "extract":
-            batches = getattr(step.report, "batches_pending", 0)
-            sessions = getattr(step.report, "sessions_pending", 0)
-            return (batches, sessions) if isinstance(batches, int) and batches > 0 else (0, 0)
-    return (0, 0)
 
 
 def sync_interval_s(settings: Settings) -> float | None:
@@ -198,8 +178,8 @@ class Daemon:
         self._overran_step: str | None = None
         self._beat_soon = asyncio.Event()
         self._signalled = False
-        self._on_interrupt: Callable[[Interrupt], object] | None = None
-        self._cycle = cycle.CycleResult()
+        self.on_interrupt: Callable[[Interrupt], object] | None = None
+        self.cycle_result = cycle.CycleResult()
         self.hard_stop = hard_stop or HardStop()
         self.hard_stop.what = lambda: self._current_step
         self.abandoned: str | None = None
@@ -235,7 +215,7 @@ class Daemon:
 
     async def run_forever(self, *, install_signals: bool = True) -> int:
         """Run until SIGTERM/SIGINT (or ``request_stop``); returns the exit status. Startup errors raise."""
-        with self._signals(install_signals, reload=True):
+        with self.signals(install_signals, reload=True):
             try:
                 await self._start()
             except InstanceBusy as busy:  # refused, not crashed: another daemon holds the store
@@ -243,20 +223,25 @@ class Daemon:
                 await self._shutdown()
                 raise
             except BaseException:
-                self._transition(DaemonState.CRASHED)
+                self.transition(DaemonState.CRASHED)
                 await self._shutdown()
                 raise
-            self._transition(DaemonState.RUNNING)
+            self.transition(DaemonState.RUNNING)
             self._notifier.ready(self._status_line())
             await self._stop.wait()
             await self._shutdown()
         return self.exit_code
 
-    async def _start(self) -> None:
-        self._transition(DaemonState.STARTING)
-        self.store = await self._open_store(self.settings.paths.state_db)
+    async def open(self) -> Store:
+        """Open the state store, take the instance (``InstanceBusy`` beside a live one) and make the steps."""
+        self.store = store = await self._open_store(self.settings.paths.state_db)
         await self._take_instance()
-        self._steps = self._steps_factory(cycle.StepEnv(self.store, lambda: self.settings, self.owner))
+        self._steps = self._steps_factory(cycle.StepEnv(store, lambda: self.settings, self.owner))
+        return store
+
+    async def _start(self) -> None:
+        self.transition(DaemonState.STARTING)
+        store = await self.open()
         await self._beat()
         self.schedule = Schedule(
             self.request,
@@ -273,7 +258,7 @@ class Daemon:
             self.watcher = SourceWatcher(self._roots(), self._on_files_changed)
             self._spawn(self.watcher.run(), "watcher")
         for name, sidecar in self._sidecars:
-            self._spawn(sidecar(self.store, lambda: self.settings), name)
+            self._spawn(sidecar(store, lambda: self.settings), name)
 
     async def _take_instance(self) -> None:
         assert self.store is not None
@@ -289,7 +274,7 @@ class Daemon:
 
     async def _shutdown(self) -> None:
         if self.state is not DaemonState.CRASHED:
-            self._transition(DaemonState.STOPPING)
+            self.transition(DaemonState.STOPPING)
         self._notifier.stopping()
         self._stop.set()
         if self.schedule is not None:
@@ -298,12 +283,12 @@ class Daemon:
         if self.watcher is not None:
             self.watcher.stop()
         self._wake.set()
-        await self._drain()
-        await self._release()
+        await self.drain()
+        await self.release()
         if self.state is not DaemonState.CRASHED:
-            self._transition(DaemonState.STOPPED)
+            self.transition(DaemonState.STOPPED)
 
-    async def _drain(self) -> None:
+    async def drain(self) -> None:
         """Let the in-flight step finish within the shutdown timeout, then cancel what is left."""
         worker = [t for t in self._tasks if t.get_name() == "worker"]
         if worker and not worker[0].done():
@@ -319,7 +304,7 @@ class Daemon:
         if self._tasks:
             await asyncio.wait(self._tasks, timeout=CANCEL_GRACE_S)
 
-    async def _release(self) -> None:
+    async def release(self) -> None:
         """Close what the steps loaded, hand back jobs and leases, record the stop, close the store."""
         try:
             await self._steps.aclose()
@@ -356,7 +341,7 @@ class Daemon:
             if self._stop.is_set():
                 return
             names, self._wanted = cycle.ordered(self._wanted), set()
-            result = await self._run_cycle(names, dry_run=False)
+            result = await self.run_cycle(names, dry_run=False)
             self._last_cycle = f"{self._clock.now():%H:%M}Z {result.summary()}"
             self._notifier.status(self._status_line())
             await self._after_cycle()
@@ -464,7 +449,7 @@ class Daemon:
 
     # Work ---------------------------------------------------------------------------------------
 
-    async def _run_cycle(
+    async def run_cycle(
         self,
         names: list[str],
         *,
@@ -491,7 +476,7 @@ class Daemon:
             if on_end is not None:
                 on_end(result)
 
-        self._cycle = into if into is not None else cycle.CycleResult()
+        self.cycle_result = into if into is not None else cycle.CycleResult()
         result = await cycle.run_cycle(
             cycle.enabled(self._steps.steps, self.settings),
             names,
@@ -500,16 +485,14 @@ class Daemon:
             keep_going=lambda: not self._stop.is_set(),
             on_start=started,
             on_end=ended,
-            into=self._cycle,
+            into=self.cycle_result,
         )
         if not dry_run and "scan" in names:
             await self._hints(result)
         return result
 
     async def _hints(self, result: cycle.CycleResult) -> None:
-        """Say once what a default that is off keeps from an agent here (``daemon.hints``)."""
-        from daemon.hints import off_hints
-
+        """Say once what a default that is off keeps from an agent here (``daemon.service.hints``)."""
         if self.store is None:
             return
         try:
@@ -574,126 +557,40 @@ class Daemon:
         if self.state is DaemonState.STARTING:
             await heartbeats.prune(self.store, before=now - HEARTBEAT_RETENTION)
 
-    # One cycle, then exit (`memd run --once`) -------------------------------------------------------
-
-    async def run_once(
-        self,
-        *,
-        dry_run: bool = False,
-        on_start: Callable[[str], object] | None = None,
-        on_end: Callable[[cycle.StepResult], object] | None = None,
-        on_interrupt: Callable[[Interrupt], object] | None = None,
-        install_signals: bool = True,
-        wait: BatchWait | None = None,
-    ) -> cycle.CycleResult:
-        """Open the store, take the instance, run every step once, release. Startup errors raise.
-        A stop signal is told to ``on_interrupt`` at once; the result names the steps it kept from running.
-        With ``wait``, batches the extract step left open are waited for before consolidating."""
-        self._on_interrupt = on_interrupt
-        self._transition(DaemonState.STARTING)
-        with self._signals(install_signals, reload=False):
-            return await self._once(dry_run, on_start, on_end, None if dry_run else wait)
-
-    async def _once(
-        self,
-        dry_run: bool,
-        on_start: Callable[[str], object] | None,
-        on_end: Callable[[cycle.StepResult], object] | None,
-        wait: BatchWait | None = None,
-    ) -> cycle.CycleResult:
-        try:
-            self.store = await self._open_store(self.settings.paths.state_db)
-            await self._take_instance()
-            self._steps = self._steps_factory(cycle.StepEnv(self.store, lambda: self.settings, self.owner))
-            self._transition(DaemonState.RUNNING)
-            started_at = self._clock.now()
-            if not dry_run:
-                await self._record_once(started_at)
-            work = asyncio.ensure_future(
-                self._run_cycle(list(cycle.STEP_ORDER), dry_run=dry_run, on_start=on_start, on_end=on_end)
-                if wait is None
-                else self._cycle_waiting(wait, on_start=on_start, on_end=on_end)
-            )
-            work.set_name("worker")
-            self._tasks.add(work)
-            stop = asyncio.ensure_future(self._stop.wait())
-            await asyncio.wait({work, stop}, return_when="FIRST_COMPLETED")
-            stop.cancel()
-            if not work.done():
-                self._transition(DaemonState.STOPPING)
-                await self._drain()
-            if work.done() and not work.cancelled():
-                work.result()  # a step's bug that escaped run_step raises here, as before
-            if not dry_run:
-                await self._record_once(started_at, finished=True)
-            return self._cycle
-        finally:
-            self._tasks.clear()
-            await self._release()
-            self._transition(DaemonState.STOPPED)
-
-    async def _cycle_waiting(
-        self,
-        wait: BatchWait,
-        *,
-        on_start: Callable[[str], object] | None,
-        on_end: Callable[[cycle.StepResult], object] | None,
-    ) -> cycle.CycleResult:
-        """Scan and extract; while batches are pending, poll them (an extract step, which collects
-        what ended) until none is or ``wait.timeout_s`` has passed; then consolidate and publish.
-        The result holds each step once (extract: its last run)."""
-        head = [n for n in cycle.STEP_ORDER if n in ("scan", "extract")]
-        steps = cycle.enabled(self._steps.steps, self.settings)
-        tail = [n for n in cycle.STEP_ORDER if n not in head and n in steps]
-        whole = await self._run_cycle(head, dry_run=False, on_start=on_start, on_end=on_end)
-        waited_from = self._clock.monotonic()
-        batches, sessions = pending_of(whole)
-        while batches and not self._stop.is_set() and not whole.failures:
-            waited_s = self._clock.monotonic() - waited_from
-            if wait.on_poll is not None:
-                wait.on_poll(batches, sessions, waited_s)
-            left_s = wait.timeout_s - waited_s
-            if left_s <= 0 or await self._stopped_within(min(wait.poll_s, left_s)):
-                break
-            poll = await self._run_cycle(["extract"], dry_run=False)
-            whole.results = [r for r in whole.results if r.name != "extract"] + poll.results
-            whole.not_run = poll.not_run
-            batches, sessions = pending_of(whole)
-            if (not batches or whole.failures) and on_end is not None and poll.results:
-                on_end(poll.results[-1])  # the extract that collected them (or failed), as its own line
-        self._cycle = whole
-        if self._stop.is_set():
-            whole.not_run = [*whole.not_run, *tail]
-            return whole
-        return await self._run_cycle(tail, dry_run=False, on_start=on_start, on_end=on_end, into=whole)
-
-    async def _stopped_within(self, seconds: float) -> bool:
+    async def stopped_within(self, seconds: float) -> bool:
         """Sleep ``seconds``, or less when a stop is asked for (then True)."""
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._stop.wait(), timeout=seconds)
         return self._stop.is_set()
 
-    async def _record_once(self, started_at: datetime, *, finished: bool = False) -> None:
-        """``memd run --once`` leaves a record for `memd status`: when it ran, and how it went."""
-        if self.store is None:
-            return
-        record = once_record(
-            pid=self.pid,
-            host=self.host,
-            started_at=started_at,
-            finished_at=self._clock.now() if finished else None,
-            summary=self._cycle.summary() if finished else None,
-        )
-        try:
-            key = machine_key(LAST_ONCE_KEY, self.store.machine)
-            await kv.put(self.store, key, record, now=self._clock.now())
-        except Exception as exc:
-            log.warning("once_not_recorded", error=str(exc))
+    # For the one-shot mode (``daemon.service.once``) ------------------------------------------------
+
+    @property
+    def clock(self) -> Clock:
+        return self._clock
+
+    @property
+    def steps(self) -> cycle.StepSet:
+        return self._steps
+
+    @property
+    def stop_requested(self) -> asyncio.Event:
+        return self._stop
+
+    def adopt_work(self, work: Awaitable[cycle.CycleResult]) -> asyncio.Future[cycle.CycleResult]:
+        """Run ``work`` as the daemon's worker: a stop drains it as it drains the cycle loop."""
+        task = asyncio.ensure_future(work)
+        task.set_name("worker")
+        self._tasks.add(task)
+        return task
+
+    def forget_tasks(self) -> None:
+        self._tasks.clear()
 
     # Helpers ----------------------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _signals(self, install: bool, *, reload: bool) -> Iterator[None]:
+    def signals(self, install: bool, *, reload: bool) -> Iterator[None]:
         """SIGTERM and SIGINT ask for a stop (twice: at once), SIGHUP for a reload.
 
         The stop signals get a plain ``signal.signal`` handler rather than the event loop's: it runs
@@ -727,9 +624,9 @@ class Daemon:
     def _stop_signalled(self, again: bool) -> None:
         step = self._current_step
         self.request_stop()
-        if self._on_interrupt is not None:
+        if self.on_interrupt is not None:
             wait_s = 0.0 if again else self.settings.schedule.shutdown_timeout_s
-            self._on_interrupt(Interrupt(step, wait_s, again))
+            self.on_interrupt(Interrupt(step, wait_s, again))
 
     def _roots(self) -> list[Any]:
         return watched_roots(self.settings)
@@ -741,7 +638,7 @@ class Daemon:
             return "started; first scan due"
         return f"idle; last cycle {self._last_cycle}"
 
-    def _transition(self, state: DaemonState) -> None:
+    def transition(self, state: DaemonState) -> None:
         if state is self.state:
             return
         log.info("daemon_state", state=state.value, previous=self.state.value)
