@@ -244,17 +244,17 @@ def steer_lines(done: SteerDone, *, verbose: bool = False) -> list[str]:
 def _history_line(done: SteerDone) -> str:
     history = done.history
     if history is not None and history.skipped is None:
-        done = (
+        line = (
             f"its text is gone from the memory repository's history too ({history.commits} commit(s) "
             "made again without it, reflogs expired, old objects pruned)"
         )
         if history.synced:
-            done += (
+            line += (
                 "; the rewritten history, signed by this machine, travels at the next sync: it replaces "
                 "the old one on the remote, and your other trusted machines adopt it at their next sync "
                 "(clones made by hand and the remote host's own backups keep what they hold)"
             )
-        return done
+        return line
     why = history.skipped if history is not None and history.skipped else "git log -p"
     return f"the old text remains in the memory repository's git history ({why})"
 
