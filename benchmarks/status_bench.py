@@ -33,7 +33,7 @@ from pipeline.hits.rate import INDEX_KEY
 from pipeline.machine import machine_id
 from pipeline.projects import scope_for
 from pipeline.store import heartbeats, kv, leases, open_store
-from pipeline.store.readmodel import run_key
+from pipeline.store.read.keys import run_key
 from pipeline.store.schema import memory_uses, publications, transcripts
 
 

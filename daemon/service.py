@@ -40,7 +40,6 @@ from daemon import cycle
 from daemon.exits import Exit
 from daemon.hardstop import HardStop
 from daemon.instance import InstanceGuard
-from daemon.lean.liveness import HEARTBEAT_INTERVAL_S, LAST_ONCE_KEY, beat_status, once_record, stuck_step
 from daemon.notify import Notifier
 from daemon.schedule import Schedule
 from daemon.watch import SourceWatcher
@@ -48,8 +47,9 @@ from pipeline import __version__, roster
 from pipeline.clock import Clock
 from pipeline.errors import InstanceBusy, LeaseLost
 from pipeline.settings import Settings
+from pipeline.status.liveness import HEARTBEAT_INTERVAL_S, LAST_ONCE_KEY, beat_status, once_record, stuck_step
 from pipeline.store import Store, heartbeats, kv, workload
-from pipeline.store.readmodel import machine_key
+from pipeline.store.read.keys import machine_key
 from pipeline.vocabulary import DaemonState
 
 log = structlog.get_logger(__name__)

@@ -314,8 +314,8 @@ def _print_tables(console: Console, report: object) -> None:
     from rich.text import Text
 
     from daemon.cli.output import table_width
+    from daemon.cli.text import format_table
     from daemon.cycle import jsonable
-    from daemon.lean.text import format_table
 
     data = jsonable(report)
     if not isinstance(data, dict):

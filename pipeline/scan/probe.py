@@ -14,7 +14,7 @@ these hold, and otherwise says nothing (the caller then runs the full scan):
 
 Standard library only: it imports the walk (``pipeline.sources.walk``, each source's through
 ``pipeline.sources.registry``), the index and the store's read model and URL
-(``pipeline.store.readmodel``, ``pipeline.store_url``), nothing else.
+(``pipeline.store.read``, ``pipeline.store_url``), nothing else.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ from pathlib import Path
 from pipeline.machine import UNNAMED
 from pipeline.scan import index as scan_index
 from pipeline.sources import registry
-from pipeline.store import readmodel
+from pipeline.store.read.sessions import GENERATION_SQL, Generation, generation_of
+from pipeline.store.read.values import connect_sqlite
 from pipeline.store_url import sqlite_path
 from pipeline.vocabulary import TranscriptState
 
@@ -79,12 +80,12 @@ def probe(
     return Unchanged(files_seen=seen, duration_s=time.perf_counter() - started)
 
 
-def _generation(db: Path, machine: str) -> readmodel.Generation | None:
+def _generation(db: Path, machine: str) -> Generation | None:
     try:
-        conn = readmodel.connect_sqlite(db)
+        conn = connect_sqlite(db)
         try:
-            row = conn.execute(readmodel.GENERATION_SQL, {"machine": machine}).fetchone()
-            return readmodel.generation_of(row)
+            row = conn.execute(GENERATION_SQL, {"machine": machine}).fetchone()
+            return generation_of(row)
         finally:
             conn.close()
     except sqlite3.Error:

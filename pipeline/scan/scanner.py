@@ -37,7 +37,8 @@ from pipeline.sources.walk import Walked, stat_paths
 from pipeline.store import Store, kv
 from pipeline.store import jobs as jobs_store
 from pipeline.store import transcripts as transcripts_store
-from pipeline.store.readmodel import Seen, machine_key
+from pipeline.store.read.keys import machine_key
+from pipeline.store.read.sessions import Seen
 from pipeline.store.transcripts import KnownFile
 from pipeline.transcript import Transcript
 from pipeline.vocabulary import TRANSCRIPT_NOTABLE, JobKind, TranscriptState

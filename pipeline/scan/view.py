@@ -2,7 +2,7 @@
 
 Standard library only, so `memd scan` can show the store's view after its quick check
 (``pipeline.scan.probe``) without loading SQLAlchemy: ``read_sqlite`` runs the store's read model
-(``pipeline.store.readmodel``: the statements and ``record_from_row``) with ``sqlite3``, as the
+(``pipeline.store.read``: the statements and ``record_from_row``) with ``sqlite3``, as the
 store layer (``pipeline.store.transcripts``) runs the same through SQLAlchemy.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from pipeline.machine import UNNAMED
-from pipeline.store.readmodel import (
+from pipeline.store.read.sessions import (
     ALL_SQL,
     COUNTS_SQL,
     NEXT_IDLE_SQL,

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import and_, bindparam, case, insert, select, text, update
 
 from pipeline.store.engine import Store
-from pipeline.store.readmodel import (
+from pipeline.store.read.sessions import (
     ALL_SQL,
     COUNTS_SQL,
     GENERATION_SQL,

@@ -13,7 +13,6 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from daemon import actions
-from daemon.lean.rows import StoreUnavailable
 from daemon.runtime import memory_repo
 from daemon.ui import data
 from daemon.ui.context import UIContext
@@ -23,6 +22,7 @@ from daemon.ui.security import FormRefused, checked_form
 from daemon.ui.summary import forgotten_summary
 from pipeline.consolidate.forget import scope_of_project
 from pipeline.memory import read
+from pipeline.store.read.rows import StoreUnavailable
 from pipeline.vocabulary import TranscriptState
 
 

@@ -121,7 +121,7 @@ def test_the_front_answers_initialize_with_nothing_heavy_imported() -> None:
     answered, what is loaded: an SDK thread that only waits for that moment and reports."""
     code = f"""
 import json, sys, time
-import daemon.cli, daemon.cli.mcp, daemon.lean.settings
+import daemon.cli, daemon.cli.mcp, daemon.config
 from daemon.mcp.front import load_frozen, run
 from pipeline import __version__
 

@@ -15,10 +15,12 @@ from pipeline.machine import UNNAMED
 from pipeline.scan.view import ScanReport, read_sqlite
 from pipeline.store import Store, consolidation
 from pipeline.store import transcripts as transcripts_store
-from pipeline.store.readmodel import generation_of, parse_time, record_from_row
+from pipeline.store.read.rows import on_store
+from pipeline.store.read.sessions import generation_of, record_from_row
+from pipeline.store.read.values import parse_time
 from pipeline.store.schema import transcripts
 from pipeline.vocabulary import TRANSCRIPT_FAILED, TRANSCRIPT_NOTABLE, RunOutcome, TranscriptState
-from tests.daemon.status.test_read import read_report
+from tests.pipeline.status.test_read import read_report
 
 
 @pytest.mark.parametrize("outcome", list(RunOutcome))
@@ -197,14 +199,11 @@ async def test_a_sessions_sent_extracts_read_the_same_through_either_reader(
     store: Store, clock: FakeClock, tmp_path: Path
 ) -> None:
     from pipeline.store import stage1
-    from pipeline.store.engine import read_model
-    from pipeline.store.readmodel import SESSION_SENT_SQL, sent_from_row
+    from pipeline.store.read.extracts import SESSION_SENT_SQL, sent_from_row
 
     tid = await _two_extracts(store, clock.now())
     params = {"session_id": "s-sent", "limit": 10}
-    found = await read_model(
-        store, lambda query, _: [sent_from_row(r) for r in query(SESSION_SENT_SQL, params)]
-    )
+    found = await on_store(store, lambda rows: [sent_from_row(r) for r in rows.all(SESSION_SENT_SQL, params)])
     newest, oldest = found
     assert (newest.summary, oldest.summary) == ("the whole session", "first part")
     assert newest.live
