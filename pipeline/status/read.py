@@ -78,13 +78,13 @@ from pipeline.store.read.keys import (
 from pipeline.store.read.rows import Rows
 from pipeline.store.read.runs import (
     FAILED_JOBS_SQL,
-    HEARTBEATS_SQL,
-    LEASES_SQL,
     OPEN_BATCHES_SQL,
     PUBLICATIONS_SQL,
     RECENT_RUNS_SQL,
     SCOPES_SQL,
-    latest_per_machine,
+    Heartbeat,
+    holders,
+    newest_heartbeats,
     pending_batch_from_row,
     pending_review,
     run_failure,
@@ -224,39 +224,35 @@ def _machines(rows: Rows, now: datetime, machine: str, pid_alive: Callable[[int]
     """Every machine's daemon sharing this store (the newest heartbeat of each), this one first.
     Only this machine's pids can be asked about; another machine's daemon is judged by its
     heartbeat alone (``pipeline.status.liveness.health``)."""
-    newest = latest_per_machine(rows.all(HEARTBEATS_SQL))
-    views = [_heartbeat_view(hb, now, machine, pid_alive) for hb in newest]
+    views = [_heartbeat_view(hb, now, machine, pid_alive) for hb in newest_heartbeats(rows)]
     return sorted(views, key=lambda v: not v.this_machine)
 
 
 def _heartbeat_view(
-    hb: dict[str, Any], now: datetime, machine: str, pid_alive: Callable[[int], bool]
+    hb: Heartbeat, now: datetime, machine: str, pid_alive: Callable[[int], bool]
 ) -> DaemonView:
-    beat_at = parse_time(hb["beat_at"])
-    started_at = parse_time(hb["started_at"])
-    stopped_at = parse_time(hb["stopped_at"])
-    status = json_value(hb["status"]) or {}
+    beat_at, started_at, stopped_at, status = hb.beat_at, hb.started_at, hb.stopped_at, hb.status
     age_s = (now - beat_at).total_seconds() if beat_at else None
-    local = (hb.get("machine") or machine) == machine
+    local = (hb.machine or machine) == machine
     state, overrun = health(
         status,
         stopped=stopped_at is not None,
-        pid_alive=pid_alive(int(hb["pid"])) if local and stopped_at is None else None,
+        pid_alive=pid_alive(hb.pid) if local and stopped_at is None else None,
         age_s=age_s,
         now=now,
     )
     running = state in (Health.RUNNING, Health.STUCK)
     return DaemonView(
-        machine=hb.get("machine"),
+        machine=hb.machine,
         this_machine=local,
-        pid=hb["pid"],
-        host=hb["host"],
-        version=hb["version"],
+        pid=hb.pid,
+        host=hb.host,
+        version=hb.version,
         started_at=iso(started_at),
         heartbeat_at=iso(beat_at),
         heartbeat_age_s=round(age_s, 1) if age_s is not None else None,
-        step=status.get("step") if isinstance(status, dict) else None,
-        last_cycle=status.get("last_cycle") if isinstance(status, dict) else None,
+        step=status.get("step"),
+        last_cycle=status.get("last_cycle"),
         running=running,
         state=state,
         stopped_at=iso(stopped_at),
@@ -567,21 +563,18 @@ def _publish_run(run: dict[str, Any] | None) -> PublishRun | RunView | None:
 
 
 def _leases(rows: Rows, now: datetime) -> list[LeaseView]:
-    out = []
-    for r in rows.all(LEASES_SQL):
-        expires = parse_time(r["expires_at"])
-        out.append(
-            LeaseView(
-                name=r["name"],
-                machine=r.get("machine"),
-                host=r["host"],
-                pid=r["pid"],
-                since=iso(r["acquired_at"]),
-                expires_at=iso(expires),
-                expired=bool(expires and expires <= now),
-            )
+    return [
+        LeaseView(
+            name=h.name,
+            machine=h.machine,
+            host=h.host,
+            pid=h.pid,
+            since=iso(h.acquired_at),
+            expires_at=iso(h.expires_at),
+            expired=h.expires_at <= now,
         )
-    return out
+        for h in holders(rows)
+    ]
 
 
 def read_status(

@@ -18,21 +18,50 @@ from pipeline.vocabulary import (
 )
 
 HEARTBEATS_SQL = "SELECT * FROM heartbeats ORDER BY beat_at DESC LIMIT 500"
-"""Every daemon's heartbeat, newest first (the table keeps a few weeks of stopped ones): `memd
-status` shows the newest of each machine. Every column: a store made before machines were named
-still reads (without them)."""
+"""Every daemon's heartbeat, newest first (the table keeps a few weeks of stopped ones). Every column:
+a store made before machines were named still reads (without them)."""
 
 
-def latest_per_machine(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``HEARTBEATS_SQL``'s rows, the newest of each machine kept (a row without a machine, from
-    before machines were named, counts by its host)."""
+class Heartbeat(NamedTuple):
+    """A daemon's last beat (``pipeline.store.heartbeats`` writes it)."""
+
+    instance: str
+    host: str
+    pid: int
+    version: str
+    started_at: datetime | None
+    beat_at: datetime | None
+    status: dict[str, Any]
+    """Its small JSON status (``pipeline.status.liveness.beat_status``); empty when unreadable."""
+    stopped_at: datetime | None
+    machine: str | None = None
+
+
+def _heartbeat(r: dict[str, Any]) -> Heartbeat:
+    status = json_value(r["status"])
+    return Heartbeat(
+        instance=str(r.get("instance") or ""),
+        host=r["host"],
+        pid=int(r["pid"]),
+        version=r["version"],
+        started_at=parse_time(r["started_at"]),
+        beat_at=parse_time(r["beat_at"]),
+        status=status if isinstance(status, dict) else {},
+        stopped_at=parse_time(r["stopped_at"]),
+        machine=r.get("machine"),
+    )
+
+
+def newest_heartbeats(rows: Rows) -> list[Heartbeat]:
+    """The newest heartbeat of each machine, newest first (a row without a machine, from before
+    machines were named, counts by its host)."""
     seen: set[str] = set()
     out = []
-    for row in rows:
+    for row in rows.all(HEARTBEATS_SQL):
         key = row.get("machine") or f"host:{row.get('host')}"
         if key not in seen:
             seen.add(key)
-            out.append(row)
+            out.append(_heartbeat(row))
     return out
 
 
@@ -85,8 +114,46 @@ def pending_review(rows: Rows) -> int:
 PUBLICATIONS_SQL = f"SELECT * FROM publications WHERE {MINE} ORDER BY target, scope"
 
 
-LEASES_SQL = "SELECT * FROM leases ORDER BY name"
-"""Every column: a store made before leases named their machine still reads."""
+class Holder(NamedTuple):
+    """Who holds a lease (the instance, a scope being consolidated) and until when."""
+
+    name: str
+    owner: str
+    host: str
+    pid: int
+    acquired_at: datetime
+    heartbeat_at: datetime
+    expires_at: datetime
+    machine: str | None = None
+
+    def on_this_machine(self, machine: str) -> bool:
+        """Whether the holder runs on ``machine``: only then can its pid be asked about."""
+        return self.machine == machine
+
+
+def _time(value: Any) -> datetime:
+    moment = parse_time(value)
+    assert moment is not None  # a NOT NULL column
+    return moment
+
+
+def holders(rows: Rows) -> list[Holder]:
+    """Every lease held, by name. Every column: a store made before leases named their machine
+    still reads."""
+    return [
+        Holder(
+            name=r["name"],
+            owner=r["owner"],
+            host=r["host"],
+            pid=int(r["pid"]),
+            acquired_at=_time(r["acquired_at"]),
+            heartbeat_at=_time(r["heartbeat_at"]),
+            expires_at=_time(r["expires_at"]),
+            machine=r.get("machine"),
+        )
+        for r in rows.all("SELECT * FROM leases ORDER BY name")
+    ]
+
 
 OPEN_BATCHES_SQL = (
     "SELECT batch_id, phase, state, submitted_at, custom_ids FROM batches "
