@@ -1,16 +1,21 @@
 """Redaction that generalises: recall and look-alikes kept on a corpus split leave-class-out.
 
-    .venv/bin/python benchmarks/generalise_bench.py [--per-class 12] [--tiny] [--show N]
+    .venv/bin/python benchmarks/generalise_bench.py [--per-class 12] [--tiny] [--show N] [--heldout]
         [--no-detect-secrets] [--secretlint PATH | --no-secretlint] [--rounds 5] [--repeat 3]
 
-The corpus is generated (benchmarks/redaction_gen/, fixed seed): fake secrets and look-alikes by
-class, each embedded in transcript-like text with its exact span. Classes, not cases, are split:
-the development half (redaction_gen/dev.py) holds the classes rules may be written against; the
-evaluation half (redaction_gen/eval.py) holds other syntaxes, secret-ish names, languages, key
-encodings, token families, cloud formats and kinds of look-alike, none of them in the development
-half, and is held out. Both halves cover every family of issue 33, so each family has a figure on
-each half. Every case is scored as plain text and as a JSONL transcript line (the text JSON-escaped
-inside a tool result, as the agents write it).
+The corpus is generated (benchmarks/redaction_gen/, fixed seeds): fake secrets and look-alikes by
+class, each embedded in transcript-like text with its exact span. Classes, not cases, are split, in
+three: the development half (redaction_gen/dev.py); "dev-2" (redaction_gen/eval.py), the first
+evaluation half, whose figures have been read, so it is development material now; and the held-out
+half (redaction_gen/heldout.py), new classes whose shapes none of the others, the redaction tests,
+the other corpora or the rules hold, with its own seed and its own transcript framing. Every split
+covers every family of issue 33, so each family has a figure on each. Every case is scored as plain
+text and as a JSONL transcript line (the text JSON-escaped inside a tool result, as the agents write
+it).
+
+The held-out half is measured only with ``--heldout``: it is run once, when the rules are done, and
+its figures are the ones the targets are judged on. Without the flag (CI's ``--tiny`` included),
+memd never sees it, and the targets are not judged.
 
 In the same run: memd's redactor (the engine the runtime builds, with a fixed key), detect-secrets
 (its default plugins and filters), Codex's four regexes, and secretlint with its recommended preset
@@ -29,10 +34,10 @@ Speed: memd and the four regexes on transcript text (tests/fixtures/transcripts 
 spliced in after every fourth line), in process, on this process's CPU time, interleaved, the best
 of ``--rounds`` counting; characters per second.
 
-Targets (exit status 1 if one is missed), on the held-out evaluation half, for memd: recall >= 0.95
-overall and >= 0.85 in every class, look-alikes kept >= 0.97; and at least twice the four regexes'
-speed on transcript text. Misses are printed (``--show``) for the development half only: the
-evaluation half prints figures, never its cases.
+Targets (exit status 1 if one is missed), on the held-out half, for memd: recall >= 0.95 overall
+and >= 0.85 in every class, look-alikes kept >= 0.97; and at least twice the four regexes' speed on
+transcript text. Misses are printed (``--show``) for the development splits only: the held-out half
+prints figures, never its cases.
 """
 
 from __future__ import annotations
@@ -55,9 +60,10 @@ if __package__ in (None, ""):  # run as a file: make the repository importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.redaction_bench import codex_redact, detect_secrets_redactor
-from benchmarks.redaction_gen import Case, build
+from benchmarks.redaction_gen import Case, Framer, Spec, build
 from benchmarks.redaction_gen import dev as dev_half
 from benchmarks.redaction_gen import eval as eval_half
+from benchmarks.redaction_gen import heldout as heldout_half
 
 TRANSCRIPTS = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "transcripts"
 SECRETLINT = Path.home() / ".cache" / "memd-bench" / "secretlint" / "node_modules" / ".bin" / "secretlint"
@@ -98,9 +104,31 @@ def as_jsonl(case: Case) -> Case:
     return replace(case, text="".join(out), spans=tuple(spans))
 
 
-def corpus(half: str, per_class: int) -> list[tuple[str, Case]]:
-    specs = dev_half.specs() if half == "dev" else eval_half.specs()
-    cases = build(half, specs, per_class)
+@dataclass(frozen=True)
+class Split:
+    half: str  # the name its seeds are drawn under
+    title: str
+    specs: Callable[[], list[Spec]]
+    seed: int | None = None
+    framer: Framer | None = None
+    held_out: bool = False
+
+
+SPLITS = [
+    Split("dev", "development", dev_half.specs),
+    Split("eval", "dev-2 (looked at, now development)", eval_half.specs),
+    Split("heldout", "held out", heldout_half.specs, heldout_half.SEED, heldout_half.frame, held_out=True),
+]
+
+
+def split_cases(split: Split, per_class: int) -> list[Case]:
+    if split.seed is None:
+        return build(split.half, split.specs(), per_class, framer=split.framer)
+    return build(split.half, split.specs(), per_class, seed=split.seed, framer=split.framer)
+
+
+def corpus(split: Split, per_class: int) -> list[tuple[str, Case]]:
+    cases = split_cases(split, per_class)
     return [("text", c) for c in cases] + [("jsonl", as_jsonl(c)) for c in cases]
 
 
@@ -152,7 +180,7 @@ class Scores:
     secrets: Tally
     looks: Tally
     by_class: dict[str, Tally]
-    misses: list[tuple[str, str, str]]  # (class, wrapping, text) of the development half
+    misses: list[tuple[str, str, str]]  # (class, wrapping, text) of a development split
 
 
 def score(cases: list[tuple[str, Case]], outputs: Sequence[str], keep_misses: bool) -> Scores:
@@ -273,7 +301,7 @@ def throughput(redactors: dict[str, Redact], blob: str, rounds: int) -> dict[str
 def report(half: str, results: dict[str, Scores], classes: list[str], kinds: dict[str, str]) -> None:
     names = list(results)
     width = max(len(c) for c in classes) + 2
-    print(f"\n== {half} half ==")
+    print(f"\n== {half} ==")
     print(f"{'class':<{width}}{'':>4}" + "".join(f"{n:>18}" for n in names))
     for cls in classes:
         row = f"{cls:<{width}}{'kept' if kinds[cls] == 'lookalike' else '':>4}"
@@ -300,23 +328,9 @@ def report(half: str, results: dict[str, Scores], classes: list[str], kinds: dic
         print(row)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--per-class", type=int, default=12, help="cases per class in each half")
-    parser.add_argument("--tiny", action="store_true", help="2 cases per class, 1 timing round (CI)")
-    parser.add_argument("--show", type=int, default=0, help="print up to N of memd's misses on the dev half")
-    parser.add_argument("--no-detect-secrets", action="store_true")
-    parser.add_argument("--secretlint", type=Path, default=SECRETLINT, help="the secretlint executable")
-    parser.add_argument("--no-secretlint", action="store_true")
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved timing rounds (the best counts)")
-    parser.add_argument("--repeat", type=int, default=3, help="copies of the fixture transcripts timed")
-    args = parser.parse_args(argv)
-    per_class = 2 if args.tiny else args.per_class
-    rounds, repeat = (1, 1) if args.tiny else (args.rounds, args.repeat)
-
-    memd = memd_redactor()
+def scanners(args: argparse.Namespace, memd: Redact) -> tuple[dict[str, Redact], dict[str, BatchRedact]]:
+    """memd, detect-secrets and Codex's four regexes (one text at a time), and secretlint (a whole
+    split at once) when it is installed."""
     single: dict[str, Redact] = {"memd": memd}
     if not args.no_detect_secrets:
         ds = detect_secrets_redactor()
@@ -337,32 +351,65 @@ def main(argv: list[str] | None = None) -> int:
             )
         else:
             batch["secretlint"] = secretlint_batch(binary)
+    return single, batch
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--per-class", type=int, default=12, help="cases per class in each half")
+    parser.add_argument("--tiny", action="store_true", help="2 cases per class, 1 timing round (CI)")
+    parser.add_argument(
+        "--show", type=int, default=0, help="print up to N of memd's misses on each development split"
+    )
+    parser.add_argument(
+        "--heldout",
+        action="store_true",
+        help="also measure the held-out half (once, when the rules are done; judges the targets)",
+    )
+    parser.add_argument("--no-detect-secrets", action="store_true")
+    parser.add_argument("--secretlint", type=Path, default=SECRETLINT, help="the secretlint executable")
+    parser.add_argument("--no-secretlint", action="store_true")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved timing rounds (the best counts)")
+    parser.add_argument("--repeat", type=int, default=3, help="copies of the fixture transcripts timed")
+    args = parser.parse_args(argv)
+    per_class = 2 if args.tiny else args.per_class
+    rounds, repeat = (1, 1) if args.tiny else (args.rounds, args.repeat)
+
+    memd = memd_redactor()
+    single, batch = scanners(args, memd)
 
     verdicts: list[tuple[str, bool]] = []
     all_cases: list[Case] = []
-    for half in ("dev", "eval"):
-        cases = corpus(half, per_class)
+    for split in SPLITS:
+        if split.held_out and not args.heldout:
+            print(
+                f"\n{split.title}: not measured (run with --heldout once the rules are done); "
+                "the targets are judged on it only"
+            )
+            continue
+        cases = corpus(split, per_class)
         all_cases += [c for w, c in cases if w == "text"]
         texts = [c.text for _, c in cases]
         results: dict[str, Scores] = {}
         for name, redact in single.items():
-            results[name] = score(cases, [redact(t) for t in texts], name == "memd" and half == "dev")
+            results[name] = score(cases, [redact(t) for t in texts], name == "memd" and not split.held_out)
         for name, many in batch.items():
             try:
                 results[name] = score(cases, many(texts), False)
             except (RuntimeError, subprocess.TimeoutExpired, ValueError) as e:
-                print(f"secretlint failed on the {half} half: {e}")
+                print(f"secretlint failed on {split.title}: {e}")
         classes = sorted({c.cls for _, c in cases}, key=lambda c: (c.startswith("lookalike"), c))
         kinds = {c.cls: c.kind for _, c in cases}
         n_secret = sum(1 for w, c in cases if c.kind == "secret" and w == "text")
         n_look = sum(1 for w, c in cases if c.kind == "lookalike" and w == "text")
-        title = "development" if half == "dev" else "evaluation (held out)"
         print(
-            f"\n{title}: {len(classes)} classes, {n_secret} secrets and {n_look} look-alikes, "
+            f"\n{split.title}: {len(classes)} classes, {n_secret} secrets and {n_look} look-alikes, "
             f"each as text and as a JSONL line"
         )
-        report(half, results, classes, kinds)
-        if half == "dev":
+        report(split.title, results, classes, kinds)
+        if not split.held_out:
             for cls, wrapping, out in results["memd"].misses[: args.show]:
                 print(f"  MISS/ALTERED [memd] {cls} ({wrapping}): {out[:240]!r}")
         else:
@@ -371,13 +418,19 @@ def main(argv: list[str] | None = None) -> int:
             worst = min(secret_classes, key=lambda c: m.by_class[c].rate)
             below = [c for c in secret_classes if m.by_class[c].rate < TARGET_CLASS_RECALL]
             verdicts += [
-                (f"eval recall >= {TARGET_RECALL} ({m.secrets.rate:.3f})", m.secrets.rate >= TARGET_RECALL),
                 (
-                    f"eval recall >= {TARGET_CLASS_RECALL} in every class (worst {worst} "
+                    f"held-out recall >= {TARGET_RECALL} ({m.secrets.rate:.3f})",
+                    m.secrets.rate >= TARGET_RECALL,
+                ),
+                (
+                    f"held-out recall >= {TARGET_CLASS_RECALL} in every class (worst {worst} "
                     f"{m.by_class[worst].rate:.2f}; {len(below)}/{len(secret_classes)} classes below)",
                     not below,
                 ),
-                (f"eval look-alikes kept >= {TARGET_KEPT} ({m.looks.rate:.3f})", m.looks.rate >= TARGET_KEPT),
+                (
+                    f"held-out look-alikes kept >= {TARGET_KEPT} ({m.looks.rate:.3f})",
+                    m.looks.rate >= TARGET_KEPT,
+                ),
             ]
 
     blob = transcript_text(all_cases, repeat)
@@ -398,6 +451,8 @@ def main(argv: list[str] | None = None) -> int:
     print()
     for label, ok in verdicts:
         print(f"{'MET   ' if ok else 'MISSED'}  {label}")
+    if not args.heldout:
+        print("NOT JUDGED  recall, per-class recall, look-alikes kept: the held-out half was not measured")
     return 0 if all(ok for _, ok in verdicts) else 1
 
 

@@ -1,8 +1,10 @@
 """The generated redaction corpus (benchmarks/redaction_gen) and generalise_bench's counting.
 
-The corpus is split leave-class-out: a class belongs to one half, both halves cover every family,
-cases are the same for the same seed, every span is where the value is, and checksummed formats
-carry valid checksums. The counting treats partial redaction that leaves a tail as a miss.
+The corpus is split leave-class-out: a class belongs to one split (dev, dev-2 = the looked-at first
+evaluation half, and the held-out half), every split covers every family, cases are the same for the
+same seed, every span is where the value is, and checksummed formats carry valid checksums. The
+counting treats partial redaction that leaves a tail as a miss. Nothing here runs a redactor on the
+held-out half: its own invariants only.
 """
 
 from __future__ import annotations
@@ -12,10 +14,21 @@ import json
 import re
 from pathlib import Path
 
-from benchmarks.generalise_bench import as_jsonl, caught, kept
-from benchmarks.redaction_gen import B58, BECH32, Case, base58check, bech32, build, mark
+from benchmarks.generalise_bench import SPLITS, as_jsonl, caught, kept, split_cases
+from benchmarks.redaction_gen import (
+    B58,
+    BECH32,
+    SEED,
+    Case,
+    _bech32_polymod,
+    base58check,
+    bech32,
+    build,
+    mark,
+)
 from benchmarks.redaction_gen import dev as dev_half
 from benchmarks.redaction_gen import eval as eval_half
+from benchmarks.redaction_gen import heldout as held
 
 FAMILIES = {
     "slot",
@@ -121,3 +134,111 @@ def test_a_look_alike_is_kept_only_unchanged() -> None:
 def test_the_development_half_never_imports_the_evaluation_half() -> None:
     source = Path(dev_half.__file__ or "").read_text(encoding="utf-8")
     assert not re.search(r"^\s*(from|import)\b.*\beval\b", source, re.MULTILINE)
+
+
+# -- the held-out half: its generator's invariants only (never a redactor's figures) --
+
+
+def _held(per_class: int, seed: int = held.SEED) -> list[Case]:
+    return build(held.HALF, held.specs(), per_class, seed=seed, framer=held.frame)
+
+
+def test_the_held_out_half_shares_no_class_name_language_or_spelling_with_the_development_splits() -> None:
+    ho = held.specs()
+    earlier = {(s.family, s.name) for s in dev_half.specs() + eval_half.specs()}
+    assert not {(s.family, s.name) for s in ho} & earlier
+    assert {s.family for s in ho} == FAMILIES
+    assert not set(held.PROSE) & (set(dev_half.PROSE) | set(eval_half.PROSE))
+    assert not {tuple(n) for n in held.NAMES} & {tuple(n) for n in dev_half.NAMES + eval_half.NAMES}
+    assert len([lang for lang in held.PROSE if not lang.startswith("en")]) >= 25
+    assert sum(s.kind == "secret" for s in ho) >= 40
+    assert sum(s.kind == "lookalike" for s in ho) >= 10
+    assert held.SEED != SEED
+
+
+def test_no_phrase_of_the_held_out_prose_is_in_a_development_split() -> None:
+    """Each held-out template's words (the value taken out) appear in neither development file."""
+    earlier = "\n".join(Path(m.__file__ or "").read_text(encoding="utf-8") for m in (dev_half, eval_half))
+    for templates in held.PROSE.values():
+        for template in templates:
+            for words in re.split(r"\{\w+\}", template):
+                words = words.strip(" :：—-")
+                if len(words) >= 6:
+                    assert words not in earlier, words
+
+
+def test_the_held_out_half_is_deterministic_and_every_span_is_the_marked_value() -> None:
+    first, again = _held(3), _held(3)
+    assert first == again
+    assert _held(3, seed=1) != first
+    assert [c.text for c in first] != [c.text for c in build("heldout", held.specs(), 3)]  # its own framing
+    for case in first:
+        assert case.half == "heldout"
+        assert "\x01" not in case.text
+        assert "\x02" not in case.text
+        assert all(0 <= a < b <= len(case.text) for a, b in case.spans)
+        assert all(p.strip() == p and p for p in case.pieces), case.cls  # no piece is a framing prefix
+        assert case.kind in ("secret", "lookalike")
+
+
+def test_a_held_out_case_framed_as_json_parses_and_holds_its_pieces() -> None:
+    framed = 0
+    for case in _held(6):
+        if not case.text.startswith(('{"stdout"', '{"output"', '{"file_path"', '{"type":"function_call"')):
+            continue
+        framed += 1
+        outer = json.loads(case.text)
+        inner = outer.get("stdout") or outer.get("output") or outer.get("content")
+        if inner is None:
+            inner = json.loads(outer["arguments"])["command"]
+        for piece in case.pieces:
+            assert json.loads(f'"{piece}"') in inner
+    assert framed > 50
+
+
+def test_a_held_out_case_escaped_into_a_jsonl_line_keeps_its_spans() -> None:
+    for case in _held(2):
+        line = as_jsonl(case)
+        assert json.loads(line.text)["content"] == case.text
+        assert [json.loads(f'"{p}"') for p in line.pieces] == case.pieces
+
+
+def test_held_out_addresses_carry_valid_checksums() -> None:
+    checked = 0
+    chain = [s for s in held.specs() if s.name == "chain-addresses-and-tx"]
+    for case in build(held.HALF, chain, 40, seed=held.SEED, framer=held.frame):
+        for piece in case.pieces:
+            if piece.startswith(("cosmos1", "ltc1")):
+                hrp, data = piece.rsplit("1", 1)
+                values = [BECH32.index(c) for c in data]
+                expanded = [ord(c) >> 5 for c in hrp] + [0] + [ord(c) & 31 for c in hrp]
+                assert _bech32_polymod(expanded + values) == 1
+                checked += 1
+            elif piece.startswith("T") and len(piece) == 34:
+                n = 0
+                for ch in piece:
+                    n = n * 58 + B58.index(ch)
+                raw = n.to_bytes(25, "big")
+                assert raw[0] == 0x41
+                assert raw[-4:] == hashlib.sha256(hashlib.sha256(raw[:-4]).digest()).digest()[:4]
+                checked += 1
+    assert checked >= 5
+
+
+def test_the_benchmark_builds_three_splits_and_holds_out_only_the_new_half() -> None:
+    assert [s.half for s in SPLITS] == ["dev", "eval", "heldout"]
+    assert [s.held_out for s in SPLITS] == [False, False, True]
+    assert "looked at" in SPLITS[1].title
+    assert split_cases(SPLITS[2], 2) == _held(2)
+    assert split_cases(SPLITS[1], 2) == build("eval", eval_half.specs(), 2)
+
+
+def test_no_split_imports_another() -> None:
+    for module, others in (
+        (dev_half, ("eval", "heldout")),
+        (eval_half, ("dev", "heldout")),
+        (held, ("dev", "eval")),
+    ):
+        source = Path(module.__file__ or "").read_text(encoding="utf-8")
+        for other in others:
+            assert not re.search(rf"^\s*(from|import)\b.*\b{other}\b", source, re.MULTILINE)
