@@ -56,9 +56,9 @@ def _unchanged(ctx: CliContext, *, collect_sessions: bool) -> ScanReport | None:
     from pipeline.machine import host_id, known_id
     from pipeline.scan.index import index_path
     from pipeline.scan.probe import probe
-    from pipeline.scan.view import ScanReport, read_sqlite
-    from pipeline.store.read.keys import MACHINES_SQL, key_of_machine
-    from pipeline.store.read.values import connect_sqlite
+    from pipeline.scan.view import ScanReport, read_view
+    from pipeline.store.read.keys import this_machine_key
+    from pipeline.store.read.rows import SqliteRows, StoreUnavailable
     from pipeline.store_url import sqlite_path
 
     try:
@@ -70,15 +70,13 @@ def _unchanged(ctx: CliContext, *, collect_sessions: bool) -> ScanReport | None:
     db = sqlite_path(paths.state_db)
     if db is not None and db.exists():  # this installation's machine key (pipeline.store.machines)
         try:
-            conn = connect_sqlite(db)
+            rows = SqliteRows(db)
             try:
-                conn.row_factory = sqlite3.Row
-                found_rows = [dict(r) for r in conn.execute(MACHINES_SQL).fetchall()]
+                machine = this_machine_key(rows, machine, host_id(paths.state_dir, create=False))
             finally:
-                conn.close()
-        except sqlite3.Error:
+                rows.close()
+        except (sqlite3.Error, StoreUnavailable):
             return None
-        machine = key_of_machine(found_rows, machine, host_id(paths.state_dir, create=False))
     found = probe(
         paths.state_db, index_path(paths.state_dir), loaded.inputs_key, time.time(), machine=machine
     )
@@ -86,14 +84,14 @@ def _unchanged(ctx: CliContext, *, collect_sessions: bool) -> ScanReport | None:
         return None
     report = ScanReport(sessions=[], files_seen=found.files_seen, duration_s=found.duration_s)
     try:
-        conn = connect_sqlite(db)
+        rows = SqliteRows(db)
         try:
-            read_sqlite(
-                conn, report, notable_limit=TABLE_LIMIT, collect_sessions=collect_sessions, machine=machine
+            read_view(
+                rows, report, notable_limit=TABLE_LIMIT, collect_sessions=collect_sessions, machine=machine
             )
         finally:
-            conn.close()
-    except sqlite3.Error:
+            rows.close()
+    except (sqlite3.Error, StoreUnavailable):
         return None
     return report
 

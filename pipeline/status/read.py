@@ -91,10 +91,10 @@ from pipeline.store.read.runs import (
     spend,
 )
 from pipeline.store.read.sessions import (
-    COUNTS_SQL,
     EXTRACT_FAILURES_SQL,
-    NEXT_IDLE_SQL,
     TRANSCRIPT_FAILURES_SQL,
+    next_idle,
+    state_counts,
 )
 from pipeline.store.read.values import iso, json_value, parse_time
 from pipeline.sync.state import SyncState
@@ -280,29 +280,29 @@ def _last_once(rows: Rows, machine: str, pid_alive: Callable[[int], bool]) -> On
 
 
 def _transcripts(rows: Rows, now: datetime, machine: str) -> Transcripts:
-    by_source: dict[str, dict[str, int]] = {}
+    by_source = state_counts(rows, machine)
     by_state: dict[str, int] = {}
-    mine = {"machine": machine}
-    for r in rows.all(COUNTS_SQL, mine):
-        by_source.setdefault(r["source"], {})[r["state"]] = int(r["n"])
-        by_state[r["state"]] = by_state.get(r["state"], 0) + int(r["n"])
-    nxt = rows.all(NEXT_IDLE_SQL, mine)
-    next_idle = None
-    if nxt:
-        at = parse_time(nxt[0]["eligible_at"])
-        next_idle = NextIdle(
-            source=nxt[0]["source"],
-            session_id=nxt[0]["session_id"],
-            project=nxt[0]["project"],
+    for states in by_source.values():
+        for state, n in states.items():
+            by_state[state] = by_state.get(state, 0) + n
+    nxt = next_idle(rows, machine)
+    soon = None
+    if nxt is not None:
+        at = nxt.eligible_at
+        soon = NextIdle(
+            source=nxt.source,
+            session_id=nxt.session_id,
+            project=nxt.project,
             at=iso(at),
             in_s=round((at - now).total_seconds(), 1) if at else None,
         )
+    mine = {"machine": machine}
     failed = rows.all(TRANSCRIPT_FAILURES_SQL, {"limit": LIST_LIMIT, **mine})
     return Transcripts(
         total=sum(by_state.values()),
         by_state=dict(sorted(by_state.items())),
         by_source={k: dict(sorted(v.items())) for k, v in sorted(by_source.items())},
-        next_idle=next_idle,
+        next_idle=soon,
         failures=[
             TranscriptFailure(f["source"], f["session_id"], f["path"], f["state"], f["reason"])
             for f in failed

@@ -99,6 +99,11 @@ def key_of_machine(rows: list[dict[str, Any]], machine_id: str, host: str | None
     return machine_id
 
 
+def this_machine_key(rows: Rows, machine_id: str, host: str | None) -> str:
+    """This installation's machine key as the store records it (``pipeline.store.machines``)."""
+    return key_of_machine(rows.all(MACHINES_SQL), machine_id, host)
+
+
 MACHINES_SQL = (
     "SELECT key, machine_id, host_id, hostname, person, seen_at FROM machines ORDER BY first_seen_at, key"
 )

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from pipeline.store.read.rows import Rows
 from pipeline.store.read.values import in_list, json_value, parse_time
 from pipeline.vocabulary import (
     TRANSCRIPT_FAILED,
-    TRANSCRIPT_NOTABLE,
     TranscriptState,
 )
 
@@ -16,7 +17,9 @@ MINE = "machine = :machine"
 """This machine's transcripts (``pipeline.machine``): each machine scans, extracts and lists its own.
 Every statement below that reads ``transcripts`` takes ``:machine``."""
 
-GENERATION_SQL = f"SELECT count(*), max(id), max(updated_at) FROM transcripts WHERE {MINE}"
+GENERATION_SQL = (
+    f"SELECT count(*) AS n, max(id) AS last_id, max(updated_at) AS latest FROM transcripts WHERE {MINE}"
+)
 """The same statement on every backend and from every reader (SQLAlchemy or sqlite3): one range of
 ix_transcripts_machine_updated."""
 
@@ -34,6 +37,13 @@ def generation_of(row: tuple[Any, ...] | Any) -> Generation:
     count, max_id, latest = row[0], row[1], row[2]
     stamp = latest.isoformat() if isinstance(latest, datetime) else str(latest or "")
     return (int(count), int(max_id or 0), stamp)
+
+
+def generation(rows: Rows, machine: str) -> Generation:
+    """``machine``'s transcripts' generation: changes whenever one of its rows is added, removed or
+    updated (``pipeline.scan.index``)."""
+    (row,) = rows.all(GENERATION_SQL, {"machine": machine})
+    return generation_of((row["n"], row["last_id"], row["latest"]))
 
 
 SESSION_COLUMNS = (
@@ -63,17 +73,6 @@ NEXT_IDLE_SQL = (
 )
 
 ALL_SQL = f"{SESSION_SELECT} WHERE {MINE} {RECENT_FIRST}"
-
-
-# The most recent ``:limit`` of each state, merged: each part is a short read of
-# ix_transcripts_machine_state, where ``state IN (...)`` would sort every matching row.
-NOTABLE_SQL = (
-    " UNION ALL ".join(
-        f"SELECT * FROM ({SESSION_SELECT} WHERE state = '{state}' AND {MINE} {RECENT_FIRST} LIMIT :limit)"
-        for state in TRANSCRIPT_NOTABLE
-    )
-    + f" {RECENT_FIRST} LIMIT :limit"
-)
 
 
 class SessionRecord(NamedTuple):
@@ -126,12 +125,57 @@ def record_from_row(r: Any) -> SessionRecord:
     )
 
 
-def counts_from_rows(rows: list[tuple[str, str, int]]) -> dict[str, dict[str, int]]:
-    """``COUNTS_SQL``'s rows as sessions by source, then by state."""
+def state_counts(rows: Rows, machine: str) -> dict[str, dict[str, int]]:
+    """``machine``'s sessions by source, then by state."""
     out: dict[str, dict[str, int]] = {}
-    for source, state, n in sorted(rows):
-        out.setdefault(source, {})[state] = int(n)
+    for r in sorted(rows.all(COUNTS_SQL, {"machine": machine}), key=lambda r: (r["source"], r["state"])):
+        out.setdefault(r["source"], {})[r["state"]] = int(r["n"])
     return out
+
+
+def next_idle(rows: Rows, machine: str) -> SessionRecord | None:
+    """``machine``'s active session whose idle time comes first."""
+    found = rows.all(NEXT_IDLE_SQL, {"machine": machine})
+    return record_from_row(found[0]) if found else None
+
+
+def _recent_first(r: SessionRecord) -> tuple[bool, float, int]:
+    return (r.last_activity is None, -r.last_activity.timestamp() if r.last_activity else 0.0, -r.id)
+
+
+PATHS_BATCH = 500
+"""Paths asked for in one statement (SQLite's bound parameters are limited)."""
+
+
+def sessions(
+    rows: Rows,
+    machine: str,
+    *,
+    states: Iterable[str] | None = None,
+    paths: Iterable[str] | None = None,
+    limit: int | None = None,
+) -> list[SessionRecord]:
+    """``machine``'s sessions, most recently active first: all of them, or (up to ``limit``) those in
+    ``states`` or at ``paths``. Each state is a short read of ix_transcripts_machine_state (``state IN
+    (...)`` would sort every matching row)."""
+    mine: dict[str, Any] = {"machine": machine}
+    if states is None and paths is None:
+        return [record_from_row(r) for r in rows.all(ALL_SQL, mine)]
+    found: dict[int, SessionRecord] = {}
+    cap = " LIMIT :limit" if limit else ""
+    for state in sorted(set(states or ())):
+        sql = f"{SESSION_SELECT} WHERE state = :state AND {MINE} {RECENT_FIRST}{cap}"
+        for r in rows.all(sql, {**mine, "state": state, "limit": limit}):
+            found.setdefault(int(r["id"]), record_from_row(r))
+    wanted = list(paths or ())[: limit or None]
+    for i in range(0, len(wanted), PATHS_BATCH):
+        batch = wanted[i : i + PATHS_BATCH]
+        listed = ", ".join(f":p{j}" for j in range(len(batch)))
+        params = {**mine, **{f"p{j}": p for j, p in enumerate(batch)}}
+        for r in rows.all(f"{SESSION_SELECT} WHERE path IN ({listed}) AND {MINE}", params):
+            found.setdefault(int(r["id"]), record_from_row(r))
+    records = sorted(found.values(), key=_recent_first)
+    return records[:limit] if limit else records
 
 
 TRANSCRIPT_FAILURES_SQL = (

@@ -202,7 +202,10 @@ def status_settings(state_db: str, tmp_path: Path, **sections: dict[str, Any]) -
 async def read_sections(store: Store, clock: FakeClock, tmp_path: Path, **kw: Any) -> Any:
     """The report's sections, read as `memd status` reads them."""
     settings = status_settings(
-        store.url, tmp_path, llm={"daily_token_budget": 3500, "daily_budget_usd": kw.get("daily_budget_usd")}
+        store.url,
+        tmp_path,
+        llm={"daily_token_budget": 3500, "daily_budget_usd": kw.get("daily_budget_usd")},
+        sync={"remote": kw.get("sync_remote")},
     )
     schema = await current_schema(store)
 
@@ -808,3 +811,31 @@ async def test_today_s_and_this_month_s_spend_stand_beside_the_dollar_budget(
     clock.advance(timedelta(days=2))  # 3 November: October's calls are no part of the month
     later = (await read_report(store, clock, tmp_path, daily_budget_usd=0.05))["budget"]
     assert (later["cost_today_usd"], later["cost_month_usd"], later["exhausted"]) == (0.0, 0.06, False)
+
+
+async def test_the_sync_section_is_the_sync_s_own_record(
+    store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    """Every field the sync records is shown as it recorded it (``SyncState``, no copy missing any),
+    with the configured remote (no credential) and branch; another remote's record is not this one's."""
+    from dataclasses import asdict
+
+    from pipeline.sync.state import SyncState, save
+
+    remote = "https://example.com/memory.git"
+    state = SyncState(
+        remote=remote,
+        branch="main",
+        outcome="synced",
+        at=clock.now().isoformat(),
+        remote_head="a" * 40,
+        local_head="b" * 40,
+        ahead=1,
+        behind=0,
+    )
+    await save(store, state, now=clock.now())
+    report = await read_report(store, clock, tmp_path, sync_remote="https://u:tok@example.com/memory.git")
+    assert report["sync"] == asdict(state)
+    other = await read_report(store, clock, tmp_path, sync_remote="https://example.com/other.git")
+    assert other["sync"] == asdict(SyncState(remote="https://example.com/other.git", branch="main"))
+    assert "sync" not in {k for k, v in (await read_report(store, clock, tmp_path)).items() if v is not None}
