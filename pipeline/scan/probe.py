@@ -27,8 +27,8 @@ from pathlib import Path
 from pipeline.machine import UNNAMED
 from pipeline.scan import index as scan_index
 from pipeline.sources import registry
-from pipeline.store.read.sessions import GENERATION_SQL, Generation, generation_of
-from pipeline.store.read.values import connect_sqlite
+from pipeline.store.read.rows import SqliteRows, StoreUnavailable
+from pipeline.store.read.sessions import Generation, generation
 from pipeline.store_url import sqlite_path
 from pipeline.vocabulary import TranscriptState
 
@@ -82,11 +82,10 @@ def probe(
 
 def _generation(db: Path, machine: str) -> Generation | None:
     try:
-        conn = connect_sqlite(db)
+        rows = SqliteRows(db)
         try:
-            row = conn.execute(GENERATION_SQL, {"machine": machine}).fetchone()
-            return generation_of(row)
+            return generation(rows, machine)
         finally:
-            conn.close()
-    except sqlite3.Error:
+            rows.close()
+    except (sqlite3.Error, StoreUnavailable):
         return None
