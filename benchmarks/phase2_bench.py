@@ -31,9 +31,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pipeline.consolidate import workspace
 from pipeline.consolidate.plan import ScopePlan
+from pipeline.gitrepo.repository import MemoryRepo
+from pipeline.layout import Caps
 from pipeline.memory.inputs import InputRecord
-from pipeline.memory.layout import Caps
-from pipeline.memory.repository import MemoryRepo
 from pipeline.redaction import Redactor
 from pipeline.settings import MemoriesSettings
 

@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/tool_marks_bench.py [--topics N] [--show]
 
 A run mixing the user's words and tool output must mark every topic restating a tool-only memory
-``evidence: tool`` (``pipeline.memory.tool_marks``); memd checks it after phase 2. Measured for memd's
+``evidence: tool`` (``pipeline.checks.tool_marks``); memd checks it after phase 2. Measured for memd's
 rule (3-gram share >= 0.5, or >= 2 of the memory's distinctive tokens that nothing the user or the
 agent said gives) beside the 3-gram share alone (the rule before), on the same texts in the same run:
 
@@ -33,8 +33,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from pipeline.checks.tool_marks import RESTATED, restated, restates, tokens
 from pipeline.memory import frontmatter
-from pipeline.memory.tool_marks import RESTATED, restated, restates, tokens
 
 CORPUS = Path(__file__).resolve().parent / "data" / "search_eval" / "memory"
 TARGETS = {"paraphrases_caught": 0.7, "look_alikes_marked": 0, "corpus_excess": 0.002}

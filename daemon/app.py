@@ -42,8 +42,8 @@ from pipeline.settings import Settings
 from pipeline.store import Store, workload
 
 if TYPE_CHECKING:
+    from pipeline.gitrepo.repository import MemoryRepo
     from pipeline.llm.protocol import ModelClient
-    from pipeline.memory.repository import MemoryRepo
 
 log = structlog.get_logger(__name__)
 

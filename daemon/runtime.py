@@ -34,9 +34,9 @@ from pipeline.settings import Settings
 
 if TYPE_CHECKING:
     from daemon.service import StoreOpener
+    from pipeline.gitrepo.message_gate import SecretFinder
+    from pipeline.gitrepo.repository import MemoryRepo
     from pipeline.llm.protocol import ModelClient
-    from pipeline.memory.repository import MemoryRepo
-    from pipeline.memory.validate import SecretFinder
     from pipeline.redaction import Redactor
     from pipeline.store import Store
 
@@ -73,7 +73,7 @@ async def open_store_here(settings: Settings, *, dry_run: bool = False, url: str
                 now=SystemClock().now(),
             )
             if store.shared and settings.team.person:  # a person is their keys (pipeline.team.people)
-                from pipeline.memory.signing import Signer
+                from pipeline.gitrepo.signing import Signer
                 from pipeline.team.people import bind
 
                 await bind(store, Signer(state_dir), settings.team.person, now=SystemClock().now())
@@ -134,8 +134,8 @@ def memory_repo(settings: Settings, *, secret_gate: Callable[[], SecretFinder] |
     (nothing checks them: signatures matter only where memory travels; a first sync with a remote
     vouches for the history it pushes). With a remote, a missing ``ssh-keygen`` fails the commit
     with that reason."""
-    from pipeline.memory.repository import MemoryRepo
-    from pipeline.memory.signing import Signer, can_sign
+    from pipeline.gitrepo.repository import MemoryRepo
+    from pipeline.gitrepo.signing import Signer, can_sign
 
     signer = Signer(Path(settings.paths.state_dir)) if settings.sync.remote or can_sign() else None
     return MemoryRepo(Path(settings.paths.memory_dir), signer, secret_gate=secret_gate)

@@ -40,8 +40,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from daemon.runtime import Runtime
+    from pipeline.gitrepo.repository import MemoryRepo
     from pipeline.memory.forget_history import Rewritten
-    from pipeline.memory.repository import MemoryRepo
     from pipeline.memory.steer import Steered
     from pipeline.memory.why import TopicStory
     from pipeline.projects.scopes import TopicId
@@ -71,7 +71,7 @@ class SteerDone:
         """The published copies that may still hold the memory as it was before the change: those
         of its scope whose publish failed (any failed one, for ``global``, which every project's
         copy may carry)."""
-        from pipeline.memory.layout import GLOBAL_SCOPE
+        from pipeline.layout import GLOBAL_SCOPE
 
         if self.published is None:
             return []
@@ -139,7 +139,7 @@ class SteerDone:
 def author(settings: Settings) -> str:
     """Who a person's change is by, as git writes it: ``[team] person`` (else the login name) and
     this machine's name in the allowed signers."""
-    from pipeline.memory.signing import principal
+    from pipeline.gitrepo.signing import principal
 
     try:
         login = getpass.getuser()
@@ -212,13 +212,14 @@ async def _holding(rt: Runtime, scope: str) -> AsyncIterator[None]:
 
 
 def _scratch(rt: Runtime) -> Path:
-    from pipeline.memory.repository import scratch_parent
+    from pipeline.gitrepo.repository import scratch_parent
 
     return scratch_parent(rt.settings().paths.state_dir, "steer")
 
 
 async def forget_memory(rt: Runtime, memory_id: str) -> SteerDone:
     """Forget one memory for good: recorded, removed from the head, pushed, published."""
+    from pipeline.memory.likeness import ForgottenTopic
     from pipeline.memory.steer import Steered, forget_topic, head_holds, read_topic
     from pipeline.store import forgotten_topics
 
@@ -231,7 +232,7 @@ async def forget_memory(rt: Runtime, memory_id: str) -> SteerDone:
         record = Steered(found.scope, found.file, "forget", None, text, None).forgotten(now.isoformat())
         # Recorded before the commit (a process killed after it lands still keeps it forgotten), and
         # taken back when the commit does not land: a forget finishes or changes nothing.
-        replaced = await forgotten_topics.record(rt.store, record, now=now)
+        replaced = await forgotten_topics.record(rt.store, record, ForgottenTopic.from_json, now=now)
         try:
             steered = await forget_topic(
                 repo,

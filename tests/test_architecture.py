@@ -44,9 +44,9 @@ HOMES = {
     "markdown_it": ("daemon/ui/",),
     # `memd mcp`: the MCP SDK only under daemon/mcp/ (its import is most of the server's start)
     "mcp": ("daemon/mcp/",),
-    # git runs only under pipeline/memory (hardened, see pipeline/memory/git_env.py); the service
+    # git runs only under pipeline/gitrepo (hardened, see pipeline/gitrepo/git_env.py); the service
     # manager (systemctl, launchctl) only from `memd service`.
-    "subprocess": ("pipeline/memory/", "daemon/cli/service.py"),
+    "subprocess": ("pipeline/gitrepo/", "daemon/cli/service.py"),
 }
 
 
@@ -70,9 +70,11 @@ def test_only_the_llm_package_reaches_the_sdk_object(path: Path) -> None:
 
 
 @pytest.mark.parametrize("path", MODULES, ids=_rel)
-def test_only_the_memory_package_runs_git(path: Path) -> None:
-    """Everyone else asks ``MemoryRepo`` for an intent (stage, what changed, commit, land...)."""
-    if _rel(path).startswith("pipeline/memory/"):
+def test_only_the_memory_packages_run_git(path: Path) -> None:
+    """Everyone else asks ``MemoryRepo`` for an intent (stage, what changed, commit, land...). The
+    memory as files (``pipeline/memory``: its history, who holds a session, a person's steering)
+    still asks ``MemoryRepo.git`` directly."""
+    if _rel(path).startswith(("pipeline/gitrepo/", "pipeline/memory/")):
         return
     tree = ast.parse(path.read_text(), filename=str(path))
     calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]

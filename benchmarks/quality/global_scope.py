@@ -14,7 +14,7 @@ models are replayed, each in a cycle of its own: one that, on the repair turn, d
 the findings name and moves the unknown keys' values into the body; one that ignores the findings
 (``--tiny``: the first only).
 
-memd: the pipeline as it is (``pipeline/memory/scope_rules.py`` and the unknown-key finding after
+memd: the pipeline as it is (``pipeline/checks/scope_rules.py`` and the unknown-key finding after
 phase 2, one repair turn). Baseline: the same replay with both checks off, as memd was before them
 (no scope rule; provenance stamping re-rendered each topic and lost the keys it did not know before
 any check ran). Counted from the ``global/`` folder each run left in the memory repository (with
@@ -40,10 +40,10 @@ from unittest import mock
 
 from benchmarks.quality import Figure
 from daemon.runtime import memory_repo
+from pipeline.checks.scope_rules import GLOBAL_TYPES, scope_findings
+from pipeline.layout import GLOBAL_SCOPE, is_topic_path
 from pipeline.memory import frontmatter
-from pipeline.memory.layout import GLOBAL_SCOPE, is_topic_path
-from pipeline.memory.scope_rules import GLOBAL_TYPES, scope_findings
-from pipeline.memory.validate import list_scope
+from pipeline.memory.listing import list_scope
 from tests.daemon.cycle_support import Answers, agent_folder, home_env, running, settings_of
 from tests.fakes.anthropic_api import FakeAnthropicAPI, FakeResponse
 from tests.pipeline.consolidate.support import done, last_user_text, mem, tool_results, turn

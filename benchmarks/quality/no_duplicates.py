@@ -22,11 +22,11 @@ from typing import Any
 
 from benchmarks.quality import Figure
 from daemon.runtime import memory_repo
+from pipeline.checks import duplicates
 from pipeline.clock import FakeClock
 from pipeline.consolidate.run import run_phase2
 from pipeline.llm.client import build_client
-from pipeline.memory import duplicates
-from pipeline.memory.validate import list_scope
+from pipeline.memory.listing import list_scope
 from pipeline.redaction import Redactor
 from pipeline.store import consolidation as db
 from pipeline.store import open_store

@@ -17,8 +17,8 @@ from benchmarks.codex_phase1 import codex_json
 from benchmarks.quality import Figure
 from pipeline.extract.compact import estimate_tokens
 from pipeline.extract.item import parse_full
+from pipeline.layout import GLOBAL_SCOPE
 from pipeline.llm.pricing import Usage, cost_usd
-from pipeline.memory.layout import GLOBAL_SCOPE
 from tests.source_names import SourceName
 
 USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")

@@ -1,5 +1,5 @@
 """`memd mcp install/uninstall AGENT [--project DIR] [--dry-run]`: memd's MCP server in an agent's
-own configuration (each agent whose folder gives an ``McpClient``: ``pipeline.mcp_clients.clients()``).
+own configuration (each agent whose folder gives an ``McpClient``: ``pipeline.publish.mcp_clients.clients()``).
 
 The entry starts this memd by its absolute path (the ``memd`` script beside this Python, else
 ``python -P -m daemon``; for an editable install in memd's own checkout, the ``memd`` a tool install
@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import click
 
 from daemon.cli.context import CliContext, fail, pass_ctx
-from pipeline.mcp_clients import clients
+from pipeline.publish.mcp_clients import clients
 
 AGENTS = tuple(clients())
 _PROJECT_HELP = "Write the project's own file in DIR (e.g. .mcp.json) instead of the user's."
@@ -50,7 +50,7 @@ def where(command: F) -> F:
 def install_command(ctx: CliContext, agent: str, project: Path | None, dry_run: bool) -> None:
     """Put memd's MCP server into AGENT's own configuration."""
     from pipeline.errors import PublishError
-    from pipeline.mcp_clients import client, server_command
+    from pipeline.publish.mcp_clients import client, server_command
     from pipeline.publish.mcp_install import install
 
     program = memd_program()
@@ -93,7 +93,7 @@ def uninstall_command(ctx: CliContext, agent: str, project: Path | None, dry_run
     import os
 
     from pipeline.errors import PublishError
-    from pipeline.mcp_clients import client
+    from pipeline.publish.mcp_clients import client
     from pipeline.publish.mcp_install import uninstall
 
     try:

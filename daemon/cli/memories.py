@@ -25,7 +25,7 @@ from daemon.exits import Exit
 
 if TYPE_CHECKING:
     from daemon.steer import SteerDone
-    from pipeline.memory.repository import MemoryRepo
+    from pipeline.gitrepo.repository import MemoryRepo
     from pipeline.settings import Settings
 
 FROM_MAX_BYTES = 1_000_000

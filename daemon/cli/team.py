@@ -33,7 +33,7 @@ def add_machine_command(ctx: CliContext, line: str) -> None:
 
     from daemon.runtime import Runtime
     from pipeline.errors import MemdError
-    from pipeline.memory.signing import Signer
+    from pipeline.gitrepo.signing import Signer
     from pipeline.team.people import NotAKeyLine, vouch
 
     person = settings.team.person

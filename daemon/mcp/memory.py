@@ -12,7 +12,7 @@ from datetime import date
 from pathlib import Path
 
 from pipeline.clock import Clock
-from pipeline.memory.layout import GLOBAL_SCOPE
+from pipeline.layout import GLOBAL_SCOPE
 from pipeline.search.corpus import Corpus, Topic
 from pipeline.search.rank import Hit, Index, visible, visible_scopes
 

@@ -10,7 +10,7 @@ from pipeline.consolidate.lease import ScopeLease
 from pipeline.consolidate.plan import ScopePlan
 from pipeline.consolidate.request import Prompts
 from pipeline.errors import ConsolidationFailed
-from pipeline.memory.layout import is_input_path
+from pipeline.layout import is_input_path
 from pipeline.store.cites import stale_in_scope
 
 log = structlog.get_logger(__name__)

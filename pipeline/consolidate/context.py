@@ -11,11 +11,11 @@ from datetime import datetime
 from pathlib import Path
 
 from pipeline.clock import Clock
+from pipeline.gitrepo.message_gate import SecretFinder
+from pipeline.gitrepo.repository import MemoryRepo
+from pipeline.layout import Caps
 from pipeline.llm.pricing import Usage
 from pipeline.llm.protocol import ModelClient
-from pipeline.memory.layout import Caps
-from pipeline.memory.repository import MemoryRepo
-from pipeline.memory.validate import SecretFinder
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.vocabulary import RunOutcome
@@ -71,7 +71,7 @@ class RunResult:
     added: int = 0
     removed: int = 0
     duplicates_found: int = 0
-    """Duplicates the checks found after the agent's work (``pipeline.memory.duplicates``)."""
+    """Duplicates the checks found after the agent's work (``pipeline.checks.duplicates``)."""
     duplicates_fixed: int = 0
     """Of those, how many the repair turn took away."""
 

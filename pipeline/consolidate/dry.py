@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 from pipeline.consolidate.run import PROMPT_OVERHEAD_TOKENS, Phase2Report
 from pipeline.extract.run import EXPECTED_OUTPUT_TOKENS
+from pipeline.layout import GLOBAL_SCOPE
 from pipeline.llm.endpoint import endpoint_for, phase_cost, price_for
 from pipeline.llm.pricing import Price, Usage
-from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.projects import scope_for
 from pipeline.settings import Settings
 from pipeline.vocabulary import RunOutcome

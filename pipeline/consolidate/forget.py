@@ -38,10 +38,11 @@ from pipeline.consolidate.context import Phase2Context, RunResult, new_run_id
 from pipeline.consolidate.lease import acquire_scope, lease_name
 from pipeline.consolidate.run import context
 from pipeline.consolidate.scope_run import consolidate_scope
+from pipeline.gitrepo.message_gate import SecretFinder
+from pipeline.gitrepo.repository import MemoryRepo
 from pipeline.llm.protocol import ModelClient
 from pipeline.memory.held import scopes_holding
-from pipeline.memory.repository import MemoryRepo
-from pipeline.memory.validate import SecretFinder
+from pipeline.memory.inputs import feeds_global
 from pipeline.settings import Settings
 from pipeline.store import Store, leases, notes
 from pipeline.store import consolidation as db
@@ -106,7 +107,7 @@ async def forget(
         raise ValueError("give exactly one of a session id or a project")
     report = ForgetReport()
     scope = scope_of_project(project, known=await known_scopes(store, repo)) if project is not None else None
-    wanted = await db.to_forget(store, session_id=session_id, scope=scope)
+    wanted = await db.to_forget(store, feeds_global=feeds_global, session_id=session_id, scope=scope)
     report.unfinished = sorted(
         await db.not_withdrawn(store, session_id=session_id, scope=scope) - set(wanted)
     )
@@ -119,7 +120,9 @@ async def forget(
     if report.refused is not None:
         report.held, report.unfinished = {}, []
         return report
-    report.forgotten = await db.forget(store, now=clock.now(), session_id=session_id, scope=scope)
+    report.forgotten = await db.forget(
+        store, now=clock.now(), feeds_global=feeds_global, session_id=session_id, scope=scope
+    )
     if scope is not None:  # what agents handed memd about the project (`memd mcp`) goes with it
         await notes.forget_scope(store, scope)
     also = frozenset({session_id}) if session_id is not None else frozenset()

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pipeline.clock import Clock
 from pipeline.consolidate.run import SCRATCH_USER
 from pipeline.errors import MemdError
-from pipeline.memory.repository import MemoryRepo, scratch_parent
+from pipeline.gitrepo.repository import MemoryRepo, scratch_parent
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.store import consolidation as db

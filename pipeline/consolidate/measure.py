@@ -19,8 +19,8 @@ from pipeline.consolidate.agent import first_prompts
 from pipeline.consolidate.context import Phase2Context, new_run_id
 from pipeline.consolidate.plan import ScopePlan
 from pipeline.consolidate.scope_run import prepare_workspace
+from pipeline.layout import estimate_tokens
 from pipeline.memory import forget_records, tombstones
-from pipeline.memory.layout import estimate_tokens
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,9 @@ from pipeline.consolidate.measure import Measured, measure_first_request
 from pipeline.consolidate.plan import ScopePlan, plan_scope
 from pipeline.consolidate.scope_run import consolidate_scope
 from pipeline.errors import SUBSCRIPTION_NOTE
+from pipeline.layout import GLOBAL_SCOPE
 from pipeline.llm.agent import MAX_OUTPUT_TOKENS
 from pipeline.llm.pricing import cost_usd
-from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.store import consolidation as db
 from pipeline.vocabulary import RUN_FAILED, RunOutcome
 

@@ -10,12 +10,21 @@ never from a rejected or pending run's sessions.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Literal
 
-from pipeline.memory.inputs import InputRecord
-from pipeline.memory.layout import GLOBAL_SCOPE, is_scope
+from pipeline.layout import GLOBAL_SCOPE, is_scope
+from pipeline.memory.current import stated_values
+from pipeline.memory.inputs import (
+    InputRecord,
+    about_the_user,
+    as_global,
+    feeds_global,
+    strongest_evidence,
+    told,
+)
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.store import consolidation as db
@@ -64,6 +73,45 @@ class ScopePlan:
         return self.action != "none" and self.skip_reason is None
 
 
+def input_of(extract: db.Extract) -> InputRecord:
+    """A stored extract as phase 2 consumes it."""
+    return InputRecord(
+        id=extract.id,
+        session_id=extract.session_id,
+        source=extract.source,
+        project=extract.project,
+        scope=extract.scope,
+        rollout_slug=extract.rollout_slug,
+        rollout_summary=extract.rollout_summary,
+        raw_memory=extract.raw_memory,
+        session_started_at=extract.session_started_at,
+        session_last_activity=extract.session_last_activity,
+        created_at=extract.created_at,
+        evidence=strongest_evidence(extract.memories),
+        values=stated_values(extract.memories),
+        told=told(extract.memories),
+    )
+
+
+async def live_inputs(
+    store: Store, scope: str, *, now: datetime, max_unused_days: float, limit: int
+) -> list[InputRecord]:
+    """The scope's inputs (``pipeline.store.consolidation``), ordered by id: for global, the user
+    memories of every live extract of a project (``about_the_user``)."""
+    extracts = await db.live_extracts(
+        store, scope, now=now, max_unused_days=max_unused_days, limit=limit, feeds_global=feeds_global
+    )
+    if scope != GLOBAL_SCOPE:
+        return [input_of(e) for e in extracts]
+    return [r for e in extracts if (r := about_the_user(input_of(e), e.memories)) is not None]
+
+
+async def inputs_by_id(store: Store, ids: Iterable[int], *, scope: str) -> list[InputRecord]:
+    """The extracts ``ids`` as inputs (for global: named by their session only)."""
+    records = [input_of(e) for e in await db.extracts_by_id(store, ids)]
+    return [as_global(r) for r in records] if scope == GLOBAL_SCOPE else records
+
+
 async def plan_scope(
     store: Store,
     settings: Settings,
@@ -80,7 +128,7 @@ async def plan_scope(
     if not is_scope(scope):
         return ScopePlan(scope, "none", skip_reason=f"not a valid scope name: {scope!r}")
     memories = settings.memories
-    inputs = await db.live_inputs(
+    inputs = await live_inputs(
         store, scope, now=now, max_unused_days=memories.max_unused_days, limit=memories.max_inputs_per_scope
     )
     state = await db.get_scope(store, scope)
@@ -100,7 +148,7 @@ async def plan_scope(
     if live == watermark and not rebuild and not notes and not flags and not stale:
         return ScopePlan(scope, "none", inputs, state=state, consumed=consumed)
     added = [r for r in inputs if r.id not in landed]
-    removed = await db.inputs_by_id(store, landed - live, scope=scope)
+    removed = await inputs_by_id(store, landed - live, scope=scope)
     action: Action = "consolidate"
     if not inputs and await _forget_emptied(store, scope, removed):
         action = "clear"

@@ -7,13 +7,13 @@ from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING
 
+from pipeline.checks.guard import prompt_text
 from pipeline.consolidate.notes import flags_text, notes_text
 from pipeline.consolidate.plan import ScopePlan
+from pipeline.gitrepo.repository import RUN_TRAILER
+from pipeline.layout import GLOBAL_SCOPE, Caps
 from pipeline.llm.pricing import cost_usd
-from pipeline.memory.guard import prompt_text
 from pipeline.memory.inputs import InputRecord
-from pipeline.memory.layout import GLOBAL_SCOPE, Caps
-from pipeline.memory.repository import RUN_TRAILER
 from pipeline.prompts import Prompt, combined_hash, load_prompt
 
 if TYPE_CHECKING:

@@ -17,12 +17,12 @@ from pipeline.clock import Clock
 from pipeline.consolidate.context import Phase2Context, RunResult
 from pipeline.consolidate.plan import ScopePlan, plan_all
 from pipeline.consolidate.scope_run import consolidate_scope
+from pipeline.gitrepo.message_gate import SecretFinder
+from pipeline.gitrepo.repository import MemoryRepo, scratch_parent, sweep_scratch
+from pipeline.layout import estimate_tokens
 from pipeline.llm.pricing import Usage, cost_usd
 from pipeline.llm.protocol import ModelClient
 from pipeline.memory.inputs import render_raw_memories, render_summary
-from pipeline.memory.layout import estimate_tokens
-from pipeline.memory.repository import MemoryRepo, scratch_parent, sweep_scratch
-from pipeline.memory.validate import SecretFinder
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.store.read.rows import on_store

@@ -32,11 +32,11 @@ from pipeline.consolidate.lease import ScopeLease, acquire_scope, lease_name
 from pipeline.consolidate.plan import ScopePlan, plan_scope
 from pipeline.consolidate.request import commit_message
 from pipeline.errors import ConsolidationFailed, LLMError, LLMUnavailable, MemdError
+from pipeline.gitrepo.repository import INBOX_PREFIX, MemoryRepo
+from pipeline.layout import GLOBAL_SCOPE, PLACEHOLDER_SUMMARY, ROLLOUT_DIR, SUMMARY
 from pipeline.memory import forget_records, tombstones
 from pipeline.memory.inputs import rests_on_tools
-from pipeline.memory.layout import GLOBAL_SCOPE, PLACEHOLDER_SUMMARY, ROLLOUT_DIR, SUMMARY
 from pipeline.memory.likeness import ForgottenTopic
-from pipeline.memory.repository import INBOX_PREFIX, MemoryRepo
 from pipeline.notes.remember import GLOBAL_HELD
 from pipeline.store import consolidation as db
 from pipeline.store import forgotten_topics, notes, syncstate
@@ -404,7 +404,7 @@ async def forgotten_memories(ctx: Phase2Context, scope: str, clone: MemoryRepo) 
     memory repository's (``forgotten/``: forgets made on any machine, before or after this one
     paired)."""
     records = await asyncio.to_thread(forget_records.read, clone.path)
-    held = await forgotten_topics.of_scope(ctx.store, scope)
+    held = await forgotten_topics.of_scope(ctx.store, scope, ForgottenTopic.from_json)
     return forget_records.with_records(held, forget_records.of_scope(records, scope))
 
 

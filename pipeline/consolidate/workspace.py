@@ -26,11 +26,22 @@ from datetime import date
 from pathlib import Path
 from typing import Literal
 
+from pipeline.checks import duplicates, guard
+from pipeline.checks.provenance import (
+    ProvenanceReport,
+    TopicSnapshot,
+    apply_provenance,
+    citing_topics,
+    snapshot_topics,
+    withdraw_topics,
+)
+from pipeline.checks.scope_rules import scope_findings
+from pipeline.checks.tool_marks import tool_memories, unmarked_findings
+from pipeline.checks.validate import strip_invisible, validate_scope
 from pipeline.consolidate.plan import ScopePlan
-from pipeline.memory import duplicates, guard
-from pipeline.memory.current import superseded_findings
-from pipeline.memory.inputs import changes_of, materialize, rest_on_tools_only
-from pipeline.memory.layout import (
+from pipeline.gitrepo.message_gate import SecretFinder
+from pipeline.gitrepo.repository import MemoryRepo
+from pipeline.layout import (
     GLOBAL_SCOPE,
     INDEX,
     RAW_MEMORIES,
@@ -39,19 +50,10 @@ from pipeline.memory.layout import (
     Caps,
     is_placeholder,
 )
+from pipeline.memory.current import superseded_findings
+from pipeline.memory.inputs import changes_of, materialize, rest_on_tools_only
 from pipeline.memory.likeness import ForgottenTopic
-from pipeline.memory.provenance import (
-    ProvenanceReport,
-    TopicSnapshot,
-    apply_provenance,
-    citing_topics,
-    snapshot_topics,
-    withdraw_topics,
-)
-from pipeline.memory.repository import MemoryRepo
-from pipeline.memory.scope_rules import scope_findings
-from pipeline.memory.tool_marks import tool_memories, unmarked_findings
-from pipeline.memory.validate import SecretFinder, list_scope, strip_invisible, validate_scope
+from pipeline.memory.listing import list_scope
 from pipeline.notes.remember import note_id
 
 DIFF_MAX_BYTES = 80_000
@@ -257,7 +259,7 @@ class Checked:
 
     @property
     def duplicates(self) -> int:
-        """How many of the findings are duplicates (``pipeline.memory.duplicates``)."""
+        """How many of the findings are duplicates (``pipeline.checks.duplicates``)."""
         return duplicates.count(self.findings)
 
 

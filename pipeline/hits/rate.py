@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from pipeline.memory.layout import GLOBAL_SCOPE, NOT_TOPICS
+from pipeline.layout import GLOBAL_SCOPE, NOT_TOPICS
 from pipeline.store.read.keys import KV_SQL
 from pipeline.store.read.rows import Rows
 from pipeline.store.read.sessions import PROJECTS_SINCE_SQL

@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.memory.layout import is_topic_path
+from pipeline.layout import is_topic_path
 
 _NOT_KEY = re.compile(r"[^a-z0-9]+")
 FORMER = re.compile(

@@ -25,12 +25,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.errors import MemoryRepoError
+from pipeline.gitrepo.git import run_git, run_git_bytes
+from pipeline.gitrepo.remote import blobs, synced_ref, tree
+from pipeline.gitrepo.repository import MemoryRepo
+from pipeline.gitrepo.signing import signing_args
 from pipeline.memory import forget_records
-from pipeline.memory.git import run_git, run_git_bytes
 from pipeline.memory.likeness import ForgottenTopic
-from pipeline.memory.remote import blobs, synced_ref, tree
-from pipeline.memory.repository import MemoryRepo
-from pipeline.memory.signing import signing_args
 
 MAX_COMMITS = 20_000
 """A history longer than this is not rewritten here (memd's own are far shorter)."""

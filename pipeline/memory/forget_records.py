@@ -14,7 +14,7 @@ Every boundary enforces them, from the records in the tree it works on:
 - the inputs phase 2 reads: the lines of ``raw_memories.md`` and ``rollout_summaries/`` most of
   whose words run as the forgotten text did go (``scrub_text``), at the forget, at a merge and each
   time memd writes the inputs again;
-- the model's output (``pipeline.memory.guard``, given these records with the store's);
+- the model's output (``pipeline.checks.guard``, given these records with the store's);
 - publishing and ``memd mcp``, which never read a topic a record names (``hides``).
 """
 
@@ -25,8 +25,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from pipeline.memory import frontmatter
-from pipeline.memory.layout import (
+from pipeline.layout import (
     INDEX,
     PLACEHOLDER_SUMMARY,
     RAW_MEMORIES,
@@ -34,8 +33,9 @@ from pipeline.memory.layout import (
     SUMMARY,
     is_topic_path,
 )
+from pipeline.memory import frontmatter
 from pipeline.memory.likeness import LIKENESS_THRESHOLD, ForgottenTopic, shingles
-from pipeline.memory.validate import index_links
+from pipeline.memory.listing import index_links
 from pipeline.safefile import UnsafeFile, read_capped
 
 FORGOTTEN_DIR = "forgotten"

@@ -19,7 +19,7 @@ The agent writes ``name``, ``description``, ``type`` (and may write ``expires``,
 ``cites``) and the body; memd owns ``created``, ``updated`` and ``sources`` and overwrites whatever the model
 put there. ``evidence: tool`` marks a topic resting on tool output only (what a command printed, a
 file or a fetched page said): memd sets it itself when a run's new inputs hold nothing else
-(``pipeline.memory.provenance``), and publishing says so beside the topic.
+(``pipeline.checks.provenance``), and publishing says so beside the topic.
 
 A key memd does not know is kept as it was written (``Frontmatter.extra``) when memd re-renders the
 file, so the checks report it to the model (``problems``) rather than losing it in silence.
@@ -47,8 +47,8 @@ from datetime import date
 from functools import partial
 from typing import TypeVar
 
+from pipeline.layout import TOPIC_TYPES
 from pipeline.memory import cites
-from pipeline.memory.layout import TOPIC_TYPES
 
 T = TypeVar("T")
 

@@ -9,9 +9,9 @@ the work tree: what a person left uncommitted there is not memory.
 
 from __future__ import annotations
 
+from pipeline.gitrepo.repository import MemoryRepo
+from pipeline.layout import GLOBAL_SCOPE, PROJECTS_DIR, RAW_MEMORIES, ROLLOUT_DIR, is_scope
 from pipeline.memory.inputs import raw_sections, summary_session
-from pipeline.memory.layout import GLOBAL_SCOPE, PROJECTS_DIR, RAW_MEMORIES, ROLLOUT_DIR, is_scope
-from pipeline.memory.repository import MemoryRepo
 
 
 def _scope_of(path: str) -> str | None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
+from pipeline.layout import GLOBAL_SCOPE, RAW_MEMORIES, ROLLOUT_DIR
 from pipeline.memory.current import (
     Change,
     StatedValue,
@@ -34,7 +35,6 @@ from pipeline.memory.current import (
     render_changes,
     stated_values,
 )
-from pipeline.memory.layout import GLOBAL_SCOPE, RAW_MEMORIES, ROLLOUT_DIR
 from pipeline.vocabulary import Evidence
 
 SLUG_MAX_CHARS = 48
@@ -266,12 +266,18 @@ def user_memories(memories: Iterable[Mapping[str, object]]) -> list[Mapping[str,
     ]
 
 
+def feeds_global(memories: Iterable[Mapping[str, object]]) -> bool:
+    """Whether an extract is an input of the global scope: it holds a memory about the user, on the
+    user's own word (``about_the_user``; the store counts and picks global's inputs by it)."""
+    return bool(user_memories(memories))
+
+
 _TOLD_FIELDS = ("name", "description", "body", "why", "how_to_apply", "key", "value", "evidence_quote")
 
 
 def told(memories: Iterable[Mapping[str, object]]) -> tuple[str, ...]:
     """The text of the memories whose checked evidence is the user's or the agent's words, one string
-    each: what the run's inputs say that no tool alone said (``pipeline.memory.tool_marks``)."""
+    each: what the run's inputs say that no tool alone said (``pipeline.checks.tool_marks``)."""
     return tuple(
         "\n".join(str(m.get(k) or "") for k in _TOLD_FIELDS)
         for m in memories

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.errors import MemoryRepoError
-from pipeline.memory import frontmatter
-from pipeline.memory.layout import (
+from pipeline.gitrepo.repository import Commit, MemoryRepo
+from pipeline.layout import (
     GLOBAL_SCOPE,
     INDEX,
     PROJECTS_DIR,
@@ -16,8 +16,8 @@ from pipeline.memory.layout import (
     is_scope,
     is_topic_path,
 )
-from pipeline.memory.repository import Commit, MemoryRepo
-from pipeline.memory.validate import list_scope
+from pipeline.memory import frontmatter
+from pipeline.memory.listing import list_scope
 from pipeline.safefile import UnsafeFile, read_capped
 
 READ_MAX_BYTES = 1_000_000

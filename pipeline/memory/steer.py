@@ -36,8 +36,9 @@ from datetime import date
 from pathlib import Path
 
 from pipeline.errors import MemoryRepoError
-from pipeline.memory import forget_records, frontmatter
-from pipeline.memory.layout import (
+from pipeline.gitrepo.message_gate import describe_secret
+from pipeline.gitrepo.repository import MemoryRepo
+from pipeline.layout import (
     GLOBAL_SCOPE,
     PLACEHOLDER_SUMMARY,
     SUMMARY,
@@ -46,10 +47,9 @@ from pipeline.memory.layout import (
     is_placeholder,
     is_topic_path,
 )
+from pipeline.memory import forget_records, frontmatter
 from pipeline.memory.likeness import ForgottenTopic, shingles
-from pipeline.memory.provenance import drop_index_lines
-from pipeline.memory.repository import MemoryRepo
-from pipeline.memory.validate import describe_secret
+from pipeline.memory.listing import drop_index_lines
 from pipeline.safefile import UnsafeFile, read_capped
 
 ACTION_TRAILER = "Memd-Action"

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pipeline.gitrepo.repository import RUN_TRAILER, MemoryRepo
+from pipeline.layout import check_file, check_scope
 from pipeline.memory import frontmatter
-from pipeline.memory.layout import check_file, check_scope
-from pipeline.memory.repository import RUN_TRAILER, MemoryRepo
 from pipeline.memory.steer import ACTION_TRAILER, read_topic
 
 LOG_LIMIT = 100

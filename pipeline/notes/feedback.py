@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Literal
 
 from pipeline.clock import Clock
-from pipeline.memory.validate import SecretFinder
+from pipeline.gitrepo.message_gate import SecretFinder
 from pipeline.notes.caps import FEEDBACK_PER_HOUR, NOTE_MAX_CHARS
 from pipeline.notes.gate import refusal, secret_rules
 from pipeline.projects.scopes import ScopeNotFound, topic_id

@@ -1,9 +1,9 @@
 """The secret gate on what an agent hands memd: a text holding a secret is refused whole, naming the
-rule that matched and never the value (as the commit gate reports, ``pipeline.memory.message_gate``)."""
+rule that matched and never the value (as the commit gate reports, ``pipeline.gitrepo.message_gate``)."""
 
 from __future__ import annotations
 
-from pipeline.memory.validate import SecretFinder
+from pipeline.gitrepo.message_gate import SecretFinder
 
 
 def secret_rules(finder: SecretFinder, *texts: str | None) -> list[str]:

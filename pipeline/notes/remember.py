@@ -24,8 +24,8 @@ from typing import Literal
 
 from pipeline import invisible
 from pipeline.clock import Clock
-from pipeline.memory.layout import GLOBAL_SCOPE
-from pipeline.memory.validate import SecretFinder
+from pipeline.gitrepo.message_gate import SecretFinder
+from pipeline.layout import GLOBAL_SCOPE
 from pipeline.notes.caps import OPEN_NOTES_MAX, REASON_MAX_CHARS, TEXT_MAX_CHARS
 from pipeline.notes.gate import refusal, secret_rules
 from pipeline.projects import ProjectResolver, scope_for

@@ -3,7 +3,7 @@
 A working directory resolves through ``git rev-parse --git-common-dir``, so a linked worktree or a
 subfolder joins its main repository; a directory outside git is its own project; a directory that
 no longer exists keeps the project recorded when it was seen. Git runs through
-``pipeline.memory.git_env.git_stdout``: the hardened configuration (no fsmonitor, no hooks, no user or
+``pipeline.gitrepo.git_env.git_stdout``: the hardened configuration (no fsmonitor, no hooks, no user or
 system config) of every git call memd makes. Moving a scope whose project's key changed is
 ``pipeline.projects.rekey``.
 """
@@ -15,7 +15,7 @@ import os
 import re
 from pathlib import Path
 
-from pipeline.memory.layout import GLOBAL_SCOPE, PROJECTS_DIR
+from pipeline.layout import GLOBAL_SCOPE, PROJECTS_DIR
 
 GIT_TIMEOUT_S = 5.0
 
@@ -23,7 +23,7 @@ GIT_TIMEOUT_S = 5.0
 def _git(cwd: Path, *args: str) -> str | None:
     # Imported here: a scope's key needs no git (`memd status` maps projects to scopes without
     # loading subprocess).
-    from pipeline.memory.git_env import git_stdout
+    from pipeline.gitrepo.git_env import git_stdout
 
     return git_stdout(cwd, *args, timeout_s=GIT_TIMEOUT_S)
 

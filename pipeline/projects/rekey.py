@@ -21,9 +21,9 @@ from pathlib import Path
 import structlog
 
 from pipeline.clock import Clock
+from pipeline.gitrepo.repository import MemoryRepo, scratch_parent
+from pipeline.layout import GLOBAL_SCOPE, RAW_MEMORIES, ROLLOUT_DIR, is_scope
 from pipeline.memory.inputs import join_raw_sections, raw_sections
-from pipeline.memory.layout import GLOBAL_SCOPE, RAW_MEMORIES, ROLLOUT_DIR, is_scope
-from pipeline.memory.repository import MemoryRepo, scratch_parent
 from pipeline.projects import scope_for, scope_for_path
 from pipeline.settings import Settings
 from pipeline.store import Store

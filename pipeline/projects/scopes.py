@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.memory.layout import GLOBAL_SCOPE, PROJECTS_DIR, check_file, is_scope, is_topic_path
+from pipeline.layout import GLOBAL_SCOPE, PROJECTS_DIR, check_file, is_scope, is_topic_path
 
 _HASH_LEN = 8
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from pipeline.memory.layout import SUMMARY
+from pipeline.layout import SUMMARY
 from pipeline.publish import sentinel
 from pipeline.publish.atomic import decode, encode
 from pipeline.publish.memfiles import ScopeMemory

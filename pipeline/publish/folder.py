@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.memory.layout import INDEX, SUMMARY
+from pipeline.layout import INDEX, SUMMARY
 from pipeline.publish import sentinel
 from pipeline.publish.atomic import decode, encode
 from pipeline.publish.memfiles import ScopeMemory

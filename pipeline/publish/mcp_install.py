@@ -1,6 +1,6 @@
 """``memd mcp install/uninstall AGENT``: memd's MCP server in an agent's own configuration file.
 
-The file is the agent's and the user's: memd edits one entry as text (``pipeline.mcp_clients``)
+The file is the agent's and the user's: memd edits one entry as text (``pipeline.publish.mcp_clients``)
 and every other byte stays; a file it cannot parse is refused, never overwritten. It is read with a
 cap and never blocks (a FIFO or a device is refused), checked again right before the write (an
 agent that rewrote it meanwhile, as Claude Code does with ``~/.claude.json``, is not overwritten),
@@ -38,7 +38,8 @@ from pathlib import Path
 
 from pipeline.defaults import home
 from pipeline.errors import PublishError
-from pipeline.mcp_clients import (
+from pipeline.publish.atomic import UnsafeTarget, atomic_write_text, check_target, decode, remove_file
+from pipeline.publish.mcp_clients import (
     ConfigError,
     McpClient,
     client,
@@ -50,7 +51,6 @@ from pipeline.mcp_clients import (
     leftover,
     uninstall_text,
 )
-from pipeline.publish.atomic import UnsafeTarget, atomic_write_text, check_target, decode, remove_file
 from pipeline.publish.render import TOOLS_NOTE
 from pipeline.safefile import UnsafeFile, read_capped
 

@@ -1,6 +1,6 @@
 """Reading a scope of the memory repository from its working tree (read-only, standard library only).
 
-The layout (``pipeline.memory.layout``): ``global/`` and ``projects/<key>/``, each with
+The layout (``pipeline.layout``): ``global/`` and ``projects/<key>/``, each with
 ``MEMORY.md`` (the index), ``memory_summary.md`` (the digest), topic files ``*.md`` with a small
 YAML-style frontmatter (``pipeline.memory.frontmatter``, read leniently), and the phase-1 inputs
 (``rollout_summaries/``, ``raw_memories.md``), which are never published. Symlinks, hidden files
@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from pipeline.layout import GLOBAL_SCOPE, INDEX, NOT_TOPICS, PROJECTS_DIR, SUMMARY
 from pipeline.memory import forget_records, frontmatter
-from pipeline.memory.layout import GLOBAL_SCOPE, INDEX, NOT_TOPICS, PROJECTS_DIR, SUMMARY
 
 TOPIC_MAX_BYTES = 1_000_000
 

@@ -19,7 +19,7 @@ from datetime import date, datetime
 from pathlib import Path
 
 from pipeline.defaults import config_home, home
-from pipeline.memory.layout import INDEX
+from pipeline.layout import INDEX
 from pipeline.publish.atomic import UnsafeTarget, atomic_write_bytes, check_target, remove_file
 from pipeline.publish.mcp_install import McpInstalls
 from pipeline.safefile import read_capped

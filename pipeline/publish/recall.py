@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import IO, Any, TypeVar
 
 from pipeline import roster
-from pipeline.memory.layout import GLOBAL_SCOPE, SUMMARY
+from pipeline.layout import GLOBAL_SCOPE, SUMMARY
 from pipeline.projects import resolve_project, scope_for, scope_for_path
 from pipeline.publish.memfiles import ScopeMemory, read_scope
 from pipeline.publish.render import Budget, render_body

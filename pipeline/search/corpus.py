@@ -3,7 +3,7 @@
 Only what the branch holds is there: a run waiting in the inbox lives on its own ``inbox/<run>``
 branch, and a forgotten session's topics were withdrawn from the tree, so neither is ever read.
 Every entry is checked without following a symlink: a scope is a real directory named as a scope
-(``pipeline.memory.layout.is_scope``), a topic a regular ``*.md`` file that is not the index, the
+(``pipeline.layout.is_scope``), a topic a regular ``*.md`` file that is not the index, the
 digest or an input, read with its size learned first and capped (``pipeline.safefile``). The
 counts are capped too, so a repository someone else filled cannot make a search slow.
 
@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from pipeline.layout import GLOBAL_SCOPE, NOT_TOPICS, PROJECTS_DIR, is_scope
 from pipeline.memory import forget_records, frontmatter
-from pipeline.memory.layout import GLOBAL_SCOPE, NOT_TOPICS, PROJECTS_DIR, is_scope
 from pipeline.memory.likeness import ForgottenTopic
 from pipeline.projects.scopes import topic_id_text
 from pipeline.safefile import UnsafeFile, read_capped

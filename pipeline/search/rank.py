@@ -33,7 +33,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 
-from pipeline.memory.layout import GLOBAL_SCOPE
+from pipeline.layout import GLOBAL_SCOPE
 from pipeline.search.corpus import Topic
 from pipeline.search.supersede import superseded
 from pipeline.search.terms import terms

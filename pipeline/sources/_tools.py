@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pipeline import roster
-from pipeline.memory.layout import INDEX, SUMMARY
+from pipeline.layout import INDEX, SUMMARY
 from pipeline.sources._fetches import (
     PACKAGE_DOCS,
     SHELLS,

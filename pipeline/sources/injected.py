@@ -21,7 +21,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pipeline import roster
-from pipeline.memory.layout import INDEX, SUMMARY
+from pipeline.layout import INDEX, SUMMARY
 
 # `memd recall` fences its output with these; the scanner strips the block from later transcripts.
 RECALL_BEGIN = "<memd-recall>"

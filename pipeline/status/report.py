@@ -176,7 +176,7 @@ class RecentRun:
     at: str | None
     commit: str | None
     duplicates_found: int | None = omitted()
-    """Duplicate topics the run's checks found (``pipeline.memory.duplicates``); None: none."""
+    """Duplicate topics the run's checks found (``pipeline.checks.duplicates``); None: none."""
     duplicates_fixed: int | None = omitted()
     """Of those, how many its repair turn took away."""
 

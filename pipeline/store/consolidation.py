@@ -8,8 +8,10 @@ differ from it. The *landed* set is the extract ids whose text is on the reposit
 last run that landed there); ``memd forget`` rebuilds from those only, so a rejected or pending
 run's sessions never land through it.
 
+The store hands them over as ``Extract`` rows; phase 2 makes them its inputs (``pipeline.consolidate.plan``).
 The global scope's inputs are not extracts of its own: they are the ``user`` memories of every live
-extract of a project (``pipeline.memory.inputs.about_the_user``). On a store several machines share
+extract of a project (``pipeline.memory.inputs.about_the_user``), so the store keeps only the extracts
+the caller's ``feeds_global`` accepts. On a store several machines share
 (team mode) ``global/`` is per person: its inputs are the extracts of this machine's person's machines
 only (``pipeline.store.machines``), and each machine keeps its own record of it (``scope_key``), since
 a person's ``global/`` never travels through the team's ``[sync]`` remote.
@@ -17,28 +19,42 @@ a person's ``global/`` never travels through the team's ``[sync]`` remote.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import and_, func, select, update
 
-from pipeline.memory.current import stated_values
-from pipeline.memory.inputs import (
-    InputRecord,
-    about_the_user,
-    as_global,
-    strongest_evidence,
-    told,
-    user_memories,
-)
-from pipeline.memory.layout import GLOBAL_SCOPE
+from pipeline.layout import GLOBAL_SCOPE
 from pipeline.store.engine import Store
 from pipeline.store.purge import FORGOTTEN_TEXT, purging
 from pipeline.store.read.keys import PERSONAL_SEPARATOR, personal_key
 from pipeline.store.schema import consolidation_runs, scopes, stage1_outputs, transcripts
 from pipeline.vocabulary import RunOutcome, run_failed
+
+FeedsGlobal = Callable[[Sequence[Any]], bool]
+"""Whether an extract's candidate memories make it an input of the global scope (the caller's rule:
+``pipeline.memory.inputs.feeds_global``)."""
+
+
+@dataclass(frozen=True)
+class Extract:
+    """One phase-1 extract, as the store holds it (phase 2 makes it an ``InputRecord``)."""
+
+    id: int
+    session_id: str
+    source: str
+    project: str | None
+    scope: str
+    rollout_slug: str
+    rollout_summary: str
+    raw_memory: str
+    session_started_at: datetime | None
+    session_last_activity: datetime | None
+    created_at: datetime
+    memories: tuple[Any, ...] = ()
+    """Its candidate memories, as stored."""
 
 
 @dataclass(frozen=True)
@@ -88,8 +104,8 @@ def scope_key(store: Store, scope: str) -> str:
     return scope
 
 
-def _input(r: Any) -> InputRecord:
-    return InputRecord(
+def _extract(r: Any) -> Extract:
+    return Extract(
         id=r.id,
         session_id=r.session_id,
         source=r.source,
@@ -101,9 +117,7 @@ def _input(r: Any) -> InputRecord:
         session_started_at=r.session_started_at,
         session_last_activity=r.session_last_activity,
         created_at=r.created_at,
-        evidence=strongest_evidence(r.memories or []),
-        values=stated_values(r.memories or []),
-        told=told(r.memories or []),
+        memories=tuple(r.memories or ()),
     )
 
 
@@ -116,10 +130,16 @@ def _live(now: datetime, max_unused_days: float) -> Any:
     )
 
 
-async def live_inputs(
-    store: Store, scope: str, *, now: datetime, max_unused_days: float, limit: int
-) -> list[InputRecord]:
-    """The scope's inputs (see the module docstring), ordered by id."""
+async def live_extracts(
+    store: Store,
+    scope: str,
+    *,
+    now: datetime,
+    max_unused_days: float,
+    limit: int,
+    feeds_global: FeedsGlobal,
+) -> list[Extract]:
+    """The extracts of the scope's inputs (see the module docstring), ordered by id."""
     order = (
         stage1_outputs.c.use_count.desc(),
         func.coalesce(stage1_outputs.c.last_used_at, stage1_outputs.c.created_at).desc(),
@@ -134,7 +154,7 @@ async def live_inputs(
                 transcripts.c.machine.in_(sorted(await person_machines(store)))
             )
             live = and_(live, stage1_outputs.c.transcript_id.in_(theirs))
-        return await _global_inputs(store, live, order, limit)
+        return await _global_extracts(store, live, order, limit, feeds_global)
     stmt = (
         select(stage1_outputs)
         .where(stage1_outputs.c.scope == scope, _live(now, max_unused_days))
@@ -143,32 +163,32 @@ async def live_inputs(
     )
     async with store.read() as conn:
         rows = (await conn.execute(stmt)).all()
-    return sorted((_input(r) for r in rows), key=lambda r: r.id)
+    return sorted((_extract(r) for r in rows), key=lambda r: r.id)
 
 
-async def _global_inputs(store: Store, live: Any, order: tuple[Any, ...], limit: int) -> list[InputRecord]:
-    """The user memories of every live extract of a project (a session without one never counts)."""
+async def _global_extracts(
+    store: Store, live: Any, order: tuple[Any, ...], limit: int, feeds_global: FeedsGlobal
+) -> list[Extract]:
+    """Every live extract of a project that feeds global (a session without a user memory never counts)."""
     stmt = select(stage1_outputs).where(stage1_outputs.c.scope != GLOBAL_SCOPE, live).order_by(*order)
-    found: list[InputRecord] = []
+    found: list[Extract] = []
     async with store.read() as conn:
         for r in (await conn.execute(stmt)).all():
-            record = about_the_user(_input(r), r.memories or [])
-            if record is not None:
-                found.append(record)
+            if feeds_global(r.memories or []):
+                found.append(_extract(r))
                 if len(found) >= limit:
                     break
     return sorted(found, key=lambda r: r.id)
 
 
-async def inputs_by_id(store: Store, ids: Iterable[int], *, scope: str | None = None) -> list[InputRecord]:
-    """The extracts ``ids`` (for ``scope`` global: named by their session only)."""
+async def extracts_by_id(store: Store, ids: Iterable[int]) -> list[Extract]:
+    """The extracts ``ids``, ordered by id."""
     wanted = sorted(set(ids))
     if not wanted:
         return []
     async with store.read() as conn:
         rows = (await conn.execute(select(stage1_outputs).where(stage1_outputs.c.id.in_(wanted)))).all()
-    records = sorted((_input(r) for r in rows), key=lambda r: r.id)
-    return [as_global(r) for r in records] if scope == GLOBAL_SCOPE else records
+    return sorted((_extract(r) for r in rows), key=lambda r: r.id)
 
 
 async def candidate_scopes(store: Store) -> list[str]:
@@ -414,7 +434,7 @@ def _forget_cond(session_id: str | None, scope: str | None) -> Any:
     )
 
 
-async def _counts(conn: Any, cond: Any) -> dict[str, int]:
+async def _counts(conn: Any, cond: Any, feeds_global: FeedsGlobal) -> dict[str, int]:
     rows = (
         await conn.execute(
             select(stage1_outputs.c.scope, stage1_outputs.c.memories).where(
@@ -425,29 +445,34 @@ async def _counts(conn: Any, cond: Any) -> dict[str, int]:
     counts: dict[str, int] = {}
     for row_scope, memories in rows:
         counts[str(row_scope)] = counts.get(str(row_scope), 0) + 1
-        if row_scope != GLOBAL_SCOPE and user_memories(memories or []):
+        if row_scope != GLOBAL_SCOPE and feeds_global(memories or []):
             counts[GLOBAL_SCOPE] = counts.get(GLOBAL_SCOPE, 0) + 1
     return counts
 
 
 async def to_forget(
-    store: Store, *, session_id: str | None = None, scope: str | None = None
+    store: Store, *, feeds_global: FeedsGlobal, session_id: str | None = None, scope: str | None = None
 ) -> dict[str, int]:
     """What ``forget`` would mark now, per affected scope (nothing is changed)."""
     cond = _forget_cond(session_id, scope)
     async with store.read() as conn:
-        return await _counts(conn, cond)
+        return await _counts(conn, cond, feeds_global)
 
 
 async def forget(
-    store: Store, *, now: datetime, session_id: str | None = None, scope: str | None = None
+    store: Store,
+    *,
+    now: datetime,
+    feeds_global: FeedsGlobal,
+    session_id: str | None = None,
+    scope: str | None = None,
 ) -> dict[str, int]:
     """Mark the extracts of a session (in every scope) or of a whole scope forgotten, and remove their
     text (``pipeline.store.purge``). Returns the count per affected scope; global counts the extracts
     that fed it user memories."""
     cond = _forget_cond(session_id, scope)
     async with purging(store) as conn:
-        counts = await _counts(conn, cond)
+        counts = await _counts(conn, cond, feeds_global)
         await conn.execute(
             update(stage1_outputs)
             .where(cond, stage1_outputs.c.forgotten_at.is_(None))

@@ -1,19 +1,35 @@
 """The topics a person forgot one by one (``memd memories forget``), per scope, so phase 2 keeps them
 forgotten: ``kv["forgotten_topics:<scope>"]`` (``global``'s this machine's own on a team's store), a list of ``ForgottenTopic`` records (a file, its name
-and description, and the hashed shingles of its body, never its text)."""
+and description, and the hashed shingles of its body, never its text: ``pipeline.memory.likeness``,
+which the caller hands in as ``read``, its reader of one stored record; the store keeps their JSON)."""
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import select, update
 
-from pipeline.memory.likeness import ForgottenTopic
 from pipeline.store.consolidation import scope_key
 from pipeline.store.engine import Store
 from pipeline.store.schema import kv, scopes
+
+
+class Forgotten(Protocol):
+    """A forgotten topic as the store keeps it: its scope, its file, and its record as JSON."""
+
+    @property
+    def scope(self) -> str: ...
+
+    @property
+    def file(self) -> str: ...
+
+    def as_json(self) -> dict[str, Any]: ...
+
+
+T = TypeVar("T", bound=Forgotten)
 
 PREFIX = "forgotten_topics:"
 KEY_MAX = 200
@@ -28,32 +44,30 @@ def key_of(store: Store, scope: str) -> str:
     return f"{PREFIX}sha256:{hashlib.sha256(key.encode()).hexdigest()}"
 
 
-async def of_scope(store: Store, scope: str) -> list[ForgottenTopic]:
-    """What was forgotten of ``scope``, oldest first."""
+async def of_scope(store: Store, scope: str, read: Callable[[object], T | None]) -> list[T]:
+    """What was forgotten of ``scope``, oldest first (each stored record read by ``read``)."""
     async with store.read() as conn:
         row = (await conn.execute(select(kv.c.value).where(kv.c.key == key_of(store, scope)))).first()
     values = row[0] if row is not None and isinstance(row[0], list) else []
-    return [t for t in (ForgottenTopic.from_json(v) for v in values) if t is not None and t.scope == scope]
+    return [t for t in (read(v) for v in values) if t is not None and t.scope == scope]
 
 
-async def record(store: Store, topic: ForgottenTopic, *, now: datetime) -> ForgottenTopic | None:
-    """Add ``topic`` to its scope's list (a record of the same file is replaced: returned, for
-    ``take_back``)."""
-    replaced: list[ForgottenTopic | None] = [None]
+async def record(store: Store, topic: T, read: Callable[[object], T | None], *, now: datetime) -> T | None:
+    """Add ``topic`` to its scope's list (a record of the same file is replaced: returned, read by
+    ``read``, for ``take_back``)."""
+    replaced: list[T | None] = [None]
 
     def put(values: list[object]) -> list[object]:
         for v in values:
             if isinstance(v, dict) and v.get("file") == topic.file:
-                replaced[0] = ForgottenTopic.from_json(v)
+                replaced[0] = read(v)
         return [*_without(values, topic.file), topic.as_json()]
 
     await _change(store, topic.scope, put, now=now)
     return replaced[0]
 
 
-async def take_back(
-    store: Store, topic: ForgottenTopic, replaced: ForgottenTopic | None, *, now: datetime
-) -> None:
+async def take_back(store: Store, topic: Forgotten, replaced: Forgotten | None, *, now: datetime) -> None:
     """Undo ``record(topic)`` when the forget did not land: its record goes, and the one it replaced
     (``record``'s answer) comes back; a forget that changed nothing leaves nothing behind."""
 

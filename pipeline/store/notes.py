@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from sqlalchemy import Table, and_, delete, func, insert, select, update
 
-from pipeline.memory.layout import GLOBAL_SCOPE
+from pipeline.layout import GLOBAL_SCOPE
 from pipeline.store.engine import Store
 from pipeline.store.read import flags as read_flags
 from pipeline.store.read.flags import Flag

@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import select, update
 
-from pipeline.memory.layout import GLOBAL_SCOPE
+from pipeline.layout import GLOBAL_SCOPE
 from pipeline.store.consolidation import scope_key
 from pipeline.store.engine import Store
 from pipeline.store.schema import scopes, stage1_outputs

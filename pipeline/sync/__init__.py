@@ -6,5 +6,5 @@ sign the memory's commits, and the check of every incoming commit's signature), 
 consolidation), ``state`` (what `memd status` shows), ``run``
 (fetch, check, merge, land, push) and ``now`` (a sync as memd runs it: rekey, sync, the merged
 scopes consolidated again). Forgetting that travels is ``pipeline.memory.tombstones``; git runs
-only in ``pipeline.memory`` (``pipeline.memory.remote``).
+only in ``pipeline.memory`` (``pipeline.gitrepo.remote``).
 """

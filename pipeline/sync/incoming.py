@@ -1,14 +1,14 @@
 """The remote is not trusted: what it brings passes the checks of a local consolidation first.
 
 First, before a byte of it is read or reaches the memory repository (``object_findings``, on what
-``pipeline.memory.quarantine`` lists): every object of every incoming commit, not only the tip's,
+``pipeline.gitrepo.quarantine`` lists): every object of every incoming commit, not only the tip's,
 is within its size cap (a file of memory, the README, a tombstone, a tree or commit), and all of
 them together, and all the remote sent at all, within ``MAX_INCOMING_BYTES`` and
 ``MAX_INCOMING_OBJECTS`` (``SizeScreen``). Then, before anything
 fetched is merged (let alone published), and once every incoming commit was found signed by a
 trusted machine (``pipeline.sync.trust``): every path is ``README.md``, the allowed signers
 (``trust/allowed_signers``), a tombstone, a forget record (``forgotten/``) or a file of a valid scope, every entry a regular file (no symlink, no submodule); every scope the
-remote changed passes ``pipeline.memory.validate.validate_scope`` (frontmatter, index, caps, the
+remote changed passes ``pipeline.checks.validate.validate_scope`` (frontmatter, index, caps, the
 secret gate) as the remote has it; and every file version any incoming commit carries, not only the
 last one's, passes the secret gate. A finding stops the sync with the reason; nothing is merged.
 """
@@ -20,11 +20,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.checks.validate import validate_scope
+from pipeline.gitrepo.message_gate import SecretFinder, describe_secret
+from pipeline.gitrepo.quarantine import IncomingObject
+from pipeline.gitrepo.remote import REGULAR_MODES, Entry
+from pipeline.layout import Caps, is_scope
 from pipeline.memory import forget_records, tombstones
-from pipeline.memory.layout import Caps, is_scope
-from pipeline.memory.quarantine import IncomingObject
-from pipeline.memory.remote import REGULAR_MODES, Entry
-from pipeline.memory.validate import SecretFinder, describe_secret, validate_scope
 from pipeline.sync.merge import ROOT_FILES, by_scope, scope_of
 from pipeline.sync.trust import TRUST_FILE
 from pipeline.sync.trustlog import MAX_ENTRY_BYTES, is_log_path, is_trust_path

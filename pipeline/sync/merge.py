@@ -27,9 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from pipeline.memory import forget_records, frontmatter, tombstones
-from pipeline.memory.inputs import join_raw_sections, raw_sections, summary_session
-from pipeline.memory.layout import (
+from pipeline.layout import (
     GLOBAL_SCOPE,
     INDEX,
     PLACEHOLDER_SUMMARY,
@@ -41,8 +39,10 @@ from pipeline.memory.layout import (
     is_input_path,
     is_topic_path,
 )
+from pipeline.memory import forget_records, frontmatter, tombstones
+from pipeline.memory.inputs import join_raw_sections, raw_sections, summary_session
 from pipeline.memory.likeness import ForgottenTopic
-from pipeline.memory.validate import index_links
+from pipeline.memory.listing import index_links
 
 Files = Mapping[str, bytes]
 ROOT_FILES = ("README.md",)

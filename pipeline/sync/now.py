@@ -10,9 +10,9 @@ from collections.abc import Awaitable, Callable
 from pipeline.clock import Clock
 from pipeline.consolidate.run import context
 from pipeline.consolidate.scope_run import consolidate_scope
+from pipeline.gitrepo.message_gate import SecretFinder
+from pipeline.gitrepo.repository import MemoryRepo
 from pipeline.llm.protocol import ModelClient
-from pipeline.memory.repository import MemoryRepo
-from pipeline.memory.validate import SecretFinder
 from pipeline.projects.rekey import rekey
 from pipeline.settings import Settings
 from pipeline.store import Store

@@ -10,10 +10,10 @@ import asyncio
 
 from pipeline.clock import Clock
 from pipeline.errors import BadSignerLine, MemoryRepoError, NotTrusted
-from pipeline.memory import signing
-from pipeline.memory.repository import MemoryRepo
-from pipeline.memory.signing import Signer
-from pipeline.memory.validate import SecretFinder
+from pipeline.gitrepo import signing
+from pipeline.gitrepo.message_gate import SecretFinder
+from pipeline.gitrepo.repository import MemoryRepo
+from pipeline.gitrepo.signing import Signer
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.sync import trust, trustlog

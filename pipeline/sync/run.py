@@ -38,10 +38,12 @@ import structlog
 
 from pipeline.clock import Clock
 from pipeline.errors import MemdError, MemoryRepoError, NotTrusted, SyncRefused
-from pipeline.memory import remote, tombstones
-from pipeline.memory.layout import GLOBAL_SCOPE, Caps
-from pipeline.memory.repository import MemoryRepo, scratch_parent
-from pipeline.memory.validate import SecretFinder
+from pipeline.gitrepo import remote
+from pipeline.gitrepo.message_gate import SecretFinder
+from pipeline.gitrepo.repository import MemoryRepo, scratch_parent
+from pipeline.layout import GLOBAL_SCOPE, Caps
+from pipeline.memory import tombstones
+from pipeline.memory.inputs import feeds_global
 from pipeline.settings import Settings
 from pipeline.store import Store, syncstate
 from pipeline.store import consolidation as db
@@ -368,7 +370,9 @@ class Syncer:
         count = 0
         for session in sorted(await syncstate.live_sessions(self.store)):
             if tombstones.is_tombstoned(session, graves):
-                counts = await db.forget(self.store, now=self.clock.now(), session_id=session)
+                counts = await db.forget(
+                    self.store, now=self.clock.now(), feeds_global=feeds_global, session_id=session
+                )
                 await syncstate.drop_from_watermarks(self.store, session, now=self.clock.now())
                 count += sum(n for scope, n in counts.items() if scope != GLOBAL_SCOPE)
         return count
@@ -376,15 +380,16 @@ class Syncer:
     async def _keep_forgotten(self, commits: list[str]) -> None:
         """The memories a person forgot one by one on another machine (``memd memories forget``: the
         commit's ``Memd-Action`` trailer), recorded here too from the version the commit removed, so
-        this machine's phase 2 keeps them forgotten as that machine's does (``pipeline.memory.guard``).
+        this machine's phase 2 keeps them forgotten as that machine's does (``pipeline.checks.guard``).
         The commits were checked (signed by a trusted machine) and their sizes capped before."""
+        from pipeline.memory.likeness import ForgottenTopic
         from pipeline.memory.steer import forgotten_in
         from pipeline.store import forgotten_topics
 
         for sha in commits:
             now = self.clock.now()
             for record in await forgotten_in(self.repo, sha, at=now.isoformat()):
-                await forgotten_topics.record(self.store, record, now=now)
+                await forgotten_topics.record(self.store, record, ForgottenTopic.from_json, now=now)
 
     async def _record(self, report: SyncReport, state: SyncState) -> None:
         repo, now = self.repo, self.clock.now()

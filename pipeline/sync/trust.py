@@ -4,7 +4,7 @@ of every commit a remote brings.
 **Who may sign travels with the memory**, as the trust log (``pipeline.sync.trustlog``: append-only
 entries under ``trust/log/``, the allowed signers derived from them, ``trust/allowed_signers`` only
 the derived file; one line per machine: ``memd-<machine id>@<host> namespaces="git" <key type>
-<key>``). Every commit memd makes is SSH-signed with its machine's key (``pipeline.memory.signing``).
+<key>``). Every commit memd makes is SSH-signed with its machine's key (``pipeline.gitrepo.signing``).
 
 **The rule** (``history_findings``, ``log_findings``): the commits the remote brings are walked parents
 first; each must carry a good signature by a key the logs of its parents allow (its parents are this
@@ -39,11 +39,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.errors import BadSignerLine, MemoryRepoError, NotTrusted, SyncRefused
-from pipeline.memory import remote, signatures, tombstones
+from pipeline.gitrepo import remote, signatures
+from pipeline.gitrepo.repository import MemoryRepo, scratch_parent
+from pipeline.gitrepo.signing import Signer
+from pipeline.layout import ROLLOUT_DIR
+from pipeline.memory import tombstones
 from pipeline.memory.inputs import summary_session
-from pipeline.memory.layout import ROLLOUT_DIR
-from pipeline.memory.repository import MemoryRepo, scratch_parent
-from pipeline.memory.signing import Signer
 from pipeline.sync import trustlog
 from pipeline.sync.signers import (
     MAX_TRUST_FILE_BYTES,

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from pipeline.memory import remote
-from pipeline.memory.repository import MemoryRepo
+from pipeline.gitrepo import remote
+from pipeline.gitrepo.repository import MemoryRepo
 from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.store import consolidation as db

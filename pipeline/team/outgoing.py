@@ -14,9 +14,9 @@ machine, and the other machines wait for the one that does (``pipeline.team.arri
 from __future__ import annotations
 
 from pipeline.clock import Clock
-from pipeline.memory import crafted, remote
-from pipeline.memory.layout import GLOBAL_SCOPE
-from pipeline.memory.repository import MemoryRepo
+from pipeline.gitrepo import crafted, remote
+from pipeline.gitrepo.repository import MemoryRepo
+from pipeline.layout import GLOBAL_SCOPE
 from pipeline.store import Store, syncstate
 
 PUSHED_REF = "refs/memd/pushed/"

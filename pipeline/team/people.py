@@ -1,5 +1,5 @@
 """Team mode: a person is their keys. ``[team] person`` is a name any machine can write; what makes a
-machine one of that person's is its signing key (``pipeline.memory.signing``), bound to the person.
+machine one of that person's is its signing key (``pipeline.gitrepo.signing``), bound to the person.
 
 Each machine roots the binding in its own key: the person's keys, as this machine sees them, are its
 own and every key one of them vouched for (``vouch``: `memd team add-machine LINE`, run on a machine
@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import Any
 
 from pipeline.errors import MemdError
-from pipeline.memory.signing import Signer, sign_text, verify_text
+from pipeline.gitrepo.signing import Signer, sign_text, verify_text
 from pipeline.store import Store, kv
 from pipeline.store.machines import claimants
 from pipeline.store.read.keys import PERSON_VERDICT_KEY

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pipeline.memory import remote
-from pipeline.memory.layout import GLOBAL_SCOPE
-from pipeline.memory.repository import MemoryRepo
+from pipeline.gitrepo import remote
+from pipeline.gitrepo.repository import MemoryRepo
+from pipeline.layout import GLOBAL_SCOPE
 
 Files = Mapping[str, bytes]
 

@@ -119,8 +119,8 @@ async def test_an_unwritable_memory_repository_fails_consolidation_before_any_mo
 ) -> None:
     from daemon.app import build
     from pipeline.clock import FakeClock
+    from pipeline.gitrepo.repository import LOCK_FILE, MemoryRepo
     from pipeline.machine import machine_id
-    from pipeline.memory.repository import LOCK_FILE, MemoryRepo
     from pipeline.redaction import Redactor
     from pipeline.store import open_store
     from tests.fakes.anthropic_api import ScriptedResponder

@@ -15,6 +15,7 @@ from daemon.steer import edit_memory, forget_memory, pin_memory
 from pipeline.clock import FakeClock
 from pipeline.consolidate.run import run_phase2
 from pipeline.llm.client import build_client
+from pipeline.memory.likeness import ForgottenTopic
 from pipeline.memory.steer import TopicMissing
 from pipeline.projects import scope_for
 from pipeline.publish.run import publish_all
@@ -81,7 +82,7 @@ async def test_forget_memory_records_it_removes_it_and_publishes_at_once(
     assert "fly deploy" not in published(tmp_path)
     assert "Run `make test`" in published(tmp_path)
     assert any("published" in line for line in done.lines())
-    [record] = await forgotten_topics.of_scope(store, scope)
+    [record] = await forgotten_topics.of_scope(store, scope, ForgottenTopic.from_json)
     assert record.file == "deploy.md"
     assert record.name == "Deploy"
     assert "fly" not in str(record.as_json())
@@ -140,7 +141,7 @@ async def test_a_change_while_a_run_of_the_scope_holds_it_is_refused_and_changes
     with pytest.raises(SteerRefused, match="consolidation of .* is running"):
         await forget_memory(rt, f"{scope}/deploy.md")
     assert (settings.paths.memory_dir / scope / "deploy.md").read_text() == before
-    assert await forgotten_topics.of_scope(store, scope) == []
+    assert await forgotten_topics.of_scope(store, scope, ForgottenTopic.from_json) == []
     await leases.release(store, name, owner="run-1")
     assert (await pin_memory(rt, f"{scope}/deploy.md")).steered.commit is not None
     assert [h.name for h in await leases.holders(store)] == []  # the change let go of the scope
@@ -169,7 +170,7 @@ async def test_a_forget_refused_for_uncommitted_changes_leaves_no_record(
     with pytest.raises(SteerRefused, match="uncommitted changes"):
         await forget_memory(rt, f"{scope}/deploy.md")
     assert (settings.paths.memory_dir / scope / "deploy.md").is_file()
-    assert await forgotten_topics.of_scope(store, scope) == []
+    assert await forgotten_topics.of_scope(store, scope, ForgottenTopic.from_json) == []
     state = await consolidation.get_scope(store, scope)
     assert state is not None
     assert not state.rebuild
@@ -177,7 +178,7 @@ async def test_a_forget_refused_for_uncommitted_changes_leaves_no_record(
     # a record an earlier forget of the same file left is kept as it was
     scratch.unlink()
     await forget_memory(rt, f"{scope}/deploy.md")
-    [earlier] = await forgotten_topics.of_scope(store, scope)
+    [earlier] = await forgotten_topics.of_scope(store, scope, ForgottenTopic.from_json)
     (settings.paths.memory_dir / scope / "deploy.md").write_text(
         "---\nname: Deploy again\ndescription: by hand\ntype: project\n---\n\nShip on Mondays.\n"
     )
@@ -186,7 +187,7 @@ async def test_a_forget_refused_for_uncommitted_changes_leaves_no_record(
     scratch.write_text("uncommitted\n")
     with pytest.raises(SteerRefused, match="uncommitted changes"):
         await forget_memory(rt, f"{scope}/deploy.md")
-    assert await forgotten_topics.of_scope(store, scope) == [earlier]
+    assert await forgotten_topics.of_scope(store, scope, ForgottenTopic.from_json) == [earlier]
 
 
 async def test_a_forget_whose_publish_fails_is_not_finished_and_names_the_copy(
@@ -232,7 +233,7 @@ async def test_a_forget_interrupted_after_it_landed_keeps_its_record(
     """Ctrl-C while the scratch copy is removed, after the forget's commit is on the branch: the forget
     happened, so its record stays (else the next run could write the topic back) and the scope is to
     be rebuilt."""
-    import pipeline.memory.repository as repository
+    import pipeline.gitrepo.repository as repository
 
     settings, scope = await consolidated(tmp_path, store, clock, fake_api)
     rt = Runtime(store, lambda: settings, clock=clock, env=ENV)
@@ -247,7 +248,9 @@ async def test_a_forget_interrupted_after_it_landed_keeps_its_record(
         await forget_memory(rt, f"{scope}/deploy.md")
     monkeypatch.setattr(repository.shutil, "rmtree", real)
     assert "forget" in await rt.memory_repo().git("log", "-1", "--format=%s")
-    assert [r.file for r in await forgotten_topics.of_scope(store, scope)] == ["deploy.md"]
+    assert [r.file for r in await forgotten_topics.of_scope(store, scope, ForgottenTopic.from_json)] == [
+        "deploy.md"
+    ]
     state = await consolidation.get_scope(store, scope)
     assert state is not None
     assert state.rebuild

@@ -14,7 +14,7 @@ from daemon.ui.render import diff_html, page, split_diff
 from daemon.ui.security import FormRefused, checked_form
 from daemon.ui.summary import accepted_summary
 from pipeline.consolidate import inbox as review
-from pipeline.memory.layout import is_input_path
+from pipeline.layout import is_input_path
 
 
 async def listing(request: Request) -> Response:

@@ -17,8 +17,8 @@ from daemon.ui import data
 from daemon.ui.pages import arg, context, folders
 from daemon.ui.render import diff_html, markdown, page, topic_url
 from pipeline.errors import MemoryRepoError
+from pipeline.gitrepo.repository import MemoryRepo, is_sha
 from pipeline.memory import frontmatter, read
-from pipeline.memory.repository import MemoryRepo, is_sha
 from pipeline.store.cites import stale_in_scope
 from pipeline.store.read.flags import topic_flags
 

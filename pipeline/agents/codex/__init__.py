@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pipeline.agents.codex.injected import strip_codex_memory
 from pipeline.defaults import home
-from pipeline.mcp_clients import stdio
+from pipeline.publish.mcp_clients import stdio
 from pipeline.roster import Agent, Env, LoadCut, McpClient, PublishKey
 from pipeline.sources.walk import drop_twins, walk_files
 

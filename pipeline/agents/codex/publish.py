@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pipeline.agents.codex import NAME
-from pipeline.memory.layout import GLOBAL_SCOPE, INDEX, SUMMARY
+from pipeline.layout import GLOBAL_SCOPE, INDEX, SUMMARY
 from pipeline.publish.atomic import encode
 from pipeline.publish.blockfile import (
     plan_user_file,

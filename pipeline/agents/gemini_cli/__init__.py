@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from pipeline.defaults import home
-from pipeline.mcp_clients import stdio
+from pipeline.publish.mcp_clients import stdio
 from pipeline.roster import Agent, Env, LoadCut, McpClient, PublishKey
 from pipeline.sources.injected import strip_gemini_context
 from pipeline.sources.walk import drop_twins, walk_files

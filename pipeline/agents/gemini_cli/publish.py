@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pipeline.agents.gemini_cli import NAME
-from pipeline.memory.layout import GLOBAL_SCOPE
+from pipeline.layout import GLOBAL_SCOPE
 from pipeline.projects import ProjectResolver
 from pipeline.publish.blockfile import (
     plan_user_file,

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from pipeline.defaults import home
-from pipeline.mcp_clients import stdio
+from pipeline.publish.mcp_clients import stdio
 from pipeline.roster import Agent, Env, LoadCut, McpClient, PublishKey, Walked
 
 NAME = "openhands"

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.defaults import home
-from pipeline.mcp_clients import stdio
+from pipeline.publish.mcp_clients import stdio
 from pipeline.roster import Agent, Env, LoadCut, McpClient, PublishKey
 from pipeline.sources.walk import walk_paths
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from pipeline.memory.layout import GLOBAL_SCOPE
+from pipeline.layout import GLOBAL_SCOPE
 from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import Homes, Plan, PublishContext
 from pipeline.safefile import UnsafeFile

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from pipeline.memory.layout import GLOBAL_SCOPE
+from pipeline.layout import GLOBAL_SCOPE
 from pipeline.publish.folder import plan_withdraw
 from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import Plan, PublishContext

@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from pipeline import roster
-from pipeline.memory.layout import GLOBAL_SCOPE
+from pipeline.layout import GLOBAL_SCOPE
 from pipeline.publish.memfiles import ScopeMemory, list_scopes, read_scope
 from pipeline.publish.plan import Homes, Plan, PublishContext
 from pipeline.publish.targets.agents_md import AgentsMd

@@ -16,8 +16,9 @@ from click.testing import CliRunner, Result
 from daemon.cli import cli
 from pipeline.clock import SystemClock
 from pipeline.consolidate.run import run_phase2
+from pipeline.layout import PLACEHOLDER_SUMMARY
 from pipeline.llm.client import build_client
-from pipeline.memory.layout import PLACEHOLDER_SUMMARY
+from pipeline.memory.inputs import feeds_global
 from pipeline.projects import scope_for
 from pipeline.redaction import Redactor
 from pipeline.store import consolidation as db
@@ -309,7 +310,7 @@ def test_a_forget_interrupted_before_its_rewrite_is_finished_by_the_same_command
     scope = scope_for(str(tmp_path / "acme"))
 
     async def interrupted(env: Env) -> None:
-        await db.forget(env.store, now=datetime.now(UTC), session_id="sess-gone")
+        await db.forget(env.store, now=datetime.now(UTC), feeds_global=feeds_global, session_id="sess-gone")
 
     with_store(tmp_path, config, interrupted)
     assert "sess-gone" in head_text(tmp_path)

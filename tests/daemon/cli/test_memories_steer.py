@@ -229,7 +229,7 @@ def test_forget_one_memory_without_an_api_key_takes_it_out_of_the_digest_and_eve
     """The digest (memory_summary.md, written from every topic) repeats the topic's text: the forget
     replaces it by the placeholder on the head and in every published copy at once, with no model
     call, and the next run with a model writes it again without the forgotten memory."""
-    from pipeline.memory.layout import PLACEHOLDERS
+    from pipeline.layout import PLACEHOLDERS
 
     marker = "fly deploy --remote-only"
     base, scope = setup(tmp_path, fake_api, summary=f"# Summary\n\nAcme deploys: {DEPLOY_BODY}\n", codex=True)

@@ -38,7 +38,7 @@ def test_status_shows_the_sync_that_memd_sync_recorded(tmp_path: Path) -> None:
 
 
 def test_memd_sync_with_an_unwritable_memory_repository_fails_before_fetching(tmp_path: Path) -> None:
-    from pipeline.memory.repository import LOCK_FILE
+    from pipeline.gitrepo.repository import LOCK_FILE
 
     remote = tmp_path / "remote.git"
     subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)

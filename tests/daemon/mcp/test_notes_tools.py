@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pipeline.memory.layout import GLOBAL_SCOPE
+from pipeline.layout import GLOBAL_SCOPE
 from pipeline.notes.caps import FEEDBACK_PER_HOUR, TEXT_MAX_CHARS
 from pipeline.notes.remember import GLOBAL_HELD
 from tests.configs import write_config

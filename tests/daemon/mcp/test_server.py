@@ -192,7 +192,7 @@ async def test_another_projects_memory_is_never_shown(world: dict[str, Any]) -> 
 async def test_a_forgotten_topic_and_one_held_in_an_inbox_run_are_never_handed_out(tmp_path: Path) -> None:
     """In a real memory repository: a topic forgotten (``memd memories forget``) and one an inbox run
     holds (its own ``inbox/<run>`` branch) are found by neither tool."""
-    from pipeline.memory.repository import MemoryRepo
+    from pipeline.gitrepo.repository import MemoryRepo
     from pipeline.memory.steer import forget_topic
 
     project = tmp_path / "app"

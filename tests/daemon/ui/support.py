@@ -20,8 +20,8 @@ from sqlalchemy import insert, update
 
 from daemon.cli import cli
 from daemon.config import load_settings
+from pipeline.gitrepo.repository import MemoryRepo
 from pipeline.machine import machine_id
-from pipeline.memory.repository import MemoryRepo
 from pipeline.projects import scope_for
 from pipeline.settings import Settings
 from pipeline.store import open_store

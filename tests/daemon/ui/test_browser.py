@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.memory.repository import MemoryRepo
+from pipeline.gitrepo.repository import MemoryRepo
 from tests.daemon.cli.test_inbox import ENV
 from tests.daemon.ui.support import Prepared
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from pipeline.memory.repository import MemoryRepo
+from pipeline.gitrepo.repository import MemoryRepo
 from tests.daemon.ui.conftest import Opener
 from tests.daemon.ui.support import Prepared, _commit
 from tests.pipeline.consolidate.support import topic

@@ -7,8 +7,8 @@ from __future__ import annotations
 import asyncio
 import re
 
-from pipeline.memory.layout import PLACEHOLDER_SUMMARY
-from pipeline.memory.repository import MemoryRepo
+from pipeline.gitrepo.repository import MemoryRepo
+from pipeline.layout import PLACEHOLDER_SUMMARY
 from tests.daemon.ui.conftest import Opener
 from tests.daemon.ui.support import Prepared
 

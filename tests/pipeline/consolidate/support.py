@@ -14,8 +14,8 @@ from sqlalchemy import insert, select
 
 from daemon.runtime import memory_repo
 from pipeline.clock import FakeClock
+from pipeline.gitrepo.repository import MemoryRepo
 from pipeline.llm.client import LLMClient, build_client
-from pipeline.memory.repository import MemoryRepo
 from pipeline.redaction import Redactor
 from pipeline.settings import Settings, default_values
 from pipeline.store import Store

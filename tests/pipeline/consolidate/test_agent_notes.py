@@ -10,7 +10,7 @@ from pipeline.consolidate import inbox
 from pipeline.consolidate.forget import forget
 from pipeline.consolidate.plan import plan_scope
 from pipeline.consolidate.run import run_phase2
-from pipeline.memory.layout import GLOBAL_SCOPE
+from pipeline.layout import GLOBAL_SCOPE
 from pipeline.notes.feedback import feedback
 from pipeline.notes.remember import Here, remember
 from pipeline.projects import scope_for

@@ -9,6 +9,7 @@ from sqlalchemy import select
 from pipeline.consolidate import inbox
 from pipeline.consolidate.forget import forget
 from pipeline.consolidate.run import run_phase2
+from pipeline.memory.inputs import feeds_global
 from pipeline.projects import scope_for
 from pipeline.store import consolidation as db
 from pipeline.store.schema import stage1_outputs
@@ -147,7 +148,7 @@ async def test_without_a_model_a_forget_still_withdraws_and_tombstones_and_the_n
     """No API key: the forgotten session's inputs and every topic citing it go now, with the digest
     (a placeholder until rebuilt) and its tombstone in the commit, so the forget takes effect and
     travels; the next run with a model rebuilds the digest, cooldown or not."""
-    from pipeline.memory.layout import PLACEHOLDER_SUMMARY
+    from pipeline.layout import PLACEHOLDER_SUMMARY
     from pipeline.memory.tombstones import path_of
     from tests.pipeline.sync.support import agent
 
@@ -233,7 +234,9 @@ async def test_a_forget_interrupted_before_its_rewrite_is_finished_by_the_next_o
     await env.add_extract("sess-a", summary="Alpha work.", raw="- alpha fact")
     await env.add_extract("sess-c", summary="Gamma work.", raw="- gamma fact")
     await run_phase2(env.store, env.settings, env.repo, env.clock, env.llm, env.redactor)
-    await db.forget(env.store, now=env.clock.now(), session_id="sess-a")  # then the process stopped
+    await db.forget(
+        env.store, now=env.clock.now(), feeds_global=feeds_global, session_id="sess-a"
+    )  # then the process stopped
     assert await db.not_withdrawn(env.store, session_id="sess-a") == {SCOPE}
     assert "alpha fact" in await _tree(env)
 

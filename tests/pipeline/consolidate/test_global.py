@@ -8,7 +8,7 @@ from pipeline.consolidate.forget import forget
 from pipeline.consolidate.plan import plan_all, plan_scope
 from pipeline.consolidate.run import context
 from pipeline.consolidate.scope_run import consolidate_scope
-from pipeline.memory.layout import GLOBAL_SCOPE
+from pipeline.layout import GLOBAL_SCOPE
 from tests.conftest import sqlite_only
 from tests.fakes.anthropic_api import ScriptedResponder
 from tests.pipeline.consolidate.support import Env, candidate, request_bodies, topic, write_memory
@@ -17,7 +17,7 @@ TABS = candidate("user", "Prefers tabs", "The user indents with tabs, everywhere
 MAKE = candidate("project", "Tests with make", "acme's tests run with `make zorptest`.")
 
 ABOUT_THE_USER = {"prefs.md": topic("Indentation", "The user indents with tabs.", type_="user")}
-"""What a global run writes: topics about the user only (``pipeline.memory.scope_rules``)."""
+"""What a global run writes: topics about the user only (``pipeline.checks.scope_rules``)."""
 
 
 async def test_global_is_fed_only_by_the_user_memories_of_every_extract(env: Env) -> None:

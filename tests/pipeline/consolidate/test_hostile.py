@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pipeline.consolidate.run import run_phase2
-from pipeline.memory.git import run_git
+from pipeline.gitrepo.git import run_git
 from pipeline.projects import scope_for
 from pipeline.store import consolidation as db
 from pipeline.store import leases

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pipeline import invisible
 from pipeline.consolidate import inbox
 from pipeline.consolidate.run import run_phase2
-from pipeline.memory.layout import GLOBAL_SCOPE
+from pipeline.layout import GLOBAL_SCOPE
 from pipeline.notes.remember import Here, remember
 from pipeline.projects import scope_for
 from pipeline.publish.run import publish_all

@@ -10,8 +10,8 @@ from pipeline.consolidate import inbox
 from pipeline.consolidate.forget import forget, scope_of_project
 from pipeline.consolidate.run import run_phase2
 from pipeline.errors import MemdError
+from pipeline.gitrepo.repository import MemoryRepo
 from pipeline.memory import frontmatter
-from pipeline.memory.repository import MemoryRepo
 from pipeline.projects import scope_for
 from pipeline.store import consolidation as db
 from tests.conftest import sqlite_only

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pipeline.checks.tool_marks import restated, tool_memories
 from pipeline.consolidate.plan import plan_scope
 from pipeline.consolidate.run import run_phase2
+from pipeline.layout import GLOBAL_SCOPE
 from pipeline.memory import frontmatter
 from pipeline.memory.inputs import TOOL_ONLY_NOTE, tool_only_note
-from pipeline.memory.layout import GLOBAL_SCOPE
-from pipeline.memory.tool_marks import restated, tool_memories
 from pipeline.projects import scope_for
 from pipeline.publish.memfiles import read_scope
 from pipeline.publish.render import FROM_TOOLS, FROM_TOOLS_NOTE, index_line, topic_copy

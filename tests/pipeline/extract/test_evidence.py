@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.clock import FakeClock
+from pipeline.consolidate.plan import live_inputs
 from pipeline.extract.compact import render
 from pipeline.extract.evidence import Turns, verified
 from pipeline.extract.run import run_phase1
+from pipeline.layout import GLOBAL_SCOPE
 from pipeline.memory.inputs import (
     TOOL_ONLY_NOTE,
     InputRecord,
@@ -19,9 +21,7 @@ from pipeline.memory.inputs import (
     rests_on_tools,
     user_memories,
 )
-from pipeline.memory.layout import GLOBAL_SCOPE
 from pipeline.store import Store, stage1
-from pipeline.store import consolidation as db
 from pipeline.transcript import AssistantText, Item, ToolCall, ToolResult, UserMessage
 from pipeline.vocabulary import Evidence
 from tests.fakes import anthropic_api as fa
@@ -150,7 +150,7 @@ async def test_phase1_stores_checked_evidence_and_global_takes_no_tool_memory(
         f"{TOOL_ONLY_NOTE}\n- Always pipe the installer to sh: Always pipe the installer to sh.\n"
         "- Likes made-up things: Likes made-up things."
     )
-    inputs = await db.live_inputs(store, GLOBAL_SCOPE, now=clock.now(), max_unused_days=90, limit=100)
+    inputs = await live_inputs(store, GLOBAL_SCOPE, now=clock.now(), max_unused_days=90, limit=100)
     [record] = inputs
     assert "Prefers pnpm over npm" in record.raw_memory
     assert "pipe the installer" not in record.raw_memory

@@ -12,10 +12,10 @@ import pytest
 from anthropic.lib.tools import ToolError
 
 from pipeline.clock import FakeClock
+from pipeline.layout import Caps, is_input_path
 from pipeline.llm.agent import MemoryAgent
 from pipeline.llm.memory_tool import ConfinedMemoryTool
 from pipeline.llm.pricing import Usage
-from pipeline.memory.layout import Caps, is_input_path
 from tests.fakes.anthropic_api import FakeAnthropicAPI, ScriptedResponder, message, tool_use, tool_use_message
 
 CAPS = Caps(summary_max_tokens=100, topic_max_bytes=2_000, max_topic_files=100)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pipeline.gitrepo.repository import MemoryRepo
 from pipeline.memory.held import scopes_holding
-from pipeline.memory.repository import MemoryRepo
 
 
 def _summary(session: str, body: str = "What happened.") -> str:

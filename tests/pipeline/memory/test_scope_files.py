@@ -9,11 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pipeline.checks.provenance import apply_provenance, snapshot_topics
+from pipeline.checks.validate import validate_scope
+from pipeline.layout import Caps, estimate_tokens
 from pipeline.memory import frontmatter
 from pipeline.memory.inputs import InputRecord, materialize
-from pipeline.memory.layout import Caps, estimate_tokens
-from pipeline.memory.provenance import apply_provenance, snapshot_topics
-from pipeline.memory.validate import index_links, validate_scope
+from pipeline.memory.listing import index_links
 from pipeline.redaction import Redactor
 
 CAPS = Caps(summary_max_tokens=100, topic_max_bytes=1_000, max_topic_files=100)

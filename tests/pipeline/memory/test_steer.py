@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from daemon.runtime import memory_repo
+from pipeline.gitrepo.repository import MemoryRepo
+from pipeline.layout import PLACEHOLDER_SUMMARY
 from pipeline.memory import frontmatter
-from pipeline.memory.layout import PLACEHOLDER_SUMMARY
 from pipeline.memory.likeness import alike, shingles
-from pipeline.memory.repository import MemoryRepo
 from pipeline.memory.steer import (
     SteerRefused,
     TopicMissing,
@@ -315,7 +315,7 @@ def test_likeness_catches_the_same_text_reworded_around_not_a_different_one() ->
 
 
 def test_a_model_never_sets_pinned_or_edited_and_a_pinned_topic_never_expires(tmp_path: Path) -> None:
-    from pipeline.memory.provenance import apply_provenance, snapshot_topics
+    from pipeline.checks.provenance import apply_provenance, snapshot_topics
 
     folder = tmp_path / "scope"
     folder.mkdir()

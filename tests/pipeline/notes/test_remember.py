@@ -7,7 +7,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from pipeline.clock import FakeClock
-from pipeline.memory.layout import GLOBAL_SCOPE
+from pipeline.layout import GLOBAL_SCOPE
 from pipeline.notes.caps import OPEN_NOTES_MAX, TEXT_MAX_CHARS
 from pipeline.notes.remember import GLOBAL_HELD, ORIGIN, Here, remember
 from pipeline.projects import scope_for

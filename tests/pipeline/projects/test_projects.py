@@ -72,7 +72,7 @@ def test_scope_keys_are_stable_readable_and_distinct() -> None:
 
 
 def test_git_runs_hardened_in_a_users_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import pipeline.memory.git_env as git_env
+    import pipeline.gitrepo.git_env as git_env
 
     repo = _repo(tmp_path / "app")
     marker = tmp_path / "ran"
@@ -151,7 +151,7 @@ def test_a_repository_without_origin_keeps_its_path_key(tmp_path: Path) -> None:
 
 
 def test_a_hostile_git_config_names_no_scope_outside_safe_characters(tmp_path: Path) -> None:
-    from pipeline.memory.layout import is_scope
+    from pipeline.layout import is_scope
 
     repo = _repo(tmp_path / "app")
     config = repo / ".git" / "config"

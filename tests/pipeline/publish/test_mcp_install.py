@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.errors import PublishError
-from pipeline.mcp_clients import clients
+from pipeline.publish.mcp_clients import clients
 from pipeline.publish.mcp_install import (
     RECORDS_FILE,
     McpInstalls,

@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.agents.claude_code.folder import memory_folder
 from pipeline.clock import FakeClock
-from pipeline.mcp_clients import clients
+from pipeline.publish.mcp_clients import clients
 from pipeline.publish.mcp_install import McpInstalls, install, uninstall
 from pipeline.publish.render import TOOLS_NOTE
 from pipeline.publish.run import publish_all

@@ -141,7 +141,7 @@ async def test_memd_status_prints_each_team_note_on_its_own_line(
 async def test_status_says_a_machine_claiming_this_persons_name_without_its_key_is_refused(
     store: Store, clock: FakeClock, tmp_path: Path
 ) -> None:
-    from pipeline.memory.signing import Signer
+    from pipeline.gitrepo.signing import Signer
     from pipeline.team.people import bind
 
     (tmp_path / "machine-id").write_text(MID + "\n")

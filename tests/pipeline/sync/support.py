@@ -18,9 +18,9 @@ from typing import Any
 
 from pipeline.clock import FakeClock
 from pipeline.consolidate.run import run_phase2
+from pipeline.gitrepo.repository import MemoryRepo
 from pipeline.llm.client import LLMClient, build_client
 from pipeline.llm.protocol import ModelClient
-from pipeline.memory.repository import MemoryRepo
 from pipeline.publish.run import PublishReport, publish_all
 from pipeline.redaction import Redactor
 from pipeline.settings import Settings
@@ -54,7 +54,7 @@ def git(cwd: Path, *args: str, check: bool = True) -> str:
 def signing_as(key: Path) -> list[str]:
     """git options that sign a commit with the SSH private key ``key`` (a machine's
     ``<state_dir>/signing-key``, or an intruder's own), as memd signs."""
-    from pipeline.memory.signing import options_signing_with
+    from pipeline.gitrepo.signing import options_signing_with
 
     return options_signing_with(key)
 
@@ -140,7 +140,7 @@ class Machine:
     @property
     def signing_key(self) -> Path:
         """The machine's own signing key (made at its first signed commit)."""
-        from pipeline.memory.signing import ensure_key
+        from pipeline.gitrepo.signing import ensure_key
 
         return ensure_key(self.settings.paths.state_dir)
 

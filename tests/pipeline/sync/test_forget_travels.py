@@ -12,7 +12,7 @@ import pytest
 
 from daemon.actions import Forgotten, forget_now
 from daemon.runtime import Runtime
-from pipeline.memory.layout import GLOBAL_SCOPE, PLACEHOLDER_SUMMARY, SUMMARY
+from pipeline.layout import GLOBAL_SCOPE, PLACEHOLDER_SUMMARY, SUMMARY
 from pipeline.memory.tombstones import path_of
 from pipeline.projects import scope_for
 from pipeline.store.consolidation import forgotten_sessions

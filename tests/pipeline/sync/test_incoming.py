@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from pipeline.gitrepo.quarantine import IncomingObject
+from pipeline.gitrepo.remote import Entry
+from pipeline.layout import Caps
 from pipeline.memory import tombstones
-from pipeline.memory.layout import Caps
-from pipeline.memory.quarantine import IncomingObject
-from pipeline.memory.remote import Entry
 from pipeline.redaction import Redactor
 from pipeline.sync import incoming
 from pipeline.sync.incoming import findings, object_findings, path_findings

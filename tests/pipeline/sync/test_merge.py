@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from pipeline.layout import PLACEHOLDER_SUMMARY
 from pipeline.memory.inputs import raw_sections
-from pipeline.memory.layout import PLACEHOLDER_SUMMARY
 from pipeline.memory.tombstones import TOMBSTONE_TEXT, path_of
 from pipeline.sync.merge import merge_trees
 

@@ -9,7 +9,8 @@ import pytest
 
 from daemon.runtime import Runtime
 from daemon.steer import edit_memory, forget_memory
-from pipeline.memory.layout import PLACEHOLDER_SUMMARY
+from pipeline.layout import PLACEHOLDER_SUMMARY
+from pipeline.memory.likeness import ForgottenTopic
 from pipeline.projects import scope_for
 from pipeline.store import forgotten_topics
 from pipeline.vocabulary import SyncOutcome
@@ -56,7 +57,7 @@ async def test_an_edit_and_a_forget_travel_to_the_other_machine(pair: tuple[Mach
 
     # The other machine keeps it forgotten too: its own consolidation, from the inputs the branch
     # holds (alpha's among them), does not bring it back.
-    kept = await forgotten_topics.of_scope(b.store, scope)
+    kept = await forgotten_topics.of_scope(b.store, scope, ForgottenTopic.from_json)
     assert [t.file for t in kept] == ["s-alpha.md"]
     b.env.clock.advance(timedelta(hours=7))
     await b.extract("beta")

@@ -196,7 +196,7 @@ async def test_a_remote_commit_carrying_a_secret_stops_sync_and_nothing_is_publi
 async def test_a_force_pushed_remote_stops_sync_with_the_reason_and_memd_never_forces(
     pair: tuple[Machine, Machine], tmp_path: Path
 ) -> None:
-    from pipeline.memory.remote import synced_ref
+    from pipeline.gitrepo.remote import synced_ref
 
     a, b = pair
     scope = await _shared_scope(a, b)

@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import text
 
 from pipeline.clock import FakeClock
-from pipeline.memory.signing import Signer
+from pipeline.gitrepo.signing import Signer
 from pipeline.store import Store, machines, open_store
 from pipeline.team.people import bind, vouch
 from tests.fakes.anthropic_api import FakeAnthropicAPI

@@ -275,7 +275,7 @@ async def test_a_run_landing_right_after_a_push_is_pushed_next_without_a_new_con
 ) -> None:
     """The branch moved between the push and its record as merged: the next sync records it then,
     and a scope this machine changed on both sides of it is not taken for another machine's change."""
-    from pipeline.memory import remote as remote_git
+    from pipeline.gitrepo import remote as remote_git
     from pipeline.team import outgoing
 
     real_adopt, refused = outgoing.adopt, []

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.clock import FakeClock
-from pipeline.memory.signing import Signer
+from pipeline.gitrepo.signing import Signer
 from pipeline.store import Store, kv
 from pipeline.store.read.keys import PERSON_VERDICT_KEY
 from pipeline.team.people import CLAIM_KEY, bind

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 
-from pipeline.memory.layout import GLOBAL_SCOPE
+from pipeline.layout import GLOBAL_SCOPE
 from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import Homes, Plan, PublishContext
 from pipeline.publish.targets.base import PublishTarget

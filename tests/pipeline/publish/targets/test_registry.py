@@ -10,7 +10,7 @@ import pytest
 
 from daemon import service_files as sf
 from pipeline.clock import FakeClock
-from pipeline.memory.layout import GLOBAL_SCOPE
+from pipeline.layout import GLOBAL_SCOPE
 from pipeline.publish.atomic import encode
 from pipeline.publish.memfiles import ScopeMemory
 from pipeline.publish.plan import Homes, Plan, PublishContext, digest_of, read_bytes
