@@ -7,8 +7,10 @@ SQLAlchemy, or an open ``Store``'s read transaction (``on_store``). Each stateme
 SQLite and PostgreSQL both answer, with ``:name`` parameters. Writes and transactional reads (a claim,
 a fence, a lease) stay in the store modules beside this package.
 
-``values`` reads stored values (times, JSON), ``keys`` names the ``kv`` keys, ``sessions`` the
-transcripts, ``runs`` what ran and what holds (heartbeats, jobs, spend, consolidation runs,
-publications, leases, batches), ``uses`` memory use and agents' flags and verdicts, ``extracts`` what
-memd sent about a session. Standard library only.
+``values`` reads stored values (times, JSON), ``keys`` names the ``kv`` keys (and reads a machine's
+stale topics and its key), ``sessions`` the transcripts (counts, the next idle, the lists, the scan
+index's generation), ``runs`` what ran and what holds (heartbeats, failed jobs, model spend, runs waiting
+for review, publications, leases, batches), ``gate`` whether a model call may start, ``flags`` the open
+flags, ``uses`` memory use and verdicts, ``extracts`` what memd sent about a session. Standard library
+only.
 """
