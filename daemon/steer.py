@@ -104,10 +104,17 @@ class SteerDone:
     def _history_line(self) -> str:
         history = self.history
         if history is not None and history.skipped is None:
-            return (
+            done = (
                 f"its text is gone from the memory repository's history too ({history.commits} commit(s) "
                 "made again without it, reflogs expired, old objects pruned)"
             )
+            if history.synced:
+                done += (
+                    "; the rewritten history, signed by this machine, travels at the next sync: it replaces "
+                    "the old one on the remote, and your other trusted machines adopt it at their next sync "
+                    "(clones made by hand and the remote host's own backups keep what they hold)"
+                )
+            return done
         why = history.skipped if history is not None and history.skipped else "git log -p"
         return f"the old text remains in the memory repository's git history ({why})"
 
@@ -255,21 +262,26 @@ async def forget_memory(rt: Runtime, memory_id: str) -> SteerDone:
             return await _after(rt, steered)
         # the placeholder digest is written again without it at the next run with a model
         await forgotten_topics.mark_rebuild(rt.store, found.scope, now=rt.clock.now())
-        history = await forget_history(repo, Path(rt.settings().paths.state_dir))
+        history = await forget_history(repo, Path(rt.settings().paths.state_dir), team=rt.store.shared)
     done = await _after(rt, steered)
     return replace(done, history=history)
 
 
-async def forget_history(repo: MemoryRepo, state_dir: Path) -> Rewritten:
+async def forget_history(repo: MemoryRepo, state_dir: Path, *, team: bool = False) -> Rewritten:
     """The memory repository's history without any forgotten text (``pipeline.memory.forget_history``:
-    every forget record on the branch applied to every commit), before anything is pushed."""
+    every forget record on the branch applied to every commit), before anything is pushed; once
+    synced, the rewrite recorded to travel at the next sync (``pipeline.sync.rewrites``; not in team
+    mode, where the remote's history is not this machine's own)."""
     import asyncio
 
     from pipeline.memory import forget_records
     from pipeline.memory.forget_history import rewrite
+    from pipeline.sync.rewrites import forget_rewrite
 
     records = await asyncio.to_thread(forget_records.read, repo.path)
-    return await rewrite(repo, records, state_dir=state_dir)
+    if team:
+        return await rewrite(repo, records, state_dir=state_dir)
+    return await forget_rewrite(repo, records, state_dir=state_dir)
 
 
 async def edit_memory(rt: Runtime, memory_id: str, text: str) -> SteerDone:

@@ -59,11 +59,31 @@ def _folders(settings: Settings) -> dict[str, list[str]]:
         return {}
 
 
+def _in_repo(repo: MemoryRepo, value: str) -> str | None:
+    """``value`` as a path inside the memory repository (a scope's folder, a memory's file), relative
+    to it (``projects/<key>``, ``projects/<key>/deploy.md``); None when it names no path in there (a
+    key, a short name, a project's folder). Read only: nothing is opened."""
+    text = value.strip()
+    if not text.startswith(("/", "~", "./", "../")) and text not in (".", ".."):
+        return None
+    path = Path(text).expanduser()
+    path = Path(os.path.normpath(path if path.is_absolute() else Path.cwd() / path))
+    for inner, root in ((path, repo.path), (path.resolve(), repo.path.resolve())):
+        try:
+            rel = inner.relative_to(os.path.normpath(root))
+        except ValueError:
+            continue
+        return rel.as_posix() if rel.parts else None
+    return None
+
+
 def _scope(repo: MemoryRepo, value: str) -> str:
-    """The scope ``value`` names (a key, its short name, a project's folder or one inside it)."""
+    """The scope ``value`` names (a key, its short name, a project's folder or one inside it, or the
+    scope's own folder in the memory repository)."""
     from pipeline.memory import read
     from pipeline.projects.scopes import ScopeNotFound, scope_argument
 
+    value = _in_repo(repo, value) or value
     try:
         return scope_argument(value, known=read.scopes(repo), cwd=Path.cwd())
     except ScopeNotFound as exc:
@@ -104,8 +124,9 @@ def log_command(ctx: CliContext, scope: str | None, limit: int) -> None:
 @click.argument("file", required=False)
 @pass_ctx
 def show_command(ctx: CliContext, what: str | None, file: str | None) -> None:
-    """The scopes with their project folders; with ID (`<scope>/<file>`) one memory; with SCOPE (a key,
-    its short name, or a project's folder) its summary, index and memories with their ids."""
+    """The scopes with their project folders; with ID (`<scope>/<file>`, or the memory's file in the
+    repository) one memory; with SCOPE (a key, its short name, a project's folder, or the scope's folder
+    in the repository) its summary, index and memories with their ids."""
     settings = ctx.loaded().settings
     from pipeline import invisible
 
@@ -133,6 +154,7 @@ def show_command(ctx: CliContext, what: str | None, file: str | None) -> None:
                 )
                 echo(f"{s:<44} {where}  {len(v.topics):>3} topic(s)  {v.inputs:>3} session(s)")
             return
+        what = _in_repo(repo, what) or what  # a memory's file, a scope's folder in the repository
         if file is None and _is_id(what):
             from pipeline.memory.steer import read_topic
             from pipeline.projects.scopes import ScopeNotFound, topic_id

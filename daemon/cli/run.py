@@ -161,6 +161,10 @@ async def _once(daemon: Daemon, dry_run: bool, limits: tuple[float, float] | Non
     return code
 
 
+REASON_BELOW = "reason below"
+"""What a failed step's line says instead of the reason, which stderr's failure line gives once."""
+
+
 class Progress:
     """One line per step on stdout; a spinner while a step runs when stdout is a terminal."""
 
@@ -180,7 +184,10 @@ class Progress:
         self.close()
         said = summarize(result.report, leave_out=result.error or "")
         line = f"{result.name:<12} {result.outcome:<8} {result.duration_s:6.1f}s  {said}"
-        if result.error:
+        # a failure's reason goes once, to stderr's `memd: STEP failed: ...` line (``_once``)
+        if result.failed and result.error:
+            line += f"  ({REASON_BELOW})"
+        elif result.error:
             line += f"  ({result.error})"
         self.console.print(line.rstrip(), markup=False)
         if self.dry_run:

@@ -52,3 +52,24 @@ async def subjects_outside(
         "log", f"-n{limit}", "--no-merges", "--format=%s", *span, "--", ".", f":(exclude){folder}"
     )
     return [line for line in out.splitlines() if line]
+
+
+async def messages_matching(
+    repo: MemoryRepo, pattern: str, head: str, known: Sequence[str], *, limit: int
+) -> list[tuple[str, str]]:
+    """(commit, message) of the commits ``head`` holds that none of ``known`` does whose message has a
+    line matching ``pattern`` (git's basic regular expression), newest first, at most ``limit``."""
+    out = await repo.git(
+        "log", f"-n{limit}", f"--grep={pattern}", "--format=%x01%H%x00%B", *_span(head, known), "--"
+    )
+    found = []
+    for chunk in out.split("\x01"):
+        sha, sep, text = chunk.partition("\x00")
+        if sep:
+            found.append((sha.strip(), text))
+    return found
+
+
+async def move_ref(repo: MemoryRepo, ref: str, new: str, old: str, reason: str) -> None:
+    """Point ``ref`` at ``new``, only while it is still at ``old`` (its reflog says ``reason``)."""
+    await repo.git("update-ref", "-m", reason, ref, new, old)

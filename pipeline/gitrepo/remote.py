@@ -2,8 +2,9 @@
 
 Only these intents talk to a remote, and they do so as ``pipeline.gitrepo.transport`` says (which
 transports, which programs, which limits: a remote on this machine is data, runs no hook or config
-of its own, and every call ends at its timeout with its whole process group). Nothing is ever
-force-pushed: a push the remote refuses as not a fast-forward comes back as ``PushRejected``.
+of its own, and every call ends at its timeout with its whole process group). Nothing is pushed by
+blind force: a push the remote refuses as not a fast-forward comes back as ``PushRejected``; only a
+rewrite of the history memd signed is pushed over the old one, leased on the remote's tip.
 
 The remote's branch is fetched into a quarantine first (``pipeline.gitrepo.quarantine``): what it
 brings is sized, without reading it, and screened before any of it reaches the memory repository,
@@ -36,7 +37,14 @@ FETCH_TIMEOUT_S = defaults.SYNC_TIMEOUT_S
 REMOTE_REF = "refs/memd/remote/"
 SYNCED_REF = "refs/memd/synced/"
 REGULAR_MODES = ("100644", "100755")
-MOVED_SIGNS = ("[rejected]", "non-fast-forward", "fetch first", "cannot lock ref", "but expected")
+MOVED_SIGNS = (
+    "[rejected]",
+    "non-fast-forward",
+    "fetch first",
+    "cannot lock ref",
+    "but expected",
+    "stale info",
+)
 """How git says a push lost to another: refused as not a fast-forward, or beaten to the ref's lock
 by a push landing at the same moment."""
 
@@ -79,21 +87,7 @@ async def fetch(
     or push can build on it; whatever ``screen`` raises when it refuses. Either way nothing of the
     remote's objects reaches the memory repository."""
     ref = remote_ref(branch)
-    check_url(url)
-    check_local_remote(url, repo.path)
-    listed = await run_git(
-        repo.path,
-        *remote_args(),
-        "ls-remote",
-        *upload_pack(url),
-        "--heads",
-        "--",
-        url,
-        f"refs/heads/{branch}",
-        timeout_s=timeout_s,
-        env=remote_env(),
-    )
-    if not listed.stdout.strip():
+    if await listed_tip(repo, url, branch, timeout_s=timeout_s) is None:
         await run_git(repo.path, "update-ref", "-d", ref, check=False)
         return None
     known = [await repo.head(), await ref_commit(repo, ref), await ref_commit(repo, synced_ref(branch))]
@@ -143,12 +137,43 @@ async def fetch(
     return commit
 
 
-async def push(
-    repo: MemoryRepo, url: str, branch: str, commit: str, *, timeout_s: float = FETCH_TIMEOUT_S
-) -> None:
-    """Push ``commit`` to the remote's ``branch`` as a fast-forward only (never forced)."""
+async def listed_tip(
+    repo: MemoryRepo, url: str, branch: str, *, timeout_s: float = FETCH_TIMEOUT_S
+) -> str | None:
+    """The commit id the remote's ``branch`` names (None: no such branch), nothing fetched."""
     check_url(url)
     check_local_remote(url, repo.path)
+    listed = await run_git(
+        repo.path,
+        *remote_args(),
+        "ls-remote",
+        *upload_pack(url),
+        "--heads",
+        "--",
+        url,
+        f"refs/heads/{branch}",
+        timeout_s=timeout_s,
+        env=remote_env(),
+    )
+    first = listed.stdout.split()
+    return first[0] if first else None
+
+
+async def push(
+    repo: MemoryRepo,
+    url: str,
+    branch: str,
+    commit: str,
+    *,
+    timeout_s: float = FETCH_TIMEOUT_S,
+    lease: str | None = None,
+) -> None:
+    """Push ``commit`` to the remote's ``branch`` as a fast-forward only; with ``lease`` (a rewrite
+    of the history memd signed: ``pipeline.sync.rewrites``), over whatever the branch holds, but only
+    while it is still at ``lease`` (``--force-with-lease``, never blind force)."""
+    check_url(url)
+    check_local_remote(url, repo.path)
+    leased = [f"--force-with-lease=refs/heads/{branch}:{lease}"] if lease else []
     result = await run_git(
         repo.path,
         *remote_args(),
@@ -156,6 +181,7 @@ async def push(
         *receive_pack(url),
         "--porcelain",
         "--no-verify",
+        *leased,
         "--",
         url,
         f"{commit}:refs/heads/{branch}",

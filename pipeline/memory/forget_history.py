@@ -1,18 +1,24 @@
 """Forget = gone, history included: memd's refs rewritten so no commit they reach holds a forgotten text.
 
 ``rewrite(repo, records)`` walks every commit reachable from the memory repository's branches and
-memd's own refs (``refs/memd/...``: the pre-pairing history, the remote's last fetched branch), oldest
-first, and gives each the tree ``pipeline.memory.forget_records.scrub_scope`` makes of it: the
-forgotten topics gone in every version, with their index lines, the digests of those commits the
-placeholder, the lines holding the forgotten text out of the inputs. A commit whose tree and
-parents do not change is kept as it is (its signature too); every other one is made again with the
-same author, committer, dates and message, signed by this machine. Each ref then moves to its new
-commit, the reflogs are expired and unreachable objects pruned (``git gc --prune=now``), so the old
-blobs leave this repository's object store.
+memd's own refs (``refs/memd/...``: the pre-pairing history, the remote's last fetched branch, the
+last synced commit), oldest first, and gives each the tree ``pipeline.memory.forget_records.scrub_scope``
+makes of it: the forgotten topics gone in every version, with their index lines, the digests of those
+commits the placeholder, the lines holding the forgotten text out of the inputs. A commit whose tree
+and parents do not change is kept as it is (its signature too); every other one is made again with
+the same author, committer, dates and message, signed by this machine, unless a commit of ``reuse``
+is exactly that already (the same tree, parents, author, committer and message: another machine's
+rewrite of the same history, adopted rather than made twice). Each ref then moves to its new commit,
+the reflogs are expired and unreachable objects pruned (``git gc --prune=now``), so the old blobs
+leave this repository's object store.
+
+``images(..., make=False)`` is the check of a rewrite another machine offers: every commit of this
+machine's history must have its counterpart without the forgotten text among the offered commits,
+else ``NotAScrub`` names the first that has none.
 
 Once the memory repository has synced with a remote (``refs/memd/synced/<branch>``), the remote and
-the other machines hold the old history: memd does not rewrite then (``rewrite`` returns a
-``Rewritten`` with ``skipped`` saying why); a rewrite that travels to them is not built yet.
+the other machines hold the old history: ``rewrite`` leaves it then unless told ``synced_too``
+(``pipeline.sync.rewrites``, which makes the rewrite travel), and says why in ``skipped``.
 """
 
 from __future__ import annotations
@@ -35,22 +41,69 @@ from pipeline.memory.likeness import ForgottenTopic
 MAX_COMMITS = 20_000
 """A history longer than this is not rewritten here (memd's own are far shorter)."""
 GC_TIMEOUT_S = 120.0
+MAX_COMMIT_BYTES = 1024 * 1024
+
+
+class NotAScrub(MemoryRepoError):
+    """A commit of this machine's history has no counterpart without the forgotten text among the
+    commits another machine offers as its rewrite."""
+
+    def __init__(self, sha: str) -> None:
+        super().__init__(
+            f"commit {sha[:12]} of this machine's history has no counterpart in it that differs only by "
+            "the forgotten text"
+        )
+        self.sha = sha
+
+
+@dataclass(frozen=True)
+class RawCommit:
+    """A commit as git stores it, its signature aside."""
+
+    tree: str
+    parents: tuple[str, ...]
+    author: str
+    """``Name <email> <seconds> <zone>``, as the commit has it."""
+    committer: str
+    message: bytes
+
+    def key(self) -> tuple[str, tuple[str, ...], str, str, bytes]:
+        return (self.tree, self.parents, self.author, self.committer, self.message)
 
 
 @dataclass
 class Rewritten:
     commits: int = 0
     """Commits made again without the forgotten text."""
+    reused: int = 0
+    """Commits taken from another machine's rewrite of the same history."""
     refs: list[str] = field(default_factory=list)
     skipped: str | None = None
+    mapping: dict[str, str] = field(default_factory=dict)
+    """Each commit walked -> the commit it became (itself when unchanged)."""
+    before: dict[str, str] = field(default_factory=dict)
+    """Each ref that moved -> the commit it was at."""
+
+    @property
+    def synced(self) -> bool:
+        """The rewrite reached the refs to a remote the repository synced with (it has to travel)."""
+        return any(name.startswith(synced_ref("")) for name in self.refs)
 
 
 async def rewrite(
-    repo: MemoryRepo, records: Sequence[ForgottenTopic], *, state_dir: Path | None = None
+    repo: MemoryRepo,
+    records: Sequence[ForgottenTopic],
+    *,
+    state_dir: Path | None = None,
+    synced_too: bool = False,
+    reuse: Sequence[str] = (),
+    leave: Sequence[str] = (),
 ) -> Rewritten:
     """Rewrite memd's refs so no commit they reach holds what ``records`` forgot. With ``state_dir``,
     not while a scratch copy of the repository is in use there (a run of another scope: its copy
-    shares this repository's objects and would land on the old history)."""
+    shares this repository's objects and would land on the old history). ``synced_too``: also once
+    the repository has synced; ``reuse``: commits whose history may hold the new commits already;
+    ``leave``: refs left as they are (and kept out of the walk)."""
     out = Rewritten()
     if not records or not (repo.path / ".git").is_dir() or await repo.head() is None:
         return out
@@ -59,7 +112,9 @@ async def rewrite(
         return out
     try:
         async with repo.locked():
-            return await _rewrite(repo, records, out)
+            return await _rewrite(repo, records, out, synced_too=synced_too, reuse=reuse, leave=leave)
+    except NotAScrub:
+        raise
     except MemoryRepoError as exc:
         out.skipped = f"the history could not be rewritten now: {str(exc).splitlines()[0][:300]}"
         return out
@@ -73,48 +128,102 @@ def _in_use(state_dir: Path) -> str | None:
     return None
 
 
-async def _rewrite(repo: MemoryRepo, records: Sequence[ForgottenTopic], out: Rewritten) -> Rewritten:
-    refs = await _refs(repo)
-    if any(name.startswith(synced_ref("")) for name in refs):
+async def _rewrite(
+    repo: MemoryRepo,
+    records: Sequence[ForgottenTopic],
+    out: Rewritten,
+    *,
+    synced_too: bool,
+    reuse: Sequence[str],
+    leave: Sequence[str],
+) -> Rewritten:
+    refs = {name: sha for name, sha in (await refs_of(repo)).items() if name not in leave}
+    if not synced_too and any(name.startswith(synced_ref("")) for name in refs):
         out.skipped = (
             "the memory repository has synced with a remote: its history stays as it is there and on "
             "the other machines (git log -p still shows the old text)"
         )
         return out
-    listed = await repo.git("rev-list", "--topo-order", "--reverse", "--parents", *sorted(set(refs.values())))
-    lines = [line.split() for line in listed.splitlines() if line.strip()]
-    if len(lines) > MAX_COMMITS:
-        out.skipped = f"the history has {len(lines)} commits, over the {MAX_COMMITS} memd rewrites"
-        return out
-    mapping: dict[str, str] = {}
-    trees: dict[str, str] = {}
-    for sha, *parents in lines:
-        old_tree = (await repo.git("rev-parse", f"{sha}^{{tree}}")).strip()
-        if old_tree not in trees:
-            trees[old_tree] = await _scrubbed_tree(repo, old_tree, records)
-        new_parents = [mapping.get(p, p) for p in parents]
-        if trees[old_tree] == old_tree and new_parents == parents:
-            mapping[sha] = sha
-            continue
-        mapping[sha] = await _commit_again(repo, sha, trees[old_tree], new_parents)
-        out.commits += 1
-    if not out.commits:
+    made = await images(repo, records, sorted(set(refs.values())), reuse=reuse)
+    out.mapping, out.commits, out.reused = made.mapping, made.made, made.reused
+    if not out.commits and not out.reused:
         return out
     head_ref = f"refs/heads/{await repo.branch()}"
     head_before = refs.get(head_ref)
     for name, sha in sorted(refs.items()):
-        if mapping.get(sha, sha) != sha:
-            await repo.git("update-ref", "-m", "memd: forget (history rewritten)", name, mapping[sha], sha)
+        if out.mapping.get(sha, sha) != sha:
+            await repo.git(
+                "update-ref", "-m", "memd: forget (history rewritten)", name, out.mapping[sha], sha
+            )
             out.refs.append(name)
+            out.before[name] = sha
     if head_before is not None and head_ref in out.refs:
         before, after = (await repo.git("rev-parse", f"{head_before}^{{tree}}", "HEAD^{tree}")).split()
         if before != after:  # the work tree follows, refusing to overwrite a change of its own
             await repo.git("read-tree", "-m", "-u", before, after)
-    await _drop_old_objects(repo)
+    await drop_old_objects(repo)
     return out
 
 
-async def _refs(repo: MemoryRepo) -> dict[str, str]:
+@dataclass
+class Images:
+    mapping: dict[str, str] = field(default_factory=dict)
+    made: int = 0
+    reused: int = 0
+
+
+async def images(
+    repo: MemoryRepo,
+    records: Sequence[ForgottenTopic],
+    tips: Sequence[str],
+    *,
+    reuse: Sequence[str] = (),
+    make: bool = True,
+) -> Images:
+    """Each commit ``tips`` reach -> the commit it is without what ``records`` forgot: itself when
+    nothing changes, a commit of ``reuse``'s history that is exactly it, or (``make``) one made again
+    and signed here; without ``make``, ``NotAScrub`` for the first with none in ``reuse``."""
+    out = Images()
+    if not tips:
+        return out
+    listed = await repo.git("rev-list", "--topo-order", "--reverse", "--parents", *tips, "--")
+    lines = [line.split() for line in listed.splitlines() if line.strip()]
+    if len(lines) > MAX_COMMITS:
+        raise MemoryRepoError(f"the history has {len(lines)} commits, over the {MAX_COMMITS} memd rewrites")
+    raw = await read_commits(repo, [sha for sha, *_ in lines])
+    offered: dict[tuple[str, tuple[str, ...], str, str, bytes], str] = {}
+    if reuse:
+        theirs = (await repo.git("rev-list", *reuse, "--")).split()
+        if len(theirs) > MAX_COMMITS:
+            raise MemoryRepoError(f"the offered history has {len(theirs)} commits, over {MAX_COMMITS}")
+        offered = {c.key(): sha for sha, c in (await read_commits(repo, theirs)).items()}
+    trees: dict[str, str] = {}
+    for sha, *parents in lines:
+        commit = raw[sha]
+        if commit.tree not in trees:
+            trees[commit.tree] = await _scrubbed_tree(repo, commit.tree, records)
+        new = RawCommit(
+            trees[commit.tree],
+            tuple(out.mapping.get(p, p) for p in parents),
+            commit.author,
+            commit.committer,
+            commit.message,
+        )
+        if new.tree == commit.tree and new.parents == tuple(parents):
+            out.mapping[sha] = sha
+        elif (found := offered.get(new.key())) is not None:
+            out.mapping[sha] = found
+            out.reused += 1
+        elif make:
+            out.mapping[sha] = await _commit_again(repo, new)
+            out.made += 1
+        else:
+            raise NotAScrub(sha)
+    return out
+
+
+async def refs_of(repo: MemoryRepo) -> dict[str, str]:
+    """memd's refs (the branches, ``refs/memd/...``) that name a commit -> that commit."""
     listed = await repo.git(
         "for-each-ref", "--format=%(objecttype) %(refname) %(objectname)", "refs/heads", "refs/memd"
     )
@@ -125,6 +234,47 @@ async def _refs(repo: MemoryRepo) -> dict[str, str]:
         if kind == "commit" and name and sha:
             out[name] = sha
     return out
+
+
+async def read_commits(repo: MemoryRepo, shas: Sequence[str]) -> dict[str, RawCommit]:
+    """The commits ``shas`` as stored (in one ``git cat-file --batch``), each sized before it is read."""
+    wanted = sorted(set(shas))
+    if not wanted:
+        return {}
+    code, out, err = await run_git_bytes(
+        repo.path, "cat-file", "--batch", input_bytes=("\n".join(wanted) + "\n").encode()
+    )
+    if code != 0:
+        raise MemoryRepoError(f"git cat-file failed: {err.decode('utf-8', 'replace')[-300:]}")
+    found: dict[str, RawCommit] = {}
+    pos = 0
+    while pos < len(out):
+        end = out.index(b"\n", pos)
+        header = out[pos:end].decode("ascii", "replace").split(" ")
+        pos = end + 1
+        if len(header) < 3 or header[1] != "commit" or int(header[2]) > MAX_COMMIT_BYTES:
+            raise MemoryRepoError(f"not a commit memd reads: {' '.join(header)[:80]}")
+        size = int(header[2])
+        found[header[0]] = parse_commit(out[pos : pos + size])
+        pos += size + 1
+    return found
+
+
+def parse_commit(data: bytes) -> RawCommit:
+    head, _, message = data.partition(b"\n\n")
+    fields: dict[str, list[str]] = {}
+    for line in head.decode("utf-8", "surrogateescape").split("\n"):
+        if line.startswith(" "):
+            continue  # a continuation of a multi-line header (the signature)
+        name, _, value = line.partition(" ")
+        fields.setdefault(name, []).append(value)
+    return RawCommit(
+        fields.get("tree", [""])[0],
+        tuple(fields.get("parent", [])),
+        fields.get("author", [""])[0],
+        fields.get("committer", [""])[0],
+        message,
+    )
 
 
 async def _scrubbed_tree(repo: MemoryRepo, old: str, records: Sequence[ForgottenTopic]) -> str:
@@ -162,9 +312,16 @@ async def _scrubbed_tree(repo: MemoryRepo, old: str, records: Sequence[Forgotten
         return (await run_git(repo.path, "write-tree", env=env)).stdout.strip()
 
 
-async def _commit_again(repo: MemoryRepo, sha: str, new_tree: str, parents: list[str]) -> str:
-    fields = await repo.git("log", "-1", "--format=%an%x00%ae%x00%aI%x00%cn%x00%ce%x00%cI%x00%B", sha)
-    an, ae, ad, cn, ce, cd, message = fields.split("\0", 6)
+def _person(line: str) -> tuple[str, str, str]:
+    """``Name <email> <seconds> <zone>`` -> (name, email, date in git's own format)."""
+    name, _, rest = line.partition(" <")
+    email, _, date = rest.partition("> ")
+    return name, email, date
+
+
+async def _commit_again(repo: MemoryRepo, commit: RawCommit) -> str:
+    an, ae, ad = _person(commit.author)
+    cn, ce, cd = _person(commit.committer)
     env = {
         "GIT_AUTHOR_NAME": an,
         "GIT_AUTHOR_EMAIL": ae,
@@ -174,13 +331,15 @@ async def _commit_again(repo: MemoryRepo, sha: str, new_tree: str, parents: list
         "GIT_COMMITTER_DATE": cd,
     }
     sign = ["-S"] if repo.signer is not None else []  # commit-tree signs only when told to
-    args = ["commit-tree", *sign, new_tree, *[a for p in parents for a in ("-p", p)]]
+    args = ["commit-tree", *sign, commit.tree, *[a for p in commit.parents for a in ("-p", p)]]
     signed = await asyncio.to_thread(signing_args, repo.signer, args) if repo.signer else []
-    made = await run_git(repo.path, *signed, *args, env=env, input_text=message.rstrip("\n") + "\n")
-    return made.stdout.strip()
+    code, out, err = await run_git_bytes(repo.path, *signed, *args, env=env, input_bytes=commit.message)
+    if code != 0:
+        raise MemoryRepoError(f"git commit-tree failed: {err.decode('utf-8', 'replace')[-300:]}")
+    return out.decode("ascii").strip()
 
 
-async def _drop_old_objects(repo: MemoryRepo) -> None:
+async def drop_old_objects(repo: MemoryRepo) -> None:
     """The reflogs expired and unreachable objects pruned: the old blobs leave the object store."""
     await repo.git("reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all")
     await run_git(repo.path, "gc", "-q", "--prune=now", timeout_s=GC_TIMEOUT_S)

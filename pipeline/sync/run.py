@@ -6,7 +6,9 @@
    is read or lands (``incoming.object_findings``): over the caps, refused (``refs/memd/remote/<branch>``;
    the local branch does not move).
 2. Refuse a rewritten history: the last remote commit memd synced with (``refs/memd/synced/<branch>``)
-   must be an ancestor of what was fetched.
+   must be an ancestor of what was fetched, unless the remote's history is a forget's rewrite of
+   this machine's that passes every check (``rewrites.adopt``): then this machine's refs are rewritten
+   onto it first, its unsynced work on top.
 3. Nothing new there: go to 6. Otherwise check who signed every incoming commit (``trust``: each
    must be signed by a machine the allowed signers of its parents name, and this machine must be
    among the remote's; else ``NotTrusted``, its work staying local), then the cap on new tombstones,
@@ -20,7 +22,10 @@
 6. Push the branch, as a fast-forward only, once this machine is among its allowed signers (the
    first machine of an empty remote adds itself first, in a signed commit; in team mode, the
    branch without ``global/``: ``pipeline.team.outgoing``). A push the remote rejects (another machine pushed
-   first) goes back to 1, up to ``MAX_ATTEMPTS`` times. memd never force-pushes.
+   first) goes back to 1, up to ``MAX_ATTEMPTS`` times. memd never pushes by blind force: the one push
+   that is not a fast-forward is this machine's signed rewrite of a forget, leased on the remote
+   commit it replaces (``rewrites.pending``; a remote that moved on is fetched, checked and rewritten
+   too: ``rewrites.catch_up``).
 
 A refusal ends ``stopped``; a remote that cannot be reached or a git failure ``failed``; either way
 the reason is recorded for `memd status` and local work goes on.
@@ -47,7 +52,7 @@ from pipeline.memory.inputs import feeds_global
 from pipeline.settings import Settings
 from pipeline.store import Store, syncstate
 from pipeline.store import consolidation as db
-from pipeline.sync import incoming, trust
+from pipeline.sync import incoming, rewrites, trust
 from pipeline.sync.merge import MergeResult, merge_trees
 from pipeline.sync.state import SyncState, load, save, scrub, shown_url
 from pipeline.sync.urls import scrubbed
@@ -97,11 +102,22 @@ class SyncReport:
     """The machines the memory's allowed signers name, after this sync."""
     revoked: list[str] = field(default_factory=list)
     """The keys the memory's trust log revokes (``<principal> (<fingerprint>)``), after this sync."""
+    adopted: int = 0
+    """Commits of the remote's rewritten history (a forget on another machine) this sync adopted."""
+    adopted_from: list[str] = field(default_factory=list)
+    """The machines that signed the records of that rewrite."""
+    replaced: str | None = None
+    """The remote's commit this sync's push replaced (this machine's rewrite of a forget, leased)."""
 
     @property
     def changed(self) -> bool:
         """The local branch moved: what is published must follow."""
-        return self.landed is not None or bool(self.reconsolidated) or self.forgotten_here > 0
+        return (
+            self.landed is not None
+            or bool(self.reconsolidated)
+            or self.forgotten_here > 0
+            or self.adopted > 0
+        )
 
     @property
     def failure(self) -> str | None:
@@ -118,6 +134,12 @@ class SyncReport:
             lines.append(f"accepted {n} commit(s) signed by {who}")
         for who, n in sorted(self.tombstones_from.items()):
             lines.append(f"accepted {n} tombstone(s) written by {who}")
+        if self.adopted:
+            who = f" (a forget on {', '.join(self.adopted_from)})" if self.adopted_from else ""
+            lines.append(
+                f"adopted the remote's history, rewritten without forgotten text{who}: this machine's "
+                "history follows it, its own work on top, and the old text is pruned here"
+            )
         if self.landed:
             lines.append(f"merged the remote's commits: the memory repository is at {self.landed[:12]}")
         for scope, files in sorted(self.withdrawn.items()):
@@ -136,7 +158,12 @@ class SyncReport:
                 + ", ".join(self.reconsolidate)
             )
         lines += self.reconsolidated
-        if self.pushed:
+        if self.pushed and self.replaced:
+            lines.append(
+                f"pushed {self.pushed[:12]} over the remote's {self.replaced[:12]}: the history rewritten "
+                "without forgotten text, signed by this machine (leased on that commit)"
+            )
+        elif self.pushed:
             lines.append(f"pushed {self.pushed[:12]}")
         if self.ahead is not None and self.behind is not None:
             lines.append(f"ahead {self.ahead}, behind {self.behind}")
@@ -197,14 +224,7 @@ class Syncer:
         cfg, repo = self.settings.sync, self.repo
         for attempt in range(1, MAX_ATTEMPTS + 1):
             report.attempts = attempt
-            tip = await remote.fetch(
-                repo,
-                cfg.remote,
-                cfg.branch,
-                scratch=self._scratch,
-                timeout_s=cfg.timeout_s,
-                screen=self._screen,
-            )
+            tip, lease = await self._fetch()
             state.last_fetch_at = self.clock.now().isoformat()
             report.fetched = tip
             try:
@@ -219,10 +239,13 @@ class Syncer:
                 # team mode: the remote gets this branch without global/ (pipeline.team.outgoing)
                 sent = await outgoing.outgoing(repo, cfg.branch, head, tip) if self.store.shared else head
                 try:
-                    await remote.push(repo, cfg.remote, cfg.branch, sent, timeout_s=cfg.timeout_s)
+                    await remote.push(
+                        repo, cfg.remote, cfg.branch, sent, timeout_s=cfg.timeout_s, lease=lease
+                    )
                 except remote.PushRejected:
                     log.info("sync_push_rejected", attempt=attempt)
                     continue
+                report.replaced = lease
                 await remote.set_ref(repo, remote.synced_ref(cfg.branch), sent)
                 await remote.set_ref(repo, remote.remote_ref(cfg.branch), sent)
                 if self.store.shared:
@@ -236,6 +259,33 @@ class Syncer:
             f"the remote kept moving: {MAX_ATTEMPTS} attempts, each overtaken by another machine's push "
             "(or a run landing here); tried again at the next sync"
         )
+
+    async def _fetch(self) -> tuple[str | None, str | None]:
+        """The remote's tip to merge, and the lease to push with (None: a fast-forward). While this
+        machine's rewrite of a forget waits (``rewrites.pending``), the push leases the commit it
+        replaces: when the remote is still there, nothing is fetched (the old objects stay away);
+        when it moved on, what it brings is checked and rewritten too (``rewrites.catch_up``)."""
+        cfg, repo = self.settings.sync, self.repo
+        waiting = None if self.store.shared else await rewrites.pending(repo, cfg.branch)
+        if waiting is not None:
+            listed = await remote.listed_tip(repo, cfg.remote, cfg.branch, timeout_s=cfg.timeout_s)
+            if listed == waiting.lease:
+                return await remote.ref_commit(repo, remote.synced_ref(cfg.branch)), waiting.lease
+        tip = await remote.fetch(
+            repo, cfg.remote, cfg.branch, scratch=self._scratch, timeout_s=cfg.timeout_s, screen=self._screen
+        )
+        if waiting is None or tip is None:
+            return tip, None
+        state_dir = Path(self.settings.paths.state_dir)
+        mine = await rewrites.catch_up(
+            repo,
+            tip=tip,
+            waiting=waiting,
+            me=self._me(),
+            remote_name=shown_url(cfg.remote),
+            state_dir=state_dir,
+        )
+        return mine, tip
 
     async def _no_forgotten_history(self) -> None:
         """A first sync never pushes a forgotten text: until this machine has synced, its history is
@@ -280,6 +330,17 @@ class Syncer:
         local = await repo.head()
         assert local is not None
         synced = await remote.ref_commit(repo, remote.synced_ref(branch))
+        if synced is not None and not await remote.is_ancestor(repo, synced, tip):
+            offer = await rewrites.offered(
+                repo, tip=tip, synced=synced, me=self._me(), remote_name=report.remote
+            )
+            if offer is not None:
+                await self._keep_forgotten_of(offer)  # from the versions this machine held, before they go
+                state_dir = Path(self.settings.paths.state_dir)
+                adopted = await rewrites.adopt(repo, offer, branch=branch, state_dir=state_dir)
+                report.adopted, report.adopted_from = adopted.made + adopted.reused, adopted.by
+                local, synced = await repo.head(), adopted.synced
+                assert local is not None
         if synced is not None and not await remote.is_ancestor(repo, synced, tip):
             raise SyncRefused(
                 f"the remote's history was rewritten: its branch {branch} no longer holds {synced[:12]}, "
@@ -390,6 +451,23 @@ class Syncer:
             now = self.clock.now()
             for record in await forgotten_in(self.repo, sha, at=now.isoformat()):
                 await forgotten_topics.record(self.store, record, ForgottenTopic.from_json, now=now)
+
+    async def _keep_forgotten_of(self, offer: rewrites.Offer) -> None:
+        """The memories the remote's rewrite took out of the history, recorded here from the versions
+        this machine held (their name and description, as ``_keep_forgotten`` records a forget it
+        merges: the rewritten history no longer holds the version the forget removed)."""
+        from pipeline.memory.likeness import ForgottenTopic
+        from pipeline.memory.steer import FORGET, Steered
+        from pipeline.store import forgotten_topics
+
+        now = self.clock.now()
+        for record in offer.records:
+            held = await self.repo.run("show", f"{offer.local}:{record.scope}/{record.file}", check=False)
+            if held.returncode == 0:
+                steered = Steered(record.scope, record.file, FORGET, None, held.stdout, None)
+                await forgotten_topics.record(
+                    self.store, steered.forgotten(now.isoformat()), ForgottenTopic.from_json, now=now
+                )
 
     async def _record(self, report: SyncReport, state: SyncState) -> None:
         repo, now = self.repo, self.clock.now()

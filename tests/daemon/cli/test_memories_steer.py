@@ -109,6 +109,35 @@ def test_show_gives_ids_and_folders_and_takes_a_key_a_short_name_or_a_folder(
     assert "memd: consolidate" in log.output
 
 
+def test_show_takes_a_path_inside_the_memory_repository(
+    tmp_path: Path, fake_api: FakeAnthropicAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 36: a memory file's path (as `memd memories show SCOPE` or a file manager gives it) named a
+    # made-up scope, that of the memory repository's own folder ("no scope projects/memory-...")
+    base, scope = setup(tmp_path, fake_api)
+    runner = CliRunner()
+    from daemon.config import load_settings
+
+    repo = load_settings(Path(base[1])).settings.paths.memory_dir
+    one = runner.invoke(cli, [*base, "memories", "show", str(repo / scope / "deploy.md")], env=ENV)
+    assert one.exit_code == 0, one.output
+    assert DEPLOY_BODY in one.output
+    whole = runner.invoke(cli, [*base, "memories", "show", str(repo / scope)], env=ENV)
+    assert whole.exit_code == 0, whole.output
+    assert f"{scope}/deploy.md" in whole.output
+    monkeypatch.chdir(repo / scope)
+    here = runner.invoke(cli, [*base, "memories", "show", "./testing.md"], env=ENV)
+    assert here.exit_code == 0, here.output
+    assert "testing" in here.output.lower()
+    log = runner.invoke(cli, [*base, "memories", "log", str(repo / scope)], env=ENV)
+    assert log.exit_code == 0, log.output
+    assert "memd: consolidate" in log.output
+    outside = runner.invoke(cli, [*base, "memories", "show", str(repo / scope / "nothing.md")], env=ENV)
+    assert outside.exit_code == Exit.FAILED
+    assert "no memory" in outside.output
+    assert "projects/memory-" not in outside.output
+
+
 def test_pin_edit_why_and_forget_one_memory(tmp_path: Path, fake_api: FakeAnthropicAPI) -> None:
     base, scope = setup(tmp_path, fake_api)
     runner = CliRunner()

@@ -160,7 +160,11 @@ def test_run_once_with_an_unreachable_api_fails_and_names_it(memd_env: dict[str,
     assert done.returncode == 1, done.stdout + done.stderr[-3000:]
     extract = _extract_line(done.stdout)
     assert re.match(r"extract\s+failed", extract)
-    assert "http://127.0.0.1:9" in extract
+    assert extract.endswith("(reason below)")
+    # the reason once in the whole output (issue 36), on stderr's failure line
+    assert (done.stdout + done.stderr).count("http://127.0.0.1:9") == 1, done.stdout + done.stderr
+    assert "memd: extract failed: " in done.stderr
+    assert "http://127.0.0.1:9" in done.stderr
     assert "extract failed" in done.stdout.strip().splitlines()[-1]
     phase1 = _phase1_line(_status(env).stdout)
     assert "failed" in phase1
@@ -169,9 +173,8 @@ def test_run_once_with_an_unreachable_api_fails_and_names_it(memd_env: dict[str,
     # the same, instead of a gate that reads as "ok".
     again = memd(env, "run", "--once")
     assert again.returncode == 1, again.stdout + again.stderr[-3000:]
-    extract = _extract_line(again.stdout)
-    assert re.match(r"extract\s+failed", extract)
-    assert "http://127.0.0.1:9" in extract
+    assert re.match(r"extract\s+failed", _extract_line(again.stdout))
+    assert "http://127.0.0.1:9" in again.stderr
 
 
 def test_run_once_with_a_refused_key_fails_and_names_the_api(
@@ -181,10 +184,10 @@ def test_run_once_with_a_refused_key_fails_and_names_the_api(
     env = with_api(with_sessions(memd_env), fake_api.base_url)
     done = memd(env, "run", "--once")
     assert done.returncode == 1
-    extract = _extract_line(done.stdout)
-    assert re.match(r"extract\s+failed", extract)
-    assert fake_api.base_url in extract
-    assert "401" in extract
+    assert re.match(r"extract\s+failed", _extract_line(done.stdout))
+    assert fake_api.base_url in done.stderr
+    assert "401" in done.stderr
+    assert (done.stdout + done.stderr).count(fake_api.base_url) == 1, done.stdout + done.stderr
     phase1 = _phase1_line(_status(env).stdout)
     assert "failed" in phase1
     assert "401" in phase1
@@ -201,7 +204,7 @@ def test_run_once_with_a_model_that_does_not_exist_fails_and_keeps_the_sessions(
     assert done.returncode == 1
     extract = _extract_line(done.stdout)
     assert re.match(r"extract\s+failed", extract)
-    assert "claude-nope-1" in extract
+    assert "claude-nope-1" in done.stderr
     assert "failed=" not in extract  # no session is blamed for the model
     phase1 = _phase1_line(_status(env).stdout)
     assert "failed" in phase1

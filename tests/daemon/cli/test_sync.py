@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -141,10 +142,13 @@ async def test_pairing_is_memd_sync_key_there_and_memd_sync_trust_here(
     assert shown.count("memd sync trust") == 1, shown
     once = memd(b, fake_api, "run", "--once")
     assert once.returncode == Exit.FAILED
-    # once on the step's line, once in the failure's line on stderr (what a script reads), no more
-    assert once.stdout.count("memd sync trust") == 1, once.stdout
-    assert once.stderr.count("memd sync trust") == 1, once.stderr
+    # the reason once in the run's whole output (issue 36): in the failure's line on stderr (what a
+    # script reads); the step's line on stdout says it failed and points there
+    said = once.stdout + once.stderr
+    assert said.count("memd sync trust") == 1, said
+    assert said.count("not trusted by") == 1, said
     assert "memd: sync failed: sync stopped: this machine is not trusted by" in once.stderr
+    assert re.search(r"^sync\s+failed\s.*\(reason below\)$", once.stdout, re.M), once.stdout
     served = tmp_path / "served" / "memory.git"
     assert "beta" not in git(served, "ls-tree", "-r", "--name-only", "main")
 

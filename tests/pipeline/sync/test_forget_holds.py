@@ -10,60 +10,30 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from daemon.runtime import Runtime
-from daemon.steer import forget_memory
 from pipeline.clock import FakeClock
 from pipeline.memory import forget_records
 from pipeline.memory.likeness import ForgottenTopic, shingles
 from pipeline.projects import scope_for
 from pipeline.sync.merge import merge_trees
 from pipeline.vocabulary import SyncOutcome
-from tests.fakes.anthropic_api import FakeAnthropicAPI, FakeResponse
-from tests.fakes.fixtures import FAKE_API_KEY
-from tests.pipeline.consolidate.support import done, mem, topic, turn
-from tests.pipeline.sync.support import Machine, _tool_text, git, pair, two_machines
+from tests.fakes.anthropic_api import FakeAnthropicAPI
+from tests.pipeline.consolidate.support import topic
+from tests.pipeline.sync.forgetting import (
+    FORGOTTEN,
+    agent,
+    forget,
+    history_holds,
+    holding,
+    learn,
+    served_holds,
+    synced,
+)
+from tests.pipeline.sync.support import Machine, git, pair, two_machines
 
 pytestmark = [pytest.mark.timeout(240)]
-
-FORGOTTEN = "Deploy the billing service with the orange lever script every Friday at noon"
-
-
-def agent(body: dict[str, Any], _headers: dict[str, str]) -> FakeResponse:
-    """Consolidation that writes one topic per session of ``raw_memories.md``, in the session's own
-    words (its raw memory's lines): a model that copies what it read."""
-    turns = sum(1 for m in body["messages"] if m["role"] == "assistant")
-    if turns == 0:
-        return turn(mem("view", path="/memories/raw_memories.md"))
-    if turns == 1:
-        found: dict[str, str] = {}
-        current = None
-        for line in re.sub(r"(?m)^\s*\d+\t", "", _tool_text(body)).splitlines():  # the view numbers lines
-            head = re.match(r"## Session `([^`]+)`", line)
-            if head:
-                current = head.group(1)
-                found.setdefault(current, "")
-            elif current is not None and line.startswith("- "):
-                found[current] += line + "\n"
-        names = {f"s-{re.sub(r'[^a-z0-9]+', '-', s.lower())}.md": s for s in sorted(found)}
-        creates = [
-            mem(
-                "create",
-                path=f"/memories/{n}",
-                file_text=topic(f"Session {s}", found[s].strip() or f"What {s} taught.", type_="project"),
-            )
-            for n, s in names.items()
-        ]
-        index = "# Memory index\n\n" + "".join(f"- [{n}]({n}): what {s} taught\n" for n, s in names.items())
-        return turn(
-            *creates,
-            mem("create", path="/memories/MEMORY.md", file_text=index),
-            mem("create", path="/memories/memory_summary.md", file_text="# Summary\n\nSessions.\n"),
-        )
-    return done()
 
 
 @pytest.fixture
@@ -82,45 +52,6 @@ async def paired(
     async with two_machines(tmp_path, fake_api, clock) as machines:
         fake_api.responder = agent
         yield machines
-
-
-async def learn(m: Machine, session: str, raw: str) -> None:
-    await m.env.add_extract(session, project=str(m.project), raw=f"- {raw}", summary=f"{raw}.")
-    await m.consolidate()
-
-
-async def forget(m: Machine, memory_id: str, *, online: bool = True) -> None:
-    settings = m.settings
-    if not online:  # the remote out of reach (a laptop offline): nothing listens there
-        sync = settings.sync.model_copy(update={"remote": "git://127.0.0.1:9/memory.git", "timeout_s": 5})
-        settings = settings.model_copy(update={"sync": sync})
-    rt = Runtime(m.store, lambda: settings, clock=m.env.clock, env={"ANTHROPIC_API_KEY": FAKE_API_KEY})
-    try:
-        done_ = await forget_memory(rt, memory_id)
-    finally:
-        await rt.aclose()
-    assert done_.steered.commit is not None
-    assert done_.synced is not None
-    assert (done_.synced.outcome == SyncOutcome.SYNCED) == online, done_.synced.lines()
-
-
-def holding(m: Machine) -> list[str]:
-    """Where the forgotten text still is on ``m``: the branch's files, the published copies."""
-    found = [f"tree:{p}" for p, text in m.tree().items() if FORGOTTEN in text]
-    found += [f"published:{p}" for p, text in m.published().items() if FORGOTTEN in text]
-    return found
-
-
-def served_holds(tmp_path: Path) -> bool:
-    served = tmp_path / "served" / "memory.git"
-    return FORGOTTEN in git(served, "grep", "-I", "-e", FORGOTTEN, "main", "--", ".", check=False)
-
-
-async def synced(m: Machine) -> list[str]:
-    report = await m.sync()
-    assert report.outcome == SyncOutcome.SYNCED, report.lines()
-    await m.publish()
-    return report.lines()
 
 
 async def test_a_machine_paired_after_a_forget_never_brings_it_back(
@@ -227,17 +158,6 @@ def test_a_merge_keeps_a_forgotten_topic_out_whatever_side_holds_it() -> None:
         assert f"{scope}/new.md" in merged
         assert b"keep this line" in merged[f"{scope}/raw_memories.md"]
         assert b"deploy.md" not in merged[f"{scope}/MEMORY.md"]
-
-
-def history_holds(path: Path) -> list[str]:
-    """Every commit reachable from any ref of the repository at ``path`` whose tree holds the text,
-    and whether any object of its store still does."""
-    commits = git(path, "rev-list", "--all").split()
-    found = [c for c in commits if git(path, "grep", "-I", "-l", "-e", FORGOTTEN, c, "--", ".", check=False)]
-    objects = git(path, "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)")
-    blobs_ = [line.split()[0] for line in objects.splitlines() if line.endswith(" blob")]
-    texts = [git(path, "cat-file", "blob", b) for b in blobs_]
-    return found + [f"object {b}" for b, t in zip(blobs_, texts, strict=True) if FORGOTTEN in t]
 
 
 async def test_a_forget_takes_the_text_out_of_history_and_a_first_sync_never_pushes_it(
