@@ -11,6 +11,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def compile_sources() -> None:
+def compile_sources(root: Path = ROOT) -> None:
+    """Every module of the checkout at ``root`` (this one by default) compiled."""
     for package in ("daemon", "pipeline"):
-        compileall.compile_dir(ROOT / package, quiet=1)
+        compileall.compile_dir(root / package, quiet=1)

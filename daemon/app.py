@@ -40,7 +40,6 @@ from daemon.service.notify import Notifier
 from pipeline.clock import Clock, SystemClock
 from pipeline.settings import Settings
 from pipeline.store import Store, workload
-from pipeline.vocabulary import RunOutcome
 
 if TYPE_CHECKING:
     from pipeline.gitrepo.repository import MemoryRepo
@@ -97,11 +96,12 @@ def pipeline_steps(
         plans = await plan_all(store, settings(), now=clock.now())
         if not dry_run and not any(p.runnable for p in plans):
             held = [p.skip_reason for p in plans if p.action != "none" and p.skip_reason]
-            from pipeline.store.consolidation import count_runs
+            from pipeline.store.read.rows import on_store
+            from pipeline.store.read.runs import pending_review
 
             return Skipped(
                 f"{len(held)} scopes wait: {held[0]}" if held else "no scope has new or removed extracts",
-                waiting_review=await count_runs(store, RunOutcome.PENDING_REVIEW),
+                waiting_review=await on_store(store, pending_review),
             )
         from pipeline.consolidate.run import run_phase2
 

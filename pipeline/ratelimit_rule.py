@@ -8,9 +8,9 @@ The gate closes when:
 - ``llm.daily_token_budget`` is set and today's (UTC) calls used it up (until the next UTC midnight);
 - ``llm.daily_budget_usd`` is set and today's (UTC) calls cost that much (until the next UTC midnight).
 
-``pipeline.llm.ratelimit.gate_state`` (phases 1 and 2) and `memd status` (``daemon.status.read``)
-both read the kv values with ``families_from_json`` and ``backoff_from_json`` and call ``decide``,
-so they close the gate for the same reasons, in the same words. Standard library only: `memd status`
+Phases 1 and 2 and `memd status` read the kv values through one reader (``pipeline.store.read.gate``)
+with ``families_from_json`` and ``backoff_from_json`` and call ``decide``, so they close the gate for
+the same reasons, in the same words. Standard library only: `memd status`
 imports it without the model client.
 """
 

@@ -154,7 +154,7 @@ class DaemonState(StrEnum):
 
 
 class Health(StrEnum):
-    """What `memd status` makes of a daemon from its heartbeat (``daemon.lean.liveness.health``)."""
+    """What `memd status` makes of a daemon from its heartbeat (``pipeline.status.liveness.health``)."""
 
     RUNNING = "running"
     STUCK = "stuck"  # its process is there, but the heartbeat is stale or a step overran its deadline

@@ -55,7 +55,7 @@ def inbox_group(click_ctx: click.Context) -> None:
         click.echo("the inbox is empty: no consolidation waits for review")
         return
     from daemon.cli.output import table_width
-    from daemon.lean.text import format_table
+    from daemon.cli.text import format_table
 
     rows = []
     for e in entries:

@@ -15,8 +15,7 @@ from pathlib import Path
 import click
 
 from daemon.cli import LazyCommands
-from daemon.cli.context import CliContext, fail, pass_ctx
-from daemon.exits import Exit
+from daemon.cli.context import CliContext, pass_ctx
 
 SUBCOMMANDS: dict[str, str] = {
     "install": "daemon.cli.mcp_install:install_command",
@@ -46,12 +45,8 @@ def mcp_group(click_ctx: click.Context, ctx: CliContext, cwd: Path | None) -> No
     memory_feedback."""
     if click_ctx.invoked_subcommand is not None:
         return
-    from daemon.lean.settings import ConfigError, read_settings
 
-    try:
-        settings = read_settings(ctx.config_path)
-    except ConfigError as exc:
-        fail(f"config error: {exc}", Exit.CONFIG)
+    paths = ctx.loaded().settings.paths  # a bad file or value exits 2 naming it and the key
     here = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))
 
     from daemon.mcp import stdio
@@ -63,9 +58,9 @@ def mcp_group(click_ctx: click.Context, ctx: CliContext, cwd: Path | None) -> No
 
         ctx.configure_logging()
         deps = Deps.make(
-            memory_dir=settings.memory_dir,
-            state_dir=settings.state_dir,
-            state_db=settings.state_db,
+            memory_dir=paths.memory_dir,
+            state_dir=paths.state_dir,
+            state_db=paths.state_db,
             cwd=here,
             clock=SystemClock(),
             config_path=ctx.config_path,

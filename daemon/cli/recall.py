@@ -44,7 +44,7 @@ def recall_command(ctx: CliContext, cwd: Path | None, fmt: str, timeout_s: float
 
 
 def _recall(ctx: CliContext, cwd: Path | None, fmt: str, timeout_s: float) -> str:
-    from daemon.lean.settings import ConfigError, read_settings
+    from daemon.config import ConfigError, load_settings
     from pipeline.clock import SystemClock
     from pipeline.publish.recall import (
         RecallProblem,
@@ -57,7 +57,7 @@ def _recall(ctx: CliContext, cwd: Path | None, fmt: str, timeout_s: float) -> st
     )
 
     try:
-        memory_dir = read_settings(ctx.config_path).memory_dir
+        memory_dir = load_settings(ctx.config_path).settings.paths.memory_dir
     except ConfigError as exc:
         raise RecallProblem(f"config error: {exc}") from None
     today = SystemClock().now().date()

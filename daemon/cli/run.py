@@ -323,7 +323,7 @@ def _print_tables(console: Console, report: object) -> None:
     from rich.text import Text
 
     from daemon.cli.output import table_width
-    from daemon.lean.text import format_table
+    from daemon.cli.text import format_table
     from daemon.service.cycle import jsonable
 
     data = jsonable(report)

@@ -47,48 +47,51 @@ def scan_command(ctx: CliContext, show_all: bool, as_json: bool) -> None:
 
 
 def _unchanged(ctx: CliContext, *, collect_sessions: bool) -> ScanReport | None:
-    """The report of a scan that would find nothing new, made without loading the settings model,
-    the store layer or the parsers (``pipeline.scan.probe``); None when a full scan must run."""
+    """The report of a scan that would find nothing new, made without loading the store layer or
+    the parsers (``pipeline.scan.probe``); None when a full scan must run."""
     import sqlite3
     import time
 
-    from daemon.lean.settings import read_lean
+    from daemon.config import ConfigError, load_settings
     from pipeline.machine import host_id, known_id
     from pipeline.scan.index import index_path
     from pipeline.scan.probe import probe
-    from pipeline.scan.view import ScanReport, read_sqlite
-    from pipeline.store.readmodel import MACHINES_SQL, connect_sqlite, key_of_machine
+    from pipeline.scan.view import ScanReport, read_view
+    from pipeline.store.read.keys import this_machine_key
+    from pipeline.store.read.rows import SqliteRows, StoreUnavailable
     from pipeline.store_url import sqlite_path
 
-    lean = read_lean(ctx.config_path)
-    if lean is None:
-        return None
-    machine = known_id(lean.state_dir)
-    db = sqlite_path(lean.state_db)
+    try:
+        loaded = load_settings(ctx.config_path)
+    except ConfigError:
+        return None  # the full path says why
+    paths = loaded.settings.paths
+    machine = known_id(paths.state_dir)
+    db = sqlite_path(paths.state_db)
     if db is not None and db.exists():  # this installation's machine key (pipeline.store.machines)
         try:
-            conn = connect_sqlite(db)
+            rows = SqliteRows(db)
             try:
-                conn.row_factory = sqlite3.Row
-                found_rows = [dict(r) for r in conn.execute(MACHINES_SQL).fetchall()]
+                machine = this_machine_key(rows, machine, host_id(paths.state_dir, create=False))
             finally:
-                conn.close()
-        except sqlite3.Error:
+                rows.close()
+        except (sqlite3.Error, StoreUnavailable):
             return None
-        machine = key_of_machine(found_rows, machine, host_id(lean.state_dir, create=False))
-    found = probe(lean.state_db, index_path(lean.state_dir), lean.inputs_key, time.time(), machine=machine)
+    found = probe(
+        paths.state_db, index_path(paths.state_dir), loaded.inputs_key, time.time(), machine=machine
+    )
     if found is None or db is None:
         return None
     report = ScanReport(sessions=[], files_seen=found.files_seen, duration_s=found.duration_s)
     try:
-        conn = connect_sqlite(db)
+        rows = SqliteRows(db)
         try:
-            read_sqlite(
-                conn, report, notable_limit=TABLE_LIMIT, collect_sessions=collect_sessions, machine=machine
+            read_view(
+                rows, report, notable_limit=TABLE_LIMIT, collect_sessions=collect_sessions, machine=machine
             )
         finally:
-            conn.close()
-    except sqlite3.Error:
+            rows.close()
+    except (sqlite3.Error, StoreUnavailable):
         return None
     return report
 
@@ -112,7 +115,7 @@ async def _scan(settings: Settings, settings_key: str, *, collect_sessions: bool
 
 def _ago(at: datetime | None) -> str:
     if at is None:
-        from daemon.lean.text import ABSENT
+        from daemon.cli.text import ABSENT
 
         return ABSENT
     seconds = (datetime.now(UTC) - at).total_seconds()
@@ -130,7 +133,7 @@ def _print(report: ScanReport, show_all: bool, *, width: int | None = None) -> N
     fitting); a session table wider than it keeps the session id (whole: two never read the same),
     state, last activity and messages as the table, and shows source, project and reason under each row.
     """
-    from daemon.lean.text import ABSENT, format_table, printable
+    from daemon.cli.text import ABSENT, format_table, printable
 
     def table(
         title: str,

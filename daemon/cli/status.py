@@ -1,10 +1,9 @@
 """`memd status`: what the daemon is doing, at a glance (``--json`` for scripts).
 
-Fast by construction: it reads the settings without pydantic whenever that is sure to give what
-the daemon would use (``daemon.lean.settings``; else the full loader decides), the SQLite store
-read-only with ``sqlite3`` into a typed report (``daemon.status.read``, ``daemon.status.report``),
-and imports no LLM, scheduler or SQLAlchemy code unless the store is PostgreSQL. This module renders
-that report: as JSON (``--json``) or for the terminal.
+Fast by construction: the settings through the one loader (``daemon.config``, a standard-library
+table), the report (``pipeline.status``) read through the read API (``pipeline.store.read``: the
+SQLite store read-only with ``sqlite3``), and no LLM, scheduler or SQLAlchemy code unless the store
+is PostgreSQL. This module renders that report: as JSON (``--json``) or for the terminal.
 
 Exit status: 0 when the daemon is running and its heartbeat is fresh; 1 when it is not running
 (never started, stopped, crashed) or the store cannot be read; 2 for a bad config (the file or
@@ -20,12 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from daemon.cli.context import CliContext, fail, pass_ctx
+from daemon.cli.context import CliContext, pass_ctx
+from daemon.cli.status_tables import flagged_table, publish_table, usage_table, with_folders
+from daemon.cli.text import shown, when
 from daemon.exits import Exit
-from daemon.lean.text import shown, when
-from daemon.status.flags import flagged_table
-from daemon.status.hits import with_folders
-from daemon.status.report import (
+from pipeline.status.report import (
     AgentView,
     Batches,
     Budget,
@@ -40,17 +38,14 @@ from daemon.status.report import (
     RateLimit,
     Sections,
     StatusReport,
-    Sync,
     Transcripts,
     Unreadable,
 )
-from daemon.status.tables import publish_table, usage_table
+from pipeline.sync.state import SyncState
 from pipeline.vocabulary import Health, SyncOutcome
 
 if TYPE_CHECKING:
     from rich.console import Console
-
-    from daemon.lean.settings import LeanSettings
 
 
 def _model_rows(model: Model | Unreadable | None) -> list[tuple[str, str]]:
@@ -70,11 +65,18 @@ def _model_rows(model: Model | Unreadable | None) -> list[tuple[str, str]]:
 @pass_ctx
 def status_command(ctx: CliContext, as_json: bool) -> None:
     """Show whether the daemon runs, what it did last, and what it is waiting for."""
-    from daemon.status.read import read_status
     from pipeline.clock import SystemClock
     from pipeline.proc import pid_alive
+    from pipeline.status.read import read_status
 
-    report = read_status(_settings(ctx), now=SystemClock().now(), pid_alive=pid_alive)
+    loaded = ctx.loaded()  # a bad file or value exits 2 naming it and the key
+    report = read_status(
+        loaded.settings,
+        config_path=loaded.path,
+        config_exists=loaded.file_exists,
+        now=SystemClock().now(),
+        pid_alive=pid_alive,
+    )
     if as_json:
         click.echo(json.dumps(report.json(), indent=2, default=str))
     else:
@@ -96,16 +98,6 @@ def spend_line(budget: Budget) -> str:
     tokens += f" of {budget.daily_token_budget:,}" if budget.daily_token_budget else ""
     line = f"${budget.cost_today_usd:.2f} today{dollars} ({tokens} tokens), ${budget.cost_month_usd:.2f} this month (UTC)"
     return line + (": reached, no new model call until 00:00 UTC" if budget.exhausted else "")
-
-
-def _settings(ctx: CliContext) -> LeanSettings:
-    """The settings the daemon would run with; a bad file or value exits 2 naming it and the key."""
-    from daemon.lean.settings import ConfigError, read_settings
-
-    try:
-        return read_settings(ctx.config_path)
-    except ConfigError as exc:
-        fail(f"config error: {exc}", Exit.CONFIG)
 
 
 # The human view ----------------------------------------------------------------------------------
@@ -220,7 +212,7 @@ def _rows(report: Sections) -> list[tuple[str, str]]:
 
 def _agent_rows(agents: list[AgentView] | Unreadable | None) -> list[tuple[str, str]]:
     """Every agent memd knows, each of its publish targets on, off (and the key) or not installed."""
-    from daemon.status.agents import agent_line
+    from daemon.cli.status_tables import agent_line
 
     if isinstance(agents, Unreadable):
         return [("agents", f"unreadable: {agents.error}")]
@@ -282,7 +274,7 @@ def _machine_line(view: DaemonView) -> str:
     return f"{who}{this}: {shown(view.state)}, pid {shown(view.pid)}, {beat}"
 
 
-def _sync_rows(sync: Sync | Unreadable) -> list[tuple[str, str]]:
+def _sync_rows(sync: SyncState | Unreadable) -> list[tuple[str, str]]:
     """``sync``: the remote and branch, how the last sync went, the last fetch and push, ahead/behind;
     then the last error."""
     if isinstance(sync, Unreadable):

@@ -69,9 +69,9 @@ def register(server: MCPServer, deps: Deps) -> None:
 
     def rate() -> int:
         if not per_hour:  # read once, at the first note (the server starts without it)
-            from daemon.lean.settings import read_settings
+            from daemon.config import load_settings
 
-            per_hour.append(read_settings(deps.config_path).remember_per_hour)
+            per_hour.append(load_settings(deps.config_path).settings.notes.remember_per_hour)
         return per_hour[0]
 
     async def memory_remember(

@@ -69,17 +69,16 @@ class Uses:
     def _read(self) -> dict[str, int]:
         if not self._store_exists():
             return {}
-        from daemon.lean.rows import StoreUnavailable, open_rows
         from pipeline.projects.scopes import topic_id_text
-        from pipeline.store.readmodel import TOPIC_USES_SQL
+        from pipeline.store.read.rows import StoreUnavailable, open_rows
+        from pipeline.store.read.uses import topic_uses
 
         try:
             rows = open_rows(self.state_db)
         except StoreUnavailable:
             return {}
         try:
-            since = rows.time(self.clock.now() - timedelta(days=WINDOW_DAYS))
-            found = rows.all(TOPIC_USES_SQL, {"since": since})
+            found = topic_uses(rows, self.clock.now() - timedelta(days=WINDOW_DAYS))
         except Exception as exc:  # a store of another version, a locked file: rank without uses
             log.warning(
                 "mcp_uses_unreadable", reason=str(exc).splitlines()[0] if str(exc) else type(exc).__name__
@@ -87,7 +86,7 @@ class Uses:
             return {}
         finally:
             rows.close()
-        return {topic_id_text(str(r["scope"]), str(r["file"])): int(r["uses"]) for r in found}
+        return {topic_id_text(scope, file): uses for scope, file, uses in found}
 
     def record(self, topics: Sequence[Topic]) -> None:
         """Count each of ``topics`` as used now (in the background; dropped when the queue is full)."""

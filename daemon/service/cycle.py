@@ -24,7 +24,7 @@ from pipeline.clock import Clock
 from pipeline.errors import LeaseLost, LLMUnavailable, LLMUnreachable, MemdError, StoreError
 from pipeline.settings import Settings
 from pipeline.store import Store
-from pipeline.store.readmodel import run_key
+from pipeline.store.read.keys import run_key
 from pipeline.vocabulary import Step as StepName
 from pipeline.vocabulary import StepOutcome
 

@@ -38,7 +38,6 @@ from typing import Any
 import structlog
 
 from daemon.exits import Exit
-from daemon.lean.liveness import HEARTBEAT_INTERVAL_S, beat_status, stuck_step
 from daemon.runtime import StoreOpener
 from daemon.service import cycle
 from daemon.service.hardstop import HardStop
@@ -51,6 +50,7 @@ from pipeline import __version__, roster
 from pipeline.clock import Clock
 from pipeline.errors import InstanceBusy, LeaseLost
 from pipeline.settings import Settings
+from pipeline.status.liveness import HEARTBEAT_INTERVAL_S, beat_status, stuck_step
 from pipeline.store import Store, heartbeats, kv, workload
 from pipeline.vocabulary import DaemonState
 

@@ -18,11 +18,11 @@ from typing import Any
 
 import structlog
 
-from daemon.lean.liveness import LAST_ONCE_KEY, once_record
 from daemon.service import cycle
 from daemon.service.lifecycle import Daemon, Interrupt
+from pipeline.status.liveness import LAST_ONCE_KEY, once_record
 from pipeline.store import kv
-from pipeline.store.readmodel import machine_key
+from pipeline.store.read.keys import machine_key
 from pipeline.vocabulary import DaemonState
 
 log = structlog.get_logger(__name__)

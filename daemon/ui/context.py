@@ -10,15 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from daemon.lean.settings import LeanSettings
 from daemon.ui.security import Guard
 from pipeline.gcpause import gc_paused
 
 if TYPE_CHECKING:
-    from daemon.lean.rows import Rows
     from pipeline.clock import Clock
     from pipeline.settings import Settings
     from pipeline.store import Store
+    from pipeline.store.read.rows import OpenRows, Rows
 
 T = TypeVar("T")
 
@@ -31,7 +30,7 @@ class PageReader:
 
     def __init__(self, url: Callable[[], str]) -> None:
         self._url = url
-        self._rows: Rows | None = None
+        self._rows: OpenRows | None = None
         self._thread: ThreadPoolExecutor | None = None
 
     async def read(self, work: Callable[[Rows], T]) -> T:
@@ -41,7 +40,7 @@ class PageReader:
         return await asyncio.get_running_loop().run_in_executor(self._thread, self._run, work)
 
     def _run(self, work: Callable[[Rows], T]) -> T:
-        from daemon.lean.rows import open_rows
+        from pipeline.store.read.rows import open_rows
 
         # Thousands of small acyclic rows: the cyclic collector would only walk them (pipeline.gcpause).
         with gc_paused():
@@ -88,11 +87,6 @@ class UIContext:
     def db(self) -> Store:
         assert self.store is not None, "the store opens with the app"
         return self.store
-
-    def status_settings(self) -> LeanSettings:
-        return LeanSettings.of(
-            self.settings(), config_path=self.config_path, config_exists=self.config_exists
-        )
 
     async def read(self, work: Callable[[Rows], T]) -> T:
         """``work`` on the page's reader of the store, in its worker thread."""

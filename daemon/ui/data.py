@@ -1,7 +1,7 @@
-"""What the page reads from the state store, beside `memd status`'s own report (``daemon.status.read``).
+"""What the page reads from the state store, beside `memd status`'s own report (``pipeline.status.read``).
 
-Synchronous, like the status reader it shares (``daemon.lean.rows``: read-only ``sqlite3``, or
-SQLAlchemy for PostgreSQL) and the store's read model (``pipeline.store.readmodel``) that holds
+Synchronous, like the status reader it shares (``pipeline.store.read.rows``: read-only ``sqlite3``, or
+SQLAlchemy for PostgreSQL) and the store's read model (``pipeline.store.read``) that holds
 every statement; the page runs these in a worker thread.
 """
 
@@ -11,10 +11,24 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from daemon.lean.rows import Rows
 from pipeline.hits.rate import WINDOW_DAYS
 from pipeline.projects.scopes import folders_by_scope
-from pipeline.store import readmodel as rm
+from pipeline.store.read.extracts import SESSION_EXTRACTS_SQL, SESSION_SENT_SQL, SentExtract, sent_from_row
+from pipeline.store.read.rows import Rows
+from pipeline.store.read.runs import spend
+from pipeline.store.read.sessions import (
+    BACKLOG_SQL,
+    PROJECTS_SQL,
+    SESSIONS_COUNT_SQL,
+    SESSIONS_IN_STATE_COUNT_SQL,
+    SESSIONS_IN_STATE_PAGE_SQL,
+    SESSIONS_MATCHING_SQL,
+    SESSIONS_PAGE_SQL,
+    SessionRecord,
+    record_from_row,
+)
+from pipeline.store.read.uses import TOPIC_USE_SQL, TOPIC_VERDICTS_SQL, tally
+from pipeline.store.read.values import iso
 
 CHART_DAYS = 30
 PAGE_SIZE = 100
@@ -32,15 +46,15 @@ class Day:
 
 def daily_usage(rows: Rows, now: datetime, *, days: int = CHART_DAYS) -> list[Day]:
     """Tokens and cost of the model calls of each UTC day, the last ``days`` days, today last: one
-    indexed range read per day, the same sum `memd status` makes of a day (``USAGE_SQL``)."""
+    indexed range read per day, the same sum `memd status` and the gate make (``pipeline.store.read.runs.spend``)."""
     first = (now - timedelta(days=days - 1)).astimezone(UTC).date()
     out = []
     for i in range(days):
         day = first + timedelta(days=i)
         start = datetime(day.year, day.month, day.day, tzinfo=UTC)
         end = start + timedelta(days=1) - timedelta(microseconds=1)
-        found = rows.all(rm.USAGE_SQL, {"start": rows.time(start), "end": rows.time(end)})[0]
-        out.append(Day(day.isoformat(), int(found["tokens"]), round(float(found["cost"]), 4)))
+        spent = spend(rows, start, end)
+        out.append(Day(day.isoformat(), spent.tokens, round(spent.cost_usd, 4)))
     return out
 
 
@@ -57,7 +71,7 @@ class Backlog:
 def backlog(rows: Rows, machine: str) -> list[Backlog]:
     """``machine``'s sessions by state, each with why they are there."""
     by_state: dict[str, list[tuple[str, int]]] = {}
-    for r in rows.all(rm.BACKLOG_SQL, {"machine": machine}):
+    for r in rows.all(BACKLOG_SQL, {"machine": machine}):
         by_state.setdefault(r["state"], []).append((r["reason"], int(r["n"])))
     out = []
     for state, reasons in sorted(by_state.items()):
@@ -70,7 +84,7 @@ def backlog(rows: Rows, machine: str) -> list[Backlog]:
 
 @dataclass(frozen=True)
 class SessionsPage:
-    sessions: list[rm.SessionRecord]
+    sessions: list[SessionRecord]
     total: int
     page: int
     pages: int
@@ -84,14 +98,14 @@ def sessions_page(
     params: dict[str, Any] = {"limit": size, "machine": machine}
     if state:
         params["state"] = state
-        total = int(rows.all(rm.SESSIONS_IN_STATE_COUNT_SQL, params)[0]["n"])
+        total = int(rows.all(SESSIONS_IN_STATE_COUNT_SQL, params)[0]["n"])
     else:
-        total = int(rows.all(rm.SESSIONS_COUNT_SQL, {"machine": machine})[0]["n"])
+        total = int(rows.all(SESSIONS_COUNT_SQL, {"machine": machine})[0]["n"])
     pages = max(1, -(-total // size))
     page = min(max(1, page), pages)
     params["offset"] = (page - 1) * size
-    sql = rm.SESSIONS_IN_STATE_PAGE_SQL if state else rm.SESSIONS_PAGE_SQL
-    found = [rm.record_from_row(r) for r in rows.all(sql, params)]
+    sql = SESSIONS_IN_STATE_PAGE_SQL if state else SESSIONS_PAGE_SQL
+    found = [record_from_row(r) for r in rows.all(sql, params)]
     return SessionsPage(found, total, page, pages, state)
 
 
@@ -106,9 +120,9 @@ class Extracts:
 @dataclass(frozen=True)
 class SessionDetail:
     needle: str
-    sessions: list[rm.SessionRecord]
+    sessions: list[SessionRecord]
     extracts: list[Extracts]
-    sent: list[rm.SentExtract]
+    sent: list[SentExtract]
     """Its extracts, newest first: what memd sent about it."""
 
     @property
@@ -133,34 +147,19 @@ def session_detail(rows: Rows, needle: str, machine: str) -> SessionDetail:
     """``machine``'s sessions whose id (or project, or transcript path) is ``needle``, and their
     extracts by scope."""
     params = {"needle": needle, "limit": 50, "machine": machine}
-    found = [rm.record_from_row(r) for r in rows.all(rm.SESSIONS_MATCHING_SQL, params)]
+    found = [record_from_row(r) for r in rows.all(SESSIONS_MATCHING_SQL, params)]
     ids = sorted({s.session_id for s in found if s.session_id} or {needle})
     extracts = [
-        Extracts(r["scope"], int(r["n"]), int(r["live"] or 0), rm.iso(r["forgotten_at"]))
+        Extracts(r["scope"], int(r["n"]), int(r["live"] or 0), iso(r["forgotten_at"]))
         for sid in ids
-        for r in rows.all(rm.SESSION_EXTRACTS_SQL, {"session_id": sid})
+        for r in rows.all(SESSION_EXTRACTS_SQL, {"session_id": sid})
     ]
     sent = [
-        rm.sent_from_row(r)
+        sent_from_row(r)
         for sid in ids
-        for r in rows.all(rm.SESSION_SENT_SQL, {"session_id": sid, "limit": SENT_SHOWN})
+        for r in rows.all(SESSION_SENT_SQL, {"session_id": sid, "limit": SENT_SHOWN})
     ]
     return SessionDetail(needle, found, extracts, sent)
-
-
-@dataclass(frozen=True)
-class TopicFlag:
-    verdict: str
-    note: str | None
-    at: str | None
-
-
-def topic_flags(rows: Rows, scope: str, file: str) -> list[TopicFlag]:
-    """The open flags agents put on one topic (`memd mcp`'s ``memory_feedback``), newest first."""
-    return [
-        TopicFlag(r["verdict"], r["note"], rm.iso(r["created_at"]))
-        for r in rows.all(rm.TOPIC_FLAGS_SQL, {"scope": scope, "file": file})
-    ]
 
 
 @dataclass(frozen=True)
@@ -176,11 +175,11 @@ class TopicUse:
 
 def topic_use(rows: Rows, scope: str, file: str, now: datetime, *, days: int = WINDOW_DAYS) -> TopicUse:
     params = {"scope": scope, "file": file, "since": rows.time(now - timedelta(days=days))}
-    [used] = rows.all(rm.TOPIC_USE_SQL, params)
-    said = rm.tally(rows.all(rm.TOPIC_VERDICTS_SQL, params))
-    return TopicUse(days, int(used["uses"]), rm.iso(used["last_used_at"]), said["helped"], said["misled"])
+    [used] = rows.all(TOPIC_USE_SQL, params)
+    said = tally(rows.all(TOPIC_VERDICTS_SQL, params))
+    return TopicUse(days, int(used["uses"]), iso(used["last_used_at"]), said["helped"], said["misled"])
 
 
 def folders(rows: Rows) -> dict[str, list[str]]:
     """Each scope's project folders, from the projects the store recorded for sessions."""
-    return folders_by_scope(str(r["project"]) for r in rows.all(rm.PROJECTS_SQL))
+    return folders_by_scope(str(r["project"]) for r in rows.all(PROJECTS_SQL))

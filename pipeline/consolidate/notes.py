@@ -7,7 +7,8 @@ import re
 from collections.abc import Callable, Sequence
 
 from pipeline.consolidate.workspace import AGENT_VIEW
-from pipeline.store.notes import Flag, Note
+from pipeline.store.notes import Note
+from pipeline.store.read.flags import Flag
 
 _TAG = re.compile(r"<(/?)\s*(agent_notes|topic_flags)", re.IGNORECASE)
 

@@ -29,6 +29,7 @@ from pipeline.settings import Settings
 from pipeline.store import Store
 from pipeline.store import consolidation as db
 from pipeline.store import notes as notes_db
+from pipeline.store.read.flags import Flag
 from pipeline.vocabulary import RunOutcome
 
 Action = Literal["consolidate", "clear", "none"]
@@ -51,7 +52,7 @@ class ScopePlan:
     (a sync merged another machine's forget, or a forget of a session only the repository holds)."""
     notes: list[notes_db.Note] = field(default_factory=list)
     """Notes agents handed memd (``memd mcp``) that no run took yet: inputs beside the extracts."""
-    flags: list[notes_db.Flag] = field(default_factory=list)
+    flags: list[Flag] = field(default_factory=list)
     """Topics agents called wrong or stale that no run was given yet: to fix or drop."""
 
     @property

@@ -26,7 +26,8 @@ from pipeline.llm.protocol import ModelClient
 from pipeline.memory.inputs import render_raw_memories, render_summary
 from pipeline.settings import Settings
 from pipeline.store import Store
-from pipeline.store.consolidation import count_runs
+from pipeline.store.read.rows import on_store
+from pipeline.store.read.runs import pending_review
 from pipeline.vocabulary import RUN_FAILED, RunOutcome
 
 log = structlog.get_logger(__name__)
@@ -174,7 +175,7 @@ async def run_phase2(
                 report.scopes.append(base)
                 continue
         report.scopes.append(from_result(await consolidate_scope(ctx, plan.scope)))
-    report.waiting_review = await count_runs(store, RunOutcome.PENDING_REVIEW)
+    report.waiting_review = await on_store(store, pending_review)
     report.tokens = report.usage.total_tokens
     report.cost_usd = cost_usd(settings.llm.consolidation_model, report.usage)
     log.info(

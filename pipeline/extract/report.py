@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from pipeline.llm.pricing import Usage, cost_usd
-from pipeline.llm.ratelimit import GateState
+from pipeline.store.read.gate import GateState
 
 
 @dataclass(frozen=True)

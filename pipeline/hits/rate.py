@@ -1,6 +1,6 @@
 """The published-files index and the per-scope hit rate, read from the store's read model.
 
-Standard library only: ``summarize`` runs the read model's aggregates (``pipeline.store.readmodel``)
+Standard library only: ``summarize`` runs the read model's aggregates (``pipeline.store.read``)
 through whichever reader it is given, ``sqlite3`` for ``memd status`` or SQLAlchemy for
 ``usage_summary``, so both see the same figures. It reads a few rows per scope, never one per
 session.
@@ -9,21 +9,16 @@ session.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from pipeline.layout import GLOBAL_SCOPE, NOT_TOPICS
-from pipeline.store.readmodel import (
-    KV_SQL,
-    PROJECTS_SINCE_SQL,
-    USE_SCOPES_SQL,
-    Query,
-    json_value,
-    parse_time,
-    scope_usage_sql,
-)
+from pipeline.store.read.keys import KV_SQL
+from pipeline.store.read.rows import Rows
+from pipeline.store.read.sessions import PROJECTS_SINCE_SQL
+from pipeline.store.read.uses import USE_SCOPES_SQL, scope_usage_sql
+from pipeline.store.read.values import json_value, parse_time
 
 INDEX_KEY = "publish.index"
 """kv: what ``publish_all`` published where (path -> scope and file; each topic's sources)."""
@@ -97,32 +92,33 @@ class ScopeUsage:
 
 
 def summarize(
-    query: Query,
-    time: Callable[[datetime], Any],
+    rows: Rows,
     now: datetime,
     *,
     window_days: int = WINDOW_DAYS,
 ) -> list[ScopeUsage]:
     """Per published scope (or scope used in the window): how many of the sessions since it was
-    published read its memory. ``time`` gives a moment as the reader binds it."""
+    published read its memory (on either reader: ``pipeline.store.read.rows``)."""
     from pipeline.projects import scope_for  # reads a project's .git/config: only with projects
 
-    index_rows = query(KV_SQL, {"key": INDEX_KEY})
+    index_rows = rows.all(KV_SQL, {"key": INDEX_KEY})
     index = PublishedIndex.from_kv(json_value(index_rows[0]["value"]) if index_rows else None)
     window_start = now - timedelta(days=window_days)
-    start = {"since": time(window_start)}
-    used = {r["scope"] for r in query(USE_SCOPES_SQL, start)}
+    start = {"since": rows.time(window_start)}
+    used = {r["scope"] for r in rows.all(USE_SCOPES_SQL, start)}
     projects_of: dict[str, list[str]] = {}
-    for r in query(PROJECTS_SINCE_SQL, start):
+    for r in rows.all(PROJECTS_SINCE_SQL, start):
         project = r["project"] or ""
         projects_of.setdefault(scope_for(project), []).append(project)
     summary = []
     for scope in sorted(set(index.first_published) | used):
         since = max(window_start, index.first_published.get(scope, window_start))
-        params: dict[str, Any] = {"scope": scope, "since": time(since)}
+        params: dict[str, Any] = {"scope": scope, "since": rows.time(since)}
         projects = None if scope == GLOBAL_SCOPE else sorted(projects_of.get(scope, []))
         params.update({f"p{i}": p for i, p in enumerate(projects or ())})
-        (row,) = query(scope_usage_sql(None if projects is None else len(projects), NOT_TOPIC_USES), params)
+        (row,) = rows.all(
+            scope_usage_sql(None if projects is None else len(projects), NOT_TOPIC_USES), params
+        )
         summary.append(
             ScopeUsage(
                 scope=scope,

@@ -28,8 +28,8 @@ from pipeline.hits.rate import (
 )
 from pipeline.projects import ProjectResolver, scope_for
 from pipeline.store import Store, kv
-from pipeline.store.engine import read_model
 from pipeline.store.hits import Use, record_uses, transcript_project
+from pipeline.store.read.rows import on_store
 from pipeline.transcript import Transcript
 
 __all__ = ["INDEX_KEY", "RECALL_FILE", "ScopeUsage", "record_memory_uses", "usage_summary"]
@@ -76,4 +76,4 @@ async def _session_scope(store: Store, transcript_row_id: int, transcript: Trans
 
 async def usage_summary(store: Store, now: datetime, *, window_days: int = WINDOW_DAYS) -> list[ScopeUsage]:
     """Per published scope: how many of the sessions since it was published read its memory."""
-    return await read_model(store, lambda query, time: summarize(query, time, now, window_days=window_days))
+    return await on_store(store, lambda rows: summarize(rows, now, window_days=window_days))

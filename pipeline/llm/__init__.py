@@ -13,6 +13,7 @@ Importing this package (or ``protocol``) does not import the SDK; ``client``, ``
 """
 
 from pipeline.llm.pricing import Usage, cost_usd
-from pipeline.llm.ratelimit import GateState, gate_state
+from pipeline.llm.ratelimit import gate_state
+from pipeline.store.read.gate import GateState
 
 __all__ = ["GateState", "Usage", "cost_usd", "gate_state"]

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
 from pipeline import ratelimit_rule as rule
-from pipeline.ratelimit_rule import KV_BACKOFF, KV_RATE_LIMIT, Family, utc_day_start
+from pipeline.ratelimit_rule import KV_BACKOFF, KV_RATE_LIMIT, Family
 from pipeline.settings import Settings
 from pipeline.store import Store, kv
-from pipeline.store import llm_calls as calls
+from pipeline.store.read.gate import GateState, gate
+from pipeline.store.read.rows import on_store
 
 PREFIX = "anthropic-ratelimit-"
 FAMILIES = ("requests", "tokens", "input-tokens", "output-tokens")
@@ -46,11 +47,6 @@ class RateLimitSnapshot:
                 for name, f in self.families.items()
             },
         }
-
-    @staticmethod
-    def from_json(value: Mapping[str, Any]) -> RateLimitSnapshot:
-        observed = rule.parse_time(value.get("observed_at")) or datetime.fromtimestamp(0, UTC)
-        return RateLimitSnapshot(observed, rule.families_from_json(value))
 
 
 def parse_headers(headers: Mapping[str, str], now: datetime) -> RateLimitSnapshot | None:
@@ -108,11 +104,6 @@ async def record_snapshot(store: Store, snapshot: RateLimitSnapshot) -> None:
     await kv.put(store, KV_RATE_LIMIT, snapshot.to_json(), now=snapshot.observed_at)
 
 
-async def load_snapshot(store: Store) -> RateLimitSnapshot | None:
-    value = await kv.get(store, KV_RATE_LIMIT)
-    return RateLimitSnapshot.from_json(value) if isinstance(value, dict) else None
-
-
 async def record_backoff(store: Store, until: datetime, reason: str, *, now: datetime) -> None:
     """No new call before ``until`` (a 429, 529, 5xx or timeout said so). Never moves an existing one earlier."""
     current = await kv.get(store, KV_BACKOFF)
@@ -123,41 +114,16 @@ async def record_backoff(store: Store, until: datetime, reason: str, *, now: dat
     await kv.put(store, KV_BACKOFF, {"until": until.isoformat(), "reason": reason}, now=now)
 
 
-@dataclass(frozen=True)
-class GateState:
-    """Whether a new model call may start now, and why not."""
-
-    gated: bool
-    reason: str | None
-    reset_at: datetime | None
-    remaining_percent: float | None
-    budget_used_today: int
-    daily_token_budget: int | None = None
-    observed_at: datetime | None = None
-
-
 async def gate_state(store: Store, settings: Settings, now: datetime) -> GateState:
-    """The gate as of ``now``: closed by the rate-limit share, a backoff, or the daily token budget."""
-    snapshot = await load_snapshot(store)
-    today = await calls.totals_since(store, utc_day_start(now))
-    used = today.tokens
-    budget = settings.llm.daily_token_budget
-    decision = rule.decide(
-        snapshot.families if snapshot else {},
-        threshold=settings.memories.min_rate_limit_remaining_percent,
-        backoff=rule.backoff_from_json(await kv.get(store, KV_BACKOFF)),
-        used_today=used,
-        budget=budget,
-        now=now,
-        spent_today_usd=today.cost_usd,
-        budget_usd=settings.llm.daily_budget_usd or None,  # 0: no budget
-    )
-    return GateState(
-        gated=decision.gated,
-        reason=decision.reason,
-        reset_at=decision.reset_at,
-        remaining_percent=decision.remaining_percent,
-        budget_used_today=used,
-        daily_token_budget=budget,
-        observed_at=snapshot.observed_at if snapshot else None,
+    """The gate as of ``now``: closed by the rate-limit share, a backoff, or a daily budget (read by
+    ``pipeline.store.read.gate``, as `memd status` reads it)."""
+    return await on_store(
+        store,
+        lambda rows: gate(
+            rows,
+            threshold=settings.memories.min_rate_limit_remaining_percent,
+            daily_token_budget=settings.llm.daily_token_budget,
+            daily_budget_usd=settings.llm.daily_budget_usd,
+            now=now,
+        ),
     )

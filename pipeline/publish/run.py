@@ -29,7 +29,6 @@ from pipeline.publish.targets.base import short_error
 from pipeline.publish.targets.registry import plan_everything
 from pipeline.settings import Settings
 from pipeline.store import Store, kv
-from pipeline.store.hits import topic_uses
 from pipeline.store.publications import (
     Publication,
     known_projects,
@@ -38,6 +37,8 @@ from pipeline.store.publications import (
     save_publications,
     scope_projects,
 )
+from pipeline.store.read.rows import on_store
+from pipeline.store.read.uses import topic_sessions
 from pipeline.vocabulary import PUBLISH_CURRENT, PUBLISH_FAILED, PublishOutcome
 
 log = structlog.get_logger(__name__)
@@ -129,7 +130,7 @@ async def publish_all(
             projects.setdefault(scope, project)
             if scope not in activity or when > activity[scope]:
                 activity[scope] = when
-        uses = await topic_uses(store, started - timedelta(days=WINDOW_DAYS))
+        uses = await on_store(store, lambda rows: topic_sessions(rows, started - timedelta(days=WINDOW_DAYS)))
     except Exception as exc:
         log.warning("publish_store_unreadable", error=short_error(exc))
     stale: dict[str, str] = {}

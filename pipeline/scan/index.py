@@ -12,7 +12,7 @@ The index also records the roots that scan walked and a ``key`` naming the setti
 with (``daemon.config_layers.inputs_key``: memd's version, the config file's bytes and the
 environment the settings derive from). With both, ``pipeline.scan.probe`` can tell that nothing
 changed without loading the settings model or the store layer. Standard library only (its
-types come from the store's read model, ``pipeline.store.readmodel``).
+types come from the store's read model, ``pipeline.store.read``).
 """
 
 from __future__ import annotations
@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.gcpause import gc_paused
-from pipeline.store.readmodel import Generation, Seen
+from pipeline.store.read.sessions import Generation, Seen
 
 FORMAT = "memd-scan-index-2"  # one marshalled tuple: (FORMAT, generation, key, roots, entries)
 FILE_NAME = "scan-index.bin"
 
-# Each entry is a ``Seen`` tuple (``pipeline.store.readmodel``, where the store layer reads it
-# too); the generation is ``readmodel.GENERATION_SQL``'s answer.
+# Each entry is a ``Seen`` tuple (``pipeline.store.read``, where the store layer reads it
+# too); the generation is ``pipeline.store.read.sessions.GENERATION_SQL``'s answer.
 
 
 @dataclass(frozen=True)

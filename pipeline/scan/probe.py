@@ -14,7 +14,7 @@ these hold, and otherwise says nothing (the caller then runs the full scan):
 
 Standard library only: it imports the walk (``pipeline.sources.walk``, each source's through
 ``pipeline.sources.registry``), the index and the store's read model and URL
-(``pipeline.store.readmodel``, ``pipeline.store_url``), nothing else.
+(``pipeline.store.read``, ``pipeline.store_url``), nothing else.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ from pipeline.machine import UNNAMED
 from pipeline.roster import Places
 from pipeline.scan import index as scan_index
 from pipeline.sources import registry
-from pipeline.store import readmodel
+from pipeline.store.read.rows import SqliteRows, StoreUnavailable
+from pipeline.store.read.sessions import Generation, generation
 from pipeline.store_url import sqlite_path
 from pipeline.vocabulary import TranscriptState
 
@@ -81,13 +82,12 @@ def probe(
     return Unchanged(files_seen=seen, duration_s=time.perf_counter() - started)
 
 
-def _generation(db: Path, machine: str) -> readmodel.Generation | None:
+def _generation(db: Path, machine: str) -> Generation | None:
     try:
-        conn = readmodel.connect_sqlite(db)
+        rows = SqliteRows(db)
         try:
-            row = conn.execute(readmodel.GENERATION_SQL, {"machine": machine}).fetchone()
-            return readmodel.generation_of(row)
+            return generation(rows, machine)
         finally:
-            conn.close()
-    except sqlite3.Error:
+            rows.close()
+    except (sqlite3.Error, StoreUnavailable):
         return None

@@ -31,7 +31,7 @@ from pipeline.projects import ProjectResolver, has_ignore_file
 from pipeline.roster import Places, WalkPlaces
 from pipeline.scan import index as scan_index
 from pipeline.scan.eligibility import Verdict, evaluate, facts_of
-from pipeline.scan.view import ScanReport
+from pipeline.scan.view import ScanReport, read_view
 from pipeline.settings import MemoriesSettings, Settings
 from pipeline.sources.base import ParseResult, SourceAdapter, WalkingAdapter
 from pipeline.sources.registry import adapter_for
@@ -40,10 +40,12 @@ from pipeline.store import Store, kv
 from pipeline.store import jobs as jobs_store
 from pipeline.store import transcripts as transcripts_store
 from pipeline.store.publications import known_projects
-from pipeline.store.readmodel import Seen, machine_key
+from pipeline.store.read.keys import machine_key
+from pipeline.store.read.rows import on_store
+from pipeline.store.read.sessions import Seen
 from pipeline.store.transcripts import KnownFile
 from pipeline.transcript import Transcript
-from pipeline.vocabulary import TRANSCRIPT_NOTABLE, JobKind, TranscriptState
+from pipeline.vocabulary import JobKind, TranscriptState
 
 log = structlog.get_logger(__name__)
 
@@ -219,14 +221,17 @@ async def scan(
         or (settings_key is not None and previous.key != settings_key)
     ):
         await _save_index(store, index_file, settings_key, roots)
-    report.by_source = await transcripts_store.state_counts(store)
-    report.next_idle_session = await transcripts_store.next_idle(store)
-    if notable_limit:
-        report.notable_sessions = await transcripts_store.sessions(
-            store, states=TRANSCRIPT_NOTABLE, paths=report.changed_paths, limit=notable_limit
-        )
-    if collect_sessions:
-        report.sessions = await transcripts_store.sessions(store)
+    await on_store(
+        store,
+        lambda rows: read_view(
+            rows,
+            report,
+            notable_limit=notable_limit,
+            collect_sessions=collect_sessions,
+            machine=store.machine,
+            changed=report.changed_paths,
+        ),
+    )
     report.duration_s = time.perf_counter() - started
     summary = {
         "files_seen": report.files_seen,

@@ -1,31 +1,24 @@
 """What a scan reports: the sessions by source and state, the notable ones, the next to go idle.
 
 Standard library only, so `memd scan` can show the store's view after its quick check
-(``pipeline.scan.probe``) without loading SQLAlchemy: ``read_sqlite`` runs the store's read model
-(``pipeline.store.readmodel``: the statements and ``record_from_row``) with ``sqlite3``, as the
-store layer (``pipeline.store.transcripts``) runs the same through SQLAlchemy.
+(``pipeline.scan.probe``) without loading SQLAlchemy: ``read_view`` reads them through the read API
+(``pipeline.store.read.sessions``) on whichever reader it is given, ``sqlite3`` after the quick
+check, the open store after a full scan.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.machine import UNNAMED
-from pipeline.store.readmodel import (
-    ALL_SQL,
-    COUNTS_SQL,
-    NEXT_IDLE_SQL,
-    NOTABLE_SQL,
-    SessionRecord,
-    counts_from_rows,
-    record_from_row,
-)
+from pipeline.store.read.rows import Rows
+from pipeline.store.read.sessions import SessionRecord, next_idle, sessions, state_counts
+from pipeline.vocabulary import TRANSCRIPT_NOTABLE
 
-__all__ = ["ScanReport", "ScanSummary", "SessionRecord", "read_sqlite", "sessions_as_json", "summarize_scan"]
+__all__ = ["ScanReport", "ScanSummary", "SessionRecord", "read_view", "sessions_as_json", "summarize_scan"]
 
 
 @dataclass
@@ -96,26 +89,25 @@ def summarize_scan(report: ScanReport) -> ScanSummary:
     )
 
 
-def read_sqlite(
-    conn: sqlite3.Connection,
+def read_view(
+    rows: Rows,
     report: ScanReport,
     *,
     notable_limit: int,
     collect_sessions: bool,
     machine: str = UNNAMED,
+    changed: Iterable[str] = (),
 ) -> None:
-    """Fill ``report``'s view of ``machine``'s sessions (counts, next idle, notable or all)."""
-    conn.row_factory = sqlite3.Row
-    mine = {"machine": machine}
-    report.by_source = counts_from_rows([tuple(r) for r in conn.execute(COUNTS_SQL, mine)])
-    row = conn.execute(NEXT_IDLE_SQL, mine).fetchone()
-    report.next_idle_session = None if row is None else record_from_row(row)
+    """Fill ``report``'s view of ``machine``'s sessions (counts, next idle, notable or all); the
+    notable ones are those in a notable state and those at ``changed`` paths."""
+    report.by_source = state_counts(rows, machine)
+    report.next_idle_session = next_idle(rows, machine)
     if notable_limit:
-        report.notable_sessions = [
-            record_from_row(r) for r in conn.execute(NOTABLE_SQL, {"limit": notable_limit, **mine})
-        ]
+        report.notable_sessions = sessions(
+            rows, machine, states=TRANSCRIPT_NOTABLE, paths=changed, limit=notable_limit
+        )
     if collect_sessions:
-        report.sessions = [record_from_row(r) for r in conn.execute(ALL_SQL, mine)]
+        report.sessions = sessions(rows, machine)
 
 
 def sessions_as_json(sessions: Iterable[SessionRecord]) -> str:

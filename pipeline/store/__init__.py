@@ -2,8 +2,8 @@
 
 ``open_store(url)`` gives a ``Store``; domain operations are functions in the modules beside this
 one (``jobs``, ``leases``, ``kv``, ...), each taking the ``Store`` and an aware-UTC ``now``.
-``readmodel`` is standard library only, for the fast paths (`memd status`, `memd scan`'s quick
-check; the URL is read by ``pipeline.store_url``): importing this package loads nothing else, and
+``read`` is the read API, standard library only on SQLite, for every plain read (`memd status`, the
+page, `memd mcp`, `memd scan`'s quick check, the daemon's): importing this package loads nothing else, and
 ``Store`` and ``open_store`` load SQLAlchemy when first asked for.
 """
 

@@ -20,7 +20,8 @@ from typing import Any
 
 from pipeline.store import kv
 from pipeline.store.engine import Store
-from pipeline.store.readmodel import STALE_TOPICS_KEY, machine_key
+from pipeline.store.read.keys import STALE_TOPICS_KEY, machine_key, stale_topics
+from pipeline.store.read.rows import on_store
 
 BASELINE_KEY = "cites.baseline"
 STALE_KEY = STALE_TOPICS_KEY
@@ -33,10 +34,7 @@ async def load_baseline(store: Store) -> dict[str, Any]:
 
 async def load_stale(store: Store) -> dict[str, dict[str, str]]:
     """``<scope>/<file>`` -> ``{"reason", "since"}`` of each topic published marked stale."""
-    value = await kv.get(store, machine_key(STALE_KEY, store.machine), {})
-    if not isinstance(value, dict):
-        return {}
-    return {str(k): v for k, v in value.items() if isinstance(v, dict) and isinstance(v.get("reason"), str)}
+    return await on_store(store, lambda rows: stale_topics(rows, store.machine))
 
 
 async def stale_in_scope(store: Store, scope: str) -> dict[str, str]:

@@ -29,7 +29,7 @@ from sqlalchemy import and_, func, select, update
 from pipeline.layout import GLOBAL_SCOPE
 from pipeline.store.engine import Store
 from pipeline.store.purge import FORGOTTEN_TEXT, purging
-from pipeline.store.readmodel import PERSONAL_SEPARATOR, personal_key
+from pipeline.store.read.keys import PERSONAL_SEPARATOR, personal_key
 from pipeline.store.schema import consolidation_runs, scopes, stage1_outputs, transcripts
 from pipeline.vocabulary import RunOutcome, run_failed
 
@@ -396,13 +396,6 @@ async def mark_abandoned(store: Store, scope: str, *, now: datetime) -> int:
     async with store.write() as conn:
         result = await conn.execute(stmt)
     return int(result.rowcount)
-
-
-async def count_runs(store: Store, outcome: RunOutcome) -> int:
-    """How many consolidation runs ended with ``outcome`` (every scope, every machine)."""
-    stmt = select(func.count()).select_from(consolidation_runs).where(consolidation_runs.c.outcome == outcome)
-    async with store.read() as conn:
-        return int((await conn.execute(stmt)).scalar_one())
 
 
 async def get_run(store: Store, run_id: str) -> RunRow | None:

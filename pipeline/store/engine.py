@@ -8,11 +8,10 @@ failing on a lock upgrade); ``postgresql://...`` runs on asyncpg through the sam
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
-from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Table, event, make_url
 from sqlalchemy.engine import URL
@@ -20,7 +19,6 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 
 from pipeline.errors import StoreError
 from pipeline.machine import UNNAMED as UNNAMED_MACHINE
-from pipeline.store.readmodel import Query, sqlite_time
 
 if TYPE_CHECKING:
     from sqlalchemy.dialects import postgresql, sqlite
@@ -143,25 +141,3 @@ async def fetch_all(
 
     result = await conn.execute(text(sql), dict(params or {}))
     return [dict(row._mapping) for row in result]
-
-
-T = TypeVar("T")
-
-
-async def read_model(store: Store, read: Callable[[Query, Callable[[datetime], Any]], T]) -> T:
-    """``read(query, time)`` in one read transaction, for a standard-library reader of the read model
-    that `memd status` runs on ``sqlite3`` (``pipeline.hits.rate.summarize``): ``query(sql, params)``
-    gives a statement's rows as dicts, ``time`` a moment as this backend compares it with what is
-    stored (SQLite's naive UTC text, PostgreSQL's datetime)."""
-    from sqlalchemy import Connection, text
-
-    time: Callable[[datetime], Any] = sqlite_time if store.dialect == "sqlite" else (lambda moment: moment)
-
-    def run(conn: Connection) -> T:
-        def query(sql: str, params: Mapping[str, Any]) -> list[dict[str, Any]]:
-            return [dict(row._mapping) for row in conn.execute(text(sql), dict(params))]
-
-        return read(query, time)
-
-    async with store.read() as conn:
-        return await conn.run_sync(run)

@@ -9,27 +9,16 @@ by its successor is marked stopped with the state ``crashed``.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, update
 
 from pipeline.store.engine import Store
+from pipeline.store.read.rows import on_store
+from pipeline.store.read.runs import Heartbeat as Heartbeat
+from pipeline.store.read.runs import newest_heartbeats
 from pipeline.store.schema import heartbeats
-
-
-@dataclass(frozen=True)
-class Heartbeat:
-    instance: str
-    host: str
-    pid: int
-    version: str
-    started_at: datetime
-    beat_at: datetime
-    status: dict[str, Any]
-    stopped_at: datetime | None
-    machine: str | None = None
 
 
 def _status_text(status: dict[str, Any]) -> str:
@@ -89,23 +78,5 @@ async def prune(store: Store, *, before: datetime) -> int:
 
 async def latest(store: Store) -> Heartbeat | None:
     """The most recent heartbeat of any instance."""
-    stmt = select(heartbeats).order_by(heartbeats.c.beat_at.desc()).limit(1)
-    async with store.read() as conn:
-        row = (await conn.execute(stmt)).first()
-    if row is None:
-        return None
-    try:
-        status = json.loads(row.status or "{}")
-    except ValueError:
-        status = {}
-    return Heartbeat(
-        instance=row.instance,
-        host=row.host,
-        pid=row.pid,
-        version=row.version,
-        started_at=row.started_at,
-        beat_at=row.beat_at,
-        status=status if isinstance(status, dict) else {},
-        stopped_at=row.stopped_at,
-        machine=row.machine,
-    )
+    newest = await on_store(store, newest_heartbeats)
+    return newest[0] if newest else None

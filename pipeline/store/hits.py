@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import case, func, insert, literal, select, update
+from sqlalchemy import case, insert, literal, select, update
 
 from pipeline.store.engine import Store
 from pipeline.store.schema import UTCDateTime, memory_uses, stage1_outputs, transcripts
@@ -86,17 +86,3 @@ async def record_uses(store: Store, transcript_id: int | None, uses: Sequence[Us
                 )
             )
     return len(new)
-
-
-async def topic_uses(store: Store, since: datetime) -> dict[str, int]:
-    """``<scope>/<file>`` -> how many sessions read that file since ``since``."""
-    stmt = (
-        select(
-            memory_uses.c.scope, memory_uses.c.file, func.count(func.distinct(memory_uses.c.transcript_id))
-        )
-        .where(memory_uses.c.used_at >= since)
-        .group_by(memory_uses.c.scope, memory_uses.c.file)
-    )
-    async with store.read() as conn:
-        rows = (await conn.execute(stmt)).all()
-    return {f"{scope}/{file}": int(n) for scope, file, n in rows}

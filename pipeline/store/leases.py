@@ -17,23 +17,10 @@ from sqlalchemy import delete, select, update
 
 from pipeline.errors import LeaseLost
 from pipeline.store.engine import Store
+from pipeline.store.read.rows import on_store
+from pipeline.store.read.runs import Holder as Holder
+from pipeline.store.read.runs import holders as read_holders
 from pipeline.store.schema import leases
-
-
-@dataclass(frozen=True)
-class Holder:
-    name: str
-    owner: str
-    host: str
-    pid: int
-    acquired_at: datetime
-    heartbeat_at: datetime
-    expires_at: datetime
-    machine: str | None = None
-
-    def on_this_machine(self, machine: str) -> bool:
-        """Whether the holder runs on ``machine``: only then can its pid be asked about."""
-        return self.machine == machine
 
 
 @dataclass(frozen=True)
@@ -119,6 +106,4 @@ async def release_all(store: Store, *, owner: str) -> int:
 
 
 async def holders(store: Store) -> list[Holder]:
-    async with store.read() as conn:
-        rows = (await conn.execute(select(leases).order_by(leases.c.name))).all()
-    return [_holder(r) for r in rows]
+    return await on_store(store, read_holders)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import insert, select
 
 from pipeline.store.engine import Store
 from pipeline.store.schema import llm_calls
@@ -45,29 +45,6 @@ async def record(store: Store, call: CallRecord) -> None:
                 prompt_hash=call.prompt_hash,
             )
         )
-
-
-@dataclass(frozen=True)
-class Totals:
-    calls: int
-    tokens: int
-    cost_usd: float
-
-
-async def totals_since(store: Store, since: datetime) -> Totals:
-    """Calls, tokens (input + output + cache read + cache write) and cost since ``since``."""
-    tokens = (
-        llm_calls.c.input_tokens
-        + llm_calls.c.output_tokens
-        + llm_calls.c.cache_read_tokens
-        + llm_calls.c.cache_write_tokens
-    )
-    stmt = select(
-        func.count(), func.coalesce(func.sum(tokens), 0), func.coalesce(func.sum(llm_calls.c.cost_usd), 0.0)
-    )
-    async with store.read() as conn:
-        row = (await conn.execute(stmt.where(llm_calls.c.at >= since))).one()
-    return Totals(calls=int(row[0]), tokens=int(row[1]), cost_usd=float(row[2]))
 
 
 async def calls_for(store: Store, job_key: str) -> list[CallRecord]:

@@ -31,6 +31,8 @@ from sqlalchemy import insert, literal, select, text, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from pipeline.store.engine import Store
+from pipeline.store.read.keys import this_machine_key
+from pipeline.store.read.rows import on_store
 from pipeline.store.schema import leases, machines
 from pipeline.store.schema import transcripts as t
 from pipeline.vocabulary import TranscriptState
@@ -124,19 +126,7 @@ async def identify(
 async def recognize(store: Store, *, machine_id: str, host: str | None) -> str:
     """This installation's machine key as recorded, changing nothing (a dry run): the key of the id on
     this host, else the id. Sets ``store.machine``."""
-    async with store.read() as conn:
-        rows = (
-            (
-                await conn.execute(
-                    select(machines.c.key).where(
-                        machines.c.machine_id == machine_id, machines.c.host_id == host
-                    )
-                )
-            )
-            .scalars()
-            .all()
-        )
-    store.machine = rows[0] if rows else machine_id
+    store.machine = await on_store(store, lambda rows: this_machine_key(rows, machine_id, host))
     return store.machine
 
 

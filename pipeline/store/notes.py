@@ -26,8 +26,11 @@ from sqlalchemy import Table, and_, delete, func, insert, select, update
 
 from pipeline.layout import GLOBAL_SCOPE
 from pipeline.store.engine import Store
+from pipeline.store.read import flags as read_flags
+from pipeline.store.read.flags import Flag
+from pipeline.store.read.rows import on_store
 from pipeline.store.schema import consolidation_runs, memory_feedback, memory_notes
-from pipeline.vocabulary import FLAG_VERDICTS, RunOutcome
+from pipeline.vocabulary import RunOutcome
 
 NoteState = Literal["pending", "applied", "rejected"]
 _LANDED = (RunOutcome.COMMITTED, RunOutcome.ACCEPTED, RunOutcome.UNCHANGED, RunOutcome.CLEARED)
@@ -44,22 +47,8 @@ class Note:
     created_at: datetime
 
 
-@dataclass(frozen=True)
-class Flag:
-    id: int
-    scope: str
-    file: str
-    verdict: str
-    note: str | None
-    created_at: datetime
-
-
 def _note(r: Any) -> Note:
     return Note(r.id, r.scope, r.project, r.text, r.reason, r.origin, r.created_at)
-
-
-def _flag(r: Any) -> Flag:
-    return Flag(r.id, r.scope, r.file, r.verdict, r.note, r.created_at)
 
 
 NOTES_LOCK = 7438203
@@ -174,23 +163,15 @@ async def _insert(store: Store, table: Table, *, session: str, now: datetime, **
     return int(key[0])
 
 
-def _open_flags() -> Any:
-    return and_(
-        memory_feedback.c.verdict.in_(sorted(FLAG_VERDICTS)), memory_feedback.c.resolved_run.is_(None)
-    )
-
-
 async def open_flags(store: Store, scope: str | None = None) -> list[Flag]:
-    """The ``wrong``/``stale`` verdicts no run was given yet (of ``scope``, or of every scope)."""
-    cond = _open_flags()
-    if scope is not None:
-        cond = and_(cond, memory_feedback.c.scope == scope)
-        mine = await _mine(store, scope, memory_feedback.c.machine)
-        if mine is not None:
-            cond = and_(cond, mine)
-    stmt = select(memory_feedback).where(cond).order_by(memory_feedback.c.id)
-    async with store.read() as conn:
-        return [_flag(r) for r in (await conn.execute(stmt)).all()]
+    """The open flags no run was given yet (of ``scope``, or of every scope), in the order given
+    (the rule: ``pipeline.store.read.flags``)."""
+    machines = None
+    if scope is not None and scope == GLOBAL_SCOPE and store.shared:
+        from pipeline.store.machines import person_machines
+
+        machines = await person_machines(store)
+    return await on_store(store, lambda rows: read_flags.open_flags(rows, scope, machines=machines))
 
 
 async def scopes_with_open(store: Store) -> set[str]:
@@ -199,10 +180,8 @@ async def scopes_with_open(store: Store) -> set[str]:
         noted = (
             await conn.execute(select(memory_notes.c.scope).where(memory_notes.c.run_id.is_(None)).distinct())
         ).scalars()
-        flagged = (
-            await conn.execute(select(memory_feedback.c.scope).where(_open_flags()).distinct())
-        ).scalars()
-        return {str(s) for s in noted} | {str(s) for s in flagged}
+        found = {str(s) for s in noted}
+    return found | await on_store(store, read_flags.flagged_scopes)
 
 
 async def take(

@@ -110,7 +110,7 @@ Index("ix_transcripts_machine_updated", transcripts.c.machine, transcripts.c.upd
 Index("ix_transcripts_session", transcripts.c.source, transcripts.c.session_id)
 # The usage section's sessions of a project since a moment, and the projects active since then.
 Index("ix_transcripts_project_activity", transcripts.c.project, transcripts.c.last_activity)
-# The next active session to become idle (readmodel.NEXT_IDLE_SQL): the first of one range.
+# The next active session to become idle (pipeline.store.read.sessions.NEXT_IDLE_SQL): the first of one range.
 Index(
     "ix_transcripts_machine_state_eligible",
     transcripts.c.machine,

@@ -6,26 +6,19 @@ by id are its own because only its own ids ever reach it."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import and_, bindparam, case, insert, select, text, update
+from sqlalchemy import and_, bindparam, case, insert, select, update
 
 from pipeline.store.engine import Store
-from pipeline.store.readmodel import (
-    ALL_SQL,
-    COUNTS_SQL,
-    GENERATION_SQL,
-    NEXT_IDLE_SQL,
+from pipeline.store.read.rows import on_store
+from pipeline.store.read.sessions import (
     Generation,
     Seen,
-    SessionRecord,
-    counts_from_rows,
-    generation_of,
-    record_from_row,
 )
+from pipeline.store.read.sessions import generation as read_generation
 from pipeline.store.schema import transcripts as t
 from pipeline.transcript import SessionFacts
 from pipeline.vocabulary import TranscriptState
@@ -131,8 +124,7 @@ async def refresh(store: Store, ids: list[int]) -> tuple[dict[str, KnownFile], d
 
 async def generation(store: Store) -> Generation:
     """Changes whenever a transcript row is added, removed or updated (see ``pipeline.scan.index``)."""
-    async with store.read() as conn:
-        return generation_of((await conn.execute(text(GENERATION_SQL), _mine(store))).one())
+    return await on_store(store, lambda rows: read_generation(rows, store.machine))
 
 
 def _facts(r: Any) -> SessionFacts:
@@ -203,74 +195,3 @@ async def apply_scan(store: Store, rows: list[dict[str, Any]], *, now: datetime)
             params = [{"_id": r["id"], **{f"_v_{k}": r[k] for k in columns}} for r in group]
             await conn.execute(stmt, params)
     return new_ids
-
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def _mine(store: Store) -> dict[str, str]:
-    """The parameters of a read-model statement over this machine's transcripts."""
-    return {"machine": store.machine}
-
-
-def _session_stmt() -> Any:
-    return select(
-        t.c.id,
-        t.c.source,
-        t.c.path,
-        t.c.session_id,
-        t.c.project,
-        t.c.user_messages,
-        t.c.last_activity,
-        t.c.flags,
-        t.c.external_context,
-        t.c.state,
-        t.c.reason,
-        t.c.eligible_at,
-    )
-
-
-async def sessions(
-    store: Store,
-    *,
-    states: Iterable[TranscriptState] | None = None,
-    paths: Iterable[str] | None = None,
-    limit: int | None = None,
-) -> list[SessionRecord]:
-    """Sessions, most recently active first: all of them, or (up to ``limit``) those in ``states``
-    or at ``paths``."""
-    async with store.read() as conn:
-        if states is None and paths is None:
-            rows = (await conn.execute(text(ALL_SQL), _mine(store))).all()
-            return [record_from_row(r._mapping) for r in rows]
-        stmt = (
-            _session_stmt()
-            .where(t.c.machine == store.machine)
-            .order_by(t.c.last_activity.is_(None), t.c.last_activity.desc(), t.c.id)
-        )
-        wanted = list(paths or ())[: limit or None]
-        found: dict[int, SessionRecord] = {}
-        batches = [stmt.where(t.c.state.in_(list(states or ()))).limit(limit)]
-        batches += [stmt.where(t.c.path.in_(wanted[i : i + 500])) for i in range(0, len(wanted), 500)]
-        for query in batches:
-            for row in (await conn.execute(query)).all():
-                found.setdefault(row.id, record_from_row(row._mapping))
-    records = sorted(
-        found.values(),
-        key=lambda r: (r.last_activity is None, -(r.last_activity or _EPOCH).timestamp(), r.id),
-    )
-    return records[:limit] if limit else records
-
-
-async def state_counts(store: Store) -> dict[str, dict[str, int]]:
-    """Sessions by source, then by state."""
-    async with store.read() as conn:
-        rows = (await conn.execute(text(COUNTS_SQL), _mine(store))).all()
-    return counts_from_rows([(source, state, n) for source, state, n in rows])
-
-
-async def next_idle(store: Store) -> SessionRecord | None:
-    """The active session whose idle time comes first."""
-    async with store.read() as conn:
-        row = (await conn.execute(text(NEXT_IDLE_SQL), _mine(store))).first()
-    return None if row is None else record_from_row(row._mapping)

@@ -1,17 +1,23 @@
 """What the last sync did, kept in the state store (``kv["sync.state:<machine>"]``: each machine has its
-own memory repository, even on a shared store) for `memd status`."""
+own memory repository, even on a shared store): the record ``SyncState``, written by the sync
+(``save``) and read by one reader (``read``) for the sync itself (``load``) and `memd status`, which
+shows it as it is. Importing it loads no SQLAlchemy.
+"""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pipeline.store import Store, kv
-from pipeline.store.readmodel import SYNC_STATE_KEY, machine_key
+from pipeline.store.read.keys import SYNC_STATE_KEY, kv_value, machine_key
+from pipeline.store.read.rows import Rows, on_store
 from pipeline.sync.urls import scrubbed, shown_url
 
-__all__ = ["STATE_KEY", "SyncState", "load", "save", "scrub", "shown_url"]
+if TYPE_CHECKING:
+    from pipeline.store import Store
+
+__all__ = ["STATE_KEY", "SyncState", "load", "read", "save", "scrub", "shown_url"]
 
 STATE_KEY = SYNC_STATE_KEY
 
@@ -19,8 +25,10 @@ STATE_KEY = SYNC_STATE_KEY
 @dataclass
 class SyncState:
     remote: str = ""
+    """The remote as shown (``shown_url``: no credential)."""
     branch: str = ""
-    outcome: str = ""
+    outcome: str | None = None
+    """None: never synced."""
     reason: str | None = None
     at: str | None = None
     last_fetch_at: str | None = None
@@ -39,6 +47,9 @@ class SyncState:
     refused_at: str | None = None
 
 
+_FIELDS = frozenset(f.name for f in fields(SyncState))
+
+
 def scrub(state: SyncState, url: str) -> SyncState:
     """``state`` with no credential of ``url`` left in any of its texts (a state recorded before
     memd hid them all, or with an older token)."""
@@ -48,14 +59,20 @@ def scrub(state: SyncState, url: str) -> SyncState:
     return state
 
 
-async def load(store: Store) -> SyncState:
-    raw = await kv.get(store, machine_key(STATE_KEY, store.machine), None)
+def read(rows: Rows, machine: str) -> SyncState:
+    """``machine``'s last sync as recorded (an empty record when it never synced)."""
+    raw = kv_value(rows, machine_key(STATE_KEY, machine))
     if not isinstance(raw, dict):
         return SyncState()
-    known = {k: v for k, v in raw.items() if k in SyncState.__dataclass_fields__}
-    return SyncState(**known)
+    return SyncState(**{k: v for k, v in raw.items() if k in _FIELDS})
+
+
+async def load(store: Store) -> SyncState:
+    return await on_store(store, lambda rows: read(rows, store.machine))
 
 
 async def save(store: Store, state: SyncState, *, now: datetime) -> None:
+    from pipeline.store import kv
+
     value: dict[str, Any] = asdict(state)
     await kv.put(store, machine_key(STATE_KEY, store.machine), value, now=now)

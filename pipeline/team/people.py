@@ -26,7 +26,7 @@ from pipeline.errors import MemdError
 from pipeline.gitrepo.signing import Signer, sign_text, verify_text
 from pipeline.store import Store, kv
 from pipeline.store.machines import claimants
-from pipeline.store.readmodel import PERSON_VERDICT_KEY
+from pipeline.store.read.keys import PERSON_VERDICT_KEY
 
 CLAIM_KEY = "team.person-claim:"
 """+ machine key: ``{"person", "key", "signature"}``."""

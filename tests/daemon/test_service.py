@@ -27,7 +27,7 @@ from pipeline.errors import InstanceBusy
 from pipeline.machine import UNNAMED
 from pipeline.settings import Settings
 from pipeline.store import Store, heartbeats, jobs, kv, leases, open_store
-from pipeline.store.readmodel import run_key
+from pipeline.store.read.keys import run_key
 from pipeline.store.schema import leases as leases_table
 from pipeline.store.schema import transcripts
 from pipeline.vocabulary import DaemonState

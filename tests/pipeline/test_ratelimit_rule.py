@@ -13,8 +13,8 @@ from pipeline.llm.ratelimit import gate_state, record_backoff, record_snapshot
 from pipeline.ratelimit_rule import Backoff, Decision, Family, decide
 from pipeline.store import Store
 from pipeline.store import llm_calls as calls
-from tests.daemon.status.test_read import read_report
 from tests.pipeline.extract.support import make_settings
+from tests.pipeline.status.test_read import read_report
 
 NOW = datetime(2026, 11, 1, 12, tzinfo=UTC)
 

@@ -53,9 +53,8 @@ def test_describe_hides_a_password_given_as_a_parameter() -> None:
 
 
 @pytest.mark.parametrize("url", ["mysql://u@h/db", "sqlite:x.db", "postgresql://u@h/db", "sqlite:////x.db"])
-def test_the_settings_and_memd_status_accept_the_same_urls(tmp_path: Path, url: str) -> None:
+def test_the_settings_accept_the_urls_memd_can_open(tmp_path: Path, url: str) -> None:
     from daemon.config import ConfigError, load_settings
-    from daemon.lean.settings import read_lean
 
     config = tmp_path / "config.toml"
     config.write_text(f'[paths]\nstate_db = "{url}"\n')
@@ -66,4 +65,3 @@ def test_the_settings_and_memd_status_accept_the_same_urls(tmp_path: Path, url: 
     except ConfigError:
         full_ok = False
     assert full_ok is (backend(url) is not None)
-    assert (read_lean(config, env=env) is not None) is full_ok

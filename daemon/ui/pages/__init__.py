@@ -50,8 +50,8 @@ def arg(request: Request, name: str, *, default: str | None = None) -> str:
 
 async def folders(ui: UIContext) -> dict[str, list[str]]:
     """Each scope's project folders (none when the store cannot be read: the page still shows)."""
-    from daemon.lean.rows import StoreUnavailable
     from daemon.ui import data
+    from pipeline.store.read.rows import StoreUnavailable
 
     try:
         return await ui.read(data.folders)

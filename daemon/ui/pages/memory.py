@@ -20,6 +20,7 @@ from pipeline.errors import MemoryRepoError
 from pipeline.gitrepo.repository import MemoryRepo, is_sha
 from pipeline.memory import frontmatter, read
 from pipeline.store.cites import stale_in_scope
+from pipeline.store.read.flags import topic_flags
 
 
 def _repo(request: Request) -> MemoryRepo:
@@ -78,7 +79,7 @@ async def topic(request: Request) -> Response:
         meta, body, problem = None, text, str(exc)
     now = context(request).clock.now()
     flags, use = await context(request).read(
-        lambda rows: (data.topic_flags(rows, name, file), data.topic_use(rows, name, file, now))
+        lambda rows: (topic_flags(rows, name, file), data.topic_use(rows, name, file, now))
     )
     return page(
         request,

@@ -1,5 +1,5 @@
 """The overview, one screen whatever the store holds: what `memd status` reports (the same typed
-report, ``daemon.status.report``) as cards, the last cycles, the backlog by state with its main
+report, ``pipeline.status.report``) as cards, the last cycles, the backlog by state with its main
 reason, spend per day; the publish targets counted per target and the hit rate over the live scopes,
 each with its rows behind a link (``/publish``, ``/usage``). Only live scopes (those the memory
 repository holds now) are counted or linked: a forgotten or cleared one is neither."""
@@ -15,13 +15,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from daemon.lean.rows import Rows, StoreUnavailable
-from daemon.status.read import collect
-from daemon.status.report import Sections
 from daemon.ui import data
 from daemon.ui.pages import context, folders, live_scopes
 from daemon.ui.render import bar_chart, page
 from pipeline.proc import pid_alive
+from pipeline.status.read import collect
+from pipeline.status.report import Sections
+from pipeline.store.read.rows import Rows, StoreUnavailable
 from pipeline.vocabulary import PUBLISH_FAILED, PublishOutcome
 
 
@@ -70,7 +70,7 @@ def _list(section: Any, name: str) -> list[Any]:
 async def _report(request: Request) -> tuple[Sections, list[data.Backlog], list[data.Day]]:
     ui = context(request)
     now = ui.clock.now()
-    settings = ui.status_settings()
+    settings = ui.settings()
 
     def read(rows: Rows) -> tuple[Sections, list[data.Backlog], list[data.Day]]:
         machine = ui.db.machine

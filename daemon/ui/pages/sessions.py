@@ -12,7 +12,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from daemon.lean.rows import StoreUnavailable
 from daemon.runtime import memory_repo
 from daemon.ui import data
 from daemon.ui.context import UIContext
@@ -24,6 +23,7 @@ from daemon.usecases import changes
 from daemon.words import forgotten_lines, no_key_warning
 from pipeline.consolidate.forget import scope_of_project
 from pipeline.memory import read
+from pipeline.store.read.rows import StoreUnavailable
 from pipeline.vocabulary import TranscriptState
 
 

@@ -23,7 +23,7 @@ from pipeline.clock import SystemClock
 from pipeline.llm.ratelimit import record_backoff
 from pipeline.machine import machine_id
 from pipeline.store import kv, open_store
-from pipeline.store.readmodel import run_key
+from pipeline.store.read.keys import run_key
 from pipeline.store.schema import jobs as jobs_table
 from tests.daemon.cli import run_support
 from tests.daemon.cli.run_support import batch_env, with_api, with_sessions

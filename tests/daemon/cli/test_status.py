@@ -16,7 +16,6 @@ from sqlalchemy import insert
 
 from daemon.config import load_settings
 from daemon.exits import Exit
-from daemon.lean.settings import read_lean
 from daemon.service.cycle import run_step
 from pipeline.clock import FakeClock
 from pipeline.errors import NoAPIKey
@@ -25,7 +24,7 @@ from pipeline.publish.run import publish_all
 from pipeline.store import heartbeats, kv, open_store
 from pipeline.store import notes as notes_db
 from pipeline.store.schema import publications
-from tests.daemon.status.test_read import SHOP, populate_usage
+from tests.pipeline.status.test_read import SHOP, populate_usage
 
 
 def memd_env(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -155,44 +154,6 @@ async def test_status_imports_no_llm_scheduler_orm_settings_model_subprocess_or_
     done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60)
     assert done.stderr.strip().splitlines()[-1] == "[]"
     assert '"usage"' in done.stdout
-
-
-@pytest.mark.parametrize(
-    ("file_text", "env"),
-    [
-        ("", {}),
-        ("", {"XDG_STATE_HOME": "/xdg/state", "XDG_DATA_HOME": "/xdg/data"}),
-        ('[paths]\nstate_dir = "~/st"\nmemory_dir = "/m"\n', {}),
-        ('[paths]\nstate_db = "postgresql://u@h/db"\n[llm]\ndaily_token_budget = 1000\n', {}),
-        ("[memories]\nmin_rate_limit_remaining_percent = 40\n", {"MEMD_LLM__DAILY_TOKEN_BUDGET": "5"}),
-        ("", {"MEMD_PATHS__STATE_DB": "sqlite:////tmp/x.db", "MEMD_PATHS__MEMORY_DIR": "/mem"}),
-    ],
-)
-def test_the_lean_status_settings_agree_with_the_full_loader(
-    tmp_path: Path, file_text: str, env: dict[str, str]
-) -> None:
-    config = tmp_path / "config.toml"
-    config.write_text(file_text)
-    full_env = {"HOME": str(tmp_path), **env}
-    full = load_settings(config, env=full_env).settings
-    lean = read_lean(config, env=full_env)
-    assert lean is not None
-    assert (lean.state_db, lean.state_dir, lean.memory_dir) == (
-        full.paths.state_db,
-        full.paths.state_dir,
-        full.paths.memory_dir,
-    )
-    assert lean.daily_token_budget == full.llm.daily_token_budget
-    assert lean.min_rate_limit_remaining_percent == full.memories.min_rate_limit_remaining_percent
-
-
-@pytest.mark.parametrize(
-    "file_text", ["[paths\n", "[paths]\nstate_db = 3\n", '[llm]\ndaily_token_budget = "x"\n']
-)
-def test_the_lean_loader_gives_up_on_what_it_cannot_judge(tmp_path: Path, file_text: str) -> None:
-    config = tmp_path / "config.toml"
-    config.write_text(file_text)
-    assert read_lean(config, env={"HOME": str(tmp_path)}) is None
 
 
 async def test_status_shows_publish_targets_republishes_and_memory_use(tmp_path: Path) -> None:
@@ -371,7 +332,7 @@ async def test_user_text_is_shown_as_written_not_as_markup(tmp_path: Path) -> No
 
 
 async def test_status_shows_pending_batches_from_the_store(tmp_path: Path) -> None:
-    from tests.daemon.status.test_read import record_batches
+    from tests.pipeline.status.test_read import record_batches
 
     env = memd_env(tmp_path)
     await beat(env, age=timedelta(seconds=3), pid=os.getpid())

@@ -10,12 +10,12 @@ import pytest
 from rich.console import Console
 
 from daemon.cli import scan as scan_cli
-from daemon.lean.text import format_table
-from daemon.status.record import replace
-from daemon.status.report import Publish, TargetView
-from daemon.status.tables import plain_table, publish_table
+from daemon.cli.status_tables import plain_table, publish_table
+from daemon.cli.text import format_table
 from pipeline.scan.view import ScanReport
-from pipeline.store.readmodel import SessionRecord
+from pipeline.status.record import replace
+from pipeline.status.report import Publish, TargetView
+from pipeline.store.read.sessions import SessionRecord
 
 TWINS = ("0198a7c2-1111-7000-8000-aaaaaaaaaaaa", "0198a7c2-1111-7000-8000-bbbbbbbbbbbb")
 URL = "https://github.com/example/project/issues/12345#issuecomment-9876543210"

@@ -7,10 +7,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from daemon.lean.rows import Rows
 from daemon.ui.context import PageReader
 from pipeline.store import Store, kv
-from pipeline.store.readmodel import KV_SQL, json_value
+from pipeline.store.read.keys import KV_SQL
+from pipeline.store.read.rows import Rows
+from pipeline.store.read.values import json_value
 
 
 def value(rows: Rows) -> object:

@@ -12,15 +12,17 @@ import anthropic
 import httpx2
 import pytest
 
+from pipeline import ratelimit_rule as rule
 from pipeline.clock import FakeClock
 from pipeline.errors import LLMAuthFailed, LLMRejected, LLMUnavailable, NoAPIKey
 from pipeline.llm import gate_state
 from pipeline.llm.backoff import translate
 from pipeline.llm.client import build_client
 from pipeline.llm.pricing import Usage, cost_usd
-from pipeline.llm.ratelimit import load_snapshot
 from pipeline.store import Store, kv
 from pipeline.store import llm_calls as calls
+from pipeline.store.read.gate import gate
+from pipeline.store.read.rows import on_store
 from tests.conftest import sqlite_only
 from tests.fakes import anthropic_api as fa
 from tests.fakes.fixtures import FAKE_API_KEY
@@ -80,11 +82,14 @@ async def test_call_records_usage_cost_and_rate_limits(
     assert row.cost_usd == pytest.approx(cost_usd("claude-haiku-5-5", reply.usage))
     assert row.cost_usd > 0
     assert (row.phase, row.outcome, row.batch, row.prompt_hash) == ("extract", "ok", False, "abc")
-    snap = await load_snapshot(store)
-    assert snap is not None
-    assert snap.families["requests"].remaining == 40
-    assert snap.families["input_tokens"].reset == reset.replace(microsecond=0)
-    assert snap.remaining_percent == pytest.approx(30.0)
+    families = rule.families_from_json(await kv.get(store, rule.KV_RATE_LIMIT))
+    assert families["requests"].remaining == 40
+    assert families["input_tokens"].reset == reset.replace(microsecond=0)
+    seen = await on_store(
+        store,
+        lambda rows: gate(rows, threshold=0, daily_token_budget=None, daily_budget_usd=None, now=clock.now()),
+    )
+    assert seen.remaining_percent == pytest.approx(30.0)  # what the gate reads of it
 
 
 async def test_429_gives_not_before_from_retry_after_without_sdk_retry(

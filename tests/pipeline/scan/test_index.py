@@ -5,7 +5,7 @@ from pathlib import Path
 
 from pipeline.scan import index as scan_index
 from pipeline.scan.index import Index
-from pipeline.store.readmodel import Seen
+from pipeline.store.read.sessions import Seen
 
 ENTRIES: dict[str, Seen] = {"/a.jsonl": (1, "claude_code", (1, 2, 3, 4), None, "eligible")}
 

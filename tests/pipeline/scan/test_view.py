@@ -1,8 +1,8 @@
-"""The scan report's view of the store, read with sqlite3, matches the store layer's."""
+"""The scan report's view of the store reads the same through sqlite3 (the quick check) and the open
+store (a full scan)."""
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -10,9 +10,9 @@ from sqlalchemy import update
 
 from pipeline.clock import FakeClock
 from pipeline.scan.scanner import scan
-from pipeline.scan.view import ScanReport, read_sqlite
+from pipeline.scan.view import ScanReport, read_view
 from pipeline.store import Store
-from pipeline.store import transcripts as transcripts_store
+from pipeline.store.read.rows import SqliteRows, on_store
 from pipeline.store.schema import transcripts
 from pipeline.vocabulary import TRANSCRIPT_NOTABLE
 from tests.pipeline.scan.test_scanner import SID, _session, _settings
@@ -38,19 +38,26 @@ async def test_sqlite_view_equals_the_store_layer(
             update(transcripts).where(transcripts.c.id.in_(ids[5:8])).values(last_activity=tie)
         )
 
-    view = ScanReport(sessions=[])
-    conn = sqlite3.connect(tmp_path / "state.db")
+    view, full = ScanReport(sessions=[]), ScanReport(sessions=[])
+    rows = SqliteRows(tmp_path / "state.db")
     try:
-        read_sqlite(conn, view, notable_limit=5, collect_sessions=True)
+        read_view(rows, view, notable_limit=5, collect_sessions=True, machine=sqlite_store.machine)
     finally:
-        conn.close()
-    assert view.by_source == await transcripts_store.state_counts(sqlite_store)
-    assert view.next_idle_session == await transcripts_store.next_idle(sqlite_store)
+        rows.close()
+    await on_store(
+        sqlite_store,
+        lambda rows: read_view(
+            rows, full, notable_limit=5, collect_sessions=True, machine=sqlite_store.machine
+        ),
+    )
+    assert view.by_source == full.by_source
+    assert view.next_idle_session == full.next_idle_session
     assert view.next_idle_session is not None
-    assert view.sessions == await transcripts_store.sessions(sqlite_store)
+    assert view.sessions == full.sessions
     assert len(view.sessions) == 12
     assert view.sessions[-1].last_activity is None
-    notable = await transcripts_store.sessions(sqlite_store, states=TRANSCRIPT_NOTABLE, limit=5)
-    assert view.notable_sessions == notable
-    assert len(notable) == 5
-    assert {s.state for s in notable} <= set(TRANSCRIPT_NOTABLE)
+    tied = [s.id for s in view.sessions if s.last_activity == tie]
+    assert tied == sorted(ids[5:8], reverse=True)  # a tie: the newest row first
+    assert view.notable_sessions == full.notable_sessions
+    assert len(view.notable_sessions) == 5
+    assert {s.state for s in view.notable_sessions} <= set(TRANSCRIPT_NOTABLE)

@@ -8,9 +8,9 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import select
 
 from pipeline.store import Store
-from pipeline.store.engine import read_model
 from pipeline.store.hits import Use, record_uses
-from pipeline.store.readmodel import TOPIC_USES_SQL
+from pipeline.store.read.rows import on_store
+from pipeline.store.read.uses import topic_uses
 from pipeline.store.schema import memory_uses, stage1_outputs
 from tests.pipeline.publish.support import add_transcript
 
@@ -51,5 +51,4 @@ async def test_uses_without_a_transcript_add_up_and_bump_their_sources(store: St
     assert sorted(rows) == [("prefs.md", None), ("prefs.md", None)]
     assert counts == [1]
     since = AT - timedelta(days=1)
-    found = await read_model(store, lambda query, time: query(TOPIC_USES_SQL, {"since": time(since)}))
-    assert [(r["scope"], r["file"], int(r["uses"])) for r in found] == [("global", "prefs.md", 2)]
+    assert await on_store(store, lambda rows: topic_uses(rows, since)) == [("global", "prefs.md", 2)]

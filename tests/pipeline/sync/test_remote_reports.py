@@ -13,7 +13,7 @@ import pytest
 
 from pipeline.clock import FakeClock
 from pipeline.store import kv
-from pipeline.store.readmodel import SYNC_STATE_KEY, machine_key
+from pipeline.store.read.keys import SYNC_STATE_KEY, machine_key
 from pipeline.sync.state import SyncState, scrub
 from pipeline.sync.urls import scrubbed, shown_url
 from pipeline.vocabulary import SyncOutcome

@@ -13,7 +13,7 @@ import pytest
 from pipeline.clock import FakeClock
 from pipeline.gitrepo.signing import Signer
 from pipeline.store import Store, kv
-from pipeline.store.readmodel import PERSON_VERDICT_KEY
+from pipeline.store.read.keys import PERSON_VERDICT_KEY
 from pipeline.team.people import CLAIM_KEY, bind
 from tests.conftest import postgres_only
 from tests.fakes.anthropic_api import FakeAnthropicAPI

@@ -13,7 +13,7 @@ from pipeline.clock import FakeClock
 from pipeline.store import Store, open_store
 from pipeline.store import notes as db
 from tests.daemon.cli.test_status import beat, memd_env, status
-from tests.daemon.status.test_read import populate_usage, read_report
+from tests.pipeline.status.test_read import populate_usage, read_report
 
 SCOPE = "projects/acme-1a2b3c4d"
 
@@ -87,9 +87,9 @@ async def test_helped_and_misled_are_counted_beside_each_scopes_hit_rate(
 
 async def test_a_topics_uses_and_verdicts_are_read_for_its_page(store: Store, clock: FakeClock) -> None:
     """What the web page's topic page reads (``daemon.ui.data.topic_use``), on either store."""
-    from daemon.lean import rows as status_rows
     from daemon.ui.data import TopicUse, topic_use
-    from tests.daemon.status.test_read import current_schema
+    from pipeline.store.read import rows as status_rows
+    from tests.pipeline.status.test_read import current_schema
 
     shop = await populate_usage(store, clock)
     for verdict, age in (("helped", 1), ("misled", 2), ("misled", 3), ("stale", 1), ("helped", 31)):

@@ -12,13 +12,15 @@ from sqlalchemy import insert
 
 from pipeline.clock import FakeClock
 from pipeline.machine import UNNAMED
-from pipeline.scan.view import ScanReport, read_sqlite
+from pipeline.scan.view import ScanReport, read_view
 from pipeline.store import Store, consolidation
-from pipeline.store import transcripts as transcripts_store
-from pipeline.store.readmodel import generation_of, parse_time, record_from_row
+from pipeline.store.read import sessions as read_sessions
+from pipeline.store.read.rows import SqliteRows, on_store
+from pipeline.store.read.sessions import generation_of, record_from_row
+from pipeline.store.read.values import parse_time
 from pipeline.store.schema import transcripts
 from pipeline.vocabulary import TRANSCRIPT_FAILED, TRANSCRIPT_NOTABLE, RunOutcome, TranscriptState
-from tests.daemon.status.test_read import read_report
+from tests.pipeline.status.test_read import read_report
 
 
 @pytest.mark.parametrize("outcome", list(RunOutcome))
@@ -61,35 +63,44 @@ async def test_memd_status_and_the_store_layer_classify_every_transcript_state_a
 ) -> None:
     await _one_session_per_state(store, clock.now())
     report = await read_report(store, clock, tmp_path)
-    counts = await transcripts_store.state_counts(store)
+    counts = await on_store(store, lambda rows: read_sessions.state_counts(rows, store.machine))
     assert report["transcripts"]["by_source"] == counts
     assert report["transcripts"]["by_state"] == {state.value: 1 for state in sorted(TranscriptState)}
-    failed = await transcripts_store.sessions(store, states=TRANSCRIPT_FAILED)
+    failed = await on_store(
+        store, lambda rows: read_sessions.sessions(rows, store.machine, states=TRANSCRIPT_FAILED)
+    )
     assert {f["state"] for f in report["transcripts"]["failures"]} == {s.state for s in failed}
     assert {s.state for s in failed} == {TranscriptState.FAILED, TranscriptState.UNREADABLE}
     # Phase 1's failures are the sessions it failed, not the ones no one could read.
     phase1 = {f["session_id"] for f in report["phase1"]["failures"]}
     assert phase1 == {f"s-{TranscriptState.FAILED}"}
-    nxt = await transcripts_store.next_idle(store)
+    nxt = await on_store(store, lambda rows: read_sessions.next_idle(rows, store.machine))
     assert nxt is not None
     assert report["transcripts"]["next_idle"]["session_id"] == nxt.session_id == f"s-{TranscriptState.ACTIVE}"
 
 
-async def test_memd_scans_quick_check_and_the_store_layer_list_the_same_notable_sessions(
+async def test_memd_scans_quick_check_and_a_full_scan_list_the_same_notable_sessions(
     sqlite_store: Store, clock: FakeClock, tmp_path: Path
 ) -> None:
     await _one_session_per_state(sqlite_store, clock.now())
-    view = ScanReport(sessions=[])
-    conn = sqlite3.connect(tmp_path / "state.db")
+    quick, full = ScanReport(sessions=[]), ScanReport(sessions=[])
+    rows = SqliteRows(tmp_path / "state.db")  # the quick check's reader
     try:
-        read_sqlite(conn, view, notable_limit=50, collect_sessions=True)
+        read_view(rows, quick, notable_limit=50, collect_sessions=True, machine=sqlite_store.machine)
     finally:
-        conn.close()
-    notable = await transcripts_store.sessions(sqlite_store, states=TRANSCRIPT_NOTABLE, limit=50)
-    assert view.notable_sessions == notable
-    assert {s.state for s in notable} == set(TRANSCRIPT_NOTABLE)
-    assert view.sessions == await transcripts_store.sessions(sqlite_store)
-    assert view.next_idle_session == await transcripts_store.next_idle(sqlite_store)
+        rows.close()
+    await on_store(  # a full scan's, on the open store
+        sqlite_store,
+        lambda rows: read_view(
+            rows, full, notable_limit=50, collect_sessions=True, machine=sqlite_store.machine
+        ),
+    )
+    assert quick.notable_sessions == full.notable_sessions
+    assert {s.state for s in quick.notable_sessions} == set(TRANSCRIPT_NOTABLE)
+    assert quick.sessions == full.sessions
+    assert len(quick.sessions) == len(TranscriptState)
+    assert quick.next_idle_session == full.next_idle_session
+    assert quick.next_idle_session is not None
 
 
 def test_record_from_row_reads_either_backend() -> None:
@@ -197,14 +208,11 @@ async def test_a_sessions_sent_extracts_read_the_same_through_either_reader(
     store: Store, clock: FakeClock, tmp_path: Path
 ) -> None:
     from pipeline.store import stage1
-    from pipeline.store.engine import read_model
-    from pipeline.store.readmodel import SESSION_SENT_SQL, sent_from_row
+    from pipeline.store.read.extracts import SESSION_SENT_SQL, sent_from_row
 
     tid = await _two_extracts(store, clock.now())
     params = {"session_id": "s-sent", "limit": 10}
-    found = await read_model(
-        store, lambda query, _: [sent_from_row(r) for r in query(SESSION_SENT_SQL, params)]
-    )
+    found = await on_store(store, lambda rows: [sent_from_row(r) for r in rows.all(SESSION_SENT_SQL, params)])
     newest, oldest = found
     assert (newest.summary, oldest.summary) == ("the whole session", "first part")
     assert newest.live

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from pipeline.store.readmodel import iso, parse_time
+from pipeline.store.read.values import iso, parse_time
 from pipeline.vocabulary import DaemonState, Health
 
 HEARTBEAT_INTERVAL_S = 15.0

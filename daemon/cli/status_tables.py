@@ -1,4 +1,6 @@
-"""`memd status`'s longer lists, as plain padded columns: the publish targets and the memory use per scope.
+"""`memd status`'s report drawn for the terminal (``daemon.cli.status`` draws the rest): the longer lists
+as plain padded columns (the publish targets, the memory use per scope, the flagged topics), a memory's
+id with its folders, an agent in words.
 
 A rich ``Table`` costs about a millisecond a row and these lists grow with the scopes, so they are
 padded by hand (``plain_table``); the JSON report has every field.
@@ -9,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from daemon.lean.text import ABSENT, format_table, shown, when
-from daemon.status.report import Publish, Unreadable, Usage
+from daemon.cli.text import ABSENT, format_table, shown, when
+from pipeline.status.agents import NOT_INSTALLED
+from pipeline.status.report import AgentView, Flagged, Publish, Unreadable, Usage
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["plain_table", "publish_table", "usage_table"]
+__all__ = ["agent_line", "flagged_table", "plain_table", "publish_table", "usage_table", "with_folders"]
 
 
 def publish_table(console: Console, section: Publish | Unreadable) -> None:
@@ -108,3 +111,34 @@ def plain_table(
     console.print(Text(title))
     console.print(Text(head, style="bold"), soft_wrap=True)
     console.print(Text("\n".join(body)), soft_wrap=True)
+
+
+def flagged_table(console: Console, section: list[Flagged] | Unreadable | None) -> None:
+    """The flagged topics, when there is any (nothing printed otherwise)."""
+    if isinstance(section, Unreadable):
+        console.print(f"flagged by agents: {section.error}", markup=False)
+        return
+    if not section:
+        return
+    rows = [(with_folders(f.id, f.folders), f.verdict, when(f.at), shown(f.note)) for f in section]
+    plain_table(
+        console,
+        "flagged by agents (fixed or dropped at the next consolidation)",
+        ("memory", "verdict", "when", "note"),
+        rows,
+    )
+
+
+def with_folders(topic_id: str, folders: list[str]) -> str:
+    """A memory's id with its scope's project folders beside it, as `memd memories show` writes it
+    (the id alone when its scope has none: ``global``)."""
+    return f"{topic_id} ({', '.join(shown(f) for f in folders)})" if folders else topic_id
+
+
+def agent_line(view: AgentView) -> str:
+    """One agent in words, for the terminal."""
+    if not view.targets:
+        return f"{view.label}: nothing published for it" + ("" if view.installed else f" ({NOT_INSTALLED})")
+    if not view.installed:
+        return f"{view.label}: {NOT_INSTALLED} ({view.home} is absent)"
+    return f"{view.label}: " + ", ".join(f"{t.target} {t.state}" for t in view.targets)

@@ -6,8 +6,8 @@ from dataclasses import FrozenInstanceError
 
 import pytest
 
-from daemon.status.record import fields, is_record, omitted, record, replace
-from daemon.status.report import as_json
+from pipeline.status.record import fields, is_record, omitted, record, replace
+from pipeline.status.report import as_json
 
 
 @record

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from daemon.lean.liveness import HEARTBEAT_INTERVAL_S, HEARTBEAT_STALE_S, beat_status, health
+from pipeline.status.liveness import HEARTBEAT_INTERVAL_S, HEARTBEAT_STALE_S, beat_status, health
 from pipeline.vocabulary import DaemonState, Health
 
 NOW = datetime(2026, 12, 1, 12, tzinfo=UTC)

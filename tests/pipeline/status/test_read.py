@@ -13,19 +13,19 @@ from rich.console import Console
 from sqlalchemy import insert, text
 
 from daemon.config import load_settings
-from daemon.lean import rows as status_rows
-from daemon.lean.settings import LeanSettings
 from daemon.service.cycle import run_step
-from daemon.status import read as status_read
-from daemon.status.report import as_json
 from pipeline.clock import FakeClock
 from pipeline.hits.rate import INDEX_KEY
 from pipeline.hits.record import usage_summary
 from pipeline.machine import UNNAMED
 from pipeline.projects import scope_for
 from pipeline.publish.run import publish_all
+from pipeline.settings import Settings, default_values
+from pipeline.status import read as status_read
+from pipeline.status.report import as_json
 from pipeline.store import Store, heartbeats, kv, leases
-from pipeline.store.readmodel import machine_key
+from pipeline.store.read import rows as status_rows
+from pipeline.store.read.keys import machine_key
 from pipeline.store.schema import (
     consolidation_runs,
     jobs,
@@ -185,16 +185,27 @@ async def current_schema(store: Store) -> str | None:
         return str((await conn.execute(text("SELECT current_schema()"))).scalar_one())
 
 
+def status_settings(state_db: str, tmp_path: Path, **sections: dict[str, Any]) -> Settings:
+    """The settings `memd status` reads with: the store at ``state_db``, the state and memory under
+    ``tmp_path``, the defaults but for ``sections`` (``llm={...}``; a None value: the default)."""
+    values: dict[str, Any] = default_values({"HOME": str(tmp_path)})
+    values["paths"] = {
+        "state_db": state_db,
+        "state_dir": str(tmp_path),
+        "memory_dir": str(tmp_path / "memory"),
+    }
+    for name, keys in sections.items():
+        values[name] = {k: v for k, v in keys.items() if v is not None}
+    return Settings.model_validate(values)
+
+
 async def read_sections(store: Store, clock: FakeClock, tmp_path: Path, **kw: Any) -> Any:
     """The report's sections, read as `memd status` reads them."""
-    settings = LeanSettings(
-        config_path=tmp_path / "c.toml",
-        config_exists=False,
-        state_db=store.url,
-        state_dir=tmp_path,
-        memory_dir=tmp_path / "memory",
-        daily_token_budget=3500,
-        daily_budget_usd=kw.get("daily_budget_usd"),
+    settings = status_settings(
+        store.url,
+        tmp_path,
+        llm={"daily_token_budget": 3500, "daily_budget_usd": kw.get("daily_budget_usd")},
+        sync={"remote": kw.get("sync_remote")},
     )
     schema = await current_schema(store)
 
@@ -681,7 +692,7 @@ async def test_a_runs_duplicates_found_and_fixed_show_in_status(
     store: Store, clock: FakeClock, tmp_path: Path
 ) -> None:
     from daemon.cli.status import _duplicates_line
-    from daemon.status.report import Phase2
+    from pipeline.status.report import Phase2
     from pipeline.store import consolidation
 
     now = clock.now()
@@ -696,7 +707,7 @@ async def test_a_runs_duplicates_found_and_fixed_show_in_status(
     assert (by_run["r1"]["duplicates_found"], by_run["r1"]["duplicates_fixed"]) == (2, 2)
     assert "duplicates_found" not in by_run["r2"]
 
-    from daemon.status.report import RecentRun
+    from pipeline.status.report import RecentRun
 
     section = Phase2(
         last_run=None,
@@ -741,7 +752,7 @@ async def test_stale_and_flagged_ids_show_their_project_folder(
 ) -> None:
     """As `memd memories show` and the page do: the folder beside the key, in the text and the JSON."""
     from daemon.cli.status import _rows
-    from daemon.status.flags import flagged_table
+    from daemon.cli.status_tables import flagged_table
     from pipeline.store import notes
     from pipeline.store.cites import save
 
@@ -800,3 +811,31 @@ async def test_today_s_and_this_month_s_spend_stand_beside_the_dollar_budget(
     clock.advance(timedelta(days=2))  # 3 November: October's calls are no part of the month
     later = (await read_report(store, clock, tmp_path, daily_budget_usd=0.05))["budget"]
     assert (later["cost_today_usd"], later["cost_month_usd"], later["exhausted"]) == (0.0, 0.06, False)
+
+
+async def test_the_sync_section_is_the_sync_s_own_record(
+    store: Store, clock: FakeClock, tmp_path: Path
+) -> None:
+    """Every field the sync records is shown as it recorded it (``SyncState``, no copy missing any),
+    with the configured remote (no credential) and branch; another remote's record is not this one's."""
+    from dataclasses import asdict
+
+    from pipeline.sync.state import SyncState, save
+
+    remote = "https://example.com/memory.git"
+    state = SyncState(
+        remote=remote,
+        branch="main",
+        outcome="synced",
+        at=clock.now().isoformat(),
+        remote_head="a" * 40,
+        local_head="b" * 40,
+        ahead=1,
+        behind=0,
+    )
+    await save(store, state, now=clock.now())
+    report = await read_report(store, clock, tmp_path, sync_remote="https://u:tok@example.com/memory.git")
+    assert report["sync"] == asdict(state)
+    other = await read_report(store, clock, tmp_path, sync_remote="https://example.com/other.git")
+    assert other["sync"] == asdict(SyncState(remote="https://example.com/other.git", branch="main"))
+    assert "sync" not in {k for k, v in (await read_report(store, clock, tmp_path)).items() if v is not None}

@@ -1,7 +1,7 @@
 """`memd status`'s ``usage`` section: per published scope, whether later sessions used its memory.
 
 The figures are ``pipeline.hits.rate.summarize`` (the same ``usage_summary`` computes through
-SQLAlchemy), run on ``daemon.lean.rows``; each scope's live extracts (``stage1_outputs``) with
+SQLAlchemy), run on ``pipeline.store.read.rows``; each scope's live extracts (``stage1_outputs``) with
 their use counts come from the read model's ``LIVE_MEMORIES_SQL``, and beside each hit rate the
 ``helped`` and ``misled`` verdicts agents gave its topics (``SCOPE_VERDICTS_SQL``).
 """
@@ -10,17 +10,19 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from daemon.lean.rows import Rows
-from daemon.status.report import MemoryUse, ScopeUsage, Usage
 from pipeline.hits.rate import WINDOW_DAYS, summarize
 from pipeline.projects.scopes import folders_by_scope
-from pipeline.store.readmodel import LIVE_MEMORIES_SQL, PROJECTS_SQL, SCOPE_VERDICTS_SQL, iso, tally
+from pipeline.status.report import MemoryUse, ScopeUsage, Usage
+from pipeline.store.read.rows import Rows
+from pipeline.store.read.sessions import PROJECTS_SQL
+from pipeline.store.read.uses import LIVE_MEMORIES_SQL, SCOPE_VERDICTS_SQL, tally
+from pipeline.store.read.values import iso
 
 
 def usage(rows: Rows, now: datetime, *, window_days: int | None = None) -> Usage:
     """One entry per scope memd published or saw used, over the last ``window_days``."""
     days = WINDOW_DAYS if window_days is None else window_days
-    summary = summarize(rows.all, rows.time, now, window_days=days)
+    summary = summarize(rows, now, window_days=days)
     memories = _memories(rows) if summary else {}
     folders = scope_folders(rows) if summary else {}
     verdicts = _verdicts(rows, now - timedelta(days=days)) if summary else {}
@@ -49,14 +51,6 @@ def usage(rows: Rows, now: datetime, *, window_days: int | None = None) -> Usage
 def scope_of(topic_id: str) -> str:
     """The scope of a memory's id (``projects/app-1a2b3c4d`` of ``projects/app-1a2b3c4d/port.md``)."""
     return topic_id.rpartition("/")[0]
-
-
-def with_folders(topic_id: str, folders: list[str]) -> str:
-    """A memory's id with its scope's project folders beside it, as `memd memories show` writes it
-    (the id alone when its scope has none: ``global``)."""
-    from daemon.lean.text import shown
-
-    return f"{topic_id} ({', '.join(shown(f) for f in folders)})" if folders else topic_id
 
 
 def _verdicts(rows: Rows, since: datetime) -> dict[str, dict[str, int]]:

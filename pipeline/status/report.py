@@ -1,5 +1,6 @@
-"""`memd status`'s report as types: one frozen record (``daemon.status.record``, a dataclass to type
-checkers) per section, from which the JSON (``as_json``), the terminal view (``daemon.cli.status``)
+"""`memd status`'s report as types: the domain's own records where it has them (the sync state is
+``SyncState``), else one frozen record (``pipeline.status.record``, a dataclass to type checkers) per
+section, from which the JSON (``as_json``), the terminal view (``daemon.cli.status``)
 and the page's overview are rendered.
 
 A field's name is its JSON key. A field declared ``= omitted()`` is left out of the JSON while it is
@@ -12,8 +13,9 @@ from dataclasses import is_dataclass
 from enum import Enum
 from typing import Any
 
-from daemon.lean.liveness import Overrun
-from daemon.status.record import fields, is_record, omitted, record
+from pipeline.status.liveness import Overrun
+from pipeline.status.record import fields, is_record, omitted, record
+from pipeline.sync.state import SyncState
 from pipeline.vocabulary import Health
 
 
@@ -118,16 +120,6 @@ class RunView:
     duration_s: float | None
     error: str | None
     report: Any
-
-
-@record
-class Spend:
-    """What the model calls of a run (or a day) cost."""
-
-    calls: int
-    items: int
-    tokens: int
-    cost_usd: float
 
 
 @record
@@ -332,27 +324,6 @@ class Publish:
 
 
 @record
-class Sync:
-    """The remote, the last fetch and push, ahead/behind, the last error."""
-
-    remote: str
-    branch: str
-    outcome: str | None = None
-    reason: str | None = None
-    at: str | None = None
-    last_fetch_at: str | None = None
-    last_push_at: str | None = None
-    last_merge_at: str | None = None
-    ahead: int | None = None
-    behind: int | None = None
-    last_error: str | None = None
-    last_error_at: str | None = None
-    trust: str | None = None
-    refused: str | None = None
-    refused_at: str | None = None
-
-
-@record
 class MemoryUse:
     """A scope's live extracts: how many, how many were ever used, their use counts, last use."""
 
@@ -475,7 +446,8 @@ class Sections:
     budget: Budget | Unreadable
     memory: Memory | Unreadable
     publish: Publish | Unreadable
-    sync: Sync | Unreadable | None
+    sync: SyncState | Unreadable | None
+    """This machine's last sync, the record the sync keeps (``pipeline.sync.state``)."""
     usage: Usage | Unreadable
     leases: list[LeaseView] | Unreadable
     last_once: OnceView | Unreadable | None

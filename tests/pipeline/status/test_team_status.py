@@ -10,7 +10,7 @@ from pipeline.clock import FakeClock
 from pipeline.machine import host_id
 from pipeline.store import Store, leases, machines
 from tests.conftest import as_machine, postgres_only
-from tests.daemon.status.test_read import read_report
+from tests.pipeline.status.test_read import read_report
 
 MID = "fedcba9876543210fedcba9876543210"
 
@@ -101,10 +101,9 @@ async def test_memd_status_prints_each_team_note_on_its_own_line(
     import asyncio
 
     from daemon.cli.status import _rows
-    from daemon.lean import rows as status_rows
-    from daemon.lean.settings import LeanSettings
-    from daemon.status import read as status_read
-    from tests.daemon.status.test_read import current_schema
+    from pipeline.status import read as status_read
+    from pipeline.store.read import rows as status_rows
+    from tests.pipeline.status.test_read import current_schema, status_settings
 
     (tmp_path / "machine-id").write_text(MID + "\n")
     async with as_machine(store, MID) as other:
@@ -122,13 +121,7 @@ async def test_memd_status_prints_each_team_note_on_its_own_line(
             person=None,
             now=clock.now(),
         )
-    settings = LeanSettings(
-        config_path=tmp_path / "c.toml",
-        config_exists=False,
-        state_db=store.url,
-        state_dir=tmp_path,
-        memory_dir=tmp_path / "memory",
-    )
+    settings = status_settings(store.url, tmp_path)
     schema = await current_schema(store)
 
     def human() -> list[tuple[str, str]]:

@@ -7,26 +7,20 @@ from pathlib import Path
 from typing import Any
 
 from daemon.cli.status import _model_rows
-from daemon.lean import rows as status_rows
-from daemon.lean.settings import LeanSettings
-from daemon.status import read as status_read
-from daemon.status.report import Model, as_json
 from pipeline.clock import FakeClock
 from pipeline.llm import endpoint as endpoints
 from pipeline.llm.endpoint import Endpoint
+from pipeline.status import read as status_read
+from pipeline.status.report import Model, as_json
 from pipeline.store import Store
-from tests.daemon.status.test_read import current_schema
+from pipeline.store.read import rows as status_rows
+from tests.pipeline.status.test_read import current_schema, status_settings
 
 
 async def sections(store: Store, clock: FakeClock, tmp_path: Path, *, local_only: bool) -> Any:
-    settings = LeanSettings(
-        config_path=tmp_path / "c.toml",
-        config_exists=False,
-        state_db=store.url,
-        state_dir=tmp_path,
-        memory_dir=tmp_path / "memory",
-        local_only=local_only,
-    )
+    # local only needs an endpoint on this machine (the settings refuse it otherwise)
+    endpoint = {"provider": "openai", "base_url": "http://127.0.0.1:11434/v1"} if local_only else {}
+    settings = status_settings(store.url, tmp_path, llm={"local_only": local_only, **endpoint})
     schema = await current_schema(store)
 
     def read() -> Any:

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from daemon.status.report import AgentView, TargetState
 from pipeline import roster
+from pipeline.status.report import AgentView, TargetState
 
 ON = "on"
 NOT_INSTALLED = "not installed"
@@ -44,12 +44,3 @@ def _is_dir(path: Path) -> bool:
         return path.is_dir()
     except OSError:
         return False
-
-
-def agent_line(view: AgentView) -> str:
-    """One agent in words, for the terminal."""
-    if not view.targets:
-        return f"{view.label}: nothing published for it" + ("" if view.installed else f" ({NOT_INSTALLED})")
-    if not view.installed:
-        return f"{view.label}: {NOT_INSTALLED} ({view.home} is absent)"
-    return f"{view.label}: " + ", ".join(f"{t.target} {t.state}" for t in view.targets)

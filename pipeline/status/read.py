@@ -1,10 +1,12 @@
-"""What `memd status` reports (``daemon.status.report``), read from the state store without memd's store code.
+"""What `memd status` and the page's overview report (``pipeline.status.report``), read through the read
+API (``pipeline.store.read``: read-only ``sqlite3`` on SQLite, SQLAlchemy only for PostgreSQL).
 
-Rows come from ``daemon.lean.rows`` (read-only ``sqlite3``, or SQLAlchemy for PostgreSQL) running
-the store's read model (``pipeline.store.readmodel``: every statement and row mapping), the memory
-repository's HEAD from ``daemon.status.git_refs``; the rate-limit gate is ``pipeline.ratelimit_rule``,
-the rule the model client applies, and a daemon's health is ``daemon.lean.liveness.health``. Every
-section is read on its own: a section that fails is ``Unreadable`` and the others still show.
+Each rule is the one the daemon reads by: the gate (``pipeline.store.read.gate``), the open flags
+(``pipeline.store.read.flags``), the stale topics, the pending review runs, the sync state
+(``pipeline.sync.state.SyncState``, shown as it is), a daemon's health
+(``pipeline.status.liveness.health``); the memory repository's HEAD comes from
+``pipeline.status.git_refs``. Every section is read on its own: a section that fails is
+``Unreadable`` and the others still show.
 """
 
 from __future__ import annotations
@@ -12,19 +14,21 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable, Mapping
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from daemon.lean.liveness import LAST_ONCE_KEY, health
-from daemon.lean.rows import Rows
-from daemon.lean.settings import LeanSettings
-from daemon.status.agents import agent_views
-from daemon.status.flags import flagged
-from daemon.status.git_refs import git_head
-from daemon.status.hits import scope_folders, scope_of, usage
-from daemon.status.record import fields, replace
-from daemon.status.report import (
+from pipeline import roster, store_url
+from pipeline.endpoint_facts import KV_ENDPOINTS, described
+from pipeline.machine import host_id, known_id
+from pipeline.ratelimit_rule import utc_day_start
+from pipeline.status.agents import agent_views
+from pipeline.status.flags import flagged
+from pipeline.status.git_refs import git_head
+from pipeline.status.liveness import LAST_ONCE_KEY, health
+from pipeline.status.record import replace
+from pipeline.status.report import (
+    AgentView,
     Batches,
     BatchView,
     Budget,
@@ -47,10 +51,8 @@ from daemon.status.report import (
     RunView,
     ScopeView,
     Sections,
-    Spend,
     StaleTopic,
     StatusReport,
-    Sync,
     TargetView,
     Team,
     TranscriptFailure,
@@ -58,14 +60,51 @@ from daemon.status.report import (
     Unreadable,
     WholeRun,
 )
-from pipeline import ratelimit_rule, store_url
-from pipeline.endpoint_facts import KV_ENDPOINTS, described
-from pipeline.machine import host_id, known_id
-from pipeline.store import readmodel as rm
-from pipeline.store.readmodel import iso, json_value, parse_time
+from pipeline.status.usage import scope_folders, scope_of, usage
+from pipeline.store.read.gate import GateState, gate
+from pipeline.store.read.keys import (
+    MACHINES_SQL,
+    PERSON_VERDICT_KEY,
+    RUNS_SQL,
+    SKIPPED_SUFFIX,
+    key_of_machine,
+    kv_value,
+    machine_key,
+    run_name,
+    runs_params,
+    shown_scope,
+    stale_topics,
+)
+from pipeline.store.read.rows import Rows
+from pipeline.store.read.runs import (
+    FAILED_JOBS_SQL,
+    OPEN_BATCHES_SQL,
+    PUBLICATIONS_SQL,
+    RECENT_RUNS_SQL,
+    SCOPES_SQL,
+    Heartbeat,
+    holders,
+    newest_heartbeats,
+    pending_batch_from_row,
+    pending_review,
+    run_failure,
+    spend,
+)
+from pipeline.store.read.sessions import (
+    EXTRACT_FAILURES_SQL,
+    TRANSCRIPT_FAILURES_SQL,
+    next_idle,
+    state_counts,
+)
+from pipeline.store.read.values import iso, json_value, parse_time
+from pipeline.sync.state import SyncState
+from pipeline.sync.state import read as read_sync
 from pipeline.sync.urls import shown_url
 from pipeline.team import NO_REMOTE
 from pipeline.vocabulary import Health, JobKind
+
+if TYPE_CHECKING:
+    from pipeline.settings import Settings
 
 T = TypeVar("T")
 
@@ -77,7 +116,7 @@ LIST_LIMIT = 5
 
 def collect(
     rows: Rows,
-    settings: LeanSettings,
+    settings: Settings,
     *,
     now: datetime,
     pid_alive: Callable[[int], bool],
@@ -87,7 +126,7 @@ def collect(
     """Every section of the report. ``machine`` (default: the one recorded in the settings' state
     directory) is this machine: its daemon is the report's ``daemon``, every machine's is listed
     under ``machines``, and the transcripts and phase-1 failures are its own."""
-    mine = machine or this_machine(rows, settings.state_dir)
+    mine = machine or this_machine(rows, settings.paths.state_dir)
     found_runs = _section(lambda: _runs(rows, mine))
     runs = {} if isinstance(found_runs, Unreadable) else found_runs
     daemons = _section(lambda: _machines(rows, now, mine, pid_alive))
@@ -100,7 +139,7 @@ def collect(
         batches=_section(lambda: _batches(rows, now, mine)),
         rate_limit=_section(lambda: _rate_limit(rows, settings, now)),
         budget=_section(lambda: _budget(rows, settings, now)),
-        memory=_section(lambda: _memory(rows, settings.memory_dir, mine)),
+        memory=_section(lambda: _memory(rows, settings.paths.memory_dir, mine)),
         publish=_section(lambda: _publish(rows, runs.get("publish"), mine)),
         sync=_section(lambda: _sync(rows, settings, mine)),
         usage=_section(lambda: usage(rows, now)),
@@ -109,31 +148,35 @@ def collect(
         last_scan=_run_view(runs.get("scan")),
         team=_section(lambda: _team(rows, settings, mine, daemons)),
         flagged=_section(lambda: flagged(rows)),
-        model=_section(lambda: Model(settings.local_only, described(_kv(rows, KV_ENDPOINTS)))),
-        agents=_section(
-            lambda: agent_views(
-                settings.publish_on(), os.environ if env is None else env, dict(settings.source_roots)
-            )
-        ),
+        model=_section(lambda: Model(settings.llm.local_only, described(kv_value(rows, KV_ENDPOINTS)))),
+        agents=_section(lambda: _agents(settings, os.environ if env is None else env)),
     )
+
+
+def _agents(settings: Settings, env: Mapping[str, str]) -> list[AgentView]:
+    """Every agent, with each ``[publish]`` target key's value and its configured transcripts root."""
+    keys = dict.fromkeys(k for agent in roster.agents() for k in agent.target_keys())
+    publish = {key: settings.publish.on(key) for key in keys}
+    roots = {name: Path(settings.sources[name].root) for name in roster.names()}
+    return agent_views(publish, env, roots)
 
 
 def this_machine(rows: Rows, state_dir: Path) -> str:
     """This installation's machine key in the store (``pipeline.store.machines``): its id on the host
     the id was first seen on, the id and this host's on another."""
-    return rm.key_of_machine(_machine_rows(rows), known_id(state_dir), host_id(state_dir, create=False))
+    return key_of_machine(_machine_rows(rows), known_id(state_dir), host_id(state_dir, create=False))
 
 
 def _machine_rows(rows: Rows) -> list[dict[str, Any]]:
     """``machines``' rows; none in a store no memd of this version opened yet (the table comes with
     its migration, which `memd status` never runs)."""
     try:
-        return rows.all(rm.MACHINES_SQL)
+        return rows.all(MACHINES_SQL)
     except Exception:  # sqlite3's or the PostgreSQL driver's "no such table"
         return []
 
 
-def _team(rows: Rows, settings: LeanSettings, mine: str, daemons: object) -> Team | None:
+def _team(rows: Rows, settings: Settings, mine: str, daemons: object) -> Team | None:
     """Two hosts sharing this machine id, and memory that does not travel between the machines of a
     shared store without a ``[sync] remote``; None when there is nothing to say."""
     found = _machine_rows(rows)
@@ -149,11 +192,11 @@ def _team(rows: Rows, settings: LeanSettings, mine: str, daemons: object) -> Tea
                 "takes over the other's daemon, transcripts or extractions. If one is a copy you no longer use "
                 "(a cloned VM, a restored backup, a copied home), stop memd there"
             )
-    verdict = _kv(rows, rm.PERSON_VERDICT_KEY + mine)  # a person is their keys (pipeline.team.people)
+    verdict = kv_value(rows, PERSON_VERDICT_KEY + mine)  # a person is their keys (pipeline.team.people)
     if isinstance(verdict, dict) and isinstance(verdict.get("note"), str):
         notes.append(verdict["note"])
     several = len({r["key"] for r in found}) > 1 or (isinstance(daemons, list) and len(daemons) > 1)
-    if several and not settings.sync_remote and store_url.backend(settings.state_db) == "postgresql":
+    if several and not settings.sync.remote and store_url.backend(settings.paths.state_db) == "postgresql":
         notes.append(NO_REMOTE)
     return Team(machine=mine, notes=notes) if notes else None
 
@@ -180,40 +223,36 @@ def _daemon(daemons: list[DaemonView] | Unreadable) -> DaemonView | NoDaemon | U
 def _machines(rows: Rows, now: datetime, machine: str, pid_alive: Callable[[int], bool]) -> list[DaemonView]:
     """Every machine's daemon sharing this store (the newest heartbeat of each), this one first.
     Only this machine's pids can be asked about; another machine's daemon is judged by its
-    heartbeat alone (``daemon.lean.liveness.health``)."""
-    newest = rm.latest_per_machine(rows.all(rm.HEARTBEATS_SQL))
-    views = [_heartbeat_view(hb, now, machine, pid_alive) for hb in newest]
+    heartbeat alone (``pipeline.status.liveness.health``)."""
+    views = [_heartbeat_view(hb, now, machine, pid_alive) for hb in newest_heartbeats(rows)]
     return sorted(views, key=lambda v: not v.this_machine)
 
 
 def _heartbeat_view(
-    hb: dict[str, Any], now: datetime, machine: str, pid_alive: Callable[[int], bool]
+    hb: Heartbeat, now: datetime, machine: str, pid_alive: Callable[[int], bool]
 ) -> DaemonView:
-    beat_at = parse_time(hb["beat_at"])
-    started_at = parse_time(hb["started_at"])
-    stopped_at = parse_time(hb["stopped_at"])
-    status = json_value(hb["status"]) or {}
+    beat_at, started_at, stopped_at, status = hb.beat_at, hb.started_at, hb.stopped_at, hb.status
     age_s = (now - beat_at).total_seconds() if beat_at else None
-    local = (hb.get("machine") or machine) == machine
+    local = (hb.machine or machine) == machine
     state, overrun = health(
         status,
         stopped=stopped_at is not None,
-        pid_alive=pid_alive(int(hb["pid"])) if local and stopped_at is None else None,
+        pid_alive=pid_alive(hb.pid) if local and stopped_at is None else None,
         age_s=age_s,
         now=now,
     )
     running = state in (Health.RUNNING, Health.STUCK)
     return DaemonView(
-        machine=hb.get("machine"),
+        machine=hb.machine,
         this_machine=local,
-        pid=hb["pid"],
-        host=hb["host"],
-        version=hb["version"],
+        pid=hb.pid,
+        host=hb.host,
+        version=hb.version,
         started_at=iso(started_at),
         heartbeat_at=iso(beat_at),
         heartbeat_age_s=round(age_s, 1) if age_s is not None else None,
-        step=status.get("step") if isinstance(status, dict) else None,
-        last_cycle=status.get("last_cycle") if isinstance(status, dict) else None,
+        step=status.get("step"),
+        last_cycle=status.get("last_cycle"),
         running=running,
         state=state,
         stopped_at=iso(stopped_at),
@@ -225,7 +264,7 @@ def _heartbeat_view(
 def _last_once(rows: Rows, machine: str, pid_alive: Callable[[int], bool]) -> OnceView | None:
     """This machine's last ``memd run --once``: when it started and finished, its summary; still
     running, or gone without finishing."""
-    record = _kv(rows, rm.machine_key(LAST_ONCE_KEY, machine))
+    record = kv_value(rows, machine_key(LAST_ONCE_KEY, machine))
     if not isinstance(record, dict):
         return None
     unfinished = record.get("finished_at") is None
@@ -241,29 +280,29 @@ def _last_once(rows: Rows, machine: str, pid_alive: Callable[[int], bool]) -> On
 
 
 def _transcripts(rows: Rows, now: datetime, machine: str) -> Transcripts:
-    by_source: dict[str, dict[str, int]] = {}
+    by_source = state_counts(rows, machine)
     by_state: dict[str, int] = {}
-    mine = {"machine": machine}
-    for r in rows.all(rm.COUNTS_SQL, mine):
-        by_source.setdefault(r["source"], {})[r["state"]] = int(r["n"])
-        by_state[r["state"]] = by_state.get(r["state"], 0) + int(r["n"])
-    nxt = rows.all(rm.NEXT_IDLE_SQL, mine)
-    next_idle = None
-    if nxt:
-        at = parse_time(nxt[0]["eligible_at"])
-        next_idle = NextIdle(
-            source=nxt[0]["source"],
-            session_id=nxt[0]["session_id"],
-            project=nxt[0]["project"],
+    for states in by_source.values():
+        for state, n in states.items():
+            by_state[state] = by_state.get(state, 0) + n
+    nxt = next_idle(rows, machine)
+    soon = None
+    if nxt is not None:
+        at = nxt.eligible_at
+        soon = NextIdle(
+            source=nxt.source,
+            session_id=nxt.session_id,
+            project=nxt.project,
             at=iso(at),
             in_s=round((at - now).total_seconds(), 1) if at else None,
         )
-    failed = rows.all(rm.TRANSCRIPT_FAILURES_SQL, {"limit": LIST_LIMIT, **mine})
+    mine = {"machine": machine}
+    failed = rows.all(TRANSCRIPT_FAILURES_SQL, {"limit": LIST_LIMIT, **mine})
     return Transcripts(
         total=sum(by_state.values()),
         by_state=dict(sorted(by_state.items())),
         by_source={k: dict(sorted(v.items())) for k, v in sorted(by_source.items())},
-        next_idle=next_idle,
+        next_idle=soon,
         failures=[
             TranscriptFailure(f["source"], f["session_id"], f["path"], f["state"], f["reason"])
             for f in failed
@@ -274,8 +313,8 @@ def _transcripts(rows: Rows, now: datetime, machine: str) -> Transcripts:
 def _runs(rows: Rows, machine: str) -> dict[str, dict[str, Any]]:
     """This machine's ``run.<step>`` (the last run that did something) and ``run.<step>.skipped``
     (the last check that found nothing to do), by ``<step>`` and ``<step>.skipped``."""
-    found = rows.all(rm.RUNS_SQL, rm.runs_params(machine))
-    return {rm.run_name(r["key"], machine): v for r in found if isinstance(v := json_value(r["value"]), dict)}
+    found = rows.all(RUNS_SQL, runs_params(machine))
+    return {run_name(r["key"], machine): v for r in found if isinstance(v := json_value(r["value"]), dict)}
 
 
 def _run_view(run: dict[str, Any] | None) -> RunView | None:
@@ -296,7 +335,7 @@ def _run_fields(run: dict[str, Any]) -> dict[str, Any]:
 
 def _last_check(runs: dict[str, dict[str, Any]], step: str) -> LastCheck | None:
     """The last time ``step`` found nothing to do, when that is more recent than its last run."""
-    skipped, ran = runs.get(f"{step}{rm.SKIPPED_SUFFIX}"), runs.get(step)
+    skipped, ran = runs.get(f"{step}{SKIPPED_SUFFIX}"), runs.get(step)
     if not skipped:
         return None
     if ran and str(ran.get("finished_at", "")) >= str(skipped.get("finished_at", "")):
@@ -306,36 +345,26 @@ def _last_check(runs: dict[str, dict[str, Any]], step: str) -> LastCheck | None:
     return LastCheck(at=skipped.get("finished_at"), reason=reason)
 
 
-def _spend(rows: Rows, start: Any, end: Any) -> Spend:
-    found = rows.all(rm.USAGE_SQL, {"start": rows.time(start), "end": rows.time(end)})[0]
-    return Spend(
-        calls=int(found["calls"]),
-        items=int(found["items"]),
-        tokens=int(found["tokens"]),
-        cost_usd=round(float(found["cost"]), 4),
-    )
-
-
 def _phase_run(rows: Rows, run: dict[str, Any] | None, unit: str) -> PhaseRun | None:
     """A phase's last run, with what its calls cost and for how many ``unit`` (sessions or scopes)."""
     if not run:
         return None
     start, end = parse_time(run.get("started_at")), parse_time(run.get("finished_at"))
-    spent = _spend(rows, start, end) if start and end else None
+    spent = spend(rows, start, end) if start and end else None
     items = spent.items if spent is not None else 0
     return PhaseRun(
         **_run_fields(run),
         calls=spent.calls if spent is not None else None,
         tokens=spent.tokens if spent is not None else None,
-        cost_usd=spent.cost_usd if spent is not None else None,
+        cost_usd=round(spent.cost_usd, 4) if spent is not None else None,
         sessions=items if unit == "sessions" else None,
         scopes=items if unit == "scopes" else None,
     )
 
 
 def _phase1(rows: Rows, runs: dict[str, dict[str, Any]], machine: str) -> Phase1:
-    failed = rows.all(rm.EXTRACT_FAILURES_SQL, {"limit": LIST_LIMIT, "machine": machine})
-    jobs = rows.all(rm.FAILED_JOBS_SQL, {"kind": JobKind.EXTRACT.value, "limit": LIST_LIMIT})
+    failed = rows.all(EXTRACT_FAILURES_SQL, {"limit": LIST_LIMIT, "machine": machine})
+    jobs = rows.all(FAILED_JOBS_SQL, {"kind": JobKind.EXTRACT.value, "limit": LIST_LIMIT})
     failures = [
         Failure(session_id=f["session_id"], source=f["source"], reason=f["reason"], at=iso(f["updated_at"]))
         for f in failed
@@ -348,11 +377,11 @@ def _phase1(rows: Rows, runs: dict[str, dict[str, Any]], machine: str) -> Phase1
 
 
 def _phase2(rows: Rows, runs: dict[str, dict[str, Any]]) -> Phase2:
-    recent = rows.all(rm.RECENT_RUNS_SQL, {"limit": LIST_LIMIT * 2})
+    recent = rows.all(RECENT_RUNS_SQL, {"limit": LIST_LIMIT * 2})
     failures = [
         Failure(scope=f["scope"], run=f["run"], reason=f["reason"], at=f["at"])
         for r in recent
-        if (f := rm.run_failure(r)) is not None
+        if (f := run_failure(r)) is not None
     ][:LIST_LIMIT]
     return Phase2(
         last_run=_phase_run(rows, runs.get("consolidate"), "scopes"),
@@ -386,7 +415,7 @@ def _duplicates(usage: Any) -> dict[str, int]:
 def _batches(rows: Rows, now: datetime, machine: str) -> Batches:
     """This machine's Message Batches submitted and not yet collected: how many, how old, with
     which sessions."""
-    found = [rm.pending_batch_from_row(r) for r in rows.all(rm.OPEN_BATCHES_SQL, {"machine": machine})]
+    found = [pending_batch_from_row(r) for r in rows.all(OPEN_BATCHES_SQL, {"machine": machine})]
 
     def age(at: datetime | None) -> float | None:
         return round((now - at).total_seconds(), 1) if at else None
@@ -412,55 +441,47 @@ def _batches(rows: Rows, now: datetime, machine: str) -> Batches:
     )
 
 
-def _kv(rows: Rows, key: str) -> Any:
-    found = rows.all(rm.KV_SQL, {"key": key})
-    return json_value(found[0]["value"]) if found else None
-
-
-def _rate_limit(rows: Rows, settings: LeanSettings, now: datetime) -> RateLimit:
-    """The gate as phases 1 and 2 see it: the same kv values through the same rule."""
-    snapshot = _kv(rows, ratelimit_rule.KV_RATE_LIMIT)
-    decision = ratelimit_rule.decide(
-        ratelimit_rule.families_from_json(snapshot),
-        threshold=settings.min_rate_limit_remaining_percent,
-        backoff=ratelimit_rule.backoff_from_json(_kv(rows, ratelimit_rule.KV_BACKOFF)),
-        used_today=_budget(rows, settings, now).used_today_tokens,
-        budget=settings.daily_token_budget,
-        now=now,
-        spent_today_usd=_budget(rows, settings, now).cost_today_usd,
-        budget_usd=settings.daily_budget_usd or None,
-    )
-    share = decision.remaining_percent
+def _rate_limit(rows: Rows, settings: Settings, now: datetime) -> RateLimit:
+    """The gate as phases 1 and 2 see it: the same reader (``pipeline.store.read.gate``)."""
+    state = _gate(rows, settings, now)
+    share = state.remaining_percent
     return RateLimit(
         remaining_percent=None if share is None else round(share, 1),
-        gated=decision.gated,
-        reason=decision.reason,
-        reset_at=decision.reset_at.isoformat() if decision.reset_at else None,
-        observed_at=snapshot.get("observed_at") if isinstance(snapshot, dict) else None,
+        gated=state.gated,
+        reason=state.reason,
+        reset_at=state.reset_at.isoformat() if state.reset_at else None,
+        observed_at=state.observed_at.isoformat() if state.observed_at else None,
     )
 
 
-def _budget(rows: Rows, settings: LeanSettings, now: datetime) -> Budget:
-    day = ratelimit_rule.utc_day_start(now)
-    used = _spend(rows, day, now + timedelta(days=1))
-    month = _spend(rows, day.replace(day=1), now + timedelta(days=1))
-    limit, dollars = settings.daily_token_budget, settings.daily_budget_usd or None  # 0: no budget
+def _gate(rows: Rows, settings: Settings, now: datetime) -> GateState:
+    return gate(
+        rows,
+        threshold=settings.memories.min_rate_limit_remaining_percent,
+        daily_token_budget=settings.llm.daily_token_budget,
+        daily_budget_usd=settings.llm.daily_budget_usd,
+        now=now,
+    )
+
+
+def _budget(rows: Rows, settings: Settings, now: datetime) -> Budget:
+    day = utc_day_start(now)
+    used, month = spend(rows, day), spend(rows, day.replace(day=1))
+    limit, dollars = settings.llm.daily_token_budget, settings.llm.daily_budget_usd or None  # 0: no budget
+    cost_today = round(used.cost_usd, 4)
     return Budget(
         used_today_tokens=used.tokens,
-        cost_today_usd=used.cost_usd,
+        cost_today_usd=cost_today,
         daily_token_budget=limit,
         exhausted=(limit is not None and used.tokens >= limit)
-        or (dollars is not None and used.cost_usd >= dollars),
-        cost_month_usd=month.cost_usd,
+        or (dollars is not None and cost_today >= dollars),
+        cost_month_usd=round(month.cost_usd, 4),
         daily_budget_usd=dollars,
     )
 
 
 def _memory(rows: Rows, memory_dir: Path, machine: str) -> Memory:
-    scopes = [
-        {**s, "key": shown} for s in rows.all(rm.SCOPES_SQL) if (shown := rm.shown_scope(s["key"], machine))
-    ]
-    pending = rows.all(rm.PENDING_REVIEW_SQL)
+    scopes = [{**s, "key": shown} for s in rows.all(SCOPES_SQL) if (shown := shown_scope(s["key"], machine))]
     head, branch = git_head(memory_dir)
     return Memory(
         directory=str(memory_dir),
@@ -468,44 +489,40 @@ def _memory(rows: Rows, memory_dir: Path, machine: str) -> Memory:
         head=head,
         branch=branch,
         scopes=[ScopeView(s["key"], iso(s["last_success_at"]), s["last_commit"]) for s in scopes],
-        pending_inbox_runs=int(pending[0]["n"]),
+        pending_inbox_runs=pending_review(rows),
         stale=_stale(rows, machine),
     )
 
 
 def _stale(rows: Rows, machine: str) -> list[StaleTopic] | None:
     """The topics this machine last published marked stale (None: none)."""
-    found = _kv(rows, rm.machine_key(rm.STALE_TOPICS_KEY, machine))
-    if not isinstance(found, dict) or not found:
+    found = stale_topics(rows, machine)
+    if not found:
         return None
     folders = scope_folders(rows)
     return [
-        StaleTopic(
-            str(topic), str(entry.get("reason")), entry.get("since"), folders.get(scope_of(str(topic)), [])
-        )
+        StaleTopic(topic, entry["reason"], entry.get("since"), folders.get(scope_of(topic), []))
         for topic, entry in sorted(found.items())
-        if isinstance(entry, dict)
     ]
 
 
-SYNC_FIELDS = tuple(f.name for f in fields(Sync) if f.name not in ("remote", "branch"))
-
-
-def _sync(rows: Rows, settings: LeanSettings, machine: str) -> Sync | None:
-    """The remote, the last fetch and push, ahead/behind, the last error (None: no ``[sync] remote``)."""
-    if not settings.sync_remote:
+def _sync(rows: Rows, settings: Settings, machine: str) -> SyncState | None:
+    """This machine's last sync as it recorded it, with the configured remote and branch (None: no
+    ``[sync] remote``); an empty record when it never synced with this remote."""
+    if not settings.sync.remote:
         return None
-    remote = shown_url(settings.sync_remote)
-    state = _kv(rows, rm.machine_key(rm.SYNC_STATE_KEY, machine))  # each machine has its own repository
-    if not isinstance(state, dict) or state.get("remote") != remote:
-        state = {}  # never synced with this remote
-    return Sync(remote=remote, branch=settings.sync_branch, **{k: state.get(k) for k in SYNC_FIELDS})
+    remote = shown_url(settings.sync.remote)
+    state = read_sync(rows, machine)  # each machine has its own repository
+    if state.remote != remote:
+        state = SyncState()  # never synced with this remote
+    state.remote, state.branch = remote, settings.sync.branch
+    return state
 
 
 def _publish(rows: Rows, run: dict[str, Any] | None, machine: str) -> Publish:
     """Each (target, scope) this machine publishes: last published, outcome and reason, the last
     republish after an outside change."""
-    found = rows.all(rm.PUBLICATIONS_SQL, {"machine": machine})
+    found = rows.all(PUBLICATIONS_SQL, {"machine": machine})
     folders = scope_folders(rows) if found else {}
     targets = [
         TargetView(
@@ -546,27 +563,32 @@ def _publish_run(run: dict[str, Any] | None) -> PublishRun | RunView | None:
 
 
 def _leases(rows: Rows, now: datetime) -> list[LeaseView]:
-    out = []
-    for r in rows.all(rm.LEASES_SQL):
-        expires = parse_time(r["expires_at"])
-        out.append(
-            LeaseView(
-                name=r["name"],
-                machine=r.get("machine"),
-                host=r["host"],
-                pid=r["pid"],
-                since=iso(r["acquired_at"]),
-                expires_at=iso(expires),
-                expired=bool(expires and expires <= now),
-            )
+    return [
+        LeaseView(
+            name=h.name,
+            machine=h.machine,
+            host=h.host,
+            pid=h.pid,
+            since=iso(h.acquired_at),
+            expires_at=iso(h.expires_at),
+            expired=h.expires_at <= now,
         )
-    return out
+        for h in holders(rows)
+    ]
 
 
-def read_status(settings: LeanSettings, *, now: datetime, pid_alive: Callable[[int], bool]) -> StatusReport:
-    """The whole report: where it read, and every section (or why the store could not be read)."""
-    from daemon.lean.rows import StoreUnavailable, describe, open_rows
+def read_status(
+    settings: Settings,
+    *,
+    config_path: Path,
+    config_exists: bool,
+    now: datetime,
+    pid_alive: Callable[[int], bool],
+) -> StatusReport:
+    """The whole report: where it read (the settings read from ``config_path``, defaults when it does
+    not exist), and every section (or why the store could not be read)."""
     from pipeline import __version__
+    from pipeline.store.read.rows import StoreUnavailable, open_rows
 
     def report(
         daemon: DaemonView | NoDaemon | Unreadable, sections: Sections | None, error: str | None
@@ -574,15 +596,15 @@ def read_status(settings: LeanSettings, *, now: datetime, pid_alive: Callable[[i
         return StatusReport(
             version=__version__,
             checked_at=now.isoformat(),
-            config=str(settings.config_path) + ("" if settings.config_exists else " (not found: defaults)"),
-            state_db=describe(settings.state_db),
+            config=str(config_path) + ("" if config_exists else " (not found: defaults)"),
+            state_db=store_url.describe(settings.paths.state_db),
             daemon=daemon,
             sections=sections,
             error=error,
         )
 
     try:
-        rows = open_rows(settings.state_db)
+        rows = open_rows(settings.paths.state_db)
     except StoreUnavailable as exc:
         return report(NoDaemon(Health.NO_STORE), None, str(exc))
     try:

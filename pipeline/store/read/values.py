@@ -1,0 +1,55 @@
+"""Stored values as the read side sees them on either backend: times, JSON columns, the read-only SQLite connection, a SQL ``IN`` list of vocabulary values."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+
+def connect_sqlite(path: Path, *, timeout: float = 2.0) -> sqlite3.Connection:
+    """The store file opened read-only (WAL lets it read beside the daemon's writes; a missing
+    file is an error, never created)."""
+    return sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=timeout)
+
+
+def in_list(values: frozenset[str] | tuple[str, ...]) -> str:
+    """A SQL ``IN`` list of vocabulary values (fixed strings, never user input)."""
+    return ", ".join(f"'{v}'" for v in sorted(values))
+
+
+def parse_time(value: Any) -> datetime | None:
+    """A stored time as an aware UTC datetime: a datetime (PostgreSQL) or SQLite's naive UTC text."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        moment = value
+    else:
+        try:  # 3.11 reads a trailing Z, and SQLite's "2026-11-01 12:00:00.000000" as is
+            moment = datetime.fromisoformat(value if type(value) is str else str(value))
+        except ValueError:
+            return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+def sqlite_time(value: datetime) -> str:
+    """A moment as SQLAlchemy stores a UTC datetime on SQLite (naive UTC text), to compare with
+    what is stored."""
+    return value.astimezone(UTC).replace(tzinfo=None).strftime("%Y-%m-%d %H:%M:%S.%f")
+
+
+def iso(value: Any) -> str | None:
+    moment = parse_time(value)
+    return moment.isoformat() if moment else None
+
+
+def json_value(value: Any) -> Any:
+    """A JSON column: SQLite hands back its text, PostgreSQL the decoded value."""
+    if isinstance(value, str | bytes):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return None
+    return value
