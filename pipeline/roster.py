@@ -39,6 +39,20 @@ ToolArgs = Mapping[str, tuple[str, ...]]
 """Tool name -> the argument keys that hold what it reads (a path) or runs (a command)."""
 
 
+class Places(NamedTuple):
+    """What a scan knows beyond a source's root, for an agent whose sessions lie in the projects
+    themselves (``Agent.walk_places``)."""
+
+    projects: tuple[str, ...] | None
+    """The projects memd knows (every session's and scope's project); None: those the last scan
+    named (the quick check, which reads no store)."""
+    state_dir: Path
+    """memd's state folder, where the walk may keep what its searches found."""
+
+
+WalkPlaces = Callable[[Path, Places], list[Walked]]
+
+
 class McpClient(NamedTuple):
     """Where an agent keeps its MCP servers, so ``memd mcp install`` can add memd's."""
 
@@ -128,6 +142,9 @@ class Agent:
     walk: Walk | None = None
     """For sessions that are not one file each (rows of a database): every session under a root
     with its change key, in place of one ``stat`` per discovered file."""
+    walk_places: WalkPlaces | None = None
+    """In place of ``walk`` when the scan can say which projects memd knows (``Places``): for an
+    agent that keeps its sessions in the projects, found there and by a cached search of its root."""
     publish: tuple[PublishKey, ...] = ()
     """Its ``[publish]`` keys, with their defaults and the cut of the file each target writes."""
     targets: tuple[str, ...] = ()

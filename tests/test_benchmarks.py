@@ -24,8 +24,8 @@ TINY: dict[str, list[str]] = {
     "aider_walk_bench": ["--projects", "20", "--histories", "3", "--repeat", "1"],
     "cost_bench": ["--tiny"],
     "generalise_bench": ["--tiny"],
-    "idle_bench": ["--seconds", "1", "--settle", "0"],
-    "mcp_bench": ["--repeat", "1", "--scopes", "3", "--topics", "3", "--searches", "3"],
+    "idle_bench": ["--seconds", "1", "--settle", "0", "--baseline", "none"],
+    "mcp_bench": ["--repeat", "1", "--scopes", "3", "--topics", "3", "--searches", "3", "--baseline", "none"],
     "opencode_bench": ["--sessions", "40", "--changed", "2", "--repeat", "1"],
     "opencode_bomb_bench": ["--size", "1000000", "--huge-mb", "17", "--repeat", "1"],
     "phase2_bench": [

@@ -1,9 +1,9 @@
 """`memd mcp [--cwd DIR]`: a stdio MCP server agents ask mid-session (``daemon.mcp``).
 
 The group runs the server when no subcommand is given; its subcommands (``install``,
-``uninstall``) live in modules of their own, listed in ``SUBCOMMANDS`` and imported only when run. Standard output is the MCP stream (written only by ``daemon.mcp.front``, which answers an
-agent's opening before the SDK is loaded), so nothing else is ever printed there;
-problems go to stderr. It reads the memory repository's working tree and the state store (never
+``uninstall``) live in modules of their own, listed in ``SUBCOMMANDS`` and imported only when
+run. Standard output is the MCP stream (written only through ``daemon.mcp.stdio``), so nothing
+else is ever printed there; problems go to stderr. It reads the memory repository's working tree and the state store (never
 creating or migrating either) and records only the uses of what it returns.
 """
 
@@ -47,8 +47,6 @@ def mcp_group(click_ctx: click.Context, ctx: CliContext, cwd: Path | None) -> No
     if click_ctx.invoked_subcommand is not None:
         return
     from daemon.lean.settings import ConfigError, read_settings
-    from daemon.mcp.front import Front, load_frozen, run
-    from pipeline import __version__
 
     try:
         settings = read_settings(ctx.config_path)
@@ -56,12 +54,14 @@ def mcp_group(click_ctx: click.Context, ctx: CliContext, cwd: Path | None) -> No
         fail(f"config error: {exc}", Exit.CONFIG)
     here = Path(os.path.abspath(cwd if cwd is not None else os.getcwd()))
 
-    def sdk(front: Front) -> None:  # on the front's thread for the SDK: its imports start here
+    from daemon.mcp import stdio
+
+    def serve(stdin: stdio.Input, stdout: stdio.Output) -> None:
         from daemon.mcp.deps import Deps
-        from daemon.mcp.server import serve_lines
+        from daemon.mcp.server import serve
         from pipeline.clock import SystemClock
 
-        ctx.configure_logging()  # structlog and rich: their import is no part of the front's start
+        ctx.configure_logging()
         deps = Deps.make(
             memory_dir=settings.memory_dir,
             state_dir=settings.state_dir,
@@ -70,6 +70,6 @@ def mcp_group(click_ctx: click.Context, ctx: CliContext, cwd: Path | None) -> No
             clock=SystemClock(),
             config_path=ctx.config_path,
         )
-        serve_lines(deps, front.lines, front.from_server, front.serving)
+        serve(deps, stdin, stdout)
 
-    run(load_frozen(__version__), sdk)  # ends the process: 0, or 1 (Exit.FAILED) when the SDK failed
+    stdio.run(serve)  # ends the process: 0, or 1 (Exit.FAILED) when the server could not serve

@@ -53,11 +53,15 @@ class Deps:
 
     def warm(self) -> None:
         """Make what the first call needs (the project, the index, the redactor, the use counts), so
-        it answers as fast as the next; run beside the server's start, never before it."""
-        self.memory.session()
-        self.memory.index()
-        self.redact.redactor()
-        self.uses.counts()
+        it answers as fast as the next; run on a thread of its own once the server is built. A failure is
+        left to the first call, which makes what is missing and reports the problem itself."""
+        try:
+            self.memory.session()
+            self.memory.index()
+            self.redact.redactor()
+            self.uses.counts()
+        except Exception:
+            pass
 
     def close(self) -> None:
         self.uses.close()

@@ -59,7 +59,7 @@ class Memory:
         with self._lock:
             now = self.clock.monotonic()
             if self._index is None or self._scanned is None or now - self._scanned >= RESCAN_S:
-                self._topics = self.corpus.topics()
+                self._topics = self.corpus.topics(visible_scopes(own))  # another project's is never read
                 self._scanned = now
             key = (self.corpus.generation, self.today())
             if self._index is None or self._built != key:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.machine import UNNAMED
+from pipeline.roster import Places
 from pipeline.scan import index as scan_index
 from pipeline.sources import registry
 from pipeline.store import readmodel
@@ -57,7 +58,8 @@ def probe(
         entry = registry.find(source)
         if entry is None:
             return None
-        walked = registry.walked(entry, Path(root)) if Path(root).is_dir() else []
+        places = Places(None, index_file.parent)  # the projects the last scan named
+        walked = registry.walked(entry, Path(root), places) if Path(root).is_dir() else []
         for path, stat_key, error in walked:
             prev = entries.get(path)
             if (

@@ -24,9 +24,11 @@ from typing import Any, cast
 
 import structlog
 
+from pipeline import roster
 from pipeline.clock import Clock
 from pipeline.gcpause import gc_paused
 from pipeline.projects import ProjectResolver, has_ignore_file
+from pipeline.roster import Places, WalkPlaces
 from pipeline.scan import index as scan_index
 from pipeline.scan.eligibility import Verdict, evaluate, facts_of
 from pipeline.scan.view import ScanReport
@@ -37,6 +39,7 @@ from pipeline.sources.walk import Walked, stat_paths
 from pipeline.store import Store, kv
 from pipeline.store import jobs as jobs_store
 from pipeline.store import transcripts as transcripts_store
+from pipeline.store.publications import known_projects
 from pipeline.store.readmodel import Seen, machine_key
 from pipeline.store.transcripts import KnownFile
 from pipeline.transcript import Transcript
@@ -72,17 +75,38 @@ def _settings_hash(settings: MemoriesSettings) -> str:
     return hashlib.sha256(settings.model_dump_json().encode()).hexdigest()[:16]
 
 
-def _walk(adapter: SourceAdapter, root: Path) -> tuple[list[Walked], int]:
-    """Walk one root (in a worker thread): one stat per file, or the adapter's own walk (a
-    database's sessions); never raises for one bad file."""
+def _walk(
+    adapter: SourceAdapter, root: Path, places: Callable[[Path], list[Walked]] | None = None
+) -> tuple[list[Walked], int]:
+    """Walk one root (in a worker thread): one stat per file, the adapter's own walk (a
+    database's sessions), or the agent's walk of the places memd knows; never raises for one bad
+    file."""
     if not root.is_dir():
         return [], 0
-    out = (
-        adapter.walk(root)
-        if isinstance(adapter, WalkingAdapter)
-        else stat_paths(adapter.discover_paths(root))
-    )
+    if places is not None:
+        out = places(root)
+    elif isinstance(adapter, WalkingAdapter):
+        out = adapter.walk(root)
+    else:
+        out = stat_paths(adapter.discover_paths(root))
     return out, len(out)
+
+
+async def _place_walks(
+    store: Store, settings: Settings, sources: Mapping[str, Path]
+) -> dict[str, Callable[[Path], list[Walked]]]:
+    """The walks of the sources that look in the projects memd knows (``Agent.walk_places``),
+    given those projects; the store is asked only when one of them is enabled."""
+    agents = {name: roster.find(name) for name in sources}
+    wanting = {name: a.walk_places for name, a in agents.items() if a is not None and a.walk_places}
+    if not wanting:
+        return {}
+    places = Places(tuple(await known_projects(store)), settings.paths.state_dir)
+
+    def bound(walk: WalkPlaces) -> Callable[[Path], list[Walked]]:
+        return lambda root: walk(root, places)
+
+    return {name: bound(walk) for name, walk in wanting.items()}
 
 
 def _parse(
@@ -130,7 +154,11 @@ async def scan(
     sources = {name: cfg.root for name, cfg in settings.sources.enabled().items()}
     chosen = {source: (adapters or {}).get(source) or adapter_for(source) for source in sources}
     # The walks (worker threads) and the read of what the last scan saw (the store) run side by side.
-    walks = [asyncio.to_thread(_walk, chosen[source], root) for source, root in sources.items()]
+    place_walks = await _place_walks(store, settings, sources)
+    walks = [
+        asyncio.to_thread(_walk, chosen[source], root, place_walks.get(source))
+        for source, root in sources.items()
+    ]
     now = clock.now()
     index_file = scan_index.index_path(settings.paths.state_dir)
     gathered = await asyncio.gather(_seen(store, index_file), *walks)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -124,11 +124,14 @@ class Corpus:
         self.generation = 0
         """Goes up each time the set of topics or one of them changed (an index built on it is stale)."""
 
-    def topics(self) -> list[Topic]:
+    def topics(self, scopes: Collection[str] | None = None) -> list[Topic]:
+        """The topics of the working tree (of ``scopes`` only, when given: the rest is never read)."""
         seen: dict[str, tuple[tuple[int, int, int], Topic]] = {}
         changed = False
         forgotten = forget_records.read(self.memory_dir)  # once per listing, not once per topic
         for scope, folder in scope_dirs(self.memory_dir):
+            if scopes is not None and scope not in scopes:
+                continue
             try:
                 entries = sorted(os.scandir(folder), key=lambda e: e.name)
             except OSError:

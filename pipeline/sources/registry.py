@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from pipeline import roster
-from pipeline.roster import Agent, Env, Walked
+from pipeline.roster import Agent, Env, Places, Walked
 from pipeline.sources.walk import stat_paths
 
 if TYPE_CHECKING:
@@ -64,8 +64,11 @@ def get(name: str) -> Source:
         raise ValueError(f"unknown transcript source: {name!r}") from None
 
 
-def walked(source: Source, root: Path) -> list[Walked]:
-    """What the scan compares with the last one: each session's path and change key."""
+def walked(source: Source, root: Path, places: Places | None = None) -> list[Walked]:
+    """What the scan compares with the last one: each session's path and change key (with
+    ``places``, an agent's ``walk_places`` looks in the projects memd knows as well)."""
+    if places is not None and source.walk_places is not None:
+        return source.walk_places(root, places)
     return source.walk(root) if source.walk is not None else stat_paths(source.discover(root))
 
 

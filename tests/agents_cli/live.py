@@ -93,12 +93,15 @@ def run_cli(
     env: dict[str, str],
     timeout_s: float = CLI_TIMEOUT_S,
     port_files: tuple[Path, ...] = (),
+    port: int = 0,
 ) -> Run:
     """Start the stub, run the CLI in ``cwd`` with ``env`` (``{port}`` in a value or an argument is
     the stub's port), stop the stub, and return what the CLI printed and what the stub received.
     The CLI runs in a session of its own: whatever it started (its native binary, an MCP server)
     is stopped with it, and a CLI still running after ``timeout_s`` fails the test. ``{port}`` in
-    each of ``port_files`` (a CLI's own config, such as Pi's ``models.json``) is filled in too."""
+    each of ``port_files`` (a CLI's own config, such as Pi's ``models.json``) is filled in too.
+    ``port`` (``free_port``): the stub listens there instead of on a port of its own, so two runs
+    can share a CLI's configuration of it (configured once, a CLI start saved)."""
     stub_dir = tmp / "stub"
     stub_dir.mkdir()
     (stub_dir / "script.json").write_text(json.dumps(script))
@@ -114,7 +117,7 @@ def run_cli(
             "--script",
             str(stub_dir / "script.json"),
         ]
-        + ["--port", "0", "--port-file", str(port_file)],
+        + ["--port", str(port), "--port-file", str(port_file)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -125,19 +128,19 @@ def run_cli(
             if stub.poll() is not None or time.monotonic() > deadline:
                 pytest.fail("the model stub did not start")
             time.sleep(0.05)
-        port = port_file.read_text().strip()
+        listening = port_file.read_text().strip()
         for path in port_files:
-            path.write_text(path.read_text().replace("{port}", port))
-        proxy = f"http://127.0.0.1:{port}"
+            path.write_text(path.read_text().replace("{port}", listening))
+        proxy = f"http://127.0.0.1:{listening}"
         full_env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HTTP_PROXY": proxy,
             "HTTPS_PROXY": proxy,
             "NO_PROXY": "127.0.0.1,localhost",
-            **{k: v.replace("{port}", port) for k, v in env.items()},
+            **{k: v.replace("{port}", listening) for k, v in env.items()},
         }
         cli = subprocess.Popen(
-            [a.replace("{port}", port) for a in argv],
+            [a.replace("{port}", listening) for a in argv],
             cwd=cwd,
             env=full_env,
             stdin=subprocess.DEVNULL,
@@ -159,6 +162,15 @@ def run_cli(
         stub.wait(timeout=10)
     requests = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     return Run(cli.returncode, stdout, stderr, requests)
+
+
+def free_port() -> int:
+    """A loopback port nothing listens on now, for the stub of several runs (``run_cli(port=...)``)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 def _stop_group(pid: int) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from daemon.config import load_settings
-from pipeline.agents.aider import HISTORY_FILE, MEMORY_FILE
+from pipeline.agents.aider import HISTORY_FILE, MEMORY_FILE, PROJECT_FILE
 from pipeline.clock import FakeClock
 from pipeline.publish.run import publish_all
 from pipeline.scan.scanner import scan
@@ -23,7 +23,7 @@ from pipeline.sources.registry import adapter_for
 from pipeline.store import Store
 from pipeline.transcript import UserMessage
 from tests.agents_cli.live import Run, only_publishing, require_venv_cli, run_cli
-from tests.pipeline.publish.support import git, write_scope
+from tests.pipeline.publish.support import add_scope, git, write_scope
 
 pytestmark = [pytest.mark.timeout(240)]
 FIRST = "Which package manager do we use? memd live test."
@@ -38,7 +38,8 @@ def _settings(home: Path, tmp_path: Path) -> Settings:
         "MEMD_PATHS__STATE_DB": f"sqlite:///{tmp_path / 'state.db'}",
         "MEMD_MEMORIES__INCLUDE_NON_INTERACTIVE": "true",
         **only_publishing("aider_global"),
-        # aider_global is on by default
+        # aider_global is on by default; aider_project is not
+        "MEMD_PUBLISH__AIDER_PROJECT": "true",
     }
     return load_settings(None, env).settings
 
@@ -99,13 +100,22 @@ async def test_aider_writes_sessions_memd_reads_and_loads_what_memd_published(
 
     marker = f"MEMD_GLOBAL_{uuid.uuid4().hex[:8]}"
     write_scope(settings.paths.memory_dir, "global", summary=f"The user uses pnpm. {marker}")
+    project_marker = f"MEMD_PROJECT_{uuid.uuid4().hex[:8]}"
+    scope = await add_scope(sqlite_store, str(repo), clock.now())
+    write_scope(settings.paths.memory_dir, scope, summary=f"The shop ships with make. {project_marker}")
     results = (await publish_all(sqlite_store, settings, clock)).results
-    assert [(r.target, r.outcome) for r in results] == [("aider_global", "published")], results
-    assert str(home / ".aider" / "memd" / MEMORY_FILE) in (home / ".aider.conf.yml").read_text()
+    assert sorted((r.target, r.outcome) for r in results) == [
+        ("aider_global", "published"),
+        ("aider_project", "published"),
+    ], results
+    global_file = home / ".aider" / "memd" / MEMORY_FILE
+    assert str(global_file) in (home / ".aider.conf.yml").read_text()
+    assert str(global_file) in (repo / ".aider.conf.yml").read_text()  # the root's list hides HOME's
 
     second = _aider(aider, tmp_path, home, repo / "src", SECOND, "run2")
     assert second.returncode == 0, second.stderr[-2000:]
-    assert marker in second.bodies()  # Aider sent memd's file to the model as a read-only file
+    assert marker in second.bodies()  # Aider sent memd's files to the model as read-only files,
+    assert project_marker in second.bodies()  # the project's through the root's .aider.conf.yml
 
     report = await scan(sqlite_store, settings, FakeClock(datetime.now(UTC) + timedelta(hours=7)))
     paths = sorted(s.path for s in report.sessions if s.source == "aider")
@@ -115,5 +125,6 @@ async def test_aider_writes_sessions_memd_reads_and_loads_what_memd_published(
     t2 = adapter_for("aider").parse(Path(newest)).transcript
     assert t2 is not None
     assert [i.text for i in t2.items if isinstance(i, UserMessage)] == [SECOND]
-    assert [r.via for r in t2.memory_reads] == ["injected"]
+    assert sorted(Path(r.path).name for r in t2.memory_reads) == sorted([PROJECT_FILE, MEMORY_FILE])
+    assert {r.via for r in t2.memory_reads} == {"injected"}
     assert marker not in str(t2.items)  # Aider logs only that it added the file, never its text

@@ -37,7 +37,7 @@ from pipeline.publish.run import publish_all
 from pipeline.sources.registry import adapter_for
 from pipeline.store import Store
 from pipeline.transcript import ToolCall, ToolResult, UserMessage
-from tests.agents_cli.live import Run, only_publishing, require_cli, run_cli
+from tests.agents_cli.live import Run, free_port, only_publishing, require_cli, run_cli
 from tests.configs import write_config
 from tests.pipeline.publish.support import add_scope
 
@@ -105,17 +105,23 @@ def _stop_left_over(home: Path) -> None:
                 os.kill(int(entry.name), signal.SIGKILL)
 
 
-def cline(tmp: Path, world: World, prompt: str, steps: list[dict[str, object]], name: str) -> Run:
-    """`cline auth` (the stub's port changes every run) then `cline PROMPT` in the repository's ``src/``."""
+def cline(
+    tmp: Path, world: World, prompt: str, steps: list[dict[str, object]], name: str, *, port: int, auth: bool
+) -> Run:
+    """`cline PROMPT` in the repository's ``src/``, the stub on ``port``; with ``auth``, `cline auth`
+    first, pointing Cline at it (a second run on the same port needs no second `cline auth`: each
+    Cline start costs seconds)."""
     program = require_cli(*CLINE)
-    auth = f"{program} auth --provider openai --apikey sk-fake --modelid gpt-4o --baseurl http://127.0.0.1:{{port}}/v1"
+    login = f"{program} auth --provider openai --apikey sk-fake --modelid gpt-4o --baseurl http://127.0.0.1:{{port}}/v1"
     folder = tmp / name
     folder.mkdir()
+    first = f"{login} >/dev/null && " if auth else ""
     return run_cli(
         folder,
         api="openai",
         script={"steps": steps, "final": "STUB_FINAL_TEXT: done."},
-        argv=["sh", "-c", f'{auth} >/dev/null && exec "$0" "$1"', str(program), prompt],
+        port=port,
+        argv=["sh", "-c", f'{first}exec "$0" "$1"', str(program), prompt],
         cwd=world.src,
         env={
             "HOME": str(world.home),
@@ -146,12 +152,15 @@ async def test_memd_reads_clines_session_and_a_second_session_gets_its_memory_an
     world: World, tmp_path: Path, sqlite_store: Store, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # 1. A real session, in src/: memd reads it.
+    port = free_port()
     first = cline(
         tmp_path,
         world,
         "List the files; we use pnpm (MEMDCLINE live).",
         [{"name": "run_commands", "input": {"commands": ["ls -1", "echo MEMD_OUT_7731"]}}],
         "first",
+        port=port,
+        auth=True,
     )
     assert first.returncode == 0, first.stderr[-3000:]
     sessions = world.home / ".cline" / "data" / "sessions"
@@ -204,6 +213,8 @@ async def test_memd_reads_clines_session_and_a_second_session_gets_its_memory_an
         "How do we install packages? (MEMDCLINE live)",
         [{"name": "memory_search", "input": {"query": "package manager"}}],
         "second",
+        port=port,
+        auth=False,
     )
     assert second.returncode == 0, second.stderr[-3000:]
     system = first_system_prompt(second)

@@ -186,8 +186,8 @@ async def test_claude_code_asks_memd_through_its_mcp_tools(
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_AUTOUPDATER": "1",
             # Claude Code's defaults: `claude -p` connects MCP servers in the background and starts
-            # the first turn without one still starting; memd's front answers its opening (discover,
-            # listen, the lists) before the SDK is loaded, so memd's tools are in the first turn.
+            # the first turn without one still starting: memd's tools are in the first turn when the
+            # SDK answered its opening (discover, listen, the lists) by then.
         },
         timeout_s=CLI_TIMEOUT_S,
     )
@@ -236,7 +236,7 @@ async def test_codex_asks_memd_through_its_mcp_tools(
             "--skip-git-repo-check",
             "--dangerously-bypass-approvals-and-sandbox",
             # Codex's defaults (memd's entry is not `required`): `codex exec` 0.171 starts the first
-            # turn without a server still starting; memd's front lists its tools at once.
+            # turn without a server still starting: memd's tools are there when the SDK listed them.
             "-c",
             'model_provider="stub"',
             "-c",

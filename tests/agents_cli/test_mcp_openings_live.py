@@ -1,14 +1,13 @@
 """Each real agent still opens `memd mcp` with the lines ``benchmarks/data/mcp_handshakes.json``
-records (what ``tests/daemon/mcp/test_frozen.py`` checks the front answers as the SDK does, and
-``benchmarks/mcp_bench.py`` replays): the agent, installed by `memd mcp install` in a private HOME
-with its default settings, starts memd's server through ``tests/agents_cli/wire_log.py``, which logs
-every line; its first lines up to its ``tools/list`` must be the recorded ones, byte for byte.
+records (what ``benchmarks/mcp_bench.py`` replays and ``tests/daemon/mcp/test_stdio.py`` sends):
+the agent, installed by `memd mcp install` in a private HOME with its default settings, starts
+memd's server through ``tests/agents_cli/wire_log.py``, which logs every line; its first lines up
+to its ``tools/list`` must be the recorded ones, byte for byte.
 
-After an agent's update changes them, record them again (and regenerate ``frozen.json`` if the
-front must answer something new). Where the agent waited is read from when the answers arrived (an
-answer that came before the agent's next line counts as waited for), so a fast server records more
-waits than the agent makes: the file's were recorded against a server that answered only after the
-SDK loaded, where the agent's real waits show.
+After an agent's update changes them, record them again. Where the agent waited is read from when
+the answers arrived (an answer that came before the agent's next line counts as waited for), so a
+fast server records more waits than the agent makes: the file's were recorded against a server that
+answered only after the SDK loaded, where the agent's real waits show.
 
     MEMD_RECORD_OPENINGS=1 .venv/bin/python -m pytest -n 0 tests/agents_cli/test_mcp_openings_live.py
 

@@ -28,6 +28,7 @@ PUBLISH_BEFORE = {
     "codex_summary_token_cap": 2_500,
     "pi_global": False,
     "aider_global": True,
+    "aider_project": False,  # added with Aider's project memory (issue 37)
     "openhands_global": True,  # added with OpenHands (issue 37)
     "cline": False,
     "cline_global": True,
@@ -78,6 +79,7 @@ def test_the_cuts_and_who_loads_each_file_read_as_before() -> None:
         "copilot_global": ("Copilot CLI", "copilot-instructions.md"),
         "pi_global": ("Pi", "AGENTS.md"),
         "aider_global": ("Aider", "memd-memory.md"),
+        "aider_project": ("Aider", ".aider.memd-memory.md"),
         "openhands_global": ("OpenHands", "memd.md"),
         "cline": ("Cline", "memd-memory.md"),
         "cline_global": ("Cline", "memd-global-memory.md"),

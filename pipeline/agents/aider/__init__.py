@@ -3,10 +3,11 @@ of the user's folders; memory through the ``read:`` list of ``~/.aider.conf.yml`
 Standard library only (the adapter, ``transcripts.py``, is imported on first use).
 
 Aider keeps no index of where it ran and writes nothing under HOME but its caches, so a scan looks
-for its history files under the source's root (HOME by default; ``[sources.aider] root`` names a
-projects folder instead), bounded in depth, folders, files and time, never following a symlinked
-folder or crossing to another filesystem, and skipping hidden folders and the trees no project
-keeps its history in (``node_modules``...). ``$AIDER_CHAT_HISTORY_FILE``, when it names a file,
+for its history files in every project memd knows and under the source's root (HOME by default;
+``[sources.aider] root`` names a projects folder instead), that search bounded in depth, folders,
+files and time, never following a symlinked folder or crossing to another filesystem, skipping
+hidden folders and the trees no project keeps its history in (``node_modules``...), and cached
+between scans (``places``). ``$AIDER_CHAT_HISTORY_FILE``, when it names a file,
 is read as well. One file holds many sessions: each starts at a ``# aider chat started at`` line,
 and memd names it ``<file>#<offset of that line>`` (``walk``), the last one growing while Aider
 runs.
@@ -20,8 +21,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from pipeline.agents.aider import places as places_mod
 from pipeline.defaults import home
-from pipeline.roster import Agent, Env, LoadCut, PublishKey, Walked
+from pipeline.roster import Agent, Env, LoadCut, Places, PublishKey, Walked
 
 NAME = "aider"
 LABEL = "Aider"
@@ -201,12 +203,27 @@ def walk(root: Path) -> list[Walked]:
     return [walked for path in history_files(root) for walked in walk_file(path)]
 
 
+def walk_places(root: Path, places: Places) -> list[Walked]:
+    """Every session of the history files in the projects memd knows and of those a search of
+    ``root`` found (``places.candidates``: the search is cached), and ``$AIDER_CHAT_HISTORY_FILE``."""
+    paths = places_mod.candidates(
+        root, places, lambda r: _search(r, time.monotonic() + SEARCH_MAX_SECONDS), HISTORY_FILE
+    )
+    extra = history_env_file(os.environ)
+    if extra is not None and str(extra) not in paths:
+        paths.append(str(extra))
+    return [walked for path in paths for walked in walk_file(path)]
+
+
 def discover(root: Path) -> Iterator[str]:
     """The sessions under ``root``: ``walk``'s paths."""
     return (path for path, _key, _why in walk(root))
 
 
 MEMORY_FILE = "memd-memory.md"
+PROJECT_FILE = ".aider.memd-memory.md"
+"""The file memd writes in a project's root (``.aider*``, the pattern Aider has git ignore) and names
+in that root's ``.aider.conf.yml``."""
 """The file memd writes in ``~/.aider/memd/`` and names in ``~/.aider.conf.yml``'s ``read:`` list."""
 
 AGENT = Agent(
@@ -217,6 +234,7 @@ AGENT = Agent(
     "pipeline.agents.aider.transcripts:AiderAdapter",
     env=(HISTORY_ENV,),
     walk=walk,
+    walk_places=walk_places,
     publish=(
         PublishKey(
             "aider_global",
@@ -224,6 +242,13 @@ AGENT = Agent(
             "The global scope in ~/.aider/memd/memd-memory.md, named in the read: list of ~/.aider.conf.yml\n"
             "(a repository's or the working folder's .aider.conf.yml with its own read: list hides it).",
             LoadCut(MEMORY_FILE),
+        ),
+        PublishKey(
+            "aider_project",
+            False,
+            "Each project's memory in <project>/.aider.memd-memory.md, named (with the global file) in the\n"
+            "read: list of the project's .aider.conf.yml, which memd edits (a file of your repository).",
+            LoadCut(PROJECT_FILE),
         ),
     ),
     targets=("pipeline.agents.aider.publish:Aider",),

@@ -12,10 +12,15 @@
 - ``SystemPromptEvent`` (the system prompt, and in ``dynamic_context`` AGENTS.md and every always-on
   skill, memd's published memory included) is skipped whole; so is ``base_state.json``'s copy of
   the skills. ``Condensation``/``CondensationSummaryEvent`` mark a compaction.
-- MCP tools are ``MCPToolAction`` calls, offered under the tool's own name (``memory_search``):
-  external context ``mcp:<server>/<tool>``, the server named when the state's ``mcp_config``
-  holds only one, else ``unknown`` (the CLI, 1.16, records no ``mcp_config``); browsing tools ``browser_*`` are ``web_fetch``; shell commands that fetch are
-  recognised as for every agent.
+- MCP tools are ``MCPToolAction`` calls: external context ``mcp:<server>/<tool>``. No event names
+  the server. OpenHands' MCP client (fastmcp) offers one server's tools under their own names
+  (``memory_search``) and, with several servers, each under ``<server>_<tool>``; so the server is
+  read from the servers the conversation had: the state's ``mcp_config`` when it records one, else
+  (the CLI, 1.16, records none) the enabled servers of the ``mcp.json`` of the OpenHands home the
+  conversation is kept in (``<home>/conversations/<id>``), as it is when memd reads it. One server:
+  that one; several: the longest ``<server>_`` the tool's name starts with; else ``unknown``.
+  Browsing tools ``browser_*`` are ``web_fetch``; shell commands that fetch are recognised as for
+  every agent.
 - The project is ``workspace.working_dir`` of ``base_state.json`` (the folder it ran in; the scan
   resolves it to the repository root), else the working directory the system prompt names.
 - Headless runs (``--headless``) are told only by ``confirmation_policy.kind: NeverConfirm``
@@ -28,7 +33,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,6 +43,7 @@ import structlog
 
 from pipeline.agents.openhands import NAME, conversation
 from pipeline.errors import TranscriptIncomplete, TranscriptUnreadable
+from pipeline.safefile import read_capped
 from pipeline.sources._collector import Collector, Summary
 from pipeline.sources._tools import compact_json
 from pipeline.sources.base import ParseResult, ParserState
@@ -134,6 +140,7 @@ class OpenHandsAdapter:
         if sub:
             summary.subagent = True
             summary.parent_session_id = path.parent.parent.name
+        c.scratch["mcp_servers"] = home_servers(path)
         self._state(c, conv.state)
         if conv.state_problem:
             summary.note_error(conv.state_problem)
@@ -181,11 +188,8 @@ class OpenHandsAdapter:
             s.cwd = cwd
         agent = state.get("agent")
         mcp = agent.get("mcp_config") if isinstance(agent, dict) else None
-        servers = mcp.get("mcpServers") if isinstance(mcp, dict) else None
-        if isinstance(servers, dict) and len(servers) == 1:
-            (server,) = servers
-            if isinstance(server, str) and 0 < len(server) <= 64:
-                c.scratch["mcp_server"] = server
+        if isinstance(mcp, dict) and isinstance(mcp.get("mcpServers"), dict):
+            c.scratch["mcp_servers"] = enabled_servers(mcp)
         policy = state.get("confirmation_policy")
         if isinstance(policy, dict) and policy.get("kind") == "NeverConfirm":
             s.non_interactive = True
@@ -274,9 +278,8 @@ class OpenHandsAdapter:
         call_id = str(event.get("tool_call_id") or "")
         kind = action.get("kind") if isinstance(action, dict) else None
         if kind == "MCPToolAction":
-            # OpenHands offers an MCP tool under its own name; the server is known when one is set up.
-            server = c.scratch.get("mcp_server") or "unknown"
-            c.tool_call(str(name), args, call_id, ts, namespace=f"mcp__{server}")
+            server, tool = mcp_server(str(name), c.scratch.get("mcp_servers", ()))
+            c.tool_call(tool, args, call_id, ts, namespace=f"mcp__{server}")
             return
         if str(name).startswith(_BROWSER_PREFIX):
             c.external("web_fetch")
@@ -294,6 +297,48 @@ class OpenHandsAdapter:
             isinstance(code, int) and not isinstance(code, bool) and code not in (0, -1)
         )
         c.tool_result(str(event.get("tool_call_id") or ""), text, failed, ts)
+
+
+MCP_JSON_MAX_BYTES = 1 << 20
+"""An ``mcp.json`` larger than this is not read for server names."""
+
+
+def enabled_servers(config: Any) -> tuple[str, ...]:
+    """The names of the enabled servers of an ``{"mcpServers": {...}}`` object."""
+    servers = config.get("mcpServers") if isinstance(config, dict) else None
+    if not isinstance(servers, dict):
+        return ()
+    return tuple(
+        name
+        for name, entry in servers.items()
+        if isinstance(name, str)
+        and 0 < len(name) <= 64
+        and not (isinstance(entry, dict) and entry.get("enabled") is False)
+    )
+
+
+def home_servers(folder: Path) -> tuple[str, ...]:
+    """The enabled servers of the ``mcp.json`` beside the ``conversations`` folder that holds
+    ``folder`` (a sub-agent's folder is inside its parent's); () when there is none or it is not a
+    regular JSON file of a sane size (a FIFO, a symlink or garbage names nothing)."""
+    for parent in folder.parents:
+        if parent.name == "conversations":
+            try:
+                raw = read_capped(parent.parent / "mcp.json", MCP_JSON_MAX_BYTES, follow_symlinks=False)
+                return enabled_servers(json.loads(raw))
+            except (OSError, ValueError, RecursionError):
+                return ()
+    return ()
+
+
+def mcp_server(name: str, servers: Sequence[str]) -> tuple[str, str]:
+    """(server, tool) of an MCP tool offered as ``name`` when ``servers`` were set up."""
+    if len(servers) == 1:
+        return servers[0], name
+    prefixes = sorted((s for s in servers if name.startswith(f"{s}_") and len(name) > len(s) + 1), key=len)
+    if prefixes:
+        return prefixes[-1], name[len(prefixes[-1]) + 1 :]
+    return "unknown", name
 
 
 def _previous(state: Any) -> tuple[int, str] | None:

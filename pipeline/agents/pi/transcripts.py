@@ -17,6 +17,16 @@
   arguments as a JSON string). Each becomes a tool call of its own, after the ``codemode`` call,
   so the rules on reads, fetches and external context see it; the inner calls' output is not
   recorded apart from what the script returned, which stays the ``codemode`` call's result.
+- Headless runs (``pi -p``, or stdin/stdout not a terminal) are not recorded as such: no field of
+  the header or of an entry names the mode (0.73 to 1.6). They are told by time, from what Pi
+  writes: the header's ``timestamp`` is when the session was created, at start, and ``-p`` sends
+  its prompt right after (measured: 70-140 ms) and each further prompt the moment the previous
+  answer ended, while at the TUI a person types each one. A session is marked headless when every
+  user message came within ``PRINT_GAP_S`` of the header (the first) or of the conversation's last
+  message (the next ones; Pi writes its system message when a prompt is sent, not at start) and
+  the user ran no ``!`` command (``bashExecution``, the TUI's); the first prompt may be
+  ``MCP_WAIT_S`` later when Pi waited for MCP servers first. A TUI session started with a
+  prompt on the command line (``pi "..."``) and never typed into reads as headless.
 """
 
 from __future__ import annotations
@@ -36,6 +46,10 @@ _ENTRY_TYPES = frozenset(
     {"session", "message", "model_change", "thinking_level_change", "compaction", "branch_summary"}
     | {"custom", "custom_message", "label", "session_info"}
 )
+PRINT_GAP_S = 3.0
+"""A user message within this long of the entry before it was sent by the program, not typed."""
+MCP_WAIT_S = 10.0
+"""How long Pi's first prompt waits for MCP servers with declared (``direct``) tools (its docs)."""
 NESTED_CALLS_MAX = 256
 """The most inner calls of one ``codemode`` result memd reads (a script may loop over tools)."""
 
@@ -73,6 +87,10 @@ class PiAdapter(JsonlAdapter):
             return False
         ts = parse_ts(record.get("timestamp"))
         c.s.see_time(ts)
+        if kind == "session":
+            _judge_mode(c, kind, ts)
+        elif kind == "message" and isinstance(record.get("message"), dict):
+            _judge_mode(c, record["message"].get("role"), ts, record["message"])
         if kind == "session":
             self._header(c, record)
         elif kind == "compaction":
@@ -138,6 +156,38 @@ class PiAdapter(JsonlAdapter):
         """The calls a ``codemode`` script made, as tool calls of their own."""
         for call_id, name, args in nested_calls(message):
             c.tool_call(name, args, call_id, ts)
+
+
+def _judge_mode(c: Collector, role: Any, ts: datetime | None, message: dict[str, Any] | None = None) -> None:
+    """Whether the session is still one no person typed into (see ``PRINT_GAP_S``). The gap is
+    measured from the header or the last message of the conversation: Pi writes its system message
+    and a model change when a prompt is sent or chosen, so they say nothing of who sent it. The
+    first prompt waits up to ``MCP_WAIT_S`` for MCP servers whose tools are declared, which the
+    system message written before it names (``toolsAdded`` ``mcp__...``, an ``mcp_servers``
+    section): that wait is allowed for too."""
+    s = c.s
+    previous = s.x.get("last_ts")
+    if role == "system" and message is not None and s.user_count == 0 and _names_mcp(message):
+        s.x["mcp_wait"] = True
+    allowed = PRINT_GAP_S + (MCP_WAIT_S if s.x.get("mcp_wait") and s.user_count == 0 else 0.0)
+    if role == "bashExecution" or (
+        role == "user"
+        and (ts is None or not isinstance(previous, float) or ts.timestamp() - previous > allowed)
+    ):
+        s.x["typed"] = True
+    if role in ("session", "user", "assistant", "toolResult", "bashExecution") and ts is not None:
+        s.x["last_ts"] = ts.timestamp()
+    if role == "user" or s.x.get("typed"):
+        s.non_interactive = not s.x.get("typed")
+
+
+def _names_mcp(message: dict[str, Any]) -> bool:
+    sections, tools = message.get("sections"), message.get("toolsAdded")
+    if isinstance(sections, dict) and sections.get("mcp_servers"):
+        return True
+    return isinstance(tools, list) and any(
+        isinstance(t, dict) and str(t.get("name", "")).startswith("mcp__") for t in tools
+    )
 
 
 def nested_calls(message: dict[str, Any]) -> list[tuple[str, str, Any]]:

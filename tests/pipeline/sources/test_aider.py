@@ -12,6 +12,7 @@ import pytest
 from pipeline.agents import aider
 from pipeline.agents.aider.transcripts import AiderAdapter, headless
 from pipeline.sources import registry
+from pipeline.store import Store
 from pipeline.transcript import AssistantText, ToolCall, ToolResult, UserMessage
 
 HEADLESS = """
@@ -333,3 +334,103 @@ def test_aiders_multi_line_output_stays_aiders_and_a_multi_line_prompt_leaves_th
     (error,) = [r for r in results if "litellm" in r.text]
     assert error.is_error
     assert "its second line" in error.text
+
+
+def _files(walked: list[tuple[str, object, object]]) -> set[str]:
+    return {p.partition("#")[0] for p, _k, _w in walked}
+
+
+def test_the_projects_memd_knows_are_looked_in_and_the_search_is_cached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipeline.agents.aider import places as aider_places
+    from pipeline.roster import Places
+
+    home, state = tmp_path / "home", tmp_path / "state"
+    searched = write_history(home / "code" / "shop", HEADLESS)
+    outside = write_history(tmp_path / "srv" / "api", HEADLESS)  # not under HOME: known only
+    known = Places((str(outside.parent), str(tmp_path / "no-aider-here")), state)
+    assert _files(aider.walk_places(home, known)) == {str(searched), str(outside)}
+
+    # A repository made since is not searched for on the next scan (the search is cached)...
+    later = write_history(home / "code" / "blog", HEADLESS)
+    calls: list[Path] = []
+    real_search = aider._search
+    monkeypatch.setattr(aider, "_search", lambda r, d: calls.append(r) or real_search(r, d))
+    assert _files(aider.walk_places(home, known)) == {str(searched), str(outside)}
+    assert calls == []
+    # ...but one in a project memd knows is, at once, and the quick check (no store) names the
+    # projects the last scan named.
+    known2 = Places((*known.projects, str(later.parent)), state)  # type: ignore[misc]
+    assert _files(aider.walk_places(home, known2)) == {str(searched), str(outside), str(later)}
+    assert _files(aider.walk_places(home, Places(None, state))) == {str(searched), str(outside), str(later)}
+    assert calls == []
+    # Once the search is SEARCH_EVERY_S old, or the root moved, the root is searched again.
+    monkeypatch.setattr(aider_places, "SEARCH_EVERY_S", 0.0)
+    assert str(later) in _files(aider.walk_places(home, known))
+    assert calls == [home]
+    # A history file deleted since the search is not listed (its sessions go), not "unreadable".
+    monkeypatch.setattr(aider_places, "SEARCH_EVERY_S", 3600.0)
+    searched.unlink()
+    assert _files(aider.walk_places(home, known)) == {str(outside), str(later)}
+    assert calls == [home]
+
+
+def test_the_places_cache_is_memds_own_file(tmp_path: Path) -> None:
+    from pipeline.agents.aider import places as aider_places
+    from pipeline.roster import Places
+
+    home, state = tmp_path / "home", tmp_path / "state"
+    history = write_history(home / "repo", HEADLESS)
+    state.mkdir()
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text(
+        '{"v": 1, "root": "x", "searched_at": 1e12, "found": ["/etc/passwd"], "projects": []}'
+    )
+    (state / aider_places.CACHE_FILE).symlink_to(elsewhere)
+    assert _files(aider.walk_places(home, Places((), state))) == {str(history)}  # the link not read
+    assert not (state / aider_places.CACHE_FILE).is_symlink()  # replaced, not written through
+    assert "passwd" in elsewhere.read_text()
+    (state / aider_places.CACHE_FILE).unlink()
+    os.mkfifo(state / aider_places.CACHE_FILE)  # a FIFO: not read, nothing hangs
+    assert _files(aider.walk_places(home, Places((), state))) == {str(history)}
+
+
+async def test_a_scan_reads_aider_in_a_repository_another_agent_ran_in(
+    tmp_path: Path, sqlite_store: Store
+) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from pipeline.clock import FakeClock
+    from pipeline.scan.probe import probe
+    from pipeline.scan.scanner import scan
+    from pipeline.settings import Settings
+    from tests.pipeline.scan.test_scanner import _repo, _session
+
+    clock = FakeClock(datetime(2026, 12, 8, 12, 0, tzinfo=UTC))
+    repo = _repo(tmp_path / "srv" / "api")  # outside the folder Aider's search covers
+    _session(tmp_path, repo, clock.now() - timedelta(hours=7))
+    roots = {name: {"root": str(tmp_path / name), "enabled": False} for name in registry.names()}
+    roots["claude_code"] = {"root": str(tmp_path / "claude")}
+    roots["aider"] = {"root": str(tmp_path / "home")}
+    settings = Settings.model_validate(
+        {
+            "paths": {
+                "memory_dir": str(tmp_path / "mem"),
+                "state_db": f"sqlite:///{tmp_path / 'state.db'}",
+                "state_dir": str(tmp_path / "st"),
+            },
+            "sources": roots,
+        }
+    )
+    (tmp_path / "home").mkdir()
+    await scan(sqlite_store, settings, clock)  # the Claude Code session makes the repository known
+    history = write_history(repo, HEADLESS)
+    report = await scan(sqlite_store, settings, clock, settings_key="k")
+    assert [s.path for s in report.sessions if s.source == "aider"] == [f"{history}#1"]
+    # the quick check walks the same files: nothing changed; then Aider appends a session
+    index = tmp_path / "st" / "scan-index.bin"
+    assert probe(settings.paths.state_db, index, "k", clock.now().timestamp()) is not None
+    with history.open("a") as f:
+        f.write(aider_lines(INTERACTIVE))
+    assert probe(settings.paths.state_db, index, "k", clock.now().timestamp()) is None

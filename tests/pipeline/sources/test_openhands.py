@@ -269,3 +269,43 @@ def test_an_event_caught_half_written_is_read_again_once_it_is_whole(tmp_path: P
     assert second.transcript is not None
     assert second.transcript.user_message_count == 2
     assert not second.restarted
+
+
+def test_an_mcp_call_is_named_by_the_servers_of_the_mcp_json_the_conversation_used(tmp_path: Path) -> None:
+    """The CLI records no ``mcp_config``: the servers are those of the ``mcp.json`` of the OpenHands
+    home the conversation is kept in. One enabled server: its tools keep their own names; several:
+    OpenHands' MCP client (fastmcp) prefixes each tool with its server's name and ``_``."""
+    persistence = tmp_path / ".openhands"
+    events = [
+        user("look it up"),
+        action("memory_search", {"query": "pnpm"}, "c1", kind="MCPToolAction"),
+        observation("memory_search", "c1", "[]", exit_code=None),
+        action("docs_tools_fetch", {"url": "https://example.com"}, "c2", kind="MCPToolAction"),
+        observation("docs_tools_fetch", "c2", "page", exit_code=None),
+    ]
+    folder = write_conversation(persistence / "conversations", events)
+    mcp = persistence / "mcp.json"
+    off = {"command": "false", "enabled": False}
+    mcp.write_text(json.dumps({"mcpServers": {"off": off, "memd": {"command": "memd", "args": ["mcp"]}}}))
+    assert set(parse(folder).external_context) == {"mcp:memd/memory_search", "mcp:memd/docs_tools_fetch"}
+
+    servers = {"memd": {"command": "memd"}, "docs": {"command": "d"}, "docs_tools": {"command": "dt"}}
+    mcp.write_text(json.dumps({"mcpServers": servers}))
+    assert set(parse(folder).external_context) == {"mcp:unknown/memory_search", "mcp:docs_tools/fetch"}
+    servers["memd_more"] = {"command": "x"}
+    mcp.write_text(json.dumps({"mcpServers": {**servers, "memd": {"command": "memd"}}}))
+    events2 = [user("again"), action("memd_memory_get", {"id": "x"}, "c3", kind="MCPToolAction")]
+    folder2 = write_conversation(persistence / "conversations", events2, conv="b" * 32)
+    assert parse(folder2).external_context == ("mcp:memd/memory_get",)
+
+    # a hostile mcp.json (a FIFO, a symlink, not JSON) names nothing and hangs nothing
+    mcp.unlink()
+    os.mkfifo(mcp)
+    assert parse(folder2).external_context == ("mcp:unknown/memd_memory_get",)
+    mcp.unlink()
+    (tmp_path / "elsewhere.json").write_text(json.dumps({"mcpServers": {"memd": {"command": "memd"}}}))
+    mcp.symlink_to(tmp_path / "elsewhere.json")
+    assert parse(folder2).external_context == ("mcp:unknown/memd_memory_get",)
+    mcp.unlink()
+    mcp.write_text('{"mcpServers": ')
+    assert parse(folder2).external_context == ("mcp:unknown/memd_memory_get",)

@@ -261,3 +261,81 @@ def test_where_pi_keeps_sessions_follows_its_environment_and_settings(tmp_path: 
 
     os.mkfifo(moved / "settings.json")
     assert sessions_root({"HOME": str(home), "PI_CODING_AGENT_DIR": str(moved)}) == moved / "sessions"
+
+
+def _timed_session(path: Path, entries: list[tuple[str, str]]) -> Path:
+    """A 1.6 session whose header is at 14:24:10.000 and each ``(time, role)`` entry follows: the
+    times are all that tells a `pi -p` run from a typed one (no field says which)."""
+    records: list[dict[str, object]] = [
+        {"type": "session", "version": 3, "id": "s1", "timestamp": "2026-12-07T14:24:10.000Z", "cwd": CWD16}
+    ]
+    for i, (at, role) in enumerate(entries):
+        message: dict[str, object] = {"role": role, "content": [{"type": "text", "text": f"{role} {i}"}]}
+        if role == "assistant":
+            message["stopReason"] = "stop"
+        records.append(
+            {
+                "type": "message",
+                "id": f"e{i}",
+                "parentId": f"e{i - 1}" if i else None,
+                "timestamp": f"2026-12-07T14:{at}Z",
+                "message": message,
+            }
+        )
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+def test_pi_print_mode_sessions_are_marked_headless(tmp_path: Path) -> None:
+    """`pi -p` sends its prompt(s) the moment the session starts, and each next one the moment the
+    previous answer ends; a person at the TUI types for longer than that."""
+    printed = _timed_session(tmp_path / "p.jsonl", [("24:10.071", "user"), ("24:10.300", "assistant")])
+    assert transcript("pi", printed).non_interactive
+    two = [("24:10.071", "user"), ("24:11.500", "assistant"), ("24:11.520", "user"), ("24:12.0", "assistant")]
+    assert transcript("pi", _timed_session(tmp_path / "p2.jsonl", two)).non_interactive  # pi -p a b
+    # Pi writes its system message as the typed prompt is sent: it does not make the prompt quick
+    typed_entries = [("24:18.995", "system"), ("24:19.000", "user"), ("24:20.000", "assistant")]
+    typed = _timed_session(tmp_path / "t.jsonl", typed_entries)
+    assert not transcript("pi", typed).non_interactive
+    # `pi "prompt"` in the TUI starts like -p; the next prompt, typed, tells it apart
+    later = [("24:10.071", "user"), ("24:11.000", "assistant"), ("25:02.000", "user")]
+    assert not transcript("pi", _timed_session(tmp_path / "t2.jsonl", later)).non_interactive
+
+
+def test_pi_headless_mark_survives_an_incremental_parse(tmp_path: Path) -> None:
+    path = _timed_session(tmp_path / "p.jsonl", [("24:10.071", "user"), ("24:10.300", "assistant")])
+    first = parse("pi", path)
+    assert first.transcript is not None
+    assert first.transcript.non_interactive
+    with path.open("a") as f:  # the user typed a follow-up a minute later (the TUI)
+        entry = {"type": "message", "id": "e9", "parentId": "e1", "timestamp": "2026-12-07T14:25:30.000Z"}
+        f.write(json.dumps({**entry, "message": {"role": "user", "content": "and then?"}}) + "\n")
+    second = parse("pi", path, start_offset=first.new_offset, state=first.state)
+    assert second.transcript is not None
+    assert not second.transcript.non_interactive
+
+
+def test_pi_print_mode_waits_for_declared_mcp_servers_before_its_first_prompt(tmp_path: Path) -> None:
+    """Pi's first prompt waits up to 10 s for MCP servers with declared tools; the system message
+    written just before it names them."""
+
+    def session(name: str, user_at: str, tools: list[str]) -> Path:
+        path = _timed_session(tmp_path / name, [(user_at, "user"), ("25:00.000", "assistant")])
+        lines = path.read_text().splitlines()
+        system = {
+            "type": "message",
+            "id": "sys",
+            "parentId": None,
+            "timestamp": f"2026-12-07T14:{user_at}Z",
+            "message": {"role": "system", "content": "", "toolsAdded": [{"name": t} for t in tools]},
+        }
+        path.write_text("\n".join([lines[0], json.dumps(system), *lines[1:]]) + "\n")
+        return path
+
+    assert transcript(
+        "pi", session("mcp.jsonl", "24:18.000", ["bash", "mcp__memd__memory_search"])
+    ).non_interactive
+    assert not transcript("pi", session("plain.jsonl", "24:18.000", ["bash", "codemode"])).non_interactive
+    assert not transcript(
+        "pi", session("late.jsonl", "24:40.000", ["mcp__memd__memory_search"])
+    ).non_interactive

