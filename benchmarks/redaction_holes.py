@@ -62,7 +62,7 @@ def _worded_tokens(g: Gen) -> list[SecretCase]:
 
 
 def _documentation_keys(g: Gen) -> list[SecretCase]:
-    aws_id, aws_secret = "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    aws_id, aws_secret = "AKIAQ3EGW7ZK4RXM2PLN", "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"
     slack = "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
     return [
         (

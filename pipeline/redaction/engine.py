@@ -10,6 +10,7 @@ protected: nothing that overlaps one is reported, so redaction is idempotent.
 
 from __future__ import annotations
 
+import gc
 import re
 from bisect import bisect_left
 from collections import Counter
@@ -41,6 +42,7 @@ from pipeline.redaction.rules_context import context_rules
 from pipeline.redaction.rules_encoded import encoded_rules
 from pipeline.redaction.rules_generic import generic_rules
 from pipeline.redaction.rules_keys import key_rules
+from pipeline.redaction.rules_nearby import nearby_rules
 from pipeline.redaction.rules_prose import prose_rules
 from pipeline.redaction.rules_provider import provider_rules
 from pipeline.redaction.rules_services import service_rules
@@ -86,7 +88,18 @@ class _Compiled:
         return _resolve(found, protected, buf)[0]
 
     def scan(self, buf: bytes) -> tuple[list[Candidate], list[tuple[int, int]]]:
-        """Every rule's raw candidates (kept ones included), and the placeholders already there."""
+        """Every rule's raw candidates (kept ones included), and the placeholders already there.
+        The cyclic garbage collector waits meanwhile: the scan makes many small tuples and no cycle,
+        and a collection in the middle walks every object of the process."""
+        if not gc.isenabled():
+            return self._scan(buf)
+        gc.disable()
+        try:
+            return self._scan(buf)
+        finally:
+            gc.enable()
+
+    def _scan(self, buf: bytes) -> tuple[list[Candidate], list[tuple[int, int]]]:
         low = buf.lower()
         out: list[Candidate] = []
         protected: list[tuple[int, int]] = []
@@ -223,6 +236,7 @@ def compiled_rules() -> _Compiled:
     rules.extend(prose_rules())
     rules.extend(stated_rules())
     rules.extend(key_rules())
+    rules.extend(nearby_rules())
     rules.extend(signed_rules())
     rules.extend(seed_rules())
     rules.extend(generic_rules())

@@ -8,6 +8,7 @@ _FAMILIES = {
         {"secret-assignment", "password", "aws-secret-access-key", "k8s-secret", "password-cli-flag"}
     ),
     "prose": frozenset({"secret-in-prose"}),
+    "token-near-word": frozenset({"token-near-word"}),
     "url-userinfo": frozenset({"url-credentials", "db-url", "basic-auth-url"}),
     "auth-header": frozenset({"bearer-token", "basic-auth", "auth-header"}),
     "cookie-session": frozenset({"cookie", "session-id"}),
@@ -19,7 +20,8 @@ _BY_RULE = {rule: family for family, rules in _FAMILIES.items() for rule in rule
 
 
 def family(rule: str) -> str:
-    """The family of ``rule``: a credential slot, prose, URL userinfo, an auth header, a cookie or
-    session, key material, an encoded secret, a signed structure, or a token judged by its
-    prefix and shape (every provider rule)."""
+    """The family of ``rule``: a credential slot, prose, a random token near a credential's word,
+    URL userinfo, an auth header, a cookie or session, key material, an encoded secret, a signed
+    structure, or a token judged by its prefix and shape (every provider rule, and a prefix that
+    names a credential: ``prefixed-token``)."""
     return _BY_RULE.get(rule, "token-shape")

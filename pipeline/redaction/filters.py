@@ -13,7 +13,7 @@ import binascii
 import re
 from enum import IntEnum
 
-from pipeline.redaction.placeholders import is_placeholder_value
+from pipeline.redaction.placeholders import is_documented_example, is_placeholder_value
 from pipeline.redaction.reasons import Reason
 
 _STOPWORDS = frozenset(
@@ -33,7 +33,9 @@ _POINTER = (
     rb"v?[0-9]+(?:\.[0-9]+)+(?:[-+][\w.]+)?|(?:~|\.{1,2})/.*|[A-Za-z]:\\.*|file:.*|"
     # a secret manager's reference: where the secret lives, not the secret (``vault:secret/db#pw``)
     rb"(?i:vault|ssm|secretsmanager|keyvault|akv|azkv|gcpsm|awssm|sm|kms|awskms|gcpkms|sops|op|bw|doppler"
-    rb"|infisical|secret|secrets|ref|env):[A-Za-z0-9_.-]+[/#][A-Za-z0-9_./#:@-]*"
+    rb"|infisical|secret|secrets|ref|env):[A-Za-z0-9_.-]+[/#][A-Za-z0-9_./#:@-]*|"
+    # a cloud resource's name (``arn:aws:secretsmanager:...:secret:prod/db-AbC123``): where, not what
+    rb"arn:[a-z0-9-]+:[a-z0-9-]+:[a-z0-9-]*:[0-9]{0,12}:[A-Za-z0-9_./:@+=,-]+"
 )
 _REFERENCE = re.compile(
     # identifiers: snake, SCREAMING_SNAKE, camelCase, PascalCase, _private; and the pointers above
@@ -133,7 +135,12 @@ def literal_password_verdict(value: bytes) -> Reason | None:
 def is_placeholder(value: bytes) -> bool:
     """A template, mask, placeholder phrase, reference or stopword as a whole, rather than a
     credential (see ``placeholders``: a word inside a value does not count)."""
-    return value.lower() in _STOPWORDS or _REF_START.match(value) is not None or is_placeholder_value(value)
+    return (
+        value.lower() in _STOPWORDS
+        or _REF_START.match(value) is not None
+        or is_placeholder_value(value)
+        or is_documented_example(value)
+    )
 
 
 def _oddities(segment: bytes) -> int:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from pipeline.redaction.filters import enough_distinct
-from pipeline.redaction.placeholders import is_placeholder_value
+from pipeline.redaction.placeholders import is_documented_example, is_placeholder_value
 from pipeline.redaction.reasons import Reason
 
 # Priorities decide the name of a merged span when two rules overlap: the most specific rule wins.
@@ -84,7 +84,7 @@ class RegexRule:
         body = buf[s + self.skip : e] if self.whole_value_check or self.min_distinct else b""
         if self.min_distinct and not enough_distinct(body, min(self.min_distinct, len(body) // 2)):
             out.append((s, e, self.name, -Reason.NOT_RANDOM))
-        elif self.whole_value_check and is_placeholder_value(body):
+        elif self.whole_value_check and (is_placeholder_value(body) or is_documented_example(buf[s:e])):
             out.append((s, e, self.name, -Reason.PLACEHOLDER))
         elif self.check is None or self.check(m):
             out.append((s, e, self.namer(m) if self.namer else self.name, self.priority))
@@ -115,7 +115,7 @@ class RegexRule:
             body = buf[s + skip : e] if whole or min_distinct else b""
             if min_distinct and not enough_distinct(body, min(min_distinct, len(body) // 2)):
                 out.append((s, e, name, not_random))
-            elif whole and is_placeholder_value(body):
+            elif whole and (is_placeholder_value(body) or is_documented_example(buf[s:e])):
                 out.append((s, e, name, placeholder))
             elif check is None or check(m):
                 out.append((s, e, namer(m) if namer else name, priority))

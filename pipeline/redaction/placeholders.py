@@ -222,3 +222,22 @@ def is_placeholder_value(value: bytes) -> bool:
     if _masked(value) or (value[:1] in _TEMPLATE_START and _TEMPLATE.fullmatch(value)):
         return True
     return len(value) <= 64 and _words_only(value)
+
+
+DOCUMENTED = frozenset(
+    [
+        b"sk_test_4eC39HqLyjWDarjtT1zdp7dc",  # Stripe's API reference
+        b"pk_test_TYooMQauvdEDq54NiTphI7jx",
+        b"sk_test_BQokikJOvBiI2HlWgH4olfQ2",
+        b"pk_test_6pRNASCoBOKtIshFeQd4XMUh",
+    ]
+)
+"""Example keys vendors print in their documentation, which every tutorial copies: they open no
+account, so they are kept. AWS marks its own (``AKIAIOSFODNN7EXAMPLE``, ``...EXAMPLEKEY``) with the
+word ``EXAMPLE`` in capitals, which a random body of capitals and digits holds about once in 10^10
+keys."""
+
+
+def is_documented_example(value: bytes) -> bool:
+    """Is ``value`` (a whole token, prefix included) a vendor's published documentation example?"""
+    return b"EXAMPLE" in value or value in DOCUMENTED

@@ -217,6 +217,29 @@ def _k8s_secret(buf: bytes, low: bytes, start: int, end: int, out: list[Candidat
     return doc_end
 
 
+_USER_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._+-")
+_MAIL_PASSWORD = re.compile(
+    rb"@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}:(?P<v>[^\s:/@\"'\\<>]{3,128})(?=[\s\"'\\]|$)"
+)
+
+
+def _mail_password(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """``user@example.com:password`` (Postfix's ``sasl_passwd``, a credentials list): a mailbox and
+    its password joined by a colon; a port (digits) or a path (``git@host:org/repo``) is no password."""
+    if not start or buf[start - 1] not in _USER_CHARS:
+        return 0
+    m = _MAIL_PASSWORD.match(buf, start)
+    if m is None:
+        return 0
+    s, e = m.span("v")
+    v = m.group("v")
+    if v.isdigit() or url_placeholder(v):
+        return m.end()
+    reason = value_verdict(v, Level.LITERAL_PASSWORD)
+    out.append((s, e, "password", CONTEXT) if reason is None else kept(s, e, "password", reason))
+    return m.end()
+
+
 def context_rules() -> list[RegexRule | ScanRule]:
     rules: list[RegexRule | ScanRule] = [
         ScanRule("url-credentials", (b"://",), _url_credentials),
@@ -250,7 +273,7 @@ def context_rules() -> list[RegexRule | ScanRule]:
                 rb"(?:(?P<scheme>(?i:token|bot|apikey|api-key|key|sso-key|ssws|dsn|hmac|sharedkey|gitlab-token|negotiate|ntlm"
                 rb"|splunk|zoho-oauthtoken|klaviyo-api-key|pvetoken|bearer|(?!(?i:basic)[ \t])[A-Za-z][A-Za-z0-9._-]{1,30}))"
                 rb"[ \t]+)?"
-                rb"(?P<v>[A-Za-z0-9._~+/=:-]{5,8192})(?![A-Za-z0-9._~+/=:-]|\$|\{)"
+                rb"(?P<v>[A-Za-z0-9._~+/=:!#%&*@^|?-]{5,8192})(?![A-Za-z0-9._~+/=:!#%&*@^|?-]|\$|\{)"
             ),
             group="v",
             check=_auth_check,
@@ -267,6 +290,7 @@ def context_rules() -> list[RegexRule | ScanRule]:
             whole_value_check=False,
         ),
         ScanRule("password", (b"password",), _netrc),
+        ScanRule("password", (b"@",), _mail_password),
         ScanRule("aws-secret-access-key", (b"secret access key",), _aws_prompt),
         ScanRule("k8s-secret", (b"kind: secret",), _k8s_secret),
     ]

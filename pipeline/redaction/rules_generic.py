@@ -33,6 +33,10 @@ ANCHORS = (
     b"phrase",
     b"_pat",
     b"psk",
+    b"_pw",
+    b".pw",
+    b"_sk",
+    b"_ak",
 )
 
 _IDCHARS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
@@ -55,6 +59,11 @@ _STRING_LIST = re.compile(
     rb"[^\"'\\\r\n]{1,256}){1,31})(?P=q)(?:\s|\\+[nrt])*\]"
 )
 """A list of two or more strings (over lines too); its span is from the first string's text to the last's."""
+_PAREN_STRINGS = re.compile(
+    rb"\((?:\s|\\+[nrt])*(?P<q>\\*[\"'])(?P<v>[^\"'\\\r\n]{1,256}(?:(?P=q)(?:\s|\\+[nrt])+(?P=q)"
+    rb"[^\"'\\\r\n]{1,256}){1,31})(?P=q)(?:\s|\\+[nrt])*\)"
+)
+"""Adjacent string literals in parentheses, which Python joins (``token = (\n "ab"\n "cd"\n)``)."""
 _NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_.-]*")
 _ENV_NAME = re.compile(rb"[A-Z][A-Z0-9_]*")
 """An upper-case name: in an env file, a shell or YAML its unquoted value is a string, not code."""
@@ -117,16 +126,23 @@ def classify(identifier: bytes) -> Level | None:
         if password and (s not in ("pass", "pwd") or i == len(segs) - 1):  # not pass_context, pwd_hash
             return Level.PASSWORD
         if (
+            s == "pw" and i == len(segs) - 1 and i > 0
+        ):  # admin_pw, app.db.pw (a bare "pw" is too short a name)
+            return Level.PASSWORD
+        if (
             "secret" in s
             or s == "mnemonic"
             or (s == "phrase" and i > 0 and segs[i - 1] in ("seed", "recovery", "secret"))
             or s.endswith("token")
-            or (s in ("pat", "psk") and i == len(segs) - 1)  # a personal access token, a pre-shared key
+            or (s in ("pat", "psk", "sk") and i == len(segs) - 1 and (s != "sk" or i > 0))
+            # a personal access token, a pre-shared key, a secret key (HUAWEICLOUD_SDK_SK)
             or s in ("credential", "credentials", "creds", "cred")
             or s == "auth"
             or (s.endswith("auth") and len(s) > 4)
         ):
             level = Level.SECRET
+        elif (s in ("session", "sess", "sessionid") or (s == "ak" and i > 0)) and i == len(segs) - 1:
+            level = max(level or Level.KEY, Level.KEY)  # a session's value, an access key: if random
         elif s.endswith("key") and all(t in _KEY_TAILS for t in segs[i + 1 :]):
             qualifier = s[:-3] if len(s) > 3 else (segs[i - 1] if i else "")
             strong = qualifier in _KEY_QUALIFIERS or qualifier.endswith(
@@ -160,6 +176,8 @@ def _value_span(
             return s, quoted.end(), True
     if buf[s] == 91 and (listed := _STRING_LIST.match(buf, s)) is not None:  # [
         return (*listed.span("v"), True)  # a value split into a JSON array: "token": ["ab", "cd"]
+    if buf[s] == 40 and (joined := _PAREN_STRINGS.match(buf, s)) is not None:  # (
+        return (*joined.span("v"), True)
     if buf[s] == 123 and (braced := _BRACED.match(buf, s)) is not None:  # {
         return (*braced.span("v"), True)  # ODBC: PWD={p@ss;word}
     # unquoted, or a quote not closed on its line: the value is one word
@@ -185,7 +203,10 @@ def _value_span(
 def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
     m = _ASSIGN_MATCH(buf, end)
     if m is None:
-        return 0
+        block = _BLOCK_OPEN.match(buf, end) if buf.find(b"{", end, end + 64) >= 0 else None
+        if block is not None:
+            return _scan_block(buf, start, block, out)
+        return _scan_flag(buf, start, end, out)
     ident_end = m.end(1)  # "end"
     lo = start - 80 if start > 80 else 0
     ident_start = lo + 1 + buf[lo:start].translate(_ID_MASK).rfind(b" ")
@@ -242,6 +263,81 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
     return ident_end
 
 
+_BLOCK_OPEN = re.compile(rb"[A-Za-z0-9_.-]{0,60}+\\*[\"'][ \t]*\{")
+"""A block labelled with a name (HCL: ``variable "db_password" {``): its ``default`` or ``value`` is
+the named value."""
+_BLOCK_VALUE = re.compile(
+    rb"(?:[^{}]{0,400}?)(?<![A-Za-z0-9_])(?:default|value)[ \t]*=[ \t]*(?P<vq>\\*[\"'])?(?=[^\s])"
+)
+
+
+def _scan_block(buf: bytes, start: int, block: re.Match[bytes], out: list[Candidate]) -> int:
+    lo = start - 80 if start > 80 else 0
+    ident_start = lo + 1 + buf[lo:start].translate(_ID_MASK).rfind(b" ")
+    ident_end = block.end() - len(block.group().lstrip(_IDCHARS))
+    named = _classify_named(buf[ident_start:ident_end])
+    if named is None:
+        return block.end()
+    m = _BLOCK_VALUE.match(buf, block.end())
+    if m is None:
+        return block.end()
+    span = _value_span(buf, m.end(), m.group("vq"), b"=", ident_start)
+    if span is None:
+        return m.end()
+    s, e, literal = span
+    level = _LITERAL_PASSWORD if named[0] == _PASSWORD and literal else named[0]
+    if s < e:
+        out.append((s, e, named[1], level))
+    return e
+
+
+_FLAG_NAME_END = re.compile(rb"[A-Za-z0-9_.-]{0,60}+")
+_FLAG_GAP = re.compile(rb"[ \t]+(?P<vq>\\*[\"'])?(?=[^\s-])")
+
+
+def _scan_flag(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """A command-line flag whose name says secret, whatever the program (``--access-key-secret V``,
+    ``-client-secret V``, ``--db-pass V``): its value is the next word."""
+    lo = start - 60 if start > 60 else 0
+    dash = buf.rfind(b"-", lo, start)
+    if dash < 0 or buf.find(b" ", dash, start) >= 0:
+        return 0  # no dash in the word before the name: no flag (the common case, found in C)
+    blank = max(buf.rfind(b" ", lo, dash), buf.rfind(b"\t", lo, dash))
+    if blank < 0 or buf[blank + 1] != 45:
+        return 0  # the word does not start with a dash
+    ident_start = lo + 1 + buf[lo:start].translate(_ID_MASK).rfind(b" ")
+    if buf[ident_start : ident_start + 1] != b"-" or not (
+        ident_start == 0 or buf[ident_start - 1] in b" \t'\"("
+    ):
+        return 0
+    name_end = _FLAG_NAME_END.match(buf, end).end()  # type: ignore[union-attr]  # {0,} always matches
+    gap = _FLAG_GAP.match(buf, name_end)
+    if gap is None:
+        return 0
+    named = _classify_named(buf[ident_start:name_end].lstrip(b"-"))
+    if named is None:
+        return name_end
+    span = _value_span(buf, gap.end(), gap.group("vq"), b"=", ident_start)
+    if span is None:
+        return name_end
+    s, e, literal = span
+    level = named[0]
+    if level == _PASSWORD:
+        level = _LITERAL_PASSWORD  # a word on a command line is a string
+    if s < e:
+        out.append((s, e, named[1], level))
+    return e
+
+
+_SESSION_KEYS = tuple(w + p for w in (b"session", b"sess") for p in (b'"', b"'", b"=", b":", b"\\"))
+"""A session's value under its name (``"user_session": "..."``, ``SESS=...``): anchored with what
+follows the name, so the many ``sessionId`` keys of a transcript never reach the rule."""
+
+
+def _scan_session_key(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    return scan_assignment(buf, low, start, end - 1, out)
+
+
 _FISH_SET = re.compile(
     rb"set(?:[ \t]+-[A-Za-z]+|[ \t]+--(?:export|global|universal))*?[ \t]+(?:-[A-Za-z]*x[A-Za-z]*|--export)"
     rb"(?:[ \t]+-[A-Za-z]+|[ \t]+--(?:global|universal))*[ \t]+(?P<name>[A-Za-z_][A-Za-z0-9_]*)[ \t]+"
@@ -292,5 +388,6 @@ def generic_rules() -> list[ScanRule]:
             "password", (b"login(", b"auth=(", b"basicauth(", b"auth(", b"authenticate("), scan_login_call
         ),
         ScanRule("secret-assignment", ANCHORS, scan_assignment),
+        ScanRule("secret-assignment", _SESSION_KEYS, _scan_session_key),
         ScanRule("secret-assignment", (b"set -",), scan_fish_set),
     ]

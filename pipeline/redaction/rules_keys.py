@@ -74,6 +74,9 @@ _DER_ANCHORS = tuple(dict.fromkeys(v for m in _MARKERS for v in _encoded_variant
 def _blob(buf: bytes, start: int, end: int) -> tuple[int, int]:
     lo = max(0, start - _DER_LOOKAHEAD * 2)
     s = lo + 1 + buf[lo:start].translate(_B64_MASK).rfind(b" ")
+    eq = buf.rfind(b"=", s, start)  # ``NAME_BASE64=MIIK...``: padding ends a blob, never starts one
+    if eq >= 0:
+        s = eq + 1
     m = _B64_RUN.match(buf, end, min(len(buf), end + MAX_BLOB))
     return s, end if m is None else m.end()
 
@@ -158,8 +161,28 @@ def _hex_key_arg(buf: bytes, low: bytes, start: int, end: int, out: list[Candida
     return 0
 
 
+_BYTE_ARRAY = re.compile(
+    rb"\[[ \t]*(?P<v>(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])[ \t]*,[ \t]*){31,63}"
+    rb"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9]))[ \t]*\]"
+)
+_KEY_LENGTHS = (32, 64)
+
+
+def _byte_array(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """A key's raw bytes as a JSON array of 32 or 64 numbers from 0 to 255 (a Solana or NaCl
+    keypair file, a seed): random bytes of a key's length, which no other list has."""
+    m = _BYTE_ARRAY.match(buf, start)
+    if m is None:
+        return 0
+    numbers = m.group("v").split(b",")
+    if len(numbers) in _KEY_LENGTHS and len(set(numbers)) >= len(numbers) // 2:
+        out.append((*m.span("v"), NAME, STRUCTURE))
+    return m.end()
+
+
 def key_rules() -> list[ScanRule]:
     return [
+        ScanRule(NAME, tuple(b"[" + bytes([d]) for d in b"0123456789"), _byte_array),
         ScanRule(NAME, _DER_ANCHORS, _der),
         ScanRule(NAME, (b"nsec1",), _nsec),
         ScanRule(

@@ -205,7 +205,7 @@ def provider_rules() -> list[RegexRule | ScanRule]:
         r(
             "doppler-token",
             "dp.pt. dp.st. dp.sa. dp.ct. dp.scim. dp.audit.",
-            rb"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{30,64}+" + RB,
+            rb"dp\.(?:pt|st|sa|ct|scim|audit)\.(?:[a-z0-9]{2,12}\.)?[A-Za-z0-9]{30,64}+" + RB,
             skip=6,
         ),
         r(

@@ -104,8 +104,27 @@ def _jwk(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> 
     return hi
 
 
+# A Netscape cookie file (curl's ``-c`` jar, a browser export): domain, subdomains flag, path, secure
+# flag, expiry, name, value, separated by tabs (raw or JSON-escaped).
+_JAR_LINE = re.compile(
+    rb"(?P<t>\t|\\+t)(?:TRUE|FALSE)(?P=t)[^\s\\]{1,1024}(?P=t)(?:TRUE|FALSE)(?P=t)[0-9]{1,12}(?P=t)"
+    rb"(?P<n>[^\s\\]{1,256})(?P=t)(?P<v>[^\s\\\"']{1,4096})"
+)
+
+
+def _cookie_jar(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    m = _JAR_LINE.match(buf, start)
+    if m is None:
+        return 0
+    reason = _cookie_value(m.group("n"), m.group("v"))
+    s, e = m.span("v")
+    out.append((s, e, "cookie", CONTEXT) if reason is None else kept(s, e, "cookie", reason))
+    return m.end()
+
+
 def session_rules() -> list[ScanRule]:
     return [
+        ScanRule("cookie", (b"\ttrue\t", b"\tfalse\t", b"\\ttrue\\t", b"\\tfalse\\t"), _cookie_jar),
         ScanRule("cookie", (b"cookie", b"-b "), _cookies),
         ScanRule(
             "session-id",

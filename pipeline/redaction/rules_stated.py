@@ -41,7 +41,8 @@ _LEXICON: dict[str, str] = {
             slaptažodis пароль пароля паролем паролата парола гасло şifre şifresi şifrem sifre
             sifresi sandi 비밀번호 암호 パスワード 暗証番号 密码 密碼 口令 گذرواژه סיסמה הסיסמה סיסמא पासवर्ड कूटशब्द
             รหัสผ่าน κωδικός κωδικό συνθηματικό nenosiri পাসওয়ার্ড கடவுச்சொல் pasahitza
-            lykilorð wagwoord"""
+            lykilorð wagwoord kodeord kodeordet kodeordet adgangskoden salasanan jelszót hesło
+            رمز گذرواژه‌ی کلمه‌عبور סיסמת"""
         ),
         PASSWORD,
     ),
@@ -65,17 +66,32 @@ _LEXICON: dict[str, str] = {
     "kata laluan": PASSWORD,
     "كلمة المرور": PASSWORD,
     "كلمة السر": PASSWORD,
-    "رمز عبور": PASSWORD,
+    "la clau": KEY,
+    "una clau": KEY,
     "mật khẩu": PASSWORD,
     "pw": PASSWORD,
+    "unlock it with": PASSWORD,
+    "unlock with": PASSWORD,
+    "decrypt it with": PASSWORD,
+    "decrypt with": PASSWORD,
+    "الرقم السري": PIN,
+    "الرمز السري": PIN,
+    "הקוד הסודי": PIN,
+    "קוד סודי": PIN,
+    "קוד PIN": PIN,
+    "رمز عبور": PASSWORD,
     # PIN codes
-    **dict.fromkeys("pin pincode pin-code pin-kod пин-код пин пін-код 핀 PIN-Code".lower().split(), PIN),
+    **dict.fromkeys(
+        "pin pincode pin-code pin-kod пин-код пин пін-код пін 핀 PIN-Code pinkode pinkoden پین".lower().split(),
+        PIN,
+    ),
     # keys and secrets (the value must look random)
     **dict.fromkeys(
         _words(
             """key secret clé clef schlüssel sleutel chiave chave klucz klíč kľúč ključ ключ ключа
             секрет anahtar anahtarı kulcs avain nyckel nyckeln nøgle nøglen nøkkel nøkkelen
-            cheie cheia khóa kunci kuncinya 키 キー 密钥 秘钥 金鑰 密鑰 مفتاح מפתח कुंजी กุญแจ κλειδί"""
+            cheie cheia khóa kunci kuncinya 키 キー 密钥 秘钥 金鑰 密鑰 مفتاح מפתח कुंजी กุญแจ κλειδί
+            kulcs kulcsa klucza ključ ključa کلید คีย์ nøkkel ključek anahtarı"""
         ),
         KEY,
     ),
@@ -91,7 +107,7 @@ _COPULAS = _words(
     """is was are ist lautet sind est es era é è e será sera to jest wynosi je jsou on
                oli är blir er var zijn adalah ialah yaitu ialah là é este sunt é är er ni হল হলো
                هي هو היא הוא है हैं είναι ήταν это є есть — – - -> → => := = : ： ＝ equals c'est
-               c’est reads"""
+               c’est reads és بود هست هستند"""
 )
 # Copulas and particles written glued to the word before them (languages without spaces).
 _GLUED = _words("""は が も を 为 為 是 係 就是 叫 는 은 이 가 คือ ：""")
@@ -147,8 +163,8 @@ _VALUE = re.compile(r"[^\s\"'`“”«»「」『』()\[\]{}<>,;" + _NO_SPACE_SC
 _WORD = re.compile(r"[^\s]+?(?=\s|$|[" + _NO_SPACE_SCRIPT + r"])|[" + _NO_SPACE_SCRIPT + r"]+")
 _TRAIL = ".,;:!?)]}…"
 _FINAL = re.compile(
-    r"\s*(?:$|[.!?。！？](?:\s|$)|,|;|(?:है|हैं|です|だ|입니다|이다|이에요|예요|dir|dır|dur|dür|tir|tır|"
-    r"'dir|'dır|ist|is|est)(?:[\s.!?,;\"'`\\।。]|$)|[" + _NO_SPACE_SCRIPT + r"])"
+    r"\s*(?:$|[\"'`]|[.!?。！？](?:\s|$)|,|;|(?:है|हैं|です|だ|입니다|이다|이에요|예요|dir|dır|dur|dür|tir|tır|"
+    r"'dir|'dır|ist|is|est|است|هست)(?:[\s.!?,;\"'`\\।。]|$)|[" + _NO_SPACE_SCRIPT + r"])"
 )
 """What may follow a value stated without a copula before it: the sentence's end or a final copula."""
 _DATE_OR_NUMBER = re.compile(r"[0-9]+(?:[.,:/-][0-9]+)+|[0-9]+(?:st|nd|rd|th|%|px|ms|s|h|d|x)?")
@@ -197,6 +213,17 @@ def _stated_anchors() -> tuple[bytes, ...]:
 _MAYBE = re.compile(r"[0-9!#$%&*+=?@^~|\"'`«“「『]|[a-z][A-Z]|[a-z]{2}[-._][a-z]{2,}[-._][a-z]")
 """What a stated value needs somewhere on its line (a digit, a symbol, a quote, a mix of cases,
 joined words): a cheap test before the walk."""
+
+
+def _ends_in_words(text: str) -> bool:
+    """Does the line end in three lower-case words (maybe a passphrase: ``_passphrase_run`` decides)?"""
+    tail = text[-40:].rstrip(" \t.!\"'`}]").rsplit(" ", 3)[-3:]
+    return len(tail) == 3 and all(
+        2 <= len(w) <= 9 and w.isascii() and w.isalpha() and w.islower() and w not in _FUNCTION_WORDS
+        for w in tail
+    )
+
+
 _ESCAPE = re.compile(rb"(\\+)(?:u([0-9a-fA-F]{4})|([nrt\"'\\/]))")
 
 
@@ -346,10 +373,43 @@ def _in_code(buf: bytes, start: int, end: int, kind: str, ascii_name: bool) -> b
     return ascii_name and _ASSIGNED.match(buf, end) is not None and classify(buf[start:end]) is not None
 
 
+_COMPOUND = re.compile(rb"-(?:[A-Za-z]|[\xc0-\xf4][\x80-\xbf]+|\\+u[0-9a-fA-F]{4}){1,16}(?![A-Za-z0-9_])")
+"""A compound's tail: ``PIN-kód``, ``PIN-код``, ``API-nya``, ``PIN-koodi``."""
+_SUFFIX = re.compile(rb"(?:nya|et|en|a|an|ul|ului|ja|t|n|koden|kode|kod|koodi|code|nummer)(?![A-Za-z0-9_])")
+"""Inflections glued to a secret's word: ``sandinya``, ``kodeordet``, ``Pinkoden``, ``parolaul``."""
+
+
+def _compound_end(buf: bytes, low: bytes, end: int) -> int:
+    """Where the word ending at ``end`` ends once its compound tail or inflection is taken in."""
+    nxt = buf[end : end + 1]
+    if nxt == b"-":
+        m = _COMPOUND.match(buf, end)
+        if m is not None and low[end + 1 : end + 6] not in (b"based", b"value", b"prote", b"less"):
+            return m.end()
+    elif nxt.isalpha():
+        m = _SUFFIX.match(low, end)
+        if m is not None:
+            return m.end()
+    return end
+
+
 def _stated(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
     if low[start] in _PREFIX_BYTES:
         start += _PREFIXED.get(low[start:end], 0)
     first = low[start]
+    if (
+        first < 0x80
+        and first != 92
+        and start
+        and buf[start - 1] in _GLUE_BEFORE
+        and buf[start - 2 : start] != b"\\n"
+    ):
+        return 0  # most hits are a name glued into an identifier (``mapping``, ``DB_PASSWORD``)
+    kind0 = _ANCHORS.get(low[start:end])
+    if kind0 is not None and low[start:end] not in _CODE_WORDS and end < len(buf) and buf[end] < 0x80:
+        word_end = _compound_end(buf, low, end)
+        if word_end != end and (kind0 in (PIN, KEY) or (buf[end] != 45 and end - start >= 4)):
+            end = word_end
     if (
         first < 0x80
         and first != 92  # a JSON-escaped word (\\u5bc6...) is not ASCII
@@ -359,16 +419,21 @@ def _stated(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
         )
     ):
         return 0
-    kind = _ANCHORS.get(low[start:end])
+    kind = kind0
     if kind is None:
         return 0
     ascii_name = first != 92 and low[start:end].isascii()
     if _in_code(buf, start, end, kind, ascii_name):
-        return 0
+        if kind != PASSWORD or buf[end : end + 1] != b":":
+            return 0
+        text, raw = _window(buf, end + 1)  # "GPG passphrase: laki boheli hovugi mila"
+        lead = len(text) - len(text.lstrip(" \t"))
+        run = _passphrase_run(text, lead)
+        return 0 if run is None else _emit(out, end + 1, raw, *run, None, kind)
     text, raw = _window(buf, end)
-    if _MAYBE.search(text) is None:
+    if _MAYBE.search(text) is None and (kind != PASSWORD or not _ends_in_words(text)):
         return 0  # nothing on the line could be a value: prose about a secret, the common case
-    found = _walk(text, kind, ascii_name)
+    found = _walk(text, kind, ascii_name, low[end - 5 : end] == b" with")
     if found is None:
         return 0
     return _emit(out, end, raw, *found, kind)
@@ -380,7 +445,12 @@ def _unspaced_word(text: str, pos: int, copula: bool) -> int:
     w = _WORD.match(text, pos)
     if w is None or copula or text[w.start()] in ".!?。！？":
         return -1
+    if "\u0e00" <= text[pos] <= "\u0e7f" and (thai := _THAI_RUN.match(text, pos)) is not None:
+        return thai.end()  # Thai writes a phrase without spaces: "ของเซิร์ฟเวอร์" is one filler
     return w.end()
+
+
+_THAI_RUN = re.compile("[\u0e00-\u0e7f]+")
 
 
 def _uncopulated(text: str, s: int, e: int, kind: str, fillers: int, ascii_name: bool) -> bool:
@@ -404,11 +474,46 @@ def _copula_end(word: str, pos: int, copula: bool) -> int:
     return pos + 1 if word[0] in "=:：" and len(word) > 1 else 0
 
 
-def _walk(text: str, kind: str, ascii_name: bool) -> tuple[int, int, Reason | None] | None:
-    """The value the sentence after a secret's name states, with the verdict on it, or ``None``."""
+_PHRASE_RUN = re.compile(r"[a-z]{2,9}(?: [a-z]{2,9}){2,7}(?=[ \t]*[.!]?[ \t]*(?:$|[\"'`]))")
+"""Three to eight lower-case words to the line's end, after a password's name and a copula: a
+passphrase ("the wifi passphrase is laki boheli hovugi mila"), unless they read as a sentence."""
+_FUNCTION_WORDS = frozenset(
+    _words(
+        """the a an is are was were be been to of in on at for with and or not no by it its this that
+        from as your my our their his her we you they he she there here than then too very must should
+        will would can could may might has have had do does did required optional expired invalid
+        incorrect wrong changed set reset stored saved kept needed used same different new old weak
+        strong long short empty missing only also just when where which who what how why if but so
+        all any some each every into onto over under after before about also"""
+    )
+)
+
+
+def _passphrase_run(text: str, pos: int) -> tuple[int, int] | None:
+    m = _PHRASE_RUN.match(text, pos)
+    if m is None or any(w in _FUNCTION_WORDS for w in m.group().split()):
+        return None
+    return m.span()
+
+
+def _stated_value(text: str, s: int, e: int, kind: str, softened: bool) -> tuple[int, int, None] | None:
+    """The value right after a copula: a passphrase of words to the line's end (not after "the",
+    "your"...), or one word that looks like a secret of ``kind``."""
+    if not softened and kind == PASSWORD and (run := _passphrase_run(text, s)) is not None:
+        return run[0], run[1], None
+    if s < e and looks_like(text[s:e], kind, False) is None:
+        return s, e, None
+    return None
+
+
+def _walk(
+    text: str, kind: str, ascii_name: bool, copula: bool = False
+) -> tuple[int, int, Reason | None] | None:
+    """The value the sentence after a secret's name states, with the verdict on it, or ``None``.
+    ``copula``: the name ends in its own link ("unlock it with X")."""
     pos, n = 0, len(text)
-    copula = False
     fillers = 0
+    softened = False
     glued = _GLUED_RE.match(text, 0)
     if glued is not None:
         copula, pos = True, glued.end()
@@ -438,18 +543,18 @@ def _walk(text: str, kind: str, ascii_name: bool) -> tuple[int, int, Reason | No
         word = text[s:e]
         lower = word.lower()
         if copula:
-            verdict = looks_like(word, kind, False) if s < e else Reason.SHAPE
-            if verdict is None:
-                return s, e, None
+            stated = _stated_value(text, s, e, kind, softened)
+            if stated is not None:
+                return stated
             if lower in _SOFT:
-                pos = v.end()
+                pos, softened = v.end(), True
                 continue
             copula = False  # "on" was a preposition, not Finnish "is": the sentence goes on
         if s < e and _uncopulated(text, s, e, kind, fillers, ascii_name):
             return s, e, None
         if lower in _DENY or (v.end() > e and text[e] in ".,;!?"):
             return None  # a word that says what the value is not, or the clause ended
-        fillers, pos = fillers + 1, v.end()
+        fillers, pos = fillers + ("api" not in lower), v.end()  # "Kunci API-nya X": part of the name
         copula = text[pos - 1] in ":："  # "Heslo k serveru: X", "Mi token de acceso: X"
         if fillers > _MAX_FILLERS:
             return None

@@ -34,6 +34,14 @@ from tests.pipeline.publish.support import add_scope
 pytestmark = [pytest.mark.timeout(240)]
 PROMPT = "How do we deploy this app? memd live test."
 CLI_TIMEOUT_S = 90
+CLAUDE_WAITS_FOR_MCP = {"CLAUDE_CODE_MCP_STARTUP_WAIT_MS": "30000"}
+"""Claude Code's own switch (an environment variable, or a key of its settings' ``env``): `claude -p`
+waits up to this long for the MCP servers before its first turn. Without it the first turn starts
+without a server still starting, and memd's server answers its opening once the MCP SDK has loaded
+(about a second): a one-shot run on a loaded machine would go without memd's tools
+(docs/mcp-server.md)."""
+CODEX_WAITS_FOR_MCP = ["-c", "mcp_servers.memd.required=true"]
+"""Codex's own switch for a server its run needs: `codex exec` waits for it (and fails without it)."""
 
 
 @dataclass
@@ -185,9 +193,7 @@ async def test_claude_code_asks_memd_through_its_mcp_tools(
             "ANTHROPIC_BASE_URL": "http://127.0.0.1:{port}",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "DISABLE_AUTOUPDATER": "1",
-            # Claude Code's defaults: `claude -p` connects MCP servers in the background and starts
-            # the first turn without one still starting: memd's tools are in the first turn when the
-            # SDK answered its opening (discover, listen, the lists) by then.
+            **CLAUDE_WAITS_FOR_MCP,
         },
         timeout_s=CLI_TIMEOUT_S,
     )
@@ -235,8 +241,7 @@ async def test_codex_asks_memd_through_its_mcp_tools(
             "exec",
             "--skip-git-repo-check",
             "--dangerously-bypass-approvals-and-sandbox",
-            # Codex's defaults (memd's entry is not `required`): `codex exec` 0.171 starts the first
-            # turn without a server still starting: memd's tools are there when the SDK listed them.
+            *CODEX_WAITS_FOR_MCP,
             "-c",
             'model_provider="stub"',
             "-c",

@@ -27,7 +27,7 @@ import pytest
 import daemon.cli.mcp_install as mcp_install
 from tests.agents_cli import test_mcp_live
 from tests.agents_cli.live import require_cli, run_cli
-from tests.agents_cli.test_mcp_live import PROMPT, World, install
+from tests.agents_cli.test_mcp_live import CLAUDE_WAITS_FOR_MCP, CODEX_WAITS_FOR_MCP, PROMPT, World, install
 from tests.agents_cli.wire_log import opening
 
 world = test_mcp_live.world
@@ -49,6 +49,7 @@ def _claude(world: World, tmp_path: Path) -> None:
         "ANTHROPIC_BASE_URL": "http://127.0.0.1:{port}",
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
         "DISABLE_AUTOUPDATER": "1",
+        **CLAUDE_WAITS_FOR_MCP,
     }
     run_cli(
         tmp_path, api="anthropic", script=DONE, argv=[str(claude), "-p", PROMPT], cwd=world.project, env=env
@@ -65,6 +66,7 @@ def _codex(world: World, tmp_path: Path) -> None:
         str(codex),
         "exec",
         "--skip-git-repo-check",
+        *CODEX_WAITS_FOR_MCP,
         "-c",
         'model_provider="stub"',
         "-c",
