@@ -2,6 +2,7 @@
 cost of parsing appended bytes against the size of the file they were appended to.
 
     .venv/bin/python benchmarks/scan_bench.py [--files 20000] [--repeat 5] [--append-max-mb 50]
+        [--sizes 1000,5000] [--baseline /path/to/another/checkout]
 
 Everything runs in one process, side by side, on a corpus generated in a temporary directory:
 
@@ -14,6 +15,15 @@ Everything runs in one process, side by side, on a corpus generated in a tempora
    2 KB appended; the re-scan's parse time and bytes parsed are reported per size. Target: the cost follows the appended bytes, not the
    file size.
 
+3. A second ``memd scan`` with nothing changed, as a user runs it (``python -m daemon scan``, a
+   whole process), at each of ``--sizes`` transcript files, beside ``python3 -c <walk>`` of the same
+   files and, with ``--baseline``, the same command run from another checkout (its own ``.venv``,
+   e.g. main's) on the same files with its own state: median of ``--repeat`` runs (at least 5),
+   alternating. Every process gets one bytecode cache in the run's temporary directory
+   (``PYTHONPYCACHEPREFIX``, written by a warm-up run), so no checkout is written to and none pays
+   the compiler. The baseline's output is compared with this checkout's (the duration aside).
+   Target: <= 1.5x the walk at every size.
+
 Exits non-zero when a target is missed.
 """
 
@@ -23,6 +33,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -250,6 +261,106 @@ async def append_benchmark(root: Path, max_bytes: int) -> bool:
     return parsed_ok and flat
 
 
+def _second_scan_config(root: Path, projects: Path, name: str) -> Path:
+    """A config (state of its own under ``root/name``) that reads only Claude Code's ``projects``."""
+    state = root / name
+    path = root / f"{name}.toml"
+    path.write_text(
+        f'[paths]\nstate_db = "sqlite:///{state / "state.db"}"\nmemory_dir = "{state / "mem"}"\n'
+        f'state_dir = "{state / "state"}"\n[sources.claude_code]\nroot = "{projects}"\n'
+        + "".join(
+            f"[sources.{name}]\nenabled = false\n"
+            for name in registry.names()
+            if name != SourceName.CLAUDE_CODE
+        )
+    )
+    return path
+
+
+def _without_duration(out: bytes) -> bytes:
+    """A scan's output without the one figure that differs between two runs (its duration)."""
+    first, _, rest = out.partition(b"\n")
+    return first.rsplit(b", ", 1)[0] + b"\n" + rest
+
+
+def _timed(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, bytes]:
+    """One process: its wall time, its CPU time (user + system) and its standard output."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    done = subprocess.run(args, check=True, capture_output=True, env=env, cwd=cwd)
+    elapsed = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    used = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return elapsed, used, done.stdout
+
+
+def second_scan_benchmark(root: Path, sizes: list[int], repeat: int, baseline: Path | None) -> bool:
+    """The whole-process second `memd scan` (nothing changed) beside a bare walk and a baseline."""
+    here = Path(__file__).resolve().parents[1]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
+    runs: dict[str, tuple[list[str], Path]] = {
+        "walk": ([sys.executable, "-c", WALK_SNIPPET], root),
+        "this checkout": ([sys.executable, "-m", "daemon", "scan"], here),
+    }
+    if baseline is not None:
+        runs["baseline"] = ([str(baseline / ".venv" / "bin" / "python"), "-m", "daemon", "scan"], baseline)
+    rows = []
+    same = True
+    for files in sizes:
+        top = root / f"files-{files}"
+        print(f"generating {files} transcripts ...", flush=True)
+        projects = make_corpus(top, files)
+        for name in runs:
+            _second_scan_config(top, projects, name.replace(" ", "-"))
+        times: dict[str, list[float]] = {name: [] for name in runs}
+        cpu: dict[str, list[float]] = {name: [] for name in runs}
+        outputs: dict[str, bytes] = {}
+
+        def args_of(name: str, projects: Path = projects) -> list[str]:
+            return [*runs[name][0], str(projects)] if name == "walk" else runs[name][0]
+
+        def env_of(name: str, top: Path = top) -> dict[str, str]:
+            return {**env, "HOME": str(top), "MEMD_CONFIG": str(top / f"{name.replace(' ', '-')}.toml")}
+
+        for name in runs:  # the first scan, and the bytecode cache's warm-up
+            _timed(args_of(name), runs[name][1], env_of(name))
+            _timed(args_of(name), runs[name][1], env_of(name))
+        for _ in range(max(5, repeat)):
+            for name in runs:
+                wall, used, outputs[name] = _timed(args_of(name), runs[name][1], env_of(name))
+                times[name].append(wall)
+                cpu[name].append(used)
+        if baseline is not None:
+            match = _without_duration(outputs["this checkout"]) == _without_duration(outputs["baseline"])
+            same = same and match
+        rows.append(
+            (
+                files,
+                {name: statistics.median(ts) for name, ts in times.items()},
+                {name: statistics.median(ts) for name, ts in cpu.items()},
+            )
+        )
+
+    print()
+    print(
+        "second `memd scan`, nothing changed, whole process: median wall s and CPU s (user+sys), x the walk's"
+    )
+    header = f"{'files':>7}  {'':<5}" + "".join(f"{name:>22}" for name in runs)
+    print(header)
+    ok = True
+    for files, walls, cpus in rows:
+        for label, medians in (("wall", walls), ("cpu", cpus)):
+            walk = medians["walk"]
+            cells = "".join(f"{medians[name]:>13.3f} {medians[name] / walk:>6.2f}x " for name in runs)
+            print(f"{files:>7}  {label:<5}{cells}")
+        ok = ok and walls["this checkout"] <= 1.5 * walls["walk"]
+    print("target: this checkout's wall time <= 1.50x the walk's at every size")
+    if baseline is not None:
+        print(f"same output as the baseline (duration aside): {same}")
+    return ok and same
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--files", type=int, default=20_000)
@@ -257,14 +368,26 @@ def main() -> int:
     parser.add_argument(
         "--append-max-mb", type=float, default=50, help="the largest file appended to (100 KB, 1, 10, 50 MB)"
     )
+    parser.add_argument(
+        "--sizes", default="1000,5000", help="transcript files of the second-scan runs, comma-separated"
+    )
+    parser.add_argument(
+        "--baseline", type=Path, default=None, help="another checkout (with its .venv) timed beside this one"
+    )
+    parser.add_argument("--only-second-scan", action="store_true", help="run part 3 alone")
     args = parser.parse_args()
     compile_sources()  # as installed: see benchmarks/bytecode.py
+    sizes = [int(n) for n in args.sizes.split(",") if n]
     with tempfile.TemporaryDirectory(prefix="memd-scan-bench-") as tmp:
-        ok1 = asyncio.run(rescan_benchmark(Path(tmp) / "rescan", args.files, args.repeat))
-        ok2 = asyncio.run(append_benchmark(Path(tmp) / "append", int(args.append_max_mb * 1_000_000)))
+        ok1 = ok2 = True
+        if not args.only_second_scan:
+            ok1 = asyncio.run(rescan_benchmark(Path(tmp) / "rescan", args.files, args.repeat))
+            ok2 = asyncio.run(append_benchmark(Path(tmp) / "append", int(args.append_max_mb * 1_000_000)))
+        ok3 = second_scan_benchmark(Path(tmp) / "second", sizes, args.repeat, args.baseline)
     print()
-    print("PASS" if ok1 and ok2 else "FAIL")
-    return 0 if ok1 and ok2 else 1
+    ok = ok1 and ok2 and ok3
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

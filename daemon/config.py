@@ -9,7 +9,6 @@ can name the file or variable and the key.
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -107,6 +106,8 @@ def _unknown(loc: list[str]) -> str:
             n.rsplit(".", 1)[1] for n in names if n.startswith(table + ".") and n.count(".") == len(loc) - 1
         ]
     what = "unknown section" if len(loc) == 1 else "unknown key"
+    import difflib  # only when a key is refused as unknown
+
     near = difflib.get_close_matches(loc[-1], known, n=1, cutoff=0.75)
     if not near:
         return what

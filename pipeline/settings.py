@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import textwrap
 from collections.abc import Iterator, Mapping
 from dataclasses import MISSING, dataclass, field, fields
 from enum import Enum, StrEnum
@@ -776,6 +775,8 @@ def from_environment(layer: Mapping[str, Any], prefix: tuple[str, ...] = ()) -> 
 
 
 def _comment(text: str, width: int = 100) -> list[str]:
+    import textwrap  # the template only: loading the settings compiles none of its patterns
+
     return [f"# {line}" for line in textwrap.wrap(text, width - 2)]
 
 

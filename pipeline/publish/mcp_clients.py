@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import roster
-from pipeline.publish import jsonedit, tomledit
 from pipeline.roster import SERVER, Env, McpClient
 
 __all__ = [
@@ -78,6 +77,8 @@ def config_file(agent: McpClient, env: Env, project: Path | None = None) -> Path
 
 def install_text(agent: McpClient, text: str, command: Sequence[str]) -> str:
     """``text`` (the file's content, "" when absent) with memd's entry, every other byte kept."""
+    from pipeline.publish import jsonedit, tomledit  # editors: not for the settings' agent records
+
     entry = agent.entry(command)
     try:
         if agent.format == "toml":
@@ -91,6 +92,8 @@ def uninstall_text(agent: McpClient, text: str, *, drop_containers: int = 0) -> 
     """``text`` without memd's entry, and without the ``drop_containers`` innermost containers it
     leaves empty (the ones memd's install made: ``created_containers``; an empty container the user
     had stays); ``text`` when it has none."""
+    from pipeline.publish import jsonedit, tomledit  # editors: not for the settings' agent records
+
     try:
         if agent.format == "toml":  # a table's implicit parent goes with it, an explicit one stays
             return tomledit.remove_table(text, agent.path)
@@ -104,6 +107,8 @@ def uninstall_text(agent: McpClient, text: str, *, drop_containers: int = 0) -> 
 def created_containers(agent: McpClient, text: str) -> int:
     """How many of the containers around memd's entry installing into ``text`` makes (0 for TOML,
     whose ``[mcp_servers.memd]`` makes no header of its parent)."""
+    from pipeline.publish import jsonedit  # an editor: not for the settings' agent records
+
     if agent.format == "toml":
         return 0
     try:
@@ -121,6 +126,8 @@ def leftover(agent: McpClient) -> str:
 
 def entry_in(agent: McpClient, text: str) -> Any:
     """memd's entry in ``text`` as the agent reads it, or None."""
+    from pipeline.publish import jsonedit, tomledit  # editors: not for the settings' agent records
+
     if SERVER not in text:  # no parse of a large file (``~/.claude.json``) that cannot hold it
         return None
     try:
