@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import stat as stat_mod
-import tempfile
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -54,6 +53,8 @@ def _load(path: Path) -> dict[str, object] | None:
 
 def _save(path: Path, data: dict[str, object]) -> None:
     """Atomically (a temporary file renamed over it: a symlink there is replaced, never followed)."""
+    import tempfile  # lazy: tempfile pulls shutil, lzma, bz2 and random into every path loading the settings
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".aider-places-")
