@@ -191,6 +191,7 @@ async def test_memd_reads_clines_session_and_a_second_session_gets_its_memory_an
     entry = json.loads(settings_file.read_text())["mcpServers"]["memd"]
     assert entry["transport"]["type"] == "stdio"
     assert entry["transport"]["args"][-1] == "mcp"
+    assert entry["timeout"] == 60  # Cline would give memd's server 3 s to answer its opening
     monkeypatch.setenv("HOME", str(world.home))
     env = {
         "HOME": str(world.home),

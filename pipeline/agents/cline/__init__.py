@@ -100,9 +100,16 @@ def discover(root: Path) -> Iterator[str]:
             yield path
 
 
+CONNECT_TIMEOUT_S = 60
+"""Cline gives a server 3 s to answer its ``initialize`` unless the entry sets ``timeout`` (seconds,
+then also each call's limit); memd's server answers once the MCP SDK has loaded, about a second on an
+idle machine and more on a loaded one, so its entry gives it Cline's usual minute."""
+
+
 def entry(command: Sequence[str]) -> dict[str, Any]:
-    """memd's server as ``cline mcp add`` writes one: ``{"transport": {"type": "stdio", ...}}``."""
-    return {"transport": {"type": "stdio", **stdio(command)}}
+    """memd's server as ``cline mcp add`` writes one: ``{"transport": {"type": "stdio", ...}}``, with a
+    ``timeout`` (``CONNECT_TIMEOUT_S``)."""
+    return {"transport": {"type": "stdio", **stdio(command)}, "timeout": CONNECT_TIMEOUT_S}
 
 
 AGENT = Agent(

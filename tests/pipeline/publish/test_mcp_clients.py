@@ -102,7 +102,7 @@ def test_install_adds_memd_in_the_agents_own_shape_and_uninstall_gives_the_file_
         "openhands": {"command": COMMAND[0], "args": ["mcp"]},
         "copilot-cli": {"type": "local", "command": COMMAND[0], "args": ["mcp"], "tools": ["*"]},
         "opencode": {"type": "local", "command": COMMAND, "enabled": True},
-        "cline": {"transport": {"type": "stdio", "command": COMMAND[0], "args": ["mcp"]}},
+        "cline": {"transport": {"type": "stdio", "command": COMMAND[0], "args": ["mcp"]}, "timeout": 60},
     }[name]
     assert entry == expected
     assert installed_in(clients()[name], after)

@@ -219,8 +219,11 @@ def _gemini(folder: Path, exchanges: list[Exchange], sid: str, cwd: str) -> Path
 
 
 def _pi(folder: Path, exchanges: list[Exchange], sid: str, cwd: str) -> Path:
+    # Pi's TUI writes the header when it opens; a person types the first prompt seconds later (a header
+    # with its prompt at once reads as `pi -p`, headless: pipeline/agents/pi).
+    opened = _iso(_ts(0, 0, exchanges[0].at) - timedelta(seconds=30))
     records: list[dict[str, Any]] = [
-        {"type": "session", "version": 3, "id": sid, "timestamp": _start(exchanges), "cwd": cwd}
+        {"type": "session", "version": 3, "id": sid, "timestamp": opened, "cwd": cwd}
     ]
 
     def entry(ts: str, message: dict[str, Any]) -> None:
