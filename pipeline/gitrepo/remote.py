@@ -16,6 +16,7 @@ later fetch must descend from (a rewritten history is refused).
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -238,6 +239,14 @@ async def tree(repo: MemoryRepo, commit: str | None) -> dict[str, Entry]:
 
 async def blobs(repo: MemoryRepo, shas: list[str]) -> dict[str, bytes]:
     """The contents of ``shas`` (blob ids), read in one ``git cat-file --batch``."""
+    return await objects(repo, shas, "blob")
+
+
+async def objects(
+    repo: MemoryRepo, shas: Sequence[str], kind: str, *, max_bytes: int | None = None
+) -> dict[str, bytes]:
+    """The contents of ``shas``, each an object of ``kind`` (``blob``, ``commit``), read in one ``git
+    cat-file --batch``; another kind, or one over ``max_bytes``, is refused."""
     wanted = sorted(set(shas))
     if not wanted:
         return {}
@@ -252,8 +261,8 @@ async def blobs(repo: MemoryRepo, shas: list[str]) -> dict[str, bytes]:
         end = out.index(b"\n", pos)
         header = out[pos:end].decode("ascii", "replace").split(" ")
         pos = end + 1
-        if len(header) < 3 or header[1] != "blob":
-            raise MemoryRepoError(f"not a blob in the memory repository: {' '.join(header)[:80]}")
+        if len(header) < 3 or header[1] != kind or (max_bytes is not None and int(header[2]) > max_bytes):
+            raise MemoryRepoError(f"not a {kind} memd reads: {' '.join(header)[:80]}")
         size = int(header[2])
         found[header[0]] = out[pos : pos + size]
         pos += size + 1

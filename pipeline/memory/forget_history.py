@@ -32,7 +32,7 @@ from pathlib import Path
 
 from pipeline.errors import MemoryRepoError
 from pipeline.gitrepo.git import run_git, run_git_bytes
-from pipeline.gitrepo.remote import blobs, synced_ref, tree
+from pipeline.gitrepo.remote import blobs, objects, synced_ref, tree
 from pipeline.gitrepo.repository import MemoryRepo
 from pipeline.gitrepo.signing import signing_args
 from pipeline.memory import forget_records
@@ -237,27 +237,10 @@ async def refs_of(repo: MemoryRepo) -> dict[str, str]:
 
 
 async def read_commits(repo: MemoryRepo, shas: Sequence[str]) -> dict[str, RawCommit]:
-    """The commits ``shas`` as stored (in one ``git cat-file --batch``), each sized before it is read."""
-    wanted = sorted(set(shas))
-    if not wanted:
-        return {}
-    code, out, err = await run_git_bytes(
-        repo.path, "cat-file", "--batch", input_bytes=("\n".join(wanted) + "\n").encode()
-    )
-    if code != 0:
-        raise MemoryRepoError(f"git cat-file failed: {err.decode('utf-8', 'replace')[-300:]}")
-    found: dict[str, RawCommit] = {}
-    pos = 0
-    while pos < len(out):
-        end = out.index(b"\n", pos)
-        header = out[pos:end].decode("ascii", "replace").split(" ")
-        pos = end + 1
-        if len(header) < 3 or header[1] != "commit" or int(header[2]) > MAX_COMMIT_BYTES:
-            raise MemoryRepoError(f"not a commit memd reads: {' '.join(header)[:80]}")
-        size = int(header[2])
-        found[header[0]] = parse_commit(out[pos : pos + size])
-        pos += size + 1
-    return found
+    """The commits ``shas`` as stored (in one ``git cat-file --batch``); one over ``MAX_COMMIT_BYTES``
+    is refused."""
+    stored = await objects(repo, shas, "commit", max_bytes=MAX_COMMIT_BYTES)
+    return {sha: parse_commit(data) for sha, data in stored.items()}
 
 
 def parse_commit(data: bytes) -> RawCommit:
