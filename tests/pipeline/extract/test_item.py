@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -90,10 +89,10 @@ async def test_a_transcript_swapped_for_a_fifo_or_dev_zero_after_the_scan_is_unr
     else:
         path.symlink_to("/dev/zero")
 
-    started = time.monotonic()
+    # a FIFO opened for reading would block until a writer comes, /dev/zero would read for ever: the
+    # test's timeout is what catches either (no timed assertion: a loaded machine is not a defect)
     report = await run_phase1(store, settings, clock, llm_factory(settings, store, clock), TagRedactor())
 
-    assert time.monotonic() - started < 2
     assert fake_api.requests == []
     assert report.failed == 1
     reason = "not a regular file (a FIFO)" if kind == "fifo" else "not a regular file (a character device)"
