@@ -390,3 +390,16 @@ def test_the_new_held_out_keys_and_addresses_carry_valid_checksums() -> None:
 
 def test_crc16_xmodem_matches_its_reference_value() -> None:
     assert held2.crc16_xmodem(b"123456789") == 0x31C3
+
+
+def test_the_new_held_out_half_is_the_one_documented_as_written() -> None:
+    """docs/redaction-measured.md records the half's digest as written: a change to it (or to the shared
+    drawing it uses) after that makes this fail, so a half edited after it was written cannot pass as
+    held out."""
+    digest = hashlib.sha256()
+    for case in split_cases(SPLITS[3], 12):
+        digest.update(repr(case).encode())
+    documented = (Path(__file__).resolve().parents[1] / "docs" / "redaction-measured.md").read_text(
+        encoding="utf-8"
+    )
+    assert digest.hexdigest() in documented

@@ -261,6 +261,77 @@ def urls_and_dsns(d: Draw) -> str:
     )
 
 
+def xml_and_agent_configs(d: Draw) -> str:
+    """XML attributes and elements of server configs, and HCL of agents and variable files."""
+    pw, user = plain_pw(d), d.user()
+    return one(
+        d,
+        lambda: (
+            f'<tomcat-users>\n  <role rolename="manager-gui"/>\n  <user username="{user}" password="{mark(pw)}" '
+            'roles="manager-gui,admin-gui"/>\n</tomcat-users>'
+        ),
+        lambda: (
+            f'<Resource name="jdbc/app" auth="Container" type="javax.sql.DataSource"\n          username="{user}" '
+            f'password="{mark(pw)}"\n          url="jdbc:postgresql://{d.host()}:5432/app"/>'
+        ),
+        lambda: (
+            f"<Server>\n\t<Host>{d.host()}</Host>\n\t<Port>21</Port>\n\t<User>{user}</User>\n"
+            f'\t<Pass encoding="base64">{mark(base64.b64encode(pw.encode()).decode())}</Pass>\n</Server>'
+        ),
+        lambda: (
+            '<!DOCTYPE properties SYSTEM "http://java.sun.com/dtd/properties.dtd">\n<properties>\n'
+            f'  <entry key="ldap.url">ldaps://{d.host()}</entry>\n  <entry key="app.{name(d, "dot")}">{mark(secretish(d))}</entry>\n'
+            "</properties>"
+        ),
+        lambda: (
+            f'datacenter = "eu-west"\ndata_dir = "/opt/consul"\nencrypt = "{mark(d.b64(32))}"\nretry_join = ["10.0.1.10"]'
+        ),
+        lambda: (
+            f'acl {{\n  enabled = true\n  tokens {{\n    initial_management = "{mark(d.uuid())}"\n  }}\n}}'
+        ),
+        lambda: (
+            f'vault {{\n  enabled = true\n  address = "https://vault.example.test:8200"\n  token   = "{mark("s." + d.token(24, 24))}"\n}}'
+        ),
+        lambda: f'# prod.tfvars\nregion = "eu-west-1"\n{name(d, "snake")} = "{mark(secretish(d))}"',
+    )
+
+
+def vendor_headers(d: Draw) -> str:
+    """Vendors' own request headers and authorization schemes carrying a key or a ticket."""
+    rapid = d.hex(18) + "msh" + d.hex(15) + "p1" + d.hex(4) + "jsn" + d.hex(12)
+    return one(
+        d,
+        lambda: (
+            f'curl -X POST https://api.datadoghq.eu/api/v1/series -H "DD-API-KEY: {mark(d.hex(32))}" '
+            f'-H "DD-APPLICATION-KEY: {mark(d.hex(40))}" -d @series.json'
+        ),
+        lambda: (
+            f"curl 'http://plex.lan:32400/library/sections' -H 'X-Plex-Token: {mark(d.token(20, 20, URLSAFE))}'"
+        ),
+        lambda: (
+            f"> GET /v1/quotes HTTP/2\n> X-RapidAPI-Host: quotes.p.rapidapi.com\n> X-RapidAPI-Key: {mark(rapid)}"
+        ),
+        lambda: (
+            f"curl -H 'Circle-Token: {mark('CCIPAT_' + d.token(22, 22) + '_' + d.hex(40))}' https://circleci.com/api/v2/me"
+        ),
+        lambda: f"> PUT /v1/secret/data/app HTTP/1.1\n> X-Vault-Token: {mark('s.' + d.token(24, 24))}",
+        lambda: (
+            f"curl https://api.honeycomb.io/1/events/prod -H 'X-Honeycomb-Team: {mark(d.token(22, 22))}' -d '{{}}'"
+        ),
+        lambda: (
+            f"> GET /api/v1/users?limit=25 HTTP/1.1\n> Authorization: SSWS {mark('00' + d.token(40, 40, URLSAFE))}"
+        ),
+        lambda: (
+            f"curl -k https://splunk.example.test:8088/services/collector -H 'Authorization: Splunk {mark(d.uuid())}'"
+        ),
+        lambda: (
+            "> Authorization: ApiKey "
+            + mark(base64.b64encode(f"{d.token(20, 20)}:{d.token(22, 22, URLSAFE)}".encode()).decode())
+        ),
+        lambda: f"> Authorization: Negotiate {mark('YII' + d.b64(600))}",
+    )
+
+
 # -- cookies and session values --
 
 
@@ -493,7 +564,7 @@ def webhook_urls(d: Draw) -> str:
         ),
         lambda: (
             f"https://chat.googleapis.com/v1/spaces/AAAA{d.token(7, 7, URLSAFE)}/messages?"
-            f"key=AIzaSyDdI0hCZtE6vySjMm-WEfRq3CPzqKqqsHI&token={mark(d.token(43, 43, URLSAFE))}"
+            f"key=AIzaSy{d.token(33, 33, URLSAFE)}&token={mark(d.token(43, 43, URLSAFE))}"
         ),
         lambda: f"https://maker.ifttt.com/trigger/deploy_done/with/key/{mark(d.token(22, 22, URLSAFE))}",
         lambda: f"https://chat.example.test/hooks/{mark(d.chars(26, LOWER_ALNUM))}",
@@ -624,6 +695,12 @@ def ppk_wireguard_xml(d: Draw) -> str:
         inner = "".join(f"<{k}>{mark(base64.b64encode(d.raw(n)).decode())}</{k}>" for k, n in parts.items())
         return f"<RSAKeyValue><Modulus>{base64.b64encode(d.raw(256)).decode()}</Modulus><Exponent>AQAB</Exponent>{inner}</RSAKeyValue>"
 
+    def jwk_rsa() -> str:
+        parts = (("d", 256), ("p", 128), ("q", 128), ("dp", 128), ("dq", 128), ("qi", 128))
+        fields = ",".join(f'"{k}":"{mark(d.b64url(n))}"' for k, n in parts)
+        head = f'"kty":"RSA","kid":"{d.hex(8)}","alg":"RS256","n":"{d.b64url(256)}","e":"AQAB"'
+        return f"JWKS='{{\"keys\":[{{{head},{fields}}}]}}'"
+
     return one(
         d,
         ppk,
@@ -632,6 +709,7 @@ def ppk_wireguard_xml(d: Draw) -> str:
             f"[Peer]\nPublicKey = {base64.b64encode(d.raw(32)).decode()}\nEndpoint = vpn.example.test:51820"
         ),
         rsa_xml,
+        jwk_rsa,
         lambda: (
             f'  "Identity": {{\n    "PeerID": "12D3KooW{d.chars(44, "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz")}",\n'
             f'    "PrivKey": "{mark(base64.b64encode(bytes.fromhex("08011240") + d.raw(64)).decode())}"\n  }},'
@@ -670,11 +748,18 @@ def chain_secrets(d: Draw) -> str:
 
 
 def pem_flattened(d: Draw) -> str:
-    """PEM bodies flattened into one line, or under labels and dash counts the other splits lack."""
+    """PEM bodies flattened into one line or a JSON string, under labels and dash counts the other splits
+    lack, and DER (PKCS#8, PKCS#12) in base64 literals handed to a language's key API."""
     rsa = bytes.fromhex("308204a40201000282010100") + d.raw(1180)
     ec = bytes.fromhex("308187020100301306072a8648ce3d020106082a8648ce3d030107046d306b0201010420") + d.raw(
         109
     )
+
+    openssh = b"openssh-key-v1\0" + b"\0\0\0\x04none\0\0\0\x04none\0\0\0\0\0\0\0\x01" + d.raw(380)
+    pkcs8_rsa = bytes.fromhex(
+        "308204bd020100300d06092a864886f70d0101010500048204a7308204a30201000282010100"
+    ) + d.raw(1180)
+    pkcs12 = bytes.fromhex("30820a0a0201033082098006092a864886f70d010701a0820971048209") + d.raw(2400)
 
     def lines(der: bytes) -> list[str]:
         return wrap64(base64.b64encode(der).decode()).split("\n")
@@ -697,6 +782,20 @@ def pem_flattened(d: Draw) -> str:
             '---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----\nComment: "rsa-key-20261207"\n'
             f"{mark(chr(10).join(wrap64(base64.b64encode(bytes.fromhex('3f6ff9eb') + d.raw(1200)).decode(), 70).split(chr(10))))}\n"
             "---- END SSH2 ENCRYPTED PRIVATE KEY ----"
+        ),
+        lambda: (
+            '"private_key_openssh": "-----BEGIN OPENSSH PRIVATE KEY-----\\n'
+            + mark("\\n".join(wrap64(base64.b64encode(openssh).decode(), 70).split("\n")))
+            + '\\n-----END OPENSSH PRIVATE KEY-----\\n",'
+        ),
+        lambda: (
+            "PKCS8EncodedKeySpec spec = new PKCS8EncodedKeySpec(Base64.getDecoder().decode(\n"
+            f'    "{mark(base64.b64encode(pkcs8_rsa).decode())}"));\n'
+            'PrivateKey key = KeyFactory.getInstance("RSA").generatePrivate(spec);'
+        ),
+        lambda: (
+            "var cert = new X509Certificate2(Convert.FromBase64String(\n"
+            f'    "{mark(base64.b64encode(pkcs12).decode())}"), "{plain_pw(d)}");'
         ),
         lambda: (
             f"-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,{d.hex(32).upper()}\n\n"
@@ -950,6 +1049,13 @@ def la_build_digests(d: Draw) -> str:
     return one(
         d,
         lambda: (
+            f"@  {mark(d.chars(8, 'klmnopqrstuvwxyz'))} dev@example.test 2026-12-07 10:42:11 {mark(d.hex(8))}\n│  fix the retry loop"
+        ),
+        lambda: (
+            f"Created entry at index {d.r.randint(10**8, 2 * 10**8)}, available at: "
+            f"https://rekor.sigstore.dev/api/v1/log/entries/{mark(d.hex(80))}"
+        ),
+        lambda: (
             f"golang.org/x/net v0.33.0 {mark('h1:' + d.b64(32))}\ngolang.org/x/net v0.33.0/go.mod {mark('h1:' + d.b64(32))}"
         ),
         lambda: (
@@ -986,6 +1092,10 @@ def la_object_ids(d: Draw) -> str:
         lambda: f"SUPABASE_URL=https://{mark(d.chars(20, string.ascii_lowercase))}.supabase.co",
         lambda: f"message {mark(str(d.r.randint(10**18, 2 * 10**18)))} deleted from #ops",
         lambda: f"GET /share/{mark(d.token(21, 21, URLSAFE))} 200 12ms",
+        lambda: f"assuming role {mark(f'acs:ram::{d.chars(16, string.digits)}:role/deployer')}",
+        lambda: (
+            f"resource: {mark(f'//compute.googleapis.com/projects/acme-prod/zones/europe-west1-b/instances/web-{d.hex(6)}')}"
+        ),
     )
 
 
@@ -1031,6 +1141,7 @@ def la_vendor_samples(d: Draw) -> str:
         lambda: f"-----BEGIN PRIVATE KEY-----\n{mark('...')}\n-----END PRIVATE KEY-----",
         lambda: f"OPENROUTER_API_KEY={mark('sk-or-v1-<your-key>')}",
         lambda: f"client_secret: {mark('xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx')}",
+        lambda: f"$ docker login -u ci -p {mark('[MASKED]')} registry.example.test\nLogin Succeeded",
     )
 
 
@@ -1144,6 +1255,8 @@ def specs() -> list[Spec]:
         Spec("slot", "ops-tool-arguments", "secret", "command", ops_command_args),
         Spec("slot", "dsl-and-language-literals", "secret", "file", language_literals),
         Spec("slot", "device-proxy-urls-and-dsns", "secret", "inline", urls_and_dsns),
+        Spec("slot", "xml-attributes-and-agent-hcl", "secret", "file", xml_and_agent_configs),
+        Spec("slot", "vendor-headers-and-auth-schemes", "secret", "inline", vendor_headers),
         Spec("cookie", "captures-logs-and-urls", "secret", "inline", cookie_captures),
         Spec("cookie", "set-in-code-and-test-clients", "secret", "file", cookie_code),
         Spec("token-near-word", "setup-wizard-prompts", "secret", "tty", cli_prompts),
@@ -1156,7 +1269,7 @@ def specs() -> list[Spec]:
         Spec("cloud-key", "openstack-and-small-providers", "secret", "file", small_clouds),
         Spec("private-key", "ppk-wireguard-xml-node-keys", "secret", "file", ppk_wireguard_xml),
         Spec("private-key", "chain-secret-encodings", "secret", "output", chain_secrets),
-        Spec("private-key", "pem-flattened-and-rare-labels", "secret", "file", pem_flattened),
+        Spec("private-key", "flattened-pem-rare-labels-der-in-code", "secret", "file", pem_flattened),
         Spec("split", "join-calls-and-arrays", "secret", "file", join_calls),
         Spec("split", "pieces-apart", "secret", "inline", pieces_apart),
         Spec("mail", "servers-apps-and-provider-keys", "secret", "file", mail_servers_and_apps),
