@@ -5,17 +5,18 @@
 
 The corpus is generated (benchmarks/redaction_gen/, fixed seeds): fake secrets and look-alikes by
 class, each embedded in transcript-like text with its exact span. Classes, not cases, are split, in
-three: the development half (redaction_gen/dev.py); "dev-2" (redaction_gen/eval.py), the first
-evaluation half, whose figures have been read, so it is development material now; and the held-out
-half (redaction_gen/heldout.py), new classes whose shapes none of the others, the redaction tests,
-the other corpora or the rules hold, with its own seed and its own transcript framing. Every split
-covers every family of issue 33, so each family has a figure on each. Every case is scored as plain
-text and as a JSONL transcript line (the text JSON-escaped inside a tool result, as the agents write
-it).
+four: the development half (redaction_gen/dev.py); "dev-2" (redaction_gen/eval.py), the first
+evaluation half, whose figures have been read; "dev-3" (redaction_gen/heldout.py), the first
+held-out half, measured once and so looked at too (both are development material now, with their
+own seeds and framing unchanged); and the held-out half (redaction_gen/heldout2.py), new classes
+whose shapes none of the others hold, with its own seed and its own transcript framing, written
+without reading memd's rules. Every split covers every family of issue 33, so each family has a
+figure on each. Every case is scored as plain text and as a JSONL transcript line (the text
+JSON-escaped inside a tool result, as the agents write it).
 
 The held-out half is measured only with ``--heldout``: it is run once, when the rules are done, and
 its figures are the ones the targets are judged on. Without the flag (CI's ``--tiny`` included),
-memd never sees it, and the targets are not judged.
+memd never sees it, and the targets are not judged; dev, dev-2 and dev-3 are measured on every run.
 
 In the same run: memd's redactor (the engine the runtime builds, with a fixed key), detect-secrets
 (its default plugins and filters), Codex's four regexes, and secretlint with its recommended preset
@@ -63,7 +64,8 @@ from benchmarks.redaction_bench import codex_redact, detect_secrets_redactor
 from benchmarks.redaction_gen import Case, Framer, Spec, build
 from benchmarks.redaction_gen import dev as dev_half
 from benchmarks.redaction_gen import eval as eval_half
-from benchmarks.redaction_gen import heldout as heldout_half
+from benchmarks.redaction_gen import heldout as dev3_half
+from benchmarks.redaction_gen import heldout2 as heldout_half
 
 TRANSCRIPTS = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "transcripts"
 SECRETLINT = Path.home() / ".cache" / "memd-bench" / "secretlint" / "node_modules" / ".bin" / "secretlint"
@@ -117,7 +119,15 @@ class Split:
 SPLITS = [
     Split("dev", "development", dev_half.specs),
     Split("eval", "dev-2 (looked at, now development)", eval_half.specs),
-    Split("heldout", "held out", heldout_half.specs, heldout_half.SEED, heldout_half.frame, held_out=True),
+    Split("heldout", "dev-3 (looked at, now development)", dev3_half.specs, dev3_half.SEED, dev3_half.frame),
+    Split(
+        heldout_half.HALF,
+        "held out",
+        heldout_half.specs,
+        heldout_half.SEED,
+        heldout_half.frame,
+        held_out=True,
+    ),
 ]
 
 

@@ -1,14 +1,16 @@
 """The generated redaction corpus (benchmarks/redaction_gen) and generalise_bench's counting.
 
 The corpus is split leave-class-out: a class belongs to one split (dev, dev-2 = the looked-at first
-evaluation half, and the held-out half), every split covers every family, cases are the same for the
-same seed, every span is where the value is, and checksummed formats carry valid checksums. The
-counting treats partial redaction that leaves a tail as a miss. Nothing here runs a redactor on the
-held-out half: its own invariants only.
+evaluation half, dev-3 = the looked-at first held-out half, and the held-out half ``heldout2``),
+every split covers every family, cases are the same for the same seed, every span is where the
+value is, and checksummed formats carry valid checksums. The counting treats partial redaction that
+leaves a tail as a miss. Nothing here runs a redactor on the held-out half: its generator's own
+invariants only.
 """
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import re
@@ -20,6 +22,7 @@ from benchmarks.redaction_gen import (
     BECH32,
     SEED,
     Case,
+    Draw,
     _bech32_polymod,
     base58check,
     bech32,
@@ -29,6 +32,7 @@ from benchmarks.redaction_gen import (
 from benchmarks.redaction_gen import dev as dev_half
 from benchmarks.redaction_gen import eval as eval_half
 from benchmarks.redaction_gen import heldout as held
+from benchmarks.redaction_gen import heldout2 as held2
 
 FAMILIES = {
     "slot",
@@ -136,7 +140,7 @@ def test_the_development_half_never_imports_the_evaluation_half() -> None:
     assert not re.search(r"^\s*(from|import)\b.*\beval\b", source, re.MULTILINE)
 
 
-# -- the held-out half: its generator's invariants only (never a redactor's figures) --
+# -- dev-3 (heldout.py, the first held-out half, looked at and now development): its invariants --
 
 
 def _held(per_class: int, seed: int = held.SEED) -> list[Case]:
@@ -225,20 +229,177 @@ def test_held_out_addresses_carry_valid_checksums() -> None:
     assert checked >= 5
 
 
-def test_the_benchmark_builds_three_splits_and_holds_out_only_the_new_half() -> None:
-    assert [s.half for s in SPLITS] == ["dev", "eval", "heldout"]
-    assert [s.held_out for s in SPLITS] == [False, False, True]
+def test_the_benchmark_builds_four_splits_and_holds_out_only_the_new_half() -> None:
+    assert [s.half for s in SPLITS] == ["dev", "eval", "heldout", "heldout2"]
+    assert [s.held_out for s in SPLITS] == [False, False, False, True]
     assert "looked at" in SPLITS[1].title
+    assert SPLITS[2].title == "dev-3 (looked at, now development)"
+    assert SPLITS[3].title == "held out"
+    assert split_cases(SPLITS[3], 2) == _held2(2)
     assert split_cases(SPLITS[2], 2) == _held(2)
     assert split_cases(SPLITS[1], 2) == build("eval", eval_half.specs(), 2)
 
 
 def test_no_split_imports_another() -> None:
     for module, others in (
-        (dev_half, ("eval", "heldout")),
-        (eval_half, ("dev", "heldout")),
-        (held, ("dev", "eval")),
+        (dev_half, ("eval", "heldout", "heldout2")),
+        (eval_half, ("dev", "heldout", "heldout2")),
+        (held, ("dev", "eval", "heldout2")),
+        (held2, ("dev", "eval", "heldout")),
     ):
         source = Path(module.__file__ or "").read_text(encoding="utf-8")
         for other in others:
             assert not re.search(rf"^\s*(from|import)\b.*\b{other}\b", source, re.MULTILINE)
+
+
+# -- the held-out half (heldout2.py): its generator's invariants only (never a redactor's figures) --
+
+
+def _held2(per_class: int, seed: int = held2.SEED) -> list[Case]:
+    return build(held2.HALF, held2.specs(), per_class, seed=seed, framer=held2.frame)
+
+
+def test_the_new_held_out_half_shares_no_class_language_or_spelling_with_any_development_split() -> None:
+    ho = held2.specs()
+    earlier = dev_half.specs() + eval_half.specs() + held.specs()
+    assert not {(s.family, s.name) for s in ho} & {(s.family, s.name) for s in earlier}
+    assert {s.family for s in ho} == FAMILIES
+    assert not set(held2.PROSE) & (set(dev_half.PROSE) | set(eval_half.PROSE) | set(held.PROSE))
+    earlier_names = {tuple(n) for n in dev_half.NAMES + eval_half.NAMES + held.NAMES}
+    assert not {tuple(n) for n in held2.NAMES} & earlier_names
+    assert len([lang for lang in held2.PROSE if not lang.startswith("en")]) >= 25
+    assert held2.SEED not in (SEED, held.SEED)
+
+
+def test_no_phrase_of_the_new_held_out_prose_is_in_a_development_split() -> None:
+    """Each template's words (the value taken out) appear in none of the development files."""
+    earlier = "\n".join(
+        Path(m.__file__ or "").read_text(encoding="utf-8") for m in (dev_half, eval_half, held)
+    )
+    for templates in held2.PROSE.values():
+        for template in templates:
+            for words in re.split(r"\{\w+\}", template):
+                words = words.strip(" :：—-")
+                if len(words) >= 6:
+                    assert words not in earlier, words
+
+
+def test_the_new_held_out_half_has_the_intended_size_and_every_class_yields_cases() -> None:
+    cases = _held2(12)
+    by_class: dict[str, int] = {}
+    for case in cases:
+        by_class[case.cls] = by_class.get(case.cls, 0) + 1
+    assert set(by_class) == {f"{s.family}/{s.name}" for s in held2.specs()}
+    assert set(by_class.values()) == {12}
+    secrets = sum(c.kind == "secret" for c in cases)
+    assert 200 <= secrets <= 350
+    assert 90 <= len(cases) - secrets <= 120
+
+
+def test_each_prose_class_of_the_new_half_takes_every_one_of_its_languages_in_turn() -> None:
+    for group, languages in held2.PROSE_GROUPS.items():
+        spec = next(s for s in held2.specs() if s.name == group)
+        texts = [
+            c.text for c in build(held2.HALF, [spec], len(languages), seed=held2.SEED, framer=held2.frame)
+        ]
+        for lang, templates in languages.items():
+            heads = [
+                re.split(r"\{\w+\}", t)[0].strip() or re.split(r"\{\w+\}", t)[1].strip() for t in templates
+            ]
+            assert any(h in text for text in texts for h in heads), (group, lang)
+
+
+def test_the_new_held_out_half_is_deterministic_and_every_span_is_the_marked_value() -> None:
+    first, again = _held2(3), _held2(3)
+    assert first == again
+    assert _held2(3, seed=1) != first
+    assert [c.text for c in first] != [c.text for c in build(held2.HALF, held2.specs(), 3)]  # own framing
+    for case in first:
+        assert case.half == "heldout2"
+        assert "\x01" not in case.text
+        assert "\x02" not in case.text
+        assert all(0 <= a < b <= len(case.text) for a, b in case.spans)
+        assert all(p.strip() == p and p for p in case.pieces), case.cls  # no piece holds framing
+        assert case.kind in ("secret", "lookalike")
+
+
+def test_the_new_framing_keeps_the_marked_text_whole() -> None:
+    """What the class marked is what the spans hold: framing may cut a piece at a line break (to put
+    its own prefix there), never add to it or drop from it."""
+    snippets: list[str] = []
+
+    def recording(draw: Draw, snippet: str, kind: str) -> str:
+        snippets.append(snippet)
+        return held2.frame(draw, snippet, kind)
+
+    cases = build(held2.HALF, held2.specs(), 6, seed=held2.SEED, framer=recording)
+    assert len(cases) == len(snippets)
+    for case, snippet in zip(cases, snippets, strict=True):
+        marked = re.findall("\x01([^\x02]*)\x02", snippet)
+        assert "".join(marked).replace("\n", "") == "".join(case.pieces).replace("\n", ""), case.cls
+
+
+def test_a_new_held_out_case_escaped_into_a_jsonl_line_keeps_its_spans() -> None:
+    for case in _held2(2):
+        line = as_jsonl(case)
+        assert json.loads(line.text)["content"] == case.text
+        assert [json.loads(f'"{p}"') for p in line.pieces] == case.pieces
+
+
+def _b58decode(text: str, size: int) -> bytes:
+    n = 0
+    for ch in text:
+        n = n * 58 + B58.index(ch)
+    return n.to_bytes(size, "big")
+
+
+def _bech32_valid(text: str) -> bool:
+    hrp, data = text.rsplit("1", 1)
+    values = [BECH32.index(c) for c in data]
+    expanded = [ord(c) >> 5 for c in hrp] + [0] + [ord(c) & 31 for c in hrp]
+    return _bech32_polymod(expanded + values) == 1
+
+
+def test_the_new_held_out_keys_and_addresses_carry_valid_checksums() -> None:
+    wanted = {"chain-secret-encodings", "peer-keys-certs-and-publishable"}
+    specs = [s for s in held2.specs() if s.name in wanted]
+    seen: set[str] = set()
+    for case in build(held2.HALF, specs, 40, seed=held2.SEED, framer=held2.frame):
+        for piece in case.pieces:
+            if piece.startswith(("ed25519e_sk1", "suiprivkey1", "addr1")):
+                assert _bech32_valid(piece), piece
+                seen.add(piece.rsplit("1", 1)[0])
+            elif piece.startswith(("xprv", "edsk")):
+                size = 82 if piece.startswith("xprv") else 40
+                raw = _b58decode(piece, size)
+                assert raw[-4:] == hashlib.sha256(hashlib.sha256(raw[:-4]).digest()).digest()[:4]
+                seen.add(piece[:4])
+            elif len(piece) == 56 and piece[0] in "SG" and piece.isupper():
+                raw = base64.b32decode(piece + "=" * (-len(piece) % 8))
+                assert raw[0] == (18 << 3 if piece[0] == "S" else 6 << 3)
+                assert int.from_bytes(raw[-2:], "little") == held2.crc16_xmodem(raw[:-2])
+                seen.add(piece[0])
+            elif piece.endswith(".onion"):
+                raw = base64.b32decode(piece.removesuffix(".onion").upper())
+                check = hashlib.sha3_256(b".onion checksum" + raw[:32] + b"\x03").digest()[:2]
+                assert raw[32:34] == check
+                assert raw[34] == 3
+                seen.add("onion")
+    assert seen >= {"ed25519e_sk", "suiprivkey", "addr", "xprv", "edsk", "S", "G", "onion"}
+
+
+def test_crc16_xmodem_matches_its_reference_value() -> None:
+    assert held2.crc16_xmodem(b"123456789") == 0x31C3
+
+
+def test_the_new_held_out_half_is_the_one_documented_as_written() -> None:
+    """docs/redaction-measured.md records the half's digest as written: a change to it (or to the shared
+    drawing it uses) after that makes this fail, so a half edited after it was written cannot pass as
+    held out."""
+    digest = hashlib.sha256()
+    for case in split_cases(SPLITS[3], 12):
+        digest.update(repr(case).encode())
+    documented = (Path(__file__).resolve().parents[1] / "docs" / "redaction-measured.md").read_text(
+        encoding="utf-8"
+    )
+    assert digest.hexdigest() in documented

@@ -1,8 +1,9 @@
 """The development half: the classes rules may be written against.
 
 Every family of issue 33 has classes here and other classes in dev-2 (``eval.py``, the first
-evaluation half, looked at and now development too) and in the held-out half (``heldout.py``: never
-read it to write a rule). Secret-ish names, syntaxes, languages, key encodings, token families and
+evaluation half, looked at and now development too), in dev-3 (``heldout.py``, the first held-out
+half, measured once and now development too) and in the held-out half (``heldout2.py``: never read
+it to write a rule). Secret-ish names, syntaxes, languages, key encodings, token families and
 kinds of look-alike are split between the halves, not cases of one class.
 """
 
