@@ -4,7 +4,23 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime, timedelta
-from typing import Protocol
+from typing import Any, Protocol
+
+
+def parse_time(value: Any) -> datetime | None:
+    """A time as memd stores and receives it, as an aware UTC datetime, or None: a datetime
+    (PostgreSQL's columns), ISO text with ``Z`` or an offset (API headers, JSON records), or naive
+    text, read as UTC (SQLite's ``2026-11-01 12:00:00.000000``). Anything else is None."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        moment = value
+    else:
+        try:  # 3.11 reads a trailing Z, and SQLite's "2026-11-01 12:00:00.000000" as is
+            moment = datetime.fromisoformat(value if type(value) is str else str(value))
+        except ValueError:
+            return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 class Clock(Protocol):

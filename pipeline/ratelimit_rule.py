@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from pipeline.clock import parse_time
+
 KV_RATE_LIMIT = "rate_limit"
 """kv: the rate-limit headers of the last response (``RateLimitSnapshot.to_json``)."""
 KV_BACKOFF = "llm_backoff"
@@ -55,17 +57,6 @@ class Decision:
     """When the last of them lifts."""
     remaining_percent: float | None
     """The smallest remaining share of the families with a limit; None when none has one."""
-
-
-def parse_time(value: Any) -> datetime | None:
-    """An ISO time (``Z`` or an offset; naive is UTC), or None."""
-    if not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def families_from_json(value: Any) -> dict[str, Family]:

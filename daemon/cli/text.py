@@ -18,7 +18,7 @@ def shown(value: Any) -> str:
 
 def when(value: Any) -> str:
     """A moment as ``2026-11-01 12:00Z``, or ``never``."""
-    from pipeline.store.read.values import parse_time
+    from pipeline.clock import parse_time
 
     moment = parse_time(value)
     return moment.strftime("%Y-%m-%d %H:%MZ") if moment else "never"

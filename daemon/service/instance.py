@@ -29,7 +29,7 @@ from typing import Any
 
 import structlog
 
-from pipeline.clock import Clock
+from pipeline.clock import Clock, parse_time
 from pipeline.errors import InstanceBusy
 from pipeline.proc import pid_alive
 from pipeline.store import Store, heartbeats, jobs, leases
@@ -183,7 +183,7 @@ class InstanceGuard:
             raise InstanceBusy(
                 host=str(record.get("host", self.host)),
                 pid=int(record.get("pid", 0) or 0),
-                since=_parse_time(record.get("since")),
+                since=parse_time(record.get("since")),
                 where=f": its lock is {self.path}",
             ) from None
         except BaseException:
@@ -223,12 +223,3 @@ def _parse_record(data: bytes) -> dict[str, Any]:
     except ValueError:
         return {}
     return record if isinstance(record, dict) else {}
-
-
-def _parse_time(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value)
-    except ValueError:
-        return None

@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from pipeline.clock import parse_time
 from pipeline.layout import GLOBAL_SCOPE, NOT_TOPICS
 from pipeline.store.read.keys import KV_SQL
 from pipeline.store.read.rows import Rows
 from pipeline.store.read.sessions import PROJECTS_SINCE_SQL
 from pipeline.store.read.uses import USE_SCOPES_SQL, scope_usage_sql
-from pipeline.store.read.values import json_value, parse_time
+from pipeline.store.read.values import json_value
 
 INDEX_KEY = "publish.index"
 """kv: what ``publish_all`` published where (path -> scope and file; each topic's sources)."""

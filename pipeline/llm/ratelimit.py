@@ -14,7 +14,7 @@ from datetime import datetime
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from pipeline import ratelimit_rule as rule
+from pipeline.clock import parse_time
 from pipeline.ratelimit_rule import KV_BACKOFF, KV_RATE_LIMIT, Family
 from pipeline.settings import Settings
 from pipeline.store import Store, kv
@@ -60,7 +60,7 @@ def parse_headers(headers: Mapping[str, str], now: datetime) -> RateLimitSnapsho
             continue
         try:
             families[name.replace("-", "_")] = Family(
-                int(limit), int(remaining), rule.parse_time(lower.get(f"{PREFIX}{name}-reset"))
+                int(limit), int(remaining), parse_time(lower.get(f"{PREFIX}{name}-reset"))
             )
         except ValueError:
             continue
@@ -108,7 +108,7 @@ async def record_backoff(store: Store, until: datetime, reason: str, *, now: dat
     """No new call before ``until`` (a 429, 529, 5xx or timeout said so). Never moves an existing one earlier."""
     current = await kv.get(store, KV_BACKOFF)
     if isinstance(current, dict):
-        existing = rule.parse_time(current.get("until"))
+        existing = parse_time(current.get("until"))
         if existing is not None and existing >= until:
             return
     await kv.put(store, KV_BACKOFF, {"until": until.isoformat(), "reason": reason}, now=now)

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from pipeline.store.read.values import iso, parse_time
+from pipeline.clock import parse_time
+from pipeline.store.read.values import iso
 from pipeline.vocabulary import DaemonState, Health
 
 HEARTBEAT_INTERVAL_S = 15.0

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pipeline import roster, store_url
+from pipeline.clock import parse_time
 from pipeline.endpoint_facts import KV_ENDPOINTS, described
 from pipeline.machine import host_id, known_id
 from pipeline.ratelimit_rule import utc_day_start
@@ -96,7 +97,7 @@ from pipeline.store.read.sessions import (
     next_idle,
     state_counts,
 )
-from pipeline.store.read.values import iso, json_value, parse_time
+from pipeline.store.read.values import iso, json_value
 from pipeline.sync.state import SyncState
 from pipeline.sync.state import read as read_sync
 from pipeline.sync.urls import shown_url

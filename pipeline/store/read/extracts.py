@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from pipeline.store.read.values import json_value, parse_time
+from pipeline.clock import parse_time
+from pipeline.store.read.values import json_value
 
 SESSION_EXTRACTS_SQL = (
     "SELECT scope, count(*) AS n, max(forgotten_at) AS forgotten_at, "

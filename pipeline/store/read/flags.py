@@ -10,8 +10,9 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from pipeline.clock import parse_time
 from pipeline.store.read.rows import Rows
-from pipeline.store.read.values import in_list, parse_time
+from pipeline.store.read.values import in_list
 from pipeline.vocabulary import FLAG_VERDICTS
 
 OPEN = f"verdict IN ({in_list(FLAG_VERDICTS)}) AND resolved_run IS NULL"

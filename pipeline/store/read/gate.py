@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import NamedTuple
 
 from pipeline import ratelimit_rule as rule
+from pipeline.clock import parse_time
 from pipeline.store.read.keys import kv_value
 from pipeline.store.read.rows import Rows
 from pipeline.store.read.runs import spend
@@ -50,7 +51,7 @@ def gate(
         spent_today_usd=today.cost_usd,
         budget_usd=daily_budget_usd or None,
     )
-    observed = rule.parse_time(snapshot.get("observed_at")) if isinstance(snapshot, dict) else None
+    observed = parse_time(snapshot.get("observed_at")) if isinstance(snapshot, dict) else None
     return GateState(
         gated=decision.gated,
         reason=decision.reason,

@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from pipeline.clock import parse_time
 from pipeline.store.read.rows import Rows
 from pipeline.store.read.sessions import (
     MINE,
 )
-from pipeline.store.read.values import in_list, iso, json_value, parse_time
+from pipeline.store.read.values import in_list, iso, json_value
 from pipeline.vocabulary import (
     BATCH_OPEN,
     RUN_FAILED,

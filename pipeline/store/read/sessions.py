@@ -6,8 +6,9 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, NamedTuple
 
+from pipeline.clock import parse_time
 from pipeline.store.read.rows import Rows
-from pipeline.store.read.values import in_list, json_value, parse_time
+from pipeline.store.read.values import in_list, json_value
 from pipeline.vocabulary import (
     TRANSCRIPT_FAILED,
     TranscriptState,

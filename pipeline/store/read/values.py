@@ -8,6 +8,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pipeline.clock import parse_time
+
 
 def connect_sqlite(path: Path, *, timeout: float = 2.0) -> sqlite3.Connection:
     """The store file opened read-only (WAL lets it read beside the daemon's writes; a missing
@@ -18,20 +20,6 @@ def connect_sqlite(path: Path, *, timeout: float = 2.0) -> sqlite3.Connection:
 def in_list(values: frozenset[str] | tuple[str, ...]) -> str:
     """A SQL ``IN`` list of vocabulary values (fixed strings, never user input)."""
     return ", ".join(f"'{v}'" for v in sorted(values))
-
-
-def parse_time(value: Any) -> datetime | None:
-    """A stored time as an aware UTC datetime: a datetime (PostgreSQL) or SQLite's naive UTC text."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, datetime):
-        moment = value
-    else:
-        try:  # 3.11 reads a trailing Z, and SQLite's "2026-11-01 12:00:00.000000" as is
-            moment = datetime.fromisoformat(value if type(value) is str else str(value))
-        except ValueError:
-            return None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def sqlite_time(value: datetime) -> str:

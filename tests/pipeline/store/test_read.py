@@ -10,14 +10,13 @@ from pathlib import Path
 import pytest
 from sqlalchemy import insert
 
-from pipeline.clock import FakeClock
+from pipeline.clock import FakeClock, parse_time
 from pipeline.machine import UNNAMED
 from pipeline.scan.view import ScanReport, read_view
 from pipeline.store import Store, consolidation
 from pipeline.store.read import sessions as read_sessions
 from pipeline.store.read.rows import SqliteRows, on_store
 from pipeline.store.read.sessions import generation_of, record_from_row
-from pipeline.store.read.values import parse_time
 from pipeline.store.schema import transcripts
 from pipeline.vocabulary import TRANSCRIPT_FAILED, TRANSCRIPT_NOTABLE, RunOutcome, TranscriptState
 from tests.pipeline.status.test_read import read_report
