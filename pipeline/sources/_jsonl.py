@@ -31,7 +31,7 @@ from pipeline.sources import registry
 from pipeline.sources._collector import Collector, Summary
 from pipeline.sources._discover import describe_os_error
 from pipeline.sources._lines import MAX_LINE_BYTES, RawLine, decode_line, iter_lines
-from pipeline.sources.base import ParseResult, ParserState
+from pipeline.sources.base import ParseResult, ParserState, last_guard
 from pipeline.transcript import Transcript
 
 log = structlog.get_logger(__name__)
@@ -209,14 +209,13 @@ class JsonlAdapter(ABC):
         with_items: bool = True,
         max_bytes: int | None = None,
     ) -> ParseResult:
-        try:
-            return self._parse(path, start_offset, state, with_items, max_bytes)
-        except Exception as exc:  # the last guard: an adapter never raises on any input
-            log.error(
-                "transcript_parse_crashed", source=self.source, path=str(path), error=type(exc).__name__
-            )
-            problem = TranscriptUnreadable(f"parser error: {type(exc).__name__}: {exc}")
-            return ParseResult(None, start_offset, state, problem)
+        return last_guard(
+            self.source,
+            path,
+            start_offset,
+            state,
+            lambda: self._parse(path, start_offset, state, with_items, max_bytes),
+        )
 
     def _parse(
         self,

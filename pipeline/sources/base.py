@@ -22,14 +22,18 @@ session's version (monotone in every write) rather than bytes; see ``pipeline.ag
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+import structlog
+
 from pipeline.errors import TranscriptUnreadable
 from pipeline.sources.walk import Walked
 from pipeline.transcript import Transcript
+
+log = structlog.get_logger(__name__)
 
 # JSON-serializable (dicts, lists, strings, numbers, booleans, None); store it as JSON.
 ParserState = dict[str, Any]
@@ -102,3 +106,21 @@ class WalkingAdapter(SourceAdapter, Protocol):
         """Every session under ``root``: (path, change key, None), or (path, None, why it cannot
         be read); never raises."""
         ...
+
+
+def last_guard(
+    source: str,
+    path: Path | str,
+    start_offset: int,
+    state: ParserState | None,
+    parse: Callable[[], ParseResult],
+) -> ParseResult:
+    """``parse()``, or, if it raises anyway, the file as unreadable with the exception's type and text
+    as the reason (and one log line naming the source and path, never the file's text): the last
+    guard that keeps every adapter's promise never to raise on any input."""
+    try:
+        return parse()
+    except Exception as exc:
+        log.error("transcript_parse_crashed", source=source, path=str(path), error=type(exc).__name__)
+        problem = TranscriptUnreadable(f"parser error: {type(exc).__name__}: {exc}")
+        return ParseResult(None, start_offset, state, problem)

@@ -42,7 +42,7 @@ from pipeline.errors import TranscriptIncomplete, TranscriptUnreadable
 from pipeline.safefile import UnsafeFile, open_regular, read_at_most
 from pipeline.sources._collector import Collector, Summary
 from pipeline.sources._discover import describe_os_error
-from pipeline.sources.base import ParseResult, ParserState
+from pipeline.sources.base import ParseResult, ParserState, last_guard
 from pipeline.sources.walk import Walked
 from pipeline.transcript import Transcript
 
@@ -225,11 +225,13 @@ class AiderAdapter:
         with_items: bool = True,
         max_bytes: int | None = None,
     ) -> ParseResult:
-        try:
-            return self._parse(path, start_offset, state, with_items, max_bytes)
-        except Exception as exc:  # the last guard: an adapter never raises on any input
-            problem = TranscriptUnreadable(f"parser error: {type(exc).__name__}: {exc}")
-            return ParseResult(None, start_offset, state, problem)
+        return last_guard(
+            self.source,
+            path,
+            start_offset,
+            state,
+            lambda: self._parse(path, start_offset, state, with_items, max_bytes),
+        )
 
     def _parse(
         self,

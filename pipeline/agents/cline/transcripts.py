@@ -41,7 +41,7 @@ from pipeline.sources._discover import describe_os_error
 from pipeline.sources._lines import NESTED_TOO_DEEPLY
 from pipeline.sources._time import parse_ts
 from pipeline.sources._tools import WEB_FETCH, compact_json
-from pipeline.sources.base import ParseResult, ParserState
+from pipeline.sources.base import ParseResult, ParserState, last_guard
 
 log = structlog.get_logger(__name__)
 
@@ -132,14 +132,13 @@ class ClineAdapter:
         with_items: bool = True,
         max_bytes: int | None = None,
     ) -> ParseResult:
-        try:
-            return self._parse(path, start_offset, with_items=with_items, max_bytes=max_bytes)
-        except Exception as exc:  # the last guard: an adapter never raises on any input
-            log.error(
-                "transcript_parse_crashed", source=self.source, path=str(path), error=type(exc).__name__
-            )
-            problem = TranscriptUnreadable(f"parser error: {type(exc).__name__}: {exc}")
-            return ParseResult(None, start_offset, state, problem)
+        return last_guard(
+            self.source,
+            path,
+            start_offset,
+            state,
+            lambda: self._parse(path, start_offset, with_items=with_items, max_bytes=max_bytes),
+        )
 
     def _parse(
         self, path: Path, start_offset: int, *, with_items: bool, max_bytes: int | None

@@ -36,7 +36,7 @@ from pipeline.sources._discover import describe_os_error
 from pipeline.sources._jsonl import JsonlAdapter
 from pipeline.sources._lines import NESTED_TOO_DEEPLY
 from pipeline.sources._time import parse_ts
-from pipeline.sources.base import ParseResult, ParserState
+from pipeline.sources.base import ParseResult, ParserState, last_guard
 from pipeline.transcript import Transcript
 
 MAX_LEGACY_BYTES = 256 * 1024 * 1024
@@ -116,12 +116,14 @@ class GeminiCliAdapter(JsonlAdapter):
         max_bytes: int | None = None,
     ) -> ParseResult:
         if path.name.endswith(".json"):
-            try:
-                return self._parse_legacy(
-                    path, with_items=with_items and start_offset == 0, max_bytes=max_bytes
-                )
-            except Exception as exc:  # the last guard: an adapter never raises on any input
-                return ParseResult(None, start_offset, state, TranscriptUnreadable(f"parser error: {exc!r}"))
+            legacy = with_items and start_offset == 0
+            return last_guard(
+                self.source,
+                path,
+                start_offset,
+                state,
+                lambda: self._parse_legacy(path, with_items=legacy, max_bytes=max_bytes),
+            )
         return super().parse(path, start_offset, state, with_items=with_items, max_bytes=max_bytes)
 
     def _parse_legacy(self, path: Path, *, with_items: bool, max_bytes: int | None = None) -> ParseResult:

@@ -40,7 +40,7 @@ from pipeline.agents.opencode import database as opencode_db
 from pipeline.errors import TranscriptIncomplete, TranscriptUnreadable
 from pipeline.sources._collector import Collector, Summary
 from pipeline.sources._time import parse_ts
-from pipeline.sources.base import ParseResult, ParserState
+from pipeline.sources.base import ParseResult, ParserState, last_guard
 from pipeline.sources.walk import Walked
 
 log = structlog.get_logger(__name__)
@@ -161,14 +161,13 @@ class OpenCodeAdapter:
     ) -> ParseResult:
         """The session at ``path`` as it is now (one read transaction), whatever ``max_bytes`` (the
         version the scan saw) says: its version is returned as ``new_offset``, never older."""
-        try:
-            return self._parse(str(path), start_offset, state, with_items)
-        except Exception as exc:  # the last guard: an adapter never raises on any input
-            log.error(
-                "transcript_parse_crashed", source=self.source, path=str(path), error=type(exc).__name__
-            )
-            problem = TranscriptUnreadable(f"parser error: {type(exc).__name__}: {exc}")
-            return ParseResult(None, start_offset, state, problem)
+        return last_guard(
+            self.source,
+            path,
+            start_offset,
+            state,
+            lambda: self._parse(str(path), start_offset, state, with_items),
+        )
 
     def _parse(
         self, path: str, start_offset: int, state: ParserState | None, with_items: bool

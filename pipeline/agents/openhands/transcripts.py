@@ -46,7 +46,7 @@ from pipeline.errors import TranscriptIncomplete, TranscriptUnreadable
 from pipeline.safefile import read_capped
 from pipeline.sources._collector import Collector, Summary
 from pipeline.sources._tools import compact_json
-from pipeline.sources.base import ParseResult, ParserState
+from pipeline.sources.base import ParseResult, ParserState, last_guard
 from pipeline.sources.walk import Walked
 
 log = structlog.get_logger(__name__)
@@ -114,14 +114,9 @@ class OpenHandsAdapter:
     ) -> ParseResult:
         """The conversation as it is now (read whole), whatever ``max_bytes`` (the version the scan
         saw) says: its version is returned as ``new_offset``."""
-        try:
-            return self._parse(path, start_offset, state, with_items)
-        except Exception as exc:  # the last guard: an adapter never raises on any input
-            log.error(
-                "transcript_parse_crashed", source=self.source, path=str(path), error=type(exc).__name__
-            )
-            problem = TranscriptUnreadable(f"parser error: {type(exc).__name__}: {exc}")
-            return ParseResult(None, start_offset, state, problem)
+        return last_guard(
+            self.source, path, start_offset, state, lambda: self._parse(path, start_offset, state, with_items)
+        )
 
     def _parse(
         self, path: Path, start_offset: int, state: ParserState | None, with_items: bool

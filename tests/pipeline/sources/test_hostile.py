@@ -81,3 +81,30 @@ def test_a_file_that_was_bad_and_then_grew_good_lines_recovers(tmp_path: Path) -
     assert second.transcript is not None
     assert second.transcript.user_message_count == 1
     assert second.transcript.parse_errors.count == 1
+
+
+class _Crash(RuntimeError):
+    pass
+
+
+@pytest.mark.parametrize("source", list(SourceName))
+def test_a_parser_that_crashes_anyway_is_caught_by_the_one_last_guard(
+    source: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # every adapter's parse goes through pipeline.sources.base.last_guard: a bug deep in a parser
+    # comes back as an unreadable file with the exception as its reason, never as a raise
+    adapter = adapter_for(source)
+
+    def crash(*_args: object, **_kwargs: object) -> None:
+        raise _Crash("a bug deep in the parser")
+
+    for inner in ("_parse", "_parse_legacy", "_parse_all"):
+        if hasattr(adapter, inner):
+            monkeypatch.setattr(adapter, inner, crash)
+    path = tmp_path / "session.json"  # Gemini CLI's legacy files take their own inner parse
+    path.write_text('{"sessionId": "x", "messages": []}\n')
+    result = adapter.parse(path, 0, {"kept": True})
+    assert result.transcript is None
+    assert result.problem is not None
+    assert result.problem.reason == "parser error: _Crash: a bug deep in the parser"
+    assert (result.new_offset, result.state) == (0, {"kept": True})
