@@ -44,7 +44,7 @@ from pipeline.consolidate.lease import LEASE_TTL
 from pipeline.gitrepo.repository import scratch_parent
 from pipeline.gitrepo.signing import principal
 from pipeline.layout import GLOBAL_SCOPE
-from pipeline.memory import forget_records, read
+from pipeline.memory import forget_records, read, tombstones
 from pipeline.memory.likeness import ForgottenTopic
 from pipeline.memory.steer import (
     Steered,
@@ -210,7 +210,7 @@ async def forget_memory(rt: Runtime, memory_id: str) -> SteerDone:
 
 async def forget_history(repo: MemoryRepo, state_dir: Path, *, team: bool = False) -> Rewritten:
     """The memory repository's history without any forgotten text (``pipeline.memory.forget_history``:
-    every forget record on the branch applied to every commit), before anything is pushed; once
+    every forget record and tombstone on the branch applied to every commit), before anything is pushed; once
     synced, the rewrite recorded to travel at the next sync (``pipeline.sync.rewrites``; not in team
     mode, where the remote's history is not this machine's own)."""
 
@@ -218,9 +218,10 @@ async def forget_history(repo: MemoryRepo, state_dir: Path, *, team: bool = Fals
     from pipeline.sync.rewrites import forget_rewrite  # lazy: daemon.usecases
 
     records = await asyncio.to_thread(forget_records.read, repo.path)
+    graves = await asyncio.to_thread(tombstones.read, repo.path)  # forgotten sessions (``memd forget``)
     if team:
-        return await rewrite(repo, records, state_dir=state_dir)
-    return await forget_rewrite(repo, records, state_dir=state_dir)
+        return await rewrite(repo, records, state_dir=state_dir, graves=graves)
+    return await forget_rewrite(repo, records, state_dir=state_dir, graves=graves)
 
 
 async def edit_memory(rt: Runtime, memory_id: str, text: str) -> SteerDone:

@@ -234,7 +234,7 @@ class Syncer:
         cfg, repo = self.settings.sync, self.repo
         for attempt in range(1, MAX_ATTEMPTS + 1):
             report.attempts = attempt
-            tip, lease = await self._fetch()
+            tip, lease = await self._fetch(report)
             state.last_fetch_at = self.clock.now().isoformat()
             report.fetched = tip
             try:
@@ -270,11 +270,13 @@ class Syncer:
             "(or a run landing here); tried again at the next sync"
         )
 
-    async def _fetch(self) -> tuple[str | None, str | None]:
+    async def _fetch(self, report: SyncReport) -> tuple[str | None, str | None]:
         """The remote's tip to merge, and the lease to push with (None: a fast-forward). While this
         machine's rewrite of a forget waits (``rewrites.pending``), the push leases the commit it
         replaces: when the remote is still there, nothing is fetched (the old objects stay away);
-        when it moved on, what it brings is checked and rewritten too (``rewrites.catch_up``)."""
+        when it moved on, what it brings is checked and rewritten too (``rewrites.catch_up``); when
+        another machine's rewrite of the same history got there first, that is checked and adopted,
+        this machine's forgets applied on top (``rewrites.overtaken``, ``rewrites.reapply``)."""
         cfg, repo = self.settings.sync, self.repo
         waiting = None if self.store.shared else await rewrites.pending(repo, cfg.branch)
         if waiting is not None:
@@ -287,6 +289,21 @@ class Syncer:
         if waiting is None or tip is None:
             return tip, None
         state_dir = Path(self.settings.paths.state_dir)
+        over = await rewrites.overtaken(
+            repo,
+            tip=tip,
+            waiting=waiting,
+            branch=cfg.branch,
+            me=self._me(),
+            remote_name=shown_url(cfg.remote),
+        )
+        if over is not None:  # another machine's forget reached the remote first: adopted, then ours
+            await self._keep_forgotten_of(over.offer)  # from the versions this machine held, before they go
+            adopted = await rewrites.reapply(
+                repo, over, waiting=waiting, branch=cfg.branch, state_dir=state_dir
+            )
+            report.adopted, report.adopted_from = adopted.made + adopted.reused, adopted.by
+            return over.image, (tip if over.image != tip else None)
         mine = await rewrites.catch_up(
             repo,
             tip=tip,
@@ -299,13 +316,15 @@ class Syncer:
 
     async def _no_forgotten_history(self) -> None:
         """A first sync never pushes a forgotten text: until this machine has synced, its history is
-        rewritten without what its forget records name (``pipeline.memory.forget_history``; a no-op
+        rewritten without what its forget records and tombstones name (``pipeline.memory.forget_history``; a no-op
         once it has synced, or when nothing was forgotten)."""
         from pipeline.memory import forget_records
         from pipeline.memory.forget_history import rewrite
 
         records = await asyncio.to_thread(forget_records.read, self.repo.path)
-        done = await rewrite(self.repo, records, state_dir=Path(self.settings.paths.state_dir))
+        graves = await asyncio.to_thread(tombstones.read, self.repo.path)
+        state_dir = Path(self.settings.paths.state_dir)
+        done = await rewrite(self.repo, records, state_dir=state_dir, graves=graves)
         if done.commits:
             log.info("sync_history_rewritten", commits=done.commits, refs=len(done.refs))
 
