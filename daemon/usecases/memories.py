@@ -214,13 +214,10 @@ async def forget_history(repo: MemoryRepo, state_dir: Path, *, team: bool = Fals
     synced, the rewrite recorded to travel at the next sync (``pipeline.sync.rewrites``; not in team
     mode, where the remote's history is not this machine's own)."""
 
-    from pipeline.memory.forget_history import rewrite  # lazy: daemon.usecases
     from pipeline.sync.rewrites import forget_rewrite  # lazy: daemon.usecases
 
     records = await asyncio.to_thread(forget_records.read, repo.path)
     graves = await asyncio.to_thread(tombstones.read, repo.path)  # forgotten sessions (``memd forget``)
-    if team:
-        return await rewrite(repo, records, state_dir=state_dir, graves=graves)
     return await forget_rewrite(repo, records, state_dir=state_dir, graves=graves)
 
 

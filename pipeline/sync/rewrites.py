@@ -54,6 +54,7 @@ from pipeline.memory import forget_records, tombstones
 from pipeline.memory.forget_history import NotAScrub, Rewritten, images, rewrite
 from pipeline.memory.likeness import ForgottenTopic
 from pipeline.sync import trust
+from pipeline.team import outgoing
 
 REWRITE_TRAILER = "Memd-Rewrite"
 OF = f"{REWRITE_TRAILER}-Of"
@@ -124,6 +125,18 @@ def message(lease: str, to: str, records: Sequence[str]) -> str:
     )
 
 
+def trailers(found: Sequence[Mark]) -> str:
+    """The lines of one record of a rewrite carrying the records ``found`` (empty: none): what a
+    commit made for the remote (team mode's ``outgoing``) says of the rewrite it carries."""
+    if not found:
+        return ""
+    records = sorted({r for m in found for r in m.records})
+    return (
+        "\n".join([f"{OF}: {found[0].of}", f"{TO}: {found[0].to}", *[f"{RECORD}: {r}" for r in records]])
+        + "\n"
+    )
+
+
 def parse(sha: str, text: str) -> Mark | None:
     found: dict[str, list[str]] = {}
     for line in text.splitlines():
@@ -149,7 +162,9 @@ async def pending(repo: MemoryRepo, branch: str) -> Pending | None:
     head = await repo.head()
     if synced is None or head is None:
         return None
-    found = await marks(repo, head, [synced])
+    # team mode: the local commit the last push was made from carried every record before it
+    source = await remote.ref_commit(repo, outgoing.SOURCE_REF + branch)
+    found = await marks(repo, head, [synced, *([source] if source else [])])
     return Pending(found[0].of, found) if found else None
 
 

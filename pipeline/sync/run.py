@@ -245,9 +245,11 @@ class Syncer:
             if merged is not None and merged.reconsolidate and self.reconsolidate is not None:
                 report.reconsolidated += await self.reconsolidate(sorted(merged.reconsolidate))
             head = await self._trusted_head(report, tip)
-            if push and head != tip and not (self.store.shared and await personal_only(repo, head, tip)):
-                # team mode: the remote gets this branch without global/ (pipeline.team.outgoing)
-                sent = await outgoing.outgoing(repo, cfg.branch, head, tip) if self.store.shared else head
+            personal = self.store.shared and lease is None and await personal_only(repo, head, tip)
+            if push and head != tip and not personal:
+                # team mode: the remote gets this branch without global/ (pipeline.team.outgoing), a
+                # rewrite's record carried in the commit made for it
+                sent = await self._outgoing(head, tip, lease) if self.store.shared else head
                 try:
                     await remote.push(
                         repo, cfg.remote, cfg.branch, sent, timeout_s=cfg.timeout_s, lease=lease
@@ -270,6 +272,14 @@ class Syncer:
             "(or a run landing here); tried again at the next sync"
         )
 
+    async def _outgoing(self, head: str, tip: str | None, lease: str | None) -> str:
+        """Team mode: the commit pushed for ``head`` (``outgoing``); while this machine's rewrite of
+        a forget waits (``lease``), its message carries the record of the rewrite, so the team's other
+        machines find and check it (``rewrites.offered``)."""
+        branch = self.settings.sync.branch
+        carried = await rewrites.marks(self.repo, head, [tip] if tip else []) if lease else []
+        return await outgoing.outgoing(self.repo, branch, head, tip, trailers=rewrites.trailers(carried))
+
     async def _fetch(self, report: SyncReport) -> tuple[str | None, str | None]:
         """The remote's tip to merge, and the lease to push with (None: a fast-forward). While this
         machine's rewrite of a forget waits (``rewrites.pending``), the push leases the commit it
@@ -278,7 +288,7 @@ class Syncer:
         another machine's rewrite of the same history got there first, that is checked and adopted,
         this machine's forgets applied on top (``rewrites.overtaken``, ``rewrites.reapply``)."""
         cfg, repo = self.settings.sync, self.repo
-        waiting = None if self.store.shared else await rewrites.pending(repo, cfg.branch)
+        waiting = await rewrites.pending(repo, cfg.branch)
         if waiting is not None:
             listed = await remote.listed_tip(repo, cfg.remote, cfg.branch, timeout_s=cfg.timeout_s)
             if listed == waiting.lease:
