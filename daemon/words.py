@@ -186,7 +186,7 @@ def forget_lines(
     if published is not None:
         lines += publish_lines(published, verbose=verbose)
     lines += unfinished_lines(report, what, published)
-    lines.append("what was forgotten: " + history_line(history))
+    lines.append("git history: " + history_line(history))
     return lines
 
 
