@@ -120,7 +120,8 @@ async def test_two_forgets_of_different_memories_at_once_both_hold_everywhere(
         assert f"{scope}/s-alpha.md" not in tree, m.name
         assert f"{scope}/s-gamma.md" not in tree, m.name
         assert {f"{scope}/s-beta.md", f"{scope}/s-delta.md"} <= set(tree), m.name  # nothing else lost
-        assert WORK_A in tree[f"{scope}/s-delta.md"] and WORK_B in tree[f"{scope}/s-beta.md"]
+        assert WORK_A in tree[f"{scope}/s-delta.md"]
+        assert WORK_B in tree[f"{scope}/s-beta.md"]
         assert a.repo_head() == b.repo_head()
     _gone_everywhere(tmp_path, (a, b), FORGOTTEN, OTHER)
 

@@ -92,7 +92,8 @@ async def test_a_session_forget_rewrites_history_and_the_rewrite_travels(
     old_tip = git(served(tmp_path), "rev-parse", "main").strip()
 
     done = await forget_session(a, "alpha")
-    assert done.synced is not None and done.synced.outcome == SyncOutcome.SYNCED, done.synced
+    assert done.synced is not None
+    assert done.synced.outcome == SyncOutcome.SYNCED, done.synced.lines()
     assert done.synced.replaced == old_tip, done.synced.lines()  # leased on the old tip
     assert reaching(a.settings.paths.memory_dir, FORGOTTEN) == []
     message = git(served(tmp_path), "log", "-1", "--format=%B", f"--grep={REWRITE_TRAILER}-Of", "main")

@@ -76,7 +76,8 @@ async def test_a_forget_in_team_mode_rewrites_the_teams_history_and_the_other_ma
         assert FORGOTTEN in git(Path(remote), "log", "-p", "main")
 
         done = await forget(a, f"{scope}/s-alpha.md")
-        assert done.history is not None and done.history.skipped is None, done.history
+        assert done.history is not None
+        assert done.history.skipped is None, done.history.skipped
         assert reaching(a.settings.paths.memory_dir, FORGOTTEN) == []
         assert FORGOTTEN not in git(Path(remote), "log", "-p", "--all")
 
