@@ -47,7 +47,7 @@ from pipeline.errors import MemdError, MemoryRepoError, NotTrusted, SyncRefused
 from pipeline.gitrepo import remote
 from pipeline.gitrepo.message_gate import SecretFinder
 from pipeline.gitrepo.repository import MemoryRepo, scratch_parent
-from pipeline.layout import GLOBAL_SCOPE, Caps
+from pipeline.layout import GLOBAL_SCOPE, ROLLOUT_DIR, Caps
 from pipeline.memory import tombstones
 from pipeline.memory.inputs import feeds_global
 from pipeline.settings import Settings
@@ -188,6 +188,9 @@ class Syncer:
     clock: Clock
     finder: SecretFinder | None
     reconsolidate: Reconsolidate | None = None
+    held_before: set[str] = field(default_factory=set)
+    """The sessions (hashes) this machine's branch held before it adopted a rewrite that took some
+    out: a tombstone the merge brings may make it forget them (``trust.forgettable``)."""
 
     @property
     def caps(self) -> Caps:
@@ -309,6 +312,7 @@ class Syncer:
         )
         if over is not None:  # another machine's forget reached the remote first: adopted, then ours
             await self._keep_forgotten_of(over.offer)  # from the versions this machine held, before they go
+            self.held_before |= await self._sessions_held(over.offer.local)
             adopted = await rewrites.reapply(
                 repo, over, waiting=waiting, branch=cfg.branch, state_dir=state_dir
             )
@@ -375,6 +379,7 @@ class Syncer:
             )
             if offer is not None:
                 await self._keep_forgotten_of(offer)  # from the versions this machine held, before they go
+                self.held_before |= await self._sessions_held(offer.local)
                 state_dir = Path(self.settings.paths.state_dir)
                 adopted = await rewrites.adopt(repo, offer, branch=branch, state_dir=state_dir)
                 report.adopted, report.adopted_from = adopted.made + adopted.reused, adopted.by
@@ -432,7 +437,8 @@ class Syncer:
             report.withdrawn.setdefault(scope, []).extend(gone)
         for scope, gone in merged.forgotten.items():
             report.kept_forgotten.setdefault(scope, []).extend(gone)
-        buried = tombstones.hashes_in(merged.files) & trust.forgettable(files["b"], files["t"])
+        held = trust.forgettable(files["b"], files["t"]) | self.held_before
+        buried = tombstones.hashes_in(merged.files) & held
         report.forgotten_here += await self._forget_buried(buried)
         await self._keep_forgotten(list(checked.signers))
         return merged
@@ -490,6 +496,13 @@ class Syncer:
             now = self.clock.now()
             for record in await forgotten_in(self.repo, sha, at=now.isoformat()):
                 await forgotten_topics.record(self.store, record, ForgottenTopic.from_json, now=now)
+
+    async def _sessions_held(self, commit: str) -> set[str]:
+        """The hashes of the sessions whose summary the tree of ``commit`` holds."""
+        entries = await remote.tree(self.repo, commit)
+        summaries = {p: e.sha for p, e in entries.items() if f"/{ROLLOUT_DIR}/" in p}
+        data = await remote.blobs(self.repo, list(summaries.values()))
+        return trust.forgettable({p: data[sha] for p, sha in summaries.items()})
 
     async def _keep_forgotten_of(self, offer: rewrites.Offer) -> None:
         """The memories the remote's rewrite took out of the history, recorded here from the versions
