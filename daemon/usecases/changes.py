@@ -117,7 +117,7 @@ async def forget_now(
         from pipeline.publish.run import publish_all  # lazy: daemon.usecases
 
         if any(r.commit for r in report.runs):  # gone from the history too, before anything is pushed
-            history = await forget_history(repo, Path(settings.paths.state_dir), team=store.shared)
+            history = await forget_history(repo, Path(settings.paths.state_dir))
         synced = await push_after(rt)
         published = await publish_all(store, settings, clock)
     return Forgotten(session_id or project or "", report, published, store.dialect, no_key, synced, history)

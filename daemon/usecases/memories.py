@@ -203,16 +203,16 @@ async def forget_memory(rt: Runtime, memory_id: str) -> SteerDone:
             return await _after(rt, steered)
         # the placeholder digest is written again without it at the next run with a model
         await forgotten_topics.mark_rebuild(rt.store, found.scope, now=rt.clock.now())
-        history = await forget_history(repo, Path(rt.settings().paths.state_dir), team=rt.store.shared)
+        history = await forget_history(repo, Path(rt.settings().paths.state_dir))
     done = await _after(rt, steered)
     return replace(done, history=history)
 
 
-async def forget_history(repo: MemoryRepo, state_dir: Path, *, team: bool = False) -> Rewritten:
+async def forget_history(repo: MemoryRepo, state_dir: Path) -> Rewritten:
     """The memory repository's history without any forgotten text (``pipeline.memory.forget_history``:
-    every forget record and tombstone on the branch applied to every commit), before anything is pushed; once
-    synced, the rewrite recorded to travel at the next sync (``pipeline.sync.rewrites``; not in team
-    mode, where the remote's history is not this machine's own)."""
+    every forget record and tombstone on the branch applied to every commit), before anything is
+    pushed; once synced, the rewrite recorded to travel at the next sync (``pipeline.sync.rewrites``;
+    in team mode too: the commit made for the team's remote carries the record)."""
 
     from pipeline.sync.rewrites import forget_rewrite  # lazy: daemon.usecases
 

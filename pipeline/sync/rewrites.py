@@ -5,16 +5,19 @@ pushed over the old history with a lease, adopted by every trusted machine once 
 that has not (``pipeline.memory.forget_history``), its refs to the remote (``refs/memd/synced``,
 ``refs/memd/remote``) too, then records the rewrite in one signed commit on top of the branch, its
 message naming the remote's commit the rewrite replaces (``Memd-Rewrite-Of``, the lease), that
-commit's new counterpart (``Memd-Rewrite-To``) and every forget record it applied
-(``Memd-Rewrite-Record: forgotten/<hash>``). Nothing of the old history stays in the object store.
+commit's new counterpart (``Memd-Rewrite-To``) and every forget record and tombstone it applied
+(``Memd-Rewrite-Record: forgotten/<hash>``, ``tombstones/<hash>`` for a session ``memd forget``
+took back). Nothing of the old history stays in the object store. In team mode the commit made for
+the team's remote (``pipeline.team.outgoing``) carries the same lines.
 
 **Pushed** (``pending``, ``catch_up``): until that commit is synced, the next sync pushes the branch
 with ``--force-with-lease`` on the lease, never blind force. When the remote still is at the lease
 nothing is fetched (the old objects stay away); when other machines pushed on the old history
 meanwhile, their new commits are fetched, checked as any incoming commit (``trust.check_incoming``),
 rewritten here the same way (this machine signs them again) and merged, and the push leases the
-remote's tip instead. A remote that no longer holds the lease (rewound, or rewritten by another
-machine) is refused: this machine's rewrite waits, nothing is pushed over it.
+remote's tip instead. A remote that no longer holds the lease is refused (this machine's rewrite
+waits, nothing is pushed over it) unless another machine's rewrite of the same history is there
+(**Overtaken**, below).
 
 **Adopted** (``adopt``): a machine whose last synced commit the remote no longer holds adopts the
 remote's history only when, among the commits it brings, a record of a rewrite names forget
