@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from daemon.usecases.memories import SteerDone, Why
     from daemon.usecases.sync import Synced
     from pipeline.consolidate.forget import ForgetReport
+    from pipeline.memory.forget_history import Rewritten
     from pipeline.publish.run import PublishReport
     from pipeline.store.consolidation import RunRow
     from pipeline.sync.run import SyncReport
@@ -112,13 +113,21 @@ def no_key_warning(reason: str) -> str:
 
 def forgotten_lines(done: Forgotten, *, verbose: bool = False) -> list[str]:
     return [
-        *forget_lines(done.report, done.what, done.published, done.dialect, verbose=verbose),
+        *forget_lines(
+            done.report, done.what, done.published, done.dialect, verbose=verbose, history=done.history
+        ),
         *sync_lines(done.synced),
     ]
 
 
 def forget_lines(
-    report: ForgetReport, what: str, published: PublishReport | None, dialect: str, *, verbose: bool = False
+    report: ForgetReport,
+    what: str,
+    published: PublishReport | None,
+    dialect: str,
+    *,
+    verbose: bool = False,
+    history: Rewritten | None = None,
 ) -> list[str]:
     """What forgetting did, scope by scope, and where the forgotten text still is."""
     if report.refused is not None:
@@ -177,7 +186,7 @@ def forget_lines(
     if published is not None:
         lines += publish_lines(published, verbose=verbose)
     lines += unfinished_lines(report, what, published)
-    lines.append("the forgotten content remains in the memory repository's git history (git log -p)")
+    lines.append("git history: " + history_line(history))
     return lines
 
 
@@ -226,7 +235,7 @@ def steer_lines(done: SteerDone, *, verbose: bool = False) -> list[str]:
     if steered.action == FORGET and steered.commit is not None and not done.holding:
         out.append(
             "it stays forgotten: memd keeps what it was (never its text) and no consolidation, merge or "
-            "other machine brings it back; " + _history_line(done)
+            "other machine brings it back; " + history_line(done.history)
         )
     if steered.digest_withdrawn and steered.commit is not None:
         digest_with = "with the person's text" if steered.action == EDIT else "without this memory"
@@ -241,8 +250,8 @@ def steer_lines(done: SteerDone, *, verbose: bool = False) -> list[str]:
     return out + steer_unfinished_lines(done)
 
 
-def _history_line(done: SteerDone) -> str:
-    history = done.history
+def history_line(history: Rewritten | None) -> str:
+    """Where a forgotten text is in the memory repository's history after the forget's rewrite."""
     if history is not None and history.skipped is None:
         line = (
             f"its text is gone from the memory repository's history too ({history.commits} commit(s) "

@@ -4,7 +4,8 @@ When it returns, the forgotten sessions' text is gone from the state store, the 
 rebuilt from what was already on the memory repository's branch (a pending inbox run of theirs is
 dropped), and the published copies are updated. A session another machine extracted is forgotten
 from the text the memory repository holds (``[sync]``), and its tombstone is pushed so that machine
-forgets it too. Only git history keeps the old text. The publish
+forgets it too. The git history is rewritten without the session's text (signed, and, once
+synced, pushed with a lease and adopted by the other machines, as a memory forget's). The publish
 targets it skipped are counted (``-v`` lists them).
 
 It finishes or changes nothing: a scope that cannot be written now (uncommitted changes, a

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from daemon.usecases.sync import push_after
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from pipeline.consolidate.forget import ForgetReport
     from pipeline.consolidate.now import NowReport
     from pipeline.llm.protocol import ModelClient
+    from pipeline.memory.forget_history import Rewritten
     from pipeline.publish.run import PublishReport
     from pipeline.store.consolidation import RunRow
     from pipeline.sync.run import SyncReport
@@ -69,6 +71,8 @@ class Forgotten:
     no_key: str | None
     """Why no model could be had (no API key): scopes with other sessions were not rewritten."""
     synced: SyncReport | None = None
+    history: Rewritten | None = None
+    """The history's rewrite without the forgotten session's text (``pipeline.memory.forget_history``)."""
 
     @property
     def ok(self) -> bool:
@@ -107,12 +111,16 @@ async def forget_now(
     )
     published = None
     synced = None
+    history = None
     if report.matched and report.refused is None:
+        from daemon.usecases.memories import forget_history  # lazy: the memory steering use cases
         from pipeline.publish.run import publish_all  # lazy: daemon.usecases
 
+        if any(r.commit for r in report.runs):  # gone from the history too, before anything is pushed
+            history = await forget_history(repo, Path(settings.paths.state_dir))
         synced = await push_after(rt)
         published = await publish_all(store, settings, clock)
-    return Forgotten(session_id or project or "", report, published, store.dialect, no_key, synced)
+    return Forgotten(session_id or project or "", report, published, store.dialect, no_key, synced, history)
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ from pipeline.consolidate.lease import LEASE_TTL
 from pipeline.gitrepo.repository import scratch_parent
 from pipeline.gitrepo.signing import principal
 from pipeline.layout import GLOBAL_SCOPE
-from pipeline.memory import forget_records, read
+from pipeline.memory import forget_records, read, tombstones
 from pipeline.memory.likeness import ForgottenTopic
 from pipeline.memory.steer import (
     Steered,
@@ -203,24 +203,22 @@ async def forget_memory(rt: Runtime, memory_id: str) -> SteerDone:
             return await _after(rt, steered)
         # the placeholder digest is written again without it at the next run with a model
         await forgotten_topics.mark_rebuild(rt.store, found.scope, now=rt.clock.now())
-        history = await forget_history(repo, Path(rt.settings().paths.state_dir), team=rt.store.shared)
+        history = await forget_history(repo, Path(rt.settings().paths.state_dir))
     done = await _after(rt, steered)
     return replace(done, history=history)
 
 
-async def forget_history(repo: MemoryRepo, state_dir: Path, *, team: bool = False) -> Rewritten:
+async def forget_history(repo: MemoryRepo, state_dir: Path) -> Rewritten:
     """The memory repository's history without any forgotten text (``pipeline.memory.forget_history``:
-    every forget record on the branch applied to every commit), before anything is pushed; once
-    synced, the rewrite recorded to travel at the next sync (``pipeline.sync.rewrites``; not in team
-    mode, where the remote's history is not this machine's own)."""
+    every forget record and tombstone on the branch applied to every commit), before anything is
+    pushed; once synced, the rewrite recorded to travel at the next sync (``pipeline.sync.rewrites``;
+    in team mode too: the commit made for the team's remote carries the record)."""
 
-    from pipeline.memory.forget_history import rewrite  # lazy: daemon.usecases
     from pipeline.sync.rewrites import forget_rewrite  # lazy: daemon.usecases
 
     records = await asyncio.to_thread(forget_records.read, repo.path)
-    if team:
-        return await rewrite(repo, records, state_dir=state_dir)
-    return await forget_rewrite(repo, records, state_dir=state_dir)
+    graves = await asyncio.to_thread(tombstones.read, repo.path)  # forgotten sessions (``memd forget``)
+    return await forget_rewrite(repo, records, state_dir=state_dir, graves=graves)
 
 
 async def edit_memory(rt: Runtime, memory_id: str, text: str) -> SteerDone:

@@ -7,8 +7,9 @@ at once, cooldown or not, straight onto the repository's branch. A scope left wi
 emptied by memd without a model call. Otherwise, before the agent runs, memd withdraws every
 topic whose ``sources`` cite a forgotten session (with its index line) and ``memory_summary.md``,
 and the agent rebuilds them from the remaining inputs only (``RunResult.withdrawn`` /
-``.rebuilt``); memd then stamps ``sources`` without the forgotten sessions. The content stays in
-the repository's git history (every run is a commit).
+``.rebuilt``); memd then stamps ``sources`` without the forgotten sessions. The run's commit
+carries the sessions' tombstones, which the caller then applies to the whole history
+(``daemon.usecases.changes.forget_now``: ``pipeline.memory.forget_history``).
 
 A forget finishes or changes nothing. Before any extract is marked, ``blocked`` asks whether each
 scope it must rewrite can be written now (no uncommitted change, no consolidation of it running,

@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,7 +35,9 @@ from pipeline.gitrepo.git import run_git, run_git_bytes
 from pipeline.gitrepo.remote import blobs, objects, synced_ref, tree
 from pipeline.gitrepo.repository import MemoryRepo
 from pipeline.gitrepo.signing import signing_args
+from pipeline.layout import GLOBAL_SCOPE, PROJECTS_DIR
 from pipeline.memory import forget_records
+from pipeline.memory.burial import bury_scope
 from pipeline.memory.likeness import ForgottenTopic
 
 MAX_COMMITS = 20_000
@@ -98,21 +100,35 @@ async def rewrite(
     synced_too: bool = False,
     reuse: Sequence[str] = (),
     leave: Sequence[str] = (),
+    drop: Sequence[str] = (),
+    graves: Collection[str] = (),
 ) -> Rewritten:
     """Rewrite memd's refs so no commit they reach holds what ``records`` forgot. With ``state_dir``,
     not while a scratch copy of the repository is in use there (a run of another scope: its copy
     shares this repository's objects and would land on the old history). ``synced_too``: also once
     the repository has synced; ``reuse``: commits whose history may hold the new commits already;
-    ``leave``: refs left as they are (and kept out of the walk)."""
+    ``leave``: refs left as they are (and kept out of the walk); ``drop``: commits that change no
+    tree (records of a rewrite that no longer holds), left out (each becomes its first parent);
+    ``graves``: the hashes of tombstoned sessions, whose inputs and topics go too
+    (``pipeline.memory.burial``)."""
     out = Rewritten()
-    if not records or not (repo.path / ".git").is_dir() or await repo.head() is None:
+    if (not records and not graves) or not (repo.path / ".git").is_dir() or await repo.head() is None:
         return out
     if state_dir is not None and (busy := await asyncio.to_thread(_in_use, state_dir)) is not None:
         out.skipped = f"a copy of the memory repository is in use ({busy}); try the forget again later"
         return out
     try:
         async with repo.locked():
-            return await _rewrite(repo, records, out, synced_too=synced_too, reuse=reuse, leave=leave)
+            return await _rewrite(
+                repo,
+                records,
+                out,
+                synced_too=synced_too,
+                reuse=reuse,
+                leave=leave,
+                drop=drop,
+                graves=graves,
+            )
     except NotAScrub:
         raise
     except MemoryRepoError as exc:
@@ -136,6 +152,8 @@ async def _rewrite(
     synced_too: bool,
     reuse: Sequence[str],
     leave: Sequence[str],
+    drop: Sequence[str] = (),
+    graves: Collection[str] = (),
 ) -> Rewritten:
     refs = {name: sha for name, sha in (await refs_of(repo)).items() if name not in leave}
     if not synced_too and any(name.startswith(synced_ref("")) for name in refs):
@@ -144,9 +162,9 @@ async def _rewrite(
             "the other machines (git log -p still shows the old text)"
         )
         return out
-    made = await images(repo, records, sorted(set(refs.values())), reuse=reuse)
+    made = await images(repo, records, sorted(set(refs.values())), reuse=reuse, drop=drop, graves=graves)
     out.mapping, out.commits, out.reused = made.mapping, made.made, made.reused
-    if not out.commits and not out.reused:
+    if not out.commits and not out.reused and not made.dropped:
         return out
     head_ref = f"refs/heads/{await repo.branch()}"
     head_before = refs.get(head_ref)
@@ -170,6 +188,7 @@ class Images:
     mapping: dict[str, str] = field(default_factory=dict)
     made: int = 0
     reused: int = 0
+    dropped: int = 0
 
 
 async def images(
@@ -179,13 +198,22 @@ async def images(
     *,
     reuse: Sequence[str] = (),
     make: bool = True,
+    drop: Sequence[str] = (),
+    graves: Collection[str] = (),
 ) -> Images:
-    """Each commit ``tips`` reach -> the commit it is without what ``records`` forgot: itself when
-    nothing changes, a commit of ``reuse``'s history that is exactly it, or (``make``) one made again
-    and signed here; without ``make``, ``NotAScrub`` for the first with none in ``reuse``."""
+    """Each commit ``tips`` reach -> the commit it is without what ``records`` forgot: a commit of
+    ``reuse``'s history that is exactly it (another machine's rewrite of the same history, even
+    when this one's needs no change: both machines forgot the same), else itself when nothing
+    changes, or (``make``) one made again and signed here; without ``make``, ``NotAScrub`` for the
+    first with none in ``reuse``. ``graves``: tombstoned sessions' hashes, whose text goes too. A commit of ``drop`` whose tree is its first parent's becomes that
+    parent's image. The records are applied in one order, whatever order they are given in."""
     out = Images()
     if not tips:
         return out
+    by_path = {forget_records.path_of(forget_records.record_bytes(r)): r for r in records}
+    ordered = [by_path[path] for path in sorted(by_path)]
+    dropped = set(drop)
+    buried = frozenset(graves)
     listed = await repo.git("rev-list", "--topo-order", "--reverse", "--parents", *tips, "--")
     lines = [line.split() for line in listed.splitlines() if line.strip()]
     if len(lines) > MAX_COMMITS:
@@ -200,8 +228,12 @@ async def images(
     trees: dict[str, str] = {}
     for sha, *parents in lines:
         commit = raw[sha]
+        if sha in dropped and parents and parents[0] in raw and raw[parents[0]].tree == commit.tree:
+            out.mapping[sha] = out.mapping.get(parents[0], parents[0])
+            out.dropped += 1
+            continue
         if commit.tree not in trees:
-            trees[commit.tree] = await _scrubbed_tree(repo, commit.tree, records)
+            trees[commit.tree] = await _scrubbed_tree(repo, commit.tree, ordered, buried)
         new = RawCommit(
             trees[commit.tree],
             tuple(out.mapping.get(p, p) for p in parents),
@@ -209,11 +241,12 @@ async def images(
             commit.committer,
             commit.message,
         )
-        if new.tree == commit.tree and new.parents == tuple(parents):
-            out.mapping[sha] = sha
-        elif (found := offered.get(new.key())) is not None:
+        found = offered.get(new.key())
+        if found is not None and found != sha:
             out.mapping[sha] = found
             out.reused += 1
+        elif new.tree == commit.tree and new.parents == tuple(parents):
+            out.mapping[sha] = sha
         elif make:
             out.mapping[sha] = await _commit_again(repo, new)
             out.made += 1
@@ -260,19 +293,25 @@ def parse_commit(data: bytes) -> RawCommit:
     )
 
 
-async def _scrubbed_tree(repo: MemoryRepo, old: str, records: Sequence[ForgottenTopic]) -> str:
+async def _scrubbed_tree(
+    repo: MemoryRepo, old: str, records: Sequence[ForgottenTopic], graves: frozenset[str] = frozenset()
+) -> str:
     entries = await tree(repo, old)
-    scopes = sorted({r.scope for r in records})
+    scopes = {r.scope for r in records}
+    if graves:  # a tombstoned session's text may be in any scope
+        scopes |= {found for path in entries if (found := _scope_of(path)) is not None}
     changed: dict[str, bytes | None] = {}
-    for scope in scopes:
+    for scope in sorted(scopes):
         prefix = f"{scope}/"
         mine = {p: e for p, e in entries.items() if p.startswith(prefix)}
         if not mine:
             continue
         contents = await blobs(repo, [e.sha for e in mine.values()])
         files = {p.removeprefix(prefix): contents[e.sha] for p, e in mine.items()}
+        files = bury_scope(files, graves).files if graves else files
         kept, _removed = forget_records.scrub_scope(files, forget_records.of_scope(records, scope))
-        for rel, before in files.items():
+        for path, entry in mine.items():
+            rel, before = path.removeprefix(prefix), contents[entry.sha]
             if rel not in kept:
                 changed[prefix + rel] = None
             elif kept[rel] != before:
@@ -293,6 +332,15 @@ async def _scrubbed_tree(repo: MemoryRepo, old: str, records: Sequence[Forgotten
             blob = sha.decode().strip()
             await run_git(repo.path, "update-index", "--cacheinfo", f"{mode},{blob},{path}", env=env)
         return (await run_git(repo.path, "write-tree", env=env)).stdout.strip()
+
+
+def _scope_of(path: str) -> str | None:
+    parts = path.split("/")
+    if parts[0] == GLOBAL_SCOPE and len(parts) >= 2:
+        return GLOBAL_SCOPE
+    if parts[0] == PROJECTS_DIR and len(parts) >= 3:
+        return f"{PROJECTS_DIR}/{parts[1]}"
+    return None
 
 
 def _person(line: str) -> tuple[str, str, str]:

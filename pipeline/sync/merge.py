@@ -29,20 +29,17 @@ from dataclasses import dataclass, field
 
 from pipeline.layout import (
     GLOBAL_SCOPE,
-    INDEX,
-    PLACEHOLDER_SUMMARY,
     PLACEHOLDERS,
     PROJECTS_DIR,
     RAW_MEMORIES,
     ROLLOUT_DIR,
     SUMMARY,
     is_input_path,
-    is_topic_path,
 )
-from pipeline.memory import forget_records, frontmatter, tombstones
-from pipeline.memory.inputs import join_raw_sections, raw_sections, summary_session
+from pipeline.memory import forget_records, tombstones
+from pipeline.memory.burial import bury_scope
+from pipeline.memory.inputs import join_raw_sections, raw_sections
 from pipeline.memory.likeness import ForgottenTopic
-from pipeline.memory.listing import index_links
 
 Files = Mapping[str, bytes]
 ROOT_FILES = ("README.md",)
@@ -153,38 +150,20 @@ def _raw_union(ours: dict[str, bytes], theirs: dict[str, bytes], kept: set[str])
 
 
 def _bury(scope: str, files: dict[str, bytes], graves: set[str], result: MergeResult) -> dict[str, bytes]:
-    """``files`` of ``scope`` without what tombstoned sessions taught."""
+    """``files`` of ``scope`` without what tombstoned sessions taught (``pipeline.memory.burial``)."""
     if not graves:
         return files
-    out = dict(files)
-    dropped: set[str] = set()
-    for rel, data in files.items():
-        if rel.startswith(f"{ROLLOUT_DIR}/"):
-            session = summary_session(data.decode("utf-8", "replace"))
-            if session is not None and tombstones.is_tombstoned(session, graves):
-                del out[rel]
-                dropped.add(rel)
-    raw = out.get(RAW_MEMORIES)
-    if raw is not None:
-        sections = raw_sections(raw.decode("utf-8", "replace"))
-        keep = [s for s in sections if not tombstones.is_tombstoned(s.session, graves)]
-        if len(keep) != len(sections):
-            out[RAW_MEMORIES] = join_raw_sections(keep).encode("utf-8")
-    result.removed_inputs += len(dropped)
-    withdrawn = sorted(rel for rel, data in out.items() if is_topic_path(rel) and _cites(data, graves))
-    if withdrawn:
-        for rel in withdrawn:
-            del out[rel]
-        out = _drop_index_lines(out, set(withdrawn))
-        if SUMMARY in out:
-            out[SUMMARY] = PLACEHOLDER_SUMMARY
-        result.withdrawn[scope] = withdrawn
+    buried = bury_scope(files, graves)
+    out = buried.files
+    result.removed_inputs += len(buried.dropped)
+    if buried.withdrawn:
+        result.withdrawn[scope] = buried.withdrawn
         result.reconsolidate.add(scope)
-    if (dropped or withdrawn) and not any(rel.startswith(f"{ROLLOUT_DIR}/") for rel in out):
+    if (buried.dropped or buried.withdrawn) and not any(rel.startswith(f"{ROLLOUT_DIR}/") for rel in out):
         result.cleared.add(scope)
         result.reconsolidate.discard(scope)
         return {}
-    if dropped:
+    if buried.dropped:
         result.reconsolidate.add(scope)
     return out
 
@@ -209,20 +188,3 @@ def _keep_forgotten_out(
         if any(rel.startswith(f"{ROLLOUT_DIR}/") for rel in kept):
             result.reconsolidate.add(scope)
     return kept
-
-
-def _cites(data: bytes, graves: set[str]) -> bool:
-    try:
-        topic = frontmatter.parse(data.decode("utf-8"))
-    except (frontmatter.FrontmatterError, UnicodeDecodeError):
-        return False
-    return any(tombstones.is_tombstoned(s, graves) for s in topic.meta.sources)
-
-
-def _drop_index_lines(files: dict[str, bytes], removed: set[str]) -> dict[str, bytes]:
-    index = files.get(INDEX)
-    if index is None:
-        return files
-    lines = index.decode("utf-8", "replace").splitlines(keepends=True)
-    keep = [line for line in lines if not any(t in removed for _n, t in index_links(line))]
-    return {**files, INDEX: "".join(keep).encode("utf-8")}

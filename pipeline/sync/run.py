@@ -47,7 +47,7 @@ from pipeline.errors import MemdError, MemoryRepoError, NotTrusted, SyncRefused
 from pipeline.gitrepo import remote
 from pipeline.gitrepo.message_gate import SecretFinder
 from pipeline.gitrepo.repository import MemoryRepo, scratch_parent
-from pipeline.layout import GLOBAL_SCOPE, Caps
+from pipeline.layout import GLOBAL_SCOPE, ROLLOUT_DIR, Caps
 from pipeline.memory import tombstones
 from pipeline.memory.inputs import feeds_global
 from pipeline.settings import Settings
@@ -188,6 +188,9 @@ class Syncer:
     clock: Clock
     finder: SecretFinder | None
     reconsolidate: Reconsolidate | None = None
+    held_before: set[str] = field(default_factory=set)
+    """The sessions (hashes) this machine's branch held before it adopted a rewrite that took some
+    out: a tombstone the merge brings may make it forget them (``trust.forgettable``)."""
 
     @property
     def caps(self) -> Caps:
@@ -234,7 +237,7 @@ class Syncer:
         cfg, repo = self.settings.sync, self.repo
         for attempt in range(1, MAX_ATTEMPTS + 1):
             report.attempts = attempt
-            tip, lease = await self._fetch()
+            tip, lease = await self._fetch(report)
             state.last_fetch_at = self.clock.now().isoformat()
             report.fetched = tip
             try:
@@ -245,9 +248,11 @@ class Syncer:
             if merged is not None and merged.reconsolidate and self.reconsolidate is not None:
                 report.reconsolidated += await self.reconsolidate(sorted(merged.reconsolidate))
             head = await self._trusted_head(report, tip)
-            if push and head != tip and not (self.store.shared and await personal_only(repo, head, tip)):
-                # team mode: the remote gets this branch without global/ (pipeline.team.outgoing)
-                sent = await outgoing.outgoing(repo, cfg.branch, head, tip) if self.store.shared else head
+            personal = self.store.shared and lease is None and await personal_only(repo, head, tip)
+            if push and head != tip and not personal:
+                # team mode: the remote gets this branch without global/ (pipeline.team.outgoing), a
+                # rewrite's record carried in the commit made for it
+                sent = await self._outgoing(head, tip, lease) if self.store.shared else head
                 try:
                     await remote.push(
                         repo, cfg.remote, cfg.branch, sent, timeout_s=cfg.timeout_s, lease=lease
@@ -270,13 +275,23 @@ class Syncer:
             "(or a run landing here); tried again at the next sync"
         )
 
-    async def _fetch(self) -> tuple[str | None, str | None]:
+    async def _outgoing(self, head: str, tip: str | None, lease: str | None) -> str:
+        """Team mode: the commit pushed for ``head`` (``outgoing``); while this machine's rewrite of
+        a forget waits (``lease``), its message carries the record of the rewrite, so the team's other
+        machines find and check it (``rewrites.offered``)."""
+        branch = self.settings.sync.branch
+        carried = await rewrites.marks(self.repo, head, [tip] if tip else []) if lease else []
+        return await outgoing.outgoing(self.repo, branch, head, tip, trailers=rewrites.trailers(carried))
+
+    async def _fetch(self, report: SyncReport) -> tuple[str | None, str | None]:
         """The remote's tip to merge, and the lease to push with (None: a fast-forward). While this
         machine's rewrite of a forget waits (``rewrites.pending``), the push leases the commit it
         replaces: when the remote is still there, nothing is fetched (the old objects stay away);
-        when it moved on, what it brings is checked and rewritten too (``rewrites.catch_up``)."""
+        when it moved on, what it brings is checked and rewritten too (``rewrites.catch_up``); when
+        another machine's rewrite of the same history got there first, that is checked and adopted,
+        this machine's forgets applied on top (``rewrites.overtaken``, ``rewrites.reapply``)."""
         cfg, repo = self.settings.sync, self.repo
-        waiting = None if self.store.shared else await rewrites.pending(repo, cfg.branch)
+        waiting = await rewrites.pending(repo, cfg.branch)
         if waiting is not None:
             listed = await remote.listed_tip(repo, cfg.remote, cfg.branch, timeout_s=cfg.timeout_s)
             if listed == waiting.lease:
@@ -287,6 +302,22 @@ class Syncer:
         if waiting is None or tip is None:
             return tip, None
         state_dir = Path(self.settings.paths.state_dir)
+        over = await rewrites.overtaken(
+            repo,
+            tip=tip,
+            waiting=waiting,
+            branch=cfg.branch,
+            me=self._me(),
+            remote_name=shown_url(cfg.remote),
+        )
+        if over is not None:  # another machine's forget reached the remote first: adopted, then ours
+            await self._keep_forgotten_of(over.offer)  # from the versions this machine held, before they go
+            self.held_before |= await self._sessions_held(over.offer.local)
+            adopted = await rewrites.reapply(
+                repo, over, waiting=waiting, branch=cfg.branch, state_dir=state_dir
+            )
+            report.adopted, report.adopted_from = adopted.made + adopted.reused, adopted.by
+            return over.image, (tip if over.image != tip else None)
         mine = await rewrites.catch_up(
             repo,
             tip=tip,
@@ -299,13 +330,15 @@ class Syncer:
 
     async def _no_forgotten_history(self) -> None:
         """A first sync never pushes a forgotten text: until this machine has synced, its history is
-        rewritten without what its forget records name (``pipeline.memory.forget_history``; a no-op
+        rewritten without what its forget records and tombstones name (``pipeline.memory.forget_history``; a no-op
         once it has synced, or when nothing was forgotten)."""
         from pipeline.memory import forget_records
         from pipeline.memory.forget_history import rewrite
 
         records = await asyncio.to_thread(forget_records.read, self.repo.path)
-        done = await rewrite(self.repo, records, state_dir=Path(self.settings.paths.state_dir))
+        graves = await asyncio.to_thread(tombstones.read, self.repo.path)
+        state_dir = Path(self.settings.paths.state_dir)
+        done = await rewrite(self.repo, records, state_dir=state_dir, graves=graves)
         if done.commits:
             log.info("sync_history_rewritten", commits=done.commits, refs=len(done.refs))
 
@@ -346,6 +379,7 @@ class Syncer:
             )
             if offer is not None:
                 await self._keep_forgotten_of(offer)  # from the versions this machine held, before they go
+                self.held_before |= await self._sessions_held(offer.local)
                 state_dir = Path(self.settings.paths.state_dir)
                 adopted = await rewrites.adopt(repo, offer, branch=branch, state_dir=state_dir)
                 report.adopted, report.adopted_from = adopted.made + adopted.reused, adopted.by
@@ -403,7 +437,8 @@ class Syncer:
             report.withdrawn.setdefault(scope, []).extend(gone)
         for scope, gone in merged.forgotten.items():
             report.kept_forgotten.setdefault(scope, []).extend(gone)
-        buried = tombstones.hashes_in(merged.files) & trust.forgettable(files["b"], files["t"])
+        held = trust.forgettable(files["b"], files["t"]) | self.held_before
+        buried = tombstones.hashes_in(merged.files) & held
         report.forgotten_here += await self._forget_buried(buried)
         await self._keep_forgotten(list(checked.signers))
         return merged
@@ -461,6 +496,13 @@ class Syncer:
             now = self.clock.now()
             for record in await forgotten_in(self.repo, sha, at=now.isoformat()):
                 await forgotten_topics.record(self.store, record, ForgottenTopic.from_json, now=now)
+
+    async def _sessions_held(self, commit: str) -> set[str]:
+        """The hashes of the sessions whose summary the tree of ``commit`` holds."""
+        entries = await remote.tree(self.repo, commit)
+        summaries = {p: e.sha for p, e in entries.items() if f"/{ROLLOUT_DIR}/" in p}
+        data = await remote.blobs(self.repo, list(summaries.values()))
+        return trust.forgettable({p: data[sha] for p, sha in summaries.items()})
 
     async def _keep_forgotten_of(self, offer: rewrites.Offer) -> None:
         """The memories the remote's rewrite took out of the history, recorded here from the versions

@@ -34,9 +34,10 @@ async def _known(repo: MemoryRepo, branch: str, tip: str | None) -> list[str]:
     return [sha for sha in (tip, source) if sha]
 
 
-async def outgoing(repo: MemoryRepo, branch: str, head: str, tip: str | None) -> str:
+async def outgoing(repo: MemoryRepo, branch: str, head: str, tip: str | None, *, trailers: str = "") -> str:
     """A commit whose tree is ``head``'s without ``global/``, over the remote's ``tip``; its message
-    lists the subjects of the commits it carries that change more than ``global/``."""
+    lists the subjects of the commits it carries that change more than ``global/``, then
+    ``trailers`` (the record of a forget's rewrite it carries: ``pipeline.sync.rewrites``)."""
     tree = await crafted.tree_without(repo, head, GLOBAL_SCOPE)
     known = await _known(repo, branch, tip)
     carried = await crafted.subjects_outside(repo, head, known, GLOBAL_SCOPE, limit=LISTED)
@@ -45,6 +46,8 @@ async def outgoing(repo: MemoryRepo, branch: str, head: str, tip: str | None) ->
     else:
         subject, body = "memd: changes of this machine's memory", "".join(f"- {s}\n" for s in carried) + "\n"
     message = f"{subject}\n\n{body}global/ is a person's own and never pushed (team mode).\n"
+    if trailers:
+        message += "\n" + trailers
     return await crafted.commit_tree(repo, tree, [tip] if tip else [], message)
 
 
