@@ -129,11 +129,12 @@ async def populate(env: dict[str, str], sessions: int) -> None:
         await store.close()
 
 
-def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
-    """Seconds of wall time and of CPU time (user and system) of one run."""
+def timed(argv: list[str], env: dict[str, str], cwd: str) -> tuple[float, float]:
+    """Seconds of wall time and of CPU time (user and system) of one run, in ``cwd``: ``python -m``
+    puts its working directory before ``PYTHONPATH``, so each checkout runs in its own."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
@@ -164,11 +165,11 @@ def measure(sessions: int, runs: int, main: Path | None) -> dict[str, tuple[floa
             commands[f"{STATUS} (--main)"] = (status, str(main))
             commands[f"{STATUS} --json (--main)"] = ([*status, "--json"], str(main))
         for argv, path in commands.values():  # warm the page cache and .pyc files
-            timed(argv, {**env, "PYTHONPATH": path})
+            timed(argv, {**env, "PYTHONPATH": path}, path)
         samples: dict[str, list[tuple[float, float]]] = {name: [] for name in commands}
         for _ in range(runs):
             for name, (argv, path) in commands.items():
-                samples[name].append(timed(argv, {**env, "PYTHONPATH": path}))
+                samples[name].append(timed(argv, {**env, "PYTHONPATH": path}, path))
     return {
         name: (statistics.median(w for w, _ in values), statistics.median(c for _, c in values))
         for name, values in samples.items()

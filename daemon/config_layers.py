@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,6 +86,8 @@ def _read_bytes(path: Path, named: bool) -> bytes | None:
 
 
 def _parse_toml(path: Path, raw: bytes) -> dict[str, Any]:
+    import tomllib  # with its patterns and ``string``: only when there is a file to read
+
     try:
         return tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError:

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, Protocol
+
+from pipeline.frozen import frozen_by_position
 
 REGISTRY = "pipeline.agents.registry"
 """The module whose ``AGENTS`` lists the built-in agents, in order (loaded on first use)."""
@@ -94,7 +96,7 @@ class SessionHook(Protocol):
         ...
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class LoadCut:
     """What the agent reads of a file memd writes for it at session start."""
 
@@ -106,7 +108,7 @@ class LoadCut:
     max_tokens: int | None = None
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class PublishKey:
     """One ``[publish]`` key: a publish target's name the user turns on or off, or a number it reads."""
 
@@ -118,7 +120,7 @@ class PublishKey:
     """The cut of the file the target of this name writes (None: not a target's name)."""
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class Agent:
     """Everything memd knows of one agent (see the module's docstring)."""
 

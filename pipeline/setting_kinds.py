@@ -13,10 +13,12 @@ import json
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from enum import Enum
 from pathlib import Path
 from typing import Any
+
+from pipeline.frozen import frozen_by_position
 
 
 class KindError(ValueError):
@@ -51,7 +53,7 @@ class Kind:
         return toml(value)
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class Boolean(Kind):
     shown: str = "true or false"
 
@@ -80,7 +82,7 @@ def _bounds(ge: float | None, gt: float | None, le: float | None) -> str:
     return " and ".join(parts)
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class Number(Kind):
     """An integer (``integer=True``) or a finite number, within the bounds given."""
 
@@ -120,7 +122,7 @@ class Number(Kind):
         return self.check(number)
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class Text(Kind):
     """A string within a length, matching a pattern, passing a rule of code (``pipeline.setting_rules``)."""
 
@@ -153,7 +155,7 @@ class Text(Kind):
             raise KindError(str(exc)) from None
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class Choice(Kind):
     """One of a few words; with ``enum``, the value is held as that enum's member."""
 
@@ -172,7 +174,7 @@ class Choice(Kind):
         return self.enum(value) if self.enum is not None else value
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class PathKind(Kind):
     """A path; a leading ``~`` means the user's home."""
 
@@ -186,7 +188,7 @@ class PathKind(Kind):
         return Path(value).expanduser()
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class Texts(Kind):
     """A list of strings (held as a tuple); from the environment, a JSON list."""
 
@@ -204,7 +206,7 @@ class Texts(Kind):
             raise KindError('must be a list of strings (as JSON: ["a", "b"])') from None
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class Maybe(Kind):
     """``inner``, or unset (``None``: the key is left out of the file)."""
 

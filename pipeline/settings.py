@@ -1,6 +1,6 @@
 """The one settings table: every key of memd's configuration, declared once.
 
-Each section is a frozen dataclass; each key is one field declared with ``key(default, kind, doc)``:
+Each section is a frozen dataclass (``pipeline.frozen``: made without compiling code); each key is one field declared with ``key(default, kind, doc)``:
 its name, its type and bounds (a kind of ``pipeline.setting_kinds``), its default, one line saying
 what it does; its environment variable is ``MEMD_<SECTION>__<KEY>``. Everything else is derived from
 these declarations: the settings object itself (checked when it is made, so a test's settings are as
@@ -19,12 +19,13 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Iterator, Mapping
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, field, fields
 from enum import Enum, StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Self
 
 from pipeline import defaults, roster, setting_rules
+from pipeline.frozen import frozen
 from pipeline.setting_kinds import (
     BOOL,
     NON_NEGATIVE_FLOAT,
@@ -91,7 +92,7 @@ def _json(value: Any) -> Any:
     return value
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen
 class Section:
     """A table of keys, each checked by its kind when the section is made."""
 
@@ -179,7 +180,7 @@ class Section:
 # [paths]
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen
 class PathsSettings(Section):
     memory_dir: Path = key(
         MISSING, PATH, "The git repository memd writes memory into.", shown='"$XDG_DATA_HOME/memd/memory"'
@@ -203,7 +204,7 @@ class PathsSettings(Section):
 # [sources.<name>]: one table per agent of pipeline.roster
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen
 class SourceSettings(Section):
     enabled: bool = key(True, BOOL, "Read this agent's transcripts.")
     root: Path = key(MISSING, PATH, "Where the agent keeps its transcripts.")
@@ -290,7 +291,7 @@ class SourcesSettings:
 # [memories]
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen
 class MemoriesSettings(Section):
     min_rollout_idle_hours: float = key(
         defaults.MIN_ROLLOUT_IDLE_HOURS,
@@ -368,7 +369,7 @@ PROVIDERS = ("anthropic", "bedrock", "vertex", "openai")
 _BASE_URL = Text(rule=setting_rules.check_base_url, what="an http:// or https:// URL")
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen
 class EndpointSettings(Section):
     """``[llm.consolidation]``: another endpoint for phase 2 only (each key unset: ``[llm]``'s)."""
 
@@ -379,7 +380,7 @@ class EndpointSettings(Section):
     )
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen
 class LLMSettings(Section):
     base_url: str | None = key(
         None,
@@ -465,7 +466,7 @@ class LLMSettings(Section):
 # [schedule], [review], [notes]
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen
 class ScheduleSettings(Section):
     scan_interval_minutes: float = key(
         10.0,
@@ -488,7 +489,7 @@ class ScheduleSettings(Section):
     )
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen
 class ReviewSettings(Section):
     mode: str = key(
         "auto",
@@ -504,7 +505,7 @@ class ReviewSettings(Section):
     )
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen
 class NotesSettings(Section):
     remember_per_hour: int = key(
         defaults.REMEMBER_PER_HOUR,
@@ -518,7 +519,7 @@ class NotesSettings(Section):
 # [publish]
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen
 class _PublishBase(Section):
     """``[publish]``: which publish targets are on, and what they read. Each agent declares its own
     keys in its folder (``pipeline.roster.PublishKey``, rows of this table); ``agents_md`` (a project's
@@ -561,13 +562,17 @@ if TYPE_CHECKING:
         def __init__(self, **keys: Any) -> None: ...
 
 else:
-    PublishSettings = dataclasses.make_dataclass(
-        "PublishSettings",
-        _publish_fields(),
-        bases=(_PublishBase,),
-        frozen=True,
-        kw_only=True,
-        namespace={"__module__": __name__, "__doc__": _PublishBase.__doc__},
+    PublishSettings = frozen(
+        type(
+            "PublishSettings",
+            (_PublishBase,),
+            {
+                "__module__": __name__,
+                "__doc__": _PublishBase.__doc__,
+                "__annotations__": {name: kind for name, kind, _ in _publish_fields()},
+                **{name: declared for name, _, declared in _publish_fields()},
+            },
+        )
     )
 
 
@@ -575,7 +580,7 @@ else:
 # [ui], [sync], [team]
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen
 class UISettings(Section):
     enabled: bool = key(False, BOOL, "The daemon serves the web page.")
     host: str = key(defaults.UI_HOST, Text(min_length=1), "The address it listens on.")
@@ -585,7 +590,7 @@ class UISettings(Section):
     read_only: bool = key(False, BOOL, "Show memory, change nothing (no accept, reject or forget).")
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen
 class SyncSettings(Section):
     remote: str = key(
         "",
@@ -616,7 +621,7 @@ class SyncSettings(Section):
         return bool(self.remote)
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen
 class TeamSettings(Section):
     person: str = key(
         "",
@@ -630,7 +635,7 @@ class TeamSettings(Section):
 # the whole
 
 
-@dataclass(frozen=True, kw_only=True)
+@frozen
 class Settings(Section):
     """Everything memd is told, checked once. Pass it (or one section of it) explicitly."""
 
