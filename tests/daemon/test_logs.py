@@ -15,14 +15,14 @@ def test_json_lines_off_a_terminal_and_library_loggers_routed_and_quiet() -> Non
     stream = io.StringIO()
     configure_logging(level="DEBUG", stream=stream)
     structlog.get_logger("memd.test").info("scan_finished", files=3)
-    logging.getLogger("apscheduler.scheduler").warning("job missed")
+    logging.getLogger("watchfiles.main").warning("watcher restarted")
     logging.getLogger("anthropic._base_client").debug("Request options: secret transcript text")
     lines = [json.loads(line) for line in stream.getvalue().splitlines()]
     assert lines[0]["event"] == "scan_finished"
     assert lines[0]["files"] == 3
     assert lines[0]["level"] == "info"
-    assert lines[1]["event"] == "job missed"
-    assert lines[1]["logger"] == "apscheduler.scheduler"
+    assert lines[1]["event"] == "watcher restarted"
+    assert lines[1]["logger"] == "watchfiles.main"
     assert "secret transcript text" not in stream.getvalue()
     assert logging.getLogger("anthropic").getEffectiveLevel() >= logging.WARNING
 
