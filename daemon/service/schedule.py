@@ -66,7 +66,9 @@ class Schedule:
     def start(self, *, first_scan_delay_s: float = 0.0) -> None:
         """Start inside the running event loop; the first scan runs after ``first_scan_delay_s``."""
         self._loop = asyncio.get_running_loop()
-        self._jobs[SCAN_JOB] = _Job(self._scan_interval_s, _wall_now() + timedelta(seconds=first_scan_delay_s))
+        self._jobs[SCAN_JOB] = _Job(
+            self._scan_interval_s, _wall_now() + timedelta(seconds=first_scan_delay_s)
+        )
         self._set_sync_job()
         self._task = self._loop.create_task(self._run(), name="schedule")
 

@@ -12,9 +12,9 @@ import pytest
 from sqlalchemy import update
 
 from pipeline.clock import FakeClock
-from pipeline.sources import registry as registry_module
 from pipeline.scan.scanner import scan
 from pipeline.settings import Settings
+from pipeline.sources import registry as registry_module
 from pipeline.store import Store, jobs
 from pipeline.store.schema import transcripts
 
