@@ -36,7 +36,7 @@ def _hidden(names: tuple[str, ...]) -> Iterator[None]:
         yield
     finally:
         for name in hidden:
-            if name in sys.modules and sys.modules[name] is None:  # type: ignore[comparison-overlap]
+            if name in sys.modules and sys.modules[name] is None:
                 del sys.modules[name]
 
 
