@@ -15,14 +15,14 @@ def test_json_lines_off_a_terminal_and_library_loggers_routed_and_quiet() -> Non
     stream = io.StringIO()
     configure_logging(level="DEBUG", stream=stream)
     structlog.get_logger("memd.test").info("scan_finished", files=3)
-    logging.getLogger("watchfiles.main").warning("watcher restarted")
+    logging.getLogger("apscheduler.scheduler").warning("job missed")
     logging.getLogger("anthropic._base_client").debug("Request options: secret transcript text")
     lines = [json.loads(line) for line in stream.getvalue().splitlines()]
     assert lines[0]["event"] == "scan_finished"
     assert lines[0]["files"] == 3
     assert lines[0]["level"] == "info"
-    assert lines[1]["event"] == "watcher restarted"
-    assert lines[1]["logger"] == "watchfiles.main"
+    assert lines[1]["event"] == "job missed"
+    assert lines[1]["logger"] == "apscheduler.scheduler"
     assert "secret transcript text" not in stream.getvalue()
     assert logging.getLogger("anthropic").getEffectiveLevel() >= logging.WARNING
 
@@ -70,3 +70,23 @@ def test_a_one_shot_command_logs_readable_lines_off_a_terminal_the_daemon_json(
         line = stream.getvalue().strip()
         assert line.startswith("{") is is_json, line
         assert "store_slow" in line
+
+
+def test_a_console_traceback_is_drawn_by_rich_without_local_variables() -> None:
+    """structlog is imported without rich (``daemon.logs``); the console's tracebacks are still rich's."""
+    stream = io.StringIO()
+    configure_logging(level="INFO", stream=stream, json=False)
+
+    def leak() -> None:
+        api_key = "sk-ant-api03-" + "SECRET" * 3  # noqa: F841 - a local the traceback must not show
+        raise RuntimeError("boom")
+
+    try:
+        leak()
+    except RuntimeError:
+        structlog.get_logger("memd.test").exception("step_failed")
+    out = stream.getvalue()
+    assert "step_failed" in out
+    assert "Traceback (most recent call last)" in out  # rich's panel title
+    assert "RuntimeError: boom" in out
+    assert "SECRETSECRET" not in out
