@@ -1,7 +1,7 @@
 """structlog, configured once by the composition root or the CLI.
 
 JSON lines when stderr is not a terminal (systemd's journal, launchd's log file), a readable
-console format when it is. Standard-library loggers (anthropic, httpx2, watchfiles, sqlalchemy)
+console format when it is. Standard-library loggers (anthropic, httpx2, apscheduler, sqlalchemy)
 are routed through the same formatter. Tracebacks never carry local variables, and the
 ``anthropic`` and HTTP loggers stay at WARNING or above: at DEBUG they dump request bodies, which
 hold transcript text.
@@ -49,6 +49,7 @@ QUIET_LIBRARIES = (
     "httpx2",
     "httpcore",
     "httpcore2",
+    "apscheduler",
     "aiosqlite",
     "asyncpg",
     "watchfiles",

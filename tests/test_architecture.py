@@ -33,6 +33,7 @@ HOMES = {
     "httpx2": ("pipeline/llm/",),
     "sqlalchemy": ("pipeline/store/",),
     "alembic": ("pipeline/store/",),
+    "apscheduler": ("daemon/service/schedule.py",),
     "watchfiles": ("daemon/service/watch.py",),
     "ahocorasick_rs": ("pipeline/redaction/",),
     # the web page: its stack is imported only under daemon/ui/ (the daemon loads it with [ui] enabled)

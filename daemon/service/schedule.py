@@ -1,45 +1,26 @@
-"""The daemon's timers: periodic jobs on the event loop, one task, no scheduler library.
+"""The daemon's timers: the only module that imports APScheduler.
 
-Each job (the scan, and the sync while a remote is configured) only *requests* work
-(``request("scan")``); the work runs in tasks the daemon owns, so stopping the timers never
-interrupts a git commit. A job runs however late it is (after a laptop sleep, say), never overlaps
-itself (firing is a request, which the daemon merges with any pending one), and coalesces the runs
-it missed into one: the next run after that is the first of its cadence still ahead.
+An ``AsyncIOScheduler`` with its in-memory job store, rebuilt from the settings at each start. Its
+jobs only *request* work (``request("scan")``); the work runs in tasks the daemon owns, so a
+scheduler shutdown, which cancels running coroutine jobs, never interrupts a git commit. Every job
+coalesces missed runs into one, never overlaps itself and runs however late it is (after a laptop
+sleep, say): ``coalesce=True, max_instances=1, misfire_grace_time=None``.
 
-Run times are read on the wall clock, as a person's "every 15 minutes" means; nothing here takes
-the injected clock, so tests of this module check what is scheduled, or bring a run forward to now.
+APScheduler reads the wall clock; nothing here takes the injected clock, so tests of this module
+check what is scheduled rather than waiting for it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import math
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-import structlog
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
-log = structlog.get_logger(__name__)
-
+JOB_DEFAULTS = {"coalesce": True, "max_instances": 1, "misfire_grace_time": None}
 SCAN_JOB = "scan"
 SYNC_JOB = "sync"
-
-
-class _Job:
-    """A periodic job: its interval and when it runs next."""
-
-    __slots__ = ("interval", "next_run")
-
-    def __init__(self, interval_s: float, next_run: datetime) -> None:
-        self.interval = timedelta(seconds=interval_s)
-        self.next_run = next_run
-
-    def ran(self, now: datetime) -> None:
-        """After a run due at ``next_run``: the first run of the cadence after ``now`` (the runs
-        missed meanwhile coalesced into the one that ran)."""
-        missed = max(0, math.floor((now - self.next_run) / self.interval))
-        self.next_run += self.interval * (missed + 1)
 
 
 class Schedule:
@@ -52,108 +33,96 @@ class Schedule:
         self._scan_interval_s = scan_interval_s
         self._sync_interval_s = sync_interval_s
         """``[sync] interval_minutes`` in seconds while a remote is configured, else None: no sync job."""
-        self._jobs: dict[str, _Job] = {}
-        self._paused = False
-        self._changed = asyncio.Event()
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._scheduler = AsyncIOScheduler(timezone=UTC, job_defaults=dict(JOB_DEFAULTS))
 
     @property
     def running(self) -> bool:
-        """Started and not shut down (paused included)."""
-        return self._task is not None and not self._task.done()
+        return bool(self._scheduler.running)
 
     def start(self, *, first_scan_delay_s: float = 0.0) -> None:
         """Start inside the running event loop; the first scan runs after ``first_scan_delay_s``."""
-        self._loop = asyncio.get_running_loop()
-        self._jobs[SCAN_JOB] = _Job(
-            self._scan_interval_s, _wall_now() + timedelta(seconds=first_scan_delay_s)
+        self._scheduler.add_job(
+            self._fire,
+            "interval",
+            seconds=self._scan_interval_s,
+            args=[SCAN_JOB],
+            id=SCAN_JOB,
+            name="scan, then extract, consolidate and publish",
+            replace_existing=True,
+            next_run_time=_wall_now() + timedelta(seconds=first_scan_delay_s),
         )
         self._set_sync_job()
-        self._task = self._loop.create_task(self._run(), name="schedule")
+        self._scheduler.start()
 
     def _set_sync_job(self) -> None:
         """The periodic fetch and merge (``sync``, then publish), on ``[sync] interval_minutes``."""
         if self._sync_interval_s is None:
-            self._jobs.pop(SYNC_JOB, None)
-        else:
-            first = _wall_now() + timedelta(seconds=self._sync_interval_s)
-            self._jobs[SYNC_JOB] = _Job(self._sync_interval_s, first)
-        self._wake()
+            if self._scheduler.get_job(SYNC_JOB) is not None:
+                self._scheduler.remove_job(SYNC_JOB)
+            return
+        self._scheduler.add_job(
+            self._fire,
+            "interval",
+            seconds=self._sync_interval_s,
+            args=[SYNC_JOB],
+            id=SYNC_JOB,
+            name="sync the memory repository with its remote, then publish",
+            replace_existing=True,
+            next_run_time=_wall_now() + timedelta(seconds=self._sync_interval_s),
+        )
 
     def job_options(self, job_id: str = SCAN_JOB) -> dict[str, object]:
-        """How a job is configured (for tests and debugging): its interval; {} when there is none."""
-        job = self._jobs.get(job_id)
-        return {} if job is None else {"interval_s": job.interval.total_seconds()}
+        """How a job is configured (for tests and for `memd status` debugging)."""
+        job = self._scheduler.get_job(job_id)
+        if job is None:
+            return {}
+        return {
+            "coalesce": job.coalesce,
+            "max_instances": job.max_instances,
+            "misfire_grace_time": job.misfire_grace_time,
+            "interval_s": job.trigger.interval.total_seconds(),
+        }
 
     def next_run(self, job_id: str = SCAN_JOB) -> datetime | None:
-        job = self._jobs.get(job_id)
-        return None if job is None else job.next_run
+        job = self._scheduler.get_job(job_id)
+        return None if job is None else job.next_run_time
 
     def bring_forward(self, delay_s: float, job_id: str = SCAN_JOB) -> bool:
         """Run ``job_id`` within ``delay_s`` seconds unless it already runs sooner; True if moved.
         The periodic cadence continues from that run."""
-        job = self._jobs.get(job_id)
+        job = self._scheduler.get_job(job_id)
         if job is None:
             return False
         target = _wall_now() + timedelta(seconds=max(0.0, delay_s))
-        if job.next_run <= target:
+        if job.next_run_time is not None and job.next_run_time <= target:
             return False
-        job.next_run = target
-        self._wake()
+        job.modify(next_run_time=target)  # wakes the scheduler, which re-arms its timer
         return True
 
     def reconfigure(self, *, scan_interval_s: float, sync_interval_s: float | None = None) -> None:
         """Apply new intervals (after a settings reload); the next scan (sync) is one interval away."""
         if sync_interval_s != self._sync_interval_s:
             self._sync_interval_s = sync_interval_s
-            if SCAN_JOB in self._jobs:
+            if self._scheduler.running or self._scheduler.get_job(SCAN_JOB) is not None:
                 self._set_sync_job()
         if scan_interval_s == self._scan_interval_s:
             return
         self._scan_interval_s = scan_interval_s
-        if SCAN_JOB in self._jobs:
-            self._jobs[SCAN_JOB] = _Job(scan_interval_s, _wall_now() + timedelta(seconds=scan_interval_s))
-            self._wake()
+        if self._scheduler.get_job(SCAN_JOB) is not None:
+            self._scheduler.reschedule_job(SCAN_JOB, trigger="interval", seconds=scan_interval_s)
 
     def pause(self) -> None:
         """No new triggers (the first thing a shutdown does)."""
-        self._paused = True
+        if self._scheduler.running:
+            self._scheduler.pause()
 
     async def shutdown(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+        if self._scheduler.running:
+            self._scheduler.shutdown(wait=False)
+            await asyncio.sleep(0)  # AsyncIOScheduler.shutdown is itself scheduled on the loop
 
-    def _wake(self) -> None:
-        """The timer task looks at the jobs again (from any thread)."""
-        if self._loop is not None and not self._loop.is_closed():
-            self._loop.call_soon_threadsafe(self._changed.set)
-
-    async def _run(self) -> None:
-        """Sleep until the next job is due (or the jobs change), then request each job that is due."""
-        while True:
-            self._changed.clear()
-            if not self._paused:
-                now = _wall_now()
-                for job_id, job in list(self._jobs.items()):
-                    if job.next_run <= now:
-                        job.ran(now)
-                        try:
-                            self._request(job_id)
-                        except Exception as exc:  # the timers go on for the next run
-                            log.error("schedule_request_failed", job=job_id, error=str(exc))
-            due = min((job.next_run for job in self._jobs.values()), default=None)
-            timer = None
-            if due is not None and not self._paused:
-                wait_s = max(0.0, (due - _wall_now()).total_seconds())
-                timer = asyncio.get_running_loop().call_later(wait_s, self._changed.set)
-            try:
-                await self._changed.wait()
-            finally:
-                if timer is not None:
-                    timer.cancel()
+    async def _fire(self, job_id: str) -> None:
+        self._request(job_id)
 
 
 def _wall_now() -> datetime:

@@ -1,48 +1,23 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime, timedelta
 
 from daemon.service.schedule import SCAN_JOB, Schedule
 
 
-async def test_runs_missed_meanwhile_coalesce_into_one_and_the_cadence_goes_on() -> None:
-    requested: list[str] = []
-    fired = asyncio.Event()
-
-    def request(job: str) -> None:
-        requested.append(job)
-        fired.set()
-
-    schedule = Schedule(request, scan_interval_s=600)
-    started = datetime.now(UTC)
-    schedule.start(first_scan_delay_s=-3500)  # due almost six intervals ago (a laptop that slept)
+async def test_jobs_coalesce_never_overlap_and_run_however_late() -> None:
+    schedule = Schedule(lambda job: None, scan_interval_s=600)
+    schedule.start(first_scan_delay_s=3600)
     try:
-        assert schedule.running
-        await asyncio.wait_for(fired.wait(), timeout=10)
-        assert requested == [SCAN_JOB]
-        # the six runs missed ran as one; the next is the first of the cadence still ahead
-        nxt = schedule.next_run()
-        assert nxt is not None
-        assert datetime.now(UTC) < nxt <= started + timedelta(seconds=101)
-        assert schedule.job_options() == {"interval_s": 600.0}
+        assert schedule.job_options() == {
+            "coalesce": True,
+            "max_instances": 1,
+            "misfire_grace_time": None,
+            "interval_s": 600.0,
+        }
     finally:
         await schedule.shutdown()
     assert not schedule.running
-
-
-async def test_a_paused_schedule_requests_nothing() -> None:
-    requested: list[str] = []
-    schedule = Schedule(requested.append, scan_interval_s=600)
-    schedule.start(first_scan_delay_s=3600)
-    try:
-        schedule.pause()
-        assert schedule.bring_forward(0)
-        await asyncio.sleep(0)
-        await asyncio.sleep(0)
-        assert requested == []
-    finally:
-        await schedule.shutdown()
 
 
 async def test_a_trigger_only_requests_work_and_can_be_brought_forward() -> None:
@@ -97,6 +72,7 @@ async def test_a_sync_job_runs_on_its_interval_only_while_a_remote_is_configured
         assert schedule.job_options(SYNC_JOB) == {}  # no remote: no sync job
         schedule.reconfigure(scan_interval_s=600, sync_interval_s=900)  # a reload set [sync] remote
         assert schedule.job_options(SYNC_JOB)["interval_s"] == 900.0
+        assert schedule.job_options(SYNC_JOB)["coalesce"] is True
         assert schedule.bring_forward(0, SYNC_JOB)
         await asyncio.wait_for(fired.wait(), timeout=10)
         assert requested == [SYNC_JOB]  # it asks for the sync step (and publish after it)
