@@ -63,8 +63,8 @@ def test_ready_then_sigterm_stops_cleanly(
     assert '"event": "released"' in memd.stderr()
 
 
-IDLE_LOADS = ("sqlalchemy", "watchfiles", "pipeline.scan.scanner", "pipeline.publish.run")
-"""What an idle daemon uses (its store, its watcher, the scan and the publish of each cycle)."""
+IDLE_LOADS = ("sqlalchemy", "apscheduler", "watchfiles", "pipeline.scan.scanner", "pipeline.publish.run")
+"""What an idle daemon uses (its store, its scheduler, its watcher, the scan and the publish of each cycle)."""
 IDLE_NEVER_LOADS = (
     # what a phase with work loads: the model client and its SDKs, the redaction engine, the
     # consolidation and extraction machinery, sync, a transcript parser (no file changed)
@@ -93,12 +93,10 @@ IDLE_NEVER_LOADS = (
     "sqlalchemy.dialects.postgresql",
     "asyncpg",
     "pydantic",
-    # what the daemon does without: rich and colorama (structlog.dev takes them when it can),
-    # a scheduler library
+    # what the daemon does without: rich and colorama (structlog.dev takes them when it can)
     "rich",
     "pygments",
     "colorama",
-    "apscheduler",
 )
 
 
