@@ -34,7 +34,8 @@ from pipeline.scan.eligibility import Verdict, evaluate, facts_of
 from pipeline.scan.view import ScanReport, read_view
 from pipeline.settings import MemoriesSettings, Settings
 from pipeline.sources.base import ParseResult, SourceAdapter, WalkingAdapter
-from pipeline.sources.registry import adapter_for
+from pipeline.sources.registry import adapter_for, walked
+from pipeline.sources.registry import get as get_source
 from pipeline.sources.walk import Walked, stat_paths
 from pipeline.store import Store, kv
 from pipeline.store import jobs as jobs_store
@@ -78,15 +79,21 @@ def _settings_hash(settings: MemoriesSettings) -> str:
 
 
 def _walk(
-    adapter: SourceAdapter, root: Path, places: Callable[[Path], list[Walked]] | None = None
+    source: str,
+    adapter: SourceAdapter | None,
+    root: Path,
+    places: Callable[[Path], list[Walked]] | None = None,
 ) -> tuple[list[Walked], int]:
-    """Walk one root (in a worker thread): one stat per file, the adapter's own walk (a
-    database's sessions), or the agent's walk of the places memd knows; never raises for one bad
-    file."""
+    """Walk one root (in a worker thread): one stat per file, the agent's own walk (a database's
+    sessions), or its walk of the places memd knows; never raises for one bad file. The agent's
+    walk is its folder's (``pipeline.sources.registry.walked``, as `memd scan`'s quick check walks):
+    its parser is not loaded for it. An ``adapter`` given to the scan walks instead."""
     if not root.is_dir():
         return [], 0
     if places is not None:
         out = places(root)
+    elif adapter is None:
+        out = walked(get_source(source), root)
     elif isinstance(adapter, WalkingAdapter):
         out = adapter.walk(root)
     else:
@@ -154,11 +161,11 @@ async def scan(
     (``pipeline.scan.probe``)."""
     started = time.perf_counter()
     sources = {name: cfg.root for name, cfg in settings.sources.enabled().items()}
-    chosen = {source: (adapters or {}).get(source) or adapter_for(source) for source in sources}
+    given = adapters or {}
     # The walks (worker threads) and the read of what the last scan saw (the store) run side by side.
     place_walks = await _place_walks(store, settings, sources)
     walks = [
-        asyncio.to_thread(_walk, chosen[source], root, place_walks.get(source))
+        asyncio.to_thread(_walk, source, given.get(source), root, place_walks.get(source))
         for source, root in sources.items()
     ]
     now = clock.now()
@@ -173,11 +180,11 @@ async def scan(
     seen_paths: set[str] = set()
     unreadable: set[str] = set()
     recheck: list[int] = []
-    for (source, adapter), (walked, seen) in zip(chosen.items(), walk_results, strict=True):
+    for source, (walked_files, seen) in zip(sources, walk_results, strict=True):
         scan_pass.report.files_seen += seen
         changed: list[Observation] = []
         with gc_paused():
-            for path, stat_key, error in walked:
+            for path, stat_key, error in walked_files:
                 seen_paths.add(path)
                 if error is not None:
                     unreadable.add(path)
@@ -201,8 +208,10 @@ async def scan(
                 if obs.stat_error is not None:
                     scan_pass.observe_changed(obs)
             to_parse = [o for o in changed if o.stat_error is None]
-            for parsed in await asyncio.to_thread(_parse, adapter, to_parse, known, states):
-                scan_pass.observe_changed(parsed)
+            if to_parse:  # an agent's parser is loaded when one of its files changed, not before
+                adapter = given.get(source) or adapter_for(source)
+                for parsed in await asyncio.to_thread(_parse, adapter, to_parse, known, states):
+                    scan_pass.observe_changed(parsed)
     await scan_pass.recheck(recheck)
     scan_pass.mark_gone(seen_paths, {str(s) for s in sources}, unreadable)
     await scan_pass.persist(on_memory_reads)

@@ -3,6 +3,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import re
 import sys
 
 import pytest
@@ -70,3 +71,23 @@ def test_a_one_shot_command_logs_readable_lines_off_a_terminal_the_daemon_json(
         line = stream.getvalue().strip()
         assert line.startswith("{") is is_json, line
         assert "store_slow" in line
+
+
+def test_a_console_traceback_is_drawn_by_rich_without_local_variables() -> None:
+    """structlog is imported without rich (``daemon.logs``); the console's tracebacks are still rich's."""
+    stream = io.StringIO()
+    configure_logging(level="INFO", stream=stream, json=False)
+
+    def leak() -> None:
+        api_key = "sk-ant-api03-" + "SECRET" * 3  # noqa: F841 - a local the traceback must not show
+        raise RuntimeError("boom")
+
+    try:
+        leak()
+    except RuntimeError:
+        structlog.get_logger("memd.test").exception("step_failed")
+    out = re.sub(r"\x1b\[[0-9;]*m", "", stream.getvalue())  # rich's colours
+    assert "step_failed" in out
+    assert "Traceback (most recent call last)" in out  # rich's panel title
+    assert "RuntimeError: boom" in out
+    assert "SECRETSECRET" not in out

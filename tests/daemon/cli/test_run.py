@@ -63,6 +63,65 @@ def test_ready_then_sigterm_stops_cleanly(
     assert '"event": "released"' in memd.stderr()
 
 
+IDLE_LOADS = ("sqlalchemy", "apscheduler", "watchfiles", "pipeline.scan.scanner", "pipeline.publish.run")
+"""What an idle daemon uses (its store, its scheduler, its watcher, the scan and the publish of each cycle)."""
+IDLE_NEVER_LOADS = (
+    # what a phase with work loads: the model client and its SDKs, the redaction engine, the
+    # consolidation and extraction machinery, sync, a transcript parser (no file changed)
+    "anthropic",
+    "openai",
+    "httpx",
+    "httpx2",
+    "pipeline.llm",
+    "pipeline.redaction",
+    "ahocorasick_rs",
+    "pipeline.extract",
+    "pipeline.consolidate.run",
+    "pipeline.consolidate.scope_run",
+    "pipeline.sync",
+    "pipeline.sources._collector",
+    "pipeline.agents.claude_code.transcripts",
+    "pipeline.agents.codex.transcripts",
+    # what other commands or settings load: the page, the MCP server, migrations' alembic,
+    # PostgreSQL's dialect on a SQLite store, pydantic
+    "daemon.ui",
+    "starlette",
+    "uvicorn",
+    "daemon.mcp",
+    "mcp",
+    "alembic",
+    "sqlalchemy.dialects.postgresql",
+    "asyncpg",
+    "pydantic",
+    # what the daemon does without: rich and colorama (structlog.dev takes them when it can)
+    "rich",
+    "pygments",
+    "colorama",
+)
+
+
+def test_an_idle_daemon_has_imported_only_what_it_uses(
+    tmp_path: Path, memd_env: dict[str, str], started: list[Memd]
+) -> None:
+    """Issue 34: an idle `memd run` carries its imports for the rest of its life (its memory is
+    mostly its modules): what a phase needs is loaded when the phase has work."""
+    report = tmp_path / "modules.json"
+    memd = Memd(tmp_path, "idle", memd_env, str(report), "run", module="tests.daemon.modules_memd")
+    started.append(memd)
+    memd.wait_for("STATUS=idle; last cycle")  # the first cycle ran (scan at start)
+    memd.signal(signal.SIGUSR1)
+    deadline = time.monotonic() + EXIT_TIMEOUT_S
+    while not report.exists() and time.monotonic() < deadline and memd.proc.poll() is None:
+        time.sleep(0.05)
+    assert report.exists(), memd.stderr()[-3000:]
+    modules = set(json.loads(report.read_text()))
+    assert all(name in modules for name in IDLE_LOADS), sorted(set(IDLE_LOADS) - modules)
+    loaded = sorted(m for m in modules if any(m == h or m.startswith(h + ".") for h in IDLE_NEVER_LOADS))
+    assert loaded == []
+    memd.signal(signal.SIGTERM)
+    assert memd.wait() == 0
+
+
 def test_sigint_also_stops_cleanly(tmp_path: Path, memd_env: dict[str, str], started: list[Memd]) -> None:
     memd = start(started, tmp_path, memd_env, "run")
     memd.wait_for("READY=1")

@@ -12,9 +12,9 @@ import pytest
 from sqlalchemy import update
 
 from pipeline.clock import FakeClock
-from pipeline.scan import scanner as scanner_module
 from pipeline.scan.scanner import scan
 from pipeline.settings import Settings
+from pipeline.sources import registry as registry_module
 from pipeline.store import Store, jobs
 from pipeline.store.schema import transcripts
 
@@ -287,7 +287,7 @@ async def test_a_transcript_swapped_for_a_fifo_or_dev_zero_after_its_stat_is_unr
     store: Store, clock: FakeClock, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
 ) -> None:
     path = _session(tmp_path, tmp_path, clock.now() - timedelta(hours=7))
-    real_stat_paths = scanner_module.stat_paths
+    real_stat_paths = registry_module.stat_paths  # the scan walks an agent's root as its folder says
 
     def stat_then_swap(paths: Any) -> Any:
         walked = real_stat_paths(paths)
@@ -298,7 +298,7 @@ async def test_a_transcript_swapped_for_a_fifo_or_dev_zero_after_its_stat_is_unr
             path.symlink_to("/dev/zero")
         return walked
 
-    monkeypatch.setattr(scanner_module, "stat_paths", stat_then_swap)
+    monkeypatch.setattr(registry_module, "stat_paths", stat_then_swap)
     started = time.monotonic()
     report = await scan(store, _settings(tmp_path), clock)
     assert time.monotonic() - started < 2
