@@ -369,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--per-class", type=int, default=12, help="cases per class in each half")
-    parser.add_argument("--tiny", action="store_true", help="2 cases per class, 1 timing round (CI)")
+    parser.add_argument("--tiny", action="store_true", help="1 case per class, 1 timing round (CI)")
     parser.add_argument(
         "--show", type=int, default=0, help="print up to N of memd's misses on each development split"
     )
@@ -384,7 +384,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5, help="interleaved timing rounds (the best counts)")
     parser.add_argument("--repeat", type=int, default=3, help="copies of the fixture transcripts timed")
     args = parser.parse_args(argv)
-    per_class = 2 if args.tiny else args.per_class
+    per_class = 1 if args.tiny else args.per_class
     rounds, repeat = (1, 1) if args.tiny else (args.rounds, args.repeat)
 
     memd = memd_redactor()

@@ -7,25 +7,43 @@ the same commit). The rules are ``pipeline.sync.trust``, the log ``pipeline.sync
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
-from pipeline.clock import Clock
 from pipeline.errors import BadSignerLine, MemoryRepoError, NotTrusted
 from pipeline.gitrepo import signing
-from pipeline.gitrepo.message_gate import SecretFinder
 from pipeline.gitrepo.repository import MemoryRepo
 from pipeline.gitrepo.signing import Signer
-from pipeline.settings import Settings
-from pipeline.store import Store
 from pipeline.sync import trust, trustlog
-from pipeline.sync.now import ModelSource, sync_memory
-from pipeline.sync.run import SyncReport
 from pipeline.vocabulary import SyncOutcome
+
+if TYPE_CHECKING:
+    # `memd sync key` needs none of these: the store, the sync and its consolidation are imported by
+    # the functions that sync (``_sync``), not by the one that prints a key
+    from pipeline.clock import Clock
+    from pipeline.gitrepo.message_gate import SecretFinder
+    from pipeline.settings import Settings
+    from pipeline.store import Store
+    from pipeline.sync.now import ModelSource
+    from pipeline.sync.run import SyncReport
 
 
 def _signer(repo: MemoryRepo) -> Signer:
     if repo.signer is None:
         raise MemoryRepoError("the memory repository has no signing key")
     return repo.signer
+
+
+async def _sync(
+    store: Store,
+    settings: Settings,
+    repo: MemoryRepo,
+    clock: Clock,
+    finder: SecretFinder | None,
+    model: ModelSource | None,
+) -> SyncReport:
+    from pipeline.sync.now import sync_memory
+
+    return await sync_memory(store, settings, repo, clock, finder, model=model)
 
 
 async def key_line(repo: MemoryRepo) -> str:
@@ -48,7 +66,7 @@ async def trust_line(
     when the remote cannot be synced with first."""
     new = trust.parse_line(line)
     me = await asyncio.to_thread(trust.own_signer, _signer(repo))
-    first = await sync_memory(store, settings, repo, clock, finder, model=model)
+    first = await _sync(store, settings, repo, clock, finder, model)
     if first.untrusted:
         raise NotTrusted(first.reason or "this machine is not trusted by the remote")
     if first.outcome != SyncOutcome.SYNCED:
@@ -59,7 +77,7 @@ async def trust_line(
         raise NotTrusted("this machine is not among the memory's allowed signers itself")
     message = f"memd: trust {new.principal}\n\nAdded by {me.principal} (memd sync trust).\n"
     await trust.add_signers(repo, settings.paths.state_dir, [new], message, at=clock.now().isoformat())
-    return await sync_memory(store, settings, repo, clock, finder, model=model)
+    return await _sync(store, settings, repo, clock, finder, model)
 
 
 async def _synced_and_trusted(
@@ -74,7 +92,7 @@ async def _synced_and_trusted(
     """This machine's signer, once it synced with the remote (or has none) and is trusted."""
     me = await asyncio.to_thread(trust.own_signer, _signer(repo))
     if settings.sync.enabled:
-        first = await sync_memory(store, settings, repo, clock, finder, model=model)
+        first = await _sync(store, settings, repo, clock, finder, model)
         if first.untrusted:
             raise NotTrusted(first.reason or "this machine is not trusted by the remote")
         if first.outcome != SyncOutcome.SYNCED:
@@ -126,7 +144,7 @@ async def revoke(
     await trust.write_entries(repo, settings.paths.state_dir, [entry], message)
     if not settings.sync.enabled:
         return gone, None
-    return gone, await sync_memory(store, settings, repo, clock, finder, model=model)
+    return gone, await _sync(store, settings, repo, clock, finder, model)
 
 
 async def rotate(
@@ -168,4 +186,4 @@ async def rotate(
         await asyncio.to_thread(signing.discard_key, fresh)
     if not settings.sync.enabled:
         return old, new, None
-    return old, new, await sync_memory(store, settings, repo, clock, finder, model=model)
+    return old, new, await _sync(store, settings, repo, clock, finder, model)

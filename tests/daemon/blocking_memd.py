@@ -8,7 +8,8 @@ runs the real CLI (`python -m daemon`'s ``main``) after wrapping the composition
 - ``thread``: it waits in a worker thread stuck in a ``read`` that never returns (a pipe whose
   write end stays open), as a read of a FIFO would;
 - ``loop``: the same ``read`` on the event loop's own thread, so nothing else of the daemon runs;
-- ``sleep:<s>``: it sleeps ``s`` seconds in a worker thread, then returns.
+- ``sleep:<s>``: it sleeps ``s`` seconds in a worker thread, then writes ``slept STEP`` to stderr
+  and returns.
 
 Before blocking, the step writes ``blocking STEP`` to stderr.
 """
@@ -37,6 +38,7 @@ def blocking_step(name: str, how: str) -> object:
             os.read(read_end, 1)
         elif how.startswith("sleep:"):
             await asyncio.to_thread(time.sleep, float(how.removeprefix("sleep:")))
+            print(f"slept {name}", file=sys.stderr, flush=True)
             return {"slept_s": float(how.removeprefix("sleep:"))}
         raise AssertionError(f"{name} returned")
 

@@ -36,10 +36,8 @@ def test_the_earliest_deadline_wins() -> None:
     exits = Exits()
     stop = HardStop(exit=exits)
     stop.arm(3600)
-    t0 = time.monotonic()
     stop.arm(0.05)  # a second signal: sooner
-    assert exits.called.wait(5)
-    assert time.monotonic() - t0 < 5
+    assert exits.called.wait(60)  # not after the first deadline's hour
     stop.arm(3600)  # a later deadline never postpones an earlier one
     assert stop.armed
 

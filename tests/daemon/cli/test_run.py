@@ -151,11 +151,10 @@ def test_an_instance_killed_with_sigkill_is_taken_over_at_once(
     first.wait_for("READY=1")
     first.proc.kill()
     first.wait()
-    t0 = time.monotonic()
     second = memd(memd_env, "run", "--once")  # in this process; it takes the instance as `memd run` does
+    # The dead instance's lease would only expire after two minutes: a start that did not see its
+    # holder gone is refused as busy (it never waits for a lease), and this one took it over.
     assert second.returncode == 0, second.stderr[-3000:]
-    # The dead instance's lease would only expire after two minutes: this start did not wait for it.
-    assert time.monotonic() - t0 < 100
     assert "instance_taken_over" in second.stderr
 
 
@@ -368,16 +367,14 @@ def test_ctrl_c_during_run_once_says_what_it_waits_for_and_names_the_skipped_ste
     tmp_path: Path, memd_env: dict[str, str], onces: list[Once]
 ) -> None:
     env = blocking(memd_env, MEMD_SCHEDULE__SHUTDOWN_TIMEOUT_S="30")
-    once = Once(tmp_path, env, "extract", "sleep:8")
+    once = Once(tmp_path, env, "extract", "sleep:10")
     onces.append(once)
     once.line_with("scan ")
-    wait_for_stderr(once, "blocking extract")  # extract is under way, for 8 s
-    t0 = time.monotonic()
+    wait_for_stderr(once, "blocking extract")  # extract is under way, for 10 s
     once.proc.send_signal(signal.SIGINT)
-    notice = once.line_with("interrupted", timeout_s=6)
-    # at once, not when the step is done (the margin is for a loaded machine: CI's two cores run
-    # another test beside this one)
-    assert time.monotonic() - t0 < 6
+    notice = once.line_with("interrupted")
+    # at once, not when the step is done: the step has not yet written that it slept
+    assert "slept extract" not in once.stderr()
     assert "extract" in notice
     assert "30s" in notice
     assert "Ctrl-C again" in notice

@@ -8,7 +8,6 @@ import sqlite3
 import subprocess
 import sys
 import threading
-import time
 from datetime import date
 from pathlib import Path
 
@@ -147,10 +146,15 @@ def test_a_missing_memory_dir_is_a_problem_not_a_crash(env: Env) -> None:
 
 def test_bounded_gives_up_in_time() -> None:
     release = threading.Event()
-    started = time.monotonic()
+    finished = threading.Event()
+
+    def stuck() -> None:
+        release.wait(30)
+        finished.set()
+
     with pytest.raises(RecallProblem, match="no answer within"):
-        bounded(lambda: release.wait(30), 0.2)
-    assert time.monotonic() - started < 2
+        bounded(stuck, 0.2)
+    assert not finished.is_set()  # it gave up while the call was still stuck
     release.set()
     with pytest.raises(RecallProblem, match="ValueError: bad"):
         bounded(lambda: (_ for _ in ()).throw(ValueError("bad")), 1)
@@ -200,30 +204,30 @@ def test_cli_never_fails_it_prints_nothing_and_logs(env: Env, monkeypatch: pytes
 def test_cli_answers_within_its_timeout_when_stuck(env: Env, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = _repo(env)
     release = threading.Event()
+    finished = threading.Event()
 
     def stuck(*args: object, **kwargs: object) -> str:
         release.wait(30)
+        finished.set()
         return ""
 
     monkeypatch.setattr(recall, "build_recall", stuck)
-    started = time.monotonic()
     code, out, err = _invoke(
         "--config", str(_config(env)), "recall", "--cwd", str(repo), "--timeout-s", "0.3"
     )
-    elapsed = time.monotonic() - started
+    answered_while_stuck = not finished.is_set()
     release.set()
     assert (code, out) == (0, "")
     assert "no answer within 0.3s" in err
-    assert elapsed < 3
+    assert answered_while_stuck
 
 
 def _memd(
     env: Env, *args: str, module: str = "daemon", stdin: str | None = None
-) -> tuple[subprocess.CompletedProcess[str], float]:
+) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("MEMD_")}
     clean["HOME"] = str(env.home)
-    started = time.monotonic()
-    done = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-m", module, *args],
         input=stdin,
         capture_output=True,
@@ -232,7 +236,6 @@ def _memd(
         timeout=60,
         check=False,
     )
-    return done, time.monotonic() - started
 
 
 def test_a_locked_or_missing_state_store_does_not_matter_and_recall_writes_nothing(env: Env) -> None:
@@ -244,17 +247,16 @@ def test_a_locked_or_missing_state_store_does_not_matter_and_recall_writes_nothi
     locker.execute("BEGIN EXCLUSIVE")  # nobody else may even read it now
     try:
         before = sorted(p for p in env.tmp.rglob("*") if ".git" not in p.parts)
-        done, elapsed = _memd(env, "--config", config, "recall", "--cwd", str(repo), "--timeout-s", "5")
+        done = _memd(env, "--config", config, "recall", "--cwd", str(repo), "--timeout-s", "30")
         assert done.returncode == 0
-        assert done.stdout.startswith(RECALL_BEGIN)
-        assert elapsed < 5
+        assert done.stdout.startswith(RECALL_BEGIN)  # answered: it never waited on the lock
         after = sorted(p for p in env.tmp.rglob("*") if ".git" not in p.parts)
         assert after == before, "recall creates no file anywhere"
     finally:
         locker.execute("ROLLBACK")
         locker.close()
     missing = env.tmp / "no" / "state.db"
-    done, _ = _memd(
+    done = _memd(
         env, "--config", str(_config(env, state_db=f"sqlite:///{missing}")), "recall", "--cwd", str(repo)
     )
     assert done.returncode == 0
@@ -267,14 +269,12 @@ def test_hook_input_is_read_without_waiting_for_an_eof_that_never_comes() -> Non
     try:
         os.write(write_end, json.dumps({"session_id": "x", "cwd": "/some/where"}).encode())
         with os.fdopen(os.dup(read_end), "r") as stream:
-            started = time.monotonic()
-            text = recall.read_hook_input(stream, timeout_s=5)
-            assert time.monotonic() - started < 2, "returns as soon as the JSON is complete"
+            # returns as soon as the JSON is complete: waiting for the EOF would outlast the
+            # test's own timeout (a clear failure)
+            text = recall.read_hook_input(stream, timeout_s=3600)
         assert recall.hook_cwd(text) == "/some/where"
         with os.fdopen(os.dup(read_end), "r") as stream:
-            started = time.monotonic()
-            assert recall.read_hook_input(stream, timeout_s=0.1) == ""
-            assert time.monotonic() - started < 2
+            assert recall.read_hook_input(stream, timeout_s=0.1) == ""  # nothing more: gives up
     finally:
         os.close(read_end)
         os.close(write_end)
@@ -284,7 +284,7 @@ def test_the_hook_entry_point_as_claude_code_runs_it(env: Env) -> None:
     repo = _repo(env)
     config = str(_config(env))
     payload = json.dumps({"session_id": "s", "cwd": str(repo / "sub"), "hook_event_name": "SessionStart"})
-    done, _ = _memd(
+    done = _memd(
         env, "--config", config, "--format", "claude-hook", module="daemon.cli.recall", stdin=payload
     )
     assert done.returncode == 0, done.stderr
@@ -292,7 +292,7 @@ def test_the_hook_entry_point_as_claude_code_runs_it(env: Env) -> None:
     assert context.startswith(RECALL_BEGIN)
     assert "Repo uses uv" in context
     # Broken input on stdin: the session's own directory is used; nothing fails.
-    done, _ = _memd(
+    done = _memd(
         env, "--config", config, "--format", "claude-hook", module="daemon.cli.recall", stdin="{oops"
     )
     assert done.returncode == 0

@@ -3,7 +3,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -299,9 +298,7 @@ async def test_a_transcript_swapped_for_a_fifo_or_dev_zero_after_its_stat_is_unr
         return walked
 
     monkeypatch.setattr(registry_module, "stat_paths", stat_then_swap)
-    started = time.monotonic()
     report = await scan(store, _settings(tmp_path), clock)
-    assert time.monotonic() - started < 2
     [s] = report.sessions
     assert s.state == "unreadable"
     assert s.reason == (

@@ -4,7 +4,6 @@ hostile files refused with a reason (fixtures written here, shaped like Aider 0.
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import pytest
@@ -222,9 +221,7 @@ def test_hostile_history_files_are_refused_with_a_reason(
     else:
         write_history(repo, HEADLESS)
         monkeypatch.setattr(aider, "FILE_MAX_BYTES", 100)
-    started = time.monotonic()
     walked = [w for w in sessions(tmp_path) if w[0].startswith(str(target))]
-    assert time.monotonic() - started < 5  # a FIFO never hangs the walk
     assert len(walked) == 1
     path, key, why = walked[0]
     assert key is None

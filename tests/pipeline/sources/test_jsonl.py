@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -251,14 +250,12 @@ def test_a_fifo_or_dev_zero_in_place_of_a_transcript_is_unreadable_at_once(
 ) -> None:
     path = tmp_path / JSONL_MAINS[source].name
     _swap(path, kind)
-    started = time.monotonic()
     for start, max_bytes in ((0, None), (0, 4096), (100, 4096)):
         result = parse(source, path, start_offset=start, max_bytes=max_bytes)
         assert result.transcript is None
         assert result.problem is not None
         assert not result.retryable
         assert ("FIFO" if kind == "fifo" else "character device") in result.problem.reason
-    assert time.monotonic() - started < 2
 
 
 def test_a_parse_reads_no_further_than_max_bytes(session: Path) -> None:
