@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 
 from pipeline.redaction.filters import enough_distinct, is_placeholder, is_reference
+from pipeline.redaction.lexicon import lexicon
 from pipeline.redaction.model import CONTEXT, Candidate, ScanRule, kept
 from pipeline.redaction.reasons import Reason
 from pipeline.redaction.rules_generic import classify
@@ -29,88 +31,13 @@ def _words(text: str) -> list[str]:
 
 PASSWORD, PIN, KEY, TOKEN = "password", "pin", "key", "token"
 
-# Words that name a secret, by language (a word may stand in several languages: each is listed once).
-_LEXICON: dict[str, str] = {
-    # password, passphrase
-    **dict.fromkeys(
-        _words(
-            """password passwort passphrase passcode passwd kennwort wachtwoord senha contraseña
-            contrasena contrasenya contrasinal clave hasło haslo hasła hasłem heslo hesla parola
-            parolă parole parool jelszó jelszava jelszavam salasana salasanani salasanasi
-            lösenord lösenordet adgangskode adgangskoden passord passordet lozinka lozinku geslo
-            slaptažodis пароль пароля паролем паролата парола гасло şifre şifresi şifrem sifre
-            sifresi sandi 비밀번호 암호 パスワード 暗証番号 密码 密碼 口令 گذرواژه סיסמה הסיסמה סיסמא पासवर्ड कूटशब्द
-            รหัสผ่าน κωδικός κωδικό συνθηματικό nenosiri পাসওয়ার্ড கடவுச்சொல் pasahitza
-            lykilorð wagwoord kodeord kodeordet kodeordet adgangskoden salasanan jelszót hesło
-            رمز گذرواژه‌ی کلمه‌عبور סיסמת"""
-        ),
-        PASSWORD,
-    ),
-    "mot de passe": PASSWORD,
-    "mdp": PASSWORD,
-    "lösen": PASSWORD,
-    "phrase secrète": PASSWORD,
-    "phrase de passe": PASSWORD,
-    "palavra-passe": PASSWORD,
-    "pin kodu": PIN,
-    "pin-koden": PIN,
-    "pin-kod": PIN,
-    "pin code": PIN,
-    "pin码": PIN,
-    "pin碼": PIN,
-    "暗証番号": PIN,
-    "पिन": PIN,
-    "pinコード": PIN,
-    "mot-de-passe": PASSWORD,
-    "kata sandi": PASSWORD,
-    "kata laluan": PASSWORD,
-    "كلمة المرور": PASSWORD,
-    "كلمة السر": PASSWORD,
-    "la clau": KEY,
-    "una clau": KEY,
-    "mật khẩu": PASSWORD,
-    "pw": PASSWORD,
-    "unlock it with": PASSWORD,
-    "unlock with": PASSWORD,
-    "decrypt it with": PASSWORD,
-    "decrypt with": PASSWORD,
-    "الرقم السري": PIN,
-    "الرمز السري": PIN,
-    "הקוד הסודי": PIN,
-    "קוד סודי": PIN,
-    "קוד PIN": PIN,
-    "رمز عبور": PASSWORD,
-    # PIN codes
-    **dict.fromkeys(
-        "pin pincode pin-code pin-kod пин-код пин пін-код пін 핀 PIN-Code pinkode pinkoden پین".lower().split(),
-        PIN,
-    ),
-    # keys and secrets (the value must look random)
-    **dict.fromkeys(
-        _words(
-            """key secret clé clef schlüssel sleutel chiave chave klucz klíč kľúč ključ ключ ключа
-            секрет anahtar anahtarı kulcs avain nyckel nyckeln nøgle nøglen nøkkel nøkkelen
-            cheie cheia khóa kunci kuncinya 키 キー 密钥 秘钥 金鑰 密鑰 مفتاح מפתח कुंजी กุญแจ κλειδί
-            kulcs kulcsa klucza ključ ključa کلید คีย์ nøkkel ključek anahtarı"""
-        ),
-        KEY,
-    ),
-    # tokens
-    **dict.fromkeys(
-        _words("""token tokenu tokena токен токена トークン 令牌 토큰 توكن טוקן टोकन โทเค็น"""),
-        TOKEN,
-    ),
-}
-
-# Ways of saying "is" (and "equals", "reads"), spaced: they stand as words of their own.
-_COPULAS = _words(
-    """is was are ist lautet sind est es era é è e será sera to jest wynosi je jsou on
-               oli är blir er var zijn adalah ialah yaitu ialah là é este sunt é är er ni হল হলো
-               هي هو היא הוא है हैं είναι ήταν это є есть — – - -> → => := = : ： ＝ equals c'est
-               c’est reads és بود هست هستند"""
-)
-# Copulas and particles written glued to the word before them (languages without spaces).
-_GLUED = _words("""は が も を 为 為 是 係 就是 叫 는 은 이 가 คือ ：""")
+_LEX = lexicon()
+_LEXICON: dict[str, str] = _LEX.names
+"""Words that name a secret, by language (``prose_lexicon.txt``): the word and its kind."""
+_COPULAS = sorted(_LEX.copulas)
+"""Ways of saying "is" (and "equals", "reads"), spaced: they stand as words of their own."""
+_GLUED = sorted(_LEX.particles)
+"""Copulas and particles written glued to the word before them (languages without spaces)."""
 _SOFT = frozenset(
     _words(
         """the a an just now simply still currently literally set to always actually now: ist: new
@@ -156,15 +83,16 @@ _COPULA_SET = frozenset(c.lower() for c in _COPULAS)
 _ELIDED_COPULAS = ("c'est", "c’est", "C'est", "C’est")
 _DASHES = frozenset(("-", "–", "—"))
 _QUOTE_OPEN = frozenset("\"'`“«「『")
-_GLUED_ENDS = frozenset(c[-1] for c in _GLUED)
+_GLUED_ENDS = frozenset(c[-1] for c in _GLUED if not c.isascii())
 _GLUED_RE = re.compile("(?:" + "|".join(re.escape(c) for c in sorted(_GLUED, key=len, reverse=True)) + ")")
 _QUOTED = re.compile(r"[\"'`“«「『]([^\"'`”»」』\n]{1,128})[\"'`”»」』]")
 _VALUE = re.compile(r"[^\s\"'`“”«»「」『』()\[\]{}<>,;" + _NO_SPACE_SCRIPT + r"]+")
 _WORD = re.compile(r"[^\s]+?(?=\s|$|[" + _NO_SPACE_SCRIPT + r"])|[" + _NO_SPACE_SCRIPT + r"]+")
 _TRAIL = ".,;:!?)]}…"
 _FINAL = re.compile(
-    r"\s*(?:$|[\"'`]|[.!?。！？](?:\s|$)|,|;|(?:है|हैं|です|だ|입니다|이다|이에요|예요|dir|dır|dur|dür|tir|tır|"
-    r"'dir|'dır|ist|is|est|است|هست)(?:[\s.!?,;\"'`\\।。]|$)|[" + _NO_SPACE_SCRIPT + r"])"
+    r"\s*(?:$|[\"'`]|[.!?。！？](?:\s|$|[\"'`])|,|;|(?:"
+    + "|".join(re.escape(c) for c in sorted(_LEX.finals, key=len, reverse=True))
+    + r")(?:[\s.!?,;\"'`\\।。]|$)|[" + _NO_SPACE_SCRIPT + r"])"
 )
 """What may follow a value stated without a copula before it: the sentence's end or a final copula."""
 _DATE_OR_NUMBER = re.compile(r"[0-9]+(?:[.,:/-][0-9]+)+|[0-9]+(?:st|nd|rd|th|%|px|ms|s|h|d|x)?")
@@ -181,24 +109,64 @@ _PASSPHRASE = re.compile(r"[^\W\d_A-Z]+(?: [^\W\d_A-Z]+){1,7}")
 _JOINED_WORDS = re.compile(r"[a-z]{2,}(?:([-._])[a-z]{2,})(?:\1[a-z]{2,}){1,10}")
 
 
-def _anchors() -> dict[bytes, str]:
+def _anchors() -> tuple[dict[bytes, str], frozenset[bytes]]:
+    """Every form of every word (its case forms, raw and JSON-escaped once or twice) and its kind;
+    and the forms that are stems."""
     out: dict[bytes, str] = {}
+    stems: set[bytes] = set()
     for word, kind in _LEXICON.items():
         forms = {word, word[:1].upper() + word[1:], word.upper()}
         for form in forms:
-            raw = form.encode()
-            out.setdefault(raw.lower(), kind)
+            raws = [form.encode()]
             if not form.isascii():  # as a transcript holds it JSON-escaped, once or twice
                 once = json.dumps(form)[1:-1]
-                out.setdefault(once.encode().lower(), kind)
-                out.setdefault(json.dumps(once)[1:-1].encode().lower(), kind)
-    return out
+                raws += [once.encode(), json.dumps(once)[1:-1].encode()]
+            for raw in raws:
+                out.setdefault(raw.lower(), kind)
+                if word in _LEX.stems:
+                    stems.add(raw.lower())
+    return out, frozenset(stems)
 
 
-_ANCHORS = _anchors()
-_CODE_WORDS = frozenset((b"token", b"key", b"secret", b"pw"))
+_ANCHORS, _STEMS = _anchors()
+_TAIL_PIECE = re.compile(rb"[A-Za-z]|[\xc2-\xf4][\x80-\xbf]{1,3}|\\+u[0-9a-fA-F]{4}")
+_TAIL_MAX = 16
+
+
+def _stem_end(buf: bytes, end: int) -> int:
+    """Where the word whose stem ends at ``end`` ends: its own endings (letters and marks of a
+    script written with spaces, raw or JSON-escaped) taken in."""
+    for _ in range(_TAIL_MAX):
+        m = _TAIL_PIECE.match(buf, end)
+        if m is None:
+            break
+        piece = m.group()
+        if piece[0] == 92:
+            char = chr(int(piece[-4:], 16))
+        else:
+            try:
+                char = piece.decode("utf-8")
+            except UnicodeDecodeError:
+                break
+        if not _word_char(char):
+            break
+        end = m.end()
+    return end
+
+
+def _word_char(char: str) -> bool:
+    """A letter or a mark of a script that spaces its words (not a particle of one that does not)."""
+    if char.isascii():
+        return char.isalpha()
+    return unicodedata.category(char)[0] in "LM" and _NO_SPACE_CHAR.match(char) is None
+_CODE_WORDS = frozenset((b"token", b"key", b"secret", b"pw", b"api"))
 """Words code glues into identifiers all the time (``api_key``, ``API_TOKEN``): their anchor holds
 the character before them, so a name inside an identifier never reaches the rule."""
+_UPPER_ONLY = frozenset((b"api",))
+"""Names that count only in upper case: "API" qualifies a key's word in any language ("API
+kaliti", "Ufunguo wa API"), "api" is code's."""
+_POSSESSIVE = re.compile(rb"(?:'|\xe2\x80\x99)s[ \t]")
+"""``pw's X``: the name, then "is" glued to it."""
 _BEFORE_WORD = (b" ", b"\t", b"\n", b"\\n", b'"', b"'", b"(", b"*", b">", b"`")
 _PREFIXED = {b + w: len(b) for w in _CODE_WORDS for b in _BEFORE_WORD}
 
@@ -364,7 +332,13 @@ def _in_code(buf: bytes, start: int, end: int, kind: str, ascii_name: bool) -> b
     if ascii_name and start and buf[start - 1] == 45 and (start < 2 or buf[start - 2] in b"- \t"):
         return True  # --password, -token: a flag (the command-line rule's)
     nxt = buf[end : end + 1]
-    if ascii_name and nxt and nxt[0] < 0x80 and (nxt[0] not in _ASCII_AFTER_OK or nxt in (b"=", b"-", b".")):
+    if (
+        ascii_name
+        and nxt
+        and nxt[0] < 0x80
+        and (nxt[0] not in _ASCII_AFTER_OK or nxt in (b"=", b"-", b"."))
+        and _POSSESSIVE.match(buf, end) is None
+    ):
         return True  # passwords, tokenizer, key=..., token-based, key.value
     if kind in (KEY, TOKEN) and _PUBLIC_BEFORE.search(buf, max(0, start - 24), start):
         return True  # a public key, a host key
@@ -372,6 +346,9 @@ def _in_code(buf: bytes, start: int, end: int, kind: str, ascii_name: bool) -> b
     # and code); a sentence goes on with words
     return ascii_name and _ASSIGNED.match(buf, end) is not None and classify(buf[start:end]) is not None
 
+
+_NO_SPACE_CHAR = re.compile("[" + _NO_SPACE_SCRIPT + "\u0e80-\u0eff\u1780-\u17ff\u1000-\u109f]")
+"""Scripts whose words a particle follows unspaced (CJK, Thai, Lao, Khmer, Myanmar)."""
 
 _COMPOUND = re.compile(rb"-(?:[A-Za-z]|[\xc0-\xf4][\x80-\xbf]+|\\+u[0-9a-fA-F]{4}){1,16}(?![A-Za-z0-9_])")
 """A compound's tail: ``PIN-kód``, ``PIN-код``, ``API-nya``, ``PIN-koodi``."""
@@ -406,6 +383,8 @@ def _stated(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
     ):
         return 0  # most hits are a name glued into an identifier (``mapping``, ``DB_PASSWORD``)
     kind0 = _ANCHORS.get(low[start:end])
+    if kind0 is not None and low[start:end] in _STEMS:
+        end = _stem_end(buf, end)
     if kind0 is not None and low[start:end] not in _CODE_WORDS and end < len(buf) and buf[end] < 0x80:
         word_end = _compound_end(buf, low, end)
         if word_end != end and (kind0 in (PIN, KEY) or (buf[end] != 45 and end - start >= 4)):
@@ -415,12 +394,17 @@ def _stated(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
         and first != 92  # a JSON-escaped word (\\u5bc6...) is not ASCII
         and (  # most hits are a name glued into an identifier: tell at once
             (start and buf[start - 1] in _GLUE_BEFORE and buf[start - 2 : start] != b"\\n")
-            or (end < len(buf) and buf[end] < 0x80 and buf[end] not in _ASCII_AFTER_OK)
+            or (
+                end < len(buf)
+                and buf[end] < 0x80
+                and buf[end] not in _ASCII_AFTER_OK
+                and _POSSESSIVE.match(buf, end) is None
+            )
         )
     ):
         return 0
     kind = kind0
-    if kind is None:
+    if kind is None or (low[start:end] in _UPPER_ONLY and not buf[start:end].isupper()):
         return 0
     ascii_name = first != 92 and low[start:end].isascii()
     if _in_code(buf, start, end, kind, ascii_name):
@@ -433,7 +417,13 @@ def _stated(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
     text, raw = _window(buf, end)
     if _MAYBE.search(text) is None and (kind != PASSWORD or not _ends_in_words(text)):
         return 0  # nothing on the line could be a value: prose about a secret, the common case
-    found = _walk(text, kind, ascii_name, low[end - 5 : end] == b" with")
+    if not ascii_name:
+        loose = _MAX_FILLERS  # a verb-final language: its words stand between the name and the value
+    elif kind == PIN and buf[start:end].isupper():
+        loose = _LOOSE_PIN  # "PIN kodas 4417", "PIN nömrəsi 4417": the local word for number
+    else:
+        loose = 0
+    found = _walk(text, kind, loose, low[end - 5 : end] == b" with")
     if found is None:
         return 0
     return _emit(out, end, raw, *found, kind)
@@ -453,16 +443,26 @@ def _unspaced_word(text: str, pos: int, copula: bool) -> int:
 _THAI_RUN = re.compile("[\u0e00-\u0e7f]+")
 
 
-def _uncopulated(text: str, s: int, e: int, kind: str, fillers: int, ascii_name: bool) -> bool:
+def _uncopulated(text: str, s: int, e: int, kind: str, fillers: int, loose: int) -> bool:
     """Is the word at ``[s, e)``, with no copula before it, the value? A random token right
-    after a key's word ("the access token 9f3c..."), or a value stated verb-final ("पासवर्ड X है")."""
-    if fillers == 0 and kind in (KEY, TOKEN) and text[s:e].lower() not in _DENY:
-        return looks_like(text[s:e], kind, False) is None
-    return (
-        (not ascii_name or fillers == 0)
-        and _FINAL.match(text, e) is not None
-        and looks_like(text[s:e], kind, False) is None
-    )
+    after a key's word ("the access token 9f3c...", "API kaliti 9f3c..."), or a value stated
+    verb-final ("पासवर्ड X है", "PIN kodea 4417 da"). ``loose``: how many words of the sentence
+    may stand between the name and such a value."""
+    value = text[s:e]
+    if kind in (KEY, TOKEN) and value.lower() not in _DENY:
+        if fillers == 0 or (
+            fillers <= _LOOSE_KEY
+            and len(value) >= _LOOSE_KEY_LEN
+            and (_HEX.fullmatch(value) is None or _FINAL.match(text, e) is not None)
+        ):
+            return looks_like(value, kind, False) is None
+    return fillers <= loose and _FINAL.match(text, e) is not None and looks_like(value, kind, False) is None
+
+
+_LOOSE_KEY = 2
+_LOOSE_PIN = 2
+_LOOSE_KEY_LEN = 16
+_HEX = re.compile(r"[0-9a-fA-F]+")
 
 
 def _copula_end(word: str, pos: int, copula: bool) -> int:
@@ -507,9 +507,10 @@ def _stated_value(text: str, s: int, e: int, kind: str, softened: bool) -> tuple
 
 
 def _walk(
-    text: str, kind: str, ascii_name: bool, copula: bool = False
+    text: str, kind: str, loose: int, copula: bool = False
 ) -> tuple[int, int, Reason | None] | None:
     """The value the sentence after a secret's name states, with the verdict on it, or ``None``.
+    ``loose``: how many words may stand before a value stated without a copula (``_uncopulated``);
     ``copula``: the name ends in its own link ("unlock it with X")."""
     pos, n = 0, len(text)
     fillers = 0
@@ -550,7 +551,7 @@ def _walk(
                 pos, softened = v.end(), True
                 continue
             copula = False  # "on" was a preposition, not Finnish "is": the sentence goes on
-        if s < e and _uncopulated(text, s, e, kind, fillers, ascii_name):
+        if s < e and _uncopulated(text, s, e, kind, fillers, loose):
             return s, e, None
         if lower in _DENY or (v.end() > e and text[e] in ".,;!?"):
             return None  # a word that says what the value is not, or the clause ended
