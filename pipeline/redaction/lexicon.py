@@ -59,6 +59,9 @@ def parse(text: str) -> Lexicon:
                 entry = entry[:-1]
                 stems.add(entry)
             names.setdefault(entry, field)
+    for name in [n for n in names if any(n != s and n.startswith(s) and names[s] == names[n] for s in stems)]:
+        del names[name]  # a stem takes it in: one anchor, one look
+        stems.discard(name)
     return Lexicon(
         names,
         frozenset(stems),

@@ -81,6 +81,7 @@ _COPULA_RE = re.compile(
 )
 _COPULA_SET = frozenset(c.lower() for c in _COPULAS)
 _ELIDED_COPULAS = ("c'est", "c’est", "C'est", "C’est")
+_ARROWS = ("->", "=>")
 _DASHES = frozenset(("-", "–", "—"))
 _QUOTE_OPEN = frozenset("\"'`“«「『")
 _GLUED_ENDS = frozenset(c[-1] for c in _GLUED if not c.isascii())
@@ -163,12 +164,13 @@ _CODE_WORDS = frozenset((b"token", b"key", b"secret", b"pw", b"api"))
 """Words code glues into identifiers all the time (``api_key``, ``API_TOKEN``): their anchor holds
 the character before them, so a name inside an identifier never reaches the rule."""
 _UPPER_ONLY = frozenset((b"api",))
+_SPACES = (b" ", b"\t", b"\n", b"\\n", b"(")
 """Names that count only in upper case: "API" qualifies a key's word in any language ("API
 kaliti", "Ufunguo wa API"), "api" is code's."""
 _POSSESSIVE = re.compile(rb"(?:'|\xe2\x80\x99)s[ \t]")
 """``pw's X``: the name, then "is" glued to it."""
 _BEFORE_WORD = (b" ", b"\t", b"\n", b"\\n", b'"', b"'", b"(", b"*", b">", b"`")
-_PREFIXED = {b + w: len(b) for w in _CODE_WORDS for b in _BEFORE_WORD}
+_PREFIXED = {b + w: len(b) for w in _CODE_WORDS for b in _BEFORE_WORD if w not in _UPPER_ONLY or b in _SPACES}
 
 
 _PREFIX_BYTES = frozenset(b[0] for b in _BEFORE_WORD)
@@ -423,7 +425,8 @@ def _stated(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
         loose = _LOOSE_PIN  # "PIN kodas 4417", "PIN nömrəsi 4417": the local word for number
     else:
         loose = 0
-    found = _walk(text, kind, loose, low[end - 5 : end] == b" with")
+    linked = low[end - 5 : end] == b" with" or low.endswith((b"'s", b"\xe2\x80\x99s"), start, end)
+    found = _walk(text, kind, loose, linked)
     if found is None:
         return 0
     return _emit(out, end, raw, *found, kind)
@@ -527,6 +530,9 @@ def _walk(
             return q.start(1), q.end(1), looks_like(q.group(1), kind, True)
         if text.startswith(_ELIDED_COPULAS, pos):  # French "c'est": its quote is no quotation
             copula, pos = True, pos + 5
+            continue
+        if text.startswith(_ARROWS, pos):  # "password -> X" (``_VALUE`` stops at ``>``)
+            copula, pos = True, pos + 2
             continue
         v = _VALUE.match(text, pos)
         if v is None:  # a word of a script written without spaces, or punctuation
