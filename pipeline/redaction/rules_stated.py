@@ -463,6 +463,11 @@ def _uncopulated(text: str, s: int, e: int, kind: str, fillers: int, loose: int)
 
 
 _LOOSE_KEY = 2
+_LINK = re.compile(r"[^\W\d_]{1,4}")
+_STRONG = re.compile(r"(?=.*[0-9])(?=.*(?:[A-Z].*[a-z]|[a-z].*[A-Z]|[!#$%&*+=?@^~|]))")
+"""A password past a word the lexicon does not hold: a digit, and a mix of cases or a symbol."""
+_MODALS = frozenset(("will", "would", "should", "shall", "must", "might", "may", "could", "can"))
+_BE = re.compile(r"[ \t]+be(?=[ \t])")
 _LOOSE_PIN = 2
 _LOOSE_KEY_LEN = 16
 _HEX = re.compile(r"[0-9a-fA-F]+")
@@ -517,7 +522,7 @@ def _walk(
     ``copula``: the name ends in its own link ("unlock it with X")."""
     pos, n = 0, len(text)
     fillers = 0
-    softened = False
+    softened = link = False
     glued = _GLUED_RE.match(text, 0)
     if glued is not None:
         copula, pos = True, glued.end()
@@ -557,10 +562,18 @@ def _walk(
                 pos, softened = v.end(), True
                 continue
             copula = False  # "on" was a preposition, not Finnish "is": the sentence goes on
-        if s < e and _uncopulated(text, s, e, kind, fillers, loose):
+        linked = link and (kind != PASSWORD or _STRONG.match(word) is not None)
+        if s < e and _uncopulated(text, s, e, kind, fillers - linked, loose):
             return s, e, None
+        be = _BE.match(text, v.end()) if lower in _MODALS else None
+        if be is not None:  # "will be", "should be": a copula
+            copula, pos = True, be.end()
+            continue
         if lower in _DENY or (v.end() > e and text[e] in ".,;!?"):
             return None  # a word that says what the value is not, or the clause ended
+        # A language's "is" the lexicon does not hold: a short word right after the name, then a
+        # value that ends the clause ("Kupuhipa ko X")
+        link = fillers == 0 and _LINK.fullmatch(word) is not None and lower not in _FUNCTION_WORDS
         fillers, pos = fillers + ("api" not in lower), v.end()  # "Kunci API-nya X": part of the name
         copula = text[pos - 1] in ":："  # "Heslo k serveru: X", "Mi token de acceso: X"
         if fillers > _MAX_FILLERS:
