@@ -93,9 +93,12 @@ _TRAIL = ".,;:!?)]}…"
 _FINAL = re.compile(
     r"\s*(?:$|[\"'`]|[.!?。！？](?:\s|$|[\"'`])|,|;|(?:"
     + "|".join(re.escape(c) for c in sorted(_LEX.finals, key=len, reverse=True))
-    + r")(?:[\s.!?,;\"'`\\।。]|$)|[" + _NO_SPACE_SCRIPT + r"])"
+    + r")(?:[\s.!?,;\"'`\\।。]|$)|["
+    + _NO_SPACE_SCRIPT
+    + r"])"
 )
 """What may follow a value stated without a copula before it: the sentence's end or a final copula."""
+_VERSION = re.compile(r"[vV]?[0-9]+(?:\.[0-9]+)+(?:[-+.][0-9A-Za-z.]+)?")
 _DATE_OR_NUMBER = re.compile(r"[0-9]+(?:[.,:/-][0-9]+)+|[0-9]+(?:st|nd|rd|th|%|px|ms|s|h|d|x)?")
 _HEX_ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
 _TOKEN_CHARS = re.compile(r"[A-Za-z0-9+/=_.~:-]+")
@@ -160,6 +163,8 @@ def _word_char(char: str) -> bool:
     if char.isascii():
         return char.isalpha()
     return unicodedata.category(char)[0] in "LM" and _NO_SPACE_CHAR.match(char) is None
+
+
 _CODE_WORDS = frozenset((b"token", b"key", b"secret", b"pw", b"api"))
 """Words code glues into identifiers all the time (``api_key``, ``API_TOKEN``): their anchor holds
 the character before them, so a name inside an identifier never reaches the rule."""
@@ -209,11 +214,11 @@ def _whole_chars(chunk: bytes) -> bytes:
     return chunk
 
 
-def _window(buf: bytes, pos: int) -> tuple[str, str | None]:
-    """The text after ``pos`` up to the end of its line (raw or JSON-escaped), decoded and
-    unescaped; and the decoded text before unescaping (``None`` when its characters are its
+def _window(buf: bytes, pos: int, limit: int | None = None) -> tuple[str, str | None]:
+    """The text after ``pos`` up to the end of its line (raw or JSON-escaped) or ``limit``, decoded
+    and unescaped; and the decoded text before unescaping (``None`` when its characters are its
     bytes: plain ASCII, no escapes), from which ``_byte_offset`` maps a character back."""
-    hi = min(len(buf), pos + WINDOW)
+    hi = min(len(buf), pos + WINDOW) if limit is None else limit
     nl = buf.find(b"\n", pos, hi)
     if nl >= 0:
         hi = nl
@@ -270,7 +275,7 @@ def looks_like(value: str, kind: str, quoted: bool) -> Reason | None:
         if value.isdigit():
             return None if 4 <= n <= 12 else Reason.SHAPE
         kind = PASSWORD
-    if _DATE_OR_NUMBER.fullmatch(value) and not (value.isdigit() and n >= 6):
+    if (_DATE_OR_NUMBER.fullmatch(value) and not (value.isdigit() and n >= 6)) or _VERSION.fullmatch(value):
         return Reason.SHAPE  # a date, a version, a count
     if kind == PASSWORD and _JOINED_WORDS.fullmatch(value):
         return None  # a passphrase of joined words: hekiru-hidi-dotu-gulefi
@@ -391,6 +396,9 @@ def _stated(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
         word_end = _compound_end(buf, low, end)
         if word_end != end and (kind0 in (PIN, KEY) or (buf[end] != 45 and end - start >= 4)):
             end = word_end
+    kind = kind0
+    if kind is None or (low[start:end] in _UPPER_ONLY and not buf[start:end].isupper()):
+        return 0
     if (
         first < 0x80
         and first != 92  # a JSON-escaped word (\\u5bc6...) is not ASCII
@@ -404,9 +412,8 @@ def _stated(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
             )
         )
     ):
-        return 0
-    kind = kind0
-    if kind is None or (low[start:end] in _UPPER_ONLY and not buf[start:end].isupper()):
+        if buf[end : end + 1] in _CLAUSE_END and kind in (PASSWORD, PIN):  # "Tr0ub4dor&3 is the password."
+            return _value_before(buf, start, kind, _window(buf, end)[0], out)
         return 0
     ascii_name = first != 92 and low[start:end].isascii()
     if _in_code(buf, start, end, kind, ascii_name):
@@ -418,7 +425,9 @@ def _stated(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
         return 0 if run is None else _emit(out, end + 1, raw, *run, None, kind)
     text, raw = _window(buf, end)
     if _MAYBE.search(text) is None and (kind != PASSWORD or not _ends_in_words(text)):
-        return 0  # nothing on the line could be a value: prose about a secret, the common case
+        # nothing after it could be a value: prose about a secret (the common case), or a value
+        # stated before the name ("Tr0ub4dor&3 is the password", "X がパスワードです")
+        return _value_before(buf, start, kind, text, out)
     if not ascii_name:
         loose = _MAX_FILLERS  # a verb-final language: its words stand between the name and the value
     elif kind == PIN and buf[start:end].isupper():
@@ -428,8 +437,43 @@ def _stated(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
     linked = low[end - 5 : end] == b" with" or low.endswith((b"'s", b"\xe2\x80\x99s"), start, end)
     found = _walk(text, kind, loose, linked)
     if found is None:
-        return 0
+        return _value_before(buf, start, kind, text, out)
     return _emit(out, end, raw, *found, kind)
+
+
+_BEFORE_WINDOW = 120
+_CLAUSE_END = frozenset((b".", b"!", b"?", b",", b";", b'"'))
+_BEFORE = re.compile(
+    r"(?:^|(?<=[\s\"'`“«「(]))(?P<v>[^\s\"'`“”«»「」『』()\[\]{}<>,;]{4,128}?)[\"'`”»」]?(?:\s*(?:"
+    + "|".join(re.escape(c) for c in sorted(_LEX.particles, key=len, reverse=True))
+    + r")|\s+(?:"
+    + "|".join(re.escape(c) for c in sorted(_LEX.copulas, key=len, reverse=True) if c[:1].isalpha())
+    + r")(?:\s+[^\W\d_]{1,5})?)\s*$",
+    re.IGNORECASE,
+)
+"""A value, then a copula (and maybe an article) or a particle, up to a secret's name."""
+
+
+def _value_before(buf: bytes, start: int, kind: str, after: str, out: list[Candidate]) -> int:
+    """The value stated before the name at ``start`` ("Tr0ub4dor&3 is the password.",
+    "X がパスワードです"), when the name ends the clause."""
+    if _FINAL.match(after) is None:
+        return 0
+    lo = max(0, start - _BEFORE_WINDOW)
+    lo = max(lo, buf.rfind(b"\n", lo, start) + 1)
+    escaped = buf.rfind(b"\\n", lo, start)
+    if escaped >= 0:
+        lo = escaped + 2
+    while lo < start and 0x80 <= buf[lo] < 0xC0:
+        lo += 1
+    text, raw = _window(buf, lo, start)
+    m = _BEFORE.search(text)
+    if m is None:
+        return 0
+    s, e = m.start("v"), _strip(text, m.start("v"), m.end("v"))
+    if s >= e or looks_like(text[s:e], kind, False) is not None:
+        return 0
+    return _emit(out, lo, raw, s, e, None, kind)
 
 
 def _unspaced_word(text: str, pos: int, copula: bool) -> int:
@@ -452,22 +496,26 @@ def _uncopulated(text: str, s: int, e: int, kind: str, fillers: int, loose: int)
     verb-final ("पासवर्ड X है", "PIN kodea 4417 da"). ``loose``: how many words of the sentence
     may stand between the name and such a value."""
     value = text[s:e]
-    if kind in (KEY, TOKEN) and value.lower() not in _DENY:
-        if fillers == 0 or (
-            fillers <= _LOOSE_KEY
-            and len(value) >= _LOOSE_KEY_LEN
-            and (_HEX.fullmatch(value) is None or _FINAL.match(text, e) is not None)
-        ):
-            return looks_like(value, kind, False) is None
+    if kind in (KEY, TOKEN) and value.lower() not in _DENY and _key_after_words(text, e, value, fillers):
+        return looks_like(value, kind, False) is None
     return fillers <= loose and _FINAL.match(text, e) is not None and looks_like(value, kind, False) is None
+
+
+def _key_after_words(text: str, e: int, value: str, fillers: int) -> bool:
+    """May a key's value stand ``fillers`` words after its name, no copula between? Right after
+    it, or a long one two words on (hex, which request ids are too, only where the clause ends)."""
+    return fillers == 0 or (
+        fillers <= _LOOSE_KEY
+        and len(value) >= _LOOSE_KEY_LEN
+        and (_HEX.fullmatch(value) is None or _FINAL.match(text, e) is not None)
+    )
 
 
 _LOOSE_KEY = 2
 _LINK = re.compile(r"[^\W\d_]{1,4}")
 _STRONG = re.compile(r"(?=.*[0-9])(?=.*(?:[A-Z].*[a-z]|[a-z].*[A-Z]|[!#$%&*+=?@^~|]))")
 """A password past a word the lexicon does not hold: a digit, and a mix of cases or a symbol."""
-_MODALS = frozenset(("will", "would", "should", "shall", "must", "might", "may", "could", "can"))
-_BE = re.compile(r"[ \t]+be(?=[ \t])")
+_MODAL_BE = re.compile(r"(?i:will|would|should|shall|must|might|may|could|can)[ \t]+be(?=[ \t])")
 _LOOSE_PIN = 2
 _LOOSE_KEY_LEN = 16
 _HEX = re.compile(r"[0-9a-fA-F]+")
@@ -514,9 +562,18 @@ def _stated_value(text: str, s: int, e: int, kind: str, softened: bool) -> tuple
     return None
 
 
-def _walk(
-    text: str, kind: str, loose: int, copula: bool = False
-) -> tuple[int, int, Reason | None] | None:
+def _sign_copula(text: str, pos: int) -> int:
+    """Where a copula the word pattern would split ends (0: none here): French "c'est" (its quote
+    is no quotation), an arrow ("password -> X": ``_VALUE`` stops at ``>``), "will be"."""
+    if text.startswith(_ELIDED_COPULAS, pos):
+        return pos + 5
+    if text.startswith(_ARROWS, pos):
+        return pos + 2
+    be = _MODAL_BE.match(text, pos)  # "will be", "should be"
+    return 0 if be is None else be.end()
+
+
+def _walk(text: str, kind: str, loose: int, copula: bool = False) -> tuple[int, int, Reason | None] | None:
     """The value the sentence after a secret's name states, with the verdict on it, or ``None``.
     ``loose``: how many words may stand before a value stated without a copula (``_uncopulated``);
     ``copula``: the name ends in its own link ("unlock it with X")."""
@@ -533,11 +590,9 @@ def _walk(
         q = _QUOTED.match(text, pos) if copula and text[pos] in _QUOTE_OPEN else None
         if q is not None:
             return q.start(1), q.end(1), looks_like(q.group(1), kind, True)
-        if text.startswith(_ELIDED_COPULAS, pos):  # French "c'est": its quote is no quotation
-            copula, pos = True, pos + 5
-            continue
-        if text.startswith(_ARROWS, pos):  # "password -> X" (``_VALUE`` stops at ``>``)
-            copula, pos = True, pos + 2
+        sign = _sign_copula(text, pos)
+        if sign:
+            copula, pos = True, sign
             continue
         v = _VALUE.match(text, pos)
         if v is None:  # a word of a script written without spaces, or punctuation
@@ -565,10 +620,6 @@ def _walk(
         linked = link and (kind != PASSWORD or _STRONG.match(word) is not None)
         if s < e and _uncopulated(text, s, e, kind, fillers - linked, loose):
             return s, e, None
-        be = _BE.match(text, v.end()) if lower in _MODALS else None
-        if be is not None:  # "will be", "should be": a copula
-            copula, pos = True, be.end()
-            continue
         if lower in _DENY or (v.end() > e and text[e] in ".,;!?"):
             return None  # a word that says what the value is not, or the clause ended
         # A language's "is" the lexicon does not hold: a short word right after the name, then a
