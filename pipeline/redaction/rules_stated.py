@@ -2,12 +2,15 @@
 root on the NAS = letmein123", "hasło do serwera to Kot123!x", "パスワードは neko1234 です",
 "la clé API est 8f7d...", "my PIN is 4829", "use etrhsdbv42 as the password".
 
-One mechanism, not one rule per language: a word that names a secret (its class decides what the
+One mechanism, not one rule per language; the languages are data (``prose_lexicon.txt``, read by
+``lexicon``: each language's words and stems for a secret, its copulas, final copulas and
+particles). A word that names a secret (its class decides what the
 value must look like: a password, a PIN, or a key or token), then the words of the sentence up to a
 way of saying "is" (a copula of any language, ``:``, ``=``, a dash, or a particle glued to the
 word in languages written without spaces), then the value. A verb-final language states the value
 right after the name ("मेरा पासवर्ड Billi2024 है"): a value that ends the sentence or stands
-before a final copula is one too. The value must look like a secret (a digit or a symbol beside
+before a final copula is one too, and so is a value before the name with a copula or a particle
+between ("Tr0ub4dor&3 is the password"). The value must look like a secret (a digit or a symbol beside
 letters, a PIN's digits, a key's random shape); prose about passwords ("le mot de passe est
 incorrect", "the password was changed on 2024-01-15") keeps its words.
 """
