@@ -26,6 +26,7 @@ from pipeline.redaction.lexicon import lexicon
 from pipeline.redaction.model import CONTEXT, Candidate, ScanRule, kept
 from pipeline.redaction.reasons import Reason
 from pipeline.redaction.rules_generic import classify
+from pipeline.redaction.rules_label import label_rules
 
 
 def _words(text: str) -> list[str]:
@@ -179,9 +180,11 @@ _POSSESSIVE = re.compile(rb"(?:'|\xe2\x80\x99)s[ \t]")
 """``pw's X``: the name, then "is" glued to it."""
 _BEFORE_WORD = (b" ", b"\t", b"\n", b"\\n", b'"', b"'", b"(", b"*", b">", b"`")
 _PREFIXED = {b + w: len(b) for w in _CODE_WORDS for b in _BEFORE_WORD if w not in _UPPER_ONLY or b in _SPACES}
+_PREFIXED.update({bytes((c,)) + w: 1 for w in _UPPER_ONLY for c in range(0x80, 0xC0)})
+"""... and "API" glued to a word of another script ("የAPI ቁልፉ", "API的密钥" written "的API")."""
 
 
-_PREFIX_BYTES = frozenset(b[0] for b in _BEFORE_WORD)
+_PREFIX_BYTES = frozenset(b[0] for b in _PREFIXED)
 
 
 def _stated_anchors() -> tuple[bytes, ...]:
@@ -688,4 +691,5 @@ def stated_rules() -> list[ScanRule]:
     return [
         ScanRule("secret-in-prose", _stated_anchors(), _stated),
         ScanRule("password", tuple(_AS_WORDS), _as_the),
+        *label_rules(),
     ]

@@ -183,3 +183,35 @@ def test_a_stem_takes_in_the_words_its_stem_covers() -> None:
 def test_a_malformed_lexicon_line_is_refused(line: str) -> None:
     with pytest.raises(LexiconError):
         parse(line)
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        (f"ok ᏗᎦᎳᏫᎢᏍᏗ ᎠᏓᏅᏖᏗ: {PW}", PW),  # a label in a language and script the lexicon does not hold
+        ("ܡܠܬܐ ܕܥܠܠܐ: Ab3kdQz9x", "Ab3kdQz9x"),
+        (f"ok ካብ ዝኾነ ቃል፦ {PW}", PW),
+    ],
+)
+def test_a_chosen_password_after_a_label_in_another_script(redactor: Redactor, text: str, secret: str) -> None:
+    for wrapped in (text, json.dumps({"c": text}, ensure_ascii=False)):
+        out = redactor.redact(wrapped).text
+        assert secret not in out, out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Модель: iPhone15",
+        "型号: Python3 ok",
+        "版本: v2.3.1",
+        "文件: src/main.py",
+        "заметка: a=b&c=d1",
+        "Модель: GPT-4o",
+        "Ошибка: ECONNRESET",
+        "сервер: falcon2291",
+        "Ссылка: https://example.com/A1b!",
+    ],
+)
+def test_a_name_or_a_version_after_a_label_in_another_script_is_kept(redactor: Redactor, text: str) -> None:
+    _kept(redactor, text)
