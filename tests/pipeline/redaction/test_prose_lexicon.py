@@ -193,7 +193,9 @@ def test_a_malformed_lexicon_line_is_refused(line: str) -> None:
         (f"ok ካብ ዝኾነ ቃል፦ {PW}", PW),
     ],
 )
-def test_a_chosen_password_after_a_label_in_another_script(redactor: Redactor, text: str, secret: str) -> None:
+def test_a_chosen_password_after_a_label_in_another_script(
+    redactor: Redactor, text: str, secret: str
+) -> None:
     for wrapped in (text, json.dumps({"c": text}, ensure_ascii=False)):
         out = redactor.redact(wrapped).text
         assert secret not in out, out
