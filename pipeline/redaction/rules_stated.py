@@ -383,9 +383,31 @@ def _compound_end(buf: bytes, low: bytes, end: int) -> int:
     return end
 
 
+def _name_end(buf: bytes, low: bytes, start: int, end: int, kind: str) -> int:
+    """Where the name found at ``[start, end)`` ends: a stem's own endings, a compound's tail."""
+    if low[start:end] in _STEMS:
+        end = _stem_end(buf, end)
+    if low[start:end] not in _CODE_WORDS and end < len(buf) and buf[end] < 0x80:
+        word_end = _compound_end(buf, low, end)
+        if word_end != end and (kind in (PIN, KEY) or (buf[end] != 45 and end - start >= 4)):
+            end = word_end
+    return end
+
+
+def _looseness(buf: bytes, start: int, end: int, kind: str, ascii_name: bool) -> int:
+    """How many words may stand between the name and a value stated without a copula."""
+    if not ascii_name:
+        return _MAX_FILLERS  # a verb-final language: its words stand between the name and the value
+    if kind == PIN and buf[start:end].isupper():
+        return _LOOSE_PIN  # "PIN kodas 4417", "PIN nömrəsi 4417": the local word for number
+    return 0
+
+
 def _stated(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
     if low[start] in _PREFIX_BYTES:
         start += _PREFIXED.get(low[start:end], 0)
+    if low[start:end] in _UPPER_ONLY and not buf[start:end].isupper():
+        return 0  # "the api returns": code's word, not a key's qualifier
     first = low[start]
     if (
         first < 0x80
@@ -395,16 +417,10 @@ def _stated(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
         and buf[start - 2 : start] != b"\\n"
     ):
         return 0  # most hits are a name glued into an identifier (``mapping``, ``DB_PASSWORD``)
-    kind0 = _ANCHORS.get(low[start:end])
-    if kind0 is not None and low[start:end] in _STEMS:
-        end = _stem_end(buf, end)
-    if kind0 is not None and low[start:end] not in _CODE_WORDS and end < len(buf) and buf[end] < 0x80:
-        word_end = _compound_end(buf, low, end)
-        if word_end != end and (kind0 in (PIN, KEY) or (buf[end] != 45 and end - start >= 4)):
-            end = word_end
-    kind = kind0
-    if kind is None or (low[start:end] in _UPPER_ONLY and not buf[start:end].isupper()):
+    kind = _ANCHORS.get(low[start:end])
+    if kind is None:
         return 0
+    end = _name_end(buf, low, start, end, kind)
     if (
         first < 0x80
         and first != 92  # a JSON-escaped word (\\u5bc6...) is not ASCII
@@ -419,7 +435,7 @@ def _stated(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
         )
     ):
         if buf[end : end + 1] in _CLAUSE_END and kind in (PASSWORD, PIN):  # "Tr0ub4dor&3 is the password."
-            return _value_before(buf, start, kind, _window(buf, end)[0], out)
+            return _value_before(buf, start, kind, None, out, end)
         return 0
     ascii_name = first != 92 and low[start:end].isascii()
     if _in_code(buf, start, end, kind, ascii_name):
@@ -434,14 +450,8 @@ def _stated(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
         # nothing after it could be a value: prose about a secret (the common case), or a value
         # stated before the name ("Tr0ub4dor&3 is the password", "X がパスワードです")
         return _value_before(buf, start, kind, text, out)
-    if not ascii_name:
-        loose = _MAX_FILLERS  # a verb-final language: its words stand between the name and the value
-    elif kind == PIN and buf[start:end].isupper():
-        loose = _LOOSE_PIN  # "PIN kodas 4417", "PIN nömrəsi 4417": the local word for number
-    else:
-        loose = 0
     linked = low[end - 5 : end] == b" with" or low.endswith((b"'s", b"\xe2\x80\x99s"), start, end)
-    found = _walk(text, kind, loose, linked)
+    found = _walk(text, kind, _looseness(buf, start, end, kind, ascii_name), linked)
     if found is None:
         return _value_before(buf, start, kind, text, out)
     return _emit(out, end, raw, *found, kind)
@@ -460,11 +470,22 @@ _BEFORE = re.compile(
 """A value, then a copula (and maybe an article) or a particle, up to a secret's name."""
 
 
-def _value_before(buf: bytes, start: int, kind: str, after: str, out: list[Candidate]) -> int:
+def _value_before(
+    buf: bytes, start: int, kind: str, after: str | None, out: list[Candidate], end: int = 0
+) -> int:
     """The value stated before the name at ``start`` ("Tr0ub4dor&3 is the password.",
-    "X がパスワードです"), when the name ends the clause."""
+    "X がパスワードです"), when the name ends the clause (``after``: the text after the name, or
+    ``None`` to read it from ``end``)."""
+    if not start or (
+        buf[start - 1] not in b" \t" and buf[start - 1] < 0x80 and buf[start - 6 : start - 4] != b"\\u"
+    ):
+        return (
+            0  # a name in quotes (a key in code) or at the text's start (a particle before it may be escaped)
+        )
+    if after is None:
+        after = _window(buf, end)[0]
     if _FINAL.match(after) is None:
-        return 0
+        return 0  # the clause goes on after the name
     lo = max(0, start - _BEFORE_WINDOW)
     lo = max(lo, buf.rfind(b"\n", lo, start) + 1)
     escaped = buf.rfind(b"\\n", lo, start)
