@@ -383,6 +383,9 @@ def _compound_end(buf: bytes, low: bytes, end: int) -> int:
     return end
 
 
+_WORD_GOES_ON = frozenset(b"-ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+
+
 def _name_end(buf: bytes, low: bytes, start: int, end: int, kind: str) -> int:
     """Where the name found at ``[start, end)`` ends: a stem's own endings, a compound's tail."""
     if low[start:end] in _STEMS:
@@ -420,7 +423,8 @@ def _stated(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
     kind = _ANCHORS.get(low[start:end])
     if kind is None:
         return 0
-    end = _name_end(buf, low, start, end, kind)
+    if low[start:end] in _STEMS or (end < len(buf) and buf[end] in _WORD_GOES_ON):
+        end = _name_end(buf, low, start, end, kind)
     if (
         first < 0x80
         and first != 92  # a JSON-escaped word (\\u5bc6...) is not ASCII
@@ -589,6 +593,10 @@ def _stated_value(text: str, s: int, e: int, kind: str, softened: bool) -> tuple
     return None
 
 
+_SIGN_FIRST = frozenset("cC-=wWsSmM")
+"""The first characters of what ``_sign_copula`` finds: a cheap test before it."""
+
+
 def _sign_copula(text: str, pos: int) -> int:
     """Where a copula the word pattern would split ends (0: none here): French "c'est" (its quote
     is no quotation), an arrow ("password -> X": ``_VALUE`` stops at ``>``), "will be"."""
@@ -617,7 +625,7 @@ def _walk(text: str, kind: str, loose: int, copula: bool = False) -> tuple[int, 
         q = _QUOTED.match(text, pos) if copula and text[pos] in _QUOTE_OPEN else None
         if q is not None:
             return q.start(1), q.end(1), looks_like(q.group(1), kind, True)
-        sign = _sign_copula(text, pos)
+        sign = _sign_copula(text, pos) if text[pos] in _SIGN_FIRST else 0
         if sign:
             copula, pos = True, sign
             continue
