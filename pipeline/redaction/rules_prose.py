@@ -170,8 +170,34 @@ def _pair(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) ->
     return e
 
 
+_LABELLED_LEAD = (b"u:", b"usr:", b"user:", b"username:", b"login:")
+_LABELLED = re.compile(  # "u: admin  p: hunter2!", "user: ops, pass: Tr0ub4dor" on one line
+    rb"(?:u|usr|user|username|login)[ \t]*:[ \t]*[\w.@+-]{1,64}[ \t]*[,;|/]?[ \t]+"
+    rb"(?:p|pw|pwd|pass|passwd|password)[ \t]*[:=][ \t]*(?P<v>[^\s\"'`\\]{3,128})",
+    re.IGNORECASE,
+)
+
+
+def _labelled(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    if start and buf[start - 1] in _GLUED:
+        return 0  # ``menu:``, ``self.user:``: a word or a name in code
+    m = _LABELLED.match(buf, start)
+    if m is None:
+        return 0
+    s, e = m.span("v")
+    while e > s and buf[e - 1] in _TRAILING:
+        e -= 1
+    v = buf[s:e]
+    reason = value_verdict(v, Level.LITERAL_PASSWORD)
+    if reason is None and is_reference(v):
+        reason = Reason.REFERENCE
+    out.append((s, e, "password", CONTEXT) if reason is None else kept(s, e, "password", reason))
+    return e
+
+
 def prose_rules() -> list[ScanRule]:
     return [
         ScanRule("password", tuple(a.lower() for a in _NAME_ANCHORS), _prose),
         ScanRule("password", _PAIR_LEAD, _pair),
+        ScanRule("password", _LABELLED_LEAD, _labelled),
     ]

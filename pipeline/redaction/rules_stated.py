@@ -2,12 +2,15 @@
 root on the NAS = letmein123", "hasło do serwera to Kot123!x", "パスワードは neko1234 です",
 "la clé API est 8f7d...", "my PIN is 4829", "use etrhsdbv42 as the password".
 
-One mechanism, not one rule per language: a word that names a secret (its class decides what the
+One mechanism, not one rule per language; the languages are data (``prose_lexicon.txt``, read by
+``lexicon``: each language's words and stems for a secret, its copulas, final copulas and
+particles). A word that names a secret (its class decides what the
 value must look like: a password, a PIN, or a key or token), then the words of the sentence up to a
 way of saying "is" (a copula of any language, ``:``, ``=``, a dash, or a particle glued to the
 word in languages written without spaces), then the value. A verb-final language states the value
 right after the name ("मेरा पासवर्ड Billi2024 है"): a value that ends the sentence or stands
-before a final copula is one too. The value must look like a secret (a digit or a symbol beside
+before a final copula is one too, and so is a value before the name with a copula or a particle
+between ("Tr0ub4dor&3 is the password"). The value must look like a secret (a digit or a symbol beside
 letters, a PIN's digits, a key's random shape); prose about passwords ("le mot de passe est
 incorrect", "the password was changed on 2024-01-15") keeps its words.
 """
@@ -16,11 +19,14 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 
 from pipeline.redaction.filters import enough_distinct, is_placeholder, is_reference
+from pipeline.redaction.lexicon import lexicon
 from pipeline.redaction.model import CONTEXT, Candidate, ScanRule, kept
 from pipeline.redaction.reasons import Reason
 from pipeline.redaction.rules_generic import classify
+from pipeline.redaction.rules_label import label_rules
 
 
 def _words(text: str) -> list[str]:
@@ -29,88 +35,13 @@ def _words(text: str) -> list[str]:
 
 PASSWORD, PIN, KEY, TOKEN = "password", "pin", "key", "token"
 
-# Words that name a secret, by language (a word may stand in several languages: each is listed once).
-_LEXICON: dict[str, str] = {
-    # password, passphrase
-    **dict.fromkeys(
-        _words(
-            """password passwort passphrase passcode passwd kennwort wachtwoord senha contraseña
-            contrasena contrasenya contrasinal clave hasło haslo hasła hasłem heslo hesla parola
-            parolă parole parool jelszó jelszava jelszavam salasana salasanani salasanasi
-            lösenord lösenordet adgangskode adgangskoden passord passordet lozinka lozinku geslo
-            slaptažodis пароль пароля паролем паролата парола гасло şifre şifresi şifrem sifre
-            sifresi sandi 비밀번호 암호 パスワード 暗証番号 密码 密碼 口令 گذرواژه סיסמה הסיסמה סיסמא पासवर्ड कूटशब्द
-            รหัสผ่าน κωδικός κωδικό συνθηματικό nenosiri পাসওয়ার্ড கடவுச்சொல் pasahitza
-            lykilorð wagwoord kodeord kodeordet kodeordet adgangskoden salasanan jelszót hesło
-            رمز گذرواژه‌ی کلمه‌عبور סיסמת"""
-        ),
-        PASSWORD,
-    ),
-    "mot de passe": PASSWORD,
-    "mdp": PASSWORD,
-    "lösen": PASSWORD,
-    "phrase secrète": PASSWORD,
-    "phrase de passe": PASSWORD,
-    "palavra-passe": PASSWORD,
-    "pin kodu": PIN,
-    "pin-koden": PIN,
-    "pin-kod": PIN,
-    "pin code": PIN,
-    "pin码": PIN,
-    "pin碼": PIN,
-    "暗証番号": PIN,
-    "पिन": PIN,
-    "pinコード": PIN,
-    "mot-de-passe": PASSWORD,
-    "kata sandi": PASSWORD,
-    "kata laluan": PASSWORD,
-    "كلمة المرور": PASSWORD,
-    "كلمة السر": PASSWORD,
-    "la clau": KEY,
-    "una clau": KEY,
-    "mật khẩu": PASSWORD,
-    "pw": PASSWORD,
-    "unlock it with": PASSWORD,
-    "unlock with": PASSWORD,
-    "decrypt it with": PASSWORD,
-    "decrypt with": PASSWORD,
-    "الرقم السري": PIN,
-    "الرمز السري": PIN,
-    "הקוד הסודי": PIN,
-    "קוד סודי": PIN,
-    "קוד PIN": PIN,
-    "رمز عبور": PASSWORD,
-    # PIN codes
-    **dict.fromkeys(
-        "pin pincode pin-code pin-kod пин-код пин пін-код пін 핀 PIN-Code pinkode pinkoden پین".lower().split(),
-        PIN,
-    ),
-    # keys and secrets (the value must look random)
-    **dict.fromkeys(
-        _words(
-            """key secret clé clef schlüssel sleutel chiave chave klucz klíč kľúč ključ ключ ключа
-            секрет anahtar anahtarı kulcs avain nyckel nyckeln nøgle nøglen nøkkel nøkkelen
-            cheie cheia khóa kunci kuncinya 키 キー 密钥 秘钥 金鑰 密鑰 مفتاح מפתח कुंजी กุญแจ κλειδί
-            kulcs kulcsa klucza ključ ključa کلید คีย์ nøkkel ključek anahtarı"""
-        ),
-        KEY,
-    ),
-    # tokens
-    **dict.fromkeys(
-        _words("""token tokenu tokena токен токена トークン 令牌 토큰 توكن טוקן टोकन โทเค็น"""),
-        TOKEN,
-    ),
-}
-
-# Ways of saying "is" (and "equals", "reads"), spaced: they stand as words of their own.
-_COPULAS = _words(
-    """is was are ist lautet sind est es era é è e será sera to jest wynosi je jsou on
-               oli är blir er var zijn adalah ialah yaitu ialah là é este sunt é är er ni হল হলো
-               هي هو היא הוא है हैं είναι ήταν это є есть — – - -> → => := = : ： ＝ equals c'est
-               c’est reads és بود هست هستند"""
-)
-# Copulas and particles written glued to the word before them (languages without spaces).
-_GLUED = _words("""は が も を 为 為 是 係 就是 叫 는 은 이 가 คือ ：""")
+_LEX = lexicon()
+_LEXICON: dict[str, str] = _LEX.names
+"""Words that name a secret, by language (``prose_lexicon.txt``): the word and its kind."""
+_COPULAS = sorted(_LEX.copulas)
+"""Ways of saying "is" (and "equals", "reads"), spaced: they stand as words of their own."""
+_GLUED = sorted(_LEX.particles)
+"""Copulas and particles written glued to the word before them (languages without spaces)."""
 _SOFT = frozenset(
     _words(
         """the a an just now simply still currently literally set to always actually now: ist: new
@@ -154,19 +85,24 @@ _COPULA_RE = re.compile(
 )
 _COPULA_SET = frozenset(c.lower() for c in _COPULAS)
 _ELIDED_COPULAS = ("c'est", "c’est", "C'est", "C’est")
+_ARROWS = ("->", "=>")
 _DASHES = frozenset(("-", "–", "—"))
 _QUOTE_OPEN = frozenset("\"'`“«「『")
-_GLUED_ENDS = frozenset(c[-1] for c in _GLUED)
+_GLUED_ENDS = frozenset(c[-1] for c in _GLUED if not c.isascii())
 _GLUED_RE = re.compile("(?:" + "|".join(re.escape(c) for c in sorted(_GLUED, key=len, reverse=True)) + ")")
 _QUOTED = re.compile(r"[\"'`“«「『]([^\"'`”»」』\n]{1,128})[\"'`”»」』]")
 _VALUE = re.compile(r"[^\s\"'`“”«»「」『』()\[\]{}<>,;" + _NO_SPACE_SCRIPT + r"]+")
 _WORD = re.compile(r"[^\s]+?(?=\s|$|[" + _NO_SPACE_SCRIPT + r"])|[" + _NO_SPACE_SCRIPT + r"]+")
 _TRAIL = ".,;:!?)]}…"
 _FINAL = re.compile(
-    r"\s*(?:$|[\"'`]|[.!?。！？](?:\s|$)|,|;|(?:है|हैं|です|だ|입니다|이다|이에요|예요|dir|dır|dur|dür|tir|tır|"
-    r"'dir|'dır|ist|is|est|است|هست)(?:[\s.!?,;\"'`\\।。]|$)|[" + _NO_SPACE_SCRIPT + r"])"
+    r"\s*(?:$|[\"'`]|[.!?。！？](?:\s|$|[\"'`])|,|;|(?:"
+    + "|".join(re.escape(c) for c in sorted(_LEX.finals, key=len, reverse=True))
+    + r")(?:[\s.!?,;\"'`\\।。]|$)|["
+    + _NO_SPACE_SCRIPT
+    + r"])"
 )
 """What may follow a value stated without a copula before it: the sentence's end or a final copula."""
+_VERSION = re.compile(r"[vV]?[0-9]+(?:\.[0-9]+)+(?:[-+.][0-9A-Za-z.]+)?")
 _DATE_OR_NUMBER = re.compile(r"[0-9]+(?:[.,:/-][0-9]+)+|[0-9]+(?:st|nd|rd|th|%|px|ms|s|h|d|x)?")
 _HEX_ADDRESS = re.compile(r"0x[0-9a-fA-F]{40}")
 _TOKEN_CHARS = re.compile(r"[A-Za-z0-9+/=_.~:-]+")
@@ -181,29 +117,74 @@ _PASSPHRASE = re.compile(r"[^\W\d_A-Z]+(?: [^\W\d_A-Z]+){1,7}")
 _JOINED_WORDS = re.compile(r"[a-z]{2,}(?:([-._])[a-z]{2,})(?:\1[a-z]{2,}){1,10}")
 
 
-def _anchors() -> dict[bytes, str]:
+def _anchors() -> tuple[dict[bytes, str], frozenset[bytes]]:
+    """Every form of every word (its case forms, raw and JSON-escaped once or twice) and its kind;
+    and the forms that are stems."""
     out: dict[bytes, str] = {}
+    stems: set[bytes] = set()
     for word, kind in _LEXICON.items():
         forms = {word, word[:1].upper() + word[1:], word.upper()}
         for form in forms:
-            raw = form.encode()
-            out.setdefault(raw.lower(), kind)
+            raws = [form.encode()]
             if not form.isascii():  # as a transcript holds it JSON-escaped, once or twice
                 once = json.dumps(form)[1:-1]
-                out.setdefault(once.encode().lower(), kind)
-                out.setdefault(json.dumps(once)[1:-1].encode().lower(), kind)
-    return out
+                raws += [once.encode(), json.dumps(once)[1:-1].encode()]
+            for raw in raws:
+                out.setdefault(raw.lower(), kind)
+                if word in _LEX.stems:
+                    stems.add(raw.lower())
+    return out, frozenset(stems)
 
 
-_ANCHORS = _anchors()
-_CODE_WORDS = frozenset((b"token", b"key", b"secret", b"pw"))
+_ANCHORS, _STEMS = _anchors()
+_TAIL_PIECE = re.compile(rb"[A-Za-z]|[\xc2-\xf4][\x80-\xbf]{1,3}|\\+u[0-9a-fA-F]{4}")
+_TAIL_MAX = 16
+
+
+def _stem_end(buf: bytes, end: int) -> int:
+    """Where the word whose stem ends at ``end`` ends: its own endings (letters and marks of a
+    script written with spaces, raw or JSON-escaped) taken in."""
+    for _ in range(_TAIL_MAX):
+        m = _TAIL_PIECE.match(buf, end)
+        if m is None:
+            break
+        piece = m.group()
+        if piece[0] == 92:
+            char = chr(int(piece[-4:], 16))
+        else:
+            try:
+                char = piece.decode("utf-8")
+            except UnicodeDecodeError:
+                break
+        if not _word_char(char):
+            break
+        end = m.end()
+    return end
+
+
+def _word_char(char: str) -> bool:
+    """A letter or a mark of a script that spaces its words (not a particle of one that does not)."""
+    if char.isascii():
+        return char.isalpha()
+    return unicodedata.category(char)[0] in "LM" and _NO_SPACE_CHAR.match(char) is None
+
+
+_CODE_WORDS = frozenset((b"token", b"key", b"secret", b"pw", b"api"))
 """Words code glues into identifiers all the time (``api_key``, ``API_TOKEN``): their anchor holds
 the character before them, so a name inside an identifier never reaches the rule."""
+_UPPER_ONLY = frozenset((b"api",))
+_SPACES = (b" ", b"\t", b"\n", b"\\n", b"(")
+"""Names that count only in upper case: "API" qualifies a key's word in any language ("API
+kaliti", "Ufunguo wa API"), "api" is code's."""
+_POSSESSIVE = re.compile(rb"(?:'|\xe2\x80\x99)s[ \t]")
+"""``pw's X``: the name, then "is" glued to it."""
 _BEFORE_WORD = (b" ", b"\t", b"\n", b"\\n", b'"', b"'", b"(", b"*", b">", b"`")
-_PREFIXED = {b + w: len(b) for w in _CODE_WORDS for b in _BEFORE_WORD}
+_PREFIXED = {b + w: len(b) for w in _CODE_WORDS for b in _BEFORE_WORD if w not in _UPPER_ONLY or b in _SPACES}
+_PREFIXED.update({bytes((c,)) + w: 1 for w in _UPPER_ONLY for c in range(0x80, 0xC0)})
+"""... and "API" glued to a word of another script ("የAPI ቁልፉ", "API的密钥" written "的API")."""
 
 
-_PREFIX_BYTES = frozenset(b[0] for b in _BEFORE_WORD)
+_PREFIX_BYTES = frozenset(b[0] for b in _PREFIXED)
 
 
 def _stated_anchors() -> tuple[bytes, ...]:
@@ -239,11 +220,11 @@ def _whole_chars(chunk: bytes) -> bytes:
     return chunk
 
 
-def _window(buf: bytes, pos: int) -> tuple[str, str | None]:
-    """The text after ``pos`` up to the end of its line (raw or JSON-escaped), decoded and
-    unescaped; and the decoded text before unescaping (``None`` when its characters are its
+def _window(buf: bytes, pos: int, limit: int | None = None) -> tuple[str, str | None]:
+    """The text after ``pos`` up to the end of its line (raw or JSON-escaped) or ``limit``, decoded
+    and unescaped; and the decoded text before unescaping (``None`` when its characters are its
     bytes: plain ASCII, no escapes), from which ``_byte_offset`` maps a character back."""
-    hi = min(len(buf), pos + WINDOW)
+    hi = min(len(buf), pos + WINDOW) if limit is None else limit
     nl = buf.find(b"\n", pos, hi)
     if nl >= 0:
         hi = nl
@@ -300,7 +281,7 @@ def looks_like(value: str, kind: str, quoted: bool) -> Reason | None:
         if value.isdigit():
             return None if 4 <= n <= 12 else Reason.SHAPE
         kind = PASSWORD
-    if _DATE_OR_NUMBER.fullmatch(value) and not (value.isdigit() and n >= 6):
+    if (_DATE_OR_NUMBER.fullmatch(value) and not (value.isdigit() and n >= 6)) or _VERSION.fullmatch(value):
         return Reason.SHAPE  # a date, a version, a count
     if kind == PASSWORD and _JOINED_WORDS.fullmatch(value):
         return None  # a passphrase of joined words: hekiru-hidi-dotu-gulefi
@@ -364,7 +345,13 @@ def _in_code(buf: bytes, start: int, end: int, kind: str, ascii_name: bool) -> b
     if ascii_name and start and buf[start - 1] == 45 and (start < 2 or buf[start - 2] in b"- \t"):
         return True  # --password, -token: a flag (the command-line rule's)
     nxt = buf[end : end + 1]
-    if ascii_name and nxt and nxt[0] < 0x80 and (nxt[0] not in _ASCII_AFTER_OK or nxt in (b"=", b"-", b".")):
+    if (
+        ascii_name
+        and nxt
+        and nxt[0] < 0x80
+        and (nxt[0] not in _ASCII_AFTER_OK or nxt in (b"=", b"-", b"."))
+        and _POSSESSIVE.match(buf, end) is None
+    ):
         return True  # passwords, tokenizer, key=..., token-based, key.value
     if kind in (KEY, TOKEN) and _PUBLIC_BEFORE.search(buf, max(0, start - 24), start):
         return True  # a public key, a host key
@@ -372,6 +359,9 @@ def _in_code(buf: bytes, start: int, end: int, kind: str, ascii_name: bool) -> b
     # and code); a sentence goes on with words
     return ascii_name and _ASSIGNED.match(buf, end) is not None and classify(buf[start:end]) is not None
 
+
+_NO_SPACE_CHAR = re.compile("[" + _NO_SPACE_SCRIPT + "\u0e80-\u0eff\u1780-\u17ff\u1000-\u109f]")
+"""Scripts whose words a particle follows unspaced (CJK, Thai, Lao, Khmer, Myanmar)."""
 
 _COMPOUND = re.compile(rb"-(?:[A-Za-z]|[\xc0-\xf4][\x80-\xbf]+|\\+u[0-9a-fA-F]{4}){1,16}(?![A-Za-z0-9_])")
 """A compound's tail: ``PIN-kód``, ``PIN-код``, ``API-nya``, ``PIN-koodi``."""
@@ -393,9 +383,34 @@ def _compound_end(buf: bytes, low: bytes, end: int) -> int:
     return end
 
 
+_WORD_GOES_ON = frozenset(b"-ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+
+
+def _name_end(buf: bytes, low: bytes, start: int, end: int, kind: str) -> int:
+    """Where the name found at ``[start, end)`` ends: a stem's own endings, a compound's tail."""
+    if low[start:end] in _STEMS:
+        end = _stem_end(buf, end)
+    if low[start:end] not in _CODE_WORDS and end < len(buf) and buf[end] < 0x80:
+        word_end = _compound_end(buf, low, end)
+        if word_end != end and (kind in (PIN, KEY) or (buf[end] != 45 and end - start >= 4)):
+            end = word_end
+    return end
+
+
+def _looseness(buf: bytes, start: int, end: int, kind: str, ascii_name: bool) -> int:
+    """How many words may stand between the name and a value stated without a copula."""
+    if not ascii_name:
+        return _MAX_FILLERS  # a verb-final language: its words stand between the name and the value
+    if kind == PIN and buf[start:end].isupper():
+        return _LOOSE_PIN  # "PIN kodas 4417", "PIN nömrəsi 4417": the local word for number
+    return 0
+
+
 def _stated(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
     if low[start] in _PREFIX_BYTES:
         start += _PREFIXED.get(low[start:end], 0)
+    if low[start:end] in _UPPER_ONLY and not buf[start:end].isupper():
+        return 0  # "the api returns": code's word, not a key's qualifier
     first = low[start]
     if (
         first < 0x80
@@ -405,22 +420,26 @@ def _stated(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
         and buf[start - 2 : start] != b"\\n"
     ):
         return 0  # most hits are a name glued into an identifier (``mapping``, ``DB_PASSWORD``)
-    kind0 = _ANCHORS.get(low[start:end])
-    if kind0 is not None and low[start:end] not in _CODE_WORDS and end < len(buf) and buf[end] < 0x80:
-        word_end = _compound_end(buf, low, end)
-        if word_end != end and (kind0 in (PIN, KEY) or (buf[end] != 45 and end - start >= 4)):
-            end = word_end
+    kind = _ANCHORS.get(low[start:end])
+    if kind is None:
+        return 0
+    if low[start:end] in _STEMS or (end < len(buf) and buf[end] in _WORD_GOES_ON):
+        end = _name_end(buf, low, start, end, kind)
     if (
         first < 0x80
         and first != 92  # a JSON-escaped word (\\u5bc6...) is not ASCII
         and (  # most hits are a name glued into an identifier: tell at once
             (start and buf[start - 1] in _GLUE_BEFORE and buf[start - 2 : start] != b"\\n")
-            or (end < len(buf) and buf[end] < 0x80 and buf[end] not in _ASCII_AFTER_OK)
+            or (
+                end < len(buf)
+                and buf[end] < 0x80
+                and buf[end] not in _ASCII_AFTER_OK
+                and _POSSESSIVE.match(buf, end) is None
+            )
         )
     ):
-        return 0
-    kind = kind0
-    if kind is None:
+        if buf[end : end + 1] in _CLAUSE_END and kind in (PASSWORD, PIN):  # "Tr0ub4dor&3 is the password."
+            return _value_before(buf, start, kind, None, out, end)
         return 0
     ascii_name = first != 92 and low[start:end].isascii()
     if _in_code(buf, start, end, kind, ascii_name):
@@ -432,11 +451,60 @@ def _stated(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
         return 0 if run is None else _emit(out, end + 1, raw, *run, None, kind)
     text, raw = _window(buf, end)
     if _MAYBE.search(text) is None and (kind != PASSWORD or not _ends_in_words(text)):
-        return 0  # nothing on the line could be a value: prose about a secret, the common case
-    found = _walk(text, kind, ascii_name, low[end - 5 : end] == b" with")
+        # nothing after it could be a value: prose about a secret (the common case), or a value
+        # stated before the name ("Tr0ub4dor&3 is the password", "X がパスワードです")
+        return _value_before(buf, start, kind, text, out)
+    linked = low[end - 5 : end] == b" with" or low.endswith((b"'s", b"\xe2\x80\x99s"), start, end)
+    found = _walk(text, kind, _looseness(buf, start, end, kind, ascii_name), linked)
     if found is None:
-        return 0
+        return _value_before(buf, start, kind, text, out)
     return _emit(out, end, raw, *found, kind)
+
+
+_BEFORE_WINDOW = 120
+_CLAUSE_END = frozenset((b".", b"!", b"?", b",", b";", b'"'))
+_BEFORE = re.compile(
+    r"(?:^|(?<=[\s\"'`“«「(]))(?P<v>[^\s\"'`“”«»「」『』()\[\]{}<>,;]{4,128}?)[\"'`”»」]?(?:\s*(?:"
+    + "|".join(re.escape(c) for c in sorted(_LEX.particles, key=len, reverse=True))
+    + r")|\s+(?:"
+    + "|".join(re.escape(c) for c in sorted(_LEX.copulas, key=len, reverse=True) if c[:1].isalpha())
+    + r")(?:\s+[^\W\d_]{1,5})?)\s*$",
+    re.IGNORECASE,
+)
+"""A value, then a copula (and maybe an article) or a particle, up to a secret's name."""
+
+
+def _value_before(
+    buf: bytes, start: int, kind: str, after: str | None, out: list[Candidate], end: int = 0
+) -> int:
+    """The value stated before the name at ``start`` ("Tr0ub4dor&3 is the password.",
+    "X がパスワードです"), when the name ends the clause (``after``: the text after the name, or
+    ``None`` to read it from ``end``)."""
+    if not start or (
+        buf[start - 1] not in b" \t" and buf[start - 1] < 0x80 and buf[start - 6 : start - 4] != b"\\u"
+    ):
+        return (
+            0  # a name in quotes (a key in code) or at the text's start (a particle before it may be escaped)
+        )
+    if after is None:
+        after = _window(buf, end)[0]
+    if _FINAL.match(after) is None:
+        return 0  # the clause goes on after the name
+    lo = max(0, start - _BEFORE_WINDOW)
+    lo = max(lo, buf.rfind(b"\n", lo, start) + 1)
+    escaped = buf.rfind(b"\\n", lo, start)
+    if escaped >= 0:
+        lo = escaped + 2
+    while lo < start and 0x80 <= buf[lo] < 0xC0:
+        lo += 1
+    text, raw = _window(buf, lo, start)
+    m = _BEFORE.search(text)
+    if m is None:
+        return 0
+    s, e = m.start("v"), _strip(text, m.start("v"), m.end("v"))
+    if s >= e or looks_like(text[s:e], kind, False) is not None:
+        return 0
+    return _emit(out, lo, raw, s, e, None, kind)
 
 
 def _unspaced_word(text: str, pos: int, copula: bool) -> int:
@@ -453,16 +521,35 @@ def _unspaced_word(text: str, pos: int, copula: bool) -> int:
 _THAI_RUN = re.compile("[\u0e00-\u0e7f]+")
 
 
-def _uncopulated(text: str, s: int, e: int, kind: str, fillers: int, ascii_name: bool) -> bool:
+def _uncopulated(text: str, s: int, e: int, kind: str, fillers: int, loose: int) -> bool:
     """Is the word at ``[s, e)``, with no copula before it, the value? A random token right
-    after a key's word ("the access token 9f3c..."), or a value stated verb-final ("पासवर्ड X है")."""
-    if fillers == 0 and kind in (KEY, TOKEN) and text[s:e].lower() not in _DENY:
-        return looks_like(text[s:e], kind, False) is None
-    return (
-        (not ascii_name or fillers == 0)
-        and _FINAL.match(text, e) is not None
-        and looks_like(text[s:e], kind, False) is None
+    after a key's word ("the access token 9f3c...", "API kaliti 9f3c..."), or a value stated
+    verb-final ("पासवर्ड X है", "PIN kodea 4417 da"). ``loose``: how many words of the sentence
+    may stand between the name and such a value."""
+    value = text[s:e]
+    if kind in (KEY, TOKEN) and value.lower() not in _DENY and _key_after_words(text, e, value, fillers):
+        return looks_like(value, kind, False) is None
+    return fillers <= loose and _FINAL.match(text, e) is not None and looks_like(value, kind, False) is None
+
+
+def _key_after_words(text: str, e: int, value: str, fillers: int) -> bool:
+    """May a key's value stand ``fillers`` words after its name, no copula between? Right after
+    it, or a long one two words on (hex, which request ids are too, only where the clause ends)."""
+    return fillers == 0 or (
+        fillers <= _LOOSE_KEY
+        and len(value) >= _LOOSE_KEY_LEN
+        and (_HEX.fullmatch(value) is None or _FINAL.match(text, e) is not None)
     )
+
+
+_LOOSE_KEY = 2
+_LINK = re.compile(r"[^\W\d_]{1,4}")
+_STRONG = re.compile(r"(?=.*[0-9])(?=.*(?:[A-Z].*[a-z]|[a-z].*[A-Z]|[!#$%&*+=?@^~|]))")
+"""A password past a word the lexicon does not hold: a digit, and a mix of cases or a symbol."""
+_MODAL_BE = re.compile(r"(?i:will|would|should|shall|must|might|may|could|can)[ \t]+be(?=[ \t])")
+_LOOSE_PIN = 2
+_LOOSE_KEY_LEN = 16
+_HEX = re.compile(r"[0-9a-fA-F]+")
 
 
 def _copula_end(word: str, pos: int, copula: bool) -> int:
@@ -506,14 +593,28 @@ def _stated_value(text: str, s: int, e: int, kind: str, softened: bool) -> tuple
     return None
 
 
-def _walk(
-    text: str, kind: str, ascii_name: bool, copula: bool = False
-) -> tuple[int, int, Reason | None] | None:
+_SIGN_FIRST = frozenset("cC-=wWsSmM")
+"""The first characters of what ``_sign_copula`` finds: a cheap test before it."""
+
+
+def _sign_copula(text: str, pos: int) -> int:
+    """Where a copula the word pattern would split ends (0: none here): French "c'est" (its quote
+    is no quotation), an arrow ("password -> X": ``_VALUE`` stops at ``>``), "will be"."""
+    if text.startswith(_ELIDED_COPULAS, pos):
+        return pos + 5
+    if text.startswith(_ARROWS, pos):
+        return pos + 2
+    be = _MODAL_BE.match(text, pos)  # "will be", "should be"
+    return 0 if be is None else be.end()
+
+
+def _walk(text: str, kind: str, loose: int, copula: bool = False) -> tuple[int, int, Reason | None] | None:
     """The value the sentence after a secret's name states, with the verdict on it, or ``None``.
+    ``loose``: how many words may stand before a value stated without a copula (``_uncopulated``);
     ``copula``: the name ends in its own link ("unlock it with X")."""
     pos, n = 0, len(text)
     fillers = 0
-    softened = False
+    softened = link = False
     glued = _GLUED_RE.match(text, 0)
     if glued is not None:
         copula, pos = True, glued.end()
@@ -524,8 +625,9 @@ def _walk(
         q = _QUOTED.match(text, pos) if copula and text[pos] in _QUOTE_OPEN else None
         if q is not None:
             return q.start(1), q.end(1), looks_like(q.group(1), kind, True)
-        if text.startswith(_ELIDED_COPULAS, pos):  # French "c'est": its quote is no quotation
-            copula, pos = True, pos + 5
+        sign = _sign_copula(text, pos) if text[pos] in _SIGN_FIRST else 0
+        if sign:
+            copula, pos = True, sign
             continue
         v = _VALUE.match(text, pos)
         if v is None:  # a word of a script written without spaces, or punctuation
@@ -550,10 +652,14 @@ def _walk(
                 pos, softened = v.end(), True
                 continue
             copula = False  # "on" was a preposition, not Finnish "is": the sentence goes on
-        if s < e and _uncopulated(text, s, e, kind, fillers, ascii_name):
+        linked = link and (kind != PASSWORD or _STRONG.match(word) is not None)
+        if s < e and _uncopulated(text, s, e, kind, fillers - linked, loose):
             return s, e, None
         if lower in _DENY or (v.end() > e and text[e] in ".,;!?"):
             return None  # a word that says what the value is not, or the clause ended
+        # A language's "is" the lexicon does not hold: a short word right after the name, then a
+        # value that ends the clause ("Kupuhipa ko X")
+        link = fillers == 0 and _LINK.fullmatch(word) is not None and lower not in _FUNCTION_WORDS
         fillers, pos = fillers + ("api" not in lower), v.end()  # "Kunci API-nya X": part of the name
         copula = text[pos - 1] in ":："  # "Heslo k serveru: X", "Mi token de acceso: X"
         if fillers > _MAX_FILLERS:
@@ -614,4 +720,5 @@ def stated_rules() -> list[ScanRule]:
     return [
         ScanRule("secret-in-prose", _stated_anchors(), _stated),
         ScanRule("password", tuple(_AS_WORDS), _as_the),
+        *label_rules(),
     ]
