@@ -48,6 +48,7 @@ from pipeline.redaction.rules_provider import provider_rules
 from pipeline.redaction.rules_services import service_rules
 from pipeline.redaction.rules_session import session_rules
 from pipeline.redaction.rules_signed import signed_rules
+from pipeline.redaction.rules_slots import slot_rules
 from pipeline.redaction.rules_stated import stated_rules
 from pipeline.redaction.seed import seed_rules
 from pipeline.redaction.wrap import extend_joined, extend_wrapped
@@ -232,6 +233,7 @@ def compiled_rules() -> _Compiled:
     rules.extend(service_rules())
     rules.extend(context_rules())
     rules.extend(cli_rules())
+    rules.extend(slot_rules())
     rules.extend(session_rules())
     rules.extend(prose_rules())
     rules.extend(stated_rules())

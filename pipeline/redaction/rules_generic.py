@@ -23,7 +23,7 @@ from pipeline.redaction.wrap import yaml_block
 
 ANCHORS = (
     b"pass",
-    b"pwd",
+    b"pw",
     b"secret",
     b"token",
     b"key",
@@ -33,8 +33,7 @@ ANCHORS = (
     b"phrase",
     b"_pat",
     b"psk",
-    b"_pw",
-    b".pw",
+    b"seed",
     b"_sk",
     b"_ak",
 )
@@ -44,8 +43,9 @@ _ID_MASK = bytes(97 if c in _IDCHARS else 32 for c in range(256))  # identifier 
 _ASSIGN = re.compile(
     rb"[A-Za-z0-9_.-]{0,80}+(?P<end>)(?P<kq>\\*[\"'`]\]?)?[ \t]*"
     rb"(?P<op>[ \t]+value[ \t]*=|(?:\r?\n|\\+[rn])[ \t]*(?:(?:\xe2\x94\x82|>)[ \t]*)?[ \t-]*value[ \t]*:(?=[ \t])|,[ \t]*\\*[\"'](?:[A-Za-z]*(?i:value))\\*[\"'][ \t]*:"
-    rb"|:=|=>|\?=|=(?!=)|:(?=[ \t]|\\*[\"'`])|,(?=[ \t]*\\*[\"'])|>|(?<=[ \t])\|(?=[ \t]+[^\s|]))"
-    rb"[ \t]*(?P<vq>\\*[\"'`])?(?=[^\s])"
+    rb"|:=|=>|\?=|=(?!=)|:(?=[ \t]|\\*[\"'`])|,(?=[ \t]*\\*[\"'])|>|(?<=[ \t])\|(?=[ \t]+[^\s|])"
+    rb"|:(?=[A-Za-z0-9+/_-]{8})|\((?=\\*[\"']))"
+    rb"[ \t]*(?:[NEBUnebu](?=\\*[\"']))?(?P<vq>\\*[\"'`])?(?=[^\s])"
 )
 MAX_UNQUOTED = 1024
 # An unquoted value ends before ``;``/``,``/``&`` that start the next ``name=`` (query strings,
@@ -70,6 +70,7 @@ _ENV_NAME = re.compile(rb"[A-Z][A-Z0-9_]*")
 _CALL = re.compile(rb"[A-Za-z_$][\w.$]*[(\[]")
 _SEG = re.compile(rb"[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])")
 _ASSIGN_MATCH = _ASSIGN.match
+_SETTERS = (b"set", b"with", b"put", b"use")
 _NAME_FULLMATCH = _NAME.fullmatch
 _PASSWORD = int(Level.PASSWORD)  # plain ints: an enum member costs an attribute lookup per use
 _LITERAL_PASSWORD = int(Level.LITERAL_PASSWORD)
@@ -82,7 +83,7 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_PASSWORD_SEGS = ("password", "passwd", "passphrase", "passwort", "pwd", "pass")
+_PASSWORD_SEGS = ("password", "passwd", "passphrase", "passwort", "pwd", "pass", "passcode", "pword", "passwords")
 _KEY_QUALIFIERS = _words(
     """api secret private access auth master signing encryption enc client app admin service account
     storage write read ingest license deploy hmac jwt session cookie shared sas webhook subscription
@@ -91,7 +92,7 @@ _KEY_QUALIFIERS = _words(
 )
 _KEY_TAILS = _words(
     """base value prod production live test dev staging secret data b64 base64 pem hex raw str string v1 v2
-    old new chunks chunk parts part pieces segments"""
+    old new chunks chunk parts part pieces segments private priv sec bytes"""
 )
 _DENY_ANY = _words(
     """public publishable pub pubkey page next continuation cursor sync csrf xsrf max min num tokenizer
@@ -112,6 +113,10 @@ _DENY_LAST = _words(
     chars encoding parser generator cache rotation strength policy reset hint input output set check
     checker"""
 )
+
+
+_PLAIN_SEEDS = _words("random rng shuffle np numpy torch faker data db test sample split init global fixed")
+"""What a ``seed`` is after these words: a random generator's starting number, not a key's seed."""
 
 
 @lru_cache(maxsize=4096)
@@ -141,7 +146,9 @@ def classify(identifier: bytes) -> Level | None:
             or (s.endswith("auth") and len(s) > 4)
         ):
             level = Level.SECRET
-        elif (s in ("session", "sess", "sessionid") or (s == "ak" and i > 0)) and i == len(segs) - 1:
+        elif s == "seed" and i == len(segs) - 1 and not (i and segs[i - 1] in _PLAIN_SEEDS):
+            level = max(level or Level.SECRET, Level.SECRET)  # totp_seed, signingSeed: a key's seed
+        elif (s in ("session", "sess", "sessionid", "sid") or (s == "ak" and i > 0)) and i == len(segs) - 1:
             level = max(level or Level.KEY, Level.KEY)  # a session's value, an access key: if random
         elif s.endswith("key") and all(t in _KEY_TAILS for t in segs[i + 1 :]):
             qualifier = s[:-3] if len(s) > 3 else (segs[i - 1] if i else "")
@@ -220,9 +227,16 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
     ):
         return ident_end  # ("password", "value") is a call; ["APIKey", "Principal"] is a list
     identifier = buf[ident_start:ident_end]
+    if op == b"(" and not identifier.rpartition(b".")[2].lower().startswith(_SETTERS):
+        return ident_end  # a call: only a setter's argument is the named value (``setSigningKey("...")``)
     named = _classify_named(identifier)
     if named is None:
         return ident_end
+    if vq == b'"' and buf[m.end() : m.end() + 2] == b'""':  # a triple-quoted string (TOML, Python)
+        close = buf.find(b'"""', m.end() + 2, m.end() + MAX_QUOTED)
+        if close > m.end() + 2 and buf.find(b"\n", m.end(), close) < 0:
+            out.append((m.end() + 2, close, named[1], _LITERAL_PASSWORD if named[0] == _PASSWORD else named[0]))
+            return close + 3
     # _value_span, inline (this is the hottest path of the redactor)
     s = m.end()
     if vq is None:

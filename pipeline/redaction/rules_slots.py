@@ -1,0 +1,131 @@
+"""Credential slots that are not ``name = value``: the slot's name and its value sit apart, and the
+structure says which value the name is for.
+
+- A record holding a name and a value as two members (``{"name": "AUTH_KEY", "value": "..."}``,
+  App Service and Kubernetes env lists, exported cookie jars): the value is judged by the name, as
+  an assignment's would be; in a record that is a cookie (it has a domain, a path, an expiry, or sits
+  in a ``cookies`` list) the value is judged as a cookie's.
+- SQL that sets a password (``IDENTIFIED BY '...'``, ``WITH PASSWORD '...'``): a literal password.
+- A value stored under a name by a setter call (``localStorage.setItem("refresh", "...")``,
+  ``cookies.set("sid", "...")``): judged by the name, or as a random token when the name says
+  nothing.
+- A browser's ``document.cookie``: its pairs, judged as a cookie header's are.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pipeline.redaction.filters import Level
+from pipeline.redaction.model import CONTEXT, Candidate, ScanRule, kept
+from pipeline.redaction.rules_generic import classify
+from pipeline.redaction.rules_session import COOKIE_PAIR, cookie_verdict
+
+_RECORD_BACK = 800
+"""How far before a ``value`` member its record may start."""
+_VALUE_MEMBER = re.compile(rb"\\*[\"'][ \t]*[:=][ \t]*(?P<q>\\*[\"'])")
+_NAME_MEMBER = re.compile(
+    rb"(?P<k>\\*[\"'])name(?P=k)[ \t]*[:=][ \t]*(?P<q>\\*[\"'])(?P<n>[^\"'\\\r\n]{1,128})(?P=q)"
+)
+_COOKIE_MEMBERS = re.compile(rb"(?i:\\*[\"'](?:domain|httponly|samesite|expires|expirationdate|hostonly)\\*[\"'])")
+_VALUE_TEXT = re.compile(rb"[^\"'\\\r\n]{1,4096}")
+
+
+def _record_value(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """``"value": "..."`` in a record whose ``"name"`` member names a secret, or in a cookie."""
+    if not start or buf[start - 1] not in b"\"'\\":
+        return 0
+    m = _VALUE_MEMBER.match(buf, end - 1)
+    if m is None:
+        return 0
+    v = _VALUE_TEXT.match(buf, m.end())
+    if v is None or not buf.startswith(m.group("q")[-1:], v.end()):
+        return 0
+    lo = max(0, start - _RECORD_BACK)
+    open_at = buf.rfind(b"{", lo, start)
+    if open_at < 0 or buf.rfind(b"}", open_at, start) >= 0:
+        return v.end()
+    close = buf.find(b"}", v.end(), v.end() + _RECORD_BACK)
+    hi = close if close >= 0 else v.end()
+    name = _NAME_MEMBER.search(buf, open_at, hi)
+    if name is None:
+        return v.end()
+    s, e = v.span()
+    cookie = _COOKIE_MEMBERS.search(buf, open_at, hi) is not None or b"cookies" in low[lo:open_at]
+    if cookie:
+        reason = cookie_verdict(name.group("n"), buf[s:e])
+        out.append((s, e, "cookie", CONTEXT) if reason is None else kept(s, e, "cookie", reason))
+        return v.end()
+    level = classify(name.group("n"))
+    if level is not None:
+        if level is Level.PASSWORD:
+            level = Level.LITERAL_PASSWORD  # a string in a record, not a variable
+        out.append((s, e, "secret-assignment", int(level)))  # checked later, as an assignment's
+    return v.end()
+
+
+_SQL_PASSWORD = re.compile(
+    rb"(?i:identified[ \t]+by(?:[ \t]+password)?|(?:with[ \t]+)?(?:encrypted[ \t]+)?password)"
+    rb"[ \t]*=?[ \t]*[NEne]?(?P<q>\\*[\"'])(?P<v>[^\"'\\\s]{1,256})(?P=q)"
+)
+
+
+def _sql_password(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """``CREATE USER u IDENTIFIED BY 'pw'``, ``ALTER ROLE r WITH PASSWORD 'pw'``, ``PASSWORD = N'pw'``."""
+    m = _SQL_PASSWORD.match(buf, start)
+    if m is None:
+        return 0
+    s, e = m.span("v")
+    out.append((s, e, "password", int(Level.LITERAL_PASSWORD)))
+    return m.end()
+
+
+_SETTER = re.compile(
+    rb"\([ \t]*\\*[\"'](?P<n>[^\"'\\\r\n]{1,128})\\*[\"'][ \t]*,[ \t]*(?P<q>\\*[\"'])(?P<v>[^\"'\\\r\n]{1,4096})(?P=q)"
+)
+
+
+def _stored(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """``localStorage.setItem("name", "value")``, ``cookies.set("sid", "value")``."""
+    m = _SETTER.match(buf, end - 1)
+    if m is None:
+        return 0
+    level = classify(m.group("n"))
+    if level is Level.PASSWORD:
+        level = Level.LITERAL_PASSWORD
+    out.append((*m.span("v"), "secret-assignment", int(level or Level.KEY)))
+    return m.end()
+
+
+_COOKIE_STRING = re.compile(rb"[^\"'`]{0,80}?(?P<q>\\*[\"'`])")
+
+
+def _document_cookie(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """A browser's ``document.cookie`` and the string it printed: ``'a=b; sid=...'``."""
+    m = _COOKIE_STRING.match(buf, end)
+    if m is None:
+        return 0
+    pos = m.end()
+    while (pair := COOKIE_PAIR.match(buf, pos)) is not None:
+        pos = pair.end()
+        s, e = pair.span("v")
+        reason = cookie_verdict(pair.group("n"), pair.group("v"))
+        out.append((s, e, "cookie", CONTEXT) if reason is None else kept(s, e, "cookie", reason))
+    return pos
+
+
+def slot_rules() -> list[ScanRule]:
+    return [
+        ScanRule("secret-assignment", (b'value"', b"value'", b'value\\"'), _record_value),
+        ScanRule(
+            "password",
+            (b"identified by", b"password '", b'password "', b"password n'", b"password = n'", b"password e'"),
+            _sql_password,
+        ),
+        ScanRule(
+            "secret-assignment",
+            (b"setitem(", b"cookies.set(", b"cookie.set(", b"setcookie(", b"set_cookie("),
+            _stored,
+        ),
+        ScanRule("cookie", (b"document.cookie",), _document_cookie),
+    ]
