@@ -353,14 +353,15 @@ def _scan_session_key(buf: bytes, low: bytes, start: int, end: int, out: list[Ca
 
 
 _FISH_SET = re.compile(
-    rb"set(?:[ \t]+-[A-Za-z]+|[ \t]+--(?:export|global|universal))*?[ \t]+(?:-[A-Za-z]*x[A-Za-z]*|--export)"
-    rb"(?:[ \t]+-[A-Za-z]+|[ \t]+--(?:global|universal))*[ \t]+(?P<name>[A-Za-z_][A-Za-z0-9_]*)[ \t]+"
+    rb"(?:setx|setenv|set(?:[ \t]+-[A-Za-z]+|[ \t]+--(?:export|global|universal))*?[ \t]+(?:-[A-Za-z]*x[A-Za-z]*|--export)"
+    rb"(?:[ \t]+-[A-Za-z]+|[ \t]+--(?:global|universal))*)[ \t]+(?P<name>[A-Za-z_][A-Za-z0-9_]*)[ \t]+"
     rb"(?P<vq>\\*[\"'])?(?=[^\s])"
 )
 
 
 def scan_fish_set(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
-    """fish's ``set -x NAME value`` (``-gx``, ``-Ux``, ``--export``): an assignment without ``=``."""
+    """fish's ``set -x NAME value`` (``-gx``, ``-Ux``, ``--export``), Windows' ``setx NAME value``,
+    csh's and launchctl's ``setenv NAME value``: an assignment without ``=``."""
     m = _FISH_SET.match(buf, start)
     if m is None:
         return 0
@@ -403,5 +404,5 @@ def generic_rules() -> list[ScanRule]:
         ),
         ScanRule("secret-assignment", ANCHORS, scan_assignment),
         ScanRule("secret-assignment", _SESSION_KEYS, _scan_session_key),
-        ScanRule("secret-assignment", (b"set -",), scan_fish_set),
+        ScanRule("secret-assignment", (b"set -", b"setx ", b"setenv "), scan_fish_set),
     ]

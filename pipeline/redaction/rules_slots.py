@@ -25,7 +25,7 @@ _RECORD_BACK = 800
 """How far before a ``value`` member its record may start."""
 _VALUE_MEMBER = re.compile(rb"\\*[\"'][ \t]*[:=][ \t]*(?P<q>\\*[\"'])")
 _NAME_MEMBER = re.compile(
-    rb"(?P<k>\\*[\"'])name(?P=k)[ \t]*[:=][ \t]*(?P<q>\\*[\"'])(?P<n>[^\"'\\\r\n]{1,128})(?P=q)"
+    rb"(?<![A-Za-z0-9_])(?P<k>\\*[\"']?)name(?P=k)[ \t]*[:=][ \t]*(?P<q>\\*[\"'])(?P<n>[^\"'\\\r\n]{1,128})(?P=q)"
 )
 _COOKIE_MEMBERS = re.compile(rb"(?i:\\*[\"'](?:domain|httponly|samesite|expires|expirationdate|hostonly)\\*[\"'])")
 _VALUE_TEXT = re.compile(rb"[^\"'\\\r\n]{1,4096}")
@@ -39,7 +39,7 @@ def _record_value(buf: bytes, low: bytes, start: int, end: int, out: list[Candid
     if m is None:
         return 0
     v = _VALUE_TEXT.match(buf, m.end())
-    if v is None or not buf.startswith(m.group("q")[-1:], v.end()):
+    if v is None or not buf.startswith(m.group("q"), v.end()):
         return 0
     lo = max(0, start - _RECORD_BACK)
     open_at = buf.rfind(b"{", lo, start)
@@ -97,6 +97,24 @@ def _stored(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
     return m.end()
 
 
+_GETTER = re.compile(
+    rb"\([ \t]*\\*[\"'](?P<n>[^\"'\\\r\n]{1,128})\\*[\"'][ \t]*\)[^\r\n\\]{0,40}(?:\r?\n|\\+[rn])"
+    rb"[ \t]*(?:<|=>|\xe2\x86\x90|\xe2\x86\x92|>>>|Out\[[0-9]+\]:)?[ \t]*(?P<q>\\*[\"'])(?P<v>[^\"'\\\r\n]{1,4096})(?P=q)"
+)
+
+
+def _read_back(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """``localStorage.getItem('session')`` in a console, and the string it printed on the next line."""
+    m = _GETTER.match(buf, end - 1)
+    if m is None:
+        return 0
+    level = classify(m.group("n"))
+    if level is Level.PASSWORD:
+        level = Level.LITERAL_PASSWORD
+    out.append((*m.span("v"), "secret-assignment", int(level or Level.KEY)))
+    return m.end()
+
+
 _COOKIE_STRING = re.compile(rb"[^\"'`]{0,80}?(?P<q>\\*[\"'`])")
 
 
@@ -116,7 +134,7 @@ def _document_cookie(buf: bytes, low: bytes, start: int, end: int, out: list[Can
 
 def slot_rules() -> list[ScanRule]:
     return [
-        ScanRule("secret-assignment", (b'value"', b"value'", b'value\\"'), _record_value),
+        ScanRule("secret-assignment", (b'value"', b"value'", b'value\\"', b"value\\\\"), _record_value),
         ScanRule(
             "password",
             (b"identified by", b"password '", b'password "', b"password n'", b"password = n'", b"password e'"),
@@ -124,8 +142,16 @@ def slot_rules() -> list[ScanRule]:
         ),
         ScanRule(
             "secret-assignment",
-            (b"setitem(", b"cookies.set(", b"cookie.set(", b"setcookie(", b"set_cookie("),
+            (
+                b"setitem(",
+                b"cookies.set(",
+                b"cookie.set(",
+                b"setcookie(",
+                b"set_cookie(",
+                b"setenvironmentvariable(",
+            ),
             _stored,
         ),
+        ScanRule("secret-assignment", (b"getitem(", b"cookies.get(", b"getcookie("), _read_back),
         ScanRule("cookie", (b"document.cookie",), _document_cookie),
     ]
