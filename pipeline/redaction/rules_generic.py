@@ -146,7 +146,7 @@ def classify(identifier: bytes) -> Level | None:
             or (s.endswith("auth") and len(s) > 4)
         ):
             level = Level.SECRET
-        elif s == "seed" and i == len(segs) - 1 and not (i and segs[i - 1] in _PLAIN_SEEDS):
+        elif s == "seed" and all(t in _KEY_TAILS for t in segs[i + 1 :]) and not (i and segs[i - 1] in _PLAIN_SEEDS):
             level = max(level or Level.SECRET, Level.SECRET)  # totp_seed, signingSeed: a key's seed
         elif (s in ("session", "sess", "sessionid", "sid") or (s == "ak" and i > 0)) and i == len(segs) - 1:
             level = max(level or Level.KEY, Level.KEY)  # a session's value, an access key: if random
