@@ -71,6 +71,7 @@ _CALL = re.compile(rb"[A-Za-z_$][\w.$]*[(\[]")
 _SEG = re.compile(rb"[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])")
 _ASSIGN_MATCH = _ASSIGN.match
 _SETTERS = (b"set", b"with", b"put", b"use")
+_BLANK_OR_QUOTE = (b" ", b"\t", b'"', b"'", b"`", b"\\")
 _NAME_FULLMATCH = _NAME.fullmatch
 _PASSWORD = int(Level.PASSWORD)  # plain ints: an enum member costs an attribute lookup per use
 _LITERAL_PASSWORD = int(Level.LITERAL_PASSWORD)
@@ -226,6 +227,11 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
         m.group(2) and buf[max(0, ident_start - 3) : ident_start - 1].strip()[-1:] == b"("
     ):
         return ident_end  # ("password", "value") is a call; ["APIKey", "Principal"] is a list
+    if op == b":" and buf[ident_end + 1 : ident_end + 2] not in _BLANK_OR_QUOTE and (
+        buf[ident_start - 1 : ident_start] in (b":", b"/")
+        or buf.find(b"/", ident_end, ident_end + 12) >= 0
+    ):
+        return ident_end  # ``Name:value`` (Go's %+v), but not a chain of colons (an ARN, a URN) or a path
     identifier = buf[ident_start:ident_end]
     if op == b"(" and not identifier.rpartition(b".")[2].lower().startswith(_SETTERS):
         return ident_end  # a call: only a setter's argument is the named value (``setSigningKey("...")``)
