@@ -266,7 +266,7 @@ def _camel_words(run: bytes) -> bool:
     return len(letters) / words >= 3.5
 
 
-def _body_random(body: bytes) -> bool:
+def body_random(body: bytes) -> bool:
     """A random body: a digit, both cases (or 32 and more hex digits), many different characters."""
     if _HEX.fullmatch(body):
         return len(body) >= 32 and enough_distinct(body, 12)
@@ -301,7 +301,7 @@ def _prefixed(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]
     m = _PREFIXED.match(buf, s)
     if m is None or m.start("body") < end:
         return 0
-    if _body_random(m.group("body")) and not is_documented_example(m.group()):
+    if body_random(m.group("body")) and not is_documented_example(m.group()):
         out.append((s, m.end(), PREFIXED_NAME, CONTEXT))
     return m.end()
 
