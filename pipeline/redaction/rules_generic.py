@@ -25,7 +25,6 @@ ANCHORS = (
     b"pass",
     b"pw",
     b"secret",
-    b"token",
     b"key",
     b"auth",
     b"cred",
@@ -349,6 +348,18 @@ def _scan_flag(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
     return e
 
 
+_COUNTS = re.compile(rb"s?(?:(?:_|\\*[\"']?[ \t]*[:=][ \t]*\\*[\"']?)?(?:count|limit|used|total|per|budget)|s(?![a-z0-9_.-]))")
+"""``input_tokens``, ``total_token_count``, ``maxTokens``, ``tokens_per_second``: a model's token counts,
+which a transcript's usage records repeat on every turn; such a name says no secret (``classify``
+would say so too, after more work). A secret's word elsewhere in the name has its own anchor."""
+
+
+def _scan_token(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    if _COUNTS.match(low, end) is not None:
+        return end
+    return scan_assignment(buf, low, start, end, out)
+
+
 _SESSION_KEYS = tuple(w + p for w in (b"session", b"sess") for p in (b'"', b"'", b"=", b":", b"\\"))
 """A session's value under its name (``"user_session": "..."``, ``SESS=...``): anchored with what
 follows the name, so the many ``sessionId`` keys of a transcript never reach the rule."""
@@ -409,6 +420,7 @@ def generic_rules() -> list[ScanRule]:
             "password", (b"login(", b"auth=(", b"basicauth(", b"auth(", b"authenticate("), scan_login_call
         ),
         ScanRule("secret-assignment", ANCHORS, scan_assignment),
+        ScanRule("secret-assignment", (b"token",), _scan_token),
         ScanRule("secret-assignment", _SESSION_KEYS, _scan_session_key),
         ScanRule("secret-assignment", (b"set -", b"setx ", b"setenv "), scan_fish_set),
     ]
