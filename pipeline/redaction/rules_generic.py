@@ -123,7 +123,11 @@ _PLAIN_SEEDS = _words("random rng shuffle np numpy torch faker data db test samp
 def classify(identifier: bytes) -> Level | None:
     """How strongly a name says its value is a secret; ``None`` when it does not (or only talks about one)."""
     segs = [s.decode().lower() for s in _SEG.findall(identifier)]
-    if not segs or any(s in _DENY_ANY for s in segs) or segs[-1] in _DENY_LAST:
+    if not segs or any(s in _DENY_ANY for s in segs):
+        return None
+    if segs[-3:] == ["access", "key", "id"] or segs[-2:] in (["secret", "id"], ["accesskey", "id"]):
+        return Level.KEY  # a cloud key's id (AccessKeyId, SecretId): a credential's half, if random
+    if segs[-1] in _DENY_LAST:
         return None
     level: Level | None = None
     for i, s in enumerate(segs):
@@ -213,7 +217,7 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
         block = _BLOCK_OPEN.match(buf, end) if buf.find(b"{", end, end + 64) >= 0 else None
         if block is not None:
             return _scan_block(buf, start, block, out)
-        return _scan_flag(buf, start, end, out)
+        return _scan_flag(buf, start, end, out) or _scan_spaced(buf, start, end, out)
     ident_end = m.end(1)  # "end"
     lo = start - 80 if start > 80 else 0
     ident_start = lo + 1 + buf[lo:start].translate(_ID_MASK).rfind(b" ")
@@ -358,6 +362,39 @@ def _scan_token(buf: bytes, low: bytes, start: int, end: int, out: list[Candidat
     if _COUNTS.match(low, end) is not None:
         return end
     return scan_assignment(buf, low, start, end, out)
+
+
+_SPACED = re.compile(rb"[A-Za-z0-9]*(?:_[A-Za-z0-9]+)+[ \t]+(?P<vq>\\*[\"'])?(?=[A-Za-z0-9+/])")
+
+
+def _scan_spaced(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """A snake-case name and its value after a blank, as some programs take their settings on a
+    command line (``rclone config create r s3 secret_access_key V``, ``key_value_pairs``): the value must
+    prove itself at the name's level, as an unquoted word would."""
+    lo = start - 60 if start > 60 else 0
+    ident_start = lo + 1 + buf[lo:start].translate(_ID_MASK).rfind(b" ")
+    if ident_start and buf[ident_start - 1] not in b" \t":
+        return 0
+    m = _SPACED.match(buf, ident_start)
+    if m is None or m.start() != ident_start or m.end() <= end:
+        return 0
+    name_end = buf.find(b" ", ident_start, m.end())
+    tab = buf.find(b"\t", ident_start, m.end())
+    if tab >= 0 and (name_end < 0 or tab < name_end):
+        name_end = tab
+    named = _classify_named(buf[ident_start:name_end])
+    if named is None:
+        return 0
+    word = UNQUOTED.match(buf, m.end(), m.end() + MAX_UNQUOTED)
+    if word is None:
+        return 0
+    s, e = word.span()
+    if m.group("vq") is not None and buf[e - 1 : e] in (b'"', b"'"):
+        e -= len(m.group("vq"))
+    level = named[0] if named[0] != _LITERAL_PASSWORD else _PASSWORD
+    if s < e:
+        out.append((s, e, named[1], level))
+    return e
 
 
 _SESSION_KEYS = tuple(w + p for w in (b"session", b"sess") for p in (b'"', b"'", b"=", b":", b"\\"))
