@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from pipeline.redaction.filters import Level
+from pipeline.redaction.filters import Level, enough_distinct, is_placeholder, is_reference
 from pipeline.redaction.model import CONTEXT, Candidate, ScanRule, kept
 from pipeline.redaction.rules_generic import classify
 from pipeline.redaction.rules_session import COOKIE_PAIR, cookie_verdict
@@ -132,6 +132,53 @@ def _document_cookie(buf: bytes, low: bytes, start: int, end: int, out: list[Can
     return pos
 
 
+_ARGS = re.compile(rb"[^\r\n\"'`|;&<>]{0,400}")
+_ARG = re.compile(rb"(?<![^\s=])[A-Za-z0-9][A-Za-z0-9_+/=-]{15,254}(?![^\s\\])")
+_PATHLIKE = re.compile(rb"[a-z]+(?:[-_][a-z]+)+|.*://.*|[A-Za-z0-9.-]+\.[a-z]{2,6}")
+
+
+def _random_argument(word: bytes) -> bool:
+    """A positional argument that reads as a key: letters and digits mixed, many different ones."""
+    return (
+        any(48 <= c <= 57 for c in word)
+        and any(65 <= (c & 0xDF) <= 90 for c in word)
+        and enough_distinct(word, 10)
+        and _PATHLIKE.fullmatch(word) is None
+        and not is_reference(word)
+        and not is_placeholder(word)
+    )
+
+
+def _credential_command(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """A command that takes credentials by position (``b2 account authorize <id> <key>``, ``mc
+    alias set <name> <url> <access> <secret>``, ``qshell account <ak> <sk> <name>``): every
+    random-looking argument after its verb is one."""
+    args = _ARGS.match(buf, end)
+    hi = end if args is None else args.end()
+    escaped = buf.find(b"\\", end, hi)  # an escaped line break or quote ends the command in JSON
+    if escaped >= 0:
+        hi = escaped
+    for m in _ARG.finditer(buf, end, hi):
+        if _random_argument(m.group()):
+            out.append((*m.span(), "credential-argument", CONTEXT))
+    return hi
+
+
+_PROMPT = re.compile(
+    rb"(?i:access[ \t]+key(?:[ \t]+id)?|secret(?:[ \t]+access)?[ \t]+key|api[ \t]+key|secret[ \t]+id)"
+    rb"[ \t]*(?:\[[^\]\r\n]{0,40}\])?[ \t]*:[ \t]*(?P<v>[A-Za-z0-9][A-Za-z0-9_+/=-]{11,254})(?![^\s\\])"
+)
+
+
+def _configure_prompt(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """A configure command's prompt and the key typed after it (``Access Key ID []: ...``)."""
+    m = _PROMPT.match(buf, start)
+    if m is None:
+        return 0
+    out.append((*m.span("v"), "credential-argument", int(Level.KEY)))
+    return m.end()
+
+
 def slot_rules() -> list[ScanRule]:
     return [
         ScanRule("secret-assignment", (b'value"', b"value'", b'value\\"', b"value\\\\"), _record_value),
@@ -154,4 +201,10 @@ def slot_rules() -> list[ScanRule]:
         ),
         ScanRule("secret-assignment", (b"getitem(", b"cookies.get(", b"getcookie("), _read_back),
         ScanRule("cookie", (b"document.cookie",), _document_cookie),
+        ScanRule(
+            "credential-argument",
+            (b" account authorize ", b" authorize-account ", b" alias set ", b"qshell account "),
+            _credential_command,
+        ),
+        ScanRule("credential-argument", (b"access key", b"secret key", b"api key", b"secret id"), _configure_prompt),
     ]
