@@ -230,9 +230,9 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
         m.group(2) and buf[max(0, ident_start - 3) : ident_start - 1].strip()[-1:] == b"("
     ):
         return ident_end  # ("password", "value") is a call; ["APIKey", "Principal"] is a list
-    if op == b":" and buf[ident_end + 1 : ident_end + 2] not in _BLANK_OR_QUOTE and (
+    if op == b":" and buf[m.end(3) : m.end(3) + 1] not in _BLANK_OR_QUOTE and (
         buf[ident_start - 1 : ident_start] in (b":", b"/")
-        or buf.find(b"/", ident_end, ident_end + 12) >= 0
+        or buf.find(b"/", m.end(3), m.end(3) + 12) >= 0
     ):
         return ident_end  # ``Name:value`` (Go's %+v), but not a chain of colons (an ARN, a URN) or a path
     identifier = buf[ident_start:ident_end]
