@@ -217,7 +217,7 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
         block = _BLOCK_OPEN.match(buf, end) if buf.find(b"{", end, end + 64) >= 0 else None
         if block is not None:
             return _scan_block(buf, start, block, out)
-        return _scan_flag(buf, start, end, out) or _scan_spaced(buf, start, end, out)
+        return _scan_flag(buf, start, end, out) or _scan_spaced(buf, start, end, out) or _scan_table(buf, start, end, out)
     ident_end = m.end(1)  # "end"
     lo = start - 80 if start > 80 else 0
     ident_start = lo + 1 + buf[lo:start].translate(_ID_MASK).rfind(b" ")
@@ -395,6 +395,61 @@ def _scan_spaced(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
     if s < e:
         out.append((s, e, named[1], level))
     return e
+
+
+_ROW_BREAK = re.compile(rb"\r?\n|\\+n")
+_RULE_LINE = re.compile(rb"[ \t0-9+]*[-+|: \t]+")
+"""A table's rule under its header (``----+------``, ``|---|---|``), after a gutter."""
+_CELL_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_.-]*")
+MAX_ROWS = 64
+
+
+def _scan_table(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """A column headed by a secret's name in a table (psql's output, a CSV file, a Markdown table):
+    each row's cell in that column is the named value, written as data."""
+    brk = _ROW_BREAK.search(buf, end, end + 512)
+    if brk is None:
+        return 0
+    lo = max(0, start - 512)
+    raw, esc = buf.rfind(b"\n", lo, start), buf.rfind(b"\\n", lo, start)
+    quote = buf.rfind(b'"', lo, start)  # a table inside a JSON string starts after its quote
+    line_start = max(raw + 1, esc + 2 if esc >= 0 else 0, quote + 1, lo)
+    header = buf[line_start : brk.start()]
+    sep = b"|" if header.count(b"|") >= 1 else b"," if header.count(b",") >= 2 else b"\t" if header.count(b"\t") >= 2 else b""
+    if not sep:
+        return 0
+    cells = header.split(sep)
+    column = header[: start - line_start].count(sep)
+    name = cells[column].strip()
+    if _CELL_NAME.fullmatch(name) is None or name.lower().find(buf[start:end].lower()) < 0:
+        return 0
+    named = _classify_named(name)
+    if named is None:
+        return 0
+    level = _LITERAL_PASSWORD if named[0] == _PASSWORD else named[0]
+    pos = brk.end()
+    for _ in range(MAX_ROWS):
+        nxt = _ROW_BREAK.search(buf, pos, pos + MAX_UNQUOTED)
+        row_end = nxt.start() if nxt is not None else min(len(buf), pos + MAX_UNQUOTED)
+        quoted = buf.find(b'"', pos, row_end)
+        if quoted >= 0:  # the table's JSON string ends here
+            row_end = quoted - len(buf[pos:quoted]) + len(buf[pos:quoted].rstrip(b"\\"))
+        row = buf[pos:row_end]
+        if _RULE_LINE.fullmatch(row) is not None:
+            pass  # the rule under the header
+        elif not row.strip() or row.count(sep) != header.count(sep):
+            break
+        else:
+            s = pos + sum(len(c) + 1 for c in row.split(sep)[:column])
+            cell = row.split(sep)[column]
+            s += len(cell) - len(cell.lstrip())
+            e = s + len(cell.strip())
+            if s < e:
+                out.append((s, e, named[1], level))
+        if nxt is None or quoted >= 0:
+            break
+        pos = nxt.end()
+    return pos
 
 
 _SESSION_KEYS = tuple(w + p for w in (b"session", b"sess") for p in (b'"', b"'", b"=", b":", b"\\"))
