@@ -241,11 +241,12 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
     named = _classify_named(identifier)
     if named is None:
         return ident_end
-    if vq == b'"' and buf[m.end() : m.end() + 2] == b'""':  # a triple-quoted string (TOML, Python)
-        close = buf.find(b'"""', m.end() + 2, m.end() + MAX_QUOTED)
-        if close > m.end() + 2 and buf.find(b"\n", m.end(), close) < 0:
-            out.append((m.end() + 2, close, named[1], _LITERAL_PASSWORD if named[0] == _PASSWORD else named[0]))
-            return close + 3
+    if vq is not None and vq[-1:] == b'"' and buf.startswith(vq * 2, m.end()):  # """...""" (TOML, Python)
+        opened = m.end() + 2 * len(vq)
+        close = buf.find(vq * 3, opened, opened + MAX_QUOTED)
+        if close > opened and buf.find(b"\n", opened, close) < 0:
+            out.append((opened, close, named[1], _LITERAL_PASSWORD if named[0] == _PASSWORD else named[0]))
+            return close + 3 * len(vq)
     # _value_span, inline (this is the hottest path of the redactor)
     s = m.end()
     if vq is None:

@@ -157,7 +157,11 @@ def _nearby(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
         return 0  # keyboard, tokenizer (a plural goes on)
     if buf[start - 10 : start] == b"[REDACTED:":
         return 0  # a placeholder's rule name (``[REDACTED:password:1f3a]``), not a word
-    if _ASSIGNED.match(buf, end) is not None and not low.startswith(b"cookie", start):
+    assigned = _ASSIGNED.match(buf, end)
+    if assigned is not None and not low.startswith(b"cookie", start):
+        brk = _BLANK_BREAK.match(buf, assigned.end())
+        if brk is not None:  # "the new api key:" and the line ends: the value is on the next one
+            _next_line(buf, start, end, brk.end(), out)
         return 0  # (a cookie's own name follows its word: ``cookies={"sid": "..."}``)
     _after(buf, start, end, out)
     _before(buf, start, out)
@@ -184,6 +188,7 @@ def _after(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
     return found
 
 
+_BLANK_BREAK = re.compile(rb"[ \t]*(?:\r?\n|\\+n)")
 _LEAD_IN = 40
 """How much may follow the word on its line for the next line's token to be the word's: "token below"."""
 _QUOTED_LINE = re.compile(rb"(?:[ \t]*(?:>{1,3}|\|)(?=[ \t]))?[ \t]*")

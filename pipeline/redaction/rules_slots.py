@@ -25,7 +25,7 @@ _RECORD_BACK = 800
 """How far before a ``value`` member its record may start."""
 _VALUE_MEMBER = re.compile(rb"\\*[\"'][ \t]*[:=][ \t]*(?P<q>\\*[\"'])")
 _NAME_MEMBER = re.compile(
-    rb"(?<![A-Za-z0-9_])(?P<k>\\*[\"']?)name(?P=k)[ \t]*[:=][ \t]*(?P<q>\\*[\"'])(?P<n>[^\"'\\\r\n]{1,128})(?P=q)"
+    rb"(?<![A-Za-z0-9_])(?P<k>\\*[\"']?)(?i:name)(?P=k)[ \t]*[:=][ \t]*(?P<q>\\*[\"'])(?P<n>[^\"'\\\r\n]{1,128})(?P=q)"
 )
 _COOKIE_MEMBERS = re.compile(rb"(?i:\\*[\"'](?:domain|httponly|samesite|expires|expirationdate|hostonly)\\*[\"'])")
 _VALUE_TEXT = re.compile(rb"[^\"'\\\r\n]{1,4096}")

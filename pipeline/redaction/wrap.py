@@ -21,7 +21,7 @@ _BREAK = re.compile(rb"(?P<raw>\\?)\r?\n|(?P<esc>\\+)(?:r\\+)?n")
 _NEWLINE_RUNS = frozenset((1, 2, 4))  # ``\n`` escaped once, twice, three times
 _CONTINUATION_RUNS = frozenset((3, 6, 12))  # an escaped backslash, then an escaped newline
 _CONTINUED = re.compile(rb"[ \t]*+(?!-)[A-Za-z0-9+/_=.~-]+")
-_GUTTER = rb"(?:[ \t]*+(?:[0-9]{0,6}[ \t]*\xe2\x94\x82|>{1,3}|\|)(?=[ \t]))?[ \t]*+"
+_GUTTER = rb"(?:[ \t]*+(?:[0-9]{0,6}[ \t]*(?:\xe2\x94\x82|\\+u2502)|>{1,3}|\|)(?=[ \t]))?[ \t]*+"
 """What a tool or a mail client prints before a wrapped line: an editor's gutter (``  21 │``, or
 blanks where the number was), a quoted reply's ``>`` or ``|``."""
 _B64_LINE = re.compile(_GUTTER + rb"(?P<v>[A-Za-z0-9+/_-]+={0,2})")
