@@ -217,7 +217,16 @@ def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Cand
         block = _BLOCK_OPEN.match(buf, end) if buf.find(b"{", end, end + 64) >= 0 else None
         if block is not None:
             return _scan_block(buf, start, block, out)
-        return _scan_flag(buf, start, end, out) or _scan_spaced(buf, start, end, out) or _scan_table(buf, start, end, out)
+        found = _scan_flag(buf, start, end, out)
+        if found:
+            return found
+        name_end = _FLAG_NAME_END.match(buf, end).end()  # type: ignore[union-attr]  # {0,} always matches
+        after = buf[name_end : name_end + 2]
+        if after[:1] in _TABLE_NEXT or after in _TABLE_NEXT_BLANK:
+            return _scan_table(buf, start, end, out)
+        if after[:1] in _BLANKS and (buf[start - 1 : start] == b"_" or b"_" in buf[end:name_end]):
+            return _scan_spaced(buf, start, end, out)
+        return 0
     ident_end = m.end(1)  # "end"
     lo = start - 80 if start > 80 else 0
     ident_start = lo + 1 + buf[lo:start].translate(_ID_MASK).rfind(b" ")
@@ -398,6 +407,10 @@ def _scan_spaced(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
     return e
 
 
+_TABLE_NEXT = (b"|", b",", b"\t", b"\r", b"\n", b"\\")
+_TABLE_NEXT_BLANK = (b" |", b" ,", b" \t", b" \r", b" \n")
+"""What follows a table header's cell: the next cell's separator, or the line's end."""
+_BLANKS = (b" ", b"\t")
 _ROW_BREAK = re.compile(rb"\r?\n|\\+n")
 _RULE_LINE = re.compile(rb"[ \t0-9+]*[-+|: \t]+")
 """A table's rule under its header (``----+------``, ``|---|---|``), after a gutter."""
