@@ -23,7 +23,11 @@ from pipeline.redaction.wrap import yaml_block
 
 ANCHORS = (
     b"pass",
-    b"pw",
+    b"pwd",
+    b"_pw",
+    b".pw",
+    b"-pw",
+    b"pword",
     b"secret",
     b"key",
     b"auth",
@@ -471,6 +475,11 @@ _SESSION_KEYS = tuple(w + p for w in (b"session", b"sess") for p in (b'"', b"'",
 follows the name, so the many ``sessionId`` keys of a transcript never reach the rule."""
 
 
+_PW_KEYS = tuple(b"pw" + after for after in (b"=", b":", b'"', b"'", b" ", b"\t", b"\\", b"\n", b"\r", b"|", b","))
+"""A name ending in ``pw`` (``RootPw:``, ``ADMIN_PW=``): anchored with what follows it, so the ``pw``
+inside random tokens never reaches the rule."""
+
+
 def _scan_session_key(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
     return scan_assignment(buf, low, start, end - 1, out)
 
@@ -528,5 +537,6 @@ def generic_rules() -> list[ScanRule]:
         ScanRule("secret-assignment", ANCHORS, scan_assignment),
         ScanRule("secret-assignment", (b"token",), _scan_token),
         ScanRule("secret-assignment", _SESSION_KEYS, _scan_session_key),
+        ScanRule("secret-assignment", _PW_KEYS, _scan_session_key),
         ScanRule("secret-assignment", (b"set -", b"setx ", b"setenv "), scan_fish_set),
     ]
