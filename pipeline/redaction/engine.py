@@ -47,8 +47,8 @@ from pipeline.redaction.rules_nearby import nearby_rules
 from pipeline.redaction.rules_prose import prose_rules
 from pipeline.redaction.rules_provider import provider_rules
 from pipeline.redaction.rules_services import service_rules
-from pipeline.redaction.rules_shape import shape_rules
 from pipeline.redaction.rules_session import session_rules
+from pipeline.redaction.rules_shape import shape_rules
 from pipeline.redaction.rules_signed import signed_rules
 from pipeline.redaction.rules_slots import slot_rules
 from pipeline.redaction.rules_stated import stated_rules

@@ -44,7 +44,9 @@ _REFERENCE = re.compile(
     re.S,
 )
 _POINTS_AT = re.compile(_POINTER, re.S)
-_RANDOM_SEGMENT = re.compile(rb"(?:^|_)(?=[A-Z0-9]{16})(?=(?:[A-Z]*[0-9]){4})(?=(?:[0-9]*[A-Z]){4})[A-Z0-9]{16,}(?:_|$)")
+_RANDOM_SEGMENT = re.compile(
+    rb"(?:^|_)(?=[A-Z0-9]{16})(?=(?:[A-Z]*[0-9]){4})(?=(?:[0-9]*[A-Z]){4})[A-Z0-9]{16,}(?:_|$)"
+)
 """A SCREAMING_SNAKE segment of 16 and more letters and digits, four of each at least: random, not a word."""
 # dotted attributes: ``self.client``, ``std::vector``, ``ptr->next``; see dotted_name()
 _DOTTED = re.compile(rb"(?:[A-Za-z_$][A-Za-z0-9_$]*(?:\.|::|->))+[A-Za-z_$][A-Za-z_$]*")

@@ -87,7 +87,17 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_PASSWORD_SEGS = ("password", "passwd", "passphrase", "passwort", "pwd", "pass", "passcode", "pword", "passwords")
+_PASSWORD_SEGS = (
+    "password",
+    "passwd",
+    "passphrase",
+    "passwort",
+    "pwd",
+    "pass",
+    "passcode",
+    "pword",
+    "passwords",
+)
 _KEY_QUALIFIERS = _words(
     """api secret private access auth master signing encryption enc client app admin service account
     storage write read ingest license deploy hmac jwt session cookie shared sas webhook subscription
@@ -154,7 +164,11 @@ def classify(identifier: bytes) -> Level | None:
             or (s.endswith("auth") and len(s) > 4)
         ):
             level = Level.SECRET
-        elif s == "seed" and all(t in _KEY_TAILS for t in segs[i + 1 :]) and not (i and segs[i - 1] in _PLAIN_SEEDS):
+        elif (
+            s == "seed"
+            and all(t in _KEY_TAILS for t in segs[i + 1 :])
+            and not (i and segs[i - 1] in _PLAIN_SEEDS)
+        ):
             level = max(level or Level.SECRET, Level.SECRET)  # totp_seed, signingSeed: a key's seed
         elif (s in ("session", "sess", "sessionid", "sid") or (s == "ak" and i > 0)) and i == len(segs) - 1:
             level = max(level or Level.KEY, Level.KEY)  # a session's value, an access key: if random
@@ -215,51 +229,79 @@ def _value_span(
     return s, e, op == b">"  # <password>hunter2</password> is text
 
 
+def _without_operator(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """A secret's name with no assignment after it: a labelled block (HCL), a flag, a table's
+    header cell, or a snake-case name and its value after a blank."""
+    block = _BLOCK_OPEN.match(buf, end) if buf.find(b"{", end, end + 64) >= 0 else None
+    if block is not None:
+        return _scan_block(buf, start, block, out)
+    found = _scan_flag(buf, start, end, out)
+    if found:
+        return found
+    name_end = _FLAG_NAME_END.match(buf, end).end()  # type: ignore[union-attr]  # {0,} always matches
+    after = buf[name_end : name_end + 2]
+    if after[:1] in _TABLE_NEXT or after in _TABLE_NEXT_BLANK:
+        return _scan_table(buf, start, end, out)
+    if after[:1] in _BLANKS and (buf[start - 1 : start] == b"_" or b"_" in buf[end:name_end]):
+        return _scan_spaced(buf, start, end, out)
+    return 0
+
+
+def _colon_chain(buf: bytes, ident_start: int, after_op: int) -> bool:
+    """``Name:value`` with no blank is a value (Go's %+v), unless the colons chain (an ARN, a URN)
+    or a path follows."""
+    return buf[after_op : after_op + 1] not in _BLANK_OR_QUOTE and (
+        buf[ident_start - 1 : ident_start] in (b":", b"/") or buf.find(b"/", after_op, after_op + 12) >= 0
+    )
+
+
+def _triple_quoted(buf: bytes, vq: bytes, s: int, named: tuple[int, str], out: list[Candidate]) -> int:
+    """A \"\"\"...\"\"\" string (TOML, Python) opened at ``s``: its end, or 0 when it is none."""
+    if vq[-1:] != b'"' or not buf.startswith(vq * 2, s):
+        return 0
+    opened = s + 2 * len(vq)
+    close = buf.find(vq * 3, opened, opened + MAX_QUOTED)
+    if close <= opened or buf.find(b"\n", opened, close) >= 0:
+        return 0
+    out.append((opened, close, named[1], _LITERAL_PASSWORD if named[0] == _PASSWORD else named[0]))
+    return close + 3 * len(vq)
+
+
+_CHECKED_OPS = frozenset((b">", b",", b":", b"("))
+
+
+def _no_value_here(buf: bytes, m: re.Match[bytes], ident_start: int, identifier: bytes) -> bool:
+    """Operators that assign only in some places: ``>`` closes an XML tag (``<password>...``);
+    ``,`` follows a quoted name in a call (``("password", "value")``), not in a list; ``:`` with
+    no blank is Go's %+v but not a chain of colons or a path; ``(`` is a setter's argument."""
+    op, vq = m.group(3, 4)
+    if op == b">":
+        return buf[ident_start - 1 : ident_start] != b"<" or vq is not None
+    if op == b",":
+        return not (m.group(2) and buf[max(0, ident_start - 3) : ident_start - 1].strip()[-1:] == b"(")
+    if op == b":":
+        return _colon_chain(buf, ident_start, m.end(3))
+    return not identifier.rpartition(b".")[2].lower().startswith(_SETTERS)
+
+
 def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
     m = _ASSIGN_MATCH(buf, end)
     if m is None:
-        block = _BLOCK_OPEN.match(buf, end) if buf.find(b"{", end, end + 64) >= 0 else None
-        if block is not None:
-            return _scan_block(buf, start, block, out)
-        found = _scan_flag(buf, start, end, out)
-        if found:
-            return found
-        name_end = _FLAG_NAME_END.match(buf, end).end()  # type: ignore[union-attr]  # {0,} always matches
-        after = buf[name_end : name_end + 2]
-        if after[:1] in _TABLE_NEXT or after in _TABLE_NEXT_BLANK:
-            return _scan_table(buf, start, end, out)
-        if after[:1] in _BLANKS and (buf[start - 1 : start] == b"_" or b"_" in buf[end:name_end]):
-            return _scan_spaced(buf, start, end, out)
-        return 0
+        return _without_operator(buf, start, end, out)
     ident_end = m.end(1)  # "end"
     lo = start - 80 if start > 80 else 0
     ident_start = lo + 1 + buf[lo:start].translate(_ID_MASK).rfind(b" ")
     if ident_start >= 2 and buf[ident_start - 1] == 92 and buf[ident_start] in b"nrt":  # \nNAME=
         ident_start += 1
     op, vq = m.group(3, 4)  # "op", "vq"
-    if op == b">" and (buf[ident_start - 1 : ident_start] != b"<" or vq is not None):
-        return ident_end
-    if op == b"," and not (
-        m.group(2) and buf[max(0, ident_start - 3) : ident_start - 1].strip()[-1:] == b"("
-    ):
-        return ident_end  # ("password", "value") is a call; ["APIKey", "Principal"] is a list
-    if op == b":" and buf[m.end(3) : m.end(3) + 1] not in _BLANK_OR_QUOTE and (
-        buf[ident_start - 1 : ident_start] in (b":", b"/")
-        or buf.find(b"/", m.end(3), m.end(3) + 12) >= 0
-    ):
-        return ident_end  # ``Name:value`` (Go's %+v), but not a chain of colons (an ARN, a URN) or a path
     identifier = buf[ident_start:ident_end]
-    if op == b"(" and not identifier.rpartition(b".")[2].lower().startswith(_SETTERS):
-        return ident_end  # a call: only a setter's argument is the named value (``setSigningKey("...")``)
+    if op in _CHECKED_OPS and _no_value_here(buf, m, ident_start, identifier):
+        return ident_end
     named = _classify_named(identifier)
     if named is None:
         return ident_end
-    if vq is not None and vq[-1:] == b'"' and buf.startswith(vq * 2, m.end()):  # """...""" (TOML, Python)
-        opened = m.end() + 2 * len(vq)
-        close = buf.find(vq * 3, opened, opened + MAX_QUOTED)
-        if close > opened and buf.find(b"\n", opened, close) < 0:
-            out.append((opened, close, named[1], _LITERAL_PASSWORD if named[0] == _PASSWORD else named[0]))
-            return close + 3 * len(vq)
+    if vq is not None and (triple := _triple_quoted(buf, vq, m.end(), named, out)):
+        return triple
     # _value_span, inline (this is the hottest path of the redactor)
     s = m.end()
     if vq is None:
@@ -366,7 +408,9 @@ def _scan_flag(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
     return e
 
 
-_COUNTS = re.compile(rb"s?(?:(?:_|\\*[\"']?[ \t]*[:=][ \t]*\\*[\"']?)?(?:count|limit|used|total|per|budget)|s(?![a-z0-9_.-]))")
+_COUNTS = re.compile(
+    rb"s?(?:(?:_|\\*[\"']?[ \t]*[:=][ \t]*\\*[\"']?)?(?:count|limit|used|total|per|budget)|s(?![a-z0-9_.-]))"
+)
 """``input_tokens``, ``total_token_count``, ``maxTokens``, ``tokens_per_second``: a model's token counts,
 which a transcript's usage records repeat on every turn; such a name says no secret (``classify``
 would say so too, after more work). A secret's word elsewhere in the name has its own anchor."""
@@ -433,7 +477,15 @@ def _scan_table(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
     quote = buf.rfind(b'"', lo, start)  # a table inside a JSON string starts after its quote
     line_start = max(raw + 1, esc + 2 if esc >= 0 else 0, quote + 1, lo)
     header = buf[line_start : brk.start()]
-    sep = b"|" if header.count(b"|") >= 1 else b"," if header.count(b",") >= 2 else b"\t" if header.count(b"\t") >= 2 else b""
+    sep = (
+        b"|"
+        if header.count(b"|") >= 1
+        else b","
+        if header.count(b",") >= 2
+        else b"\t"
+        if header.count(b"\t") >= 2
+        else b""
+    )
     if not sep:
         return 0
     cells = header.split(sep)
@@ -475,7 +527,9 @@ _SESSION_KEYS = tuple(w + p for w in (b"session", b"sess") for p in (b'"', b"'",
 follows the name, so the many ``sessionId`` keys of a transcript never reach the rule."""
 
 
-_PW_KEYS = tuple(b"pw" + after for after in (b"=", b":", b'"', b"'", b" ", b"\t", b"\\", b"\n", b"\r", b"|", b","))
+_PW_KEYS = tuple(
+    b"pw" + after for after in (b"=", b":", b'"', b"'", b" ", b"\t", b"\\", b"\n", b"\r", b"|", b",")
+)
 """A name ending in ``pw`` (``RootPw:``, ``ADMIN_PW=``): anchored with what follows it, so the ``pw``
 inside random tokens never reaches the rule."""
 

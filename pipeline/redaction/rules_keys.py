@@ -256,7 +256,9 @@ def _container(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate
     return m.end()
 
 
-_SIGNING_KEY_LINE = re.compile(rb"ed25519[ \t]+[A-Za-z0-9_]{1,32}[ \t]+(?P<v>[A-Za-z0-9+/]{43})(?![A-Za-z0-9+/=])")
+_SIGNING_KEY_LINE = re.compile(
+    rb"ed25519[ \t]+[A-Za-z0-9_]{1,32}[ \t]+(?P<v>[A-Za-z0-9+/]{43})(?![A-Za-z0-9+/=])"
+)
 
 
 def _signing_key_line(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:

@@ -27,7 +27,9 @@ _VALUE_MEMBER = re.compile(rb"\\*[\"'][ \t]*[:=][ \t]*(?P<q>\\*[\"'])")
 _NAME_MEMBER = re.compile(
     rb"(?<![A-Za-z0-9_])(?P<k>\\*[\"']?)(?i:name)(?P=k)[ \t]*[:=][ \t]*(?P<q>\\*[\"'])(?P<n>[^\"'\\\r\n]{1,128})(?P=q)"
 )
-_COOKIE_MEMBERS = re.compile(rb"(?i:\\*[\"'](?:domain|httponly|samesite|expires|expirationdate|hostonly)\\*[\"'])")
+_COOKIE_MEMBERS = re.compile(
+    rb"(?i:\\*[\"'](?:domain|httponly|samesite|expires|expirationdate|hostonly)\\*[\"'])"
+)
 _VALUE_TEXT = re.compile(rb"[^\"'\\\r\n]{1,4096}")
 
 
@@ -184,7 +186,14 @@ def slot_rules() -> list[ScanRule]:
         ScanRule("secret-assignment", (b'value"', b"value'", b'value\\"', b"value\\\\"), _record_value),
         ScanRule(
             "password",
-            (b"identified by", b"password '", b'password "', b"password n'", b"password = n'", b"password e'"),
+            (
+                b"identified by",
+                b"password '",
+                b'password "',
+                b"password n'",
+                b"password = n'",
+                b"password e'",
+            ),
             _sql_password,
         ),
         ScanRule(
@@ -206,5 +215,7 @@ def slot_rules() -> list[ScanRule]:
             (b" account authorize ", b" authorize-account ", b" alias set ", b"qshell account "),
             _credential_command,
         ),
-        ScanRule("credential-argument", (b"access key", b"secret key", b"api key", b"secret id"), _configure_prompt),
+        ScanRule(
+            "credential-argument", (b"access key", b"secret key", b"api key", b"secret id"), _configure_prompt
+        ),
     ]
