@@ -181,6 +181,48 @@ def _configure_prompt(buf: bytes, low: bytes, start: int, end: int, out: list[Ca
     return m.end()
 
 
+# Credential files whose lines hold a password by position: PostgreSQL's passfile
+# (host:port:db:user:password), davfs2's secrets (url user password), OpenVPN's auth-user-pass
+# file (the user, then the password, on two lines).
+_FILE_LINES = re.compile(rb"[^\r\n\\]{0,200}(?:\r?\n|\\+n)")
+_PGPASS_LINE = re.compile(
+    rb"[ \t]*[^:\s]+:(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:(?P<v>[^\s\\\"]{1,256})(?=\r?\n|\\+n|\\*\"|$)"
+)
+_DAVFS_LINE = re.compile(
+    rb"[ \t]*(?:https?://|/)[^\s]+[ \t]+[^\s]+[ \t]+(?P<v>[^\s\\\"]{1,256})(?=\r?\n|\\+n|\\*\"|$)"
+)
+_AUTH_PAIR = re.compile(
+    rb"[ \t]*[^\s\\\"]{1,128}(?:\r?\n|\\+n)[ \t]*(?P<v>[^\s\\\"]{1,256})(?=\r?\n|\\+n|\\*\"|$)"
+)
+MAX_FILE_LINES = 32
+
+
+def _credential_file(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """The lines printed after a credential file's name (``cat ~/.pgpass``): each line's password."""
+    brk = _FILE_LINES.match(buf, end)
+    if brk is None:
+        return 0
+    pos = brk.end()
+    anchor = low[start:end]
+    if anchor.startswith(b"auth"):
+        m = _AUTH_PAIR.match(buf, pos)
+        if m is not None:
+            out.append((*m.span("v"), "password", int(Level.LITERAL_PASSWORD)))
+            return m.end()
+        return pos
+    line = _PGPASS_LINE if anchor == b"pgpass" else _DAVFS_LINE
+    for _ in range(MAX_FILE_LINES):
+        m = line.match(buf, pos)
+        if m is None:
+            break
+        out.append((*m.span("v"), "password", int(Level.LITERAL_PASSWORD)))
+        nxt = _FILE_LINES.match(buf, m.end())
+        if nxt is None:
+            break
+        pos = nxt.end()
+    return pos
+
+
 def slot_rules() -> list[ScanRule]:
     return [
         ScanRule("secret-assignment", (b'value"', b"value'", b'value\\"', b"value\\\\"), _record_value),
@@ -210,6 +252,7 @@ def slot_rules() -> list[ScanRule]:
         ),
         ScanRule("secret-assignment", (b"getitem(", b"cookies.get(", b"getcookie("), _read_back),
         ScanRule("cookie", (b"document.cookie",), _document_cookie),
+        ScanRule("password", (b"pgpass", b"davfs2/secrets", b"auth.txt"), _credential_file),
         ScanRule(
             "credential-argument",
             (b" account authorize ", b" authorize-account ", b" alias set ", b"qshell account "),

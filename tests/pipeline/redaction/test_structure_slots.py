@@ -163,3 +163,10 @@ def test_cloud_keys_passed_by_position_or_typed_at_a_prompt(redactor: Redactor) 
     _caught(redactor, f"oss configure\nAccess Key ID []: {ak}\nAccess Key Secret []: {sk}\n", ak, sk)
     _caught(redactor, f"[default]\nSecretId = {ak}\nSecretKey = {sk}\n", ak, sk)
     _caught(redactor, f"rclone config create r s3 access_key_id {ak} secret_access_key {sk}", ak, sk)
+
+
+def test_credential_files_printed_by_position(redactor: Redactor) -> None:
+    a, b, c = _rand(12), _rand(10), _rand(14)
+    _caught(redactor, f"$ cat ~/.pgpass\nlocalhost:5432:*:app:{a}\n*:*:*:ro:{b}\n$ ", a, b)
+    _caught(redactor, f"# /etc/davfs2/secrets\n/mnt/dav alice {c}\n", c)
+    _caught(redactor, f"$ cat vpn/auth.txt\nalice\n{a}\n$ ", a)
