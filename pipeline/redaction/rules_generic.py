@@ -67,6 +67,11 @@ _PAREN_STRINGS = re.compile(
     rb"[^\"'\\\r\n]{1,256}){1,31})(?P=q)(?:\s|\\+[nrt])*\)"
 )
 """Adjacent string literals in parentheses, which Python joins (``token = (\n "ab"\n "cd"\n)``)."""
+_CONCAT_CALL = re.compile(
+    rb"concat!?\((?:\s|\\+[nrt])*(?P<q>\\*[\"'])(?P<v>[^\"'\\\r\n]{1,256}(?:(?P=q)(?:\s|\\+[nrt])*,(?:\s|\\+[nrt])*(?P=q)"
+    rb"[^\"'\\\r\n]{1,256}){1,31})(?P=q)(?:\s|\\+[nrt])*,?(?:\s|\\+[nrt])*\)"
+)
+"""Strings joined by a call (Rust's ``concat!("ab", "cd")``, SQL's ``concat('ab', 'cd')``), over lines too."""
 _NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_.-]*")
 _ENV_NAME = re.compile(rb"[A-Z][A-Z0-9_]*")
 """An upper-case name: in an env file, a shell or YAML its unquoted value is a string, not code."""
@@ -205,6 +210,8 @@ def _value_span(
             return s, quoted.end(), True
     if buf[s] == 91 and (listed := _STRING_LIST.match(buf, s)) is not None:  # [
         return (*listed.span("v"), True)  # a value split into a JSON array: "token": ["ab", "cd"]
+    if buf[s] == 99 and (joined := _CONCAT_CALL.match(buf, s)) is not None:  # concat!("ab", "cd")
+        return (*joined.span("v"), True)
     if buf[s] == 40 and (joined := _PAREN_STRINGS.match(buf, s)) is not None:  # (
         return (*joined.span("v"), True)
     if buf[s] == 123 and (braced := _BRACED.match(buf, s)) is not None:  # {

@@ -110,7 +110,7 @@ _QUOTES = frozenset(b"\"'`")
 # ``.`` in PHP and Perl, ``..`` in Lua, ``&`` in VB, ``||`` in SQL) or none (C and Python join
 # adjacent literals), maybe a line break between, then the next literal of the same quoting.
 _CONCAT = re.compile(
-    rb"(?P<q>\\*[\"'`])[ \t]*(?P<op>\+|\.\.?|&|\|\|)?[ \t]*(?P<nl>\\?\r?\n|\\+n)?[ \t]*"
+    rb"(?P<q>\\*[\"'`])[ \t]*(?P<op>\+|\.\.?|&|\|\|)?[ \t]*(?P<nl>\\?\r?\n|\\+n)?(?:[ \t]*[0-9]{1,6}(?:\t|\\+t)|\+)?[ \t]*"
     rb"(?P<op2>\+|\.\.?|&|\|\|)?[ \t]*(?P=q)(?P<v>[^\"'`\\\r\n]{1,512})(?=(?P=q))"
 )
 

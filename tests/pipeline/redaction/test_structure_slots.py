@@ -170,3 +170,9 @@ def test_credential_files_printed_by_position(redactor: Redactor) -> None:
     _caught(redactor, f"$ cat ~/.pgpass\nlocalhost:5432:*:app:{a}\n*:*:*:ro:{b}\n$ ", a, b)
     _caught(redactor, f"# /etc/davfs2/secrets\n/mnt/dav alice {c}\n", c)
     _caught(redactor, f"$ cat vpn/auth.txt\nalice\n{a}\n$ ", a)
+
+
+def test_joined_literals_past_a_line_number_gutter_and_in_a_concat_call(redactor: Redactor) -> None:
+    a, b = _rand(40), _rand(28)
+    _caught(redactor, f'    12\tlocal api_key = "{a}" ..\n    13\t  "{b}"\n', a, b)
+    _caught(redactor, f"secret_token = concat('{a}',\n  '{b}')", a, b)
