@@ -33,6 +33,7 @@ from pipeline.redaction.model import (
     Rule,
     Scan,
     ScanRule,
+    SweepRule,
     kept,
 )
 from pipeline.redaction.normalise import normalise_bytes, normalise_mapped
@@ -47,7 +48,9 @@ from pipeline.redaction.rules_prose import prose_rules
 from pipeline.redaction.rules_provider import provider_rules
 from pipeline.redaction.rules_services import service_rules
 from pipeline.redaction.rules_session import session_rules
+from pipeline.redaction.rules_shape import shape_rules
 from pipeline.redaction.rules_signed import signed_rules
+from pipeline.redaction.rules_slots import slot_rules
 from pipeline.redaction.rules_stated import stated_rules
 from pipeline.redaction.seed import seed_rules
 from pipeline.redaction.wrap import extend_joined, extend_wrapped
@@ -77,6 +80,7 @@ class _Compiled:
         self.by_pattern: list[Sequence[tuple[int, Scan]]] = [
             tuple((index[id(r)], _scanner(r)) for r in rs) for rs in anchors.values()
         ]
+        self.sweeps = [r.sweep for r in self.rules if isinstance(r, SweepRule)]
         self.placeholder_index = len(self.by_pattern)
         self.automaton = ahocorasick_rs.BytesAhoCorasick(
             [*anchors.keys(), PLACEHOLDER_ANCHOR], implementation=ahocorasick_rs.Implementation.DFA
@@ -115,6 +119,8 @@ class _Compiled:
             for number, collect in by_pattern[index]:
                 if start >= resume[number]:
                     resume[number] = collect(buf, low, start, end, out)
+        for sweep in self.sweeps:
+            sweep(buf, out)
         return out, protected
 
 
@@ -232,6 +238,7 @@ def compiled_rules() -> _Compiled:
     rules.extend(service_rules())
     rules.extend(context_rules())
     rules.extend(cli_rules())
+    rules.extend(slot_rules())
     rules.extend(session_rules())
     rules.extend(prose_rules())
     rules.extend(stated_rules())
@@ -239,6 +246,7 @@ def compiled_rules() -> _Compiled:
     rules.extend(nearby_rules())
     rules.extend(signed_rules())
     rules.extend(seed_rules())
+    rules.extend(shape_rules())
     rules.extend(generic_rules())
     compiled: list[_Compiled] = []
     rules.extend(encoded_rules(lambda decoded: bool(compiled[0].candidates(decoded))))

@@ -5,7 +5,14 @@ from __future__ import annotations
 
 _FAMILIES = {
     "credential-slot": frozenset(
-        {"secret-assignment", "password", "aws-secret-access-key", "k8s-secret", "password-cli-flag"}
+        {
+            "secret-assignment",
+            "password",
+            "aws-secret-access-key",
+            "k8s-secret",
+            "password-cli-flag",
+            "credential-argument",
+        }
     ),
     "prose": frozenset({"secret-in-prose"}),
     "token-near-word": frozenset({"token-near-word"}),

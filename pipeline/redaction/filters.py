@@ -44,6 +44,10 @@ _REFERENCE = re.compile(
     re.S,
 )
 _POINTS_AT = re.compile(_POINTER, re.S)
+_RANDOM_SEGMENT = re.compile(
+    rb"(?:^|_)(?=[A-Z0-9]{16})(?=(?:[A-Z]*[0-9]){4})(?=(?:[0-9]*[A-Z]){4})[A-Z0-9]{16,}(?:_|$)"
+)
+"""A SCREAMING_SNAKE segment of 16 and more letters and digits, four of each at least: random, not a word."""
 # dotted attributes: ``self.client``, ``std::vector``, ``ptr->next``; see dotted_name()
 _DOTTED = re.compile(rb"(?:[A-Za-z_$][A-Za-z0-9_$]*(?:\.|::|->))+[A-Za-z_$][A-Za-z_$]*")
 _LAST_PART = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_$"
@@ -172,7 +176,9 @@ def is_reference(value: bytes) -> bool:
     """A variable name, dotted attribute (``process.env.KEY!`` with TypeScript's non-null mark too),
     path (a relative one ending in a file's extension: an object key such as
     ``build/fe71ccfe/main.js``), URL or version number: code or a name, not a credential."""
-    if _REFERENCE.fullmatch(value) or dotted_name(value):
+    if _REFERENCE.fullmatch(value):
+        return _RANDOM_SEGMENT.search(value) is None  # JDC_3383881D7DE318EE8069967DBCBE: a key, not a name
+    if dotted_name(value):
         return True
     if value[-1:] == b"!" and b"." in value and dotted_name(value[:-1]):
         return True

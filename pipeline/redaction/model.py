@@ -143,6 +143,22 @@ class ScanRule:
         return self.scan(buf, low, start, end, out)
 
 
+Sweep = Callable[[bytes, list[Candidate]], None]
+
+
+@dataclass(frozen=True)
+class SweepRule:
+    """A rule with no literal to anchor it (a token known only by its shape): ``sweep`` looks over
+    the whole text once per scan, with its own fast search, and adds what it finds."""
+
+    name: str
+    sweep: Sweep
+    anchors: tuple[bytes, ...] = ()
+
+    def collect(self, buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+        return 0  # never anchored
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One secret found: the rule and where it is (character offsets). Never the value."""

@@ -24,8 +24,11 @@ from pipeline.redaction.wrap import yaml_block
 ANCHORS = (
     b"pass",
     b"pwd",
+    b"_pw",
+    b".pw",
+    b"-pw",
+    b"pword",
     b"secret",
-    b"token",
     b"key",
     b"auth",
     b"cred",
@@ -33,8 +36,7 @@ ANCHORS = (
     b"phrase",
     b"_pat",
     b"psk",
-    b"_pw",
-    b".pw",
+    b"seed",
     b"_sk",
     b"_ak",
 )
@@ -44,8 +46,9 @@ _ID_MASK = bytes(97 if c in _IDCHARS else 32 for c in range(256))  # identifier 
 _ASSIGN = re.compile(
     rb"[A-Za-z0-9_.-]{0,80}+(?P<end>)(?P<kq>\\*[\"'`]\]?)?[ \t]*"
     rb"(?P<op>[ \t]+value[ \t]*=|(?:\r?\n|\\+[rn])[ \t]*(?:(?:\xe2\x94\x82|>)[ \t]*)?[ \t-]*value[ \t]*:(?=[ \t])|,[ \t]*\\*[\"'](?:[A-Za-z]*(?i:value))\\*[\"'][ \t]*:"
-    rb"|:=|=>|\?=|=(?!=)|:(?=[ \t]|\\*[\"'`])|,(?=[ \t]*\\*[\"'])|>|(?<=[ \t])\|(?=[ \t]+[^\s|]))"
-    rb"[ \t]*(?P<vq>\\*[\"'`])?(?=[^\s])"
+    rb"|:=|=>|\?=|=(?!=)|:(?=[ \t]|\\*[\"'`])|,(?=[ \t]*\\*[\"'])|>|(?<=[ \t])\|(?=[ \t]+[^\s|])"
+    rb"|:(?=[A-Za-z0-9+/_-]{8})|\((?=\\*[\"']))"
+    rb"[ \t]*(?:[NEBUnebu](?=\\*[\"']))?(?P<vq>\\*[\"'`])?(?=[^\s])"
 )
 MAX_UNQUOTED = 1024
 # An unquoted value ends before ``;``/``,``/``&`` that start the next ``name=`` (query strings,
@@ -64,12 +67,19 @@ _PAREN_STRINGS = re.compile(
     rb"[^\"'\\\r\n]{1,256}){1,31})(?P=q)(?:\s|\\+[nrt])*\)"
 )
 """Adjacent string literals in parentheses, which Python joins (``token = (\n "ab"\n "cd"\n)``)."""
+_CONCAT_CALL = re.compile(
+    rb"concat!?\((?:\s|\\+[nrt])*(?P<q>\\*[\"'])(?P<v>[^\"'\\\r\n]{1,256}(?:(?P=q)(?:\s|\\+[nrt])*,(?:\s|\\+[nrt])*(?P=q)"
+    rb"[^\"'\\\r\n]{1,256}){1,31})(?P=q)(?:\s|\\+[nrt])*,?(?:\s|\\+[nrt])*\)"
+)
+"""Strings joined by a call (Rust's ``concat!("ab", "cd")``, SQL's ``concat('ab', 'cd')``), over lines too."""
 _NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_.-]*")
 _ENV_NAME = re.compile(rb"[A-Z][A-Z0-9_]*")
 """An upper-case name: in an env file, a shell or YAML its unquoted value is a string, not code."""
 _CALL = re.compile(rb"[A-Za-z_$][\w.$]*[(\[]")
 _SEG = re.compile(rb"[A-Z]?[a-z0-9]+|[A-Z0-9]+(?![a-z])")
 _ASSIGN_MATCH = _ASSIGN.match
+_SETTERS = (b"set", b"with", b"put", b"use")
+_BLANK_OR_QUOTE = (b" ", b"\t", b'"', b"'", b"`", b"\\")
 _NAME_FULLMATCH = _NAME.fullmatch
 _PASSWORD = int(Level.PASSWORD)  # plain ints: an enum member costs an attribute lookup per use
 _LITERAL_PASSWORD = int(Level.LITERAL_PASSWORD)
@@ -82,7 +92,17 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_PASSWORD_SEGS = ("password", "passwd", "passphrase", "passwort", "pwd", "pass")
+_PASSWORD_SEGS = (
+    "password",
+    "passwd",
+    "passphrase",
+    "passwort",
+    "pwd",
+    "pass",
+    "passcode",
+    "pword",
+    "passwords",
+)
 _KEY_QUALIFIERS = _words(
     """api secret private access auth master signing encryption enc client app admin service account
     storage write read ingest license deploy hmac jwt session cookie shared sas webhook subscription
@@ -91,7 +111,7 @@ _KEY_QUALIFIERS = _words(
 )
 _KEY_TAILS = _words(
     """base value prod production live test dev staging secret data b64 base64 pem hex raw str string v1 v2
-    old new chunks chunk parts part pieces segments"""
+    old new chunks chunk parts part pieces segments private priv sec bytes"""
 )
 _DENY_ANY = _words(
     """public publishable pub pubkey page next continuation cursor sync csrf xsrf max min num tokenizer
@@ -114,11 +134,19 @@ _DENY_LAST = _words(
 )
 
 
+_PLAIN_SEEDS = _words("random rng shuffle np numpy torch faker data db test sample split init global fixed")
+"""What a ``seed`` is after these words: a random generator's starting number, not a key's seed."""
+
+
 @lru_cache(maxsize=4096)
 def classify(identifier: bytes) -> Level | None:
     """How strongly a name says its value is a secret; ``None`` when it does not (or only talks about one)."""
     segs = [s.decode().lower() for s in _SEG.findall(identifier)]
-    if not segs or any(s in _DENY_ANY for s in segs) or segs[-1] in _DENY_LAST:
+    if not segs or any(s in _DENY_ANY for s in segs):
+        return None
+    if segs[-3:] == ["access", "key", "id"] or segs[-2:] in (["secret", "id"], ["accesskey", "id"]):
+        return Level.KEY  # a cloud key's id (AccessKeyId, SecretId): a credential's half, if random
+    if segs[-1] in _DENY_LAST:
         return None
     level: Level | None = None
     for i, s in enumerate(segs):
@@ -141,7 +169,13 @@ def classify(identifier: bytes) -> Level | None:
             or (s.endswith("auth") and len(s) > 4)
         ):
             level = Level.SECRET
-        elif (s in ("session", "sess", "sessionid") or (s == "ak" and i > 0)) and i == len(segs) - 1:
+        elif (
+            s == "seed"
+            and all(t in _KEY_TAILS for t in segs[i + 1 :])
+            and not (i and segs[i - 1] in _PLAIN_SEEDS)
+        ):
+            level = max(level or Level.SECRET, Level.SECRET)  # totp_seed, signingSeed: a key's seed
+        elif (s in ("session", "sess", "sessionid", "sid") or (s == "ak" and i > 0)) and i == len(segs) - 1:
             level = max(level or Level.KEY, Level.KEY)  # a session's value, an access key: if random
         elif s.endswith("key") and all(t in _KEY_TAILS for t in segs[i + 1 :]):
             qualifier = s[:-3] if len(s) > 3 else (segs[i - 1] if i else "")
@@ -176,6 +210,8 @@ def _value_span(
             return s, quoted.end(), True
     if buf[s] == 91 and (listed := _STRING_LIST.match(buf, s)) is not None:  # [
         return (*listed.span("v"), True)  # a value split into a JSON array: "token": ["ab", "cd"]
+    if buf[s] == 99 and (joined := _CONCAT_CALL.match(buf, s)) is not None:  # concat!("ab", "cd")
+        return (*joined.span("v"), True)
     if buf[s] == 40 and (joined := _PAREN_STRINGS.match(buf, s)) is not None:  # (
         return (*joined.span("v"), True)
     if buf[s] == 123 and (braced := _BRACED.match(buf, s)) is not None:  # {
@@ -200,29 +236,79 @@ def _value_span(
     return s, e, op == b">"  # <password>hunter2</password> is text
 
 
+def _without_operator(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """A secret's name with no assignment after it: a labelled block (HCL), a flag, a table's
+    header cell, or a snake-case name and its value after a blank."""
+    block = _BLOCK_OPEN.match(buf, end) if buf.find(b"{", end, end + 64) >= 0 else None
+    if block is not None:
+        return _scan_block(buf, start, block, out)
+    found = _scan_flag(buf, start, end, out)
+    if found:
+        return found
+    name_end = _FLAG_NAME_END.match(buf, end).end()  # type: ignore[union-attr]  # {0,} always matches
+    after = buf[name_end : name_end + 2]
+    if after[:1] in _TABLE_NEXT or after in _TABLE_NEXT_BLANK:
+        return _scan_table(buf, start, end, out)
+    if after[:1] in _BLANKS and (buf[start - 1 : start] == b"_" or b"_" in buf[end:name_end]):
+        return _scan_spaced(buf, start, end, out)
+    return 0
+
+
+def _colon_chain(buf: bytes, ident_start: int, after_op: int) -> bool:
+    """``Name:value`` with no blank is a value (Go's %+v), unless the colons chain (an ARN, a URN)
+    or a path follows."""
+    return buf[after_op : after_op + 1] not in _BLANK_OR_QUOTE and (
+        buf[ident_start - 1 : ident_start] in (b":", b"/") or buf.find(b"/", after_op, after_op + 12) >= 0
+    )
+
+
+def _triple_quoted(buf: bytes, vq: bytes, s: int, named: tuple[int, str], out: list[Candidate]) -> int:
+    """A \"\"\"...\"\"\" string (TOML, Python) opened at ``s``: its end, or 0 when it is none."""
+    if vq[-1:] != b'"' or not buf.startswith(vq * 2, s):
+        return 0
+    opened = s + 2 * len(vq)
+    close = buf.find(vq * 3, opened, opened + MAX_QUOTED)
+    if close <= opened or buf.find(b"\n", opened, close) >= 0:
+        return 0
+    out.append((opened, close, named[1], _LITERAL_PASSWORD if named[0] == _PASSWORD else named[0]))
+    return close + 3 * len(vq)
+
+
+_CHECKED_OPS = frozenset((b">", b",", b":", b"("))
+
+
+def _no_value_here(buf: bytes, m: re.Match[bytes], ident_start: int, identifier: bytes) -> bool:
+    """Operators that assign only in some places: ``>`` closes an XML tag (``<password>...``);
+    ``,`` follows a quoted name in a call (``("password", "value")``), not in a list; ``:`` with
+    no blank is Go's %+v but not a chain of colons or a path; ``(`` is a setter's argument."""
+    op, vq = m.group(3, 4)
+    if op == b">":
+        return buf[ident_start - 1 : ident_start] != b"<" or vq is not None
+    if op == b",":
+        return not (m.group(2) and buf[max(0, ident_start - 3) : ident_start - 1].strip()[-1:] == b"(")
+    if op == b":":
+        return _colon_chain(buf, ident_start, m.end(3))
+    return not identifier.rpartition(b".")[2].lower().startswith(_SETTERS)
+
+
 def scan_assignment(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
     m = _ASSIGN_MATCH(buf, end)
     if m is None:
-        block = _BLOCK_OPEN.match(buf, end) if buf.find(b"{", end, end + 64) >= 0 else None
-        if block is not None:
-            return _scan_block(buf, start, block, out)
-        return _scan_flag(buf, start, end, out)
+        return _without_operator(buf, start, end, out)
     ident_end = m.end(1)  # "end"
     lo = start - 80 if start > 80 else 0
     ident_start = lo + 1 + buf[lo:start].translate(_ID_MASK).rfind(b" ")
     if ident_start >= 2 and buf[ident_start - 1] == 92 and buf[ident_start] in b"nrt":  # \nNAME=
         ident_start += 1
     op, vq = m.group(3, 4)  # "op", "vq"
-    if op == b">" and (buf[ident_start - 1 : ident_start] != b"<" or vq is not None):
-        return ident_end
-    if op == b"," and not (
-        m.group(2) and buf[max(0, ident_start - 3) : ident_start - 1].strip()[-1:] == b"("
-    ):
-        return ident_end  # ("password", "value") is a call; ["APIKey", "Principal"] is a list
     identifier = buf[ident_start:ident_end]
+    if op in _CHECKED_OPS and _no_value_here(buf, m, ident_start, identifier):
+        return ident_end
     named = _classify_named(identifier)
     if named is None:
         return ident_end
+    if vq is not None and (triple := _triple_quoted(buf, vq, m.end(), named, out)):
+        return triple
     # _value_span, inline (this is the hottest path of the redactor)
     s = m.end()
     if vq is None:
@@ -329,9 +415,130 @@ def _scan_flag(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
     return e
 
 
+_COUNTS = re.compile(
+    rb"s?(?:(?:_|\\*[\"']?[ \t]*[:=][ \t]*\\*[\"']?)?(?:count|limit|used|total|per|budget)|s(?![a-z0-9_.-]))"
+)
+"""``input_tokens``, ``total_token_count``, ``maxTokens``, ``tokens_per_second``: a model's token counts,
+which a transcript's usage records repeat on every turn; such a name says no secret (``classify``
+would say so too, after more work). A secret's word elsewhere in the name has its own anchor."""
+
+
+def _scan_token(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    if _COUNTS.match(low, end) is not None:
+        return end
+    return scan_assignment(buf, low, start, end, out)
+
+
+_SPACED = re.compile(rb"[A-Za-z0-9]*(?:_[A-Za-z0-9]+)+[ \t]+(?P<vq>\\*[\"'])?(?=[A-Za-z0-9+/])")
+
+
+def _scan_spaced(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """A snake-case name and its value after a blank, as some programs take their settings on a
+    command line (``rclone config create r s3 secret_access_key V``, ``key_value_pairs``): the value must
+    prove itself at the name's level, as an unquoted word would."""
+    lo = start - 60 if start > 60 else 0
+    ident_start = lo + 1 + buf[lo:start].translate(_ID_MASK).rfind(b" ")
+    if ident_start and buf[ident_start - 1] not in b" \t":
+        return 0
+    m = _SPACED.match(buf, ident_start)
+    if m is None or m.start() != ident_start or m.end() <= end:
+        return 0
+    name_end = buf.find(b" ", ident_start, m.end())
+    tab = buf.find(b"\t", ident_start, m.end())
+    if tab >= 0 and (name_end < 0 or tab < name_end):
+        name_end = tab
+    named = _classify_named(buf[ident_start:name_end])
+    if named is None:
+        return 0
+    word = UNQUOTED.match(buf, m.end(), m.end() + MAX_UNQUOTED)
+    if word is None:
+        return 0
+    s, e = word.span()
+    if m.group("vq") is not None and buf[e - 1 : e] in (b'"', b"'"):
+        e -= len(m.group("vq"))
+    level = named[0] if named[0] != _LITERAL_PASSWORD else _PASSWORD
+    if s < e:
+        out.append((s, e, named[1], level))
+    return e
+
+
+_TABLE_NEXT = (b"|", b",", b"\t", b"\r", b"\n", b"\\")
+_TABLE_NEXT_BLANK = (b" |", b" ,", b" \t", b" \r", b" \n")
+"""What follows a table header's cell: the next cell's separator, or the line's end."""
+_BLANKS = (b" ", b"\t")
+_ROW_BREAK = re.compile(rb"\r?\n|\\+n")
+_RULE_LINE = re.compile(rb"[ \t0-9+]*[-+|: \t]+")
+"""A table's rule under its header (``----+------``, ``|---|---|``), after a gutter."""
+_CELL_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_.-]*")
+MAX_ROWS = 64
+
+
+def _scan_table(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """A column headed by a secret's name in a table (psql's output, a CSV file, a Markdown table):
+    each row's cell in that column is the named value, written as data."""
+    brk = _ROW_BREAK.search(buf, end, end + 512)
+    if brk is None:
+        return 0
+    lo = max(0, start - 512)
+    raw, esc = buf.rfind(b"\n", lo, start), buf.rfind(b"\\n", lo, start)
+    quote = buf.rfind(b'"', lo, start)  # a table inside a JSON string starts after its quote
+    line_start = max(raw + 1, esc + 2 if esc >= 0 else 0, quote + 1, lo)
+    header = buf[line_start : brk.start()]
+    sep = (
+        b"|"
+        if header.count(b"|") >= 1
+        else b","
+        if header.count(b",") >= 2
+        else b"\t"
+        if header.count(b"\t") >= 2
+        else b""
+    )
+    if not sep:
+        return 0
+    cells = header.split(sep)
+    column = header[: start - line_start].count(sep)
+    name = cells[column].strip()
+    if _CELL_NAME.fullmatch(name) is None or name.lower().find(buf[start:end].lower()) < 0:
+        return 0
+    named = _classify_named(name)
+    if named is None:
+        return 0
+    level = _LITERAL_PASSWORD if named[0] == _PASSWORD else named[0]
+    pos = brk.end()
+    for _ in range(MAX_ROWS):
+        nxt = _ROW_BREAK.search(buf, pos, pos + MAX_UNQUOTED)
+        row_end = nxt.start() if nxt is not None else min(len(buf), pos + MAX_UNQUOTED)
+        quoted = buf.find(b'"', pos, row_end)
+        if quoted >= 0:  # the table's JSON string ends here
+            row_end = quoted - len(buf[pos:quoted]) + len(buf[pos:quoted].rstrip(b"\\"))
+        row = buf[pos:row_end]
+        if _RULE_LINE.fullmatch(row) is not None:
+            pass  # the rule under the header
+        elif not row.strip() or row.count(sep) != header.count(sep):
+            break
+        else:
+            s = pos + sum(len(c) + 1 for c in row.split(sep)[:column])
+            cell = row.split(sep)[column]
+            s += len(cell) - len(cell.lstrip())
+            e = s + len(cell.strip())
+            if s < e:
+                out.append((s, e, named[1], level))
+        if nxt is None or quoted >= 0:
+            break
+        pos = nxt.end()
+    return pos
+
+
 _SESSION_KEYS = tuple(w + p for w in (b"session", b"sess") for p in (b'"', b"'", b"=", b":", b"\\"))
 """A session's value under its name (``"user_session": "..."``, ``SESS=...``): anchored with what
 follows the name, so the many ``sessionId`` keys of a transcript never reach the rule."""
+
+
+_PW_KEYS = tuple(
+    b"pw" + after for after in (b"=", b":", b'"', b"'", b" ", b"\t", b"\\", b"\n", b"\r", b"|", b",")
+)
+"""A name ending in ``pw`` (``RootPw:``, ``ADMIN_PW=``): anchored with what follows it, so the ``pw``
+inside random tokens never reaches the rule."""
 
 
 def _scan_session_key(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
@@ -339,14 +546,15 @@ def _scan_session_key(buf: bytes, low: bytes, start: int, end: int, out: list[Ca
 
 
 _FISH_SET = re.compile(
-    rb"set(?:[ \t]+-[A-Za-z]+|[ \t]+--(?:export|global|universal))*?[ \t]+(?:-[A-Za-z]*x[A-Za-z]*|--export)"
-    rb"(?:[ \t]+-[A-Za-z]+|[ \t]+--(?:global|universal))*[ \t]+(?P<name>[A-Za-z_][A-Za-z0-9_]*)[ \t]+"
+    rb"(?:setx|setenv|set(?:[ \t]+-[A-Za-z]+|[ \t]+--(?:export|global|universal))*?[ \t]+(?:-[A-Za-z]*x[A-Za-z]*|--export)"
+    rb"(?:[ \t]+-[A-Za-z]+|[ \t]+--(?:global|universal))*)[ \t]+(?P<name>[A-Za-z_][A-Za-z0-9_]*)[ \t]+"
     rb"(?P<vq>\\*[\"'])?(?=[^\s])"
 )
 
 
 def scan_fish_set(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
-    """fish's ``set -x NAME value`` (``-gx``, ``-Ux``, ``--export``): an assignment without ``=``."""
+    """fish's ``set -x NAME value`` (``-gx``, ``-Ux``, ``--export``), Windows' ``setx NAME value``,
+    csh's and launchctl's ``setenv NAME value``: an assignment without ``=``."""
     m = _FISH_SET.match(buf, start)
     if m is None:
         return 0
@@ -388,6 +596,8 @@ def generic_rules() -> list[ScanRule]:
             "password", (b"login(", b"auth=(", b"basicauth(", b"auth(", b"authenticate("), scan_login_call
         ),
         ScanRule("secret-assignment", ANCHORS, scan_assignment),
+        ScanRule("secret-assignment", (b"token",), _scan_token),
         ScanRule("secret-assignment", _SESSION_KEYS, _scan_session_key),
-        ScanRule("secret-assignment", (b"set -",), scan_fish_set),
+        ScanRule("secret-assignment", _PW_KEYS, _scan_session_key),
+        ScanRule("secret-assignment", (b"set -", b"setx ", b"setenv "), scan_fish_set),
     ]

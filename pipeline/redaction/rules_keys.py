@@ -180,8 +180,104 @@ def _byte_array(buf: bytes, low: bytes, start: int, end: int, out: list[Candidat
     return m.end()
 
 
+_HEX_BYTE = rb"0[xX][0-9a-fA-F]{2}"
+_GUTTER = rb"(?:(?:\r?\n|\\+n)[ \t]*(?:[0-9]{1,6}(?:\t|\\+t|[ \t]*\xe2\x94\x82)|\+)?(?:[ \t]|\\+t)*)?"
+"""A line break inside an array, and the line-number gutter or diff mark a tool printed before the next line."""
+_HEX_BYTE_GAP = rb",[ \t]*" + _GUTTER
+_HEX_ARRAY = re.compile(
+    rb"[\[{(][ \t]*" + _GUTTER + rb"(?P<v>" + _HEX_BYTE + rb"(?:" + _HEX_BYTE_GAP + _HEX_BYTE + rb"){15,127})"
+)
+_HEX_ARRAY_BACK = 200
+_HEX_BYTES = re.compile(_HEX_BYTE)
+_KEY_WORDS = re.compile(rb"(?i:key|secret|seed|private|priv|sk)(?![a-z])")
+
+
+def _hex_byte_array(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """A key's raw bytes in code (``[]byte{0x03, 0x3a, ...}``, ``uint8_t sk[64] = {0xd1, ...}``):
+    32 or 64 random bytes, or 16 and more under a key's name."""
+    lo = max(0, start - _HEX_ARRAY_BACK)
+    opened = max(buf.rfind(b"{", lo, start), buf.rfind(b"[", lo, start), buf.rfind(b"(", lo, start))
+    if opened < 0:
+        return 0
+    m = _HEX_ARRAY.match(buf, opened)
+    if m is None or m.end() < end:
+        return 0
+    numbers = _HEX_BYTES.findall(m.group("v"))
+    named = _KEY_WORDS.search(buf, max(0, opened - 80), opened) is not None
+    if (len(numbers) in _KEY_LENGTHS or named) and len({n.lower() for n in numbers}) >= len(numbers) // 2:
+        out.append((*m.span("v"), NAME, STRUCTURE))
+    return m.end()
+
+
+# Key containers known by the magic bytes they start with, found in their base64 (``base64 -w0
+# release.jks``): Java keystores (JKS, JCEKS), Tor's hidden-service secret key, minisign's and
+# signify's secret keys.
+_CONTAINER_MAGICS = (
+    b"\xfe\xed\xfe\xed",
+    b"\xce\xce\xce\xce",
+    b"== ed25519v1-secret: type0 ==",
+    b"EdScB2",
+    b"Ed\x00\x00B2",
+    b"EdBK",
+)
+MIN_CONTAINER_BLOB = 40
+
+
+def _magic_prefix(magic: bytes) -> bytes:
+    """The base64 characters ``magic`` fixes at the start of a blob (lower-cased: an anchor)."""
+    return base64.b64encode(magic)[: len(magic) * 8 // 6].lower()
+
+
+_CONTAINER_ANCHORS = tuple(_magic_prefix(m) for m in _CONTAINER_MAGICS)
+
+
+def _blob_starts(buf: bytes, start: int) -> bool:
+    """Can a base64 blob start at ``start``: not inside a longer run, but after ``NAME=``, an
+    escaped line break or tab (``\\n`` in JSON), or a diff's ``+``."""
+    before = buf[start - 1]
+    if before not in _B64_CHARS or before == 61:
+        return True
+    two = buf[max(0, start - 2) : start]
+    return two[:1] == b"\\" or (before == 43 and (start < 2 or buf[start - 2] in b"\r\n" or two == b"n+"))
+
+
+def _container(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    if start and not _blob_starts(buf, start):
+        return 0
+    m = _B64_RUN.match(buf, start, min(len(buf), start + MAX_BLOB))
+    if m is None or m.end() - start < MIN_CONTAINER_BLOB:
+        return 0
+    try:
+        raw = base64.b64decode(buf[start : start + 40], validate=True)
+    except (binascii.Error, ValueError):
+        return m.end()
+    if raw.startswith(_CONTAINER_MAGICS):
+        out.append((start, m.end(), NAME, STRUCTURE))
+    return m.end()
+
+
+_SIGNING_KEY_LINE = re.compile(
+    rb"ed25519[ \t]+[A-Za-z0-9_]{1,32}[ \t]+(?P<v>[A-Za-z0-9+/]{43})(?![A-Za-z0-9+/=])"
+)
+
+
+def _signing_key_line(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """A Matrix homeserver's signing key file: ``ed25519 <key id> <32-byte seed, unpadded base64>``
+    (a public key is never written so; an OpenSSH key line is ``ssh-ed25519 AAAA...``)."""
+    if start and buf[start - 1 : start] in (b"-", b"_"):
+        return 0
+    m = _SIGNING_KEY_LINE.match(buf, start)
+    if m is not None and enough_distinct(m.group("v"), 16):
+        out.append((*m.span("v"), NAME, STRUCTURE))
+        return m.end()
+    return 0
+
+
 def key_rules() -> list[ScanRule]:
     return [
+        ScanRule(NAME, (b", 0x", b",0x"), _hex_byte_array),
+        ScanRule(NAME, _CONTAINER_ANCHORS, _container),
+        ScanRule(NAME, (b"ed25519 ",), _signing_key_line),
         ScanRule(NAME, tuple(b"[" + bytes([d]) for d in b"0123456789"), _byte_array),
         ScanRule(NAME, _DER_ANCHORS, _der),
         ScanRule(NAME, (b"nsec1",), _nsec),

@@ -35,6 +35,7 @@ _WORDS = (
     b"license",
     b"cookie",
     b"bearer",
+    b"pat",
     b"access code",
     b"auth code",
     b"activation code",
@@ -156,7 +157,11 @@ def _nearby(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
         return 0  # keyboard, tokenizer (a plural goes on)
     if buf[start - 10 : start] == b"[REDACTED:":
         return 0  # a placeholder's rule name (``[REDACTED:password:1f3a]``), not a word
-    if _ASSIGNED.match(buf, end) is not None and not low.startswith(b"cookie", start):
+    assigned = _ASSIGNED.match(buf, end)
+    if assigned is not None and not low.startswith(b"cookie", start):
+        brk = _BLANK_BREAK.match(buf, assigned.end())
+        if brk is not None:  # "the new api key:" and the line ends: the value is on the next one
+            _next_line(buf, start, end, brk.end(), out)
         return 0  # (a cookie's own name follows its word: ``cookies={"sid": "..."}``)
     _after(buf, start, end, out)
     _before(buf, start, out)
@@ -178,7 +183,30 @@ def _after(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
             out.append((*m.span(), NAME, CONTEXT))
             found = m.end()
         m = _next_token(buf, m.end(), hi)
+    if found == end and stop is not None and hi - end <= _LEAD_IN and _LINE_END.fullmatch(stop.group()):
+        _next_line(buf, start, end, stop.end(), out)  # "here's the token for the importer:" then the token
     return found
+
+
+_BLANK_BREAK = re.compile(rb"[ \t]*(?:\r?\n|\\+n)")
+_LEAD_IN = 40
+"""How much may follow the word on its line for the next line's token to be the word's: "token below"."""
+_QUOTED_LINE = re.compile(rb"(?:[ \t]*(?:>{1,3}|\|)(?=[ \t]))?[ \t]*")
+
+
+def _next_line(buf: bytes, start: int, end: int, nxt: int, out: list[Candidate]) -> None:
+    """A token standing alone at the start of the line after the word's (a reply may quote both)."""
+    if _denied(buf, end, nxt) or _denied_before(buf, start):
+        return
+    lead = _QUOTED_LINE.match(buf, nxt)
+    at = nxt if lead is None else lead.end()
+    m = _TOKEN.match(buf, at, at + 260)
+    if m is None or not _judge(buf, m):
+        return
+    after = _LINE_END.match(buf, m.end())
+    if after is None and m.end() < len(buf):
+        return  # the token is not the line's whole text
+    out.append((*m.span(), NAME, CONTEXT))
 
 
 def _before(buf: bytes, start: int, out: list[Candidate]) -> None:
@@ -230,7 +258,7 @@ reach the rule."""
 
 _GLUE = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_.$/-")
 _LEAD = frozenset(b" \t\n\\\"'(")
-_COMMON = frozenset((b"key", b"token", b"secret", b"password", b"cookie"))
+_COMMON = frozenset((b"key", b"token", b"secret", b"password", b"cookie", b"pat"))
 """Words JSON and code use as keys all the time (``"key":``): anchored with the blank before them,
 so a quoted key (the assignment rule's) never reaches this rule; the rarer words stand alone."""
 
@@ -266,7 +294,7 @@ def _camel_words(run: bytes) -> bool:
     return len(letters) / words >= 3.5
 
 
-def _body_random(body: bytes) -> bool:
+def body_random(body: bytes) -> bool:
     """A random body: a digit, both cases (or 32 and more hex digits), many different characters."""
     if _HEX.fullmatch(body):
         return len(body) >= 32 and enough_distinct(body, 12)
@@ -301,7 +329,7 @@ def _prefixed(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]
     m = _PREFIXED.match(buf, s)
     if m is None or m.start("body") < end:
         return 0
-    if _body_random(m.group("body")) and not is_documented_example(m.group()):
+    if body_random(m.group("body")) and not is_documented_example(m.group()):
         out.append((s, m.end(), PREFIXED_NAME, CONTEXT))
     return m.end()
 

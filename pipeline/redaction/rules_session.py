@@ -14,7 +14,7 @@ from pipeline.redaction.reasons import Reason
 _COOKIE_HEADER = re.compile(
     rb"(?:(?i:set-cookie|cookie)(?:\\*[\"']?[ \t]*[:=]|[ \t]+)|(?<=[ \t])-b[ \t]+)[ \t]*\\*[\"']?"
 )
-_COOKIE_PAIR = re.compile(rb"[ \t]*(?P<n>[^=;,\s\"'\\]{1,128})=(?P<v>[^;\s\"'\\]{1,4096})[ \t]*;?")
+COOKIE_PAIR = re.compile(rb"[ \t]*(?P<n>[^=;,\s\"'\\]{1,128})=(?P<v>[^;\s\"'\\]{1,4096})[ \t]*;?")
 _ATTRIBUTES = frozenset(
     b"path domain expires max-age samesite secure httponly priority partitioned version comment".split()
 )
@@ -23,7 +23,7 @@ MIN_COOKIE = 8
 MIN_ANON_COOKIE = 16
 
 
-def _cookie_value(name: bytes, value: bytes) -> Reason | None:
+def cookie_verdict(name: bytes, value: bytes) -> Reason | None:
     """``None`` when a cookie's value is a credential, else why not."""
     if is_placeholder_value(value):
         return Reason.PLACEHOLDER
@@ -39,12 +39,12 @@ def _cookies(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate])
     if m is None:
         return 0
     pos = m.end()
-    while (pair := _COOKIE_PAIR.match(buf, pos)) is not None:
+    while (pair := COOKIE_PAIR.match(buf, pos)) is not None:
         pos = pair.end()
         name = pair.group("n")
         if name.lower() in _ATTRIBUTES:
             continue
-        reason = _cookie_value(name, pair.group("v"))
+        reason = cookie_verdict(name, pair.group("v"))
         s, e = pair.span("v")
         out.append((s, e, "cookie", CONTEXT) if reason is None else kept(s, e, "cookie", reason))
     return pos
@@ -116,7 +116,7 @@ def _cookie_jar(buf: bytes, low: bytes, start: int, end: int, out: list[Candidat
     m = _JAR_LINE.match(buf, start)
     if m is None:
         return 0
-    reason = _cookie_value(m.group("n"), m.group("v"))
+    reason = cookie_verdict(m.group("n"), m.group("v"))
     s, e = m.span("v")
     out.append((s, e, "cookie", CONTEXT) if reason is None else kept(s, e, "cookie", reason))
     return m.end()

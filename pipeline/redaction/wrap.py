@@ -21,8 +21,11 @@ _BREAK = re.compile(rb"(?P<raw>\\?)\r?\n|(?P<esc>\\+)(?:r\\+)?n")
 _NEWLINE_RUNS = frozenset((1, 2, 4))  # ``\n`` escaped once, twice, three times
 _CONTINUATION_RUNS = frozenset((3, 6, 12))  # an escaped backslash, then an escaped newline
 _CONTINUED = re.compile(rb"[ \t]*+(?!-)[A-Za-z0-9+/_=.~-]+")
-_B64_LINE = re.compile(rb"[A-Za-z0-9+/_-]+={0,2}")
-_RAW_NEXT = re.compile(rb"\n[A-Za-z0-9+/_-]+={0,2}(?:\r?\n|\\+[nr\"]|[\"'`]|$)")
+_GUTTER = rb"(?:[ \t]*+(?:[0-9]{0,6}[ \t]*(?:\xe2\x94\x82|\\+u2502)|>{1,3}|\|)(?=[ \t]))?[ \t]*+"
+"""What a tool or a mail client prints before a wrapped line: an editor's gutter (``  21 │``, or
+blanks where the number was), a quoted reply's ``>`` or ``|``."""
+_B64_LINE = re.compile(_GUTTER + rb"(?P<v>[A-Za-z0-9+/_-]+={0,2})")
+_RAW_NEXT = re.compile(rb"\n" + _GUTTER + rb"[A-Za-z0-9+/_-]+={0,2}(?:\r?\n|\\+[nr\"]|[\"'`]|$)")
 _LINE_END = re.compile(rb"\r?\n|\\+[nr\"]|[\"'`]|$")
 
 
@@ -73,7 +76,7 @@ def extend_wrapped(buf: bytes, start: int, end: int) -> int:
             width = end - max(start, line_start(buf, end))
         if width < MIN_WRAPPED_LINE:  # the block's last line was shorter: it has ended
             return end
-        end, width = m.end(), m.end() - nxt
+        end, width = m.end(), m.end() - m.start("v")
     return end
 
 
@@ -107,7 +110,7 @@ _QUOTES = frozenset(b"\"'`")
 # ``.`` in PHP and Perl, ``..`` in Lua, ``&`` in VB, ``||`` in SQL) or none (C and Python join
 # adjacent literals), maybe a line break between, then the next literal of the same quoting.
 _CONCAT = re.compile(
-    rb"(?P<q>\\*[\"'`])[ \t]*(?P<op>\+|\.\.?|&|\|\|)?[ \t]*(?P<nl>\\?\r?\n|\\+n)?[ \t]*"
+    rb"(?P<q>\\*[\"'`])[ \t]*(?P<op>\+|\.\.?|&|\|\|)?[ \t]*(?P<nl>\\?\r?\n|\\+n)?(?:[ \t]*[0-9]{1,6}(?:\t|\\+t)|\+)?[ \t]*"
     rb"(?P<op2>\+|\.\.?|&|\|\|)?[ \t]*(?P=q)(?P<v>[^\"'`\\\r\n]{1,512})(?=(?P=q))"
 )
 

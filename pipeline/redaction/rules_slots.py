@@ -1,0 +1,264 @@
+"""Credential slots that are not ``name = value``: the slot's name and its value sit apart, and the
+structure says which value the name is for.
+
+- A record holding a name and a value as two members (``{"name": "AUTH_KEY", "value": "..."}``,
+  App Service and Kubernetes env lists, exported cookie jars): the value is judged by the name, as
+  an assignment's would be; in a record that is a cookie (it has a domain, a path, an expiry, or sits
+  in a ``cookies`` list) the value is judged as a cookie's.
+- SQL that sets a password (``IDENTIFIED BY '...'``, ``WITH PASSWORD '...'``): a literal password.
+- A value stored under a name by a setter call (``localStorage.setItem("refresh", "...")``,
+  ``cookies.set("sid", "...")``): judged by the name, or as a random token when the name says
+  nothing.
+- A browser's ``document.cookie``: its pairs, judged as a cookie header's are.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pipeline.redaction.filters import Level, enough_distinct, is_placeholder, is_reference
+from pipeline.redaction.model import CONTEXT, Candidate, ScanRule, kept
+from pipeline.redaction.rules_generic import classify
+from pipeline.redaction.rules_session import COOKIE_PAIR, cookie_verdict
+
+_RECORD_BACK = 800
+"""How far before a ``value`` member its record may start."""
+_VALUE_MEMBER = re.compile(rb"\\*[\"'][ \t]*[:=][ \t]*(?P<q>\\*[\"'])")
+_NAME_MEMBER = re.compile(
+    rb"(?<![A-Za-z0-9_])(?P<k>\\*[\"']?)(?i:name)(?P=k)[ \t]*[:=][ \t]*(?P<q>\\*[\"'])(?P<n>[^\"'\\\r\n]{1,128})(?P=q)"
+)
+_COOKIE_MEMBERS = re.compile(
+    rb"(?i:\\*[\"'](?:domain|httponly|samesite|expires|expirationdate|hostonly)\\*[\"'])"
+)
+_VALUE_TEXT = re.compile(rb"[^\"'\\\r\n]{1,4096}")
+
+
+def _record_value(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """``"value": "..."`` in a record whose ``"name"`` member names a secret, or in a cookie."""
+    if not start or buf[start - 1] not in b"\"'\\":
+        return 0
+    m = _VALUE_MEMBER.match(buf, end - 1)
+    if m is None:
+        return 0
+    v = _VALUE_TEXT.match(buf, m.end())
+    if v is None or not buf.startswith(m.group("q"), v.end()):
+        return 0
+    lo = max(0, start - _RECORD_BACK)
+    open_at = buf.rfind(b"{", lo, start)
+    if open_at < 0 or buf.rfind(b"}", open_at, start) >= 0:
+        return v.end()
+    close = buf.find(b"}", v.end(), v.end() + _RECORD_BACK)
+    hi = close if close >= 0 else v.end()
+    name = _NAME_MEMBER.search(buf, open_at, hi)
+    if name is None:
+        return v.end()
+    s, e = v.span()
+    cookie = _COOKIE_MEMBERS.search(buf, open_at, hi) is not None or b"cookies" in low[lo:open_at]
+    if cookie:
+        reason = cookie_verdict(name.group("n"), buf[s:e])
+        out.append((s, e, "cookie", CONTEXT) if reason is None else kept(s, e, "cookie", reason))
+        return v.end()
+    level = classify(name.group("n"))
+    if level is not None:
+        if level is Level.PASSWORD:
+            level = Level.LITERAL_PASSWORD  # a string in a record, not a variable
+        out.append((s, e, "secret-assignment", int(level)))  # checked later, as an assignment's
+    return v.end()
+
+
+_SQL_PASSWORD = re.compile(
+    rb"(?i:identified[ \t]+by(?:[ \t]+password)?|(?:with[ \t]+)?(?:encrypted[ \t]+)?password)"
+    rb"[ \t]*=?[ \t]*[NEne]?(?P<q>\\*[\"'])(?P<v>[^\"'\\\s]{1,256})(?P=q)"
+)
+
+
+def _sql_password(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """``CREATE USER u IDENTIFIED BY 'pw'``, ``ALTER ROLE r WITH PASSWORD 'pw'``, ``PASSWORD = N'pw'``."""
+    m = _SQL_PASSWORD.match(buf, start)
+    if m is None:
+        return 0
+    s, e = m.span("v")
+    out.append((s, e, "password", int(Level.LITERAL_PASSWORD)))
+    return m.end()
+
+
+_SETTER = re.compile(
+    rb"\([ \t]*\\*[\"'](?P<n>[^\"'\\\r\n]{1,128})\\*[\"'][ \t]*,[ \t]*(?P<q>\\*[\"'])(?P<v>[^\"'\\\r\n]{1,4096})(?P=q)"
+)
+
+
+def _stored(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """``localStorage.setItem("name", "value")``, ``cookies.set("sid", "value")``."""
+    m = _SETTER.match(buf, end - 1)
+    if m is None:
+        return 0
+    level = classify(m.group("n"))
+    if level is Level.PASSWORD:
+        level = Level.LITERAL_PASSWORD
+    out.append((*m.span("v"), "secret-assignment", int(level or Level.KEY)))
+    return m.end()
+
+
+_GETTER = re.compile(
+    rb"\([ \t]*\\*[\"'](?P<n>[^\"'\\\r\n]{1,128})\\*[\"'][ \t]*\)[^\r\n\\]{0,40}(?:\r?\n|\\+[rn])"
+    rb"[ \t]*(?:<|=>|\xe2\x86\x90|\xe2\x86\x92|>>>|Out\[[0-9]+\]:)?[ \t]*(?P<q>\\*[\"'])(?P<v>[^\"'\\\r\n]{1,4096})(?P=q)"
+)
+
+
+def _read_back(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """``localStorage.getItem('session')`` in a console, and the string it printed on the next line."""
+    m = _GETTER.match(buf, end - 1)
+    if m is None:
+        return 0
+    level = classify(m.group("n"))
+    if level is Level.PASSWORD:
+        level = Level.LITERAL_PASSWORD
+    out.append((*m.span("v"), "secret-assignment", int(level or Level.KEY)))
+    return m.end()
+
+
+_COOKIE_STRING = re.compile(rb"[^\"'`]{0,80}?(?P<q>\\*[\"'`])")
+
+
+def _document_cookie(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """A browser's ``document.cookie`` and the string it printed: ``'a=b; sid=...'``."""
+    m = _COOKIE_STRING.match(buf, end)
+    if m is None:
+        return 0
+    pos = m.end()
+    while (pair := COOKIE_PAIR.match(buf, pos)) is not None:
+        pos = pair.end()
+        s, e = pair.span("v")
+        reason = cookie_verdict(pair.group("n"), pair.group("v"))
+        out.append((s, e, "cookie", CONTEXT) if reason is None else kept(s, e, "cookie", reason))
+    return pos
+
+
+_ARGS = re.compile(rb"[^\r\n\"'`|;&<>]{0,400}")
+_ARG = re.compile(rb"(?<![^\s=])[A-Za-z0-9][A-Za-z0-9_+/=-]{15,254}(?![^\s\\])")
+_PATHLIKE = re.compile(rb"[a-z]+(?:[-_][a-z]+)+|.*://.*|[A-Za-z0-9.-]+\.[a-z]{2,6}")
+
+
+def _random_argument(word: bytes) -> bool:
+    """A positional argument that reads as a key: letters and digits mixed, many different ones."""
+    return (
+        any(48 <= c <= 57 for c in word)
+        and any(65 <= (c & 0xDF) <= 90 for c in word)
+        and enough_distinct(word, 10)
+        and _PATHLIKE.fullmatch(word) is None
+        and not is_reference(word)
+        and not is_placeholder(word)
+    )
+
+
+def _credential_command(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """A command that takes credentials by position (``b2 account authorize <id> <key>``, ``mc
+    alias set <name> <url> <access> <secret>``, ``qshell account <ak> <sk> <name>``): every
+    random-looking argument after its verb is one."""
+    args = _ARGS.match(buf, end)
+    hi = end if args is None else args.end()
+    escaped = buf.find(b"\\", end, hi)  # an escaped line break or quote ends the command in JSON
+    if escaped >= 0:
+        hi = escaped
+    for m in _ARG.finditer(buf, end, hi):
+        if _random_argument(m.group()):
+            out.append((*m.span(), "credential-argument", CONTEXT))
+    return hi
+
+
+_PROMPT = re.compile(
+    rb"(?i:access[ \t]+key(?:[ \t]+id)?|secret(?:[ \t]+access)?[ \t]+key|api[ \t]+key|secret[ \t]+id)"
+    rb"[ \t]*(?:\[[^\]\r\n]{0,40}\])?[ \t]*:[ \t]*(?P<v>[A-Za-z0-9][A-Za-z0-9_+/=-]{11,254})(?![^\s\\])"
+)
+
+
+def _configure_prompt(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """A configure command's prompt and the key typed after it (``Access Key ID []: ...``)."""
+    m = _PROMPT.match(buf, start)
+    if m is None:
+        return 0
+    out.append((*m.span("v"), "credential-argument", int(Level.KEY)))
+    return m.end()
+
+
+# Credential files whose lines hold a password by position: PostgreSQL's passfile
+# (host:port:db:user:password), davfs2's secrets (url user password), OpenVPN's auth-user-pass
+# file (the user, then the password, on two lines).
+_FILE_LINES = re.compile(rb"[^\r\n\\]{0,200}(?:\r?\n|\\+n)")
+_PGPASS_LINE = re.compile(
+    rb"[ \t]*[^:\s]+:(?:[0-9]{1,5}|\*):[^:\s]+:[^:\s]+:(?P<v>[^\s\\\"]{1,256})(?=\r?\n|\\+n|\\*\"|$)"
+)
+_DAVFS_LINE = re.compile(
+    rb"[ \t]*(?:https?://|/)[^\s]+[ \t]+[^\s]+[ \t]+(?P<v>[^\s\\\"]{1,256})(?=\r?\n|\\+n|\\*\"|$)"
+)
+_AUTH_PAIR = re.compile(
+    rb"[ \t]*[^\s\\\"]{1,128}(?:\r?\n|\\+n)[ \t]*(?P<v>[^\s\\\"]{1,256})(?=\r?\n|\\+n|\\*\"|$)"
+)
+MAX_FILE_LINES = 32
+
+
+def _credential_file(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """The lines printed after a credential file's name (``cat ~/.pgpass``): each line's password."""
+    brk = _FILE_LINES.match(buf, end)
+    if brk is None:
+        return 0
+    pos = brk.end()
+    anchor = low[start:end]
+    if anchor.startswith(b"auth"):
+        m = _AUTH_PAIR.match(buf, pos)
+        if m is not None:
+            out.append((*m.span("v"), "password", int(Level.LITERAL_PASSWORD)))
+            return m.end()
+        return pos
+    line = _PGPASS_LINE if anchor == b"pgpass" else _DAVFS_LINE
+    for _ in range(MAX_FILE_LINES):
+        m = line.match(buf, pos)
+        if m is None:
+            break
+        out.append((*m.span("v"), "password", int(Level.LITERAL_PASSWORD)))
+        nxt = _FILE_LINES.match(buf, m.end())
+        if nxt is None:
+            break
+        pos = nxt.end()
+    return pos
+
+
+def slot_rules() -> list[ScanRule]:
+    return [
+        ScanRule("secret-assignment", (b'value"', b"value'", b'value\\"', b"value\\\\"), _record_value),
+        ScanRule(
+            "password",
+            (
+                b"identified by",
+                b"password '",
+                b'password "',
+                b"password n'",
+                b"password = n'",
+                b"password e'",
+            ),
+            _sql_password,
+        ),
+        ScanRule(
+            "secret-assignment",
+            (
+                b"setitem(",
+                b"cookies.set(",
+                b"cookie.set(",
+                b"setcookie(",
+                b"set_cookie(",
+                b"setenvironmentvariable(",
+            ),
+            _stored,
+        ),
+        ScanRule("secret-assignment", (b"getitem(", b"cookies.get(", b"getcookie("), _read_back),
+        ScanRule("cookie", (b"document.cookie",), _document_cookie),
+        ScanRule("password", (b"pgpass", b"davfs2/secrets", b"auth.txt"), _credential_file),
+        ScanRule(
+            "credential-argument",
+            (b" account authorize ", b" authorize-account ", b" alias set ", b"qshell account "),
+            _credential_command,
+        ),
+        ScanRule(
+            "credential-argument", (b"access key", b"secret key", b"api key", b"secret id"), _configure_prompt
+        ),
+    ]
