@@ -23,7 +23,11 @@ from pipeline import invisible
 _C0 = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
 _C0_BYTES = [bytes([c]) for c in _C0]
 _B_C0 = re.compile(b"[" + re.escape(_C0) + b"]+")
-_B_SEQUENCE = re.compile(rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]{0,4096}(?:\x07|\x1b\\)?|[ -/]*[0-~])")
+_B_SEQUENCE = re.compile(
+    rb"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b\n]{0,4096}[\x80-\xbf]{0,3}(?:\x07|\x1b\\)?|[ -/]*[0-~])"
+)
+"""An ANSI CSI, OSC or other escape sequence (an OSC cut at its length limit takes in the rest of the
+character it stopped in: the text stays UTF-8)."""
 _B_OVERSTRUCK = re.compile(rb"(?:[^\x08\n\x80-\xbf][\x80-\xbf]*)?\x08")
 """A character erased by a backspace (``_\\bx``, as ``man`` prints)."""
 _B_WIDE = re.compile(  # C1 controls (a CSI or an OSC among them) and the invisible format characters
@@ -104,7 +108,31 @@ def _escaped_ignorable_spans(buf: bytes) -> Spans:
     return out
 
 
-_IGNORABLE_SPANS = _pattern_spans(_B_IGNORABLE)
+def _ignorable_spans(buf: bytes) -> Spans:
+    """``_B_IGNORABLE``'s matches, in bytes that may not be UTF-8 (``_utf8_ignorable_spans`` when
+    they are, searched whole when not)."""
+    try:
+        buf.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return [m.span() for m in _B_IGNORABLE.finditer(buf)]
+    return _utf8_ignorable_spans(buf)
+
+
+def _utf8_ignorable_spans(buf: bytes) -> Spans:
+    """``_B_IGNORABLE``'s matches in UTF-8. Each match is one whole character, all of its bytes
+    above ASCII: the pattern is searched in those bytes alone (a copy at memory speed; the
+    alternation searched over a whole transcript costs more than all the rules), and each match
+    found there is the next occurrence of its bytes in ``buf``."""
+    out: Spans = []
+    pos = 0
+    for m in _B_IGNORABLE.finditer(buf.translate(None, _ASCII)):
+        s = buf.find(m.group(), pos)
+        pos = s + len(m.group())
+        out.append((s, pos))
+    return out
+
+
+_IGNORABLE_SPANS = _ignorable_spans
 
 
 # The same matches as _B_WIDE, found by patterns that each start with one literal byte (a search
@@ -189,14 +217,16 @@ def _cut(buf: bytes, spans: Spans) -> bytes:
 
 
 def normalise_bytes(buf: bytes) -> bytes:
-    """``normalise`` on UTF-8 bytes."""
+    """``normalise`` on UTF-8 bytes (a text encoded with ``surrogatepass``)."""
+    utf8 = True  # every pass removes whole characters; after an escape sequence's, it is checked again
     for find in _passes(buf):
         if find is _C0_SPANS:
             buf = buf.translate(None, _C0)  # the same removal, without building spans
         else:
-            spans = find(buf)
+            spans = (_utf8_ignorable_spans if utf8 else find)(buf) if find is _IGNORABLE_SPANS else find(buf)
             if spans:
                 buf = _cut(buf, spans)
+                utf8 = utf8 and find is not _SEQUENCE_SPANS
     return buf
 
 
@@ -210,11 +240,13 @@ def normalise(text: str) -> str:
 def normalise_mapped(buf: bytes) -> tuple[bytes, Callable[[int], int]]:
     """``normalise_bytes(buf)``, and a function taking a byte offset in it back to one in ``buf``."""
     backs: list[Callable[[int], int]] = []
+    utf8 = True  # as in normalise_bytes
     for find in _passes(buf):
-        spans = find(buf)
+        spans = (_utf8_ignorable_spans if utf8 else find)(buf) if find is _IGNORABLE_SPANS else find(buf)
         if spans:
             backs.append(_back(spans))
             buf = _cut(buf, spans)
+            utf8 = utf8 and find is not _SEQUENCE_SPANS
     if not backs:
         return buf, _same
 

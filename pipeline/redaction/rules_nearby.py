@@ -196,12 +196,10 @@ _QUOTED_LINE = re.compile(rb"(?:[ \t]*(?:>{1,3}|\|)(?=[ \t]))?[ \t]*")
 
 def _next_line(buf: bytes, start: int, end: int, nxt: int, out: list[Candidate]) -> None:
     """A token standing alone at the start of the line after the word's (a reply may quote both)."""
-    if _denied(buf, end, nxt) or _denied_before(buf, start):
-        return
     lead = _QUOTED_LINE.match(buf, nxt)
     at = nxt if lead is None else lead.end()
-    m = _TOKEN.match(buf, at, at + 260)
-    if m is None or not _judge(buf, m):
+    m = _TOKEN.match(buf, at, at + 260)  # (most next lines start with no token: tell that first)
+    if m is None or _denied(buf, end, nxt) or _denied_before(buf, start) or not _judge(buf, m):
         return
     after = _LINE_END.match(buf, m.end())
     if after is None and m.end() < len(buf):

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from pipeline import invisible
 from pipeline.redaction import Redactor
 from pipeline.redaction.normalise import normalise
 from tests.pipeline.redaction.secret_fakes import crc_token
@@ -35,3 +36,19 @@ def test_normalise_removes_every_default_ignorable_raw_and_escaped() -> None:
     assert json.loads(normalise(escaped)) == {"o": "abcdefg"}
     assert json.loads(json.loads(normalise(json.dumps(escaped)))) == {"o": "abcdefg"}
     assert normalise("caf\u00e9 \u00a0 \u4e2d\U0001f600") == "caf\u00e9 \u00a0 \u4e2d\U0001f600"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mot de passe\u200b: h\u00e9llo\u00ad w\u00f6rld \u2019quoted\u2019 \u200d\ufeff end",
+        "日本語\u200bのテキスト\u2060と😀絵文字\U000e0041タグ\u034f",
+        "\x1b]8;;" + "é" * 2100 + "\u200b tail \u200c",  # an OSC cut at its length limit mid-character
+        "a\u00e9\x08\u200b b\x07c\u180e d\ud800e\u3164",
+    ],
+)
+def test_normalise_finds_invisible_characters_among_other_non_ascii_text(text: str) -> None:
+    out = normalise(text)
+    assert not any(invisible.is_ignorable(ord(c)) for c in out)
+    visible = [c for c in text if not invisible.is_ignorable(ord(c)) and (c.isprintable() or c in "\n\t")]
+    assert [c for c in out if c.isprintable() or c in "\n\t"][-5:] == visible[-5:]
