@@ -247,3 +247,52 @@ def basic_credentials(value: bytes) -> bool:
     except (binascii.Error, ValueError):
         return False
     return b":" in raw and all(32 <= c < 127 for c in raw)
+
+
+_SSH_BLOB = re.compile(rb"AAAA[A-Za-z0-9+/]{20,4096}={0,2}")
+"""A run that may be an OpenSSH public key's body: its wire format starts with a 4-byte length
+below 2**24, which base64 writes as ``AAAA``."""
+_SSH_TYPE = re.compile(rb"(?:ssh|ecdsa-sha2|sk-ssh|sk-ecdsa-sha2|ssh-[a-z0-9]+)-[a-z0-9@.-]{2,60}")
+_SSH_MAX_FIELDS = 16  # a certificate's fields; a key has 2 or 3
+
+
+def ssh_key_type(value: bytes) -> bytes | None:
+    """The key type if ``value`` is the base64 body of an OpenSSH public key or certificate, else
+    None. Its wire format is a
+    sequence of length-prefixed strings that must use up every byte, the first naming the key type
+    (``ssh-ed25519``, ``ssh-rsa``, ``ecdsa-sha2-nistp256``, ``sk-ssh-ed25519@openssh.com``, a
+    ``-cert-v01@openssh.com``): a public key whatever words stand around it, never a secret. A run
+    with anything appended fails to use up its bytes and is judged as before."""
+    try:
+        wire = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    fields: list[bytes] = []
+    i = 0
+    while i < len(wire):
+        if i + 4 > len(wire) or len(fields) == _SSH_MAX_FIELDS:
+            return None
+        n = int.from_bytes(wire[i : i + 4], "big")
+        i += 4
+        if i + n > len(wire):
+            return None
+        fields.append(wire[i : i + n])
+        i += n
+    return fields[0] if len(fields) >= 2 and _SSH_TYPE.fullmatch(fields[0]) else None
+
+
+def ssh_public_key_spans(buf: bytes) -> list[tuple[int, int]]:
+    """The spans of ``buf`` that are OpenSSH public keys (``ssh_key_type``), each with the type
+    written before its body (``ssh-ed25519 AAAA...``) when it is there."""
+    if b"AAAA" not in buf:
+        return []
+    spans = []
+    for m in _SSH_BLOB.finditer(buf):
+        kind = ssh_key_type(m.group())
+        if kind is not None:
+            start = m.start()
+            named = start - len(kind) - 1
+            if named >= 0 and buf[named:start] == kind + b" ":
+                start = named
+            spans.append((start, m.end()))
+    return spans
