@@ -114,12 +114,16 @@ class _Compiled:
         by_pattern = self.by_pattern
         resume = [0] * len(self.rules)
         placeholder = self.placeholder_index
+        shield_end = 0  # the end of the last placeholder: a word inside one anchors no rule
         for index, start, end in self.automaton.find_matches_as_indexes(low, overlapping=True):
             if index == placeholder:
                 m = PLACEHOLDER_RE.match(buf, start)
                 if m is not None:
                     protected.append(m.span())
+                    shield_end = m.end()
                 continue
+            if start < shield_end:
+                continue  # ``[REDACTED:secret-in-prose:..]``'s "secret" is memd's, not the text's
             for number, collect in by_pattern[index]:
                 if start >= resume[number]:
                     resume[number] = collect(buf, low, start, end, out)

@@ -221,13 +221,16 @@ def _whole_chars(chunk: bytes) -> bytes:
 
 
 def _window(buf: bytes, pos: int, limit: int | None = None) -> tuple[str, str | None]:
-    """The text after ``pos`` up to the end of its line (raw or JSON-escaped) or ``limit``, decoded
+    """The text after ``pos`` up to the end of its line (raw or JSON-escaped), a placeholder or ``limit``, decoded
     and unescaped; and the decoded text before unescaping (``None`` when its characters are its
     bytes: plain ASCII, no escapes), from which ``_byte_offset`` maps a character back."""
     hi = min(len(buf), pos + WINDOW) if limit is None else limit
     nl = buf.find(b"\n", pos, hi)
     if nl >= 0:
         hi = nl
+    placeholder = buf.find(b"[REDACTED", pos, hi)
+    if placeholder >= 0:  # a value already redacted ends the statement: what follows is not its value
+        hi = placeholder
     chunk = buf[pos:hi]
     if b"\\" not in chunk:
         if chunk.isascii():
