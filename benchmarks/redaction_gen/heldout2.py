@@ -1,4 +1,6 @@
-"""The second held-out half: HELD OUT. Never read this file, or its cases, to write or tune a redaction rule.
+"""The second held-out half, LOOKED AT, now development ("dev-4"): measured once with ``--heldout``
+on 2026-12-07 (figures in docs/redaction-measured.md), so it no longer measures generalisation; a
+new held-out half has to be written (by someone who does not read the rules) before rules are tuned.
 
 Written after ``heldout.py`` had been measured (its figures read), so that it became development
 material ("dev-3") and a split nobody has measured against while writing rules had to exist again.
