@@ -113,3 +113,37 @@ def history_holds(path: Path) -> list[str]:
         env={"PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": str(path), "GIT_CONFIG_NOSYSTEM": "1"},
     ).stdout
     return found + (["an object of the store"] if FORGOTTEN.encode() in every else [])
+
+
+def served(tmp_path: Path) -> Path:
+    """The bare remote the two machines of ``two_machines`` sync with."""
+    return tmp_path / "served" / "memory.git"
+
+
+def reaching(path: Path, text: str) -> list[str]:
+    """Where ``text`` is still in the repository at ``path``: a commit any ref reaches, a reflog
+    entry, an object of its store."""
+    found = []
+    if text in git(path, "log", "-p", "--all"):
+        found.append("a commit")
+    if git(path, "reflog", "--all", check=False).strip() and text in git(
+        path, "log", "-p", "-g", "--all", check=False
+    ):
+        found.append("a reflog")
+    every = subprocess.run(
+        ["git", "cat-file", "--batch-all-objects", "--batch"],
+        cwd=path,
+        capture_output=True,
+        timeout=60,
+        check=True,
+        env={"PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": str(path), "GIT_CONFIG_NOSYSTEM": "1"},
+    ).stdout
+    if text.encode() in every:
+        found.append("an object")
+    return found
+
+
+def host_gc(remote: Path) -> None:
+    """What the remote's host does on its own schedule (git's housekeeping): objects no ref reaches go."""
+    git(remote, "reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all")
+    git(remote, "gc", "-q", "--prune=now")

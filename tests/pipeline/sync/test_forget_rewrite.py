@@ -28,8 +28,10 @@ from tests.pipeline.sync.forgetting import (
     forget,
     history_holds,
     holding,
+    host_gc,
     learn,
     offline,
+    served,
     synced,
 )
 from tests.pipeline.sync.support import Machine, close, git, machine, pair, two_machines
@@ -48,10 +50,6 @@ async def paired(
         yield machines
 
 
-def served(tmp_path: Path) -> Path:
-    return tmp_path / "served" / "memory.git"
-
-
 def everywhere(path: Path) -> list[str]:
     """Where the forgotten text still is in the repository at ``path``: any commit any ref reaches
     (``git log -p --all``), any reflog entry, any object of its store."""
@@ -63,12 +61,6 @@ def everywhere(path: Path) -> list[str]:
     ):
         found.append("a reflog")
     return found
-
-
-def host_gc(remote: Path) -> None:
-    """What the remote's host does on its own schedule (git's housekeeping): objects no ref reaches go."""
-    git(remote, "reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all")
-    git(remote, "gc", "-q", "--prune=now")
 
 
 async def _both_hold_it(a: Machine, b: Machine) -> str:

@@ -6,7 +6,6 @@ signed new history that the other machine adopts. Real git, machines over ``git 
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from pipeline.sync.rewrites import REWRITE_TRAILER
 from pipeline.vocabulary import SyncOutcome
 from tests.fakes.anthropic_api import FakeAnthropicAPI
 from tests.fakes.fixtures import FAKE_API_KEY
-from tests.pipeline.sync.forgetting import FORGOTTEN, agent, learn, synced
+from tests.pipeline.sync.forgetting import FORGOTTEN, agent, host_gc, learn, reaching, served, synced
 from tests.pipeline.sync.support import Machine, git, two_machines
 
 pytestmark = [pytest.mark.timeout(300)]
@@ -35,38 +34,6 @@ async def machines(
     async with two_machines(tmp_path, fake_api, clock) as pair_:
         fake_api.responder = agent
         yield pair_
-
-
-def served(tmp_path: Path) -> Path:
-    return tmp_path / "served" / "memory.git"
-
-
-def reaching(path: Path, text: str) -> list[str]:
-    """Where ``text`` still is in the repository at ``path``: a commit any ref reaches, a reflog
-    entry, an object of its store."""
-    found = []
-    if text in git(path, "log", "-p", "--all"):
-        found.append("a commit")
-    if git(path, "reflog", "--all", check=False).strip() and text in git(
-        path, "log", "-p", "-g", "--all", check=False
-    ):
-        found.append("a reflog")
-    every = subprocess.run(
-        ["git", "cat-file", "--batch-all-objects", "--batch"],
-        cwd=path,
-        capture_output=True,
-        timeout=60,
-        check=True,
-        env={"PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": str(path), "GIT_CONFIG_NOSYSTEM": "1"},
-    ).stdout
-    if text.encode() in every:
-        found.append("an object")
-    return found
-
-
-def host_gc(path: Path) -> None:
-    git(path, "reflog", "expire", "--expire=now", "--expire-unreachable=now", "--all")
-    git(path, "gc", "-q", "--prune=now")
 
 
 async def forget_session(m: Machine, session: str) -> Forgotten:

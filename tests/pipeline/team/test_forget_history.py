@@ -6,7 +6,6 @@ anywhere. Real git, real PostgreSQL."""
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from pipeline.vocabulary import SyncOutcome
 from tests.conftest import postgres_only
 from tests.fakes.anthropic_api import FakeAnthropicAPI
 from tests.pipeline.sync import forgetting
-from tests.pipeline.sync.forgetting import FORGOTTEN, forget, learn
+from tests.pipeline.sync.forgetting import FORGOTTEN, forget, learn, reaching
 from tests.pipeline.sync.support import Machine, close, git
 from tests.pipeline.team.support import team_on_one_remote
 
@@ -35,23 +34,6 @@ async def second_api() -> AsyncIterator[FakeAnthropicAPI]:
         yield api
     finally:
         api.stop()
-
-
-def reaching(path: Path, text: str) -> list[str]:
-    found = []
-    if text in git(path, "log", "-p", "--all"):
-        found.append("a commit")
-    every = subprocess.run(
-        ["git", "cat-file", "--batch-all-objects", "--batch"],
-        cwd=path,
-        capture_output=True,
-        timeout=60,
-        check=True,
-        env={"PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": str(path), "GIT_CONFIG_NOSYSTEM": "1"},
-    ).stdout
-    if text.encode() in every:
-        found.append("an object")
-    return found
 
 
 async def _synced(m: Machine) -> None:
