@@ -58,10 +58,8 @@ def _record_value(buf: bytes, low: bytes, start: int, end: int, out: list[Candid
         reason = cookie_verdict(name.group("n"), buf[s:e])
         out.append((s, e, "cookie", CONTEXT) if reason is None else kept(s, e, "cookie", reason))
         return v.end()
-    level = classify(name.group("n"))
+    level = _literal_level(name.group("n"))  # a string in a record, not a variable
     if level is not None:
-        if level is Level.PASSWORD:
-            level = Level.LITERAL_PASSWORD  # a string in a record, not a variable
         out.append((s, e, "secret-assignment", int(level)))  # checked later, as an assignment's
     return v.end()
 
@@ -89,14 +87,7 @@ _SETTER = re.compile(
 
 def _stored(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
     """``localStorage.setItem("name", "value")``, ``cookies.set("sid", "value")``."""
-    m = _SETTER.match(buf, end - 1)
-    if m is None:
-        return 0
-    level = classify(m.group("n"))
-    if level is Level.PASSWORD:
-        level = Level.LITERAL_PASSWORD
-    out.append((*m.span("v"), "secret-assignment", int(level or Level.KEY)))
-    return m.end()
+    return _named_value(_SETTER, buf, end, out)
 
 
 _GETTER = re.compile(
@@ -107,13 +98,22 @@ _GETTER = re.compile(
 
 def _read_back(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
     """``localStorage.getItem('session')`` in a console, and the string it printed on the next line."""
-    m = _GETTER.match(buf, end - 1)
+    return _named_value(_GETTER, buf, end, out)
+
+
+def _literal_level(name: bytes) -> Level | None:
+    """``classify``'s level for a value written as a string literal (a password there is a literal's)."""
+    level = classify(name)
+    return Level.LITERAL_PASSWORD if level is Level.PASSWORD else level
+
+
+def _named_value(pattern: re.Pattern[bytes], buf: bytes, end: int, out: list[Candidate]) -> int:
+    """A storage call's name and value (``pattern``'s groups ``n`` and ``v``) from the anchor's ``(``:
+    the value judged by its name, a storage entry's value is a key when the name says nothing."""
+    m = pattern.match(buf, end - 1)
     if m is None:
         return 0
-    level = classify(m.group("n"))
-    if level is Level.PASSWORD:
-        level = Level.LITERAL_PASSWORD
-    out.append((*m.span("v"), "secret-assignment", int(level or Level.KEY)))
+    out.append((*m.span("v"), "secret-assignment", int(_literal_level(m.group("n")) or Level.KEY)))
     return m.end()
 
 
