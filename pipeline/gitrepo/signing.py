@@ -63,28 +63,9 @@ def _regular(path: Path) -> bool:
 
 
 def _keygen(target: Path, comment: str) -> None:
-    argv = ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(target)]
-    try:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": "/nonexistent", "LC_ALL": "C"},
-        )
-    except OSError as exc:
-        raise MemoryRepoError(f"cannot run ssh-keygen to make memd's signing key: {exc}") from None
-    try:
-        _out, err = proc.communicate(timeout=KEYGEN_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.wait()
-        raise MemoryRepoError(f"ssh-keygen timed out after {KEYGEN_TIMEOUT_S:g} s") from None
-    if proc.returncode != 0:
+    argv = ["-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", str(target)]
+    code, _out, err = _ssh_keygen(argv, b"")
+    if code != 0:
         raise MemoryRepoError(f"ssh-keygen failed: {err.decode('utf-8', 'replace').strip()[-300:]}")
 
 
