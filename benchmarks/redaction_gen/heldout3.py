@@ -104,15 +104,17 @@ UNSEEN = (
     "-auth-token",
     "__client",
     "git+https://",
-    "ircs://",
+    "sasl.jaas.config",
     "stomp+ssl://",
     "rest:https://",
     "b2://",
     "rtmp://",
     "cockroachdb://",
     "couchbases://",
-    "surreal sql",
-    "influxdb://",
+    ".LOGON",
+    "hdbuserstore",
+    "concatStrings",
+    "KeyChunks",
     "turn:",
     "trojan://",
     "k4.secret.",
@@ -391,22 +393,24 @@ def manifests_and_init(d: Draw) -> str:
 
 
 def url_userinfo_rare(d: Draw) -> str:
-    """Userinfo in URL schemes none of the other splits write."""
+    """Userinfo in URL schemes, and driver and login strings, none of the other splits write."""
     pw, user, host = safe_pw(d), d.user(), d.host()
     return one(
         d,
         lambda: (
             f"git+https://{user}:{mark(d.token(36, 40))}@git.example.test/acme/shared-lib.git@v1.4.2#egg=shared-lib"
         ),
-        lambda: f"ircs://{user}:{mark(pw)}@irc.example.test:6697/#ops",
+        lambda: f"hdbuserstore SET BILLING {host}:30015 {user.upper()} {mark(pw)}",
         lambda: f"BROKER_URL=stomp+ssl://{user}:{mark(pw)}@mq.example.test:61614",
         lambda: f"export RESTIC_REPOSITORY=rest:https://{user}:{mark(pw)}@backup.example.test:8000/{user}",
         lambda: f"duplicity /srv/data b2://{d.hex(12)}:{mark('K' + d.token(30, 30))}@acme-backups/srv",
         lambda: f"ffmpeg -re -i in.mp4 -f flv 'rtmp://{user}:{mark(pw)}@live.example.test/app/stream'",
         lambda: f"DATABASE_URL=cockroachdb://{user}:{mark(pw)}@{host}:26257/defaultdb?sslmode=verify-full",
         lambda: f'cluster = Cluster("couchbases://{user}:{mark(pw)}@{host}")',
-        lambda: f"surreal sql --endpoint ws://{user}:{mark(pw)}@{host}:8000 --ns app --db app",
-        lambda: f"INFLUX_URL=influxdb://{user}:{mark(pw)}@{host}:8086/metrics",
+        lambda: f"bteq <<'EOF'\n.LOGON tdprod/{user},{mark(pw)};\nSELECT SESSION;\n.LOGOFF;\nEOF",
+        lambda: (
+            f'sasl.mechanism=SCRAM-SHA-512\nsasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required username="{user}" password="{mark(pw)}";'
+        ),
         lambda: (
             f'{{"urls": "turn:turn.example.test:3478", "username": "{user}", "credential": "{mark(pw)}"}}'
         ),
@@ -844,6 +848,8 @@ def adjacency(d: Draw) -> str:
             + "".join(f"$keyphrase .= '{mark(p)}';\n" for p in parts[1:]).rstrip("\n")
         ),
         lambda: "set apikey [join [list \\\n    " + " \\\n    ".join(mark(p) for p in parts) + '] ""]',
+        lambda: '{\n  "signingKeyChunks": [\n    ' + ",\n    ".join(quoted) + "\n  ]\n}",
+        lambda: "  uploadToken = lib.concatStrings [\n    " + "\n    ".join(quoted) + "\n  ];",
     )
 
 
@@ -1346,7 +1352,7 @@ def specs() -> list[Spec]:
         Spec("slot", "api-client-collections", "secret", "file", api_collections),
         Spec("slot", "platform-secret-setters", "secret", "command", platform_setters),
         Spec("slot", "manifests-units-and-server-directives", "secret", "file", manifests_and_init),
-        Spec("slot", "url-userinfo-rare-schemes", "secret", "inline", url_userinfo_rare),
+        Spec("slot", "url-userinfo-and-driver-strings", "secret", "inline", url_userinfo_rare),
         Spec("cookie", "automation-and-devtools-exports", "secret", "file", cookie_devtools),
         Spec("cookie", "server-side-session-stores", "secret", "session", session_stores),
         Spec("token-near-word", "shown-once-console-banners", "secret", "session", console_banners),
