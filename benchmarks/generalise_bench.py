@@ -5,15 +5,17 @@
 
 The corpus is generated (benchmarks/redaction_gen/, fixed seeds): fake secrets and look-alikes by
 class, each embedded in transcript-like text with its exact span. Classes, not cases, are split, in
-four: the development half (redaction_gen/dev.py); "dev-2" (redaction_gen/eval.py), the first
+five: the development half (redaction_gen/dev.py); "dev-2" (redaction_gen/eval.py), the first
 evaluation half, whose figures have been read; "dev-3" (redaction_gen/heldout.py), the first
 held-out half, measured once and so looked at too (both are development material now, with their
 own seeds and framing unchanged); and "dev-4" (redaction_gen/heldout2.py), the second held-out
 half, new classes whose shapes none of the others hold, with its own seed and its own transcript
 framing, written without reading memd's rules, measured once with ``--heldout`` (2026-12-07) and so
-looked at too: no split is held out now, and a new one has to be written before rules are tuned. Every split covers every family of issue 33, so each family has a
-figure on each. Every case is scored as plain text and as a JSONL transcript line (the text
-JSON-escaped inside a tool result, as the agents write it).
+looked at too. The held-out half is redaction_gen/heldout3.py: new classes whose shapes none of the
+four others hold, with its own seed and framing, written without reading memd's rules and never run
+through memd's redactor while it was written. Every split covers every family of issue 33, so each
+family has a figure on each. Every case is scored as plain text and as a JSONL transcript line (the
+text JSON-escaped inside a tool result, as the agents write it).
 
 The held-out half is measured only with ``--heldout``: it is run once, when the rules are done, and
 its figures are the ones the targets are judged on. Without the flag (CI's ``--tiny`` included),
@@ -66,7 +68,8 @@ from benchmarks.redaction_gen import Case, Framer, Spec, build
 from benchmarks.redaction_gen import dev as dev_half
 from benchmarks.redaction_gen import eval as eval_half
 from benchmarks.redaction_gen import heldout as dev3_half
-from benchmarks.redaction_gen import heldout2 as heldout_half
+from benchmarks.redaction_gen import heldout2 as dev4_half
+from benchmarks.redaction_gen import heldout3 as heldout_half
 
 TRANSCRIPTS = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "transcripts"
 SECRETLINT = Path.home() / ".cache" / "memd-bench" / "secretlint" / "node_modules" / ".bin" / "secretlint"
@@ -121,14 +124,23 @@ SPLITS = [
     Split("dev", "development", dev_half.specs),
     Split("eval", "dev-2 (looked at, now development)", eval_half.specs),
     Split("heldout", "dev-3 (looked at, now development)", dev3_half.specs, dev3_half.SEED, dev3_half.frame),
-    # measured once with --heldout on 2026-12-07 (docs/redaction-measured.md), so looked at: no split
-    # is held out until a new one is written, by someone who does not read the rules
+    # measured once with --heldout on 2026-12-07 (docs/redaction-measured.md), so looked at
+    Split(
+        dev4_half.HALF,
+        "dev-4 (looked at, now development)",
+        dev4_half.specs,
+        dev4_half.SEED,
+        dev4_half.frame,
+    ),
+    # written 2026-12-07 without reading memd's rules or running its redactor on it: the one split held
+    # out; measured only with --heldout, once, when the rules are done
     Split(
         heldout_half.HALF,
-        "dev-4 (looked at, now development)",
+        "held-out (heldout3)",
         heldout_half.specs,
         heldout_half.SEED,
         heldout_half.frame,
+        held_out=True,
     ),
 ]
 

@@ -1,7 +1,8 @@
 """The generated redaction corpus (benchmarks/redaction_gen) and generalise_bench's counting.
 
 The corpus is split leave-class-out: a class belongs to one split (dev, dev-2 = the looked-at first
-evaluation half, dev-3 = the looked-at first held-out half, and the held-out half ``heldout2``),
+evaluation half, dev-3 and dev-4 = the looked-at first and second held-out halves, and the held-out
+half ``heldout3``),
 every split covers every family, cases are the same for the same seed, every span is where the
 value is, and checksummed formats carry valid checksums. The counting treats partial redaction that
 leaves a tail as a miss. Nothing here runs a redactor on the held-out half: its generator's own
@@ -25,6 +26,7 @@ from benchmarks.redaction_gen import (
     Draw,
     _bech32_polymod,
     base58check,
+    base62_crc32,
     bech32,
     build,
     mark,
@@ -33,6 +35,7 @@ from benchmarks.redaction_gen import dev as dev_half
 from benchmarks.redaction_gen import eval as eval_half
 from benchmarks.redaction_gen import heldout as held
 from benchmarks.redaction_gen import heldout2 as held2
+from benchmarks.redaction_gen import heldout3 as held3
 
 FAMILIES = {
     "slot",
@@ -229,12 +232,14 @@ def test_held_out_addresses_carry_valid_checksums() -> None:
     assert checked >= 5
 
 
-def test_the_benchmark_builds_four_splits_and_holds_out_only_the_new_half() -> None:
-    assert [s.half for s in SPLITS] == ["dev", "eval", "heldout", "heldout2"]
-    assert [s.held_out for s in SPLITS] == [False, False, False, False]  # heldout2 looked at 2026-12-07
+def test_the_benchmark_builds_five_splits_and_holds_out_only_the_new_half() -> None:
+    assert [s.half for s in SPLITS] == ["dev", "eval", "heldout", "heldout2", "heldout3"]
+    assert [s.held_out for s in SPLITS] == [False, False, False, False, True]  # heldout2 looked at 2026-12-07
     assert "looked at" in SPLITS[1].title
     assert SPLITS[2].title == "dev-3 (looked at, now development)"
     assert SPLITS[3].title == "dev-4 (looked at, now development)"
+    assert "held-out" in SPLITS[4].title
+    assert split_cases(SPLITS[4], 2) == _held3(2)
     assert split_cases(SPLITS[3], 2) == _held2(2)
     assert split_cases(SPLITS[2], 2) == _held(2)
     assert split_cases(SPLITS[1], 2) == build("eval", eval_half.specs(), 2)
@@ -242,17 +247,18 @@ def test_the_benchmark_builds_four_splits_and_holds_out_only_the_new_half() -> N
 
 def test_no_split_imports_another() -> None:
     for module, others in (
-        (dev_half, ("eval", "heldout", "heldout2")),
-        (eval_half, ("dev", "heldout", "heldout2")),
-        (held, ("dev", "eval", "heldout2")),
-        (held2, ("dev", "eval", "heldout")),
+        (dev_half, ("eval", "heldout", "heldout2", "heldout3")),
+        (eval_half, ("dev", "heldout", "heldout2", "heldout3")),
+        (held, ("dev", "eval", "heldout2", "heldout3")),
+        (held2, ("dev", "eval", "heldout", "heldout3")),
+        (held3, ("dev", "eval", "heldout", "heldout2")),
     ):
         source = Path(module.__file__ or "").read_text(encoding="utf-8")
         for other in others:
             assert not re.search(rf"^\s*(from|import)\b.*\b{other}\b", source, re.MULTILINE)
 
 
-# -- the held-out half (heldout2.py): its generator's invariants only (never a redactor's figures) --
+# -- dev-4 (heldout2.py, the second held-out half, looked at and now development): its invariants --
 
 
 def _held2(per_class: int, seed: int = held2.SEED) -> list[Case]:
@@ -398,6 +404,158 @@ def test_the_new_held_out_half_is_the_one_documented_as_written() -> None:
     held out."""
     digest = hashlib.sha256()
     for case in split_cases(SPLITS[3], 12):
+        digest.update(repr(case).encode())
+    documented = (Path(__file__).resolve().parents[1] / "docs" / "redaction-measured.md").read_text(
+        encoding="utf-8"
+    )
+    assert digest.hexdigest() in documented
+
+
+# -- the held-out half (heldout3.py): its generator's invariants only (never a redactor's figures) --
+
+_EARLIER = (dev_half, eval_half, held, held2)
+
+
+def _held3(per_class: int, seed: int = held3.SEED) -> list[Case]:
+    return build(held3.HALF, held3.specs(), per_class, seed=seed, framer=held3.frame)
+
+
+def test_the_third_held_out_half_shares_no_class_language_or_spelling_with_any_other_split() -> None:
+    ho = held3.specs()
+    earlier = [s for m in _EARLIER for s in m.specs()]
+    assert not {(s.family, s.name) for s in ho} & {(s.family, s.name) for s in earlier}
+    assert not {s.name for s in ho} & {s.name for s in earlier}
+    assert {s.family for s in ho} == FAMILIES
+    assert not set(held3.PROSE) & {lang for m in _EARLIER for lang in m.PROSE}
+    assert not {tuple(n) for n in held3.NAMES} & {tuple(n) for m in _EARLIER for n in m.NAMES}
+    assert len([lang for lang in held3.PROSE if not lang.startswith("en")]) >= 25
+    assert held3.SEED not in (SEED, held.SEED, held2.SEED)
+
+
+def test_the_third_half_s_shapes_are_in_no_other_split_s_file() -> None:
+    """Its token prefixes, cookie names, schemes, key labels and look-alike kinds (``UNSEEN``) are
+    written in its own generator and in none of the other four."""
+    head, tail = Path(held3.__file__ or "").read_text(encoding="utf-8").split("UNSEEN = (", 1)
+    body = head + tail.split("\n)\n", 1)[1]  # the generator without the list itself
+    earlier = "\n".join(Path(m.__file__ or "").read_text(encoding="utf-8") for m in _EARLIER)
+    for shape in held3.UNSEEN:
+        assert shape in body, shape
+        assert shape not in earlier, shape
+
+
+def test_no_phrase_of_the_third_half_s_prose_is_in_another_split() -> None:
+    """Each template's words (the value taken out) appear in none of the other split files."""
+    earlier = "\n".join(Path(m.__file__ or "").read_text(encoding="utf-8") for m in _EARLIER)
+    for templates in held3.PROSE.values():
+        for template in templates:
+            for words in re.split(r"\{\w+\}", template):
+                words = words.strip(" :：—-")
+                if len(words) >= 6:
+                    assert words not in earlier, words
+
+
+def test_the_third_held_out_half_has_the_intended_size_and_every_class_yields_its_cases() -> None:
+    cases = _held3(12)
+    by_class: dict[str, int] = {}
+    for case in cases:
+        by_class[case.cls] = by_class.get(case.cls, 0) + 1
+    specs = held3.specs()
+    assert set(by_class) == {f"{s.family}/{s.name}" for s in specs}
+    assert set(by_class.values()) == {12}
+    assert len(specs) == 35
+    assert sum(s.kind == "secret" for s in specs) == 26
+    assert sum(s.kind == "lookalike" for s in specs) == 9
+    assert sum(c.kind == "secret" for c in cases) == 312
+    assert sum(c.kind == "lookalike" for c in cases) == 108
+
+
+def test_each_prose_class_of_the_third_half_takes_its_languages_in_turn() -> None:
+    for group, languages in held3.PROSE_GROUPS.items():
+        spec = next(s for s in held3.specs() if s.name == group)
+        order = list(languages)
+        cases = build(held3.HALF, [spec], 2 * len(order), seed=held3.SEED, framer=held3.frame)
+        for i, case in enumerate(cases):
+            lang = order[i % len(order)]
+            heads = [re.split(r"\{\w+\}", t)[0].strip() for t in languages[lang]]
+            assert any(h in case.text for h in heads), (group, lang, case.text)
+
+
+def test_the_third_held_out_half_is_deterministic_and_every_span_is_the_marked_value() -> None:
+    first, again = _held3(3), _held3(3)
+    assert first == again
+    assert _held3(3, seed=1) != first
+    assert [c.text for c in first] != [c.text for c in build(held3.HALF, held3.specs(), 3)]  # own framing
+    for case in first:
+        assert case.half == "heldout3"
+        assert "\x01" not in case.text
+        assert "\x02" not in case.text
+        assert all(0 <= a < b <= len(case.text) for a, b in case.spans)
+        assert all(p.strip() == p and p for p in case.pieces), case.cls  # no piece holds framing
+        assert case.kind in ("secret", "lookalike")
+
+
+def test_the_third_half_s_framing_keeps_the_marked_text_whole() -> None:
+    """What the class marked is what the spans hold: framing may cut a piece at a line break (to put
+    its own prefix there), never add to it or drop from it."""
+    snippets: list[str] = []
+
+    def recording(draw: Draw, snippet: str, kind: str) -> str:
+        snippets.append(snippet)
+        return held3.frame(draw, snippet, kind)
+
+    cases = build(held3.HALF, held3.specs(), 12, seed=held3.SEED, framer=recording)
+    assert len(cases) == len(snippets)
+    for case, snippet in zip(cases, snippets, strict=True):
+        marked = re.findall("\x01([^\x02]*)\x02", snippet)
+        assert "".join(marked).replace("\n", "") == "".join(case.pieces).replace("\n", ""), case.cls
+
+
+def test_a_third_half_case_escaped_into_a_jsonl_line_keeps_its_spans() -> None:
+    for case in _held3(2):
+        line = as_jsonl(case)
+        assert json.loads(line.text)["content"] == case.text
+        assert [json.loads(f'"{p}"') for p in line.pieces] == case.pieces
+
+
+def test_the_third_half_s_checksummed_values_are_valid() -> None:
+    """BitLocker recovery keys (each block a multiple of 11), Matrix recovery keys (prefix and parity
+    byte), base-62 CRC-32 tails of the invented keys that carry one, and Taproot addresses (Bech32m)."""
+    wanted = {"recovery-keys-with-checksums", "invented-provider-keys", "dns-vapid-taproot-and-ca-keys"}
+    specs = [s for s in held3.specs() if s.name in wanted]
+    seen: set[str] = set()
+    for case in build(held3.HALF, specs, 60, seed=held3.SEED, framer=held3.frame):
+        for piece in case.pieces:
+            blocks = piece.split("-")
+            if len(blocks) == 8 and all(len(b) == 6 and b.isdigit() for b in blocks):
+                assert all(int(b) % 11 == 0 and int(b) < 720896 for b in blocks)
+                seen.add("bitlocker")
+            elif len(piece) > 50 and piece.count(" ") > 8 and set(piece.replace(" ", "")) <= set(B58):
+                raw = _b58decode(piece.replace(" ", ""), 35)
+                assert raw[:2] == b"\x8b\x01"
+                parity = 0
+                for byte in raw[:-1]:
+                    parity ^= byte
+                assert raw[-1] == parity
+                seen.add("matrix")
+            elif piece.startswith(("qnt_live_", "pnd_pat_", "trv_tok_")):
+                body, check = piece[:-6].split("_", 2)[-1], piece[-6:]
+                assert base62_crc32(body) == check
+                seen.add(piece[:3])
+            elif piece.startswith("bc1p"):
+                hrp, data = piece.rsplit("1", 1)
+                values = [BECH32.index(c) for c in data]
+                expanded = [ord(c) >> 5 for c in hrp] + [0] + [ord(c) & 31 for c in hrp]
+                assert _bech32_polymod(expanded + values) == 0x2BC830A3
+                seen.add("taproot")
+    assert seen >= {"bitlocker", "matrix", "qnt", "pnd", "trv", "taproot"}
+
+
+def test_the_third_held_out_half_is_the_one_documented_as_written() -> None:
+    """docs/redaction-measured.md records the half's digest as written: a change to it (or to the shared
+    drawing it uses) after that makes this fail, so a half edited after it was written cannot pass as
+    held out."""
+    digest = hashlib.sha256()
+    for case in split_cases(SPLITS[4], 12):
         digest.update(repr(case).encode())
     documented = (Path(__file__).resolve().parents[1] / "docs" / "redaction-measured.md").read_text(
         encoding="utf-8"

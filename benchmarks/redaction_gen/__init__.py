@@ -5,13 +5,14 @@ belongs to exactly one split. ``dev.py`` holds the first development classes. ``
 first evaluation half; its figures have been read, so it is now development material too (reported
 as "dev-2 (looked at, now development)"). ``heldout.py`` was the first held-out half; it was measured
 once and its figures read, so it is development material as well (reported as "dev-3 (looked at, now
-development)"). ``heldout2.py`` holds new classes whose shapes none of the others hold, written
-without reading the rules; it is the only held-out split. Rules are written against the development
+development)"). ``heldout2.py`` was the second held-out half, measured once and looked at too
+("dev-4"). ``heldout3.py`` holds new classes whose shapes none of the others hold, written without
+reading the rules; it is the only held-out split. Rules are written against the development
 splits only; the held-out split measures whether they generalise to shapes they were never shown.
 Every split covers every family of issue 33 (values in credential slots, cookies and sessions,
 tokens by shape, cloud keys, private keys, values split over lines, prose in other languages, mail
 configuration, look-alikes), so a figure per family exists on each. Never tune a rule against
-``heldout2.py``; once it has been looked at, relabel it as development and write a new one.
+``heldout3.py``; once it has been looked at, relabel it as development and write a new one.
 
 This module holds what the splits share and says nothing about any of them: the case record, the
 seeded drawing of values (fake secrets only, random bodies, checksums valid where the format has
@@ -52,7 +53,7 @@ def mark(value: str) -> str:
 
 @dataclass(frozen=True)
 class Case:
-    half: str  # "dev" | "eval" (dev-2) | "heldout" (dev-3) | "heldout2" (held out)
+    half: str  # "dev" | "eval" (dev-2) | "heldout" (dev-3) | "heldout2" (dev-4) | "heldout3" (held out)
     family: str
     cls: str  # "family/subclass"
     kind: str  # "secret" | "lookalike"
