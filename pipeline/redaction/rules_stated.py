@@ -62,11 +62,33 @@ _DENY = frozenset(
         公钥 公鑰 공개 not nicht pas no non nie ne не"""
     )
 )
-_PUBLIC_BEFORE = re.compile(
-    rb"(?i:public|pub|publishable|host|ssh|gpg|pgp|signing|verification|verify|encryption)[ \t_-]*$"
-    rb"|(?:\xc3\xb6ffentliche[rn]?|publique|p\xc3\xbablica|\xd0\xbf\xd1\x83\xd0\xb1\xd0\xbb\xd0\xb8\xd1\x87\xd0\xbd\xd1\x8b\xd0\xb9)[ \t]*$"
+_PUBLIC_WORDS = tuple(
+    b"public pub publishable host ssh gpg pgp signing verification verify encryption".split()
 )
-"""A key word after these names a public key (or says what a key is for): not a secret's name."""
+"""Matched in any case, ``_``, ``-`` or blanks after them (``ssh_key``, ``Public key``)."""
+_PUBLIC_WORDS_LOCAL = tuple(
+    w.encode() for w in ("öffentliche", "öffentlicher", "öffentlichen", "publique", "pública", "публичный")
+)
+"""Matched as written, blanks after them."""
+_PUBLIC_REACH = 24
+
+
+def _public_before(buf: bytes, start: int) -> bool:
+    """Does a word that names a public key (or says what a key is for) end right before the key
+    word at ``start``, within ``_PUBLIC_REACH`` bytes (a line break just before it aside)? Then the
+    key word names no secret. Tested from the end: no search over the bytes before."""
+    before = buf[max(0, start - _PUBLIC_REACH) : start]
+    if before.rstrip(b" \t_-").lower().endswith(_PUBLIC_WORDS) or before.rstrip(b" \t").endswith(
+        _PUBLIC_WORDS_LOCAL
+    ):
+        return True
+    if before[-1:] != b"\n":
+        return False
+    before = before[:-1]
+    return before.rstrip(b" \t_-").lower().endswith(_PUBLIC_WORDS) or before.rstrip(b" \t").endswith(
+        _PUBLIC_WORDS_LOCAL
+    )
+
 
 _ASSIGNED = re.compile(rb"(?:\\*[\"'])?[ \t]*(?::|=|:=|=>)")
 _ASCII_WORD = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
@@ -256,6 +278,8 @@ def _unescape(m: re.Match[str]) -> str:
 
 def _byte_offset(raw: str, index: int) -> int:
     """The byte offset (from the window's start) of character ``index`` of the unescaped text."""
+    if "\\" not in raw:  # no escape: characters map to bytes one by one (a decoded window)
+        return len(raw[:index].encode("utf-8", "surrogatepass"))
     text_pos = raw_pos = 0
     for m in _UNESCAPE.finditer(raw):
         literal = m.start() - raw_pos
@@ -356,7 +380,7 @@ def _in_code(buf: bytes, start: int, end: int, kind: str, ascii_name: bool) -> b
         and _POSSESSIVE.match(buf, end) is None
     ):
         return True  # passwords, tokenizer, key=..., token-based, key.value
-    if kind in (KEY, TOKEN) and _PUBLIC_BEFORE.search(buf, max(0, start - 24), start):
+    if kind in (KEY, TOKEN) and _public_before(buf, start):
         return True  # a public key, a host key
     # ``password: x`` or ``token = x`` is an assignment: the generic rule judges it (it knows YAML
     # and code); a sentence goes on with words

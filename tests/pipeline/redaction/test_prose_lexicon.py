@@ -135,6 +135,19 @@ def test_prose_about_a_secret_in_other_languages_is_kept(redactor: Redactor, tex
     _kept(redactor, text)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"the PUBLIC key is {HEX}",  # in any case
+        f"the host\tkey is {HEX}",  # blanks between
+        f"the public\nkey is {HEX}",  # a line break just before the key word
+        f"der öffentliche Schlüssel ist {HEX}",  # the words of other languages, as written
+    ],
+)
+def test_a_key_word_after_a_word_naming_a_public_key_states_no_secret(redactor: Redactor, text: str) -> None:
+    assert redactor.redact(text).text == text
+
+
 def test_the_lexicon_covers_the_languages_developers_write_in() -> None:
     lex = lexicon()
     assert len(lex.languages) >= 60
