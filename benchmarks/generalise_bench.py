@@ -34,8 +34,12 @@ in the case's text outside the secret, once redaction placeholders (``[REDACTED.
 out. So partial redaction that leaves a tail of 8 characters or more is a miss. A look-alike is kept
 if its text survives unchanged (each marked piece at least as often as in the input).
 
-Speed: memd and the four regexes on transcript text (tests/fixtures/transcripts with every case
-spliced in after every fourth line), in process, on this process's CPU time, interleaved, the best
+Speed: memd and the four regexes on transcript text (the real long sessions of
+benchmarks/data/long_sessions, 4 MB: the target), and beside it, not judged, on two denser texts:
+tests/fixtures/transcripts with a case spliced in after every fourth line, and the cases alone (every
+case of every split, no transcript). Until 2026-12-07 the target was judged on the fixtures with every
+case of every split spliced in, so each new split made that text denser (a third of it cases with four
+splits); the figure no longer said anything about transcripts. In process, on this process's CPU time, interleaved, the best
 of ``--rounds`` counting; characters per second.
 
 Targets (exit status 1 if one is missed), on the held-out half, for memd: recall >= 0.95 overall
@@ -47,6 +51,8 @@ prints figures, never its cases.
 from __future__ import annotations
 
 import argparse
+import gzip
+import itertools
 import json
 import os
 import re
@@ -72,6 +78,7 @@ from benchmarks.redaction_gen import heldout2 as dev4_half
 from benchmarks.redaction_gen import heldout3 as heldout_half
 
 TRANSCRIPTS = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "transcripts"
+LONG_SESSIONS = Path(__file__).resolve().parent / "data" / "long_sessions"
 SECRETLINT = Path.home() / ".cache" / "memd-bench" / "secretlint" / "node_modules" / ".bin" / "secretlint"
 SECRETLINT_TIMEOUT = 600.0
 FRAGMENT = 8
@@ -294,18 +301,24 @@ def secretlint_batch(binary: Path) -> BatchRedact:
 # -- speed --
 
 
+def real_transcripts() -> str:
+    """The real long sessions shipped for the cost benchmark (benchmarks/data/long_sessions/SOURCES.md),
+    decompressed and joined: transcript text as agents write it."""
+    files = sorted(LONG_SESSIONS.rglob("*.gz"))
+    return "\n".join(gzip.decompress(p.read_bytes()).decode("utf-8", errors="replace") for p in files)
+
+
 def transcript_text(cases: list[Case], repeat: int) -> str:
     files = sorted(
         p for p in TRANSCRIPTS.rglob("*") if p.suffix in (".jsonl", ".json") and "hostile" not in p.parts
     )
     lines = [line for p in files for line in p.read_text(encoding="utf-8", errors="replace").splitlines()]
-    texts = iter([c.text for c in cases])
+    texts = itertools.cycle([c.text for c in cases])
     out: list[str] = []
     for i, line in enumerate(lines * repeat):
         out.append(line)
-        if i % SPLICE_EVERY == 0 and (text := next(texts, None)) is not None:
-            out.append(text)
-    out.extend(texts)
+        if i % SPLICE_EVERY == 0:
+            out.append(next(texts))
     return "\n".join(out)
 
 
@@ -457,15 +470,28 @@ def main(argv: list[str] | None = None) -> int:
                 ),
             ]
 
-    blob = transcript_text(all_cases, repeat)
-    speed = throughput({"memd": memd, "codex-4-regex": codex_redact}, blob, rounds)
+    real = real_transcripts()
+    speed = throughput({"memd": memd, "codex-4-regex": codex_redact}, real, rounds)
     ratio = speed["memd"] / speed["codex-4-regex"]
     print(
-        f"\nspeed on transcript text ({len(blob):,} chars: fixture transcripts x{repeat} with every case "
-        f"spliced in), CPU time, best of {rounds}:"
+        f"\nspeed on transcript text ({len(real):,} chars: the real long sessions of benchmarks/data/long_sessions), "
+        f"CPU time, best of {rounds}:"
     )
     for name, cps in speed.items():
         print(f"  {name:<14} {cps / 1e6:8.2f} M chars/s")
+    denser = {
+        f"fixture transcripts x{repeat} with a case after every {SPLICE_EVERY}th line": transcript_text(
+            all_cases, repeat
+        ),
+        "the cases alone, no transcript": "\n".join(c.text for c in all_cases),
+    }
+    for title, text in denser.items():
+        figures = throughput({"memd": memd, "codex-4-regex": codex_redact}, text, rounds)
+        print(
+            f"speed on {title} ({len(text):,} chars; denser than any transcript: shown beside the target, "
+            f"not judged): memd {figures['memd'] / 1e6:.2f} M chars/s, the four regexes "
+            f"{figures['codex-4-regex'] / 1e6:.2f} M ({figures['memd'] / figures['codex-4-regex']:.2f}x)"
+        )
     verdicts.append(
         (
             f"memd at least {TARGET_SPEEDUP:g}x the four regexes on transcript text ({ratio:.2f}x)",
