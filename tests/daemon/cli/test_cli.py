@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -22,6 +23,41 @@ def _memd(
         cwd=cwd,
         timeout=60,
     )
+
+
+HELP_NEVER_LOADS = (
+    "sqlalchemy",
+    "structlog",
+    "anthropic",
+    "pipeline.llm",
+    "pipeline.consolidate",
+    "pipeline.redaction",
+    "pipeline.memory.steer",
+    "rich",
+)
+"""What listing the commands never needs: each command's module is imported for its help line, and
+what it runs with (the store, logging, the model client, the consolidation, the redaction engine,
+the steering, the terminal renderer) is imported when it runs (issue 34)."""
+
+
+def test_help_lists_every_command_and_imports_none_of_what_they_run_with() -> None:
+    probe = (
+        "import json, sys\n"
+        "from daemon.cli import COMMANDS, main\n"
+        "try:\n"
+        "    main(['--help'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        f"heavy = {HELP_NEVER_LOADS!r}\n"
+        "print(json.dumps(sorted(m for m in sys.modules if any(m == h or m.startswith(h + '.') for h in heavy))), file=sys.stderr)\n"
+        "print(json.dumps(sorted(COMMANDS)), file=sys.stderr)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMD_")}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60)
+    loaded, commands = done.stderr.strip().splitlines()[-2:]
+    assert json.loads(loaded) == []
+    for name in json.loads(commands):
+        assert re.search(rf"^  {name}\b", done.stdout, re.M), name
 
 
 def test_version() -> None:

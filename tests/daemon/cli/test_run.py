@@ -122,6 +122,30 @@ def test_an_idle_daemon_has_imported_only_what_it_uses(
     assert memd.wait() == 0
 
 
+ONCE_NEVER_LOADS = ("apscheduler", "watchfiles")
+"""What `memd run --once` does without: the service's scheduler and its watcher (issue 34)."""
+
+
+def test_a_run_once_imports_neither_the_scheduler_nor_the_watcher(memd_env: dict[str, str]) -> None:
+    probe = (
+        "import json, sys\n"
+        "from daemon.cli import main\n"
+        "try:\n"
+        "    main(['run', '--once'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        f"never = {ONCE_NEVER_LOADS!r}\n"
+        "print(json.dumps([m for m in sys.modules if m.split('.')[0] in never]), file=sys.stderr)\n"
+        "print(json.dumps('daemon.service.once' in sys.modules), file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=memd_env, capture_output=True, text=True, timeout=EXIT_TIMEOUT_S
+    )
+    loaded, ran = done.stderr.strip().splitlines()[-2:]
+    assert json.loads(ran) is True, done.stderr[-3000:]  # the one-shot cycle ran
+    assert json.loads(loaded) == []
+
+
 def test_sigint_also_stops_cleanly(tmp_path: Path, memd_env: dict[str, str], started: list[Memd]) -> None:
     memd = start(started, tmp_path, memd_env, "run")
     memd.wait_for("READY=1")
