@@ -1,13 +1,14 @@
 from __future__ import annotations
 
-import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+from daemon.cli import COMMANDS
 from pipeline import __version__
+from tests.daemon.cli.startup import imported
 
 
 def _memd(
@@ -41,22 +42,9 @@ the steering, the terminal renderer) is imported when it runs (issue 34)."""
 
 
 def test_help_lists_every_command_and_imports_none_of_what_they_run_with() -> None:
-    probe = (
-        "import json, sys\n"
-        "from daemon.cli import COMMANDS, main\n"
-        "try:\n"
-        "    main(['--help'])\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        f"heavy = {HELP_NEVER_LOADS!r}\n"
-        "print(json.dumps(sorted(m for m in sys.modules if any(m == h or m.startswith(h + '.') for h in heavy))), file=sys.stderr)\n"
-        "print(json.dumps(sorted(COMMANDS)), file=sys.stderr)\n"
-    )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMD_")}
-    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60)
-    loaded, commands = done.stderr.strip().splitlines()[-2:]
-    assert json.loads(loaded) == []
-    for name in json.loads(commands):
+    done = imported(["--help"], {k: v for k, v in os.environ.items() if not k.startswith("MEMD_")})
+    assert done.loaded(HELP_NEVER_LOADS) == []
+    for name in COMMANDS:
         assert re.search(rf"^  {name}\b", done.stdout, re.M), name
 
 

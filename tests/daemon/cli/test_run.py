@@ -25,6 +25,7 @@ import pytest
 from daemon.exits import Exit
 from tests.daemon.cli import run_support
 from tests.daemon.cli.run_support import batch_env, with_sessions
+from tests.daemon.cli.startup import imported
 from tests.daemon.memd_inprocess import Ran, memd
 from tests.daemon.memd_process import EXIT_TIMEOUT_S, Memd
 from tests.fakes.anthropic_api import FakeAnthropicAPI
@@ -127,23 +128,9 @@ ONCE_NEVER_LOADS = ("apscheduler", "watchfiles")
 
 
 def test_a_run_once_imports_neither_the_scheduler_nor_the_watcher(memd_env: dict[str, str]) -> None:
-    probe = (
-        "import json, sys\n"
-        "from daemon.cli import main\n"
-        "try:\n"
-        "    main(['run', '--once'])\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        f"never = {ONCE_NEVER_LOADS!r}\n"
-        "print(json.dumps([m for m in sys.modules if m.split('.')[0] in never]), file=sys.stderr)\n"
-        "print(json.dumps('daemon.service.once' in sys.modules), file=sys.stderr)\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", probe], env=memd_env, capture_output=True, text=True, timeout=EXIT_TIMEOUT_S
-    )
-    loaded, ran = done.stderr.strip().splitlines()[-2:]
-    assert json.loads(ran) is True, done.stderr[-3000:]  # the one-shot cycle ran
-    assert json.loads(loaded) == []
+    done = imported(["run", "--once"], memd_env, timeout_s=EXIT_TIMEOUT_S)
+    assert "daemon.service.once" in done.modules, done.stderr[-3000:]  # the one-shot cycle ran
+    assert done.loaded(ONCE_NEVER_LOADS) == []
 
 
 def test_sigint_also_stops_cleanly(tmp_path: Path, memd_env: dict[str, str], started: list[Memd]) -> None:
