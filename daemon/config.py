@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
 from daemon.config_layers import ConfigError, config_path, merge, read_layers
+from pipeline.frozen import frozen_by_position
 from pipeline.settings import Settings, SettingsError, default_values, from_environment
 
 SECRET_KEYS = frozenset({"sync.remote", "paths.state_db"})
@@ -24,7 +25,7 @@ SECRET_KEYS = frozenset({"sync.remote", "paths.state_db"})
 __all__ = ["ConfigError", "LoadedSettings", "load_settings", "resolve_config_path"]
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class LoadedSettings:
     settings: Settings
     path: Path

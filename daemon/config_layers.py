@@ -12,11 +12,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pipeline import __version__, defaults
+from pipeline.frozen import frozen_by_position
 
 ENV_PREFIX = "MEMD_"
 ENV_CONFIG = "MEMD_CONFIG"
@@ -26,7 +26,7 @@ class ConfigError(Exception):
     """A configuration problem a user can fix; the message names the file or variable and the key."""
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class Layers:
     """What the user said: the file (None: no file) and the environment's overrides, not yet merged."""
 

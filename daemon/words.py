@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from daemon.usecases.changes import RUN_NOT_LANDED
 from pipeline.memory.steer import EDIT, FORGET, PIN, UNPIN, Steered
 from pipeline.vocabulary import PUBLISH_FAILED, PublishOutcome
 
@@ -192,6 +191,10 @@ def forget_lines(
 
 def unfinished_lines(report: ForgetReport, what: str, published: PublishReport | None) -> list[str]:
     """Where what was forgotten is still, when a rewrite or a publish failed (empty: nowhere)."""
+    from daemon.usecases.changes import (
+        RUN_NOT_LANDED,  # lazy: the consolidation, the model client, SQLAlchemy
+    )
+
     lines = []
     not_rewritten = [r.scope for r in report.runs if r.outcome in RUN_NOT_LANDED]
     if not_rewritten:

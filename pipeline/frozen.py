@@ -1,4 +1,5 @@
-"""Frozen keyword-only dataclasses made without compiling code: the settings table's sections.
+"""Frozen dataclasses made without compiling code: the settings table's sections, and the records
+the fast paths (`memd status`, `memd scan`'s quick check) load at start.
 
 ``dataclasses.dataclass(frozen=True)`` compiles an ``__init__``, a ``__repr__``, an ``__eq__``, a
 ``__hash__``, a ``__setattr__`` and a ``__delattr__`` for every class (six ``exec`` calls, about a

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
+
+from pipeline.frozen import frozen_by_position
 
 if TYPE_CHECKING:
     from pipeline.settings import MemoriesSettings
@@ -35,6 +36,7 @@ PLACEHOLDER_SUMMARY = (
 without a model: a forgotten session's topics (no API key, the model failed, or a tombstone from
 another machine), or one topic a person forgot (``memd memories forget``; the digest is written
 from every topic, so it may repeat it). The one placeholder memd writes."""
+
 PLACEHOLDERS = (
     PLACEHOLDER_SUMMARY,
     b"# Summary\n\nmemd is rebuilding this digest: a session it drew on was forgotten.\n",
@@ -105,7 +107,7 @@ def is_placeholder(summary: Path) -> bool:
     return summary.read_bytes() in PLACEHOLDERS
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class Caps:
     """The size caps of one scope, from ``[memories]``; enforced by the memory tool and by validation."""
 

@@ -17,11 +17,11 @@ imports it without the model client.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pipeline.clock import parse_time
+from pipeline.frozen import frozen_by_position
 
 KV_RATE_LIMIT = "rate_limit"
 """kv: the rate-limit headers of the last response (``RateLimitSnapshot.to_json``)."""
@@ -29,7 +29,7 @@ KV_BACKOFF = "llm_backoff"
 """kv: ``{"until": iso, "reason": text}``, no new call before ``until``."""
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class Family:
     """One rate-limit family (requests, tokens, input tokens, output tokens) as the API last said."""
 
@@ -42,13 +42,13 @@ class Family:
         return 100.0 * self.remaining / self.limit if self.limit > 0 else 100.0
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class Backoff:
     until: datetime
     reason: str | None
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class Decision:
     gated: bool
     reason: str | None

@@ -20,7 +20,6 @@ import click
 from daemon.cli.context import CliContext, fail, pass_ctx
 from daemon.cli.output import verbose_option
 from daemon.exits import Exit
-from daemon.words import MORE
 from pipeline.vocabulary import PUBLISH_FAILED, PublishOutcome
 
 if TYPE_CHECKING:
@@ -112,6 +111,8 @@ def _shown(r: TargetResult) -> bool:
 
 def counts_line(report: PublishReport, verbose: bool) -> str:
     """``2 targets: changed 1, failed 1 (1 refused), unchanged 3, skipped 2 (-v lists them)``."""
+    from daemon.words import MORE  # lazy: daemon.words imports the steering (git, structlog): not for --help
+
     verb = "would change" if report.dry_run else "changed"
     failed = report.failed
     refused = sum(1 for r in failed if r.outcome == PublishOutcome.REFUSED)
@@ -134,6 +135,8 @@ def where_line(report: PublishReport) -> str:
     """Where memory went, for a run's one-line summary: the counts, then the files written (or, when
     nothing changed, the targets that are current), e.g. ``24 targets: changed 2, failed 0,
     unchanged 22 (-v lists them); wrote ~/.claude/CLAUDE.md, ~/work/app/CLAUDE.md``."""
+    from daemon.words import MORE  # lazy: as in counts_line
+
     counts = counts_line(report, verbose=False).replace(f" ({MORE})", "")
     written = sorted({path for r in report.results for path in r.written})
     if written:

@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 import click
 
 from daemon.cli.context import CliContext, fail, pass_ctx
-from pipeline.redaction.families import family
 
 if TYPE_CHECKING:
     from pipeline.redaction import RedactionReport
@@ -55,6 +54,8 @@ def redact_command(ctx: CliContext, report_wanted: bool) -> None:
 
 def report_lines(text: str, report: RedactionReport) -> list[str]:
     """The ``--report`` table and the kept candidates: rule names, counts, positions, reasons."""
+    from pipeline.redaction.families import family  # lazy: the redaction package (its engine, structlog)
+
     counts = report.result.counts
     rules = sorted(set(report.found) | set(counts), key=lambda r: (-counts.get(r, 0), r))
     kept = Counter(k.rule for k in report.kept)

@@ -33,7 +33,7 @@ from collections.abc import Awaitable, Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import structlog
 
@@ -44,7 +44,6 @@ from daemon.service.hardstop import HardStop
 from daemon.service.hints import off_hints
 from daemon.service.instance import InstanceGuard
 from daemon.service.notify import Notifier
-from daemon.service.schedule import Schedule
 from daemon.service.watch import SourceWatcher
 from pipeline import __version__, roster
 from pipeline.clock import Clock
@@ -53,6 +52,9 @@ from pipeline.settings import Settings
 from pipeline.status.liveness import HEARTBEAT_INTERVAL_S, beat_status, stuck_step
 from pipeline.store import Store, heartbeats, kv, workload
 from pipeline.vocabulary import DaemonState
+
+if TYPE_CHECKING:
+    from daemon.service.schedule import Schedule
 
 log = structlog.get_logger(__name__)
 
@@ -243,6 +245,8 @@ class Daemon:
         self.transition(DaemonState.STARTING)
         store = await self.open()
         await self._beat()
+        from daemon.service.schedule import Schedule  # lazy: apscheduler, for the service only (not --once)
+
         self.schedule = Schedule(
             self.request,
             scan_interval_s=self.settings.schedule.scan_interval_minutes * 60,

@@ -9,11 +9,11 @@ session.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from pipeline.clock import parse_time
+from pipeline.frozen import frozen_by_position
 from pipeline.layout import GLOBAL_SCOPE, NOT_TOPICS
 from pipeline.store.read.keys import KV_SQL
 from pipeline.store.read.rows import Rows
@@ -30,7 +30,7 @@ NOT_TOPIC_USES = NOT_TOPICS | {RECALL_FILE}
 WINDOW_DAYS = 30
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class PublishedIndex:
     files: dict[str, tuple[str, str]]
     sources: dict[str, tuple[str, ...]]
@@ -69,7 +69,7 @@ class PublishedIndex:
         return matches.pop() if len(matches) == 1 else None
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class ScopeUsage:
     scope: str
     since: datetime

@@ -17,9 +17,9 @@ import hashlib
 import os
 import re
 import stat
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from pipeline.frozen import frozen_by_position
 from pipeline.safefile import UnsafeFile, read_capped
 
 FILE_MAX_BYTES = 2_000_000
@@ -35,7 +35,7 @@ class BadCite(ValueError):
     """Not ``<relative path>:<line>[-<line>]`` inside the project."""
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class Cite:
     path: str
     first: int

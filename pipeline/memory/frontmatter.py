@@ -42,11 +42,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from datetime import date
 from functools import partial
 from typing import TypeVar
 
+from pipeline.frozen import frozen_by_position
 from pipeline.layout import TOPIC_TYPES
 from pipeline.memory import cites
 
@@ -85,7 +86,7 @@ class FrontmatterError(ValueError):
     """The frontmatter is missing or malformed; the message says where."""
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class Frontmatter:
     name: str = ""
     description: str = ""
@@ -115,7 +116,7 @@ class Frontmatter:
         return replace(self, created=created, updated=updated, sources=tuple(sorted(set(sources))))
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class TopicFile:
     meta: Frontmatter
     body: str

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
 from typing import Any
+
+from pipeline.frozen import frozen_by_position
 
 SHINGLE_WORDS = 3
 LIKENESS_THRESHOLD = 0.5
@@ -51,7 +52,7 @@ def alike(a: frozenset[int], b: frozenset[int]) -> bool:
     return overlap(a, b) >= LIKENESS_THRESHOLD
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class ForgottenTopic:
     """A topic the person forgot (``memd memories forget``): it must not come back to its scope."""
 

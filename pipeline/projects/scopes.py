@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.frozen import frozen_by_position
 from pipeline.layout import GLOBAL_SCOPE, PROJECTS_DIR, check_file, is_scope, is_topic_path
 
 _HASH_LEN = 8
@@ -22,7 +22,7 @@ class ScopeNotFound(ValueError):
     """The value names no scope (the message says why, and which scopes were close)."""
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class TopicId:
     """A memory's id: the scope it lives in and its file there (``projects/app-1a2b3c4d/deploy.md``)."""
 

@@ -9,17 +9,17 @@ and oversized files are ignored.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from pipeline.frozen import frozen_by_position
 from pipeline.layout import GLOBAL_SCOPE, INDEX, NOT_TOPICS, PROJECTS_DIR, SUMMARY
 from pipeline.memory import forget_records, frontmatter
 
 TOPIC_MAX_BYTES = 1_000_000
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class Topic:
     file: str
     path: Path
@@ -52,7 +52,7 @@ class Topic:
         return self.expires is not None and self.expires < today
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class ScopeMemory:
     scope: str
     path: Path

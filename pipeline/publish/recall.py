@@ -13,12 +13,13 @@ import select
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import date
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
 from pipeline import roster
+from pipeline.frozen import frozen_by_position
 from pipeline.layout import GLOBAL_SCOPE, SUMMARY
 from pipeline.projects import resolve_project, scope_for, scope_for_path
 from pipeline.publish.memfiles import ScopeMemory, read_scope
@@ -42,7 +43,7 @@ class RecallProblem(Exception):
     """Recall cannot answer (no memory directory, a timeout, ...): print nothing, log this."""
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class Recall:
     cwd: str
     project: str | None

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from pipeline import invisible
+from pipeline.frozen import frozen_by_position
 from pipeline.publish.memfiles import ScopeMemory, Topic
 
 VERIFY_NOTE = (
@@ -95,7 +95,7 @@ def topic_copy(topic: Topic) -> str:
     return "".join([*lines[:at], FROM_TOOLS_NOTE + "\n\n", *lines[at:]])
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class Budget:
     max_lines: int
     max_bytes: int

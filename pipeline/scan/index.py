@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import marshal
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
+from pipeline.frozen import frozen_by_position
 from pipeline.gcpause import gc_paused
 from pipeline.store.read.sessions import Generation, Seen
 
@@ -32,7 +33,7 @@ FILE_NAME = "scan-index.bin"
 # too); the generation is ``pipeline.store.read.sessions.GENERATION_SQL``'s answer.
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class Index:
     generation: Generation
     entries: dict[str, Seen]

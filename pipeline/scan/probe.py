@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
+from pipeline.frozen import frozen_by_position
 from pipeline.machine import UNNAMED
 from pipeline.roster import Places
 from pipeline.scan import index as scan_index
@@ -34,7 +34,7 @@ from pipeline.store_url import sqlite_path
 from pipeline.vocabulary import TranscriptState
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class Unchanged:
     files_seen: int
     duration_s: float

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from pipeline.frozen import frozen_by_position
 from pipeline.machine import UNNAMED
 from pipeline.store.read.rows import Rows
 from pipeline.store.read.sessions import SessionRecord, next_idle, sessions, state_counts
@@ -48,7 +49,7 @@ class ScanReport:
         return self.next_idle_session
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class ScanSummary:
     """What a scan did, small enough to record every cycle (the full list of sessions stays in the store)."""
 

@@ -13,11 +13,11 @@ store's kv under ``LAST_ONCE_KEY`` (``once_record``). Standard library only: `me
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from pipeline.clock import parse_time
+from pipeline.frozen import frozen_by_position
 from pipeline.store.read.values import iso
 from pipeline.vocabulary import DaemonState, Health
 
@@ -48,7 +48,7 @@ def beat_status(
     }
 
 
-@dataclass(frozen=True)
+@frozen_by_position
 class Overrun:
     """A step that has run past its deadline: its name, since when, for how long, its deadline."""
 

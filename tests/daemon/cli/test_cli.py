@@ -6,7 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from daemon.cli import COMMANDS
 from pipeline import __version__
+from tests.daemon.cli.startup import imported
 
 
 def _memd(
@@ -22,6 +24,28 @@ def _memd(
         cwd=cwd,
         timeout=60,
     )
+
+
+HELP_NEVER_LOADS = (
+    "sqlalchemy",
+    "structlog",
+    "anthropic",
+    "pipeline.llm",
+    "pipeline.consolidate",
+    "pipeline.redaction",
+    "pipeline.memory.steer",
+    "rich",
+)
+"""What listing the commands never needs: each command's module is imported for its help line, and
+what it runs with (the store, logging, the model client, the consolidation, the redaction engine,
+the steering, the terminal renderer) is imported when it runs (issue 34)."""
+
+
+def test_help_lists_every_command_and_imports_none_of_what_they_run_with() -> None:
+    done = imported(["--help"], {k: v for k, v in os.environ.items() if not k.startswith("MEMD_")})
+    assert done.loaded(HELP_NEVER_LOADS) == []
+    for name in COMMANDS:
+        assert re.search(rf"^  {name}\b", done.stdout, re.M), name
 
 
 def test_version() -> None:

@@ -25,6 +25,7 @@ import pytest
 from daemon.exits import Exit
 from tests.daemon.cli import run_support
 from tests.daemon.cli.run_support import batch_env, with_sessions
+from tests.daemon.cli.startup import imported
 from tests.daemon.memd_inprocess import Ran, memd
 from tests.daemon.memd_process import EXIT_TIMEOUT_S, Memd
 from tests.fakes.anthropic_api import FakeAnthropicAPI
@@ -120,6 +121,16 @@ def test_an_idle_daemon_has_imported_only_what_it_uses(
     assert loaded == []
     memd.signal(signal.SIGTERM)
     assert memd.wait() == 0
+
+
+ONCE_NEVER_LOADS = ("apscheduler", "watchfiles")
+"""What `memd run --once` does without: the service's scheduler and its watcher (issue 34)."""
+
+
+def test_a_run_once_imports_neither_the_scheduler_nor_the_watcher(memd_env: dict[str, str]) -> None:
+    done = imported(["run", "--once"], memd_env, timeout_s=EXIT_TIMEOUT_S)
+    assert "daemon.service.once" in done.modules, done.stderr[-3000:]  # the one-shot cycle ran
+    assert done.loaded(ONCE_NEVER_LOADS) == []
 
 
 def test_sigint_also_stops_cleanly(tmp_path: Path, memd_env: dict[str, str], started: list[Memd]) -> None:

@@ -24,6 +24,7 @@ from pipeline.publish.run import publish_all
 from pipeline.store import heartbeats, kv, open_store
 from pipeline.store import notes as notes_db
 from pipeline.store.schema import publications
+from tests.daemon.cli.startup import imported
 from tests.pipeline.status.test_read import SHOP, populate_usage
 
 
@@ -130,6 +131,22 @@ def test_a_bad_config_exits_2_naming_the_key(tmp_path: Path) -> None:
     assert "paths.state_db" in done.stderr
 
 
+STATUS_NEVER_LOADS = (
+    "anthropic",
+    "apscheduler",
+    "sqlalchemy",
+    "pydantic",
+    "watchfiles",
+    "structlog",
+    "pipeline.llm",
+    "subprocess",
+    "socket",
+    "rich",
+)
+"""What `memd status --json` does without: the model client, the scheduler, the ORM, the settings
+model, the watcher, logging, a subprocess or a socket, and the terminal renderer."""
+
+
 async def test_status_imports_no_llm_scheduler_orm_settings_model_subprocess_or_socket(
     tmp_path: Path,
 ) -> None:
@@ -140,19 +157,9 @@ async def test_status_imports_no_llm_scheduler_orm_settings_model_subprocess_or_
         await populate_usage(store, FakeClock(datetime.now(UTC)))
     finally:
         await store.close()
-    probe = (
-        "import sys\n"
-        "from daemon.cli import main\n"
-        "try:\n"
-        "    main(['status', '--json'])\n"
-        "except SystemExit:\n"
-        "    pass\n"
-        "heavy = ('anthropic', 'apscheduler', 'sqlalchemy', 'pydantic', 'watchfiles', 'structlog', 'pipeline.llm',"
-        " 'subprocess', 'socket')\n"
-        "print([m for m in heavy if m in sys.modules], file=sys.stderr)\n"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=60)
-    assert done.stderr.strip().splitlines()[-1] == "[]"
+    done = imported(["status", "--json"], env)
+    assert done.loaded(STATUS_NEVER_LOADS) == []
+    assert done.compiled_frozen == []  # issue 34: each frozen record it loads is a pipeline.frozen one
     assert '"usage"' in done.stdout
 
 

@@ -30,6 +30,7 @@ from pipeline.publish.recall import (
 from pipeline.publish.run import publish_all
 from pipeline.sources import injected
 from pipeline.store import Store
+from tests.daemon.cli.startup import imported
 from tests.pipeline.publish.support import Env, add_scope, git, topic_text, write_scope
 
 TODAY = date(2026, 11, 1)
@@ -262,6 +263,30 @@ def test_a_locked_or_missing_state_store_does_not_matter_and_recall_writes_nothi
     assert done.returncode == 0
     assert done.stdout.startswith(RECALL_BEGIN)
     assert not missing.parent.exists()
+
+
+RECALL_NEVER_LOADS = (
+    "sqlalchemy",
+    "sqlite3",
+    "asyncio",
+    "structlog",
+    "anthropic",
+    "pipeline.llm",
+    "pipeline.store.engine",
+    "rich",
+)
+"""What an agent's session-start hook (`memd recall`, answering) does without: the store (either
+reader), asyncio, logging, the model client, the terminal renderer (issue 34)."""
+
+
+def test_recall_loads_no_store_logging_or_renderer_and_compiles_no_frozen_record(env: Env) -> None:
+    repo = _repo(env)
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("MEMD_")}
+    clean["HOME"] = str(env.home)
+    done = imported(["--config", str(_config(env)), "recall", "--cwd", str(repo)], clean)
+    assert done.stdout.startswith(RECALL_BEGIN), done.stderr
+    assert done.loaded(RECALL_NEVER_LOADS) == []
+    assert done.compiled_frozen == []  # each frozen record it loads is a pipeline.frozen one
 
 
 def test_hook_input_is_read_without_waiting_for_an_eof_that_never_comes() -> None:
