@@ -7,25 +7,29 @@ import sys
 from pathlib import Path
 
 from pipeline import __version__
+from tests.daemon.memd_inprocess import Ran, memd
 
 
-def _memd(
-    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
+def _env(env: dict[str, str] | None) -> dict[str, str]:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("MEMD_")}
     full_env.update(env or {})
+    return full_env
+
+
+def _process(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`memd ARGS` as a whole process, as a user runs it."""
     return subprocess.run(
-        [sys.executable, "-m", "daemon", *args],
-        capture_output=True,
-        text=True,
-        env=full_env,
-        cwd=cwd,
-        timeout=60,
+        [sys.executable, "-m", "daemon", *args], capture_output=True, text=True, env=_env(env), timeout=60
     )
 
 
+def _memd(*args: str, env: dict[str, str] | None = None) -> Ran:
+    """`memd ARGS` through its entry point in this process (no process start per call)."""
+    return memd(_env(env), *args)
+
+
 def test_version() -> None:
-    done = _memd("--version")
+    done = _process("--version")
     assert done.returncode == 0
     assert done.stdout.strip() == f"memd {__version__}"
 
