@@ -46,7 +46,7 @@ TINY: dict[str, list[str]] = {
     "redaction_corpus_bench": ["--repeat", "1", "--rounds", "1", "--sample", "200"],
     "redaction_sweep_bench": ["--per-family", "20"],
     "render_bench": ["--samples", "{samples}"],
-    "scan_bench": ["--files", "100", "--repeat", "1", "--append-max-mb", "1"],
+    "scan_bench": ["--files", "100", "--repeat", "1", "--append-max-mb", "1", "--sizes", "100"],
     "search_eval_bench": [],
     "sources_bench": ["--sizes-mb", "0.1", "--repeat", "1"],
     "status_bench": ["--runs", "2", "--sessions", "40"],

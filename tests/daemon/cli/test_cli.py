@@ -9,20 +9,19 @@ from pathlib import Path
 from daemon.cli import COMMANDS
 from pipeline import __version__
 from tests.daemon.cli.startup import imported
+from tests.daemon.memd_inprocess import Ran, memd
 
 
-def _memd(
-    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
+def _env(env: dict[str, str] | None) -> dict[str, str]:
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("MEMD_")}
     full_env.update(env or {})
+    return full_env
+
+
+def _process(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """`memd ARGS` as a whole process, as a user runs it."""
     return subprocess.run(
-        [sys.executable, "-m", "daemon", *args],
-        capture_output=True,
-        text=True,
-        env=full_env,
-        cwd=cwd,
-        timeout=60,
+        [sys.executable, "-m", "daemon", *args], capture_output=True, text=True, env=_env(env), timeout=60
     )
 
 
@@ -48,8 +47,13 @@ def test_help_lists_every_command_and_imports_none_of_what_they_run_with() -> No
         assert re.search(rf"^  {name}\b", done.stdout, re.M), name
 
 
+def _memd(*args: str, env: dict[str, str] | None = None) -> Ran:
+    """`memd ARGS` through its entry point in this process (no process start per call)."""
+    return memd(_env(env), *args)
+
+
 def test_version() -> None:
-    done = _memd("--version")
+    done = _process("--version")
     assert done.returncode == 0
     assert done.stdout.strip() == f"memd {__version__}"
 

@@ -1,5 +1,6 @@
 """OpenCode sessions as a user meets them: `memd scan` names their agent and project, and
-`memd run --once --dry-run` counts them among what it would extract (a real subprocess)."""
+`memd run --once --dry-run` counts them among what it would extract (a real subprocess; the scans
+through memd's entry point in this process)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import sys
 import time
 from pathlib import Path
 
+from tests.daemon.memd_inprocess import memd
 from tests.daemon.memd_process import EXIT_TIMEOUT_S
 from tests.pipeline.sources.opencode_support import SAMPLE_SESSION, new_session, sample_db
 
@@ -41,7 +43,8 @@ def _env(tmp_path: Path) -> tuple[dict[str, str], Path]:
     return env, repo
 
 
-def _memd(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+def _process(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """`memd ARGS` as a whole process, as a user runs it."""
     return subprocess.run(
         [sys.executable, "-m", "daemon", *args],
         env=env,
@@ -53,21 +56,21 @@ def _memd(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
 
 def test_memd_scan_shows_opencode_sessions_with_their_project(tmp_path: Path) -> None:
     env, repo = _env(tmp_path)
-    done = _memd(env, "scan", "--json")
+    done = memd(env, "scan", "--json")
     assert done.returncode == 0, done.stderr[-3000:]
     sessions = {s["session_id"]: s for s in json.loads(done.stdout)}
     assert set(sessions) == {SAMPLE_SESSION, "ses_shop"}
     shop = sessions["ses_shop"]
     assert (shop["source"], shop["project"], shop["state"]) == ("opencode", str(repo), "eligible")
     assert shop["path"].endswith("opencode.db#ses_shop")
-    table = _memd(env, "scan", "--all")
+    table = memd(env, "scan", "--all")
     assert table.returncode == 0, table.stderr[-3000:]
     assert "opencode" in table.stdout
 
 
 def test_run_once_dry_run_counts_them(tmp_path: Path) -> None:
     env, _ = _env(tmp_path)
-    done = _memd(env, "run", "--once", "--dry-run")
+    done = _process(env, "run", "--once", "--dry-run")
     assert done.returncode == 0, done.stderr[-3000:]
     out = done.stdout
     assert "would extract" in out

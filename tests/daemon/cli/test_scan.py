@@ -1,4 +1,5 @@
-"""`memd scan` end to end: the real CLI over the project's fixture transcripts of all four agents."""
+"""`memd scan` end to end: the real CLI over the project's fixture transcripts of all four agents (as a
+whole process where the process is the point, else through its entry point in this process)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.daemon.memd_inprocess import Ran, memd
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
 
@@ -45,7 +48,8 @@ def _env(home: Path) -> dict[str, str]:
     return env
 
 
-def _memd(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def _process(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """`memd ARGS` as a whole process, as a user runs it."""
     return subprocess.run(
         [sys.executable, "-m", "daemon", *args],
         capture_output=True,
@@ -56,9 +60,15 @@ def _memd(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def _memd(home: Path, *args: str) -> Ran:
+    """`memd ARGS` through its entry point in this process (what it prints and its status, without a
+    process start per call; the whole process: ``_process``)."""
+    return memd(_env(home), *args)
+
+
 def test_scan_json_lists_every_session_of_every_source_with_state_and_reason(tmp_path: Path) -> None:
     home = _home(tmp_path)
-    done = _memd(home, "scan", "--json")
+    done = _process(home, "scan", "--json")
     assert done.returncode == 0, done.stderr
     sessions = json.loads(done.stdout)
     assert {s["source"] for s in sessions} == {"claude_code", "codex", "gemini_cli", "pi"}

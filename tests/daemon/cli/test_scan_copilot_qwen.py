@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.daemon.memd_inprocess import Ran, memd
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
 COPILOT_MAIN = "3fd7c126-5204-45fe-bfba-e296d37a14d4"
@@ -15,7 +15,8 @@ QWEN_MAIN = "9a6fb558-84a3-408a-bc55-62d5c09b94c1"
 QWEN_WITH_SUB_AGENT = "541f0786-a632-49d3-9104-b2507d38fada"
 
 
-def _memd(home: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
+def _memd(home: Path, *args: str, **extra: str) -> Ran:
+    """`memd ARGS` through its entry point in this process (no process start per call)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMD_", "XDG_", "COPILOT_", "QWEN_"))}
     env.pop("ANTHROPIC_API_KEY", None)
     env.update(
@@ -28,14 +29,7 @@ def _memd(home: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[s
             **extra,
         }
     )
-    return subprocess.run(
-        [sys.executable, "-m", "daemon", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
+    return memd(env, *args)
 
 
 def _home(tmp_path: Path) -> Path:

@@ -1,4 +1,5 @@
-"""`memd service`: against a fake systemctl on PATH that records what it was asked."""
+"""`memd service`: against a fake systemctl on PATH that records what it was asked (a whole process
+for the install, memd's entry point in this process for the rest)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from click.testing import CliRunner, Result
 
 from daemon.cli import cli
 from daemon.exits import Exit
+from tests.daemon.memd_inprocess import Ran, memd
 
 
 def fake_systemctl(bin_dir: Path, log: Path, *, active: bool = True) -> None:
@@ -27,9 +29,8 @@ def fake_systemctl(bin_dir: Path, log: Path, *, active: bool = True) -> None:
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
 
 
-def run(tmp_path: Path, *args: str, active: bool = True) -> subprocess.CompletedProcess[str]:
-    log = tmp_path / "systemctl.log"
-    fake_systemctl(tmp_path / "bin", log, active=active)
+def _systemd_env(tmp_path: Path, *, active: bool) -> dict[str, str]:
+    fake_systemctl(tmp_path / "bin", tmp_path / "systemctl.log", active=active)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMD_", "XDG_"))}
     env.update(
         {
@@ -38,17 +39,27 @@ def run(tmp_path: Path, *args: str, active: bool = True) -> subprocess.Completed
             "PATH": f"{tmp_path / 'bin'}{os.pathsep}{env.get('PATH', '')}",
         }
     )
+    return env
+
+
+def process(tmp_path: Path, *args: str, active: bool = True) -> subprocess.CompletedProcess[str]:
+    """`memd service ARGS --platform systemd` as a whole process, as a user runs it."""
     return subprocess.run(
         [sys.executable, "-m", "daemon", "service", *args, "--platform", "systemd"],
-        env=env,
+        env=_systemd_env(tmp_path, active=active),
         capture_output=True,
         text=True,
         timeout=60,
     )
 
 
+def run(tmp_path: Path, *args: str, active: bool = True) -> Ran:
+    """The same through memd's entry point in this process (no process start per call)."""
+    return memd(_systemd_env(tmp_path, active=active), "service", *args, "--platform", "systemd")
+
+
 def test_install_writes_the_unit_enables_and_starts_it(tmp_path: Path) -> None:
-    done = run(tmp_path, "install")
+    done = process(tmp_path, "install")
     assert done.returncode == 0, done.stderr
     unit = tmp_path / "cfg" / "systemd" / "user" / "memd.service"
     text = unit.read_text()
@@ -93,13 +104,7 @@ def test_status_reports_the_managers_view_and_uninstall_removes(tmp_path: Path) 
 
 def test_launchd_dry_run_shows_the_agent(tmp_path: Path) -> None:
     env = {**os.environ, "HOME": str(tmp_path / "home")}
-    done = subprocess.run(
-        [sys.executable, "-m", "daemon", "service", "install", "--platform", "launchd", "--dry-run"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = memd(env, "service", "install", "--platform", "launchd", "--dry-run")
     assert done.returncode == 0, done.stderr
     assert "<string>dev.memd.agent</string>" in done.stdout
     assert "launchctl bootstrap gui/" in done.stdout
@@ -131,17 +136,11 @@ def test_launchd_install_status_and_uninstall(tmp_path: Path) -> None:
         {"HOME": str(tmp_path / "home"), "PATH": f"{tmp_path / 'bin'}{os.pathsep}{env.get('PATH', '')}"}
     )
 
-    def memd(*args: str, running: bool = True) -> subprocess.CompletedProcess[str]:
+    def launchd(*args: str, running: bool = True) -> Ran:
         fake_launchctl(tmp_path / "bin", log, running=running)
-        return subprocess.run(
-            [sys.executable, "-m", "daemon", "service", *args, "--platform", "launchd"],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        return memd(env, "service", *args, "--platform", "launchd")
 
-    done = memd("install")
+    done = launchd("install")
     assert done.returncode == 0, done.stderr
     plist = tmp_path / "home" / "Library" / "LaunchAgents" / "dev.memd.agent.plist"
     agent = plistlib.loads(plist.read_bytes())
@@ -155,15 +154,15 @@ def test_launchd_install_status_and_uninstall(tmp_path: Path) -> None:
         f"enable {domain}/dev.memd.agent",
     ]
 
-    status = memd("status")
+    status = launchd("status")
     assert status.returncode == 0, status.stdout
     assert "state: running" in status.stdout
     assert "pid: 88" in status.stdout
-    stopped = memd("status", running=False)
+    stopped = launchd("status", running=False)
     assert stopped.returncode == 1
     assert "last exit code: 1" in stopped.stdout
 
-    assert memd("uninstall").returncode == 0
+    assert launchd("uninstall").returncode == 0
     assert not plist.exists()
     assert log.read_text().splitlines()[-1] == f"bootout {domain}/dev.memd.agent"
 

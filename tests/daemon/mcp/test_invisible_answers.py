@@ -18,7 +18,7 @@ async def test_memory_get_and_search_answer_without_invisible_characters(world: 
         "---\nname: Concise answers\ndescription: The user prefers concise answers\ntype: user\n---\n"
         f"The user prefers concise answers.{HIDDEN} Soft\u00adhyphen.\n"
     )
-    async with base.server(world) as session:
+    async with base.process(world) as session:
         got = await session.call_tool("memory_get", {"ids": ["global/concise.md"]})
         found = await session.call_tool("memory_search", {"query": "concise answers", "scope": "global"})
     [memory] = (got.structured_content or {})["memories"]

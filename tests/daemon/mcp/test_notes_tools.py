@@ -1,5 +1,6 @@
-"""`memory_remember` and `memory_feedback` as an agent calls them: `memd mcp` in a real subprocess,
-spoken to over stdio by the SDK's own client, writing its records into a real SQLite store."""
+"""`memory_remember` and `memory_feedback` as an agent calls them, spoken to by the SDK's own client,
+writing their records into a real SQLite store: the server `memd mcp` builds, in this process
+(``base.server``), and four real `memd mcp` subprocesses over stdio sharing one store (``base.process``)."""
 
 from __future__ import annotations
 
@@ -173,7 +174,7 @@ async def test_four_servers_at_once_share_the_scopes_hourly_notes(
     shutil.copyfile(migrated_sqlite, config.parent / "state.db")
 
     async def agent(n: int) -> list[str]:
-        async with base.server({**world, "config": config}) as session:
+        async with base.process({**world, "config": config}) as session:
             got = []
             for i in range(3):
                 answer = await session.call_tool("memory_remember", {"text": f"server {n} note {i}"})

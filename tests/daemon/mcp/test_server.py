@@ -1,4 +1,6 @@
-"""`memd mcp` as an agent starts it: a real subprocess, spoken to over stdio by the SDK's own client."""
+"""`memd mcp`'s tools as an agent calls them, spoken to by the SDK's own client: the server the command
+builds, in this process (``server``), and once end to end as an agent starts it, a real subprocess over
+stdio (``process``)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -58,7 +61,8 @@ def world(tmp_path: Path) -> dict[str, Any]:
 
 
 @asynccontextmanager
-async def server(world: dict[str, Any]) -> AsyncIterator[ClientSession]:
+async def process(world: dict[str, Any]) -> AsyncIterator[ClientSession]:
+    """`memd mcp` as an agent starts it: a real process in the project, over its stdin and stdout."""
     env = {**os.environ, "MEMD_CONFIG": str(world["config"]), "PYTHONPATH": str(REPO)}
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "daemon", "mcp"], env=env, cwd=str(world["project"])
@@ -66,6 +70,40 @@ async def server(world: dict[str, Any]) -> AsyncIterator[ClientSession]:
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
+
+
+@asynccontextmanager
+async def server(world: dict[str, Any]) -> AsyncIterator[ClientSession]:
+    """The server `memd mcp` builds (settings from the world's config file, the session's folder, the
+    warm-up thread; ``daemon.mcp.server``), spoken to in this process over the SDK's in-memory
+    transport: what the tools answer, without a process start (~1 s of CPU) per test. The process
+    and its stdio transport: ``process`` (the tests marked so here) and tests/daemon/mcp/test_stdio.py."""
+    from mcp.client._memory import InMemoryTransport
+
+    from daemon.config import load_settings
+    from daemon.mcp.deps import Deps
+    from daemon.mcp.server import build_server
+    from pipeline.clock import SystemClock
+
+    paths = load_settings(world["config"]).settings.paths
+    deps = Deps.make(
+        memory_dir=paths.memory_dir,
+        state_dir=paths.state_dir,
+        state_db=paths.state_db,
+        cwd=Path(world["project"]),
+        clock=SystemClock(),
+        config_path=world["config"],
+    )
+    built = build_server(deps)
+    warm = threading.Thread(target=deps.warm, name="memd-mcp-warm", daemon=True)
+    warm.start()
+    try:
+        async with InMemoryTransport(built) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
+    finally:
+        warm.join()
+        deps.close()
 
 
 async def test_a_client_lists_the_tools_with_their_schemas_and_hints(world: dict[str, Any]) -> None:
@@ -89,7 +127,7 @@ async def test_a_client_lists_the_tools_with_their_schemas_and_hints(world: dict
 
 
 async def test_search_then_get_answers_from_the_project_redacted_and_fenced(world: dict[str, Any]) -> None:
-    async with server(world) as session:
+    async with process(world) as session:
         found = await session.call_tool("memory_search", {"query": "how do we deploy?"})
         assert not found.is_error, found.content
         results = (found.structured_content or {})["results"]

@@ -1,6 +1,7 @@
 """A topic resting on tool output only (``evidence: tool``) reaches an agent through `memd mcp`
 marked as it is published (issue 24): a field in both tools' results and the published note inside
-the fenced body, so tool output is never read as the user's word. Spoken to by the SDK's own client."""
+the fenced body, so tool output is never read as the user's word. Spoken to by the SDK's own client
+(the server `memd mcp` builds, in this process: ``tests.daemon.mcp.test_server.server``)."""
 
 from __future__ import annotations
 

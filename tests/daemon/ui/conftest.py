@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
 
+from daemon.config import load_settings
 from daemon.ui.app import create_app
 from daemon.ui.context import UIContext
 from daemon.ui.security import Guard, load_or_create_token
 from pipeline.clock import SystemClock
 from tests.daemon.cli.test_inbox import ENV
 from tests.daemon.ui.support import Prepared, prepare
-from tests.fakes.anthropic_api import FakeAnthropicAPI
+from tests.fakes.anthropic_api import FakeAnthropicAPI, FakeResponse, Responder, ScriptedResponder
 
 PORT = 8399
 ADDRESS = f"http://127.0.0.1:{PORT}"
@@ -46,9 +49,55 @@ def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prepared]:
 
 
 @pytest.fixture
-def fresh(tmp_path: Path, fake_api: FakeAnthropicAPI) -> Prepared:
-    """A prepared installation of this test's own, for the tests that change it."""
+def prepared_here(tmp_path: Path, fake_api: FakeAnthropicAPI) -> Prepared:
+    """An installation prepared under this test's ``tmp_path`` (its home, ``tmp_path/home``, is the
+    prepared one), for the tests that run memd as a whole process there."""
     return prepare(tmp_path, fake_api)
+
+
+@dataclass(frozen=True)
+class Template:
+    """One installation prepared for a worker's whole session, and a copy of it as it was left."""
+
+    where: Path
+    kept: Path
+    prepared: Prepared
+    base_url: str
+    script: list[FakeResponse | Responder]
+    """What the prepared Messages API had left to answer (its last scripted run's turns)."""
+
+
+@pytest.fixture(scope="session")
+def _template(tmp_path_factory: pytest.TempPathFactory) -> Template:
+    root = tmp_path_factory.mktemp("ui-fresh")
+    where = root / "installation"
+    where.mkdir()
+    api = FakeAnthropicAPI().start()
+    try:
+        prepared = prepare(where, api)
+        left = api.responder
+    finally:
+        api.stop()
+    assert isinstance(left, ScriptedResponder), left
+    kept = root / "kept"
+    shutil.copytree(where, kept, symlinks=True)
+    return Template(where, kept, prepared, api.base_url, list(left.script))
+
+
+@pytest.fixture
+def fresh(_template: Template, fake_api: FakeAnthropicAPI) -> Prepared:
+    """A prepared installation of this test's own, for the tests that change it: the worker's one
+    prepared installation (``support.prepare``, ~1 s of CPU) put back as it was left, at the same
+    place (every path, scope and commit as prepared), its model calls answered by this test's fake
+    Messages API with what the prepared one had left to answer."""
+    shutil.rmtree(_template.where)
+    shutil.copytree(_template.kept, _template.where, symlinks=True)
+    config = _template.prepared.config
+    text = config.read_text()
+    assert text.count(_template.base_url) == 1, text
+    config.write_text(text.replace(_template.base_url, fake_api.base_url))
+    fake_api.responder = ScriptedResponder(list(_template.script))
+    return replace(_template.prepared, settings=load_settings(config).settings)
 
 
 Opener = Callable[..., tuple[UIContext, TestClient]]

@@ -98,7 +98,7 @@ def shots() -> Path:
 
 
 def test_click_through_every_page_accept_reject_and_forget(
-    tmp_path: Path, fresh: Prepared, browser: object, shots: Path
+    tmp_path: Path, prepared_here: Prepared, browser: object, shots: Path
 ) -> None:
     from selenium.common.exceptions import NoAlertPresentException, WebDriverException
     from selenium.webdriver.common.by import By
@@ -106,7 +106,7 @@ def test_click_through_every_page_accept_reject_and_forget(
     from selenium.webdriver.support.ui import WebDriverWait
 
     driver = browser
-    ui = UiProcess(tmp_path, fresh.config)
+    ui = UiProcess(tmp_path, prepared_here.config)
     try:
 
         def shot(name: str) -> None:
@@ -150,7 +150,7 @@ def test_click_through_every_page_accept_reject_and_forget(
 
         # Memory: scopes, a scope, a topic, its history, a diff, a hostile file, a search.
         click("Memory")
-        assert fresh.acme in body()
+        assert prepared_here.acme in body()
         shot("02-memory")
         click("acme")  # the scope's short name, its key and folder beside it
         assert "testing.md" in body()
@@ -178,19 +178,19 @@ def test_click_through_every_page_accept_reject_and_forget(
 
         # Inbox: accept one run, reject the other.
         click("Inbox")
-        assert fresh.accept_run in body()
-        assert fresh.reject_run in body()
+        assert prepared_here.accept_run in body()
+        assert prepared_here.reject_run in body()
         shot("09-inbox")
-        click(fresh.accept_run)
+        click(prepared_here.accept_run)
         assert "+Deploy with `fly deploy`." in body()
         shot("10-inbox-run")
         submit("accept")
         assert "accepted: the memory repository is at" in body()
         shot("11-accepted")
         click("inbox")
-        click(fresh.reject_run)
+        click(prepared_here.reject_run)
         submit("reject")
-        assert f"rejected {fresh.reject_run}" in body()
+        assert f"rejected {prepared_here.reject_run}" in body()
         shot("12-rejected")
         click("inbox")
         assert "the inbox is empty" in body()
@@ -205,7 +205,7 @@ def test_click_through_every_page_accept_reject_and_forget(
         assert "memd forget --session sess-acme" in body()
         shot("15-confirm-forget")
         submit("confirm-forget")
-        assert f"{fresh.acme}: cleared" in body()
+        assert f"{prepared_here.acme}: cleared" in body()
         shot("16-forgotten")
 
         # No page broke its Content-Security-Policy (an inline style or script would show here).
@@ -216,9 +216,9 @@ def test_click_through_every_page_accept_reject_and_forget(
     assert code == 0, ui.output()
 
     # What the clicks did, read from the repository itself.
-    memory = fresh.settings.paths.memory_dir
-    assert (memory.joinpath(*fresh.accept_scope.split("/")) / "deploy.md").is_file()
-    assert not (memory.joinpath(*fresh.acme.split("/")) / "testing.md").exists()
+    memory = prepared_here.settings.paths.memory_dir
+    assert (memory.joinpath(*prepared_here.accept_scope.split("/")) / "deploy.md").is_file()
+    assert not (memory.joinpath(*prepared_here.acme.split("/")) / "testing.md").exists()
     import asyncio
 
     assert asyncio.run(MemoryRepo(memory).inbox_branches()) == []
@@ -289,13 +289,13 @@ def _press(driver: object, button: str) -> None:
 
 
 def test_click_pin_edit_and_forget_on_a_topic(
-    tmp_path: Path, fresh: Prepared, browser: object, shots: Path
+    tmp_path: Path, prepared_here: Prepared, browser: object, shots: Path
 ) -> None:
     from selenium.webdriver.common.by import By
 
     driver = browser
-    topic = fresh.settings.paths.memory_dir.joinpath(*fresh.acme.split("/"), "testing.md")
-    ui = UiProcess(tmp_path, fresh.config)
+    topic = prepared_here.settings.paths.memory_dir.joinpath(*prepared_here.acme.split("/"), "testing.md")
+    ui = UiProcess(tmp_path, prepared_here.config)
 
     def body() -> str:
         return str(driver.find_element(By.TAG_NAME, "body").text)  # type: ignore[attr-defined]
@@ -308,7 +308,7 @@ def test_click_pin_edit_and_forget_on_a_topic(
         go(By.LINK_TEXT, "Memory")
         go(By.LINK_TEXT, "acme")
         go(By.CSS_SELECTOR, "#topics a[href*='testing.md']")
-        assert f"{fresh.acme}/testing.md" in body()
+        assert f"{prepared_here.acme}/testing.md" in body()
 
         _press(driver, "pin")
         assert "pinned" in body()
@@ -333,10 +333,10 @@ def test_click_pin_edit_and_forget_on_a_topic(
         assert "make test" not in driver.find_element(By.ID, "topic-body").text  # type: ignore[attr-defined]
 
         go(By.ID, "forget-memory")
-        assert f"memd memories forget {fresh.acme}/testing.md" in body()
+        assert f"memd memories forget {prepared_here.acme}/testing.md" in body()
         driver.save_screenshot(str(shots / "topic-forget-confirm.png"))  # type: ignore[attr-defined]
         _press(driver, "confirm-forget-memory")
-        assert f"{fresh.acme}/testing.md: forgotten" in body()
+        assert f"{prepared_here.acme}/testing.md: forgotten" in body()
         assert not topic.exists()
         go(By.ID, "back")
         assert "testing.md" not in driver.find_element(By.ID, "topics").text  # type: ignore[attr-defined]

@@ -45,10 +45,10 @@ def healthz(port: int) -> dict[str, str] | None:
         return None
 
 
-def test_the_daemon_serves_the_page_and_memd_ui_points_at_it(tmp_path: Path, fresh: Prepared) -> None:
+def test_the_daemon_serves_the_page_and_memd_ui_points_at_it(tmp_path: Path, prepared_here: Prepared) -> None:
     port = free_port()
     env = memd_env(tmp_path, MEMD_UI__ENABLED="true", MEMD_UI__PORT=str(port))
-    daemon = Memd(tmp_path, "daemon", env, "--config", str(fresh.config), "run")
+    daemon = Memd(tmp_path, "daemon", env, "--config", str(prepared_here.config), "run")
     try:
         daemon.wait_for("READY=1")
         deadline = time.monotonic() + 30
@@ -56,7 +56,7 @@ def test_the_daemon_serves_the_page_and_memd_ui_points_at_it(tmp_path: Path, fre
             time.sleep(0.1)
         assert healthz(port) is not None, daemon.stderr()[-3000:]
         told = subprocess.run(
-            [sys.executable, "-m", "daemon", "--config", str(fresh.config), "ui"],
+            [sys.executable, "-m", "daemon", "--config", str(prepared_here.config), "ui"],
             env=env,
             capture_output=True,
             text=True,
@@ -73,7 +73,7 @@ def test_the_daemon_serves_the_page_and_memd_ui_points_at_it(tmp_path: Path, fre
             html = response.read().decode()
         assert 'id="daemon-state">running<' in html  # the daemon's own page sees it running
         with browser.open(f"http://127.0.0.1:{port}/inbox", timeout=10) as response:
-            assert fresh.accept_run in response.read().decode()
+            assert prepared_here.accept_run in response.read().decode()
         daemon.signal(signal.SIGTERM)
         assert daemon.wait() == 0
         assert healthz(port) is None  # the page stopped with the daemon
@@ -81,13 +81,15 @@ def test_the_daemon_serves_the_page_and_memd_ui_points_at_it(tmp_path: Path, fre
         daemon.close()
 
 
-def test_a_taken_port_leaves_the_daemon_running_without_the_page(tmp_path: Path, fresh: Prepared) -> None:
+def test_a_taken_port_leaves_the_daemon_running_without_the_page(
+    tmp_path: Path, prepared_here: Prepared
+) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen(1)
         port = taken.getsockname()[1]
         env = memd_env(tmp_path, MEMD_UI__ENABLED="true", MEMD_UI__PORT=str(port))
-        daemon = Memd(tmp_path, "daemon", env, "--config", str(fresh.config), "run")
+        daemon = Memd(tmp_path, "daemon", env, "--config", str(prepared_here.config), "run")
         try:
             daemon.wait_for("READY=1")
             deadline = time.monotonic() + 30
