@@ -111,7 +111,7 @@ _KEY_QUALIFIERS = _words(
 )
 _KEY_TAILS = _words(
     """base value prod production live test dev staging secret data b64 base64 pem hex raw str string v1 v2
-    old new chunks chunk parts part pieces segments private priv sec bytes"""
+    old new chunks chunk parts part pieces segments private priv sec bytes half pt p"""
 )
 _DENY_ANY = _words(
     """public publishable pub pubkey page next continuation cursor sync csrf xsrf max min num tokenizer
@@ -177,7 +177,7 @@ def classify(identifier: bytes) -> Level | None:
             level = max(level or Level.SECRET, Level.SECRET)  # totp_seed, signingSeed: a key's seed
         elif (s in ("session", "sess", "sessionid", "sid") or (s == "ak" and i > 0)) and i == len(segs) - 1:
             level = max(level or Level.KEY, Level.KEY)  # a session's value, an access key: if random
-        elif s.endswith("key") and all(t in _KEY_TAILS for t in segs[i + 1 :]):
+        elif s.endswith("key") and all(t.rstrip("0123456789") in _KEY_TAILS for t in segs[i + 1 :]):
             qualifier = s[:-3] if len(s) > 3 else (segs[i - 1] if i else "")
             strong = qualifier in _KEY_QUALIFIERS or qualifier.endswith(
                 ("api", "secret", "private", "access")

@@ -1,0 +1,265 @@
+"""A value written as several string literals that code joins: ``"ab" + "cd"``, ``'ab' . 'cd'``,
+``"ab" .. "cd"``, ``'ab' || 'cd'``, ``"ab" & _`` then ``"cd"``, adjacent literals (``printf '%s'
+'ab' 'cd'``), a join or concat call over an array or arguments (``"".join(["ab", "cd"])``, ``["ab",
+"cd"].join("")``, ``strings.Join([]string{"ab", "cd"}, "")``, ``CONCAT('ab', 'cd')``), over lines
+too, with an editor's gutter or a diff's mark before each line.
+
+The rule reads the structure, not a list of languages: string literals of a token's alphabet, and
+between them nothing but blanks, line breaks, operators and punctuation, the name of a call
+wrapping them, or an empty literal (a join's separator). The pieces are joined and the value
+judged whole: under a credential's name anywhere in the statement (``VAULT_TOKEN = "".join([``,
+``... AS ingest_key``) as that name's value would be; with no name, only when the code visibly joins
+the pieces (an operator, adjacent literals, a join or concat) and the joined value is a long
+random token that no list of hashes or ids looks like.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pipeline.redaction.filters import Level, enough_distinct, has_digit, value_verdict
+from pipeline.redaction.model import CONTEXT, Candidate, ScanRule
+from pipeline.redaction.rules_generic import classify
+from pipeline.redaction.wrap import line_start
+
+NAME = "joined-secret"
+MAX_GROUP = 4096
+MAX_GAP = 160
+MIN_PIECES = 2
+MAX_PIECES = 32
+MIN_UNNAMED = 32
+"""A joined value with no credential's name near it must be at least this long (and random)."""
+NAME_BACK = 200
+LINE_BACK = 1200
+NAME_AHEAD = 80
+
+_LITERAL = re.compile(rb"(?P<q>\\*[\"'`])(?P<v>[A-Za-z0-9_+/=.~-]{1,1024})(?P=q)")
+_GAP = re.compile(
+    rb"(?:[ \t\r\n,+.&|;_^()\[\]{}!]"  # blanks, operators, punctuation (``& _`` in VB, ``^`` in cmd)
+    rb"|\\+[nrt]"  # a JSON-escaped line break or tab
+    rb"|[A-Za-z_][A-Za-z0-9_.:]{0,40}(?=!?\(|\{)"  # the name of a call or of a typed array
+    rb"|(?:\\*\"){2}|(?:\\*'){2}"  # an empty literal: a join's separator
+    rb"|[0-9]{1,6}(?:\xe2\x86\x92|\t|\\+t|\\+u2192)"  # an editor's line-number gutter
+    rb"|\xe2\x94\x82|\\+u2502"
+    rb")*+"
+)
+_QUOTES = frozenset(b"\"'`")
+_KEY_AFTER = re.compile(rb"[ \t]*(?::(?!:)|=(?!=))")
+_JOINS = re.compile(rb"(?i:join|concat|implode)")
+_OPERATOR = re.compile(rb"\+|&|\|\||\.\.|[ \t]\.[ \t]|[_^\\](?=[ \t]*(?:\r?\n|\\+n))")
+_IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]{2,60}")
+_HEX = re.compile(rb"[0-9a-fA-F]+")
+
+
+_LINE_REST = re.compile(rb"[^\r\n]{0,%d}?(?:\r?\n|\\+n|$)" % NAME_AHEAD)
+
+
+def _named(buf: bytes, s: int, e: int) -> Level | None:
+    """The strongest credential name in the statement around ``[s, e)``: on the line before the
+    first piece and the first's line, and up to the end of the second line after the last."""
+    here = line_start(buf, s)
+    lo = max(0, s - NAME_BACK, line_start(buf, here - 1) if here else 0)
+    hi = e
+    for _ in range(3):
+        rest = _LINE_REST.match(buf, hi)
+        if rest is None:
+            break
+        hi = rest.end()
+    best: Level | None = None
+    for a, b in ((lo, s), (e, min(hi, e + NAME_AHEAD))):  # the pieces are the value, not its name
+        for m in _IDENT.finditer(buf, a, b):
+            level = classify(m.group(0))
+            if level is not None and (best is None or level > best):
+                best = level
+    return best
+
+
+def _joined_visibly(buf: bytes, s: int, e: int, gaps: list[bytes]) -> bool:
+    """Does the code join the pieces (rather than list them)?"""
+    if _JOINS.search(buf, max(0, s - 40), min(len(buf), e + 24)) is not None:
+        return True
+    return any(_OPERATOR.search(g) is not None or b"," not in g for g in gaps)
+
+
+def _items(pieces: list[bytes]) -> bool:
+    """Pieces that are items of a list rather than parts of one value: hashes, or all of one
+    length and one prefix (``sha512-...``, ids)."""
+    if all(_HEX.fullmatch(p) for p in pieces):
+        return True
+    first = pieces[0]
+    return len(first) >= 16 and all(len(p) == len(first) and p[:4] == first[:4] for p in pieces)
+
+
+def _judge(buf: bytes, s: int, e: int, pieces: list[bytes], gaps: list[bytes]) -> bool:
+    if _items(pieces):
+        return False
+    value = b"".join(pieces)
+    level = _named(buf, s, e)
+    if level is not None:
+        return value_verdict(value, max(level, Level.SECRET) if level is Level.KEY else level) is None
+    if len(value) < MIN_UNNAMED or not _joined_visibly(buf, s, e, gaps):
+        return False
+    mixed = value.lower() != value and value.upper() != value and has_digit(value)
+    return mixed and enough_distinct(value, 16) and value_verdict(value, Level.KEY) is None
+
+
+Group = tuple[list[bytes], list[bytes], int, int]
+"""The pieces, the gaps between them, where the first starts and where the last ends."""
+
+
+def _forward(buf: bytes, pos: int, hi: int) -> Group:
+    """The literals joined one to the next from the one at ``pos`` (or after a gap from it)."""
+    pieces: list[bytes] = []
+    gaps: list[bytes] = []
+    first = last = pos
+    for _ in range(MAX_PIECES):
+        gap = _GAP.match(buf, last, hi)
+        at = last if gap is None else gap.end()
+        if at - last > MAX_GAP:
+            break
+        m = _LITERAL.match(buf, at, hi)
+        if m is None or _KEY_AFTER.match(buf, m.end()) is not None:  # ``"name": ...``: a key
+            break
+        if pieces:
+            gaps.append(buf[last:at])
+        else:
+            first = at
+        pieces.append(m.group("v"))
+        last = m.end()
+    return pieces, gaps, first, last
+
+
+def _backward(buf: bytes, group: Group, lo: int) -> Group:
+    """``group`` with the literals joined to it from before."""
+    pieces, gaps, first, last = group
+    for _ in range(MAX_PIECES):
+        before = [
+            m for m in _LITERAL.finditer(buf, max(lo, first - MAX_GAP - 1024), first) if m.end() <= first
+        ]
+        if not before:
+            break
+        m = before[-1]
+        if first - m.end() > MAX_GAP or _GAP.fullmatch(buf, m.end(), first) is None:
+            break
+        pieces.insert(0, m.group("v"))
+        gaps.insert(0, buf[m.end() : first])
+        first = m.start()
+    return pieces, gaps, first, last
+
+
+def _opening(buf: bytes, close: int) -> int:
+    """Where the literal whose closing quote is at ``close`` opens (its backslashes included)."""
+    q = buf[close : close + 1]
+    escapes = 0
+    while close - escapes > 0 and buf[close - escapes - 1] == 92:
+        escapes += 1
+    opened = buf.rfind(q, max(0, close - 1040), close)
+    while opened > 0 and buf[opened - 1] == 92:
+        opened -= 1
+    return opened
+
+
+def _scan(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    lo = max(0, start - LINE_BACK)
+    hi = min(len(buf), end + MAX_GROUP)
+    if buf[start] in _QUOTES:  # the anchor starts at a literal's closing quote
+        opened = _opening(buf, start)
+        if opened < 0:
+            return 0
+        group = _forward(buf, opened, hi)
+        if len(group[0]) < MIN_PIECES or group[2] != opened:
+            return 0
+    else:  # a join's name: the pieces follow (``concat(``) or come before (``].join(``)
+        group = _forward(buf, end, hi)
+        if not group[0]:
+            group = ([], [], start, start)
+    pieces, gaps, first, last = _backward(buf, group, lo)
+    if len(pieces) < MIN_PIECES:
+        return 0
+    if _judge(buf, first, last, pieces, gaps):
+        out.append((first, last, NAME, CONTEXT))
+    return last
+
+
+APPEND_BACK = 800
+_VALUE = rb"(?P<q>\\*[\"'`]?)(?P<v>[A-Za-z0-9_+/=.~-]{4,1024})(?P=q)"
+_APPEND_TARGET = re.compile(
+    rb"(?:(?<=\\[nrt])|(?<![A-Za-z0-9_.:$@\\]))(?P<t>[$@]?[A-Za-z_][A-Za-z0-9_.:]{0,60})[ \t]*$"
+)
+_APPENDED = re.compile(rb"\+=[ \t]*" + _VALUE)
+_WRITE_VALUE = re.compile(_VALUE + rb"[ \t]*\d?$")
+_TARGET_AT = re.compile(rb"[ \t]*(?P<t>[^\s\"'`\\;|&<>]{1,200})")
+
+
+def _appended_variable(buf: bytes, start: int, out: list[Candidate]) -> int:
+    """``T = "ab"`` then ``T += "cd"``: the pieces of one value appended to one variable."""
+    lo = max(0, start - 64)
+    target = _APPEND_TARGET.search(buf, lo, start)
+    appended = _APPENDED.match(buf, start)
+    if target is None or appended is None:
+        return 0
+    name = target.group("t")
+    first = re.compile(re.escape(name) + rb"[ \t]*(?<![+:!<>=])=(?!=)[ \t]*" + _VALUE)
+    initial = None
+    for m in first.finditer(buf, max(0, start - APPEND_BACK), target.start()):
+        initial = m
+    if initial is None:
+        return appended.end()
+    pieces = [initial.group("v"), appended.group("v")]
+    spans = [initial.span("v"), appended.span("v")]
+    _judge_apart(buf, pieces, spans, name, out)
+    return appended.end()
+
+
+def _appended_file(buf: bytes, start: int, out: list[Candidate]) -> int:
+    """``echo -n 'ab' > F`` then ``echo 'cd' >> F``: the pieces of one value appended to one file."""
+    here = max(line_start(buf, start), start - LINE_BACK)
+    appended = _WRITE_VALUE.search(buf, here, start)
+    path = _TARGET_AT.match(buf, start + 2)
+    if appended is None or path is None:
+        return 0
+    write = re.compile(
+        _VALUE + rb"[ \t]*\d?>(?!>)[ \t]*" + re.escape(path.group("t")) + rb"(?![^\s\"'`\\;|&<>])"
+    )
+    initial = None
+    for m in write.finditer(buf, max(0, here - APPEND_BACK), here):
+        initial = m
+    if initial is None:
+        return path.end()
+    pieces = [initial.group("v"), appended.group("v")]
+    spans = [initial.span("v"), appended.span("v")]
+    _judge_apart(buf, pieces, spans, path.group("t"), out)
+    return path.end()
+
+
+def _judge_apart(
+    buf: bytes, pieces: list[bytes], spans: list[tuple[int, int]], target: bytes, out: list[Candidate]
+) -> None:
+    value = b"".join(pieces)
+    level = max((classify(m.group(0)) or 0 for m in _IDENT.finditer(target)), default=0)
+    if level:
+        found = value_verdict(value, Level(max(level, Level.SECRET) if level == Level.KEY else level)) is None
+    else:
+        found = _judge(buf, spans[0][0], spans[-1][1], pieces, [b" + "])
+    if found:
+        out.extend((s, e, NAME, CONTEXT) for s, e in spans)
+
+
+def _append(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    if buf[start] == 43:  # +=
+        return _appended_variable(buf, start, out)
+    return _appended_file(buf, start, out)
+
+
+def _anchors() -> tuple[bytes, ...]:
+    operators = (b" +", b"+", b" .", b" ..", b"..", b" &", b" ||", b"||")
+    # a line break after a single-quoted literal (a shell array, SQL); after a double-quoted one
+    # it is everywhere (JSON), and a join's or concat's name or an operator marks those instead
+    breaks = (b"',\n", b"',\\", b"'\n", b"'\\")
+    adjacent = (b"' '", b'" "')
+    quoted = tuple(q + j for q in (b'"', b"'") for j in operators)
+    return (*quoted, *breaks, *adjacent, b"join(", b"concat", b"implode(")
+
+
+def joined_rules() -> list[ScanRule]:
+    return [ScanRule(NAME, _anchors(), _scan), ScanRule(NAME, (b"+=", b">>"), _append)]

@@ -1,0 +1,103 @@
+"""Issue 33: a secret split into pieces is caught by the structure that joins them (operators,
+adjacent literals, join and concat calls, arrays, appends to one variable or file, numbered parts of
+a credential's name, continuation lines), whatever the language; lists that are not one value are
+kept."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pipeline.redaction import Redactor
+
+# fakes of this file's own: random-looking halves, never a real credential
+A = "Qm7vTz2Lp9XcR4wK8sJd"
+B = "Hn3Yb6Fg1UaE5oZi0Mqx"
+C = "Wr8Ks2Dp4Lt6Vc9Nb1Gh"
+
+
+def _wrappings(text: str) -> list[str]:
+    return [text, json.dumps({"content": text})[1:-1], json.dumps({"c": json.dumps({"d": text})})]
+
+
+def _all_gone(redactor: Redactor, text: str, *pieces: str) -> None:
+    for wrapped in _wrappings(text):
+        out = redactor.redact(wrapped).text
+        for piece in pieces:
+            assert piece not in out, out
+        assert "[REDACTED:" in out, out
+
+
+def _kept(redactor: Redactor, text: str) -> None:
+    for wrapped in _wrappings(text):
+        assert redactor.redact(wrapped).text == wrapped
+
+
+JOINED = [
+    # a join call over an array, the separator an empty literal (the receiver or the argument)
+    f'signing_secret = "".join([\n    "{A}",\n    "{B}",\n])',
+    f'const webhookSecret = [\n  "{A}",\n  "{B}",\n].join("");',
+    f'hmacKey := strings.Join([]string{{\n\t"{A}",\n\t"{B}",\n}}, "")',
+    f"$dbAuth = implode('', ['{A}', '{B}']);",
+    # a concat call whose name comes after it
+    f"SELECT CONCAT(\n  '{A}',\n  '{B}'\n) AS signing_key;",
+    f'=CONCAT("{A}";\n  "{B}";\n  "{C}")',
+    # concatenation operators of several languages, over lines
+    f'let apiSecret = "{A}" +\n    "{B}";',
+    f"$token = '{A}' .\n  '{B}';",
+    f'local auth_token = "{A}" ..\n  "{B}"',
+    f'Dim clientSecret As String = "{A}" & _\n    "{B}"',
+    # adjacent literals: printf's arguments, a bash array printed joined
+    f"printf '%s' '{A}' '{B}' | vault login -",
+    f"pieces=(\n  '{A}'\n  '{B}'\n)\nexport SESSION_SECRET=\"$(printf %s \"${{pieces[@]}}\")\"",
+    # an editor's gutter before each line
+    f'   12→SERVICE_TOKEN = "".join([\n   13→    "{A}",\n   14→    "{B}",\n   15→])',
+]
+
+
+@pytest.mark.parametrize("text", JOINED)
+def test_pieces_joined_by_code_are_caught(redactor: Redactor, text: str) -> None:
+    _all_gone(redactor, text, A, B)
+
+
+APPENDED = [
+    f'$s = "{A}"\n$s += "{B}"\n$env:REPO_TOKEN = $s',
+    f'DEPLOY_SECRET="{A}"\nDEPLOY_SECRET+="{B}"\nexport DEPLOY_SECRET',
+    f"echo -n '{A}' > ~/.config/cli/token\necho '{B}' >> ~/.config/cli/token",
+    f"SIGNING_KEY_PART1={A}\nSIGNING_KEY_PART2={B}",
+]
+
+
+@pytest.mark.parametrize("text", APPENDED)
+def test_pieces_appended_to_one_variable_or_file_are_caught(redactor: Redactor, text: str) -> None:
+    _all_gone(redactor, text, A, B)
+
+
+CONTINUED = [
+    f"set PUBLISH_KEY={A}^\n{B}",  # cmd's caret continues a line
+    f"data:\n  webhook-secret: {A}\n    {B}\n  zone: eu-central",  # YAML folds a plain scalar
+    f'  40 │ REFRESH_TOKEN = "{A}\n     │ {B}"\n  41 │ retries = 3',  # a gutter with no number
+]
+
+
+@pytest.mark.parametrize("text", CONTINUED)
+def test_values_continued_on_the_next_line_are_caught(redactor: Redactor, text: str) -> None:
+    _all_gone(redactor, text, A, B)
+
+
+KEPT = [
+    # a list of hashes or of items under a key's word is not one value split
+    'keys = [\n  "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b",\n  "2c26b46b68ffc68ff99b453c1d30413413422d70",\n]',
+    '"integrity": "sha512-Zk3Lq9Vb2Nc8Xd7Fe6Gh5Jk4Lm3Nb2Vc1Xz9Qw8Er7Ty6Ui5Op4As3Df2Gh1Jk0Lz==",\n"resolved": "x"',
+    'locales = ["en-US", "fr-FR",\n  "de-DE"]',
+    'print("Loading " + "settings")',
+    'msg = "token " + "expired, please log in again"',
+    "printf '%s' 'hello' 'world'",
+    'TAGS="alpha"\nTAGS+=" beta"',
+]
+
+
+@pytest.mark.parametrize("text", KEPT)
+def test_lists_and_joined_words_are_kept(redactor: Redactor, text: str) -> None:
+    _kept(redactor, text)
