@@ -99,6 +99,11 @@ def _judge(buf: bytes, s: int, e: int, pieces: list[bytes], gaps: list[bytes]) -
         return value_verdict(value, max(level, Level.SECRET) if level is Level.KEY else level) is None
     if len(value) < MIN_UNNAMED or not _joined_visibly(buf, s, e, gaps):
         return False
+    return _random(value)
+
+
+def _random(value: bytes) -> bool:
+    """A long value of mixed case and digits, of many different characters: a token by its shape."""
     mixed = value.lower() != value and value.upper() != value and has_digit(value)
     return mixed and enough_distinct(value, 16) and value_verdict(value, Level.KEY) is None
 
@@ -251,6 +256,70 @@ def _append(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
     return _appended_file(buf, start, out)
 
 
+# A hex dump (``xxd``, ``hexdump -C``): rows of an offset, the bytes in hex and the same bytes as
+# text. The rows are pieces of one file; when the file is a token, every row is a piece of it.
+_DUMP_ROW = re.compile(
+    rb"[0-9a-f]{8}(?::[ ](?P<xxd>[0-9a-f ]{39})[ ]{2}|[ ]{2}(?P<hd>[0-9a-f ]{47,49})[ ]{1,2}\|)"
+    rb"(?P<text>[^\r\n]{1,40}?)\|?(?=[ \t]*(?:\r?\n|\\+n|\\*[\"']|$))"
+)
+_ROW_BREAK = re.compile(rb"[ \t]*(?:\r?\n|\\+n)")
+MAX_DUMP_ROWS = 256
+_PRINTABLE = re.compile(rb"[\x21-\x7e]+")
+
+
+def _hex_dump(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """The rows of a hex dump starting at offset 0, read as one file: a token when the bytes
+    they hold are one (judged under the name on the command line above, or by shape)."""
+    rows: list[tuple[int, int]] = []
+    data = bytearray()
+    pos = start
+    for _ in range(MAX_DUMP_ROWS):
+        m = _DUMP_ROW.match(buf, pos)
+        if m is None:
+            break
+        hexes = (m.group("xxd") or m.group("hd") or b"").replace(b" ", b"")
+        try:
+            data += bytes.fromhex(hexes.decode("ascii"))
+        except ValueError:
+            break
+        rows.append((m.start("xxd") if m.group("xxd") else m.start("hd"), m.end("text")))
+        brk = _ROW_BREAK.match(buf, m.end())
+        if brk is None:
+            break
+        pos = brk.end()
+    value = bytes(data).strip()
+    if not rows or _PRINTABLE.fullmatch(value) is None:
+        return pos
+    level = _named(buf, start, start)
+    if level is not None:
+        found = value_verdict(value, max(level, Level.SECRET)) is None
+    else:
+        found = len(value) >= MIN_UNNAMED and _random(value)
+    if found:
+        out.extend((s, e, NAME, CONTEXT) for s, e in rows)
+    return pos
+
+
+# A value sent in parts, each labelled as one: "first half of the deploy token: ...", then a line or
+# a message later "second half: ...". The first carries the credential's name; a later part only
+# says it is a part.
+_PART_LABEL = re.compile(rb"[^\r\n:\\]{0,40}?:[ \t]*(?P<v>[A-Za-z0-9_+/=.~-]{16,512})(?=[\s\"'\\,;]|$)")
+PART_BACK = 400
+
+
+def _labelled_part(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """A random value under a label saying it is a part, a credential named in the lines before."""
+    m = _PART_LABEL.match(buf, end)
+    if m is None:
+        return 0
+    lo = max(0, start - PART_BACK)
+    if any(classify(w.group(0)) is not None for w in _IDENT.finditer(buf, lo, m.start("v"))) and _random(
+        m.group("v")
+    ):
+        out.append((*m.span("v"), NAME, CONTEXT))
+    return m.end()
+
+
 def _anchors() -> tuple[bytes, ...]:
     operators = (b" +", b"+", b" .", b" ..", b"..", b" &", b" ||", b"||")
     # a line break after a single-quoted literal (a shell array, SQL); after a double-quoted one
@@ -262,4 +331,13 @@ def _anchors() -> tuple[bytes, ...]:
 
 
 def joined_rules() -> list[ScanRule]:
-    return [ScanRule(NAME, _anchors(), _scan), ScanRule(NAME, (b"+=", b">>"), _append)]
+    return [
+        ScanRule(NAME, _anchors(), _scan),
+        ScanRule(NAME, (b"+=", b">>"), _append),
+        ScanRule(NAME, (b"00000000: ", b"00000000  "), _hex_dump),
+        ScanRule(
+            NAME,
+            (b"half", b"the rest", b"remainder", b"part 2", b"part two", b"second part", b"last part"),
+            _labelled_part,
+        ),
+    ]

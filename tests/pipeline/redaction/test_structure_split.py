@@ -101,3 +101,34 @@ KEPT = [
 @pytest.mark.parametrize("text", KEPT)
 def test_lists_and_joined_words_are_kept(redactor: Redactor, text: str) -> None:
     _kept(redactor, text)
+
+
+def _xxd(data: bytes) -> str:
+    rows = []
+    for i in range(0, len(data), 16):
+        row = data[i : i + 16]
+        hexes = " ".join(row[j : j + 2].hex() for j in range(0, len(row), 2))
+        text = "".join(chr(b) if 32 <= b < 127 else "." for b in row)
+        rows.append(f"{i:08x}: {hexes:<39}  {text}")
+    return "\n".join(rows)
+
+
+def test_a_token_read_through_a_hex_dump_is_caught(redactor: Redactor) -> None:
+    token = A + B + C
+    text = "$ xxd ~/.cache/cli/session_token\n" + _xxd(token.encode() + b"\n")
+    rows = [token[i : i + 16] for i in range(0, len(token), 16)]
+    _all_gone(redactor, text, *[r for r in rows if len(r) == 16])
+
+
+def test_a_hex_dump_of_text_or_binary_is_kept(redactor: Redactor) -> None:
+    _kept(redactor, "$ xxd notes.txt\n" + _xxd(b"the meeting moved to thursday at ten\n"))
+    _kept(redactor, "$ xxd logo.png\n" + _xxd(bytes(range(0, 256, 7))))
+
+
+def test_a_value_sent_in_labelled_parts_is_caught(redactor: Redactor) -> None:
+    text = f"first half of the signing secret: {A}{B}\n(the rest in a moment)\nsecond half: {C}{A}"
+    _all_gone(redactor, text, A + B, C + A)
+
+
+def test_a_labelled_part_with_no_credential_named_is_kept(redactor: Redactor) -> None:
+    _kept(redactor, f"build finished\nsecond half: {C}{A}")
