@@ -95,8 +95,11 @@ def _decode(blob: bytes) -> bytes | None:
     return raw
 
 
+_PRINTABLE = bytes(range(32, 127)) + b"\t\n\r"
+
+
 def _printable(raw: bytes) -> bool:
-    return all(32 <= c < 127 or c in (9, 10, 13) for c in raw)
+    return not raw.translate(None, _PRINTABLE)
 
 
 def _blob_at(buf: bytes, start: int) -> tuple[int, int] | None:

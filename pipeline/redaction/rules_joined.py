@@ -44,6 +44,8 @@ _GAP = re.compile(
     rb")*+"
 )
 _QUOTES = frozenset(b"\"'`")
+_GAP_BYTES = frozenset(b" \t\r\n,+.&|;_^()[]{}!\\nrt0123456789\xe2\x86\x92\x94\x82")
+"""What a gap between two literals is made of, byte by byte (``_GAP`` says whether it is one)."""
 _KEY_AFTER = re.compile(rb"[ \t]*(?::(?!:)|=(?!=))")
 _JOINS = re.compile(rb"(?i:join|concat|implode)")
 _OPERATOR = re.compile(rb"\+|&|\|\||\.\.|[ \t]\.[ \t]|[_^\\](?=[ \t]*(?:\r?\n|\\+n))")
@@ -138,13 +140,14 @@ def _backward(buf: bytes, group: Group, lo: int) -> Group:
     """``group`` with the literals joined to it from before."""
     pieces, gaps, first, last = group
     for _ in range(MAX_PIECES):
-        before = [
-            m for m in _LITERAL.finditer(buf, max(lo, first - MAX_GAP - 1024), first) if m.end() <= first
-        ]
-        if not before:
+        close = first - 1
+        while close > lo and first - close <= MAX_GAP and buf[close] in _GAP_BYTES:
+            close -= 1
+        if close <= lo or buf[close] not in _QUOTES:
             break
-        m = before[-1]
-        if first - m.end() > MAX_GAP or _GAP.fullmatch(buf, m.end(), first) is None:
+        opened = _opening(buf, close)
+        m = None if opened < lo else _LITERAL.match(buf, opened, close + 1)
+        if m is None or m.end() != close + 1 or _GAP.fullmatch(buf, m.end(), first) is None:
             break
         pieces.insert(0, m.group("v"))
         gaps.insert(0, buf[m.end() : first])
@@ -168,6 +171,11 @@ def _scan(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) ->
     lo = max(0, start - LINE_BACK)
     hi = min(len(buf), end + MAX_GROUP)
     if buf[start] in _QUOTES:  # the anchor starts at a literal's closing quote
+        before = start - 1
+        while before > 0 and buf[before] == 92:  # ``\"``: the closing quote escaped
+            before -= 1
+        if before < 0 or buf[before] not in _TOKEN_CHARS:
+            return 0
         opened = _opening(buf, start)
         if opened < 0:
             return 0
@@ -192,7 +200,11 @@ _APPEND_TARGET = re.compile(
     rb"(?:(?<=\\[nrt])|(?<![A-Za-z0-9_.:$@\\]))(?P<t>[$@]?[A-Za-z_][A-Za-z0-9_.:]{0,60})[ \t]*$"
 )
 _APPENDED = re.compile(rb"\+=[ \t]*" + _VALUE)
-_WRITE_VALUE = re.compile(_VALUE + rb"[ \t]*\d?$")
+_WRITE_VALUE = re.compile(_VALUE)
+_DIGITS = frozenset(b"0123456789")
+_BLANKS = frozenset(b" \t")
+_TOKEN_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_+/=.~-")
+MAX_WRITTEN = 1024
 _TARGET_AT = re.compile(rb"[ \t]*(?P<t>[^\s\"'`\\;|&<>]{1,200})")
 
 
@@ -216,10 +228,30 @@ def _appended_variable(buf: bytes, start: int, out: list[Candidate]) -> int:
     return appended.end()
 
 
+def _written_before(buf: bytes, at: int) -> re.Match[bytes] | None:
+    """The literal an ``echo`` or ``printf`` writes before the redirection at ``at``."""
+    e = at
+    if e > 1 and buf[e - 1] in _DIGITS and buf[e - 2] in _BLANKS:
+        e -= 1  # ``2>>``: a descriptor
+    while e > 0 and buf[e - 1] in _BLANKS:
+        e -= 1
+    if e == 0:
+        return None
+    if buf[e - 1] in _QUOTES:
+        opened = _opening(buf, e - 1)
+    else:
+        opened = e
+        while opened > 0 and e - opened < MAX_WRITTEN and buf[opened - 1] in _TOKEN_CHARS:
+            opened -= 1
+    if opened < 0 or opened == e:
+        return None
+    m = _WRITE_VALUE.match(buf, opened, e)
+    return m if m is not None and m.end() == e else None
+
+
 def _appended_file(buf: bytes, start: int, out: list[Candidate]) -> int:
     """``echo -n 'ab' > F`` then ``echo 'cd' >> F``: the pieces of one value appended to one file."""
-    here = max(line_start(buf, start), start - LINE_BACK)
-    appended = _WRITE_VALUE.search(buf, here, start)
+    appended = _written_before(buf, start)
     path = _TARGET_AT.match(buf, start + 2)
     if appended is None or path is None:
         return 0
@@ -227,7 +259,7 @@ def _appended_file(buf: bytes, start: int, out: list[Candidate]) -> int:
         _VALUE + rb"[ \t]*\d?>(?!>)[ \t]*" + re.escape(path.group("t")) + rb"(?![^\s\"'`\\;|&<>])"
     )
     initial = None
-    for m in write.finditer(buf, max(0, here - APPEND_BACK), here):
+    for m in write.finditer(buf, max(0, appended.start() - APPEND_BACK), appended.start()):
         initial = m
     if initial is None:
         return path.end()
@@ -253,7 +285,10 @@ def _judge_apart(
 def _append(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
     if buf[start] == 43:  # +=
         return _appended_variable(buf, start, out)
-    return _appended_file(buf, start, out)
+    at = buf.index(b">>", start, end)  # the anchor is a literal's closing quote, then ``>>``
+    if buf[at + 2 : at + 3] == b">":
+        return at + 3  # ``>>>``: a prompt, not a redirection
+    return _appended_file(buf, at, out)
 
 
 # A hex dump (``xxd``, ``hexdump -C``): rows of an offset, the bytes in hex and the same bytes as
@@ -333,7 +368,7 @@ def _anchors() -> tuple[bytes, ...]:
 def joined_rules() -> list[ScanRule]:
     return [
         ScanRule(NAME, _anchors(), _scan),
-        ScanRule(NAME, (b"+=", b">>"), _append),
+        ScanRule(NAME, (b"+=", b"' >>", b'" >>', b"'>>", b'">>'), _append),
         ScanRule(NAME, (b"00000000: ", b"00000000  "), _hex_dump),
         ScanRule(
             NAME,

@@ -103,7 +103,6 @@ _BECH32 = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
 _NSEC = re.compile(rb"nsec1[02-9ac-hj-np-z]{58}(?![0-9a-z])")
 _XPRV = re.compile(rb"[xtyzuv]prv[1-9A-HJ-NP-Za-km-z]{100,112}(?![1-9A-Za-z])")
 _B58 = b"123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
-_WIF = re.compile(rb"(?:(?<![\\1-9A-Za-z])|(?<=\\[nrt]))[5KLc9][1-9A-HJ-NP-Za-km-z]{50,51}(?![1-9A-Za-z])")
 WIF_WINDOW = 200
 
 
@@ -266,6 +265,7 @@ def _signing_key_line(buf: bytes, low: bytes, start: int, end: int, out: list[Ca
 
 _BECH32_DATA = re.compile(rb"[02-9ac-hj-np-z]{38,200}(?![0-9a-z])")
 _HRP_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_-")
+MAX_HRP = 24
 _SECRET_HRP = re.compile(rb"(?:^|[_-])sk$|priv|sec")
 """A human-readable part that says secret: a secret key (``..._sk``), a private key, a secret."""
 _BECH32_GEN = (0x3B6A57B2, 0x26508E6D, 0x1EA119FA, 0x3D4233DD, 0x2A1462B3)
@@ -291,8 +291,10 @@ def _bech32_secret(buf: bytes, low: bytes, start: int, end: int, out: list[Candi
     if m is None:
         return 0
     lo = end - 1
-    while lo > 0 and end - lo < 40 and low[lo - 1] in _HRP_CHARS:
+    while lo > 0 and end - lo <= MAX_HRP and low[lo - 1] in _HRP_CHARS:
         lo -= 1
+    if end - lo > MAX_HRP or (lo and low[lo - 1] in b"+/"):
+        return m.end()  # inside a longer run (base64, a hash): not a name
     for s in (lo, lo + 1):  # ``\nfoo_sk1...``: an escaped line break is not the name's
         hrp = low[s : end - 1]
         if hrp and _SECRET_HRP.search(hrp) and bech32_valid(hrp, m.group(0)):
@@ -301,7 +303,12 @@ def _bech32_secret(buf: bytes, low: bytes, start: int, end: int, out: list[Candi
     return m.end()
 
 
-_B58_RUN = re.compile(rb"(?:(?<![\\1-9A-Za-z])|(?<=\\[nrt]))[1-9A-HJ-NP-Za-km-z]{86,88}(?![1-9A-Za-z])")
+_B58_RUN = re.compile(
+    rb"(?:(?<![\\1-9A-Za-z])|(?<=\\[nrt]))(?:[1-9A-HJ-NP-Za-km-z]{51,52}|[1-9A-HJ-NP-Za-km-z]{86,88})(?![1-9A-Za-z])"
+)
+"""A WIF key's length (51 or 52 characters) or 64 bytes' (86 to 88)."""
+_WIF_FIRST = frozenset((b"5", b"K", b"L", b"c", b"9"))
+_KEYPAIR_CHARS = 86
 _KEYPAIR_BYTES = 64
 
 
@@ -316,11 +323,13 @@ def _key_word_window(buf: bytes, low: bytes, start: int, end: int, out: list[Can
     """Near a word naming a private key: a WIF key (base58check decides: a random string fails
     it), or 64 bytes in base58 (an Ed25519 keypair as Solana's tools print it)."""
     hi = min(len(buf), end + WIF_WINDOW)
-    for m in _WIF.finditer(buf, end, hi):
-        if base58check(m.group(0)):
-            out.append((*m.span(), NAME, STRUCTURE))
     for m in _B58_RUN.finditer(buf, end, hi):
-        if _b58_bytes(m.group(0)) == _KEYPAIR_BYTES and enough_distinct(m.group(0), 20):
+        v = m.group(0)
+        if len(v) < _KEYPAIR_CHARS:
+            found = v[:1] in _WIF_FIRST and base58check(v)
+        else:
+            found = _b58_bytes(v) == _KEYPAIR_BYTES and enough_distinct(v, 20)
+        if found:
             out.append((*m.span(), NAME, STRUCTURE))
     return hi
 

@@ -138,3 +138,8 @@ def test_a_certificate_under_a_numbered_gutter_is_kept(redactor: Redactor) -> No
         + "\n".join(lines)
         + "\n  26\u2192-----END CERTIFICATE-----",
     )
+
+
+def test_a_bech32_secret_assigned_to_a_name_is_caught(redactor: Redactor) -> None:
+    secret = _bech32("zeta_sk", _raw(32))
+    _gone(redactor, f"NODE_IDENTITY={secret}", secret)
