@@ -39,6 +39,7 @@ _GAP = re.compile(
     rb"|\\+[nrt]"  # a JSON-escaped line break or tab
     rb"|[A-Za-z_][A-Za-z0-9_.:]{0,40}(?=!?\(|\{)"  # the name of a call or of a typed array
     rb"|(?:\\*\"){2}|(?:\\*'){2}"  # an empty literal: a join's separator
+    rb"|(?<![A-Za-z0-9_])[fFrRbBuU]{1,2}(?=\\*[\"'`])"  # a literal's prefix (``f"..."``, ``b'...'``)
     rb"|[0-9]{1,6}(?:\xe2\x86\x92|\t|\\+t|\\+u2192)"  # an editor's line-number gutter
     rb"|\xe2\x94\x82|\\+u2502"
     rb")*+"
@@ -355,12 +356,47 @@ def _labelled_part(buf: bytes, low: bytes, start: int, end: int, out: list[Candi
     return m.end()
 
 
+# A credential's name over a YAML sequence of pieces: ``api_token:`` then ``  - ab`` and ``  - cd``.
+_SEQ_KEY = re.compile(rb"[A-Za-z0-9_.-]{1,80}$")
+_SEQ_ITEM = re.compile(
+    rb"(?:\r?\n|\\+n)(?P<indent>[ \t]*)-[ \t]+(?P<q>\\*[\"']?)(?P<v>[A-Za-z0-9_+/=.~-]{1,512})(?P=q)"
+    rb"(?=[ \t]*(?:\r?\n|\\+[nr\"]|$))"
+)
+
+
+def _sequence(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """The items of a YAML sequence under a credential's name, judged joined."""
+    key = _SEQ_KEY.search(buf, max(0, start - 80), start)
+    if key is None:
+        return 0
+    level = classify(key.group(0))
+    if level is None:
+        return 0
+    pieces: list[bytes] = []
+    spans: list[tuple[int, int]] = []
+    pos, indent = start + 1, None
+    for _ in range(MAX_PIECES):
+        m = _SEQ_ITEM.match(buf, pos)
+        if m is None or (indent is not None and m.group("indent") != indent):
+            break
+        indent = m.group("indent")
+        pieces.append(m.group("v"))
+        spans.append(m.span("v"))
+        pos = m.end("v") + len(m.group("q"))
+    if len(pieces) >= MIN_PIECES and not _items(pieces):
+        value = b"".join(pieces)
+        if value_verdict(value, max(level, Level.SECRET)) is None:
+            out.extend((s, e, NAME, CONTEXT) for s, e in spans)
+    return pos
+
+
 def _anchors() -> tuple[bytes, ...]:
     operators = (b" +", b"+", b" .", b" ..", b"..", b" &", b" ||", b"||")
     # a line break after a single-quoted literal (a shell array, SQL); after a double-quoted one
     # it is everywhere (JSON), and a join's or concat's name or an operator marks those instead
     breaks = (b"',\n", b"',\\", b"'\n", b"'\\")
-    adjacent = (b"' '", b'" "')
+    prefixed = tuple(q + b" " + p + e for q in (b'"', b"'") for p in (b"f", b"r", b"b") for e in (q, b"\\"))
+    adjacent = (b"' '", b'" "', *prefixed)
     quoted = tuple(q + j for q in (b'"', b"'") for j in operators)
     return (*quoted, *breaks, *adjacent, b"join(", b"concat", b"implode(")
 
@@ -370,6 +406,13 @@ def joined_rules() -> list[ScanRule]:
         ScanRule(NAME, _anchors(), _scan),
         ScanRule(NAME, (b"+=", b"' >>", b'" >>', b"'>>", b'">>'), _append),
         ScanRule(NAME, (b"00000000: ", b"00000000  "), _hex_dump),
+        ScanRule(
+            NAME,
+            tuple(
+                b":" + brk + pad + b"- " for brk in (b"\n", b"\\n", b"\\\\n") for pad in (b"", b"  ", b"    ")
+            ),
+            _sequence,
+        ),
         ScanRule(
             NAME,
             (b"half", b"the rest", b"remainder", b"part 2", b"part two", b"second part", b"last part"),

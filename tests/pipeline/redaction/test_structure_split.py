@@ -132,3 +132,20 @@ def test_a_value_sent_in_labelled_parts_is_caught(redactor: Redactor) -> None:
 
 def test_a_labelled_part_with_no_credential_named_is_kept(redactor: Redactor) -> None:
     _kept(redactor, f"build finished\nsecond half: {C}{A}")
+
+
+MORE_JOINED = [
+    f'access_token = f"{A}" f"{B}"',  # adjacent f-strings
+    f"db_secret:\n  - {A}\n  - {B}\n",  # a YAML sequence of pieces under a credential's name
+    f"const apiKey = `{A}` +\n  `{B}`;",  # template literals
+]
+
+
+@pytest.mark.parametrize("text", MORE_JOINED)
+def test_more_ways_of_joining_pieces_are_caught(redactor: Redactor, text: str) -> None:
+    _all_gone(redactor, text, A, B)
+
+
+def test_a_yaml_sequence_of_hashes_or_names_is_kept(redactor: Redactor) -> None:
+    _kept(redactor, "api_keys:\n  - 9f86d081884c7d659a2feaa0c55ad015\n  - 2c26b46b68ffc68ff99b453c1d304134\n")
+    _kept(redactor, "secret_names:\n  - database\n  - cache\n")
