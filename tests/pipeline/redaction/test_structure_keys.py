@@ -143,3 +143,8 @@ def test_a_certificate_under_a_numbered_gutter_is_kept(redactor: Redactor) -> No
 def test_a_bech32_secret_assigned_to_a_name_is_caught(redactor: Redactor) -> None:
     secret = _bech32("zeta_sk", _raw(32))
     _gone(redactor, f"NODE_IDENTITY={secret}", secret)
+
+
+def test_a_seed_alone_on_the_line_after_a_key_word_is_caught_in_json_too(redactor: Redactor) -> None:
+    seed = base64.b32encode(b"\x90" + _raw(34)).decode().rstrip("=")
+    _gone(redactor, f"$ chain keys show deployer\n{seed}\n", seed)
