@@ -217,10 +217,12 @@ def _appended_variable(buf: bytes, start: int, out: list[Candidate]) -> int:
     if target is None or appended is None:
         return 0
     name = target.group("t")
-    first = re.compile(re.escape(name) + rb"[ \t]*(?<![+:!<>=])=(?!=)[ \t]*" + _VALUE)
     initial = None
-    for m in first.finditer(buf, max(0, start - APPEND_BACK), target.start()):
-        initial = m
+    lo = max(0, start - APPEND_BACK)
+    at = buf.rfind(name, lo, target.start())
+    while at >= 0 and initial is None:
+        initial = _ASSIGNED.match(buf, at + len(name))
+        at = buf.rfind(name, lo, at)
     if initial is None:
         return appended.end()
     pieces = [initial.group("v"), appended.group("v")]
@@ -231,6 +233,8 @@ def _appended_variable(buf: bytes, start: int, out: list[Candidate]) -> int:
 
 def _written_before(buf: bytes, at: int) -> re.Match[bytes] | None:
     """The literal an ``echo`` or ``printf`` writes before the redirection at ``at``."""
+    if at < 0:
+        return None
     e = at
     if e > 1 and buf[e - 1] in _DIGITS and buf[e - 2] in _BLANKS:
         e -= 1  # ``2>>``: a descriptor
@@ -250,18 +254,34 @@ def _written_before(buf: bytes, at: int) -> re.Match[bytes] | None:
     return m if m is not None and m.end() == e else None
 
 
+_ASSIGNED = re.compile(rb"[ \t]*=(?!=)[ \t]*" + _VALUE)
+_PATH_END = frozenset((b" ", b"\t", b"\r", b"\n", b'"', b"'", b"`", b"\\", b";", b"|", b"&", b"<", b">"))
+_SINGLE_REDIRECT = re.compile(rb">[ \t]*$")
+
+
+def _redirect_before(buf: bytes, at: int) -> int:
+    """Where a single ``>`` stands before the path at ``at`` (``-1`` when none does)."""
+    m = _SINGLE_REDIRECT.search(buf, max(0, at - 8), at)
+    if m is None or buf[m.start() - 1 : m.start()] == b">":
+        return -1
+    return m.start()
+
+
 def _appended_file(buf: bytes, start: int, out: list[Candidate]) -> int:
     """``echo -n 'ab' > F`` then ``echo 'cd' >> F``: the pieces of one value appended to one file."""
     appended = _written_before(buf, start)
     path = _TARGET_AT.match(buf, start + 2)
     if appended is None or path is None:
         return 0
-    write = re.compile(
-        _VALUE + rb"[ \t]*\d?>(?!>)[ \t]*" + re.escape(path.group("t")) + rb"(?![^\s\"'`\\;|&<>])"
-    )
     initial = None
-    for m in write.finditer(buf, max(0, appended.start() - APPEND_BACK), appended.start()):
-        initial = m
+    target = path.group("t")
+    lo = max(0, appended.start() - APPEND_BACK)
+    at = buf.rfind(target, lo, appended.start())
+    while at >= 0 and initial is None:
+        after = buf[at + len(target) : at + len(target) + 1]
+        if not after or after in _PATH_END:
+            initial = _written_before(buf, _redirect_before(buf, at))
+        at = buf.rfind(target, lo, at)
     if initial is None:
         return path.end()
     pieces = [initial.group("v"), appended.group("v")]
@@ -357,7 +377,8 @@ def _labelled_part(buf: bytes, low: bytes, start: int, end: int, out: list[Candi
 
 
 # A credential's name over a YAML sequence of pieces: ``api_token:`` then ``  - ab`` and ``  - cd``.
-_SEQ_KEY = re.compile(rb"[A-Za-z0-9_.-]{1,80}$")
+_SEQ_KEY_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+MAX_SEQ_KEY = 80
 _SEQ_ITEM = re.compile(
     rb"(?:\r?\n|\\+n)(?P<indent>[ \t]*)-[ \t]+(?P<q>\\*[\"']?)(?P<v>[A-Za-z0-9_+/=.~-]{1,512})(?P=q)"
     rb"(?=[ \t]*(?:\r?\n|\\+[nr\"]|$))"
@@ -366,10 +387,12 @@ _SEQ_ITEM = re.compile(
 
 def _sequence(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
     """The items of a YAML sequence under a credential's name, judged joined."""
-    key = _SEQ_KEY.search(buf, max(0, start - 80), start)
-    if key is None:
+    k = start
+    while k > 0 and start - k < MAX_SEQ_KEY and buf[k - 1] in _SEQ_KEY_CHARS:
+        k -= 1
+    if k == start:
         return 0
-    level = classify(key.group(0))
+    level = classify(buf[k:start])
     if level is None:
         return 0
     pieces: list[bytes] = []
