@@ -45,6 +45,7 @@ _GAP = re.compile(
     rb")*+"
 )
 _QUOTES = frozenset(b"\"'`")
+_NEXT_LITERAL = frozenset((b'"', b"'", b"`", b"\\"))
 _GAP_BYTES = frozenset(b" \t\r\n,+.&|;_^()[]{}!\\nrt0123456789\xe2\x86\x92\x94\x82")
 """What a gap between two literals is made of, byte by byte (``_GAP`` says whether it is one)."""
 _KEY_AFTER = re.compile(rb"[ \t]*(?::(?!:)|=(?!=))")
@@ -177,6 +178,9 @@ def _scan(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) ->
             before -= 1
         if before < 0 or buf[before] not in _TOKEN_CHARS:
             return 0
+        gap = _GAP.match(buf, start + 1, hi)
+        if gap is None or buf[gap.end() : gap.end() + 1] not in _NEXT_LITERAL:
+            return 0  # nothing is joined to this literal
         opened = _opening(buf, start)
         if opened < 0:
             return 0

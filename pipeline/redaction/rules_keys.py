@@ -270,17 +270,27 @@ _SECRET_HRP = re.compile(rb"(?:^|[_-])sk$|priv|sec")
 """A human-readable part that says secret: a secret key (``..._sk``), a private key, a secret."""
 _BECH32_GEN = (0x3B6A57B2, 0x26508E6D, 0x1EA119FA, 0x3D4233DD, 0x2A1462B3)
 _BECH32_CONSTANTS = (1, 0x2BC830A3)  # bech32, bech32m
+_BECH32_VALUE = {ord(c): i for i, c in enumerate(_BECH32)}
+
+
+def _xor(top: int) -> int:
+    """The generator terms the checksum's top five bits select, XORed (a table replaces the loop)."""
+    out = 0
+    for i, g in enumerate(_BECH32_GEN):
+        if top >> i & 1:
+            out ^= g
+    return out
+
+
+_BECH32_TOP = tuple(_xor(top) for top in range(32))
 
 
 def bech32_valid(hrp: bytes, data: bytes) -> bool:
     """Does ``hrp`` ``1`` ``data`` (lower case) carry a valid bech32 or bech32m checksum?"""
     chk = 1
-    values = [c >> 5 for c in hrp] + [0] + [c & 31 for c in hrp] + [_BECH32.index(chr(c)) for c in data]
+    values = [c >> 5 for c in hrp] + [0] + [c & 31 for c in hrp] + [_BECH32_VALUE[c] for c in data]
     for v in values:
-        top = chk >> 25
-        chk = (chk & 0x1FFFFFF) << 5 ^ v
-        for i in range(5):
-            chk ^= _BECH32_GEN[i] if (top >> i) & 1 else 0
+        chk = ((chk & 0x1FFFFFF) << 5 ^ v) ^ _BECH32_TOP[chk >> 25]
     return chk in _BECH32_CONSTANTS
 
 
@@ -303,9 +313,10 @@ def _bech32_secret(buf: bytes, low: bytes, start: int, end: int, out: list[Candi
     return m.end()
 
 
-_B58_RUN = re.compile(
-    rb"(?:(?<![\\1-9A-Za-z])|(?<=\\[nrt]))(?:[1-9A-HJ-NP-Za-km-z]{51,52}|[1-9A-HJ-NP-Za-km-z]{86,88})(?![1-9A-Za-z])"
-)
+_B58_RUN = re.compile(rb"[1-9A-HJ-NP-Za-km-z]{51,}")
+_B58_BYTES = frozenset(b"123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0")
+"""Base58's alphabet and the letters it leaves out (a run holding them is no base58 run)."""
+_B58_KEY_LENGTHS = frozenset((51, 52, 86, 87, 88))
 """A WIF key's length (51 or 52 characters) or 64 bytes' (86 to 88)."""
 _WIF_FIRST = frozenset((b"5", b"K", b"L", b"c", b"9"))
 _KEYPAIR_CHARS = 86
@@ -324,13 +335,20 @@ def _key_word_window(buf: bytes, low: bytes, start: int, end: int, out: list[Can
     it), or 64 bytes in base58 (an Ed25519 keypair as Solana's tools print it)."""
     hi = min(len(buf), end + WIF_WINDOW)
     for m in _B58_RUN.finditer(buf, end, hi):
-        v = m.group(0)
+        s, e = m.span()
+        if s and buf[s - 1] == 92 and buf[s] in b"nrt":
+            s += 1  # ``\n5Kd...``: the escape's letter is not the key's
+        elif s and buf[s - 1] in _B58_BYTES:
+            continue  # the window cut a longer run
+        v = buf[s:e]
+        if len(v) not in _B58_KEY_LENGTHS or (e < len(buf) and buf[e] in _B58_BYTES):
+            continue
         if len(v) < _KEYPAIR_CHARS:
             found = v[:1] in _WIF_FIRST and base58check(v)
         else:
             found = _b58_bytes(v) == _KEYPAIR_BYTES and enough_distinct(v, 20)
         if found:
-            out.append((*m.span(), NAME, STRUCTURE))
+            out.append((s, e, NAME, STRUCTURE))
     return hi
 
 
