@@ -148,3 +148,4 @@ def test_a_bech32_secret_assigned_to_a_name_is_caught(redactor: Redactor) -> Non
 def test_a_seed_alone_on_the_line_after_a_key_word_is_caught_in_json_too(redactor: Redactor) -> None:
     seed = base64.b32encode(b"\x90" + _raw(34)).decode().rstrip("=")
     _gone(redactor, f"$ chain keys show deployer\n{seed}\n", seed)
+    _gone(redactor, f"$ chain keys show deployer\n   {seed}", seed)  # the last line of a tool's output
