@@ -190,6 +190,9 @@ def _scan(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) ->
     else:  # a join's name: the pieces follow (``concat(``) or come before (``].join(``)
         group = _forward(buf, end, hi)
         if not group[0]:
+            named = _joined_variable(buf, start, end)
+            if named is not None:
+                return _judge_variable(buf, start, named, out)
             group = ([], [], start, start)
     pieces, gaps, first, last = _backward(buf, group, lo)
     if len(pieces) < MIN_PIECES:
@@ -197,6 +200,42 @@ def _scan(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) ->
     if _judge(buf, first, last, pieces, gaps):
         out.append((first, last, NAME, CONTEXT))
     return last
+
+
+# A list of pieces assigned to a variable and joined later: ``parts = ["ab", "cd"]`` then
+# ``TOKEN = "".join(parts)`` (or ``parts.join("")``, ``strings.Join(parts, "")``).
+_JOIN_ARG = re.compile(rb"[ \t]*(?P<n>[A-Za-z_$@][A-Za-z0-9_]{0,60})[ \t]*[,)]")
+_JOIN_RECEIVER = re.compile(rb"(?P<n>[A-Za-z_$@][A-Za-z0-9_]{0,60})\.$")
+_LIST_OPEN = re.compile(rb"[ \t]*(?::=|=)[ \t]*(?:[A-Za-z_.]{0,20}\(|\[\][A-Za-z]{1,12}\{|[\[({])")
+JOINED_BACK = 1200
+
+
+def _joined_variable(buf: bytes, start: int, end: int) -> bytes | None:
+    """The variable a join call joins (its argument, or the receiver of ``.join(``)."""
+    m = _JOIN_ARG.match(buf, end)
+    if m is not None:
+        return m.group("n")
+    m = _JOIN_RECEIVER.search(buf, max(0, start - 62), start + 1 if buf[start : start + 1] == b"." else start)
+    return None if m is None else m.group("n")
+
+
+def _judge_variable(buf: bytes, start: int, name: bytes, out: list[Candidate]) -> int:
+    """The literals listed in ``name``'s assignment before ``start``, judged joined."""
+    lo = max(0, start - JOINED_BACK)
+    at = buf.rfind(name, lo, start)
+    while at >= 0:
+        if not at or buf[at - 1] not in _TOKEN_CHARS:
+            opener = _LIST_OPEN.match(buf, at + len(name))
+            if opener is not None:
+                pieces, gaps, first, last = _forward(buf, opener.end(), start)
+                if len(pieces) >= MIN_PIECES and not _items(pieces):
+                    level = _named(buf, start, start)
+                    value = b"".join(pieces)
+                    if level is not None and value_verdict(value, max(level, Level.SECRET)) is None:
+                        out.append((first, last, NAME, CONTEXT))
+                return start
+        at = buf.rfind(name, lo, at)
+    return start
 
 
 APPEND_BACK = 800

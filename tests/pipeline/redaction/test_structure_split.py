@@ -149,3 +149,19 @@ def test_more_ways_of_joining_pieces_are_caught(redactor: Redactor, text: str) -
 def test_a_yaml_sequence_of_hashes_or_names_is_kept(redactor: Redactor) -> None:
     _kept(redactor, "api_keys:\n  - 9f86d081884c7d659a2feaa0c55ad015\n  - 2c26b46b68ffc68ff99b453c1d304134\n")
     _kept(redactor, "secret_names:\n  - database\n  - cache\n")
+
+
+LATER = [
+    f'parts = ["{A}", "{B}"]\nREFRESH_TOKEN = "".join(parts)',
+    f'const chunks = [\n  "{A}",\n  "{B}",\n];\nconst clientSecret = chunks.join("");',
+    f'segs := []string{{"{A}", "{B}"}}\nsigningKey := strings.Join(segs, "")',
+]
+
+
+@pytest.mark.parametrize("text", LATER)
+def test_a_list_of_pieces_joined_later_into_a_credential_is_caught(redactor: Redactor, text: str) -> None:
+    _all_gone(redactor, text, A, B)
+
+
+def test_a_list_of_words_joined_later_is_kept(redactor: Redactor) -> None:
+    _kept(redactor, 'parts = ["alpha", "beta"]\nlabel_token_count = ", ".join(parts)')
