@@ -59,9 +59,10 @@ _BLOCK_START = b"|>"
 _BRACED = re.compile(rb"\{(?P<v>[^{}$\s\\](?:[^}\r\n\\]|\}\}){0,255})\}(?=[;\s\"'\\]|$)")
 _STRING_LIST = re.compile(
     rb"\[(?:\s|\\+[nrt])*(?P<q>\\*[\"'])(?P<v>[^\"'\\\r\n]{1,256}(?:(?P=q)(?:\s|\\+[nrt])*,(?:\s|\\+[nrt])*(?P=q)"
-    rb"[^\"'\\\r\n]{1,256}){1,31})(?P=q)(?:\s|\\+[nrt])*\]"
+    rb"[^\"'\\\r\n]{1,256}){1,31})(?P=q)(?:\s|\\+[nrt])*,?(?:\s|\\+[nrt])*\]"
 )
-"""A list of two or more strings (over lines too); its span is from the first string's text to the last's."""
+"""A list of two or more strings (over lines too, a trailing comma allowed); its span is from the
+first string's text to the last's."""
 _PAREN_STRINGS = re.compile(
     rb"\((?:\s|\\+[nrt])*(?P<q>\\*[\"'])(?P<v>[^\"'\\\r\n]{1,256}(?:(?P=q)(?:\s|\\+[nrt])+(?P=q)"
     rb"[^\"'\\\r\n]{1,256}){1,31})(?P=q)(?:\s|\\+[nrt])*\)"

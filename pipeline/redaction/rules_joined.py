@@ -39,12 +39,13 @@ _GAP = re.compile(
     rb"|\\+[nrt]"  # a JSON-escaped line break or tab
     rb"|[A-Za-z_][A-Za-z0-9_.:]{0,40}(?=!?\(|\{)"  # the name of a call or of a typed array
     rb"|(?:\\*\"){2}|(?:\\*'){2}"  # an empty literal: a join's separator
-    rb"|(?<![A-Za-z0-9_])[fFrRbBuU]{1,2}(?=\\*[\"'`])"  # a literal's prefix (``f"..."``, ``b'...'``)
+    rb"|(?<![A-Za-z0-9_])(?:[fFrRbBuU]{1,2}|[@$]{1,2})(?=\\*[\"'`])"  # a literal's prefix (``f"..."``, ``@"..."``)
     rb"|[0-9]{1,6}(?:\xe2\x86\x92|\t|\\+t|\\+u2192)"  # an editor's line-number gutter
     rb"|\xe2\x94\x82|\\+u2502"
     rb")*+"
 )
 _QUOTES = frozenset(b"\"'`")
+_NAME_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.")
 _NEXT_LITERAL = frozenset((b'"', b"'", b"`", b"\\"))
 _GAP_BYTES = frozenset(b" \t\r\n,+.&|;_^()[]{}!\\nrt0123456789\xe2\x86\x92\x94\x82")
 """What a gap between two literals is made of, byte by byte (``_GAP`` says whether it is one)."""
@@ -145,6 +146,11 @@ def _backward(buf: bytes, group: Group, lo: int) -> Group:
         close = first - 1
         while close > lo and first - close <= MAX_GAP and buf[close] in _GAP_BYTES:
             close -= 1
+        if buf[close] in _NAME_BYTES:  # a call's name (``"ab".concat("cd")``): ``_GAP`` checks it below
+            while close > lo and first - close <= MAX_GAP and buf[close] in _NAME_BYTES:
+                close -= 1
+            while close > lo and first - close <= MAX_GAP and buf[close] in _GAP_BYTES:
+                close -= 1
         if close <= lo or buf[close] not in _QUOTES:
             break
         opened = _opening(buf, close)
@@ -243,7 +249,7 @@ _VALUE = rb"(?P<q>\\*[\"'`]?)(?P<v>[A-Za-z0-9_+/=.~-]{4,1024})(?P=q)"
 _APPEND_TARGET = re.compile(
     rb"(?:(?<=\\[nrt])|(?<![A-Za-z0-9_.:$@\\]))(?P<t>[$@]?[A-Za-z_][A-Za-z0-9_.:]{0,60})[ \t]*$"
 )
-_APPENDED = re.compile(rb"\+=[ \t]*" + _VALUE)
+_APPENDED = re.compile(rb"[+.&]=[ \t]*" + _VALUE)
 _WRITE_VALUE = re.compile(_VALUE)
 _DIGITS = frozenset(b"0123456789")
 _BLANKS = frozenset(b" \t")
@@ -347,7 +353,7 @@ def _judge_apart(
 
 
 def _append(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
-    if buf[start] == 43:  # +=
+    if buf[start + 1] == 61:  # ``+=``, ``.=``, ``&=``
         return _appended_variable(buf, start, out)
     at = buf.index(b">>", start, end)  # the anchor is a literal's closing quote, then ``>>``
     if buf[at + 2 : at + 3] == b">":
@@ -470,7 +476,7 @@ def _anchors() -> tuple[bytes, ...]:
 def joined_rules() -> list[ScanRule]:
     return [
         ScanRule(NAME, _anchors(), _scan),
-        ScanRule(NAME, (b"+=", b"' >>", b'" >>', b"'>>", b'">>'), _append),
+        ScanRule(NAME, (b"+=", b".=", b"&=", b"' >>", b'" >>', b"'>>", b'">>'), _append),
         ScanRule(NAME, (b"00000000: ", b"00000000  "), _hex_dump),
         ScanRule(
             NAME,

@@ -139,7 +139,10 @@ def extend_joined(buf: bytes, end: int) -> int:
     (``"abcd1234" +`` then ``"efgh5678"`` on the next line)."""
     for _ in range(MAX_JOINED):
         m = _CONCAT.match(buf, end)
-        if m is None or not (m.group("op") or m.group("op2") or m.group("nl")):
+        if m is None:
+            return end
+        glued = m.start("v") - m.end("q") == len(m.group("q"))  # ``"ab""cd"``: one shell word
+        if not (m.group("op") or m.group("op2") or m.group("nl") or glued):
             return end  # adjacent literals on one line: a list of words more often than one value
         end = m.end("v")
     return end

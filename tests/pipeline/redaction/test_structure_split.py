@@ -165,3 +165,32 @@ def test_a_list_of_pieces_joined_later_into_a_credential_is_caught(redactor: Red
 
 def test_a_list_of_words_joined_later_is_kept(redactor: Redactor) -> None:
     _kept(redactor, 'parts = ["alpha", "beta"]\nlabel_token_count = ", ".join(parts)')
+
+
+OTHER_SYNTAX = [
+    f'var apiKey = @"{A}" +\n    @"{B}";',  # C# verbatim and interpolated literals
+    f'var apiKey = $"{A}" + $"{B}";',
+    f"$secret = '{A}';\n$secret .= '{B}';",  # PHP's and VB's appending assignments
+    f'authToken = "{A}"\nauthToken &= "{B}"',
+    f'String token = "{A}".concat("{B}");',  # a method that joins
+    f'api_key = [\n  "{A}",\n  "{B}",\n]',  # a TOML array with a trailing comma
+]
+
+
+@pytest.mark.parametrize("text", OTHER_SYNTAX)
+def test_pieces_joined_in_other_syntaxes_are_caught(redactor: Redactor, text: str) -> None:
+    _all_gone(redactor, text, A, B)
+
+
+def test_arrays_and_words_under_other_names_are_kept(redactor: Redactor) -> None:
+    _kept(redactor, 'regions = [\n  "eu-central-1",\n  "us-east-2",\n]')
+    _kept(redactor, 'greeting = "Hello, ""world"')
+    _kept(redactor, 'title = "Release notes".concat(" for 2.4")')
+
+
+def test_a_shell_word_of_two_quoted_parts_is_caught(redactor: Redactor) -> None:
+    text = f'export DB_TOKEN="{A}""{B}"'
+    for wrapped in _wrappings(text)[:2]:  # as typed, and once JSON-escaped
+        out = redactor.redact(wrapped).text
+        assert A not in out, out
+        assert B not in out, out
