@@ -462,6 +462,44 @@ def _sequence(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]
     return pos
 
 
+# A token a mail client or a terminal wrapped inside a quoted reply: lines under one quote mark,
+# each wholly a run of a token's alphabet, the first as long as the wrap width, together a value
+# longer than any id or name (a random token of 80 characters and more, read by its shape).
+_QUOTED_RUN = re.compile(
+    rb"(?:\r?\n|\\+n)(?P<mark>[ \t]*(?:>{1,3}|\|)[ \t]+)(?P<v>[A-Za-z0-9_-]{8,200})(?=[ \t]*(?:\r?\n|\\+n|\\*\"|$))"
+)
+MIN_WRAP_WIDTH = 48
+MIN_WRAPPED_TOKEN = 80
+
+
+def _quoted_wrap(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """The lines of a token wrapped under a quote mark, judged joined by their shape."""
+    first = _QUOTED_RUN.match(buf, start)
+    if first is None or len(first.group("v")) < MIN_WRAP_WIDTH:
+        return 0
+    spans = [first.span("v")]
+    pieces = [first.group("v")]
+    pos = first.end()
+    for _ in range(MAX_PIECES):
+        m = _QUOTED_RUN.match(buf, pos)
+        if m is None or m.group("mark") != first.group("mark") or len(m.group("v")) > len(pieces[-1]):
+            break
+        spans.append(m.span("v"))
+        pieces.append(m.group("v"))
+        pos = m.end()
+        if len(m.group("v")) < len(pieces[-2]):
+            break  # a shorter line ends the wrapped value
+    value = b"".join(pieces)
+    if (
+        len(pieces) >= MIN_PIECES
+        and len(value) >= MIN_WRAPPED_TOKEN
+        and enough_distinct(value, 20)
+        and _random(value)
+    ):
+        out.extend((s, e, NAME, CONTEXT) for s, e in spans)
+    return pos
+
+
 def _anchors() -> tuple[bytes, ...]:
     operators = (b" +", b"+", b" .", b" ..", b"..", b" &", b" ||", b"||")
     # a line break after a single-quoted literal (a shell array, SQL); after a double-quoted one
@@ -478,6 +516,9 @@ def joined_rules() -> list[ScanRule]:
         ScanRule(NAME, _anchors(), _scan),
         ScanRule(NAME, (b"+=", b".=", b"&=", b"' >>", b'" >>', b"'>>", b'">>'), _append),
         ScanRule(NAME, (b"00000000: ", b"00000000  "), _hex_dump),
+        ScanRule(
+            NAME, tuple(brk + q for brk in (b"\n", b"\\n") for q in (b"> ", b">> ", b"| ")), _quoted_wrap
+        ),
         ScanRule(
             NAME,
             tuple(

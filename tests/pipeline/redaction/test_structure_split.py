@@ -194,3 +194,15 @@ def test_a_shell_word_of_two_quoted_parts_is_caught(redactor: Redactor) -> None:
         out = redactor.redact(wrapped).text
         assert A not in out, out
         assert B not in out, out
+
+
+def test_a_token_wrapped_in_a_quoted_reply_is_caught(redactor: Redactor) -> None:
+    token = (A + B + C + A).replace("Q", "-").replace("H", "_")  # 80 characters
+    text = f"> On Tue, ops wrote:\n> for the nightly job:\n> {token[:60]}\n> {token[60:]}\n\nthanks"
+    _all_gone(redactor, text, token[:60], token[60:])
+
+
+def test_quoted_hashes_and_ids_wrapped_in_a_reply_are_kept(redactor: Redactor) -> None:
+    digest = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+    _kept(redactor, f"> the build digest:\n> {digest}\n> {digest[:20]}\n")
+    _kept(redactor, "> | name | value |\n> | ---- | ----- |\n> | retries | 3 |\n")
