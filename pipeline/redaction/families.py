@@ -12,6 +12,7 @@ _FAMILIES = {
             "k8s-secret",
             "password-cli-flag",
             "credential-argument",
+            "joined-secret",
         }
     ),
     "prose": frozenset({"secret-in-prose"}),

@@ -140,8 +140,11 @@ def _auth_name(m: re.Match[bytes]) -> str:
     return "bearer-token" if scheme is not None and scheme.lower() == b"bearer" else "auth-header"
 
 
-# The body may be quoted line by line (``> `` in Markdown or mail, ``# ``, a tool result's ``│ ``).
-_PEM_BODY = rb"(?:[A-Za-z0-9+/=:,. \t\r\n>#|]++|\\+[nrt]|\xe2\x94\x82|-(?!----))*+"
+# The body may be quoted line by line (``> `` in Markdown or mail, ``# ``, a tool result's ``│ ``, an
+# editor's numbered gutter ``  24→``).
+_PEM_BODY = (
+    rb"(?:[A-Za-z0-9+/=:,. \t\r\n>#|]++|\\+[nrt]|\xe2\x94\x82|\xe2\x86\x92|\\+u2(?:502|192)|-(?!----))*+"
+)
 _PEM = re.compile(
     rb"-----BEGIN[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----(?P<body>" + _PEM_BODY + rb")"
     rb"(?:-----END[ A-Z0-9]{0,30}PRIVATE KEY(?: BLOCK)?-----)?"

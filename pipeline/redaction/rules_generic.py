@@ -59,9 +59,10 @@ _BLOCK_START = b"|>"
 _BRACED = re.compile(rb"\{(?P<v>[^{}$\s\\](?:[^}\r\n\\]|\}\}){0,255})\}(?=[;\s\"'\\]|$)")
 _STRING_LIST = re.compile(
     rb"\[(?:\s|\\+[nrt])*(?P<q>\\*[\"'])(?P<v>[^\"'\\\r\n]{1,256}(?:(?P=q)(?:\s|\\+[nrt])*,(?:\s|\\+[nrt])*(?P=q)"
-    rb"[^\"'\\\r\n]{1,256}){1,31})(?P=q)(?:\s|\\+[nrt])*\]"
+    rb"[^\"'\\\r\n]{1,256}){1,31})(?P=q)(?:\s|\\+[nrt])*,?(?:\s|\\+[nrt])*\]"
 )
-"""A list of two or more strings (over lines too); its span is from the first string's text to the last's."""
+"""A list of two or more strings (over lines too, a trailing comma allowed); its span is from the
+first string's text to the last's."""
 _PAREN_STRINGS = re.compile(
     rb"\((?:\s|\\+[nrt])*(?P<q>\\*[\"'])(?P<v>[^\"'\\\r\n]{1,256}(?:(?P=q)(?:\s|\\+[nrt])+(?P=q)"
     rb"[^\"'\\\r\n]{1,256}){1,31})(?P=q)(?:\s|\\+[nrt])*\)"
@@ -111,7 +112,7 @@ _KEY_QUALIFIERS = _words(
 )
 _KEY_TAILS = _words(
     """base value prod production live test dev staging secret data b64 base64 pem hex raw str string v1 v2
-    old new chunks chunk parts part pieces segments private priv sec bytes"""
+    old new chunks chunk parts part pieces segments private priv sec bytes half pt p"""
 )
 _DENY_ANY = _words(
     """public publishable pub pubkey page next continuation cursor sync csrf xsrf max min num tokenizer
@@ -177,7 +178,7 @@ def classify(identifier: bytes) -> Level | None:
             level = max(level or Level.SECRET, Level.SECRET)  # totp_seed, signingSeed: a key's seed
         elif (s in ("session", "sess", "sessionid", "sid") or (s == "ak" and i > 0)) and i == len(segs) - 1:
             level = max(level or Level.KEY, Level.KEY)  # a session's value, an access key: if random
-        elif s.endswith("key") and all(t in _KEY_TAILS for t in segs[i + 1 :]):
+        elif s.endswith("key") and all(t.rstrip("0123456789") in _KEY_TAILS for t in segs[i + 1 :]):
             qualifier = s[:-3] if len(s) > 3 else (segs[i - 1] if i else "")
             strong = qualifier in _KEY_QUALIFIERS or qualifier.endswith(
                 ("api", "secret", "private", "access")

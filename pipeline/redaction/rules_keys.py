@@ -103,7 +103,6 @@ _BECH32 = "qpzry9x8gf2tvdw0s3jn54khce6mua7l"
 _NSEC = re.compile(rb"nsec1[02-9ac-hj-np-z]{58}(?![0-9a-z])")
 _XPRV = re.compile(rb"[xtyzuv]prv[1-9A-HJ-NP-Za-km-z]{100,112}(?![1-9A-Za-z])")
 _B58 = b"123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz"
-_WIF = re.compile(rb"(?<![1-9A-Za-z])[5KLc9][1-9A-HJ-NP-Za-km-z]{50,51}(?![1-9A-Za-z])")
 WIF_WINDOW = 200
 
 
@@ -138,15 +137,6 @@ def base58check(value: bytes) -> bool:
         return False
     body, check = raw[:-4], raw[-4:]
     return hashlib.sha256(hashlib.sha256(body).digest()).digest()[:4] == check
-
-
-def _wif(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
-    """A WIF key near a word naming one: base58check decides (a random string fails it)."""
-    hi = min(len(buf), end + WIF_WINDOW)
-    for m in _WIF.finditer(buf, end, hi):
-        if base58check(m.group(0)):
-            out.append((*m.span(), NAME, STRUCTURE))
-    return hi
 
 
 _HEX_KEY_ARG = re.compile(rb"\([ \t]*\\*[\"'`]?(?P<v>(?:0x)?[0-9a-fA-F]{64})(?![0-9A-Za-z])")
@@ -273,6 +263,110 @@ def _signing_key_line(buf: bytes, low: bytes, start: int, end: int, out: list[Ca
     return 0
 
 
+_BECH32_DATA = re.compile(rb"[02-9ac-hj-np-z]{38,200}(?![0-9a-z])")
+_HRP_CHARS = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_-")
+MAX_HRP = 24
+_SECRET_HRP = re.compile(rb"(?:^|[_-])sk$|priv|sec")
+"""A human-readable part that says secret: a secret key (``..._sk``), a private key, a secret."""
+_BECH32_GEN = (0x3B6A57B2, 0x26508E6D, 0x1EA119FA, 0x3D4233DD, 0x2A1462B3)
+_BECH32_CONSTANTS = (1, 0x2BC830A3)  # bech32, bech32m
+_BECH32_VALUE = {ord(c): i for i, c in enumerate(_BECH32)}
+
+
+def _xor(top: int) -> int:
+    """The generator terms the checksum's top five bits select, XORed (a table replaces the loop)."""
+    out = 0
+    for i, g in enumerate(_BECH32_GEN):
+        if top >> i & 1:
+            out ^= g
+    return out
+
+
+_BECH32_TOP = tuple(_xor(top) for top in range(32))
+
+
+def bech32_valid(hrp: bytes, data: bytes) -> bool:
+    """Does ``hrp`` ``1`` ``data`` (lower case) carry a valid bech32 or bech32m checksum?"""
+    chk = 1
+    values = [c >> 5 for c in hrp] + [0] + [c & 31 for c in hrp] + [_BECH32_VALUE[c] for c in data]
+    for v in values:
+        chk = ((chk & 0x1FFFFFF) << 5 ^ v) ^ _BECH32_TOP[chk >> 25]
+    return chk in _BECH32_CONSTANTS
+
+
+def _bech32_secret(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """A bech32 string whose human-readable part says secret (``ed25519e_sk1...``,
+    ``suiprivkey1...``), its checksum valid: a wallet's or a node's secret key in its own encoding."""
+    m = _BECH32_DATA.match(low, end)
+    if m is None:
+        return 0
+    lo = end - 1
+    while lo > 0 and end - lo <= MAX_HRP and low[lo - 1] in _HRP_CHARS:
+        lo -= 1
+    if end - lo > MAX_HRP or (lo and low[lo - 1] in b"+/"):
+        return m.end()  # inside a longer run (base64, a hash): not a name
+    for s in (lo, lo + 1):  # ``\nfoo_sk1...``: an escaped line break is not the name's
+        hrp = low[s : end - 1]
+        if hrp and _SECRET_HRP.search(hrp) and bech32_valid(hrp, m.group(0)):
+            out.append((s, m.end(), NAME, STRUCTURE))
+            return m.end()
+    return m.end()
+
+
+_B58_RUN = re.compile(rb"[1-9A-HJ-NP-Za-km-z]{51,}")
+_B58_BYTES = frozenset(b"123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0")
+"""Base58's alphabet and the letters it leaves out (a run holding them is no base58 run)."""
+_B58_KEY_LENGTHS = frozenset((51, 52, 86, 87, 88))
+"""A WIF key's length (51 or 52 characters) or 64 bytes' (86 to 88)."""
+_WIF_FIRST = frozenset((b"5", b"K", b"L", b"c", b"9"))
+_KEYPAIR_CHARS = 86
+_KEYPAIR_BYTES = 64
+
+
+def _b58_bytes(value: bytes) -> int:
+    n = 0
+    for c in value:
+        n = n * 58 + _B58.index(c)
+    return (n.bit_length() + 7) // 8 + len(value) - len(value.lstrip(b"1"))
+
+
+def _key_word_window(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """Near a word naming a private key: a WIF key (base58check decides: a random string fails
+    it), or 64 bytes in base58 (an Ed25519 keypair as Solana's tools print it)."""
+    hi = min(len(buf), end + WIF_WINDOW)
+    for m in _B58_RUN.finditer(buf, end, hi):
+        s, e = m.span()
+        if s and buf[s - 1] == 92 and buf[s] in b"nrt":
+            s += 1  # ``\n5Kd...``: the escape's letter is not the key's
+        elif s and buf[s - 1] in _B58_BYTES:
+            continue  # the window cut a longer run
+        v = buf[s:e]
+        if len(v) not in _B58_KEY_LENGTHS or (e < len(buf) and buf[e] in _B58_BYTES):
+            continue
+        if len(v) < _KEYPAIR_CHARS:
+            found = v[:1] in _WIF_FIRST and base58check(v)
+        else:
+            found = _b58_bytes(v) == _KEYPAIR_BYTES and enough_distinct(v, 20)
+        if found:
+            out.append((s, e, NAME, STRUCTURE))
+    return hi
+
+
+_XML_MEMBER = re.compile(rb"<(?P<t>d|p|q|dp|dq|inverseq)>(?P<v>[A-Za-z0-9+/]{40,4096}={0,2})</(?P=t)>", re.I)
+_XML_KEY_BACK = 8192
+
+
+def _xml_private_member(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """.NET's ``<RSAKeyValue>``: the private members (``D``, ``P``, ``Q``, ``DP``, ``DQ``,
+    ``InverseQ``) of a key element that holds a ``Modulus``."""
+    m = _XML_MEMBER.match(buf, start)
+    if m is None:
+        return 0
+    if low.rfind(b"<modulus>", max(0, start - _XML_KEY_BACK), start) >= 0:
+        out.append((*m.span("v"), NAME, STRUCTURE))
+    return m.end()
+
+
 def key_rules() -> list[ScanRule]:
     return [
         ScanRule(NAME, (b", 0x", b",0x"), _hex_byte_array),
@@ -294,5 +388,9 @@ def key_rules() -> list[ScanRule]:
             _hex_key_arg,
         ),
         ScanRule(NAME, (b"xprv", b"tprv", b"yprv", b"zprv"), _xprv),
-        ScanRule(NAME, (b"wif", b"privkey", b"private key", b"secret key", b"importprivkey"), _wif),
+        ScanRule(
+            NAME, (b"wif", b"privkey", b"private key", b"secret key", b"importprivkey"), _key_word_window
+        ),
+        ScanRule(NAME, (b"sk1", b"key1", b"sec1"), _bech32_secret),
+        ScanRule(NAME, (b"<d>", b"<p>", b"<q>", b"<dp>", b"<dq>", b"<inverseq>"), _xml_private_member),
     ]

@@ -49,6 +49,10 @@ BEFORE = 40
 _TOKEN = re.compile(
     rb"(?<![A-Za-z0-9_+/=.~-])[A-Za-z0-9][A-Za-z0-9_+/.~-]{14,254}[A-Za-z0-9]={0,2}(?![A-Za-z0-9_+/=.~-])"
 )
+_TOKEN_AT_LINE_START = re.compile(_TOKEN.pattern.removeprefix(rb"(?<![A-Za-z0-9_+/=.~-])"))
+"""``_TOKEN`` where a line starts: after a JSON-escaped ``\\n`` the ``n`` is no part of it."""
+_TOKEN_LINE_END = re.compile(rb"\r|\n|\\+[nr]|\\*\"[ \t]*(?:[,}\]]|$)")
+"""Where a line holding only a token ends: a line break, or the end of the JSON string it is the last line of."""
 _CALL_ARG = re.compile(rb"\\*[\"'](?P<v>[A-Za-z0-9][A-Za-z0-9_+/.~-]{14,254}[A-Za-z0-9]={0,2})\\*[\"']")
 _LINE_END = re.compile(rb"\r|\n|\\+[nr]")
 _CLAUSE_END = re.compile(rb"\r|\n|\\+[nr]|\\*\"[ \t]*[,:}\]]|[.!?](?:[ \t\"'\\]|$)")
@@ -198,10 +202,12 @@ def _next_line(buf: bytes, start: int, end: int, nxt: int, out: list[Candidate])
     """A token standing alone at the start of the line after the word's (a reply may quote both)."""
     lead = _QUOTED_LINE.match(buf, nxt)
     at = nxt if lead is None else lead.end()
-    m = _TOKEN.match(buf, at, at + 260)  # (most next lines start with no token: tell that first)
+    m = _TOKEN_AT_LINE_START.match(
+        buf, at, at + 260
+    )  # (most next lines start with no token: tell that first)
     if m is None or _denied(buf, end, nxt) or _denied_before(buf, start) or not _judge(buf, m):
         return
-    after = _LINE_END.match(buf, m.end())
+    after = _TOKEN_LINE_END.match(buf, m.end())
     if after is None and m.end() < len(buf):
         return  # the token is not the line's whole text
     out.append((*m.span(), NAME, CONTEXT))

@@ -44,6 +44,22 @@ def _line_break(buf: bytes, pos: int) -> tuple[int, bool] | None:
     return None
 
 
+_UNNUMBERED = re.compile(rb"[ \t]*+(?:\xe2\x94\x82|\\+u2502)")
+"""An editor's gutter with no line number: the line above goes on here."""
+_KEY_BEFORE = re.compile(rb"[ \t]*+[\"']?[A-Za-z0-9_.-]{1,80}[\"']?:[ \t]")
+
+
+def _folded(buf: bytes, start: int, nxt: int, text: int) -> bool:
+    """YAML's plain scalar over lines: the value after ``key:`` goes on on a line indented deeper
+    than the key (``access-secret: ab`` then ``    cd``)."""
+    here = line_start(buf, start)
+    key = _KEY_BEFORE.match(buf, here)
+    if key is None or key.end() > start:
+        return False
+    indent = len(key.group(0)) - len(key.group(0).lstrip(b" \t"))
+    return buf[nxt:text].strip(b" \t") == b"" and text - nxt > indent
+
+
 def line_start(buf: bytes, pos: int) -> int:
     """Where the line holding ``pos`` starts (after a raw newline or an escaped ``\\n``)."""
     window = max(0, pos - 4096)
@@ -74,8 +90,11 @@ def extend_wrapped(buf: bytes, start: int, end: int) -> int:
             return end
         if width < 0:
             width = end - max(start, line_start(buf, end))
-        if width < MIN_WRAPPED_LINE:  # the block's last line was shorter: it has ended
-            return end
+            if buf[end - 1] == 94 or _folded(buf, start, nxt, m.start("v")):  # ``^`` ends a cmd line
+                end, width = m.end(), MIN_WRAPPED_LINE
+                continue
+        if width < MIN_WRAPPED_LINE and not _UNNUMBERED.match(buf, nxt):
+            return end  # the block's last line was shorter: it has ended (unless a gutter says it goes on)
         end, width = m.end(), m.end() - m.start("v")
     return end
 
@@ -120,7 +139,10 @@ def extend_joined(buf: bytes, end: int) -> int:
     (``"abcd1234" +`` then ``"efgh5678"`` on the next line)."""
     for _ in range(MAX_JOINED):
         m = _CONCAT.match(buf, end)
-        if m is None or not (m.group("op") or m.group("op2") or m.group("nl")):
+        if m is None:
+            return end
+        glued = m.start("v") - m.end("q") == len(m.group("q"))  # ``"ab""cd"``: one shell word
+        if not (m.group("op") or m.group("op2") or m.group("nl") or glued):
             return end  # adjacent literals on one line: a list of words more often than one value
         end = m.end("v")
     return end
