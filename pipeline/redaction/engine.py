@@ -21,7 +21,7 @@ from itertools import accumulate
 
 import ahocorasick_rs
 
-from pipeline.redaction.filters import Level, ssh_public_key_spans, value_verdict
+from pipeline.redaction.filters import Level, Lookalikes, ssh_public_key_spans, value_verdict
 from pipeline.redaction.key import Tagger
 from pipeline.redaction.model import (
     GENERIC,
@@ -175,6 +175,7 @@ def _resolve(
     if protected:
         shield = _Spans(protected)
         verified = [c for c in verified if not shield.overlaps(c[0], c[1])]
+    verified = _not_lookalikes(verified, buf, rejected if keep else None)
     merged: list[Candidate] = []
     size = len(buf)
     last_end = -1  # the end of merged[-1]
@@ -198,6 +199,27 @@ def _resolve(
         return merged, []
     hidden = _Spans([(c[0], c[1]) for c in merged] + protected)
     return merged, sorted({c for c in rejected if not hidden.overlaps(c[0], c[1])})
+
+
+def _not_lookalikes(found: list[Candidate], buf: bytes, rejected: list[Candidate] | None) -> list[Candidate]:
+    """``found`` without the look-alikes (``filters.Lookalikes``: samples, ciphertext, references),
+    which go to ``rejected`` with their reason when it is given. One check for every rule's findings."""
+    if not found:
+        return found
+    judge = Lookalikes(buf)
+    out: list[Candidate] = []
+    verdicts: dict[tuple[int, int], Reason | None] = {}  # rules that agree on a span are asked once
+    for c in found:
+        span = (c[0], c[1])
+        if span in verdicts:
+            reason = verdicts[span]
+        else:
+            reason = verdicts[span] = judge.reason(c[0], c[1])
+        if reason is None:
+            out.append(c)
+        elif rejected is not None:
+            rejected.append(kept(c[0], c[1], c[2], reason))
+    return out
 
 
 _SHORT = 4 * MIN_SECRET_LEN  # a span this long in bytes holds MIN_SECRET_LEN characters at least
