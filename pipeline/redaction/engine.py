@@ -175,7 +175,6 @@ def _resolve(
     if protected:
         shield = _Spans(protected)
         verified = [c for c in verified if not shield.overlaps(c[0], c[1])]
-    verified = _not_lookalikes(verified, buf, rejected if keep else None)
     merged: list[Candidate] = []
     size = len(buf)
     last_end = -1  # the end of merged[-1]
@@ -195,6 +194,7 @@ def _resolve(
         else:
             merged.append((s, e, name, prio))
             last_end = e
+    merged = _not_lookalikes(merged, buf, rejected if keep else None)
     if not keep:
         return merged, []
     hidden = _Spans([(c[0], c[1]) for c in merged] + protected)
@@ -202,19 +202,15 @@ def _resolve(
 
 
 def _not_lookalikes(found: list[Candidate], buf: bytes, rejected: list[Candidate] | None) -> list[Candidate]:
-    """``found`` without the look-alikes (``filters.Lookalikes``: samples, ciphertext, references),
-    which go to ``rejected`` with their reason when it is given. One check for every rule's findings."""
+    """``found`` (merged spans) without the look-alikes (``filters.Lookalikes``: samples, ciphertext,
+    references), which go to ``rejected`` with their reason when it is given. One check for every
+    rule's findings, once per span to redact."""
     if not found:
         return found
     judge = Lookalikes(buf)
     out: list[Candidate] = []
-    verdicts: dict[tuple[int, int], Reason | None] = {}  # rules that agree on a span are asked once
     for c in found:
-        span = (c[0], c[1])
-        if span in verdicts:
-            reason = verdicts[span]
-        else:
-            reason = verdicts[span] = judge.reason(c[0], c[1])
+        reason = judge.reason(c[0], c[1])
         if reason is None:
             out.append(c)
         elif rejected is not None:

@@ -132,6 +132,9 @@ _TEMPLATE_REACH = 320
 def in_template(buf: bytes, s: int, e: int) -> bool:
     """Is ``[s, e)`` inside a template expression on its line, not a quoted literal there?"""
     lo = max(0, s - _TEMPLATE_REACH)
+    brace, angle = buf.rfind(b"{", lo, s), buf.rfind(b"<", lo, s)
+    if brace < 0 and angle < 0:
+        return False
     opener = max(buf.rfind(o, lo, s) for o in _TEMPLATE_OPENERS)
     if opener < 0 or buf[s - 1 : s] in (b'"', b"'") or buf[e : e + 1] in (b'"', b"'"):
         return False
@@ -280,21 +283,36 @@ _VAULT_BODY = re.compile(rb"[0-9]\.[0-9];[A-Za-z0-9_;.-]*+(?:[0-9a-f \t\r\n|]++|
 
 
 class Marks:
-    """Where one text's armoured ciphertexts are (``BEGIN AGE ENCRYPTED FILE`` to its ``END``, an
+    """The spans of one text's armoured ciphertexts (``BEGIN AGE ENCRYPTED FILE`` to its ``END``, an
     Ansible Vault header through its hex lines), found once for all its candidates."""
 
     def __init__(self, buf: bytes) -> None:
         self.blocks = _blocks(buf)
 
 
+def _names_near(buf: bytes, s: int) -> bool:
+    """Is one of ``encrypted``, ``cipher``, ``sealed`` (any case) near ``s``?"""
+    near = buf[max(0, s - _NAMES_BEFORE) : s + _NAMES_AFTER].lower()
+    return b"encrypted" in near or b"cipher" in near or b"sealed" in near
+
+
+_NAMES_BEFORE = 512
+_NAMES_AFTER = 256
+"""Where an encrypted mapping's names are looked for around a candidate before its lines are read:
+its own key, its parent's, its siblings'."""
+
+
 def _blocks(buf: bytes) -> list[tuple[int, int]]:
     """The spans of the armoured ciphertexts in ``buf``, sorted: ``BEGIN`` to ``END`` (or a reach when
     the end is cut off), an Ansible Vault header through its hex lines."""
     blocks: list[tuple[int, int]] = []
-    if b"-----BEGIN " in buf:
-        for m in _ARMOUR.finditer(buf):
+    at = buf.find(b"-----BEGIN ")
+    while at >= 0:
+        m = _ARMOUR.match(buf, at)
+        if m is not None:
             close = _ARMOUR_END.search(buf, m.end(), m.end() + _ARMOUR_REACH)
-            blocks.append((m.start(), close.end() if close else min(len(buf), m.end() + _ARMOUR_REACH)))
+            blocks.append((at, close.end() if close else min(len(buf), m.end() + _ARMOUR_REACH)))
+        at = buf.find(b"-----BEGIN ", at + 11)
     at = buf.find(_VAULT_HEADER)
     while at >= 0:
         body = _VAULT_BODY.match(buf, at + len(_VAULT_HEADER))
@@ -304,23 +322,20 @@ def _blocks(buf: bytes) -> list[tuple[int, int]]:
     return sorted(blocks)
 
 
-def ciphertext(buf: bytes, marks: Marks, s: int, e: int, lo: int, hi: int, ta: int, tb: int) -> bool:
+def sealed(buf: bytes, s: int, e: int, lo: int, hi: int, ta: int, tb: int) -> bool:
     """Is the candidate ``[s, e)``, whose value spans ``[lo, hi)`` in a run of text ``[ta, tb)``,
-    ciphertext at rest?"""
+    ciphertext by what that run holds alone: an inline envelope around it, or a KMS blob?"""
     if in_envelope(buf, s, e, ta, tb):
         return True
     head = buf[lo : lo + 4]
-    if (head[:2] == b"AQ" or head == b"CiQA") and kms_blob(buf[lo:hi]):
-        return True
-    if head[:3] == b"eyJ" and jwe(buf[lo:hi]) and not _bearer_context(buf, lo):
+    return (head[:2] == b"AQ" or head == b"CiQA") and kms_blob(buf[lo:hi])
+
+
+def sealed_in_context(buf: bytes, marks: Marks, s: int, e: int, lo: int, hi: int) -> bool:
+    """Is the candidate ciphertext by where it stands: a JWE not presented as a credential, a line of
+    an armour, a value in a mapping of ciphertext?"""
+    if buf[lo : lo + 3] == b"eyJ" and jwe(buf[lo:hi]) and not _bearer_context(buf, lo):
         return True
     if marks.blocks and in_armour(marks, s):
         return True
-    if _BLOB.search(buf, s, e) is None:
-        return False
-    near = buf[max(0, s - _CONTEXT) : s + _CONTEXT // 2].lower()
-    return any(w in near for w in _ENCRYPTION_WORDS) and encrypted_mapping(buf, lo)
-
-
-_ENCRYPTION_WORDS = (b"encrypted", b"cipher", b"sealed")
-"""What a mapping of ciphertext has somewhere in its names: looked for before its lines are read."""
+    return _BLOB.search(buf, s, e) is not None and _names_near(buf, s) and encrypted_mapping(buf, lo)

@@ -353,8 +353,12 @@ def _within(buf: bytes, s: int, e: int, ta: int, tb: int) -> tuple[int, int]:
     return (ta + cut + 1 if cut >= 0 else ta), (e + after if after >= 0 else tb)
 
 
+MAX_SAMPLE = 512
+"""A sample is written by hand: longer values (a key's body, a blob) are not looked at as one."""
+
+
 def _sample(value: bytes) -> bool:
-    return (
+    return len(value) <= MAX_SAMPLE and (
         is_placeholder_value(value)
         or is_documented_example(value)
         or prefixed_sample(value)
@@ -373,15 +377,36 @@ class Lookalikes:
     def __init__(self, buf: bytes) -> None:
         self.buf = buf
         self.marks = envelopes.Marks(buf)
+        self._by_run: dict[tuple[bytes, int, int], tuple[Reason | None, int, int]] = {}
+        """What the run of text alone says, by run and place in it: transcripts repeat values
+        (a tool result is stored twice), and the run decides most of it."""
 
     def reason(self, s: int, e: int) -> Reason | None:
         buf = self.buf
         ta, tb = _around(buf, s, e, _TOKEN_TABLE)
-        a, b = _within(buf, s, e, ta, tb) if (ta, tb) != (s, e) else (s, e)
-        if _sample(buf[s:e]) or ((a, b) != (s, e) and _sample(buf[a:b])):
-            return Reason.PLACEHOLDER
-        if envelopes.store_reference(buf, s, e, ta, tb) or (envelopes.in_template(buf, s, e)):
+        key = (buf[ta:tb], s - ta, e - ta)
+        seen = self._by_run.get(key)
+        if seen is None:
+            seen = self._by_run[key] = _by_run(buf, s, e, ta, tb)
+        reason, a, b = seen
+        if reason is not None:
+            return reason
+        if envelopes.in_template(buf, s, e):
             return Reason.REFERENCE
-        if envelopes.ciphertext(buf, self.marks, s, e, a, b, ta, tb):
+        if envelopes.sealed_in_context(buf, self.marks, s, e, ta + a, ta + b):
             return Reason.CIPHERTEXT
         return None
+
+
+def _by_run(buf: bytes, s: int, e: int, ta: int, tb: int) -> tuple[Reason | None, int, int]:
+    """What the run of text ``[ta, tb)`` around the candidate says alone, and where the candidate's
+    value is in it."""
+    a, b = _within(buf, s, e, ta, tb) if (ta, tb) != (s, e) else (s, e)
+    reason = None
+    if _sample(buf[a:b]):  # the whole value: ``sk-or-v1-<your-key>``, not its prefix alone
+        reason = Reason.PLACEHOLDER
+    elif envelopes.store_reference(buf, s, e, ta, tb):
+        reason = Reason.REFERENCE
+    elif envelopes.sealed(buf, s, e, a, b, ta, tb):
+        reason = Reason.CIPHERTEXT
+    return reason, a - ta, b - ta
