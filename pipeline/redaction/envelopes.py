@@ -290,16 +290,16 @@ class Marks:
         self.blocks = _blocks(buf)
 
 
+_NAMES_BEFORE = 320
+_NAMES_AFTER = 160
+"""Where an encrypted mapping's names are looked for around a candidate before its lines are read:
+its own key, its parent's, its siblings'."""
+
+
 def _names_near(buf: bytes, s: int) -> bool:
     """Is one of ``encrypted``, ``cipher``, ``sealed`` (any case) near ``s``?"""
     near = buf[max(0, s - _NAMES_BEFORE) : s + _NAMES_AFTER].lower()
     return b"encrypted" in near or b"cipher" in near or b"sealed" in near
-
-
-_NAMES_BEFORE = 512
-_NAMES_AFTER = 256
-"""Where an encrypted mapping's names are looked for around a candidate before its lines are read:
-its own key, its parent's, its siblings'."""
 
 
 def _blocks(buf: bytes) -> list[tuple[int, int]]:
