@@ -130,17 +130,26 @@ _TEMPLATE_REACH = 320
 
 
 def in_template(buf: bytes, s: int, e: int) -> bool:
-    """Is ``[s, e)`` inside a template expression on its line, not a quoted literal there?"""
+    """Is ``[s, e)`` inside a template expression on its line (opened by the last ``{`` or ``<``
+    before it), not a quoted literal there?"""
     lo = max(0, s - _TEMPLATE_REACH)
-    brace, angle = buf.rfind(b"{", lo, s), buf.rfind(b"<", lo, s)
-    if brace < 0 and angle < 0:
-        return False
-    opener = max(buf.rfind(o, lo, s) for o in _TEMPLATE_OPENERS)
-    if opener < 0 or buf[s - 1 : s] in (b'"', b"'") or buf[e : e + 1] in (b'"', b"'"):
-        return False
-    start = opener - 1 if opener and buf[opener - 1] == 36 else opener  # ``${{``
-    m = _TEMPLATE.match(buf, start, min(len(buf), e + _TEMPLATE_REACH))
-    return m is not None and m.end() >= e
+    for p in (buf.rfind(b"{", lo, s), buf.rfind(b"<", lo, s)):
+        if p < 0:
+            continue
+        if buf[p - 1 : p + 1] in _TEMPLATE_OPENERS:
+            start = p - 1
+        elif buf[p : p + 2] in _TEMPLATE_OPENERS:
+            start = p
+        else:
+            continue
+        if buf[s - 1 : s] in (b'"', b"'") or buf[e : e + 1] in (b'"', b"'"):
+            return False
+        if start and buf[start - 1] == 36:  # ``${{``
+            start -= 1
+        m = _TEMPLATE.match(buf, start, min(len(buf), e + _TEMPLATE_REACH))
+        if m is not None and m.end() >= e:
+            return True
+    return False
 
 
 def _b64decode(text: bytes) -> bytes | None:
@@ -226,12 +235,12 @@ def _indent_of(buf: bytes, a: int, b: int) -> int | None:
     return j - i
 
 
-def encrypted_mapping(buf: bytes, s: int) -> bool:
+def encrypted_mapping(buf: bytes, s: int, reach: int = _CONTEXT) -> bool:
     """Does the value at ``s`` sit in a mapping whose own name says encrypted (a sealed secret's
     ``encryptedData:``), or in an AEAD envelope (fields ``encrypted_data``/``ciphertext`` and
     ``iv``/``nonce``) as one of its parts? Its own field's name must be one the envelope has; a
     ``key`` or ``password`` beside them is judged as any other."""
-    lo, hi = max(0, s - _CONTEXT), min(len(buf), s + _CONTEXT // 2)
+    lo, hi = max(0, s - reach), min(len(buf), s + _CONTEXT // 2)
     lines = _line_bounds(buf, s, lo, hi)
     here = next((i for i, (a, b) in enumerate(lines) if a <= s <= b), None)
     if here is None or (here == 0 and lo > 0):  # the first line of a window may be cut
@@ -338,4 +347,14 @@ def sealed_in_context(buf: bytes, marks: Marks, s: int, e: int, lo: int, hi: int
         return True
     if marks.blocks and in_armour(marks, s):
         return True
-    return _BLOB.search(buf, s, e) is not None and _names_near(buf, s) and encrypted_mapping(buf, lo)
+    if _BLOB.search(buf, s, e) is None:
+        return False
+    if hi - lo >= LONG_CIPHERTEXT:  # a sealed secret's values: siblings as long push the parent far up
+        return encrypted_mapping(buf, lo, _LONG_CONTEXT)
+    return _names_near(buf, s) and encrypted_mapping(buf, lo)
+
+
+LONG_CIPHERTEXT = 256
+"""A value this long in one run is a blob (an RSA-sealed value is 344 characters at least): its
+mapping is read whatever words are near, over ``_LONG_CONTEXT``."""
+_LONG_CONTEXT = 8192

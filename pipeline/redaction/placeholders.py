@@ -234,12 +234,30 @@ COUNTING_RUN = 4
 """Each run of a counting or repeated filler is at least this long (``1234``, ``abcd``, ``0000``)."""
 
 
+MAX_PERIOD = 8
+"""A unit repeated to fill a sample (``deadbeefdeadbeef...``, ``abcabcabc``) is at most this long."""
+
+
+def _periodic(core: bytes) -> bool:
+    """``core`` is one short unit in one case said three times or more (``deadbeef``, ``abc123``; a
+    mixed-case unit such as ``Qw3rTy7u`` is a random chunk repeated, judged as a value)."""
+    n = len(core)
+    for p in range(2, min(MAX_PERIOD, n // 3) + 1):
+        if core[p] == core[0] and core == (core[:p] * (n // p + 1))[:n]:
+            unit = core[:p]
+            return unit == unit.lower() or unit == unit.upper()
+    return False
+
+
 def counting(word: str | bytes) -> bool:
     """A filler of runs that each repeat one character or count on (``1234567890``, ``abcdef0123456789``,
-    ``0000-1111``), the way people fill a sample value: a random body has no run of four."""
+    ``0000-1111``), or of one short unit repeated (``deadbeefdeadbeef``), the way people fill a sample
+    value: a random body has no run of four and no period."""
     core = (word.encode() if isinstance(word, str) else word).translate(None, _SEP_CHARS)
     if len(core) < COUNTING_RUN or not core.isalnum():
         return False
+    if _periodic(core):
+        return True
     run, kind = 1, None
     for a, b in zip(core, core[1:], strict=False):
         step = _step(a, b)
@@ -269,7 +287,7 @@ def prefixed_sample(value: bytes) -> bool:
     body = value[m.end() :]
     if body[:1] in _TEMPLATE_START:
         return _TEMPLATE.fullmatch(body) is not None
-    if len(body) < MIN_COUNTING + 1 or _step(body[0], body[1]) < 0:
+    if len(body) < MIN_COUNTING + 1 or (_step(body[0], body[1]) < 0 and not _periodic(body)):
         return False
     return len(body.translate(None, _SEP_CHARS)) >= MIN_COUNTING and counting(body)
 
@@ -285,8 +303,14 @@ def is_placeholder_value(value: bytes) -> bool:
     if value.isalnum() and not value.isalpha():  # letters and digits (the common case: a random body)
         if value[:1] == value[1:2] and _repeated(value):  # ``000000``
             return True
-        return len(value) >= MIN_COUNTING and _step(value[0], value[1]) >= 0 and counting(value)
+        return (
+            len(value) >= MIN_COUNTING
+            and (_step(value[0], value[1]) >= 0 or _periodic(value))
+            and counting(value)
+        )
     if not value.translate(None, _TOKEN_CHARS):  # no template, mask or escape character in it
+        if len(value) >= MIN_COUNTING and value.isalpha() and counting(value):  # ``abcdefghijklmnop``
+            return True
         head = value[:2].lower()
         if (head[:1] == head[1:] or head[1:] in _SEP_BYTES) and _repeated(value):
             return True

@@ -90,8 +90,9 @@ def _jwe_at_rest() -> tuple[str, str]:
 
 
 def _sealed() -> tuple[str, str]:
-    value = "AgA" + rand(600, B64)
-    return f"kind: SealedSecret\nspec:\n  encryptedData:\n    client_secret: {value}\n", value
+    values = ["AgA" + rand(680, B64) for _ in range(3)]
+    keys = "".join(f"    {name}: {v}\n" for name, v in zip(("client_id", "client_secret", "api_token"), values))
+    return f"kind: SealedSecret\nspec:\n  encryptedData:\n{keys}  template:\n    type: Opaque\n", values[2]
 
 
 def _aead_fields() -> tuple[str, str]:
@@ -167,6 +168,8 @@ SAMPLES = [
     ),
     ("SECRET_KEY=fake-secret-key-for-local-dev-only", "fake-secret-key-for-local-dev-only"),
     ("password: your-password-123", "your-password-123"),
+    ("HMAC_SECRET=deadbeefdeadbeefdeadbeefdeadbeef", "deadbeefdeadbeefdeadbeefdeadbeef"),
+    ("API_TOKEN=tok_abc123abc123abc123abc123", "tok_abc123abc123abc123abc123"),
 ]
 
 
@@ -220,6 +223,11 @@ def test_a_key_beside_an_envelopes_fields_is_caught(redactor: Redactor) -> None:
     key = rand(43, B64) + "="
     text = f'{{"ciphertext": "{rand(64, B64)}", "iv": "{rand(16, B64)}",\n "key": "{key}"}}'
     _caught(redactor, text.replace(", ", ",\n "), key)
+
+
+def test_a_long_secret_under_a_plain_mapping_is_caught(redactor: Redactor) -> None:
+    token = rand(300, B64)
+    _caught(redactor, f"credentials:\n  ci:\n    api_token: {token}\n  deploy:\n    region: eu\n", token)
 
 
 def test_a_password_under_an_unencrypted_or_encryption_name_is_caught(redactor: Redactor) -> None:
