@@ -91,7 +91,10 @@ def _jwe_at_rest() -> tuple[str, str]:
 
 def _sealed() -> tuple[str, str]:
     values = ["AgA" + rand(680, B64) for _ in range(3)]
-    keys = "".join(f"    {name}: {v}\n" for name, v in zip(("client_id", "client_secret", "api_token"), values))
+    keys = "".join(
+        f"    {name}: {v}\n"
+        for name, v in zip(("client_id", "client_secret", "api_token"), values, strict=True)
+    )
     return f"kind: SealedSecret\nspec:\n  encryptedData:\n{keys}  template:\n    type: Opaque\n", values[2]
 
 
