@@ -21,7 +21,7 @@ from itertools import accumulate
 
 import ahocorasick_rs
 
-from pipeline.redaction.filters import Level, ssh_public_key_spans, value_verdict
+from pipeline.redaction.filters import Level, Lookalikes, ssh_public_key_spans, value_verdict
 from pipeline.redaction.key import Tagger
 from pipeline.redaction.model import (
     GENERIC,
@@ -195,10 +195,28 @@ def _resolve(
         else:
             merged.append((s, e, name, prio))
             last_end = e
+    merged = _not_lookalikes(merged, buf, rejected if keep else None)
     if not keep:
         return merged, []
     hidden = _Spans([(c[0], c[1]) for c in merged] + protected)
     return merged, sorted({c for c in rejected if not hidden.overlaps(c[0], c[1])})
+
+
+def _not_lookalikes(found: list[Candidate], buf: bytes, rejected: list[Candidate] | None) -> list[Candidate]:
+    """``found`` (merged spans) without the look-alikes (``filters.Lookalikes``: samples, ciphertext,
+    references), which go to ``rejected`` with their reason when it is given. One check for every
+    rule's findings, once per span to redact."""
+    if not found:
+        return found
+    judge = Lookalikes(buf)
+    out: list[Candidate] = []
+    for c in found:
+        reason = judge.reason(c[0], c[1])
+        if reason is None:
+            out.append(c)
+        elif rejected is not None:
+            rejected.append(kept(c[0], c[1], c[2], reason))
+    return out
 
 
 _SHORT = 4 * MIN_SECRET_LEN  # a span this long in bytes holds MIN_SECRET_LEN characters at least

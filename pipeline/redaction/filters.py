@@ -13,7 +13,13 @@ import binascii
 import re
 from enum import IntEnum
 
-from pipeline.redaction.placeholders import is_documented_example, is_placeholder_value
+from pipeline.redaction import envelopes
+from pipeline.redaction.placeholders import (
+    is_documented_example,
+    is_placeholder_value,
+    prefixed_sample,
+    sample_jwt,
+)
 from pipeline.redaction.reasons import Reason
 
 _STOPWORDS = frozenset(
@@ -296,3 +302,111 @@ def ssh_public_key_spans(buf: bytes) -> list[tuple[int, int]]:
                 start = named
             spans.append((start, m.end()))
     return spans
+
+
+_VALUE_STOPS = b" \t\r\n\"'`\\=,;()[]|"
+"""What ends the value a candidate sits in (a blank, a quote, an escape, an assignment, a list)."""
+_TOKEN_STOPS = b" \t\r\n\"'`\\"
+"""What ends the run of text an envelope or a reference is written in (a blank, a quote, an escape)."""
+_REACH = 1024
+"""How far a value or a run of text is followed around a candidate."""
+
+
+def _stop_table(stops: bytes) -> bytes:
+    return bytes(0 if c in stops else 1 for c in range(256))
+
+
+_VALUE_TABLE = _stop_table(_VALUE_STOPS)
+_TOKEN_TABLE = _stop_table(_TOKEN_STOPS)
+
+
+_NEAR = 96
+"""Most values end this close to their candidate: looked at first, before the whole ``_REACH``."""
+
+
+def _around(buf: bytes, s: int, e: int, table: bytes) -> tuple[int, int]:
+    """``[s, e)`` grown both ways up to the nearest stop of ``table`` (``_stop_table``): byte
+    translation and one search each way, not a loop over bytes."""
+    lo = max(0, s - _NEAR)
+    cut = buf[lo:s].translate(table).rfind(0)
+    if cut < 0 and lo > 0:
+        lo = max(0, s - _REACH)
+        cut = buf[lo:s].translate(table).rfind(0)
+    a = lo + cut + 1 if cut >= 0 else lo
+    after = buf[e : e + _NEAR].translate(table).find(0)
+    if after < 0 and e + _NEAR < len(buf):
+        after = buf[e : e + _REACH].translate(table).find(0)
+    b = e + after if after >= 0 else min(len(buf), e + _REACH)
+    return a, b
+
+
+def value_around(buf: bytes, s: int, e: int) -> tuple[int, int]:
+    """The bounds of the whole value the candidate ``[s, e)`` is part of (``sk-or-v1-`` of
+    ``sk-or-v1-<your-key>``): the candidate itself when a stop touches it."""
+    return _around(buf, s, e, _VALUE_TABLE)
+
+
+def _within(buf: bytes, s: int, e: int, ta: int, tb: int) -> tuple[int, int]:
+    """``value_around`` inside the run of text ``[ta, tb)`` already found around the candidate."""
+    cut = buf[ta:s].translate(_VALUE_TABLE).rfind(0)
+    after = buf[e:tb].translate(_VALUE_TABLE).find(0)
+    return (ta + cut + 1 if cut >= 0 else ta), (e + after if after >= 0 else tb)
+
+
+MAX_SAMPLE = 512
+"""A sample is written by hand: longer values (a key's body, a blob) are not looked at as one."""
+
+
+def _sample(value: bytes) -> bool:
+    return len(value) <= MAX_SAMPLE and (
+        is_placeholder_value(value)
+        or is_documented_example(value)
+        or prefixed_sample(value)
+        or sample_jwt(value)
+    )
+
+
+class Lookalikes:
+    """Why a span a rule would redact is a look-alike and is kept (``reason``), for the candidates of
+    one text. The one check every finding passes before it is redacted, whatever rule made it: a
+    documented or masked sample (by how samples are written: placeholder words, templates, masks,
+    counting or repeated filler, a sample JWT's claims), ciphertext at rest (by its envelope,
+    ``envelopes``), or a secret store's reference or a template's expression. Words near the value
+    do not count: only the value, its envelope and the mapping it sits in."""
+
+    def __init__(self, buf: bytes) -> None:
+        self.buf = buf
+        self.marks = envelopes.Marks(buf)
+        self._by_run: dict[tuple[bytes, int, int], tuple[Reason | None, int, int]] = {}
+        """What the run of text alone says, by run and place in it: transcripts repeat values
+        (a tool result is stored twice), and the run decides most of it."""
+
+    def reason(self, s: int, e: int) -> Reason | None:
+        buf = self.buf
+        ta, tb = _around(buf, s, e, _TOKEN_TABLE)
+        key = (buf[ta:tb], s - ta, e - ta)
+        seen = self._by_run.get(key)
+        if seen is None:
+            seen = self._by_run[key] = _by_run(buf, s, e, ta, tb)
+        reason, a, b = seen
+        if reason is not None:
+            return reason
+        if envelopes.in_template(buf, s, e):
+            return Reason.REFERENCE
+        if envelopes.sealed_in_context(buf, self.marks, s, e, ta + a, ta + b):
+            return Reason.CIPHERTEXT
+        return None
+
+
+def _by_run(buf: bytes, s: int, e: int, ta: int, tb: int) -> tuple[Reason | None, int, int]:
+    """What the run of text ``[ta, tb)`` around the candidate says alone, and where the candidate's
+    value is in it."""
+    a, b = _within(buf, s, e, ta, tb) if (ta, tb) != (s, e) else (s, e)
+    reason = None
+    if _sample(buf[a:b]):  # the whole value: ``sk-or-v1-<your-key>``, not its prefix alone
+        reason = Reason.PLACEHOLDER
+    elif envelopes.store_reference(buf, s, e, ta, tb):
+        reason = Reason.REFERENCE
+    elif envelopes.sealed(buf, s, e, a, b, ta, tb):
+        reason = Reason.CIPHERTEXT
+    return reason, a - ta, b - ta

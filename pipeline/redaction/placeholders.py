@@ -9,6 +9,9 @@ such words about once in a few thousand tokens, and each of those would be a lea
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import re
 
 import ahocorasick_rs
@@ -130,6 +133,26 @@ _FILLER = frozenset(
         "not",
         "in",
         "at",
+        "will",
+        "work",
+        "works",
+        "only",
+        "just",
+        "do",
+        "does",
+        "use",
+        "used",
+        "be",
+        "and",
+        "or",
+        "local",
+        "dev",
+        "test",
+        "tests",
+        "testing",
+        "demo",
+        "docs",
+        "purposes",
     ]
 )
 _MARKER_FINDER = ahocorasick_rs.BytesAhoCorasick(
@@ -188,11 +211,85 @@ def _words_only(value: bytes) -> bool:
         if not part:
             continue
         words = [w.lower() for w in _CAMEL.split(part)]
-        if all(w in MARKERS or w in _FILLER or _is_x_run(w) for w in words):
+        if all(w in MARKERS or w in _FILLER or _is_x_run(w) or counting(w) for w in words):
             marked = marked or any(w in MARKERS or _is_x_run(w) for w in words)
+        elif marked and part.isdigit() and len(part) <= PREFIX_WORD:
+            continue  # ``your-password-123``: a number after the words
         elif marked or len(part) > PREFIX_WORD or not part.isalnum():
             return False
     return marked
+
+
+def _step(a: int, b: int) -> int:
+    """0 when ``b`` repeats ``a``, 1 when it counts on from it in the same case (``9`` to ``0`` or
+    ``a`` too), else -1: ``AbCd`` does not count (a mixed-case body is a token's)."""
+    if a == b:
+        return 0
+    if b == a + 1 or (a == 57 and b in (48, 65, 97)) or (a in (90, 122) and b == 48):
+        return 1
+    return -1
+
+
+COUNTING_RUN = 4
+"""Each run of a counting or repeated filler is at least this long (``1234``, ``abcd``, ``0000``)."""
+
+
+MAX_PERIOD = 8
+"""A unit repeated to fill a sample (``deadbeefdeadbeef...``, ``abcabcabc``) is at most this long."""
+
+
+def _periodic(core: bytes) -> bool:
+    """``core`` is one short unit in one case said three times or more (``deadbeef``, ``abc123``; a
+    mixed-case unit such as ``Qw3rTy7u`` is a random chunk repeated, judged as a value)."""
+    n = len(core)
+    for p in range(2, min(MAX_PERIOD, n // 3) + 1):
+        if core[p] == core[0] and core == (core[:p] * (n // p + 1))[:n]:
+            unit = core[:p]
+            return unit == unit.lower() or unit == unit.upper()
+    return False
+
+
+def counting(word: str | bytes) -> bool:
+    """A filler of runs that each repeat one character or count on (``1234567890``, ``abcdef0123456789``,
+    ``0000-1111``), or of one short unit repeated (``deadbeefdeadbeef``), the way people fill a sample
+    value: a random body has no run of four and no period."""
+    core = (word.encode() if isinstance(word, str) else word).translate(None, _SEP_CHARS)
+    if len(core) < COUNTING_RUN or not core.isalnum():
+        return False
+    if _periodic(core):
+        return True
+    run, kind = 1, None
+    for a, b in zip(core, core[1:], strict=False):
+        step = _step(a, b)
+        if step >= 0 and kind in (None, step):
+            run, kind = run + 1, step
+            continue
+        if run < COUNTING_RUN:
+            return False
+        run, kind = 1, None
+    return run >= COUNTING_RUN
+
+
+MIN_COUNTING = 12
+"""A value (past its prefix) that is only counting or repeated runs and this long is a sample: a
+shorter one may be a weak password (``abcd1234``), which is a password still."""
+_PREFIX = re.compile(rb"(?:[A-Za-z0-9]{1,8}[-_.]){1,4}")
+"""A token's prefix (``sk-or-v1-``, ``ghp_``, ``xoxb-``), before its body."""
+MAX_PREFIX = 20
+
+
+def prefixed_sample(value: bytes) -> bool:
+    """``sk-or-v1-<your-key>``, ``sk_live_${SUFFIX}``, ``ghp_1234567890abcdefghij...``: a token's prefix
+    followed by a template, or by nothing but counting and repeated runs."""
+    m = _PREFIX.match(value)
+    if m is None or m.end() > MAX_PREFIX or m.end() == len(value):
+        return False
+    body = value[m.end() :]
+    if body[:1] in _TEMPLATE_START:
+        return _TEMPLATE.fullmatch(body) is not None
+    if len(body) < MIN_COUNTING + 1 or (_step(body[0], body[1]) < 0 and not _periodic(body)):
+        return False
+    return len(body.translate(None, _SEP_CHARS)) >= MIN_COUNTING and counting(body)
 
 
 def _is_x_run(word: str) -> bool:
@@ -204,8 +301,16 @@ def is_placeholder_value(value: bytes) -> bool:
     if not value:
         return True
     if value.isalnum() and not value.isalpha():  # letters and digits (the common case: a random body)
-        return value[:1] == value[1:2] and _repeated(value)  # only ``000000`` can be a placeholder
+        if value[:1] == value[1:2] and _repeated(value):  # ``000000``
+            return True
+        return (
+            len(value) >= MIN_COUNTING
+            and (_step(value[0], value[1]) >= 0 or _periodic(value))
+            and counting(value)
+        )
     if not value.translate(None, _TOKEN_CHARS):  # no template, mask or escape character in it
+        if len(value) >= MIN_COUNTING and value.isalpha() and counting(value):  # ``abcdefghijklmnop``
+            return True
         head = value[:2].lower()
         if (head[:1] == head[1:] or head[1:] in _SEP_BYTES) and _repeated(value):
             return True
@@ -241,3 +346,34 @@ keys."""
 def is_documented_example(value: bytes) -> bool:
     """Is ``value`` (a whole token, prefix included) a vendor's published documentation example?"""
     return b"EXAMPLE" in value or value in DOCUMENTED
+
+
+_SAMPLE_PEOPLE = frozenset(["john doe", "jane doe"])
+_EXAMPLE_DOMAIN = re.compile(r"(?i)\bexample\.(?:com|org|net)\b|\.example\b|\.test\b")
+_JWT_SHAPE = re.compile(rb"eyJ[A-Za-z0-9_-]{2,}\.(eyJ[A-Za-z0-9_-]{2,})\.[A-Za-z0-9_-]*")
+
+
+def sample_jwt(value: bytes) -> bool:
+    """A JWT whose claims are a documentation sample's: a subject that counts (``1234567890``), a
+    placeholder person (``John Doe``), a reserved example domain (``example.com``, ``.test``); a real
+    token names a real subject."""
+    m = _JWT_SHAPE.fullmatch(value) if value[:3] == b"eyJ" else None
+    if m is None:
+        return False
+    part = m.group(1)
+    try:
+        claims = json.loads(base64.urlsafe_b64decode(part + b"=" * (-len(part) % 4)))
+    except (binascii.Error, ValueError, UnicodeDecodeError):
+        return False
+    if not isinstance(claims, dict):
+        return False
+    for name, claim in claims.items():
+        if _EXAMPLE_DOMAIN.search(name):
+            return True
+        if not isinstance(claim, str):
+            continue
+        if claim.lower() in _SAMPLE_PEOPLE or _EXAMPLE_DOMAIN.search(claim):
+            return True
+        if name in ("sub", "id", "uid", "user_id") and len(claim) >= 6 and counting(claim):
+            return True
+    return False

@@ -15,6 +15,7 @@ class Reason(IntEnum):
     NOT_RANDOM = 5
     WORDS = 6
     SHAPE = 7
+    CIPHERTEXT = 8
 
     @property
     def text(self) -> str:
@@ -29,4 +30,5 @@ _TEXT = {
     Reason.NOT_RANDOM: "too few different characters (or kinds of character) for its name",
     Reason.WORDS: "words without digits or symbols: a label or a sentence",
     Reason.SHAPE: "not the shape its rule needs",
+    Reason.CIPHERTEXT: "ciphertext in its envelope (encrypted at rest), not a secret in clear",
 }

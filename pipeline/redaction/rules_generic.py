@@ -119,9 +119,11 @@ _DENY_ANY = _words(
     tokenize tokenized keyboard keypress keydown keyup keycode keyword keywords keystroke primary
     foreign sort partition cache idempotency dedup lookup hotkey shortcut monkey turkey author authors
     authority authorization authenticated authentication authenticate authorize authorized bypass
-    compass passthrough passed passes passing passenger hash hashed digest masked placeholder mock fake
-    dummy example sample length count expires expiry"""
+    compass passthrough passed passes passing passenger hash hashed digest length count expires expiry"""
 )
+"""Names that talk about a secret without holding one. Not ``example``, ``sample``, ``fake`` or ``mock``:
+a name saying so proves nothing about its value (``EXAMPLE_API_KEY=`` may hold a live key), which is
+judged by its own shape (``filters.Lookalikes`` keeps a sample by how samples are written)."""
 _DENY_LAST = _words(
     """id ids name names type types path paths file files dir url uri urls endpoint host hostname env var
     vars arn version length len size count limit ttl expiry expires expiration timeout header headers
