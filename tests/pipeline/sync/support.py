@@ -379,23 +379,28 @@ def _serve(served: Path) -> None:
 
 
 async def _paired_template(api: FakeAnthropicAPI, clock: FakeClock) -> str:
-    """The URL of this process's ``git daemon``, once its template pair is made."""
+    """The URL of this process's ``git daemon``, once its template pair is made (a pairing that
+    failed leaves no template: the next test tries again)."""
     if _TEMPLATE.daemon is None:
         root = Path(tempfile.mkdtemp(prefix="memd-sync-template-"))
         _TEMPLATE.root = root
-        remote = bare_remote(root)
-        _serve(remote.parent)
         stack = ExitStack()
         stack.callback(shutil.rmtree, root, ignore_errors=True)
-        url = stack.enter_context(git_daemon(root / "current"))
-        atexit.register(stop_template)
-        _TEMPLATE.url, _TEMPLATE.daemon = url, stack
-        a = await machine("a", root, api, url, FakeClock(clock.now()))
-        b = await machine("b", root, api, url, FakeClock(clock.now()))
         try:
-            await pair(a, b)
-        finally:
-            await close(a, b)
+            remote = bare_remote(root)
+            _serve(remote.parent)
+            url = stack.enter_context(git_daemon(root / "current"))
+            a = await machine("a", root, api, url, FakeClock(clock.now()))
+            b = await machine("b", root, api, url, FakeClock(clock.now()))
+            try:
+                await pair(a, b)
+            finally:
+                await close(a, b)
+        except BaseException:
+            stack.close()
+            raise
+        _TEMPLATE.url, _TEMPLATE.daemon = url, stack
+        atexit.register(stop_template)
     return _TEMPLATE.url
 
 
