@@ -9,6 +9,7 @@ import gc
 import os
 import shutil
 import socket
+import sys
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -93,6 +94,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     (the fake API collects after each test that used it)."""
     gc.collect()
     gc.freeze()
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stop the ``git daemon`` the sync tests of this process shared, if any ran here."""
+    support = sys.modules.get("tests.pipeline.sync.support")
+    if support is not None:
+        support.stop_template()
 
 
 @pytest.fixture(autouse=True)

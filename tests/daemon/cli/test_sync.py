@@ -1,4 +1,5 @@
-"""`memd sync` and `memd status` as processes, two machines over `git daemon` on 127.0.0.1: each
+"""`memd sync` and `memd status` through memd's console entry (each command's first run here a process
+of its own, the others in the test's process), two machines over `git daemon` on 127.0.0.1: each
 machine's extracts are consolidated in-process (the loopback fake of the Messages API), then
 `memd sync` merges, consolidates again what both changed, pushes and publishes; `memd status`
 shows the remote, the last fetch and push, ahead/behind and the last error."""
@@ -19,6 +20,7 @@ import pytest
 from daemon.exits import Exit
 from pipeline.clock import FakeClock
 from pipeline.projects import scope_for
+from tests.daemon.cli.in_process import run_memd
 from tests.fakes.anthropic_api import FakeAnthropicAPI
 from tests.fakes.fixtures import FAKE_API_KEY
 from tests.pipeline.sync.support import (
@@ -30,7 +32,11 @@ from tests.pipeline.sync.support import (
 pytestmark = [pytest.mark.timeout(240)]
 
 
-def memd(m: Machine, api: FakeAnthropicAPI, *args: str) -> subprocess.CompletedProcess[str]:
+def memd(
+    m: Machine, api: FakeAnthropicAPI, *args: str, process: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """``memd ARGS`` on machine ``m``: a real process if ``process`` (each command's first run
+    here, so the console entry is what runs), else its console entry in this process."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMD_", "XDG_"))}
     paths = m.settings.paths
     env.update(
@@ -46,6 +52,8 @@ def memd(m: Machine, api: FakeAnthropicAPI, *args: str) -> subprocess.CompletedP
             "MEMD_SYNC__REMOTE": m.settings.sync.remote,
         }
     )
+    if not process:
+        return run_memd(env, args)
     return subprocess.run(
         [sys.executable, "-m", "daemon", *args], env=env, capture_output=True, text=True, timeout=120
     )
@@ -65,7 +73,7 @@ async def test_memd_sync_merges_pushes_and_publishes_and_status_shows_it(
     scope = scope_for(str(a.project))
     await a.extract("alpha")
     await a.consolidate()
-    first = memd(a, fake_api, "sync")
+    first = memd(a, fake_api, "sync", process=True)
     assert first.returncode == 0, first.stdout + first.stderr
     assert "pushed" in first.stdout
     await b.extract("beta")
@@ -83,14 +91,14 @@ async def test_memd_sync_merges_pushes_and_publishes_and_status_shows_it(
     assert a.published() == b.published()
     assert {"s-alpha.md", "s-beta.md"} <= {p.rsplit("/", 1)[-1] for p in a.tree()}
 
-    shown = memd(a, fake_api, "status", "--json")
+    shown = memd(a, fake_api, "status", "--json", process=True)
     section = json.loads(shown.stdout)["sync"]
     assert section["remote"] == a.settings.sync.remote
     assert section["outcome"] == "synced"
     assert (section["ahead"], section["behind"]) == (0, 0)
     assert section["last_fetch_at"]
     assert section["last_push_at"]
-    text = memd(a, fake_api, "status").stdout
+    text = memd(a, fake_api, "status", process=True).stdout
     assert f"{a.settings.sync.remote} (main): synced" in text
     assert "ahead 0, behind 0" in text
 
@@ -122,7 +130,7 @@ async def test_pairing_is_memd_sync_key_there_and_memd_sync_trust_here(
     await a.consolidate()
     first = memd(a, fake_api, "sync")
     assert first.returncode == 0, first.stdout + first.stderr  # the first machine trusts itself
-    key = memd(b, fake_api, "sync", "key")
+    key = memd(b, fake_api, "sync", "key", process=True)
     assert key.returncode == 0, key.stderr
     line = key.stdout.strip()
     assert len(key.stdout.splitlines()) == 1
@@ -140,7 +148,7 @@ async def test_pairing_is_memd_sync_key_there_and_memd_sync_trust_here(
     assert "not trusted" in memd(b, fake_api, "status").stdout
     shown = memd(b, fake_api, "status").stdout
     assert shown.count("memd sync trust") == 1, shown
-    once = memd(b, fake_api, "run", "--once")
+    once = memd(b, fake_api, "run", "--once", process=True)
     assert once.returncode == Exit.FAILED
     # the reason once in the run's whole output (issue 36): in the failure's line on stderr (what a
     # script reads); the step's line on stdout says it failed and points there
@@ -157,7 +165,7 @@ async def test_pairing_is_memd_sync_key_there_and_memd_sync_trust_here(
     assert "not added" in bad.stderr
     not_trusted = memd(b, fake_api, "sync", "trust", line)
     assert not_trusted.returncode == Exit.UNTRUSTED  # only a trusted machine adds one
-    added = memd(a, fake_api, "sync", "trust", line)
+    added = memd(a, fake_api, "sync", "trust", line, process=True)
     assert added.returncode == 0, added.stdout + added.stderr
     assert f"trusted {line.split()[0]}" in added.stdout
     assert line.split()[0] in git(served, "show", "main:trust/allowed_signers")
@@ -202,7 +210,7 @@ async def test_memd_sync_rotate_then_memd_sync_revoke_and_status_says_which_keys
     assert memd(a, fake_api, "sync").returncode == 0
     assert memd(b, fake_api, "sync").returncode == 0
     old_line = memd(b, fake_api, "sync", "key").stdout.strip()
-    rotated = memd(b, fake_api, "sync", "rotate")
+    rotated = memd(b, fake_api, "sync", "rotate", process=True)
     assert rotated.returncode == 0, rotated.stdout + rotated.stderr
     assert "rotated the key of memd-" in rotated.stdout
     new_line = memd(b, fake_api, "sync", "key").stdout.strip()
@@ -212,7 +220,7 @@ async def test_memd_sync_rotate_then_memd_sync_revoke_and_status_says_which_keys
     own = memd(a, fake_api, "sync", "revoke", memd(a, fake_api, "sync", "key").stdout.strip())
     assert own.returncode == Exit.USAGE
     assert "memd sync rotate" in own.stderr
-    revoked = memd(a, fake_api, "sync", "revoke", new_line)
+    revoked = memd(a, fake_api, "sync", "revoke", new_line, process=True)
     assert revoked.returncode == 0, revoked.stdout + revoked.stderr
     assert f"revoked {new_line.split()[0]}" in revoked.stdout
     served = tmp_path / "served" / "memory.git"

@@ -103,7 +103,12 @@ def history_holds(path: Path) -> list[str]:
     """Every commit reachable from any ref of the repository at ``path`` whose tree holds the text,
     and whether any object of its store (``git cat-file --batch-all-objects``) still does."""
     commits = git(path, "rev-list", "--all").split()
-    found = [c for c in commits if git(path, "grep", "-I", "-l", "-e", FORGOTTEN, c, "--", ".", check=False)]
+    # one `git grep` over every commit's tree (it prints ``<commit>:<path>`` for each file holding it)
+    listed = (
+        git(path, "grep", "-I", "-l", "-e", FORGOTTEN, *commits, "--", ".", check=False) if commits else ""
+    )
+    holding = {line.split(":", 1)[0] for line in listed.splitlines()}
+    found = [c for c in commits if c in holding]
     every = subprocess.run(
         ["git", "cat-file", "--batch-all-objects", "--batch"],
         cwd=path,

@@ -5,13 +5,16 @@ session it finds in ``raw_memories.md`` (so what a scope holds follows from its 
 
 from __future__ import annotations
 
+import atexit
 import random
 import re
+import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import ExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -274,40 +277,43 @@ def free_port() -> int:
 def git_daemon(base: Path) -> Iterator[str]:
     """``git daemon`` serving ``base`` on 127.0.0.1 (push enabled); yields the URL of its ``memory.git``."""
     port = free_port()
-    proc = subprocess.Popen(
-        [
-            "git",
-            "daemon",
-            "--export-all",
-            "--enable=receive-pack",
-            f"--base-path={base}",
-            "--listen=127.0.0.1",
-            f"--port={port}",
-            "--reuseaddr",
-            str(base),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + 15
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            if proc.poll() is not None:
-                raise AssertionError(f"git daemon exited: {proc.stderr.read() if proc.stderr else ''}")
-            time.sleep(0.05)
-        else:
-            raise AssertionError("git daemon did not listen")
-        yield f"git://127.0.0.1:{port}/memory.git"
-    finally:
-        proc.terminate()
+    # its stderr goes to a file, read if it fails to start: a pipe nobody reads could fill and stop it
+    with tempfile.TemporaryFile() as log:
+        proc = subprocess.Popen(
+            [
+                "git",
+                "daemon",
+                "--export-all",
+                "--enable=receive-pack",
+                f"--base-path={base}",
+                "--listen=127.0.0.1",
+                f"--port={port}",
+                "--reuseaddr",
+                str(base),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
         try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline:
+                with socket.socket() as s:
+                    if s.connect_ex(("127.0.0.1", port)) == 0:
+                        break
+                if proc.poll() is not None:
+                    log.seek(0)
+                    raise AssertionError(f"git daemon exited: {log.read().decode(errors='replace')}")
+                time.sleep(0.05)
+            else:
+                raise AssertionError("git daemon did not listen")
+            yield f"git://127.0.0.1:{port}/memory.git"
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 @asynccontextmanager
@@ -315,8 +321,24 @@ async def two_machines(
     tmp_path: Path, api: FakeAnthropicAPI, clock: FakeClock, *, paired: bool = True
 ) -> AsyncIterator[tuple[Machine, Machine]]:
     """Machines ``a`` and ``b`` sharing one bare remote served by ``git daemon`` on 127.0.0.1, ``b``
-    trusted by ``a`` (``pair``) unless ``paired`` is false."""
+    trusted by ``a`` (``pair``) unless ``paired`` is false.
+
+    Paired machines on the tests' usual clock are copies of one pair made once in this process
+    (``_paired_template``: homes, state stores, keys, memory repository, remote), served by this
+    process's one ``git daemon`` at the same URL: pairing costs a few syncs and key generation."""
     api.responder = agent
+    if paired and _usual(clock):
+        url = await _paired_template(api, clock)
+        for part in ("a", "b", "served"):
+            shutil.copytree(_TEMPLATE.root / part, tmp_path / part, symlinks=True)
+        _serve(tmp_path / "served")
+        a = await _machine_in("a", tmp_path, api, url, clock)
+        b = await _machine_in("b", tmp_path, api, url, clock)
+        try:
+            yield a, b
+        finally:
+            await close(a, b)
+        return
     remote = bare_remote(tmp_path)
     with git_daemon(remote.parent) as url:
         a = await machine("a", tmp_path, api, url, clock)
@@ -327,3 +349,71 @@ async def two_machines(
             yield a, b
         finally:
             await close(a, b)
+
+
+def _usual(clock: FakeClock) -> bool:
+    """``clock`` reads as a new ``FakeClock()`` does (the ``clock`` fixture's, not yet advanced)."""
+    fresh = FakeClock()
+    return clock.now() == fresh.now() and clock.monotonic() == fresh.monotonic()
+
+
+@dataclass
+class _Template:
+    root: Path = Path()
+    url: str = ""
+    daemon: ExitStack | None = None
+
+
+_TEMPLATE = _Template()
+"""This process's ``git daemon`` (serving whatever ``<root>/current`` points at) and its paired
+machines ``a`` and ``b`` with their remote, under ``<root>``; made on first use, gone at exit."""
+
+
+def _serve(served: Path) -> None:
+    """Point this process's ``git daemon`` at ``served`` (the folder holding ``memory.git``)."""
+    link = _TEMPLATE.root / "current"
+    staged = _TEMPLATE.root / "current.new"
+    staged.unlink(missing_ok=True)
+    staged.symlink_to(served)
+    staged.replace(link)
+
+
+async def _paired_template(api: FakeAnthropicAPI, clock: FakeClock) -> str:
+    """The URL of this process's ``git daemon``, once its template pair is made (a pairing that
+    failed leaves no template: the next test tries again)."""
+    if _TEMPLATE.daemon is None:
+        root = Path(tempfile.mkdtemp(prefix="memd-sync-template-"))
+        _TEMPLATE.root = root
+        stack = ExitStack()
+        stack.callback(shutil.rmtree, root, ignore_errors=True)
+        try:
+            remote = bare_remote(root)
+            _serve(remote.parent)
+            url = stack.enter_context(git_daemon(root / "current"))
+            a = await machine("a", root, api, url, FakeClock(clock.now()))
+            b = await machine("b", root, api, url, FakeClock(clock.now()))
+            try:
+                await pair(a, b)
+            finally:
+                await close(a, b)
+        except BaseException:
+            stack.close()
+            raise
+        _TEMPLATE.url, _TEMPLATE.daemon = url, stack
+        atexit.register(stop_template)
+    return _TEMPLATE.url
+
+
+def stop_template() -> None:
+    """Stop this process's ``git daemon`` and remove its template pair, if made (at the session's end)."""
+    if _TEMPLATE.daemon is not None:
+        stack, _TEMPLATE.daemon = _TEMPLATE.daemon, None
+        stack.close()
+
+
+async def _machine_in(name: str, root: Path, api: FakeAnthropicAPI, remote: str, clock: FakeClock) -> Machine:
+    """Machine ``name`` whose home ``root/name`` (and project clone in it) already exists."""
+    home = root / name
+    settings = make_settings(home, api.base_url, sync={"remote": remote})
+    store = await open_store(settings.paths.state_db)
+    return machine_on(name, home, home / "src" / f"app-{name}", settings, store, clock, api)

@@ -4,6 +4,7 @@ once, by one machine, and the other gets the result by sync. ``global/`` is per 
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
@@ -201,12 +202,26 @@ async def test_one_persons_machines_each_build_global_from_all_of_that_persons_s
 def _objects_holding(repo: Path, needle: str) -> list[str]:
     """Every object of the git repository at ``repo`` (every ref's history, the index's and loose ones
     aside) whose content holds ``needle``: what a fetch brought, not only what the branch shows."""
-    listed = git(repo, "rev-list", "--all", "--objects")
-    found = []
-    for line in listed.splitlines():
-        sha = line.split(" ", 1)[0]
-        if sha and needle in git(repo, "cat-file", "-p", sha):
+    listed = [line for line in git(repo, "rev-list", "--all", "--objects").splitlines() if line]
+    # every object's content at once (``git cat-file --batch``: a header line, the content, a newline)
+    batch = subprocess.run(
+        ["git", "cat-file", "--batch"],
+        cwd=repo,
+        input="".join(line.split(" ", 1)[0] + "\n" for line in listed).encode(),
+        capture_output=True,
+        timeout=60,
+        check=True,
+        env={"PATH": "/usr/bin:/bin:/usr/local/bin", "HOME": str(repo), "GIT_CONFIG_NOSYSTEM": "1"},
+    ).stdout
+    found, at = [], 0
+    for line in listed:
+        header_end = batch.index(b"\n", at)
+        sha, _type, size = batch[at:header_end].decode().split(" ")
+        assert sha == line.split(" ", 1)[0], (sha, line)
+        start = header_end + 1
+        if needle.encode() in batch[start : start + int(size)]:
             found.append(line)
+        at = start + int(size) + 1
     return found
 
 
