@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import random
 import string
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -226,6 +227,46 @@ def wrap64(b64: str, width: int = 64) -> str:
 
 
 # -- names: the spellings of one name in the usual styles --
+
+
+def nth(d: Draw, key: str) -> int:
+    """How many times ``key`` was asked of this draw before (a class's cases take turns)."""
+    counts: dict[str, int] = d.__dict__.setdefault("_turns", {})
+    counts[key] = counts.get(key, 0) + 1
+    return counts[key] - 1
+
+
+def b64url_json(obj: object) -> str:
+    return base64.urlsafe_b64encode(json.dumps(obj, separators=(",", ":")).encode()).rstrip(b"=").decode()
+
+
+def b58(raw: bytes) -> str:
+    """Plain Base58 (no checksum), as Solana prints keys and addresses."""
+    n = int.from_bytes(raw, "big")
+    out = ""
+    while n:
+        n, rem = divmod(n, 58)
+        out = B58[rem] + out
+    return "1" * (len(raw) - len(raw.lstrip(b"\0"))) + out
+
+
+def prefixed(snippet: str, prefixes: Iterator[str]) -> str:
+    """Each line of ``snippet`` after its prefix; a marked piece over a line break is closed before
+    the break and reopened after the next prefix, so no prefix is ever inside a piece."""
+    out = [next(prefixes)]
+    inside = False
+    for ch in snippet:
+        if ch == MARK_OPEN:
+            inside = True
+        elif ch == MARK_CLOSE:
+            inside = False
+        if ch == "\n":
+            out += [MARK_CLOSE] if inside else []
+            out += ["\n", next(prefixes)]
+            out += [MARK_OPEN] if inside else []
+        else:
+            out.append(ch)
+    return "".join(out).replace(MARK_OPEN + MARK_CLOSE, "")
 
 
 def spell(parts: Sequence[str], style: str) -> str:

@@ -21,13 +21,13 @@ from collections.abc import Callable, Iterator
 
 from benchmarks.redaction_gen import (
     ALNUM,
-    B58,
     MARK_CLOSE,
     MARK_OPEN,
     URLSAFE,
     Draw,
     Frame,
     Spec,
+    b58,
     base58check,
     bech32,
     mark,
@@ -66,16 +66,6 @@ NAMES = [
 
 def name(d: Draw, *styles: str) -> str:
     return spell(d.pick(NAMES), d.pick(styles))
-
-
-def b58(raw: bytes) -> str:
-    """Plain Base58 (no checksum), as Solana prints keys and addresses."""
-    n = int.from_bytes(raw, "big")
-    out = ""
-    while n:
-        n, rem = divmod(n, 58)
-        out = B58[rem] + out
-    return "1" * (len(raw) - len(raw.lstrip(b"\0"))) + out
 
 
 def quiet_pw(d: Draw) -> str:

@@ -25,15 +25,16 @@ from collections.abc import Callable, Iterator
 
 from benchmarks.redaction_gen import (
     ALNUM,
-    MARK_CLOSE,
-    MARK_OPEN,
     URLSAFE,
     Draw,
     Frame,
     Spec,
+    b64url_json,
     base58check,
     bech32,
     mark,
+    nth,
+    prefixed,
     spell,
     wrap64,
 )
@@ -76,13 +77,6 @@ def one(d: Draw, *makers: Maker) -> str:
     return d.pick(makers)()
 
 
-def nth(d: Draw, key: str) -> int:
-    """How many times ``key`` was asked of this draw before (a class's cases take turns)."""
-    counts: dict[str, int] = d.__dict__.setdefault("_turns", {})
-    counts[key] = counts.get(key, 0) + 1
-    return counts[key] - 1
-
-
 def plain_pw(d: Draw) -> str:
     """A password that needs no quoting or escaping in a URL, a DSN or a shell word."""
     return "".join(c if c.isalnum() else d.pick("-_.") for c in d.password())
@@ -91,10 +85,6 @@ def plain_pw(d: Draw) -> str:
 def secretish(d: Draw) -> str:
     """A value for a slot: a password, a random token or hex, never needing a shell quote."""
     return one(d, lambda: plain_pw(d), lambda: d.token(24, 44), lambda: d.hex(d.pick([32, 48, 64])))
-
-
-def b64url_json(obj: object) -> str:
-    return base64.urlsafe_b64encode(json.dumps(obj, separators=(",", ":")).encode()).rstrip(b"=").decode()
 
 
 def jwt(d: Draw, claims: dict[str, object]) -> str:
@@ -1310,25 +1300,6 @@ _CMD = ["C:\\Users\\dev\\src\\billing>", "C:\\work\\api>"]
 _BASH = ["dev@build-box:~/src/billing (main*)$ ", "ana@ws-07:~/api$ "]
 
 
-def _prefixed(snippet: str, prefixes: Iterator[str]) -> str:
-    """Each line of ``snippet`` after its prefix; a marked piece over a line break is closed before
-    the break and reopened after the next prefix, so no prefix is ever inside a piece."""
-    out = [next(prefixes)]
-    inside = False
-    for ch in snippet:
-        if ch == MARK_OPEN:
-            inside = True
-        elif ch == MARK_CLOSE:
-            inside = False
-        if ch == "\n":
-            out += [MARK_CLOSE] if inside else []
-            out += ["\n", next(prefixes)]
-            out += [MARK_OPEN] if inside else []
-        else:
-            out.append(ch)
-    return "".join(out).replace(MARK_OPEN + MARK_CLOSE, "")
-
-
 def _counting(fmt: str, start: int) -> Iterator[str]:
     n = start
     while True:
@@ -1347,7 +1318,7 @@ def _file(draw: Draw, snippet: str) -> str:
     path = r.choice(_FILES)
     style = r.randrange(4)
     if style == 0:  # an agent's read tool, rendered with its line numbers
-        return f"⏺ Read({path})\n" + _prefixed(snippet, _counting("{n:>6}→", r.randint(1, 80)))
+        return f"⏺ Read({path})\n" + prefixed(snippet, _counting("{n:>6}→", r.randint(1, 80)))
     if style == 1:  # a SEARCH/REPLACE edit block
         return f"{path}\n```\n<<<<<<< SEARCH\n=======\n{snippet}\n>>>>>>> REPLACE\n```"
     if style == 2:  # a tool call written as XML
@@ -1374,7 +1345,7 @@ def _session(draw: Draw, snippet: str) -> str:
     command, _, rest = snippet.partition("\n")
     style = r.randrange(3)
     if style == 0:
-        return f"⏺ Bash({command})\n" + _prefixed(rest, _first_then("  ⎿  ", "     "))
+        return f"⏺ Bash({command})\n" + prefixed(rest, _first_then("  ⎿  ", "     "))
     if style == 1:
         prompt = r.choice(_BASH)
         return f"{prompt}{command}\n{rest}\n{prompt}\n\n{_TMUX}"
@@ -1388,9 +1359,9 @@ def _chat(draw: Draw, snippet: str) -> str:
     style = r.randrange(3)
     if style == 0:
         stamp = f"[{r.randint(8, 18):02d}:{r.randint(0, 59):02d}]"
-        return _prefixed(snippet, _first_then(f"{stamp} {who}: ", " " * (len(stamp) + len(who) + 3)))
+        return prefixed(snippet, _first_then(f"{stamp} {who}: ", " " * (len(stamp) + len(who) + 3)))
     if style == 1:
-        return _prefixed(snippet, _constant_prefix(f"<{who}> "))
+        return prefixed(snippet, _constant_prefix(f"<{who}> "))
     return f"> {r.choice(['the user wrote:', 'from the ticket:', 'pasted by the user:'])}\n\n{snippet}\n\nOk, using that."
 
 
@@ -1403,18 +1374,18 @@ def _log(draw: Draw, snippet: str) -> str:
     r = draw.r
     style = r.randrange(3)
     if style == 0:
-        return _prefixed(snippet, _constant_prefix(f"api-{r.randint(1, 3)}  | "))
+        return prefixed(snippet, _constant_prefix(f"api-{r.randint(1, 3)}  | "))
     if style == 1:
         pod = f"[pod/worker-{draw.hex(5)}-{draw.chars(5, LOWER_ALNUM)}/worker] "
-        return _prefixed(snippet, _constant_prefix(pod))
-    return _prefixed(snippet, _counting("Dec 07 10:42:{n:02d} build-box worker[2211]: ", r.randint(0, 40)))
+        return prefixed(snippet, _constant_prefix(pod))
+    return prefixed(snippet, _counting("Dec 07 10:42:{n:02d} build-box worker[2211]: ", r.randint(0, 40)))
 
 
 def _output(draw: Draw, snippet: str) -> str:
     """A tool's output as an agent's shell tool renders it, or under a notebook's shell escape."""
     r = draw.r
     if r.randrange(2) == 0:
-        return "⏺ Bash(./scripts/wallet.sh)\n" + _prefixed(snippet, _first_then("  ⎿  ", "     "))
+        return "⏺ Bash(./scripts/wallet.sh)\n" + prefixed(snippet, _first_then("  ⎿  ", "     "))
     return f"In [{r.randint(2, 30)}]: !./scripts/wallet.sh\n{snippet}\n\nIn [{r.randint(31, 60)}]: "
 
 

@@ -24,16 +24,19 @@ from collections.abc import Callable, Iterator
 
 from benchmarks.redaction_gen import (
     ALNUM,
-    B58,
     MARK_CLOSE,
     MARK_OPEN,
     URLSAFE,
     Draw,
     Frame,
     Spec,
+    b58,
+    b64url_json,
     base62_crc32,
     bech32,
     mark,
+    nth,
+    prefixed,
     spell,
     wrap64,
 )
@@ -222,13 +225,6 @@ def turn(d: Draw, items: list[str]) -> str:
     return items[nth(d, f"turn:{items[0]}") % len(items)]
 
 
-def nth(d: Draw, key: str) -> int:
-    """How many times ``key`` was asked of this draw before (a class's cases take turns)."""
-    counts: dict[str, int] = d.__dict__.setdefault("_turns", {})
-    counts[key] = counts.get(key, 0) + 1
-    return counts[key] - 1
-
-
 def safe_pw(d: Draw) -> str:
     """A password that needs no quoting or escaping in a URL, a DSN, a shell word or a string."""
     return "".join(c if c.isalnum() else d.pick("-_") for c in d.password())
@@ -238,22 +234,9 @@ def slot_value(d: Draw) -> str:
     return one(d, lambda: safe_pw(d), lambda: d.token(26, 46), lambda: d.hex(d.pick([32, 40, 56])))
 
 
-def b64url_json(obj: object) -> str:
-    return base64.urlsafe_b64encode(json.dumps(obj, separators=(",", ":")).encode()).rstrip(b"=").decode()
-
-
 def jwt(d: Draw, claims: dict[str, object]) -> str:
     head = b64url_json({"alg": d.pick(["HS256", "HS512", "EdDSA"]), "typ": "JWT"})
     return f"{head}.{b64url_json(claims)}.{d.b64url(d.pick([32, 64]))}"
-
-
-def b58(raw: bytes) -> str:
-    n = int.from_bytes(raw, "big")
-    out = ""
-    while n:
-        n, rem = divmod(n, 58)
-        out = B58[rem] + out
-    return "1" * (len(raw) - len(raw.lstrip(b"\0"))) + out
 
 
 # -- values in credential slots, by syntax --
@@ -1415,25 +1398,6 @@ _ROOT = ["[root@web-01 ~]# ", "root@db-02:/srv# "]
 _STARSHIP = ["~/src/api on  main [!] via 🐍 v3.12.3\n❯ ", "billing on  feat/auth via ⬢ v22.11.0\n❯ "]
 
 
-def _prefixed(snippet: str, prefixes: Iterator[str]) -> str:
-    """Each line of ``snippet`` after its prefix; a marked piece over a line break is closed before
-    the break and reopened after the next prefix, so no prefix is ever inside a piece."""
-    out = [next(prefixes)]
-    inside = False
-    for ch in snippet:
-        if ch == MARK_OPEN:
-            inside = True
-        elif ch == MARK_CLOSE:
-            inside = False
-        if ch == "\n":
-            out += [MARK_CLOSE] if inside else []
-            out += ["\n", next(prefixes)]
-            out += [MARK_OPEN] if inside else []
-        else:
-            out.append(ch)
-    return "".join(out).replace(MARK_OPEN + MARK_CLOSE, "")
-
-
 def _same(prefix: str) -> Iterator[str]:
     while True:
         yield prefix
@@ -1454,7 +1418,7 @@ def _file(draw: Draw, snippet: str) -> str:
         return f"{path}\n```\n{snippet}\n```\n\n> Applied edit to {path}  \n> Commit {draw.hex(7)} Update {path}  "
     if style == 1:  # bat's file view
         rule = "───────┬" + "─" * 40
-        return f"{rule}\n       │ File: {path}\n───────┼{'─' * 40}\n" + _prefixed(
+        return f"{rule}\n       │ File: {path}\n───────┼{'─' * 40}\n" + prefixed(
             snippet, _counted("{n:>6}   │ ", r.randint(1, 60))
         )
     if style == 2:  # Cline's file content block
@@ -1494,7 +1458,7 @@ def _chat(draw: Draw, snippet: str) -> str:
     r = draw.r
     style = r.randrange(3)
     if style == 0:  # Aider's chat history: each user line after "#### "
-        return _prefixed(snippet, _same("#### ")) + "\n\nI'll wire that into the config."
+        return prefixed(snippet, _same("#### ")) + "\n\nI'll wire that into the config."
     if style == 1:
         who = r.choice(["ana-k", "mtoure", "sigridh", "devpriya"])
         return f"**@{who}** commented:\n\n{snippet}\n\n---"
@@ -1507,13 +1471,11 @@ def _log(draw: Draw, snippet: str) -> str:
     style = r.randrange(3)
     if style == 0:
         stamp = f"2026-12-07T10:{r.randint(10, 59)}:{r.randint(10, 59)}.{draw.chars(7, string.digits)}Z "
-        return _prefixed(snippet, _same(stamp))
+        return prefixed(snippet, _same(stamp))
     if style == 1:
         step = r.randint(4, 19)
-        return _prefixed(snippet, _counted(f"#{step} {{n}}.{r.randint(100, 999)} ", r.randint(0, 9)))
-    return _prefixed(
-        snippet, _same(f"2026-12-07T10:42:0{r.randint(0, 9)}+00:00 app[web.{r.randint(1, 3)}]: ")
-    )
+        return prefixed(snippet, _counted(f"#{step} {{n}}.{r.randint(100, 999)} ", r.randint(0, 9)))
+    return prefixed(snippet, _same(f"2026-12-07T10:42:0{r.randint(0, 9)}+00:00 app[web.{r.randint(1, 3)}]: "))
 
 
 def frame(draw: Draw, snippet: str, kind: Frame) -> str:
