@@ -31,6 +31,7 @@ from benchmarks.redaction_gen import (
     base58check,
     bech32,
     mark,
+    prefixed,
     spell,
     wrap64,
 )
@@ -1046,25 +1047,6 @@ _LOGS = [
 ]
 
 
-def _marked_lines(snippet: str, prefixes: Iterator[str]) -> str:
-    """Each line of ``snippet`` behind its prefix; a marked piece running over a line break is
-    closed before it and reopened after the next prefix, so the prefix is never inside a piece."""
-    out = [next(prefixes)]
-    inside = False
-    for ch in snippet:
-        if ch == MARK_OPEN:
-            inside = True
-        elif ch == MARK_CLOSE:
-            inside = False
-        if ch == "\n":
-            out += [MARK_CLOSE] if inside else []
-            out += ["\n", next(prefixes)]
-            out += [MARK_OPEN] if inside else []
-        else:
-            out.append(ch)
-    return "".join(out).replace(MARK_OPEN + MARK_CLOSE, "")
-
-
 def _json_string(snippet: str) -> str:
     """``snippet`` JSON-escaped, marks kept where they were."""
     out: list[str] = []
@@ -1120,14 +1102,14 @@ def _frame_file(draw: Draw, snippet: str, prompt: str) -> str:
         return f"{prompt}cat {name}\n{snippet}\n{prompt}"
     if style == 1:
         start = r.randint(1, 60)
-        return _marked_lines(snippet, _numbered(start))
+        return prefixed(snippet, _numbered(start))
     if style == 2:
         n = snippet.count("\n") + 1
         head = (
             f"diff --git a/{name} b/{name}\nindex {draw.hex(7)}..{draw.hex(7)} 100644\n--- a/{name}\n+++ b/{name}\n"
             f"@@ -{r.randint(3, 40)},2 +{r.randint(3, 40)},{n + 2} @@\n context line\n"
         )
-        return head + _marked_lines(snippet, _constant("+")) + "\n context line"
+        return head + prefixed(snippet, _constant("+")) + "\n context line"
     lines = snippet.count("\n") + 1
     return f'{{"file_path": "/home/dev/src/api/{name}", "content": "{_json_string(snippet)}", "numLines": {lines}}}'
 
