@@ -235,12 +235,12 @@ def _indent_of(buf: bytes, a: int, b: int) -> int | None:
     return j - i
 
 
-def encrypted_mapping(buf: bytes, s: int, reach: int = _CONTEXT) -> bool:
+def encrypted_mapping(buf: bytes, s: int) -> bool:
     """Does the value at ``s`` sit in a mapping whose own name says encrypted (a sealed secret's
     ``encryptedData:``), or in an AEAD envelope (fields ``encrypted_data``/``ciphertext`` and
     ``iv``/``nonce``) as one of its parts? Its own field's name must be one the envelope has; a
     ``key`` or ``password`` beside them is judged as any other."""
-    lo, hi = max(0, s - reach), min(len(buf), s + _CONTEXT // 2)
+    lo, hi = max(0, s - _CONTEXT), min(len(buf), s + _CONTEXT // 2)
     lines = _line_bounds(buf, s, lo, hi)
     here = next((i for i, (a, b) in enumerate(lines) if a <= s <= b), None)
     if here is None or (here == 0 and lo > 0):  # the first line of a window may be cut
@@ -349,12 +349,62 @@ def sealed_in_context(buf: bytes, marks: Marks, s: int, e: int, lo: int, hi: int
         return True
     if _BLOB.search(buf, s, e) is None:
         return False
-    if hi - lo >= LONG_CIPHERTEXT:  # a sealed secret's values: siblings as long push the parent far up
-        return encrypted_mapping(buf, lo, _LONG_CONTEXT)
+    if hi - lo >= LONG_CIPHERTEXT and _BLOB.fullmatch(buf, lo, hi):
+        # a sealed secret's values: siblings as long push the parent far up
+        return _parent_says_encrypted(buf, lo)
     return _names_near(buf, s) and encrypted_mapping(buf, lo)
 
 
+def _line_start(buf: bytes, pos: int) -> int:
+    """Where the line holding ``pos`` starts (after a raw or JSON-escaped break); -1 when its start
+    is further back than ``_LINE_REACH``."""
+    reach = max(0, pos - _LINE_REACH)
+    raw, escaped = buf.rfind(b"\n", reach, pos), buf.rfind(b"\\n", reach, pos)
+    if raw < 0 and escaped < 0:
+        return 0 if reach == 0 else -1
+    return max(raw + 1, escaped + 2)
+
+
+def _end_before(buf: bytes, start: int) -> int:
+    """The end of the line before the one starting at ``start`` (-1 at the text's first line)."""
+    if start >= 1 and buf[start - 1] == 10:
+        end = start - 1
+        return end - 1 if end and buf[end - 1] == 13 else end
+    if start >= 2 and buf[start - 2 : start] == b"\\n":
+        end = start - 2
+        while end > 0 and buf[end - 1] == 92:  # deeper escaping doubles the backslash
+            end -= 1
+        return end
+    return -1
+
+
+def _parent_says_encrypted(buf: bytes, lo: int) -> bool:
+    """Is the value at ``lo`` an indented key's, under a mapping whose name says encrypted
+    (``encryptedData:``)? Lines are walked up one by one, however long its siblings are."""
+    start = _line_start(buf, lo)
+    own = _key_of(buf, start, lo) if start >= 0 else None
+    if own is None or own[0] == 0:
+        return False
+    for _ in range(_MAX_LINES):
+        end = _end_before(buf, start)
+        if end < 0:
+            return False
+        start = _line_start(buf, end)
+        if start < 0:
+            return False
+        level = _indent_of(buf, start, end)
+        if level is not None and level < own[0]:
+            parent = _key_of(buf, start, end)
+            return (
+                parent is not None
+                and _ENCRYPTED_NAME.fullmatch(parent[1]) is not None
+                and _opens_block(buf, start, end)
+            )
+    return False
+
+
+_LINE_REACH = 4096
+"""The longest line walked over (a sealed value is under a thousand characters)."""
 LONG_CIPHERTEXT = 256
 """A value this long in one run is a blob (an RSA-sealed value is 344 characters at least): its
-mapping is read whatever words are near, over ``_LONG_CONTEXT``."""
-_LONG_CONTEXT = 8192
+parent mapping is read whatever words are near (``_parent_says_encrypted``)."""

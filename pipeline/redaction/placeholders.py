@@ -270,6 +270,14 @@ def counting(word: str | bytes) -> bool:
     return run >= COUNTING_RUN
 
 
+def _filler(value: bytes) -> bool:
+    """``counting``, tried only when ``value`` starts the way filler does (a repeat or a step) or has a
+    period: most values fail here on their first two characters."""
+    if _step(value[0], value[1]) < 0 and not _periodic(value):
+        return False
+    return counting(value)
+
+
 MIN_COUNTING = 12
 """A value (past its prefix) that is only counting or repeated runs and this long is a sample: a
 shorter one may be a weak password (``abcd1234``), which is a password still."""
@@ -287,9 +295,9 @@ def prefixed_sample(value: bytes) -> bool:
     body = value[m.end() :]
     if body[:1] in _TEMPLATE_START:
         return _TEMPLATE.fullmatch(body) is not None
-    if len(body) < MIN_COUNTING + 1 or (_step(body[0], body[1]) < 0 and not _periodic(body)):
-        return False
-    return len(body.translate(None, _SEP_CHARS)) >= MIN_COUNTING and counting(body)
+    return (
+        len(body) > MIN_COUNTING and len(body.translate(None, _SEP_CHARS)) >= MIN_COUNTING and _filler(body)
+    )
 
 
 def _is_x_run(word: str) -> bool:
@@ -303,13 +311,9 @@ def is_placeholder_value(value: bytes) -> bool:
     if value.isalnum() and not value.isalpha():  # letters and digits (the common case: a random body)
         if value[:1] == value[1:2] and _repeated(value):  # ``000000``
             return True
-        return (
-            len(value) >= MIN_COUNTING
-            and (_step(value[0], value[1]) >= 0 or _periodic(value))
-            and counting(value)
-        )
+        return len(value) >= MIN_COUNTING and _filler(value)
     if not value.translate(None, _TOKEN_CHARS):  # no template, mask or escape character in it
-        if len(value) >= MIN_COUNTING and value.isalpha() and counting(value):  # ``abcdefghijklmnop``
+        if len(value) >= MIN_COUNTING and value.isalpha() and _filler(value):  # ``abcdefghijklmnop``
             return True
         head = value[:2].lower()
         if (head[:1] == head[1:] or head[1:] in _SEP_BYTES) and _repeated(value):
