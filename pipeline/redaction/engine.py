@@ -43,6 +43,7 @@ from pipeline.redaction.rules_cli import cli_rules
 from pipeline.redaction.rules_context import context_rules
 from pipeline.redaction.rules_encoded import encoded_rules
 from pipeline.redaction.rules_generic import generic_rules
+from pipeline.redaction.rules_hooks import hook_rules
 from pipeline.redaction.rules_keys import key_rules
 from pipeline.redaction.rules_nearby import nearby_rules
 from pipeline.redaction.rules_prose import prose_rules
@@ -256,6 +257,7 @@ def compiled_rules() -> _Compiled:
     rules.extend(signed_rules())
     rules.extend(seed_rules())
     rules.extend(shape_rules())
+    rules.extend(hook_rules())
     rules.extend(generic_rules())
     compiled: list[_Compiled] = []
     rules.extend(encoded_rules(lambda decoded: bool(compiled[0].candidates(decoded))))

@@ -1,0 +1,87 @@
+"""Issue 33, tokens, cookies and mail settings by structure: a webhook URL's random path, a token
+paired with a numeric id, cookie pairs wherever a cookie's syntax puts them, mail programs' password
+fields; each with look-alikes of the same shape kept. Every fake here is made up for these tests
+(none is taken from the generated corpora)."""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+
+import pytest
+
+from pipeline.redaction import Redactor
+
+_R = random.Random(0x33_70)
+ALNUM = string.ascii_letters + string.digits
+LOWER_ALNUM = string.ascii_lowercase + string.digits
+URLSAFE = ALNUM + "-_"
+
+
+def _rand(n: int, alphabet: str = ALNUM) -> str:
+    """A fake random value: a digit and a letter at least, and both cases when the alphabet has them."""
+    while True:
+        v = "".join(_R.choice(alphabet) for _ in range(n))
+        cases = {c.islower() for c in v if c.isalpha()} == {c.islower() for c in alphabet if c.isalpha()}
+        if any(c.isdigit() for c in v) and any(c.isalpha() for c in v) and cases:
+            return v
+
+
+def _caught(redactor: Redactor, text: str, *secrets: str) -> None:
+    """Every secret redacted in the text as written and JSON-escaped once (a tool result)."""
+    for wrapped in (text, json.dumps({"content": text})[1:-1]):
+        out = redactor.redact(wrapped).text
+        for secret in secrets:
+            assert secret not in out, out
+        assert "[REDACTED:" in out, out
+
+
+def _kept(redactor: Redactor, text: str) -> None:
+    for wrapped in (text, json.dumps({"content": text})[1:-1]):
+        assert redactor.redact(wrapped).text == wrapped
+
+
+# -- webhook URLs: the random path after a hook's word is the secret --
+
+HOOK = _rand(30, LOWER_ALNUM)
+HOOK_SHORT = _rand(8, LOWER_ALNUM)
+HOOK_KEY = _rand(26, URLSAFE)
+HOOK_TAIL = "W3" + _rand(40, URLSAFE)
+
+WEBHOOKS = [
+    (f"https://notify.example.org/hooks/{HOOK}", HOOK),
+    (
+        f"curl -X POST https://automate.example.net/hooks/relay/51234987/{HOOK_SHORT}/ -d @payload.json",
+        HOOK_SHORT,
+    ),
+    (f'WEBHOOK="https://ops.example.com/api/v3/webhooks/81723/{HOOK_KEY}"', HOOK_KEY),
+    (f"POST https://trigger.example.io/run/nightly/with/key/{HOOK_KEY} done", HOOK_KEY),
+    (
+        f"https://corp.example.org/webhook/{_rand(8, 'abcdef0123456789')}-ab12-4c3d-8e9f-{_rand(12, 'abcdef0123456789')}"
+        f"/Incoming/{_rand(32, 'abcdef0123456789')}/{HOOK_TAIL}",
+        HOOK_TAIL,
+    ),
+    (f"notify: https://hooks.example.dev/incoming/{HOOK}?channel=ops", HOOK),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), WEBHOOKS)
+def test_the_random_path_of_a_webhook_url_is_redacted(redactor: Redactor, text: str, secret: str) -> None:
+    _caught(redactor, text, secret)
+
+
+WEBHOOK_LOOKALIKES = [
+    "https://github.com/acme/api/settings/hooks/412345678",  # a numeric id
+    "cp .git/hooks/pre-commit.sample .git/hooks/pre-commit",  # a local path, no URL
+    "see https://docs.example.org/webhooks/v2/getting-started for the payload",
+    "https://chat.example.org/hooks/<your-webhook-id>",  # documented placeholders
+    "https://notify.example.org/hooks/XXXXXXXXXXXXXXXXXXXXXXXXXX",
+    "https://ci.example.org/job/api/webhook/",
+    "https://events.example.org/webhooks/deploy_done/status",
+]
+
+
+@pytest.mark.parametrize("text", WEBHOOK_LOOKALIKES)
+def test_webhook_look_alikes_are_kept(redactor: Redactor, text: str) -> None:
+    _kept(redactor, text)
