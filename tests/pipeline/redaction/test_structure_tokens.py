@@ -85,3 +85,43 @@ WEBHOOK_LOOKALIKES = [
 @pytest.mark.parametrize("text", WEBHOOK_LOOKALIKES)
 def test_webhook_look_alikes_are_kept(redactor: Redactor, text: str) -> None:
     _kept(redactor, text)
+
+
+# -- cookies: a pair whose name says session, wherever a cookie's syntax puts it --
+
+SESS = _rand(40, URLSAFE)
+SESS_HEX = _rand(32, "abcdef0123456789")
+
+COOKIES = [
+    # set in code: a cookie's constructor with named members, whatever the language spells them
+    (f'browser.set_cookie(name: "shop_sess", value: "{SESS}")', SESS),
+    (f'jar = append(jar, &http.Cookie{{Name: "portal-sid", Value: "{SESS_HEX}", Path: "/"}})', SESS_HEX),
+    (f"ctx.add_cookies([{{'name': 'wiki_session', 'value': '{SESS}', 'domain': '.example.org'}}])", SESS),
+    # outside a header: an access log's quoted cookie string, a browser database's row
+    (f'10.0.0.7 - - "GET /home HTTP/1.1" 200 512 "-" "curl/8.1" "forum_session={SESS}; lang=en"', SESS),
+    (f"sqlite> select host, name, value from cookies;\n.example.org|crm_sessid|{SESS_HEX}", SESS_HEX),
+    # a browser-enforced cookie prefix says it is a cookie, whatever its name
+    (f"__Host-GAPS={SESS}; __Secure-next.auth.session={SESS_HEX}", SESS),
+    (f"__Secure-app_sid={SESS_HEX}", SESS_HEX),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), COOKIES)
+def test_session_cookies_in_any_syntax(redactor: Redactor, text: str, secret: str) -> None:
+    _caught(redactor, text, secret)
+
+
+COOKIE_LOOKALIKES = [
+    "Set-Cookie: cookie_consent=accepted; Path=/; Max-Age=31536000",
+    "the app sets two cookies, sessionid and csrftoken, both HttpOnly",
+    'browser.set_cookie(name: "theme", value: "dark")',
+    'jar = append(jar, &http.Cookie{Name: "lang", Value: "en-GB"})',
+    "session_timeout=3600 session_store=redis",
+    "__Host-prefs=compact; __Secure-consent=yes",
+    '"forum_session=<session-cookie>; lang=en"',
+]
+
+
+@pytest.mark.parametrize("text", COOKIE_LOOKALIKES)
+def test_cookie_look_alikes_are_kept(redactor: Redactor, text: str) -> None:
+    _kept(redactor, text)
