@@ -45,6 +45,7 @@ from pipeline.redaction.rules_encoded import encoded_rules
 from pipeline.redaction.rules_generic import generic_rules
 from pipeline.redaction.rules_hooks import hook_rules
 from pipeline.redaction.rules_keys import key_rules
+from pipeline.redaction.rules_mail import mail_rules
 from pipeline.redaction.rules_nearby import nearby_rules
 from pipeline.redaction.rules_prose import prose_rules
 from pipeline.redaction.rules_provider import provider_rules
@@ -250,6 +251,7 @@ def compiled_rules() -> _Compiled:
     rules.extend(cli_rules())
     rules.extend(slot_rules())
     rules.extend(session_rules())
+    rules.extend(mail_rules())
     rules.extend(prose_rules())
     rules.extend(stated_rules())
     rules.extend(key_rules())

@@ -332,6 +332,16 @@ def _prefixed(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]
     return m.end()
 
 
+def _client(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """``transactional.Client("<key>")``, ``MailClient('<key>', ...)``: a service's client handed its
+    key by position; each literal that looks random is one."""
+    return _constructor(buf, start, end - 1, out)
+
+
 def nearby_rules() -> list[ScanRule]:
     prefixed = tuple(w + sep for w in _PREFIX_WORDS for sep in (b"-", b"_"))
-    return [ScanRule(NAME, _anchors(), _nearby), ScanRule(PREFIXED_NAME, prefixed, _prefixed)]
+    return [
+        ScanRule(NAME, _anchors(), _nearby),
+        ScanRule(PREFIXED_NAME, prefixed, _prefixed),
+        ScanRule(NAME, (b"client(",), _client),
+    ]

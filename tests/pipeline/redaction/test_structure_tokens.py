@@ -125,3 +125,49 @@ COOKIE_LOOKALIKES = [
 @pytest.mark.parametrize("text", COOKIE_LOOKALIKES)
 def test_cookie_look_alikes_are_kept(redactor: Redactor, text: str) -> None:
     _kept(redactor, text)
+
+
+# -- mail settings: a program's password field in its own syntax --
+
+MAIL_PW = "Rq7.vMzkt2wa"
+MAIL_TOKEN = "ml-" + _rand(26, URLSAFE)
+
+MAIL = [
+    # keyword, blank, value: mail sync clients and MTAs' own config files (a diff, a gutter)
+    (f"IMAPStore remote\nUser ops@example.org\nPass {MAIL_PW}\nSSLType IMAPS", MAIL_PW),
+    (f"+account backup\n+SmtpPassword  {MAIL_PW}\n+tls on", MAIL_PW),
+    (f"    12\tsmtp_pass {MAIL_PW}", MAIL_PW),
+    # a passwd-file entry whose scheme says the password is stored in clear
+    (f"ops@example.org:{{CLEARTEXT}}{MAIL_PW}:5000:5000::/var/mail/ops::", MAIL_PW),
+    (f"userPassword: {{PLAIN}}{MAIL_PW}", MAIL_PW),
+    # sendmail's AuthInfo fields: the P field is the password
+    (f'AuthInfo:relay.example.org "U:ops" "I:ops" "P:{MAIL_PW}" "M:LOGIN PLAIN"', MAIL_PW),
+    (f'AuthInfo: "U:smmsp" "P={MAIL_PW}"', MAIL_PW),
+    # a service's client handed its key by position
+    (f'mailer = transactional.Client("{MAIL_TOKEN}")', MAIL_TOKEN),
+    (f"api = MailClient('{MAIL_TOKEN}', timeout=10)", MAIL_TOKEN),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), MAIL)
+def test_mail_passwords_in_their_programs_syntax(redactor: Redactor, text: str, secret: str) -> None:
+    _caught(redactor, text, secret)
+
+
+MAIL_LOOKALIKES = [
+    "Pass through the proxy first",
+    'PassCmd "pass show mail/ops"\nUser ops@example.org',
+    "ops@example.org:{SHA512-CRYPT}$6$rounds=5000$saltsalt$abcdefghijklmnop:5000:5000::",
+    'AuthInfo:relay.example.org "U:ops" "P:<password>" "M:PLAIN"',
+    'client = httpx.Client("https://api.example.org/v2")',
+    "Password please, then press enter",
+]
+
+
+@pytest.mark.parametrize("text", MAIL_LOOKALIKES)
+def test_mail_look_alikes_are_kept(redactor: Redactor, text: str) -> None:
+    _kept(redactor, text)
+
+
+def test_a_status_line_after_a_password_keyword_is_kept(redactor: Redactor) -> None:
+    _kept(redactor, "ssh: login failed\nPassword incorrect\nPass skipped\n")
