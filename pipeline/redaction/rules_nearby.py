@@ -282,7 +282,7 @@ _IDENT_LEFT = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 PREFIXED_NAME = "prefixed-token"
 
 
-def _camel_words(run: bytes) -> bool:
+def camel_words(run: bytes) -> bool:
     """Words joined in camel case (``GetUserById2Handler``), digits aside, of three letters or more
     on average: a name. Random bodies rarely parse so, and then into pairs (``XpHcJd``)."""
     letters = run.translate(None, b"0123456789")
@@ -302,7 +302,7 @@ def body_random(body: bytes) -> bool:
         and _LOWER.search(run) is not None
         and any(65 <= c <= 90 for c in run)
         and enough_distinct(run, 12)
-        and not _camel_words(run)
+        and not camel_words(run)
         and _DIGIT.search(body) is not None
         and _LOWER.search(body) is not None
         and any(65 <= c <= 90 for c in body)

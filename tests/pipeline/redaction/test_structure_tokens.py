@@ -5,6 +5,7 @@ fields; each with look-alikes of the same shape kept. Every fake here is made up
 
 from __future__ import annotations
 
+import base64
 import json
 import random
 import string
@@ -171,3 +172,46 @@ def test_mail_look_alikes_are_kept(redactor: Redactor, text: str) -> None:
 
 def test_a_status_line_after_a_password_keyword_is_kept(redactor: Redactor) -> None:
     _kept(redactor, "ssh: login failed\nPassword incorrect\nPass skipped\n")
+
+
+# -- tokens that carry an id beside their secret --
+
+HEX = "0123456789abcdef"
+ID_PART = "tkn" + _rand(13)
+SECRET_HEX = _rand(64, HEX)
+OWNER = base64.urlsafe_b64encode(str(_R.randint(10**17, 10**19)).encode()).decode().rstrip("=")
+OWNER_TOKEN = f"{OWNER}.{_rand(6, URLSAFE)}.{_rand(36, URLSAFE)}"
+PAIR_SECRET = _rand(32, HEX)
+PAIR = f"7/{_R.randint(10**15, 10**16)}/{_R.randint(10**15, 10**16)}:{PAIR_SECRET}"
+BOT = f"{_R.randint(10**8, 10**10)}:{_rand(35, URLSAFE)}"
+
+ID_TOKENS = [
+    # an id part, a dot, a long hex secret
+    (f"→ {ID_PART}.{SECRET_HEX}", SECRET_HEX),
+    # a token that opens with its owner's numeric id in base64
+    (f"use {OWNER_TOKEN} for the bot", OWNER_TOKEN.rsplit(".", 1)[1]),
+    # numeric ids, a colon, the secret
+    (f"[{PAIR}]", PAIR_SECRET),
+    (f"bot token: {BOT}", BOT.split(":")[1]),
+    (f"curl -s https://api.example.org/bot{BOT}/getMe", BOT.split(":")[1]),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), ID_TOKENS)
+def test_tokens_carrying_an_id_and_a_secret(redactor: Redactor, text: str, secret: str) -> None:
+    _caught(redactor, text, secret)
+
+
+ID_LOOKALIKES = [
+    f"release.{_rand(64, HEX)}.tar.gz",  # a digest after a word
+    f"sha256.{_rand(64, HEX)}",
+    f"{base64.urlsafe_b64encode(b'hello world, ok').decode()}.{_rand(6, URLSAFE)}.png",
+    "at 12:30:45 the job 1700000000:done finished",
+    f"blob 1712345678:{'0' * 32}",
+    f"2024-05-01T10:00:00Z{_rand(40, HEX)}",
+]
+
+
+@pytest.mark.parametrize("text", ID_LOOKALIKES)
+def test_id_token_look_alikes_are_kept(redactor: Redactor, text: str) -> None:
+    _kept(redactor, text)
