@@ -215,3 +215,38 @@ ID_LOOKALIKES = [
 @pytest.mark.parametrize("text", ID_LOOKALIKES)
 def test_id_token_look_alikes_are_kept(redactor: Redactor, text: str) -> None:
     _kept(redactor, text)
+
+
+# -- tokens near a credential's word: other constructions --
+
+NEAR = _rand(34)
+NEAR_HEX = _rand(40, HEX)
+
+NEAR_WORD = [
+    (f"ok {NEAR_HEX} ← that's the signing secret for staging", NEAR_HEX),
+    (f"use this one: {NEAR} (it's the build robot's token)", NEAR),
+    (f"- Rotated the preview token; new value _{NEAR}", NEAR),
+    # a prompt that confirms the secret typed at the prompt before it
+    (f"API secret: {'*' * 12}\nConfirm: {NEAR}\n", NEAR),
+    (f"New password: {NEAR}\nRetype new password: {NEAR}\n", NEAR),
+    (f"Enter token: [hidden]\nRepeat to verify: {NEAR}", NEAR),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), NEAR_WORD)
+def test_tokens_near_a_credential_word_in_other_constructions(
+    redactor: Redactor, text: str, secret: str
+) -> None:
+    _caught(redactor, text, secret)
+
+
+NEAR_LOOKALIKES = [
+    f"{NEAR_HEX} ← that's the commit the token was rotated in",
+    "Confirm: yes\nRepeat the request with a new token",
+    f"Username: deploy\nConfirm: {_rand(12, LOWER_ALNUM)}-build",
+]
+
+
+@pytest.mark.parametrize("text", NEAR_LOOKALIKES)
+def test_near_word_look_alikes_are_kept(redactor: Redactor, text: str) -> None:
+    _kept(redactor, text)
