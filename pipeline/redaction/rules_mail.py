@@ -21,7 +21,7 @@ from pipeline.redaction.rules_generic import classify
 
 _GUTTER = rb"[ \t]*[0-9]{1,6}(?:\t|\\+t|\xe2\x86\x92|[ \t]*\xe2\x94\x82)"
 _LINE_HEAD = re.compile(
-    rb"(?:(?:\r?\n|\\+n|^)(?:" + _GUTTER + rb"|[+-](?![+-]))?|\\*\"" + _GUTTER + rb")[ \t]*$"
+    rb"(?:(?:\r?\n|\\+n|^)(?:" + _GUTTER + rb"|[+-](?![+-]))?|\\*\"" + _GUTTER + rb")[ \t]*\Z"
 )
 """What may stand between a line's start and its keyword: blanks, a diff's mark, a line number
 (a file's listing may open a JSON string)."""

@@ -120,7 +120,7 @@ _IDS = re.compile(rb"(?:[0-9]{1,20}/){0,3}[0-9]{6,20}")
 _IDS_BACK = 72
 _COLON_BODY = re.compile(rb"[A-Za-z0-9_-]{30,256}+(?![A-Za-z0-9+=.:@])")
 _ID_LEFT = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.:+=-")
-_LETTER_THEN = re.compile(rb"[A-Za-z]+$")
+_LETTER_THEN = re.compile(rb"[A-Za-z]+\Z")
 ID_COLON_NAME = "id-token"
 
 

@@ -250,3 +250,60 @@ NEAR_LOOKALIKES = [
 @pytest.mark.parametrize("text", NEAR_LOOKALIKES)
 def test_near_word_look_alikes_are_kept(redactor: Redactor, text: str) -> None:
     _kept(redactor, text)
+
+
+# -- a cloud key's id: the credential's other half, when its value is random and not hex --
+
+UPPER_ALNUM = string.ascii_uppercase + string.digits
+KEY_ID = "QH1" + _rand(40, UPPER_ALNUM)
+KEY_ID_MIXED = "ABKQ" + _rand(21, URLSAFE)
+
+KEY_IDS = [
+    (f"$ storage hmac create\nAccess ID:   {KEY_ID}\nSecret:      {_rand(40)}", KEY_ID),
+    (
+        f"access_key:\n  id: {_rand(20, LOWER_ALNUM)}\n  key_id: {KEY_ID_MIXED}\nsecret: {_rand(40)}",
+        KEY_ID_MIXED,
+    ),
+    (f'{{"accessId": "{KEY_ID}", "region": "eu-1"}}', KEY_ID),
+    # the line before names an account: that name is not the key id's
+    (f"key for ci@build.example-account.org\nAccess ID: {KEY_ID}", KEY_ID),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), KEY_IDS)
+def test_a_cloud_keys_random_id_is_redacted(redactor: Redactor, text: str, secret: str) -> None:
+    _caught(redactor, text, secret)
+
+
+KEY_ID_LOOKALIKES = [
+    "signing key_id: 3AA5C34371567BD2",  # a PGP key's id: hex
+    f'"key_id": "{_rand(8, HEX)}-{_rand(4, HEX)}-4{_rand(3, HEX)}-a{_rand(3, HEX)}-{_rand(12, HEX)}"',
+    f'"private_key_id": "{_rand(40, HEX)}"',
+    "access_id: 104857600",
+    "key_id: ci-runner-signing-key",
+]
+
+
+@pytest.mark.parametrize("text", KEY_ID_LOOKALIKES)
+def test_key_id_look_alikes_are_kept(redactor: Redactor, text: str) -> None:
+    _kept(redactor, text)
+
+
+# -- a name and a value as two unquoted members (YAML lists, HCL blocks) --
+
+NV_PW = "k4!mQz9rv"
+NV_KEY = _rand(44)
+
+NAME_VALUE = [
+    (f"containers:\n  - env:\n    - name: DB_PASSWD\n      value: '{NV_PW}'\n    - name: MODE\n      value: fast", NV_PW),
+    (f'   7\tsetting {{\n   8\t  name  = "SIGNING_SECRET"\n   9\t  value = "{NV_KEY}"\n  10\t}}', NV_KEY),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), NAME_VALUE)
+def test_a_name_and_its_value_as_two_unquoted_members(redactor: Redactor, text: str, secret: str) -> None:
+    _caught(redactor, text, secret)
+
+
+def test_a_plain_name_and_value_pair_is_kept(redactor: Redactor) -> None:
+    _kept(redactor, "env:\n  - name: LOG_FORMAT\n    value: json\n  - name: TOKEN_TTL\n    value: '3600'\n")
