@@ -28,6 +28,8 @@ ANCHORS = (
     b".pw",
     b"-pw",
     b"pword",
+    b"pswd",
+    b"psswd",
     b"secret",
     b"key",
     b"auth",
@@ -102,6 +104,8 @@ _PASSWORD_SEGS = (
     "passcode",
     "pword",
     "passwords",
+    "pswd",
+    "psswd",
 )
 _KEY_QUALIFIERS = _words(
     """api secret private access auth master signing encryption enc client app admin service account

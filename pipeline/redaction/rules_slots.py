@@ -286,6 +286,55 @@ def _member_value(buf: bytes, low: bytes, start: int, end: int, out: list[Candid
     return m.end()
 
 
+# A DSN's userinfo before a protocol's address, with no scheme (Go's MySQL driver):
+# ``user:password@tcp(host:3306)/db``, ``user:password@unix(/run/mysqld.sock)/db``.
+_DSN_USERINFO = re.compile(rb"[^\s:\"'@/=(,]{1,128}:(?P<v>[^\s\"'@]{1,256})\Z")
+_DSN_BACK = 400
+
+
+def _dsn_address(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    m = _DSN_USERINFO.search(buf, max(0, start - _DSN_BACK), start)
+    if m is not None:
+        out.append((*m.span("v"), "password", int(Level.LITERAL_PASSWORD)))
+    return end
+
+
+# An element whose tag names a secret, with attributes (``<Password type="plain">...</Password>``,
+# ``<Pass encoding="base64">...</Pass>``); a bare element is the assignment rule's.
+_ELEMENT = re.compile(
+    rb"<(?P<tag>[A-Za-z_][A-Za-z0-9_.:-]{0,64})[ \t][^<>\r\n]{0,200}>(?P<v>[^<>\r\n]{1,4096})</(?P=tag)>"
+)
+
+
+def _element(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    m = _ELEMENT.match(buf, start)
+    if m is None:
+        return 0
+    level = _literal_level(m.group("tag"))
+    if level is not None:
+        out.append((*m.span("v"), "secret-assignment", int(level)))
+    return m.end()
+
+
+# A block named for its secrets (``secrets { bootstrap = "..." }``, ``tokens { ... }``): each quoted
+# member's value is judged as a secret's, whatever the member's own name.
+_BLOCK_MEMBER = re.compile(
+    rb"(?m:^|\\+n)[ \t]*[A-Za-z_][A-Za-z0-9_.-]{0,64}[ \t]*=[ \t]*\\*\"(?P<v>[^\"\\\r\n]{1,4096})\\*\""
+)
+_BLOCK_SPAN = 1200
+
+
+def _secret_block(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    if start and buf[start - 1] not in b" \t\n":
+        return 0  # the word ends a longer name (``enable_secrets {``) or sits in a string
+    close = buf.find(b"}", end, end + _BLOCK_SPAN)
+    if close < 0 or buf.find(b"{", end, close) >= 0:
+        return 0  # no end in sight, or nested blocks: not a flat block of secrets
+    for m in _BLOCK_MEMBER.finditer(buf, end, close):
+        out.append((*m.span("v"), "secret-assignment", int(Level.SECRET)))
+    return close
+
+
 def slot_rules() -> list[ScanRule]:
     return [
         ScanRule("secret-assignment", (b'value"', b"value'", b'value\\"', b"value\\\\"), _record_value),
@@ -325,6 +374,17 @@ def slot_rules() -> list[ScanRule]:
             "credential-argument", (b"access key", b"secret key", b"api key", b"secret id"), _configure_prompt
         ),
         ScanRule("secret-assignment", (b"value:", b"value =", b"value="), _member_value),
+        ScanRule("password", (b"@tcp(", b"@unix(", b"@udp("), _dsn_address),
+        ScanRule(
+            "secret-assignment",
+            (b"<pass", b"<pwd", b"<pswd", b"<secret", b"<token", b"<apikey", b"<api_key", b"<cred"),
+            _element,
+        ),
+        ScanRule(
+            "secret-assignment",
+            (b"secrets {", b"secret {", b"tokens {", b"token {", b"credentials {", b"passwords {"),
+            _secret_block,
+        ),
         ScanRule(
             "cloud-key-id",
             (

@@ -307,3 +307,35 @@ def test_a_name_and_its_value_as_two_unquoted_members(redactor: Redactor, text: 
 
 def test_a_plain_name_and_value_pair_is_kept(redactor: Redactor) -> None:
     _kept(redactor, "env:\n  - name: LOG_FORMAT\n    value: json\n  - name: TOKEN_TTL\n    value: '3600'\n")
+
+
+# -- more credential slots: a DSN's userinfo before a protocol's address, an element with
+# attributes, a block named for its secrets, a password's rarer spellings --
+
+SLOT_PW = "tY7mqk2Rwz"
+SLOT_UUID = f"{_rand(8, HEX)}-{_rand(4, HEX)}-4{_rand(3, HEX)}-b{_rand(3, HEX)}-{_rand(12, HEX)}"
+
+MORE_SLOTS = [
+    (f'db, err := sql.Open("mysql", "svc:{SLOT_PW}@tcp(10.1.2.3:3306)/orders?tls=true")', SLOT_PW),
+    (f"DSN=reporter:{SLOT_PW}@unix(/run/mysqld/mysqld.sock)/stats", SLOT_PW),
+    (f'<Account>\n  <Login>ops</Login>\n  <Password type="plain">{SLOT_PW}</Password>\n</Account>', SLOT_PW),
+    (f'vault {{\n  secrets {{\n    bootstrap = "{SLOT_UUID}"\n    agent     = "{SLOT_PW}"\n  }}\n}}', SLOT_UUID),
+    (f"my $db_pswd = '{SLOT_PW}';", SLOT_PW),
+    (f'PSSWD="{SLOT_PW}"', SLOT_PW),
+]
+
+
+@pytest.mark.parametrize(("text", "secret"), MORE_SLOTS)
+def test_more_credential_slots(redactor: Redactor, text: str, secret: str) -> None:
+    _caught(redactor, text, secret)
+
+
+MORE_SLOT_LOOKALIKES = [
+    'sql.Open("mysql", "svc@tcp(10.1.2.3:3306)/orders")',  # no password
+    "secrets {\n  enabled = true\n  backend = \"file\"\n}",
+]
+
+
+@pytest.mark.parametrize("text", MORE_SLOT_LOOKALIKES)
+def test_more_slot_look_alikes_are_kept(redactor: Redactor, text: str) -> None:
+    _kept(redactor, text)
