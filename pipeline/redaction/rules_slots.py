@@ -319,13 +319,14 @@ def _element(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate])
 # A block named for its secrets (``secrets { bootstrap = "..." }``, ``tokens { ... }``): each quoted
 # member's value is judged as a secret's, whatever the member's own name.
 _BLOCK_MEMBER = re.compile(
-    rb"(?m:^|\\+n)[ \t]*[A-Za-z_][A-Za-z0-9_.-]{0,64}[ \t]*=[ \t]*\\*\"(?P<v>[^\"\\\r\n]{1,4096})\\*\""
+    rb"(?m:^|\\+n)(?:[ \t]*[0-9]{1,6}(?:\t|\\+t|\xe2\x86\x92|[ \t]*\xe2\x94\x82))?"  # a listing's line number
+    rb"[ \t]*[A-Za-z_][A-Za-z0-9_.-]{0,64}[ \t]*=[ \t]*\\*\"(?P<v>[^\"\\\r\n]{1,4096})\\*\""
 )
 _BLOCK_SPAN = 1200
 
 
 def _secret_block(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
-    if start and buf[start - 1] not in b" \t\n":
+    if start and buf[start - 1] not in b" \t\n" and buf[start - 2 : start] not in (b"\\t", b"\\n"):
         return 0  # the word ends a longer name (``enable_secrets {``) or sits in a string
     close = buf.find(b"}", end, end + _BLOCK_SPAN)
     if close < 0 or buf.find(b"{", end, close) >= 0:
@@ -333,6 +334,21 @@ def _secret_block(buf: bytes, low: bytes, start: int, end: int, out: list[Candid
     for m in _BLOCK_MEMBER.finditer(buf, end, close):
         out.append((*m.span("v"), "secret-assignment", int(Level.SECRET)))
     return close
+
+
+# A package manager's basic-auth setting, the user and the password by position
+# (``poetry config http-basic.<repo> <user> <password>``).
+_BASIC_SETTING = re.compile(
+    rb"http-basic\.[A-Za-z0-9_.-]{1,64}[ \t]+[^\s\\\"']{1,128}[ \t]+(?P<q>[\"']?)(?P<v>[^\s\\\"']{1,256})(?P=q)"
+)
+
+
+def _basic_setting(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    m = _BASIC_SETTING.match(buf, start)
+    if m is None:
+        return 0
+    out.append((*m.span("v"), "password", int(Level.LITERAL_PASSWORD)))
+    return m.end()
 
 
 def slot_rules() -> list[ScanRule]:
@@ -367,7 +383,13 @@ def slot_rules() -> list[ScanRule]:
         ScanRule("password", (b"pgpass", b"davfs2/secrets", b"auth.txt"), _credential_file),
         ScanRule(
             "credential-argument",
-            (b" account authorize ", b" authorize-account ", b" alias set ", b"qshell account "),
+            (
+                b" account authorize ",
+                b" authorize-account ",
+                b" alias set ",
+                b"qshell account ",
+                b" http-basic.",
+            ),
             _credential_command,
         ),
         ScanRule(
@@ -375,6 +397,7 @@ def slot_rules() -> list[ScanRule]:
         ),
         ScanRule("secret-assignment", (b"value:", b"value =", b"value="), _member_value),
         ScanRule("password", (b"@tcp(", b"@unix(", b"@udp("), _dsn_address),
+        ScanRule("password", (b"http-basic.",), _basic_setting),
         ScanRule(
             "secret-assignment",
             (b"<pass", b"<pwd", b"<pswd", b"<secret", b"<token", b"<apikey", b"<api_key", b"<cred"),

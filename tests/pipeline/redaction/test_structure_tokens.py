@@ -295,7 +295,10 @@ NV_PW = "k4!mQz9rv"
 NV_KEY = _rand(44)
 
 NAME_VALUE = [
-    (f"containers:\n  - env:\n    - name: DB_PASSWD\n      value: '{NV_PW}'\n    - name: MODE\n      value: fast", NV_PW),
+    (
+        f"containers:\n  - env:\n    - name: DB_PASSWD\n      value: '{NV_PW}'\n    - name: MODE\n      value: fast",
+        NV_PW,
+    ),
     (f'   7\tsetting {{\n   8\t  name  = "SIGNING_SECRET"\n   9\t  value = "{NV_KEY}"\n  10\t}}', NV_KEY),
 ]
 
@@ -319,9 +322,15 @@ MORE_SLOTS = [
     (f'db, err := sql.Open("mysql", "svc:{SLOT_PW}@tcp(10.1.2.3:3306)/orders?tls=true")', SLOT_PW),
     (f"DSN=reporter:{SLOT_PW}@unix(/run/mysqld/mysqld.sock)/stats", SLOT_PW),
     (f'<Account>\n  <Login>ops</Login>\n  <Password type="plain">{SLOT_PW}</Password>\n</Account>', SLOT_PW),
-    (f'vault {{\n  secrets {{\n    bootstrap = "{SLOT_UUID}"\n    agent     = "{SLOT_PW}"\n  }}\n}}', SLOT_UUID),
+    (
+        f'vault {{\n  secrets {{\n    bootstrap = "{SLOT_UUID}"\n    agent     = "{SLOT_PW}"\n  }}\n}}',
+        SLOT_UUID,
+    ),
+    (f'  31\tsecrets {{\n  32\t  bootstrap = "{SLOT_UUID}"\n  33\t}}', SLOT_UUID),
     (f"my $db_pswd = '{SLOT_PW}';", SLOT_PW),
     (f'PSSWD="{SLOT_PW}"', SLOT_PW),
+    # a package manager's basic-auth setting: the user and the password by position
+    (f"$ pdm config http-basic.mirror deployer {SLOT_PW}", SLOT_PW),
 ]
 
 
@@ -332,7 +341,7 @@ def test_more_credential_slots(redactor: Redactor, text: str, secret: str) -> No
 
 MORE_SLOT_LOOKALIKES = [
     'sql.Open("mysql", "svc@tcp(10.1.2.3:3306)/orders")',  # no password
-    "secrets {\n  enabled = true\n  backend = \"file\"\n}",
+    'secrets {\n  enabled = true\n  backend = "file"\n}',
 ]
 
 
