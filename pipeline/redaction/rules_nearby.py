@@ -40,6 +40,7 @@ _WORDS = (
     b"auth code",
     b"activation code",
     b"recovery code",
+    b"api",  # written so in most languages: "API-kaai is X", "Ufunguo wa API ni X"
 )
 _WORD_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 AFTER = 72
@@ -148,7 +149,12 @@ def _nearby(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
     if low[start] in _LEAD:
         while low[start] in _LEAD:  # past the blank or escape the anchor holds
             start += 1
-    elif start and low[start - 1] in _GLUE and low[start - 2 : start] != b"\\n":
+    elif (
+        start
+        and low[start - 1] in _GLUE
+        and low[start - 2 : start] != b"\\n"
+        and not _HYPHENED.match(low, start - 3)
+    ):
         return 0  # a rarer word inside an identifier (``license_url``, ``mycredentials``)
     nxt = buf[end : end + 1]
     if nxt == b"(":
@@ -163,12 +169,22 @@ def _nearby(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
         if brk is not None:  # "the new api key:" and the line ends: the value is on the next one
             _next_line(buf, start, end, brk.end(), out)
         return 0  # (a cookie's own name follows its word: ``cookies={"sid": "..."}``)
+    if low[start:end] == b"api":  # a loanword, not a credential's word: the key must follow it alone
+        if _API_NAME.match(low, end) is not None:
+            return 0  # a service's name (``api-1 |``, ``api_2``)
+        _after(buf, start, end, out, labels=False)
+        return end
     _after(buf, start, end, out)
     _before(buf, start, out)
     return end  # (not past the tokens found: a later word, ``.Credential(``, may see more)
 
 
-def _after(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
+_API_NAME = re.compile(rb"[-_.]?[0-9]")
+_LABEL = re.compile(rb"[A-Za-z]{2,}:|\|")
+"""Another field's label or a column between the word and a value: the value is that field's."""
+
+
+def _after(buf: bytes, start: int, end: int, out: list[Candidate], labels: bool = True) -> int:
     """Tokens after the word: "set the signing secret to X", "credentials X"."""
     found = end
     hi = min(len(buf), end + AFTER)
@@ -178,7 +194,11 @@ def _after(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
     m = _next_token(buf, end, hi)
     while m is not None:
         if _judge(buf, m):
-            if _denied(buf, end, m.start()) or _denied_before(buf, start):
+            if (
+                _denied(buf, end, m.start())
+                or _denied_before(buf, start)
+                or (not labels and _LABEL.search(buf, end, m.start()) is not None)
+            ):
                 break  # "key fingerprint: ...", "token is invalid", "public key"
             out.append((*m.span(), NAME, CONTEXT))
             found = m.end()
@@ -268,6 +288,8 @@ assignment rule reads): anchors carry it, so ``api_key``, ``max_tokens`` and ``"
 reach the rule."""
 
 
+_HYPHENED = re.compile(rb"[a-z\x80-\xff]{2}-api")
+"""``se-API``, ``do-API``: a language's particle hyphened to the word, not an identifier's part."""
 _GLUE = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_.$/-")
 _LEAD = frozenset(b" \t\n\\\"'(")
 _COMMON = frozenset((b"key", b"token", b"secret", b"password", b"cookie", b"pat"))
