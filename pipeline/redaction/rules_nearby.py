@@ -40,7 +40,6 @@ _WORDS = (
     b"auth code",
     b"activation code",
     b"recovery code",
-    b"api",  # written so in most languages: "API-kaai is X", "Ufunguo wa API ni X"
 )
 _WORD_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 AFTER = 72
@@ -149,12 +148,7 @@ def _nearby(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
     if low[start] in _LEAD:
         while low[start] in _LEAD:  # past the blank or escape the anchor holds
             start += 1
-    elif (
-        start
-        and low[start - 1] in _GLUE
-        and low[start - 2 : start] != b"\\n"
-        and not _HYPHENED.match(low, start - 3)
-    ):
+    elif start and low[start - 1] in _GLUE and low[start - 2 : start] != b"\\n":
         return 0  # a rarer word inside an identifier (``license_url``, ``mycredentials``)
     nxt = buf[end : end + 1]
     if nxt == b"(":
@@ -169,17 +163,32 @@ def _nearby(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
         if brk is not None:  # "the new api key:" and the line ends: the value is on the next one
             _next_line(buf, start, end, brk.end(), out)
         return 0  # (a cookie's own name follows its word: ``cookies={"sid": "..."}``)
-    if low[start:end] == b"api":  # a loanword, not a credential's word: the key must follow it alone
-        if _API_NAME.match(low, end) is not None:
-            return 0  # a service's name (``api-1 |``, ``api_2``)
-        _after(buf, start, end, out, labels=False)
-        return end
     _after(buf, start, end, out)
     _before(buf, start, out)
     return end  # (not past the tokens found: a later word, ``.Credential(``, may see more)
 
 
-_API_NAME = re.compile(rb"[-_.]?[0-9]")
+# "API" is written so in most languages ("API-kaai is X", "Ufunguo wa API ni X", "se-API ngu X"):
+# a key-shaped token after it, alone in its clause (no other field's label or column between), is
+# the API's key. Anchored with the characters around the word, so ``API_KEY`` and ``/api/`` never
+# reach the rule.
+_API_BEFORE = (b" ", b"\t", b"\n", b"\\n", b"(", b"-", b'"')
+_API_AFTER = (b" ", b"-", b":")
+_API_NAME = re.compile(rb"-?[0-9]|[ -](?:key|token|secret|credential|pat)")
+"""A service's name (``api-1 |``), or a credential's word after it, whose own rule reads the line."""
+_HYPHENED = re.compile(rb"[a-z\x80-\xff]{2}-api")
+"""``se-API``, ``do-API``: a language's particle hyphened to the word, not an identifier's part."""
+
+
+def _api_word(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    word = low.find(b"api", start, end)
+    if low[start] == 45 and _HYPHENED.match(low, start - 2) is None:
+        return 0  # ``x-api-key``: a header's name
+    if _API_NAME.match(low, word + 3) is not None:
+        return 0
+    return _after(buf, word, word + 3, out, labels=False)
+
+
 _LABEL = re.compile(rb"[A-Za-z]{2,}:|\|")
 """Another field's label or a column between the word and a value: the value is that field's."""
 
@@ -236,7 +245,12 @@ def _before(buf: bytes, start: int, out: list[Candidate]) -> None:
     lo = _line_start(buf, max(0, start - BEFORE - _REACH), start)
     words = [w.lstrip(b"(") or w for w in buf[lo:start].split()[-6:]]
     i = len(words) - 1
-    while i >= 0 and len(words) - i <= 3 and _FILLER.fullmatch(words[i]) and not _link(words[i]):
+    while (
+        i >= 0
+        and len(words) - i <= 3
+        and (words[i].isalpha() or _FILLER.fullmatch(words[i]) is not None)
+        and not _link(words[i])
+    ):
         i -= 1  # "the", "api", "signing", "account's"
     if i < 1 or not _link(words[i]) or any(_NOT_A_SECRET.fullmatch(w) for w in words[i:]):
         return
@@ -255,6 +269,8 @@ _MARK = re.compile(rb"(?:[^A-Za-z0-9_\s]|\\+u[0-9a-fA-F]{4})+")
 
 def _link(word: bytes) -> bool:
     """What joins a value to the word after it: a copula ("is", "that's"), or a mark."""
+    if word.isalnum():
+        return word.lower() in _LINKS
     return word.lower() in _LINKS or _MARK.fullmatch(word) is not None
 
 
@@ -288,8 +304,6 @@ assignment rule reads): anchors carry it, so ``api_key``, ``max_tokens`` and ``"
 reach the rule."""
 
 
-_HYPHENED = re.compile(rb"[a-z\x80-\xff]{2}-api")
-"""``se-API``, ``do-API``: a language's particle hyphened to the word, not an identifier's part."""
 _GLUE = frozenset(b"abcdefghijklmnopqrstuvwxyz0123456789_.$/-")
 _LEAD = frozenset(b" \t\n\\\"'(")
 _COMMON = frozenset((b"key", b"token", b"secret", b"password", b"cookie", b"pat"))
@@ -371,7 +385,12 @@ def _prefixed(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]
 def _client(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
     """``transactional.Client("<key>")``, ``MailClient('<key>', ...)``: a service's client handed its
     key by position; each literal that looks random is one."""
+    if buf[end : end + 1] not in _QUOTE_OPEN:
+        return 0  # (most clients take no literal first: ``Client()``, ``Client(config)``)
     return _constructor(buf, start, end - 1, out)
+
+
+_QUOTE_OPEN = (b'"', b"'", b"\\")
 
 
 # A prompt that confirms the secret typed at the prompt before it ("Confirm:", "Repeat for
@@ -415,6 +434,7 @@ def nearby_rules() -> list[ScanRule]:
         ScanRule(NAME, _anchors(), _nearby),
         ScanRule(PREFIXED_NAME, prefixed, _prefixed),
         ScanRule(NAME, (b"client(",), _client),
+        ScanRule(NAME, tuple(b + b"api" + a for b in _API_BEFORE for a in _API_AFTER), _api_word),
         ScanRule(
             NAME,
             (b"confirm", b"repeat", b"retype", b"re-enter", b"reenter", b"verify", b"again"),
