@@ -168,32 +168,7 @@ def _nearby(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) 
     return end  # (not past the tokens found: a later word, ``.Credential(``, may see more)
 
 
-# "API" is written so in most languages ("API-kaai is X", "Ufunguo wa API ni X", "se-API ngu X"):
-# a key-shaped token after it, alone in its clause (no other field's label or column between), is
-# the API's key. Anchored with the characters around the word, so ``API_KEY`` and ``/api/`` never
-# reach the rule.
-_API_BEFORE = (b" ", b"\t", b"\n", b"\\n", b"(", b"-", b'"')
-_API_AFTER = (b" ", b"-", b":")
-_API_NAME = re.compile(rb"-?[0-9]|[ -](?:key|token|secret|credential|pat)")
-"""A service's name (``api-1 |``), or a credential's word after it, whose own rule reads the line."""
-_HYPHENED = re.compile(rb"[a-z\x80-\xff]{2}-api")
-"""``se-API``, ``do-API``: a language's particle hyphened to the word, not an identifier's part."""
-
-
-def _api_word(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
-    word = low.find(b"api", start, end)
-    if low[start] == 45 and _HYPHENED.match(low, start - 2) is None:
-        return 0  # ``x-api-key``: a header's name
-    if _API_NAME.match(low, word + 3) is not None:
-        return 0
-    return _after(buf, word, word + 3, out, labels=False)
-
-
-_LABEL = re.compile(rb"[A-Za-z]{2,}:|\|")
-"""Another field's label or a column between the word and a value: the value is that field's."""
-
-
-def _after(buf: bytes, start: int, end: int, out: list[Candidate], labels: bool = True) -> int:
+def _after(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
     """Tokens after the word: "set the signing secret to X", "credentials X"."""
     found = end
     hi = min(len(buf), end + AFTER)
@@ -203,11 +178,7 @@ def _after(buf: bytes, start: int, end: int, out: list[Candidate], labels: bool 
     m = _next_token(buf, end, hi)
     while m is not None:
         if _judge(buf, m):
-            if (
-                _denied(buf, end, m.start())
-                or _denied_before(buf, start)
-                or (not labels and _LABEL.search(buf, end, m.start()) is not None)
-            ):
+            if _denied(buf, end, m.start()) or _denied_before(buf, start):
                 break  # "key fingerprint: ...", "token is invalid", "public key"
             out.append((*m.span(), NAME, CONTEXT))
             found = m.end()
@@ -434,7 +405,6 @@ def nearby_rules() -> list[ScanRule]:
         ScanRule(NAME, _anchors(), _nearby),
         ScanRule(PREFIXED_NAME, prefixed, _prefixed),
         ScanRule(NAME, (b"client(",), _client),
-        ScanRule(NAME, tuple(b + b"api" + a for b in _API_BEFORE for a in _API_AFTER), _api_word),
         ScanRule(
             NAME,
             (b"confirm", b"repeat", b"retype", b"re-enter", b"reenter", b"verify", b"again"),

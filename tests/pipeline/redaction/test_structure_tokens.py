@@ -348,36 +348,3 @@ MORE_SLOT_LOOKALIKES = [
 @pytest.mark.parametrize("text", MORE_SLOT_LOOKALIKES)
 def test_more_slot_look_alikes_are_kept(redactor: Redactor, text: str) -> None:
     _kept(redactor, text)
-
-
-# -- "API" is written so in most languages: a key-shaped token after it, whatever the local words --
-
-API_KEY = _rand(36)
-API_HEX = _rand(40, HEX)
-
-API_PROSE = [
-    (f"Ufunguo wa API ni {API_KEY}", API_KEY),
-    (f"API võti on {API_HEX}", API_HEX),
-    (f"Kókó ti API-náà ni {API_KEY}", API_KEY),
-    (f"Klucz do-API: {API_KEY}", API_KEY),
-]
-
-
-@pytest.mark.parametrize(("text", "secret"), API_PROSE)
-def test_a_key_after_the_word_api_in_any_language(redactor: Redactor, text: str, secret: str) -> None:
-    _caught(redactor, text, secret)
-
-
-API_LOOKALIKES = [
-    "the API returned 200 OK after 3 retries",
-    "API v2.31.0 is out, see https://docs.example.org/api/v2/changes",
-    "rapid capital apiece",
-    f"api-2  | x-trace: 00-{_rand(32, HEX)}-{_rand(16, HEX)}-01",
-    f"gateway api | request: {_rand(32, HEX)}",
-    f"API request id {_rand(8, HEX)}-{_rand(4, HEX)}-4{_rand(3, HEX)}-8{_rand(3, HEX)}-{_rand(12, HEX)}",
-]
-
-
-@pytest.mark.parametrize("text", API_LOOKALIKES)
-def test_api_look_alikes_are_kept(redactor: Redactor, text: str) -> None:
-    _kept(redactor, text)
