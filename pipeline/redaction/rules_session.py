@@ -54,8 +54,17 @@ def _cookies(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate])
 # ``PHPSESSID=...`` in a log, ``forum_session=...`` in an access log's quoted cookie string,
 # ``host|app_sessid|value`` in a browser database's row, ``remember_web_<id>=...``; and any pair
 # whose name carries a browser-enforced cookie prefix (``__Host-``, ``__Secure-``): a cookie by
-# definition, judged as a cookie header's pair is.
-_SESSION_ANCHORS = (b"sess", b"remember", b"sid=", b"sid|", b"sid\t", b"sid\\t", b"__secure-", b"__host-")
+# definition, judged as a cookie header's pair is. A session's name ends in its word; anchored with
+# the separator after it, so the word in prose or a JSON key (``"sessionId":``) never reaches the rule.
+_SESSION_ENDINGS = (b"sess", b"sid", b"session", b"sessid", b"sessionid", b"session_id", b"session-id")
+_SESSION_ENDINGS += (b"session_token", b"session-token")
+_PAIR_SEPARATORS = (b"=", b"|", b"\t", b"\\t")
+_SESSION_ANCHORS = (
+    *(w + sep for w in _SESSION_ENDINGS for sep in _PAIR_SEPARATORS),
+    b"remember",
+    b"__secure-",
+    b"__host-",
+)
 _NAME_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _NAME_BACK = 64
 _PAIR_VALUE = re.compile(
