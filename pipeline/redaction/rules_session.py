@@ -56,8 +56,10 @@ def _cookies(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate])
 # whose name carries a browser-enforced cookie prefix (``__Host-``, ``__Secure-``): a cookie by
 # definition, judged as a cookie header's pair is. A session's name ends in its word; anchored with
 # the separator after it, so the word in prose or a JSON key (``"sessionId":``) never reaches the rule.
-_SESSION_ENDINGS = (b"sess", b"sid", b"session", b"sessid", b"sessionid", b"session_id", b"session-id")
-_SESSION_ENDINGS += (b"session_token", b"session-token")
+_SESSION_ENDINGS = (
+    *(b"sess", b"sid", b"session", b"sessid", b"sessionid"),
+    *(b"session_id", b"session-id", b"session_token", b"session-token"),
+)
 _PAIR_SEPARATORS = (b"=", b"|", b"\t", b"\\t")
 _SESSION_ANCHORS = (
     *(w + sep for w in _SESSION_ENDINGS for sep in _PAIR_SEPARATORS),
