@@ -240,9 +240,15 @@ _MARK = re.compile(rb"(?:[^A-Za-z0-9_\s]|\\+u[0-9a-fA-F]{4})+")
 
 def _link(word: bytes) -> bool:
     """What joins a value to the word after it: a copula ("is", "that's"), or a mark."""
-    if word.isalnum():
-        return word.lower() in _LINKS
-    return word.lower() in _LINKS or _MARK.fullmatch(word) is not None
+    if word.lower() in _LINKS:
+        return True
+    return word[:1] in _MARK_START and _MARK.fullmatch(word) is not None
+
+
+_MARK_START = frozenset(
+    bytes((c,)) for c in range(256) if c >= 128 or not (chr(c).isalnum() or chr(c) in " \t\n\r\"'_")
+)
+"""The first byte of a mark (most words in code and JSON open with a letter or a quote: no regex)."""
 
 
 _FILLER = re.compile(rb"[A-Za-z]+(?:'s|\xe2\x80\x99s)?")

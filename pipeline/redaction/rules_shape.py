@@ -60,6 +60,8 @@ def _judge(prefix: bytes, body: bytes) -> bool:
 
 _INSIDE = (b":", b"/", b"+", b"=", b"@", b"%")
 _ID_PART = re.compile(rb"[A-Za-z0-9]{12,40}")
+_ID_RUN = re.compile(rb"[A-Za-z0-9]{12,40}|[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{4,8}")
+"""What an id part may be (``_id_and_secret`` judges it): a random run, or an owner id and a stamp."""
 _OWNER_PART = re.compile(rb"(?P<id>[A-Za-z0-9_-]{16,32})\.[A-Za-z0-9_-]{4,8}")
 _DIGITS = re.compile(rb"[0-9]{15,20}")
 MIN_ID_BODY = 32
@@ -101,13 +103,13 @@ def _sweep(buf: bytes, out: list[Candidate]) -> None:
                 s -= 1
             if s == lo and s and buf[s - 1] in _TOKEN_CHARS:
                 continue  # inside a longer run: base64 data, a path, a long name
+            named = _PREFIX.fullmatch(buf, s, sep) is not None
+            if not named and (buf[s - 1 : s] in _INSIDE or _ID_RUN.fullmatch(buf, s, sep) is None):
+                continue  # neither a prefix nor an id part (which starts a token: not after ``:``, ``/``)
             body = _BODY.match(buf, sep + 1)
             if body is None:
                 continue
-            if _PREFIX.fullmatch(buf, s, sep) is None:
-                if buf[s - 1 : s] in _INSIDE or not _id_and_secret(buf[s:sep], body.group()):
-                    continue  # (an id part starts a token: not after ``:``, ``/``, ``=``)
-            elif not _judge(buf[s:sep], body.group()):
+            if not (_judge if named else _id_and_secret)(buf[s:sep], body.group()):
                 continue
             if not is_documented_example(buf[s : body.end()]):
                 out.append((s, body.end(), PREFIXED_NAME, CONTEXT))
