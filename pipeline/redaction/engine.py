@@ -43,8 +43,10 @@ from pipeline.redaction.rules_cli import cli_rules
 from pipeline.redaction.rules_context import context_rules
 from pipeline.redaction.rules_encoded import encoded_rules
 from pipeline.redaction.rules_generic import generic_rules
+from pipeline.redaction.rules_hooks import hook_rules
 from pipeline.redaction.rules_joined import joined_rules
 from pipeline.redaction.rules_keys import key_rules
+from pipeline.redaction.rules_mail import mail_rules
 from pipeline.redaction.rules_nearby import nearby_rules
 from pipeline.redaction.rules_prose import prose_rules
 from pipeline.redaction.rules_provider import provider_rules
@@ -268,6 +270,7 @@ def compiled_rules() -> _Compiled:
     rules.extend(cli_rules())
     rules.extend(slot_rules())
     rules.extend(session_rules())
+    rules.extend(mail_rules())
     rules.extend(prose_rules())
     rules.extend(stated_rules())
     rules.extend(key_rules())
@@ -275,6 +278,7 @@ def compiled_rules() -> _Compiled:
     rules.extend(signed_rules())
     rules.extend(seed_rules())
     rules.extend(shape_rules())
+    rules.extend(hook_rules())
     rules.extend(generic_rules())
     rules.extend(joined_rules())
     compiled: list[_Compiled] = []

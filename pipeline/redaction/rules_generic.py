@@ -28,6 +28,8 @@ ANCHORS = (
     b".pw",
     b"-pw",
     b"pword",
+    b"pswd",
+    b"psswd",
     b"secret",
     b"key",
     b"auth",
@@ -103,6 +105,8 @@ _PASSWORD_SEGS = (
     "passcode",
     "pword",
     "passwords",
+    "pswd",
+    "psswd",
 )
 _KEY_QUALIFIERS = _words(
     """api secret private access auth master signing encryption enc client app admin service account
@@ -252,9 +256,52 @@ def _without_operator(buf: bytes, start: int, end: int, out: list[Candidate]) ->
     after = buf[name_end : name_end + 2]
     if after[:1] in _TABLE_NEXT or after in _TABLE_NEXT_BLANK:
         return _scan_table(buf, start, end, out)
-    if after[:1] in _BLANKS and (buf[start - 1 : start] == b"_" or b"_" in buf[end:name_end]):
-        return _scan_spaced(buf, start, end, out)
-    return 0
+    if after[:1] not in _BLANKS:
+        return 0
+    if buf[start - 1 : start] == b"_" or b"_" in buf[end:name_end]:
+        found = _scan_spaced(buf, start, end, out)
+        if found:
+            return found
+    return _scan_keyword_line(buf, start, end, out)
+
+
+_GUTTER = rb"[ \t]*[0-9]{1,6}(?:\t|\\+t|\xe2\x86\x92|[ \t]*\xe2\x94\x82)"
+_LINE_HEAD = re.compile(
+    rb"(?:(?:\r?\n|\\+n|^)(?:" + _GUTTER + rb"|[+-](?![+-]))?|\\*\"" + _GUTTER + rb")[ \t]*\Z"
+)
+"""What may stand between a line's start and its keyword: blanks, a diff's mark, a line number
+(a file's listing may open a JSON string)."""
+_PLAIN_WORD = re.compile(rb"[A-Za-z][a-z]*")
+"""A word alone ("Password changed"): a status line, not a value."""
+_HEAD_BACK = 24
+_KEYWORD_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_KEYWORD_VALUE = re.compile(
+    rb"[A-Za-z0-9_.-]*[ \t]+(?P<q>\\*[\"']?)(?P<v>[^\s\"'\\]{3,256})(?P=q)[ \t]*(?=\r?\n|\\+[nr]|\\*\"|$)"
+)
+
+
+def _scan_keyword_line(buf: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """A configuration line of a keyword, blanks and one value (``Pass ...`` in a mail sync
+    client's file, ``SmtpPassword ...``; as ssh_config, mbsync, msmtp and Apache write settings): the
+    keyword opens its line (after indentation, a diff's mark or a line number) and the value is the
+    rest of it, a literal password (a configuration file holds no variables)."""
+    m = _KEYWORD_VALUE.match(buf, end)
+    if m is None:
+        return 0  # (most hits: the word in a sentence, a ``name=`` assignment)
+    s = start
+    while s > 0 and start - s < 64 and buf[s - 1] in _KEYWORD_CHARS:
+        s -= 1
+    if s and buf[s - 1] == 92 and buf[s] in b"nrt":
+        s += 1  # a JSON-escaped line break or tab, not the name's first letter
+    if _LINE_HEAD.search(buf, max(0, s - _HEAD_BACK), s) is None:
+        return 0
+    name = buf[s : m.start("q")].rstrip()
+    level = classify(name)
+    if level is Level.PASSWORD:
+        level = Level.LITERAL_PASSWORD
+    if level is not None and level >= Level.SECRET and _PLAIN_WORD.fullmatch(m.group("v")) is None:
+        out.append((*m.span("v"), "password", int(level)))
+    return m.end()
 
 
 def _colon_chain(buf: bytes, ident_start: int, after_op: int) -> bool:

@@ -47,7 +47,7 @@ AFTER = 72
 BEFORE = 40
 """How far before the word: "X is the api key"."""
 _TOKEN = re.compile(
-    rb"(?<![A-Za-z0-9_+/=.~-])[A-Za-z0-9][A-Za-z0-9_+/.~-]{14,254}[A-Za-z0-9]={0,2}(?![A-Za-z0-9_+/=.~-])"
+    rb"(?<![A-Za-z0-9_+/=.~-])[A-Za-z0-9_][A-Za-z0-9_+/.~-]{14,254}[A-Za-z0-9]={0,2}(?![A-Za-z0-9_+/=.~-])"
 )
 _TOKEN_AT_LINE_START = re.compile(_TOKEN.pattern.removeprefix(rb"(?<![A-Za-z0-9_+/=.~-])"))
 """``_TOKEN`` where a line starts: after a JSON-escaped ``\\n`` the ``n`` is no part of it."""
@@ -118,7 +118,7 @@ def _denied(buf: bytes, a: int, b: int) -> bool:
     return any(_NOT_A_SECRET.fullmatch(w.group()) for w in _BETWEEN_WORD.finditer(buf, a, b))
 
 
-_TOKEN_START = re.compile(rb"(?<![A-Za-z0-9_+/=.~-])[A-Za-z0-9][A-Za-z0-9_+/.~-]{14}")
+_TOKEN_START = re.compile(rb"(?<![A-Za-z0-9_+/=.~-])[A-Za-z0-9_][A-Za-z0-9_+/.~-]{14}")
 
 
 def _next_token(buf: bytes, pos: int, hi: int) -> re.Match[bytes] | None:
@@ -214,24 +214,51 @@ def _next_line(buf: bytes, start: int, end: int, nxt: int, out: list[Candidate])
 
 
 def _before(buf: bytes, start: int, out: list[Candidate]) -> None:
-    """A token before the word, joined to it: "X is the api key"."""
+    """A token before the word, joined to it: "X is the api key", "X ← that's the bot's token",
+    "X (it's the service account's key)"."""
     near = buf[max(0, start - BEFORE) : start].split()[-4:]
-    if not any(w.lower() in _LINKS for w in near):
+    if not any(_link(w.lstrip(b"(")) for w in near):
         return
     lo = _line_start(buf, max(0, start - BEFORE - _REACH), start)
-    words = buf[lo:start].split()[-6:]
+    words = [w.lstrip(b"(") or w for w in buf[lo:start].split()[-6:]]
     i = len(words) - 1
-    while i >= 0 and len(words) - i <= 3 and words[i].isalpha() and words[i].lower() not in _LINKS:
-        i -= 1  # "the", "api", "signing"
-    if i < 1 or words[i].lower() not in _LINKS or any(_NOT_A_SECRET.fullmatch(w) for w in words[i:]):
+    while (
+        i >= 0
+        and len(words) - i <= 3
+        and (words[i].isalpha() or _FILLER.fullmatch(words[i]) is not None)
+        and not _link(words[i])
+    ):
+        i -= 1  # "the", "api", "signing", "account's"
+    if i < 1 or not _link(words[i]) or any(_NOT_A_SECRET.fullmatch(w) for w in words[i:]):
         return
+    while i > 1 and _link(words[i - 1]):
+        i -= 1  # "X ← that's": a mark and a link
     v = words[i - 1].strip(b"\"'`(,")
     e = buf.rfind(v, lo, start)
     if e >= 0 and _TOKEN_WHOLE.fullmatch(v) and token_shape(v) and not v.startswith(_SSH_PUBLIC):
         out.append((e, e + len(v), NAME, CONTEXT))
 
 
-_LINKS = frozenset(b"is was are = : as - \xe2\x80\x94".split())
+_LINKS = frozenset(b"is was are as that's it's here's that\xe2\x80\x99s it\xe2\x80\x99s".split())
+_MARK = re.compile(rb"(?:[^A-Za-z0-9_\s]|\\+u[0-9a-fA-F]{4})+")
+"""A mark between a value and the word after it: ``=``, ``:``, a dash, an arrow (raw or JSON-escaped)."""
+
+
+def _link(word: bytes) -> bool:
+    """What joins a value to the word after it: a copula ("is", "that's"), or a mark."""
+    if word.lower() in _LINKS:
+        return True
+    return word[:1] in _MARK_START and _MARK.fullmatch(word) is not None
+
+
+_MARK_START = frozenset(
+    bytes((c,)) for c in range(256) if c >= 128 or not (chr(c).isalnum() or chr(c) in " \t\n\r\"'_")
+)
+"""The first byte of a mark (most words in code and JSON open with a letter or a quote: no regex)."""
+
+
+_FILLER = re.compile(rb"[A-Za-z]+(?:'s|\xe2\x80\x99s)?")
+"""Words between the link and the credential's word: "the", "signing", "account's"."""
 _TOKEN_WHOLE = re.compile(rb"[A-Za-z0-9][A-Za-z0-9_+/.~-]{14,254}[A-Za-z0-9]={0,2}")
 
 
@@ -288,7 +315,7 @@ _IDENT_LEFT = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 PREFIXED_NAME = "prefixed-token"
 
 
-def _camel_words(run: bytes) -> bool:
+def camel_words(run: bytes) -> bool:
     """Words joined in camel case (``GetUserById2Handler``), digits aside, of three letters or more
     on average: a name. Random bodies rarely parse so, and then into pairs (``XpHcJd``)."""
     letters = run.translate(None, b"0123456789")
@@ -308,7 +335,7 @@ def body_random(body: bytes) -> bool:
         and _LOWER.search(run) is not None
         and any(65 <= c <= 90 for c in run)
         and enough_distinct(run, 12)
-        and not _camel_words(run)
+        and not camel_words(run)
         and _DIGIT.search(body) is not None
         and _LOWER.search(body) is not None
         and any(65 <= c <= 90 for c in body)
@@ -338,6 +365,61 @@ def _prefixed(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]
     return m.end()
 
 
+def _client(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    """``transactional.Client("<key>")``, ``MailClient('<key>', ...)``: a service's client handed its
+    key by position; each literal that looks random is one."""
+    if buf[end : end + 1] not in _QUOTE_OPEN:
+        return 0  # (most clients take no literal first: ``Client()``, ``Client(config)``)
+    return _constructor(buf, start, end - 1, out)
+
+
+_QUOTE_OPEN = (b'"', b"'", b"\\")
+
+
+# A prompt that confirms the secret typed at the prompt before it ("Confirm:", "Repeat for
+# confirmation:", "Retype new password:"): the value on its line is the same secret, whether or not
+# the first prompt echoed it.
+_CONFIRM_LABEL = re.compile(rb"[^:\r\n\\]{0,40}:[ \t]*")
+_PROMPT_WORD = re.compile(
+    rb"(?i:secret|pass|token|key|pin\b|credential|code)[^:\r\n]{0,24}:(?:[ \t]|\\[nr]|\r|\n|$)"
+)
+_LINE_OR_END = re.compile(rb"[ \t]*(?:\r|\n|\\+[nr]|\\*\"|$)")
+_PREVIOUS = 240
+"""How far back the prompt before may start."""
+
+
+def _confirmation(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    label = _CONFIRM_LABEL.match(buf, end)
+    if label is None:
+        return 0
+    m = _TOKEN.match(buf, label.end(), label.end() + 260)
+    if m is None or _LINE_OR_END.match(buf, m.end()) is None or not _judge(buf, m):
+        return 0
+    here = _line_start_any(buf, start)
+    before = _line_start_any(buf, max(0, here - 2))  # the line before this one
+    if here - before > _PREVIOUS or _PROMPT_WORD.search(buf, before, here) is None:
+        return 0
+    out.append((*m.span(), NAME, CONTEXT))
+    return m.end()
+
+
+def _line_start_any(buf: bytes, pos: int) -> int:
+    """Where the line holding ``pos`` starts (after a raw or a JSON-escaped line break)."""
+    lo = max(0, pos - _PREVIOUS)
+    raw = max(buf.rfind(b"\n", lo, pos), buf.rfind(b"\r", lo, pos)) + 1
+    escaped = buf.rfind(b"\\n", lo, pos)
+    return max(raw, escaped + 2 if escaped >= 0 else 0, lo if raw == 0 and escaped < 0 else 0)
+
+
 def nearby_rules() -> list[ScanRule]:
     prefixed = tuple(w + sep for w in _PREFIX_WORDS for sep in (b"-", b"_"))
-    return [ScanRule(NAME, _anchors(), _nearby), ScanRule(PREFIXED_NAME, prefixed, _prefixed)]
+    return [
+        ScanRule(NAME, _anchors(), _nearby),
+        ScanRule(PREFIXED_NAME, prefixed, _prefixed),
+        ScanRule(NAME, (b"client(",), _client),
+        ScanRule(
+            NAME,
+            (b"confirm", b"repeat", b"retype", b"re-enter", b"reenter", b"verify", b"again"),
+            _confirmation,
+        ),
+    ]

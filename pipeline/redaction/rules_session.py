@@ -50,24 +50,82 @@ def _cookies(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate])
     return pos
 
 
-# Session ids outside a cookie header: ``;jsessionid=...`` in a URL, ``PHPSESSID=...`` in a log.
-_SESSION_ID = re.compile(
-    rb"(?i:phpsessid|jsessionid|aspsessionid\w*|asp\.net_sessionid|connect\.sid|laravel_session|sessionid|"
-    rb"session_id|_session)=(?P<v>[A-Za-z0-9%._~+/:-]{16,1024})"
+# A pair whose name says session, outside a cookie header: ``;jsessionid=...`` in a URL,
+# ``PHPSESSID=...`` in a log, ``forum_session=...`` in an access log's quoted cookie string,
+# ``host|app_sessid|value`` in a browser database's row, ``remember_web_<id>=...``; and any pair
+# whose name carries a browser-enforced cookie prefix (``__Host-``, ``__Secure-``): a cookie by
+# definition, judged as a cookie header's pair is. A session's name ends in its word; anchored with
+# the separator after it, so the word in prose or a JSON key (``"sessionId":``) never reaches the rule.
+_SESSION_ENDINGS = (
+    *(b"sess", b"sid", b"session", b"sessid", b"sessionid"),
+    *(b"session_id", b"session-id", b"session_token", b"session-token"),
 )
+_PAIR_SEPARATORS = (b"=", b"|", b"\t", b"\\t")
+_SESSION_ANCHORS = (
+    *(w + sep for w in _SESSION_ENDINGS for sep in _PAIR_SEPARATORS),
+    b"remember",
+    b"__secure-",
+    b"__host-",
+)
+_NAME_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_NAME_BACK = 64
+_PAIR_VALUE = re.compile(
+    rb"[A-Za-z0-9_.-]{0,128}+(?P<sep>=(?!=)|\|(?=[^|\s])|\t|\\+t)(?P<v>[A-Za-z0-9%._~+/:-]{8,4096}={0,2})(?![A-Za-z0-9%._~+/:=-])"
+)
+_COOKIE_PREFIX = re.compile(rb"(?i:__secure-|__host-)")
+MIN_SESSION_ID = 16
 
 
-def _session_id(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
-    for m in _SESSION_ID.finditer(buf, max(0, start - 20), min(len(buf), end + 1024)):
-        if m.start() > start:
-            break  # later matches start later still: none holds the anchor
-        if start < m.end():
-            s, e = m.span("v")
-            v = m.group("v")  # random, with a digit: ``session_id=session.session_id`` is code
-            ok = has_digit(v) and token_body_ok(v, 8) and not is_reference(v)
-            out.append((s, e, "session-id", CONTEXT) if ok else kept(s, e, "session-id", Reason.NOT_RANDOM))
-            return e
-    return 0
+def _session_pair(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    m = _PAIR_VALUE.match(buf, start)
+    if m is None:
+        return 0  # (most hits: the word in prose, a JSON key)
+    e = m.start("sep")
+    s = start
+    lo = max(0, start - _NAME_BACK)
+    while s > lo and buf[s - 1] in _NAME_CHARS:
+        s -= 1
+    v = m.group("v")
+    vs, ve = m.span("v")
+    if _COOKIE_PREFIX.match(buf, s) is not None:
+        reason = cookie_verdict(buf[s:e], v)
+    else:  # random, with a digit: ``session_id=session.session_id`` is code
+        ok = len(v) >= MIN_SESSION_ID and has_digit(v) and token_body_ok(v, 8) and not is_reference(v)
+        reason = None if ok else Reason.NOT_RANDOM
+    out.append((vs, ve, "session-id", CONTEXT) if reason is None else kept(vs, ve, "session-id", reason))
+    return ve
+
+
+# A cookie built in code with named members: ``add_cookie(name: "sid", value: "...")``,
+# ``&http.Cookie{Name: "sid", Value: "..."}``, ``Cookie(name="sid", value="...")``: the call or literal
+# after a name holding the word, its ``name``/``key`` and ``value`` members, judged as a header's pair.
+_COOKIE_OPEN = re.compile(rb"[A-Za-z]{0,12}[ \t]*[({]")
+_COOKIE_MEMBER = re.compile(
+    rb"(?<![A-Za-z0-9_])\\*[\"':]?(?P<k>(?i:name|key|value))\\*[\"']?[ \t]*(?:=>|[:=])[ \t]*"
+    rb"(?P<q>\\*[\"'])(?P<x>[^\"'\\\r\n]{1,4096})(?P=q)"
+)
+_CALL_SPAN = 600
+
+
+def _cookie_call(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    opened = _COOKIE_OPEN.match(buf, end)
+    if opened is None:
+        return 0
+    hi = min(len(buf), opened.end() + _CALL_SPAN)
+    close = buf.find(b")" if buf[opened.end() - 1] == 40 else b"}", opened.end(), hi)
+    hi = close if close >= 0 else hi
+    name: bytes | None = None
+    value: tuple[int, int] | None = None
+    for m in _COOKIE_MEMBER.finditer(buf, opened.end(), hi):
+        if m.group("k").lower() == b"value":
+            value = value or m.span("x")
+        else:
+            name = name or m.group("x")
+    if name is not None and value is not None:
+        s, e = value
+        reason = cookie_verdict(name, buf[s:e])
+        out.append((s, e, "cookie", CONTEXT) if reason is None else kept(s, e, "cookie", reason))
+    return opened.end()
 
 
 # PuTTY: ``Private-Lines: N`` and then N lines of base64 (raw or JSON-escaped line breaks).
@@ -126,11 +184,8 @@ def session_rules() -> list[ScanRule]:
     return [
         ScanRule("cookie", (b"\ttrue\t", b"\tfalse\t", b"\\ttrue\\t", b"\\tfalse\\t"), _cookie_jar),
         ScanRule("cookie", (b"cookie", b"-b "), _cookies),
-        ScanRule(
-            "session-id",
-            (b"sessid=", b"sessionid=", b"session_id=", b"connect.sid=", b"_session="),
-            _session_id,
-        ),
+        ScanRule("cookie", (b"cookie",), _cookie_call),
+        ScanRule("session-id", _SESSION_ANCHORS, _session_pair),
         ScanRule("private-key", (b"private-lines:",), _putty),
         ScanRule("private-key", (b'"kty', b'kty\\"'), _jwk),
     ]

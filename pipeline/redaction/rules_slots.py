@@ -223,6 +223,134 @@ def _credential_file(buf: bytes, low: bytes, start: int, end: int, out: list[Can
     return pos
 
 
+# A cloud key's id under a name that says so (``Access ID:``, ``key_id:``, ``"accessId":``): the
+# credential's other half when its value is random, of both letters and digits, and not hex (a PGP
+# key's id, a service account key's id and a KMS key's UUID are hex: names, not halves of a secret).
+_KEY_ID_VALUE = re.compile(
+    rb"\\*[\"']?[ \t]*[:=][ \t]*\\*[\"']?(?P<v>[A-Za-z0-9_-]{16,128})(?![A-Za-z0-9_+/=.-])"
+)
+_KEY_ID_NAME = re.compile(rb"[A-Za-z0-9_.-]{0,32}\Z")
+_NOT_A_HALF = re.compile(rb"(?i:private|public|kms|ssh|gpg|pgp|sign|project|client|tenant|account)")
+_HEX_OR_UUID = re.compile(rb"[0-9a-fA-F-]+")
+
+
+def _key_id(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    m = _KEY_ID_VALUE.match(buf, end)
+    if m is None:
+        return 0
+    name = low[start:end] + (
+        b"" if (n := _KEY_ID_NAME.search(low, max(0, start - 32), start)) is None else n.group()
+    )
+    if _NOT_A_HALF.search(name) is not None or (b"access" in name and b"key" in name):
+        return m.end()  # (an access key's id is the assignment rule's: ``classify`` reads its name)
+    v = m.group("v")
+    if (
+        _HEX_OR_UUID.fullmatch(v) is None
+        and any(48 <= c <= 57 for c in v)
+        and any(65 <= c <= 90 for c in v)
+        and enough_distinct(v, 12)
+        and not is_placeholder(v)
+    ):
+        out.append((*m.span("v"), "cloud-key-id", CONTEXT))
+    return m.end()
+
+
+# A name and a value as two unquoted members on consecutive lines (a Kubernetes or compose env
+# list, an HCL block; a file listing's line numbers between them): ``- name: API_TOKEN`` then
+# ``value: ...``. The value is judged by the name, as an assignment's would be.
+_MEMBER_VALUE = re.compile(
+    rb"[ \t]*[:=][ \t]*(?P<q>\\*[\"']?)(?P<v>[^\s\"'\\]{1,4096})(?P=q)[ \t]*(?=\r|\n|\\+n|\\*\"|$)"
+)
+_NAME_LINE = re.compile(
+    rb"(?i:name)[ \t]*[:=][ \t]*\\*[\"']?(?P<n>[A-Za-z_][A-Za-z0-9_.-]{0,127})\\*[\"']?[ \t]*(?:\r?\n|\\+n)"
+    rb"(?:[ \t]*[0-9]{1,6}(?:\t|\\+t|\xe2\x86\x92|[ \t]*\xe2\x94\x82))?[ \t]*\Z"
+)
+_NAME_BACK = 200
+
+
+def _member_value(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    if start and buf[start - 1] not in b" \t\n-":
+        return 0  # (``default_value:``, ``"value":``: the record rule's)
+    m = _MEMBER_VALUE.match(buf, start + 5)
+    if m is None:
+        return 0
+    lo = max(0, start - _NAME_BACK)
+    line = max(buf.rfind(b"\n", lo, start), buf.rfind(b"\\n", lo, start - 1))
+    prev = max(buf.rfind(b"\n", lo, max(lo, line)), buf.rfind(b"\\n", lo, max(lo, line - 1)), lo)
+    if line < 0:
+        return m.end()
+    name = _NAME_LINE.search(buf, prev, start)
+    level = None if name is None else _literal_level(name.group("n"))
+    if level is not None:
+        out.append((*m.span("v"), "secret-assignment", int(level)))
+    return m.end()
+
+
+# A DSN's userinfo before a protocol's address, with no scheme (Go's MySQL driver):
+# ``user:password@tcp(host:3306)/db``, ``user:password@unix(/run/mysqld.sock)/db``.
+_DSN_USERINFO = re.compile(rb"[^\s:\"'@/=(,]{1,128}:(?P<v>[^\s\"'@]{1,256})\Z")
+_DSN_BACK = 400
+
+
+def _dsn_address(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    m = _DSN_USERINFO.search(buf, max(0, start - _DSN_BACK), start)
+    if m is not None:
+        out.append((*m.span("v"), "password", int(Level.LITERAL_PASSWORD)))
+    return end
+
+
+# An element whose tag names a secret, with attributes (``<Password type="plain">...</Password>``,
+# ``<Pass encoding="base64">...</Pass>``); a bare element is the assignment rule's.
+_ELEMENT = re.compile(
+    rb"<(?P<tag>[A-Za-z_][A-Za-z0-9_.:-]{0,64})[ \t][^<>\r\n]{0,200}>(?P<v>[^<>\r\n]{1,4096})</(?P=tag)>"
+)
+
+
+def _element(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    m = _ELEMENT.match(buf, start)
+    if m is None:
+        return 0
+    level = _literal_level(m.group("tag"))
+    if level is not None:
+        out.append((*m.span("v"), "secret-assignment", int(level)))
+    return m.end()
+
+
+# A block named for its secrets (``secrets { bootstrap = "..." }``, ``tokens { ... }``): each quoted
+# member's value is judged as a secret's, whatever the member's own name.
+_BLOCK_MEMBER = re.compile(
+    rb"(?m:^|\\+n)(?:[ \t]*[0-9]{1,6}(?:\t|\\+t|\xe2\x86\x92|[ \t]*\xe2\x94\x82))?"  # a listing's line number
+    rb"[ \t]*[A-Za-z_][A-Za-z0-9_.-]{0,64}[ \t]*=[ \t]*\\*\"(?P<v>[^\"\\\r\n]{1,4096})\\*\""
+)
+_BLOCK_SPAN = 1200
+
+
+def _secret_block(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    if start and buf[start - 1] not in b" \t\n" and buf[start - 2 : start] not in (b"\\t", b"\\n"):
+        return 0  # the word ends a longer name (``enable_secrets {``) or sits in a string
+    close = buf.find(b"}", end, end + _BLOCK_SPAN)
+    if close < 0 or buf.find(b"{", end, close) >= 0:
+        return 0  # no end in sight, or nested blocks: not a flat block of secrets
+    for m in _BLOCK_MEMBER.finditer(buf, end, close):
+        out.append((*m.span("v"), "secret-assignment", int(Level.SECRET)))
+    return close
+
+
+# A package manager's basic-auth setting, the user and the password by position
+# (``poetry config http-basic.<repo> <user> <password>``).
+_BASIC_SETTING = re.compile(
+    rb"http-basic\.[A-Za-z0-9_.-]{1,64}[ \t]+[^\s\\\"']{1,128}[ \t]+(?P<q>[\"']?)(?P<v>[^\s\\\"']{1,256})(?P=q)"
+)
+
+
+def _basic_setting(buf: bytes, low: bytes, start: int, end: int, out: list[Candidate]) -> int:
+    m = _BASIC_SETTING.match(buf, start)
+    if m is None:
+        return 0
+    out.append((*m.span("v"), "password", int(Level.LITERAL_PASSWORD)))
+    return m.end()
+
+
 def slot_rules() -> list[ScanRule]:
     return [
         ScanRule("secret-assignment", (b'value"', b"value'", b'value\\"', b"value\\\\"), _record_value),
@@ -255,10 +383,43 @@ def slot_rules() -> list[ScanRule]:
         ScanRule("password", (b"pgpass", b"davfs2/secrets", b"auth.txt"), _credential_file),
         ScanRule(
             "credential-argument",
-            (b" account authorize ", b" authorize-account ", b" alias set ", b"qshell account "),
+            (
+                b" account authorize ",
+                b" authorize-account ",
+                b" alias set ",
+                b"qshell account ",
+                b" http-basic.",
+            ),
             _credential_command,
         ),
         ScanRule(
             "credential-argument", (b"access key", b"secret key", b"api key", b"secret id"), _configure_prompt
+        ),
+        ScanRule("secret-assignment", (b"value:", b"value =", b"value="), _member_value),
+        ScanRule("password", (b"@tcp(", b"@unix(", b"@udp("), _dsn_address),
+        ScanRule("password", (b"http-basic.",), _basic_setting),
+        ScanRule(
+            "secret-assignment",
+            (b"<pass", b"<pwd", b"<pswd", b"<secret", b"<token", b"<apikey", b"<api_key", b"<cred"),
+            _element,
+        ),
+        ScanRule(
+            "secret-assignment",
+            (b"secrets {", b"secret {", b"tokens {", b"token {", b"credentials {", b"passwords {"),
+            _secret_block,
+        ),
+        ScanRule(
+            "cloud-key-id",
+            (
+                b"access id",
+                b"access_id",
+                b"accessid",
+                b"access-id",
+                b"key_id",
+                b"keyid",
+                b"key id",
+                b"key-id",
+            ),
+            _key_id,
         ),
     ]
