@@ -24,7 +24,8 @@ from pipeline.projects import resolve_project, scope_for
 from tests.configs import write_config
 
 REPO = Path(__file__).parents[3]
-SECRET = "sk-ant-api03-" + "A" * 93 + "-AAAAAAAA"
+# a fake that reads as a live key (a run of one letter is a documentation sample, and kept as one)
+SECRET = "sk-ant-api03-xPGjvd4tT1hojBVPHojaIgEKO_Efs0Rj1SGOAUyjozK3ogL7-R72cAxnt8C5CWe8aSkjOK8o8sq_JW1i80ZsLkvn-aLj2-CvwNdXEm"
 
 
 def topic(name: str, description: str, body: str, *, updated: str = "2026-11-01", extra: str = "") -> str:
