@@ -27,6 +27,16 @@ def rand(n: int, alphabet: str = ALNUM) -> str:
     return "".join(_rnd.choice(alphabet) for _ in range(n))
 
 
+def mixed(rng: random.Random, n: int, alphabet: str = ALNUM) -> str:
+    """A fake random value that reads as one: a digit and a letter at least, and both cases when the
+    alphabet has them."""
+    while True:
+        v = "".join(rng.choice(alphabet) for _ in range(n))
+        cases = {c.islower() for c in v if c.isalpha()} == {c.islower() for c in alphabet if c.isalpha()}
+        if any(c.isdigit() for c in v) and any(c.isalpha() for c in v) and cases:
+            return v
+
+
 def crc_token(prefix: str) -> str:
     """GitHub/npm layout: 30 random + base62(CRC32) of them, 6 long."""
     body = rand(30)

@@ -6,45 +6,21 @@ by position), and the look-alikes beside them kept."""
 from __future__ import annotations
 
 import base64
-import json
 import random
 import string
 
 import pytest
 
 from pipeline.redaction import Redactor, family
+from tests.pipeline.redaction.secret_fakes import mixed
+from tests.pipeline.redaction.verdicts import caught, kept
 
 _R = random.Random(0x33_51)
-ALNUM = string.ascii_letters + string.digits
-
-
-def _rand(n: int, alphabet: str = ALNUM) -> str:
-    """A fake random value: a digit and a letter at least, and both cases when the alphabet has them."""
-    while True:
-        v = "".join(_R.choice(alphabet) for _ in range(n))
-        cases = {c.islower() for c in v if c.isalpha()} == {c.islower() for c in alphabet if c.isalpha()}
-        if any(c.isdigit() for c in v) and any(c.isalpha() for c in v) and cases:
-            return v
-
-
-def _caught(redactor: Redactor, text: str, *secrets: str) -> str:
-    """Every secret redacted in the text as written and JSON-escaped once (a tool result)."""
-    for wrapped in (text, json.dumps({"content": text})[1:-1]):
-        out = redactor.redact(wrapped).text
-        for secret in secrets:
-            assert secret not in out, out
-        assert "[REDACTED:" in out, out
-    return redactor.redact(text).text
-
-
-def _kept(redactor: Redactor, text: str) -> None:
-    for wrapped in (text, json.dumps({"content": text})[1:-1]):
-        assert redactor.redact(wrapped).text == wrapped
 
 
 PW = "Vb9kQ2zrX7"
-TOKEN = _rand(36)
-HEX64 = _rand(64, "0123456789abcdef")
+TOKEN = mixed(_R, 36)
+HEX64 = mixed(_R, 64, "0123456789abcdef")
 
 SLOTS = [
     # Go's %+v: Name:value with no blank, a camel-case name ending in a password's short spelling
@@ -70,7 +46,7 @@ SLOTS = [
     (f"| service | api_key |\n|---|---|\n| billing | {TOKEN} |\n", TOKEN),
     # a TOML triple-quoted string, a seed's name in camel case
     (f'smtp_password = """{PW}"""', PW),
-    (f'const totpSeed = "{_rand(32, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")}"', None),
+    (f'const totpSeed = "{mixed(_R, 32, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")}"', None),
 ]
 
 
@@ -78,7 +54,7 @@ SLOTS = [
 def test_values_in_credential_slots_of_any_syntax(redactor: Redactor, text: str, secret: str | None) -> None:
     if secret is None:  # the value is the last quoted string
         secret = text.rsplit('"', 2)[1]
-    _caught(redactor, text, secret)
+    caught(redactor, text, secret)
 
 
 def test_a_table_column_reports_a_credential_slot(redactor: Redactor) -> None:
@@ -111,15 +87,15 @@ def test_key_containers_by_their_structure(redactor: Redactor, text: str) -> Non
     body = text.split("\n")[-1] if "untrusted" in text or "base64" in text else text
     secret = body.split("=", 1)[1] if body.startswith("KEYSTORE") else body
     probe = secret[8:40] if "0x" not in secret else secret[secret.index("0x") : secret.index("0x") + 24]
-    out = _caught(redactor, text, probe)
+    out = caught(redactor, text, probe)
     assert family(redactor.find(text)[0].rule) == "key-material", out
 
 
 SHAPED = [
-    f"export ACME_KEY=acme_{_rand(40)}",
-    f"using zq.{_rand(64, '0123456789abcdef')} for the webhook",
-    f"token: tq_v3_live_{_rand(48, string.ascii_lowercase + string.digits)}",
-    f"dl_{_rand(16, '0123456789abcdef')}_{_rand(40, '0123456789abcdef')}",
+    f"export ACME_KEY=acme_{mixed(_R, 40)}",
+    f"using zq.{mixed(_R, 64, '0123456789abcdef')} for the webhook",
+    f"token: tq_v3_live_{mixed(_R, 48, string.ascii_lowercase + string.digits)}",
+    f"dl_{mixed(_R, 16, '0123456789abcdef')}_{mixed(_R, 40, '0123456789abcdef')}",
 ]
 
 
@@ -128,51 +104,51 @@ def test_tokens_by_shape_whatever_their_prefix(redactor: Redactor, text: str) ->
     token = text.split()[-1] if "=" not in text.split()[-1] else text.split("=")[-1]
     if " for " in text:
         token = text.split()[1]
-    _caught(redactor, text, token[-24:])
+    caught(redactor, text, token[-24:])
 
 
 LOOKALIKES = [
-    f'{{"type": "tool_use", "id": "toolu_01{_rand(22)}", "name": "Bash"}}',  # an id: short body
-    f'"id": "resp_{_rand(48, "0123456789abcdef")}"',  # a response id's 48 hex
-    f"sha256_{_rand(64, '0123456789abcdef')}.tar.gz",  # a hash says what it is
-    f"customer cus_{_rand(14)} charged via pi_{_rand(24)}",
+    f'{{"type": "tool_use", "id": "toolu_01{mixed(_R, 22)}", "name": "Bash"}}',  # an id: short body
+    f'"id": "resp_{mixed(_R, 48, "0123456789abcdef")}"',  # a response id's 48 hex
+    f"sha256_{mixed(_R, 64, '0123456789abcdef')}.tar.gz",  # a hash says what it is
+    f"customer cus_{mixed(_R, 14)} charged via pi_{mixed(_R, 24)}",
     "arn:aws:secretsmanager:eu-west-1:123456789012:secret:prod/db/password-Ab12Cd",
     "AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE",
-    f'"key_id": "{"-".join(_rand(n, "0123456789abcdef") for n in (8, 4, 4, 4, 12))}"',
+    f'"key_id": "{"-".join(mixed(_R, n, "0123456789abcdef") for n in (8, 4, 4, 4, 12))}"',
     "the password column is empty\n| user | password |\n|---|---|\n| bob | |\n",
-    f"commit {_rand(40, '0123456789abcdef')}\nAuthor: Dev <dev@example.test>",
+    f"commit {mixed(_R, 40, '0123456789abcdef')}\nAuthor: Dev <dev@example.test>",
 ]
 
 
 @pytest.mark.parametrize("text", LOOKALIKES)
 def test_look_alikes_of_these_shapes_are_kept(redactor: Redactor, text: str) -> None:
-    _kept(redactor, text)
+    kept(redactor, text)
 
 
 def test_values_wrapped_past_a_gutter_or_quote_marks(redactor: Redactor) -> None:
-    a, b = _rand(56), _rand(30)
+    a, b = mixed(_R, 56), mixed(_R, 30)
     gutter = f"  12 │ client_secret: {a}\n     │ {b}\n  13 │ timeout: 30\n"
-    _caught(redactor, gutter, a, b)
+    caught(redactor, gutter, a, b)
     quoted = f"> On Tue, ops wrote:\n> the new api key:\n> {a}\n> {b}\n\nthanks\n"
-    _caught(redactor, quoted, a, b)
+    caught(redactor, quoted, a, b)
 
 
 def test_cloud_keys_passed_by_position_or_typed_at_a_prompt(redactor: Redactor) -> None:
-    ak, sk = _rand(24, string.ascii_uppercase + string.digits), _rand(40)
-    _caught(redactor, f"$ mc alias set minio http://127.0.0.1:9000 {ak} {sk}", ak, sk)
-    _caught(redactor, f"oss configure\nAccess Key ID []: {ak}\nAccess Key Secret []: {sk}\n", ak, sk)
-    _caught(redactor, f"[default]\nSecretId = {ak}\nSecretKey = {sk}\n", ak, sk)
-    _caught(redactor, f"rclone config create r s3 access_key_id {ak} secret_access_key {sk}", ak, sk)
+    ak, sk = mixed(_R, 24, string.ascii_uppercase + string.digits), mixed(_R, 40)
+    caught(redactor, f"$ mc alias set minio http://127.0.0.1:9000 {ak} {sk}", ak, sk)
+    caught(redactor, f"oss configure\nAccess Key ID []: {ak}\nAccess Key Secret []: {sk}\n", ak, sk)
+    caught(redactor, f"[default]\nSecretId = {ak}\nSecretKey = {sk}\n", ak, sk)
+    caught(redactor, f"rclone config create r s3 access_key_id {ak} secret_access_key {sk}", ak, sk)
 
 
 def test_credential_files_printed_by_position(redactor: Redactor) -> None:
-    a, b, c = _rand(12), _rand(10), _rand(14)
-    _caught(redactor, f"$ cat ~/.pgpass\nlocalhost:5432:*:app:{a}\n*:*:*:ro:{b}\n$ ", a, b)
-    _caught(redactor, f"# /etc/davfs2/secrets\n/mnt/dav alice {c}\n", c)
-    _caught(redactor, f"$ cat vpn/auth.txt\nalice\n{a}\n$ ", a)
+    a, b, c = mixed(_R, 12), mixed(_R, 10), mixed(_R, 14)
+    caught(redactor, f"$ cat ~/.pgpass\nlocalhost:5432:*:app:{a}\n*:*:*:ro:{b}\n$ ", a, b)
+    caught(redactor, f"# /etc/davfs2/secrets\n/mnt/dav alice {c}\n", c)
+    caught(redactor, f"$ cat vpn/auth.txt\nalice\n{a}\n$ ", a)
 
 
 def test_joined_literals_past_a_line_number_gutter_and_in_a_concat_call(redactor: Redactor) -> None:
-    a, b = _rand(40), _rand(28)
-    _caught(redactor, f'    12\tlocal api_key = "{a}" ..\n    13\t  "{b}"\n', a, b)
-    _caught(redactor, f"secret_token = concat('{a}',\n  '{b}')", a, b)
+    a, b = mixed(_R, 40), mixed(_R, 28)
+    caught(redactor, f'    12\tlocal api_key = "{a}" ..\n    13\t  "{b}"\n', a, b)
+    caught(redactor, f"secret_token = concat('{a}',\n  '{b}')", a, b)

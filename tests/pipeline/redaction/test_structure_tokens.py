@@ -6,49 +6,25 @@ fields; each with look-alikes of the same shape kept. Every fake here is made up
 from __future__ import annotations
 
 import base64
-import json
 import random
 import string
 
 import pytest
 
 from pipeline.redaction import Redactor
+from tests.pipeline.redaction.secret_fakes import URLSAFE, mixed
+from tests.pipeline.redaction.verdicts import caught, kept
 
 _R = random.Random(0x33_70)
-ALNUM = string.ascii_letters + string.digits
 LOWER_ALNUM = string.ascii_lowercase + string.digits
-URLSAFE = ALNUM + "-_"
-
-
-def _rand(n: int, alphabet: str = ALNUM) -> str:
-    """A fake random value: a digit and a letter at least, and both cases when the alphabet has them."""
-    while True:
-        v = "".join(_R.choice(alphabet) for _ in range(n))
-        cases = {c.islower() for c in v if c.isalpha()} == {c.islower() for c in alphabet if c.isalpha()}
-        if any(c.isdigit() for c in v) and any(c.isalpha() for c in v) and cases:
-            return v
-
-
-def _caught(redactor: Redactor, text: str, *secrets: str) -> None:
-    """Every secret redacted in the text as written and JSON-escaped once (a tool result)."""
-    for wrapped in (text, json.dumps({"content": text})[1:-1]):
-        out = redactor.redact(wrapped).text
-        for secret in secrets:
-            assert secret not in out, out
-        assert "[REDACTED:" in out, out
-
-
-def _kept(redactor: Redactor, text: str) -> None:
-    for wrapped in (text, json.dumps({"content": text})[1:-1]):
-        assert redactor.redact(wrapped).text == wrapped
 
 
 # -- webhook URLs: the random path after a hook's word is the secret --
 
-HOOK = _rand(30, LOWER_ALNUM)
-HOOK_SHORT = _rand(8, LOWER_ALNUM)
-HOOK_KEY = _rand(26, URLSAFE)
-HOOK_TAIL = "W3" + _rand(40, URLSAFE)
+HOOK = mixed(_R, 30, LOWER_ALNUM)
+HOOK_SHORT = mixed(_R, 8, LOWER_ALNUM)
+HOOK_KEY = mixed(_R, 26, URLSAFE)
+HOOK_TAIL = "W3" + mixed(_R, 40, URLSAFE)
 
 WEBHOOKS = [
     (f"https://notify.example.org/hooks/{HOOK}", HOOK),
@@ -59,8 +35,8 @@ WEBHOOKS = [
     (f'WEBHOOK="https://ops.example.com/api/v3/webhooks/81723/{HOOK_KEY}"', HOOK_KEY),
     (f"POST https://trigger.example.io/run/nightly/with/key/{HOOK_KEY} done", HOOK_KEY),
     (
-        f"https://corp.example.org/webhook/{_rand(8, 'abcdef0123456789')}-ab12-4c3d-8e9f-{_rand(12, 'abcdef0123456789')}"
-        f"/Incoming/{_rand(32, 'abcdef0123456789')}/{HOOK_TAIL}",
+        f"https://corp.example.org/webhook/{mixed(_R, 8, 'abcdef0123456789')}-ab12-4c3d-8e9f-{mixed(_R, 12, 'abcdef0123456789')}"
+        f"/Incoming/{mixed(_R, 32, 'abcdef0123456789')}/{HOOK_TAIL}",
         HOOK_TAIL,
     ),
     (f"notify: https://hooks.example.dev/incoming/{HOOK}?channel=ops", HOOK),
@@ -69,7 +45,7 @@ WEBHOOKS = [
 
 @pytest.mark.parametrize(("text", "secret"), WEBHOOKS)
 def test_the_random_path_of_a_webhook_url_is_redacted(redactor: Redactor, text: str, secret: str) -> None:
-    _caught(redactor, text, secret)
+    caught(redactor, text, secret)
 
 
 WEBHOOK_LOOKALIKES = [
@@ -85,13 +61,13 @@ WEBHOOK_LOOKALIKES = [
 
 @pytest.mark.parametrize("text", WEBHOOK_LOOKALIKES)
 def test_webhook_look_alikes_are_kept(redactor: Redactor, text: str) -> None:
-    _kept(redactor, text)
+    kept(redactor, text)
 
 
 # -- cookies: a pair whose name says session, wherever a cookie's syntax puts it --
 
-SESS = _rand(40, URLSAFE)
-SESS_HEX = _rand(32, "abcdef0123456789")
+SESS = mixed(_R, 40, URLSAFE)
+SESS_HEX = mixed(_R, 32, "abcdef0123456789")
 
 COOKIES = [
     # set in code: a cookie's constructor with named members, whatever the language spells them
@@ -109,7 +85,7 @@ COOKIES = [
 
 @pytest.mark.parametrize(("text", "secret"), COOKIES)
 def test_session_cookies_in_any_syntax(redactor: Redactor, text: str, secret: str) -> None:
-    _caught(redactor, text, secret)
+    caught(redactor, text, secret)
 
 
 COOKIE_LOOKALIKES = [
@@ -125,13 +101,13 @@ COOKIE_LOOKALIKES = [
 
 @pytest.mark.parametrize("text", COOKIE_LOOKALIKES)
 def test_cookie_look_alikes_are_kept(redactor: Redactor, text: str) -> None:
-    _kept(redactor, text)
+    kept(redactor, text)
 
 
 # -- mail settings: a program's password field in its own syntax --
 
 MAIL_PW = "Rq7.vMzkt2wa"
-MAIL_TOKEN = "ml-" + _rand(26, URLSAFE)
+MAIL_TOKEN = "ml-" + mixed(_R, 26, URLSAFE)
 
 MAIL = [
     # keyword, blank, value: mail sync clients and MTAs' own config files (a diff, a gutter)
@@ -152,7 +128,7 @@ MAIL = [
 
 @pytest.mark.parametrize(("text", "secret"), MAIL)
 def test_mail_passwords_in_their_programs_syntax(redactor: Redactor, text: str, secret: str) -> None:
-    _caught(redactor, text, secret)
+    caught(redactor, text, secret)
 
 
 MAIL_LOOKALIKES = [
@@ -167,23 +143,23 @@ MAIL_LOOKALIKES = [
 
 @pytest.mark.parametrize("text", MAIL_LOOKALIKES)
 def test_mail_look_alikes_are_kept(redactor: Redactor, text: str) -> None:
-    _kept(redactor, text)
+    kept(redactor, text)
 
 
 def test_a_status_line_after_a_password_keyword_is_kept(redactor: Redactor) -> None:
-    _kept(redactor, "ssh: login failed\nPassword incorrect\nPass skipped\n")
+    kept(redactor, "ssh: login failed\nPassword incorrect\nPass skipped\n")
 
 
 # -- tokens that carry an id beside their secret --
 
 HEX = "0123456789abcdef"
-ID_PART = "tkn" + _rand(13)
-SECRET_HEX = _rand(64, HEX)
+ID_PART = "tkn" + mixed(_R, 13)
+SECRET_HEX = mixed(_R, 64, HEX)
 OWNER = base64.urlsafe_b64encode(str(_R.randint(10**17, 10**19)).encode()).decode().rstrip("=")
-OWNER_TOKEN = f"{OWNER}.{_rand(6, URLSAFE)}.{_rand(36, URLSAFE)}"
-PAIR_SECRET = _rand(32, HEX)
+OWNER_TOKEN = f"{OWNER}.{mixed(_R, 6, URLSAFE)}.{mixed(_R, 36, URLSAFE)}"
+PAIR_SECRET = mixed(_R, 32, HEX)
 PAIR = f"7/{_R.randint(10**15, 10**16)}/{_R.randint(10**15, 10**16)}:{PAIR_SECRET}"
-BOT = f"{_R.randint(10**8, 10**10)}:{_rand(35, URLSAFE)}"
+BOT = f"{_R.randint(10**8, 10**10)}:{mixed(_R, 35, URLSAFE)}"
 
 ID_TOKENS = [
     # an id part, a dot, a long hex secret
@@ -199,28 +175,28 @@ ID_TOKENS = [
 
 @pytest.mark.parametrize(("text", "secret"), ID_TOKENS)
 def test_tokens_carrying_an_id_and_a_secret(redactor: Redactor, text: str, secret: str) -> None:
-    _caught(redactor, text, secret)
+    caught(redactor, text, secret)
 
 
 ID_LOOKALIKES = [
-    f"release.{_rand(64, HEX)}.tar.gz",  # a digest after a word
-    f"sha256.{_rand(64, HEX)}",
-    f"{base64.urlsafe_b64encode(b'hello world, ok').decode()}.{_rand(6, URLSAFE)}.png",
+    f"release.{mixed(_R, 64, HEX)}.tar.gz",  # a digest after a word
+    f"sha256.{mixed(_R, 64, HEX)}",
+    f"{base64.urlsafe_b64encode(b'hello world, ok').decode()}.{mixed(_R, 6, URLSAFE)}.png",
     "at 12:30:45 the job 1700000000:done finished",
     f"blob 1712345678:{'0' * 32}",
-    f"2024-05-01T10:00:00Z{_rand(40, HEX)}",
+    f"2024-05-01T10:00:00Z{mixed(_R, 40, HEX)}",
 ]
 
 
 @pytest.mark.parametrize("text", ID_LOOKALIKES)
 def test_id_token_look_alikes_are_kept(redactor: Redactor, text: str) -> None:
-    _kept(redactor, text)
+    kept(redactor, text)
 
 
 # -- tokens near a credential's word: other constructions --
 
-NEAR = _rand(34)
-NEAR_HEX = _rand(40, HEX)
+NEAR = mixed(_R, 34)
+NEAR_HEX = mixed(_R, 40, HEX)
 
 NEAR_WORD = [
     (f"ok {NEAR_HEX} ← that's the signing secret for staging", NEAR_HEX),
@@ -237,31 +213,31 @@ NEAR_WORD = [
 def test_tokens_near_a_credential_word_in_other_constructions(
     redactor: Redactor, text: str, secret: str
 ) -> None:
-    _caught(redactor, text, secret)
+    caught(redactor, text, secret)
 
 
 NEAR_LOOKALIKES = [
     f"{NEAR_HEX} ← that's the commit the token was rotated in",
     "Confirm: yes\nRepeat the request with a new token",
-    f"Username: deploy\nConfirm: {_rand(12, LOWER_ALNUM)}-build",
+    f"Username: deploy\nConfirm: {mixed(_R, 12, LOWER_ALNUM)}-build",
 ]
 
 
 @pytest.mark.parametrize("text", NEAR_LOOKALIKES)
 def test_near_word_look_alikes_are_kept(redactor: Redactor, text: str) -> None:
-    _kept(redactor, text)
+    kept(redactor, text)
 
 
 # -- a cloud key's id: the credential's other half, when its value is random and not hex --
 
 UPPER_ALNUM = string.ascii_uppercase + string.digits
-KEY_ID = "QH1" + _rand(40, UPPER_ALNUM)
-KEY_ID_MIXED = "ABKQ" + _rand(21, URLSAFE)
+KEY_ID = "QH1" + mixed(_R, 40, UPPER_ALNUM)
+KEY_ID_MIXED = "ABKQ" + mixed(_R, 21, URLSAFE)
 
 KEY_IDS = [
-    (f"$ storage hmac create\nAccess ID:   {KEY_ID}\nSecret:      {_rand(40)}", KEY_ID),
+    (f"$ storage hmac create\nAccess ID:   {KEY_ID}\nSecret:      {mixed(_R, 40)}", KEY_ID),
     (
-        f"access_key:\n  id: {_rand(20, LOWER_ALNUM)}\n  key_id: {KEY_ID_MIXED}\nsecret: {_rand(40)}",
+        f"access_key:\n  id: {mixed(_R, 20, LOWER_ALNUM)}\n  key_id: {KEY_ID_MIXED}\nsecret: {mixed(_R, 40)}",
         KEY_ID_MIXED,
     ),
     (f'{{"accessId": "{KEY_ID}", "region": "eu-1"}}', KEY_ID),
@@ -272,13 +248,13 @@ KEY_IDS = [
 
 @pytest.mark.parametrize(("text", "secret"), KEY_IDS)
 def test_a_cloud_keys_random_id_is_redacted(redactor: Redactor, text: str, secret: str) -> None:
-    _caught(redactor, text, secret)
+    caught(redactor, text, secret)
 
 
 KEY_ID_LOOKALIKES = [
     "signing key_id: 3AA5C34371567BD2",  # a PGP key's id: hex
-    f'"key_id": "{_rand(8, HEX)}-{_rand(4, HEX)}-4{_rand(3, HEX)}-a{_rand(3, HEX)}-{_rand(12, HEX)}"',
-    f'"private_key_id": "{_rand(40, HEX)}"',
+    f'"key_id": "{mixed(_R, 8, HEX)}-{mixed(_R, 4, HEX)}-4{mixed(_R, 3, HEX)}-a{mixed(_R, 3, HEX)}-{mixed(_R, 12, HEX)}"',
+    f'"private_key_id": "{mixed(_R, 40, HEX)}"',
     "access_id: 104857600",
     "key_id: ci-runner-signing-key",
 ]
@@ -286,13 +262,13 @@ KEY_ID_LOOKALIKES = [
 
 @pytest.mark.parametrize("text", KEY_ID_LOOKALIKES)
 def test_key_id_look_alikes_are_kept(redactor: Redactor, text: str) -> None:
-    _kept(redactor, text)
+    kept(redactor, text)
 
 
 # -- a name and a value as two unquoted members (YAML lists, HCL blocks) --
 
 NV_PW = "k4!mQz9rv"
-NV_KEY = _rand(44)
+NV_KEY = mixed(_R, 44)
 
 NAME_VALUE = [
     (
@@ -305,18 +281,20 @@ NAME_VALUE = [
 
 @pytest.mark.parametrize(("text", "secret"), NAME_VALUE)
 def test_a_name_and_its_value_as_two_unquoted_members(redactor: Redactor, text: str, secret: str) -> None:
-    _caught(redactor, text, secret)
+    caught(redactor, text, secret)
 
 
 def test_a_plain_name_and_value_pair_is_kept(redactor: Redactor) -> None:
-    _kept(redactor, "env:\n  - name: LOG_FORMAT\n    value: json\n  - name: TOKEN_TTL\n    value: '3600'\n")
+    kept(redactor, "env:\n  - name: LOG_FORMAT\n    value: json\n  - name: TOKEN_TTL\n    value: '3600'\n")
 
 
 # -- more credential slots: a DSN's userinfo before a protocol's address, an element with
 # attributes, a block named for its secrets, a password's rarer spellings --
 
 SLOT_PW = "tY7mqk2Rwz"
-SLOT_UUID = f"{_rand(8, HEX)}-{_rand(4, HEX)}-4{_rand(3, HEX)}-b{_rand(3, HEX)}-{_rand(12, HEX)}"
+SLOT_UUID = (
+    f"{mixed(_R, 8, HEX)}-{mixed(_R, 4, HEX)}-4{mixed(_R, 3, HEX)}-b{mixed(_R, 3, HEX)}-{mixed(_R, 12, HEX)}"
+)
 
 MORE_SLOTS = [
     (f'db, err := sql.Open("mysql", "svc:{SLOT_PW}@tcp(10.1.2.3:3306)/orders?tls=true")', SLOT_PW),
@@ -336,7 +314,7 @@ MORE_SLOTS = [
 
 @pytest.mark.parametrize(("text", "secret"), MORE_SLOTS)
 def test_more_credential_slots(redactor: Redactor, text: str, secret: str) -> None:
-    _caught(redactor, text, secret)
+    caught(redactor, text, secret)
 
 
 MORE_SLOT_LOOKALIKES = [
@@ -347,4 +325,4 @@ MORE_SLOT_LOOKALIKES = [
 
 @pytest.mark.parametrize("text", MORE_SLOT_LOOKALIKES)
 def test_more_slot_look_alikes_are_kept(redactor: Redactor, text: str) -> None:
-    _kept(redactor, text)
+    kept(redactor, text)
