@@ -45,14 +45,18 @@ _ARMOUR_END = re.compile(rb"-----END (?:AGE ENCRYPTED FILE|PGP MESSAGE|ENCRYPTED
 _ARMOUR_REACH = 16384
 """How far an armour is taken to run when its END line is not in the text."""
 
+STORE_SCHEMES = (
+    b"op|sm|gsm|gcpsm|awssm|vault|doppler|infisical|akv|azkv|keyvault|secretsmanager|ssm|bw|bws|bitwarden|keeper"
+    b"|lastpass|conjur|passbolt|secret|secrets|sops|kms|awskms|gcpkms|gopass|keychain|keyring|onepassword|1password"
+)
+"""The schemes of secret stores (a regex alternation): ``<scheme>://...`` or ``<scheme>:<path>`` says where
+a secret is kept, not what it is. ``filters.is_reference`` reads the same list."""
+
 _STORE_REFERENCE = re.compile(
     # a secret store's scheme, with no userinfo after it
-    rb"(?<![A-Za-z0-9])(?i:op|sm|gsm|gcpsm|awssm|vault|doppler|infisical|akv|azkv|keyvault|secretsmanager|ssm"
-    rb"|bws|bitwarden|keeper|lastpass|conjur|passbolt|secret|secrets|sops|kms|awskms|gcpkms|gopass|keychain"
-    rb"|keyring|onepassword|1password)://(?![^/\s\"'`\\]*@)[^\s\"'`\\]{1,400}"
+    rb"(?<![A-Za-z0-9])(?i:" + STORE_SCHEMES + rb")://(?![^/\s\"'`\\]*@)[^\s\"'`\\]{1,400}"
     # scheme:path (ssm:/prod/db/password, vault:secret/data/db#pw)
-    rb"|(?<![A-Za-z0-9])(?i:vault|ssm|secretsmanager|keyvault|akv|azkv|gcpsm|awssm|sm|doppler|infisical|op|bw)"
-    rb":/?[A-Za-z0-9_.-]+[/#][A-Za-z0-9_./#:@-]*"
+    rb"|(?<![A-Za-z0-9])(?i:" + STORE_SCHEMES + rb"):/?[A-Za-z0-9_.-]+[/#][A-Za-z0-9_./#:@-]*"
     # the resource name of a secret, a parameter or a key in a cloud's secret store
     rb"|arn:aws[a-z-]*:(?:secretsmanager|ssm|kms):[a-z0-9-]*:[0-9]{12}:[A-Za-z0-9_./:@+=,!#-]{1,400}"
     rb"|(?<![A-Za-z0-9])projects/[A-Za-z0-9_.-]+/(?:locations/[a-z0-9-]+/)?secrets/[A-Za-z0-9_-]+"

@@ -38,8 +38,7 @@ _POINTER = (
     rb"[A-Za-z][A-Za-z0-9+.-]*+://.*|"  # possessive: no "://" fails at once
     rb"v?[0-9]+(?:\.[0-9]+)+(?:[-+][\w.]+)?|(?:~|\.{1,2})/.*|[A-Za-z]:\\.*|file:.*|"
     # a secret manager's reference: where the secret lives, not the secret (``vault:secret/db#pw``)
-    rb"(?i:vault|ssm|secretsmanager|keyvault|akv|azkv|gcpsm|awssm|sm|kms|awskms|gcpkms|sops|op|bw|doppler"
-    rb"|infisical|secret|secrets|ref|env):[A-Za-z0-9_.-]+[/#][A-Za-z0-9_./#:@-]*|"
+    rb"(?i:" + envelopes.STORE_SCHEMES + rb"|ref|env):[A-Za-z0-9_.-]+[/#][A-Za-z0-9_./#:@-]*|"
     # a cloud resource's name (``arn:aws:secretsmanager:...:secret:prod/db-AbC123``): where, not what
     rb"arn:[a-z0-9-]+:[a-z0-9-]+:[a-z0-9-]*:[0-9]{0,12}:[A-Za-z0-9_./:@+=,-]+"
 )
