@@ -6,7 +6,6 @@ anywhere. Real git, real PostgreSQL."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -25,15 +24,6 @@ from tests.pipeline.team.support import team_on_one_remote
 pytestmark = [pytest.mark.timeout(300), postgres_only]
 
 KEPT = "Run the test suite with make check before each push"
-
-
-@pytest.fixture
-async def second_api() -> AsyncIterator[FakeAnthropicAPI]:
-    api = FakeAnthropicAPI().start()
-    try:
-        yield api
-    finally:
-        api.stop()
 
 
 async def _synced(m: Machine) -> None:

@@ -5,7 +5,6 @@ once, by one machine, and the other gets the result by sync. ``global/`` is per 
 from __future__ import annotations
 
 import subprocess
-from collections.abc import AsyncIterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -26,15 +25,6 @@ from tests.pipeline.sync.support import Machine, close, git
 from tests.pipeline.team.support import conversations, files_holding, same_person, team_on_one_remote
 
 pytestmark = [pytest.mark.timeout(240), postgres_only]
-
-
-@pytest.fixture
-async def second_api() -> AsyncIterator[FakeAnthropicAPI]:
-    api = FakeAnthropicAPI().start()
-    try:
-        yield api
-    finally:
-        api.stop()
 
 
 def _cooldown(m: Machine) -> timedelta:
